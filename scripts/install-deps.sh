@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Installs the Debian packages shardlab needs, and only those that are missing.
+# Idempotent: when everything is present it does nothing (no apt-get update).
+set -euo pipefail
+
+usage() {
+  cat <<'EOF'
+Usage: bash scripts/install-deps.sh [--check] [--list] [-h|--help]
+
+Installs the Debian packages shardlab needs (compiler, CMake, Ninja, doctest,
+nlohmann-json, FileCheck from llvm-14-tools, python3, clang-14 and its runtime
+for fuzzing/sanitizers). Runs `apt-get update` once, and only when something
+is missing; then installs only the missing packages.
+
+Runs as root (as CI does); otherwise uses sudo when it is available.
+
+  --check   report what is missing and exit 1 if anything is; install nothing
+  --list    print the package list and exit
+  -h        this help
+EOF
+}
+
+PACKAGES=(
+  build-essential
+  g++
+  cmake
+  ninja-build
+  doctest-dev
+  nlohmann-json3-dev
+  llvm-14-tools       # FileCheck at /usr/lib/llvm-14/bin/FileCheck
+  python3
+  clang-14            # fuzzing and sanitizer builds
+  libclang-rt-14-dev  # libFuzzer / ASan runtimes for clang-14
+)
+
+check_only=0
+for arg in "$@"; do
+  case "$arg" in
+    --check) check_only=1 ;;
+    --list) printf '%s\n' "${PACKAGES[@]}"; exit 0 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "install-deps.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+  echo "install-deps.sh: dpkg-query not found; this script supports Debian-based systems only." >&2
+  exit 1
+fi
+
+is_installed() {
+  # "install ok installed" is the only state in which the package is usable.
+  [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]
+}
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  is_installed "$pkg" || missing+=("$pkg")
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+if [[ $check_only -eq 1 ]]; then
+  echo "install-deps: missing ${#missing[@]} package(s): ${missing[*]}"
+  exit 1
+fi
+
+SUDO=()
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO=(sudo)
+  else
+    echo "install-deps.sh: missing packages (${missing[*]}), and not root and no sudo to install them." >&2
+    echo "  As root, run: apt-get update && apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+log=$(mktemp "${TMPDIR:-/tmp}/shardlab-install-deps.XXXXXX")
+trap 'rm -f "$log"' EXIT
+
+run_quiet() {
+  if ! "$@" >>"$log" 2>&1; then
+    echo "install-deps.sh: failed: $*" >&2
+    tail -n 40 "$log" >&2
+    exit 1
+  fi
+}
+
+run_quiet "${SUDO[@]}" apt-get update -q
+run_quiet "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+# Verify: a package that apt could not configure must not pass silently.
+still=()
+for pkg in "${missing[@]}"; do
+  is_installed "$pkg" || still+=("$pkg")
+done
+if [[ ${#still[@]} -ne 0 ]]; then
+  echo "install-deps.sh: still missing after install: ${still[*]}" >&2
+  exit 1
+fi
+echo "install-deps: installed ${#missing[@]} package(s): ${missing[*]}"
