@@ -8,7 +8,8 @@ usage() {
 Usage: bash scripts/test.sh [--no-install] [--suite DIR] [-j N] [-- RUNNER_ARGS...]
 
 Installs missing Debian packages (scripts/install-deps.sh), builds (scripts/build.sh),
-runs the unit tests with ctest, then runs the Shardy conformance suite
+runs the unit tests with ctest and the runner's self-tests, then runs the Shardy
+conformance suite
 (tests/conformance/run_conformance.py --check-regressions): it fails when a case
 listed in tests/conformance/passing_cases.txt no longer passes.
 The suite is read from ../shared/conformance/shardy beside the checkout; when it
@@ -50,6 +51,9 @@ bash scripts/build.sh -j "$JOBS"
 echo "== unit tests (ctest)"
 # On failure ctest's summary is the last thing printed and we stop here.
 ctest --test-dir build --output-on-failure -j "$JOBS"
+
+echo "== conformance runner self-tests"
+python3 tests/conformance/test_run_conformance.py
 
 echo "== conformance (Shardy lit tests)"
 python3 tests/conformance/run_conformance.py "${suite[@]}" \

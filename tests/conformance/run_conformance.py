@@ -49,9 +49,10 @@ SPLIT_MARKER = "// -----"
 RUN_RE = re.compile(r"^\s*//\s*RUN:\s?(.*)$")
 # Tools a RUN line may use; anything else makes that RUN line unsupported.
 SUPPORTED_TOOLS = {"sdy_opt", "FileCheck", "not"}
-# Tool names replaced by paths. The lookarounds keep `--check-prefixes=CHECK`
-# or a path ending in FileCheck from being touched.
-TOOL_WORD = r"(?<![\w./=-]){}(?![\w.-])"
+# Tool names replaced by paths: only a command word (at the start or after
+# whitespace or a shell operator), so `--check-prefixes=CHECK,FileCheck` or a
+# path ending in FileCheck is left alone.
+TOOL_WORD = r"(?<![^\s|;&(]){}(?![^\s|;&)])"
 OUTPUT_LIMIT = 6000  # characters of a failure's output shown with -v
 
 
@@ -82,7 +83,7 @@ def parse_run_lines(lines):
         m = RUN_RE.match(line)
         if not m:
             continue
-        part = m.group(1).rstrip()
+        part = m.group(1).strip()
         if pending is None:
             pending, start = "", i
         if part.endswith("\\"):
