@@ -67,7 +67,7 @@ enum class ReductionKind { Sum, Max, Min };
 
 /// The mesh a sharding refers to: a symbol `@name` or an inline `mesh<...>`.
 struct MeshRef {
-  std::string symbol;          ///< without '@'; empty when inline
+  std::string symbol; ///< without '@'; empty when inline
   std::optional<Mesh> inline_mesh;
   bool operator==(const MeshRef &) const = default;
 };
