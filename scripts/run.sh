@@ -38,7 +38,7 @@ fi
 
 cd "$ROOT"
 if [[ $install -eq 1 ]]; then
-  bash scripts/install-deps.sh
+  bash scripts/install-deps.sh >&2
 fi
 bash scripts/build.sh >&2
 
