@@ -91,8 +91,10 @@ run_quiet() {
   fi
 }
 
-run_quiet "${SUDO[@]}" apt-get update -q
-run_quiet "${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+# Wait for another apt/dpkg run to finish rather than failing on its lock.
+APT_OPTS=(-q -o DPkg::Lock::Timeout=300)
+run_quiet "${SUDO[@]}" apt-get "${APT_OPTS[@]}" update
+run_quiet "${SUDO[@]}" apt-get "${APT_OPTS[@]}" install -y --no-install-recommends "${missing[@]}"
 
 # Verify: a package that apt could not configure must not pass silently.
 still=()
