@@ -1,0 +1,79 @@
+// Replica groups of a collective (iota or explicit lists) and the
+// classifications XLA derives from them: communication type (single
+// partition / world level / non-world level) and collective-permute type.
+#pragma once
+
+#include "shardlab/cost/result.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace shardlab::cost {
+
+/// XLA's iota device list `[G,S]<=[reshape_dims]T(transpose_perm)`.
+struct IotaGroups {
+  int64_t num_groups = 0;
+  int64_t group_size = 0;
+  std::vector<int64_t> reshape_dims;
+  std::vector<int64_t> transpose_perm;
+};
+
+/// Replica groups: either explicit device lists or an iota description.
+struct ReplicaGroups {
+  std::vector<std::vector<int64_t>> lists;
+  bool is_iota = false;
+  IotaGroups iota;
+
+  static ReplicaGroups FromLists(std::vector<std::vector<int64_t>> lists);
+  static ReplicaGroups FromIota(IotaGroups iota);
+  int64_t num_groups() const;
+  int64_t group_size() const;
+};
+
+/// Expands an iota description into explicit groups; checks the sizes.
+Result<std::vector<std::vector<int64_t>>> ExpandIota(const IotaGroups &iota);
+/// Expands any ReplicaGroups into explicit lists.
+Result<std::vector<std::vector<int64_t>>> Expand(const ReplicaGroups &groups);
+/// Parses `[G,S]<=[d...]` with optional `T(p...)`, or `{{0,1},{2,3}}`.
+Result<ReplicaGroups> ParseReplicaGroups(std::string_view text);
+/// Prints the canonical text form (iota form for iota groups).
+std::string ToString(const ReplicaGroups &groups);
+/// XLA's CanonicalDeviceList: iota groups kept, explicit lists replaced by
+/// the contiguous iota [G,S]<=[G*S] (the device pattern is dropped).
+ReplicaGroups CanonicalDeviceList(const ReplicaGroups &groups);
+/// A key that identifies canonical groups (used by exact table lookups).
+Result<std::string> CanonicalKey(const ReplicaGroups &groups);
+
+/// XLA's GPUCommunicationType ("transfer scheme").
+enum class CommType { kSinglePartition, kWorldLevel, kNonWorldLevel };
+std::string_view ToString(CommType type);
+Result<CommType> ParseCommType(std::string_view text);
+
+/// Classifies groups given the NVLink partition size (devices per host).
+/// `replica_count` is used only when there are no groups.
+Result<CommType> ClassifyCommType(const ReplicaGroups &groups,
+                                  int64_t partition_size,
+                                  int64_t replica_count = 0);
+
+/// XLA's CollectivePermuteCostModelType.
+enum class PermuteType {
+  kIntraPartitionOneWay,
+  kIntraPartitionTwoWayAllMutual,
+  kIntraPartitionTwoWayHasNonMutual,
+  kInterPartitionOneWay,
+  kInterPartitionTwoWayAllMutual,
+  kInterPartitionTwoWayHasNonMutual,
+};
+std::string_view ToString(PermuteType type);
+Result<PermuteType> ParsePermuteType(std::string_view text);
+bool IsInterPartition(PermuteType type);
+
+using SourceTargetPairs = std::vector<std::pair<int64_t, int64_t>>;
+/// Classifies a collective-permute's pairs given the partition size.
+Result<PermuteType> ClassifyPermute(const SourceTargetPairs &pairs,
+                                    int64_t partition_size);
+
+} // namespace shardlab::cost

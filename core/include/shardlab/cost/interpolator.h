@@ -1,0 +1,243 @@
+// Euclidean interpolators over integer grids, with XLA's exact semantics:
+// nearest neighbour (user tables), grid snap / "complement" (default
+// collective tables) and weighted average of the 2^N bracket corners (GEMM
+// tables). Distances are squared Euclidean on raw coordinates (no scaling).
+#pragma once
+
+#include "shardlab/cost/result.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace shardlab::cost {
+
+template <size_t N> using GridPoint = std::array<int64_t, N>;
+
+/// Squared Euclidean distance on raw coordinates (XLA's Norm2).
+template <size_t N>
+int64_t SquaredDistance(const GridPoint<N> &a, const GridPoint<N> &b) {
+  int64_t dist = 0;
+  for (size_t i = 0; i < N; ++i) {
+    const int64_t d = a[i] - b[i];
+    dist += d * d;
+  }
+  return dist;
+}
+
+/// Smallest power of two >= n (1 for n <= 1).
+int64_t NextPowerOfTwo(int64_t n);
+/// XLA's PrevPowerOfTwo: NextPowerOfTwo((n >> 1) + 1).
+int64_t PrevPowerOfTwo(int64_t n);
+
+std::string PointToString(const int64_t *coords, size_t n);
+template <size_t N> std::string PointToString(const GridPoint<N> &p) {
+  return PointToString(p.data(), N);
+}
+
+/// Per-dimension snapping contexts. A dimension uses a step grid when
+/// next_step[d] > 0, a power-of-two grid when next_pow2[d] > 0, and is left
+/// as is otherwise; the result is clamped to [min, max].
+template <size_t N> struct GridContext {
+  GridPoint<N> next_step{};
+  GridPoint<N> next_pow2{};
+  GridPoint<N> min{};
+  GridPoint<N> max{};
+};
+
+/// The lower and upper grid candidates of x in one dimension (unclamped).
+std::pair<int64_t, int64_t> GridBracket(int64_t x, int64_t step, int64_t pow2);
+
+/// Nearest neighbour: linear scan, first inserted point wins ties.
+template <class R, size_t N> class NearestNeighbourInterpolator {
+public:
+  void Add(const GridPoint<N> &p, R value) { points_.push_back({p, value}); }
+  bool empty() const { return points_.empty(); }
+  const std::vector<std::pair<GridPoint<N>, R>> &points() const {
+    return points_;
+  }
+  /// Index of the nearest point; points() must not be empty.
+  size_t NearestIndex(const GridPoint<N> &q) const {
+    size_t best = 0;
+    int64_t best_dist = SquaredDistance<N>(points_[0].first, q);
+    for (size_t i = 1; i < points_.size(); ++i) {
+      const int64_t d = SquaredDistance<N>(points_[i].first, q);
+      if (d < best_dist) {
+        best_dist = d;
+        best = i;
+      }
+    }
+    return best;
+  }
+  std::optional<R> Eval(const GridPoint<N> &q) const {
+    if (points_.empty())
+      return std::nullopt;
+    return points_[NearestIndex(q)].second;
+  }
+
+private:
+  std::vector<std::pair<GridPoint<N>, R>> points_;
+};
+
+/// Which of XLA's two grid-snap revisions to follow.
+enum class SnapRule {
+  /// Snap each coordinate to its grid (ties to the larger candidate), clamp,
+  /// look up exactly, else fall back to nearest neighbour.
+  kGridThenNearest,
+  /// Per dimension in order, snap to the nearest stored coordinate among the
+  /// points sharing the already-snapped prefix (ties to the larger one).
+  kStoredCoordinate,
+};
+
+/// Grid snap ("EuclideanComplementInterpolator"). A later point with the same
+/// coordinates overwrites the earlier one in the exact map.
+template <class R, size_t N> class GridSnapInterpolator {
+public:
+  GridSnapInterpolator(GridContext<N> context, SnapRule rule)
+      : context_(context), rule_(rule) {}
+  void Add(const GridPoint<N> &p, R value) {
+    nearest_.Add(p, value);
+    exact_[p] = value;
+  }
+  bool empty() const { return exact_.empty(); }
+  /// The stored point a query resolves to and its value.
+  std::optional<std::pair<GridPoint<N>, R>>
+  Lookup(const GridPoint<N> &q) const {
+    if (exact_.empty())
+      return std::nullopt;
+    if (rule_ == SnapRule::kStoredCoordinate) {
+      const GridPoint<N> p = SnapToStored(q);
+      return std::make_pair(p, exact_.at(p));
+    }
+    auto it = exact_.find(SnapToGrid(q));
+    if (it != exact_.end())
+      return *it;
+    return nearest_.points()[nearest_.NearestIndex(q)];
+  }
+  std::optional<R> Eval(const GridPoint<N> &q) const {
+    auto hit = Lookup(q);
+    if (!hit)
+      return std::nullopt;
+    return hit->second;
+  }
+
+private:
+  GridPoint<N> SnapToGrid(const GridPoint<N> &q) const {
+    GridPoint<N> out = q;
+    for (size_t d = 0; d < N; ++d) {
+      auto [lo, hi] =
+          GridBracket(q[d], context_.next_step[d], context_.next_pow2[d]);
+      int64_t v = (q[d] - lo < hi - q[d]) ? lo : hi;
+      if (v < context_.min[d])
+        v = context_.min[d];
+      if (v > context_.max[d])
+        v = context_.max[d];
+      out[d] = v;
+    }
+    return out;
+  }
+  GridPoint<N> SnapToStored(const GridPoint<N> &q) const {
+    GridPoint<N> out = q;
+    for (size_t d = 0; d < N; ++d) {
+      bool found = false;
+      int64_t best = 0;
+      for (const auto &[p, value] : exact_) {
+        if (!SharesPrefix(p, out, d))
+          continue;
+        const int64_t dist = p[d] > q[d] ? p[d] - q[d] : q[d] - p[d];
+        const int64_t best_dist = best > q[d] ? best - q[d] : q[d] - best;
+        if (!found || dist < best_dist || (dist == best_dist && p[d] > best))
+          best = p[d];
+        found = true;
+      }
+      out[d] = best;
+    }
+    return out;
+  }
+  static bool SharesPrefix(const GridPoint<N> &a, const GridPoint<N> &b,
+                           size_t len) {
+    for (size_t i = 0; i < len; ++i)
+      if (a[i] != b[i])
+        return false;
+    return true;
+  }
+
+  GridContext<N> context_;
+  SnapRule rule_;
+  NearestNeighbourInterpolator<R, N> nearest_;
+  std::map<GridPoint<N>, R> exact_;
+};
+
+/// One corner used by a weighted-average evaluation (for explanations).
+template <size_t N> struct WeightedCorner {
+  GridPoint<N> point;
+  double value;
+  float weight;
+};
+
+/// Weighted average of the 2^N bracket corners, weight 1/(d^2 + 1) in
+/// float32, duplicates kept. Every corner must be stored (full grid).
+template <size_t N> class WeightedAverageInterpolator {
+public:
+  explicit WeightedAverageInterpolator(GridContext<N> context)
+      : context_(context) {}
+  void Add(const GridPoint<N> &p, double value) { values_[p] = value; }
+  bool empty() const { return values_.empty(); }
+  const std::map<GridPoint<N>, double> &values() const { return values_; }
+
+  Result<double> Eval(const GridPoint<N> &q,
+                      std::vector<WeightedCorner<N>> *corners = nullptr) const {
+    std::array<std::pair<int64_t, int64_t>, N> bracket;
+    for (size_t d = 0; d < N; ++d)
+      bracket[d] = ClampedBracket(q[d], d);
+    double sum = 0.0;
+    double weight_sum = 0.0;
+    for (size_t mask = 0; mask < (size_t{1} << N); ++mask) {
+      GridPoint<N> c;
+      for (size_t d = 0; d < N; ++d)
+        c[d] = (mask >> d) & 1 ? bracket[d].second : bracket[d].first;
+      auto it = values_.find(c);
+      if (it == values_.end())
+        return MakeError("table has no entry at grid corner " +
+                         PointToString<N>(c) + " needed for query " +
+                         PointToString<N>(q) + " (a full grid is required)");
+      const float weight =
+          1.0f / (static_cast<float>(SquaredDistance<N>(c, q)) + 1.0f);
+      sum += it->second * weight;
+      weight_sum += weight;
+      if (corners)
+        corners->push_back({c, it->second, weight});
+    }
+    return sum / weight_sum;
+  }
+
+private:
+  std::pair<int64_t, int64_t> ClampedBracket(int64_t x, size_t d) const {
+    int64_t lo = x;
+    int64_t hi = x;
+    if (context_.next_pow2[d] > 0) {
+      lo = PrevPowerOfTwo(x);
+      hi = NextPowerOfTwo(x);
+    } else if (context_.next_step[d] > 0) {
+      std::tie(lo, hi) = GridBracket(x, context_.next_step[d], 0);
+    }
+    return {Clamp(lo, d), Clamp(hi, d)};
+  }
+  int64_t Clamp(int64_t v, size_t d) const {
+    if (v < context_.min[d])
+      return context_.min[d];
+    if (v > context_.max[d])
+      return context_.max[d];
+    return v;
+  }
+
+  GridContext<N> context_;
+  std::map<GridPoint<N>, double> values_;
+};
+
+} // namespace shardlab::cost

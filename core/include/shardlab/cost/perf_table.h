@@ -1,0 +1,95 @@
+// Performance tables (`*.shardlab.json`): measured or analytical collective
+// throughputs and GEMM FLOP rates with the metadata saying where they came
+// from. One versioned schema (schemas/perf_table.schema.json) for both kinds;
+// loading validates every field and reports which entry and field is wrong.
+#pragma once
+
+#include "shardlab/cost/device_groups.h"
+#include "shardlab/cost/result.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardlab::cost {
+
+inline constexpr const char *kPerfTableFormat = "shardlab-perf-table";
+inline constexpr int kPerfTableVersion = 1;
+/// Files larger than this are refused before they are read.
+inline constexpr int64_t kMaxPerfTableFileBytes = int64_t{256} << 20;
+
+/// Statistics of repeated time measurements, in microseconds.
+struct TimeStats {
+  double median_us = 0;
+  std::optional<double> min_us, max_us, mean_us, stddev_us;
+  int64_t samples = 0;
+};
+
+/// One collective measurement: op, transfer scheme, size and throughput.
+struct CollectiveEntry {
+  std::string op; // all-reduce, all-gather, reduce-scatter, all-to-all,
+                  // collective-permute
+  std::optional<CommType> comm_type;       // non-permute ops
+  std::optional<PermuteType> permute_type; // collective-permute
+  std::string dtype;                       // "" when unknown
+  int64_t bytes = 0;                       // XLA's bytes_transferred convention
+  int64_t devices_per_group = 0;
+  int64_t num_groups = 1;
+  int64_t nodes = 1;
+  std::optional<ReplicaGroups> replica_groups;
+  std::optional<TimeStats> time;
+  double throughput_bytes_per_s = 0;
+};
+
+/// One GEMM measurement: dims, dtypes and the achieved FLOP rate.
+struct GemmEntry {
+  int64_t b = 1, m = 0, n = 0, k = 0;
+  std::string lhs_dtype, rhs_dtype, out_dtype;
+  std::optional<TimeStats> time;
+  double flop_per_s = 0;
+};
+
+/// Where a table came from.
+struct TableMetadata {
+  std::string source; // "measured" or "analytical"
+  std::string device_name, sm_version, topology;
+  int64_t gpu_count = 0;
+  int64_t partition_size = 0; // GPUs per NVLink domain; 0 = unknown
+  std::map<std::string, std::string> software; // driver, cuda, nccl, cublas
+  std::map<std::string, double> clocks_mhz;
+  std::string date, collector_name, collector_version, description;
+  std::vector<std::string> collector_args;
+};
+
+struct PerfTable {
+  TableMetadata metadata;
+  std::vector<CollectiveEntry> collectives;
+  std::vector<GemmEntry> gemms;
+};
+
+/// The dtype key XLA uses for GEMM tables: "<lhs>x<rhs>-><out>".
+std::string GemmDtypeKey(const GemmEntry &e);
+/// Splits "<lhs>x<rhs>-><out>" into its three dtypes.
+Result<std::vector<std::string>> SplitGemmDtypeKey(std::string_view key);
+/// Bytes per element of an XLA primitive type name (lowercase), 0 if unknown.
+int64_t DtypeBytes(std::string_view dtype);
+
+/// Parses and validates table JSON text.
+Result<PerfTable> ParsePerfTable(std::string_view json_text);
+/// Reads, parses and validates a table file.
+Result<PerfTable> LoadPerfTable(const std::string &path);
+/// Validates a table built in memory (same checks as the loader).
+Result<bool> ValidatePerfTable(const PerfTable &table);
+/// Serialises a table to JSON text (2-space indent).
+std::string SerializePerfTable(const PerfTable &table);
+/// Writes a table atomically: a temporary file next to `path`, then rename.
+Result<bool> WritePerfTable(const PerfTable &table, const std::string &path);
+/// Checks that the GEMM entries of one dtype key form a full grid over the
+/// distinct b, m, n, k values (required by weighted-average lookup).
+Result<bool> CheckFullGemmGrid(const PerfTable &table,
+                               std::string_view dtype_key);
+
+} // namespace shardlab::cost

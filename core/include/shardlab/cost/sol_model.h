@@ -1,0 +1,93 @@
+// The speed-of-light ("S-curve") network model XLA uses for cross-node (DCN)
+// collectives (SolGPUCostModel): ring and all-to-all latencies from launch
+// overhead, NIC speed, chunk preparation and RTT, per-device defaults, the
+// `--xla_gpu_analytical_latency_estimator_options` string, the NVLink
+// one-/two-shot all-reduce model and the estimator's DCN dispatch.
+#pragma once
+
+#include "shardlab/cost/collective_model.h"
+#include "shardlab/cost/device_groups.h"
+#include "shardlab/cost/estimate.h"
+#include "shardlab/cost/result.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace shardlab::cost {
+
+struct SolConfig {
+  double nccl_op_launch_us = 0;
+  double nic_speed_gbps = 0; // GB/s (1e9 bytes/s), not Gbit/s
+  double chunk_prep_us = 0;
+  double rtt_us = 0;
+  int64_t gpus_per_node = 8;
+  int64_t chunk_size_bytes = 4194304;
+  int64_t partition_size = 0; // 0: use gpus_per_node
+  double nvlink_bw_per_lane_gbps = 0;
+  double nvlink_barrier_us = 1.5;
+  double header_overhead = 0.025;
+};
+
+/// XLA's per-device defaults (base values x 0.45 in float32); names other
+/// than "NVIDIA H100 80GB HBM3" and "NVIDIA B200" get the "<unknown>" entry.
+SolConfig SolPlatformDefaults(std::string_view device_name);
+/// Applies `k=v,k=v` options; a value overrides only if it parses and is > 0
+/// (integer keys must be integers). Unknown keys are an error.
+Result<SolConfig> ApplySolOptions(SolConfig config, std::string_view options);
+
+enum class SolCollective {
+  kAllGather,
+  kAllReduce,
+  kReduceScatter,
+  kSendRecv,
+  kAllToAll
+};
+
+double TransferDurationUs(const SolConfig &c, int64_t bytes);
+double ChunkPrepUs(const SolConfig &c, int64_t bytes);
+Result<int64_t> NumGpusPerComm(const SolConfig &c, int64_t nodes,
+                               SolCollective type, int64_t comms);
+Result<double> RingLatencyUs(const SolConfig &c, int64_t buffer_bytes,
+                             int64_t nodes, SolCollective type, int64_t comms);
+/// Current formula: per_peer = buf / (g - 1).
+Result<double> AllToAllLatencyUs(const SolConfig &c, int64_t buffer_bytes,
+                                 int64_t nodes, int64_t comms);
+/// Superseded formula: per_peer = (buf / g) / peers; launch only if no peers.
+Result<double> AllToAllLatencyLegacyUs(const SolConfig &c, int64_t buffer_bytes,
+                                       int64_t nodes, int64_t comms);
+
+inline constexpr int64_t kOneShotMaxBytes = 256 * 1024;
+inline constexpr double kKernelLaunchUs = 1.0;
+/// NVLink one-shot (<= 256 KiB) / two-shot all-reduce kernel latency.
+Result<double> IntraNodeAllReduceUs(const SolConfig &c, int64_t size_bytes,
+                                    int64_t num_gpus, int64_t nvlink_links);
+
+/// A collective crossing NVLink partitions, as the SoL estimator sees it.
+struct DcnQuery {
+  CollectiveOp op = CollectiveOp::kAllGather;
+  int64_t msg_bytes = 0;           // BytesTransferred
+  int64_t hbm_bytes_accessed = 0;  // HbmBytesAccessed
+  ReplicaGroups groups;            // non-permute ops
+  SourceTargetPairs pairs;         // collective-permute
+  double reduction_compute_us = 0; // AR/RS compute (fusion model), if known
+};
+
+/// SolLatencyEstimator's DCN path: HBM term + S-curve (ring / all-to-all /
+/// send-recv). Errors for single-partition collectives (those use tables).
+Result<Estimate> DcnCollectiveEstimate(const SolConfig &c,
+                                       double memory_bandwidth_bytes_per_s,
+                                       const DcnQuery &q);
+
+/// SolLatencyEstimator::NodeCost precedence for one node.
+struct NodeCostInput {
+  std::optional<double> latency_metadata_ns;
+  bool is_async_collective = false;
+  std::optional<double> gemm_us;
+  std::optional<double> fusion_us;
+  double wrapped_cost = 0;
+};
+Estimate NodeCost(const NodeCostInput &in);
+
+} // namespace shardlab::cost

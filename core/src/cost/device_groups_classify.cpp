@@ -1,0 +1,144 @@
+// XLA's communication-type and collective-permute-type classifications.
+#include "shardlab/cost/device_groups.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace shardlab::cost {
+namespace {
+
+using Histogram = std::map<int64_t, int64_t>;
+
+Histogram PartitionHistogram(const std::vector<int64_t> &group,
+                             int64_t partition_size) {
+  Histogram h;
+  for (int64_t id : group)
+    ++h[id / partition_size];
+  return h;
+}
+
+std::vector<int64_t> SortedCounts(const Histogram &h) {
+  std::vector<int64_t> counts;
+  for (const auto &[partition, count] : h)
+    counts.push_back(count);
+  std::sort(counts.begin(), counts.end());
+  return counts;
+}
+
+} // namespace
+
+std::string_view ToString(CommType type) {
+  switch (type) {
+  case CommType::kSinglePartition:
+    return "single_partition";
+  case CommType::kWorldLevel:
+    return "world_level";
+  case CommType::kNonWorldLevel:
+    return "non_world_level";
+  }
+  return "?";
+}
+
+Result<CommType> ParseCommType(std::string_view text) {
+  for (CommType t : {CommType::kSinglePartition, CommType::kWorldLevel,
+                     CommType::kNonWorldLevel})
+    if (text == ToString(t))
+      return t;
+  return MakeError("unknown comm_type '" + std::string(text) +
+                   "' (expected single_partition, world_level or "
+                   "non_world_level)");
+}
+
+Result<CommType> ClassifyCommType(const ReplicaGroups &groups,
+                                  int64_t partition_size,
+                                  int64_t replica_count) {
+  if (partition_size <= 0)
+    return MakeError("partition size must be positive");
+  Result<std::vector<std::vector<int64_t>>> lists = Expand(groups);
+  if (!lists)
+    return lists.error();
+  if (lists->empty())
+    return replica_count <= partition_size ? CommType::kSinglePartition
+                                           : CommType::kWorldLevel;
+  const Histogram first = PartitionHistogram((*lists)[0], partition_size);
+  const std::vector<int64_t> counts = SortedCounts(first);
+  for (const auto &group : *lists)
+    if (SortedCounts(PartitionHistogram(group, partition_size)) != counts)
+      return MakeError("Non homogenous replica group");
+  if (first.size() == 1)
+    return CommType::kSinglePartition;
+  for (const auto &[partition, count] : first)
+    if (count != partition_size)
+      return CommType::kNonWorldLevel;
+  return CommType::kWorldLevel;
+}
+
+namespace {
+
+constexpr PermuteType kAllPermuteTypes[] = {
+    PermuteType::kIntraPartitionOneWay,
+    PermuteType::kIntraPartitionTwoWayAllMutual,
+    PermuteType::kIntraPartitionTwoWayHasNonMutual,
+    PermuteType::kInterPartitionOneWay,
+    PermuteType::kInterPartitionTwoWayAllMutual,
+    PermuteType::kInterPartitionTwoWayHasNonMutual,
+};
+
+} // namespace
+
+std::string_view ToString(PermuteType type) {
+  switch (type) {
+  case PermuteType::kIntraPartitionOneWay:
+    return "intra_partition_one_way";
+  case PermuteType::kIntraPartitionTwoWayAllMutual:
+    return "intra_partition_two_way_all_mutual";
+  case PermuteType::kIntraPartitionTwoWayHasNonMutual:
+    return "intra_partition_two_way_has_non_mutual";
+  case PermuteType::kInterPartitionOneWay:
+    return "inter_partition_one_way";
+  case PermuteType::kInterPartitionTwoWayAllMutual:
+    return "inter_partition_two_way_all_mutual";
+  case PermuteType::kInterPartitionTwoWayHasNonMutual:
+    return "inter_partition_two_way_has_non_mutual";
+  }
+  return "?";
+}
+
+Result<PermuteType> ParsePermuteType(std::string_view text) {
+  for (PermuteType t : kAllPermuteTypes)
+    if (text == ToString(t))
+      return t;
+  return MakeError("unknown permute_type '" + std::string(text) + "'");
+}
+
+bool IsInterPartition(PermuteType type) {
+  return type == PermuteType::kInterPartitionOneWay ||
+         type == PermuteType::kInterPartitionTwoWayAllMutual ||
+         type == PermuteType::kInterPartitionTwoWayHasNonMutual;
+}
+
+Result<PermuteType> ClassifyPermute(const SourceTargetPairs &pairs,
+                                    int64_t partition_size) {
+  if (partition_size <= 0)
+    return MakeError("partition size must be positive");
+  std::set<int64_t> sources, targets;
+  std::set<std::pair<int64_t, int64_t>> edges(pairs.begin(), pairs.end());
+  bool inter = false, mutual = true;
+  for (const auto &[s, t] : pairs) {
+    if (s < 0 || t < 0)
+      return MakeError("source/target ids must be non-negative");
+    inter = inter || (s / partition_size != t / partition_size);
+    mutual = mutual && edges.count({t, s}) != 0;
+    sources.insert(s);
+    targets.insert(t);
+  }
+  bool two_way = false;
+  for (int64_t s : sources)
+    two_way = two_way || targets.count(s) != 0;
+  const int base = inter ? 3 : 0;
+  const int kind = !two_way ? 0 : (mutual ? 1 : 2);
+  return kAllPermuteTypes[base + kind];
+}
+
+} // namespace shardlab::cost

@@ -1,0 +1,182 @@
+// Building and querying the matmul interpolator's three lookup paths.
+#include "shardlab/cost/gemm_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace shardlab::cost {
+namespace {
+
+const char *const kBf16Key = "bf16xbf16->bf16";
+
+GridContext<4> Context(int64_t min_dim, int64_t max_dim) {
+  GridContext<4> c;
+  c.next_step = {-1, -1, -1, -1};
+  c.next_pow2 = {1, 1, 1, 1};
+  c.min = {1, min_dim, min_dim, min_dim};
+  c.max = {4, max_dim, max_dim, max_dim};
+  return c;
+}
+
+double Flops(const GridPoint<4> &p) {
+  return 2.0 * double(p[0]) * double(p[1]) * double(p[2]) * double(p[3]);
+}
+
+Estimate FromRate(const GridPoint<4> &p, double rate, std::string model,
+                  std::string key) {
+  Estimate e;
+  e.time_us = 1e6 * (Flops(p) / rate);
+  e.explanation.model = std::move(model);
+  e.explanation.key = std::move(key);
+  e.explanation.terms = {{"flops", Flops(p), "FLOP"}, {"rate", rate, "FLOP/s"}};
+  e.explanation.note = "time = 2*b*m*k*n / rate";
+  return e;
+}
+
+// Stored value of a user profile: FLOP/s on byte-scaled dims (int64).
+int64_t UserProfileValue(const GemmEntry &g, const GridPoint<4> &scaled) {
+  if (g.time) {
+    const auto ns = static_cast<int64_t>(std::llround(g.time->median_us * 1e3));
+    if (ns > 0)
+      return static_cast<int64_t>(Flops(scaled) * 1e9 / double(ns));
+  }
+  const double s = double(DtypeBytes(g.out_dtype));
+  return static_cast<int64_t>(g.flop_per_s * s * s * s);
+}
+
+template <class T> std::vector<int64_t> ToVector(const T &p) {
+  return std::vector<int64_t>(p.begin(), p.end());
+}
+
+} // namespace
+
+Result<MatmulInterpolator> MatmulInterpolator::Create(const PerfTable &table,
+                                                      GemmTableKind kind,
+                                                      EstimateMode mode) {
+  MatmulInterpolator mi(kind, mode);
+  for (const GemmEntry &g : table.gemms) {
+    const int64_t s = DtypeBytes(g.out_dtype);
+    if (s == 0)
+      return MakeError("gemm entry with unknown out dtype '" + g.out_dtype +
+                       "'");
+    if (kind == GemmTableKind::kUserProfiles) {
+      const GridPoint<4> p = {g.b, g.m * s, g.k * s, g.n * s};
+      mi.nearest_.Add(p, UserProfileValue(g, p));
+      continue;
+    }
+    const std::string key = GemmDtypeKey(g);
+    auto it = mi.per_dtype_.find(key);
+    if (it == mi.per_dtype_.end())
+      it = mi.per_dtype_.emplace(key, Context(256, 4096)).first;
+    it->second.Add({g.b, g.m, g.k, g.n}, g.flop_per_s);
+    if (key == kBf16Key) {
+      if (!mi.bf16_fallback_)
+        mi.bf16_fallback_.emplace(Context(512, 8192));
+      mi.bf16_fallback_->Add({g.b, 2 * g.m, 2 * g.k, 2 * g.n}, g.flop_per_s);
+    }
+  }
+  return mi;
+}
+
+Result<Estimate> MatmulInterpolator::EstimateTime(const GemmQuery &q) const {
+  const GemmDims &d = q.dims;
+  if (d.b <= 0 || d.m <= 0 || d.k <= 0 || d.n <= 0)
+    return MakeError("gemm query: b, m, k, n must be positive");
+  if (DtypeBytes(q.out_dtype) == 0)
+    return MakeError("gemm query: unknown out dtype '" + q.out_dtype + "'");
+  if (kind_ == GemmTableKind::kUserProfiles)
+    return FromNearest(q);
+  return FromWeighted(q);
+}
+
+Result<Estimate> MatmulInterpolator::FromNearest(const GemmQuery &q) const {
+  if (nearest_.empty())
+    return MakeError("gemm table has no entries");
+  const int64_t s = DtypeBytes(q.out_dtype);
+  const GridPoint<4> p = {q.dims.b, q.dims.m * s, q.dims.k * s, q.dims.n * s};
+  const auto &[point, rate] = nearest_.points()[nearest_.NearestIndex(p)];
+  if (rate <= 0)
+    return MakeError("gemm table entry has a non-positive FLOP rate");
+  Estimate e = FromRate(p, double(rate), "gemm-table/nearest",
+                        "byte-normalised (b, m, k, n)");
+  e.explanation.neighbours.push_back({ToVector(point), double(rate), 1});
+  return e;
+}
+
+Result<Estimate> MatmulInterpolator::FromWeighted(const GemmQuery &q) const {
+  const std::string key = q.lhs_dtype + "x" + q.rhs_dtype + "->" + q.out_dtype;
+  auto it = per_dtype_.find(key);
+  const bool accurate = mode_ == EstimateMode::kAccurate;
+  const WeightedAverageInterpolator<4> *table = nullptr;
+  GridPoint<4> p = {q.dims.b, q.dims.m, q.dims.k, q.dims.n};
+  std::string model = "gemm-table/weighted-average";
+  GridContext<4> ctx = Context(256, 4096);
+  if (it != per_dtype_.end()) {
+    table = &it->second;
+  } else if (accurate && per_dtype_.count(kBf16Key)) {
+    table = &per_dtype_.at(kBf16Key); // element counts, no byte scaling
+    model = "gemm-table/bf16-fallback";
+  } else if (bf16_fallback_) {
+    const int64_t s = DtypeBytes(q.out_dtype);
+    p = {q.dims.b, q.dims.m * s, q.dims.k * s, q.dims.n * s};
+    table = &*bf16_fallback_;
+    ctx = Context(512, 8192);
+    model = "gemm-table/bf16-byte-normalised-fallback";
+  }
+  if (!table)
+    return MakeError("gemm table has no entries for '" + key +
+                     "' and no bf16xbf16->bf16 entries to fall back on");
+  std::vector<Neighbour> used;
+  Result<double> rate = [&]() -> Result<double> {
+    if (accurate)
+      return AccurateFlopRate(*table, p, ctx, &used);
+    std::vector<WeightedCorner<4>> corners;
+    Result<double> r = table->Eval(p, &corners);
+    for (const auto &c : corners)
+      used.push_back({ToVector(c.point), c.value, c.weight});
+    return r;
+  }();
+  if (!rate)
+    return MakeError("gemm '" + key + "': " + rate.error().message);
+  Estimate e = FromRate(p, *rate, accurate ? model + "/accurate" : model, key);
+  e.explanation.neighbours = used;
+  return e;
+}
+
+Result<double> AccurateFlopRate(const WeightedAverageInterpolator<4> &table,
+                                const GridPoint<4> &point,
+                                const GridContext<4> &ctx,
+                                std::vector<Neighbour> *used) {
+  std::array<int64_t, 4> lo, hi;
+  std::array<double, 4> t;
+  for (size_t d = 0; d < 4; ++d) {
+    const int64_t x = std::clamp(point[d], ctx.min[d], ctx.max[d]);
+    lo[d] = std::clamp(PrevPowerOfTwo(x), ctx.min[d], ctx.max[d]);
+    hi[d] = std::clamp(NextPowerOfTwo(x), ctx.min[d], ctx.max[d]);
+    t[d] = hi[d] == lo[d] ? 0.0
+                          : std::log2(double(x) / double(lo[d])) /
+                                std::log2(double(hi[d]) / double(lo[d]));
+  }
+  double log_rate = 0;
+  for (int mask = 0; mask < 16; ++mask) {
+    GridPoint<4> c;
+    double w = 1;
+    for (size_t d = 0; d < 4; ++d) {
+      const bool up = (mask >> d) & 1;
+      c[d] = up ? hi[d] : lo[d];
+      w *= up ? t[d] : 1 - t[d];
+    }
+    if (w == 0)
+      continue;
+    auto it = table.values().find(c);
+    if (it == table.values().end() || it->second <= 0)
+      return MakeError("table has no entry at grid corner " +
+                       PointToString<4>(c) + " (a full grid is required)");
+    log_rate += w * std::log(it->second);
+    if (used)
+      used->push_back({ToVector(c), it->second, w});
+  }
+  return std::exp(log_rate);
+}
+
+} // namespace shardlab::cost

@@ -1,0 +1,92 @@
+// The SoL latency estimator's option string, DCN dispatch and node costs.
+#include "shardlab/cost/sol_model.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+
+namespace shardlab::cost {
+namespace {
+
+std::vector<std::string_view> Split(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(sep, start);
+    if (end == std::string_view::npos)
+      end = text.size();
+    parts.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return parts;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
+// strtod/strtoll on a copy; nullopt unless the whole value parses.
+std::optional<double> ParseNumber(std::string_view v, bool integer) {
+  const std::string text(v);
+  if (text.empty())
+    return std::nullopt;
+  char *end = nullptr;
+  errno = 0;
+  const double value = integer ? double(std::strtoll(text.c_str(), &end, 10))
+                               : std::strtod(text.c_str(), &end);
+  if (errno != 0 || end != text.c_str() + text.size() || !std::isfinite(value))
+    return std::nullopt;
+  return value;
+}
+
+bool SetOption(SolConfig *c, std::string_view key, double v) {
+  if (key == "nccl_op_launch_us")
+    c->nccl_op_launch_us = v;
+  else if (key == "nic_speed_gbps")
+    c->nic_speed_gbps = v;
+  else if (key == "chunk_prep_us")
+    c->chunk_prep_us = v;
+  else if (key == "rtt_us")
+    c->rtt_us = v;
+  else if (key == "gpus_per_node")
+    c->gpus_per_node = int64_t(v);
+  else if (key == "chunk_size_bytes")
+    c->chunk_size_bytes = int64_t(v);
+  else if (key == "partition_size")
+    c->partition_size = int64_t(v);
+  else
+    return false;
+  return true;
+}
+
+} // namespace
+
+Result<SolConfig> ApplySolOptions(SolConfig config, std::string_view options) {
+  for (std::string_view item : Split(options, ',')) {
+    item = Trim(item);
+    if (item.empty())
+      continue;
+    const size_t eq = item.find('=');
+    const std::string_view key = Trim(item.substr(0, eq));
+    const std::string_view value =
+        eq == std::string_view::npos ? "" : Trim(item.substr(eq + 1));
+    SolConfig probe;
+    if (!SetOption(&probe, key, 0))
+      return MakeError("unknown S-curve option '" + std::string(key) +
+                       "' (known: nccl_op_launch_us, nic_speed_gbps, "
+                       "chunk_prep_us, rtt_us, gpus_per_node, "
+                       "chunk_size_bytes, partition_size)");
+    // XLA: only nic_speed_gbps is a double; a value overrides iff > 0.
+    std::optional<double> v = ParseNumber(value, key != "nic_speed_gbps");
+    if (v && *v > 0)
+      SetOption(&config, key, *v);
+  }
+  return config;
+}
+
+} // namespace shardlab::cost
