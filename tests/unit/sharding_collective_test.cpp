@@ -143,6 +143,18 @@ TEST_CASE("verifyAllSlice and verifyReduceScatter") {
             xyz)) == "cannot reduce 'max' unreduced axes. Expected 'min'.");
 }
 
+TEST_CASE("gather and slice along a dim") {
+  Mesh x8 = M({{"x", 8}, {"y", 2}});
+  std::vector<AxisRef> expected;
+  CHECK_FALSE(gatherAxesAlongDim({A("y"), A("x")}, {S("x", 2, 4)}, 0, x8,
+                                 "gathering", expected));
+  CHECK(expected == V{A("y"), S("x", 1, 2)});
+  CHECK(gatherAxesAlongDim({A("x")}, {A("y")}, 3, x8, "all-to-all", expected) ==
+        "can't apply all-to-all axis \"y\" to operand sharding on dimension 3");
+  CHECK(sliceAxesAlongDim({S("x", 1, 2)}, {S("x", 2, 4), A("y")}, x8) ==
+        V{A("x"), A("y")});
+}
+
 TEST_CASE("verifyAllToAll") {
   TensorSharding in = T({{A("y")}, {A("x")}});
   auto a2a = [](const TensorSharding &from, const TensorSharding &to,

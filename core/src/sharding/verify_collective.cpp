@@ -22,58 +22,27 @@ std::string mismatchMessage(const std::vector<AxisRef> &expected, size_t dim) {
          axisListToString(expected) + " on dimension " + std::to_string(dim);
 }
 
-// Removes `gathering` from the minor end of `operandAxes`, or names the first
-// axis (from the minor end) that is not a suffix there.
-std::optional<std::string>
-gatherAlongDim(const std::vector<AxisRef> &operandAxes,
-               const std::vector<AxisRef> &gathering, size_t dim,
-               const Mesh &mesh, const std::string &axisKind,
-               std::vector<AxisRef> &expected) {
-  expected = operandAxes;
-  for (auto it = gathering.rbegin(); it != gathering.rend(); ++it) {
-    if (expected.empty() || !suffixOf(*it, expected.back(), mesh)) {
-      return "can't apply " + axisKind + " axis " + axisRefToString(*it) +
-             " to operand sharding on dimension " + std::to_string(dim);
-    }
-    AxisRef last = expected.back();
-    expected.pop_back();
-    if (auto prefix = getPrefixWithoutOverlap(last, *it)) {
-      expected.push_back(*prefix);
-    }
-  }
-  return std::nullopt;
-}
-
-std::vector<AxisRef> sliceAlongDim(const std::vector<AxisRef> &operandAxes,
-                                   const std::vector<AxisRef> &slicing,
-                                   const Mesh &mesh) {
-  std::vector<AxisRef> expected = operandAxes;
-  for (const AxisRef &axis : slicing) {
-    addAxisOrMerge(expected, axis, mesh);
-  }
-  return expected;
-}
-
 std::optional<std::string> gatherFn(const std::vector<AxisRef> &operandAxes,
                                     const std::vector<AxisRef> &axes,
                                     size_t dim, const Mesh &mesh,
                                     std::vector<AxisRef> &expected) {
-  return gatherAlongDim(operandAxes, axes, dim, mesh, "gathering", expected);
+  return gatherAxesAlongDim(operandAxes, axes, dim, mesh, "gathering",
+                            expected);
 }
 
 std::optional<std::string> s2uFn(const std::vector<AxisRef> &operandAxes,
                                  const std::vector<AxisRef> &axes, size_t dim,
                                  const Mesh &mesh,
                                  std::vector<AxisRef> &expected) {
-  return gatherAlongDim(operandAxes, axes, dim, mesh, "shard-to-unreduce",
-                        expected);
+  return gatherAxesAlongDim(operandAxes, axes, dim, mesh, "shard-to-unreduce",
+                            expected);
 }
 
 std::optional<std::string> sliceFn(const std::vector<AxisRef> &operandAxes,
                                    const std::vector<AxisRef> &axes, size_t,
                                    const Mesh &mesh,
                                    std::vector<AxisRef> &expected) {
-  expected = sliceAlongDim(operandAxes, axes, mesh);
+  expected = sliceAxesAlongDim(operandAxes, axes, mesh);
   return std::nullopt;
 }
 
@@ -108,6 +77,36 @@ std::optional<std::string> verifyAxesPerDim(const TensorSharding &operand,
 }
 
 } // namespace
+
+std::optional<std::string>
+gatherAxesAlongDim(const std::vector<AxisRef> &dim_axes,
+                   const std::vector<AxisRef> &axes, size_t dim,
+                   const Mesh &mesh, const std::string &axis_kind,
+                   std::vector<AxisRef> &expected) {
+  expected = dim_axes;
+  for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
+    if (expected.empty() || !suffixOf(*it, expected.back(), mesh)) {
+      return "can't apply " + axis_kind + " axis " + axisRefToString(*it) +
+             " to operand sharding on dimension " + std::to_string(dim);
+    }
+    AxisRef last = expected.back();
+    expected.pop_back();
+    if (auto prefix = getPrefixWithoutOverlap(last, *it)) {
+      expected.push_back(*prefix);
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<AxisRef> sliceAxesAlongDim(const std::vector<AxisRef> &dim_axes,
+                                       const std::vector<AxisRef> &axes,
+                                       const Mesh &mesh) {
+  std::vector<AxisRef> expected = dim_axes;
+  for (const AxisRef &axis : axes) {
+    addAxisOrMerge(expected, axis, mesh);
+  }
+  return expected;
+}
 
 std::optional<Diagnostic>
 verifyCollectiveCommon(const TensorSharding *operand, const Mesh *operand_mesh,

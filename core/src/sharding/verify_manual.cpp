@@ -15,6 +15,16 @@ bool isManual(const std::vector<std::string> &manual, const AxisRef &axis) {
   return std::find(manual.begin(), manual.end(), axis.name) != manual.end();
 }
 
+// Product of the sizes of the manual axes among `axes`.
+int64_t manualAxesSize(const std::vector<AxisRef> &axes, const Mesh &mesh,
+                       const std::vector<std::string> &manual) {
+  int64_t size = 1;
+  for (const AxisRef &axis : axes) {
+    size *= isManual(manual, axis) ? axisRefSize(axis, mesh) : 1;
+  }
+  return size;
+}
+
 std::optional<std::string>
 checkManualBeforeFree(const std::string &kind, size_t index,
                       const TensorSharding &sharding,
@@ -48,10 +58,7 @@ checkLocalType(const std::string &kind, size_t index,
       dims.push_back(kDynamic);
       continue;
     }
-    int64_t size = 1;
-    for (const AxisRef &axis : sharding.dims[d].axes) {
-      size *= isManual(manual, axis) ? axisRefSize(axis, mesh) : 1;
-    }
+    int64_t size = manualAxesSize(sharding.dims[d].axes, mesh, manual);
     if (size <= 0 || global.dims[d] % size != 0) {
       return kind + " dimension size " + std::to_string(global.dims[d]) +
              " is not divisible by the manual axes size " +
@@ -150,10 +157,7 @@ manualLocalShape(const std::vector<int64_t> &global,
   std::vector<int64_t> local;
   size_t rank = std::min(global.size(), sharding.dims.size());
   for (size_t d = 0; d < rank; ++d) {
-    int64_t size = 1;
-    for (const AxisRef &axis : sharding.dims[d].axes) {
-      size *= isManual(manual_axes, axis) ? axisRefSize(axis, mesh) : 1;
-    }
+    int64_t size = manualAxesSize(sharding.dims[d].axes, mesh, manual_axes);
     if (global[d] == kDynamic) {
       local.push_back(kDynamic);
     } else if (size <= 0 || global[d] % size != 0) {

@@ -133,6 +133,21 @@ verifyReplicatedToUnreduced(const TensorSharding &operand,
                             const TensorSharding &result,
                             const std::vector<AxisRef> &axes, const Mesh &mesh);
 
+/// Expected dim axes after gathering `axes` off the minor end of `dim_axes`
+/// (all_gather, sharded_to_unreduced, all-to-all source dim), in `expected`;
+/// or "can't apply <axis_kind> axis "x" to operand sharding on dimension
+/// <dim>" when an axis is not a suffix there.
+std::optional<std::string>
+gatherAxesAlongDim(const std::vector<AxisRef> &dim_axes,
+                   const std::vector<AxisRef> &axes, size_t dim,
+                   const Mesh &mesh, const std::string &axis_kind,
+                   std::vector<AxisRef> &expected);
+/// `dim_axes` with `axes` appended, each merged into the previous one when
+/// possible (all_slice, reduce_scatter, all-to-all target dim).
+std::vector<AxisRef> sliceAxesAlongDim(const std::vector<AxisRef> &dim_axes,
+                                       const std::vector<AxisRef> &axes,
+                                       const Mesh &mesh);
+
 /// A sharding with its resolved mesh (either may be nullptr).
 struct ShardingRef {
   const TensorSharding *sharding = nullptr;

@@ -1,5 +1,5 @@
-// Collective op verification, continued (see collective_verify.h):
-// all_to_all, collective_permute, all_reduce, replicated_to_unreduced.
+// Collective op verification (see collective_verify.h):
+// all_to_all and collective_permute.
 #include "shardlab/sharding/axis.h"
 #include "shardlab/sharding/collective_verify.h"
 #include "shardlab/sharding/format.h"
@@ -60,25 +60,16 @@ std::optional<std::string> checkAllToAllMove(const TensorSharding &operand,
            " but operand sharding has rank " +
            std::to_string(operand.dims.size());
   }
-  std::vector<AxisRef> srcAxes = operand.dims[src].axes;
-  for (auto it = param.axes.rbegin(); it != param.axes.rend(); ++it) {
-    if (srcAxes.empty() || !suffixOf(*it, srcAxes.back(), mesh)) {
-      return "can't apply all-to-all axis " + axisRefToString(*it) +
-             " to operand sharding on dimension " + std::to_string(src);
-    }
-    AxisRef last = srcAxes.back();
-    srcAxes.pop_back();
-    if (auto prefix = getPrefixWithoutOverlap(last, *it)) {
-      srcAxes.push_back(*prefix);
-    }
+  std::vector<AxisRef> srcAxes;
+  if (auto error = gatherAxesAlongDim(operand.dims[src].axes, param.axes, src,
+                                      mesh, "all-to-all", srcAxes)) {
+    return error;
   }
   if (auto error = expectDim(result, src, srcAxes)) {
     return error;
   }
-  std::vector<AxisRef> tgtAxes = operand.dims[tgt].axes;
-  for (const AxisRef &axis : param.axes) {
-    addAxisOrMerge(tgtAxes, axis, mesh);
-  }
+  std::vector<AxisRef> tgtAxes =
+      sliceAxesAlongDim(operand.dims[tgt].axes, param.axes, mesh);
   return expectDim(result, tgt, tgtAxes);
 }
 
