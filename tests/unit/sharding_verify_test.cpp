@@ -110,6 +110,12 @@ TEST_CASE("verifyTensorSharding: maximal meshes and tuples") {
   CHECK(err(T({D({A("a")}), D({})}), kA2, two) ==
         "ops can only have a sharding for a tuple of size 1: "
         "'tuple<tensor<8x8xf32>, tensor<8x8xf32>>'");
+  ValueShapeInfo token =
+      ValueShapeInfo::tuple({ValueShapeInfo::nonShaped("!stablehlo.token")});
+  CHECK(err(T({D({})}), kA2, token) ==
+        "non-shaped tensors can only have a sharding with rank 0 and no "
+        "replicated or unreduced axes. type: 'tuple<!stablehlo.token>', "
+        "sharding: #sdy.sharding<@mesh, [{}]>");
   ValueShapeInfo one = ValueShapeInfo::tuple({R({8, 8})});
   CHECK(err(T({D({A("a")}), D({})}), kA2, one) == "OK");
   CHECK(err(T({D({A("a")})}), kA2, one) ==

@@ -27,8 +27,10 @@ std::string quoted(const std::string &type_text) {
 
 // Checks for values whose type is not a ranked tensor; nullopt with `done`
 // set means the sharding is valid and nothing else needs checking.
+// `type_text` is the value's own type (a tuple when `value` is its element).
 std::optional<std::string> verifyNonRanked(const TensorSharding &sharding,
                                            const ValueShapeInfo &value,
+                                           const std::string &type_text,
                                            bool &done) {
   done = true;
   if (value.kind == ValueShapeInfo::Kind::NonShaped ||
@@ -36,14 +38,13 @@ std::optional<std::string> verifyNonRanked(const TensorSharding &sharding,
     if (!hasOnlyRankZero(sharding)) {
       return "non-shaped tensors can only have a sharding with rank 0 and no "
              "replicated or unreduced axes. type: " +
-             quoted(value.type_text) +
-             ", sharding: " + shardingToString(sharding);
+             quoted(type_text) + ", sharding: " + shardingToString(sharding);
     }
     return std::nullopt;
   }
   if (value.kind == ValueShapeInfo::Kind::Unranked) {
     return "only ranked tensors can have a sharding. type: " +
-           quoted(value.type_text);
+           quoted(type_text);
   }
   done = false;
   return std::nullopt;
@@ -181,7 +182,7 @@ verifyTensorSharding(const TensorSharding &sharding, const Mesh *mesh,
     return error;
   }
   bool done = false;
-  if (auto error = verifyNonRanked(sharding, *inner, done)) {
+  if (auto error = verifyNonRanked(sharding, *inner, value.type_text, done)) {
     return error;
   }
   if (done) {
