@@ -1,0 +1,102 @@
+// GEMM dims/lookups and the S-curve model: formulas, options and errors.
+#include "shardlab/cost/gemm_model.h"
+#include "shardlab/cost/sol_model.h"
+
+#include <doctest/doctest.h>
+
+using namespace shardlab::cost;
+
+TEST_CASE("gemm dims from dimension numbers") {
+  auto d = ExtractGemmDims({4, 32, 64}, {4, 64, 16}, {0}, {2}, {0}, {1});
+  REQUIRE(d);
+  CHECK(d->b == 4);
+  CHECK(d->m == 32);
+  CHECK(d->k == 64);
+  CHECK(d->n == 16);
+  CHECK_FALSE(ExtractGemmDims({4, 32}, {4, 32}, {}, {5}, {}, {0}));
+  CHECK_FALSE(ExtractGemmDims({4, 32}, {16, 8}, {}, {1}, {}, {0}));
+}
+
+TEST_CASE("default GEMM table: missing corner is a clear error") {
+  PerfTable t;
+  t.metadata.source = "analytical";
+  GemmEntry g;
+  g.m = g.n = g.k = 256;
+  g.lhs_dtype = g.rhs_dtype = g.out_dtype = "bf16";
+  g.flop_per_s = 1e12;
+  t.gemms.push_back(g);
+  auto mi = MatmulInterpolator::Create(t, GemmTableKind::kDefault,
+                                       EstimateMode::kCompatible);
+  REQUIRE(mi);
+  GemmQuery q{{1, 256, 256, 256}, "bf16", "bf16", "bf16"};
+  auto e = mi->EstimateTime(q);
+  REQUIRE(e);
+  CHECK(e->time_us == doctest::Approx(2.0 * 256 * 256 * 256 / 1e12 * 1e6));
+  q.dims.m = 300;
+  auto miss = mi->EstimateTime(q);
+  REQUIRE_FALSE(miss);
+  CHECK(miss.error().message.find("grid corner") != std::string::npos);
+}
+
+TEST_CASE("S-curve ring latency by hand") {
+  SolConfig c;
+  c.nccl_op_launch_us = 10;
+  c.nic_speed_gbps = 1; // 1e9 B/s
+  c.chunk_prep_us = 1;
+  c.rtt_us = 2;
+  c.gpus_per_node = 2;
+  c.chunk_size_bytes = 1000;
+  c.header_overhead = 0;
+  // 2 nodes x 2 GPUs: g = 4, per = 1000, gpn = 2; step = 1 + 1 + 2 = 4 us.
+  CHECK(*RingLatencyUs(c, 4000, 2, SolCollective::kAllGather, 1) ==
+        doctest::Approx(4 * 3.0 / 2 + 10));
+  CHECK(*RingLatencyUs(c, 4000, 2, SolCollective::kAllReduce, 1) ==
+        doctest::Approx(2 * 4 * 3.0 / 2 + 10));
+  CHECK_FALSE(RingLatencyUs(c, 4000, 2, SolCollective::kAllGather, 3));
+}
+
+TEST_CASE("S-curve options: > 0 overrides, integers must be integers") {
+  SolConfig base = SolPlatformDefaults("NVIDIA H100 80GB HBM3");
+  CHECK(base.nic_speed_gbps == doctest::Approx(25.002));
+  auto c =
+      ApplySolOptions(base, "nic_speed_gbps=12.5, gpus_per_node=4,"
+                            "rtt_us=2.5,chunk_prep_us=-1,nccl_op_launch_us");
+  REQUIRE(c);
+  CHECK(c->nic_speed_gbps == 12.5);
+  CHECK(c->gpus_per_node == 4);
+  CHECK(c->rtt_us == base.rtt_us);               // 2.5 is not an integer
+  CHECK(c->chunk_prep_us == base.chunk_prep_us); // <= 0 ignored
+  CHECK_FALSE(ApplySolOptions(base, "nic_speed=3"));
+}
+
+TEST_CASE("unknown devices get the <unknown> defaults") {
+  SolConfig h200 = SolPlatformDefaults("NVIDIA H200");
+  SolConfig b200 = SolPlatformDefaults("NVIDIA B200");
+  CHECK(h200.nic_speed_gbps == b200.nic_speed_gbps);
+  CHECK(h200.chunk_prep_us != b200.chunk_prep_us);
+}
+
+TEST_CASE("DCN dispatch refuses single-partition collectives") {
+  SolConfig c = SolPlatformDefaults("");
+  DcnQuery q;
+  q.op = CollectiveOp::kAllGather;
+  q.groups = *ParseReplicaGroups("[2,8]<=[16]");
+  q.msg_bytes = 1 << 20;
+  CHECK_FALSE(DcnCollectiveEstimate(c, 1e12, q));
+  q.groups = *ParseReplicaGroups("[1,16]<=[16]");
+  auto e = DcnCollectiveEstimate(c, 1e12, q);
+  REQUIRE(e);
+  CHECK(e->explanation.model == "s-curve/ring all-gather");
+}
+
+TEST_CASE("node cost precedence") {
+  NodeCostInput in;
+  in.gemm_us = 7;
+  in.wrapped_cost = 100;
+  CHECK(NodeCost(in).time_us == 7);
+  in.is_async_collective = true;
+  CHECK(NodeCost(in).time_us == 1);
+  in.latency_metadata_ns = 2500;
+  CHECK(NodeCost(in).time_us == 2.5);
+  CHECK(NodeCost(NodeCostInput{{}, false, {}, {}, 100}).time_us == 1);
+}
