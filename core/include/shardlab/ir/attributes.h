@@ -1,0 +1,137 @@
+// Attributes of the IR. An attribute is an immutable value owned by the
+// module's arena; ops refer to it by pointer, so passes can share one
+// sharding between many ops. Attributes the project does not model keep
+// their source text (AttrKind::Opaque) and print back unchanged.
+#pragma once
+
+#include "shardlab/ir/types.h"
+#include "shardlab/sharding/sharding.h"
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace shardlab {
+
+struct Attr;
+
+/// `name = value` in an attribute dictionary. Names are interned by the
+/// Context, so the view stays valid as long as the context does.
+struct NamedAttr {
+  std::string_view name;
+  const Attr *value = nullptr;
+};
+
+enum class AttrKind {
+  Unit,             ///< `{foo}` in a dictionary
+  Bool,             ///< true / false
+  Integer,          ///< `3 : i64`
+  Float,            ///< `1.000000e+00 : f32`
+  String,           ///< "text" (stored unescaped)
+  TypeAttr,         ///< a type used as an attribute
+  Array,            ///< [a, b]
+  DenseArray,       ///< array<i64: 1, 2>
+  Dict,             ///< {a = 1, b}
+  SymbolRef,        ///< @foo or @foo::@bar (stored without the first '@')
+  DenseElements,    ///< dense<...> : tensor<...>
+  Sharding,         ///< #sdy.sharding<...>
+  ShardingPerValue, ///< #sdy.sharding_per_value<[...]>
+  Mesh,             ///< #sdy.mesh<...> / mesh<...>
+  OpShardingRule,   ///< #sdy.op_sharding_rule<...>
+  ManualAxes,       ///< #sdy<manual_axes{"a", "b"}>
+  AxisRefList,      ///< {"a", "b":(1)2}: axes of an sdy collective
+  AxisRefListList,  ///< [{"a"}, {}]: per-dim axes of an sdy collective
+  Opaque,           ///< anything else, printed from `text`
+};
+
+/// One element of a dense literal; `text` holds non-numeric payloads.
+struct DenseValue {
+  double real = 0, imag = 0;
+  bool is_complex = false;
+};
+
+/// The payload of a dense elements attribute: either parsed values (shape
+/// of the literal kept for printing) or raw text such as a hex blob.
+struct DenseElements {
+  std::vector<DenseValue> values;
+  std::vector<int64_t> literal_shape; ///< nesting of the literal
+  bool splat = false;
+  std::string raw; ///< set when the literal was kept as text
+};
+
+/// `[{"a"}: 0->1, ...]` parameters of sdy.all_to_all.
+struct AllToAllParam {
+  std::vector<AxisRef> axes;
+  int64_t src_dim = 0;
+  int64_t tgt_dim = 0;
+};
+
+using AttrPayload =
+    std::variant<std::monostate, bool, int64_t, double, std::string, Type,
+                 std::vector<const Attr *>, std::vector<NamedAttr>,
+                 std::vector<int64_t>, DenseElements, TensorSharding,
+                 std::vector<TensorSharding>, Mesh, OpShardingRule,
+                 std::vector<std::string>, std::vector<AxisRef>,
+                 std::vector<std::vector<AxisRef>>, std::vector<AllToAllParam>>;
+
+/// An attribute value. `type` is the attribute's type where MLIR prints one
+/// (`: i64`, `: tensor<4xf32>`, the element type of a dense array).
+struct Attr {
+  AttrKind kind = AttrKind::Unit;
+  AttrPayload payload;
+  Type type = nullptr;
+  std::string text; ///< float spelling, big integer spelling, opaque text
+
+  int64_t intValue() const;
+  const std::string &str() const { return std::get<std::string>(payload); }
+  const std::vector<const Attr *> &elements() const {
+    return std::get<std::vector<const Attr *>>(payload);
+  }
+  const std::vector<NamedAttr> &entries() const {
+    return std::get<std::vector<NamedAttr>>(payload);
+  }
+  const std::vector<int64_t> &ints() const {
+    return std::get<std::vector<int64_t>>(payload);
+  }
+  const TensorSharding &sharding() const {
+    return std::get<TensorSharding>(payload);
+  }
+  const std::vector<TensorSharding> &shardings() const {
+    return std::get<std::vector<TensorSharding>>(payload);
+  }
+  const Mesh &mesh() const { return std::get<Mesh>(payload); }
+  const OpShardingRule &rule() const {
+    return std::get<OpShardingRule>(payload);
+  }
+  /// Looks up a dictionary entry; nullptr when absent.
+  const Attr *get(std::string_view name) const;
+};
+
+/// Owns the attributes of one context. Attributes never move.
+class AttrArena {
+public:
+  const Attr *make(Attr &&attr) {
+    attrs_.push_back(std::move(attr));
+    return &attrs_.back();
+  }
+  const Attr *unit() { return make(Attr{AttrKind::Unit, {}, nullptr, {}}); }
+  const Attr *boolean(bool value);
+  const Attr *integer(int64_t value, Type type);
+  const Attr *string(std::string value);
+  const Attr *symbol(std::string name);
+  const Attr *array(std::vector<const Attr *> elements);
+  const Attr *denseArray(Type element, std::vector<int64_t> values);
+  const Attr *sharding(TensorSharding sharding);
+  const Attr *shardingPerValue(std::vector<TensorSharding> shardings);
+  const Attr *rule(OpShardingRule rule);
+  const Attr *opaque(std::string text);
+  size_t size() const { return attrs_.size(); }
+
+private:
+  std::deque<Attr> attrs_;
+};
+
+} // namespace shardlab

@@ -1,0 +1,237 @@
+// The operation graph: Context (interning), Value and its uses, Operation,
+// Block, Region and Module. Modelled on MLIR's structure so that Shardy's
+// passes translate directly: ops own regions, regions own blocks, blocks own
+// an ordered list of ops and their arguments, values know their uses.
+#pragma once
+
+#include "shardlab/ir/attributes.h"
+#include "shardlab/ir/types.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+namespace shardlab {
+
+class Operation;
+class Block;
+class Region;
+struct OpInfo;
+
+/// Source position (1-based line and column) of an op or a value.
+struct Location {
+  uint32_t line = 0;
+  uint32_t col = 0;
+};
+
+/// Interns strings (op names, attribute names) and owns types and
+/// attributes. Everything parsed into one Module shares one Context.
+class Context {
+public:
+  std::string_view intern(std::string_view text);
+  TypeContext types;
+  AttrArena attrs;
+
+private:
+  std::unordered_set<std::string> strings_;
+};
+
+class Value;
+
+/// One use of a value: operand `index` of `owner`. Uses of a value form an
+/// intrusive doubly linked list so that adding and removing is O(1).
+struct OpOperand {
+  Value *value = nullptr;
+  Operation *owner = nullptr;
+  uint32_t index = 0;
+  OpOperand *prev_use = nullptr;
+  OpOperand *next_use = nullptr;
+
+  void set(Value *new_value);
+};
+
+/// An SSA value: an op result or a block argument.
+class Value {
+public:
+  Type type = nullptr;
+  Operation *defining_op = nullptr; ///< null for block arguments
+  Block *owner_block = nullptr;     ///< set for block arguments
+  uint32_t index = 0;               ///< result or argument number
+  Location loc;
+  /// Argument attributes (func.func arguments only; empty otherwise).
+  std::vector<NamedAttr> arg_attrs;
+
+  bool isBlockArgument() const { return defining_op == nullptr; }
+  OpOperand *firstUse() const { return first_use_; }
+  bool hasUses() const { return first_use_ != nullptr; }
+  bool hasOneUse() const {
+    return first_use_ && first_use_->next_use == nullptr;
+  }
+  size_t numUses() const;
+  /// Redirects every use of this value to `other`.
+  void replaceAllUsesWith(Value *other);
+
+private:
+  friend struct OpOperand;
+  OpOperand *first_use_ = nullptr;
+};
+
+/// Sorted (by name) attribute dictionary, as MLIR's DictionaryAttr.
+class AttrDict {
+public:
+  const Attr *get(std::string_view name) const;
+  /// Inserts or replaces, keeping name order.
+  void set(std::string_view interned_name, const Attr *value);
+  bool erase(std::string_view name);
+  const std::vector<NamedAttr> &entries() const { return entries_; }
+  bool empty() const { return entries_.empty(); }
+  void clear() { entries_.clear(); }
+
+private:
+  std::vector<NamedAttr> entries_;
+};
+
+/// A generic operation. `info` points at the registry entry of a known op
+/// (custom syntax, verifier); it is null for ops the project does not model.
+class Operation {
+public:
+  Operation(std::string_view name, const OpInfo *info, Location loc);
+  ~Operation();
+  Operation(const Operation &) = delete;
+  Operation &operator=(const Operation &) = delete;
+
+  std::string_view name;
+  const OpInfo *info = nullptr;
+  Location loc;
+  AttrDict attrs; ///< inherent and discardable attributes
+  AttrDict props; ///< `<{...}>` properties of an unknown op
+
+  size_t numOperands() const { return operands_.size(); }
+  Value *operand(size_t i) const { return operands_[i].value; }
+  OpOperand &operandUse(size_t i) { return operands_[i]; }
+  void setOperands(const std::vector<Value *> &values);
+  void setOperand(size_t i, Value *value) { operands_[i].set(value); }
+
+  size_t numResults() const { return results_.size(); }
+  Value *result(size_t i) { return &results_[i]; }
+  const Value *result(size_t i) const { return &results_[i]; }
+  /// Creates the results; only called once, right after construction.
+  void setResultTypes(const std::vector<Type> &types);
+
+  size_t numRegions() const { return regions_.size(); }
+  Region &region(size_t i) { return *regions_[i]; }
+  const Region &region(size_t i) const { return *regions_[i]; }
+  Region &addRegion();
+
+  Block *parentBlock() const { return parent_; }
+  Operation *parentOp() const;
+  Operation *nextInBlock() const { return next_; }
+  Operation *prevInBlock() const { return prev_; }
+  /// Drops all operand uses (before erasing the op).
+  void dropAllUses();
+
+  // Op-name checks used everywhere.
+  bool is(std::string_view op_name) const { return name == op_name; }
+  std::string_view dialect() const;
+
+private:
+  friend class Block;
+  std::vector<OpOperand> operands_;
+  std::vector<Value> results_;
+  std::vector<std::unique_ptr<Region>> regions_;
+  Block *parent_ = nullptr;
+  Operation *prev_ = nullptr;
+  Operation *next_ = nullptr;
+};
+
+/// A block: arguments and an ordered list of operations it owns.
+class Block {
+public:
+  Block() = default;
+  ~Block();
+  Block(const Block &) = delete;
+  Block &operator=(const Block &) = delete;
+
+  Region *parent = nullptr;
+
+  Value *addArgument(Type type, Location loc);
+  size_t numArguments() const { return args_.size(); }
+  Value *argument(size_t i) { return args_[i].get(); }
+
+  /// Takes ownership; appends at the end or inserts before `before`.
+  Operation *push_back(std::unique_ptr<Operation> op);
+  Operation *insertBefore(Operation *before, std::unique_ptr<Operation> op);
+  /// Unlinks and destroys `op` (its uses must be gone).
+  void erase(Operation *op);
+  Operation *front() const { return first_; }
+  Operation *back() const { return last_; }
+  size_t size() const { return size_; }
+  bool empty() const { return first_ == nullptr; }
+
+  struct Iterator {
+    Operation *op;
+    Operation &operator*() const { return *op; }
+    Iterator &operator++() {
+      op = op->nextInBlock();
+      return *this;
+    }
+    bool operator!=(const Iterator &other) const { return op != other.op; }
+  };
+  Iterator begin() const { return {first_}; }
+  Iterator end() const { return {nullptr}; }
+
+private:
+  std::vector<std::unique_ptr<Value>> args_;
+  Operation *first_ = nullptr;
+  Operation *last_ = nullptr;
+  size_t size_ = 0;
+};
+
+/// A region: a list of blocks owned by an op.
+class Region {
+public:
+  Operation *parent = nullptr;
+  std::vector<std::unique_ptr<Block>> blocks;
+
+  Block &addBlock();
+  bool empty() const { return blocks.empty(); }
+  Block &front() { return *blocks.front(); }
+};
+
+/// A parsed module: the top-level `module` op (implicit or explicit) with
+/// its body, plus the context owning types and attributes.
+class Module {
+public:
+  explicit Module(std::shared_ptr<Context> context);
+  Context &ctx() { return *context_; }
+  std::shared_ptr<Context> sharedContext() const { return context_; }
+  Operation &op() { return *op_; }
+  Block &body() { return op_->region(0).front(); }
+  /// Whether the source spelled `module { ... }` (printed the same either
+  /// way, as MLIR does).
+  bool explicit_module = false;
+  std::string sym_name; ///< `module @name`, empty if none
+  /// Finds a top-level op with `sym_name = @name` (sdy.mesh, func.func).
+  Operation *lookupSymbol(std::string_view name) const;
+
+private:
+  std::shared_ptr<Context> context_;
+  std::unique_ptr<Operation> op_;
+};
+
+/// Calls `fn(op)` for every op nested under `root`'s regions, in pre-order.
+template <typename Fn> void walk(Operation &root, Fn &&fn) {
+  for (size_t r = 0; r < root.numRegions(); ++r)
+    for (auto &block : root.region(r).blocks)
+      for (Operation *op = block->front(); op;) {
+        Operation *next = op->nextInBlock();
+        fn(*op);
+        walk(*op, fn);
+        op = next;
+      }
+}
+
+} // namespace shardlab

@@ -1,0 +1,37 @@
+// The registry of known ops: for each op name, its custom ("pretty") syntax,
+// the names of its inherent attributes (printed as `<{...}>` properties in
+// the generic form), and the SSA names MLIR's printer gives its results and
+// block arguments.
+#pragma once
+
+#include "shardlab/ir/ir.h"
+
+#include <string_view>
+#include <vector>
+
+namespace shardlab {
+
+class Parser;
+class Printer;
+
+struct OpInfo {
+  std::string_view name;
+  /// Parses the custom form after the op name; null: generic form only.
+  bool (*parse)(Parser &parser, Operation &op, size_t num_results) = nullptr;
+  /// Prints the custom form after the op name; null: generic form.
+  void (*print)(Printer &printer, Operation &op) = nullptr;
+  /// Inherent attributes (properties in MLIR's generic form).
+  std::vector<std::string_view> inherent;
+  /// Name prefix MLIR's printer gives results (`c`, `cst`), or null.
+  std::string_view (*result_name)(Operation &op) = nullptr;
+  /// Name MLIR's printer gives entry block arguments of regions.
+  std::string_view block_arg_name;
+  /// The default dialect for op names inside this op's regions.
+  std::string_view region_dialect;
+  bool isolated_from_above = false;
+};
+
+/// Looks up a known op; nullptr for ops the project does not model.
+const OpInfo *lookupOp(std::string_view name);
+
+} // namespace shardlab

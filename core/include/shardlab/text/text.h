@@ -1,0 +1,34 @@
+// Reading and writing the MLIR textual form: parseModule builds a Module
+// from text (generic op form and the custom forms of func, stablehlo and
+// sdy ops); printModule prints it back as mlir-opt does.
+#pragma once
+
+#include "shardlab/ir/ir.h"
+#include "shardlab/text/diagnostics.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace shardlab {
+
+struct ParseOptions {
+  /// Added to every line number (for chunks of a split input file).
+  uint32_t line_offset = 0;
+  /// Deepest nesting of regions and brackets accepted before a diagnostic.
+  uint32_t max_nesting = 256;
+};
+
+/// Parses a whole module. Returns null (with diagnostics) on a syntax error.
+std::unique_ptr<Module> parseModule(std::string_view text,
+                                    DiagnosticEngine &diags,
+                                    const ParseOptions &options = {},
+                                    std::shared_ptr<Context> context = {});
+
+struct PrintOptions {
+  bool generic = false; ///< print every op in the generic form
+};
+
+std::string printModule(Module &module, const PrintOptions &options = {});
+
+} // namespace shardlab

@@ -1,0 +1,14 @@
+// The IR verifier: checks every op of a module (types, symbol references,
+// sdy shardings, sharding rules, sdy op invariants) and reports Shardy's
+// diagnostics. Parsing guarantees syntax; this guarantees meaning.
+#pragma once
+
+#include "shardlab/ir/ir.h"
+#include "shardlab/text/diagnostics.h"
+
+namespace shardlab {
+
+/// Verifies `module`; returns false when an error was reported.
+bool verifyModule(Module &module, DiagnosticEngine &diags);
+
+} // namespace shardlab

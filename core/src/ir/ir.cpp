@@ -1,0 +1,197 @@
+#include "shardlab/ir/ir.h"
+
+#include <algorithm>
+
+namespace shardlab {
+
+std::string_view Context::intern(std::string_view text) {
+  auto it = strings_.emplace(text).first;
+  return *it;
+}
+
+void OpOperand::set(Value *new_value) {
+  if (value) { // unlink from the old value's use list
+    if (prev_use)
+      prev_use->next_use = next_use;
+    else
+      value->first_use_ = next_use;
+    if (next_use)
+      next_use->prev_use = prev_use;
+  }
+  value = new_value;
+  prev_use = next_use = nullptr;
+  if (value) { // push at the front of the new value's use list
+    next_use = value->first_use_;
+    if (next_use)
+      next_use->prev_use = this;
+    value->first_use_ = this;
+  }
+}
+
+size_t Value::numUses() const {
+  size_t count = 0;
+  for (OpOperand *use = first_use_; use; use = use->next_use)
+    ++count;
+  return count;
+}
+
+void Value::replaceAllUsesWith(Value *other) {
+  while (first_use_)
+    first_use_->set(other);
+}
+
+const Attr *AttrDict::get(std::string_view name) const {
+  for (const NamedAttr &entry : entries_)
+    if (entry.name == name)
+      return entry.value;
+  return nullptr;
+}
+
+void AttrDict::set(std::string_view interned_name, const Attr *value) {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), interned_name,
+                             [](const NamedAttr &entry, std::string_view n) {
+                               return entry.name < n;
+                             });
+  if (it != entries_.end() && it->name == interned_name)
+    it->value = value;
+  else
+    entries_.insert(it, NamedAttr{interned_name, value});
+}
+
+bool AttrDict::erase(std::string_view name) {
+  for (auto it = entries_.begin(); it != entries_.end(); ++it)
+    if (it->name == name) {
+      entries_.erase(it);
+      return true;
+    }
+  return false;
+}
+
+Operation::Operation(std::string_view op_name, const OpInfo *op_info,
+                     Location location)
+    : name(op_name), info(op_info), loc(location) {}
+
+Operation::~Operation() { dropAllUses(); }
+
+void Operation::dropAllUses() {
+  for (OpOperand &use : operands_)
+    use.set(nullptr);
+}
+
+void Operation::setOperands(const std::vector<Value *> &values) {
+  dropAllUses();
+  operands_ = std::vector<OpOperand>(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    operands_[i].owner = this;
+    operands_[i].index = static_cast<uint32_t>(i);
+    operands_[i].set(values[i]);
+  }
+}
+
+void Operation::setResultTypes(const std::vector<Type> &types) {
+  results_ = std::vector<Value>(types.size());
+  for (size_t i = 0; i < types.size(); ++i) {
+    results_[i].type = types[i];
+    results_[i].defining_op = this;
+    results_[i].index = static_cast<uint32_t>(i);
+    results_[i].loc = loc;
+  }
+}
+
+Region &Operation::addRegion() {
+  regions_.push_back(std::make_unique<Region>());
+  regions_.back()->parent = this;
+  return *regions_.back();
+}
+
+Operation *Operation::parentOp() const {
+  return parent_ && parent_->parent ? parent_->parent->parent : nullptr;
+}
+
+std::string_view Operation::dialect() const {
+  size_t dot = name.find('.');
+  return dot == std::string_view::npos ? std::string_view()
+                                       : name.substr(0, dot);
+}
+
+Block::~Block() {
+  // Destroy ops back to front so that uses die before their definitions;
+  // first drop every use so that order does not matter.
+  for (Operation *op = first_; op; op = op->next_)
+    op->dropAllUses();
+  Operation *op = last_;
+  while (op) {
+    Operation *prev = op->prev_;
+    delete op;
+    op = prev;
+  }
+}
+
+Value *Block::addArgument(Type type, Location loc) {
+  auto value = std::make_unique<Value>();
+  value->type = type;
+  value->owner_block = this;
+  value->index = static_cast<uint32_t>(args_.size());
+  value->loc = loc;
+  args_.push_back(std::move(value));
+  return args_.back().get();
+}
+
+Operation *Block::push_back(std::unique_ptr<Operation> op) {
+  return insertBefore(nullptr, std::move(op));
+}
+
+Operation *Block::insertBefore(Operation *before,
+                               std::unique_ptr<Operation> owned) {
+  Operation *op = owned.release();
+  op->parent_ = this;
+  op->next_ = before;
+  op->prev_ = before ? before->prev_ : last_;
+  if (op->prev_)
+    op->prev_->next_ = op;
+  else
+    first_ = op;
+  if (before)
+    before->prev_ = op;
+  else
+    last_ = op;
+  ++size_;
+  return op;
+}
+
+void Block::erase(Operation *op) {
+  if (op->prev_)
+    op->prev_->next_ = op->next_;
+  else
+    first_ = op->next_;
+  if (op->next_)
+    op->next_->prev_ = op->prev_;
+  else
+    last_ = op->prev_;
+  --size_;
+  delete op;
+}
+
+Block &Region::addBlock() {
+  blocks.push_back(std::make_unique<Block>());
+  blocks.back()->parent = this;
+  return *blocks.back();
+}
+
+Module::Module(std::shared_ptr<Context> context)
+    : context_(std::move(context)) {
+  op_ = std::make_unique<Operation>(context_->intern("builtin.module"), nullptr,
+                                    Location{});
+  op_->addRegion().addBlock();
+}
+
+Operation *Module::lookupSymbol(std::string_view name) const {
+  for (Operation &op : op_->region(0).front()) {
+    const Attr *sym = op.attrs.get("sym_name");
+    if (sym && sym->kind == AttrKind::String && sym->str() == name)
+      return &op;
+  }
+  return nullptr;
+}
+
+} // namespace shardlab

@@ -1,0 +1,111 @@
+#include "shardlab/passes/pass_registry.h"
+
+namespace shardlab {
+
+const std::vector<PassInfo> &allPasses() {
+  // The flags of Shardy's sdy_opt. Passes land issue by issue; a flag with
+  // no implementation is reported as such rather than silently ignored.
+  static const std::vector<PassInfo> passes = {
+      {"canonicalize", "Canonicalize operations (reshard and collective "
+                       "patterns)"},
+      {"symbol-dce", "Eliminate dead private symbols"},
+      {"sdy-add-data-flow-edges", "Add data-flow edges to region-based ops"},
+      {"sdy-add-func-data-flow-edges", "Add func data-flow edges"},
+      {"sdy-aggressive-propagate", "Aggressive sharding propagation"},
+      {"sdy-apply-sharding-constraints", "Apply sharding constraints"},
+      {"sdy-basic-propagate", "Basic sharding propagation"},
+      {"sdy-close-shardings", "Close every sharding"},
+      {"sdy-constant-or-scalar-merger", "Merge split constants"},
+      {"sdy-constant-or-scalar-splitter", "Split constants per use"},
+      {"sdy-convert-global-to-local", "Convert to local (per-device) shapes"},
+      {"sdy-drop-sharding-and-mesh", "Drop shardings and meshes"},
+      {"sdy-drop-sharding-rules", "Drop sharding rules"},
+      {"sdy-explicit-gather-scatter-batching",
+       "Make gather/scatter batching dims explicit"},
+      {"sdy-export-named-computations", "Export named computations to funcs"},
+      {"sdy-export-pipeline", "Shardy's export pipeline"},
+      {"sdy-flatten-call-graph", "Flatten the call graph"},
+      {"sdy-import-func-calls", "Import func calls as named computations"},
+      {"sdy-import-pipeline", "Shardy's import pipeline"},
+      {"sdy-inline-meshes", "Inline meshes into shardings"},
+      {"sdy-insert-explicit-reshards", "Insert explicit reshards"},
+      {"sdy-insert-func-call-reshards", "Insert reshards at func calls"},
+      {"sdy-lift-inlined-meshes", "Lift inlined meshes to sdy.mesh symbols"},
+      {"sdy-manual-axes-cleanup", "Clean up manual axes"},
+      {"sdy-op-priority-propagate", "Op-priority sharding propagation"},
+      {"sdy-pad-for-divisibility", "Pad tensors for divisibility"},
+      {"sdy-per-instruction-partitioning", "Per-instruction partitioning"},
+      {"sdy-populate-op-sharding-rules", "Attach op sharding rules"},
+      {"sdy-pre-order-funcs", "Order funcs callee first"},
+      {"sdy-propagate-sharding-from-func-to-call",
+       "Propagate func shardings to call sites"},
+      {"sdy-propagate-to-func-results", "Propagate shardings to func results"},
+      {"sdy-propagation-pipeline", "Shardy's propagation pipeline"},
+      {"sdy-remove-all-gather-reduce-scatter-for-cmv1",
+       "Remove all-gather/reduce-scatter pairs (CMV1)"},
+      {"sdy-remove-propagation-debug-info", "Remove propagation debug info"},
+      {"sdy-remove-sharding-groups", "Remove sharding groups"},
+      {"sdy-remove-size-one-axes", "Remove mesh axes of size one"},
+      {"sdy-remove-sub-axes-in-input-output-shardings",
+       "Remove sub-axes from input/output shardings"},
+      {"sdy-reshard-to-collectives", "Lower reshards to collectives"},
+      {"sdy-resolve-permutation-factors", "Resolve permutation factors"},
+      {"sdy-resolve-single-device-sharding", "Resolve single-device shardings"},
+      {"sdy-sharding-constraint-to-reshard",
+       "Turn sharding constraints into reshards"},
+      {"sdy-sharding-group-import", "Import sharding groups"},
+      {"sdy-sink-data-flow-edges", "Sink data-flow edges"},
+      {"sdy-sink-func-data-flow-edges", "Sink func data-flow edges"},
+      {"sdy-unflatten-call-graph", "Unflatten the call graph"},
+      {"sdy-update-non-divisible-input-output-shardings",
+       "Make input/output shardings divisible"},
+      {"sdy-user-priority-propagate", "User-priority sharding propagation"},
+      {"sdy-verify-unreduced-axes", "Verify unreduced axes"},
+  };
+  return passes;
+}
+
+const PassInfo *lookupPass(std::string_view flag) {
+  for (const PassInfo &pass : allPasses())
+    if (pass.flag == flag)
+      return &pass;
+  return nullptr;
+}
+
+bool parsePassOptions(std::string_view text, PassOptions &options,
+                      std::string &error) {
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == ','))
+      ++i;
+    if (i >= text.size())
+      break;
+    size_t key_start = i;
+    while (i < text.size() && text[i] != '=' && text[i] != ' ')
+      ++i;
+    std::string key(text.substr(key_start, i - key_start));
+    std::string value = "true";
+    if (i < text.size() && text[i] == '=') {
+      ++i;
+      value.clear();
+      char quote = 0;
+      while (i < text.size() && (quote || text[i] != ' ')) {
+        char c = text[i++];
+        if (quote && c == quote)
+          quote = 0;
+        else if (!quote && (c == '\'' || c == '"'))
+          quote = c;
+        else
+          value += c;
+      }
+      if (quote) {
+        error = "unbalanced quote in pass options: " + std::string(text);
+        return false;
+      }
+    }
+    options[key] = value;
+  }
+  return true;
+}
+
+} // namespace shardlab

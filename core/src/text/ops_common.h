@@ -1,0 +1,40 @@
+// Shared pieces of the custom op syntaxes (ops_*.cpp): attribute setters
+// and the recurring `%a, %b : type` / functional-type patterns.
+#pragma once
+
+#include "parser.h"
+#include "printer.h"
+#include "shardlab/ir/op_registry.h"
+
+#include <string_view>
+#include <vector>
+
+namespace shardlab::syntax {
+
+inline void setAttr(Parser &parser, Operation &op, std::string_view name,
+                    const Attr *value) {
+  op.attrs.set(parser.intern(name), value);
+}
+
+/// `: type` shared by every operand and the result, or `: (ins) -> out`.
+/// Used by StableHLO's elementwise ops (hlo::parseSameOperandsAndResultType).
+bool parseSameOperandsAndResultType(Parser &parser, Operation &op,
+                                    const std::vector<Value *> &operands,
+                                    size_t num_results = 1);
+void printSameOperandsAndResultType(Printer &printer, Operation &op);
+
+/// `%in <sharding>`-style: parses a tensor sharding body into `name`.
+bool parseShardingAttr(Parser &parser, Operation &op, std::string_view name);
+
+/// `: (ins) -> outs`, checking the operand count.
+bool parseFunctionalTypeFor(Parser &parser, Operation &op,
+                            const std::vector<Value *> &operands);
+
+/// `%a, %b` then sets the operands.
+bool parseOperandsInto(Parser &parser, Operation &op);
+
+/// `{` ... `}` with declared entry args and a trailing terminator.
+bool parseRegionWithArgs(Parser &parser, Operation &op,
+                         const std::vector<ArgDecl> &args);
+
+} // namespace shardlab::syntax

@@ -1,0 +1,414 @@
+// Custom ("pretty") syntax of the StableHLO ops, as StableHLO's printers
+// produce it. Ops without a pretty form here use the generic form.
+#include "ops_common.h"
+
+namespace shardlab {
+
+using namespace syntax;
+
+namespace {
+
+Type i64Type(Parser &parser) { return parser.ctx().types.element("i64"); }
+
+bool parseIntList(Parser &parser, std::vector<int64_t> &values) {
+  if (!parser.expectChar('['))
+    return false;
+  if (parser.tryChar(']'))
+    return true;
+  do {
+    int64_t value = 0;
+    if (!parser.parseInt(value))
+      return false;
+    values.push_back(value);
+  } while (parser.tryChar(','));
+  return parser.expectChar(']');
+}
+
+void printIntList(Printer &printer, const std::vector<int64_t> &values) {
+  printer << '[';
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i)
+      printer << ", ";
+    printer << values[i];
+  }
+  printer << ']';
+}
+
+bool parseDenseArrayKey(Parser &parser, Operation &op, std::string_view attr) {
+  std::vector<int64_t> values;
+  if (!parseIntList(parser, values))
+    return false;
+  setAttr(parser, op, attr,
+          parser.ctx().attrs.denseArray(i64Type(parser), std::move(values)));
+  return true;
+}
+
+const std::vector<int64_t> &ints(Operation &op, std::string_view attr) {
+  static const std::vector<int64_t> kEmpty;
+  const Attr *value = op.attrs.get(attr);
+  return value && value->kind == AttrKind::DenseArray ? value->ints() : kEmpty;
+}
+
+// ---------------------------------------------------------- elementwise
+
+bool parseElementwise(Parser &parser, Operation &op, size_t num_results) {
+  std::vector<Value *> operands;
+  if (!parser.parseOperandList(operands))
+    return false;
+  op.setOperands(operands);
+  return parser.parseOptionalAttrDict(op.attrs) &&
+         parseSameOperandsAndResultType(parser, op, operands,
+                                        num_results ? num_results : 1);
+}
+
+void printElementwise(Printer &printer, Operation &op) {
+  printer << ' ';
+  printer.printOperands(op);
+  printer.printAttrDict(op.attrs);
+  printSameOperandsAndResultType(printer, op);
+}
+
+// `%a, %b, key = [..], ... : (ins) -> out`, for ops whose pretty form is
+// operands, then `key = int-list` entries, then a functional type.
+struct KeyedSpec {
+  std::string_view op;
+  std::string_view keyword;
+  std::string_view attr;
+  bool same_type; ///< `: t` when operand and result types agree
+};
+
+const KeyedSpec kKeyed[] = {
+    {"stablehlo.transpose", "dims", "permutation", false},
+    {"stablehlo.broadcast_in_dim", "dims", "broadcast_dimensions", false},
+    {"stablehlo.reverse", "dims", "dimensions", true},
+    {"stablehlo.dynamic_slice", "sizes", "slice_sizes", false},
+};
+
+const KeyedSpec &keyedSpec(std::string_view name) {
+  for (const KeyedSpec &spec : kKeyed)
+    if (spec.op == name)
+      return spec;
+  return kKeyed[0];
+}
+
+bool parseKeyed(Parser &parser, Operation &op, size_t) {
+  const KeyedSpec &spec = keyedSpec(op.name);
+  std::vector<Value *> operands;
+  do {
+    if (parser.peekKeyword(spec.keyword))
+      break;
+    Value *value = nullptr;
+    if (!parser.parseOperand(value))
+      return false;
+    operands.push_back(value);
+  } while (parser.tryChar(','));
+  op.setOperands(operands);
+  if (!parser.expectKeyword(spec.keyword) || !parser.expectChar('=') ||
+      !parseDenseArrayKey(parser, op, spec.attr) ||
+      !parser.parseOptionalAttrDict(op.attrs))
+    return false;
+  return spec.same_type ? parseSameOperandsAndResultType(parser, op, operands)
+                        : parseFunctionalTypeFor(parser, op, operands);
+}
+
+void printKeyed(Printer &printer, Operation &op) {
+  const KeyedSpec &spec = keyedSpec(op.name);
+  printer << ' ';
+  printer.printOperands(op);
+  printer << ", " << spec.keyword << " = ";
+  printIntList(printer, ints(op, spec.attr));
+  printer.printAttrDict(op.attrs, {spec.attr});
+  if (spec.same_type) {
+    printSameOperandsAndResultType(printer, op);
+  } else {
+    printer << " : ";
+    printer.printFunctionalType(op);
+  }
+}
+
+// `%a : (t) -> t2` (reshape, bitcast_convert, ...).
+bool parseUnaryFunctional(Parser &parser, Operation &op, size_t) {
+  std::vector<Value *> operands;
+  if (!parser.parseOperandList(operands))
+    return false;
+  op.setOperands(operands);
+  return parser.parseOptionalAttrDict(op.attrs) &&
+         parseFunctionalTypeFor(parser, op, operands);
+}
+
+void printUnaryFunctional(Printer &printer, Operation &op) {
+  printer << ' ';
+  printer.printOperands(op);
+  printer.printAttrDict(op.attrs);
+  printer << " : ";
+  printer.printFunctionalType(op);
+}
+
+// ------------------------------------------------------------- misc ops
+
+std::string_view constantName(Operation &op) {
+  Type type = op.numResults() ? op.result(0)->type : nullptr;
+  Type elem = type && type->element ? type->element : type;
+  return elem && elem->isIntegerElement() ? "c" : "cst";
+}
+
+bool parseCustomCall(Parser &parser, Operation &op, size_t) {
+  std::string target;
+  if (parser.peek() == '@') {
+    if (!parser.parseSymbolName(target))
+      return false;
+  } else if (!parser.parseString(target)) {
+    return false;
+  }
+  setAttr(parser, op, "call_target_name",
+          parser.ctx().attrs.string(std::move(target)));
+  std::vector<Value *> operands;
+  if (!parser.expectChar('(') || !parser.parseOperandList(operands) ||
+      !parser.expectChar(')'))
+    return false;
+  op.setOperands(operands);
+  return parser.parseOptionalAttrDict(op.attrs) &&
+         parseFunctionalTypeFor(parser, op, operands);
+}
+
+void printCustomCall(Printer &printer, Operation &op) {
+  printer << " @" << op.attrs.get("call_target_name")->str() << '(';
+  printer.printOperands(op);
+  printer << ')';
+  printer.printAttrDict(op.attrs, {"call_target_name"});
+  printer << " : ";
+  printer.printFunctionalType(op);
+}
+
+bool parseVariadicSameTypes(Parser &parser, Operation &op, size_t) {
+  std::vector<Value *> operands;
+  if (parser.tryChar('(')) { // `optimization_barrier()`
+    if (!parser.expectChar(')'))
+      return false;
+  } else if (!parser.parseOperandList(operands)) {
+    return false;
+  }
+  op.setOperands(operands);
+  if (!parser.parseOptionalAttrDict(op.attrs))
+    return false;
+  if (operands.empty()) {
+    op.setResultTypes({});
+    return true;
+  }
+  std::vector<Type> types;
+  if (!parser.expectChar(':') || !parser.parseTypeList(types))
+    return false;
+  op.setResultTypes(types);
+  return true;
+}
+
+void printVariadicSameTypes(Printer &printer, Operation &op) {
+  if (!op.numOperands()) {
+    printer << "()";
+    printer.printAttrDict(op.attrs);
+    return;
+  }
+  printer << ' ';
+  printer.printOperands(op);
+  printer.printAttrDict(op.attrs);
+  printer << " : ";
+  printer.printOperandTypes(op);
+}
+
+bool parseIota(Parser &parser, Operation &op, size_t) {
+  int64_t dim = 0;
+  Type type = nullptr;
+  if (!parser.expectKeyword("dim") || !parser.expectChar('=') ||
+      !parser.parseInt(dim))
+    return false;
+  setAttr(parser, op, "iota_dimension",
+          parser.ctx().attrs.integer(dim, i64Type(parser)));
+  if (!parser.parseOptionalAttrDict(op.attrs) || !parser.expectChar(':') ||
+      !(type = parser.parseType()))
+    return false;
+  op.setOperands({});
+  op.setResultTypes({type});
+  return true;
+}
+
+void printIota(Printer &printer, Operation &op) {
+  printer << " dim = " << op.attrs.get("iota_dimension")->intValue();
+  printer.printAttrDict(op.attrs, {"iota_dimension"});
+  printer << " : ";
+  printer.printType(op.result(0)->type);
+}
+
+bool parseConcatenate(Parser &parser, Operation &op, size_t) {
+  std::vector<Value *> operands;
+  do {
+    if (parser.peekKeyword("dim"))
+      break;
+    Value *value = nullptr;
+    if (!parser.parseOperand(value))
+      return false;
+    operands.push_back(value);
+  } while (parser.tryChar(','));
+  op.setOperands(operands);
+  int64_t dim = 0;
+  if (!parser.expectKeyword("dim") || !parser.expectChar('=') ||
+      !parser.parseInt(dim))
+    return false;
+  setAttr(parser, op, "dimension",
+          parser.ctx().attrs.integer(dim, i64Type(parser)));
+  return parser.parseOptionalAttrDict(op.attrs) &&
+         parseFunctionalTypeFor(parser, op, operands);
+}
+
+void printConcatenate(Printer &printer, Operation &op) {
+  printer << ' ';
+  printer.printOperands(op);
+  printer << ", dim = " << op.attrs.get("dimension")->intValue();
+  printer.printAttrDict(op.attrs, {"dimension"});
+  printer << " : ";
+  printer.printFunctionalType(op);
+}
+
+// `%a [0:32, 1:2, 4:8:2]`
+bool parseSlice(Parser &parser, Operation &op, size_t) {
+  Value *input = nullptr;
+  if (!parser.parseOperand(input) || !parser.expectChar('['))
+    return false;
+  op.setOperands({input});
+  std::vector<int64_t> starts, limits, strides;
+  if (!parser.tryChar(']')) {
+    do {
+      int64_t start = 0, limit = 0, stride = 1;
+      if (!parser.parseInt(start) || !parser.expectChar(':') ||
+          !parser.parseInt(limit))
+        return false;
+      if (parser.tryChar(':') && !parser.parseInt(stride))
+        return false;
+      starts.push_back(start);
+      limits.push_back(limit);
+      strides.push_back(stride);
+    } while (parser.tryChar(','));
+    if (!parser.expectChar(']'))
+      return false;
+  }
+  AttrArena &arena = parser.ctx().attrs;
+  setAttr(parser, op, "start_indices",
+          arena.denseArray(i64Type(parser), starts));
+  setAttr(parser, op, "limit_indices",
+          arena.denseArray(i64Type(parser), limits));
+  setAttr(parser, op, "strides", arena.denseArray(i64Type(parser), strides));
+  return parser.parseOptionalAttrDict(op.attrs) &&
+         parseFunctionalTypeFor(parser, op, {input});
+}
+
+void printSlice(Printer &printer, Operation &op) {
+  printer << ' ';
+  printer.printValue(op.operand(0));
+  printer << " [";
+  const auto &starts = ints(op, "start_indices");
+  const auto &limits = ints(op, "limit_indices");
+  const auto &strides = ints(op, "strides");
+  for (size_t i = 0; i < starts.size(); ++i) {
+    if (i)
+      printer << ", ";
+    printer << starts[i] << ':' << limits[i];
+    if (i < strides.size() && strides[i] != 1)
+      printer << ':' << strides[i];
+  }
+  printer << ']';
+  printer.printAttrDict(op.attrs,
+                        {"start_indices", "limit_indices", "strides"});
+  printer << " : ";
+  printer.printFunctionalType(op);
+}
+
+} // namespace
+
+bool parseConstantLike(Parser &parser, Operation &op, size_t num_results);
+void printConstantLike(Printer &printer, Operation &op);
+void registerReturnLike(std::vector<OpInfo> &infos, std::string_view name);
+std::vector<OpInfo> stablehloStructuredOpInfos();
+
+std::vector<OpInfo> stablehloOpInfos() {
+  std::vector<OpInfo> infos;
+  static const char *const kElementwise[] = {
+      "stablehlo.abs",
+      "stablehlo.add",
+      "stablehlo.and",
+      "stablehlo.atan2",
+      "stablehlo.cbrt",
+      "stablehlo.ceil",
+      "stablehlo.cosine",
+      "stablehlo.count_leading_zeros",
+      "stablehlo.divide",
+      "stablehlo.exponential",
+      "stablehlo.exponential_minus_one",
+      "stablehlo.floor",
+      "stablehlo.imag",
+      "stablehlo.is_finite",
+      "stablehlo.log",
+      "stablehlo.log_plus_one",
+      "stablehlo.logistic",
+      "stablehlo.maximum",
+      "stablehlo.minimum",
+      "stablehlo.multiply",
+      "stablehlo.negate",
+      "stablehlo.not",
+      "stablehlo.or",
+      "stablehlo.popcnt",
+      "stablehlo.power",
+      "stablehlo.real",
+      "stablehlo.remainder",
+      "stablehlo.round_nearest_afz",
+      "stablehlo.round_nearest_even",
+      "stablehlo.rsqrt",
+      "stablehlo.shift_left",
+      "stablehlo.shift_right_arithmetic",
+      "stablehlo.shift_right_logical",
+      "stablehlo.sign",
+      "stablehlo.sine",
+      "stablehlo.sqrt",
+      "stablehlo.subtract",
+      "stablehlo.tan",
+      "stablehlo.tanh",
+      "stablehlo.xor",
+      "stablehlo.convert",
+      "stablehlo.clamp",
+      "stablehlo.select",
+      "stablehlo.reduce_precision",
+      "stablehlo.dynamic_update_slice",
+  };
+  for (const char *name : kElementwise)
+    infos.push_back({name, parseElementwise, printElementwise});
+  for (const KeyedSpec &spec : kKeyed) {
+    OpInfo info{spec.op, parseKeyed, printKeyed, {spec.attr}};
+    infos.push_back(info);
+  }
+  for (std::string_view name :
+       {"stablehlo.reshape", "stablehlo.bitcast_convert"})
+    infos.push_back({name, parseUnaryFunctional, printUnaryFunctional});
+  OpInfo constant{
+      "stablehlo.constant", parseConstantLike, printConstantLike, {"value"}};
+  constant.result_name = constantName;
+  infos.push_back(constant);
+  infos.push_back({"stablehlo.custom_call",
+                   parseCustomCall,
+                   printCustomCall,
+                   {"call_target_name"}});
+  infos.push_back({"stablehlo.optimization_barrier", parseVariadicSameTypes,
+                   printVariadicSameTypes});
+  infos.push_back({"stablehlo.iota", parseIota, printIota, {"iota_dimension"}});
+  infos.push_back({"stablehlo.concatenate",
+                   parseConcatenate,
+                   printConcatenate,
+                   {"dimension"}});
+  infos.push_back({"stablehlo.slice",
+                   parseSlice,
+                   printSlice,
+                   {"start_indices", "limit_indices", "strides"}});
+  registerReturnLike(infos, "stablehlo.return");
+  for (OpInfo &info : stablehloStructuredOpInfos())
+    infos.push_back(info);
+  return infos;
+}
+
+} // namespace shardlab

@@ -1,0 +1,407 @@
+// Custom syntax of the StableHLO ops with structure: reduce (compact
+// `applies` and full `reducer` forms), while (`cond {} do {}`), compare,
+// dot_general and dot.
+#include "ops_common.h"
+
+namespace shardlab {
+
+using namespace syntax;
+
+namespace {
+
+bool parseIntListInto(Parser &parser, std::vector<int64_t> &values) {
+  if (!parser.expectChar('['))
+    return false;
+  if (parser.tryChar(']'))
+    return true;
+  do {
+    int64_t value = 0;
+    if (!parser.parseInt(value))
+      return false;
+    values.push_back(value);
+  } while (parser.tryChar(','));
+  return parser.expectChar(']');
+}
+
+std::string intListText(const std::vector<int64_t> &values) {
+  std::string text = "[";
+  for (size_t i = 0; i < values.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + "]";
+}
+
+const Attr *denseI64(Parser &parser, std::vector<int64_t> values) {
+  return parser.ctx().attrs.denseArray(parser.ctx().types.element("i64"),
+                                       std::move(values));
+}
+
+// ------------------------------------------------------------- reduce
+
+bool parseReduceInputs(Parser &parser, std::vector<Value *> &inputs,
+                       std::vector<Value *> &inits) {
+  do {
+    Value *input = nullptr, *init = nullptr;
+    if (!parser.expectChar('(') || !parser.parseOperand(input) ||
+        !parser.expectKeyword("init") || !parser.expectChar(':') ||
+        !parser.parseOperand(init) || !parser.expectChar(')'))
+      return false;
+    inputs.push_back(input);
+    inits.push_back(init);
+  } while (parser.tryChar(','));
+  return true;
+}
+
+Type scalarOf(Parser &parser, Type type) {
+  Type elem = type->element ? type->element : type;
+  return parser.ctx().types.rankedTensor({}, elem);
+}
+
+// `applies stablehlo.add`: builds the two-argument body.
+bool buildCompactBody(Parser &parser, Operation &op, std::string_view body_op,
+                      const std::vector<Value *> &inits) {
+  const OpInfo *info = lookupOp(body_op);
+  if (!info)
+    return parser.error("unknown reduction op '" + std::string(body_op) + "'");
+  Block &block = op.addRegion().addBlock();
+  std::vector<Value *> args;
+  for (int side = 0; side < 2; ++side)
+    for (Value *init : inits)
+      args.push_back(block.addArgument(scalarOf(parser, init->type), op.loc));
+  auto combine = std::make_unique<Operation>(info->name, info, op.loc);
+  combine->setOperands(args);
+  combine->setResultTypes({args[0]->type});
+  Value *result = combine->result(0);
+  block.push_back(std::move(combine));
+  const OpInfo *ret = lookupOp("stablehlo.return");
+  auto terminator = std::make_unique<Operation>(ret->name, ret, op.loc);
+  terminator->setOperands({result});
+  terminator->setResultTypes({});
+  block.push_back(std::move(terminator));
+  return true;
+}
+
+bool parseReducerArgs(Parser &parser, std::vector<ArgDecl> &args, size_t n) {
+  std::vector<ArgDecl> lhs, rhs;
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<ArgDecl> pair;
+    if (!parser.parseArgDeclList(pair, false))
+      return false;
+    if (pair.size() != 2)
+      return parser.error("expected two block arguments per reducer input");
+    lhs.push_back(pair[0]);
+    rhs.push_back(pair[1]);
+  }
+  args = lhs;
+  args.insert(args.end(), rhs.begin(), rhs.end());
+  return true;
+}
+
+bool parseReduce(Parser &parser, Operation &op, size_t) {
+  std::vector<Value *> inputs, inits;
+  if (!parseReduceInputs(parser, inputs, inits))
+    return false;
+  std::vector<Value *> operands = inputs;
+  operands.insert(operands.end(), inits.begin(), inits.end());
+  op.setOperands(operands);
+  std::string_view body_op;
+  if (parser.tryKeyword("applies")) {
+    body_op = parser.parseBareId();
+    if (body_op.empty())
+      return parser.error("expected op name after 'applies'");
+  }
+  std::vector<int64_t> dims;
+  if (!parser.expectKeyword("across") || !parser.expectKeyword("dimensions") ||
+      !parser.expectChar('=') || !parseIntListInto(parser, dims))
+    return false;
+  setAttr(parser, op, "dimensions", denseI64(parser, dims));
+  if (!parser.parseOptionalAttrDict(op.attrs) ||
+      !parseFunctionalTypeFor(parser, op, operands))
+    return false;
+  if (!body_op.empty())
+    return buildCompactBody(parser, op, body_op, inits);
+  std::vector<ArgDecl> args;
+  if (!parser.expectKeyword("reducer") ||
+      !parseReducerArgs(parser, args, inputs.size()))
+    return false;
+  return parser.parseRegion(op.addRegion(), args);
+}
+
+// The compact form applies when the body is `op(arg0, arg1)` + return.
+const Operation *compactBodyOp(Operation &op) {
+  if (op.numOperands() != 2 || op.numRegions() != 1)
+    return nullptr;
+  Block &block = op.region(0).front();
+  Operation *first = block.front();
+  if (block.size() != 2 || block.numArguments() != 2 || !first->info ||
+      first->numOperands() != 2 || first->numResults() != 1 ||
+      !first->attrs.empty() || first->operand(0) != block.argument(0) ||
+      first->operand(1) != block.argument(1) ||
+      first->result(0)->type != block.argument(0)->type ||
+      first->dialect() != "stablehlo")
+    return nullptr;
+  Operation *ret = block.back();
+  if (ret->numOperands() != 1 || ret->operand(0) != first->result(0))
+    return nullptr;
+  return first;
+}
+
+void printReduce(Printer &printer, Operation &op) {
+  size_t n = op.numOperands() / 2;
+  for (size_t i = 0; i < n; ++i) {
+    printer << (i ? ", (" : "(");
+    printer.printValue(op.operand(i));
+    printer << " init: ";
+    printer.printValue(op.operand(n + i));
+    printer << ')';
+  }
+  const Operation *body = compactBodyOp(op);
+  if (body)
+    printer << " applies " << body->name;
+  printer << " across dimensions = "
+          << intListText(op.attrs.get("dimensions")->ints());
+  printer.printAttrDict(op.attrs, {"dimensions"});
+  printer << " : ";
+  printer.printFunctionalType(op);
+  if (body)
+    return;
+  printer.newline();
+  printer << " reducer";
+  Block &block = op.region(0).front();
+  for (size_t i = 0; i < n; ++i) {
+    printer << '(';
+    printer.printArgDecl(block.argument(i));
+    printer << ", ";
+    printer.printArgDecl(block.argument(n + i));
+    printer << ") ";
+  }
+  printer.printRegion(op.region(0), false);
+}
+
+// -------------------------------------------------------------- while
+
+bool parseWhile(Parser &parser, Operation &op, size_t) {
+  std::vector<ArgDecl> args;
+  std::vector<Value *> operands;
+  if (!parser.expectChar('('))
+    return false;
+  if (!parser.tryChar(')')) {
+    do {
+      ArgDecl arg;
+      arg.loc = parser.loc();
+      arg.name = parser.parseValueName();
+      Value *init = nullptr;
+      if (arg.name.empty() || !parser.expectChar('=') ||
+          !parser.parseOperand(init))
+        return parser.error("expected '%name = %value'");
+      operands.push_back(init);
+      args.push_back(arg);
+    } while (parser.tryChar(','));
+    if (!parser.expectChar(')'))
+      return false;
+  }
+  op.setOperands(operands);
+  std::vector<Type> types;
+  if (!operands.empty() &&
+      (!parser.expectChar(':') || !parser.parseTypeList(types)))
+    return false;
+  if (types.size() != operands.size())
+    return parser.error("expected one type per while operand");
+  for (size_t i = 0; i < args.size(); ++i)
+    args[i].type = types[i];
+  op.setResultTypes(types);
+  if (!parser.parseOptionalAttrDictWithKeyword(op.attrs) ||
+      !parser.expectKeyword("cond") ||
+      !parser.parseRegion(op.addRegion(), args) || !parser.expectKeyword("do"))
+    return false;
+  return parser.parseRegion(op.addRegion(), args);
+}
+
+void printWhile(Printer &printer, Operation &op) {
+  printer << '(';
+  Block &cond = op.region(0).front();
+  for (size_t i = 0; i < op.numOperands(); ++i) {
+    if (i)
+      printer << ", ";
+    printer.printValue(cond.argument(i));
+    printer << " = ";
+    printer.printValue(op.operand(i));
+  }
+  printer << ')';
+  if (op.numOperands()) {
+    printer << " : ";
+    printer.printOperandTypes(op);
+  }
+  printer.printAttrDictWithKeyword(op.attrs, {});
+  printer.newline();
+  printer << " cond ";
+  printer.printRegion(op.region(0), false);
+  printer << " do ";
+  printer.printRegion(op.region(1), false);
+}
+
+// ------------------------------------------------------------- compare
+
+bool parseCompare(Parser &parser, Operation &op, size_t) {
+  std::string_view direction = parser.parseBareId();
+  if (direction.empty() || !parser.expectChar(','))
+    return parser.error("expected comparison direction");
+  setAttr(parser, op, "comparison_direction",
+          parser.ctx().attrs.string(std::string(direction)));
+  std::vector<Value *> operands(2);
+  if (!parser.parseOperand(operands[0]) || !parser.expectChar(',') ||
+      !parser.parseOperand(operands[1]))
+    return false;
+  op.setOperands(operands);
+  if (parser.tryChar(',')) {
+    std::string_view type = parser.parseBareId();
+    if (type.empty())
+      return parser.error("expected comparison type");
+    setAttr(parser, op, "compare_type",
+            parser.ctx().attrs.string(std::string(type)));
+  }
+  return parser.parseOptionalAttrDict(op.attrs) &&
+         parseSameOperandsAndResultType(parser, op, operands);
+}
+
+void printCompare(Printer &printer, Operation &op) {
+  printer << "  " << op.attrs.get("comparison_direction")->str() << ", ";
+  printer.printOperands(op);
+  if (const Attr *type = op.attrs.get("compare_type"))
+    printer << ",  " << type->str();
+  printer.printAttrDict(op.attrs, {"comparison_direction", "compare_type"});
+  printSameOperandsAndResultType(printer, op);
+}
+
+// --------------------------------------------------------- dot_general
+
+const char *const kDotKeys[] = {
+    "lhs_batching_dimensions", "rhs_batching_dimensions",
+    "lhs_contracting_dimensions", "rhs_contracting_dimensions"};
+
+bool parseDimPair(Parser &parser, std::vector<int64_t> &lhs,
+                  std::vector<int64_t> &rhs) {
+  return parser.expectChar('=') && parseIntListInto(parser, lhs) &&
+         parser.expectKeyword("x") && parseIntListInto(parser, rhs);
+}
+
+bool parseDotTail(Parser &parser, Operation &op) {
+  // `precision = [...]` and `algorithm = <...>` are kept as text.
+  while (parser.tryChar(',')) {
+    std::string_view key = parser.parseBareId();
+    if ((key != "precision" && key != "algorithm") || !parser.expectChar('='))
+      return parser.error("expected 'precision' or 'algorithm'");
+    size_t start = parser.pos();
+    parser.skipSpace();
+    start = parser.pos();
+    char open = parser.peek();
+    if (open != '[' && open != '<')
+      return parser.error("expected '[' or '<'");
+    const Attr *value = nullptr;
+    if (open == '[') {
+      value = parser.parseAttribute();
+    } else {
+      std::vector<int64_t> unused;
+      (void)unused;
+      value = parser.parseAttribute();
+    }
+    if (!value)
+      return false;
+    std::string text(parser.textFrom(start));
+    setAttr(parser, op, key == "precision" ? "precision_config" : "algorithm",
+            parser.ctx().attrs.opaque(text));
+  }
+  return true;
+}
+
+bool parseDotGeneral(Parser &parser, Operation &op, size_t) {
+  std::vector<Value *> operands(2);
+  if (!parser.parseOperand(operands[0]) || !parser.expectChar(',') ||
+      !parser.parseOperand(operands[1]) || !parser.expectChar(','))
+    return false;
+  op.setOperands(operands);
+  std::vector<int64_t> dims[4];
+  if (parser.tryKeyword("batching_dims")) {
+    if (!parseDimPair(parser, dims[0], dims[1]) || !parser.expectChar(','))
+      return false;
+  }
+  if (!parser.expectKeyword("contracting_dims") ||
+      !parseDimPair(parser, dims[2], dims[3]) || !parseDotTail(parser, op))
+    return false;
+  std::vector<NamedAttr> entries;
+  for (int i = 0; i < 4; ++i)
+    entries.push_back({parser.intern(kDotKeys[i]), denseI64(parser, dims[i])});
+  Attr attr{AttrKind::Dict, std::move(entries), nullptr, "#stablehlo.dot"};
+  setAttr(parser, op, "dot_dimension_numbers",
+          parser.ctx().attrs.make(std::move(attr)));
+  return parser.parseOptionalAttrDict(op.attrs) &&
+         parseFunctionalTypeFor(parser, op, operands);
+}
+
+void printDotTail(Printer &printer, Operation &op) {
+  if (const Attr *precision = op.attrs.get("precision_config"))
+    printer << ", precision = " << precision->text;
+  if (const Attr *algorithm = op.attrs.get("algorithm"))
+    printer << ", algorithm = " << algorithm->text;
+}
+
+void printDotGeneral(Printer &printer, Operation &op) {
+  printer << ' ';
+  printer.printOperands(op);
+  const Attr *dims = op.attrs.get("dot_dimension_numbers");
+  auto list = [&](int i) {
+    return intListText(dims->get(kDotKeys[i])->ints());
+  };
+  if (!dims->get(kDotKeys[0])->ints().empty())
+    printer << ", batching_dims = " << list(0) << " x " << list(1);
+  printer << ", contracting_dims = " << list(2) << " x " << list(3);
+  printDotTail(printer, op);
+  printer.printAttrDict(
+      op.attrs, {"dot_dimension_numbers", "precision_config", "algorithm"});
+  printer << " : ";
+  printer.printFunctionalType(op);
+}
+
+bool parseDot(Parser &parser, Operation &op, size_t) {
+  std::vector<Value *> operands(2);
+  if (!parser.parseOperand(operands[0]) || !parser.expectChar(',') ||
+      !parser.parseOperand(operands[1]))
+    return false;
+  op.setOperands(operands);
+  return parseDotTail(parser, op) && parser.parseOptionalAttrDict(op.attrs) &&
+         parseSameOperandsAndResultType(parser, op, operands);
+}
+
+void printDot(Printer &printer, Operation &op) {
+  printer << ' ';
+  printer.printOperands(op);
+  printDotTail(printer, op);
+  printer.printAttrDict(op.attrs, {"precision_config", "algorithm"});
+  printer << " : ";
+  printer.printFunctionalType(op);
+}
+
+std::string_view iterArgName(Operation &) { return "iterArg"; }
+
+} // namespace
+
+std::vector<OpInfo> stablehloStructuredOpInfos() {
+  std::vector<OpInfo> infos;
+  infos.push_back(
+      {"stablehlo.reduce", parseReduce, printReduce, {"dimensions"}});
+  OpInfo loop{"stablehlo.while", parseWhile, printWhile};
+  loop.block_arg_name = "iterArg";
+  (void)iterArgName;
+  infos.push_back(loop);
+  infos.push_back({"stablehlo.compare",
+                   parseCompare,
+                   printCompare,
+                   {"comparison_direction", "compare_type"}});
+  infos.push_back({"stablehlo.dot_general",
+                   parseDotGeneral,
+                   printDotGeneral,
+                   {"dot_dimension_numbers", "precision_config", "algorithm"}});
+  infos.push_back({"stablehlo.dot", parseDot, printDot, {"precision_config"}});
+  return infos;
+}
+
+} // namespace shardlab

@@ -1,0 +1,778 @@
+// Lexical helpers, types, values, regions and the generic op form.
+#include "parser.h"
+
+#include "shardlab/ir/op_registry.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace shardlab {
+
+namespace {
+
+bool isIdStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool isIdChar(char c) {
+  return isIdStart(c) || (c >= '0' && c <= '9') || c == '$' || c == '.';
+}
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+
+} // namespace
+
+Parser::Parser(std::string_view text, std::shared_ptr<Context> context,
+               DiagnosticEngine &diags, const ParseOptions &options)
+    : text_(text), context_(std::move(context)), ctx_(*context_), diags_(diags),
+      options_(options) {
+  line_starts_.push_back(0);
+  const char *base = text.data();
+  const char *end = base + text.size();
+  for (const char *p = base; p < end;) {
+    const void *nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
+    if (!nl)
+      break;
+    p = static_cast<const char *>(nl) + 1;
+    line_starts_.push_back(static_cast<size_t>(p - base));
+  }
+}
+
+// ---------------------------------------------------------------- lexical
+
+void Parser::skipSpace() {
+  while (pos_ < text_.size()) {
+    char c = text_[pos_];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      ++pos_;
+    } else if (c == '/' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '/') {
+      size_t nl = text_.find('\n', pos_);
+      pos_ = nl == std::string_view::npos ? text_.size() : nl + 1;
+    } else {
+      break;
+    }
+  }
+}
+
+bool Parser::atEnd() {
+  skipSpace();
+  return pos_ >= text_.size();
+}
+
+char Parser::peek() {
+  skipSpace();
+  return pos_ < text_.size() ? text_[pos_] : '\0';
+}
+
+char Parser::peekAt(size_t offset) {
+  skipSpace();
+  return pos_ + offset < text_.size() ? text_[pos_ + offset] : '\0';
+}
+
+bool Parser::tryChar(char c) {
+  if (peek() != c)
+    return false;
+  ++pos_;
+  return true;
+}
+
+bool Parser::expectChar(char c) {
+  if (tryChar(c))
+    return true;
+  return error(std::string("expected '") + c + "'");
+}
+
+bool Parser::tryPunct(std::string_view punct) {
+  skipSpace();
+  if (text_.substr(pos_, punct.size()) != punct)
+    return false;
+  pos_ += punct.size();
+  return true;
+}
+
+bool Parser::expectPunct(std::string_view punct) {
+  if (tryPunct(punct))
+    return true;
+  return error("expected '" + std::string(punct) + "'");
+}
+
+bool Parser::peekKeyword(std::string_view keyword) {
+  skipSpace();
+  if (text_.substr(pos_, keyword.size()) != keyword)
+    return false;
+  size_t after = pos_ + keyword.size();
+  return after >= text_.size() || !isIdChar(text_[after]);
+}
+
+bool Parser::tryKeyword(std::string_view keyword) {
+  if (!peekKeyword(keyword))
+    return false;
+  pos_ += keyword.size();
+  return true;
+}
+
+bool Parser::expectKeyword(std::string_view keyword) {
+  if (tryKeyword(keyword))
+    return true;
+  return error("expected '" + std::string(keyword) + "'");
+}
+
+std::string_view Parser::parseBareId() {
+  skipSpace();
+  if (pos_ >= text_.size() || !isIdStart(text_[pos_]))
+    return {};
+  size_t start = pos_;
+  while (pos_ < text_.size() && isIdChar(text_[pos_]))
+    ++pos_;
+  return text_.substr(start, pos_ - start);
+}
+
+bool Parser::parseInt(int64_t &value) {
+  skipSpace();
+  size_t start = pos_;
+  bool negative = pos_ < text_.size() && text_[pos_] == '-';
+  if (negative)
+    ++pos_;
+  if (pos_ >= text_.size() || !isDigit(text_[pos_])) {
+    pos_ = start;
+    return error("expected integer value");
+  }
+  uint64_t magnitude = 0;
+  bool overflow = false;
+  while (pos_ < text_.size() && isDigit(text_[pos_])) {
+    uint64_t digit = static_cast<uint64_t>(text_[pos_++] - '0');
+    if (magnitude > (UINT64_MAX - digit) / 10)
+      overflow = true;
+    magnitude = magnitude * 10 + digit;
+  }
+  uint64_t limit = negative ? (uint64_t{1} << 63) : (uint64_t{1} << 63) - 1;
+  if (overflow || magnitude > limit)
+    return errorAt(loc(), "integer value too large");
+  value = negative ? static_cast<int64_t>(0 - magnitude)
+                   : static_cast<int64_t>(magnitude);
+  return true;
+}
+
+bool Parser::parseString(std::string &value) {
+  if (peek() != '"')
+    return error("expected string");
+  ++pos_;
+  value.clear();
+  while (pos_ < text_.size() && text_[pos_] != '"') {
+    char c = text_[pos_++];
+    if (c == '\n')
+      return error("expected '\"' in string literal");
+    if (c != '\\') {
+      value += c;
+      continue;
+    }
+    if (pos_ >= text_.size())
+      break;
+    char esc = text_[pos_++];
+    if (esc == 'n')
+      value += '\n';
+    else if (esc == 't')
+      value += '\t';
+    else if (esc == '"' || esc == '\\')
+      value += esc;
+    else if (pos_ < text_.size() && isxdigit(static_cast<unsigned char>(esc)) &&
+             isxdigit(static_cast<unsigned char>(text_[pos_]))) {
+      value += static_cast<char>(
+          std::stoi(std::string(text_.substr(pos_ - 1, 2)), nullptr, 16));
+      ++pos_;
+    } else
+      return error("unknown escape in string literal");
+  }
+  if (pos_ >= text_.size())
+    return error("expected '\"' in string literal");
+  ++pos_;
+  return true;
+}
+
+bool Parser::parseSymbolName(std::string &name) {
+  if (peek() != '@')
+    return error("expected symbol name");
+  ++pos_;
+  if (pos_ < text_.size() && text_[pos_] == '"')
+    return parseString(name);
+  size_t start = pos_;
+  while (pos_ < text_.size() && (isIdChar(text_[pos_]) || text_[pos_] == '-'))
+    ++pos_;
+  if (start == pos_)
+    return error("expected symbol name");
+  name = std::string(text_.substr(start, pos_ - start));
+  return true;
+}
+
+Location Parser::loc() {
+  skipSpace();
+  auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), pos_);
+  size_t line = static_cast<size_t>(it - line_starts_.begin());
+  size_t col = pos_ - line_starts_[line - 1] + 1;
+  return {static_cast<uint32_t>(line + options_.line_offset),
+          static_cast<uint32_t>(col)};
+}
+
+bool Parser::error(std::string message) {
+  return errorAt(loc(), std::move(message));
+}
+
+bool Parser::errorAt(Location where, std::string message) {
+  diags_.error(where, std::move(message));
+  failed_ = true;
+  return false;
+}
+
+bool Parser::enterNesting() {
+  if (++depth_ > options_.max_nesting) {
+    --depth_;
+    return error("nesting is deeper than " +
+                 std::to_string(options_.max_nesting) + " levels");
+  }
+  return true;
+}
+
+bool Parser::skipBalanced(char open, char close) {
+  // The cursor is on `open`; skips to just after the matching `close`,
+  // honouring nested brackets of every kind and string literals.
+  std::string stack;
+  while (pos_ < text_.size()) {
+    char c = text_[pos_++];
+    if (c == '"') {
+      while (pos_ < text_.size() && text_[pos_] != '"') {
+        if (text_[pos_] == '\\')
+          ++pos_;
+        ++pos_;
+      }
+      ++pos_;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{' || c == '<') {
+      if (stack.size() >= options_.max_nesting)
+        return error("nesting is too deep");
+      stack.push_back(c == '(' ? ')' : c == '[' ? ']' : c == '{' ? '}' : '>');
+    } else if (c == ')' || c == ']' || c == '}' || c == '>') {
+      if (c == '>' && pos_ >= 2 && text_[pos_ - 2] == '-')
+        continue; // the arrow of `->`
+      if (stack.empty() || stack.back() != c)
+        return error(std::string("unbalanced '") + c + "'");
+      stack.pop_back();
+      if (stack.empty())
+        return true;
+    }
+  }
+  (void)open;
+  (void)close;
+  return error(std::string("expected '") + close + "'");
+}
+
+// ------------------------------------------------------------------ types
+
+Type Parser::parseTensorType() {
+  // The cursor is after `tensor<`.
+  if (tryChar('*')) {
+    if (!expectChar('x'))
+      return nullptr;
+    Type elem = parseType();
+    if (!elem || !expectChar('>'))
+      return nullptr;
+    return ctx_.types.unrankedTensor(elem);
+  }
+  std::vector<int64_t> shape;
+  skipSpace();
+  while (pos_ < text_.size() && (isDigit(text_[pos_]) || text_[pos_] == '?')) {
+    if (text_[pos_] == '?') {
+      ++pos_;
+      shape.push_back(kDynamic);
+    } else {
+      int64_t dim = 0;
+      if (!parseInt(dim))
+        return nullptr;
+      shape.push_back(dim);
+    }
+    if (pos_ >= text_.size() || text_[pos_] != 'x')
+      return error("expected 'x' in dimension list"), nullptr;
+    ++pos_;
+  }
+  Type elem = parseType();
+  if (!elem)
+    return nullptr;
+  std::string encoding;
+  if (tryChar(',')) {
+    skipSpace();
+    size_t start = pos_;
+    const Attr *attr = parseAttribute();
+    if (!attr)
+      return nullptr;
+    encoding = std::string(textFrom(start));
+  }
+  if (!expectChar('>'))
+    return nullptr;
+  return ctx_.types.rankedTensor(shape, elem, encoding);
+}
+
+Type Parser::parseDialectType() {
+  // The cursor is on '!'.
+  size_t start = pos_++;
+  while (pos_ < text_.size() && isIdChar(text_[pos_]))
+    ++pos_;
+  std::string_view name = text_.substr(start, pos_ - start);
+  if (name == "!stablehlo.token")
+    return ctx_.types.token(name);
+  if (pos_ < text_.size() && text_[pos_] == '<' && !skipBalanced('<', '>'))
+    return nullptr;
+  std::string full(textFrom(start));
+  if (name.find('.') == std::string_view::npos) { // an alias `!name`
+    auto it = type_aliases_.find(full);
+    if (it == type_aliases_.end())
+      return error("undefined symbol alias id '" + full.substr(1) + "'"),
+             nullptr;
+    return it->second;
+  }
+  if (name.rfind("!quant.", 0) == 0)
+    return ctx_.types.element(full);
+  return ctx_.types.opaque(full);
+}
+
+Type Parser::parseType() {
+  char c = peek();
+  if (c == '!')
+    return parseDialectType();
+  if (c == '(') {
+    std::vector<Type> inputs, results;
+    if (!parseFunctionType(inputs, results))
+      return nullptr;
+    return ctx_.types.function(inputs, results);
+  }
+  size_t start = pos_;
+  std::string_view id = parseBareId();
+  if (id.empty())
+    return error("expected non-function type"), nullptr;
+  if (id == "tensor" && tryChar('<')) {
+    if (!enterNesting())
+      return nullptr;
+    Type type = parseTensorType();
+    leaveNesting();
+    return type;
+  }
+  if (id == "tuple" && tryChar('<')) {
+    std::vector<Type> members;
+    if (!tryChar('>')) {
+      if (!enterNesting() || !parseTypeList(members) || !expectChar('>'))
+        return nullptr;
+      leaveNesting();
+    }
+    return ctx_.types.tuple(members);
+  }
+  if (pos_ < text_.size() && text_[pos_] == '<') { // complex<f32>, vector<..>
+    if (!skipBalanced('<', '>'))
+      return nullptr;
+    std::string full(textFrom(start));
+    return id == "complex" ? ctx_.types.element(full) : ctx_.types.opaque(full);
+  }
+  return ctx_.types.element(id);
+}
+
+bool Parser::parseTypeList(std::vector<Type> &types) {
+  do {
+    Type type = parseType();
+    if (!type)
+      return false;
+    types.push_back(type);
+  } while (tryChar(','));
+  return true;
+}
+
+bool Parser::parseFunctionType(std::vector<Type> &inputs,
+                               std::vector<Type> &results) {
+  if (!expectChar('(') || !enterNesting())
+    return false;
+  if (!tryChar(')') && (!parseTypeList(inputs) || !expectChar(')')))
+    return false;
+  leaveNesting();
+  if (!expectPunct("->"))
+    return false;
+  if (peek() == '(') {
+    ++pos_;
+    if (!tryChar(')') && (!parseTypeList(results) || !expectChar(')')))
+      return false;
+    return true;
+  }
+  Type result = parseType();
+  if (!result)
+    return false;
+  results.push_back(result);
+  return true;
+}
+
+// ------------------------------------------------------------ values
+
+std::string_view Parser::parseValueName() {
+  if (peek() != '%')
+    return {};
+  size_t start = ++pos_;
+  while (pos_ < text_.size() && (isIdChar(text_[pos_]) || text_[pos_] == '-'))
+    ++pos_;
+  return text_.substr(start, pos_ - start);
+}
+
+bool Parser::parseOperand(Value *&value) {
+  Location where = loc();
+  std::string_view name = parseValueName();
+  if (name.empty())
+    return error("expected SSA operand");
+  int64_t number = -1;
+  if (pos_ < text_.size() && text_[pos_] == '#') {
+    ++pos_;
+    if (!parseInt(number) || number < 0)
+      return error("expected result number");
+  }
+  auto it = values_.find(name);
+  if (it == values_.end())
+    return errorAt(where, "use of undeclared SSA value name");
+  const ValueDef &def = it->second;
+  if (def.arg) {
+    if (number > 0)
+      return errorAt(where, "invalid result number");
+    value = def.arg;
+    return true;
+  }
+  size_t index = def.offset + (number < 0 ? 0 : static_cast<size_t>(number));
+  if (index >= def.op->numResults())
+    return errorAt(where, "reference to invalid result number");
+  value = def.op->result(index);
+  return true;
+}
+
+bool Parser::parseOperandList(std::vector<Value *> &values) {
+  if (peek() != '%')
+    return true;
+  do {
+    Value *value = nullptr;
+    if (!parseOperand(value))
+      return false;
+    values.push_back(value);
+  } while (tryChar(','));
+  return true;
+}
+
+bool Parser::defineValues(std::string_view name, Operation *op, Value *arg,
+                          Location where, uint32_t offset) {
+  auto [it, inserted] = values_.emplace(name, ValueDef{op, arg, offset});
+  if (!inserted)
+    return errorAt(where,
+                   "redefinition of SSA value '%" + std::string(name) + "'");
+  if (!scopes_.empty())
+    scopes_.back().push_back(name);
+  return true;
+}
+
+bool Parser::parseArgDeclList(std::vector<ArgDecl> &args, bool allow_attrs) {
+  if (!expectChar('('))
+    return false;
+  if (tryChar(')'))
+    return true;
+  do {
+    ArgDecl arg;
+    arg.loc = loc();
+    arg.name = parseValueName();
+    if (arg.name.empty())
+      return error("expected SSA identifier");
+    if (!expectChar(':') || !(arg.type = parseType()))
+      return false;
+    if (allow_attrs && peek() == '{') {
+      AttrDict dict;
+      if (!parseAttrDict(dict))
+        return false;
+      arg.attrs = dict.entries();
+    }
+    skipTrailingLocation();
+    args.push_back(std::move(arg));
+  } while (tryChar(','));
+  return expectChar(')');
+}
+
+// ------------------------------------------------------------ regions
+
+std::string_view Parser::currentDefaultDialect() const {
+  return dialect_stack_.empty() ? std::string_view() : dialect_stack_.back();
+}
+
+bool Parser::parseRegion(Region &region, const std::vector<ArgDecl> &args,
+                         bool isolated) {
+  if (!expectChar('{') || !enterNesting())
+    return false;
+  if (isolated) { // hide every enclosing value
+    hidden_.push_back(std::move(values_));
+    values_.clear();
+  }
+  scopes_.emplace_back();
+  bool ok = true;
+  if (peek() == '}') {
+    if (!args.empty())
+      ok = parseBlock(region, true, args); // an empty entry block
+  } else {
+    bool entry = true;
+    while (ok && peek() != '}' && !atEnd()) {
+      ok = parseBlock(region, entry, args);
+      entry = false;
+    }
+  }
+  for (std::string_view name : scopes_.back())
+    values_.erase(name);
+  scopes_.pop_back();
+  if (isolated) {
+    values_ = std::move(hidden_.back());
+    hidden_.pop_back();
+  }
+  leaveNesting();
+  return ok && expectChar('}');
+}
+
+bool Parser::parseBlock(Region &region, bool entry,
+                        const std::vector<ArgDecl> &args) {
+  Block &block = region.addBlock();
+  std::vector<ArgDecl> label_args;
+  if (peek() == '^') { // ^bb0(%a: t, ...):
+    ++pos_;
+    parseBareId();
+    if (peek() == '(' && !parseArgDeclList(label_args, false))
+      return false;
+    if (!expectChar(':'))
+      return false;
+  }
+  const std::vector<ArgDecl> &decls =
+      entry && !args.empty() ? args : label_args;
+  for (const ArgDecl &decl : decls) {
+    Value *value = block.addArgument(decl.type, decl.loc);
+    value->arg_attrs = decl.attrs;
+    if (!defineValues(decl.name, nullptr, value, decl.loc))
+      return false;
+  }
+  while (peek() != '}' && peek() != '^' && !atEnd())
+    if (!parseOperation(block))
+      return false;
+  return true;
+}
+
+// -------------------------------------------------------------- ops
+
+bool Parser::parseResultNames(std::vector<ResultName> &names) {
+  if (peek() != '%')
+    return true;
+  do {
+    Location where = loc();
+    std::string_view name = parseValueName();
+    if (name.empty())
+      return error("expected SSA identifier");
+    int64_t count = 1;
+    if (pos_ < text_.size() && text_[pos_] == ':') {
+      ++pos_;
+      if (!parseInt(count) || count < 1)
+        return error("expected valid result count");
+    }
+    names.push_back({name, static_cast<size_t>(count), where});
+  } while (tryChar(','));
+  return expectChar('=');
+}
+
+bool Parser::bindResults(Operation &op, const std::vector<ResultName> &names) {
+  size_t expected = 0;
+  for (const ResultName &name : names)
+    expected += name.count;
+  if (expected != op.numResults())
+    return errorAt(op.loc, "operation defines " +
+                               std::to_string(op.numResults()) +
+                               " results but was provided " +
+                               std::to_string(expected) + " to bind");
+  uint32_t offset = 0;
+  for (const ResultName &name : names) {
+    // `%a:2, %b = ...`: `%b` names result 2, `%a#1` result 1.
+    if (!defineValues(name.name, &op, nullptr, name.loc, offset))
+      return false;
+    offset += static_cast<uint32_t>(name.count);
+  }
+  return true;
+}
+
+bool Parser::skipTrailingLocation() {
+  if (!peekKeyword("loc"))
+    return true;
+  tryKeyword("loc");
+  if (peek() != '(')
+    return error("expected '('");
+  return skipBalanced('(', ')');
+}
+
+bool Parser::parseOperation(Block &block) {
+  std::vector<ResultName> names;
+  if (!parseResultNames(names))
+    return false;
+  size_t num_results = 0;
+  for (const ResultName &name : names)
+    num_results += name.count;
+  Location where = loc();
+  Operation *op = nullptr;
+  if (peek() == '"') {
+    if (!parseGenericOp(op, where))
+      return false;
+  } else {
+    std::string_view name = parseBareId();
+    if (name.empty())
+      return error("expected operation name");
+    if (!parseCustomOp(op, name, where, num_results))
+      return false;
+  }
+  std::unique_ptr<Operation> owned(op);
+  if (!skipTrailingLocation() || !bindResults(*op, names))
+    return false;
+  block.push_back(std::move(owned));
+  return true;
+}
+
+bool Parser::parseCustomOp(Operation *&op, std::string_view name,
+                           Location where, size_t num_results) {
+  std::string full;
+  const OpInfo *info = lookupOp(name);
+  if (!info && name.find('.') == std::string_view::npos &&
+      !currentDefaultDialect().empty()) {
+    full = std::string(currentDefaultDialect()) + "." + std::string(name);
+    info = lookupOp(full);
+  }
+  if (!info || !info->parse)
+    return errorAt(where, "custom op '" + std::string(name) + "' is unknown");
+  auto owned = std::make_unique<Operation>(info->name, info, where);
+  dialect_stack_.push_back(info->region_dialect.empty()
+                               ? currentDefaultDialect()
+                               : info->region_dialect);
+  bool ok = info->parse(*this, *owned, num_results);
+  dialect_stack_.pop_back();
+  if (!ok)
+    return false;
+  op = owned.release();
+  return true;
+}
+
+bool Parser::parseGenericOp(Operation *&op, Location where) {
+  std::string name;
+  if (!parseString(name))
+    return false;
+  const OpInfo *info = lookupOp(name);
+  auto owned = std::make_unique<Operation>(ctx_.intern(name), info, where);
+  std::vector<Value *> operands;
+  if (!expectChar('(') || !parseOperandList(operands) || !expectChar(')'))
+    return false;
+  owned->setOperands(operands);
+  if (peek() == '[')
+    return error("successors are not supported");
+  if (tryPunct("<{")) {
+    --pos_;
+    if (!parseAttrDict(info ? owned->attrs : owned->props) || !expectChar('>'))
+      return false;
+  }
+  if (peek() == '(') {
+    ++pos_;
+    dialect_stack_.push_back(info && !info->region_dialect.empty()
+                                 ? info->region_dialect
+                                 : std::string_view());
+    do {
+      bool isolated = info && info->isolated_from_above;
+      if (!parseRegion(owned->addRegion(), {}, isolated))
+        return dialect_stack_.pop_back(), false;
+    } while (tryChar(','));
+    dialect_stack_.pop_back();
+    if (!expectChar(')'))
+      return false;
+  }
+  if (!parseOptionalAttrDict(owned->attrs))
+    return false;
+  std::vector<Type> inputs, results;
+  Location type_loc = loc();
+  if (!expectChar(':') || !parseFunctionType(inputs, results))
+    return false;
+  if (inputs.size() != operands.size())
+    return errorAt(type_loc, std::to_string(operands.size()) +
+                                 " operands present, but expected " +
+                                 std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (operands[i]->type != inputs[i])
+      return errorAt(where, "use of value expects different type than prior "
+                            "uses: '" +
+                                inputs[i]->text + "' vs '" +
+                                operands[i]->type->text + "'");
+  owned->setResultTypes(results);
+  op = owned.release();
+  return true;
+}
+
+// ------------------------------------------------------------ top level
+
+bool Parser::parseAliasDefinition() {
+  char sigil = peek();
+  size_t start = pos_++;
+  while (pos_ < text_.size() && isIdChar(text_[pos_]))
+    ++pos_;
+  std::string name(textFrom(start));
+  if (!expectChar('='))
+    return false;
+  if (sigil == '#') {
+    const Attr *attr = parseAttribute();
+    if (!attr)
+      return false;
+    attr_aliases_[name] = attr;
+  } else {
+    Type type = parseType();
+    if (!type)
+      return false;
+    type_aliases_[name] = type;
+  }
+  return true;
+}
+
+bool Parser::parseTopLevelItem(Module &module) {
+  char c = peek();
+  if ((c == '#' || c == '!') && pos_ + 1 < text_.size() &&
+      isIdStart(text_[pos_ + 1])) {
+    // `#alias = ...` definitions; `#sdy...` never starts a statement.
+    return parseAliasDefinition();
+  }
+  return parseOperation(module.body());
+}
+
+std::unique_ptr<Module> Parser::parseTopLevel() {
+  auto module = std::make_unique<Module>(context_);
+  scopes_.emplace_back();
+  dialect_stack_.push_back({});
+  if (peekKeyword("module")) {
+    tryKeyword("module");
+    module->explicit_module = true;
+    if (peek() == '@' && !parseSymbolName(module->sym_name))
+      return nullptr;
+    AttrDict attrs;
+    if (!parseOptionalAttrDictWithKeyword(attrs))
+      return nullptr;
+    for (const NamedAttr &entry : attrs.entries())
+      module->op().attrs.set(entry.name, entry.value);
+    if (!expectChar('{'))
+      return nullptr;
+    while (peek() != '}' && !atEnd())
+      if (!parseTopLevelItem(*module))
+        return nullptr;
+    if (!expectChar('}') || !skipTrailingLocation())
+      return nullptr;
+  }
+  while (!atEnd())
+    if (!parseTopLevelItem(*module))
+      return nullptr;
+  return module;
+}
+
+std::unique_ptr<Module> parseModule(std::string_view text,
+                                    DiagnosticEngine &diags,
+                                    const ParseOptions &options,
+                                    std::shared_ptr<Context> context) {
+  if (!context)
+    context = std::make_shared<Context>();
+  Parser parser(text, context, diags, options);
+  return parser.parseTopLevel();
+}
+
+} // namespace shardlab

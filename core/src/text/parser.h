@@ -1,0 +1,163 @@
+// The recursive-descent MLIR parser used by parseModule and by the custom
+// op syntaxes (ops_*.cpp). It reads characters directly (no token stream):
+// MLIR's grammar is context-sensitive in places (shapes like `8x?xf32`,
+// factor symbols like `ij`), and this keeps the hot path allocation-free.
+#pragma once
+
+#include "shardlab/ir/ir.h"
+#include "shardlab/text/text.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace shardlab {
+
+struct OpInfo;
+
+/// An entry block argument declared in a custom syntax (`%arg1: tensor<..>`).
+struct ArgDecl {
+  std::string_view name;
+  Type type = nullptr;
+  Location loc;
+  std::vector<NamedAttr> attrs;
+};
+
+class Parser {
+public:
+  Parser(std::string_view text, std::shared_ptr<Context> context,
+         DiagnosticEngine &diags, const ParseOptions &options);
+
+  std::unique_ptr<Module> parseTopLevel();
+
+  // ---- lexical helpers (each skips leading white space and comments)
+  void skipSpace();
+  bool atEnd();
+  char peek();
+  char peekAt(size_t offset);
+  bool tryChar(char c);
+  bool expectChar(char c);
+  bool tryPunct(std::string_view punct);
+  bool expectPunct(std::string_view punct);
+  bool tryKeyword(std::string_view keyword);
+  bool expectKeyword(std::string_view keyword);
+  bool peekKeyword(std::string_view keyword);
+  std::string_view parseBareId(); ///< empty when none
+  bool parseInt(int64_t &value);  ///< optional leading '-'
+  bool parseString(std::string &value);
+  bool parseSymbolName(std::string &name); ///< @name
+  Location loc();
+  size_t pos() const { return pos_; }
+  std::string_view textFrom(size_t start) const {
+    return text_.substr(start, pos_ - start);
+  }
+  bool error(std::string message);
+  bool errorAt(Location where, std::string message);
+  bool failed() const { return failed_; }
+  /// Emits a follow-up error of a failed sub-parse (MLIR's "failed to parse
+  /// X parameter" chain) and returns false.
+  bool chainError(std::string message);
+  /// Prefix of mesh errors: "custom op 'sdy.mesh' " inside sdy.mesh.
+  std::string_view mesh_error_prefix_;
+
+  // ---- types and attributes
+  Type parseType();
+  bool parseTypeList(std::vector<Type> &types); ///< t1, t2 (at least one)
+  /// `(t1, t2) -> t3` or `(t1) -> (t2, t3)`.
+  bool parseFunctionType(std::vector<Type> &inputs, std::vector<Type> &results);
+  /// `: t` or `: (ins) -> outs`, as hlo's same-operands-and-result syntax.
+  const Attr *parseAttribute(Type hint = nullptr);
+  bool parseAttrDict(AttrDict &dict); ///< `{...}` at the cursor
+  bool parseOptionalAttrDict(AttrDict &dict);
+  bool parseOptionalAttrDictWithKeyword(AttrDict &dict);
+  std::string_view intern(std::string_view text) { return ctx_.intern(text); }
+  Context &ctx() { return ctx_; }
+
+  // ---- sdy attribute bodies (after the mnemonic)
+  bool parseMesh(Mesh &mesh); ///< <[...], device_ids=[...]>
+  bool parseTensorShardingBody(TensorSharding &sharding); ///< <@m, [...]>
+  bool parseAxisRef(AxisRef &axis);
+  bool parseAxisRefList(std::vector<AxisRef> &axes); ///< {"a", "b":(1)2}
+  bool parseDimShardingListList(std::vector<std::vector<AxisRef>> &dims);
+  bool parseShardingRuleBody(OpShardingRule &rule);
+
+  // ---- values and regions
+  bool parseOperand(Value *&value);
+  bool parseOperandList(std::vector<Value *> &values); ///< possibly empty
+  /// Parses `{ ... }` into `region`. `args` become the entry block
+  /// arguments; `isolated` hides enclosing values (func.func).
+  bool parseRegion(Region &region, const std::vector<ArgDecl> &args,
+                   bool isolated = false);
+  /// `(%a: type {attrs}, ...)` declaring entry block arguments.
+  bool parseArgDeclList(std::vector<ArgDecl> &args, bool allow_attrs);
+  std::string_view parseValueName(); ///< `%name` without '%', or empty
+  std::string_view currentDefaultDialect() const;
+
+  /// Parses one operation and appends it to `block`.
+  bool parseOperation(Block &block);
+
+  /// Registers `%name` (with `count` results) in the current scope.
+  bool defineValues(std::string_view name, Operation *op, Value *arg,
+                    Location where, uint32_t offset = 0);
+
+private:
+  struct ValueDef {
+    Operation *op = nullptr;
+    Value *arg = nullptr;
+    uint32_t offset = 0; ///< first result of a `%a:2, %b` group
+  };
+  struct ResultName {
+    std::string_view name;
+    size_t count;
+    Location loc;
+  };
+  bool parseTopLevelItem(Module &module);
+  bool parseAliasDefinition();
+  bool parseGenericOp(Operation *&op, Location where);
+  bool parseCustomOp(Operation *&op, std::string_view name, Location where,
+                     size_t num_results);
+  bool parseResultNames(std::vector<ResultName> &names);
+  bool bindResults(Operation &op, const std::vector<ResultName> &names);
+  bool parseBlock(Region &region, bool entry, const std::vector<ArgDecl> &args);
+  bool skipTrailingLocation();
+  bool enterNesting();
+  void leaveNesting() { --depth_; }
+  Type parseTensorType();
+  Type parseDialectType();
+  const Attr *parseDenseElements();
+  bool parseDenseScalar(DenseElements &dense);
+  bool parseDenseList(DenseElements &dense, size_t depth);
+  const Attr *parseDenseArray();
+  const Attr *parseNumberAttr(Type hint);
+  const Attr *parseSdyAttr(std::string_view mnemonic);
+  const Attr *parseOpaqueAttr(size_t start);
+  bool skipBalanced(char open, char close);
+  bool parseDimSharding(DimSharding &dim);
+  bool parseFactorSizes(OpShardingRule &rule);
+  bool parseTensorMappings(std::vector<OpShardingRule::TensorMapping> &out,
+                           const char *param);
+  bool parseSpecialFactors(OpShardingRule &rule);
+  bool parseFactorToken(std::vector<int64_t> &factors);
+  bool parseShardingAxesLists(TensorSharding &sharding);
+
+  std::string_view text_;
+  size_t pos_ = 0;
+  std::shared_ptr<Context> context_;
+  Context &ctx_;
+  DiagnosticEngine &diags_;
+  ParseOptions options_;
+  bool failed_ = false;
+  bool soft_failed_ = false; ///< an error was reported but parsing goes on
+  uint32_t depth_ = 0;
+  std::vector<size_t> line_starts_;
+  std::unordered_map<std::string_view, ValueDef> values_;
+  std::vector<std::vector<std::string_view>> scopes_;
+  std::vector<std::unordered_map<std::string_view, ValueDef>> hidden_;
+  std::vector<std::string_view> dialect_stack_;
+  std::unordered_map<std::string, const Attr *> attr_aliases_;
+  std::unordered_map<std::string, Type> type_aliases_;
+};
+
+} // namespace shardlab

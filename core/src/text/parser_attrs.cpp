@@ -1,0 +1,306 @@
+// Parsing of builtin attributes: numbers, strings, arrays, dictionaries,
+// dense literals, dense arrays, symbol references and opaque dialect
+// attributes. The sdy attributes are in parser_sdy.cpp.
+#include "parser.h"
+
+#include <cmath>
+#include <cstdlib>
+
+namespace shardlab {
+
+namespace {
+
+bool isNumberStart(char c, char next) {
+  return (c >= '0' && c <= '9') || (c == '-' && next >= '0' && next <= '9');
+}
+
+} // namespace
+
+bool Parser::parseAttrDict(AttrDict &dict) {
+  if (!expectChar('{') || !enterNesting())
+    return false;
+  if (!tryChar('}')) {
+    do {
+      std::string name_text;
+      std::string_view name;
+      if (peek() == '"') {
+        if (!parseString(name_text))
+          return false;
+        name = name_text;
+      } else {
+        name = parseBareId();
+        if (name.empty())
+          return error("expected attribute name");
+      }
+      std::string_view interned = intern(name);
+      const Attr *value = nullptr;
+      if (tryChar('=')) {
+        if (!(value = parseAttribute()))
+          return false;
+      } else {
+        value = ctx_.attrs.unit();
+      }
+      dict.set(interned, value);
+    } while (tryChar(','));
+    if (!expectChar('}'))
+      return false;
+  }
+  leaveNesting();
+  return true;
+}
+
+bool Parser::parseOptionalAttrDict(AttrDict &dict) {
+  return peek() != '{' || parseAttrDict(dict);
+}
+
+bool Parser::parseOptionalAttrDictWithKeyword(AttrDict &dict) {
+  return !tryKeyword("attributes") || parseAttrDict(dict);
+}
+
+const Attr *Parser::parseNumberAttr(Type hint) {
+  skipSpace();
+  size_t start = pos_;
+  if (text_[pos_] == '-')
+    ++pos_;
+  bool is_float = false;
+  if (text_.substr(pos_, 2) == "0x") {
+    pos_ += 2;
+    while (pos_ < text_.size() &&
+           isxdigit(static_cast<unsigned char>(text_[pos_])))
+      ++pos_;
+  } else {
+    while (pos_ < text_.size() &&
+           (isdigit(static_cast<unsigned char>(text_[pos_])) ||
+            text_[pos_] == '.' || text_[pos_] == 'e' || text_[pos_] == 'E' ||
+            ((text_[pos_] == '+' || text_[pos_] == '-') &&
+             (text_[pos_ - 1] == 'e' || text_[pos_ - 1] == 'E')))) {
+      if (text_[pos_] == '.' || text_[pos_] == 'e' || text_[pos_] == 'E')
+        is_float = true;
+      ++pos_;
+    }
+  }
+  std::string spelling(textFrom(start));
+  Type type = hint;
+  if (tryChar(':') && !(type = parseType()))
+    return nullptr;
+  if (!type)
+    type = ctx_.types.element(is_float ? "f64" : "i64");
+  if (is_float || type->isFloatElement()) {
+    Attr attr{AttrKind::Float, std::strtod(spelling.c_str(), nullptr), type,
+              spelling};
+    return ctx_.attrs.make(std::move(attr));
+  }
+  size_t digits = spelling[0] == '-' ? 1 : 0;
+  errno = 0;
+  long long value = std::strtoll(spelling.c_str() + digits, nullptr, 0);
+  bool fits = errno != ERANGE;
+  Attr attr{AttrKind::Integer, static_cast<int64_t>(digits ? -value : value),
+            type, fits ? std::string() : spelling};
+  return ctx_.attrs.make(std::move(attr));
+}
+
+bool Parser::parseDenseScalar(DenseElements &dense) {
+  DenseValue value;
+  if (peekKeyword("true") || peekKeyword("false")) {
+    value.real = tryKeyword("true") ? 1 : (tryKeyword("false"), 0);
+  } else if (tryChar('(')) {
+    const Attr *re = parseNumberAttr(ctx_.types.element("f64"));
+    if (!re || !expectChar(','))
+      return false;
+    const Attr *im = parseNumberAttr(ctx_.types.element("f64"));
+    if (!im || !expectChar(')'))
+      return false;
+    value.is_complex = true;
+    value.real = std::get<double>(re->payload);
+    value.imag = std::get<double>(im->payload);
+  } else {
+    if (!isNumberStart(peek(), peekAt(1)))
+      return error("expected element literal of primitive type");
+    const Attr *num = parseNumberAttr(ctx_.types.element("f64"));
+    if (!num)
+      return false;
+    value.real = std::get<double>(num->payload);
+  }
+  dense.values.push_back(value);
+  return true;
+}
+
+// One `[...]` level of a dense literal; records its length in `shape`.
+bool Parser::parseDenseList(DenseElements &dense, size_t depth) {
+  if (!expectChar('[') || !enterNesting())
+    return false;
+  int64_t count = 0;
+  if (peek() != ']') {
+    do {
+      bool ok = peek() == '[' ? parseDenseList(dense, depth + 1)
+                              : parseDenseScalar(dense);
+      if (!ok)
+        return false;
+      ++count;
+    } while (tryChar(','));
+  }
+  leaveNesting();
+  if (dense.literal_shape.size() <= depth)
+    dense.literal_shape.resize(depth + 1, count);
+  else if (dense.literal_shape[depth] != count)
+    return error("tensor literal is invalid; ranks are not consistent "
+                 "between elements");
+  return expectChar(']');
+}
+
+// dense<...>: nested lists of numbers, booleans or (re, im) pairs, or a
+// quoted hex blob kept as text.
+const Attr *Parser::parseDenseElements() {
+  DenseElements dense;
+  if (peek() == '"') {
+    size_t start = pos_;
+    std::string ignored;
+    if (!parseString(ignored))
+      return nullptr;
+    dense.raw = std::string(textFrom(start));
+  } else if (peek() == '[') {
+    if (!parseDenseList(dense, 0))
+      return nullptr;
+  } else if (peek() != '>') {
+    if (!parseDenseScalar(dense))
+      return nullptr;
+    dense.splat = true;
+  }
+  if (!expectChar('>'))
+    return nullptr;
+  Type type = nullptr;
+  if (!expectChar(':') || !(type = parseType()))
+    return nullptr;
+  Attr attr{AttrKind::DenseElements, std::move(dense), type, {}};
+  return ctx_.attrs.make(std::move(attr));
+}
+
+// array<i64: 1, 2> or array<i64>.
+const Attr *Parser::parseDenseArray() {
+  Type elem = parseType();
+  if (!elem)
+    return nullptr;
+  std::vector<int64_t> values;
+  std::string text;
+  if (tryChar(':')) {
+    do {
+      if (peekKeyword("true") || peekKeyword("false")) {
+        values.push_back(tryKeyword("true") ? 1 : (tryKeyword("false"), 0));
+        continue;
+      }
+      const Attr *num = parseNumberAttr(elem);
+      if (!num)
+        return nullptr;
+      values.push_back(num->intValue());
+      if (num->kind == AttrKind::Float) // keep float spellings for printing
+        text += (text.empty() ? "" : ", ") + num->text;
+    } while (tryChar(','));
+  }
+  if (!expectChar('>'))
+    return nullptr;
+  Attr attr{AttrKind::DenseArray, std::move(values), elem, std::move(text)};
+  return ctx_.attrs.make(std::move(attr));
+}
+
+const Attr *Parser::parseOpaqueAttr(size_t start) {
+  // The cursor is after `#dialect.name` or a keyword like `affine_map`.
+  if (pos_ < text_.size() && text_[pos_] == '<' && !skipBalanced('<', '>'))
+    return nullptr;
+  return ctx_.attrs.opaque(std::string(textFrom(start)));
+}
+
+const Attr *Parser::parseAttribute(Type hint) {
+  char c = peek();
+  if (c == '"') {
+    std::string value;
+    if (!parseString(value))
+      return nullptr;
+    return ctx_.attrs.string(std::move(value));
+  }
+  if (c == '[') {
+    ++pos_;
+    if (!enterNesting())
+      return nullptr;
+    std::vector<const Attr *> elements;
+    if (!tryChar(']')) {
+      do {
+        const Attr *element = parseAttribute();
+        if (!element)
+          return nullptr;
+        elements.push_back(element);
+      } while (tryChar(','));
+      if (!expectChar(']'))
+        return nullptr;
+    }
+    leaveNesting();
+    return ctx_.attrs.array(std::move(elements));
+  }
+  if (c == '{') {
+    AttrDict dict;
+    if (!parseAttrDict(dict))
+      return nullptr;
+    Attr attr{AttrKind::Dict, dict.entries(), nullptr, {}};
+    return ctx_.attrs.make(std::move(attr));
+  }
+  if (c == '@') {
+    std::string name;
+    if (!parseSymbolName(name))
+      return nullptr;
+    while (tryPunct("::")) {
+      std::string nested;
+      if (!parseSymbolName(nested))
+        return nullptr;
+      name += "::@" + nested;
+    }
+    return ctx_.attrs.symbol(std::move(name));
+  }
+  if (c == '#') {
+    size_t start = pos_++;
+    std::string_view name = parseBareId();
+    if (name.rfind("sdy", 0) == 0 && (name.size() == 3 || name[3] == '.'))
+      return parseSdyAttr(name);
+    if (name.find('.') == std::string_view::npos &&
+        !(pos_ < text_.size() && text_[pos_] == '<')) {
+      auto it = attr_aliases_.find("#" + std::string(name));
+      if (it == attr_aliases_.end())
+        return error("undefined symbol alias id '" + std::string(name) + "'"),
+               nullptr;
+      return it->second;
+    }
+    return parseOpaqueAttr(start);
+  }
+  if (isNumberStart(c, peekAt(1)))
+    return parseNumberAttr(hint);
+  size_t start = pos_;
+  if (tryKeyword("true") || tryKeyword("false"))
+    return ctx_.attrs.boolean(text_[pos_ - 1] == 'e' && text_[pos_ - 2] == 'u');
+  if (tryKeyword("unit"))
+    return ctx_.attrs.unit();
+  if (tryPunct("dense<"))
+    return parseDenseElements();
+  if (tryPunct("array<"))
+    return parseDenseArray();
+  for (std::string_view keyword :
+       {"dense_resource", "sparse", "affine_map", "affine_set", "strided",
+        "distinct", "loc"}) {
+    if (peekKeyword(keyword)) {
+      tryKeyword(keyword);
+      if (peek() == '(') {
+        if (!skipBalanced('(', ')'))
+          return nullptr;
+        return ctx_.attrs.opaque(std::string(textFrom(start)));
+      }
+      if (peek() == '[' && !skipBalanced('[', ']'))
+        return nullptr;
+      return parseOpaqueAttr(start);
+    }
+  }
+  // A type used as an attribute.
+  Type type = parseType();
+  if (!type)
+    return nullptr;
+  Attr attr{AttrKind::TypeAttr, type, nullptr, {}};
+  return ctx_.attrs.make(std::move(attr));
+}
+
+} // namespace shardlab

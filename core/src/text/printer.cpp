@@ -1,0 +1,294 @@
+#include "printer.h"
+
+#include "shardlab/ir/op_registry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace shardlab {
+
+// ------------------------------------------------------------ naming
+
+std::string Printer::uniqueName(std::string_view name) {
+  std::string candidate(name);
+  if (used_names_.count(candidate)) {
+    while (true) {
+      candidate = std::string(name) + "_" + std::to_string(next_conflict_++);
+      if (!used_names_.count(candidate))
+        break;
+    }
+  }
+  used_names_[candidate] = 1;
+  used_scopes_.back().push_back(candidate);
+  return candidate;
+}
+
+void Printer::nameValue(const Value *value, std::string_view name) {
+  if (name.empty())
+    names_[value] = std::to_string(next_value_++);
+  else
+    names_[value] = uniqueName(name);
+}
+
+// MLIR's SSANameState: a region is numbered whole (block arguments, then
+// op results in order) before the regions nested in it, each of which
+// starts from the counters at the end of its parent region.
+void Printer::numberValues(Operation &root) {
+  struct Pending {
+    Region *region;
+    unsigned value, arg, conflict;
+    size_t scope_depth;
+  };
+  used_scopes_.assign(1, {});
+  std::vector<Pending> stack;
+  for (size_t r = root.numRegions(); r-- > 0;)
+    stack.push_back({&root.region(r), 0, 0, 0, 1});
+  while (!stack.empty()) {
+    Pending pending = stack.back();
+    stack.pop_back();
+    next_value_ = pending.value;
+    next_arg_ = pending.arg;
+    next_conflict_ = pending.conflict;
+    while (used_scopes_.size() > pending.scope_depth) {
+      for (const std::string &name : used_scopes_.back())
+        used_names_.erase(name);
+      used_scopes_.pop_back();
+    }
+    used_scopes_.emplace_back();
+    Region &region = *pending.region;
+    const OpInfo *parent_info = region.parent ? region.parent->info : nullptr;
+    bool first = true;
+    for (auto &block : region.blocks) {
+      for (size_t i = 0; i < block->numArguments(); ++i) {
+        if (!first)
+          nameValue(block->argument(i), {});
+        else if (parent_info && !parent_info->block_arg_name.empty() &&
+                 !options_.generic)
+          nameValue(block->argument(i), parent_info->block_arg_name);
+        else
+          nameValue(block->argument(i), "arg" + std::to_string(next_arg_++));
+      }
+      first = false;
+      for (Operation &op : *block) {
+        if (op.numResults() == 0)
+          continue;
+        std::string_view name;
+        if (op.info && op.info->result_name && !options_.generic)
+          name = op.info->result_name(op);
+        nameValue(op.result(0), name);
+      }
+    }
+    size_t depth = used_scopes_.size();
+    for (auto &block : region.blocks)
+      for (Operation &op : *block)
+        for (size_t r = 0; r < op.numRegions(); ++r)
+          stack.push_back(
+              {&op.region(r), next_value_, next_arg_, next_conflict_, depth});
+  }
+}
+
+// ------------------------------------------------------------ values, types
+
+void Printer::printValue(const Value *value) {
+  out_ += '%';
+  if (value->isBlockArgument()) {
+    out_ += names_[value];
+    return;
+  }
+  Operation *def = value->defining_op;
+  out_ += names_[def->result(0)];
+  if (def->numResults() > 1) {
+    out_ += '#';
+    out_ += std::to_string(value->index);
+  }
+}
+
+void Printer::printOperands(Operation &op, size_t begin, size_t end) {
+  end = std::min(end, op.numOperands());
+  for (size_t i = begin; i < end; ++i) {
+    if (i != begin)
+      out_ += ", ";
+    printValue(op.operand(i));
+  }
+}
+
+void Printer::printTypes(const std::vector<Type> &types) {
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (i)
+      out_ += ", ";
+    out_ += types[i]->text;
+  }
+}
+
+void Printer::printOperandTypes(Operation &op) {
+  for (size_t i = 0; i < op.numOperands(); ++i) {
+    if (i)
+      out_ += ", ";
+    out_ += op.operand(i)->type->text;
+  }
+}
+
+void Printer::printResultTypes(Operation &op) {
+  for (size_t i = 0; i < op.numResults(); ++i) {
+    if (i)
+      out_ += ", ";
+    out_ += op.result(i)->type->text;
+  }
+}
+
+void Printer::printFunctionalType(Operation &op) {
+  out_ += '(';
+  printOperandTypes(op);
+  out_ += ") -> ";
+  bool parens =
+      op.numResults() != 1 || op.result(0)->type->kind == TypeKind::Function;
+  if (parens)
+    out_ += '(';
+  printResultTypes(op);
+  if (parens)
+    out_ += ')';
+}
+
+void Printer::printArgDecl(Value *arg) {
+  printValue(arg);
+  out_ += ": ";
+  out_ += arg->type->text;
+}
+
+void Printer::newline() {
+  out_ += '\n';
+  out_.append(static_cast<size_t>(indent_) * 2, ' ');
+}
+
+// ------------------------------------------------------------ ops
+
+void Printer::printBlock(Block &block, bool print_header) {
+  if (print_header) {
+    out_.append(static_cast<size_t>(indent_ - 1) * 2, ' ');
+    Region *region = block.parent;
+    size_t index = 0;
+    while (region->blocks[index].get() != &block)
+      ++index;
+    out_ += "^bb" + std::to_string(index);
+    if (block.numArguments()) {
+      out_ += '(';
+      for (size_t i = 0; i < block.numArguments(); ++i) {
+        if (i)
+          out_ += ", ";
+        printArgDecl(block.argument(i));
+      }
+      out_ += ')';
+    }
+    out_ += ":\n";
+  }
+  for (Operation &op : block) {
+    out_.append(static_cast<size_t>(indent_) * 2, ' ');
+    printOperation(op);
+    out_ += '\n';
+  }
+}
+
+void Printer::printRegion(Region &region, bool print_entry_args,
+                          bool print_empty_block) {
+  out_ += "{\n";
+  ++indent_;
+  const OpInfo *info = region.parent ? region.parent->info : nullptr;
+  default_dialect_.push_back(info && !options_.generic ? info->region_dialect
+                                                       : std::string_view());
+  for (size_t b = 0; b < region.blocks.size(); ++b) {
+    Block &block = *region.blocks[b];
+    bool header = b != 0 || (print_entry_args && block.numArguments() > 0) ||
+                  (print_empty_block && block.empty());
+    printBlock(block, header);
+  }
+  default_dialect_.pop_back();
+  --indent_;
+  out_.append(static_cast<size_t>(indent_) * 2, ' ');
+  out_ += '}';
+}
+
+void Printer::printGenericOp(Operation &op) {
+  out_ += '"';
+  out_ += op.name;
+  out_ += "\"(";
+  printOperands(op);
+  out_ += ')';
+  // Inherent attributes of known ops are properties: `<{...}>`.
+  std::vector<NamedAttr> props = op.props.entries(), attrs;
+  for (const NamedAttr &entry : op.attrs.entries()) {
+    bool inherent = false;
+    if (op.info)
+      for (std::string_view name : op.info->inherent)
+        inherent = inherent || name == entry.name;
+    (inherent ? props : attrs).push_back(entry);
+  }
+  if (!props.empty()) {
+    std::sort(
+        props.begin(), props.end(),
+        [](const NamedAttr &a, const NamedAttr &b) { return a.name < b.name; });
+    out_ += " <{";
+    printNamedAttrs(props);
+    out_ += "}>";
+  }
+  if (op.numRegions()) {
+    out_ += " (";
+    for (size_t r = 0; r < op.numRegions(); ++r) {
+      if (r)
+        out_ += ", ";
+      printRegion(op.region(r), true, true);
+    }
+    out_ += ')';
+  }
+  if (!attrs.empty()) {
+    out_ += " {";
+    printNamedAttrs(attrs);
+    out_ += '}';
+  }
+  out_ += " : ";
+  printFunctionalType(op);
+}
+
+void Printer::printOperation(Operation &op) {
+  if (op.numResults()) {
+    printValue(op.result(0));
+    if (op.numResults() > 1)
+      out_ += ':' + std::to_string(op.numResults());
+    out_ += " = ";
+  }
+  if (options_.generic || !op.info || !op.info->print) {
+    printGenericOp(op);
+    return;
+  }
+  std::string_view name = op.name;
+  std::string_view dialect =
+      default_dialect_.empty() ? std::string_view() : default_dialect_.back();
+  if (!dialect.empty() && name.size() > dialect.size() &&
+      name.substr(0, dialect.size()) == dialect && name[dialect.size()] == '.')
+    name = name.substr(dialect.size() + 1);
+  out_ += name;
+  op.info->print(*this, op);
+}
+
+void Printer::printModule(Module &module) {
+  names_.clear();
+  used_names_.clear();
+  numberValues(module.op());
+  out_ += "module";
+  if (!module.sym_name.empty())
+    out_ += " @" + module.sym_name;
+  printAttrDictWithKeyword(module.op().attrs, {});
+  out_ += ' ';
+  printRegion(module.op().region(0), false);
+  out_ += '\n';
+}
+
+std::string printModule(Module &module, const PrintOptions &options) {
+  std::string out;
+  Printer printer(out, options);
+  printer.printModule(module);
+  return out;
+}
+
+} // namespace shardlab

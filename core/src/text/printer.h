@@ -1,0 +1,88 @@
+// The MLIR printer: SSA naming as MLIR's AsmPrinter does it (%0.., %arg0..,
+// named results such as %c / %cst with _N conflict suffixes), canonical
+// attribute and type spelling, and the helpers custom op printers use.
+#pragma once
+
+#include "shardlab/ir/ir.h"
+#include "shardlab/text/text.h"
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace shardlab {
+
+class Printer {
+public:
+  Printer(std::string &out, const PrintOptions &options)
+      : out_(out), options_(options) {}
+
+  void printModule(Module &module);
+
+  // ---- helpers for custom op printers
+  Printer &operator<<(std::string_view text) {
+    out_ += text;
+    return *this;
+  }
+  Printer &operator<<(char c) {
+    out_ += c;
+    return *this;
+  }
+  Printer &operator<<(int64_t value) {
+    out_ += std::to_string(value);
+    return *this;
+  }
+  void printValue(const Value *value);
+  void printOperands(Operation &op, size_t begin = 0, size_t end = SIZE_MAX);
+  void printType(Type type) { out_ += type->text; }
+  void printTypes(const std::vector<Type> &types);
+  void printOperandTypes(Operation &op);
+  void printResultTypes(Operation &op);
+  /// `(operand types) -> result types`.
+  void printFunctionalType(Operation &op);
+  void printAttr(const Attr *attr);
+  /// ` {a = 1, ...}` (with a leading space) unless empty after elision.
+  void printAttrDict(const AttrDict &dict,
+                     const std::vector<std::string_view> &elided = {});
+  void printAttrDictWithKeyword(const AttrDict &dict,
+                                const std::vector<std::string_view> &elided);
+  void printNamedAttrs(const std::vector<NamedAttr> &attrs);
+  void printTensorSharding(const TensorSharding &sharding);
+  void printMesh(const Mesh &mesh);
+  void printAxisRef(const AxisRef &axis);
+  void printAxisRefList(const std::vector<AxisRef> &axes);
+  /// `{` newline, the ops, `}`; entry args printed as `^bb0(...)` only when
+  /// `print_entry_args` is set.
+  void printRegion(Region &region, bool print_entry_args = true,
+                   bool print_empty_block = false);
+  void printArgDecl(Value *arg); ///< `%arg0: type`
+  void printOptionalLocation() {}
+  void newline();
+  std::string &out() { return out_; }
+
+private:
+  void printOperation(Operation &op);
+  void printGenericOp(Operation &op);
+  void printBlock(Block &block, bool print_header);
+  void numberValues(Operation &root);
+  void nameValue(const Value *value, std::string_view name);
+  std::string uniqueName(std::string_view name);
+
+  std::string &out_;
+  PrintOptions options_;
+  int indent_ = 0;
+  std::vector<std::string_view> default_dialect_;
+  std::unordered_map<const Value *, std::string> names_;
+  // Naming state (see numberValues).
+  unsigned next_value_ = 0, next_arg_ = 0, next_conflict_ = 0;
+  std::unordered_map<std::string, int> used_names_;
+  std::vector<std::vector<std::string>> used_scopes_;
+};
+
+/// Prints a float as MLIR does (`1.000000e+00` when that round-trips).
+std::string formatFloat(double value, Type type);
+/// Appends `value` as an escaped MLIR string literal.
+void appendEscapedString(std::string &out, std::string_view value);
+
+} // namespace shardlab

@@ -1,0 +1,400 @@
+// Printing of attributes in MLIR's canonical spelling, including the sdy
+// attributes (meshes, shardings, sharding rules).
+#include "printer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+namespace shardlab {
+
+namespace {
+
+std::string printfDouble(const char *format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), format, value);
+  return buffer;
+}
+
+bool roundTrips(const std::string &text, double value, Type type) {
+  double back = std::strtod(text.c_str(), nullptr);
+  int64_t width = type ? type->elementBitWidth() : 64;
+  if (width == 64)
+    return back == value;
+  return static_cast<float>(back) == static_cast<float>(value);
+}
+
+std::string factorSymbol(int64_t index) {
+  constexpr int64_t kLastLetter = 'z' - 'i';
+  if (index <= kLastLetter)
+    return std::string(1, static_cast<char>('i' + index));
+  return "z_" + std::to_string(index - kLastLetter);
+}
+
+std::string hexBits(double value, Type type) {
+  char buffer[32];
+  if (type && type->elementBitWidth() == 32) {
+    float f = static_cast<float>(value);
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof(bits));
+    std::snprintf(buffer, sizeof(buffer), "0x%08X", bits);
+  } else {
+    uint64_t bits;
+    std::memcpy(&bits, &value, sizeof(bits));
+    std::snprintf(buffer, sizeof(buffer), "0x%016llX",
+                  static_cast<unsigned long long>(bits));
+  }
+  return buffer;
+}
+
+} // namespace
+
+std::string formatFloat(double value, Type type) {
+  if (std::isinf(value) || std::isnan(value))
+    return hexBits(value, type);
+  std::string text = printfDouble("%.6e", value);
+  if (roundTrips(text, value, type))
+    return text;
+  int64_t width = type ? type->elementBitWidth() : 64;
+  text = printfDouble(width == 64 ? "%.17g" : "%.9g", value);
+  if (text.find_first_of(".e") == std::string::npos)
+    text += ".0";
+  return text;
+}
+
+void appendEscapedString(std::string &out, std::string_view value) {
+  out += '"';
+  for (char c : value) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\' || u < 0x20 || u >= 0x7f) {
+      char buffer[4];
+      std::snprintf(buffer, sizeof(buffer), "\\%02X", u);
+      out += c == '\\' ? "\\\\" : buffer;
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+void Printer::printAxisRef(const AxisRef &axis) {
+  appendEscapedString(out_, axis.name);
+  if (axis.sub)
+    out_ += ":(" + std::to_string(axis.sub->pre_size) + ")" +
+            std::to_string(axis.sub->size);
+}
+
+void Printer::printAxisRefList(const std::vector<AxisRef> &axes) {
+  out_ += '{';
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (i)
+      out_ += ", ";
+    printAxisRef(axes[i]);
+  }
+  out_ += '}';
+}
+
+void Printer::printMesh(const Mesh &mesh) {
+  out_ += "<[";
+  for (size_t i = 0; i < mesh.axes.size(); ++i) {
+    if (i)
+      out_ += ", ";
+    appendEscapedString(out_, mesh.axes[i].name);
+    out_ += '=' + std::to_string(mesh.axes[i].size);
+  }
+  out_ += ']';
+  if (!mesh.device_ids.empty()) {
+    out_ += ", device_ids=[";
+    for (size_t i = 0; i < mesh.device_ids.size(); ++i) {
+      if (i)
+        out_ += ", ";
+      out_ += std::to_string(mesh.device_ids[i]);
+    }
+    out_ += ']';
+  }
+  out_ += '>';
+}
+
+void Printer::printTensorSharding(const TensorSharding &sharding) {
+  out_ += '<';
+  if (sharding.mesh.inline_mesh) {
+    out_ += "mesh";
+    printMesh(*sharding.mesh.inline_mesh);
+  } else {
+    out_ += '@' + sharding.mesh.symbol;
+  }
+  out_ += ", [";
+  for (size_t d = 0; d < sharding.dims.size(); ++d) {
+    const DimSharding &dim = sharding.dims[d];
+    if (d)
+      out_ += ", ";
+    out_ += '{';
+    for (size_t i = 0; i < dim.axes.size(); ++i) {
+      if (i)
+        out_ += ", ";
+      printAxisRef(dim.axes[i]);
+    }
+    if (!dim.closed)
+      out_ += dim.axes.empty() ? "?" : ", ?";
+    out_ += '}';
+    if (dim.priority)
+      out_ += 'p' + std::to_string(*dim.priority);
+  }
+  out_ += ']';
+  if (!sharding.replicated.empty()) {
+    out_ += ", replicated=";
+    printAxisRefList(sharding.replicated);
+  }
+  if (!sharding.unreduced.empty()) {
+    out_ += ", unreduced=";
+    if (sharding.unreduced_kind == ReductionKind::Max)
+      out_ += "max";
+    else if (sharding.unreduced_kind == ReductionKind::Min)
+      out_ += "min";
+    printAxisRefList(sharding.unreduced);
+  }
+  out_ += '>';
+}
+
+static void printRule(std::string &out, const OpShardingRule &rule) {
+  auto mappings = [&](const std::vector<OpShardingRule::TensorMapping> &list) {
+    out += '(';
+    for (size_t t = 0; t < list.size(); ++t) {
+      if (t)
+        out += ", ";
+      out += '[';
+      for (size_t d = 0; d < list[t].size(); ++d) {
+        if (d)
+          out += ", ";
+        for (int64_t factor : list[t][d])
+          out += factorSymbol(factor);
+      }
+      out += ']';
+    }
+    out += ')';
+  };
+  out += "<";
+  mappings(rule.operands);
+  out += "->";
+  mappings(rule.results);
+  if (!rule.factor_sizes.empty()) {
+    out += " {";
+    for (size_t i = 0; i < rule.factor_sizes.size(); ++i) {
+      if (i)
+        out += ", ";
+      out += factorSymbol(static_cast<int64_t>(i)) + "=" +
+             std::to_string(rule.factor_sizes[i]);
+    }
+    out += '}';
+  }
+  auto special = [&](const char *keyword, const std::vector<int64_t> &list) {
+    if (list.empty())
+      return;
+    out += std::string(" ") + keyword + "={";
+    for (size_t i = 0; i < list.size(); ++i)
+      out += (i ? ", " : "") + factorSymbol(list[i]);
+    out += '}';
+  };
+  special("reduction", rule.reduction);
+  special("need_replication", rule.need_replication);
+  special("permutation", rule.permutation);
+  special("blocked_propagation", rule.blocked_propagation);
+  if (rule.is_custom)
+    out += ", custom";
+  out += '>';
+}
+
+static void printDenseValue(std::string &out, const DenseValue &value,
+                            Type elem) {
+  if (value.is_complex) {
+    Type part = nullptr;
+    out += '(' + formatFloat(value.real, part) + ',' +
+           formatFloat(value.imag, part) + ')';
+  } else if (elem && elem->text == "i1") {
+    out += value.real != 0 ? "true" : "false";
+  } else if (elem && elem->isIntegerElement()) {
+    out += std::to_string(static_cast<int64_t>(std::llround(value.real)));
+  } else {
+    out += formatFloat(value.real, elem);
+  }
+}
+
+static void printDenseNested(std::string &out, const DenseElements &dense,
+                             const std::vector<int64_t> &shape, size_t dim,
+                             size_t &next, Type elem) {
+  if (dim == shape.size()) {
+    printDenseValue(out, dense.values[next++ % dense.values.size()], elem);
+    return;
+  }
+  out += '[';
+  for (int64_t i = 0; i < shape[dim]; ++i) {
+    if (i)
+      out += ", ";
+    printDenseNested(out, dense, shape, dim + 1, next, elem);
+  }
+  out += ']';
+}
+
+static void printDense(std::string &out, const Attr &attr) {
+  const auto &dense = std::get<DenseElements>(attr.payload);
+  Type elem = attr.type && attr.type->element ? attr.type->element : nullptr;
+  out += "dense<";
+  if (!dense.raw.empty()) {
+    out += dense.raw;
+  } else if (!dense.values.empty()) {
+    bool all_equal = true;
+    for (const DenseValue &v : dense.values)
+      all_equal = all_equal && v.real == dense.values[0].real &&
+                  v.imag == dense.values[0].imag;
+    if (all_equal) {
+      printDenseValue(out, dense.values[0], elem);
+    } else {
+      std::vector<int64_t> shape = attr.type && attr.type->hasStaticShape()
+                                       ? attr.type->shape
+                                       : dense.literal_shape;
+      size_t next = 0;
+      printDenseNested(out, dense, shape, 0, next, elem);
+    }
+  } else if (!dense.literal_shape.empty()) {
+    printDenseNested(out, dense, {0}, 0, *std::make_unique<size_t>(0), elem);
+  }
+  out += "> : " + attr.type->text;
+}
+
+void Printer::printAttr(const Attr *attr) {
+  switch (attr->kind) {
+  case AttrKind::Unit:
+    out_ += "unit";
+    return;
+  case AttrKind::Bool:
+    out_ += std::get<bool>(attr->payload) ? "true" : "false";
+    return;
+  case AttrKind::Integer:
+    if (attr->type && attr->type->text == "i1") {
+      out_ += attr->intValue() ? "true" : "false";
+      return;
+    }
+    out_ += attr->text.empty() ? std::to_string(attr->intValue()) : attr->text;
+    out_ += " : " + attr->type->text;
+    return;
+  case AttrKind::Float:
+    out_ += formatFloat(std::get<double>(attr->payload), attr->type);
+    out_ += " : " + attr->type->text;
+    return;
+  case AttrKind::String:
+    appendEscapedString(out_, attr->str());
+    return;
+  case AttrKind::TypeAttr:
+    out_ += std::get<Type>(attr->payload)->text;
+    return;
+  case AttrKind::Array:
+    out_ += '[';
+    for (size_t i = 0; i < attr->elements().size(); ++i) {
+      if (i)
+        out_ += ", ";
+      printAttr(attr->elements()[i]);
+    }
+    out_ += ']';
+    return;
+  case AttrKind::DenseArray:
+    out_ += "array<" + attr->type->text;
+    if (!attr->text.empty()) {
+      out_ += ": " + attr->text;
+    } else if (!attr->ints().empty()) {
+      out_ += ": ";
+      bool is_bool = attr->type->text == "i1";
+      for (size_t i = 0; i < attr->ints().size(); ++i) {
+        if (i)
+          out_ += ", ";
+        int64_t v = attr->ints()[i];
+        out_ += is_bool ? (v ? "true" : "false") : std::to_string(v);
+      }
+    }
+    out_ += '>';
+    return;
+  case AttrKind::Dict:
+    out_ += '{';
+    printNamedAttrs(attr->entries());
+    out_ += '}';
+    return;
+  case AttrKind::SymbolRef:
+    out_ += '@' + attr->str();
+    return;
+  case AttrKind::DenseElements:
+    printDense(out_, *attr);
+    return;
+  case AttrKind::Sharding:
+    out_ += "#sdy.sharding";
+    printTensorSharding(attr->sharding());
+    return;
+  case AttrKind::ShardingPerValue:
+    out_ += "#sdy.sharding_per_value<[";
+    for (size_t i = 0; i < attr->shardings().size(); ++i) {
+      if (i)
+        out_ += ", ";
+      printTensorSharding(attr->shardings()[i]);
+    }
+    out_ += "]>";
+    return;
+  case AttrKind::Mesh:
+    out_ += "#sdy.mesh";
+    printMesh(attr->mesh());
+    return;
+  case AttrKind::OpShardingRule:
+    out_ += "#sdy.op_sharding_rule";
+    printRule(out_, attr->rule());
+    return;
+  default:
+    out_ += attr->text;
+    return;
+  }
+}
+
+void Printer::printNamedAttrs(const std::vector<NamedAttr> &attrs) {
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    if (i)
+      out_ += ", ";
+    bool bare = !attrs[i].name.empty() &&
+                attrs[i].name.find_first_not_of(
+                    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123"
+                    "456789_$.") == std::string_view::npos &&
+                !(attrs[i].name[0] >= '0' && attrs[i].name[0] <= '9');
+    if (bare)
+      out_ += attrs[i].name;
+    else
+      appendEscapedString(out_, attrs[i].name);
+    if (attrs[i].value->kind != AttrKind::Unit) {
+      out_ += " = ";
+      printAttr(attrs[i].value);
+    }
+  }
+}
+
+void Printer::printAttrDict(const AttrDict &dict,
+                            const std::vector<std::string_view> &elided) {
+  std::vector<NamedAttr> kept;
+  for (const NamedAttr &entry : dict.entries()) {
+    bool skip = false;
+    for (std::string_view name : elided)
+      skip = skip || name == entry.name;
+    if (!skip)
+      kept.push_back(entry);
+  }
+  if (kept.empty())
+    return;
+  out_ += " {";
+  printNamedAttrs(kept);
+  out_ += '}';
+}
+
+void Printer::printAttrDictWithKeyword(
+    const AttrDict &dict, const std::vector<std::string_view> &elided) {
+  size_t before = out_.size();
+  printAttrDict(dict, elided);
+  if (out_.size() != before)
+    out_.insert(before, " attributes");
+}
+
+} // namespace shardlab
