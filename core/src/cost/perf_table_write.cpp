@@ -9,7 +9,7 @@
 namespace shardlab::cost {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 json TimeToJson(const TimeStats &t) {
   json j = {{"median", t.median_us}};

@@ -1,0 +1,68 @@
+// Hardware presets (H100 SXM, H200, B200, A100, or user-defined JSON) and
+// the analytical models that need them: XLA's fusion roofline
+// (compute + memory - 0.95 * min, plus launch overhead), an NVLink ring model
+// for intra-node collectives, and analytical default tables built from both.
+#pragma once
+
+#include "shardlab/cost/collective_model.h"
+#include "shardlab/cost/estimate.h"
+#include "shardlab/cost/perf_table.h"
+#include "shardlab/cost/result.h"
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardlab::cost {
+
+struct HardwarePreset {
+  std::string name;        // "h100", ...
+  std::string device_name; // name XLA's SoL defaults are keyed by
+  std::string sm_version;  // "sm_90", ...
+  int64_t sm_count = 0;
+  double clock_ghz = 0;
+  double hbm_bytes_per_s = 0;
+  double nvlink_bytes_per_s = 0; // per GPU, per direction
+  int64_t gpus_per_node = 8;
+  std::map<std::string, double> peak_flop_per_s; // dense, by dtype
+  std::string source;                            // public references
+};
+
+/// Built-in presets: h100, h200, b200, a100.
+Result<HardwarePreset> FindHardwarePreset(std::string_view name);
+std::vector<std::string> HardwarePresetNames();
+/// A user-defined preset from JSON: {"name", "hbm_bytes_per_s",
+/// "nvlink_bytes_per_s", "peak_flop_per_s": {"bf16": ...}, ...}.
+Result<HardwarePreset> ParseHardwarePreset(std::string_view json_text);
+/// Peak rate for a dtype: exact key, else f32 for wide types, else bf16.
+Result<double> PeakFlopRate(const HardwarePreset &hw, std::string_view dtype);
+
+inline constexpr double kKernelLaunchOverheadUs = 1.0;
+inline constexpr double kNcclKernelLaunchOverheadUs = 5.0;
+inline constexpr double kMemoryComputeParallelism = 0.95;
+
+struct FusionQuery {
+  double flops = 0;
+  int64_t bytes_read = 0;
+  int64_t bytes_written = 0;
+  std::string dtype = "f32";
+  bool add_launch_overhead = true;
+};
+
+/// XLA's roofline: exec = compute + memory - 0.95 * min(compute, memory).
+Result<Estimate> FusionRooflineEstimate(const HardwarePreset &hw,
+                                        const FusionQuery &q);
+
+/// NVLink ring collective inside one node: NCCL launch + algorithm factor x
+/// bytes / NVLink bandwidth (AR 2(N-1)/N, AG/RS/A2A (N-1)/N, permute 1).
+Result<Estimate> IntraNodeCollectiveEstimate(const HardwarePreset &hw,
+                                             CollectiveOp op, int64_t bytes,
+                                             int64_t group_size);
+
+/// An analytical table (`"source": "analytical"`) from the models above:
+/// collectives over 1 KiB..1 GiB for groups of 2, 4 and 8, and a full
+/// power-of-two GEMM grid for bf16 and f32.
+PerfTable GenerateAnalyticalTable(const HardwarePreset &hw);
+
+} // namespace shardlab::cost
