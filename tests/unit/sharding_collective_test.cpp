@@ -41,7 +41,7 @@ template <typename T> std::string msg(const std::optional<T> &error);
 template <> std::string msg(const std::optional<std::string> &error) {
   return error.value_or("OK");
 }
-template <> std::string msg(const std::optional<Diagnostic> &error) {
+template <> std::string msg(const std::optional<CollectiveError> &error) {
   return error ? error->message : "OK";
 }
 

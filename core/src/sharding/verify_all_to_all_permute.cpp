@@ -109,17 +109,17 @@ verifyAllToAll(const TensorSharding &operand, const TensorSharding &result,
   return std::nullopt;
 }
 
-std::optional<Diagnostic> verifyCollectivePermute(const TensorSharding &operand,
-                                                  const Mesh &operand_mesh,
-                                                  const TensorSharding &result,
-                                                  const Mesh &result_mesh) {
+std::optional<CollectiveError>
+verifyCollectivePermute(const TensorSharding &operand, const Mesh &operand_mesh,
+                        const TensorSharding &result, const Mesh &result_mesh) {
   std::string note = "operand mesh: " + meshToString(operand_mesh);
   if (result_mesh.axes != operand_mesh.axes) {
-    return Diagnostic{"result mesh has different axes than operand mesh", note};
+    return CollectiveError{"result mesh has different axes than operand mesh",
+                           note};
   }
   if (!(operand.mesh == result.mesh) &&
       result_mesh.device_ids == operand_mesh.device_ids) {
-    return Diagnostic{
+    return CollectiveError{
         "result mesh name is different but same device ids as operand", note};
   }
   size_t rank = std::min(operand.dims.size(), result.dims.size());
@@ -132,7 +132,7 @@ std::optional<Diagnostic> verifyCollectivePermute(const TensorSharding &operand,
     int64_t inSize = shardedSize(in, result_mesh);
     int64_t outSize = shardedSize(out, result_mesh);
     if (inSize != outSize) {
-      return Diagnostic{
+      return CollectiveError{
           "sharded size of result doesn't match operand on dimension " +
               std::to_string(dim) + ": " + std::to_string(outSize) +
               " != " + std::to_string(inSize),

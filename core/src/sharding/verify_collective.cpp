@@ -108,30 +108,30 @@ std::vector<AxisRef> sliceAxesAlongDim(const std::vector<AxisRef> &dim_axes,
   return expected;
 }
 
-std::optional<Diagnostic>
+std::optional<CollectiveError>
 verifyCollectiveCommon(const TensorSharding *operand, const Mesh *operand_mesh,
                        const TensorSharding &result, const Mesh *result_mesh,
                        const ValueShapeInfo &result_type,
                        CollectiveTraits traits,
                        const ShardingVerifyOptions &options) {
   if (!operand && !traits.allow_missing_input_sharding) {
-    return Diagnostic{"collective on operand without sharding", ""};
+    return CollectiveError{"collective on operand without sharding", ""};
   }
   if (auto error =
           verifyTensorSharding(result, result_mesh, result_type, options)) {
-    return Diagnostic{*error, ""};
+    return CollectiveError{*error, ""};
   }
   if (!traits.allow_different_meshes && operand && operand_mesh &&
       !(result_mesh && *result_mesh == *operand_mesh)) {
-    return Diagnostic{"result mesh does not match operand mesh",
-                      "operand mesh: " + meshToString(*operand_mesh)};
+    return CollectiveError{"result mesh does not match operand mesh",
+                           "operand mesh: " + meshToString(*operand_mesh)};
   }
   if (operand && result.dims.size() != operand->dims.size()) {
-    return Diagnostic{"result sharding has rank " +
-                          std::to_string(result.dims.size()) +
-                          " but operand sharding has rank " +
-                          std::to_string(operand->dims.size()),
-                      ""};
+    return CollectiveError{"result sharding has rank " +
+                               std::to_string(result.dims.size()) +
+                               " but operand sharding has rank " +
+                               std::to_string(operand->dims.size()),
+                           ""};
   }
   return std::nullopt;
 }

@@ -62,13 +62,6 @@ struct DenseElements {
   std::string raw; ///< set when the literal was kept as text
 };
 
-/// `[{"a"}: 0->1, ...]` parameters of sdy.all_to_all.
-struct AllToAllParam {
-  std::vector<AxisRef> axes;
-  int64_t src_dim = 0;
-  int64_t tgt_dim = 0;
-};
-
 using AttrPayload =
     std::variant<std::monostate, bool, int64_t, double, std::string, Type,
                  std::vector<const Attr *>, std::vector<NamedAttr>,

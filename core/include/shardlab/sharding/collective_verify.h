@@ -8,7 +8,7 @@
 // verifyUnreducedAxesTransition in utils.cc).
 //
 // Every message is the text after "'<op>' op "; the caller adds that prefix.
-// A Diagnostic's `note`, when not empty, is attached at the operand's
+// A CollectiveError's `note`, when not empty, is attached at the operand's
 // location ("operand mesh: #sdy.mesh<...>").
 //
 // Call order for one collective, as in Shardy (op verify() runs for every op
@@ -29,7 +29,9 @@
 
 namespace shardlab {
 
-struct Diagnostic {
+/// A collective verifier's error (distinct from the text module's
+/// shardlab::Diagnostic, which carries a severity and a location).
+struct CollectiveError {
   std::string message;
   std::string note; ///< empty when none
 };
@@ -47,7 +49,7 @@ struct CollectiveTraits {
 /// result sharding (bare message, e.g. "duplicate axis ref: "x""); "result
 /// mesh does not match operand mesh" with note "operand mesh: #sdy.mesh<..>";
 /// "result sharding has rank 2 but operand sharding has rank 1".
-std::optional<Diagnostic>
+std::optional<CollectiveError>
 verifyCollectiveCommon(const TensorSharding *operand, const Mesh *operand_mesh,
                        const TensorSharding &result, const Mesh *result_mesh,
                        const ValueShapeInfo &result_type,
@@ -70,13 +72,6 @@ verifyAllSlice(const TensorSharding &operand, const TensorSharding &result,
                const std::vector<std::vector<AxisRef>> &slicing_axes,
                const Mesh &mesh);
 
-/// One `{axes}: src->tgt` parameter of sdy.all_to_all.
-struct AllToAllParam {
-  std::vector<AxisRef> axes;
-  int64_t src_dim = 0;
-  int64_t tgt_dim = 0;
-};
-
 /// sdy.all_to_all (rank = the result's tensor rank): "parameter list is
 /// empty", axis list checks, "source dimension 2 is out of range [0, 2)",
 /// "target dimension -1 is out of range [0, 2)", "overlapping source/target
@@ -93,10 +88,9 @@ verifyAllToAll(const TensorSharding &operand, const TensorSharding &result,
 /// mesh" / "result mesh name is different but same device ids as operand"
 /// (both with the operand-mesh note), "sharded size of result doesn't match
 /// operand on dimension 1: 4 != 2".
-std::optional<Diagnostic> verifyCollectivePermute(const TensorSharding &operand,
-                                                  const Mesh &operand_mesh,
-                                                  const TensorSharding &result,
-                                                  const Mesh &result_mesh);
+std::optional<CollectiveError>
+verifyCollectivePermute(const TensorSharding &operand, const Mesh &operand_mesh,
+                        const TensorSharding &result, const Mesh &result_mesh);
 
 /// sdy.all_reduce: "operand and result shardings are not equivalent",
 /// "reduction axes are not ordered w.r.t. mesh", axis list checks,

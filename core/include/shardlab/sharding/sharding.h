@@ -63,6 +63,15 @@ struct DimSharding {
   bool operator==(const DimSharding &) const = default;
 };
 
+/// One `{"a"}: 0->1` parameter of sdy.all_to_all: move `axes` from source
+/// dim `src_dim` to target dim `tgt_dim`.
+struct AllToAllParam {
+  std::vector<AxisRef> axes;
+  int64_t src_dim = 0;
+  int64_t tgt_dim = 0;
+  bool operator==(const AllToAllParam &) const = default;
+};
+
 enum class ReductionKind { Sum, Max, Min };
 
 /// The mesh a sharding refers to: a symbol `@name` or an inline `mesh<...>`.
