@@ -1,12 +1,83 @@
+// The IR verifier driver: visits ops in pre-order as MLIR's verifier does
+// (an op's attributes and invariants on entrance, its region-dependent
+// checks on exit) and stops at the first op that fails.
 #include "shardlab/verify/verifier.h"
+
+#include "shardlab/ir/op_registry.h"
+
+#include "verify_ops.h"
 
 namespace shardlab {
 
+namespace verify {
+namespace {
+
+bool isIsolatedFromAbove(const Operation &op) {
+  return (op.info && op.info->isolated_from_above) || op.is("func.func") ||
+         op.is("sdy.manual_computation") || op.is("sdy.named_computation");
+}
+
+// Whether `value` is defined inside one of `root`'s regions.
+bool definedInside(const Value &value, const Operation &root) {
+  Operation *scope = nullptr;
+  if (value.isBlockArgument()) {
+    Region *region = value.owner_block ? value.owner_block->parent : nullptr;
+    scope = region ? region->parent : nullptr;
+  } else {
+    scope = value.defining_op->parentOp();
+  }
+  for (; scope; scope = scope->parentOp())
+    if (scope == &root)
+      return true;
+  return false;
+}
+
+// IsolatedFromAbove: no op in `root`'s regions uses a value from outside.
+bool verifyIsolation(VerifyContext &ctx, Operation &root) {
+  bool ok = true;
+  walk(root, [&](Operation &user) {
+    for (size_t i = 0; ok && i < user.numOperands(); ++i) {
+      if (user.operand(i) && !definedInside(*user.operand(i), root)) {
+        ctx.opError(user, "using value defined outside the region");
+        ctx.note(root.loc, "required by region isolation constraints");
+        ok = false;
+      }
+    }
+  });
+  return ok;
+}
+
+bool verifyOnEntrance(VerifyContext &ctx, Operation &op) {
+  return verifyDiscardableAttrs(ctx, op) && verifySdyOp(ctx, op);
+}
+
+// Region-dependent checks; the function-interface checks of func.func run
+// after its body (verifyWithRegions), as in MLIR.
+bool verifyOnExit(VerifyContext &ctx, Operation &op) {
+  if (isIsolatedFromAbove(op) && !verifyIsolation(ctx, op))
+    return false;
+  return !op.is("func.func") || verifyFuncShardings(ctx, op);
+}
+
+bool verifyTree(VerifyContext &ctx, Operation &op) {
+  if (!verifyOnEntrance(ctx, op))
+    return false;
+  for (size_t r = 0; r < op.numRegions(); ++r)
+    for (auto &block : op.region(r).blocks)
+      for (Operation *child = block->front(); child;
+           child = child->nextInBlock())
+        if (!verifyTree(ctx, *child))
+          return false;
+  return verifyOnExit(ctx, op);
+}
+
+} // namespace
+} // namespace verify
+
 bool verifyModule(Module &module, DiagnosticEngine &diags) {
-  size_t before = diags.diagnostics().size();
-  (void)module;
-  for (size_t i = before; i < diags.diagnostics().size(); ++i)
-    if (diags.diagnostics()[i].severity == Severity::Error)
+  verify::VerifyContext ctx(module, diags);
+  for (Operation *op = module.body().front(); op; op = op->nextInBlock())
+    if (!verify::verifyTree(ctx, *op))
       return false;
   return true;
 }

@@ -1,0 +1,106 @@
+// Shardings attached to values: the `sdy.sharding` (sharding per value) and
+// `sdy.sharding_rule` discardable attributes of any op, and the
+// `sdy.sharding` attributes of func.func arguments and results (Shardy's
+// verifyOperationAttribute / verifyRegionArgAttribute /
+// verifyRegionResultAttribute).
+#include "verify_ops.h"
+
+namespace shardlab::verify {
+
+namespace {
+
+ShardingVerifyOptions optionsFor(const Operation &op) {
+  ShardingVerifyOptions options;
+  options.already_manual_axes = enclosingManualAxes(op);
+  return options;
+}
+
+bool verifyOpSharding(VerifyContext &ctx, Operation &op, const Attr &attr) {
+  if (attr.kind != AttrKind::ShardingPerValue)
+    return ctx.opError(op, "should have a sharding attribute of type "
+                           "TensorShardingPerValueAttr");
+  std::optional<std::string> error =
+      verifyShardingPerValue(attr.shardings(), ctx.meshesOf(attr.shardings()),
+                             shapeInfos(resultTypes(op)), optionsFor(op));
+  return !error || ctx.shardingError(op, "result " + *error);
+}
+
+bool verifyOpRule(VerifyContext &ctx, Operation &op, const Attr &attr) {
+  if (attr.kind != AttrKind::OpShardingRule)
+    return ctx.opError(op, "should have a sharding rule attribute of type "
+                           "OpShardingRuleAttr");
+  std::optional<std::string> error = verifyOpShardingRule(
+      attr.rule(), shapeInfos(operandTypes(op)), shapeInfos(resultTypes(op)));
+  return !error || ctx.opError(op, *error);
+}
+
+bool isPropagationEdgesName(std::string_view name) {
+  return name == "sdy.propagation_edges" ||
+         name == "sdy.result_propagation_edges" ||
+         name == "sdy.block_arg_propagation_edges";
+}
+
+// "arg 0 - " / "result 2 - " checks of one func argument or result.
+bool verifyFuncValue(VerifyContext &ctx, Operation &func, const Attr *dict,
+                     Type type, const std::string &layer) {
+  if (!dict || dict->kind != AttrKind::Dict)
+    return true;
+  const Attr *attr = dict->get("sdy.sharding");
+  if (!attr)
+    return true;
+  if (attr->kind != AttrKind::Sharding)
+    return ctx.opError(func, layer + "should have a sharding attribute of "
+                                     "type TensorShardingAttr");
+  std::optional<std::string> error = verifyTensorSharding(
+      attr->sharding(), ctx.lookupMesh(attr->sharding().mesh), shapeInfo(type),
+      optionsFor(func));
+  return !error || ctx.shardingError(func, layer + *error);
+}
+
+const Attr *dictAt(const Attr *array, size_t index) {
+  if (!array || array->kind != AttrKind::Array ||
+      index >= array->elements().size())
+    return nullptr;
+  return array->elements()[index];
+}
+
+} // namespace
+
+bool verifyDiscardableAttrs(VerifyContext &ctx, Operation &op) {
+  for (const NamedAttr &entry : op.attrs.entries()) {
+    if (!entry.value)
+      continue;
+    if (entry.name == "sdy.sharding" &&
+        !verifyOpSharding(ctx, op, *entry.value))
+      return false;
+    if (entry.name == "sdy.sharding_rule" &&
+        !verifyOpRule(ctx, op, *entry.value))
+      return false;
+    if (isPropagationEdgesName(entry.name) &&
+        !verifyPropagationEdgesAttr(ctx, op, entry))
+      return false;
+  }
+  return true;
+}
+
+bool verifyFuncShardings(VerifyContext &ctx, Operation &func) {
+  const Attr *function_type = func.attrs.get("function_type");
+  if (!function_type || function_type->kind != AttrKind::TypeAttr)
+    return true;
+  Type type = std::get<Type>(function_type->payload);
+  if (!type || type->kind != TypeKind::Function)
+    return true;
+  const Attr *arg_attrs = func.attrs.get("arg_attrs");
+  for (size_t i = 0; i < type->members.size(); ++i)
+    if (!verifyFuncValue(ctx, func, dictAt(arg_attrs, i), type->members[i],
+                         "arg " + std::to_string(i) + " - "))
+      return false;
+  const Attr *res_attrs = func.attrs.get("res_attrs");
+  for (size_t i = 0; i < type->results.size(); ++i)
+    if (!verifyFuncValue(ctx, func, dictAt(res_attrs, i), type->results[i],
+                         "result " + std::to_string(i) + " - "))
+      return false;
+  return true;
+}
+
+} // namespace shardlab::verify

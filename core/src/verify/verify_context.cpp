@@ -1,0 +1,191 @@
+// Helpers shared by the verifier's topic files (see verify_context.h).
+#include "verify_context.h"
+
+#include <algorithm>
+
+namespace shardlab::verify {
+
+const Mesh *VerifyContext::lookupMesh(const MeshRef &ref) const {
+  return resolveMesh(ref, [this](const std::string &symbol) -> const Mesh * {
+    Operation *op = module_.lookupSymbol(symbol);
+    if (!op || !op->is("sdy.mesh"))
+      return nullptr;
+    const Attr *mesh = op->attrs.get("mesh");
+    return mesh && mesh->kind == AttrKind::Mesh ? &mesh->mesh() : nullptr;
+  });
+}
+
+std::vector<const Mesh *>
+VerifyContext::meshesOf(const std::vector<TensorSharding> &shardings) const {
+  std::vector<const Mesh *> meshes;
+  for (const TensorSharding &sharding : shardings)
+    meshes.push_back(lookupMesh(sharding.mesh));
+  return meshes;
+}
+
+bool VerifyContext::opError(const Operation &op, const std::string &message) {
+  diags_.error(op.loc, opPrefix(op.name) + message);
+  return false;
+}
+
+bool VerifyContext::plainError(const Operation &op,
+                               const std::string &message) {
+  diags_.error(op.loc, message);
+  return false;
+}
+
+void VerifyContext::note(Location loc, const std::string &message) {
+  diags_.note(loc, message);
+}
+
+bool VerifyContext::shardingError(const Operation &op,
+                                  const std::string &message) {
+  opError(op, message);
+  static constexpr std::string_view kBound = "operates on axis \"";
+  size_t start = message.find(kBound);
+  if (start == std::string::npos ||
+      message.find("already bound by a parent") == std::string::npos)
+    return false;
+  start += kBound.size();
+  std::string axis = message.substr(start, message.find('"', start) - start);
+  if (const Operation *owner = manualAxisOwner(op, axis))
+    note(owner->loc, "parent bounding this axis as manual");
+  return false;
+}
+
+ValueShapeInfo shapeInfo(Type type) {
+  if (!type)
+    return ValueShapeInfo::none();
+  ValueShapeInfo info;
+  switch (type->kind) {
+  case TypeKind::RankedTensor:
+    info = ValueShapeInfo::ranked(type->shape, type->element->text);
+    break;
+  case TypeKind::UnrankedTensor:
+    info = ValueShapeInfo::unranked(type->element->text);
+    break;
+  case TypeKind::Tuple: {
+    std::vector<ValueShapeInfo> members;
+    for (Type member : type->members)
+      members.push_back(shapeInfo(member));
+    info = ValueShapeInfo::tuple(std::move(members));
+    break;
+  }
+  default:
+    info = ValueShapeInfo::nonShaped(type->text);
+  }
+  info.type_text = type->text;
+  return info;
+}
+
+std::vector<ValueShapeInfo> shapeInfos(const std::vector<Type> &types) {
+  std::vector<ValueShapeInfo> infos;
+  for (Type type : types)
+    infos.push_back(shapeInfo(type));
+  return infos;
+}
+
+std::vector<Type> operandTypes(const Operation &op) {
+  std::vector<Type> types;
+  for (size_t i = 0; i < op.numOperands(); ++i)
+    types.push_back(op.operand(i)->type);
+  return types;
+}
+
+std::vector<Type> resultTypes(Operation &op) {
+  std::vector<Type> types;
+  for (size_t i = 0; i < op.numResults(); ++i)
+    types.push_back(op.result(i)->type);
+  return types;
+}
+
+std::vector<std::string> manualAxesOf(const Operation &op) {
+  const Attr *axes = op.attrs.get("manual_axes");
+  if (!axes || axes->kind != AttrKind::ManualAxes)
+    return {};
+  return std::get<std::vector<std::string>>(axes->payload);
+}
+
+std::vector<std::string> enclosingManualAxes(const Operation &op) {
+  std::vector<std::string> axes;
+  for (Operation *parent = op.parentOp(); parent; parent = parent->parentOp())
+    if (parent->is("sdy.manual_computation"))
+      for (std::string &axis : manualAxesOf(*parent))
+        axes.push_back(std::move(axis));
+  return axes;
+}
+
+const Operation *manualAxisOwner(const Operation &op, const std::string &axis) {
+  const Operation *owner = nullptr;
+  for (Operation *parent = op.parentOp(); parent; parent = parent->parentOp()) {
+    if (!parent->is("sdy.manual_computation"))
+      continue;
+    std::vector<std::string> axes = manualAxesOf(*parent);
+    if (std::find(axes.begin(), axes.end(), axis) != axes.end())
+      owner = parent;
+  }
+  return owner;
+}
+
+namespace {
+
+const TensorSharding *perValueEntry(const Attr *attr, size_t index) {
+  if (!attr || attr->kind != AttrKind::ShardingPerValue ||
+      index >= attr->shardings().size())
+    return nullptr;
+  return &attr->shardings()[index];
+}
+
+const TensorSharding *singleSharding(const Attr *attr) {
+  return attr && attr->kind == AttrKind::Sharding ? &attr->sharding() : nullptr;
+}
+
+const TensorSharding *funcArgSharding(const Operation &func, size_t index) {
+  const Attr *arg_attrs = func.attrs.get("arg_attrs");
+  if (!arg_attrs || arg_attrs->kind != AttrKind::Array ||
+      index >= arg_attrs->elements().size())
+    return nullptr;
+  const Attr *dict = arg_attrs->elements()[index];
+  if (!dict || dict->kind != AttrKind::Dict)
+    return nullptr;
+  return singleSharding(dict->get("sdy.sharding"));
+}
+
+const TensorSharding *blockArgSharding(const Value &value) {
+  Region *region = value.owner_block ? value.owner_block->parent : nullptr;
+  Operation *owner = region ? region->parent : nullptr;
+  if (!owner)
+    return nullptr;
+  if (owner->is("func.func"))
+    return funcArgSharding(*owner, value.index);
+  if (owner->is("sdy.manual_computation") || owner->is("sdy.named_computation"))
+    return perValueEntry(owner->attrs.get("in_shardings"), value.index);
+  return nullptr;
+}
+
+} // namespace
+
+const TensorSharding *shardingOf(Value *value) {
+  if (!value)
+    return nullptr;
+  if (value->isBlockArgument())
+    return blockArgSharding(*value);
+  Operation &op = *value->defining_op;
+  if (op.dialect() == "sdy") {
+    if (const TensorSharding *sharding =
+            singleSharding(op.attrs.get("sharding")))
+      return sharding;
+    if (const TensorSharding *sharding =
+            singleSharding(op.attrs.get("out_sharding")))
+      return sharding;
+    if (op.is("sdy.manual_computation") || op.is("sdy.named_computation"))
+      return perValueEntry(op.attrs.get("out_shardings"), value->index);
+  }
+  return perValueEntry(op.attrs.get("sdy.sharding"), value->index);
+}
+
+std::string opPrefix(std::string_view op_name) {
+  return "'" + std::string(op_name) + "' op ";
+}
+
+} // namespace shardlab::verify

@@ -1,0 +1,74 @@
+// Shared state and helpers of the IR verifier (private to core/src/verify):
+// mesh lookup, the shape of a value's type as the sharding library sees it,
+// the manual axes bound by enclosing sdy.manual_computation ops, and the
+// emission of op errors with MLIR's "'<op>' op " prefix.
+#pragma once
+
+#include "shardlab/ir/ir.h"
+#include "shardlab/sharding/mesh.h"
+#include "shardlab/sharding/verify.h"
+#include "shardlab/text/diagnostics.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardlab::verify {
+
+/// What one verifier run needs: the module (for symbols) and the sink.
+class VerifyContext {
+public:
+  VerifyContext(Module &module, DiagnosticEngine &diags)
+      : module_(module), diags_(diags) {}
+
+  Module &module() { return module_; }
+  DiagnosticEngine &diags() { return diags_; }
+
+  /// The mesh of `ref`: inline, or the `sdy.mesh` symbol; nullptr if unknown.
+  const Mesh *lookupMesh(const MeshRef &ref) const;
+  /// lookupMesh of each sharding, in order.
+  std::vector<const Mesh *>
+  meshesOf(const std::vector<TensorSharding> &shardings) const;
+
+  /// Emits "'<op>' op <message>" at the op; always returns false.
+  bool opError(const Operation &op, const std::string &message);
+  /// Emits `message` as is (MLIR's emitError without the op prefix).
+  bool plainError(const Operation &op, const std::string &message);
+  /// A note at `loc`.
+  void note(Location loc, const std::string &message);
+
+  /// Emits "'<op>' op <message>" and, when `message` reports an axis already
+  /// bound by a parent manual computation, the note at that parent.
+  bool shardingError(const Operation &op, const std::string &message);
+
+private:
+  Module &module_;
+  DiagnosticEngine &diags_;
+};
+
+/// The shape info of a type, for the sharding library.
+ValueShapeInfo shapeInfo(Type type);
+/// shapeInfo of each value's type.
+std::vector<ValueShapeInfo> shapeInfos(const std::vector<Type> &types);
+std::vector<Type> operandTypes(const Operation &op);
+std::vector<Type> resultTypes(Operation &op);
+
+/// Axes made manual by the sdy.manual_computation ops enclosing `op` (not
+/// `op` itself), outermost binding last.
+std::vector<std::string> enclosingManualAxes(const Operation &op);
+/// The enclosing sdy.manual_computation that binds `axis` (the outermost one,
+/// as Shardy's map keeps), or nullptr.
+const Operation *manualAxisOwner(const Operation &op, const std::string &axis);
+/// The manual axes of a sdy.manual_computation (empty if none).
+std::vector<std::string> manualAxesOf(const Operation &op);
+
+/// The sharding of `value` as Shardy's getSharding finds it: a func
+/// argument's `sdy.sharding`, the sharding attribute of sdy ops, or the
+/// op's `sdy.sharding` entry. nullptr when it has none.
+const TensorSharding *shardingOf(Value *value);
+
+/// "'<op>' op " for an op name.
+std::string opPrefix(std::string_view op_name);
+
+} // namespace shardlab::verify
