@@ -140,9 +140,12 @@ bool canCoexist(const AxisRef &a, const AxisRef &b) {
   if (a.name != b.name || !a.sub || !b.sub) {
     return true;
   }
-  auto [minPre, maxPre] = std::minmax(a.sub->pre_size, b.sub->pre_size);
-  auto [minNext, maxNext] =
-      std::minmax(nextPreSize(*a.sub), nextPreSize(*b.sub));
+  const int64_t minPre = std::min<int64_t>(a.sub->pre_size, b.sub->pre_size);
+  const int64_t maxPre = std::max<int64_t>(a.sub->pre_size, b.sub->pre_size);
+  const int64_t minNext =
+      std::min<int64_t>(nextPreSize(*a.sub), nextPreSize(*b.sub));
+  const int64_t maxNext =
+      std::max<int64_t>(nextPreSize(*a.sub), nextPreSize(*b.sub));
   return canSubAxesCoexist(minPre, maxPre, minNext, maxNext);
 }
 
@@ -156,9 +159,12 @@ std::optional<AxisRef> getOverlap(const AxisRef &a, const AxisRef &b) {
   if (!b.sub) {
     return a;
   }
-  auto [minPre, maxPre] = std::minmax(a.sub->pre_size, b.sub->pre_size);
-  auto [minNext, maxNext] =
-      std::minmax(nextPreSize(*a.sub), nextPreSize(*b.sub));
+  const int64_t minPre = std::min<int64_t>(a.sub->pre_size, b.sub->pre_size);
+  const int64_t maxPre = std::max<int64_t>(a.sub->pre_size, b.sub->pre_size);
+  const int64_t minNext =
+      std::min<int64_t>(nextPreSize(*a.sub), nextPreSize(*b.sub));
+  const int64_t maxNext =
+      std::max<int64_t>(nextPreSize(*a.sub), nextPreSize(*b.sub));
   if (minNext <= maxPre ||
       !canSubAxesCoexist(minPre, maxPre, minNext, maxNext)) {
     return std::nullopt;

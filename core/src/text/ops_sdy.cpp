@@ -37,6 +37,7 @@ bool parseMeshOp(Parser &parser, Operation &op, size_t) {
   if (!parser.parseSymbolName(name) || !parser.expectChar('='))
     return false;
   setAttr(parser, op, "sym_name", arena(parser).string(name));
+  parser.tryPunct("#sdy.mesh"); // the attribute may be spelled out
   parser.mesh_error_prefix_ = "custom op 'sdy.mesh' ";
   Mesh mesh;
   bool ok = parser.parseMesh(mesh);
@@ -307,8 +308,12 @@ bool parseConstantLike(Parser &parser, Operation &op, size_t) {
   if (!parser.parseOptionalAttrDict(op.attrs))
     return false;
   if (parser.peek() == '(') { // the generic-looking `() {value = ...} : ...`
-    if (!parser.expectChar('(') || !parser.expectChar(')') ||
-        !parser.parseOptionalAttrDict(op.attrs))
+    if (!parser.expectChar('(') || !parser.expectChar(')'))
+      return false;
+    // Properties `<{value = ...}>` as printed for mismatched types.
+    if (parser.tryPunct("<{") && !parser.parsePropertiesRest(op.attrs))
+      return false;
+    if (!parser.parseOptionalAttrDict(op.attrs))
       return false;
     std::vector<Value *> none;
     return parseFunctionalTypeFor(parser, op, none);

@@ -180,17 +180,18 @@ void printCustomCall(Printer &printer, Operation &op) {
   printer.printFunctionalType(op);
 }
 
+// optimization_barrier: `{attrs} %a, %b : t1, t2` or `()`.
 bool parseVariadicSameTypes(Parser &parser, Operation &op, size_t) {
+  if (!parser.parseOptionalAttrDict(op.attrs))
+    return false;
   std::vector<Value *> operands;
-  if (parser.tryChar('(')) { // `optimization_barrier()`
+  if (parser.tryChar('(')) {
     if (!parser.expectChar(')'))
       return false;
   } else if (!parser.parseOperandList(operands)) {
     return false;
   }
   op.setOperands(operands);
-  if (!parser.parseOptionalAttrDict(op.attrs))
-    return false;
   if (operands.empty()) {
     op.setResultTypes({});
     return true;
@@ -203,14 +204,13 @@ bool parseVariadicSameTypes(Parser &parser, Operation &op, size_t) {
 }
 
 void printVariadicSameTypes(Printer &printer, Operation &op) {
+  printer.printAttrDict(op.attrs);
   if (!op.numOperands()) {
     printer << "()";
-    printer.printAttrDict(op.attrs);
     return;
   }
   printer << ' ';
   printer.printOperands(op);
-  printer.printAttrDict(op.attrs);
   printer << " : ";
   printer.printOperandTypes(op);
 }
@@ -390,6 +390,9 @@ std::vector<OpInfo> stablehloOpInfos() {
       "stablehlo.constant", parseConstantLike, printConstantLike, {"value"}};
   constant.result_name = constantName;
   infos.push_back(constant);
+  OpInfo arith_constant = constant;
+  arith_constant.name = "arith.constant";
+  infos.push_back(arith_constant);
   infos.push_back({"stablehlo.custom_call",
                    parseCustomCall,
                    printCustomCall,

@@ -401,6 +401,9 @@ std::vector<OpInfo> stablehloStructuredOpInfos() {
                    printDotGeneral,
                    {"dot_dimension_numbers", "precision_config", "algorithm"}});
   infos.push_back({"stablehlo.dot", parseDot, printDot, {"precision_config"}});
+  std::vector<OpInfo> stablehloKeyedOpInfos();
+  for (OpInfo &info : stablehloKeyedOpInfos())
+    infos.push_back(info);
   return infos;
 }
 

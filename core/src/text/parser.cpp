@@ -126,7 +126,7 @@ std::string_view Parser::parseBareId() {
 }
 
 bool Parser::parseInt(int64_t &value) {
-  skipSpace();
+  Location where = loc();
   size_t start = pos_;
   bool negative = pos_ < text_.size() && text_[pos_] == '-';
   if (negative)
@@ -145,7 +145,7 @@ bool Parser::parseInt(int64_t &value) {
   }
   uint64_t limit = negative ? (uint64_t{1} << 63) : (uint64_t{1} << 63) - 1;
   if (overflow || magnitude > limit)
-    return errorAt(loc(), "integer value too large");
+    return errorAt(where, "integer value too large");
   value = negative ? static_cast<int64_t>(0 - magnitude)
                    : static_cast<int64_t>(magnitude);
   return true;
@@ -445,13 +445,19 @@ bool Parser::parseOperand(Value *&value) {
 bool Parser::parseOperandList(std::vector<Value *> &values) {
   if (peek() != '%')
     return true;
-  do {
+  while (true) {
     Value *value = nullptr;
     if (!parseOperand(value))
       return false;
     values.push_back(value);
-  } while (tryChar(','));
-  return true;
+    // A ',' not followed by an operand belongs to the op's own syntax
+    // (`%a, %b, dims = [...]`): leave it for the caller.
+    size_t before = pos_;
+    if (!tryChar(',') || peek() != '%') {
+      pos_ = before;
+      return true;
+    }
+  }
 }
 
 bool Parser::defineValues(std::string_view name, Operation *op, Value *arg,

@@ -7,6 +7,7 @@
 #include "shardlab/ir/ir.h"
 #include "shardlab/text/text.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,6 +51,7 @@ public:
   bool parseSymbolName(std::string &name); ///< @name
   Location loc();
   size_t pos() const { return pos_; }
+  void advance(size_t count) { pos_ = std::min(pos_ + count, text_.size()); }
   std::string_view textFrom(size_t start) const {
     return text_.substr(start, pos_ - start);
   }
@@ -71,6 +73,8 @@ public:
   const Attr *parseAttribute(Type hint = nullptr);
   bool parseAttrDict(AttrDict &dict); ///< `{...}` at the cursor
   bool parseOptionalAttrDict(AttrDict &dict);
+  /// After `<{`: the property entries and the closing `}>`.
+  bool parsePropertiesRest(AttrDict &dict);
   bool parseOptionalAttrDictWithKeyword(AttrDict &dict);
   std::string_view intern(std::string_view text) { return ctx_.intern(text); }
   Context &ctx() { return ctx_; }

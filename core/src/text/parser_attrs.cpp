@@ -49,6 +49,11 @@ bool Parser::parseAttrDict(AttrDict &dict) {
   return true;
 }
 
+bool Parser::parsePropertiesRest(AttrDict &dict) {
+  --pos_; // back onto the '{'
+  return parseAttrDict(dict) && expectChar('>');
+}
+
 bool Parser::parseOptionalAttrDict(AttrDict &dict) {
   return peek() != '{' || parseAttrDict(dict);
 }
@@ -129,6 +134,8 @@ bool Parser::parseDenseScalar(DenseElements &dense) {
 bool Parser::parseDenseList(DenseElements &dense, size_t depth) {
   if (!expectChar('[') || !enterNesting())
     return false;
+  if (dense.literal_shape.size() == depth)
+    dense.literal_shape.push_back(-1); // length not known yet
   int64_t count = 0;
   if (peek() != ']') {
     do {
@@ -140,8 +147,8 @@ bool Parser::parseDenseList(DenseElements &dense, size_t depth) {
     } while (tryChar(','));
   }
   leaveNesting();
-  if (dense.literal_shape.size() <= depth)
-    dense.literal_shape.resize(depth + 1, count);
+  if (dense.literal_shape[depth] == -1)
+    dense.literal_shape[depth] = count;
   else if (dense.literal_shape[depth] != count)
     return error("tensor literal is invalid; ranks are not consistent "
                  "between elements");

@@ -100,6 +100,10 @@ bool Parser::parseTensorMappings(
     if (peek() != ']') {
       do {
         OpShardingRule::DimMapping dim;
+        if (peek() == ']') { // `[i,]`: an empty dim mapping, as Shardy reads it
+          mapping.push_back(std::move(dim));
+          break;
+        }
         if (!parseFactorToken(dim)) {
           chainError("failed to parse Sdy_TensorMapping parameter "
                      "'dim_mappings'");

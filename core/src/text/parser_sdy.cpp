@@ -161,6 +161,7 @@ bool Parser::parseShardingAxesLists(TensorSharding &sharding) {
 }
 
 bool Parser::parseTensorShardingBody(TensorSharding &sharding) {
+  tryPunct("#sdy.sharding"); // allowed inside per-value lists
   if (!expectChar('<'))
     return false;
   if (peek() == '@') {

@@ -252,7 +252,8 @@ void Printer::printGenericOp(Operation &op) {
 
 void Printer::printOperation(Operation &op) {
   if (op.numResults()) {
-    printValue(op.result(0));
+    out_ += '%';
+    out_ += names_[op.result(0)];
     if (op.numResults() > 1)
       out_ += ':' + std::to_string(op.numResults());
     out_ += " = ";

@@ -1,0 +1,165 @@
+// Parser and printer: round trips of every construct the printer knows,
+// canonical spelling, SSA naming, and diagnostics for bad input.
+#include "shardlab/text/text.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace shardlab;
+
+namespace {
+
+std::string roundTrip(const std::string &text, std::string *errors = nullptr) {
+  DiagnosticEngine diags;
+  auto module = parseModule(text, diags);
+  if (!module) {
+    if (errors)
+      for (const Diagnostic &diag : diags.diagnostics())
+        *errors += std::to_string(diag.loc.line) + ":" +
+                   std::to_string(diag.loc.col) + ": " + diag.message + "\n";
+    return "<parse error>";
+  }
+  return printModule(*module);
+}
+
+/// Parses and prints twice; the second print must equal the first.
+void checkFixedPoint(const std::string &text) {
+  std::string first = roundTrip(text);
+  REQUIRE(first != "<parse error>");
+  CHECK(roundTrip(first) == first);
+}
+
+std::string firstError(const std::string &text) {
+  std::string errors;
+  roundTrip(text, &errors);
+  return errors.substr(0, errors.find('\n'));
+}
+
+} // namespace
+
+TEST_CASE("meshes print canonically and drop iota device ids") {
+  std::string out =
+      roundTrip("sdy.mesh @m = <[\"a\"=2, \"b\"=2], device_ids=[0, 1, 2, 3]>\n"
+                "sdy.mesh @p = <[\"a\"=2], device_ids=[1, 0]>\n"
+                "sdy.mesh @max = <[], device_ids=[3]>\n");
+  CHECK(out == "module {\n"
+               "  sdy.mesh @m = <[\"a\"=2, \"b\"=2]>\n"
+               "  sdy.mesh @p = <[\"a\"=2], device_ids=[1, 0]>\n"
+               "  sdy.mesh @max = <[], device_ids=[3]>\n"
+               "}\n");
+}
+
+TEST_CASE("shardings: open dims, priorities, sub-axes, replicated first") {
+  std::string out = roundTrip(
+      "sdy.mesh @m = <[\"a\"=4, \"b\"=2]>\n"
+      "func.func @f(%x: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m, "
+      "[{\"a\":(1)2, ?}p1, {?}], unreduced=max{\"b\"}, "
+      "replicated={\"a\":(2)2}>}) -> tensor<8x8xf32> {\n"
+      "  return %x : tensor<8x8xf32>\n}\n");
+  CHECK(out.find("#sdy.sharding<@m, [{\"a\":(1)2, ?}p1, {?}], "
+                 "replicated={\"a\":(2)2}, unreduced=max{\"b\"}>") !=
+        std::string::npos);
+}
+
+TEST_CASE("SSA names follow MLIR: args, results, nested regions, %c/%cst") {
+  std::string out = roundTrip(
+      "func.func @f(%a: tensor<4xf32>, %i: tensor<i32>) -> tensor<4xf32> {\n"
+      "  %k = stablehlo.constant dense<1> : tensor<i32>\n"
+      "  %f = stablehlo.constant dense<2.0> : tensor<f32>\n"
+      "  %r:2 = stablehlo.while(%x = %a, %y = %i) : tensor<4xf32>, "
+      "tensor<i32>\n"
+      "   cond {\n"
+      "    %c = stablehlo.compare LT, %y, %k : (tensor<i32>, tensor<i32>) -> "
+      "tensor<i1>\n"
+      "    stablehlo.return %c : tensor<i1>\n"
+      "  } do {\n"
+      "    %n = stablehlo.add %y, %k : tensor<i32>\n"
+      "    stablehlo.return %x, %n : tensor<4xf32>, tensor<i32>\n"
+      "  }\n"
+      "  return %r#0 : tensor<4xf32>\n}\n");
+  CHECK(out.find("%c = stablehlo.constant dense<1> : tensor<i32>") !=
+        std::string::npos);
+  CHECK(out.find("%cst = stablehlo.constant dense<2.000000e+00>") !=
+        std::string::npos);
+  CHECK(out.find("%0:2 = stablehlo.while(%iterArg = %arg0, %iterArg_0 = "
+                 "%arg1)") != std::string::npos);
+  CHECK(out.find("%1 = stablehlo.compare  LT, %iterArg_0, %c") !=
+        std::string::npos);
+  CHECK(out.find("return %0#0 : tensor<4xf32>") != std::string::npos);
+  checkFixedPoint(out);
+}
+
+TEST_CASE("stablehlo pretty forms round trip") {
+  checkFixedPoint(
+      "func.func @f(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>) -> "
+      "tensor<4xf32> {\n"
+      "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
+      "(tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>\n"
+      "  %1 = stablehlo.transpose %0, dims = [1, 0] : (tensor<8x4xf32>) -> "
+      "tensor<4x8xf32>\n"
+      "  %2 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+      "  %3 = stablehlo.reduce(%1 init: %2) applies stablehlo.add across "
+      "dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>\n"
+      "  %4 = stablehlo.slice %3 [0:4:2] : (tensor<4xf32>) -> tensor<2xf32>\n"
+      "  %5 = stablehlo.concatenate %4, %4, dim = 0 : (tensor<2xf32>, "
+      "tensor<2xf32>) -> tensor<4xf32>\n"
+      "  return %5 : tensor<4xf32>\n}\n");
+}
+
+TEST_CASE("unknown ops and attributes are kept in generic form") {
+  std::string text = "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+                     "  %0 = \"foo.bar\"(%a) <{p = 1 : i32}> {q = "
+                     "#foo.thing<1, [2]>, r} : (tensor<4xf32>) -> "
+                     "tensor<4xf32>\n"
+                     "  return %0 : tensor<4xf32>\n}\n";
+  std::string out = roundTrip(text);
+  CHECK(out.find("\"foo.bar\"(%arg0) <{p = 1 : i32}> {q = #foo.thing<1, "
+                 "[2]>, r} : (tensor<4xf32>) -> tensor<4xf32>") !=
+        std::string::npos);
+  checkFixedPoint(text);
+}
+
+TEST_CASE("dense literals and floats print as MLIR does") {
+  std::string out =
+      roundTrip("func.func @f() {\n"
+                "  %0 = sdy.constant dense<[[1.0, 2.5], [3.0, 4.0]]> : "
+                "tensor<2x2xf32>\n"
+                "  %1 = sdy.constant dense<[7, 7]> : tensor<2xi32>\n"
+                "  func.return\n}\n");
+  CHECK(out.find("dense<[[1.000000e+00, 2.500000e+00], [3.000000e+00, "
+                 "4.000000e+00]]>") != std::string::npos);
+  CHECK(out.find("dense<7> : tensor<2xi32>") != std::string::npos);
+}
+
+TEST_CASE("bad input gives a diagnostic with line and column") {
+  CHECK(firstError("func.func @f() {\n  %0 = stablehlo.add %x, %x : "
+                   "tensor<f32>\n}\n") ==
+        "2:22: use of undeclared SSA value name");
+  CHECK(firstError("sdy.mesh @m = <[\"a\"=99999999999999999999]>") ==
+        "1:21: integer value too large");
+  CHECK(firstError("func.func @f() {\n  %0 = foo.bar\n}\n") ==
+        "2:8: custom op 'foo.bar' is unknown");
+  CHECK(firstError("func.func @f(") != "");
+  CHECK(firstError("\xff\xfe") != "");
+}
+
+TEST_CASE("deep nesting is a diagnostic, not a stack overflow") {
+  std::string deep = "func.func @f() attributes {a = ";
+  for (int i = 0; i < 10000; ++i)
+    deep += '[';
+  CHECK(firstError(deep).find("nesting is deeper than") != std::string::npos);
+  std::string deep_types = "func.func @f(%a: ";
+  for (int i = 0; i < 10000; ++i)
+    deep_types += "tuple<";
+  CHECK(firstError(deep_types).find("nesting") != std::string::npos);
+}
+
+TEST_CASE("split chunks keep their line numbers") {
+  DiagnosticEngine diags;
+  ParseOptions options;
+  options.line_offset = 40;
+  parseModule("\n  %0 = foo.bar\n", diags, options);
+  REQUIRE(!diags.diagnostics().empty());
+  CHECK(diags.diagnostics()[0].loc.line == 42);
+}
