@@ -6,6 +6,7 @@
 #include "printer.h"
 #include "shardlab/ir/op_registry.h"
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -29,6 +30,11 @@ bool parseShardingAttr(Parser &parser, Operation &op, std::string_view name);
 /// `: (ins) -> outs`, checking the operand count.
 bool parseFunctionalTypeFor(Parser &parser, Operation &op,
                             const std::vector<Value *> &operands);
+
+/// `[1, 2, 3]` (possibly empty).
+bool parseIntList(Parser &parser, std::vector<int64_t> &values);
+/// `[1, 2, 3]` as printed by StableHLO's pretty forms.
+std::string intListText(const std::vector<int64_t> &values);
 
 /// `%a, %b` then sets the operands.
 bool parseOperandsInto(Parser &parser, Operation &op);

@@ -63,6 +63,27 @@ bool parseFunctionalTypeFor(Parser &parser, Operation &op,
   return true;
 }
 
+bool parseIntList(Parser &parser, std::vector<int64_t> &values) {
+  if (!parser.expectChar('['))
+    return false;
+  if (parser.tryChar(']'))
+    return true;
+  do {
+    int64_t value = 0;
+    if (!parser.parseInt(value))
+      return false;
+    values.push_back(value);
+  } while (parser.tryChar(','));
+  return parser.expectChar(']');
+}
+
+std::string intListText(const std::vector<int64_t> &values) {
+  std::string text = "[";
+  for (size_t i = 0; i < values.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + "]";
+}
+
 bool parseOperandsInto(Parser &parser, Operation &op) {
   std::vector<Value *> operands;
   if (!parser.parseOperandList(operands))

@@ -10,30 +10,6 @@ namespace {
 
 Type i64Type(Parser &parser) { return parser.ctx().types.element("i64"); }
 
-bool parseIntList(Parser &parser, std::vector<int64_t> &values) {
-  if (!parser.expectChar('['))
-    return false;
-  if (parser.tryChar(']'))
-    return true;
-  do {
-    int64_t value = 0;
-    if (!parser.parseInt(value))
-      return false;
-    values.push_back(value);
-  } while (parser.tryChar(','));
-  return parser.expectChar(']');
-}
-
-void printIntList(Printer &printer, const std::vector<int64_t> &values) {
-  printer << '[';
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i)
-      printer << ", ";
-    printer << values[i];
-  }
-  printer << ']';
-}
-
 bool parseDenseArrayKey(Parser &parser, Operation &op, std::string_view attr) {
   std::vector<int64_t> values;
   if (!parseIntList(parser, values))
@@ -116,7 +92,7 @@ void printKeyed(Printer &printer, Operation &op) {
   printer << ' ';
   printer.printOperands(op);
   printer << ", " << spec.keyword << " = ";
-  printIntList(printer, ints(op, spec.attr));
+  printer << intListText(ints(op, spec.attr));
   printer.printAttrDict(op.attrs, {spec.attr});
   if (spec.same_type) {
     printSameOperandsAndResultType(printer, op);

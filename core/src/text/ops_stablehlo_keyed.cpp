@@ -53,18 +53,8 @@ bool parseKeyValue(Parser &parser, Operation &op, const Key &key) {
   const Attr *value = nullptr;
   if (key.kind == KeyKind::IntList) {
     std::vector<int64_t> values;
-    if (!parser.expectChar('['))
+    if (!parseIntList(parser, values))
       return false;
-    if (!parser.tryChar(']')) {
-      do {
-        int64_t v = 0;
-        if (!parser.parseInt(v))
-          return false;
-        values.push_back(v);
-      } while (parser.tryChar(','));
-      if (!parser.expectChar(']'))
-        return false;
-    }
     value = ctx.attrs.denseArray(ctx.types.element("i64"), std::move(values));
   } else if (key.kind == KeyKind::Bool) {
     if (!parser.peekKeyword("true") && !parser.peekKeyword("false"))
@@ -107,10 +97,7 @@ void printKeyedOp(Printer &printer, Operation &op) {
     if (!value)
       continue;
     if (key.kind == KeyKind::IntList) {
-      printer << '[';
-      for (size_t i = 0; i < value->ints().size(); ++i)
-        printer << (i ? ", " : "") << value->ints()[i];
-      printer << ']';
+      printer << intListText(value->ints());
     } else if (key.kind == KeyKind::Bool) {
       printer << (value->intValue() ? "true" : "false");
     } else {

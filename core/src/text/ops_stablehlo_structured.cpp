@@ -9,27 +9,6 @@ using namespace syntax;
 
 namespace {
 
-bool parseIntListInto(Parser &parser, std::vector<int64_t> &values) {
-  if (!parser.expectChar('['))
-    return false;
-  if (parser.tryChar(']'))
-    return true;
-  do {
-    int64_t value = 0;
-    if (!parser.parseInt(value))
-      return false;
-    values.push_back(value);
-  } while (parser.tryChar(','));
-  return parser.expectChar(']');
-}
-
-std::string intListText(const std::vector<int64_t> &values) {
-  std::string text = "[";
-  for (size_t i = 0; i < values.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(values[i]);
-  return text + "]";
-}
-
 const Attr *denseI64(Parser &parser, std::vector<int64_t> values) {
   return parser.ctx().attrs.denseArray(parser.ctx().types.element("i64"),
                                        std::move(values));
@@ -111,7 +90,7 @@ bool parseReduce(Parser &parser, Operation &op, size_t) {
   }
   std::vector<int64_t> dims;
   if (!parser.expectKeyword("across") || !parser.expectKeyword("dimensions") ||
-      !parser.expectChar('=') || !parseIntListInto(parser, dims))
+      !parser.expectChar('=') || !parseIntList(parser, dims))
     return false;
   setAttr(parser, op, "dimensions", denseI64(parser, dims));
   if (!parser.parseOptionalAttrDict(op.attrs) ||
@@ -280,8 +259,8 @@ const char *const kDotKeys[] = {
 
 bool parseDimPair(Parser &parser, std::vector<int64_t> &lhs,
                   std::vector<int64_t> &rhs) {
-  return parser.expectChar('=') && parseIntListInto(parser, lhs) &&
-         parser.expectKeyword("x") && parseIntListInto(parser, rhs);
+  return parser.expectChar('=') && parseIntList(parser, lhs) &&
+         parser.expectKeyword("x") && parseIntList(parser, rhs);
 }
 
 bool parseDotTail(Parser &parser, Operation &op) {
