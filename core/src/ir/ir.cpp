@@ -156,6 +156,7 @@ Operation *Block::insertBefore(Operation *before,
   else
     last_ = op;
   ++size_;
+  ++version_;
   return op;
 }
 
@@ -169,6 +170,7 @@ void Block::erase(Operation *op) {
   else
     last_ = op->prev_;
   --size_;
+  ++version_;
   delete op;
 }
 
@@ -186,12 +188,19 @@ Module::Module(std::shared_ptr<Context> context)
 }
 
 Operation *Module::lookupSymbol(std::string_view name) const {
-  for (Operation &op : op_->region(0).front()) {
-    const Attr *sym = op.attrs.get("sym_name");
-    if (sym && sym->kind == AttrKind::String && sym->str() == name)
-      return &op;
+  Block &body = op_->region(0).front();
+  if (symbols_version_ != body.version()) {
+    // Symbols are looked up per value during verification: index them once.
+    symbols_.clear();
+    for (Operation &op : body) {
+      const Attr *sym = op.attrs.get("sym_name");
+      if (sym && sym->kind == AttrKind::String)
+        symbols_.emplace(sym->str(), &op);
+    }
+    symbols_version_ = body.version();
   }
-  return nullptr;
+  auto it = symbols_.find(std::string(name));
+  return it == symbols_.end() ? nullptr : it->second;
 }
 
 } // namespace shardlab

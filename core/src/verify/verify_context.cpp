@@ -1,6 +1,8 @@
 // Helpers shared by the verifier's topic files (see verify_context.h).
 #include "verify_context.h"
 
+#include "shardlab/ir/sharding_access.h"
+
 #include <algorithm>
 
 namespace shardlab::verify {
@@ -127,62 +129,7 @@ const Operation *manualAxisOwner(const Operation &op, const std::string &axis) {
   return owner;
 }
 
-namespace {
-
-const TensorSharding *perValueEntry(const Attr *attr, size_t index) {
-  if (!attr || attr->kind != AttrKind::ShardingPerValue ||
-      index >= attr->shardings().size())
-    return nullptr;
-  return &attr->shardings()[index];
-}
-
-const TensorSharding *singleSharding(const Attr *attr) {
-  return attr && attr->kind == AttrKind::Sharding ? &attr->sharding() : nullptr;
-}
-
-const TensorSharding *funcArgSharding(const Operation &func, size_t index) {
-  const Attr *arg_attrs = func.attrs.get("arg_attrs");
-  if (!arg_attrs || arg_attrs->kind != AttrKind::Array ||
-      index >= arg_attrs->elements().size())
-    return nullptr;
-  const Attr *dict = arg_attrs->elements()[index];
-  if (!dict || dict->kind != AttrKind::Dict)
-    return nullptr;
-  return singleSharding(dict->get("sdy.sharding"));
-}
-
-const TensorSharding *blockArgSharding(const Value &value) {
-  Region *region = value.owner_block ? value.owner_block->parent : nullptr;
-  Operation *owner = region ? region->parent : nullptr;
-  if (!owner)
-    return nullptr;
-  if (owner->is("func.func"))
-    return funcArgSharding(*owner, value.index);
-  if (owner->is("sdy.manual_computation") || owner->is("sdy.named_computation"))
-    return perValueEntry(owner->attrs.get("in_shardings"), value.index);
-  return nullptr;
-}
-
-} // namespace
-
-const TensorSharding *shardingOf(Value *value) {
-  if (!value)
-    return nullptr;
-  if (value->isBlockArgument())
-    return blockArgSharding(*value);
-  Operation &op = *value->defining_op;
-  if (op.dialect() == "sdy") {
-    if (const TensorSharding *sharding =
-            singleSharding(op.attrs.get("sharding")))
-      return sharding;
-    if (const TensorSharding *sharding =
-            singleSharding(op.attrs.get("out_sharding")))
-      return sharding;
-    if (op.is("sdy.manual_computation") || op.is("sdy.named_computation"))
-      return perValueEntry(op.attrs.get("out_shardings"), value->index);
-  }
-  return perValueEntry(op.attrs.get("sdy.sharding"), value->index);
-}
+const TensorSharding *shardingOf(Value *value) { return getSharding(value); }
 
 std::string opPrefix(std::string_view op_name) {
   return "'" + std::string(op_name) + "' op ";

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -166,6 +167,8 @@ public:
   Operation *insertBefore(Operation *before, std::unique_ptr<Operation> op);
   /// Unlinks and destroys `op` (its uses must be gone).
   void erase(Operation *op);
+  /// Changes whenever an op is inserted or erased (for caches).
+  uint64_t version() const { return version_; }
   Operation *front() const { return first_; }
   Operation *back() const { return last_; }
   size_t size() const { return size_; }
@@ -188,6 +191,7 @@ private:
   Operation *first_ = nullptr;
   Operation *last_ = nullptr;
   size_t size_ = 0;
+  uint64_t version_ = 0;
 };
 
 /// A region: a list of blocks owned by an op.
@@ -215,11 +219,17 @@ public:
   bool explicit_module = false;
   std::string sym_name; ///< `module @name`, empty if none
   /// Finds a top-level op with `sym_name = @name` (sdy.mesh, func.func).
+  /// The index is rebuilt when top-level ops are inserted or erased; a pass
+  /// that renames a symbol in place calls invalidateSymbols().
   Operation *lookupSymbol(std::string_view name) const;
+  void invalidateSymbols() { symbols_version_ = ~uint64_t{0}; }
 
 private:
   std::shared_ptr<Context> context_;
   std::unique_ptr<Operation> op_;
+  // sym_name -> top-level op, rebuilt when the body changed.
+  mutable std::unordered_map<std::string, Operation *> symbols_;
+  mutable uint64_t symbols_version_ = ~uint64_t{0};
 };
 
 /// Calls `fn(op)` for every op nested under `root`'s regions, in pre-order.

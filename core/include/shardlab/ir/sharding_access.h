@@ -1,0 +1,29 @@
+// Reading and writing the sharding of a value wherever Shardy keeps it: a
+// func argument's `sdy.sharding` arg attribute, a func result attribute,
+// the sharding attribute of sdy ops (sharding, out_sharding, in/out
+// shardings of manual and named computations), or an op's per-value
+// `sdy.sharding`. Also resolves the mesh a sharding refers to.
+#pragma once
+
+#include "shardlab/ir/ir.h"
+#include "shardlab/sharding/sharding.h"
+
+namespace shardlab {
+
+/// The sharding of `value`, or nullptr when it has none (fully open).
+const TensorSharding *getSharding(Value *value);
+
+/// Sets the sharding of `value` where getSharding reads it (creating the
+/// per-value attribute with open shardings for the other results).
+void setSharding(Value *value, const TensorSharding &sharding, Context &ctx);
+
+/// Sharding of result `index` of a func.func (`res_attrs`), or nullptr.
+const TensorSharding *getFuncResultSharding(const Operation &func,
+                                            size_t index);
+void setFuncResultSharding(Operation &func, size_t index,
+                           const TensorSharding &sharding, Context &ctx);
+
+/// The mesh of `ref`: inline, or the `sdy.mesh` symbol; nullptr if unknown.
+const Mesh *lookupMesh(const Module &module, const MeshRef &ref);
+
+} // namespace shardlab

@@ -1,0 +1,159 @@
+#include "shardlab/ir/sharding_access.h"
+
+namespace shardlab {
+
+namespace {
+
+const TensorSharding *perValueEntry(const Attr *attr, size_t index) {
+  if (!attr || attr->kind != AttrKind::ShardingPerValue ||
+      index >= attr->shardings().size())
+    return nullptr;
+  return &attr->shardings()[index];
+}
+
+const TensorSharding *singleSharding(const Attr *attr) {
+  return attr && attr->kind == AttrKind::Sharding ? &attr->sharding() : nullptr;
+}
+
+const TensorSharding *shardingInDictArray(const Attr *array, size_t index) {
+  if (!array || array->kind != AttrKind::Array ||
+      index >= array->elements().size())
+    return nullptr;
+  const Attr *dict = array->elements()[index];
+  if (!dict || dict->kind != AttrKind::Dict)
+    return nullptr;
+  return singleSharding(dict->get("sdy.sharding"));
+}
+
+Operation *blockArgOwner(const Value &value) {
+  Region *region = value.owner_block ? value.owner_block->parent : nullptr;
+  return region ? region->parent : nullptr;
+}
+
+const TensorSharding *blockArgSharding(const Value &value) {
+  Operation *owner = blockArgOwner(value);
+  if (!owner)
+    return nullptr;
+  if (owner->is("func.func"))
+    return shardingInDictArray(owner->attrs.get("arg_attrs"), value.index);
+  if (owner->is("sdy.manual_computation") || owner->is("sdy.named_computation"))
+    return perValueEntry(owner->attrs.get("in_shardings"), value.index);
+  return nullptr;
+}
+
+// A per-value list of `count` entries with `sharding` at `index`; missing
+// entries become fully open shardings on the same mesh.
+const Attr *withEntry(const Attr *old, size_t count, size_t index,
+                      const TensorSharding &sharding, Context &ctx) {
+  std::vector<TensorSharding> list;
+  if (old && old->kind == AttrKind::ShardingPerValue)
+    list = old->shardings();
+  if (list.size() < count)
+    list.resize(count, TensorSharding{sharding.mesh, {}, {}, {}, {}});
+  list[index] = sharding;
+  return ctx.attrs.shardingPerValue(std::move(list));
+}
+
+// A copy of a dict-array attribute (arg_attrs / res_attrs) of `count`
+// dictionaries with `sdy.sharding` of entry `index` replaced.
+const Attr *withDictEntry(const Attr *old, size_t count, size_t index,
+                          const TensorSharding &sharding, Context &ctx) {
+  std::vector<const Attr *> dicts;
+  if (old && old->kind == AttrKind::Array)
+    dicts = old->elements();
+  const Attr *empty = ctx.attrs.make(
+      Attr{AttrKind::Dict, std::vector<NamedAttr>{}, nullptr, {}});
+  dicts.resize(std::max(count, dicts.size()), empty);
+  AttrDict dict;
+  for (const NamedAttr &entry : dicts[index]->entries())
+    dict.set(entry.name, entry.value);
+  dict.set(ctx.intern("sdy.sharding"), ctx.attrs.sharding(sharding));
+  dicts[index] =
+      ctx.attrs.make(Attr{AttrKind::Dict, dict.entries(), nullptr, {}});
+  return ctx.attrs.array(std::move(dicts));
+}
+
+size_t funcNumInputs(const Operation &func) {
+  const Attr *type = func.attrs.get("function_type");
+  return type ? std::get<Type>(type->payload)->members.size() : 0;
+}
+
+size_t funcNumResults(const Operation &func) {
+  const Attr *type = func.attrs.get("function_type");
+  return type ? std::get<Type>(type->payload)->results.size() : 0;
+}
+
+} // namespace
+
+const TensorSharding *getSharding(Value *value) {
+  if (!value)
+    return nullptr;
+  if (value->isBlockArgument())
+    return blockArgSharding(*value);
+  Operation &op = *value->defining_op;
+  if (op.dialect() == "sdy") {
+    if (const TensorSharding *sharding =
+            singleSharding(op.attrs.get("sharding")))
+      return sharding;
+    if (const TensorSharding *sharding =
+            singleSharding(op.attrs.get("out_sharding")))
+      return sharding;
+    if (op.is("sdy.manual_computation") || op.is("sdy.named_computation"))
+      return perValueEntry(op.attrs.get("out_shardings"), value->index);
+  }
+  return perValueEntry(op.attrs.get("sdy.sharding"), value->index);
+}
+
+void setSharding(Value *value, const TensorSharding &sharding, Context &ctx) {
+  if (value->isBlockArgument()) {
+    Operation *owner = blockArgOwner(*value);
+    if (owner && owner->is("func.func"))
+      owner->attrs.set(ctx.intern("arg_attrs"),
+                       withDictEntry(owner->attrs.get("arg_attrs"),
+                                     funcNumInputs(*owner), value->index,
+                                     sharding, ctx));
+    else if (owner)
+      owner->attrs.set(ctx.intern("in_shardings"),
+                       withEntry(owner->attrs.get("in_shardings"),
+                                 owner->numOperands(), value->index, sharding,
+                                 ctx));
+    return;
+  }
+  Operation &op = *value->defining_op;
+  if (op.attrs.get("sharding") && op.dialect() == "sdy") {
+    op.attrs.set(ctx.intern("sharding"), ctx.attrs.sharding(sharding));
+  } else if (op.is("sdy.manual_computation") ||
+             op.is("sdy.named_computation")) {
+    op.attrs.set(ctx.intern("out_shardings"),
+                 withEntry(op.attrs.get("out_shardings"), op.numResults(),
+                           value->index, sharding, ctx));
+  } else {
+    op.attrs.set(ctx.intern("sdy.sharding"),
+                 withEntry(op.attrs.get("sdy.sharding"), op.numResults(),
+                           value->index, sharding, ctx));
+  }
+}
+
+const TensorSharding *getFuncResultSharding(const Operation &func,
+                                            size_t index) {
+  return shardingInDictArray(func.attrs.get("res_attrs"), index);
+}
+
+void setFuncResultSharding(Operation &func, size_t index,
+                           const TensorSharding &sharding, Context &ctx) {
+  func.attrs.set(ctx.intern("res_attrs"),
+                 withDictEntry(func.attrs.get("res_attrs"),
+                               funcNumResults(func), index, sharding, ctx));
+}
+
+const Mesh *lookupMesh(const Module &module, const MeshRef &ref) {
+  if (ref.inline_mesh)
+    return &*ref.inline_mesh;
+  Operation *op = module.lookupSymbol(ref.symbol);
+  if (!op || !op->is("sdy.mesh"))
+    return nullptr;
+  const Attr *mesh = op->attrs.get("mesh");
+  return mesh && mesh->kind == AttrKind::Mesh ? &mesh->mesh() : nullptr;
+}
+
+} // namespace shardlab
