@@ -44,6 +44,50 @@ void printElementwise(Printer &printer, Operation &op) {
   printSameOperandsAndResultType(printer, op);
 }
 
+// `%pred, %on_true, %on_false : pred_type, result_type`, or a functional
+// type when the branches' types differ from the result's (StableHLO's
+// SelectOpType).
+bool parseSelect(Parser &parser, Operation &op, size_t) {
+  std::vector<Value *> operands;
+  if (!parser.parseOperandList(operands))
+    return false;
+  op.setOperands(operands);
+  if (!parser.parseOptionalAttrDict(op.attrs))
+    return false;
+  if (!parser.expectChar(':'))
+    return false;
+  if (parser.peek() == '(') {
+    std::vector<Type> inputs, results;
+    if (!parser.parseFunctionType(inputs, results))
+      return false;
+    op.setResultTypes(results);
+    return true;
+  }
+  std::vector<Type> types;
+  if (!parser.parseTypeList(types))
+    return false;
+  if (types.size() != 2)
+    return parser.error("expected the predicate type and the result type");
+  op.setResultTypes({types[1]});
+  return true;
+}
+
+void printSelect(Printer &printer, Operation &op) {
+  printer << ' ';
+  printer.printOperands(op);
+  printer.printAttrDict(op.attrs);
+  printer << " : ";
+  Type result = op.numResults() == 1 ? op.result(0)->type : nullptr;
+  if (op.numOperands() != 3 || !result || op.operand(1)->type != result ||
+      op.operand(2)->type != result) {
+    printer.printFunctionalType(op);
+    return;
+  }
+  printer.printType(op.operand(0)->type);
+  printer << ", ";
+  printer.printType(result);
+}
+
 // `%a, %b, key = [..], ... : (ins) -> out`, for ops whose pretty form is
 // operands, then `key = int-list` entries, then a functional type.
 struct KeyedSpec {
@@ -349,7 +393,6 @@ std::vector<OpInfo> stablehloOpInfos() {
       "stablehlo.xor",
       "stablehlo.convert",
       "stablehlo.clamp",
-      "stablehlo.select",
       "stablehlo.reduce_precision",
       "stablehlo.dynamic_update_slice",
   };
@@ -362,6 +405,7 @@ std::vector<OpInfo> stablehloOpInfos() {
   for (std::string_view name :
        {"stablehlo.reshape", "stablehlo.bitcast_convert"})
     infos.push_back({name, parseUnaryFunctional, printUnaryFunctional});
+  infos.push_back({"stablehlo.select", parseSelect, printSelect});
   OpInfo constant{
       "stablehlo.constant", parseConstantLike, printConstantLike, {"value"}};
   constant.result_name = constantName;
