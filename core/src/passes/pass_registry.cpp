@@ -1,5 +1,7 @@
 #include "shardlab/passes/pass_registry.h"
 
+#include "shardlab/passes/populate_op_sharding_rules.h"
+
 namespace shardlab {
 
 const std::vector<PassInfo> &allPasses() {
@@ -35,7 +37,8 @@ const std::vector<PassInfo> &allPasses() {
       {"sdy-op-priority-propagate", "Op-priority sharding propagation"},
       {"sdy-pad-for-divisibility", "Pad tensors for divisibility"},
       {"sdy-per-instruction-partitioning", "Per-instruction partitioning"},
-      {"sdy-populate-op-sharding-rules", "Attach op sharding rules"},
+      {"sdy-populate-op-sharding-rules", "Attach op sharding rules",
+       populateOpShardingRules},
       {"sdy-pre-order-funcs", "Order funcs callee first"},
       {"sdy-propagate-sharding-from-func-to-call",
        "Propagate func shardings to call sites"},

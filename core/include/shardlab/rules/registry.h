@@ -1,0 +1,36 @@
+// The op sharding rule registry: for every StableHLO op (and the custom_call
+// targets Shardy knows) the OpShardingRule that Shardy's
+// createOpShardingRule gives it, and the lookup that prefers a rule already
+// attached to the op (`sdy.sharding_rule`, e.g. a user's custom rule).
+#pragma once
+
+#include "shardlab/ir/ir.h"
+#include "shardlab/sharding/sharding.h"
+#include "shardlab/text/diagnostics.h"
+
+#include <optional>
+#include <string_view>
+
+namespace shardlab {
+
+/// The name of the discardable attribute holding an op's rule.
+inline constexpr std::string_view kShardingRuleAttr = "sdy.sharding_rule";
+
+/// The registry's rule for `op`, or nullopt for ops without one (constants,
+/// data-flow ops, terminators, unknown ops, malformed ops).
+/// `conservative_propagation` blocks or drops factors that would need
+/// communication (slice/pad/reduce_window/select_and_scatter, concat and
+/// convolution spatial dims). Unknown custom calls and unknown ops get
+/// Shardy's warning through `warnings`, at most once per kind per engine.
+std::optional<OpShardingRule>
+createOpShardingRule(Operation &op, bool conservative_propagation,
+                     DiagnosticEngine *warnings = nullptr);
+
+/// The rule already attached to `op` if any, else createOpShardingRule;
+/// with `attach`, a created rule is stored on the op (in `ctx`'s arena).
+std::optional<OpShardingRule>
+getOrCreateShardingRule(Operation &op, Context &ctx,
+                        bool conservative_propagation, bool attach,
+                        DiagnosticEngine *warnings = nullptr);
+
+} // namespace shardlab

@@ -1,0 +1,197 @@
+// Dispatch of the op sharding rule registry by op name, Shardy's explicit
+// "no rule" list, and the warning for ops the registry does not know.
+#include "shardlab/rules/registry.h"
+
+#include "rules_internal.h"
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace shardlab {
+
+namespace {
+
+using rules::RuleFn;
+
+const std::unordered_map<std::string_view, RuleFn> &ruleTable() {
+  static const std::unordered_map<std::string_view, RuleFn> table = [] {
+    std::unordered_map<std::string_view, RuleFn> t;
+    for (std::string_view name : {"sdy.sharding_constraint",
+                                  "stablehlo.abs",
+                                  "stablehlo.add",
+                                  "stablehlo.all_reduce",
+                                  "stablehlo.and",
+                                  "stablehlo.atan2",
+                                  "stablehlo.cbrt",
+                                  "stablehlo.ceil",
+                                  "stablehlo.count_leading_zeros",
+                                  "stablehlo.collective_broadcast",
+                                  "stablehlo.collective_permute",
+                                  "stablehlo.compare",
+                                  "stablehlo.complex",
+                                  "stablehlo.convert",
+                                  "stablehlo.cosine",
+                                  "stablehlo.cross-replica-sum",
+                                  "stablehlo.divide",
+                                  "stablehlo.exponential",
+                                  "stablehlo.exponential_minus_one",
+                                  "stablehlo.floor",
+                                  "stablehlo.imag",
+                                  "stablehlo.is_finite",
+                                  "stablehlo.log_plus_one",
+                                  "stablehlo.log",
+                                  "stablehlo.logistic",
+                                  "stablehlo.maximum",
+                                  "stablehlo.minimum",
+                                  "stablehlo.multiply",
+                                  "stablehlo.negate",
+                                  "stablehlo.not",
+                                  "stablehlo.or",
+                                  "stablehlo.popcnt",
+                                  "stablehlo.power",
+                                  "stablehlo.real",
+                                  "stablehlo.reduce_precision",
+                                  "stablehlo.remainder",
+                                  "stablehlo.round_nearest_even",
+                                  "stablehlo.round_nearest_afz",
+                                  "stablehlo.rsqrt",
+                                  "stablehlo.shift_left",
+                                  "stablehlo.shift_right_arithmetic",
+                                  "stablehlo.shift_right_logical",
+                                  "stablehlo.sign",
+                                  "stablehlo.sine",
+                                  "stablehlo.sqrt",
+                                  "stablehlo.subtract",
+                                  "stablehlo.tan",
+                                  "stablehlo.tanh",
+                                  "stablehlo.xor"})
+      t.emplace(name, rules::pointwise);
+    const std::pair<std::string_view, RuleFn> specific[] = {
+        {"stablehlo.all_gather", rules::allGather},
+        {"stablehlo.all_to_all", rules::allToAll},
+        {"stablehlo.bitcast_convert", rules::bitcastConvert},
+        {"stablehlo.batch_norm_inference", rules::batchNormInference},
+        {"stablehlo.broadcast_in_dim", rules::broadcastInDim},
+        {"stablehlo.cholesky", rules::cholesky},
+        {"stablehlo.clamp", rules::clamp},
+        {"stablehlo.concatenate", rules::concatenate},
+        {"stablehlo.convolution", rules::convolution},
+        {"stablehlo.custom_call", rules::customCall},
+        {"stablehlo.dot_general", rules::dotGeneral},
+        {"stablehlo.dot", rules::dot},
+        {"stablehlo.dynamic_slice", rules::dynamicSlice},
+        {"stablehlo.dynamic_update_slice", rules::dynamicUpdateSlice},
+        {"stablehlo.fft", rules::fft},
+        {"stablehlo.gather", rules::gather},
+        {"stablehlo.pad", rules::pad},
+        {"stablehlo.reduce", rules::reduce},
+        {"stablehlo.reduce_scatter", rules::reduceScatter},
+        {"stablehlo.reduce_window", rules::reduceWindow},
+        {"stablehlo.reshape", rules::reshape},
+        {"stablehlo.reverse", rules::reverse},
+        {"stablehlo.rng_bit_generator", rules::rngBitGenerator},
+        {"stablehlo.scatter", rules::scatter},
+        {"stablehlo.select_and_scatter", rules::selectAndScatter},
+        {"stablehlo.select", rules::select},
+        {"stablehlo.slice", rules::slice},
+        {"stablehlo.sort", rules::sort},
+        {"stablehlo.transpose", rules::transpose},
+        {"stablehlo.triangular_solve", rules::triangularSolve},
+    };
+    for (const auto &[name, fn] : specific)
+      t.emplace(name, fn);
+    return t;
+  }();
+  return table;
+}
+
+// Ops Shardy deliberately gives no rule: structure, data-flow ops handled
+// through edges, constants and side-effecting ops.
+bool hasNoRuleByDesign(std::string_view name) {
+  static const std::unordered_set<std::string_view> names = [] {
+    std::unordered_set<std::string_view> n;
+    for (std::string_view op : {"builtin.module",
+                                "module",
+                                "func.func",
+                                "func.call",
+                                "sdy.constant",
+                                "sdy.data_flow_edge",
+                                "sdy.func_data_flow_edge",
+                                "sdy.manual_computation",
+                                "sdy.mesh",
+                                "sdy.propagation_barrier",
+                                "sdy.named_computation",
+                                "sdy.sharding_group",
+                                "sdy.reshard",
+                                "stablehlo.after_all",
+                                "stablehlo.case",
+                                "stablehlo.constant",
+                                "stablehlo.create_token",
+                                "stablehlo.get_tuple_element",
+                                "stablehlo.infeed",
+                                "stablehlo.iota",
+                                "stablehlo.outfeed",
+                                "stablehlo.optimization_barrier",
+                                "stablehlo.partition_id",
+                                "stablehlo.recv",
+                                "stablehlo.send",
+                                "stablehlo.while"})
+      n.insert(op);
+    return n;
+  }();
+  return names.count(name) != 0;
+}
+
+// Terminators end a block and never carry a rule.
+bool isTerminator(const Operation &op) {
+  std::string_view name = op.name;
+  size_t dot = name.find('.');
+  std::string_view mnemonic =
+      dot == std::string_view::npos ? name : name.substr(dot + 1);
+  return mnemonic == "return" || mnemonic == "yield";
+}
+
+void warnUnknownOpOnce(const Operation &op, DiagnosticEngine &warnings) {
+  for (const Diagnostic &diag : warnings.diagnostics())
+    if (diag.severity == Severity::Warning &&
+        diag.message.rfind("op '", 0) == 0 &&
+        diag.message.find("' is unknown to SDY sharding rule registry") !=
+            std::string::npos)
+      return;
+  warnings.warning(op.loc, "op '" + std::string(op.name) +
+                               "' is unknown to SDY sharding rule registry");
+}
+
+} // namespace
+
+std::optional<OpShardingRule>
+createOpShardingRule(Operation &op, bool conservative_propagation,
+                     DiagnosticEngine *warnings) {
+  const auto &table = ruleTable();
+  auto it = table.find(op.name);
+  if (it != table.end())
+    return it->second(op,
+                      rules::RuleOptions{conservative_propagation, warnings});
+  if (hasNoRuleByDesign(op.name) || isTerminator(op))
+    return std::nullopt;
+  if (warnings)
+    warnUnknownOpOnce(op, *warnings);
+  return std::nullopt;
+}
+
+std::optional<OpShardingRule>
+getOrCreateShardingRule(Operation &op, Context &ctx,
+                        bool conservative_propagation, bool attach,
+                        DiagnosticEngine *warnings) {
+  if (const Attr *existing = op.attrs.get(kShardingRuleAttr);
+      existing && existing->kind == AttrKind::OpShardingRule)
+    return existing->rule();
+  std::optional<OpShardingRule> rule =
+      createOpShardingRule(op, conservative_propagation, warnings);
+  if (attach && rule)
+    op.attrs.set(ctx.intern(kShardingRuleAttr), ctx.attrs.rule(*rule));
+  return rule;
+}
+
+} // namespace shardlab
