@@ -300,7 +300,14 @@ std::optional<ConvDims> parseConvDims(std::string_view text) {
       return dims;
     return std::nullopt;
   }
-  std::optional<DimNumberFields> fields = parseDimNumberFields(text);
+  // The keyed form is spelled `#stablehlo.conv<raw key = value, ...>`.
+  std::string_view body = angleBody(text);
+  while (!body.empty() && std::isspace(static_cast<unsigned char>(body[0])))
+    body.remove_prefix(1);
+  if (body.rfind("raw", 0) == 0 && body.size() > 3 &&
+      std::isspace(static_cast<unsigned char>(body[3])))
+    body.remove_prefix(3);
+  std::optional<DimNumberFields> fields = parseDimNumberFields(body);
   if (!fields)
     return std::nullopt;
   std::optional<ConvDims> dims = keyedConvDims(*fields);
