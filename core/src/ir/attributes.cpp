@@ -20,12 +20,24 @@ const Attr *Attr::get(std::string_view name) const {
   return nullptr;
 }
 
+const Attr *AttrArena::unit() {
+  if (!unit_)
+    unit_ = make(Attr{AttrKind::Unit, {}, nullptr, {}});
+  return unit_;
+}
+
 const Attr *AttrArena::boolean(bool value) {
-  return make(Attr{AttrKind::Bool, value, nullptr, {}});
+  const Attr *&cached = bools_[value ? 1 : 0];
+  if (!cached)
+    cached = make(Attr{AttrKind::Bool, value, nullptr, {}});
+  return cached;
 }
 
 const Attr *AttrArena::integer(int64_t value, Type type) {
-  return make(Attr{AttrKind::Integer, value, type, {}});
+  const Attr *&cached = integers_[IntKey{value, type}];
+  if (!cached)
+    cached = make(Attr{AttrKind::Integer, value, type, {}});
+  return cached;
 }
 
 const Attr *AttrArena::string(std::string value) {

@@ -99,8 +99,10 @@ const Attr *Parser::parseNumberAttr(Type hint) {
   errno = 0;
   long long value = std::strtoll(spelling.c_str() + digits, nullptr, 0);
   bool fits = errno != ERANGE;
-  Attr attr{AttrKind::Integer, static_cast<int64_t>(digits ? -value : value),
-            type, fits ? std::string() : spelling};
+  int64_t signed_value = static_cast<int64_t>(digits ? -value : value);
+  if (fits)
+    return ctx_.attrs.integer(signed_value, type);
+  Attr attr{AttrKind::Integer, signed_value, type, spelling};
   return ctx_.attrs.make(std::move(attr));
 }
 

@@ -11,6 +11,7 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -110,8 +111,10 @@ public:
     attrs_.push_back(std::move(attr));
     return &attrs_.back();
   }
-  const Attr *unit() { return make(Attr{AttrKind::Unit, {}, nullptr, {}}); }
+  const Attr *unit();
   const Attr *boolean(bool value);
+  /// Integers are uniqued: large literal arrays share one attribute per
+  /// distinct value instead of one per element.
   const Attr *integer(int64_t value, Type type);
   const Attr *string(std::string value);
   const Attr *symbol(std::string name);
@@ -124,7 +127,23 @@ public:
   size_t size() const { return attrs_.size(); }
 
 private:
+  struct IntKey {
+    int64_t value;
+    Type type;
+    bool operator==(const IntKey &other) const {
+      return value == other.value && type == other.type;
+    }
+  };
+  struct IntKeyHash {
+    size_t operator()(const IntKey &key) const {
+      return std::hash<int64_t>()(key.value) * 31 +
+             std::hash<const void *>()(key.type);
+    }
+  };
   std::deque<Attr> attrs_;
+  std::unordered_map<IntKey, const Attr *, IntKeyHash> integers_;
+  const Attr *unit_ = nullptr;
+  const Attr *bools_[2] = {nullptr, nullptr};
 };
 
 } // namespace shardlab
