@@ -13,6 +13,22 @@ int64_t rankOf(const Value *value) {
   return static_cast<int64_t>(shapeOf(value).size());
 }
 
+// Pointwise except `dim`, which gets an operand-only and a result-only
+// need-replication factor.
+Rule pointwiseExceptDim(Operation &op, std::optional<int64_t> dim) {
+  if (!dim || op.numOperands() == 0 || op.numResults() == 0)
+    return std::nullopt;
+  const std::vector<int64_t> &in = shapeOf(op.operand(0));
+  const std::vector<int64_t> &out = shapeOf(op.result(0));
+  if (*dim < 0 || *dim >= static_cast<int64_t>(std::min(in.size(), out.size())))
+    return std::nullopt;
+  RuleBuilder builder = builderFor(op);
+  builder.addPointwiseIf(in, [&](int64_t d) { return d != *dim; })
+      .addFactorToAllOperands(*dim, in[*dim], FactorType::NeedReplication)
+      .addFactorToAllResults(*dim, out[*dim], FactorType::NeedReplication);
+  return builder.build();
+}
+
 } // namespace
 
 const std::vector<int64_t> &shapeOf(const Value *value) {
@@ -54,22 +70,6 @@ bool contains(const std::vector<int64_t> &dims, int64_t dim) {
 
 Rule pointwise(Operation &op, const RuleOptions &) {
   return buildPointwise(op);
-}
-
-// Pointwise except `dim`, which gets an operand-only and a result-only
-// need-replication factor.
-static Rule pointwiseExceptDim(Operation &op, std::optional<int64_t> dim) {
-  if (!dim || op.numOperands() == 0 || op.numResults() == 0)
-    return std::nullopt;
-  const std::vector<int64_t> &in = shapeOf(op.operand(0));
-  const std::vector<int64_t> &out = shapeOf(op.result(0));
-  if (*dim < 0 || *dim >= static_cast<int64_t>(std::min(in.size(), out.size())))
-    return std::nullopt;
-  RuleBuilder builder = builderFor(op);
-  builder.addPointwiseIf(in, [&](int64_t d) { return d != *dim; })
-      .addFactorToAllOperands(*dim, in[*dim], FactorType::NeedReplication)
-      .addFactorToAllResults(*dim, out[*dim], FactorType::NeedReplication);
-  return builder.build();
 }
 
 Rule allGather(Operation &op, const RuleOptions &) {
