@@ -323,6 +323,24 @@ void printDotTail(Printer &printer, Operation &op) {
     printer << ", algorithm = " << algorithm->text;
 }
 
+// Generic-form input may carry attributes the pretty form cannot show.
+bool canPrintDot(Operation &op) {
+  const Attr *precision = op.attrs.get("precision_config");
+  const Attr *algorithm = op.attrs.get("algorithm");
+  return (!precision || precision->kind == AttrKind::Opaque) &&
+         (!algorithm || algorithm->kind == AttrKind::Opaque);
+}
+
+bool canPrintDotGeneral(Operation &op) {
+  const Attr *dims = op.attrs.get("dot_dimension_numbers");
+  if (!dims || dims->kind != AttrKind::Dict || !canPrintDot(op))
+    return false;
+  for (const char *key : kDotKeys)
+    if (!dims->get(key) || dims->get(key)->kind != AttrKind::DenseArray)
+      return false;
+  return true;
+}
+
 void printDotGeneral(Printer &printer, Operation &op) {
   printer << ' ';
   printer.printOperands(op);
@@ -380,6 +398,10 @@ std::vector<OpInfo> stablehloStructuredOpInfos() {
                    printDotGeneral,
                    {"dot_dimension_numbers", "precision_config", "algorithm"}});
   infos.push_back({"stablehlo.dot", parseDot, printDot, {"precision_config"}});
+  infos.back().can_print = canPrintDot;
+  for (OpInfo &info : infos)
+    if (info.name == "stablehlo.dot_general")
+      info.can_print = canPrintDotGeneral;
   std::vector<OpInfo> stablehloKeyedOpInfos();
   for (OpInfo &info : stablehloKeyedOpInfos())
     infos.push_back(info);

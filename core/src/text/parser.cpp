@@ -204,10 +204,18 @@ bool Parser::parseSymbolName(std::string &name) {
 
 Location Parser::loc() {
   skipSpace();
-  auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), pos_);
-  size_t line = static_cast<size_t>(it - line_starts_.begin());
-  size_t col = pos_ - line_starts_[line - 1] + 1;
-  return {static_cast<uint32_t>(line + options_.line_offset),
+  // Positions mostly move forward: walk from the last answer before
+  // falling back to a binary search.
+  if (pos_ < loc_cache_pos_) {
+    auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), pos_);
+    loc_cache_line_ = static_cast<size_t>(it - line_starts_.begin()) - 1;
+  }
+  while (loc_cache_line_ + 1 < line_starts_.size() &&
+         line_starts_[loc_cache_line_ + 1] <= pos_)
+    ++loc_cache_line_;
+  loc_cache_pos_ = pos_;
+  size_t col = pos_ - line_starts_[loc_cache_line_] + 1;
+  return {static_cast<uint32_t>(loc_cache_line_ + 1 + options_.line_offset),
           static_cast<uint32_t>(col)};
 }
 
@@ -332,6 +340,28 @@ Type Parser::parseDialectType() {
   return ctx_.types.opaque(full);
 }
 
+// `tensor<8x16xf32>` and other types without nested brackets are looked up
+// by their source text: most modules spell the same few types many times.
+// The source span of a type with no nested brackets (`tensor<8x16xf32>`,
+// `f32`), or an empty view when the type is more complex.
+std::string_view Parser::simpleTypeSpan() const {
+  size_t end = pos_;
+  while (end < text_.size() && isIdChar(text_[end]))
+    ++end;
+  if (end == pos_)
+    return {};
+  if (end < text_.size() && text_[end] == '<') {
+    size_t close = end + 1;
+    while (close < text_.size() && text_[close] != '>' && text_[close] != '<' &&
+           text_[close] != '\n' && text_[close] != '"' && text_[close] != '(')
+      ++close;
+    if (close >= text_.size() || text_[close] != '>')
+      return {};
+    end = close + 1;
+  }
+  return text_.substr(pos_, end - pos_);
+}
+
 Type Parser::parseType() {
   char c = peek();
   if (c == '!')
@@ -342,6 +372,23 @@ Type Parser::parseType() {
       return nullptr;
     return ctx_.types.function(inputs, results);
   }
+  // Modules spell the same few types many times: look them up by spelling.
+  std::string_view span = simpleTypeSpan();
+  if (!span.empty()) {
+    auto it = type_cache_.find(span);
+    if (it != type_cache_.end()) {
+      pos_ += span.size();
+      return it->second;
+    }
+  }
+  size_t start = pos_;
+  Type type = parseBareType();
+  if (type && !span.empty() && pos_ - start == span.size())
+    type_cache_.emplace(span, type);
+  return type;
+}
+
+Type Parser::parseBareType() {
   size_t start = pos_;
   std::string_view id = parseBareId();
   if (id.empty())

@@ -129,6 +129,8 @@ private:
   bool enterNesting();
   void leaveNesting() { --depth_; }
   Type parseTensorType();
+  Type parseBareType();
+  std::string_view simpleTypeSpan() const;
   Type parseDialectType();
   const Attr *parseDenseElements();
   bool parseDenseScalar(DenseElements &dense);
@@ -137,6 +139,7 @@ private:
   const Attr *parseNumberAttr(Type hint);
   const Attr *parseSdyAttr(std::string_view mnemonic);
   const Attr *parseOpaqueAttr(size_t start);
+  const Attr *parseDotDimensions();
   bool skipBalanced(char open, char close);
   bool parseDimSharding(DimSharding &dim);
   bool parseFactorSizes(OpShardingRule &rule);
@@ -162,6 +165,9 @@ private:
   std::vector<std::string_view> dialect_stack_;
   std::unordered_map<std::string, const Attr *> attr_aliases_;
   std::unordered_map<std::string, Type> type_aliases_;
+  std::unordered_map<std::string_view, Type> type_cache_; ///< by spelling
+  size_t loc_cache_pos_ = 0;  ///< position of the last loc() answer
+  size_t loc_cache_line_ = 0; ///< its line index
 };
 
 } // namespace shardlab

@@ -211,6 +211,49 @@ const Attr *Parser::parseDenseArray() {
   return ctx_.attrs.make(std::move(attr));
 }
 
+// `#stablehlo.dot<lhs_batching_dimensions = [0], ...>` as the same
+// structured dictionary the dot_general pretty form produces.
+const Attr *Parser::parseDotDimensions() {
+  static const char *const kKeys[] = {
+      "lhs_batching_dimensions", "rhs_batching_dimensions",
+      "lhs_contracting_dimensions", "rhs_contracting_dimensions"};
+  std::vector<int64_t> lists[4];
+  if (!expectChar('<'))
+    return nullptr;
+  if (!tryChar('>')) {
+    do {
+      std::string_view key = parseBareId();
+      int index = -1;
+      for (int i = 0; i < 4; ++i)
+        if (key == kKeys[i])
+          index = i;
+      if (index < 0)
+        return error("unknown dot dimension '" + std::string(key) + "'"),
+               nullptr;
+      if (!expectChar('=') || !expectChar('['))
+        return nullptr;
+      if (!tryChar(']')) {
+        do {
+          int64_t value = 0;
+          if (!parseInt(value))
+            return nullptr;
+          lists[index].push_back(value);
+        } while (tryChar(','));
+        if (!expectChar(']'))
+          return nullptr;
+      }
+    } while (tryChar(','));
+    if (!expectChar('>'))
+      return nullptr;
+  }
+  std::vector<NamedAttr> entries;
+  Type i64 = ctx_.types.element("i64");
+  for (int i = 0; i < 4; ++i)
+    entries.push_back({intern(kKeys[i]), ctx_.attrs.denseArray(i64, lists[i])});
+  return ctx_.attrs.make(
+      Attr{AttrKind::Dict, std::move(entries), nullptr, "#stablehlo.dot"});
+}
+
 const Attr *Parser::parseOpaqueAttr(size_t start) {
   // The cursor is after `#dialect.name` or a keyword like `affine_map`.
   if (pos_ < text_.size() && text_[pos_] == '<' && !skipBalanced('<', '>'))
@@ -268,6 +311,8 @@ const Attr *Parser::parseAttribute(Type hint) {
     std::string_view name = parseBareId();
     if (name.rfind("sdy", 0) == 0 && (name.size() == 3 || name[3] == '.'))
       return parseSdyAttr(name);
+    if (name == "stablehlo.dot" && pos_ < text_.size() && text_[pos_] == '<')
+      return parseDotDimensions();
     if (name.find('.') == std::string_view::npos &&
         !(pos_ < text_.size() && text_[pos_] == '<')) {
       auto it = attr_aliases_.find("#" + std::string(name));

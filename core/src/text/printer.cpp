@@ -258,7 +258,8 @@ void Printer::printOperation(Operation &op) {
       out_ += ':' + std::to_string(op.numResults());
     out_ += " = ";
   }
-  if (options_.generic || !op.info || !op.info->print) {
+  if (options_.generic || !op.info || !op.info->print ||
+      (op.info->can_print && !op.info->can_print(op))) {
     printGenericOp(op);
     return;
   }

@@ -48,6 +48,7 @@ public:
   void printAttrDictWithKeyword(const AttrDict &dict,
                                 const std::vector<std::string_view> &elided);
   void printNamedAttrs(const std::vector<NamedAttr> &attrs);
+  void printDialectStruct(const Attr &attr);
   void printTensorSharding(const TensorSharding &sharding);
   void printMesh(const Mesh &mesh);
   void printAxisRef(const AxisRef &axis);

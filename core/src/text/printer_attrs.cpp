@@ -315,6 +315,10 @@ void Printer::printAttr(const Attr *attr) {
     out_ += '>';
     return;
   case AttrKind::Dict:
+    if (!attr->text.empty()) { // a structured dialect attribute
+      printDialectStruct(*attr);
+      return;
+    }
     out_ += '{';
     printNamedAttrs(attr->entries());
     out_ += '}';
@@ -350,6 +354,29 @@ void Printer::printAttr(const Attr *attr) {
     out_ += attr->text;
     return;
   }
+}
+
+// `#stablehlo.dot<key = [1, 2], ...>`: entries with empty lists are elided.
+void Printer::printDialectStruct(const Attr &attr) {
+  out_ += attr.text + "<";
+  bool first = true;
+  for (const NamedAttr &entry : attr.entries()) {
+    if (entry.value->kind == AttrKind::DenseArray &&
+        entry.value->ints().empty())
+      continue;
+    out_ += first ? "" : ", ";
+    first = false;
+    out_ += std::string(entry.name) + " = ";
+    if (entry.value->kind == AttrKind::DenseArray) {
+      out_ += '[';
+      for (size_t i = 0; i < entry.value->ints().size(); ++i)
+        out_ += (i ? ", " : "") + std::to_string(entry.value->ints()[i]);
+      out_ += ']';
+    } else {
+      printAttr(entry.value);
+    }
+  }
+  out_ += '>';
 }
 
 void Printer::printNamedAttrs(const std::vector<NamedAttr> &attrs) {

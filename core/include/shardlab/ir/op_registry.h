@@ -29,6 +29,9 @@ struct OpInfo {
   /// The default dialect for op names inside this op's regions.
   std::string_view region_dialect;
   bool isolated_from_above = false;
+  /// Whether the custom form can print this op (attributes as the custom
+  /// parser stores them); otherwise it prints generically. Null: always.
+  bool (*can_print)(Operation &op) = nullptr;
 };
 
 /// Looks up a known op; nullptr for ops the project does not model.
