@@ -1,6 +1,7 @@
 #include "shardlab/passes/pass_registry.h"
 
 #include "shardlab/passes/populate_op_sharding_rules.h"
+#include "shardlab/passes/sdy_passes.h"
 
 namespace shardlab {
 
@@ -9,7 +10,7 @@ const std::vector<PassInfo> &allPasses() {
   // no implementation is reported as such rather than silently ignored.
   static const std::vector<PassInfo> passes = {
       {"canonicalize", "Canonicalize operations (reshard and collective "
-                       "patterns)"},
+                       "patterns)", canonicalizePass},
       {"symbol-dce", "Eliminate dead private symbols"},
       {"sdy-add-data-flow-edges", "Add data-flow edges to region-based ops"},
       {"sdy-add-func-data-flow-edges", "Add func data-flow edges"},

@@ -1,0 +1,77 @@
+// Small IR helpers shared by the import, export and canonicalization passes:
+// creating, cloning, moving and erasing ops, op order within a block, the
+// side-effect model used for dead-code elimination, and typed accessors for
+// the attributes of sdy ops.
+#pragma once
+
+#include "shardlab/ir/ir.h"
+#include "shardlab/ir/sharding_access.h"
+#include "shardlab/passes/pass_registry.h"
+
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace shardlab {
+
+/// Old value -> new value, filled by cloneOp for results and block args.
+using ValueMap = std::unordered_map<Value *, Value *>;
+
+/// A detached op `name` with `operands` and results of `types`.
+std::unique_ptr<Operation> makeOp(Context &ctx, std::string_view name,
+                                  const std::vector<Value *> &operands,
+                                  const std::vector<Type> &types, Location loc);
+
+/// Deep copy of `op` (attributes, regions); operands are remapped through
+/// `map` (unmapped operands are kept) and the copy's results and block
+/// arguments are recorded in `map`.
+std::unique_ptr<Operation> cloneOp(Operation &op, ValueMap &map);
+
+/// Clones every op of `from` (but its terminator when `skip_terminator`)
+/// before `before` in `into`, remapping through `map`.
+void cloneBlockBefore(Block &from, Block &into, Operation *before,
+                      ValueMap &map, bool skip_terminator);
+
+/// Erases `op`; its results must have no uses.
+void eraseOp(Operation &op);
+/// Replaces every use of op's results by `values` and erases it.
+void replaceOp(Operation &op, const std::vector<Value *> &values);
+
+/// Whether `a` comes before `b`; both are in the same block.
+bool isBeforeInBlock(const Operation *a, const Operation *b);
+
+/// MLIR's wouldOpBeTriviallyDead: no side effects (recursively for ops with
+/// regions); terminators and unknown ops are never dead.
+bool isSideEffectFree(Operation &op);
+/// No result is used and the op has no side effects.
+bool isTriviallyDead(Operation &op);
+
+/// The users of a value, in use-list order (each op once).
+std::vector<Operation *> usersOf(const Value *value);
+
+/// `options[key]` is "true" / "1" (a bare flag counts as true).
+bool optionIsTrue(const PassOptions &options, const std::string &key,
+                  bool default_value = false);
+
+/// Calls `fn(func)` for every top-level func.func.
+void forEachFunc(Module &module, const std::function<void(Operation &)> &fn);
+
+/// The region's entry block terminator (sdy.return, func.return, ...).
+Operation *terminatorOf(Operation &op, size_t region = 0);
+
+/// Per-value shardings of `attr_name` (in_shardings/out_shardings/...).
+std::vector<TensorSharding> shardingList(const Operation &op,
+                                         std::string_view attr_name);
+void setShardingList(Operation &op, std::string_view attr_name,
+                     std::vector<TensorSharding> shardings, Context &ctx);
+/// The `sharding` / `out_sharding` attribute of an sdy op.
+const TensorSharding &opSharding(const Operation &op,
+                                 std::string_view attr_name = "sharding");
+void setOpSharding(Operation &op, const TensorSharding &sharding, Context &ctx,
+                   std::string_view attr_name = "sharding");
+
+/// The mesh a sharding refers to, resolved in `module`; nullptr if unknown.
+const Mesh *meshOf(const Module &module, const TensorSharding &sharding);
+
+} // namespace shardlab

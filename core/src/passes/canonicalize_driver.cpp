@@ -1,0 +1,105 @@
+// The greedy driver of -canonicalize (MLIR's GreedyPatternRewriteDriver in
+// its default top-down mode): ops are queued in pre-order and processed
+// first to last; an op whose results are unused and that has no side
+// effects is erased, otherwise the patterns of its kind are tried. Every op
+// a pattern creates, modifies or frees up is queued again, until the
+// worklist is empty.
+#include "canonicalize_patterns.h"
+#include "shardlab/passes/pass_utils.h"
+
+#include <algorithm>
+
+namespace shardlab {
+
+void Rewriter::push(Operation *op) {
+  if (op && queued_.insert(op).second)
+    worklist_.push_back(op);
+}
+
+Operation *Rewriter::pop() {
+  while (!worklist_.empty()) {
+    Operation *op = worklist_.back();
+    worklist_.pop_back();
+    if (queued_.erase(op))
+      return op;
+  }
+  return nullptr;
+}
+
+void Rewriter::forget(Operation &op) {
+  queued_.erase(&op);
+  walk(op, [&](Operation &nested) { queued_.erase(&nested); });
+}
+
+Operation *Rewriter::insertBefore(Operation &before,
+                                  std::unique_ptr<Operation> op) {
+  Operation *inserted =
+      before.parentBlock()->insertBefore(&before, std::move(op));
+  push(inserted);
+  return inserted;
+}
+
+void Rewriter::replaceAllUses(Value *from, Value *to) {
+  for (Operation *user : usersOf(from))
+    push(user);
+  from->replaceAllUsesWith(to);
+}
+
+void Rewriter::replaceOp(Operation &op, const std::vector<Value *> &values) {
+  for (size_t i = 0; i < op.numResults(); ++i)
+    replaceAllUses(op.result(i), values[i]);
+  eraseOp(op);
+}
+
+void Rewriter::eraseOp(Operation &op) {
+  for (size_t i = 0; i < op.numOperands(); ++i)
+    if (Value *operand = op.operand(i); operand && operand->defining_op)
+      push(operand->defining_op);
+  forget(op);
+  shardlab::eraseOp(op);
+}
+
+namespace {
+
+bool applyPatterns(Operation &op, Rewriter &rw, unsigned labels) {
+  if (op.is("sdy.reshard"))
+    return canon::applyReshardPatterns(op, rw, labels);
+  if (op.is("sdy.manual_computation"))
+    return canon::applyManualComputationPatterns(op, rw, labels);
+  if (op.dialect() == "sdy")
+    return canon::applyCollectivePatterns(op, rw, labels);
+  return false;
+}
+
+void queuePreOrder(Module &module, Rewriter &rw) {
+  std::vector<Operation *> order;
+  walk(module.op(), [&](Operation &op) { order.push_back(&op); });
+  // Popped from the back: queue last to first so that the first op runs
+  // first.
+  std::reverse(order.begin(), order.end());
+  for (Operation *op : order)
+    rw.push(op);
+}
+
+} // namespace
+
+void runCanonicalizer(Module &module, unsigned labels) {
+  Rewriter rw(module);
+  queuePreOrder(module, rw);
+  while (Operation *op = rw.pop()) {
+    if (op->parentBlock() == nullptr)
+      continue;
+    if (isTriviallyDead(*op)) {
+      rw.eraseOp(*op);
+      continue;
+    }
+    applyPatterns(*op, rw, labels);
+  }
+}
+
+bool canonicalizePass(Module &module, const PassOptions &, DiagnosticEngine &) {
+  runCanonicalizer(module, kLabelAll);
+  return true;
+}
+
+} // namespace shardlab

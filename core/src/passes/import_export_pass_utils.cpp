@@ -1,0 +1,214 @@
+// IR helpers shared by the sdy passes (see pass_utils.h).
+#include "shardlab/ir/op_registry.h"
+#include "shardlab/passes/pass_utils.h"
+
+#include <unordered_set>
+
+namespace shardlab {
+
+std::unique_ptr<Operation> makeOp(Context &ctx, std::string_view name,
+                                  const std::vector<Value *> &operands,
+                                  const std::vector<Type> &types,
+                                  Location loc) {
+  std::string_view interned = ctx.intern(name);
+  auto op = std::make_unique<Operation>(interned, lookupOp(interned), loc);
+  op->setOperands(operands);
+  op->setResultTypes(types);
+  return op;
+}
+
+namespace {
+
+void cloneRegionInto(Region &from, Region &into, ValueMap &map) {
+  for (auto &block : from.blocks) {
+    Block &copy = into.addBlock();
+    for (size_t i = 0; i < block->numArguments(); ++i) {
+      Value *arg = block->argument(i);
+      Value *new_arg = copy.addArgument(arg->type, arg->loc);
+      new_arg->arg_attrs = arg->arg_attrs;
+      map[arg] = new_arg;
+    }
+    cloneBlockBefore(*block, copy, nullptr, map, false);
+  }
+}
+
+} // namespace
+
+std::unique_ptr<Operation> cloneOp(Operation &op, ValueMap &map) {
+  auto copy = std::make_unique<Operation>(op.name, op.info, op.loc);
+  copy->attrs = op.attrs;
+  copy->props = op.props;
+  std::vector<Value *> operands;
+  for (size_t i = 0; i < op.numOperands(); ++i) {
+    auto it = map.find(op.operand(i));
+    operands.push_back(it == map.end() ? op.operand(i) : it->second);
+  }
+  copy->setOperands(operands);
+  std::vector<Type> types;
+  for (size_t i = 0; i < op.numResults(); ++i)
+    types.push_back(op.result(i)->type);
+  copy->setResultTypes(types);
+  for (size_t i = 0; i < op.numResults(); ++i) {
+    copy->result(i)->loc = op.result(i)->loc;
+    map[op.result(i)] = copy->result(i);
+  }
+  for (size_t r = 0; r < op.numRegions(); ++r)
+    cloneRegionInto(op.region(r), copy->addRegion(), map);
+  return copy;
+}
+
+void cloneBlockBefore(Block &from, Block &into, Operation *before,
+                      ValueMap &map, bool skip_terminator) {
+  for (Operation *op = from.front(); op; op = op->nextInBlock()) {
+    if (skip_terminator && op == from.back())
+      break;
+    into.insertBefore(before, cloneOp(*op, map));
+  }
+}
+
+void eraseOp(Operation &op) { op.parentBlock()->erase(&op); }
+
+void replaceOp(Operation &op, const std::vector<Value *> &values) {
+  for (size_t i = 0; i < op.numResults(); ++i)
+    op.result(i)->replaceAllUsesWith(values[i]);
+  eraseOp(op);
+}
+
+bool isBeforeInBlock(const Operation *a, const Operation *b) {
+  for (const Operation *op = a->nextInBlock(); op; op = op->nextInBlock())
+    if (op == b)
+      return true;
+  return false;
+}
+
+namespace {
+
+// StableHLO ops with side effects (no Pure trait in StableHLO).
+bool isStablehloEffecting(std::string_view name) {
+  static const std::unordered_set<std::string_view> kEffecting = {
+      "stablehlo.custom_call",
+      "stablehlo.all_reduce",
+      "stablehlo.all_gather",
+      "stablehlo.all_to_all",
+      "stablehlo.reduce_scatter",
+      "stablehlo.collective_permute",
+      "stablehlo.collective_broadcast",
+      "stablehlo.send",
+      "stablehlo.recv",
+      "stablehlo.infeed",
+      "stablehlo.outfeed",
+      "stablehlo.rng",
+      "stablehlo.partition_id",
+      "stablehlo.replica_id",
+      "stablehlo.create_token",
+      "stablehlo.after_all",
+      "stablehlo.composite",
+      "stablehlo.optimization_barrier"};
+  return kEffecting.count(name) != 0;
+}
+
+bool isSdyPure(std::string_view name) {
+  return name == "sdy.reshard" || name == "sdy.constant" ||
+         name == "sdy.propagation_barrier";
+}
+
+bool regionsSideEffectFree(Operation &op) {
+  for (size_t r = 0; r < op.numRegions(); ++r)
+    for (auto &block : op.region(r).blocks)
+      for (Operation &nested : *block)
+        if (!(nested.nextInBlock() == nullptr && nested.numResults() == 0) &&
+            !isSideEffectFree(nested))
+          return false;
+  return true;
+}
+
+} // namespace
+
+bool isSideEffectFree(Operation &op) {
+  std::string_view dialect = op.dialect();
+  if (dialect == "sdy") {
+    if (op.is("sdy.manual_computation") || op.is("sdy.named_computation"))
+      return regionsSideEffectFree(op);
+    return isSdyPure(op.name);
+  }
+  if (dialect == "stablehlo" && op.info) {
+    if (isStablehloEffecting(op.name))
+      return false;
+    return regionsSideEffectFree(op);
+  }
+  return false;
+}
+
+bool isTriviallyDead(Operation &op) {
+  if (op.numResults() == 0)
+    return false;
+  for (size_t i = 0; i < op.numResults(); ++i)
+    if (op.result(i)->hasUses())
+      return false;
+  return isSideEffectFree(op);
+}
+
+std::vector<Operation *> usersOf(const Value *value) {
+  std::vector<Operation *> users;
+  for (OpOperand *use = value->firstUse(); use; use = use->next_use) {
+    bool seen = false;
+    for (Operation *user : users)
+      seen = seen || user == use->owner;
+    if (!seen)
+      users.push_back(use->owner);
+  }
+  return users;
+}
+
+bool optionIsTrue(const PassOptions &options, const std::string &key,
+                  bool default_value) {
+  auto it = options.find(key);
+  if (it == options.end())
+    return default_value;
+  return it->second == "true" || it->second == "1";
+}
+
+void forEachFunc(Module &module, const std::function<void(Operation &)> &fn) {
+  for (Operation *op = module.body().front(); op;) {
+    Operation *next = op->nextInBlock();
+    if (op->is("func.func"))
+      fn(*op);
+    op = next;
+  }
+}
+
+Operation *terminatorOf(Operation &op, size_t region) {
+  if (op.numRegions() <= region || op.region(region).empty())
+    return nullptr;
+  return op.region(region).front().back();
+}
+
+std::vector<TensorSharding> shardingList(const Operation &op,
+                                         std::string_view attr_name) {
+  const Attr *attr = op.attrs.get(attr_name);
+  if (!attr || attr->kind != AttrKind::ShardingPerValue)
+    return {};
+  return attr->shardings();
+}
+
+void setShardingList(Operation &op, std::string_view attr_name,
+                     std::vector<TensorSharding> shardings, Context &ctx) {
+  op.attrs.set(ctx.intern(attr_name),
+               ctx.attrs.shardingPerValue(std::move(shardings)));
+}
+
+const TensorSharding &opSharding(const Operation &op,
+                                 std::string_view attr_name) {
+  return op.attrs.get(attr_name)->sharding();
+}
+
+void setOpSharding(Operation &op, const TensorSharding &sharding, Context &ctx,
+                   std::string_view attr_name) {
+  op.attrs.set(ctx.intern(attr_name), ctx.attrs.sharding(sharding));
+}
+
+const Mesh *meshOf(const Module &module, const TensorSharding &sharding) {
+  return lookupMesh(module, sharding.mesh);
+}
+
+} // namespace shardlab
