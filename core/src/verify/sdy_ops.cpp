@@ -72,7 +72,11 @@ bool verifyDataFlowEdge(VerifyContext &ctx, Operation &op) {
     return ctx.opError(
         op, "expected input of sdy.data_flow_edge to have a single user");
   Operation *def = input->defining_op;
-  if (def && def->dialect() == "sdy" && !def->is("sdy.named_computation")) {
+  // Ops with data-flow semantics (Shardy's ShardableDataFlowOpInterface:
+  // named and manual computations) may feed an edge.
+  bool data_flow_op = def && (def->is("sdy.named_computation") ||
+                              def->is("sdy.manual_computation"));
+  if (def && def->dialect() == "sdy" && !data_flow_op) {
     ctx.opError(op, "expected input of sdy.data_flow_edge to not be defined "
                     "by an SdyDialect op (other than an "
                     "sdy.named_computation).");
