@@ -55,6 +55,9 @@ ctest --test-dir build --output-on-failure -j "$JOBS"
 echo "== conformance runner self-tests"
 python3 tests/conformance/test_run_conformance.py
 
+echo "== round trip (parse, print, parse, print is a fixed point)"
+python3 tests/conformance/roundtrip.py "${suite[@]}" --opt build/shardlab-opt
+
 echo "== conformance (Shardy lit tests)"
 python3 tests/conformance/run_conformance.py "${suite[@]}" \
   --opt build/shardlab-opt --jobs "$JOBS" --check-regressions "${runner_args[@]}"
