@@ -1,6 +1,8 @@
 #include "shardlab/passes/pass_registry.h"
 
+#include "shardlab/passes/canonicalize.h"
 #include "shardlab/passes/populate_op_sharding_rules.h"
+#include "shardlab/passes/propagate_passes.h"
 #include "shardlab/passes/sdy_passes.h"
 
 namespace shardlab {
@@ -9,14 +11,16 @@ const std::vector<PassInfo> &allPasses() {
   // The flags of Shardy's sdy_opt. Passes land issue by issue; a flag with
   // no implementation is reported as such rather than silently ignored.
   static const std::vector<PassInfo> passes = {
-      {"canonicalize", "Canonicalize operations (reshard and collective "
-                       "patterns)", canonicalizePass},
+      {"canonicalize",
+       "Canonicalize operations (reshard and collective patterns)",
+       canonicalizePass},
       {"symbol-dce", "Eliminate dead private symbols"},
       {"sdy-add-data-flow-edges", "Add data-flow edges to region-based ops"},
       {"sdy-add-func-data-flow-edges", "Add func data-flow edges"},
-      {"sdy-aggressive-propagate", "Aggressive sharding propagation"},
+      {"sdy-aggressive-propagate", "Aggressive sharding propagation",
+       runAggressivePropagate},
       {"sdy-apply-sharding-constraints", "Apply sharding constraints"},
-      {"sdy-basic-propagate", "Basic sharding propagation"},
+      {"sdy-basic-propagate", "Basic sharding propagation", runBasicPropagate},
       {"sdy-close-shardings", "Close every sharding"},
       {"sdy-constant-or-scalar-merger", "Merge split constants"},
       {"sdy-constant-or-scalar-splitter", "Split constants per use"},
@@ -35,7 +39,8 @@ const std::vector<PassInfo> &allPasses() {
       {"sdy-insert-func-call-reshards", "Insert reshards at func calls"},
       {"sdy-lift-inlined-meshes", "Lift inlined meshes to sdy.mesh symbols"},
       {"sdy-manual-axes-cleanup", "Clean up manual axes"},
-      {"sdy-op-priority-propagate", "Op-priority sharding propagation"},
+      {"sdy-op-priority-propagate", "Op-priority sharding propagation",
+       runOpPriorityPropagate},
       {"sdy-pad-for-divisibility", "Pad tensors for divisibility"},
       {"sdy-per-instruction-partitioning", "Per-instruction partitioning"},
       {"sdy-populate-op-sharding-rules", "Attach op sharding rules",
@@ -63,7 +68,8 @@ const std::vector<PassInfo> &allPasses() {
       {"sdy-unflatten-call-graph", "Unflatten the call graph"},
       {"sdy-update-non-divisible-input-output-shardings",
        "Make input/output shardings divisible"},
-      {"sdy-user-priority-propagate", "User-priority sharding propagation"},
+      {"sdy-user-priority-propagate", "User-priority sharding propagation",
+       runUserPriorityPropagate},
       {"sdy-verify-unreduced-axes", "Verify unreduced axes"},
   };
   return passes;

@@ -1,0 +1,33 @@
+// Internal interface between the propagation layers (see propagate.h).
+#pragma once
+
+#include "driver.h"
+
+#include <vector>
+
+namespace shardlab::prop {
+
+/// What every layer passes down unchanged.
+struct LayerContext {
+  std::vector<FactorStrategy> strategies;
+  bool conservative = false;
+  bool run_op_priority = true;
+  const ShardingGroups *groups = nullptr;
+  DiagnosticEngine *warnings = nullptr;
+};
+
+/// The aggressive layer: one driver run per strategy.
+void runStrategies(Module &module, const LayerContext &lc,
+                   const OpDirectionFn &direction);
+/// The op-priority layer: runStrategies once per level 0..4.
+void runOpPriority(Module &module, const LayerContext &lc,
+                   const OpDirectionFn &outer);
+/// The user-priority layer: runOpPriority once, then once per priority.
+void runUserPriority(Module &module, const LayerContext &lc,
+                     const OpDirectionFn &outer);
+
+/// Builds the sharding groups of `module` and makes the members' initial
+/// shardings identical (warning on a conflict).
+ShardingGroups buildShardingGroups(Module &module, DiagnosticEngine &diags);
+
+} // namespace shardlab::prop
