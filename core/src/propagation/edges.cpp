@@ -1,6 +1,7 @@
 #include "edges.h"
 
 #include "shardlab/ir/sharding_access.h"
+#include "shardlab/sharding/sharding_utils.h"
 
 #include <algorithm>
 #include <string>
@@ -143,6 +144,24 @@ const TensorSharding *valueSharding(Value *value) {
   return v ? getSharding(v) : nullptr;
 }
 
+// Before the first per-value sharding of a multi-result op is written, the
+// list holds a fully open sharding of the right rank for every result (as
+// Shardy's getOpenWithShardingAtIndex), not a rank-0 placeholder.
+static void openPerValueList(Value &value, const MeshRef &mesh, Context &ctx) {
+  if (value.isBlockArgument())
+    return;
+  Operation &op = *value.defining_op;
+  if (op.numResults() < 2 || op.dialect() == "sdy" ||
+      op.attrs.get("sdy.sharding"))
+    return;
+  std::vector<TensorSharding> list;
+  for (size_t i = 0; i < op.numResults(); ++i)
+    list.push_back(fullyOpenSharding(
+        mesh, static_cast<size_t>(op.result(i)->type->rank())));
+  op.attrs.set(ctx.intern("sdy.sharding"),
+               ctx.attrs.shardingPerValue(std::move(list)));
+}
+
 void setValueSharding(Value *value, const TensorSharding &sharding,
                       Context &ctx) {
   Value *v = shardableValue(value);
@@ -153,6 +172,7 @@ void setValueSharding(Value *value, const TensorSharding &sharding,
                               ctx.attrs.sharding(sharding));
     return;
   }
+  openPerValueList(*v, sharding.mesh, ctx);
   setSharding(v, sharding, ctx);
 }
 
