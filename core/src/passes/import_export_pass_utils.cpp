@@ -207,6 +207,63 @@ void setOpSharding(Operation &op, const TensorSharding &sharding, Context &ctx,
   op.attrs.set(ctx.intern(attr_name), ctx.attrs.sharding(sharding));
 }
 
+namespace {
+
+void transformFuncShardings(Operation &func, Context &ctx,
+                            const std::function<void(TensorSharding &)> &fn) {
+  if (func.numRegions() && !func.region(0).empty()) {
+    Block &entry = func.region(0).front();
+    for (size_t i = 0; i < entry.numArguments(); ++i)
+      if (const TensorSharding *old = getSharding(entry.argument(i))) {
+        TensorSharding sharding = *old;
+        fn(sharding);
+        if (!(sharding == *old))
+          setSharding(entry.argument(i), sharding, ctx);
+      }
+  }
+  const Attr *type = func.attrs.get("function_type");
+  size_t num_results = type ? std::get<Type>(type->payload)->results.size() : 0;
+  for (size_t i = 0; i < num_results; ++i)
+    if (const TensorSharding *old = getFuncResultSharding(func, i)) {
+      TensorSharding sharding = *old;
+      fn(sharding);
+      if (!(sharding == *old))
+        setFuncResultSharding(func, i, sharding, ctx);
+    }
+}
+
+void transformOpShardings(Operation &op, Context &ctx,
+                          const std::function<void(TensorSharding &)> &fn) {
+  std::vector<NamedAttr> entries = op.attrs.entries();
+  for (const NamedAttr &entry : entries) {
+    if (entry.value->kind == AttrKind::Sharding) {
+      TensorSharding sharding = entry.value->sharding();
+      fn(sharding);
+      if (!(sharding == entry.value->sharding()))
+        op.attrs.set(entry.name, ctx.attrs.sharding(std::move(sharding)));
+    } else if (entry.value->kind == AttrKind::ShardingPerValue) {
+      std::vector<TensorSharding> list = entry.value->shardings();
+      for (TensorSharding &sharding : list)
+        fn(sharding);
+      if (list != entry.value->shardings())
+        op.attrs.set(entry.name, ctx.attrs.shardingPerValue(std::move(list)));
+    }
+  }
+}
+
+} // namespace
+
+void transformShardings(Module &module,
+                        const std::function<void(TensorSharding &)> &fn) {
+  Context &ctx = module.ctx();
+  walk(module.op(), [&](Operation &op) {
+    if (op.is("func.func"))
+      transformFuncShardings(op, ctx, fn);
+    else
+      transformOpShardings(op, ctx, fn);
+  });
+}
+
 const Mesh *meshOf(const Module &module, const TensorSharding &sharding) {
   return lookupMesh(module, sharding.mesh);
 }

@@ -71,6 +71,12 @@ const TensorSharding &opSharding(const Operation &op,
 void setOpSharding(Operation &op, const TensorSharding &sharding, Context &ctx,
                    std::string_view attr_name = "sharding");
 
+/// Calls `fn` on every sharding of the module, in Shardy's walk order
+/// (pre-order; a func's argument then result shardings, then its body; the
+/// sharding attributes of each op) and stores the changed ones back.
+void transformShardings(Module &module,
+                        const std::function<void(TensorSharding &)> &fn);
+
 /// The mesh a sharding refers to, resolved in `module`; nullptr if unknown.
 const Mesh *meshOf(const Module &module, const TensorSharding &sharding);
 

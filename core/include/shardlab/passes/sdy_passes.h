@@ -8,4 +8,15 @@
 
 namespace shardlab {
 
+// Import passes.
+bool addDataFlowEdgesPass(Module &, const PassOptions &, DiagnosticEngine &);
+bool applyShardingConstraintsPass(Module &, const PassOptions &,
+                                  DiagnosticEngine &);
+bool constantOrScalarSplitterPass(Module &, const PassOptions &,
+                                  DiagnosticEngine &);
+bool liftInlinedMeshesPass(Module &, const PassOptions &, DiagnosticEngine &);
+bool manualAxesCleanupPass(Module &, const PassOptions &, DiagnosticEngine &);
+bool removeSizeOneAxesPass(Module &, const PassOptions &, DiagnosticEngine &);
+bool shardingGroupImportPass(Module &, const PassOptions &, DiagnosticEngine &);
+
 } // namespace shardlab

@@ -1,0 +1,125 @@
+// Import passes that rewrite meshes inside shardings:
+// -sdy-lift-inlined-meshes replaces inline `mesh<...>` by `sdy.mesh` symbols
+// (deduplicating identical meshes), and -sdy-remove-size-one-axes drops axes
+// of size 1 from every sharding.
+#include "shardlab/passes/pass_utils.h"
+#include "shardlab/passes/sdy_passes.h"
+#include "shardlab/sharding/axis.h"
+
+#include <map>
+
+namespace shardlab {
+
+namespace {
+
+// The symbols of the module's meshes, deduplicated, and where new meshes go.
+struct MeshSymbols {
+  Module &module;
+  std::vector<std::pair<Mesh, std::string>> by_mesh;
+  std::map<std::string, std::string> renamed; // erased duplicate -> kept
+  Operation *insert_before = nullptr;
+  int64_t uniquing_counter = 0;
+
+  std::string uniqueName(const std::string &base) {
+    std::string name = base;
+    while (module.lookupSymbol(name))
+      name = base + "_" + std::to_string(uniquing_counter++);
+    return name;
+  }
+
+  std::string nameFor(const Mesh &mesh) {
+    for (const auto &[known, name] : by_mesh)
+      if (known == mesh)
+        return name;
+    std::string base =
+        mesh.isMaximal() ? "maximal_mesh_" + std::to_string(mesh.device_ids[0])
+        : mesh.isEmpty() ? "empty_mesh"
+                         : "mesh";
+    std::string name = uniqueName(base);
+    Context &ctx = module.ctx();
+    auto op = makeOp(ctx, "sdy.mesh", {}, {}, module.op().loc);
+    op->attrs.set(ctx.intern("sym_name"), ctx.attrs.string(name));
+    op->attrs.set(ctx.intern("mesh"),
+                  ctx.attrs.make(Attr{AttrKind::Mesh, mesh, nullptr, {}}));
+    module.body().insertBefore(insert_before, std::move(op));
+    by_mesh.emplace_back(mesh, name);
+    return name;
+  }
+};
+
+// Erases meshes equal to an earlier one; returns where new meshes go.
+void dedupMeshOps(MeshSymbols &symbols) {
+  Operation *last_mesh = nullptr;
+  Block &body = symbols.module.body();
+  for (Operation *op = body.front(); op;) {
+    Operation *next = op->nextInBlock();
+    if (op->is("sdy.mesh")) {
+      const Mesh &mesh = op->attrs.get("mesh")->mesh();
+      const std::string &name = op->attrs.get("sym_name")->str();
+      bool duplicate = false;
+      for (const auto &[known, known_name] : symbols.by_mesh)
+        if (known == mesh) {
+          symbols.renamed[name] = known_name;
+          duplicate = true;
+          break;
+        }
+      if (duplicate) {
+        body.erase(op);
+      } else {
+        symbols.by_mesh.emplace_back(mesh, name);
+        last_mesh = op;
+      }
+    }
+    op = next;
+  }
+  symbols.insert_before = last_mesh ? last_mesh->nextInBlock() : body.front();
+}
+
+void removeSizeOneAxes(TensorSharding &sharding, const Mesh &mesh) {
+  auto isSizeOne = [&](const AxisRef &axis) {
+    return axisRefSize(axis, mesh) == 1;
+  };
+  for (DimSharding &dim : sharding.dims) {
+    std::erase_if(dim.axes, isSizeOne);
+    if (dim.axes.empty() && dim.closed)
+      dim.priority.reset();
+  }
+  std::erase_if(sharding.replicated, isSizeOne);
+  std::erase_if(sharding.unreduced, isSizeOne);
+}
+
+} // namespace
+
+bool liftInlinedMeshesPass(Module &module, const PassOptions &,
+                           DiagnosticEngine &) {
+  MeshSymbols symbols{module, {}, {}, nullptr, 0};
+  dedupMeshOps(symbols);
+  transformShardings(module, [&](TensorSharding &sharding) {
+    if (sharding.mesh.inline_mesh) {
+      sharding.mesh.symbol = symbols.nameFor(*sharding.mesh.inline_mesh);
+      sharding.mesh.inline_mesh.reset();
+    } else if (auto it = symbols.renamed.find(sharding.mesh.symbol);
+               it != symbols.renamed.end()) {
+      sharding.mesh.symbol = it->second;
+    }
+  });
+  return true;
+}
+
+bool removeSizeOneAxesPass(Module &module, const PassOptions &,
+                           DiagnosticEngine &) {
+  bool any = false;
+  for (Operation &op : module.body())
+    if (op.is("sdy.mesh"))
+      for (const MeshAxis &axis : op.attrs.get("mesh")->mesh().axes)
+        any = any || axis.size == 1;
+  if (!any)
+    return true;
+  transformShardings(module, [&](TensorSharding &sharding) {
+    if (const Mesh *mesh = meshOf(module, sharding))
+      removeSizeOneAxes(sharding, *mesh);
+  });
+  return true;
+}
+
+} // namespace shardlab
