@@ -264,6 +264,40 @@ void transformShardings(Module &module,
   });
 }
 
+namespace {
+
+const Attr *withoutEntry(const Attr *array, std::string_view name,
+                         Context &ctx) {
+  std::vector<const Attr *> dicts;
+  bool any = false;
+  for (const Attr *dict : array->elements()) {
+    std::vector<NamedAttr> entries;
+    if (dict && dict->kind == AttrKind::Dict)
+      for (const NamedAttr &entry : dict->entries())
+        if (entry.name != name)
+          entries.push_back(entry);
+    any = any || !entries.empty();
+    dicts.push_back(
+        ctx.attrs.make(Attr{AttrKind::Dict, std::move(entries), nullptr, {}}));
+  }
+  return any ? ctx.attrs.array(std::move(dicts)) : nullptr;
+}
+
+} // namespace
+
+void eraseFuncArgAndResultAttr(Operation &func, std::string_view name,
+                               Context &ctx) {
+  for (const char *key : {"arg_attrs", "res_attrs"}) {
+    const Attr *array = func.attrs.get(key);
+    if (!array || array->kind != AttrKind::Array)
+      continue;
+    if (const Attr *updated = withoutEntry(array, name, ctx))
+      func.attrs.set(ctx.intern(key), updated);
+    else
+      func.attrs.erase(key);
+  }
+}
+
 const Mesh *meshOf(const Module &module, const TensorSharding &sharding) {
   return lookupMesh(module, sharding.mesh);
 }

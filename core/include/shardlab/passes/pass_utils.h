@@ -77,6 +77,11 @@ void setOpSharding(Operation &op, const TensorSharding &sharding, Context &ctx,
 void transformShardings(Module &module,
                         const std::function<void(TensorSharding &)> &fn);
 
+/// Removes attribute `name` from every argument and result dictionary of a
+/// func.func (dropping arg_attrs / res_attrs when all become empty).
+void eraseFuncArgAndResultAttr(Operation &func, std::string_view name,
+                               Context &ctx);
+
 /// The mesh a sharding refers to, resolved in `module`; nullptr if unknown.
 const Mesh *meshOf(const Module &module, const TensorSharding &sharding);
 

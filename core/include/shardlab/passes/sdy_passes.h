@@ -19,4 +19,25 @@ bool manualAxesCleanupPass(Module &, const PassOptions &, DiagnosticEngine &);
 bool removeSizeOneAxesPass(Module &, const PassOptions &, DiagnosticEngine &);
 bool shardingGroupImportPass(Module &, const PassOptions &, DiagnosticEngine &);
 
+// Export passes.
+bool closeShardingsPass(Module &, const PassOptions &, DiagnosticEngine &);
+bool constantOrScalarMergerPass(Module &, const PassOptions &,
+                                DiagnosticEngine &);
+bool dropShardingAndMeshPass(Module &, const PassOptions &, DiagnosticEngine &);
+bool dropShardingRulesPass(Module &, const PassOptions &, DiagnosticEngine &);
+bool inlineMeshesPass(Module &, const PassOptions &, DiagnosticEngine &);
+bool propagateToFuncResultsPass(Module &, const PassOptions &,
+                                DiagnosticEngine &);
+bool removePropagationDebugInfoPass(Module &, const PassOptions &,
+                                    DiagnosticEngine &);
+bool removeShardingGroupsPass(Module &, const PassOptions &,
+                              DiagnosticEngine &);
+bool removeSubAxesInInputOutputShardingsPass(Module &, const PassOptions &,
+                                             DiagnosticEngine &);
+bool shardingConstraintToReshardPass(Module &, const PassOptions &,
+                                     DiagnosticEngine &);
+bool sinkDataFlowEdgesPass(Module &, const PassOptions &, DiagnosticEngine &);
+bool updateNonDivisibleInputOutputShardingsPass(Module &, const PassOptions &,
+                                                DiagnosticEngine &);
+
 } // namespace shardlab

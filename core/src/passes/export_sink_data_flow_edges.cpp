@@ -1,0 +1,69 @@
+// -sdy-sink-data-flow-edges: moves the shardings of sdy.data_flow_edge ops
+// onto their edge owners (all owners of an op at once; owners whose edge
+// has no sharding become fully open on the same mesh) and erases the edges.
+#include "shardlab/passes/data_flow_edges.h"
+#include "shardlab/passes/pass_utils.h"
+#include "shardlab/passes/sdy_passes.h"
+#include "shardlab/sharding/sharding_utils.h"
+
+#include <optional>
+
+namespace shardlab {
+
+namespace {
+
+// The shardings of the owners' edges, or nothing when no edge has one.
+std::optional<std::vector<TensorSharding>>
+shardingsFromEdges(const std::vector<Value *> &owners) {
+  std::vector<std::optional<TensorSharding>> found;
+  const MeshRef *mesh = nullptr;
+  for (Value *owner : owners) {
+    Operation *edge = dataFlowEdgeUser(owner);
+    const Attr *attr = edge ? edge->attrs.get("sharding") : nullptr;
+    found.push_back(attr ? std::optional<TensorSharding>(attr->sharding())
+                         : std::nullopt);
+    if (attr && !mesh)
+      mesh = &attr->sharding().mesh;
+  }
+  if (!mesh)
+    return std::nullopt;
+  std::vector<TensorSharding> shardings;
+  for (size_t i = 0; i < owners.size(); ++i)
+    shardings.push_back(
+        found[i] ? *found[i]
+                 : fullyOpenSharding(*mesh, owners[i]->type->shape.size()));
+  return shardings;
+}
+
+void sinkIntoOwners(Operation &op, Context &ctx) {
+  std::vector<Value *> args = blockArgEdgeOwners(op);
+  if (auto shardings = shardingsFromEdges(args))
+    for (size_t i = 0; i < args.size(); ++i)
+      setEdgeOwnerSharding(args[i], (*shardings)[i], ctx);
+  std::vector<Value *> results = resultEdgeOwners(op);
+  if (auto shardings = shardingsFromEdges(results)) {
+    bool computation =
+        op.is("sdy.manual_computation") || op.is("sdy.named_computation");
+    setShardingList(op, computation ? "out_shardings" : "sdy.sharding",
+                    std::move(*shardings), ctx);
+  }
+}
+
+} // namespace
+
+bool sinkDataFlowEdgesPass(Module &module, const PassOptions &,
+                           DiagnosticEngine &) {
+  Context &ctx = module.ctx();
+  std::vector<Operation *> edges;
+  walk(module.op(), [&](Operation &op) {
+    if (op.is("sdy.data_flow_edge"))
+      edges.push_back(&op);
+    else if (isShardableDataFlowOp(op))
+      sinkIntoOwners(op, ctx);
+  });
+  for (Operation *edge : edges)
+    replaceOp(*edge, {edge->operand(0)});
+  return true;
+}
+
+} // namespace shardlab
