@@ -1,0 +1,87 @@
+// nccl-tests' byte counts and bandwidth conventions.
+#include "shardlab/collectors/bandwidth.h"
+
+namespace shardlab::collectors {
+
+std::string_view OpName(CollOp op) {
+  switch (op) {
+  case CollOp::kAllReduce:
+    return "all-reduce";
+  case CollOp::kAllGather:
+    return "all-gather";
+  case CollOp::kReduceScatter:
+    return "reduce-scatter";
+  case CollOp::kAllToAll:
+    return "all-to-all";
+  case CollOp::kCollectivePermute:
+    return "collective-permute";
+  }
+  return "?";
+}
+
+RankCounts CollCounts(CollOp op, int64_t total_bytes, int64_t elem_bytes,
+                      int64_t nranks) {
+  RankCounts c;
+  if (elem_bytes <= 0 || nranks <= 0 || total_bytes <= 0)
+    return c;
+  const int64_t count = total_bytes / elem_bytes;
+  // all_gather.cu / reduce_scatter.cu: (count/nranks) & ~(16/eltSize - 1).
+  const int64_t align = elem_bytes >= 16 ? 1 : 16 / elem_bytes;
+  const int64_t base = (count / nranks) & ~(align - 1);
+  switch (op) {
+  case CollOp::kAllReduce:
+  case CollOp::kCollectivePermute:
+    c.send_count = c.recv_count = c.chunk = count;
+    break;
+  case CollOp::kAllGather:
+    c.send_count = c.chunk = base;
+    c.recv_count = base * nranks;
+    break;
+  case CollOp::kReduceScatter:
+    c.send_count = base * nranks;
+    c.recv_count = c.chunk = base;
+    break;
+  case CollOp::kAllToAll:
+    c.chunk = count / nranks;
+    c.send_count = c.recv_count = c.chunk * nranks;
+    break;
+  }
+  const int64_t total =
+      op == CollOp::kReduceScatter ? c.send_count : c.recv_count;
+  c.bytes = total * elem_bytes;
+  return c;
+}
+
+double BusBwFactor(CollOp op, int64_t nranks) {
+  if (nranks <= 0)
+    return 0;
+  const double n = static_cast<double>(nranks);
+  switch (op) {
+  case CollOp::kAllReduce:
+    return 2.0 * (n - 1) / n;
+  case CollOp::kAllGather:
+  case CollOp::kReduceScatter:
+  case CollOp::kAllToAll:
+    return (n - 1) / n;
+  case CollOp::kCollectivePermute:
+    return 1.0;
+  }
+  return 0;
+}
+
+Bandwidth ComputeBandwidth(CollOp op, int64_t bytes, int64_t nranks,
+                           double seconds) {
+  Bandwidth b;
+  if (seconds <= 0)
+    return b;
+  b.algbw_gb_per_s = static_cast<double>(bytes) / 1.0e9 / seconds;
+  b.busbw_gb_per_s = b.algbw_gb_per_s * BusBwFactor(op, nranks);
+  return b;
+}
+
+double GemmFlops(int64_t b, int64_t m, int64_t n, int64_t k) {
+  return 2.0 * static_cast<double>(b) * static_cast<double>(m) *
+         static_cast<double>(n) * static_cast<double>(k);
+}
+
+} // namespace shardlab::collectors

@@ -1,0 +1,128 @@
+// Collectors: statistics, nccl-tests counts and bandwidths, data patterns.
+#include "shardlab/collectors/bandwidth.h"
+#include "shardlab/collectors/pattern.h"
+#include "shardlab/collectors/stats.h"
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+using namespace shardlab::collectors;
+
+TEST_CASE("collectors: percentiles interpolate like numpy") {
+  const std::vector<double> s = {1, 2, 3, 4};
+  CHECK(PercentileSorted(s, 0.5) == doctest::Approx(2.5));
+  CHECK(PercentileSorted(s, 0.0) == 1);
+  CHECK(PercentileSorted(s, 1.0) == 4);
+  CHECK(PercentileSorted(s, 0.99) == doctest::Approx(3.97));
+  CHECK(Median({5, 1, 3}) == 3);
+  CHECK(Median({7}) == 7);
+}
+
+TEST_CASE("collectors: summary of a sample") {
+  shardlab::cost::TimeStats t = Summarize({4, 2, 8, 6});
+  CHECK(t.median_us == doctest::Approx(5));
+  CHECK(*t.min_us == 2);
+  CHECK(*t.max_us == 8);
+  CHECK(*t.mean_us == doctest::Approx(5));
+  CHECK(*t.stddev_us == doctest::Approx(2.5819889)); // sample stddev
+  CHECK(t.samples == 4);
+  CHECK(Spread(t) == doctest::Approx(2.5819889 / 5));
+  CHECK(*Summarize({3}).stddev_us == 0);
+}
+
+TEST_CASE("collectors: per-rank counts round like nccl-tests") {
+  // 1000 f32 elements over 3 ranks: 333 per rank, rounded down to 16 B.
+  RankCounts ag = CollCounts(CollOp::kAllGather, 4000, 4, 3);
+  CHECK(ag.send_count == 332);
+  CHECK(ag.recv_count == 996);
+  CHECK(ag.bytes == 996 * 4); // AG: output bytes
+  RankCounts rs = CollCounts(CollOp::kReduceScatter, 4000, 4, 3);
+  CHECK(rs.send_count == 996);
+  CHECK(rs.recv_count == 332);
+  CHECK(rs.bytes == 996 * 4); // RS: input bytes
+  RankCounts ar = CollCounts(CollOp::kAllReduce, 4000, 4, 3);
+  CHECK(ar.send_count == 1000);
+  CHECK(ar.bytes == 4000);
+  RankCounts a2a = CollCounts(CollOp::kAllToAll, 4000, 4, 3);
+  CHECK(a2a.chunk == 333);
+  CHECK(a2a.bytes == 3996);
+  CHECK(CollCounts(CollOp::kAllGather, 32, 2, 8).bytes == 0);
+  CHECK(CollCounts(CollOp::kAllGather, 1024, 4, 8).bytes == 1024);
+}
+
+TEST_CASE("collectors: algbw and busbw factors") {
+  CHECK(BusBwFactor(CollOp::kAllReduce, 8) == doctest::Approx(1.75));
+  CHECK(BusBwFactor(CollOp::kAllGather, 8) == doctest::Approx(0.875));
+  CHECK(BusBwFactor(CollOp::kReduceScatter, 4) == doctest::Approx(0.75));
+  CHECK(BusBwFactor(CollOp::kAllToAll, 2) == doctest::Approx(0.5));
+  CHECK(BusBwFactor(CollOp::kCollectivePermute, 8) == 1);
+  CHECK(BusBwFactor(CollOp::kAllReduce, 1) == 0);
+  Bandwidth b = ComputeBandwidth(CollOp::kAllReduce, 1 << 30, 8, 0.01);
+  CHECK(b.algbw_gb_per_s == doctest::Approx(107.3741824));
+  CHECK(b.busbw_gb_per_s == doctest::Approx(107.3741824 * 1.75));
+  CHECK(GemmFlops(2, 3, 4, 5) == 240);
+}
+
+namespace {
+
+// Runs one collective on the host over the patterns and counts outputs
+// that differ from ExpectedValue.
+int64_t HostRun(PatternKind kind, int64_t n, int64_t chunk) {
+  const int64_t in_count = kind == PatternKind::kAllGather   ? chunk
+                           : kind == PatternKind::kAllReduce ? chunk
+                                                             : chunk * n;
+  std::vector<std::vector<int64_t>> in(n);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t i = 0; i < in_count; ++i)
+      in[r].push_back(InputValue({kind, r, n, chunk, -1}, i));
+  int64_t wrong = 0;
+  for (int64_t r = 0; r < n; ++r) {
+    std::vector<int64_t> out;
+    if (kind == PatternKind::kAllReduce || kind == PatternKind::kReduceScatter)
+      for (int64_t j = 0; j < chunk; ++j) {
+        int64_t sum = 0;
+        for (int64_t q = 0; q < n; ++q)
+          sum += in[q][(kind == PatternKind::kAllReduce ? 0 : r * chunk) + j];
+        out.push_back(sum);
+      }
+    if (kind == PatternKind::kAllGather)
+      for (int64_t q = 0; q < n; ++q)
+        out.insert(out.end(), in[q].begin(), in[q].end());
+    if (kind == PatternKind::kAllToAll)
+      for (int64_t q = 0; q < n; ++q)
+        out.insert(out.end(), in[q].begin() + r * chunk,
+                   in[q].begin() + (r + 1) * chunk);
+    for (size_t i = 0; i < out.size(); ++i)
+      wrong += out[i] !=
+               ExpectedValue({kind, r, n, chunk, -1}, static_cast<int64_t>(i));
+  }
+  return wrong;
+}
+
+} // namespace
+
+TEST_CASE("collectors: patterns predict every collective's output") {
+  for (int64_t n : {2, 3, 8})
+    for (PatternKind k : {PatternKind::kAllReduce, PatternKind::kAllGather,
+                          PatternKind::kReduceScatter, PatternKind::kAllToAll})
+      CHECK(HostRun(k, n, 37) == 0);
+  // Permute: a rank receiving from `source` expects the source's input.
+  PatternSpec src{PatternKind::kPermute, 3, 4, 10, -1};
+  PatternSpec dst{PatternKind::kPermute, 0, 4, 10, 3};
+  for (int64_t i = 0; i < 10; ++i)
+    CHECK(ExpectedValue(dst, i) == InputValue(src, i));
+  CHECK(ExpectedValue({PatternKind::kPermute, 1, 4, 10, -1}, 0) == -1);
+}
+
+TEST_CASE("collectors: patterns catch misplaced data and stay exact") {
+  // All-gather output with two chunks swapped is detected.
+  const int64_t n = 4, chunk = 5;
+  int64_t detected = 0;
+  for (int64_t i = 0; i < chunk; ++i)
+    detected += TagValue(1, 0, i) !=
+                ExpectedValue({PatternKind::kAllGather, 0, n, chunk, -1}, i);
+  CHECK(detected > 0);
+  // Sums stay small: exact in bf16 (8-bit mantissa) up to 254 ranks.
+  CHECK(ExpectedValue({PatternKind::kAllReduce, 0, 254, 1, -1}, 2) == 256);
+}
