@@ -23,7 +23,7 @@ const std::vector<PassInfo> &allPasses() {
       {"sdy-basic-propagate", "Basic sharding propagation", runBasicPropagate},
       {"sdy-close-shardings", "Close every sharding", closeShardingsPass},
       {"sdy-constant-or-scalar-merger", "Merge split constants"},
-      {"sdy-constant-or-scalar-splitter", "Split constants per use"},
+      {"sdy-constant-or-scalar-splitter", "Split constants per use", constantOrScalarSplitterPass},
       {"sdy-convert-global-to-local", "Convert to local (per-device) shapes"},
       {"sdy-drop-sharding-and-mesh", "Drop shardings and meshes", dropShardingAndMeshPass},
       {"sdy-drop-sharding-rules", "Drop sharding rules", dropShardingRulesPass},
