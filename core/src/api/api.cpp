@@ -1,0 +1,116 @@
+// JSON entry points over the text pipeline: version, pass list, check
+// (parse + verify) and run (shardlab-opt's flags).
+#include "shardlab/api/api.h"
+#include "guard.h"
+#include "json_options.h"
+#include "shardlab/text/text.h"
+#include "shardlab/verify/verifier.h"
+
+namespace shardlab::api {
+namespace {
+
+using detail::dumpReply;
+using detail::guarded;
+using detail::json;
+
+json diagnosticsArray(const std::vector<Diagnostic> &diagnostics) {
+  json array = json::array();
+  for (const Diagnostic &diag : diagnostics)
+    array.push_back({{"severity", std::string(severityName(diag.severity))},
+                     {"message", diag.message},
+                     {"line", diag.loc.line},
+                     {"column", diag.loc.col}});
+  return array;
+}
+
+bool hasError(const std::vector<Diagnostic> &diagnostics) {
+  for (const Diagnostic &diag : diagnostics)
+    if (diag.severity == Severity::Error)
+      return true;
+  return false;
+}
+
+/// Reads a JSON array of strings; false with `error` otherwise.
+bool readFlags(std::string_view flags_json, std::vector<std::string> &flags,
+               std::string &error) {
+  json parsed = detail::parseJson(flags_json);
+  if (!parsed.is_array()) {
+    error = "flags: expected a JSON array of strings";
+    return false;
+  }
+  for (const json &flag : parsed) {
+    if (!flag.is_string()) {
+      error = "flags: expected a JSON array of strings";
+      return false;
+    }
+    flags.push_back(flag.get<std::string>());
+  }
+  return true;
+}
+
+std::string runReply(std::string_view text, std::string_view flags_json) {
+  std::vector<std::string> flags;
+  RunRequest request;
+  std::string error;
+  if (!readFlags(flags_json, flags, error) ||
+      !parseRunFlags(flags, request, error))
+    return dumpReply({{"ok", false},
+                      {"error", error},
+                      {"output", ""},
+                      {"stderr", ""},
+                      {"diagnostics", json::array()}});
+  RunResult result = runPipeline(text, request);
+  return dumpReply({{"ok", result.ok},
+                    {"output", result.output},
+                    {"stderr", result.stderr_text},
+                    {"diagnostics", diagnosticsArray(result.diagnostics)}});
+}
+
+std::string checkReply(std::string_view text) {
+  DiagnosticEngine diags;
+  std::string output;
+  if (auto module = parseModule(text, diags)) {
+    verifyModule(*module, diags);
+    output = printModule(*module);
+  }
+  const auto &all = diags.diagnostics();
+  return dumpReply({{"ok", !hasError(all)},
+                    {"output", output},
+                    {"diagnostics", diagnosticsArray(all)}});
+}
+
+} // namespace
+
+std::string diagnosticsToJson(const std::vector<Diagnostic> &diagnostics) {
+  return guarded([&] { return dumpReply(diagnosticsArray(diagnostics)); });
+}
+
+std::string versionJson() {
+  return guarded([] {
+    return dumpReply({{"ok", true},
+                      {"name", "shardlab"},
+                      {"version", "0.1.0"},
+                      {"api_version", kApiVersion}});
+  });
+}
+
+std::string listPassesJson() {
+  return guarded([] {
+    json passes = json::array();
+    for (const PassInfo &pass : allPasses())
+      passes.push_back({{"flag", std::string(pass.flag)},
+                        {"description", std::string(pass.description)},
+                        {"implemented", pass.run != nullptr}});
+    return dumpReply({{"ok", true}, {"passes", passes}});
+  });
+}
+
+std::string checkJson(std::string_view text) {
+  return guarded([&] { return checkReply(text); });
+}
+
+std::string runJson(std::string_view text, std::string_view flags_json) {
+  return guarded([&] { return runReply(text, flags_json); });
+}
+
+} // namespace shardlab::api

@@ -1,0 +1,105 @@
+// Non-throwing option reading and reply rendering for the API.
+#include "json_options.h"
+
+namespace shardlab::api::detail {
+
+json parseJson(std::string_view text) {
+  return json::parse(text.begin(), text.end(), /*cb=*/nullptr,
+                     /*allow_exceptions=*/false);
+}
+
+std::string errorReply(std::string_view message) {
+  json reply = {{"ok", false}, {"error", std::string(message)}};
+  return dumpReply(reply);
+}
+
+std::string dumpReply(const json &reply) {
+  // Module text or user strings may hold invalid UTF-8: replace, not throw.
+  return reply.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+OptionReader::OptionReader(const json &object) : object_(object) {
+  if (!object_.is_object())
+    error_ = "options: expected a JSON object";
+}
+
+const json *OptionReader::get(const char *key) const {
+  if (!object_.is_object())
+    return nullptr;
+  auto it = object_.find(key);
+  return it == object_.end() || it->is_null() ? nullptr : &*it;
+}
+
+void OptionReader::fail(const char *key, const std::string &expected) {
+  if (error_.empty())
+    error_ = std::string("options.") + key + ": expected " + expected;
+}
+
+void OptionReader::string(const char *key, std::string &out) {
+  const json *value = get(key);
+  if (!value)
+    return;
+  if (!value->is_string())
+    return fail(key, "a string");
+  out = value->get_ref<const std::string &>();
+}
+
+namespace {
+
+/// An integral JSON number in [lo, hi], or false.
+bool readInteger(const json &value, int64_t lo, int64_t hi, int64_t &out) {
+  if (value.is_number_unsigned()) {
+    uint64_t v = value.get<uint64_t>();
+    if (v > static_cast<uint64_t>(INT64_MAX))
+      return false;
+    out = static_cast<int64_t>(v);
+  } else if (value.is_number_integer()) {
+    out = value.get<int64_t>();
+  } else {
+    return false;
+  }
+  return out >= lo && out <= hi;
+}
+
+} // namespace
+
+void OptionReader::integer(const char *key, int64_t &out, int64_t min_value,
+                           int64_t max_value) {
+  const json *value = get(key);
+  if (!value)
+    return;
+  int64_t v = 0;
+  if (!readInteger(*value, min_value, max_value, v))
+    return fail(key, "an integer in [" + std::to_string(min_value) + ", " +
+                         std::to_string(max_value) + "]");
+  out = v;
+}
+
+void OptionReader::requiredInteger(const char *key, int64_t &out,
+                                   int64_t min_value) {
+  if (!get(key))
+    return fail(key, "an integer (required)");
+  integer(key, out, min_value);
+}
+
+bool readIntegerArray(const json &value, std::vector<int64_t> &out) {
+  if (!value.is_array())
+    return false;
+  std::vector<int64_t> result;
+  for (const json &item : value) {
+    int64_t v = 0;
+    if (!readInteger(item, 0, INT64_MAX, v))
+      return false;
+    result.push_back(v);
+  }
+  out = std::move(result);
+  return true;
+}
+
+void OptionReader::integers(const char *key, std::vector<int64_t> &out) {
+  const json *value = get(key);
+  if (value && !readIntegerArray(*value, out))
+    fail(key, "an array of non-negative integers");
+}
+
+} // namespace shardlab::api::detail

@@ -1,0 +1,165 @@
+// The run pipeline: shardlab-opt's flags, input splitting and per-chunk
+// parse → verify → passes → print, returning text and diagnostics as values.
+#include "shardlab/api/api.h"
+#include "shardlab/text/expected_diagnostics.h"
+#include "shardlab/text/text.h"
+#include "shardlab/verify/verifier.h"
+
+#include <sstream>
+
+namespace shardlab::api {
+namespace {
+
+/// Applies one `-flag[=value]` argument to `request`.
+bool applyFlag(const std::string &arg, RunRequest &request,
+               std::string &error) {
+  std::string flag = arg.substr(arg.size() > 1 && arg[1] == '-' ? 2 : 1);
+  std::string value;
+  size_t eq = flag.find('=');
+  bool has_value = eq != std::string::npos;
+  if (has_value) {
+    value = flag.substr(eq + 1);
+    flag = flag.substr(0, eq);
+  }
+  if (flag == "split-input-file") {
+    request.split_input = true;
+  } else if (flag == "verify-diagnostics") {
+    request.verify_diagnostics = true;
+  } else if (flag == "mlir-print-op-generic") {
+    request.generic = true;
+  } else if (flag == "allow-unregistered-dialect") {
+  } else if (const PassInfo *pass = lookupPass(flag)) {
+    PassRequest pass_request{pass, {}};
+    if (has_value && !parsePassOptions(value, pass_request.options, error))
+      return false;
+    request.passes.push_back(std::move(pass_request));
+  } else {
+    error = "Unknown command line argument '" + arg +
+            "'.  Try: 'shardlab-opt --help'";
+    return false;
+  }
+  return true;
+}
+
+/// A chunk of the input and the line it starts at (0-based).
+struct Chunk {
+  std::string_view text;
+  uint32_t first_line;
+};
+
+/// True when `line` is a `// -----` separator (leading blanks allowed).
+bool isSeparator(std::string_view line) {
+  size_t first = line.find_first_not_of(" \t");
+  return first != std::string_view::npos &&
+         line.substr(first).rfind("// -----", 0) == 0;
+}
+
+std::vector<Chunk> splitInput(std::string_view text, bool split) {
+  if (!split)
+    return {{text, 0}};
+  std::vector<Chunk> chunks;
+  size_t start = 0, pos = 0;
+  uint32_t line = 0, chunk_line = 0;
+  while (pos <= text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos)
+      end = text.size();
+    if (isSeparator(text.substr(pos, end - pos))) {
+      chunks.push_back({text.substr(start, pos - start), chunk_line});
+      start = end + 1;
+      chunk_line = line + 1;
+    }
+    pos = end + 1;
+    ++line;
+  }
+  if (start <= text.size())
+    chunks.push_back({text.substr(start), chunk_line});
+  return chunks;
+}
+
+/// Parses, verifies and transforms one chunk; appends its printed form.
+bool processChunk(const Chunk &chunk, const RunRequest &request,
+                  DiagnosticEngine &diags, std::string &out) {
+  ParseOptions parse_options;
+  parse_options.line_offset = chunk.first_line;
+  auto module = parseModule(chunk.text, diags, parse_options);
+  if (!module || !verifyModule(*module, diags))
+    return false;
+  for (const PassRequest &pass_request : request.passes) {
+    if (!pass_request.pass->run) {
+      diags.error({}, "pass '-" + std::string(pass_request.pass->flag) +
+                          "' is not implemented yet in shardlab");
+      return false;
+    }
+    if (!pass_request.pass->run(*module, pass_request.options, diags) ||
+        !verifyModule(*module, diags))
+      return false;
+  }
+  PrintOptions print_options;
+  print_options.generic = request.generic;
+  out += printModule(*module, print_options);
+  return true;
+}
+
+/// Reports one chunk's diagnostics the way shardlab-opt does on stderr.
+bool reportChunk(const Chunk &chunk, const RunRequest &request,
+                 std::string_view text, const DiagnosticEngine &diags,
+                 std::string &stderr_text) {
+  if (request.verify_diagnostics) {
+    std::ostringstream err;
+    bool ok = checkExpectedDiagnostics(chunk.text, chunk.first_line,
+                                       diags.diagnostics(), request.file, err);
+    stderr_text += err.str();
+    return ok;
+  }
+  for (const Diagnostic &diag : diags.diagnostics())
+    stderr_text += formatDiagnostic(diag, request.file, text);
+  return true;
+}
+
+} // namespace
+
+bool parseRunFlags(const std::vector<std::string> &flags, RunRequest &request,
+                   std::string &error) {
+  bool positional_only = false;
+  for (const std::string &arg : flags) {
+    if (positional_only || arg == "-" || arg.empty() || arg[0] != '-') {
+      request.file = arg == "-" || arg.empty() ? "<stdin>" : arg;
+      continue;
+    }
+    if (arg == "--") {
+      positional_only = true;
+      continue;
+    }
+    if (arg == "-o" || arg.rfind("-o=", 0) == 0 || arg == "-help" ||
+        arg == "--help" || arg == "-h") {
+      error = "'" + arg + "' is not available here (the output is returned)";
+      return false;
+    }
+    if (!applyFlag(arg, request, error))
+      return false;
+  }
+  return true;
+}
+
+RunResult runPipeline(std::string_view text, const RunRequest &request) {
+  RunResult result;
+  result.ok = true;
+  auto chunks = splitInput(text, request.split_input);
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    DiagnosticEngine diags;
+    std::string chunk_out;
+    bool chunk_ok = processChunk(chunks[i], request, diags, chunk_out);
+    bool report_ok =
+        reportChunk(chunks[i], request, text, diags, result.stderr_text);
+    result.ok &= request.verify_diagnostics ? report_ok : chunk_ok;
+    for (const Diagnostic &diag : diags.diagnostics())
+      result.diagnostics.push_back(diag);
+    if (i)
+      result.output += "// -----\n";
+    result.output += chunk_out;
+  }
+  return result;
+}
+
+} // namespace shardlab::api

@@ -1,0 +1,147 @@
+// The JSON API's text pipeline: check (parse + verify), run by shardlab-opt
+// flags, pass listing, and garbage input coming back as values.
+#include "shardlab/api/api.h"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+using nlohmann::json;
+using namespace shardlab;
+
+namespace {
+
+const char *kModule = R"(sdy.mesh @mesh = <["x"=2, "y"=2]>
+
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x16xf32> {
+  %0 = stablehlo.add %arg0, %arg0 : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+)";
+
+json reply(const std::string &text) {
+  json parsed = json::parse(text, nullptr, false);
+  REQUIRE_FALSE(parsed.is_discarded());
+  REQUIRE(parsed.is_object());
+  REQUIRE(parsed.contains("ok"));
+  return parsed;
+}
+
+} // namespace
+
+TEST_CASE("check parses, verifies and prints a valid module") {
+  json r = reply(api::checkJson(kModule));
+  CHECK(r["ok"] == true);
+  CHECK(r["diagnostics"].empty());
+  std::string printed = r["output"];
+  CHECK(printed.find("sdy.mesh @mesh = <[\"x\"=2, \"y\"=2]>") !=
+        std::string::npos);
+  // Printing is a fixed point: the printed text prints the same again.
+  CHECK(reply(api::checkJson(printed))["output"] == printed);
+}
+
+TEST_CASE("a syntax error comes back as a diagnostic with line and column") {
+  std::string text = kModule;
+  text.replace(text.find("stablehlo.add %arg0,"), 20, "stablehlo.add %arg0 ");
+  json r = reply(api::checkJson(text));
+  CHECK(r["ok"] == false);
+  CHECK(r["output"] == "");
+  REQUIRE(r["diagnostics"].size() >= 1);
+  json d = r["diagnostics"][0];
+  CHECK(d["severity"] == "error");
+  CHECK(d["line"] == 4);
+  CHECK(d["column"].get<int>() > 1);
+  CHECK_FALSE(d["message"].get<std::string>().empty());
+}
+
+TEST_CASE("a verifier error names the bad sharding's line") {
+  std::string text = kModule;
+  text.replace(text.find("{\"x\"}, {}"), 9, "{\"z\"}, {}");
+  json r = reply(api::checkJson(text));
+  CHECK(r["ok"] == false);
+  REQUIRE_FALSE(r["diagnostics"].empty());
+  CHECK(r["diagnostics"][0]["line"] == 3);
+  CHECK(r["diagnostics"][0]["message"].get<std::string>().find("z") !=
+        std::string::npos);
+}
+
+TEST_CASE("run with no flags prints what check prints") {
+  json r = reply(api::runJson(kModule, "[]"));
+  CHECK(r["ok"] == true);
+  CHECK(r["output"] == reply(api::checkJson(kModule))["output"]);
+  CHECK(r["stderr"] == "");
+}
+
+TEST_CASE("run applies a pass given by its Shardy flag with options") {
+  json r = reply(api::runJson(
+      kModule, R"(["-sdy-basic-propagate=conservative-propagation=true"])"));
+  CHECK(r["ok"] == true);
+  std::string out = r["output"];
+  // Propagation gives the add the operand's sharding.
+  CHECK(out.find("stablehlo.add %arg0, %arg0 {sdy.sharding") !=
+        std::string::npos);
+}
+
+TEST_CASE("run splits the input like -split-input-file") {
+  std::string text = std::string(kModule) + "// -----\n" + kModule;
+  json r = reply(api::runJson(text, R"(["-split-input-file"])"));
+  CHECK(r["ok"] == true);
+  std::string out = r["output"];
+  size_t sep = out.find("// -----\n");
+  REQUIRE(sep != std::string::npos);
+  CHECK(out.substr(0, sep) == out.substr(sep + 9));
+}
+
+TEST_CASE("diagnostics of a later chunk keep the whole file's line numbers") {
+  std::string bad = "func.func @f() {\n  return %x\n}\n";
+  std::string text = std::string(kModule) + "// -----\n" + bad;
+  json r = reply(api::runJson(text, R"(["-split-input-file", "in.mlir"])"));
+  CHECK(r["ok"] == false);
+  REQUIRE_FALSE(r["diagnostics"].empty());
+  CHECK(r["diagnostics"][0]["line"] == 9);
+  CHECK(r["stderr"].get<std::string>().rfind("in.mlir:9:", 0) == 0);
+}
+
+TEST_CASE("bad flags and garbage are error values") {
+  json unknown = reply(api::runJson(kModule, R"(["-no-such-pass"])"));
+  CHECK(unknown["ok"] == false);
+  CHECK(unknown["error"].get<std::string>().find("-no-such-pass") !=
+        std::string::npos);
+  CHECK(reply(api::runJson(kModule, "not json"))["ok"] == false);
+  CHECK(reply(api::runJson(kModule, R"([1, 2])"))["ok"] == false);
+  CHECK(reply(api::runJson(kModule, R"(["-o", "x"])"))["ok"] == false);
+  json unbalanced =
+      reply(api::runJson(kModule, R"(["-sdy-basic-propagate=k=\"x"])"));
+  CHECK(unbalanced["ok"] == false);
+  std::string garbage = "\x01\xff}{%%^ func.func @ ( \"\\";
+  CHECK(reply(api::checkJson(garbage))["ok"] == false);
+  CHECK(reply(api::runJson(garbage, "[]"))["ok"] == false);
+  CHECK(reply(api::checkJson(""))["ok"] == true); // an empty module
+}
+
+TEST_CASE("a registered pass without an implementation is an error value") {
+  const PassInfo *missing = nullptr;
+  for (const PassInfo &pass : allPasses())
+    if (!pass.run)
+      missing = &pass;
+  if (!missing)
+    return; // every pass is implemented
+  std::string flags = "[\"-" + std::string(missing->flag) + "\"]";
+  json r = reply(api::runJson(kModule, flags));
+  CHECK(r["ok"] == false);
+  REQUIRE_FALSE(r["diagnostics"].empty());
+  CHECK(r["diagnostics"][0]["message"].get<std::string>().find(
+            "not implemented") != std::string::npos);
+}
+
+TEST_CASE("pass list and version") {
+  json passes = reply(api::listPassesJson())["passes"];
+  REQUIRE(passes.size() == allPasses().size());
+  bool found = false;
+  for (const json &pass : passes)
+    found |= pass["flag"] == "sdy-basic-propagate" && pass["implemented"];
+  CHECK(found);
+  json version = reply(api::versionJson());
+  CHECK(version["api_version"] == api::kApiVersion);
+}
