@@ -19,3 +19,116 @@ if(TARGET shardlab_cost_tests)
   target_link_libraries(shardlab_cost_tests PRIVATE shardlab_collectors_plan)
 endif()
 
+option(SHARDLAB_BUILD_COLLECTORS
+       "Build the CUDA collectors when a CUDA toolkit is found" ON)
+option(SHARDLAB_COLLECTORS_MPI "Build the collectors with MPI when found" ON)
+if(NOT SHARDLAB_BUILD_COLLECTORS)
+  return()
+endif()
+
+include(CheckLanguage)
+check_language(CUDA)
+find_package(CUDAToolkit QUIET)
+if(NOT CMAKE_CUDA_COMPILER OR NOT CUDAToolkit_FOUND)
+  message(STATUS "shardlab collectors: no CUDA toolkit, not built")
+  return()
+endif()
+if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+  set(CMAKE_CUDA_ARCHITECTURES 80 90 100)
+endif()
+enable_language(CUDA)
+# One CUDA runtime: the shared one that CUDA::cudart also links.
+set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
+
+# NCCL: next to the toolkit, or NCCL_ROOT / NCCL_LIBRARY (e.g. the
+# nvidia-nccl-cu13 wheel's nvidia/nccl directory, which has libnccl.so.2).
+find_path(NCCL_INCLUDE_DIR nccl.h
+          HINTS ${NCCL_ROOT}/include ${CUDAToolkit_INCLUDE_DIRS})
+find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2
+             HINTS ${NCCL_ROOT}/lib ${CUDAToolkit_LIBRARY_DIR})
+
+set(SHARDLAB_COLLECTORS_CUDA ${SHARDLAB_COLLECTORS_DIR}/cuda)
+add_library(shardlab_collectors_cuda STATIC
+            ${SHARDLAB_COLLECTORS_CUDA}/device_info.cpp
+            ${SHARDLAB_COLLECTORS_CUDA}/progress.cpp
+            ${SHARDLAB_COLLECTORS_CUDA}/kernels.cu)
+target_include_directories(shardlab_collectors_cuda PUBLIC
+                           ${SHARDLAB_COLLECTORS_CUDA})
+target_link_libraries(shardlab_collectors_cuda PUBLIC
+                      shardlab_collectors_plan CUDA::cudart ${CMAKE_DL_LIBS})
+target_compile_options(shardlab_collectors_cuda PRIVATE
+                       $<$<COMPILE_LANGUAGE:CXX>:${SHARDLAB_WARNINGS}>)
+# The kernels need only C++17 (CMake 3.25 has no CUDA20 dialect for nvcc).
+set_target_properties(shardlab_collectors_cuda PROPERTIES CUDA_STANDARD 17
+                      CUDA_STANDARD_REQUIRED ON)
+
+add_executable(shardlab-collect-gemm ${SHARDLAB_COLLECTORS_CUDA}/gemm_main.cpp
+                                     ${SHARDLAB_COLLECTORS_CUDA}/gemm_runner.cpp)
+target_link_libraries(shardlab-collect-gemm PRIVATE shardlab_collectors_cuda
+                      CUDA::cublasLt)
+target_compile_options(shardlab-collect-gemm PRIVATE ${SHARDLAB_WARNINGS})
+set(SHARDLAB_COLLECTOR_TARGETS shardlab-collect-gemm)
+
+if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+  add_executable(shardlab-collect-collectives
+                 ${SHARDLAB_COLLECTORS_CUDA}/collectives_main.cpp
+                 ${SHARDLAB_COLLECTORS_CUDA}/collectives_runner.cpp
+                 ${SHARDLAB_COLLECTORS_CUDA}/launcher.cpp)
+  target_include_directories(shardlab-collect-collectives PRIVATE
+                             ${NCCL_INCLUDE_DIR})
+  target_link_libraries(shardlab-collect-collectives PRIVATE
+                        shardlab_collectors_cuda ${NCCL_LIBRARY})
+  target_compile_options(shardlab-collect-collectives PRIVATE
+                         ${SHARDLAB_WARNINGS})
+  if(SHARDLAB_COLLECTORS_MPI)
+    enable_language(C) # FindMPI's C component needs it
+    find_package(MPI QUIET COMPONENTS C)
+  endif()
+  if(MPI_C_FOUND)
+    target_link_libraries(shardlab-collect-collectives PRIVATE MPI::MPI_C)
+    target_compile_definitions(shardlab-collect-collectives PRIVATE
+                               SHARDLAB_WITH_MPI=1 OMPI_SKIP_MPICXX=1
+                               MPICH_SKIP_MPICXX=1)
+  endif()
+  list(APPEND SHARDLAB_COLLECTOR_TARGETS shardlab-collect-collectives)
+  message(STATUS "shardlab collectors: NCCL ${NCCL_LIBRARY}, MPI ${MPI_C_FOUND}")
+else()
+  message(STATUS "shardlab collectors: NCCL not found, collective sweep not built")
+endif()
+add_custom_target(shardlab_collectors DEPENDS ${SHARDLAB_COLLECTOR_TARGETS})
+
+# GPU-free checks of the programs: help, dry-run plans, and a clear error
+# (not a crash) when no CUDA device is visible.
+if(SHARDLAB_BUILD_TESTS)
+  add_test(NAME collectors-gemm-dry-run
+           COMMAND shardlab-collect-gemm --dry-run)
+  set_tests_properties(collectors-gemm-dry-run PROPERTIES
+    PASS_REGULAR_EXPRESSION "# 750 points"
+    ENVIRONMENT "CUDA_VISIBLE_DEVICES=")
+  add_test(NAME collectors-gemm-no-gpu
+           COMMAND shardlab-collect-gemm --out ${CMAKE_CURRENT_BINARY_DIR}/no_gpu_gemm.json)
+  set_tests_properties(collectors-gemm-no-gpu PROPERTIES
+    PASS_REGULAR_EXPRESSION "error: no CUDA device"
+    ENVIRONMENT "CUDA_VISIBLE_DEVICES=")
+  add_test(NAME collectors-gemm-bad-flag
+           COMMAND shardlab-collect-gemm --bogus)
+  set_tests_properties(collectors-gemm-bad-flag PROPERTIES
+    PASS_REGULAR_EXPRESSION "unknown flag '--bogus'")
+  if(TARGET shardlab-collect-collectives)
+    add_test(NAME collectors-collectives-dry-run
+             COMMAND shardlab-collect-collectives --dry-run)
+    set_tests_properties(collectors-collectives-dry-run PROPERTIES
+      PASS_REGULAR_EXPRESSION "# 440 points"
+      ENVIRONMENT "CUDA_VISIBLE_DEVICES=")
+    add_test(NAME collectors-collectives-dry-run-2-nodes
+             COMMAND shardlab-collect-collectives --dry-run --nodes 2
+                     --ops all-reduce -b 1M -e 1M)
+    set_tests_properties(collectors-collectives-dry-run-2-nodes PROPERTIES
+      PASS_REGULAR_EXPRESSION "all-reduce f32 1048576 \\[8,2\\]<=\\[2,8\\]T\\(1,0\\) non_world_level")
+    add_test(NAME collectors-collectives-no-gpu
+             COMMAND shardlab-collect-collectives --out ${CMAKE_CURRENT_BINARY_DIR}/no_gpu_coll.json)
+    set_tests_properties(collectors-collectives-no-gpu PROPERTIES
+      PASS_REGULAR_EXPRESSION "error: no CUDA device"
+      ENVIRONMENT "CUDA_VISIBLE_DEVICES=")
+  endif()
+endif()
