@@ -41,17 +41,40 @@ const TensorSharding *blockArgSharding(const Value &value) {
   return nullptr;
 }
 
-// A per-value list of `count` entries with `sharding` at `index`; missing
-// entries become fully open shardings on the same mesh.
-const Attr *withEntry(const Attr *old, size_t count, size_t index,
-                      const TensorSharding &sharding, Context &ctx) {
+// A per-value list for values of `types` with `sharding` at `index`;
+// missing entries become fully open shardings of each value's rank on the
+// same mesh, as Shardy's getOrCreateSharding does.
+const Attr *withEntry(const Attr *old, const std::vector<Type> &types,
+                      size_t index, const TensorSharding &sharding,
+                      Context &ctx) {
   std::vector<TensorSharding> list;
   if (old && old->kind == AttrKind::ShardingPerValue)
     list = old->shardings();
-  if (list.size() < count)
-    list.resize(count, TensorSharding{sharding.mesh, {}, {}, {}, {}});
+  for (size_t i = list.size(); i < types.size(); ++i) {
+    TensorSharding open{sharding.mesh, {}, {}, {}, {}};
+    if (types[i] && types[i]->isRankedTensor())
+      open.dims.assign(static_cast<size_t>(types[i]->rank()),
+                       DimSharding{{}, false, std::nullopt});
+    list.push_back(std::move(open));
+  }
+  if (list.size() <= index)
+    list.resize(index + 1);
   list[index] = sharding;
   return ctx.attrs.shardingPerValue(std::move(list));
+}
+
+std::vector<Type> resultTypes(Operation &op) {
+  std::vector<Type> types;
+  for (size_t i = 0; i < op.numResults(); ++i)
+    types.push_back(op.result(i)->type);
+  return types;
+}
+
+std::vector<Type> operandTypes(Operation &op) {
+  std::vector<Type> types;
+  for (size_t i = 0; i < op.numOperands(); ++i)
+    types.push_back(op.operand(i)->type);
+  return types;
 }
 
 // A copy of a dict-array attribute (arg_attrs / res_attrs) of `count`
@@ -115,21 +138,25 @@ void setSharding(Value *value, const TensorSharding &sharding, Context &ctx) {
     else if (owner)
       owner->attrs.set(ctx.intern("in_shardings"),
                        withEntry(owner->attrs.get("in_shardings"),
-                                 owner->numOperands(), value->index, sharding,
+                                 operandTypes(*owner), value->index, sharding,
                                  ctx));
     return;
   }
   Operation &op = *value->defining_op;
-  if (op.attrs.get("sharding") && op.dialect() == "sdy") {
+  // sdy ops that keep one sharding in a `sharding` attribute.
+  bool single = op.is("sdy.data_flow_edge") || op.is("sdy.reshard") ||
+                op.is("sdy.sharding_constraint") ||
+                (op.dialect() == "sdy" && op.attrs.get("sharding"));
+  if (single) {
     op.attrs.set(ctx.intern("sharding"), ctx.attrs.sharding(sharding));
   } else if (op.is("sdy.manual_computation") ||
              op.is("sdy.named_computation")) {
     op.attrs.set(ctx.intern("out_shardings"),
-                 withEntry(op.attrs.get("out_shardings"), op.numResults(),
+                 withEntry(op.attrs.get("out_shardings"), resultTypes(op),
                            value->index, sharding, ctx));
   } else {
     op.attrs.set(ctx.intern("sdy.sharding"),
-                 withEntry(op.attrs.get("sdy.sharding"), op.numResults(),
+                 withEntry(op.attrs.get("sdy.sharding"), resultTypes(op),
                            value->index, sharding, ctx));
   }
 }

@@ -157,6 +157,10 @@ std::string rawUntilSeparator(Parser &parser) {
   return text;
 }
 
+std::vector<std::string_view> rngResultNames(Operation &) {
+  return {"output_state", "output"};
+}
+
 bool parseConvolution(Parser &parser, Operation &op, size_t) {
   std::vector<Value *> operands;
   if (!parser.expectChar('(') || !parser.parseOperandList(operands) ||
@@ -196,6 +200,8 @@ std::vector<OpInfo> stablehloKeyedOpInfos() {
     OpInfo info{spec.name, parseKeyedOp, printKeyedOp};
     for (const Key &key : spec.keys)
       info.inherent.push_back(key.attr);
+    if (spec.name == "stablehlo.rng_bit_generator")
+      info.result_names = rngResultNames;
     infos.push_back(info);
   }
   infos.push_back({"stablehlo.after_all", parseTokenOp, printTokenOp});

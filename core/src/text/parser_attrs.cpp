@@ -254,11 +254,39 @@ const Attr *Parser::parseDotDimensions() {
       Attr{AttrKind::Dict, std::move(entries), nullptr, "#stablehlo.dot"});
 }
 
+// MLIR prints an attribute on one line: line breaks and the indentation
+// after them become one space, none just inside brackets.
+static std::string onOneLine(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c != '\n' && c != '\r') {
+      out += c;
+      continue;
+    }
+    while (!out.empty() && out.back() == ' ')
+      out.pop_back();
+    while (i + 1 < text.size() &&
+           (text[i + 1] == ' ' || text[i + 1] == '\n' || text[i + 1] == '\r'))
+      ++i;
+    char next = i + 1 < text.size() ? text[i + 1] : '\0';
+    char prev = out.empty() ? '\0' : out.back();
+    bool tight = prev == '<' || prev == '[' || prev == '(' || next == '>' ||
+                 next == ']' || next == ')';
+    if (!tight)
+      out += ' ';
+  }
+  return out;
+}
+
 const Attr *Parser::parseOpaqueAttr(size_t start) {
   // The cursor is after `#dialect.name` or a keyword like `affine_map`.
   if (pos_ < text_.size() && text_[pos_] == '<' && !skipBalanced('<', '>'))
     return nullptr;
-  return ctx_.attrs.opaque(std::string(textFrom(start)));
+  std::string_view text = textFrom(start);
+  if (text.find('\n') != std::string_view::npos)
+    return ctx_.attrs.opaque(onOneLine(text));
+  return ctx_.attrs.opaque(std::string(text));
 }
 
 const Attr *Parser::parseAttribute(Type hint) {

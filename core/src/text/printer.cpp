@@ -74,6 +74,12 @@ void Printer::numberValues(Operation &root) {
       for (Operation &op : *block) {
         if (op.numResults() == 0)
           continue;
+        if (op.info && op.info->result_names && !options_.generic) {
+          std::vector<std::string_view> group = op.info->result_names(op);
+          for (size_t i = 0; i < op.numResults() && i < group.size(); ++i)
+            nameValue(op.result(i), group[i]);
+          continue;
+        }
         std::string_view name;
         if (op.info && op.info->result_name && !options_.generic)
           name = op.info->result_name(op);
@@ -98,6 +104,13 @@ void Printer::printValue(const Value *value) {
     return;
   }
   Operation *def = value->defining_op;
+  if (value->index != 0) { // a result that starts its own named group
+    auto own = names_.find(value);
+    if (own != names_.end()) {
+      out_ += own->second;
+      return;
+    }
+  }
   out_ += names_[def->result(0)];
   if (def->numResults() > 1) {
     out_ += '#';
@@ -251,7 +264,11 @@ void Printer::printGenericOp(Operation &op) {
 }
 
 void Printer::printOperation(Operation &op) {
-  if (op.numResults()) {
+  if (op.numResults() > 1 && names_.count(op.result(1))) {
+    for (size_t i = 0; i < op.numResults(); ++i)
+      out_ += (i ? ", %" : "%") + names_[op.result(i)];
+    out_ += " = ";
+  } else if (op.numResults()) {
     out_ += '%';
     out_ += names_[op.result(0)];
     if (op.numResults() > 1)

@@ -32,6 +32,9 @@ struct OpInfo {
   /// Whether the custom form can print this op (attributes as the custom
   /// parser stores them); otherwise it prints generically. Null: always.
   bool (*can_print)(Operation &op) = nullptr;
+  /// One name per result (MLIR result groups, e.g. rng_bit_generator's
+  /// `%output_state, %output`); null: results print as `%N:k`.
+  std::vector<std::string_view> (*result_names)(Operation &op) = nullptr;
 };
 
 /// Looks up a known op; nullptr for ops the project does not model.
