@@ -140,6 +140,13 @@ TEST_CASE("bad input gives a diagnostic with line and column") {
         "1:21: integer value too large");
   CHECK(firstError("func.func @f() {\n  %0 = foo.bar\n}\n") ==
         "2:8: custom op 'foo.bar' is unknown");
+  // Found by the fuzzer: a typed element inside a dense literal threw
+  // std::bad_variant_access instead of failing to parse.
+  CHECK(firstError("func.func @f() {\n  %0 = stablehlo.constant dense<0x : "
+                   "tensor<i32>\n}\n")
+            .find("expected '>'") != std::string::npos);
+  CHECK(firstError("func.func @f() {\n  %0 = stablehlo.constant dense<1 : "
+                   "i32> : tensor<i32>\n}\n") != "");
   CHECK(firstError("func.func @f(") != "");
   CHECK(firstError("\xff\xfe") != "");
 }

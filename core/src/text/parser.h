@@ -136,7 +136,7 @@ private:
   bool parseDenseScalar(DenseElements &dense);
   bool parseDenseList(DenseElements &dense, size_t depth);
   const Attr *parseDenseArray();
-  const Attr *parseNumberAttr(Type hint);
+  const Attr *parseNumberAttr(Type hint, bool allow_type_suffix = true);
   const Attr *parseSdyAttr(std::string_view mnemonic);
   const Attr *parseOpaqueAttr(size_t start);
   const Attr *parseDotDimensions();

@@ -62,7 +62,7 @@ bool Parser::parseOptionalAttrDictWithKeyword(AttrDict &dict) {
   return !tryKeyword("attributes") || parseAttrDict(dict);
 }
 
-const Attr *Parser::parseNumberAttr(Type hint) {
+const Attr *Parser::parseNumberAttr(Type hint, bool allow_type_suffix) {
   skipSpace();
   size_t start = pos_;
   if (text_[pos_] == '-')
@@ -86,7 +86,8 @@ const Attr *Parser::parseNumberAttr(Type hint) {
   }
   std::string spelling(textFrom(start));
   Type type = hint;
-  if (tryChar(':') && !(type = parseType()))
+  // Elements of dense literals take their type from the literal's type.
+  if (allow_type_suffix && tryChar(':') && !(type = parseType()))
     return nullptr;
   if (!type)
     type = ctx_.types.element(is_float ? "f64" : "i64");
@@ -111,10 +112,10 @@ bool Parser::parseDenseScalar(DenseElements &dense) {
   if (peekKeyword("true") || peekKeyword("false")) {
     value.real = tryKeyword("true") ? 1 : (tryKeyword("false"), 0);
   } else if (tryChar('(')) {
-    const Attr *re = parseNumberAttr(ctx_.types.element("f64"));
+    const Attr *re = parseNumberAttr(ctx_.types.element("f64"), false);
     if (!re || !expectChar(','))
       return false;
-    const Attr *im = parseNumberAttr(ctx_.types.element("f64"));
+    const Attr *im = parseNumberAttr(ctx_.types.element("f64"), false);
     if (!im || !expectChar(')'))
       return false;
     value.is_complex = true;
@@ -123,7 +124,7 @@ bool Parser::parseDenseScalar(DenseElements &dense) {
   } else {
     if (!isNumberStart(peek(), peekAt(1)))
       return error("expected element literal of primitive type");
-    const Attr *num = parseNumberAttr(ctx_.types.element("f64"));
+    const Attr *num = parseNumberAttr(ctx_.types.element("f64"), false);
     if (!num)
       return false;
     value.real = std::get<double>(num->payload);
