@@ -1,0 +1,86 @@
+// The scheduler's view of a per-device program: a DAG of nodes (compute ops,
+// async collective start/done pairs, zero-cost nops) with busy costs, edge
+// latencies (an async pair's edge carries the collective's time), the stream
+// each collective runs on, its device groups (for GPU's rule against
+// overlapping collectives that share devices) and the buffer bytes each node
+// defines (for memory-pressure tracking). Built from a module by
+// buildProgram (program.h) or directly by tests and benchmarks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardlab::schedule {
+
+enum class NodeKind { kCompute, kAsyncStart, kAsyncDone, kNop };
+
+enum class CollectiveKind {
+  kNone,
+  kAllGather,
+  kAllReduce,
+  kReduceScatter,
+  kAllToAll,
+  kCollectivePermute,
+};
+inline constexpr int kNumCollectiveKinds = 6;
+std::string_view toString(CollectiveKind kind);
+std::string_view toString(NodeKind kind);
+
+/// One instruction of the per-device program.
+struct Node {
+  std::string name;
+  NodeKind kind = NodeKind::kCompute;
+  double cost_us = 0; ///< busy time on the compute stream
+  CollectiveKind collective = CollectiveKind::kNone;
+  int64_t partner = -1; ///< start <-> done of an async pair
+  int stream = 0;       ///< collective stream (start/done only)
+  /// Device groups of the collective (start/done only).
+  std::vector<std::vector<int64_t>> device_groups;
+  /// Bytes of the buffer this node defines. A done defines none: its users
+  /// read the buffer its start allocated.
+  int64_t output_bytes = 0;
+  bool is_parameter = false; ///< entry parameter: never counted as live
+  bool force_delay = false;
+  std::string explanation; ///< how the cost was estimated
+};
+
+/// `from` must finish `latency_us` before `to` starts. A data edge means
+/// `to` reads `from`'s buffer.
+struct Edge {
+  int64_t from = 0;
+  int64_t to = 0;
+  double latency_us = 0;
+  bool data = true;
+};
+
+/// Nodes in original (program) order plus edges; adjacency is built lazily.
+class Graph {
+public:
+  int64_t addNode(Node node);
+  void addEdge(int64_t from, int64_t to, double latency_us, bool data = true);
+  /// Adds an async pair: start -> done with the collective's time.
+  void linkAsyncPair(int64_t start, int64_t done, double latency_us);
+
+  int64_t size() const { return int64_t(nodes_.size()); }
+  const Node &node(int64_t i) const { return nodes_[size_t(i)]; }
+  Node &node(int64_t i) { return nodes_[size_t(i)]; }
+  const std::vector<Edge> &edges() const { return edges_; }
+  /// Edge indices leaving / entering node i (valid until the next add).
+  const std::vector<int64_t> &successors(int64_t i) const;
+  const std::vector<int64_t> &predecessors(int64_t i) const;
+  /// Node whose buffer a data edge from `i` carries (the start for a done).
+  int64_t bufferOf(int64_t i) const;
+  /// Nodes in a topological order; empty when the graph has a cycle.
+  std::vector<int64_t> topologicalOrder() const;
+
+private:
+  void buildAdjacency() const;
+  std::vector<Node> nodes_;
+  std::vector<Edge> edges_;
+  mutable bool adjacency_valid_ = false;
+  mutable std::vector<std::vector<int64_t>> succ_, pred_;
+};
+
+} // namespace shardlab::schedule

@@ -1,0 +1,79 @@
+// XLA's latency-hiding scheduler over a Graph: bottom-up list scheduling
+// with the ready-set rules in XLA's order (force delay, memory over limit,
+// async done first, least stall, start at zero depth, free backed-up
+// resource, async depth, avoid waste, unlock done, creates more ready nodes,
+// decrease memory, original order), per-kind and per-stream limits on
+// collectives in flight, GPU's rule against overlapping collectives whose
+// groups share more than one device, and memory-pressure tracking. The
+// result is a timeline (per-node start/end on the compute stream, each
+// collective's transfer on its stream), totals, XLA's statistics (a forward
+// simulation of the final order) and the memory curve.
+#pragma once
+
+#include "shardlab/schedule/graph.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardlab::schedule {
+
+struct SchedulerConfig {
+  int overlap_limit = 1;  ///< collectives in flight per stream
+  int per_kind_limit = 1; ///< XLA's all_gather/all_reduce/..._overlap_limit
+  bool gpu_no_shared_device_overlap = true;
+  bool aggressive = true; ///< XLA GPU's aggressive_scheduling_policies
+  /// Live-temporary limit in bytes (parameters excluded); nullopt: none.
+  std::optional<int64_t> memory_limit_bytes;
+};
+
+/// XLA's GPU memory limit: (device × 0.8 − parameters) × slop.
+int64_t gpuMemoryLimitBytes(int64_t device_memory_bytes,
+                            int64_t parameter_bytes, double slop = 0.95);
+
+/// Where one node landed, in forward (program) time.
+struct NodeTiming {
+  double start_us = 0; ///< on the compute stream
+  double end_us = 0;
+  /// Async start only: the transfer on its collective stream.
+  double transfer_start_us = 0, transfer_end_us = 0;
+  double exposed_us = 0;  ///< async done only: stall waiting for the transfer
+  int64_t live_bytes = 0; ///< temporaries live while the node runs
+  std::string reason;     ///< the ready-set rule that picked it
+};
+
+struct KindTotals {
+  int64_t count = 0;
+  double comm_us = 0, exposed_us = 0, hidden_us = 0;
+};
+
+struct Schedule {
+  std::vector<int64_t> order;     ///< node ids in program order
+  std::vector<NodeTiming> timing; ///< indexed by node id
+  double step_time_us = 0;        ///< the schedule's own end time
+  double forward_sim_us = 0;      ///< XLA's statistics: forward simulation
+  double compute_us = 0, comm_us = 0, exposed_comm_us = 0;
+  double serial_us = 0;        ///< no overlap at all
+  double critical_path_us = 0; ///< longest dependency path
+  double lower_bound_us = 0;   ///< max(critical path, compute)
+  std::array<KindTotals, kNumCollectiveKinds> per_kind{};
+  int64_t parameter_bytes = 0;
+  int64_t peak_memory_bytes = 0; ///< parameters + peak live temporaries
+  bool memory_over_limit = false;
+  int64_t limit_overrides = 0; ///< picks that had to ignore a limit
+  SchedulerConfig config;
+};
+
+struct ScheduleResult {
+  bool ok = false;
+  std::string error;
+  Schedule schedule;
+};
+
+/// Schedules `graph` (node order = original order). Errors: a cycle, or a
+/// per-kind limit above the stream limit (XLA's CHECK in jax#25404).
+ScheduleResult scheduleGraph(const Graph &graph, const SchedulerConfig &config);
+
+} // namespace shardlab::schedule

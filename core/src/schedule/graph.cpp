@@ -1,0 +1,102 @@
+// Graph construction and the small queries the scheduler needs.
+#include "shardlab/schedule/graph.h"
+
+namespace shardlab::schedule {
+
+std::string_view toString(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::kAllGather:
+    return "all-gather";
+  case CollectiveKind::kAllReduce:
+    return "all-reduce";
+  case CollectiveKind::kReduceScatter:
+    return "reduce-scatter";
+  case CollectiveKind::kAllToAll:
+    return "all-to-all";
+  case CollectiveKind::kCollectivePermute:
+    return "collective-permute";
+  case CollectiveKind::kNone:
+    break;
+  }
+  return "none";
+}
+
+std::string_view toString(NodeKind kind) {
+  switch (kind) {
+  case NodeKind::kAsyncStart:
+    return "async-start";
+  case NodeKind::kAsyncDone:
+    return "async-done";
+  case NodeKind::kNop:
+    return "nop";
+  case NodeKind::kCompute:
+    break;
+  }
+  return "compute";
+}
+
+int64_t Graph::addNode(Node node) {
+  nodes_.push_back(std::move(node));
+  adjacency_valid_ = false;
+  return size() - 1;
+}
+
+void Graph::addEdge(int64_t from, int64_t to, double latency_us, bool data) {
+  edges_.push_back({from, to, latency_us, data});
+  adjacency_valid_ = false;
+}
+
+void Graph::linkAsyncPair(int64_t start, int64_t done, double latency_us) {
+  node(start).partner = done;
+  node(done).partner = start;
+  addEdge(start, done, latency_us, true);
+}
+
+void Graph::buildAdjacency() const {
+  succ_.assign(nodes_.size(), {});
+  pred_.assign(nodes_.size(), {});
+  for (size_t e = 0; e < edges_.size(); ++e) {
+    succ_[size_t(edges_[e].from)].push_back(int64_t(e));
+    pred_[size_t(edges_[e].to)].push_back(int64_t(e));
+  }
+  adjacency_valid_ = true;
+}
+
+const std::vector<int64_t> &Graph::successors(int64_t i) const {
+  if (!adjacency_valid_)
+    buildAdjacency();
+  return succ_[size_t(i)];
+}
+
+const std::vector<int64_t> &Graph::predecessors(int64_t i) const {
+  if (!adjacency_valid_)
+    buildAdjacency();
+  return pred_[size_t(i)];
+}
+
+int64_t Graph::bufferOf(int64_t i) const {
+  const Node &n = node(i);
+  return n.kind == NodeKind::kAsyncDone && n.partner >= 0 ? n.partner : i;
+}
+
+std::vector<int64_t> Graph::topologicalOrder() const {
+  std::vector<int64_t> indegree(nodes_.size(), 0), order, stack;
+  for (const Edge &e : edges_)
+    ++indegree[size_t(e.to)];
+  for (int64_t i = size() - 1; i >= 0; --i)
+    if (indegree[size_t(i)] == 0)
+      stack.push_back(i);
+  while (!stack.empty()) {
+    const int64_t n = stack.back();
+    stack.pop_back();
+    order.push_back(n);
+    for (int64_t e : successors(n))
+      if (--indegree[size_t(edges_[size_t(e)].to)] == 0)
+        stack.push_back(edges_[size_t(e)].to);
+  }
+  if (order.size() != nodes_.size())
+    order.clear();
+  return order;
+}
+
+} // namespace shardlab::schedule

@@ -1,0 +1,139 @@
+// scheduleGraph: validation, the scheduling run, and what is derived from
+// the final order (timeline, XLA's forward statistics, totals, bounds).
+#include "scheduler_state.h"
+
+#include <algorithm>
+
+namespace shardlab::schedule {
+namespace detail {
+void runScheduler(State &s, const std::vector<int64_t> &topo);
+}
+
+namespace {
+
+double asyncLatency(const Graph &g, int64_t start) {
+  for (int64_t e : g.successors(start)) {
+    const Edge &edge = g.edges()[size_t(e)];
+    if (edge.to == g.node(start).partner)
+      return edge.latency_us;
+  }
+  return 0;
+}
+
+// Forward time = total − (ready_time + cost), as ComputationScheduleToProto.
+void fillTimeline(const detail::State &s, Schedule &out) {
+  const Graph &g = s.graph;
+  out.step_time_us = s.current_time;
+  out.order.assign(s.reversed.rbegin(), s.reversed.rend());
+  out.timing.assign(size_t(g.size()), {});
+  for (int64_t n = 0; n < g.size(); ++n) {
+    NodeTiming &t = out.timing[size_t(n)];
+    t.end_us = s.current_time - s.nodes[size_t(n)].ready_time;
+    t.start_us = t.end_us - g.node(n).cost_us;
+    t.live_bytes = s.live_bytes[size_t(n)];
+    t.reason = s.reasons[size_t(n)];
+  }
+  for (int64_t n = 0; n < g.size(); ++n)
+    if (g.node(n).kind == NodeKind::kAsyncStart) {
+      NodeTiming &t = out.timing[size_t(n)];
+      t.transfer_start_us = t.end_us;
+      t.transfer_end_us = t.end_us + asyncLatency(g, n);
+    }
+}
+
+// XLA's LatencyHidingStatistics: one compute stream, collectives progress
+// in the background, a done waits for whatever is left of its transfer.
+void forwardStatistics(const Graph &g, Schedule &out) {
+  std::vector<double> started(size_t(g.size()), 0);
+  double now = 0;
+  for (int64_t n : out.order) {
+    const Node &node = g.node(n);
+    now += node.cost_us;
+    if (node.kind == NodeKind::kAsyncStart)
+      started[size_t(n)] = now;
+    if (node.kind != NodeKind::kAsyncDone || node.partner < 0)
+      continue;
+    const double latency = asyncLatency(g, node.partner);
+    const double wasted =
+        std::max(0.0, latency - (now - started[size_t(node.partner)]));
+    out.timing[size_t(n)].exposed_us = wasted;
+    KindTotals &k = out.per_kind[size_t(node.collective)];
+    ++k.count;
+    k.comm_us += latency;
+    k.exposed_us += wasted;
+    k.hidden_us += latency - wasted;
+    out.comm_us += latency;
+    out.exposed_comm_us += wasted;
+    now += wasted;
+  }
+  out.forward_sim_us = now;
+}
+
+// EF(n) ≥ EF(p) + max(latency, cost(n)): the constraint the scheduler's
+// ready times impose, so the longest path bounds every schedule.
+double criticalPath(const Graph &g, const std::vector<int64_t> &topo) {
+  std::vector<double> finish(size_t(g.size()), 0);
+  double longest = 0;
+  for (int64_t n : topo) {
+    const double cost = g.node(n).cost_us;
+    double f = cost;
+    for (int64_t e : g.predecessors(n)) {
+      const Edge &edge = g.edges()[size_t(e)];
+      f = std::max(f,
+                   finish[size_t(edge.from)] + std::max(edge.latency_us, cost));
+    }
+    finish[size_t(n)] = f;
+    longest = std::max(longest, f);
+  }
+  return longest;
+}
+
+void fillTotals(const detail::State &s, const std::vector<int64_t> &topo,
+                Schedule &out) {
+  const Graph &g = s.graph;
+  int64_t peak_live = 0;
+  for (int64_t n = 0; n < g.size(); ++n) {
+    const Node &node = g.node(n);
+    out.compute_us += node.cost_us;
+    if (node.is_parameter)
+      out.parameter_bytes += node.output_bytes;
+    peak_live = std::max(peak_live, s.live_bytes[size_t(n)]);
+  }
+  out.serial_us = out.compute_us + out.comm_us;
+  out.critical_path_us = criticalPath(g, topo);
+  out.lower_bound_us = std::max(out.critical_path_us, out.compute_us);
+  out.peak_memory_bytes = out.parameter_bytes + peak_live;
+  out.memory_over_limit =
+      s.config.memory_limit_bytes && peak_live > *s.config.memory_limit_bytes;
+  out.limit_overrides = s.limit_overrides;
+}
+
+} // namespace
+
+ScheduleResult scheduleGraph(const Graph &graph,
+                             const SchedulerConfig &config) {
+  ScheduleResult result;
+  if (config.overlap_limit < 1 || config.per_kind_limit < 1)
+    return {false, "overlap limits must be at least 1", {}};
+  if (config.per_kind_limit > config.overlap_limit)
+    return {false,
+            "per-kind collective limit (" +
+                std::to_string(config.per_kind_limit) +
+                ") exceeds the parallel collective overlap limit (" +
+                std::to_string(config.overlap_limit) + ")",
+            {}};
+  const std::vector<int64_t> topo = graph.topologicalOrder();
+  if (topo.size() != size_t(graph.size()))
+    return {false, "the dependency graph has a cycle", {}};
+  detail::State state(graph, config);
+  detail::runScheduler(state, topo);
+  Schedule &out = result.schedule;
+  out.config = config;
+  fillTimeline(state, out);
+  forwardStatistics(graph, out);
+  fillTotals(state, topo, out);
+  result.ok = true;
+  return result;
+}
+
+} // namespace shardlab::schedule
