@@ -1,6 +1,7 @@
 #include "shardlab/passes/pass_registry.h"
 
 #include "shardlab/passes/canonicalize.h"
+#include "shardlab/passes/explicit_collectives.h"
 #include "shardlab/passes/populate_op_sharding_rules.h"
 #include "shardlab/passes/propagate_passes.h"
 #include "shardlab/passes/sdy_passes.h"
@@ -57,7 +58,8 @@ const std::vector<PassInfo> &allPasses() {
       {"sdy-remove-size-one-axes", "Remove mesh axes of size one", removeSizeOneAxesPass},
       {"sdy-remove-sub-axes-in-input-output-shardings",
        "Remove sub-axes from input/output shardings", removeSubAxesInInputOutputShardingsPass},
-      {"sdy-reshard-to-collectives", "Lower reshards to collectives"},
+      {"sdy-reshard-to-collectives", "Lower reshards to collectives",
+       reshardToCollectivesPass},
       {"sdy-resolve-permutation-factors", "Resolve permutation factors"},
       {"sdy-resolve-single-device-sharding", "Resolve single-device shardings"},
       {"sdy-sharding-constraint-to-reshard",
