@@ -10,11 +10,9 @@
 
 namespace shardlab {
 
-namespace {
-
 // The shardings of the owners' edges, or nothing when no edge has one.
 std::optional<std::vector<TensorSharding>>
-shardingsFromEdges(const std::vector<Value *> &owners) {
+shardingsFromDataFlowEdges(const std::vector<Value *> &owners) {
   std::vector<std::optional<TensorSharding>> found;
   const MeshRef *mesh = nullptr;
   for (Value *owner : owners) {
@@ -35,13 +33,15 @@ shardingsFromEdges(const std::vector<Value *> &owners) {
   return shardings;
 }
 
+namespace {
+
 void sinkIntoOwners(Operation &op, Context &ctx) {
   std::vector<Value *> args = blockArgEdgeOwners(op);
-  if (auto shardings = shardingsFromEdges(args))
+  if (auto shardings = shardingsFromDataFlowEdges(args))
     for (size_t i = 0; i < args.size(); ++i)
       setEdgeOwnerSharding(args[i], (*shardings)[i], ctx);
   std::vector<Value *> results = resultEdgeOwners(op);
-  if (auto shardings = shardingsFromEdges(results)) {
+  if (auto shardings = shardingsFromDataFlowEdges(results)) {
     bool computation =
         op.is("sdy.manual_computation") || op.is("sdy.named_computation");
     setShardingList(op, computation ? "out_shardings" : "sdy.sharding",

@@ -2,12 +2,15 @@
 // sdy.constant, then gives every use of a constant sub-computation
 // (constants and iotas, and pure broadcast / reshape / slice / elementwise
 // ops over them) and of every scalar broadcast its own copy, so that uses
-// can be sharded independently. Not modelled yet: calls and named
-// computations count as non-constant.
+// can be sharded independently. A func.call (sdy.named_computation) counts
+// as constant preserving when every op of its callee (body) is; a copied
+// call gets a recursively cloned callee.
+#include "shardlab/passes/call_graph.h"
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/passes/sdy_passes.h"
 
 #include <algorithm>
+#include <set>
 #include <unordered_set>
 
 namespace shardlab {
@@ -63,7 +66,30 @@ bool isElementwise(const Operation &op) {
   return kOps.count(op.name) != 0;
 }
 
-bool isConstantPreserving(Operation &op) {
+// Names of named computations and (original) funcs that hold an op which
+// is neither constant preserving nor a terminator.
+struct NonConstant {
+  std::set<std::string> named_computations;
+  std::set<std::string> funcs;
+};
+
+// What the split of one func needs: the module (callee lookup, cloning)
+// and the non-constant names found so far (callees come first).
+struct SplitContext {
+  Module &module;
+  SymbolInserter symbols;
+  NonConstant non_constant;
+};
+
+bool isConstantPreserving(Operation &op, SplitContext &context) {
+  if (op.is("func.call")) {
+    Operation *callee = calleeOf(context.module, op);
+    return callee &&
+           !context.non_constant.funcs.count(originalFuncName(*callee));
+  }
+  if (op.is("sdy.named_computation"))
+    return !context.non_constant.named_computations.count(
+        op.attrs.get("name")->str());
   if (!isSideEffectFree(op))
     return false;
   return op.is("stablehlo.broadcast_in_dim") || op.is("stablehlo.reshape") ||
@@ -74,6 +100,7 @@ bool isScalar(const Value *value) {
   return value->type->isRankedTensor() && value->type->shape.empty();
 }
 
+// The constant sub-computations and scalar broadcasts of one region walk.
 struct SplitState {
   std::vector<Operation *> constants; // in discovery order
   std::unordered_set<Operation *> constant_set;
@@ -81,10 +108,11 @@ struct SplitState {
   std::unordered_set<Operation *> expansion_set;
 };
 
-bool isConstantExpression(Operation &op, const SplitState &state) {
+bool isConstantExpression(Operation &op, const SplitState &state,
+                          SplitContext &context) {
   if (op.is("sdy.constant") || op.is("stablehlo.iota"))
     return true;
-  if (!isConstantPreserving(op))
+  if (!isConstantPreserving(op, context))
     return false;
   for (size_t i = 0; i < op.numOperands(); ++i) {
     Operation *def = op.operand(i)->defining_op;
@@ -94,35 +122,66 @@ bool isConstantExpression(Operation &op, const SplitState &state) {
   return true;
 }
 
-void cloneInto(Value *result, ValueMap &map) {
+// Clones the op defining `result` (after its operands), its sharding group
+// users, and for a call its callee (recursively).
+void cloneInto(Value *result, ValueMap &map, SplitContext &context) {
   if (isScalar(result) || map.count(result))
     return;
   Operation &op = *result->defining_op;
   for (size_t i = 0; i < op.numOperands(); ++i)
     if (!op.operand(i)->isBlockArgument())
-      cloneInto(op.operand(i), map);
-  op.parentBlock()->insertBefore(&op, cloneOp(op, map));
+      cloneInto(op.operand(i), map, context);
+  Operation *copy = op.parentBlock()->insertBefore(&op, cloneOp(op, map));
+  if (copy->is("func.call"))
+    if (Operation *callee = calleeOf(context.module, *copy)) {
+      Operation *clone = context.symbols.insert(
+          cloneFuncRecursively(context.module, *callee, context.symbols));
+      setCallee(*copy, symbolName(*clone), context.module.ctx());
+    }
   for (Operation *user : usersOf(result))
     if (user->is("sdy.sharding_group"))
       op.parentBlock()->insertBefore(&op, cloneOp(*user, map));
 }
 
-Value *cloneSubComputation(Value *result) {
+Value *cloneSubComputation(Value *result, SplitContext &context) {
   if (isScalar(result))
     return result;
   ValueMap map;
-  cloneInto(result, map);
+  cloneInto(result, map, context);
   return map[result];
 }
 
-void processOp(Operation &op, SplitState &state) {
+bool isTerminator(const Operation &op) {
+  return op.nextInBlock() == nullptr && op.parentOp() &&
+         (op.name.size() >= 6 &&
+          op.name.substr(op.name.size() - 6) == "return");
+}
+
+Operation *enclosingNamedComputation(const Operation &op) {
+  for (Operation *parent = op.parentOp(); parent; parent = parent->parentOp())
+    if (parent->is("sdy.named_computation"))
+      return parent;
+  return nullptr;
+}
+
+void markNonConstant(Operation &op, Operation &func, SplitContext &context) {
+  if (Operation *named = enclosingNamedComputation(op))
+    context.non_constant.named_computations.insert(
+        named->attrs.get("name")->str());
+  context.non_constant.funcs.insert(originalFuncName(func));
+}
+
+void processOp(Operation &op, Operation &func, SplitState &state,
+               SplitContext &context) {
   if (op.is("func.func") || op.is("sdy.sharding_group"))
     return;
-  if (isConstantExpression(op, state)) {
+  if (isConstantExpression(op, state, context)) {
     state.constants.push_back(&op);
     state.constant_set.insert(&op);
     return;
   }
+  if (!isConstantPreserving(op, context) && !isTerminator(op))
+    markNonConstant(op, func, context);
   if (op.is("stablehlo.broadcast_in_dim") && isScalar(op.operand(0))) {
     state.expansions.push_back(&op);
     state.expansion_set.insert(&op);
@@ -132,7 +191,7 @@ void processOp(Operation &op, SplitState &state) {
     Operation *def = op.operand(i)->defining_op;
     if (def &&
         (state.constant_set.count(def) || state.expansion_set.count(def)))
-      op.setOperand(i, cloneSubComputation(op.operand(i)));
+      op.setOperand(i, cloneSubComputation(op.operand(i), context));
   }
 }
 
@@ -172,19 +231,37 @@ void convertConstants(Module &module) {
   }
 }
 
+// Pre-order over the ops of `region`, not entering named computations.
+void collectOps(Region &region, std::vector<Operation *> &ops) {
+  for (auto &block : region.blocks)
+    for (Operation &op : *block) {
+      ops.push_back(&op);
+      if (!op.is("sdy.named_computation"))
+        for (size_t r = 0; r < op.numRegions(); ++r)
+          collectOps(op.region(r), ops);
+    }
+}
+
+void splitRegion(Region &region, Operation &func, SplitContext &context) {
+  std::vector<Operation *> ops;
+  collectOps(region, ops);
+  SplitState state;
+  for (Operation *op : ops)
+    processOp(*op, func, state, context);
+  eraseUnused(state);
+}
+
 } // namespace
 
 bool constantOrScalarSplitterPass(Module &module, const PassOptions &,
                                   DiagnosticEngine &) {
   convertConstants(module);
-  forEachFunc(module, [&](Operation &func) {
-    SplitState state;
-    std::vector<Operation *> ops;
-    walk(func, [&](Operation &op) { ops.push_back(&op); });
-    for (Operation *op : ops)
-      processOp(*op, state);
-    eraseUnused(state);
-  });
+  SplitContext context{module, SymbolInserter(module), {}};
+  for (Operation *func : funcsInCallOrder(module, /*pre_order=*/false)) {
+    for (Operation *op : namedComputationsPostOrder(*func))
+      splitRegion(op->region(0), *func, context);
+    splitRegion(func->region(0), *func, context);
+  }
   return true;
 }
 

@@ -188,16 +188,19 @@ void addEdges(const std::vector<Value *> &owners, Block &block,
 
 } // namespace
 
+void addDataFlowEdgesOf(Operation &op, Context &ctx) {
+  std::vector<Value *> args = blockArgEdgeOwners(op);
+  if (!args.empty())
+    addEdges(args, op.region(0).front(), nullptr, ctx);
+  addEdges(resultEdgeOwners(op), *op.parentBlock(), &op, ctx);
+}
+
 bool addDataFlowEdgesPass(Module &module, const PassOptions &,
                           DiagnosticEngine &) {
   Context &ctx = module.ctx();
   walk(module.op(), [&](Operation &op) {
-    if (!isShardableDataFlowOp(op))
-      return;
-    std::vector<Value *> args = blockArgEdgeOwners(op);
-    if (!args.empty())
-      addEdges(args, op.region(0).front(), nullptr, ctx);
-    addEdges(resultEdgeOwners(op), *op.parentBlock(), &op, ctx);
+    if (isShardableDataFlowOp(op))
+      addDataFlowEdgesOf(op, ctx);
   });
   return true;
 }

@@ -31,7 +31,7 @@ const std::vector<PassInfo> &allPasses() {
       {"sdy-explicit-gather-scatter-batching",
        "Make gather/scatter batching dims explicit"},
       {"sdy-export-named-computations", "Export named computations to funcs"},
-      {"sdy-export-pipeline", "Shardy's export pipeline"},
+      {"sdy-export-pipeline", "Shardy's export pipeline", exportPipelinePass},
       {"sdy-flatten-call-graph", "Flatten the call graph"},
       {"sdy-import-func-calls", "Import func calls as named computations"},
       {"sdy-import-pipeline", "Shardy's import pipeline"},

@@ -27,6 +27,16 @@ std::optional<TensorSharding> edgeOwnerSharding(Value *owner);
 void setEdgeOwnerSharding(Value *owner, const TensorSharding &sharding,
                           Context &ctx);
 
+/// Puts an sdy.data_flow_edge (with the owner's sharding) after every
+/// static-shaped edge owner of `op` and routes the owner's uses through it.
+void addDataFlowEdgesOf(Operation &op, Context &ctx);
+
+/// Shardy's getShardingsFromDataFlowEdges: the shardings of the owners'
+/// edges (fully open on the first edge's mesh where an edge has none), or
+/// nothing when no edge has a sharding.
+std::optional<std::vector<TensorSharding>>
+shardingsFromDataFlowEdges(const std::vector<Value *> &owners);
+
 /// The edge owner of `target` (a while block argument -> the while result;
 /// other targets own themselves); nullptr when `target` is not a value of a
 /// data-flow op.

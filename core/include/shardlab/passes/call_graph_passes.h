@@ -1,0 +1,50 @@
+// The Shardy passes that work on the call graph (func.func / func.call and
+// sdy.named_computation), MLIR's -symbol-dce, and the import and propagation
+// pipelines. Each has the PassFn signature of the pass registry; the comment
+// gives Shardy's flag.
+#pragma once
+
+#include "shardlab/passes/pass_registry.h"
+
+namespace shardlab {
+
+// -symbol-dce: erases private symbols (funcs) no live symbol refers to.
+bool symbolDcePass(Module &, const PassOptions &, DiagnosticEngine &);
+
+// Import.
+// -sdy-add-func-data-flow-edges
+bool addFuncDataFlowEdgesPass(Module &, const PassOptions &,
+                              DiagnosticEngine &);
+// -sdy-flatten-call-graph
+bool flattenCallGraphPass(Module &, const PassOptions &, DiagnosticEngine &);
+// -sdy-import-func-calls
+bool importFuncCallsPass(Module &, const PassOptions &, DiagnosticEngine &);
+// -sdy-pre-order-funcs
+bool preOrderFuncsPass(Module &, const PassOptions &, DiagnosticEngine &);
+// -sdy-propagate-sharding-from-func-to-call
+bool propagateShardingFromFuncToCallPass(Module &, const PassOptions &,
+                                         DiagnosticEngine &);
+// -sdy-explicit-gather-scatter-batching
+bool explicitGatherScatterBatchingPass(Module &, const PassOptions &,
+                                       DiagnosticEngine &);
+
+// Export.
+// -sdy-sink-func-data-flow-edges
+bool sinkFuncDataFlowEdgesPass(Module &, const PassOptions &,
+                               DiagnosticEngine &);
+// -sdy-export-named-computations
+bool exportNamedComputationsPass(Module &, const PassOptions &,
+                                 DiagnosticEngine &);
+// -sdy-unflatten-call-graph (option dedup-functions-fully)
+bool unflattenCallGraphPass(Module &, const PassOptions &, DiagnosticEngine &);
+// -sdy-insert-func-call-reshards
+bool insertFuncCallReshardsPass(Module &, const PassOptions &,
+                                DiagnosticEngine &);
+// -sdy-verify-unreduced-axes
+bool verifyUnreducedAxesPass(Module &, const PassOptions &, DiagnosticEngine &);
+
+// Pipelines (option dedup-functions-fully).
+bool importPipeline(Module &, const PassOptions &, DiagnosticEngine &);
+bool propagationPipeline(Module &, const PassOptions &, DiagnosticEngine &);
+
+} // namespace shardlab

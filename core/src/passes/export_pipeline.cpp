@@ -1,0 +1,86 @@
+// -sdy-export-pipeline: the export passes in Shardy's addExportPipeline
+// order, each looked up in the pass registry by its flag. The Shardy
+// partitioner part (verify-unreduced-axes, insert-explicit-reshards and, with
+// `enable-insert-explicit-collectives`, reshard-to-collectives between the
+// two label-restricted canonicalizations) runs unless
+// `avoid-export-for-partitioning`. Passes not implemented yet are skipped.
+#include "shardlab/passes/canonicalize.h"
+#include "shardlab/passes/explicit_collectives.h"
+#include "shardlab/passes/pass_utils.h"
+
+namespace shardlab {
+
+namespace {
+
+// Runs the registered pass `flag` when it is implemented.
+bool runPass(std::string_view flag, Module &module, DiagnosticEngine &diags,
+             const PassOptions &options = {}) {
+  const PassInfo *pass = lookupPass(flag);
+  if (!pass || !pass->run)
+    return true;
+  return pass->run(module, options, diags);
+}
+
+bool runAll(const std::vector<std::string_view> &flags, Module &module,
+            DiagnosticEngine &diags) {
+  for (std::string_view flag : flags)
+    if (!runPass(flag, module, diags))
+      return false;
+  return true;
+}
+
+bool runPartitioner(Module &module, const PassOptions &options,
+                    DiagnosticEngine &diags) {
+  bool collectives =
+      optionIsTrue(options, "enable-insert-explicit-collectives");
+  PassOptions insert{{"enable-full-version", collectives ? "true" : "false"}};
+  if (!runPass("sdy-verify-unreduced-axes", module, diags) ||
+      !runPass("sdy-insert-explicit-reshards", module, diags, insert))
+    return false;
+  if (collectives) {
+    runCanonicalizer(module, kLabelReshard);
+    if (!runPass("sdy-reshard-to-collectives", module, diags))
+      return false;
+  }
+  runCanonicalizer(module, kLabelCollective);
+  if (optionIsTrue(options, "remove-all-gather-reduce-scatter-for-cmv1"))
+    return runPass("sdy-remove-all-gather-reduce-scatter-for-cmv1", module,
+                   diags);
+  return true;
+}
+
+} // namespace
+
+bool exportPipelinePass(Module &module, const PassOptions &options,
+                        DiagnosticEngine &diags) {
+  bool avoid = optionIsTrue(options, "avoid-export-for-partitioning");
+  if (!runAll({"sdy-constant-or-scalar-merger", "sdy-sink-data-flow-edges"},
+              module, diags))
+    return false;
+  if (!avoid && !runAll({"sdy-remove-sharding-groups",
+                         "sdy-sharding-constraint-to-reshard"},
+                        module, diags))
+    return false;
+  if (optionIsTrue(options, "update-non-divisible-input-output-shardings",
+                   true) &&
+      !runAll({"sdy-update-non-divisible-input-output-shardings",
+               "sdy-remove-sub-axes-in-input-output-shardings"},
+              module, diags))
+    return false;
+  if (!runPass("sdy-close-shardings", module, diags))
+    return false;
+  if (!avoid && !runPartitioner(module, options, diags))
+    return false;
+  if ((optionIsTrue(options, "dump-propagation-edges") ||
+       optionIsTrue(options, "dump-sharding-origins")) &&
+      !runPass("sdy-remove-propagation-debug-info", module, diags))
+    return false;
+  if (!optionIsTrue(options, "keep-sharding-rules") &&
+      !runPass("sdy-drop-sharding-rules", module, diags))
+    return false;
+  if (!avoid && optionIsTrue(options, "inline-meshes", true))
+    return runPass("sdy-inline-meshes", module, diags);
+  return true;
+}
+
+} // namespace shardlab
