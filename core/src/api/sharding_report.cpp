@@ -1,0 +1,186 @@
+// shardingReport: parse, propagate (the propagation pipeline when the
+// registry implements it, else -sdy-op-priority-propagate), print, run the
+// export pipeline with explicit collectives, print, and list shardings and
+// collectives. Errors come back in the report, never as exceptions.
+#include "shardlab/api/sharding_report.h"
+
+#include "shardlab/ir/sharding_access.h"
+#include "shardlab/passes/pass_registry.h"
+#include "shardlab/passes/pass_utils.h"
+#include "shardlab/sharding/format.h"
+#include "shardlab/sharding/sharding_utils.h"
+#include "shardlab/text/text.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace shardlab {
+
+namespace {
+
+bool runFlag(Module &module, std::string_view flag, const PassOptions &opts,
+             DiagnosticEngine &diags, std::string &used) {
+  const PassInfo *pass = lookupPass(flag);
+  if (!pass || !pass->run)
+    return false;
+  used = std::string(flag);
+  return pass->run(module, opts, diags);
+}
+
+// Axis names of a collective's axes attribute (any of its three forms).
+std::vector<std::string> collectiveAxes(const Operation &op) {
+  std::vector<std::string> names;
+  for (const NamedAttr &entry : op.attrs.entries()) {
+    const auto &payload = entry.value->payload;
+    if (auto *flat = std::get_if<std::vector<AxisRef>>(&payload))
+      for (const AxisRef &a : *flat)
+        names.push_back(axisRefToString(a));
+    if (auto *dims = std::get_if<std::vector<std::vector<AxisRef>>>(&payload))
+      for (const auto &dim : *dims)
+        for (const AxisRef &a : dim)
+          names.push_back(axisRefToString(a));
+    if (auto *params = std::get_if<std::vector<AllToAllParam>>(&payload))
+      for (const AllToAllParam &p : *params)
+        for (const AxisRef &a : p.axes)
+          names.push_back(axisRefToString(a));
+  }
+  return names;
+}
+
+int64_t bytesPerDevice(Module &module, Value *value) {
+  Type type = value->type;
+  int64_t bytes = type->isRankedTensor() && type->element
+                      ? (type->element->elementBitWidth() + 7) / 8
+                      : 0;
+  const TensorSharding *sharding = getSharding(value);
+  const Mesh *mesh = sharding ? meshOf(module, *sharding) : nullptr;
+  std::vector<int64_t> shape =
+      mesh ? localShape(type->shape, *sharding, *mesh) : type->shape;
+  for (int64_t dim : shape)
+    bytes *= dim < 0 ? 0 : dim;
+  return bytes;
+}
+
+// Devices grouped by their coordinates on the axes not in `axes` (full
+// axes; a sub-axis counts as its whole axis).
+std::vector<std::vector<int64_t>>
+deviceGroups(const Mesh &mesh, const std::vector<std::string> &axes) {
+  std::map<std::vector<int64_t>, std::vector<int64_t>> groups;
+  int64_t total = mesh.totalSize();
+  for (int64_t d = 0; d < total; ++d) {
+    std::vector<int64_t> key;
+    int64_t rest = d;
+    for (size_t i = mesh.axes.size(); i-- > 0;) {
+      int64_t coord = rest % mesh.axes[i].size;
+      rest /= mesh.axes[i].size;
+      std::string quoted = "\"" + mesh.axes[i].name + "\"";
+      bool used = false;
+      for (const std::string &a : axes)
+        used = used || a.rfind(quoted, 0) == 0;
+      key.push_back(used ? -1 : coord);
+    }
+    groups[key].push_back(mesh.device_ids.empty() ? d : mesh.device_ids[d]);
+  }
+  std::vector<std::vector<int64_t>> out;
+  for (auto &entry : groups)
+    out.push_back(entry.second);
+  return out;
+}
+
+bool isCollective(const Operation &op) {
+  return op.is("sdy.all_gather") || op.is("sdy.all_slice") ||
+         op.is("sdy.all_to_all") || op.is("sdy.collective_permute") ||
+         op.is("sdy.all_reduce") || op.is("sdy.reduce_scatter");
+}
+
+// The first non-collective op using the collective chain's result.
+const Operation *requiredBy(Operation &op) {
+  Value *value = op.result(0);
+  while (value->firstUse()) {
+    Operation *user = value->firstUse()->owner;
+    if (!isCollective(*user))
+      return user;
+    value = user->result(0);
+  }
+  return nullptr;
+}
+
+void collect(Module &module, ShardingReport &report) {
+  walk(module.op(), [&](Operation &op) {
+    for (size_t i = 0; i < op.numResults(); ++i)
+      if (const TensorSharding *s = getSharding(op.result(i)))
+        report.shardings.push_back({std::string(op.name), op.loc.line,
+                                    static_cast<uint32_t>(i),
+                                    shardingToString(*s)});
+    if (!isCollective(op))
+      return;
+    CollectiveReport c;
+    c.kind = std::string(op.name.substr(4));
+    c.mesh_axes = collectiveAxes(op);
+    c.bytes_per_device = bytesPerDevice(module, op.operand(0));
+    const Mesh *mesh = meshOf(module, opSharding(op, "out_sharding"));
+    if (mesh)
+      c.device_groups = deviceGroups(*mesh, c.mesh_axes);
+    const Operation *user = requiredBy(op);
+    c.required_by = user ? std::string(user->name) : "";
+    c.line = user ? user->loc.line : op.loc.line;
+    report.collectives.push_back(std::move(c));
+  });
+}
+
+} // namespace
+
+ShardingReport shardingReport(std::string_view module_text) {
+  ShardingReport report;
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> module = parseModule(module_text, diags);
+  if (!module || diags.hasErrors()) {
+    report.error = "parse error";
+    return report;
+  }
+  if (!runFlag(*module, "sdy-propagation-pipeline", {}, diags,
+               report.propagation) &&
+      !runFlag(*module, "sdy-op-priority-propagate", {}, diags,
+               report.propagation)) {
+    report.error = "propagation failed";
+    return report;
+  }
+  report.propagated_module = printModule(*module);
+  std::string used;
+  if (!runFlag(*module, "sdy-export-pipeline",
+               {{"enable-insert-explicit-collectives", "true"},
+                {"inline-meshes", "false"}},
+               diags, used)) {
+    report.error = "export failed";
+    return report;
+  }
+  report.explicit_module = printModule(*module);
+  collect(*module, report);
+  report.ok = true;
+  return report;
+}
+
+std::string shardingReportJson(const ShardingReport &report) {
+  nlohmann::json j = {{"ok", report.ok},
+                      {"error", report.error},
+                      {"propagation", report.propagation},
+                      {"propagated_module", report.propagated_module},
+                      {"explicit_module", report.explicit_module}};
+  j["shardings"] = nlohmann::json::array();
+  for (const ValueShardingReport &s : report.shardings)
+    j["shardings"].push_back({{"op", s.op},
+                              {"line", s.line},
+                              {"result", s.result},
+                              {"sharding", s.sharding}});
+  j["collectives"] = nlohmann::json::array();
+  for (const CollectiveReport &c : report.collectives)
+    j["collectives"].push_back({{"kind", c.kind},
+                                {"mesh_axes", c.mesh_axes},
+                                {"bytes_per_device", c.bytes_per_device},
+                                {"device_groups", c.device_groups},
+                                {"required_by", c.required_by},
+                                {"line", c.line}});
+  return j.dump();
+}
+
+} // namespace shardlab
