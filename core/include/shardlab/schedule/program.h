@@ -1,0 +1,86 @@
+// The per-device program of a module lowered to explicit collectives: every
+// op with its local (per-device) shapes, costed (GEMM model or fusion
+// roofline for compute; collective table inside a node, S-curve across
+// nodes, for collectives, each with its explanation), as a scheduler Graph
+// with async start/done pairs. Device topology comes from the mesh and
+// `gpus_per_node`. While loops with a constant trip count are the body
+// repeated; others run once, recorded as an assumption.
+#pragma once
+
+#include "shardlab/cost/collective_model.h"
+#include "shardlab/cost/hardware.h"
+#include "shardlab/cost/perf_table.h"
+#include "shardlab/cost/sol_model.h"
+#include "shardlab/ir/ir.h"
+#include "shardlab/schedule/graph.h"
+
+#include <string>
+#include <vector>
+
+namespace shardlab::schedule {
+
+enum class EstimatorMode {
+  kReal,        ///< the cost model (tables, roofline, S-curve), microseconds
+  kApproximate, ///< XLA's ApproximateLatencyEstimator: 1 / 1000 / 5000
+};
+
+struct ProgramOptions {
+  EstimatorMode estimator = EstimatorMode::kReal;
+  cost::HardwarePreset hardware; ///< required in real mode
+  /// Collective and GEMM table; null: the hardware's analytical table.
+  const cost::PerfTable *table = nullptr;
+  cost::SolConfig sol; ///< S-curve parameters (gpus_per_node used too)
+  std::string func_name = "main";
+  int64_t max_nodes = 2000000; ///< stop unrolling loops beyond this
+};
+
+/// Devices of the program's mesh and how they map onto nodes.
+struct Topology {
+  std::string mesh_name;
+  int64_t num_devices = 1;
+  int64_t gpus_per_node = 8;
+  int64_t num_nodes = 1;
+  std::vector<int64_t> device_ids;
+};
+
+/// One collective of the per-device program, as the cost model saw it.
+struct CollectiveInfo {
+  int64_t start_node = -1;
+  CollectiveKind kind = CollectiveKind::kNone;
+  std::vector<std::vector<int64_t>> groups;
+  std::string comm_type; ///< single-partition / world-level / ...
+  int64_t bytes = 0;     ///< XLA's bytes_transferred
+  double time_us = 0;
+  std::string model;
+};
+
+struct Program {
+  Graph graph;
+  Topology topology;
+  std::vector<CollectiveInfo> collectives;
+  std::vector<std::string> assumptions;
+};
+
+struct ProgramResult {
+  bool ok = false;
+  std::string error;
+  Program program;
+};
+
+/// Builds the costed per-device program of `options.func_name` (or the only
+/// function) in `module`.
+ProgramResult buildProgram(Module &module, const ProgramOptions &options);
+
+/// Device groups of a collective over `axes` of `mesh`: devices that differ
+/// only in those axes, ordered by the axes' coordinates (major first), as
+/// device ids.
+std::vector<std::vector<int64_t>>
+deviceGroups(const Mesh &mesh, const std::vector<AxisRef> &axes);
+
+/// Source-target pairs moving each shard from its device under `from` to a
+/// device holding it under `to` (self pairs left out).
+std::vector<std::pair<int64_t, int64_t>>
+permutePairs(const Mesh &mesh, const TensorSharding &from,
+             const TensorSharding &to);
+
+} // namespace shardlab::schedule

@@ -1,0 +1,28 @@
+// Exports of a schedule: the JSON report (totals, per-kind communication,
+// memory, and `ops` with start/end on their streams and dependencies), a
+// Chrome trace event file (one track for compute, one per collective
+// stream, a memory counter; loads in Perfetto) and a text summary.
+#pragma once
+
+#include "shardlab/schedule/program.h"
+#include "shardlab/schedule/scheduler.h"
+
+#include <string>
+
+namespace shardlab::schedule {
+
+/// {"step_time_us", "compute_us", "comm_us", "exposed_comm_us", "serial_us",
+///  "lower_bound_us", "critical_path_us", "forward_sim_us",
+///  "peak_memory_bytes", "overlap_limit", "per_kind": {...},
+///  "topology": {...}, "assumptions": [...], "memory_curve": [[us, bytes]],
+///  "ops": [{"name", "kind": "compute"|"collective", "stream", "start_us",
+///  "end_us", "deps": [indices], ...}]}.
+std::string reportJson(const Program &program, const Schedule &schedule);
+
+/// Chrome trace event JSON ({"traceEvents": [...]}, µs timestamps).
+std::string chromeTraceJson(const Program &program, const Schedule &schedule);
+
+/// A few lines for the terminal.
+std::string summaryText(const Program &program, const Schedule &schedule);
+
+} // namespace shardlab::schedule

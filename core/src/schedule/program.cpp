@@ -1,0 +1,271 @@
+// buildProgram: walks a function of a module lowered to explicit
+// collectives and emits the costed per-device graph.
+#include "program_internal.h"
+#include "shardlab/ir/sharding_access.h"
+#include "shardlab/sharding/sharding_utils.h"
+
+#include <unordered_map>
+
+namespace shardlab::schedule {
+namespace detail {
+
+LocalTensor localTensor(const Module &module, Value *value) {
+  LocalTensor t;
+  Type type = value ? value->type : nullptr;
+  if (!type || !type->isRankedTensor() || !type->hasStaticShape())
+    return t;
+  t.shape = type->shape;
+  t.dtype = type->element ? type->element->text : "";
+  if (const TensorSharding *s = getSharding(value))
+    if (const Mesh *mesh = lookupMesh(module, s->mesh))
+      t.shape = localShape(type->shape, *s, *mesh);
+  t.elements = 1;
+  for (int64_t d : t.shape)
+    t.elements *= d;
+  const int64_t bits = type->element ? type->element->elementBitWidth() : 0;
+  t.bytes = (t.elements * (bits > 0 ? bits : 32) + 7) / 8;
+  return t;
+}
+
+namespace {
+
+using Env = std::unordered_map<const Value *, int64_t>;
+
+struct Builder {
+  Module &module;
+  const Coster &coster;
+  Program &program;
+  const ProgramOptions &options;
+  std::string error;
+
+  Graph &graph() { return program.graph; }
+  std::string label(const Operation &op, const std::string &suffix) const {
+    return std::string(op.name) + "@" + std::to_string(op.loc.line) + suffix;
+  }
+  void connect(const Env &env, Operation &op, int64_t to) {
+    for (size_t i = 0; i < op.numOperands(); ++i) {
+      const auto it = env.find(op.operand(i));
+      if (it != env.end())
+        graph().addEdge(it->second, to, coster.plainLatency());
+    }
+  }
+  int64_t resultBytes(Operation &op) {
+    int64_t bytes = 0;
+    for (size_t i = 0; i < op.numResults(); ++i)
+      bytes += localTensor(module, op.result(i)).bytes;
+    return bytes;
+  }
+  void bindResults(Env &env, Operation &op, int64_t node) {
+    for (size_t i = 0; i < op.numResults(); ++i)
+      env[op.result(i)] = node;
+  }
+
+  void emitCompute(Env &env, Operation &op, const std::string &suffix);
+  bool emitCollective(Env &env, Operation &op, const std::string &suffix);
+  void emitWhile(Env &env, Operation &op, const std::string &suffix);
+  void emitManual(Env &env, Operation &op, const std::string &suffix);
+  std::vector<int64_t> emitBlock(Env &env, Block &block,
+                                 const std::string &suffix);
+};
+
+void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
+  Node node;
+  node.name = label(op, suffix);
+  node.output_bytes = resultBytes(op);
+  if (isNopOp(op)) {
+    node.kind = NodeKind::kNop;
+    node.explanation = "no-op (bitcast, constant or bookkeeping)";
+    if (op.is("sdy.reshard"))
+      program.assumptions.push_back(
+          node.name + ": sdy.reshard left in the module, costed as free");
+  } else {
+    const OpCost c = coster.compute(module, op);
+    node.cost_us = c.cost_us;
+    node.explanation = c.explanation;
+  }
+  const int64_t id = graph().addNode(std::move(node));
+  connect(env, op, id);
+  bindResults(env, op, id);
+}
+
+std::vector<int64_t> Builder::emitBlock(Env &env, Block &block,
+                                        const std::string &suffix) {
+  for (Operation &op : block) {
+    if (graph().size() > options.max_nodes) {
+      error = "program exceeds " + std::to_string(options.max_nodes) +
+              " nodes (unrolled loops?)";
+      return {};
+    }
+    if (op.is("func.return") || op.is("stablehlo.return") ||
+        op.is("sdy.return")) {
+      std::vector<int64_t> yielded;
+      for (size_t i = 0; i < op.numOperands(); ++i)
+        yielded.push_back(env.count(op.operand(i)) ? env[op.operand(i)] : -1);
+      return yielded;
+    }
+    if (op.is("stablehlo.while"))
+      emitWhile(env, op, suffix);
+    else if (op.is("sdy.manual_computation"))
+      emitManual(env, op, suffix);
+    else if (!emitCollective(env, op, suffix))
+      emitCompute(env, op, suffix);
+  }
+  return {};
+}
+
+void Builder::emitManual(Env &env, Operation &op, const std::string &suffix) {
+  Block &body = op.region(0).front();
+  for (size_t i = 0; i < body.numArguments() && i < op.numOperands(); ++i)
+    if (env.count(op.operand(i)))
+      env[body.argument(i)] = env[op.operand(i)];
+  const std::vector<int64_t> yielded = emitBlock(env, body, suffix);
+  for (size_t i = 0; i < yielded.size() && i < op.numResults(); ++i)
+    if (yielded[i] >= 0)
+      env[op.result(i)] = yielded[i];
+}
+
+bool Builder::emitCollective(Env &env, Operation &op,
+                             const std::string &suffix) {
+  const std::optional<CollectiveCall> call = sdyCollectiveCall(module, op);
+  if (!call)
+    return false;
+  if (call->kind == CollectiveKind::kNone) {
+    emitCompute(env, op, suffix + " (single-device group)");
+    graph().node(graph().size() - 1).kind = NodeKind::kNop;
+    graph().node(graph().size() - 1).cost_us = 0;
+    return true;
+  }
+  CollectiveInfo info;
+  const OpCost c = coster.collective(*call, info);
+  Node start;
+  start.name = label(op, suffix) + "-start";
+  start.kind = NodeKind::kAsyncStart;
+  start.collective = call->kind;
+  start.device_groups = call->groups;
+  start.output_bytes = call->output_bytes;
+  start.explanation = c.explanation;
+  if (coster.approximate())
+    start.cost_us = 1;
+  Node done = start;
+  done.name = label(op, suffix) + "-done";
+  done.kind = NodeKind::kAsyncDone;
+  done.output_bytes = 0;
+  const int64_t s = graph().addNode(std::move(start));
+  const int64_t d = graph().addNode(std::move(done));
+  connect(env, op, s);
+  graph().linkAsyncPair(s, d, c.cost_us);
+  bindResults(env, op, d);
+  info.start_node = s;
+  program.collectives.push_back(std::move(info));
+  return true;
+}
+
+void Builder::emitWhile(Env &env, Operation &op, const std::string &suffix) {
+  const std::optional<int64_t> trips = constantTripCount(op);
+  const std::string name = label(op, suffix);
+  if (!trips)
+    program.assumptions.push_back(
+        name + ": trip count unknown, one iteration scheduled");
+  Block &body = op.region(1).front();
+  std::vector<int64_t> carried;
+  for (size_t i = 0; i < op.numOperands(); ++i)
+    carried.push_back(env.count(op.operand(i)) ? env[op.operand(i)] : -1);
+  const int64_t n = trips ? std::max<int64_t>(*trips, 0) : 1;
+  for (int64_t it = 0; it < n && error.empty(); ++it) {
+    for (size_t i = 0; i < body.numArguments() && i < carried.size(); ++i)
+      if (carried[i] >= 0)
+        env[body.argument(i)] = carried[i];
+    const std::vector<int64_t> yielded =
+        emitBlock(env, body, suffix + "/" + name + "#" + std::to_string(it));
+    for (size_t i = 0; i < yielded.size() && i < carried.size(); ++i)
+      carried[i] = yielded[i];
+  }
+  for (size_t i = 0; i < carried.size() && i < op.numResults(); ++i)
+    if (carried[i] >= 0)
+      env[op.result(i)] = carried[i];
+}
+
+Operation *findFunc(Module &module, const std::string &name) {
+  if (Operation *f = module.lookupSymbol(name))
+    return f->is("func.func") ? f : nullptr;
+  Operation *only = nullptr;
+  for (Operation &op : module.body())
+    if (op.is("func.func")) {
+      if (only)
+        return nullptr;
+      only = &op;
+    }
+  return only;
+}
+
+Topology topologyOf(Module &module, int64_t gpus_per_node) {
+  Topology t;
+  t.gpus_per_node = gpus_per_node > 0 ? gpus_per_node : 8;
+  for (Operation &op : module.body()) {
+    const Attr *mesh = op.is("sdy.mesh") ? op.attrs.get("mesh") : nullptr;
+    const Attr *sym = op.attrs.get("sym_name");
+    if (!mesh || mesh->kind != AttrKind::Mesh ||
+        mesh->mesh().totalSize() <= t.num_devices)
+      continue;
+    t.num_devices = mesh->mesh().totalSize();
+    t.mesh_name = sym && sym->kind == AttrKind::String ? sym->str() : "";
+    t.device_ids = mesh->mesh().device_ids;
+  }
+  if (t.device_ids.empty())
+    for (int64_t i = 0; i < t.num_devices; ++i)
+      t.device_ids.push_back(i);
+  t.num_nodes = (t.num_devices + t.gpus_per_node - 1) / t.gpus_per_node;
+  return t;
+}
+
+void emitParameters(Builder &b, Env &env, Operation &func) {
+  Block &entry = func.region(0).front();
+  for (size_t i = 0; i < entry.numArguments(); ++i) {
+    Node param;
+    param.name = "arg" + std::to_string(i);
+    param.kind = NodeKind::kNop;
+    param.is_parameter = true;
+    param.output_bytes = localTensor(b.module, entry.argument(i)).bytes;
+    param.explanation = "entry parameter";
+    env[entry.argument(i)] = b.graph().addNode(std::move(param));
+  }
+}
+
+void emitReturn(Builder &b, const std::vector<int64_t> &yielded) {
+  Node ret;
+  ret.name = "return";
+  ret.kind = NodeKind::kNop;
+  const int64_t id = b.graph().addNode(std::move(ret));
+  for (int64_t from : yielded)
+    if (from >= 0)
+      b.graph().addEdge(from, id, b.coster.plainLatency());
+}
+
+} // namespace
+} // namespace detail
+
+ProgramResult buildProgram(Module &module, const ProgramOptions &options) {
+  ProgramResult result;
+  Operation *func = detail::findFunc(module, options.func_name);
+  if (!func || func->numRegions() == 0 || func->region(0).empty())
+    return {false,
+            "no function '" + options.func_name +
+                "' (and not exactly one func.func) in the module",
+            {}};
+  std::string error;
+  std::optional<detail::Coster> coster = detail::Coster::create(options, error);
+  if (!coster)
+    return {false, error, {}};
+  result.program.topology =
+      detail::topologyOf(module, options.sol.gpus_per_node);
+  detail::Builder b{module, *coster, result.program, options, {}};
+  detail::Env env;
+  detail::emitParameters(b, env, *func);
+  detail::emitReturn(b, b.emitBlock(env, func->region(0).front(), ""));
+  if (!b.error.empty())
+    return {false, b.error, {}};
+  result.ok = true;
+  return result;
+}
+
+} // namespace shardlab::schedule

@@ -1,0 +1,234 @@
+// Op costs for the per-device program: XLA's approximate estimator, or the
+// cost model (GEMM table, fusion roofline, collective table inside a node,
+// S-curve across nodes), each with an explanation.
+#include "program_internal.h"
+
+#include <set>
+#include <string_view>
+
+namespace shardlab::schedule::detail {
+namespace {
+
+constexpr double kLowCost = 1, kMediumCost = 1000, kHighCost = 5000;
+
+bool isMatmulLike(const Operation &op) {
+  return op.is("stablehlo.dot_general") || op.is("stablehlo.dot") ||
+         op.is("stablehlo.convolution");
+}
+
+cost::CollectiveOp toCostOp(CollectiveKind kind) {
+  switch (kind) {
+  case CollectiveKind::kAllGather:
+    return cost::CollectiveOp::kAllGather;
+  case CollectiveKind::kReduceScatter:
+    return cost::CollectiveOp::kReduceScatter;
+  case CollectiveKind::kAllToAll:
+    return cost::CollectiveOp::kAllToAll;
+  case CollectiveKind::kCollectivePermute:
+    return cost::CollectiveOp::kCollectivePermute;
+  default:
+    return cost::CollectiveOp::kAllReduce;
+  }
+}
+
+std::vector<int64_t> dimsOf(const Attr *dims, const char *key) {
+  const Attr *a = dims ? dims->get(key) : nullptr;
+  return a && a->kind == AttrKind::DenseArray ? a->ints()
+                                              : std::vector<int64_t>{};
+}
+
+} // namespace
+
+bool isNopOp(const Operation &op) {
+  static const std::set<std::string_view> kNops = {
+      "stablehlo.constant",
+      "stablehlo.reshape",
+      "stablehlo.bitcast_convert",
+      "stablehlo.get_tuple_element",
+      "stablehlo.tuple",
+      "stablehlo.optimization_barrier",
+      "func.return",
+      "stablehlo.return",
+      "sdy.return",
+      "sdy.sharding_constraint",
+      "sdy.reshard",
+      "sdy.propagation_barrier",
+      "sdy.data_flow_edge",
+      "sdy.sharding_group",
+      "sdy.sharded_to_unreduced",
+      "sdy.replicated_to_unreduced",
+      "sdy.constant"};
+  return kNops.count(op.name) > 0;
+}
+
+CollectiveKind sdyCollectiveKind(const Operation &op) {
+  if (op.is("sdy.all_gather"))
+    return CollectiveKind::kAllGather;
+  if (op.is("sdy.all_reduce"))
+    return CollectiveKind::kAllReduce;
+  if (op.is("sdy.reduce_scatter"))
+    return CollectiveKind::kReduceScatter;
+  if (op.is("sdy.all_to_all"))
+    return CollectiveKind::kAllToAll;
+  if (op.is("sdy.collective_permute"))
+    return CollectiveKind::kCollectivePermute;
+  return CollectiveKind::kNone;
+}
+
+std::optional<Coster> Coster::create(const ProgramOptions &options,
+                                     std::string &error) {
+  Coster c;
+  c.options_ = options;
+  if (c.approximate())
+    return c;
+  if (options.hardware.hbm_bytes_per_s <= 0) {
+    error = "the real estimator needs a hardware preset";
+    return std::nullopt;
+  }
+  const cost::PerfTable *table = options.table;
+  if (!table) {
+    c.owned_table_ = std::make_shared<cost::PerfTable>(
+        cost::GenerateAnalyticalTable(options.hardware));
+    table = c.owned_table_.get();
+  }
+  cost::CollectiveInterpolatorOptions copts;
+  copts.devices_per_partition = options.sol.gpus_per_node;
+  auto coll = cost::CollectiveInterpolator::Create(*table, copts);
+  if (coll.ok())
+    c.collectives_ = std::make_shared<cost::CollectiveInterpolator>(*coll);
+  auto gemm = cost::MatmulInterpolator::Create(
+      *table, cost::GemmTableKind::kDefault, cost::EstimateMode::kCompatible);
+  if (gemm.ok())
+    c.gemms_ = std::make_shared<cost::MatmulInterpolator>(*gemm);
+  return c;
+}
+
+OpCost Coster::roofline(double flops, int64_t read, int64_t written,
+                        const std::string &dtype,
+                        const std::string &why) const {
+  cost::FusionQuery q;
+  q.flops = flops;
+  q.bytes_read = read;
+  q.bytes_written = written;
+  q.dtype = dtype.empty() ? "f32" : dtype;
+  auto est = cost::FusionRooflineEstimate(options_.hardware, q);
+  if (!est.ok())
+    return {0, "roofline failed: " + est.error().message};
+  return {est->time_us, why + cost::ToText(*est)};
+}
+
+OpCost Coster::dot(const Module &module, Operation &op) const {
+  const LocalTensor lhs = localTensor(module, op.operand(0));
+  const LocalTensor rhs = localTensor(module, op.operand(1));
+  const LocalTensor out = localTensor(module, op.result(0));
+  const Attr *dims = op.attrs.get("dot_dimension_numbers");
+  std::vector<int64_t> lc = dimsOf(dims, "lhs_contracting_dimensions"),
+                       rc = dimsOf(dims, "rhs_contracting_dimensions");
+  if (!dims && lhs.shape.size() >= 1 && rhs.shape.size() >= 1) {
+    lc = {int64_t(lhs.shape.size()) - 1};
+    rc = {0};
+  }
+  auto gd = cost::ExtractGemmDims(lhs.shape, rhs.shape,
+                                  dimsOf(dims, "lhs_batching_dimensions"), lc,
+                                  dimsOf(dims, "rhs_batching_dimensions"), rc);
+  const std::string read_bytes = std::to_string(lhs.bytes + rhs.bytes);
+  if (!gd.ok())
+    return roofline(double(out.elements), lhs.bytes + rhs.bytes, out.bytes,
+                    out.dtype,
+                    "dot dims unknown (" + gd.error().message +
+                        "); roofline on " + read_bytes + " B\n");
+  const double flops = 2.0 * double(gd->b * gd->m * gd->k * gd->n);
+  if (gemms_) {
+    auto est = gemms_->EstimateTime({*gd, lhs.dtype, rhs.dtype, out.dtype});
+    if (est.ok())
+      return {est->time_us, cost::ToText(*est)};
+  }
+  return roofline(flops, lhs.bytes + rhs.bytes, out.bytes, out.dtype,
+                  "no GEMM table entry; roofline\n");
+}
+
+OpCost Coster::compute(const Module &module, Operation &op) const {
+  if (approximate()) {
+    if (isMatmulLike(op))
+      return {kHighCost,
+              "approximate: kHighCost (convolution / output fusion)"};
+    return {kMediumCost, "approximate: kMediumCost (loop fusion)"};
+  }
+  if (op.is("stablehlo.dot_general") || op.is("stablehlo.dot"))
+    return dot(module, op);
+  int64_t read = 0;
+  for (size_t i = 0; i < op.numOperands(); ++i)
+    read += localTensor(module, op.operand(i)).bytes;
+  LocalTensor out;
+  int64_t written = 0;
+  for (size_t i = 0; i < op.numResults(); ++i) {
+    out = localTensor(module, op.result(i));
+    written += out.bytes;
+  }
+  double flops = double(out.elements);
+  if (op.is("stablehlo.convolution") && op.numOperands() > 1) {
+    const LocalTensor rhs = localTensor(module, op.operand(1));
+    const int64_t features = rhs.shape.empty() ? 1 : rhs.shape.back();
+    flops = 2.0 * double(out.elements) * double(rhs.elements) /
+            double(features > 0 ? features : 1);
+  }
+  return roofline(flops, read, written, out.dtype, "fusion roofline\n");
+}
+
+OpCost Coster::collective(const CollectiveCall &call,
+                          CollectiveInfo &info) const {
+  info.kind = call.kind;
+  info.groups = call.groups;
+  info.bytes = cost::BytesTransferred(toCostOp(call.kind),
+                                      {call.operand_bytes, call.output_bytes});
+  if (approximate()) {
+    info.time_us = kHighCost;
+    info.model = "approximate";
+    return {kHighCost, "approximate: kHighLatency for an async pair"};
+  }
+  return realCollective(call, info);
+}
+
+OpCost Coster::realCollective(const CollectiveCall &call,
+                              CollectiveInfo &info) const {
+  const cost::CollectiveOp op = toCostOp(call.kind);
+  const cost::ReplicaGroups groups =
+      cost::ReplicaGroups::FromLists(call.groups);
+  const int64_t partition = options_.sol.gpus_per_node;
+  bool inter = false;
+  if (call.kind == CollectiveKind::kCollectivePermute) {
+    auto type = cost::ClassifyPermute(call.pairs, partition);
+    inter = type.ok() && cost::IsInterPartition(*type);
+    info.comm_type = type.ok() ? std::string(cost::ToString(*type)) : "?";
+  } else {
+    auto type = cost::ClassifyCommType(groups, partition);
+    inter = type.ok() && *type != cost::CommType::kSinglePartition;
+    info.comm_type = type.ok() ? std::string(cost::ToString(*type)) : "?";
+  }
+  cost::Result<cost::Estimate> est = cost::MakeError("no table");
+  if (inter) {
+    cost::DcnQuery q{
+        op,
+        info.bytes,
+        cost::HbmBytesAccessed(op, {call.operand_bytes, call.output_bytes},
+                               groups.group_size()),
+        groups,
+        call.pairs,
+        0};
+    est = cost::DcnCollectiveEstimate(options_.sol,
+                                      options_.hardware.hbm_bytes_per_s, q);
+  } else if (collectives_) {
+    est = collectives_->EstimateTime(
+        {op, call.dtype, info.bytes, groups, call.pairs});
+  }
+  if (!est.ok() && !inter)
+    est = cost::IntraNodeCollectiveEstimate(options_.hardware, op, info.bytes,
+                                            groups.group_size());
+  if (!est.ok())
+    return {0, "collective estimate failed: " + est.error().message};
+  info.time_us = est->time_us;
+  info.model = est->explanation.model;
+  return {est->time_us, cost::ToText(*est)};
+}
+
+} // namespace shardlab::schedule::detail

@@ -1,0 +1,71 @@
+// Internal pieces of buildProgram (program*.cpp only): local tensors and
+// the op coster that wraps the cost model.
+#pragma once
+
+#include "shardlab/cost/gemm_model.h"
+#include "shardlab/schedule/program.h"
+
+#include <memory>
+#include <optional>
+
+namespace shardlab::schedule::detail {
+
+/// A value as one device sees it.
+struct LocalTensor {
+  std::vector<int64_t> shape;
+  std::string dtype;
+  int64_t bytes = 0;
+  int64_t elements = 0;
+};
+LocalTensor localTensor(const Module &module, Value *value);
+
+struct OpCost {
+  double cost_us = 0;
+  std::string explanation;
+};
+
+/// A collective as the coster needs it.
+struct CollectiveCall {
+  CollectiveKind kind = CollectiveKind::kNone;
+  std::vector<std::vector<int64_t>> groups;
+  std::vector<std::pair<int64_t, int64_t>> pairs; // permute only
+  std::string dtype;
+  int64_t operand_bytes = 0, output_bytes = 0;
+};
+
+/// Costs ops in the chosen estimator mode; holds the interpolators.
+class Coster {
+public:
+  static std::optional<Coster> create(const ProgramOptions &options,
+                                      std::string &error);
+  bool approximate() const {
+    return options_.estimator == EstimatorMode::kApproximate;
+  }
+  double plainLatency() const { return approximate() ? 1.0 : 0.0; }
+  OpCost compute(const Module &module, Operation &op) const;
+  /// Transfer time plus what went into it (filled into `info`).
+  OpCost collective(const CollectiveCall &call, CollectiveInfo &info) const;
+
+private:
+  OpCost roofline(double flops, int64_t read, int64_t written,
+                  const std::string &dtype, const std::string &why) const;
+  OpCost dot(const Module &module, Operation &op) const;
+  OpCost realCollective(const CollectiveCall &call, CollectiveInfo &info) const;
+  ProgramOptions options_;
+  std::shared_ptr<cost::PerfTable> owned_table_;
+  std::shared_ptr<cost::CollectiveInterpolator> collectives_;
+  std::shared_ptr<cost::MatmulInterpolator> gemms_;
+};
+
+bool isNopOp(const Operation &op);
+/// Trip count of a stablehlo.while counting a constant-initialised
+/// iteration argument up to a constant (`compare LT`), by a constant step.
+std::optional<int64_t> constantTripCount(Operation &while_op);
+/// What an sdy collective moves: groups (or pairs), dtype, local bytes.
+/// nullopt for other ops, and for collectives whose mesh is unknown.
+std::optional<CollectiveCall> sdyCollectiveCall(const Module &module,
+                                                Operation &op);
+/// The sdy collective kind of `op` (kNone for all_slice and others).
+CollectiveKind sdyCollectiveKind(const Operation &op);
+
+} // namespace shardlab::schedule::detail

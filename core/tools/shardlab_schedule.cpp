@@ -1,0 +1,260 @@
+// shardlab-schedule: estimates one training/inference step of a sharded
+// module. Runs propagation and the lowering to explicit collectives (unless
+// --no-propagation), builds the costed per-device program, schedules it
+// with the latency-hiding scheduler and prints the totals; optionally
+// writes a Chrome trace (Perfetto) and a JSON report, atomically.
+#include "shardlab/cost/perf_table.h"
+#include "shardlab/passes/pass_registry.h"
+#include "shardlab/schedule/report.h"
+#include "shardlab/text/text.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace shardlab;
+
+namespace {
+
+struct Options {
+  std::string input, trace, report, preset = "h100", sol_options;
+  std::vector<std::string> tables;
+  int64_t gpus_per_node = 0; // 0: the preset's
+  int overlap_limit = 1;
+  std::optional<int64_t> memory_limit;
+  bool approximate = false, propagate = true;
+};
+
+const char *kHelp =
+    "USAGE: shardlab-schedule MODULE.mlir [options]\n\n"
+    "Estimates a step of a sharded module with XLA's latency-hiding\n"
+    "scheduler and shardlab's cost model, and prints the totals.\n\n"
+    "OPTIONS:\n"
+    "  --preset NAME          hardware preset (h100, h200, b200, a100)\n"
+    "  --tables FILE          performance table (*.shardlab.json); default:\n"
+    "                         the preset's analytical table\n"
+    "  --gpus-per-node P      GPUs per NVLink node (default: the preset's)\n"
+    "  --sol-options 'k=v,..' S-curve options (nic_speed_gbps, rtt_us, ...)\n"
+    "  --overlap-limit N      collectives in flight per stream (default 1)\n"
+    "  --memory-limit BYTES   live-temporary limit for memory pressure\n"
+    "  --estimator real|approximate  cost model (default) or XLA's "
+    "1/1000/5000\n"
+    "  --no-propagation       the module already holds explicit collectives\n"
+    "  --trace FILE, -o FILE  write a Chrome trace (open in ui.perfetto.dev)\n"
+    "  --report FILE          write the JSON report\n"
+    "  --help                 this text\n";
+
+bool parseInt(const std::string &text, int64_t &out) {
+  char *end = nullptr;
+  out = std::strtoll(text.c_str(), &end, 10);
+  return !text.empty() && end && *end == '\0';
+}
+
+bool parseValue(Options &o, const std::string &flag, const std::string &v,
+                std::string &error) {
+  int64_t n = 0;
+  if (flag == "--preset")
+    o.preset = v;
+  else if (flag == "--tables")
+    o.tables.push_back(v);
+  else if (flag == "--sol-options")
+    o.sol_options = v;
+  else if (flag == "--trace" || flag == "-o")
+    o.trace = v;
+  else if (flag == "--report")
+    o.report = v;
+  else if (flag == "--estimator" && (v == "real" || v == "approximate"))
+    o.approximate = v == "approximate";
+  else if (flag == "--gpus-per-node" && parseInt(v, n) && n > 0)
+    o.gpus_per_node = n;
+  else if (flag == "--overlap-limit" && parseInt(v, n) && n > 0)
+    o.overlap_limit = int(n);
+  else if (flag == "--memory-limit" && parseInt(v, n) && n > 0)
+    o.memory_limit = n;
+  else {
+    error = "bad value '" + v + "' for " + flag;
+    return false;
+  }
+  return true;
+}
+
+// 0: run, 1: error, 2: --help printed.
+int parseArgs(int argc, char **argv, Options &o, std::string &error) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::cout << kHelp;
+      return 2;
+    }
+    if (arg == "--no-propagation") {
+      o.propagate = false;
+    } else if (arg.rfind("-", 0) == 0 && arg.size() > 1) {
+      if (i + 1 >= argc) {
+        error = "missing value for " + arg;
+        return 1;
+      }
+      if (!parseValue(o, arg, argv[++i], error))
+        return 1;
+    } else if (o.input.empty()) {
+      o.input = arg;
+    } else {
+      error = "more than one input file: " + arg;
+      return 1;
+    }
+  }
+  if (o.input.empty())
+    error = "no input module (see --help)";
+  return o.input.empty() ? 1 : 0;
+}
+
+bool readFile(const std::string &path, std::string &text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return false;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  text = buffer.str();
+  return true;
+}
+
+bool writeAtomically(const std::string &path, const std::string &text,
+                     std::string &error) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out.flush()) {
+      error = "cannot write " + tmp;
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    error = "cannot rename " + tmp + " to " + path;
+    return false;
+  }
+  return true;
+}
+
+bool lowerToCollectives(Module &module, DiagnosticEngine &diags,
+                        std::string &error) {
+  for (const char *flag :
+       {"sdy-propagation-pipeline", "sdy-insert-explicit-reshards",
+        "sdy-reshard-to-collectives"}) {
+    const PassInfo *pass = lookupPass(flag);
+    if (!pass || !pass->run) {
+      std::cerr << "warning: -" << flag << " is not implemented yet; skipped\n";
+      continue;
+    }
+    if (!pass->run(module, PassOptions{}, diags)) {
+      error = std::string("pass -") + flag + " failed";
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+int runSchedule(const Options &o, std::string &error);
+
+int main(int argc, char **argv) {
+  Options options;
+  std::string error;
+  const int parsed = parseArgs(argc, argv, options, error);
+  if (parsed == 2)
+    return 0;
+  if (parsed == 0 && runSchedule(options, error) == 0)
+    return 0;
+  std::cerr << "shardlab-schedule: error: " << error << "\n";
+  return 1;
+}
+
+namespace {
+
+bool programOptions(const Options &o, schedule::ProgramOptions &p,
+                    cost::PerfTable &table, std::string &error) {
+  auto hw = cost::FindHardwarePreset(o.preset);
+  if (!hw.ok()) {
+    error = hw.error().message;
+    return false;
+  }
+  p.hardware = *hw;
+  p.estimator = o.approximate ? schedule::EstimatorMode::kApproximate
+                              : schedule::EstimatorMode::kReal;
+  p.sol = cost::SolPlatformDefaults(hw->device_name);
+  p.sol.gpus_per_node =
+      o.gpus_per_node > 0 ? o.gpus_per_node : hw->gpus_per_node;
+  auto sol = cost::ApplySolOptions(p.sol, o.sol_options);
+  if (!sol.ok()) {
+    error = sol.error().message;
+    return false;
+  }
+  p.sol = *sol;
+  for (const std::string &path : o.tables) {
+    auto loaded = cost::LoadPerfTable(path);
+    if (!loaded.ok()) {
+      error = path + ": " + loaded.error().message;
+      return false;
+    }
+    table.collectives.insert(table.collectives.end(),
+                             loaded->collectives.begin(),
+                             loaded->collectives.end());
+    table.gemms.insert(table.gemms.end(), loaded->gemms.begin(),
+                       loaded->gemms.end());
+    table.metadata = loaded->metadata;
+  }
+  p.table = o.tables.empty() ? nullptr : &table;
+  return true;
+}
+
+bool writeOutputs(const Options &o, const schedule::Program &program,
+                  const schedule::Schedule &s, std::string &error) {
+  if (!o.trace.empty() &&
+      !writeAtomically(o.trace, schedule::chromeTraceJson(program, s), error))
+    return false;
+  return o.report.empty() ||
+         writeAtomically(o.report, schedule::reportJson(program, s), error);
+}
+
+} // namespace
+
+int runSchedule(const Options &o, std::string &error) {
+  std::string text;
+  if (!readFile(o.input, text)) {
+    error = "cannot read " + o.input;
+    return 1;
+  }
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> module = parseModule(text, diags);
+  if (!module || (o.propagate && !lowerToCollectives(*module, diags, error))) {
+    if (error.empty())
+      error = "cannot parse " + o.input;
+    for (const Diagnostic &d : diags.diagnostics())
+      std::cerr << formatDiagnostic(d, o.input, text);
+    return 1;
+  }
+  schedule::ProgramOptions popts;
+  cost::PerfTable table;
+  if (!programOptions(o, popts, table, error))
+    return 1;
+  schedule::ProgramResult program = schedule::buildProgram(*module, popts);
+  if (!program.ok) {
+    error = program.error;
+    return 1;
+  }
+  schedule::SchedulerConfig config;
+  config.overlap_limit = o.overlap_limit;
+  config.memory_limit_bytes = o.memory_limit;
+  schedule::ScheduleResult r =
+      schedule::scheduleGraph(program.program.graph, config);
+  if (!r.ok) {
+    error = r.error;
+    return 1;
+  }
+  std::cout << schedule::summaryText(program.program, r.schedule);
+  return writeOutputs(o, program.program, r.schedule, error) ? 0 : 1;
+}

@@ -1,0 +1,165 @@
+// The per-device program built from sdy modules: local shapes, device
+// groups and communication types from the mesh, costs in both estimator
+// modes, while loops unrolled by their constant trip count, and the JSON
+// and trace exports.
+#include "shardlab/schedule/report.h"
+#include "shardlab/text/text.h"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+using namespace shardlab;
+using namespace shardlab::schedule;
+
+namespace {
+
+const char *kModule = R"(
+sdy.mesh @mesh = <["x"=2, "y"=4]>
+func.func @main(%arg0: tensor<64x512xbf16> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+                %arg1: tensor<512x1024xbf16> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) -> tensor<64x1024xbf16> {
+  %0 = sdy.all_gather [{}, {"y"}] %arg1 out_sharding=<@mesh, [{}, {}]> : tensor<512x1024xbf16>
+  %1 = stablehlo.dot_general %arg0, %0, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>]>} : (tensor<64x512xbf16>, tensor<512x1024xbf16>) -> tensor<64x1024xbf16>
+  %2 = sdy.all_reduce {"x"} %1 out_sharding=<@mesh, [{}, {}]> : tensor<64x1024xbf16>
+  return %2 : tensor<64x1024xbf16>
+}
+)";
+
+const char *kLoop = R"(
+func.func @main(%arg0: tensor<32x96xf32>) -> tensor<32x96xf32> {
+  %0 = stablehlo.constant dense<0> : tensor<i32>
+  %1 = stablehlo.constant dense<1> : tensor<i32>
+  %2 = stablehlo.constant dense<3> : tensor<i32>
+  %3:2 = stablehlo.while(%iterArg = %arg0, %iterArg_2 = %0) : tensor<32x96xf32>, tensor<i32>
+    cond {
+    %6 = stablehlo.compare  LT, %iterArg_2, %2 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %6 : tensor<i1>
+  } do {
+    %6 = stablehlo.add %iterArg_2, %1 : tensor<i32>
+    %7 = stablehlo.add %iterArg, %iterArg : tensor<32x96xf32>
+    stablehlo.return %7, %6 : tensor<32x96xf32>, tensor<i32>
+  }
+  return %3#0 : tensor<32x96xf32>
+}
+)";
+
+std::unique_ptr<Module> parse(const char *text) {
+  DiagnosticEngine diags;
+  auto module = parseModule(text, diags);
+  REQUIRE(module);
+  return module;
+}
+
+ProgramOptions realOptions(int64_t gpus_per_node) {
+  ProgramOptions o;
+  o.hardware = *cost::FindHardwarePreset("h100");
+  o.sol = cost::SolPlatformDefaults(o.hardware.device_name);
+  o.sol.gpus_per_node = gpus_per_node;
+  return o;
+}
+
+} // namespace
+
+TEST_CASE("Device groups over axes, sub-axes and device ids") {
+  Mesh mesh{{{"x", 2}, {"y", 4}}, {}};
+  using Groups = std::vector<std::vector<int64_t>>;
+  CHECK(deviceGroups(mesh, {{"y", {}}}) == Groups{{0, 1, 2, 3}, {4, 5, 6, 7}});
+  CHECK(deviceGroups(mesh, {{"x", {}}}) ==
+        Groups{{0, 4}, {1, 5}, {2, 6}, {3, 7}});
+  CHECK(deviceGroups(mesh, {{"y", SubAxisInfo{1, 2}}}) ==
+        Groups{{0, 2}, {1, 3}, {4, 6}, {5, 7}});
+  CHECK(deviceGroups(mesh, {{"y", SubAxisInfo{2, 2}}}) ==
+        Groups{{0, 1}, {2, 3}, {4, 5}, {6, 7}});
+  Mesh permuted{{{"x", 2}}, {1, 0}};
+  CHECK(deviceGroups(permuted, {{"x", {}}}) == Groups{{1, 0}});
+  // Moving dim 0 from "x" to "y" (both size 2) swaps devices 1 and 2.
+  Mesh square{{{"x", 2}, {"y", 2}}, {}};
+  TensorSharding from{{"", {}}, {{{{"x", {}}}}}, {}, {}};
+  TensorSharding to{{"", {}}, {{{{"y", {}}}}}, {}, {}};
+  const auto pairs = permutePairs(square, from, to);
+  CHECK(pairs == std::vector<std::pair<int64_t, int64_t>>{{1, 2}, {2, 1}});
+}
+
+TEST_CASE("Per-device program: local shapes, groups, comm types, costs") {
+  auto module = parse(kModule);
+  ProgramResult r = buildProgram(*module, realOptions(8));
+  REQUIRE_MESSAGE(r.ok, r.error);
+  const Program &p = r.program;
+  CHECK(p.topology.num_devices == 8);
+  CHECK(p.topology.num_nodes == 1);
+  REQUIRE(p.collectives.size() == 2);
+  const CollectiveInfo &ag = p.collectives[0];
+  CHECK((ag.kind == CollectiveKind::kAllGather));
+  CHECK(ag.groups ==
+        std::vector<std::vector<int64_t>>{{0, 1, 2, 3}, {4, 5, 6, 7}});
+  CHECK(ag.bytes == 512 * 1024 * 2); // output bytes of an all-gather
+  CHECK(ag.comm_type == "single_partition");
+  CHECK(ag.time_us > 0);
+  // Parameters: 32x512 and 512x256 bf16 per device.
+  const Schedule s = scheduleGraph(p.graph, {}).schedule;
+  CHECK(s.parameter_bytes == 32 * 512 * 2 + 512 * 256 * 2);
+  CHECK(s.step_time_us >= s.lower_bound_us);
+  CHECK(s.comm_us == doctest::Approx(ag.time_us + p.collectives[1].time_us));
+
+  // Two GPUs per node: the all-gather over "y" crosses nodes (S-curve).
+  ProgramResult r2 = buildProgram(*module, realOptions(2));
+  REQUIRE(r2.ok);
+  CHECK(r2.program.topology.num_nodes == 4);
+  CHECK(r2.program.collectives[0].comm_type != "single_partition");
+  CHECK(r2.program.collectives[0].time_us > ag.time_us);
+}
+
+TEST_CASE("Approximate estimator: XLA's 1 / 1000 / 5000") {
+  auto module = parse(kModule);
+  ProgramOptions o;
+  o.estimator = EstimatorMode::kApproximate;
+  ProgramResult r = buildProgram(*module, o);
+  REQUIRE_MESSAGE(r.ok, r.error);
+  const Graph &g = r.program.graph;
+  int dots = 0;
+  for (int64_t i = 0; i < g.size(); ++i) {
+    if (g.node(i).name.rfind("stablehlo.dot_general", 0) == 0) {
+      CHECK(g.node(i).cost_us == 5000);
+      ++dots;
+    }
+    if (g.node(i).kind == NodeKind::kAsyncStart)
+      CHECK(g.node(i).cost_us == 1);
+  }
+  CHECK(dots == 1);
+  for (const Edge &e : g.edges())
+    CHECK(e.latency_us ==
+          (g.node(e.from).kind == NodeKind::kAsyncStart ? 5000 : 1));
+}
+
+TEST_CASE("While loop with a constant trip count is its body repeated") {
+  auto module = parse(kLoop);
+  ProgramResult r = buildProgram(*module, realOptions(8));
+  REQUIRE_MESSAGE(r.ok, r.error);
+  int adds = 0;
+  for (int64_t i = 0; i < r.program.graph.size(); ++i)
+    adds += r.program.graph.node(i).name.rfind("stablehlo.add", 0) == 0;
+  CHECK(adds == 6); // two adds per iteration, three iterations
+  CHECK(r.program.assumptions.empty());
+}
+
+TEST_CASE("Report JSON and Chrome trace") {
+  auto module = parse(kModule);
+  ProgramResult r = buildProgram(*module, realOptions(8));
+  REQUIRE(r.ok);
+  const Schedule s = scheduleGraph(r.program.graph, {}).schedule;
+  const auto report = nlohmann::json::parse(reportJson(r.program, s));
+  for (const char *key :
+       {"step_time_us", "compute_us", "exposed_comm_us", "serial_us",
+        "lower_bound_us", "peak_memory_bytes", "overlap_limit", "ops"})
+    CHECK_MESSAGE(report.contains(key), key);
+  int collectives = 0;
+  for (const auto &op : report["ops"]) {
+    CHECK(op["end_us"].get<double>() >= op["start_us"].get<double>());
+    for (const auto &dep : op["deps"])
+      CHECK(dep.get<int64_t>() < int64_t(report["ops"].size()));
+    collectives += op["kind"] == "collective";
+  }
+  CHECK(collectives == 2);
+  const auto trace = nlohmann::json::parse(chromeTraceJson(r.program, s));
+  CHECK(trace["traceEvents"].size() > 3);
+  CHECK(summaryText(r.program, s).find("step time") != std::string::npos);
+}
