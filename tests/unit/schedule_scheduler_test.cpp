@@ -253,7 +253,8 @@ Builder randomProgram(std::mt19937 &rng) {
     for (int k = 0; k < 2 && !names.empty(); ++k)
       if (k == 0 || pct(rng) < 40)
         operands.push_back(names[size_t(rng() % names.size())]);
-    const std::string name = "n" + std::to_string(i);
+    std::string name = "n";
+    name += std::to_string(i);
     if (!operands.empty() && pct(rng) < 30) {
       const bool x = pct(rng) < 50;
       b.pair(name, operands[0], CollectiveKind(kind(rng)),
