@@ -74,7 +74,7 @@ const std::vector<PassInfo> &allPasses() {
        "Make input/output shardings divisible", updateNonDivisibleInputOutputShardingsPass},
       {"sdy-user-priority-propagate", "User-priority sharding propagation",
        runUserPriorityPropagate},
-      {"sdy-verify-unreduced-axes", "Verify unreduced axes"},
+      {"sdy-verify-unreduced-axes", "Verify unreduced axes", verifyUnreducedAxesPass},
   };
   return passes;
 }
