@@ -5,7 +5,7 @@ set -euo pipefail
 
 usage() {
   cat <<'EOF'
-Usage: bash scripts/install-deps.sh [--check] [--list] [-h|--help]
+Usage: bash scripts/install-deps.sh [--wasm] [--check] [--list] [-h|--help]
 
 Installs the Debian packages shardlab needs (compiler, CMake, Ninja, doctest,
 nlohmann-json, FileCheck from llvm-14-tools, python3, clang-14 and its runtime
@@ -14,6 +14,8 @@ is missing; then installs only the missing packages.
 
 Runs as root (as CI does); otherwise uses sudo when it is available.
 
+  --wasm    also the WebAssembly tool chain: emscripten (3.1.6 on Debian
+            bookworm), and nodejs + npm only when no node/npm is on PATH
   --check   report what is missing and exit 1 if anything is; install nothing
   --list    print the package list and exit
   -h        this help
@@ -33,11 +35,18 @@ PACKAGES=(
   libclang-rt-14-dev  # libFuzzer / ASan runtimes for clang-14
 )
 
+# The WebAssembly build (scripts/build-wasm.sh) needs these too. A node from
+# elsewhere (e.g. a newer nodejs package) is kept: Debian's npm would clash.
+WASM_PACKAGES=(emscripten)
+
 check_only=0
+list_only=0
+wasm=0
 for arg in "$@"; do
   case "$arg" in
+    --wasm) wasm=1 ;;
     --check) check_only=1 ;;
-    --list) printf '%s\n' "${PACKAGES[@]}"; exit 0 ;;
+    --list) list_only=1 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "install-deps.sh: unknown argument '$arg' (see --help)" >&2; exit 2 ;;
   esac
@@ -52,6 +61,18 @@ is_installed() {
   # "install ok installed" is the only state in which the package is usable.
   [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]
 }
+
+if [[ $wasm -eq 1 ]]; then
+  PACKAGES+=("${WASM_PACKAGES[@]}")
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    PACKAGES+=(nodejs npm)
+  fi
+fi
+
+if [[ $list_only -eq 1 ]]; then
+  printf '%s\n' "${PACKAGES[@]}"
+  exit 0
+fi
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

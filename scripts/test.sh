@@ -5,10 +5,12 @@ set -euo pipefail
 
 usage() {
   cat <<'EOF2'
-Usage: bash scripts/test.sh [--no-install] [--suite DIR] [-j N] [-- RUNNER_ARGS...]
+Usage: bash scripts/test.sh [--no-install] [--no-wasm] [--suite DIR] [-j N] [-- RUNNER_ARGS...]
 
 Installs missing Debian packages (scripts/install-deps.sh), builds (scripts/build.sh),
-runs the unit tests with ctest and the runner's self-tests, then runs the Shardy
+runs the unit tests with ctest, builds the WebAssembly npm package
+(scripts/build-wasm.sh) and runs its JS tests (node --test tests/js), runs the
+runner's self-tests, then runs the Shardy
 conformance suite
 (tests/conformance/run_conformance.py --check-regressions): it fails when a case
 listed in tests/conformance/passing_cases.txt no longer passes.
@@ -16,6 +18,7 @@ The suite is read from ../shared/conformance/shardy beside the checkout; when it
 is absent the conformance step is skipped with a message.
 
   --no-install   skip the package installer (e.g. without root)
+  --no-wasm      skip the WebAssembly build and its JS tests
   --suite DIR    conformance suite root (default: ../shared/conformance/shardy)
   -j N           parallel jobs for build, ctest and the runner (default: CPUs)
   -- ARGS        further arguments for run_conformance.py (e.g. -- -v)
@@ -25,12 +28,14 @@ EOF2
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 install=1
+wasm=1
 suite=()
 JOBS="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
 runner_args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --no-install) install=0; shift ;;
+    --no-wasm) wasm=0; shift ;;
     --suite) [[ $# -ge 2 ]] || { echo "test.sh: --suite needs a directory" >&2; exit 2; }
         suite=("$2"); shift 2 ;;
     -j) [[ $# -ge 2 ]] || { echo "test.sh: -j needs a number" >&2; exit 2; }
@@ -51,6 +56,18 @@ bash scripts/build.sh -j "$JOBS"
 echo "== unit tests (ctest)"
 # On failure ctest's summary is the last thing printed and we stop here.
 ctest --test-dir build --output-on-failure -j "$JOBS"
+
+if [[ $wasm -eq 1 ]]; then
+  echo "== WebAssembly package (scripts/build-wasm.sh, node --test tests/js)"
+  if [[ $install -eq 0 ]] && ! command -v emcc >/dev/null 2>&1; then
+    echo "test.sh: emcc not found and --no-install given: WebAssembly step skipped"
+  else
+    wasm_args=(-j "$JOBS")
+    [[ $install -eq 1 ]] || wasm_args+=(--no-install)
+    bash scripts/build-wasm.sh "${wasm_args[@]}"
+    node --test tests/js/*.test.mjs
+  fi
+fi
 
 echo "== conformance runner self-tests"
 python3 tests/conformance/test_run_conformance.py

@@ -1,0 +1,26 @@
+# The WebAssembly module of the npm package (Emscripten builds only; see
+# scripts/build-wasm.sh). One ES module with the .wasm inlined: the
+# combination Emscripten 3.1.6 loads in Node >= 18, browsers and bundlers.
+# ENVIRONMENT=web,worker leaves out 3.1.6's Node loader, which uses
+# __dirname/require (absent in ES modules) and fetches the .wasm by path; the
+# inlined base64 .wasm needs neither, so Node runs the web code path.
+if(EMSCRIPTEN)
+  set(SHARDLAB_WASM_ROOT ${CMAKE_CURRENT_LIST_DIR}/../..)
+  # Catchable C++ exceptions: the API's last-resort guard turns anything
+  # thrown into an error value instead of a trapped instance.
+  foreach(lib shardlab_core shardlab_cost)
+    target_compile_options(${lib} PRIVATE -fexceptions)
+  endforeach()
+  add_executable(shardlab_wasm ${SHARDLAB_WASM_ROOT}/wasm/src/bindings.cpp)
+  target_link_libraries(shardlab_wasm PRIVATE shardlab_core)
+  target_compile_options(shardlab_wasm PRIVATE ${SHARDLAB_WARNINGS}
+                                               -fexceptions)
+  set_target_properties(shardlab_wasm PROPERTIES OUTPUT_NAME shardlab
+                                                 SUFFIX .mjs)
+  target_link_options(shardlab_wasm PRIVATE
+    --bind -fexceptions -O2
+    -sMODULARIZE=1 -sEXPORT_ES6=1 -sSINGLE_FILE=1
+    -sEXPORT_NAME=createShardlabModule -sENVIRONMENT=web,worker
+    -sALLOW_MEMORY_GROWTH=1 -sFILESYSTEM=0
+    -sNODEJS_CATCH_EXIT=0 -sNODEJS_CATCH_REJECTION=0)
+endif()

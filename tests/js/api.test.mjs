@@ -1,0 +1,175 @@
+// The npm package's API in Node: parse/verify with diagnostics as values,
+// round-trip printing, passes by flag, tables and estimates, bad input.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { sl, load, MODULE, readExample } from "./helpers.mjs";
+
+test("version and pass list", () => {
+  const v = sl.version();
+  assert.equal(v.name, "shardlab");
+  assert.equal(v.api_version, 1);
+  const passes = sl.passes();
+  assert.ok(passes.length > 10);
+  const basic = passes.find((p) => p.flag === "sdy-basic-propagate");
+  assert.ok(basic && basic.implemented);
+});
+
+test("a deliberate syntax error is a diagnostic with line and column", () => {
+  const bad = MODULE.replace("stablehlo.add %arg0,", "stablehlo.add %arg0 ");
+  const r = sl.check(bad);
+  assert.equal(r.ok, false);
+  assert.equal(r.output, "");
+  assert.ok(r.diagnostics.length >= 1);
+  const [d] = r.diagnostics;
+  assert.equal(d.severity, "error");
+  assert.equal(d.line, 4);
+  assert.ok(d.column > 1);
+  assert.equal(typeof d.message, "string");
+});
+
+test("a verifier error (unknown mesh axis) is reported on its line", () => {
+  const r = sl.check(MODULE.replace('[{"x"}, {}]', '[{"z"}, {}]'));
+  assert.equal(r.ok, false);
+  assert.equal(r.diagnostics[0].line, 3);
+  assert.match(r.diagnostics[0].message, /z/);
+});
+
+test("printing round-trips to a fixed point", () => {
+  const once = sl.check(readExample("hello.mlir"));
+  assert.equal(once.ok, true, JSON.stringify(once.diagnostics));
+  assert.match(once.output, /stablehlo.dot_general/);
+  const twice = sl.check(once.output);
+  assert.equal(twice.output, once.output);
+  assert.equal(sl.run(once.output).output, once.output);
+});
+
+test("a pass runs by its Shardy flag, with options", () => {
+  const r = sl.run(MODULE, ["-sdy-basic-propagate=conservative-propagation=true"]);
+  assert.equal(r.ok, true, r.stderr);
+  // Propagation gives the add the operand's (open) sharding on "x".
+  assert.ok(r.output.includes(
+    'stablehlo.add %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x", ?}, {?}]>]>}'),
+    r.output);
+  assert.equal(r.stderr, "");
+});
+
+test("split input keeps the file's line numbers in diagnostics and stderr", () => {
+  const text = `${MODULE}// -----\nfunc.func @f() {\n  return %x\n}\n`;
+  const r = sl.run(text, ["-split-input-file", "in.mlir"]);
+  assert.equal(r.ok, false);
+  assert.equal(r.diagnostics[0].line, 9);
+  assert.match(r.stderr, /^in\.mlir:9:/);
+  assert.ok(r.output.includes("// -----\n"));
+});
+
+test("unknown flags and bad arguments are error values", () => {
+  const unknown = sl.run(MODULE, ["-no-such-pass"]);
+  assert.equal(unknown.ok, false);
+  assert.match(unknown.error, /no-such-pass/);
+  assert.equal(sl.run(MODULE, ["-o", "x"]).ok, false);
+  assert.equal(sl.run(MODULE, "-sdy-basic-propagate").ok, false);
+  assert.equal(sl.run(42).ok, false);
+  assert.equal(sl.check(undefined).ok, false);
+});
+
+test("an unimplemented pass is an error value, not a crash", () => {
+  const missing = sl.passes().find((p) => !p.implemented);
+  if (!missing) return;
+  const r = sl.run(MODULE, [`-${missing.flag}`]);
+  assert.equal(r.ok, false);
+  assert.match(r.diagnostics[0].message, /not implemented/);
+});
+
+test("tables load, validate and summarise", () => {
+  const r = sl.loadTable(readExample("tables/h100_analytical.shardlab.json"));
+  assert.equal(r.ok, true);
+  assert.equal(r.format, "shardlab");
+  assert.equal(r.summary.source, "analytical");
+  assert.ok(r.summary.collectives > 0 && r.summary.gemms > 0);
+  assert.equal(r.table.format, "shardlab-perf-table");
+  const bad = sl.loadTable('{"format":"shardlab-perf-table","version":99}');
+  assert.equal(bad.ok, false);
+  assert.match(bad.error, /version/);
+  assert.equal(sl.loadTable("entries {").ok, false);
+  assert.equal(sl.loadTable("{}", { format: "csv" }).ok, false);
+});
+
+test("a collective estimate explains itself and follows the table", () => {
+  const table = sl.loadTable(readExample("tables/h100_analytical.shardlab.json"));
+  assert.equal(table.ok, true);
+  const opts = { op: "all-reduce", bytes: 1 << 20, dtype: "f32", replica_groups: "[1,8]<=[8]" };
+  const fromTable = sl.estimateCollective({ ...opts, table: table.table });
+  assert.equal(fromTable.ok, true, fromTable.error);
+  assert.ok(fromTable.time_us > 0);
+  assert.match(fromTable.model, /^collective-table/);
+  assert.ok(Array.isArray(fromTable.explanation.terms));
+  const analytical = sl.estimateCollective(opts);
+  assert.equal(analytical.ok, true);
+  const bigger = sl.estimateCollective({ ...opts, bytes: 1 << 26 });
+  assert.ok(bigger.time_us > analytical.time_us);
+  const bad = sl.estimateCollective({ op: "all-sum", bytes: 1 });
+  assert.equal(bad.ok, false);
+  assert.match(bad.error, /op/);
+});
+
+test("a GEMM estimate grows with the problem", () => {
+  const small = sl.estimateGemm({ m: 1024, k: 1024, n: 1024, dtype: "bf16" });
+  const large = sl.estimateGemm({ m: 4096, k: 1024, n: 1024, dtype: "bf16" });
+  assert.equal(small.ok, true, small.error);
+  assert.ok(large.time_us > small.time_us);
+  assert.equal(sl.estimateGemm({ m: 1, k: 1 }).ok, false);
+  assert.ok(sl.hardwarePresets().some((p) => p.name === "h100"));
+});
+
+test("no exception escapes for garbage input", () => {
+  let seed = 12345;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) % 1000) / 1000;
+  const alphabet = 'abcxyz{}[]()<>%@#",:=-!^ \n\t\\/0123456789\u00e9\ud83d\ude00';
+  const samples = [
+    "", "{", "}}}}", "\0\0\0", "func.func", "sdy.mesh @m = <[\"x\"=0]>",
+    "x".repeat(10000), "[".repeat(5000), MODULE.slice(0, 120),
+  ];
+  for (let i = 0; i < 200; ++i) {
+    let s = "";
+    const n = Math.floor(rand() * 200);
+    for (let j = 0; j < n; ++j) s += alphabet[Math.floor(rand() * alphabet.length)];
+    samples.push(s);
+  }
+  for (const s of samples) {
+    assert.doesNotThrow(() => {
+      assert.equal(typeof sl.check(s).ok, "boolean");
+      assert.equal(typeof sl.run(s, ["-sdy-basic-propagate"]).ok, "boolean");
+      assert.equal(typeof sl.loadTable(s).ok, "boolean");
+      assert.equal(typeof sl.estimateCollective({ op: s, bytes: 1 }).ok, "boolean");
+    });
+  }
+  for (const junk of [null, 1, [], "x", { bytes: "1" }, { op: "all-reduce", bytes: 1e300 }])
+    assert.equal(sl.estimateCollective(junk).ok, false);
+  // The instance still works afterwards.
+  assert.equal(sl.check(MODULE).ok, true);
+});
+
+test("separate instances are independent", async () => {
+  const other = await load();
+  assert.equal(other.check(MODULE).output, sl.check(MODULE).output);
+});
+
+test("the package README's example runs", async () => {
+  const { execFileSync } = await import("node:child_process");
+  const fs = await import("node:fs");
+  const os = await import("node:os");
+  const path = await import("node:path");
+  const { ROOT, DIST } = await import("./helpers.mjs");
+  const readme = fs.readFileSync(path.join(ROOT, "wasm", "README.md"), "utf8");
+  const code = readme.match(/```js\n([\s\S]*?)```/)[1];
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "shardlab-readme-"));
+  const file = path.join(dir, "example.mjs");
+  fs.writeFileSync(file, code.replace('"shardlab"', JSON.stringify(path.join(DIST, "index.js"))));
+  try {
+    const out = execFileSync("node", [file], { encoding: "utf8" });
+    assert.match(out, /sdy\.sharding/);
+    assert.match(out, /^\d+(\.\d+)?$/m); // the estimate in microseconds
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

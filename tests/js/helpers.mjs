@@ -1,0 +1,28 @@
+// Shared by the JS tests: paths and one loaded instance of the package.
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+import fs from "node:fs";
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const DIST = path.join(ROOT, "wasm", "dist");
+
+if (!fs.existsSync(path.join(DIST, "index.js")))
+  throw new Error("wasm/dist/index.js missing: run bash scripts/build-wasm.sh first");
+
+const { load } = await import(path.join(DIST, "index.js"));
+export { load };
+
+/** One instance shared by a test file (instantiation decodes ~1 MB). */
+export const sl = await load();
+
+export const MODULE = `sdy.mesh @mesh = <["x"=2, "y"=2]>
+
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<8x16xf32> {
+  %0 = stablehlo.add %arg0, %arg0 : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+`;
+
+export function readExample(name) {
+  return fs.readFileSync(path.join(ROOT, "examples", name), "utf8");
+}

@@ -1,0 +1,50 @@
+// Embind bindings of the JSON API: strings in, JSON strings out. No C++
+// object crosses the boundary, so JS never holds a handle to free, and every
+// entry point returns errors as values (see shardlab/api/api.h).
+#include "shardlab/api/api.h"
+
+#include <emscripten/bind.h>
+
+#include <string>
+
+namespace {
+
+std::string version() { return shardlab::api::versionJson(); }
+
+std::string listPasses() { return shardlab::api::listPassesJson(); }
+
+std::string check(const std::string &text) {
+  return shardlab::api::checkJson(text);
+}
+
+std::string run(const std::string &text, const std::string &flags_json) {
+  return shardlab::api::runJson(text, flags_json);
+}
+
+std::string loadTable(const std::string &text,
+                      const std::string &options_json) {
+  return shardlab::api::loadTableJson(text, options_json);
+}
+
+std::string hardwarePresets() { return shardlab::api::hardwarePresetsJson(); }
+
+std::string estimateCollective(const std::string &options_json) {
+  return shardlab::api::estimateCollectiveJson(options_json);
+}
+
+std::string estimateGemm(const std::string &options_json) {
+  return shardlab::api::estimateGemmJson(options_json);
+}
+
+} // namespace
+
+EMSCRIPTEN_BINDINGS(shardlab) {
+  emscripten::function("version", &version);
+  emscripten::function("listPasses", &listPasses);
+  emscripten::function("check", &check);
+  emscripten::function("run", &run);
+  emscripten::function("loadTable", &loadTable);
+  emscripten::function("hardwarePresets", &hardwarePresets);
+  emscripten::function("estimateCollective", &estimateCollective);
+  emscripten::function("estimateGemm", &estimateGemm);
+}

@@ -1,0 +1,19 @@
+// Types of the Emscripten-generated module (dist/shardlab.mjs): an embind
+// factory whose functions take and return strings (JSON replies). Internal:
+// the public, typed API is index.ts.
+export interface RawShardlabModule {
+  version(): string;
+  listPasses(): string;
+  check(text: string): string;
+  run(text: string, flagsJson: string): string;
+  loadTable(text: string, optionsJson: string): string;
+  hardwarePresets(): string;
+  estimateCollective(optionsJson: string): string;
+  estimateGemm(optionsJson: string): string;
+  HEAP8: Int8Array;
+}
+
+declare function createShardlabModule(
+  options?: Record<string, unknown>
+): Promise<RawShardlabModule>;
+export default createShardlabModule;
