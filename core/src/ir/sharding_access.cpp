@@ -38,6 +38,10 @@ const TensorSharding *blockArgSharding(const Value &value) {
     return shardingInDictArray(owner->attrs.get("arg_attrs"), value.index);
   if (owner->is("sdy.manual_computation") || owner->is("sdy.named_computation"))
     return perValueEntry(owner->attrs.get("in_shardings"), value.index);
+  // A while block argument is a target of the while's data-flow edge, whose
+  // owner is the while result: Shardy's getSharding reads that.
+  if (owner->is("stablehlo.while") && value.index < owner->numResults())
+    return getSharding(owner->result(value.index));
   return nullptr;
 }
 
@@ -130,6 +134,11 @@ const TensorSharding *getSharding(Value *value) {
 void setSharding(Value *value, const TensorSharding &sharding, Context &ctx) {
   if (value->isBlockArgument()) {
     Operation *owner = blockArgOwner(*value);
+    if (owner && owner->is("stablehlo.while") &&
+        value->index < owner->numResults()) {
+      setSharding(owner->result(value->index), sharding, ctx);
+      return;
+    }
     if (owner && owner->is("func.func"))
       owner->attrs.set(ctx.intern("arg_attrs"),
                        withDictEntry(owner->attrs.get("arg_attrs"),

@@ -129,17 +129,7 @@ const Operation *manualAxisOwner(const Operation &op, const std::string &axis) {
   return owner;
 }
 
-const TensorSharding *shardingOf(Value *value) {
-  // A stablehlo.while block argument is a target of the while's data-flow
-  // edge: Shardy's getSharding reads the owner (the while result).
-  Operation *owner = value->owner_block && value->owner_block->parent
-                         ? value->owner_block->parent->parent
-                         : nullptr;
-  if (owner && owner->is("stablehlo.while") &&
-      value->index < owner->numResults())
-    return getSharding(owner->result(value->index));
-  return getSharding(value);
-}
+const TensorSharding *shardingOf(Value *value) { return getSharding(value); }
 
 std::string opPrefix(std::string_view op_name) {
   return "'" + std::string(op_name) + "' op ";
