@@ -4,6 +4,7 @@
 #include "shardlab/passes/data_flow_edges.h"
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/passes/sdy_passes.h"
+#include "shardlab/propagation/debug_info.h"
 #include "shardlab/sharding/sharding_utils.h"
 
 #include <optional>
@@ -35,11 +36,15 @@ shardingsFromDataFlowEdges(const std::vector<Value *> &owners) {
 
 namespace {
 
-void sinkIntoOwners(Operation &op, Context &ctx) {
+// `origins` / `debug_edges`: Shardy's sink-debug-sharding-origins and
+// sink-debug-propagation-edge-sharding options.
+void sinkIntoOwners(Operation &op, Context &ctx, bool origins,
+                    bool debug_edges) {
   std::vector<Value *> args = blockArgEdgeOwners(op);
   if (auto shardings = shardingsFromDataFlowEdges(args))
     for (size_t i = 0; i < args.size(); ++i)
       setEdgeOwnerSharding(args[i], (*shardings)[i], ctx);
+  sinkEdgeDebugInfo(op, args, /*block_args=*/true, origins, debug_edges, ctx);
   std::vector<Value *> results = resultEdgeOwners(op);
   if (auto shardings = shardingsFromDataFlowEdges(results)) {
     bool computation =
@@ -47,19 +52,24 @@ void sinkIntoOwners(Operation &op, Context &ctx) {
     setShardingList(op, computation ? "out_shardings" : "sdy.sharding",
                     std::move(*shardings), ctx);
   }
+  sinkEdgeDebugInfo(op, results, /*block_args=*/false, origins, debug_edges,
+                    ctx);
 }
 
 } // namespace
 
-bool sinkDataFlowEdgesPass(Module &module, const PassOptions &,
+bool sinkDataFlowEdgesPass(Module &module, const PassOptions &options,
                            DiagnosticEngine &) {
   Context &ctx = module.ctx();
+  bool origins = optionIsTrue(options, "sink-debug-sharding-origins");
+  bool debug_edges =
+      optionIsTrue(options, "sink-debug-propagation-edge-sharding");
   std::vector<Operation *> edges;
   walk(module.op(), [&](Operation &op) {
     if (op.is("sdy.data_flow_edge"))
       edges.push_back(&op);
     else if (isShardableDataFlowOp(op))
-      sinkIntoOwners(op, ctx);
+      sinkIntoOwners(op, ctx, origins, debug_edges);
   });
   for (Operation *edge : edges)
     replaceOp(*edge, {edge->operand(0)});

@@ -8,7 +8,10 @@
 #include "shardlab/passes/data_flow_edges.h"
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/passes/sdy_passes.h"
+#include "shardlab/propagation/debug_info.h"
 #include "shardlab/sharding/sharding_utils.h"
+
+#include <optional>
 
 namespace shardlab {
 
@@ -102,17 +105,26 @@ void applyUnreducedAxes(Value *input, const TensorSharding &sharding,
 
 using MakeConstraint = std::function<Operation *()>;
 
-void applyConstraint(Value *input, const TensorSharding &sharding,
-                     const MakeConstraint &constraint_after_input,
-                     Context &ctx) {
+// `debug` (set with the debug options) records the change when `op` is a
+// sharding constraint, as Shardy runs it as a SourceShardingAction.
+void applyConstraint(Operation &op, Value *input,
+                     const TensorSharding &sharding,
+                     const MakeConstraint &constraint_after_input, Context &ctx,
+                     ShardingDebugSession *debug) {
   if (!shouldApply(input, sharding))
     return;
   if (isEdgeOrEdgeTarget(input)) {
     routeThroughConstraint(input, constraint_after_input());
     applyUnreducedAxes(input, sharding, ctx);
-  } else {
-    setShardableValueSharding(shardableValue(input), sharding, ctx);
+    return;
   }
+  auto apply = [&]() {
+    setShardableValueSharding(shardableValue(input), sharding, ctx);
+  };
+  if (debug && op.is("sdy.sharding_constraint"))
+    debug->recordConstraint(op, apply);
+  else
+    apply();
 }
 
 Operation *chainTail(Operation &head) {
@@ -146,12 +158,13 @@ void rewireChain(Operation &head) {
     use->set(tail->result(0));
 }
 
-void visitConstraint(Operation &op, Context &ctx) {
+void visitConstraint(Operation &op, Context &ctx,
+                     ShardingDebugSession *debug) {
   rewireChain(op);
   Value *input = op.operand(0);
   TensorSharding sharding = opSharding(op);
   applyConstraint(
-      input, sharding,
+      op, input, sharding,
       [&]() {
         // Moves the constraint right after its input.
         ValueMap map;
@@ -160,22 +173,23 @@ void visitConstraint(Operation &op, Context &ctx) {
         eraseOp(op);
         return moved;
       },
-      ctx);
+      ctx, debug);
 }
 
-void visitManualComputation(Operation &op, Context &ctx) {
+void visitManualComputation(Operation &op, Context &ctx,
+                            ShardingDebugSession *debug) {
   std::vector<TensorSharding> in = shardingList(op, "in_shardings");
   for (size_t i = 0; i < op.numOperands() && i < in.size(); ++i) {
     Value *operand = op.operand(i);
     applyConstraint(
-        operand, in[i],
+        op, operand, in[i],
         [&]() {
           auto constraint = makeOp(ctx, "sdy.sharding_constraint", {operand},
                                    {operand->type}, op.loc);
           setOpSharding(*constraint, in[i], ctx);
           return insertAfterValue(operand, std::move(constraint));
         },
-        ctx);
+        ctx, debug);
   }
 }
 
@@ -189,17 +203,27 @@ void collectPostOrder(Operation &op, std::vector<Operation *> &out) {
 
 } // namespace
 
-bool applyShardingConstraintsPass(Module &module, const PassOptions &,
+bool applyShardingConstraintsPass(Module &module, const PassOptions &options,
                                   DiagnosticEngine &) {
+  // Shardy's debug options: the origins and edges of the shardings this
+  // pass sets are saved on the module like propagation's.
+  bool origins = optionIsTrue(options, "debug-sharding-origins");
+  bool edges = optionIsTrue(options, "debug-propagation-edge-sharding");
+  std::optional<ShardingDebugSession> debug;
+  if (origins || edges)
+    debug.emplace(module, origins, edges);
   std::vector<Operation *> ops;
   collectPostOrder(module.op(), ops);
   Context &ctx = module.ctx();
+  ShardingDebugSession *session = debug ? &*debug : nullptr;
   for (Operation *op : ops) {
     if (op->is("sdy.sharding_constraint"))
-      visitConstraint(*op, ctx);
+      visitConstraint(*op, ctx, session);
     else if (op->is("sdy.manual_computation"))
-      visitManualComputation(*op, ctx);
+      visitManualComputation(*op, ctx, session);
   }
+  if (debug)
+    debug->save();
   return true;
 }
 

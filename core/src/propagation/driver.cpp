@@ -151,8 +151,9 @@ private:
   TensorSide sideOf(const std::vector<Value *> &values);
   bool propagate(TensorSide &operands, TensorSide &results,
                  const OpShardingRule &rule, const FactorDirectionFn &dir,
-                 Operation *op, bool conservative, bool notify);
-  void applyUpdates(TensorSide &side,
+                 Operation *op, bool conservative, bool notify, StepKind kind,
+                 int64_t func_result = -1);
+  bool applyUpdates(TensorSide &side,
                     const std::vector<TensorFactorShardings> &rows,
                     const std::vector<OpShardingRule::TensorMapping> &maps,
                     const std::vector<bool> &flags, const OpShardingRule &rule,
@@ -285,11 +286,12 @@ TensorSide Driver::sideOf(const std::vector<Value *> &values) {
   return side;
 }
 
-void Driver::applyUpdates(
+bool Driver::applyUpdates(
     TensorSide &side, const std::vector<TensorFactorShardings> &rows,
     const std::vector<OpShardingRule::TensorMapping> &maps,
     const std::vector<bool> &flags, const OpShardingRule &rule,
     const MeshRef &ref, const Mesh &mesh, bool notify) {
+  bool any = false;
   for (size_t i = 0; i < flags.size(); ++i) {
     if (!flags[i])
       continue;
@@ -299,6 +301,7 @@ void Driver::applyUpdates(
     if ((!old && allDimsEmpty(fresh)) || (old && *old == fresh))
       continue;
     side.set(i, fresh);
+    any = true;
     if (side.func_result)
       continue;
     Value *value = shardableValue(side.values[i]);
@@ -314,15 +317,19 @@ void Driver::applyUpdates(
       if (member == value)
         continue;
       setValueSharding(member, fresh, ctx_);
+      if (config_.observer)
+        config_.observer->onGroupCopy(value, member, fresh);
       if (notify)
         notifyShardingModified(member);
     }
   }
+  return any;
 }
 
 bool Driver::propagate(TensorSide &operands, TensorSide &results,
                        const OpShardingRule &rule, const FactorDirectionFn &dir,
-                       Operation *op, bool conservative, bool notify) {
+                       Operation *op, bool conservative, bool notify,
+                       StepKind kind, int64_t func_result) {
   const MeshRef *ref = nullptr;
   const Mesh *mesh = nullptr;
   for (const auto *side : {&operands.shardings, &results.shardings})
@@ -353,11 +360,27 @@ bool Driver::propagate(TensorSide &operands, TensorSide &results,
   };
   FactorPropagationInput in{&local, &rule.factor_sizes, mesh, conservative,
                             op && isElementwise(*op)};
+  std::optional<ShardingProjection> before;
+  if (config_.observer)
+    before = projection;
   TensorUpdates updates = propagateFactors(config_.strategy, projection, in);
-  applyUpdates(operands, projection.operands, rule.operands, updates.operands,
-               rule, mesh_ref, *mesh, notify);
-  applyUpdates(results, projection.results, rule.results, updates.results, rule,
-               mesh_ref, *mesh, notify);
+  bool any = applyUpdates(operands, projection.operands, rule.operands,
+                          updates.operands, rule, mesh_ref, *mesh, notify);
+  any |= applyUpdates(results, projection.results, rule.results,
+                      updates.results, rule, mesh_ref, *mesh, notify);
+  if (config_.observer && any) {
+    StepEvent event;
+    event.kind = kind;
+    event.op = op;
+    event.func_result = func_result;
+    event.operands = &operands.values;
+    event.results = &results.values;
+    event.rule = &rule;
+    event.mesh = mesh;
+    event.before = &*before;
+    event.after = &projection;
+    config_.observer->onStep(event);
+  }
   return true;
 }
 
@@ -381,7 +404,8 @@ void Driver::propagateFuncResults(Operation &func) {
     results.func_result = true;
     OpShardingRule rule = identityRule(value->type, 1);
     FactorDirectionFn both = [](int64_t) { return PropagationDirection::Both; };
-    propagate(operands, results, rule, both, &func, false, false);
+    propagate(operands, results, rule, both, &func, false, false,
+              StepKind::FuncResult, static_cast<int64_t>(i));
   }
 }
 
@@ -405,7 +429,7 @@ void Driver::processBarrier(Operation &op) {
       parseDirection(op.attrs.get("allowed_direction"));
   FactorDirectionFn dir = [allowed](int64_t) { return allowed; };
   propagate(operands, results, identityRule(op.result(0)->type, 1), dir, &op,
-            false, true);
+            false, true, StepKind::PropagationBarrier);
 }
 
 FactorDirectionFn boundDirection(const OpDirectionFn &fn, Operation &op) {
@@ -429,7 +453,8 @@ void Driver::processEdge(Operation &edge) {
                    ctx_.attrs.sharding(transformEdgeSharding(edge, s, false)));
   };
   propagate(operands, results, identityRule(result->type, sources.size()),
-            boundDirection(config_.direction, edge), &edge, false, true);
+            boundDirection(config_.direction, edge), &edge, false, true,
+            StepKind::DataFlowEdge);
 }
 
 void Driver::processFuncEdge(Operation &edge) {
@@ -460,7 +485,8 @@ void Driver::processFuncEdge(Operation &edge) {
   TensorSide operands = sideOf(sources);
   TensorSide results = sideOf({result});
   propagate(operands, results, identityRule(result->type, sources.size()),
-            boundDirection(config_.direction, edge), &edge, false, true);
+            boundDirection(config_.direction, edge), &edge, false, true,
+            StepKind::FuncDataFlowEdge);
 }
 
 void Driver::processRegistered(Operation &op) {
@@ -480,7 +506,7 @@ void Driver::processRegistered(Operation &op) {
   TensorSide result_side = sideOf(results);
   propagate(operand_side, result_side, *rule,
             boundDirection(config_.direction, op), &op, config_.conservative,
-            true);
+            true, StepKind::Op);
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 #include "shardlab/ir/ir.h"
 #include "shardlab/propagation/factor_propagation.h"
 #include "shardlab/text/diagnostics.h"
+#include "trace_recorder.h"
 
 #include <functional>
 #include <unordered_map>
@@ -37,6 +38,8 @@ struct DriverConfig {
   OpDirectionFn direction;
   const ShardingGroups *groups = nullptr;
   DiagnosticEngine *warnings = nullptr;
+  /// Receives every step that changed a sharding (tracing); may be null.
+  StepObserver *observer = nullptr;
 };
 
 /// Runs propagation to a fixed point over `module`.

@@ -17,8 +17,10 @@ namespace shardlab::prop {
 void runStrategies(Module &module, const LayerContext &lc,
                    const OpDirectionFn &direction) {
   for (FactorStrategy strategy : lc.strategies) {
-    DriverConfig config{strategy, lc.conservative, direction, lc.groups,
-                        lc.warnings};
+    if (lc.observer)
+      lc.observer->position.strategy = strategy;
+    DriverConfig config{strategy,  lc.conservative, direction,
+                        lc.groups, lc.warnings,     lc.observer};
     runDriver(module, config);
   }
 }
@@ -99,10 +101,14 @@ PropagationDirection levelDirection(int level, Operation &op, int64_t factor) {
 void runOpPriority(Module &module, const LayerContext &lc,
                    const OpDirectionFn &outer) {
   if (!lc.run_op_priority) {
+    if (lc.observer)
+      lc.observer->position.op_priority_level = -1;
     runStrategies(module, lc, outer);
     return;
   }
   for (int level = 0; level < 5; ++level) {
+    if (lc.observer)
+      lc.observer->position.op_priority_level = level;
     OpDirectionFn dir = [level, &outer](Operation &op, int64_t factor) {
       PropagationDirection acc = PropagationDirection::None;
       for (int l = 0; l <= level; ++l)

@@ -14,6 +14,8 @@ struct LayerContext {
   bool run_op_priority = true;
   const ShardingGroups *groups = nullptr;
   DiagnosticEngine *warnings = nullptr;
+  /// Receives the steps and the layer position (tracing); may be null.
+  StepObserver *observer = nullptr;
 };
 
 /// The aggressive layer: one driver run per strategy.

@@ -1,7 +1,11 @@
 #include "shardlab/propagation/propagate.h"
 
 #include "layers.h"
+#include "shardlab/propagation/debug_info.h"
+#include "shardlab/propagation/trace.h"
 #include "shardlab/rules/registry.h"
+
+#include <optional>
 
 #include <string>
 
@@ -42,12 +46,21 @@ void removeShardingRules(Module &module) {
 
 } // namespace
 
-bool propagateShardings(Module &module, const PropagationOptions &options,
-                        DiagnosticEngine &diags) {
+namespace {
+
+bool propagateImpl(Module &module, const PropagationOptions &options,
+                   DiagnosticEngine &diags, PropagationTrace *trace) {
+  // Shardy prepares its debugging handler before checking the shapes.
+  std::optional<ShardingDebugSession> session;
+  if (trace || options.debug_sharding_origins ||
+      options.debug_propagation_edge_sharding)
+    session.emplace(module, options.debug_sharding_origins,
+                    options.debug_propagation_edge_sharding);
   if (!validShapes(module, diags))
     return false;
   prop::ShardingGroups groups = prop::buildShardingGroups(module, diags);
   prop::LayerContext lc;
+  lc.observer = session ? &session->observer() : nullptr;
   lc.strategies = options.strategies;
   lc.conservative = options.conservative;
   lc.run_op_priority = options.run_op_priority;
@@ -73,7 +86,27 @@ bool propagateShardings(Module &module, const PropagationOptions &options,
   }
   if (!options.keep_sharding_rules)
     removeShardingRules(module);
+  if (session) {
+    session->save();
+    if (trace)
+      *trace = std::move(session->trace());
+  }
   return true;
+}
+
+} // namespace
+
+bool propagateShardings(Module &module, const PropagationOptions &options,
+                        DiagnosticEngine &diags) {
+  return propagateImpl(module, options, diags, nullptr);
+}
+
+bool propagateShardingsWithTrace(Module &module,
+                                 const PropagationOptions &options,
+                                 DiagnosticEngine &diags,
+                                 PropagationTrace &trace) {
+  trace = PropagationTrace{};
+  return propagateImpl(module, options, diags, &trace);
 }
 
 } // namespace shardlab

@@ -130,8 +130,12 @@ void runUserPriority(Module &module, const LayerContext &lc,
     if (!(initial == original))
       setSlotSharding(slot, initial, module.ctx());
   }
+  if (lc.observer)
+    lc.observer->position.user_priority = 0;
   runOpPriority(module, lc, outer);
   for (auto &[priority, list] : refs) {
+    if (lc.observer)
+      lc.observer->position.user_priority = priority;
     for (auto &[slot, original] : list)
       if (const TensorSharding *cur = slotSharding(slot))
         setSlotSharding(slot, shardingForPriority(*cur, original, priority),

@@ -303,6 +303,39 @@ void Printer::printModule(Module &module) {
   out_ += '\n';
 }
 
+void Printer::nameValues(Module &module) {
+  names_.clear();
+  used_names_.clear();
+  numberValues(module.op());
+}
+
+std::string Printer::nameOf(const Value *value) {
+  std::string saved;
+  saved.swap(out_);
+  printValue(value);
+  std::string name;
+  name.swap(out_);
+  out_.swap(saved);
+  return name;
+}
+
+std::unordered_map<const Value *, std::string>
+printedValueNames(Module &module, const PrintOptions &options) {
+  std::string unused;
+  Printer printer(unused, options);
+  printer.nameValues(module);
+  std::unordered_map<const Value *, std::string> names;
+  walk(module.op(), [&](Operation &op) {
+    for (size_t i = 0; i < op.numResults(); ++i)
+      names[op.result(i)] = printer.nameOf(op.result(i));
+    for (size_t r = 0; r < op.numRegions(); ++r)
+      for (auto &block : op.region(r).blocks)
+        for (size_t i = 0; i < block->numArguments(); ++i)
+          names[block->argument(i)] = printer.nameOf(block->argument(i));
+  });
+  return names;
+}
+
 std::string printModule(Module &module, const PrintOptions &options) {
   std::string out;
   Printer printer(out, options);

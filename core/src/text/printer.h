@@ -19,6 +19,11 @@ public:
       : out_(out), options_(options) {}
 
   void printModule(Module &module);
+  /// Names the values of `module` as printModule does, without printing.
+  void nameValues(Module &module);
+  /// The printed name of a value named by nameValues/printModule (`%0`,
+  /// `%arg1`, `%0#1`, `%iterArg_2`).
+  std::string nameOf(const Value *value);
 
   // ---- helpers for custom op printers
   Printer &operator<<(std::string_view text) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace shardlab {
 
@@ -30,5 +31,10 @@ struct PrintOptions {
 };
 
 std::string printModule(Module &module, const PrintOptions &options = {});
+
+/// The SSA names printModule gives the values of `module` (`%0`, `%arg1`,
+/// `%0#1`, `%iterArg_2`; unique within a func).
+std::unordered_map<const Value *, std::string>
+printedValueNames(Module &module, const PrintOptions &options = {});
 
 } // namespace shardlab
