@@ -1,0 +1,204 @@
+// Shared pieces of the playground entry points: parse + verify, pipelines
+// by name, and finding ops and values by source position.
+#include "playground_internal.h"
+
+#include "shardlab/api/api.h"
+#include "shardlab/api/playground_api.h"
+#include "shardlab/sharding/format.h"
+#include "shardlab/text/text.h"
+#include "shardlab/verify/verifier.h"
+
+namespace shardlab::api {
+
+std::vector<std::string> pipelineFlags(std::string_view pipeline) {
+  if (pipeline == "basic")
+    return {"-sdy-basic-propagate"};
+  if (pipeline == "aggressive")
+    return {"-sdy-aggressive-propagate"};
+  if (pipeline == "op-priority")
+    return {"-sdy-op-priority-propagate"};
+  if (pipeline == "user-priority")
+    return {"-sdy-user-priority-propagate"};
+  if (pipeline == "pipeline")
+    return {"-sdy-propagation-pipeline"};
+  if (pipeline == "explicit")
+    return {"-sdy-propagation-pipeline",
+            "-sdy-export-pipeline=enable-insert-explicit-collectives=true "
+            "inline-meshes=false"};
+  return {};
+}
+
+namespace detail {
+
+std::unique_ptr<Module> parseVerified(std::string_view text,
+                                      DiagnosticEngine &diags) {
+  std::unique_ptr<Module> module = parseModule(text, diags);
+  if (!module || diags.hasErrors())
+    return nullptr;
+  verifyModule(*module, diags);
+  return diags.hasErrors() ? nullptr : std::move(module);
+}
+
+bool runFlags(Module &module, const std::vector<std::string> &flags,
+              DiagnosticEngine &diags, std::string &error) {
+  RunRequest request;
+  if (!parseRunFlags(flags, request, error))
+    return false;
+  for (const PassRequest &step : request.passes) {
+    if (!step.pass->run) {
+      error = "-" + std::string(step.pass->flag) + " is not implemented yet";
+      return false;
+    }
+    if (!step.pass->run(module, step.options, diags) || diags.hasErrors()) {
+      error = "-" + std::string(step.pass->flag) + " failed";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool pipelineOption(OptionReader &reader, std::vector<std::string> &flags,
+                    std::string &pipeline, std::string &error) {
+  pipeline = "pipeline";
+  reader.string("pipeline", pipeline);
+  if (!reader.ok()) {
+    error = reader.error();
+    return false;
+  }
+  if (pipeline == "none") {
+    flags.clear();
+    return true;
+  }
+  flags = pipelineFlags(pipeline);
+  if (flags.empty())
+    error = "options.pipeline: unknown pipeline '" + pipeline + "'";
+  return !flags.empty();
+}
+
+bool positionOption(OptionReader &reader, Position &position) {
+  reader.requiredInteger("line", position.line, 1);
+  reader.integer("column", position.column, 0);
+  return reader.ok();
+}
+
+namespace {
+
+bool isContainer(const Operation &op) {
+  return op.is("func.func") || op.is("builtin.module") || op.is("module");
+}
+
+// Among candidates on the position's line, the one starting nearest before
+// the column (else the first).
+template <class T>
+T *nearest(const std::vector<T *> &candidates, const Position &position,
+           uint32_t (*column)(const T &)) {
+  T *best = nullptr;
+  for (T *candidate : candidates) {
+    uint32_t col = column(*candidate);
+    if (col <= position.column && (!best || col >= column(*best)))
+      best = candidate;
+  }
+  return best ? best : (candidates.empty() ? nullptr : candidates.front());
+}
+
+} // namespace
+
+Operation *findOp(Module &module, const Position &position) {
+  std::vector<Operation *> ops, containers;
+  walk(module.op(), [&](Operation &op) {
+    if (op.loc.line == position.line)
+      (isContainer(op) ? containers : ops).push_back(&op);
+  });
+  auto col = +[](const Operation &op) { return op.loc.col; };
+  return ops.empty() ? nearest(containers, position, col)
+                     : nearest(ops, position, col);
+}
+
+Operation *sameOp(Module &other, const Operation &op) {
+  Operation *found = nullptr;
+  walk(other.op(), [&](Operation &candidate) {
+    if (!found && candidate.name == op.name &&
+        candidate.loc.line == op.loc.line && candidate.loc.col == op.loc.col)
+      found = &candidate;
+  });
+  return found;
+}
+
+namespace {
+
+// Every value defined in `module`, in walk order: each op's block
+// arguments, then the nested ops' results.
+std::vector<Value *> allValues(Module &module) {
+  std::vector<Value *> values;
+  auto blockArgs = [&](Operation &op) {
+    for (size_t r = 0; r < op.numRegions(); ++r)
+      for (auto &block : op.region(r).blocks)
+        for (size_t i = 0; i < block->numArguments(); ++i)
+          values.push_back(block->argument(i));
+  };
+  blockArgs(module.op());
+  walk(module.op(), [&](Operation &op) {
+    for (size_t i = 0; i < op.numResults(); ++i)
+      values.push_back(op.result(i));
+    blockArgs(op);
+  });
+  return values;
+}
+
+} // namespace
+
+Value *findValue(Module &module, const Position &position) {
+  std::vector<Value *> candidates;
+  for (Value *value : allValues(module))
+    if (value->loc.line == position.line)
+      candidates.push_back(value);
+  return nearest(
+      candidates, position, +[](const Value &v) { return v.loc.col; });
+}
+
+Value *sameValue(Module &other, Value &value) {
+  for (Value *candidate : allValues(other))
+    if (candidate->loc.line == value.loc.line &&
+        candidate->loc.col == value.loc.col &&
+        candidate->index == value.index &&
+        candidate->isBlockArgument() == value.isBlockArgument())
+      return candidate;
+  return nullptr;
+}
+
+BeforeAfter parseBoth(std::string_view text, OptionReader &reader) {
+  BeforeAfter both;
+  std::vector<std::string> flags;
+  if (!pipelineOption(reader, flags, both.pipeline, both.error))
+    return both;
+  DiagnosticEngine diags;
+  both.before = parseVerified(text, diags);
+  both.after = both.before ? parseVerified(text, diags) : nullptr;
+  if (!both.after)
+    both.error = "invalid module";
+  else if (!runFlags(*both.after, flags, diags, both.error))
+    both.after.reset();
+  both.diagnostics = diags.diagnostics();
+  return both;
+}
+
+json axesJson(const std::vector<AxisRef> &axes) {
+  json out = json::array();
+  for (const AxisRef &axis : axes)
+    out.push_back(axisRefToString(axis));
+  return out;
+}
+
+json diagnosticsJson(const std::vector<Diagnostic> &diagnostics) {
+  return parseJson(diagnosticsToJson(diagnostics));
+}
+
+json failureReply(const std::string &error,
+                  const std::vector<Diagnostic> &diagnostics) {
+  return {{"ok", false},
+          {"error", error},
+          {"diagnostics", diagnosticsJson(diagnostics)}};
+}
+
+} // namespace detail
+} // namespace shardlab::api

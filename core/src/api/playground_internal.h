@@ -1,0 +1,70 @@
+// Internal to the API: what the playground entry points share. Parsing and
+// verifying a module, running a playground pipeline on it, and finding the
+// op or value at a source position (in the module as parsed, or the same
+// op in a transformed copy).
+#pragma once
+
+#include "json_options.h"
+#include "shardlab/ir/ir.h"
+#include "shardlab/sharding/sharding.h"
+#include "shardlab/text/diagnostics.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardlab::api::detail {
+
+/// Parses and verifies; null when there were errors (they are in `diags`).
+std::unique_ptr<Module> parseVerified(std::string_view text,
+                                      DiagnosticEngine &diags);
+
+/// Runs shardlab-opt flags over `module`; false with `error` set for a bad
+/// flag, an unimplemented pass or a failing pass (its diagnostics are in
+/// `diags`).
+bool runFlags(Module &module, const std::vector<std::string> &flags,
+              DiagnosticEngine &diags, std::string &error);
+
+/// The "pipeline" option's flags (default "pipeline"); false with `error`
+/// for an unknown name.
+bool pipelineOption(OptionReader &reader, std::vector<std::string> &flags,
+                    std::string &pipeline, std::string &error);
+
+/// A 1-based source position read from {"line", "column"}.
+struct Position {
+  int64_t line = 0;
+  int64_t column = 0;
+};
+bool positionOption(OptionReader &reader, Position &position);
+
+/// The op at `position`: the one starting on that line nearest before the
+/// column (func.func and module ops only when nothing else is there).
+Operation *findOp(Module &module, const Position &position);
+/// The op of `other` with the same name and location as `op`, or null.
+Operation *sameOp(Module &other, const Operation &op);
+/// The value defined at `position` (a block argument or an op result).
+Value *findValue(Module &module, const Position &position);
+/// The value of `other` standing where `value` stands in its module.
+Value *sameValue(Module &other, Value &value);
+
+/// The input parsed twice: as written, and after the "pipeline" option's
+/// flags. `after` is null (with `error` and `diagnostics`) on failure.
+struct BeforeAfter {
+  std::unique_ptr<Module> before, after;
+  std::string pipeline;
+  std::string error;
+  std::vector<Diagnostic> diagnostics;
+};
+BeforeAfter parseBoth(std::string_view text, OptionReader &reader);
+
+/// Axis refs as their printed strings.
+json axesJson(const std::vector<AxisRef> &axes);
+
+/// {"ok": false, "error", "diagnostics"}.
+json failureReply(const std::string &error,
+                  const std::vector<Diagnostic> &diagnostics);
+/// Diagnostics as the JSON array api.h describes.
+json diagnosticsJson(const std::vector<Diagnostic> &diagnostics);
+
+} // namespace shardlab::api::detail

@@ -1,0 +1,154 @@
+// The device layout of one value: for every device of the value's mesh, its
+// coordinates on the mesh axes, the shard it holds (an index per tensor
+// dimension, from the axes sharding that dimension, major to minor) and
+// that shard's offsets and sizes; plus the local (per-device) shape.
+#include "shardlab/api/playground_api.h"
+
+#include "guard.h"
+#include "playground_internal.h"
+#include "shardlab/ir/sharding_access.h"
+#include "shardlab/passes/pass_utils.h"
+#include "shardlab/sharding/axis.h"
+#include "shardlab/sharding/format.h"
+#include "shardlab/sharding/sharding_utils.h"
+
+#include <algorithm>
+
+namespace shardlab::api {
+namespace {
+
+using detail::dumpReply;
+using detail::guarded;
+using detail::json;
+using detail::OptionReader;
+
+/// Coordinates of mesh device `index` (iota order, first axis major).
+std::vector<int64_t> deviceCoords(const Mesh &mesh, int64_t index) {
+  std::vector<int64_t> coords(mesh.axes.size());
+  for (size_t i = mesh.axes.size(); i-- > 0;) {
+    coords[i] = index % mesh.axes[i].size;
+    index /= mesh.axes[i].size;
+  }
+  return coords;
+}
+
+/// Coordinate of a device along an axis ref: a sub-axis `(m)k` of an axis of
+/// size n is the middle of [m, k, n / (m k)] (row major), so its coordinate
+/// is (coord / (n / (m k))) mod k.
+int64_t axisCoord(const Mesh &mesh, const std::vector<int64_t> &coords,
+                  const AxisRef &axis) {
+  int index = mesh.axisIndex(axis.name);
+  if (index < 0)
+    return 0;
+  int64_t coord = coords[size_t(index)];
+  if (axis.sub) {
+    int64_t minor =
+        mesh.axes[size_t(index)].size / (axis.sub->pre_size * axis.sub->size);
+    coord = (coord / std::max<int64_t>(minor, 1)) % axis.sub->size;
+  }
+  return coord;
+}
+
+json deviceJson(const Mesh &mesh, const TensorSharding &sharding,
+                const std::vector<int64_t> &shape, int64_t index) {
+  std::vector<int64_t> coords = deviceCoords(mesh, index);
+  std::vector<int64_t> shard, offsets, sizes;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t position = 0, shards = 1;
+    if (d < sharding.dims.size())
+      for (const AxisRef &axis : sharding.dims[d].axes) {
+        int64_t size = axisRefSize(axis, mesh);
+        position = position * size + axisCoord(mesh, coords, axis);
+        shards *= size;
+      }
+    int64_t local = shape[d] < 0 ? -1 : (shape[d] + shards - 1) / shards;
+    int64_t offset = local < 0 ? 0 : std::min(position * local, shape[d]);
+    shard.push_back(position);
+    offsets.push_back(offset);
+    sizes.push_back(local < 0 ? -1 : std::min(local, shape[d] - offset));
+  }
+  int64_t id = mesh.device_ids.empty() ? index : mesh.device_ids[size_t(index)];
+  return {{"id", id},
+          {"coords", coords},
+          {"shard", shard},
+          {"offsets", offsets},
+          {"sizes", sizes}};
+}
+
+json meshJson(const TensorSharding &sharding, const Mesh &mesh) {
+  json axes = json::array();
+  for (const MeshAxis &axis : mesh.axes)
+    axes.push_back({{"name", axis.name}, {"size", axis.size}});
+  return {{"name", sharding.mesh.symbol},
+          {"axes", axes},
+          {"device_ids", mesh.device_ids},
+          {"text", meshToString(mesh)}};
+}
+
+json layoutJson(Module &module, Value &value) {
+  json reply = {
+      {"ok", true},
+      {"value",
+       {{"line", value.loc.line},
+        {"column", value.loc.col},
+        {"kind", value.isBlockArgument() ? "argument" : "result"},
+        {"index", value.index}}},
+      {"op", value.defining_op ? std::string(value.defining_op->name) : ""},
+      {"sharding", ""},
+      {"devices", json::array()}};
+  if (!value.type || !value.type->isRankedTensor())
+    return reply;
+  const std::vector<int64_t> &shape = value.type->shape;
+  reply["shape"] = shape;
+  reply["local_shape"] = shape;
+  const TensorSharding *sharding = getSharding(&value);
+  const Mesh *mesh = sharding ? meshOf(module, *sharding) : nullptr;
+  if (!sharding || !mesh)
+    return reply;
+  reply["sharding"] = shardingToString(*sharding);
+  reply["local_shape"] = localShape(shape, *sharding, *mesh);
+  reply["mesh"] = meshJson(*sharding, *mesh);
+  json dims = json::array();
+  for (const DimSharding &dim : sharding->dims)
+    dims.push_back({{"axes", detail::axesJson(dim.axes)},
+                    {"shards", shardedSize(dim, *mesh)},
+                    {"closed", dim.closed}});
+  reply["dims"] = dims;
+  reply["replicated"] = detail::axesJson(sharding->replicated);
+  reply["unreduced"] = detail::axesJson(sharding->unreduced);
+  for (int64_t d = 0; d < mesh->totalSize() && d < 4096; ++d)
+    reply["devices"].push_back(deviceJson(*mesh, *sharding, shape, d));
+  return reply;
+}
+
+std::string layoutReply(std::string_view text, std::string_view options_json) {
+  json options = detail::parseJson(options_json.empty() ? "{}" : options_json);
+  if (!options.is_object())
+    return detail::errorReply("options: expected a JSON object");
+  OptionReader reader(options);
+  detail::Position position;
+  if (!detail::positionOption(reader, position))
+    return detail::errorReply(reader.error());
+  const json *before_flag = reader.get("before");
+  bool before =
+      before_flag && before_flag->is_boolean() && before_flag->get<bool>();
+  detail::BeforeAfter both = detail::parseBoth(text, reader);
+  if (!both.after)
+    return dumpReply(detail::failureReply(both.error, both.diagnostics));
+  Value *value = detail::findValue(*both.before, position);
+  Value *shown =
+      value && !before ? detail::sameValue(*both.after, *value) : value;
+  if (!shown)
+    return detail::errorReply("no value at line " +
+                              std::to_string(position.line));
+  return dumpReply(layoutJson(before ? *both.before : *both.after, *shown));
+}
+
+} // namespace
+
+std::string valueLayoutJson(std::string_view text,
+                            std::string_view options_json) {
+  return guarded([&] { return layoutReply(text, options_json); });
+}
+
+} // namespace shardlab::api
