@@ -9,12 +9,14 @@
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/propagation/projection.h"
+#include "shardlab/propagation/trace.h"
 #include "shardlab/rules/registry.h"
 #include "shardlab/sharding/axis.h"
 #include "shardlab/sharding/format.h"
 #include "shardlab/sharding/sharding_utils.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 namespace shardlab::api {
@@ -161,122 +163,68 @@ std::string opFactorsReply(std::string_view text,
   return dumpReply(reply);
 }
 
-// ---- Trace (per op, program order)
+// ---- Trace (the propagation driver's decisions, in order)
 
-/// The user priority of the dim of `tensor` mapped to `factor`, or -1.
-int64_t factorPriority(const OpShardingRule::TensorMapping &dims,
-                       const TensorSharding *sharding, int64_t factor) {
-  if (!sharding)
-    return -1;
-  for (size_t d = 0; d < dims.size() && d < sharding->dims.size(); ++d)
-    if (std::find(dims[d].begin(), dims[d].end(), factor) != dims[d].end())
-      return sharding->dims[d].priority.value_or(-1);
-  return -1;
+/// The propagation layer whose trace stands for a playground pipeline (the
+/// pipelines trace their propagation pass: user priorities).
+PropagationLayer traceLayer(const std::string &pipeline) {
+  if (pipeline == "basic")
+    return PropagationLayer::Basic;
+  if (pipeline == "aggressive")
+    return PropagationLayer::Aggressive;
+  if (pipeline == "op-priority")
+    return PropagationLayer::OpPriority;
+  return PropagationLayer::UserPriority;
 }
 
-/// One tensor of a step: its name, rule dims and rows before and after.
-struct TraceTensor {
-  std::string name;
-  const OpShardingRule::TensorMapping *dims;
-  const TensorFactorShardings *was, *now;
-  const TensorSharding *was_sharding, *now_sharding;
-};
-
-std::vector<TraceTensor> traceTensors(Operation &before, Operation &after,
-                                      const OpShardingRule &rule,
-                                      const ShardingProjection &was,
-                                      const ShardingProjection &now) {
-  std::vector<TraceTensor> tensors;
-  auto was_ops = operandShardings(before), now_ops = operandShardings(after);
-  for (size_t i = 0; i < rule.operands.size(); ++i)
-    tensors.push_back({"operand " + std::to_string(i), &rule.operands[i],
-                       &was.operands[i], &now.operands[i], was_ops[i],
-                       now_ops[i]});
-  auto was_res = resultShardings(before), now_res = resultShardings(after);
-  for (size_t i = 0; i < rule.results.size(); ++i)
-    tensors.push_back({"result " + std::to_string(i), &rule.results[i],
-                       &was.results[i], &now.results[i], was_res[i],
-                       now_res[i]});
-  return tensors;
+/// `"a"` / `"a":(1)2` from the trace's unquoted `a` / `a:(1)2`.
+std::string quotedAxis(const std::string &axis) {
+  size_t colon = axis.find(':');
+  return colon == std::string::npos
+             ? "\"" + axis + "\""
+             : "\"" + axis.substr(0, colon) + "\"" + axis.substr(colon);
 }
 
-bool hasAxis(const FactorSharding &f, const AxisRef &axis) {
-  return f.present &&
-         std::find(f.axes.begin(), f.axes.end(), axis) != f.axes.end();
+std::string slotName(const json &slot) {
+  if (slot.contains("value"))
+    return slot["value"].get<std::string>();
+  if (slot.contains("result"))
+    return "@" + slot.value("func", std::string()) + " result " +
+           std::to_string(slot["result"].get<int64_t>());
+  return "";
 }
 
-/// The tensor that held `axis` on `factor` before propagation, if any.
-const TraceTensor *traceSource(const std::vector<TraceTensor> &tensors,
-                               int64_t factor, const AxisRef &axis) {
-  for (const TraceTensor &t : tensors)
-    if (hasAxis(t.was->factors[factor], axis))
-      return &t;
-  return nullptr;
+/// "result-0" -> "result 0" (as the factor table names rows).
+std::string rowName(std::string node) {
+  std::replace(node.begin(), node.end(), '-', ' ');
+  return node;
 }
 
-json stepDecisions(const std::vector<TraceTensor> &tensors) {
+json playgroundStep(const json &step) {
+  json tensors = json::array();
+  for (const char *side : {"operands", "results"})
+    for (const json &slot : step[side])
+      tensors.push_back(slotName(slot));
   json decisions = json::array();
-  for (const TraceTensor &t : tensors)
-    for (size_t f = 0; f < t.now->factors.size(); ++f)
-      for (const AxisRef &axis : t.now->factors[f].axes) {
-        if (hasAxis(t.was->factors[f], axis))
-          continue;
-        const TraceTensor *source = traceSource(tensors, int64_t(f), axis);
-        int64_t priority =
-            source ? factorPriority(*source->dims, source->was_sharding,
-                                    int64_t(f))
-                   : factorPriority(*t.dims, t.now_sharding, int64_t(f));
-        decisions.push_back({{"target", t.name},
-                             {"source", source ? source->name : ""},
-                             {"factor", f},
-                             {"symbol", factorSymbol(int64_t(f))},
-                             {"axis", axisRefToString(axis)},
-                             {"priority", priority}});
-      }
-  return decisions;
-}
-
-json shardingTexts(const std::vector<TraceTensor> &tensors, bool now) {
-  json out = json::array();
-  for (const TraceTensor &t : tensors) {
-    const TensorSharding *s = now ? t.now_sharding : t.was_sharding;
-    out.push_back(s ? shardingToString(*s) : "");
-  }
-  return out;
-}
-
-/// The step of one op, or null when propagation added nothing to it.
-json traceStep(Module &before_module, Operation &before, Operation &after,
-               const Mesh &mesh) {
-  std::optional<OpShardingRule> rule =
-      getOrCreateShardingRule(before, before_module.ctx(), false, false);
-  if (!rule || !ruleFits(before, *rule) || !ruleFits(after, *rule))
-    return nullptr;
-  ShardingProjection was = projectOp(before, *rule, mesh);
-  ShardingProjection now = projectOp(after, *rule, mesh);
-  std::vector<TraceTensor> tensors =
-      traceTensors(before, after, *rule, was, now);
-  json decisions = stepDecisions(tensors);
-  if (decisions.empty())
-    return nullptr;
-  return {{"op", std::string(before.name)},
-          {"line", before.loc.line},
-          {"column", before.loc.col},
-          {"factors", factorsHeader(*rule)},
-          {"tensors",
-           [&] {
-             json names = json::array();
-             for (const TraceTensor &t : tensors)
-               names.push_back(t.name);
-             return names;
-           }()},
-          {"before", shardingTexts(tensors, false)},
-          {"after", shardingTexts(tensors, true)},
-          {"decisions", decisions}};
-}
-
-std::string strategyOf(const std::string &pipeline) {
-  return pipeline == "basic" ? "basic" : "aggressive";
+  for (const json &d : step["decisions"])
+    decisions.push_back({{"axis", quotedAxis(d["axis"])},
+                         {"factor", d["factor"]},
+                         {"symbol", d["factor_name"]},
+                         {"target", rowName(d["target"])},
+                         {"source", rowName(d["source"])},
+                         {"priority", step["user_priority"]}});
+  const json &op = step["op"];
+  return {{"index", step["step"]},
+          {"kind", step["kind"]},
+          {"op", op.value("name", std::string())},
+          {"line", op.value("line", 0)},
+          {"column", op.value("column", 0)},
+          {"strategy", step["strategy"]},
+          {"user_priority", step["user_priority"]},
+          {"op_priority_level", step["op_priority_level"]},
+          {"tensors", tensors},
+          {"decisions", decisions},
+          {"group_copies", step["group_copies"].size()}};
 }
 
 std::string traceReply(std::string_view text, std::string_view options_json) {
@@ -284,27 +232,32 @@ std::string traceReply(std::string_view text, std::string_view options_json) {
   if (!options.is_object())
     return detail::errorReply("options: expected a JSON object");
   OptionReader reader(options);
-  detail::BeforeAfter both = detail::parseBoth(text, reader);
-  if (!both.after)
-    return dumpReply(detail::failureReply(both.error, both.diagnostics));
+  std::vector<std::string> flags;
+  std::string pipeline, error;
+  if (!detail::pipelineOption(reader, flags, pipeline, error))
+    return detail::errorReply(error);
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> module = detail::parseVerified(text, diags);
+  if (!module)
+    return dumpReply(
+        detail::failureReply("invalid module", diags.diagnostics()));
+  PropagationOptions propagation;
+  propagation.layer = traceLayer(pipeline);
+  PropagationTrace trace;
+  if (!propagateShardingsWithTrace(*module, propagation, diags, trace))
+    return dumpReply(
+        detail::failureReply("propagation failed", diags.diagnostics()));
+  json full = traceToJson(trace, *module);
   json steps = json::array();
-  walk(both.before->op(), [&](Operation &op) {
-    Operation *after = detail::sameOp(*both.after, op);
-    const Mesh *mesh = after ? opMesh(*both.after, *after) : nullptr;
-    if (!mesh)
-      return;
-    json step = traceStep(*both.before, op, *after, *mesh);
-    if (step.is_null())
-      return;
-    step["index"] = steps.size();
-    step["strategy"] = strategyOf(both.pipeline);
-    steps.push_back(std::move(step));
-  });
+  for (const json &step : full["steps"])
+    steps.push_back(playgroundStep(step));
   return dumpReply({{"ok", true},
-                    {"pipeline", both.pipeline},
-                    {"exact", false},
-                    {"order", "program"},
-                    {"steps", steps}});
+                    {"pipeline", pipeline},
+                    {"exact", true},
+                    {"order", "decision"},
+                    {"seeds", full["seeds"]},
+                    {"steps", steps},
+                    {"values", full["values"]}});
 }
 
 } // namespace

@@ -68,12 +68,15 @@ std::string opFactorsJson(std::string_view text, std::string_view options_json);
 std::string valueLayoutJson(std::string_view text,
                             std::string_view options_json);
 
-/// What propagation decided, op by op: {"ok", "pipeline", "exact": false,
-///  "order": "program", "steps": [{"index", "op", "line", "column",
-///  "decisions": [{"target": "result 0", "source": "operand 1" | "",
-///  "factor", "symbol", "axis", "priority"}], "before": [shardings],
-///  "after": [shardings]}]}. Steps are the ops whose factor shardings grew,
-///  in program order (not yet the driver's decision order).
+/// What propagation decided, in the driver's order (propagation/trace.h):
+/// {"ok", "pipeline", "exact": true, "order": "decision", "seeds", "values"
+///  (as traceToJson writes them), "steps": [{"index" (Shardy's step-N),
+///  "kind", "op", "line", "column", "strategy", "user_priority",
+///  "op_priority_level", "tensors": [operand and result names],
+///  "decisions": [{"axis", "factor", "symbol", "target": "result 0",
+///  "source": "operand 1", "priority"}], "group_copies": count}]}. The
+/// pipelines ("pipeline", "explicit") trace their propagation pass, user
+/// priorities, on the module as written.
 std::string propagationTraceJson(std::string_view text,
                                  std::string_view options_json);
 
