@@ -12,16 +12,20 @@
 
 namespace shardlab {
 
-std::optional<TensorSharding> shardingBypassingBarriers(Value *value) {
-  while (value->defining_op &&
-         value->defining_op->is("sdy.propagation_barrier"))
-    value = value->defining_op->operand(0);
+std::optional<TensorSharding> shardingOf(Value *value) {
   if (value->isBlockArgument())
     if (Value *owner = edgeOwnerFromTarget(value))
       return edgeOwnerSharding(owner);
   if (const TensorSharding *sharding = getSharding(value))
     return *sharding;
   return std::nullopt;
+}
+
+std::optional<TensorSharding> shardingBypassingBarriers(Value *value) {
+  while (value->defining_op &&
+         value->defining_op->is("sdy.propagation_barrier"))
+    value = value->defining_op->operand(0);
+  return shardingOf(value);
 }
 
 namespace {
@@ -211,6 +215,11 @@ bool truncateWithoutOverlap(std::vector<AxisRef> &axes,
     return true;
   }
   return false;
+}
+
+std::optional<std::vector<AxisRef>>
+compatibleFactorAxes(const ShardingProjection &projection, int64_t factor) {
+  return compatibleAxes(allRows(projection), factor);
 }
 
 AxesPerFactor findCommonAxes(const ShardingProjection &projection,

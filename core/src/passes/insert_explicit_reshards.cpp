@@ -1,14 +1,18 @@
-// -sdy-insert-explicit-reshards: for every op with a (non-custom) sharding
-// rule, choose one axis list per factor (findCommonAxes), reshard the
-// operands whose projection differs to it, give the results the chosen
-// sharding (resharding back to what their users expect), and all-reduce the
-// results over the axes of sharded reduction factors. Func results are
-// resharded to the func's result shardings. Without the full version only
-// concatenates with differing operand shardings are processed (Shardy's
-// isOnFullVersion). Data-flow ops, calls, unreduced-axis collectives and
-// single-device ops are left as they are (not implemented yet).
+// -sdy-insert-explicit-reshards, walked in post-order like Shardy: data-flow
+// edge sources, call operands and func results are resharded to their
+// targets; an sdy.reshard adding unreduced axes becomes unreduced
+// collectives; operands whose unreduced axes the results lack are
+// all-reduced; single-device ops move to and from their device. Every other
+// op with a (non-custom) sharding rule gets, in the full version, one axis
+// list per factor (findCommonAxes) with its operands and results resharded
+// to it, and its results all-reduced over sharded reduction factors. Without
+// the full version only calls, mhlo.ragged_dot and concatenates with
+// differing shardings are processed that way, and a dot whose result
+// conflicts in one factor may have its result resharded (processDot).
 #include "explicit_reshards_util.h"
 
+#include "shardlab/ir/sharding_access.h"
+#include "shardlab/passes/data_flow_edges.h"
 #include "shardlab/passes/explicit_collectives.h"
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/rules/registry.h"
@@ -16,6 +20,7 @@
 #include "shardlab/sharding/mesh.h"
 #include "shardlab/sharding/sharding_utils.h"
 
+#include <algorithm>
 #include <map>
 
 namespace shardlab {
@@ -31,6 +36,7 @@ struct OpShardings {
 
 OpShardings readShardings(Operation &op) {
   OpShardings s;
+  s.in.reserve(op.numOperands());
   for (size_t i = 0; i < op.numOperands(); ++i)
     s.in.push_back(shardingBypassingBarriers(op.operand(i)));
   for (size_t i = 0; i < op.numResults(); ++i)
@@ -72,13 +78,18 @@ std::optional<MeshRef> chooseMesh(const Module &module, const OpShardings &s) {
   return best ? best : first;
 }
 
-bool isOnFullVersion(Operation &op, const OpShardings &s, bool full) {
+bool sameSharding(const TensorSharding *a, const TensorSharding *b) {
+  return a == b || (a && b && *a == *b);
+}
+
+bool isOnFullVersion(Operation &op, bool full) {
   if (full || op.is("func.call") || op.name == "mhlo.ragged_dot")
     return true;
-  if (!op.is("stablehlo.concatenate") || s.out.empty())
+  if (!op.is("stablehlo.concatenate") || op.numResults() == 0)
     return false;
-  for (const OptSharding &in : s.in)
-    if (in != s.out[0])
+  const TensorSharding *out = getSharding(op.result(0));
+  for (size_t i = 0; i < op.numOperands(); ++i)
+    if (!sameSharding(getSharding(op.operand(i)), out))
       return true;
   return false;
 }
@@ -90,36 +101,6 @@ std::vector<int64_t> tensorSizes(Operation &op) {
   for (size_t i = 0; i < op.numResults(); ++i)
     sizes.push_back(std::max<int64_t>(0, op.result(i)->type->numElements()));
   return sizes;
-}
-
-Operation *insertReshardBefore(Context &ctx, Operation &before, Value *input,
-                               const TensorSharding &sharding) {
-  auto reshard = makeOp(ctx, "sdy.reshard", {input}, {input->type}, before.loc);
-  setOpSharding(*reshard, sharding, ctx);
-  return before.parentBlock()->insertBefore(&before, std::move(reshard));
-}
-
-// Redirects the uses of `value` (but in `except`) to `to`.
-void replaceUsesExcept(Value *value, Value *to, Operation *except) {
-  std::vector<OpOperand *> uses;
-  for (OpOperand *use = value->firstUse(); use; use = use->next_use)
-    if (use->owner != except)
-      uses.push_back(use);
-  for (OpOperand *use : uses)
-    use->set(to);
-}
-
-// Inserts `name` (a reshard or all_reduce) on `result` after `after`;
-// returns the new op.
-Operation *insertAfter(Context &ctx, Operation &after, Value *result,
-                       std::unique_ptr<Operation> op) {
-  Operation *next = after.nextInBlock();
-  Block *block = after.parentBlock();
-  Operation *created = next ? block->insertBefore(next, std::move(op))
-                            : block->push_back(std::move(op));
-  replaceUsesExcept(result, created->result(0), created);
-  (void)ctx;
-  return created;
 }
 
 // Shardy's processOp in the full version and the reshards it implies.
@@ -179,7 +160,7 @@ void reshardOperands(const OpContext &c, const ShardingProjection &projection,
     TensorSharding target =
         rowSharding(c, projection.operands[i], c.rule.operands[i]);
     Operation *reshard =
-        insertReshardBefore(ctx, c.op, c.op.operand(i), target);
+        createReshard(ctx, pointBefore(c.op), c.op.operand(i), target);
     c.op.setOperand(i, reshard->result(0));
   }
 }
@@ -188,7 +169,7 @@ void reshardResults(const OpContext &c, const ShardingProjection &projection,
                     const std::vector<bool> &changed) {
   Context &ctx = c.module.ctx();
   size_t base = projection.operands.size();
-  Operation *last = &c.op;
+  InsertPoint point = pointAfter(c.op);
   for (size_t i = 0; i < projection.results.size(); ++i) {
     if (!changed[base + i] && !needsCommonMesh(c, c.shardings.out[i]))
       continue;
@@ -197,76 +178,123 @@ void reshardResults(const OpContext &c, const ShardingProjection &projection,
         c.shardings.out[i]
             ? *c.shardings.out[i]
             : fullyClosedSharding(c.mesh_ref, result->type->shape.size());
-    auto reshard =
-        makeOp(ctx, "sdy.reshard", {result}, {result->type}, c.op.loc);
-    setOpSharding(*reshard, old, ctx);
-    last = insertAfter(ctx, *last, result, std::move(reshard));
+    Operation *reshard = createReshard(ctx, point, result, old);
+    replaceUsesExcept(result, reshard->result(0), reshard);
     setSharding(result,
                 rowSharding(c, projection.results[i], c.rule.results[i]), ctx);
   }
 }
 
-void allReduceResults(const OpContext &c, const AxesPerFactor &common) {
-  if (c.op.numResults() == 0 || common.empty())
-    return;
-  std::vector<AxisRef> axes;
-  for (int64_t f : c.rule.reduction)
-    axes.insert(axes.end(), common[f].begin(), common[f].end());
-  const TensorSharding *first = getSharding(c.op.result(0));
-  if (first)
-    axes = getAxisSetDiff(axes, first->unreduced, c.mesh);
-  if (axes.empty())
-    return;
-  sortAndMergeAxes(axes, c.mesh);
-  Context &ctx = c.module.ctx();
-  Operation *last = &c.op;
-  for (size_t i = 0; i < c.op.numResults(); ++i) {
-    Value *result = c.op.result(i);
-    const TensorSharding *s = getSharding(result);
-    TensorSharding out =
-        s ? *s : fullyClosedSharding(c.mesh_ref, result->type->shape.size());
-    auto reduce =
-        makeOp(ctx, "sdy.all_reduce", {result}, {result->type}, c.op.loc);
-    reduce->attrs.set(
-        ctx.intern("reduction_axes"),
-        ctx.attrs.make(Attr{AttrKind::AxisRefList, axes, nullptr, {}}));
-    setOpSharding(*reduce, out, ctx, "out_sharding");
-    last = insertAfter(ctx, *last, result, std::move(reduce));
-  }
+// Shardy's processDot (default version): when lhs and rhs agree and the
+// result conflicts in exactly one non-contracting factor whose result axes
+// are the reduction axes, the dot takes the operands' axes and its result
+// is resharded back afterwards.
+struct DotConflict {
+  int64_t factor = -1;
+  std::vector<AxisRef> operand_axes, reduction_axes;
+};
+
+bool overlapsAny(const std::vector<AxisRef> &seen, const AxisRef &axis) {
+  for (const AxisRef &a : seen)
+    if (overlaps(a, axis))
+      return true;
+  return false;
 }
 
-void processFull(const OpContext &c) {
-  std::vector<const TensorSharding *> in, out;
-  for (const OptSharding &s : c.shardings.in)
-    in.push_back(s ? &*s : nullptr);
-  for (const OptSharding &s : c.shardings.out)
-    out.push_back(s ? &*s : nullptr);
-  ShardingProjection projection = buildProjection(in, out, c.rule, c.mesh);
+std::optional<DotConflict> findDotConflict(const OpContext &c,
+                                           const ShardingProjection &p) {
+  int64_t lhs_size = c.op.operand(0)->type->numElements();
+  int64_t rhs_size = c.op.operand(1)->type->numElements();
+  int64_t result_size = c.op.result(0)->type->numElements();
+  DotConflict conflict;
+  std::vector<AxisRef> seen;
+  for (size_t f = 0; f < c.rule.factor_sizes.size(); ++f) {
+    const FactorSharding *lhs = p.operands[0].find(f);
+    const FactorSharding *rhs = p.operands[1].find(f);
+    const FactorSharding *res = p.results[0].find(f);
+    const std::vector<AxisRef> &axes = lhs ? lhs->axes : rhs->axes;
+    int64_t max_size = lhs ? lhs_size : rhs_size;
+    if (lhs && rhs) {
+      max_size = std::max(lhs_size, rhs_size);
+      if (lhs->axes != rhs->axes)
+        return std::nullopt;
+      if (std::count(c.rule.reduction.begin(), c.rule.reduction.end(), f)) {
+        conflict.reduction_axes.insert(conflict.reduction_axes.end(),
+                                       axes.begin(), axes.end());
+        continue;
+      }
+    } else {
+      for (const AxisRef &axis : axes) {
+        if (overlapsAny(seen, axis))
+          return std::nullopt;
+        seen.push_back(axis);
+      }
+    }
+    if (!res || res->axes == axes)
+      continue;
+    if (axes.empty() || conflict.factor >= 0 || result_size > max_size)
+      return std::nullopt;
+    conflict.factor = static_cast<int64_t>(f);
+    conflict.operand_axes = axes;
+  }
+  return conflict;
+}
+
+void processDot(const OpContext &c, ShardingProjection &projection) {
+  if (c.shardings.out.empty() || !c.shardings.out[0])
+    return;
+  std::optional<DotConflict> conflict = findDotConflict(c, projection);
+  if (!conflict || conflict->factor < 0)
+    return;
+  std::vector<AxisRef> &result_axes =
+      projection.results[0].factors[conflict->factor].axes;
+  if (result_axes.empty() || result_axes != conflict->reduction_axes)
+    return;
+  result_axes = conflict->operand_axes;
+  Context &ctx = c.module.ctx();
+  Value *result = c.op.result(0);
+  setSharding(result,
+              unproject(projection.results[0], c.rule.results[0],
+                        c.rule.factor_sizes, c.mesh_ref, c.mesh),
+              ctx);
+  Operation *reshard =
+      createReshard(ctx, pointAfter(c.op), result, *c.shardings.out[0]);
+  replaceUsesExcept(result, reshard->result(0), reshard);
+}
+
+// Shardy's getReductionAxes: the common axes of the reduction factors in
+// the full version, else (only when the result is unreduced) the
+// compatible axes of each reduction factor.
+std::vector<AxisRef> reductionAxes(const OpContext &c,
+                                   const ShardingProjection &projection,
+                                   const AxesPerFactor &common, bool full) {
+  std::vector<AxisRef> axes;
+  if (full) {
+    for (int64_t f : c.rule.reduction)
+      if (static_cast<size_t>(f) < common.size())
+        axes.insert(axes.end(), common[f].begin(), common[f].end());
+    return axes;
+  }
+  const TensorSharding *first = getSharding(c.op.result(0));
+  if (!first || first->unreduced.empty())
+    return axes;
+  for (int64_t f : c.rule.reduction)
+    if (auto factor = compatibleFactorAxes(projection, f))
+      axes.insert(axes.end(), factor->begin(), factor->end());
+  return axes;
+}
+
+AxesPerFactor processFull(const OpContext &c, ShardingProjection &projection) {
   AxesPerFactor common =
       findCommonAxes(projection, c.rule, tensorSizes(c.op), c.mesh);
   std::vector<bool> changed = applyCommonAxes(projection, common);
   reshardOperands(c, projection, changed);
   reshardResults(c, projection, changed);
-  allReduceResults(c, common);
+  return common;
 }
 
-bool isTerminator(const Operation &op) {
-  return op.is("func.return") || op.is("stablehlo.return") ||
-         op.is("sdy.return");
-}
-
-bool isDataFlowOp(const Operation &op) {
-  return op.is("stablehlo.while") || op.is("stablehlo.case") ||
-         op.is("stablehlo.optimization_barrier");
-}
-
-void processOp(Module &module, Operation &op, bool full) {
-  if (isTerminator(op) || op.dialect() == "sdy" || op.is("func.call") ||
-      isDataFlowOp(op))
-    return;
-  OpShardings s = readShardings(op);
-  if (!isOnFullVersion(op, s, full))
-    return;
+void processRuleOp(Module &module, Operation &op, const OpShardings &s,
+                   bool full) {
   std::optional<OpShardingRule> rule =
       getOrCreateShardingRule(op, module.ctx(), false, /*attach=*/false);
   if (!rule || rule->is_custom)
@@ -275,38 +303,89 @@ void processOp(Module &module, Operation &op, bool full) {
   const Mesh *mesh = mesh_ref ? lookupMesh(module, *mesh_ref) : nullptr;
   if (!mesh)
     return;
-  processFull(OpContext{module, op, *rule, *mesh, *mesh_ref, s});
+  OpContext c{module, op, *rule, *mesh, *mesh_ref, s};
+  std::vector<const TensorSharding *> in, out;
+  for (const OptSharding &sharding : s.in)
+    in.push_back(sharding ? &*sharding : nullptr);
+  for (const OptSharding &sharding : s.out)
+    out.push_back(sharding ? &*sharding : nullptr);
+  ShardingProjection projection = buildProjection(in, out, *rule, *mesh);
+  AxesPerFactor common;
+  if (full)
+    common = processFull(c, projection);
+  else if (op.is("stablehlo.dot") || op.is("stablehlo.dot_general"))
+    processDot(c, projection);
+  if (op.numResults() > 0)
+    allReduceResults(module, op, reductionAxes(c, projection, common, full),
+                     *mesh, *mesh_ref);
 }
 
-void reshardFuncResults(Module &module, Operation &func, bool full) {
-  Operation *ret = terminatorOf(func);
-  if (!full || !ret)
-    return;
-  for (size_t i = 0; i < ret->numOperands(); ++i) {
-    const TensorSharding *target = getFuncResultSharding(func, i);
-    OptSharding source = shardingBypassingBarriers(ret->operand(i));
-    if (!target || (source && isEquivalent(*source, *target)) ||
-        (!source && isFullyReplicated(*target)))
-      continue;
-    Operation *reshard =
-        insertReshardBefore(module.ctx(), *ret, ret->operand(i), *target);
-    ret->setOperand(i, reshard->result(0));
+bool isSingleDeviceOp(const Module &module, const OpShardings &s) {
+  for (const OptSharding &sharding : s.out)
+    if (sharding && isSingleDeviceSharding(module, *sharding))
+      return true;
+  return false;
+}
+
+bool processOp(Module &module, Operation &op, bool enable_full,
+               DiagnosticEngine &diags) {
+  bool full = isOnFullVersion(op, enable_full);
+  if (isShardableDataFlowOp(op)) {
+    reshardDataFlowSources(module, op, full);
+    return true;
   }
+  if (op.is("func.call")) {
+    reshardCallOperands(module, op, full);
+    return true;
+  }
+  if (convertReshardToUnreducedCollectives(module, op))
+    return true;
+  allReduceOperandsIfUnreducedToReplicated(module, op);
+  OpShardings s = readShardings(op);
+  if (isSingleDeviceOp(module, s))
+    return processSingleDeviceOp(module, op, s.out, diags);
+  processRuleOp(module, op, s, full);
+  return true;
+}
+
+bool isTerminator(const Operation &op) {
+  return op.is("func.return") || op.is("stablehlo.return") ||
+         op.is("sdy.return");
+}
+
+// The func's ops in post-order (nested ops before their parent), as MLIR's
+// default walk visits them.
+void collectPostOrder(Operation &root, std::vector<Operation *> &ops) {
+  for (size_t r = 0; r < root.numRegions(); ++r)
+    for (auto &block : root.region(r).blocks)
+      for (Operation &op : *block) {
+        collectPostOrder(op, ops);
+        if (!isTerminator(op))
+          ops.push_back(&op);
+      }
 }
 
 } // namespace
 
 bool insertExplicitReshardsPass(Module &module, const PassOptions &options,
-                                DiagnosticEngine &) {
+                                DiagnosticEngine &diags) {
   bool full = optionIsTrue(options, "enable-full-version");
+  bool ok = true;
   forEachFunc(module, [&](Operation &func) {
+    if (!ok || !verifyNoSingleDeviceFuncShardings(module, func, diags)) {
+      ok = false;
+      return;
+    }
     std::vector<Operation *> ops;
-    walk(func, [&](Operation &op) { ops.push_back(&op); });
+    collectPostOrder(func, ops);
     for (Operation *op : ops)
-      processOp(module, *op, full);
+      if (!processOp(module, *op, full, diags)) {
+        ok = false;
+        return;
+      }
     reshardFuncResults(module, func, full);
   });
-  return true;
+  return ok;
 }
 
 } // namespace shardlab
