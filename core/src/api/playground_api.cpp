@@ -109,9 +109,9 @@ json scheduleModule(Module &module, bool lowered,
                     const ScheduleRequest &request) {
   DiagnosticEngine diags;
   std::string error;
-  if (!lowered && !detail::runFlags(module,
-                                    {"-sdy-insert-explicit-reshards",
-                                     "-sdy-reshard-to-collectives"},
+  // The export pipeline with explicit collectives, as the "explicit"
+  // playground pipeline runs it (it also all-reduces sharded reductions).
+  if (!lowered && !detail::runFlags(module, {pipelineFlags("explicit").back()},
                                     diags, error))
     return detail::failureReply(error, diags.diagnostics());
   json reply = {{"ok", false}, {"explicit_module", printModule(module)}};

@@ -201,10 +201,11 @@ std::string rowName(std::string node) {
 }
 
 json playgroundStep(const json &step) {
-  json tensors = json::array();
-  for (const char *side : {"operands", "results"})
-    for (const json &slot : step[side])
-      tensors.push_back(slotName(slot));
+  json operands = json::array(), results = json::array();
+  for (const json &slot : step["operands"])
+    operands.push_back(slotName(slot));
+  for (const json &slot : step["results"])
+    results.push_back(slotName(slot));
   json decisions = json::array();
   for (const json &d : step["decisions"])
     decisions.push_back({{"axis", quotedAxis(d["axis"])},
@@ -222,7 +223,8 @@ json playgroundStep(const json &step) {
           {"strategy", step["strategy"]},
           {"user_priority", step["user_priority"]},
           {"op_priority_level", step["op_priority_level"]},
-          {"tensors", tensors},
+          {"operands", operands},
+          {"results", results},
           {"decisions", decisions},
           {"group_copies", step["group_copies"].size()}};
 }

@@ -72,7 +72,7 @@ std::string valueLayoutJson(std::string_view text,
 /// {"ok", "pipeline", "exact": true, "order": "decision", "seeds", "values"
 ///  (as traceToJson writes them), "steps": [{"index" (Shardy's step-N),
 ///  "kind", "op", "line", "column", "strategy", "user_priority",
-///  "op_priority_level", "tensors": [operand and result names],
+///  "op_priority_level", "operands", "results": [printed names],
 ///  "decisions": [{"axis", "factor", "symbol", "target": "result 0",
 ///  "source": "operand 1", "priority"}], "group_copies": count}]}. The
 /// pipelines ("pipeline", "explicit") trace their propagation pass, user
