@@ -2,6 +2,7 @@
 // object crosses the boundary, so JS never holds a handle to free, and every
 // entry point returns errors as values (see shardlab/api/api.h).
 #include "shardlab/api/api.h"
+#include "shardlab/api/playground_api.h"
 
 #include <emscripten/bind.h>
 
@@ -36,6 +37,35 @@ std::string estimateGemm(const std::string &options_json) {
   return shardlab::api::estimateGemmJson(options_json);
 }
 
+std::string playground(const std::string &text,
+                       const std::string &options_json) {
+  return shardlab::api::playgroundJson(text, options_json);
+}
+
+std::string scheduleModule(const std::string &text,
+                           const std::string &options_json) {
+  return shardlab::api::scheduleJson(text, options_json);
+}
+
+std::string shardingReport(const std::string &text) {
+  return shardlab::api::shardingReportApiJson(text);
+}
+
+std::string opFactors(const std::string &text,
+                      const std::string &options_json) {
+  return shardlab::api::opFactorsJson(text, options_json);
+}
+
+std::string valueLayout(const std::string &text,
+                        const std::string &options_json) {
+  return shardlab::api::valueLayoutJson(text, options_json);
+}
+
+std::string propagationTrace(const std::string &text,
+                             const std::string &options_json) {
+  return shardlab::api::propagationTraceJson(text, options_json);
+}
+
 } // namespace
 
 EMSCRIPTEN_BINDINGS(shardlab) {
@@ -47,4 +77,10 @@ EMSCRIPTEN_BINDINGS(shardlab) {
   emscripten::function("hardwarePresets", &hardwarePresets);
   emscripten::function("estimateCollective", &estimateCollective);
   emscripten::function("estimateGemm", &estimateGemm);
+  emscripten::function("playground", &playground);
+  emscripten::function("schedule", &scheduleModule);
+  emscripten::function("shardingReport", &shardingReport);
+  emscripten::function("opFactors", &opFactors);
+  emscripten::function("valueLayout", &valueLayout);
+  emscripten::function("propagationTrace", &propagationTrace);
 }

@@ -173,6 +173,209 @@ export interface VersionInfo {
   api_version: number;
 }
 
+/** Propagation choices of the playground (see playground_api.h). */
+export type PipelineName =
+  | "basic"
+  | "aggressive"
+  | "op-priority"
+  | "user-priority"
+  | "pipeline"
+  | "explicit";
+
+/** Schedule settings: hardware, topology, S-curve, overlap, table. */
+export interface ScheduleOptions {
+  /** "none": the module already holds explicit collectives. */
+  pipeline?: PipelineName | "none";
+  preset?: string;
+  /** GPUs per NVLink node (0: the preset's). */
+  gpus_per_node?: number;
+  /** S-curve options "k=v,k2=v2" (nic_speed_gbps, rtt_us, ...). */
+  sol_options?: string;
+  overlap_limit?: number;
+  memory_limit?: number;
+  estimator?: "real" | "approximate";
+  /** A shardlab table (as `loadTable(...).table` returns it). */
+  table?: PerfTable | string;
+  /** Also return the Chrome trace. */
+  trace?: boolean;
+}
+
+export interface ScheduledOp {
+  name: string;
+  kind: "compute" | "collective";
+  stream: string;
+  start_us: number;
+  end_us: number;
+  deps: number[];
+  [key: string]: unknown;
+}
+
+/** The schedule report (schedule/report.h). */
+export interface ScheduleReport {
+  step_time_us: number;
+  compute_us: number;
+  comm_us: number;
+  exposed_comm_us: number;
+  hidden_comm_us?: number;
+  peak_memory_bytes: number;
+  memory_curve: [number, number][];
+  ops: ScheduledOp[];
+  topology: Record<string, unknown>;
+  assumptions: string[];
+  [key: string]: unknown;
+}
+
+export interface ChromeTrace {
+  traceEvents: Record<string, unknown>[];
+  [key: string]: unknown;
+}
+
+export interface ScheduleResult {
+  ok: boolean;
+  error?: string;
+  diagnostics?: Diagnostic[];
+  explicit_module?: string;
+  report?: ScheduleReport;
+  trace?: ChromeTrace;
+}
+
+export interface PlaygroundOptions extends ScheduleOptions {
+  pipeline?: PipelineName;
+  /** Estimate the schedule too (default true). */
+  schedule?: boolean;
+}
+
+/** One playground update: diagnostics, output of the pipeline, schedule. */
+export interface PlaygroundResult {
+  ok: boolean;
+  error?: string;
+  stage: "parse" | "verify" | "propagate" | "schedule" | "done";
+  pipeline?: string;
+  flags?: string[];
+  diagnostics: Diagnostic[];
+  /** The input as printed (canonical form), "" when it did not parse. */
+  input: string;
+  /** The module after the pipeline. */
+  output: string;
+  schedule?: ScheduleResult;
+  timings_ms?: Record<string, number>;
+}
+
+/** A 1-based source position in the input text. */
+export interface SourcePosition {
+  line: number;
+  column?: number;
+  pipeline?: PipelineName;
+}
+
+export interface FactorInfo {
+  index: number;
+  symbol: string;
+  size: number;
+  kind: "pass-through" | "reduction" | "need-replication" | "permutation" | "blocked";
+}
+
+export interface FactorRowState {
+  factors: { axes: string[]; present: boolean; closed: boolean; overflow: string[] }[];
+  replicated: string[];
+  unreduced: string[];
+  sharding: string;
+}
+
+export interface FactorTable {
+  ok: boolean;
+  error?: string;
+  op?: string;
+  line?: number;
+  column?: number;
+  mesh?: string;
+  factors?: FactorInfo[];
+  rows?: { tensor: string; dims: number[][]; before: FactorRowState; after: FactorRowState }[];
+}
+
+export interface DeviceShard {
+  id: number;
+  coords: number[];
+  shard: number[];
+  offsets: number[];
+  sizes: number[];
+}
+
+export interface ValueLayout {
+  ok: boolean;
+  error?: string;
+  value?: { line: number; column: number; kind: "argument" | "result"; index: number };
+  op?: string;
+  sharding?: string;
+  shape?: number[];
+  local_shape?: number[];
+  mesh?: { name: string; axes: { name: string; size: number }[]; device_ids: number[]; text: string };
+  dims?: { axes: string[]; shards: number; closed: boolean }[];
+  replicated?: string[];
+  unreduced?: string[];
+  devices?: DeviceShard[];
+}
+
+export interface TraceDecision {
+  target: string;
+  source: string;
+  factor: number;
+  symbol: string;
+  axis: string;
+  priority: number;
+}
+
+export interface TraceStep {
+  /** Shardy's step-N. */
+  index: number;
+  /** "op", "data_flow_edge", "func_result", ... */
+  kind: string;
+  op: string;
+  line: number;
+  column: number;
+  strategy: string;
+  /** User-priority round (-1 outside that layer). */
+  user_priority: number;
+  /** Op-priority level 0..4 (-1 when not run). */
+  op_priority_level: number;
+  /** The step's operands and results, by printed name. */
+  operands: string[];
+  results: string[];
+  decisions: TraceDecision[];
+  /** Sharding-group members that received the new sharding. */
+  group_copies: number;
+}
+
+export interface PropagationTrace {
+  ok: boolean;
+  error?: string;
+  diagnostics?: Diagnostic[];
+  pipeline?: string;
+  /** true: the driver's own decisions, in order. */
+  exact?: boolean;
+  order?: string;
+  seeds?: { slot: { func: string; value?: string; result?: number }; axis: string; origin: string; priority: number }[];
+  steps?: TraceStep[];
+  values?: unknown[];
+}
+
+export interface ShardingReportResult {
+  ok: boolean;
+  error: string;
+  propagation: string;
+  propagated_module: string;
+  explicit_module: string;
+  shardings: { op: string; line: number; result: number; sharding: string }[];
+  collectives: {
+    kind: string;
+    mesh_axes: string[];
+    bytes_per_device: number;
+    device_groups: number[][];
+    required_by: string;
+    line: number;
+  }[];
+}
+
 /** One instance of the WebAssembly module. */
 export interface Shardlab {
   version(): VersionInfo;
@@ -187,6 +390,18 @@ export interface Shardlab {
   hardwarePresets(): HardwarePreset[];
   estimateCollective(options: CollectiveOptions): Estimate | Failure;
   estimateGemm(options: GemmOptions): Estimate | Failure;
+  /** Verify, propagate with `pipeline`, estimate the schedule: one edit. */
+  playground(text: string, options?: PlaygroundOptions): PlaygroundResult;
+  /** The estimated schedule (report, optional Chrome trace). */
+  schedule(text: string, options?: ScheduleOptions): ScheduleResult;
+  /** Propagation, explicit collectives, per-value shardings, collectives. */
+  shardingReport(text: string): ShardingReportResult;
+  /** The factor table of the op at a position, before and after propagation. */
+  opFactors(text: string, position: SourcePosition): FactorTable;
+  /** Which shard each device holds of the value at a position. */
+  valueLayout(text: string, position: SourcePosition & { before?: boolean }): ValueLayout;
+  /** What propagation decided, step by step (the driver's trace). */
+  propagationTrace(text: string, options?: { pipeline?: PipelineName }): PropagationTrace;
   /** Bytes of WebAssembly memory in use by this instance (for monitoring). */
   memoryBytes(): number;
 }
@@ -258,6 +473,35 @@ function wrap(raw: RawShardlabModule): Shardlab {
       call<Estimate | Failure>(() => raw.estimateCollective(options(opts)), (f) => f),
     estimateGemm: (opts) =>
       call<Estimate | Failure>(() => raw.estimateGemm(options(opts)), (f) => f),
+    playground: (t, opts) =>
+      call<PlaygroundResult>(
+        () => raw.playground(text(t, "text"), options(opts)),
+        (f) => ({ ok: false, error: f.error, stage: "parse", diagnostics: [], input: "", output: "" }),
+      ),
+    schedule: (t, opts) =>
+      call<ScheduleResult>(() => raw.schedule(text(t, "text"), options(opts)), (f) => f),
+    shardingReport: (t) =>
+      call<ShardingReportResult>(
+        () => raw.shardingReport(text(t, "text")),
+        (f) => ({
+          ok: false,
+          error: f.error,
+          propagation: "",
+          propagated_module: "",
+          explicit_module: "",
+          shardings: [],
+          collectives: [],
+        }),
+      ),
+    opFactors: (t, position) =>
+      call<FactorTable>(() => raw.opFactors(text(t, "text"), options(position)), (f) => f),
+    valueLayout: (t, position) =>
+      call<ValueLayout>(() => raw.valueLayout(text(t, "text"), options(position)), (f) => f),
+    propagationTrace: (t, opts) =>
+      call<PropagationTrace>(
+        () => raw.propagationTrace(text(t, "text"), options(opts)),
+        (f) => f,
+      ),
     memoryBytes: () => raw.HEAP8.length,
   };
 }

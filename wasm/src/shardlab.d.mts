@@ -10,6 +10,12 @@ export interface RawShardlabModule {
   hardwarePresets(): string;
   estimateCollective(optionsJson: string): string;
   estimateGemm(optionsJson: string): string;
+  playground(text: string, optionsJson: string): string;
+  schedule(text: string, optionsJson: string): string;
+  shardingReport(text: string): string;
+  opFactors(text: string, optionsJson: string): string;
+  valueLayout(text: string, optionsJson: string): string;
+  propagationTrace(text: string, optionsJson: string): string;
   HEAP8: Int8Array;
 }
 

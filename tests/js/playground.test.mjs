@@ -1,0 +1,74 @@
+// The playground entry points through the npm package: one update call,
+// schedule with a Chrome trace, factor tables, device layouts and the
+// trace; bad input comes back as values.
+import test from "node:test";
+import assert from "node:assert/strict";
+import { sl, readExample } from "./helpers.mjs";
+
+const hello = readExample("hello.mlir");
+const lineOf = (text, needle) => text.split("\n").findIndex((l) => l.includes(needle)) + 1;
+
+test("playground: diagnostics, output and schedule in one call", () => {
+  const r = sl.playground(hello, { pipeline: "basic" });
+  assert.equal(r.ok, true);
+  assert.equal(r.stage, "done");
+  assert.match(r.output, /stablehlo\.dot_general .*\{sdy\.sharding = #sdy\.sharding_per_value<\[<@mesh, \[\{"x", \?\}, \{"y", \?\}\]>\]>\}/);
+  assert.ok(r.schedule.ok);
+  assert.ok(r.schedule.report.step_time_us > 0);
+  const bad = sl.playground(hello.replace('[{"x"}, {}]', '[{"q"}, {}]'));
+  assert.equal(bad.ok, false);
+  assert.equal(bad.stage, "verify");
+  assert.ok(bad.diagnostics.some((d) => d.severity === "error" && d.line === lineOf(hello, "%arg0:")));
+  assert.equal(sl.playground(hello, { pipeline: "nope" }).ok, false);
+  assert.equal(sl.playground(42).ok, false);
+});
+
+test("every playground pipeline runs on every example", () => {
+  for (const name of ["hello.mlir", "schedule/dp_mlp.mlir", "playground/tensor_parallel_mlp.mlir",
+    "playground/priorities.mlir", "playground/reshape_sub_axes.mlir", "playground/reduce_and_broadcast.mlir"]) {
+    const text = readExample(name);
+    for (const pipeline of ["basic", "aggressive", "op-priority", "user-priority", "pipeline", "explicit"]) {
+      const r = sl.playground(text, { pipeline });
+      assert.equal(r.ok, true, `${name} ${pipeline}: ${r.error} ${JSON.stringify(r.diagnostics)}`);
+      assert.equal(r.schedule?.ok, true, `${name} ${pipeline}: ${r.schedule?.error}`);
+    }
+  }
+  const tp = sl.playground(readExample("playground/tensor_parallel_mlp.mlir"), { pipeline: "explicit" });
+  assert.match(tp.output, /sdy\.all_reduce \{"model"\}/);
+});
+
+test("schedule: Chrome trace parses; a table changes the estimate", () => {
+  const text = readExample("playground/tensor_parallel_mlp.mlir");
+  const r = sl.schedule(text, { trace: true });
+  assert.equal(r.ok, true);
+  assert.ok(r.trace.traceEvents.length > 0);
+  const table = JSON.parse(readExample("tables/h100_analytical.shardlab.json"));
+  for (const c of table.collectives) {
+    c.time_us.median *= 10;
+    c.throughput_bytes_per_s /= 10;
+  }
+  const slow = sl.schedule(text, { table });
+  assert.equal(slow.ok, true);
+  assert.ok(slow.report.comm_us > r.report.comm_us * 2, `${slow.report.comm_us} vs ${r.report.comm_us}`);
+  const bad = sl.schedule(text, { table: { format: "shardlab-perf-table", version: 1, collectives: [{}] } });
+  assert.equal(bad.ok, false);
+  assert.match(bad.error, /table/);
+});
+
+test("factor table, device layout and trace by source position", () => {
+  const f = sl.opFactors(hello, { line: lineOf(hello, "dot_general"), pipeline: "basic" });
+  assert.equal(f.ok, true);
+  assert.deepEqual(f.factors.map((x) => x.kind), ["pass-through", "pass-through", "reduction"]);
+  assert.deepEqual(f.rows[2].after.factors[0].axes, ['"x"']);
+  const l = sl.valueLayout(hello, { line: lineOf(hello, "stablehlo.add") });
+  assert.equal(l.ok, true);
+  assert.deepEqual(l.local_shape, [4, 16]);
+  assert.equal(l.devices.length, 4);
+  const t = sl.propagationTrace(hello, { pipeline: "basic" });
+  assert.equal(t.ok, true);
+  assert.equal(t.steps[0].op, "stablehlo.dot_general");
+  assert.ok(t.steps[0].decisions.some((d) => d.axis === '"x"' && d.source === "operand 0"));
+  assert.equal(sl.opFactors(hello, { line: 999 }).ok, false);
+  assert.equal(sl.valueLayout(hello, {}).ok, false);
+  assert.equal(sl.shardingReport(hello).ok, true);
+});
