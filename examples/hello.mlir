@@ -1,5 +1,5 @@
 // A dense layer (matmul plus bias) on a 2x2 mesh: the batch is sharded on "x",
-// the weight on "y". `bash scripts/run.sh` prints what shardlab-opt makes of it.
+// the weight on "y". `bash scripts/run.sh` opens it in the playground.
 sdy.mesh @mesh = <["x"=2, "y"=2]>
 
 func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}, %arg2: tensor<8x32xf32>) -> tensor<8x32xf32> {

@@ -1,0 +1,302 @@
+// The playground page: wires the editor, the worker running the WASM core,
+// the URL/local-storage state and the views. After each edit (debounced)
+// one `playground` call verifies, propagates and schedules; the views of
+// the selection (factor table, devices, trace) are fetched when shown.
+import "./style.css";
+import { CoreClient } from "./client";
+import { createInputEditor, createOutputView, offsetOf } from "./editor";
+import { changedSpans } from "./diff";
+import { EXAMPLES } from "./examples";
+import { DEFAULT_SETTINGS, decodeHash, encodeHash, loadLocal, saveLocal, type AppState, type Settings } from "./state";
+import { setupTabs } from "./tabs";
+import { h } from "./dom";
+import { renderShardingEditor, type Edit } from "./views/sharding-editor";
+import { renderFactors } from "./views/factors";
+import { renderTrace } from "./views/trace";
+import { renderDevices } from "./views/devices";
+import { renderSchedule, type TableState } from "./views/schedule";
+import type {
+  FactorTable, HardwarePreset, LoadedTable, Failure, PerfTable, PlaygroundResult, PropagationTrace, ScheduleResult, ValueLayout,
+} from "@shardlab/wasm";
+
+const $ = (id: string) => document.getElementById(id) as HTMLElement;
+
+/** What the tests read: update count and the last edit-to-view latency. */
+interface Probe {
+  updates: number;
+  lastLatencyMs: number;
+  lastCoreMs: number;
+  /** Edit to reply arrival (debounce + worker queue + core + transfer). */
+  lastReplyMs: number;
+}
+declare global {
+  interface Window {
+    __shardlab: Probe;
+  }
+}
+
+/** `?example=name` opens that example (used by scripts/run.sh's URL). */
+function exampleFromQuery(): AppState | null {
+  const name = new URLSearchParams(location.search).get("example");
+  const example = EXAMPLES.find((e) => e.name === name);
+  return example ? { text: example.text, example: example.name, settings: { ...DEFAULT_SETTINGS } } : null;
+}
+
+const initial: AppState = decodeHash(location.hash) as AppState | null
+  ?? exampleFromQuery()
+  ?? loadLocal()
+  ?? { text: EXAMPLES[0]?.text ?? "", example: EXAMPLES[0]?.name ?? "", settings: { ...DEFAULT_SETTINGS } };
+
+const app = {
+  text: initial.text,
+  example: initial.example,
+  settings: { ...DEFAULT_SETTINGS, ...initial.settings } as Settings,
+  cursor: { line: 1, column: 1 },
+  tab: "tab-output",
+  result: null as PlaygroundResult | null,
+  table: null as { table: PerfTable; status: TableState } | null,
+  tableStatus: null as TableState | null,
+  presets: [] as HardwarePreset[],
+  trace: null as PropagationTrace | null,
+  traceIndex: 0,
+  devicesBefore: false,
+  editAt: performance.now(),
+};
+
+window.__shardlab = { updates: 0, lastLatencyMs: 0, lastCoreMs: 0, lastReplyMs: 0 };
+const core = new CoreClient();
+
+// ---- Theme
+const storedTheme = localStorage.getItem("shardlab-theme");
+let dark = storedTheme ? storedTheme === "dark" : matchMedia("(prefers-color-scheme: dark)").matches;
+document.documentElement.dataset.theme = dark ? "dark" : "light";
+
+// ---- Editors
+const editor = createInputEditor($("editor"), app.text, dark, (text) => {
+  app.text = text;
+  app.editAt = performance.now();
+  scheduleUpdate();
+}, (line, column) => {
+  if (line === app.cursor.line && column === app.cursor.column) return;
+  app.cursor = { line, column };
+  scheduleSelection();
+});
+const output = createOutputView($("output"), dark);
+
+$("theme").addEventListener("click", () => {
+  dark = !dark;
+  localStorage.setItem("shardlab-theme", dark ? "dark" : "light");
+  document.documentElement.dataset.theme = dark ? "dark" : "light";
+  editor.setTheme(dark);
+  output.setTheme(dark);
+});
+
+// ---- Examples and pipeline
+const examples = $("examples") as HTMLSelectElement;
+examples.append(h("option", { value: "" }, "(your module)"), ...EXAMPLES.map((e) => h("option", { value: e.name }, e.name)));
+examples.value = EXAMPLES.some((e) => e.name === app.example) ? app.example : "";
+examples.addEventListener("change", () => {
+  const example = EXAMPLES.find((e) => e.name === examples.value);
+  if (!example) return;
+  app.example = example.name;
+  editor.setText(example.text);
+});
+const pipeline = $("pipeline") as HTMLSelectElement;
+pipeline.value = app.settings.pipeline;
+pipeline.addEventListener("change", () => {
+  app.settings.pipeline = pipeline.value;
+  app.editAt = performance.now();
+  void update();
+});
+
+// ---- Share link and persistence
+function persist(): void {
+  const state: AppState = { text: app.text, example: app.example, settings: app.settings };
+  saveLocal(state);
+  history.replaceState(null, "", encodeHash(state));
+}
+let persistTimer = 0;
+function schedulePersist(): void {
+  clearTimeout(persistTimer);
+  persistTimer = window.setTimeout(persist, 300);
+}
+$("share").addEventListener("click", async () => {
+  persist();
+  try {
+    await navigator.clipboard.writeText(location.href);
+    $("status").textContent = "share link copied";
+  } catch {
+    $("status").textContent = "share link is in the address bar";
+  }
+});
+
+// ---- Updates
+let updateTimer = 0;
+function scheduleUpdate(): void {
+  clearTimeout(updateTimer);
+  updateTimer = window.setTimeout(() => void update(), 25);
+}
+
+function scheduleOptions(): Record<string, unknown> {
+  const { pipeline: p, ...rest } = app.settings;
+  return { pipeline: p, ...rest, ...(app.table ? { table: app.table.table } : {}) };
+}
+
+async function update(): Promise<void> {
+  const reply = await core.latest<PlaygroundResult>("update", "playground", app.text, scheduleOptions());
+  if (reply.stale) return;
+  const replyAt = performance.now();
+  const r = reply.result;
+  app.result = r;
+  editor.setDiagnostics(r.diagnostics);
+  renderProblems(r);
+  if (r.ok) showOutput(r);
+  // A failed update keeps the last good output, marked as stale.
+  $("view-output").classList.toggle("stale", !r.ok);
+  const status = r.ok ? `propagated (${r.pipeline}) in ${reply.ms.toFixed(0)} ms` : `${r.stage} failed: ${r.error ?? `${r.diagnostics.length} diagnostic(s)`}`;
+  $("status").textContent = status;
+  $("status").className = r.ok ? "status ok" : "status error";
+  schedulePersist();
+  app.trace = null;
+  renderActive();
+  refreshSelection();
+  requestAnimationFrame(() => {
+    window.__shardlab.updates++;
+    window.__shardlab.lastLatencyMs = performance.now() - app.editAt;
+    window.__shardlab.lastCoreMs = reply.ms;
+    window.__shardlab.lastReplyMs = replyAt - app.editAt;
+    document.body.dataset.updates = String(window.__shardlab.updates);
+  });
+}
+
+function renderProblems(r: PlaygroundResult): void {
+  const problems = $("problems");
+  const items = r.diagnostics.map((d) =>
+    h("li", { class: d.severity },
+      h("button", { type: "button", class: "link", onclick: () => jumpTo(d.line, d.column) }, `${d.line}:${d.column}`),
+      ` ${d.severity}: ${d.message}`));
+  if (!r.ok && r.error && !r.diagnostics.length) items.push(h("li", { class: "error" }, r.error));
+  problems.replaceChildren(...items);
+}
+
+function showOutput(r: PlaygroundResult): void {
+  const spans = changedSpans(r.input, r.output);
+  const lines = r.output.split("\n");
+  let offset = 0;
+  const starts = lines.map((l) => { const s0 = offset; offset += l.length + 1; return s0; });
+  output.show(r.output,
+    spans.map((c) => ({ from: starts[c.line - 1] + c.from, to: starts[c.line - 1] + c.to })),
+    spans.map((c) => c.line));
+  $("view-output").dataset.changed = String(spans.length);
+}
+
+function jumpTo(line: number, column = 1): void {
+  const pos = offsetOf(editor.view.state, line, column);
+  editor.view.dispatch({ selection: { anchor: pos }, scrollIntoView: true });
+  editor.view.focus();
+}
+
+// ---- Views
+let selectionTimer = 0;
+function scheduleSelection(): void {
+  clearTimeout(selectionTimer);
+  selectionTimer = window.setTimeout(() => { renderActive(); refreshSelection(); }, 60);
+}
+
+function applyEdit(e: Edit): void {
+  app.editAt = performance.now();
+  editor.view.dispatch({ changes: e });
+}
+
+function renderActive(): void {
+  if (app.tab === "tab-sharding")
+    renderShardingEditor($("view-sharding"), app.text, app.cursor.line, app.cursor.column, applyEdit);
+  if (app.tab === "tab-schedule") renderScheduleView();
+}
+
+function renderScheduleView(): void {
+  renderSchedule($("view-schedule"), app.result?.schedule as ScheduleResult | undefined, app.settings, app.presets, app.tableStatus, {
+    onSettings: (patch) => { Object.assign(app.settings, patch); app.editAt = performance.now(); void update(); },
+    onTableFile: (file) => void loadTableFile(file),
+    onClearTable: () => { app.table = null; app.tableStatus = null; void update(); },
+    onExportTrace: () => void exportTrace(),
+    onExportReport: () => download("shardlab-report.json", JSON.stringify(app.result?.schedule?.report ?? {}, null, 1)),
+  });
+}
+
+async function refreshSelection(): Promise<void> {
+  const position = { line: app.cursor.line, column: app.cursor.column, pipeline: app.settings.pipeline };
+  const text = app.text;
+  if (app.tab === "tab-factors") {
+    const r = await core.latest<FactorTable>("factors", "opFactors", text, position);
+    if (!r.stale) renderFactors($("view-factors"), r.result, position.line);
+  } else if (app.tab === "tab-devices") {
+    const r = await core.latest<ValueLayout>("devices", "valueLayout", text, { ...position, before: app.devicesBefore });
+    if (!r.stale) renderDevices($("view-devices"), r.result, app.devicesBefore, (b) => { app.devicesBefore = b; void refreshSelection(); });
+  } else if (app.tab === "tab-trace") {
+    if (!app.trace) {
+      const r = await core.latest<PropagationTrace>("trace", "propagationTrace", text, { pipeline: app.settings.pipeline });
+      if (r.stale) return;
+      app.trace = r.result;
+      const steps = app.trace.steps ?? [];
+      const here = steps.findIndex((s) => s.line === app.cursor.line);
+      if (here >= 0) app.traceIndex = here;
+    }
+    drawTrace();
+  }
+}
+
+function drawTrace(): void {
+  renderTrace($("view-trace"), app.trace, app.traceIndex, (i) => {
+    app.traceIndex = Math.min(Math.max(i, 0), (app.trace?.steps?.length ?? 1) - 1);
+    drawTrace();
+    (document.querySelector("[data-testid=trace-slider]") as HTMLElement | null)?.focus();
+  }, (line) => jumpTo(line));
+}
+
+setupTabs($("tabs"), (id) => {
+  app.tab = id;
+  renderActive();
+  void refreshSelection();
+});
+
+// ---- Tables and exports
+async function loadTableFile(file: File): Promise<void> {
+  const text = await file.text();
+  const r = await core.call<LoadedTable | Failure>("loadTable", text, { format: "auto" });
+  if (r.result.ok) {
+    const t = r.result as LoadedTable;
+    const summary = `${t.format} table, ${t.summary.collectives} collective and ${t.summary.gemms} GEMM entries (${t.summary.device_name || "device"})`;
+    app.tableStatus = { name: file.name, summary };
+    app.table = { table: t.table, status: app.tableStatus };
+    app.editAt = performance.now();
+    await update();
+  } else {
+    const lines = (r.result as Failure).error.split("\n");
+    const more = lines.length > 4 ? `\n… and ${lines.length - 4} more line(s)` : "";
+    app.tableStatus = { name: file.name, error: lines.slice(0, 4).join("\n") + more };
+    renderActive();
+  }
+}
+
+function download(name: string, text: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type: "application/json" }));
+  const a = h("a", { href: url, download: name });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+async function exportTrace(): Promise<void> {
+  const r = await core.call<ScheduleResult>("schedule", app.text, { ...scheduleOptions(), trace: true });
+  if (r.result.ok && r.result.trace) download("shardlab-trace.json", JSON.stringify(r.result.trace));
+  else $("status").textContent = `trace export failed: ${r.result.error ?? "no schedule"}`;
+}
+
+// ---- Start
+void (async () => {
+  const presets = await core.call<HardwarePreset[]>("hardwarePresets");
+  app.presets = presets.result;
+  await update();
+})();

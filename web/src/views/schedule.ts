@@ -1,0 +1,142 @@
+// The estimated schedule: settings (hardware preset, topology, S-curve
+// options, overlap limit, estimator), performance tables by file picker or
+// drag-and-drop, the totals, a Gantt chart with one track per stream
+// (exposed communication highlighted, hover/focus details), the memory
+// curve, and exports (Chrome trace for Perfetto, the JSON report).
+import { h, s, fmtBytes, fmtUs, fill } from "../dom";
+import type { HardwarePreset, ScheduleResult, ScheduledOp } from "@shardlab/wasm";
+import type { Settings } from "../state";
+
+export interface TableState {
+  name: string;
+  summary?: string;
+  error?: string;
+}
+
+export interface ScheduleHandlers {
+  onSettings(patch: Partial<Settings>): void;
+  onTableFile(file: File): void;
+  onClearTable(): void;
+  onExportTrace(): void;
+  onExportReport(): void;
+}
+
+function settingsForm(settings: Settings, presets: HardwarePreset[], table: TableState | null, devices: number, hs: ScheduleHandlers): HTMLElement {
+  const preset = presets.find((p) => p.name === settings.preset);
+  const perNode = settings.gpus_per_node || preset?.gpus_per_node || 8;
+  const file = h("input", { type: "file", accept: ".json,.txtpb,.pbtxt,.txt", "data-testid": "table-file", "aria-label": "load a performance table",
+    onchange: (e: Event) => { const f = (e.target as HTMLInputElement).files?.[0]; if (f) hs.onTableFile(f); } });
+  const drop = h("div", { class: "drop", tabindex: 0, "data-testid": "table-drop" },
+    "Drop a performance table here (shardlab JSON from the collectors, or XLA text-proto) or ", file,
+    table ? h("div", { "data-testid": "table-status", class: table.error ? "error" : "ok" },
+      table.error ? `${table.name}: ${table.error}` : `${table.name}: ${table.summary}`,
+      table.error ? null : h("button", { type: "button", onclick: () => hs.onClearTable() }, "use the preset's table")) : null);
+  drop.addEventListener("dragover", (e) => { e.preventDefault(); drop.classList.add("over"); });
+  drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+  drop.addEventListener("drop", (e) => {
+    e.preventDefault();
+    drop.classList.remove("over");
+    const f = e.dataTransfer?.files?.[0];
+    if (f) hs.onTableFile(f);
+  });
+  const num = (key: "gpus_per_node" | "overlap_limit", label: string, min: number) =>
+    h("label", {}, label, " ", h("input", { type: "number", min, class: "num", value: settings[key], "data-testid": `set-${key}`,
+      onchange: (e: Event) => hs.onSettings({ [key]: Math.max(min, Math.floor(Number((e.target as HTMLInputElement).value) || 0)) }) }));
+  return h("div", { class: "settings" },
+    h("label", {}, "Hardware ", h("select", { "data-testid": "set-preset", onchange: (e: Event) => hs.onSettings({ preset: (e.target as HTMLSelectElement).value }) },
+      presets.map((p) => h("option", { value: p.name, selected: p.name === settings.preset }, `${p.name} (${p.device_name})`)))),
+    num("gpus_per_node", "GPUs per node (0 = preset)", 0),
+    h("span", { class: "muted" }, `→ ${devices} devices on ${Math.max(1, Math.ceil(devices / perNode))} node(s)`),
+    num("overlap_limit", "Overlap limit", 1),
+    h("label", {}, "Estimator ", h("select", { "data-testid": "set-estimator", onchange: (e: Event) => hs.onSettings({ estimator: (e.target as HTMLSelectElement).value as Settings["estimator"] }) },
+      h("option", { value: "real", selected: settings.estimator === "real" }, "cost model"),
+      h("option", { value: "approximate", selected: settings.estimator === "approximate" }, "XLA approximate (1/1000/5000)"))),
+    h("label", {}, "S-curve options ", h("input", { value: settings.sol_options, placeholder: "nic_speed_gbps=400,rtt_us=5", "data-testid": "set-sol",
+      onchange: (e: Event) => hs.onSettings({ sol_options: (e.target as HTMLInputElement).value.trim() }) })),
+    drop);
+}
+
+function totals(r: NonNullable<ScheduleResult["report"]>): HTMLElement {
+  const item = (label: string, value: string, id: string) => h("div", { class: "total" }, h("div", { class: "muted" }, label), h("div", { class: "big", "data-testid": id }, value));
+  return h("div", { class: "totals" },
+    item("step time", fmtUs(r.step_time_us), "total-step"),
+    item("compute", fmtUs(r.compute_us), "total-compute"),
+    item("exposed comm", fmtUs(r.exposed_comm_us), "total-exposed"),
+    item("hidden comm", fmtUs(r.hidden_comm_us ?? r.comm_us - r.exposed_comm_us), "total-hidden"),
+    item("peak memory", fmtBytes(r.peak_memory_bytes), "total-memory"));
+}
+
+function opDetails(op: ScheduledOp): string {
+  const lines = [`${op.name}  (${op.kind}, ${op.stream})`, `${fmtUs(op.start_us)} → ${fmtUs(op.end_us)}  (${fmtUs(op.end_us - op.start_us)})`];
+  if (typeof op.exposed_us === "number" && op.exposed_us > 0) lines.push(`exposed ${fmtUs(op.exposed_us)}`);
+  if (typeof op.cost_explanation === "string") lines.push(op.cost_explanation.split("\n").filter((l) => !l.startsWith("neighbour")).join("\n"));
+  return lines.join("\n");
+}
+
+function gantt(r: NonNullable<ScheduleResult["report"]>, detail: HTMLElement): SVGElement {
+  const ops = r.ops.filter((o) => o.end_us > o.start_us || o.kind === "collective");
+  const streams = [...new Set(r.ops.map((o) => o.stream))].sort((a, b) => (a === "compute" ? -1 : b === "compute" ? 1 : a.localeCompare(b)));
+  const W = 720, L = 96, row = 30, top = 20;
+  const end = Math.max(r.step_time_us, ...r.ops.map((o) => o.end_us), 1e-9);
+  const x = (t: number) => L + (Math.max(t, 0) / end) * (W - L - 10);
+  const svg = s("svg", { viewBox: `0 0 ${W} ${top + streams.length * row + 20}`, class: "gantt", role: "img", "aria-label": "schedule timeline", "data-testid": "gantt" });
+  for (let k = 0; k <= 4; k++) {
+    const t = (end * k) / 4;
+    svg.append(s("line", { x1: x(t), x2: x(t), y1: top - 4, y2: top + streams.length * row, class: "tick" }),
+      s("text", { x: x(t), y: 12, class: "axis-label", "text-anchor": k === 0 ? "start" : k === 4 ? "end" : "middle" }, fmtUs(t)));
+  }
+  streams.forEach((name, i) => svg.append(s("text", { x: 4, y: top + i * row + 17, class: "track-label" }, name)));
+  for (const op of ops) {
+    const i = streams.indexOf(op.stream);
+    const exposed = typeof op.exposed_us === "number" && op.exposed_us > 0;
+    const w = Math.max(x(op.end_us) - x(op.start_us), 2);
+    const rect = s("rect", { x: x(op.start_us), y: top + i * row + 3, width: w, height: row - 6, rx: 2, tabindex: 0,
+      class: `bar ${op.kind}${exposed ? " exposed" : ""}`, "data-testid": `bar-${op.kind}` },
+      s("title", {}, opDetails(op)));
+    const show = () => { detail.textContent = opDetails(op); };
+    rect.addEventListener("mouseenter", show);
+    rect.addEventListener("focus", show);
+    svg.append(rect);
+    const label = op.name.replace(/@\d+(-start)?$/, "").replace(/^stablehlo\./, "");
+    if (w > label.length * 6.2 + 6)
+      svg.append(s("text", { x: x(op.start_us) + 3, y: top + i * row + 19, class: "bar-label" }, label));
+  }
+  return svg;
+}
+
+function memoryCurve(r: NonNullable<ScheduleResult["report"]>): SVGElement {
+  const W = 720, H = 90, L = 96;
+  const pts = r.memory_curve.filter((p) => Number.isFinite(p[0]) && Number.isFinite(p[1]));
+  const end = Math.max(r.step_time_us, ...pts.map((p) => p[0]), 1e-9);
+  const peak = Math.max(r.peak_memory_bytes, ...pts.map((p) => p[1]), 1);
+  // From the lowest point (parameters stay live) to the peak, so changes show.
+  const low = Math.min(peak, ...pts.map((p) => p[1]));
+  const span = Math.max(peak - low, peak * 0.01);
+  const x = (t: number) => L + (Math.max(t, 0) / end) * (W - L - 10);
+  const y = (b: number) => H - 8 - ((b - low) / span) * (H - 20);
+  let d = "";
+  let last = pts.length ? pts[0][1] : 0;
+  pts.forEach((p, i) => { d += `${i ? "L" : "M"}${x(p[0]).toFixed(1)},${y(i ? last : p[1]).toFixed(1)} L${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)} `; last = p[1]; });
+  return s("svg", { viewBox: `0 0 ${W} ${H}`, class: "memory", role: "img", "aria-label": `memory curve, peak ${fmtBytes(peak)}`, "data-testid": "memory-curve" },
+    s("text", { x: 4, y: 14, class: "track-label" }, "memory"),
+    s("text", { x: 4, y: 32, class: "axis-label" }, `peak ${fmtBytes(peak)}`),
+    s("text", { x: 4, y: H - 8, class: "axis-label" }, `low ${fmtBytes(low)}`),
+    s("path", { d, class: "mem-line" }));
+}
+
+export function renderSchedule(root: HTMLElement, result: ScheduleResult | null | undefined, settings: Settings, presets: HardwarePreset[], table: TableState | null, hs: ScheduleHandlers): void {
+  const r = result?.ok ? result.report : undefined;
+  const devices = Number((r?.topology as { num_devices?: number } | undefined)?.num_devices ?? 1);
+  const detail = h("pre", { class: "detail", "data-testid": "gantt-detail", "aria-live": "polite" }, "Hover or focus a bar for its op, times and cost model.");
+  fill(root, 
+    settingsForm(settings, presets, table, devices, hs),
+    result && !result.ok ? h("p", { class: "error", "data-testid": "schedule-error" }, `schedule: ${result.error ?? "failed"}`) : null,
+    r ? totals(r) : h("p", { class: "muted" }, result ? "" : "No schedule yet (fix the module's errors first)."),
+    r ? gantt(r, detail) : null,
+    r ? memoryCurve(r) : null,
+    r ? detail : null,
+    r && r.assumptions.length ? h("ul", { class: "muted" }, r.assumptions.map((a) => h("li", {}, a))) : null,
+    h("div", { class: "row" },
+      h("button", { type: "button", onclick: () => hs.onExportTrace(), disabled: !r, "data-testid": "export-trace" }, "Download Chrome trace (Perfetto)"),
+      h("button", { type: "button", onclick: () => hs.onExportReport(), disabled: !r, "data-testid": "export-report" }, "Download report JSON")));
+}
