@@ -5,7 +5,7 @@ set -euo pipefail
 
 usage() {
   cat <<'EOF'
-Usage: bash scripts/install-deps.sh [--wasm] [--check] [--list] [-h|--help]
+Usage: bash scripts/install-deps.sh [--wasm] [--browser] [--check] [--list] [-h|--help]
 
 Installs the Debian packages shardlab needs (compiler, CMake, Ninja, doctest,
 nlohmann-json, FileCheck from llvm-14-tools, python3, clang-14 and its runtime
@@ -16,6 +16,9 @@ Runs as root (as CI does); otherwise uses sudo when it is available.
 
   --wasm    also the WebAssembly tool chain: emscripten (3.1.6 on Debian
             bookworm), and nodejs + npm only when no node/npm is on PATH
+  --browser also Debian's chromium (and a font) for the playground's browser tests
+            (tests/browser, driven by playwright-core), and nodejs + npm
+            only when no node/npm is on PATH
   --check   report what is missing and exit 1 if anything is; install nothing
   --list    print the package list and exit
   -h        this help
@@ -38,13 +41,17 @@ PACKAGES=(
 # The WebAssembly build (scripts/build-wasm.sh) needs these too. A node from
 # elsewhere (e.g. a newer nodejs package) is kept: Debian's npm would clash.
 WASM_PACKAGES=(emscripten)
+# The browser tests drive Debian's Chromium (never a downloaded browser).
+BROWSER_PACKAGES=(chromium fonts-dejavu-core)
 
 check_only=0
 list_only=0
 wasm=0
+browser=0
 for arg in "$@"; do
   case "$arg" in
     --wasm) wasm=1 ;;
+    --browser) browser=1 ;;
     --check) check_only=1 ;;
     --list) list_only=1 ;;
     -h|--help) usage; exit 0 ;;
@@ -62,8 +69,11 @@ is_installed() {
   [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" == "install ok installed" ]]
 }
 
-if [[ $wasm -eq 1 ]]; then
-  PACKAGES+=("${WASM_PACKAGES[@]}")
+if [[ $browser -eq 1 ]]; then
+  PACKAGES+=("${BROWSER_PACKAGES[@]}")
+fi
+if [[ $wasm -eq 1 || $browser -eq 1 ]]; then
+  if [[ $wasm -eq 1 ]]; then PACKAGES+=("${WASM_PACKAGES[@]}"); fi
   if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     PACKAGES+=(nodejs npm)
   fi

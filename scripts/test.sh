@@ -9,7 +9,10 @@ Usage: bash scripts/test.sh [--no-install] [--no-wasm] [--suite DIR] [-j N] [-- 
 
 Installs missing Debian packages (scripts/install-deps.sh), builds (scripts/build.sh),
 runs the unit tests with ctest, builds the WebAssembly npm package
-(scripts/build-wasm.sh) and runs its JS tests (node --test tests/js), runs the
+(scripts/build-wasm.sh) and runs its JS tests (node --test tests/js), builds
+the playground (scripts/build-web.sh) and runs its browser tests in Debian's
+headless Chromium (node --test tests/browser; screenshots and timings in
+out/browser/), runs the
 runner's self-tests, then runs the Shardy
 conformance suite
 (tests/conformance/run_conformance.py --check-regressions): it fails when a case
@@ -18,7 +21,7 @@ The suite is read from ../shared/conformance/shardy beside the checkout; when it
 is absent the conformance step is skipped with a message.
 
   --no-install   skip the package installer (e.g. without root)
-  --no-wasm      skip the WebAssembly build and its JS tests
+  --no-wasm      skip the WebAssembly build, its JS tests and the playground tests
   --suite DIR    conformance suite root (default: ../shared/conformance/shardy)
   -j N           parallel jobs for build, ctest and the runner (default: CPUs)
   -- ARGS        further arguments for run_conformance.py (e.g. -- -v)
@@ -66,6 +69,14 @@ if [[ $wasm -eq 1 ]]; then
     [[ $install -eq 1 ]] || wasm_args+=(--no-install)
     bash scripts/build-wasm.sh "${wasm_args[@]}"
     node --test tests/js/*.test.mjs
+    echo "== playground (scripts/build-web.sh, node --test tests/browser in headless Chromium)"
+    [[ $install -eq 0 ]] || bash scripts/install-deps.sh --browser
+    if [[ ! -x /usr/bin/chromium && -z "${CHROMIUM_PATH-}" ]]; then
+      echo "test.sh: /usr/bin/chromium not found and --no-install given: browser tests skipped"
+    else
+      bash scripts/build-web.sh
+      node --test --test-concurrency=1 tests/browser/*.test.mjs
+    fi
   fi
 fi
 

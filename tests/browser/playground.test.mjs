@@ -1,0 +1,357 @@
+// The playground in real headless Chromium (Debian's /usr/bin/chromium
+// driven by playwright-core), doing what a person does: pick each example,
+// break and fix a sharding, use the structured editor, read the factor
+// table, step through the trace, open the device grid, load performance
+// tables, export the trace, reload from a share link. Saves a screenshot of
+// each view to out/browser/ and measures edit-to-update latency and the
+// built page's gzip weight (out/browser/results.json).
+//
+// Needs web/dist (cd web && npm run build) and web/node_modules.
+import test from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import zlib from "node:zlib";
+import { createRequire } from "node:module";
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { startServer } from "../../scripts/serve-web.mjs";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const DIST = path.join(ROOT, "web", "dist");
+const OUT = path.join(ROOT, "out", "browser");
+const requireWeb = createRequire(path.join(ROOT, "web", "package.json"));
+const { chromium } = requireWeb("playwright-core");
+const LZ = requireWeb("lz-string");
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+assert.ok(fs.existsSync(path.join(DIST, "index.html")), "web/dist missing: cd web && npm run build");
+fs.mkdirSync(OUT, { recursive: true });
+
+const results = { latency_ms: {}, core_ms: {}, reply_ms: {}, weight: {} };
+const consoleErrors = [];
+const foreignRequests = [];
+let server, context, page, origin, userDataDir;
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+async function updates() {
+  return page.evaluate(() => window.__shardlab?.updates ?? 0);
+}
+
+/** Runs `action` and waits until the page has applied one more update. */
+async function afterUpdate(action, p = page) {
+  const before = await p.evaluate(() => window.__shardlab?.updates ?? 0);
+  await action();
+  await p.waitForFunction((n) => (window.__shardlab?.updates ?? 0) > n, before, { timeout: 20000 });
+}
+
+/** Navigates `p` to `url` and waits for the new page's first update. */
+async function gotoAndWait(url, p = page) {
+  await p.goto(url);
+  await p.waitForFunction(() => (window.__shardlab?.updates ?? 0) >= 1, null, { timeout: 30000 });
+}
+
+async function editorText(p = page) {
+  return p.evaluate(() => {
+    const lines = [...document.querySelectorAll("#editor .cm-line")].map((l) => l.textContent);
+    return lines.join("\n");
+  });
+}
+
+/** Puts the cursor at 1-based line/column with the keyboard. */
+async function cursorTo(line, column) {
+  // Lines wrap, so click the start of the line rather than count ArrowDowns.
+  await page.locator("#editor .cm-line").nth(line - 1).click({ position: { x: 1, y: 4 } });
+  for (let i = 1; i < column; i++) await page.keyboard.press("ArrowRight");
+  await page.waitForTimeout(150);
+}
+
+/** Replaces the whole module by typing-free select-all + insert (as a paste). */
+async function replaceText(text) {
+  await page.locator("#editor .cm-content").click();
+  await page.keyboard.press("Control+a");
+  await page.keyboard.insertText(text);
+}
+
+async function openTab(name) {
+  await page.getByTestId(`tab-${name}`).click();
+  await page.getByTestId(`view-${name}`).waitFor({ state: "visible" });
+}
+
+async function shot(name) {
+  await page.screenshot({ path: path.join(OUT, `${name}.png`) });
+}
+
+/** Edit-to-update latency: type at the end of the document `n` times. */
+async function measureLatency(n = 5) {
+  const samples = [], core = [], reply = [];
+  await page.locator("#editor .cm-content").click();
+  await page.keyboard.press("Control+End");
+  for (let i = 0; i < n; i++) {
+    await afterUpdate(() => page.keyboard.type(i % 2 ? "\n" : " "));
+    const probe = await page.evaluate(() => window.__shardlab);
+    samples.push(probe.lastLatencyMs);
+    core.push(probe.lastCoreMs);
+    reply.push(probe.lastReplyMs);
+  }
+  return { latency: median(samples), core: median(core), reply: median(reply) };
+}
+
+test.before(async () => {
+  server = await startServer(DIST);
+  origin = `http://127.0.0.1:${server.address().port}`;
+  userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), "shardlab-chromium-"));
+  // A fresh profile (--user-data-dir) each run, passed the way playwright wants it.
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+      "--disable-component-update", "--disable-sync", "--disable-quic"],
+    viewport: { width: 1400, height: 900 },
+    acceptDownloads: true,
+  });
+  page = context.pages()[0] ?? await context.newPage();
+  page.on("console", (msg) => { if (msg.type() === "error") consoleErrors.push(msg.text()); });
+  page.on("pageerror", (err) => consoleErrors.push(String(err)));
+  context.on("request", (req) => { if (!req.url().startsWith(origin) && !/^(data|blob):/.test(req.url())) foreignRequests.push(req.url()); });
+  await gotoAndWait(`${origin}/?example=hello`);
+});
+
+test.after(async () => {
+  fs.writeFileSync(path.join(OUT, "results.json"), JSON.stringify(results, null, 2) + "\n");
+  await context?.close();
+  server?.close();
+  if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
+});
+
+test("the page loads, propagates the example and highlights changed shardings", async () => {
+  await page.locator("#output .cm-content").waitFor();
+  assert.match(await page.getByTestId("status").textContent(), /propagated/);
+  assert.ok(await page.locator("#output .cm-changed").count() > 0, "changed shardings highlighted");
+  assert.match(await page.locator("#output .cm-content").textContent(), /sdy\.sharding_per_value/);
+  await shot("01-load-output");
+});
+
+test("every example propagates; edit-to-update latency per example", async () => {
+  const names = await page.$$eval("[data-testid=examples] option", (os) => os.map((o) => o.value).filter(Boolean));
+  assert.ok(names.length >= 5, `examples: ${names}`);
+  for (const name of names) {
+    await afterUpdate(() => page.getByTestId("examples").selectOption(name));
+    const status = await page.getByTestId("status").textContent();
+    assert.match(status, /propagated/, `${name}: ${status}`);
+    const m = await measureLatency();
+    results.latency_ms[name] = Math.round(m.latency * 10) / 10;
+    results.core_ms[name] = Math.round(m.core * 10) / 10;
+    results.reply_ms[name] = Math.round(m.reply * 10) / 10;
+  }
+  await afterUpdate(() => page.getByTestId("examples").selectOption("hello"));
+});
+
+test("a broken sharding shows a diagnostic; fixing it updates propagation", async () => {
+  const text = await editorText();
+  await afterUpdate(() => replaceText(text.replace('[{"x"}, {}]', '[{"z"}, {}]')));
+  await page.locator("#editor .cm-lintRange-error").first().waitFor();
+  const problems = await page.getByTestId("problems").textContent();
+  assert.match(problems, /error/);
+  assert.match(problems, /"z"|z/);
+  assert.match(await page.getByTestId("status").textContent(), /failed/);
+  await shot("02-diagnostic");
+  await afterUpdate(() => replaceText(text.replace('[{"x"}, {}]', '[{}, {"x"}]')));
+  assert.equal(await page.locator("#editor .cm-lintRange-error").count(), 0);
+  assert.match(await page.getByTestId("status").textContent(), /propagated/);
+  // The lhs is now sharded on its contracting dim: the dot's result no longer gets "x" on dim 0.
+  const out = await page.locator("#output .cm-content").textContent();
+  assert.ok(!out.includes('[{"x", ?}, {"y", ?}]'), out);
+  await afterUpdate(() => replaceText(text));
+});
+
+test("pipeline choice: explicit collectives", async () => {
+  await afterUpdate(() => page.getByTestId("examples").selectOption("playground/tensor_parallel_mlp"));
+  await afterUpdate(() => page.getByTestId("pipeline").selectOption("explicit"));
+  assert.match(await page.locator("#output .cm-content").textContent(), /sdy\.all_reduce/);
+  await shot("03-explicit-collectives");
+  await afterUpdate(() => page.getByTestId("pipeline").selectOption("pipeline"));
+  await afterUpdate(() => page.getByTestId("examples").selectOption("hello"));
+});
+
+test("the structured editor writes a dimension sharding into the text", async () => {
+  const text = await editorText();
+  const line = text.split("\n").findIndex((l) => l.includes("%arg2: tensor")) + 1;
+  const column = text.split("\n")[line - 1].indexOf("%arg2") + 2;
+  await cursorTo(line, column);
+  await openTab("sharding");
+  await page.getByText("%arg2").first().waitFor();
+  const outBefore = await page.locator("#output .cm-content").textContent();
+  // %arg2 had no sharding: "y" on its dim 0 conflicts with the batch's "x".
+  await afterUpdate(() => page.getByTestId("add-axis-0").selectOption({ label: '"y"' }));
+  await page.waitForFunction(() => document.querySelector("[data-testid=sharding-text]")?.textContent?.includes('{"y"}'));
+  const after = await editorText();
+  assert.match(after, /%arg2: tensor<8x32xf32> \{sdy\.sharding = #sdy\.sharding<@mesh, \[\{"y"\}, \{\}\]>\}/);
+  await afterUpdate(() => page.getByTestId("open-1").check());
+  assert.match(await editorText(), /%arg2: tensor<8x32xf32> \{sdy\.sharding = #sdy\.sharding<@mesh, \[\{"y"\}, \{\?\}\]>\}/);
+  const outAfter = await page.locator("#output .cm-content").textContent();
+  assert.notEqual(outAfter, outBefore);
+  await shot("04-sharding-editor");
+  await afterUpdate(() => replaceText(text));
+});
+
+test("factor table of the dot before and after propagation", async () => {
+  const text = await editorText();
+  const line = text.split("\n").findIndex((l) => l.includes("stablehlo.dot_general")) + 1;
+  await cursorTo(line, 5);
+  await openTab("factors");
+  await page.getByTestId("factors-after").waitFor();
+  const after = await page.getByTestId("factors-after").textContent();
+  assert.match(after, /result 0/);
+  assert.match(after, /reduction/);
+  assert.ok(await page.locator("[data-testid=factors-after] td.changed").count() > 0);
+  await shot("05-factor-table");
+});
+
+test("trace step-through with the slider and buttons", async () => {
+  await openTab("trace");
+  await page.getByTestId("trace-slider").waitFor();
+  const first = await page.getByTestId("trace-position").textContent();
+  const steps = Number(first.split("/")[1]);
+  assert.ok(steps >= 2, first);
+  await page.getByTestId("trace-slider").focus();
+  await page.keyboard.press("Home");
+  assert.match(await page.getByTestId("trace-position").textContent(), /step 1 \//);
+  const op1 = await page.getByTestId("trace-op").textContent();
+  await page.getByTestId("trace-next").click();
+  assert.match(await page.getByTestId("trace-position").textContent(), /step 2 \//);
+  assert.notEqual(await page.getByTestId("trace-op").textContent(), op1);
+  assert.ok(await page.locator("[data-testid=trace-decisions] tbody tr").count() > 0);
+  await shot("06-trace");
+});
+
+test("device grid: shards and local shape of the selected value", async () => {
+  const text = await editorText();
+  const line = text.split("\n").findIndex((l) => l.includes("stablehlo.add")) + 1;
+  await cursorTo(line, 5);
+  await openTab("devices");
+  await page.getByTestId("device-grid").waitFor();
+  assert.equal(await page.getByTestId("device").count(), 4);
+  assert.equal(await page.getByTestId("local-shape").textContent(), "[4,16]");
+  await shot("07-devices");
+});
+
+function scaledTable(factor) {
+  const table = JSON.parse(fs.readFileSync(path.join(ROOT, "examples/tables/h100_analytical.shardlab.json"), "utf8"));
+  for (const c of table.collectives) {
+    c.time_us.median *= factor;
+    c.throughput_bytes_per_s /= factor;
+  }
+  return table;
+}
+
+test("schedule: Gantt, settings, tables (valid and invalid), trace export", async () => {
+  await afterUpdate(() => page.getByTestId("examples").selectOption("playground/tensor_parallel_mlp"));
+  await openTab("schedule");
+  await page.getByTestId("gantt").waitFor();
+  assert.ok(await page.getByTestId("bar-collective").count() > 0);
+  await page.getByTestId("bar-collective").first().hover();
+  assert.match(await page.getByTestId("gantt-detail").textContent(), /all-reduce|all_reduce/);
+  const before = await page.getByTestId("total-step").textContent();
+  await shot("08-schedule");
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "shardlab-tables-"));
+  const slow = path.join(dir, "slow_collectives.shardlab.json");
+  fs.writeFileSync(slow, JSON.stringify(scaledTable(20)));
+  await afterUpdate(() => page.getByTestId("table-file").setInputFiles(slow));
+  await page.getByTestId("table-status").waitFor();
+  assert.match(await page.getByTestId("table-status").textContent(), /collective/);
+  const after = await page.getByTestId("total-step").textContent();
+  assert.notEqual(after, before, "a slower collective table changes the step time");
+  await shot("09-schedule-table");
+
+  const bad = path.join(dir, "broken.shardlab.json");
+  fs.writeFileSync(bad, JSON.stringify({ format: "shardlab-perf-table", version: 1, collectives: [{ op: "all-reduce" }] }));
+  await page.getByTestId("table-file").setInputFiles(bad);
+  await page.locator("[data-testid=table-status].error").waitFor();
+  assert.match(await page.getByTestId("table-status").textContent(), /broken\.shardlab\.json: /);
+  await shot("10-table-error");
+
+  const [download] = await Promise.all([page.waitForEvent("download"), page.getByTestId("export-trace").click()]);
+  const trace = JSON.parse(fs.readFileSync(await download.path(), "utf8"));
+  assert.ok(Array.isArray(trace.traceEvents) && trace.traceEvents.length > 0);
+  assert.ok(trace.traceEvents.some((e) => e.ph === "X"));
+  fs.rmSync(dir, { recursive: true, force: true });
+
+  await afterUpdate(() => page.getByTestId("set-preset").selectOption("a100"));
+  assert.notEqual(await page.getByTestId("total-step").textContent(), after);
+});
+
+test("share link reload restores the module and settings", async () => {
+  await afterUpdate(() => page.getByTestId("pipeline").selectOption("basic"));
+  await page.getByTestId("share").click();
+  const url = page.url();
+  assert.match(url, /#code=/);
+  const text = await editorText();
+  // Local storage cleared: the link alone must restore the state.
+  await page.evaluate(() => localStorage.clear());
+  const other = await context.newPage();
+  other.on("pageerror", (err) => consoleErrors.push(String(err)));
+  await gotoAndWait(url, other);
+  assert.equal(await editorText(other), text);
+  assert.equal(await other.getByTestId("pipeline").inputValue(), "basic");
+  await other.close();
+  await afterUpdate(() => page.getByTestId("pipeline").selectOption("pipeline"));
+});
+
+test("keyboard: tabs switch with arrow keys; dark theme renders", async () => {
+  await page.getByTestId("tab-output").click();
+  await page.keyboard.press("ArrowRight");
+  assert.equal(await page.getByTestId("tab-sharding").getAttribute("aria-selected"), "true");
+  await page.keyboard.press("End");
+  assert.equal(await page.getByTestId("tab-schedule").getAttribute("aria-selected"), "true");
+  await page.getByTestId("theme").click();
+  const theme = await page.evaluate(() => document.documentElement.dataset.theme);
+  await page.getByTestId("gantt").waitFor();
+  await shot(`11-schedule-${theme}`);
+  await page.getByTestId("tab-output").click();
+  await shot(`12-output-${theme}`);
+  await page.getByTestId("theme").click();
+});
+
+test("a generated 2k-op module updates within budget", async () => {
+  const file = path.join(os.tmpdir(), `shardlab-2k-${process.pid}.mlir`);
+  execFileSync("python3", [path.join(ROOT, "bench/gen_module.py"), "--ops", "2000", "-o", file], { stdio: "ignore" });
+  const text = fs.readFileSync(file, "utf8");
+  fs.rmSync(file);
+  await gotoAndWait(`${origin}/#code=${LZ.compressToEncodedURIComponent(text)}`);
+  assert.match(await page.getByTestId("status").textContent(), /propagated/);
+  const m = await measureLatency(3);
+  results.latency_ms["generated-2k-ops"] = Math.round(m.latency);
+  results.core_ms["generated-2k-ops"] = Math.round(m.core);
+  results.reply_ms["generated-2k-ops"] = Math.round(m.reply);
+  await shot("13-generated-2k");
+  assert.ok(m.latency < 2000, `2k ops: ${m.latency} ms`);
+});
+
+test("budgets: weight, latency, no console errors, no foreign requests", () => {
+  let raw = 0, gzip = 0;
+  const walk = (dir) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(p);
+      else {
+        const data = fs.readFileSync(p);
+        raw += data.length;
+        gzip += zlib.gzipSync(data, { level: 9 }).length;
+      }
+    }
+  };
+  walk(DIST);
+  results.weight = { raw_bytes: raw, gzip_bytes: gzip };
+  assert.ok(gzip <= 2 * 1024 * 1024, `gzip weight ${gzip}`);
+  for (const [name, ms] of Object.entries(results.latency_ms))
+    if (name !== "generated-2k-ops") assert.ok(ms < 1000, `${name}: ${ms} ms`);
+  assert.deepEqual(foreignRequests, []);
+  assert.deepEqual(consoleErrors, []);
+});
