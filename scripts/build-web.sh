@@ -23,7 +23,13 @@ fi
 cd "$ROOT/web"
 if [[ ! -f node_modules/.package-lock.json ||
       package-lock.json -nt node_modules/.package-lock.json ]]; then
-  npm ci --no-audit --no-fund --loglevel=error
+  # `npm ci` refuses a lock file without every platform's optional packages
+  # (rollup's native binaries), which a registry mirror may not serve; then
+  # install from the same lock file without rewriting it.
+  if ! npm ci --no-audit --no-fund --loglevel=error 2>/dev/null; then
+    echo "build-web: npm ci refused the lock file; npm install --no-save instead" >&2
+    npm install --no-save --no-audit --no-fund --loglevel=error
+  fi
 fi
 npm run --silent build
 echo "build-web: web/dist/ ($(du -sb dist | cut -f1) bytes)"
