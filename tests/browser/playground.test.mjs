@@ -197,6 +197,22 @@ test("the structured editor writes a dimension sharding into the text", async ()
   const outAfter = await page.locator("#output .cm-content").textContent();
   assert.notEqual(outAfter, outBefore);
   await shot("04-sharding-editor");
+
+  // An op result without a sharding gets a #sdy.sharding_per_value attribute.
+  const addLine = (await editorText()).split("\n").findIndex((l) => l.includes("stablehlo.add")) + 1;
+  await cursorTo(addLine, 4);
+  await page.getByText("(result)").waitFor();
+  await afterUpdate(() => page.getByTestId("add-axis-0").selectOption({ label: '"x"' }));
+  assert.match(await editorText(), /%1 = stablehlo\.add %0, %arg2 \{sdy\.sharding = #sdy\.sharding_per_value<\[<@mesh, \[\{"x"\}, \{\}\]>\]>\} : tensor<8x32xf32>/);
+  assert.match(await page.getByTestId("status").textContent(), /propagated/);
+
+  // Mesh axes: resizing "y" rewrites the sdy.mesh declaration.
+  await afterUpdate(async () => {
+    await page.getByTestId("mesh-size-y").fill("4");
+    await page.getByTestId("mesh-size-y").press("Enter");
+  });
+  assert.match(await editorText(), /sdy\.mesh @mesh = <\["x"=2, "y"=4\]>/);
+  assert.match(await page.getByTestId("status").textContent(), /propagated/);
   await afterUpdate(() => replaceText(text));
 });
 
