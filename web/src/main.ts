@@ -142,8 +142,13 @@ function scheduleOptions(): Record<string, unknown> {
   return { pipeline: p, ...rest, ...(app.table ? { table: app.table.table } : {}) };
 }
 
+/** The schedule is estimated only while its view is open (it is the costly part). */
+function updateOptions(): Record<string, unknown> {
+  return { ...scheduleOptions(), schedule: app.tab === "tab-schedule" };
+}
+
 async function update(): Promise<void> {
-  const reply = await core.latest<PlaygroundResult>("update", "playground", app.text, scheduleOptions());
+  const reply = await core.latest<PlaygroundResult>("update", "playground", app.text, updateOptions());
   if (reply.stale) return;
   const replyAt = performance.now();
   const r = reply.result;
@@ -258,6 +263,7 @@ setupTabs($("tabs"), (id) => {
   app.tab = id;
   renderActive();
   void refreshSelection();
+  if (id === "tab-schedule" && app.result?.ok && !app.result.schedule) void update();
 });
 
 // ---- Tables and exports

@@ -131,7 +131,7 @@ export function renderSchedule(root: HTMLElement, result: ScheduleResult | null 
   fill(root, 
     settingsForm(settings, presets, table, devices, hs),
     result && !result.ok ? h("p", { class: "error", "data-testid": "schedule-error" }, `schedule: ${result.error ?? "failed"}`) : null,
-    r ? totals(r) : h("p", { class: "muted" }, result ? "" : "No schedule yet (fix the module's errors first)."),
+    r ? totals(r) : h("p", { class: "muted" }, result ? "" : "Estimating the schedule… (it needs a module that verifies)."),
     r ? gantt(r, detail) : null,
     r ? memoryCurve(r) : null,
     r ? detail : null,
