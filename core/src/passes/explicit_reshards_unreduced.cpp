@@ -201,11 +201,16 @@ void allReduceOperandsIfUnreducedToReplicated(Module &module, Operation &op) {
   std::optional<TensorSharding> user;
   if (first)
     user = *first;
-  for (size_t i = 0; i < op.numOperands(); ++i)
+  for (size_t i = 0; i < op.numOperands(); ++i) {
+    // Cheap test first: erasing manual axes never adds unreduced axes.
+    const TensorSharding *raw = getSharding(op.operand(i));
+    if (!raw || raw->unreduced.empty())
+      continue;
     if (std::optional<TensorSharding> in = shardingOf(op.operand(i)))
       allReduceIfUnreducedToReplicated(module, op.operandUse(i), in,
                                        user ? &*user : nullptr,
                                        pointBefore(op));
+  }
 }
 
 void allReduceResults(Module &module, Operation &op,

@@ -293,8 +293,21 @@ AxesPerFactor processFull(const OpContext &c, ShardingProjection &projection) {
   return common;
 }
 
+// No tensor is sharded or unreduced: no factor can conflict and nothing is
+// reduced, so the rule would change nothing (saves building it).
+bool allReplicated(const OpShardings &s) {
+  for (const auto *list : {&s.in, &s.out})
+    for (const OptSharding &sharding : *list)
+      if (sharding &&
+          (!isFullyReplicated(*sharding) || !sharding->unreduced.empty()))
+        return false;
+  return true;
+}
+
 void processRuleOp(Module &module, Operation &op, const OpShardings &s,
                    bool full) {
+  if (allReplicated(s))
+    return;
   std::optional<OpShardingRule> rule =
       getOrCreateShardingRule(op, module.ctx(), false, /*attach=*/false);
   if (!rule || rule->is_custom)

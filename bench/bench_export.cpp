@@ -1,0 +1,95 @@
+// Export benchmark: the full -sdy-propagation-pipeline, then
+// -sdy-export-pipeline with explicit collectives, on the modules given on
+// the command line (made by bench/gen_module.py; bench/run_export_bench.sh
+// makes 10k and 100k ops). Prints time per stage, ops/s over both, and the
+// heap in use (mallinfo2) per op after each stage, the larger one reported.
+#include "shardlab/passes/pass_registry.h"
+#include "shardlab/text/text.h"
+
+#include <malloc.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+using namespace shardlab;
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+size_t heapInUse() { return mallinfo2().uordblks; }
+
+size_t countOps(Operation &root) {
+  size_t count = 0;
+  walk(root, [&](Operation &) { ++count; });
+  return count;
+}
+
+struct Result {
+  double propagate_s = 0, export_s = 0;
+  size_t ops = 0, heap = 0;
+};
+
+bool runPass(Module &module, const char *flag, const char *options) {
+  const PassInfo *pass = lookupPass(flag);
+  PassOptions parsed;
+  std::string error;
+  DiagnosticEngine diags;
+  return pass && pass->run && parsePassOptions(options, parsed, error) &&
+         pass->run(module, parsed, diags);
+}
+
+bool measure(const std::string &text, Result &r) {
+  DiagnosticEngine diags;
+  size_t heap_before = heapInUse();
+  auto module = parseModule(text, diags);
+  if (!module)
+    return false;
+  r.ops = countOps(module->op());
+  auto start = std::chrono::steady_clock::now();
+  if (!runPass(*module, "sdy-propagation-pipeline", ""))
+    return false;
+  r.propagate_s = secondsSince(start);
+  r.heap = heapInUse() - heap_before;
+  start = std::chrono::steady_clock::now();
+  if (!runPass(*module, "sdy-export-pipeline",
+               "enable-insert-explicit-collectives=true"))
+    return false;
+  r.export_s = secondsSince(start);
+  r.heap = std::max(r.heap, heapInUse() - heap_before);
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: bench_export MODULE.mlir...\n");
+    return 2;
+  }
+  std::printf("%-28s %9s %12s %12s %12s %12s %10s\n", "module", "ops",
+              "propagate s", "export s", "total s", "kops/s", "heap/op");
+  for (int i = 1; i < argc; ++i) {
+    std::ifstream file(argv[i], std::ios::binary);
+    std::stringstream buffer;
+    buffer << file.rdbuf();
+    Result r;
+    if (!measure(buffer.str(), r)) {
+      std::fprintf(stderr, "%s: a pass failed\n", argv[i]);
+      return 1;
+    }
+    double total = r.propagate_s + r.export_s;
+    std::string name = argv[i];
+    name = name.substr(name.find_last_of('/') + 1);
+    std::printf("%-28s %9zu %12.3f %12.3f %12.3f %12.1f %10.0f\n", name.c_str(),
+                r.ops, r.propagate_s, r.export_s, total, r.ops / 1e3 / total,
+                double(r.heap) / double(r.ops));
+  }
+  return 0;
+}
