@@ -11,6 +11,7 @@
 #include "shardlab/sharding/sharding_utils.h"
 #include "shardlab/text/text.h"
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -27,6 +28,13 @@ bool runFlag(Module &module, std::string_view flag, const PassOptions &opts,
   return pass->run(module, opts, diags);
 }
 
+// `x` or `x:(1)2`: an axis as text without the quotes of the sdy syntax.
+std::string axisName(const AxisRef &axis) {
+  std::string text = axisRefToString(axis);
+  text.erase(std::remove(text.begin(), text.end(), '"'), text.end());
+  return text;
+}
+
 // Axis names of a collective's axes attribute (any of its three forms).
 std::vector<std::string> collectiveAxes(const Operation &op) {
   std::vector<std::string> names;
@@ -34,15 +42,15 @@ std::vector<std::string> collectiveAxes(const Operation &op) {
     const auto &payload = entry.value->payload;
     if (auto *flat = std::get_if<std::vector<AxisRef>>(&payload))
       for (const AxisRef &a : *flat)
-        names.push_back(axisRefToString(a));
+        names.push_back(axisName(a));
     if (auto *dims = std::get_if<std::vector<std::vector<AxisRef>>>(&payload))
       for (const auto &dim : *dims)
         for (const AxisRef &a : dim)
-          names.push_back(axisRefToString(a));
+          names.push_back(axisName(a));
     if (auto *params = std::get_if<std::vector<AllToAllParam>>(&payload))
       for (const AllToAllParam &p : *params)
         for (const AxisRef &a : p.axes)
-          names.push_back(axisRefToString(a));
+          names.push_back(axisName(a));
   }
   return names;
 }
@@ -73,10 +81,10 @@ deviceGroups(const Mesh &mesh, const std::vector<std::string> &axes) {
     for (size_t i = mesh.axes.size(); i-- > 0;) {
       int64_t coord = rest % mesh.axes[i].size;
       rest /= mesh.axes[i].size;
-      std::string quoted = "\"" + mesh.axes[i].name + "\"";
+      const std::string &name = mesh.axes[i].name;
       bool used = false;
       for (const std::string &a : axes)
-        used = used || a.rfind(quoted, 0) == 0;
+        used = used || a == name || a.rfind(name + ":", 0) == 0;
       key.push_back(used ? -1 : coord);
     }
     groups[key].push_back(mesh.device_ids.empty() ? d : mesh.device_ids[d]);
@@ -93,8 +101,17 @@ bool isCollective(const Operation &op) {
          op.is("sdy.all_reduce") || op.is("sdy.reduce_scatter");
 }
 
-// The first non-collective op using the collective chain's result.
+// The op a collective is for: an all-reduce finishes the reduction of the
+// op producing its operand (through other collectives); any other
+// collective reshards for the first non-collective op using its chain.
 const Operation *requiredBy(Operation &op) {
+  if (op.is("sdy.all_reduce")) {
+    const Operation *producer = op.operand(0)->defining_op;
+    while (producer && isCollective(*producer))
+      producer = producer->operand(0)->defining_op;
+    if (producer)
+      return producer;
+  }
   Value *value = op.result(0);
   while (value->firstUse()) {
     Operation *user = value->firstUse()->owner;
