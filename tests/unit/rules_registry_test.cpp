@@ -175,11 +175,11 @@ func.func @f(%arg0: tensor<3x4x2xf32>, %arg1: tensor<2x3x2xi64>, %arg2: tensor<2
 } // namespace
 
 TEST_CASE("registry: scatter batch dims reduce only with a supported body") {
-  CHECK(ruleOf("indices_are_sorted", scatterText("stablehlo.add")) ==
+  CHECK(ruleOf("}) {sdy.sharding_rule", scatterText("stablehlo.add")) ==
         "#sdy.op_sharding_rule<([n, k, m], [i, j, o], [i, j, l, m])->([n, k, "
         "m]) {i=2, j=3, k=4, l=2, m=2, n=3, o=2} reduction={i, j} "
         "need_replication={k, l, o}>");
-  CHECK(ruleOf("indices_are_sorted", scatterText("stablehlo.subtract")) ==
+  CHECK(ruleOf("}) {sdy.sharding_rule", scatterText("stablehlo.subtract")) ==
         "#sdy.op_sharding_rule<([n, k, m], [i, j, o], [i, j, l, m])->([n, k, "
         "m]) {i=2, j=3, k=4, l=2, m=2, n=3, o=2} need_replication={i, j, k, "
         "l, o}>");

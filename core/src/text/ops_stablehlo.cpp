@@ -348,8 +348,59 @@ void printConstantLike(Printer &printer, Operation &op);
 void registerReturnLike(std::vector<OpInfo> &infos, std::string_view name);
 std::vector<OpInfo> stablehloStructuredOpInfos();
 
+// StableHLO ops that MLIR prints in the generic form, with their inherent
+// attributes (printed as `<{...}>` properties, apart from the discardable
+// `{sdy.sharding = ...}`), as StableHLO's op definitions declare them.
+void addGenericOnlyOps(std::vector<OpInfo> &infos) {
+  struct GenericOp {
+    std::string_view name;
+    std::vector<std::string_view> inherent;
+  };
+  static const GenericOp kOps[] = {
+      {"stablehlo.all_gather",
+       {"all_gather_dim", "replica_groups", "channel_handle",
+        "use_global_device_ids"}},
+      {"stablehlo.all_reduce",
+       {"replica_groups", "channel_handle", "use_global_device_ids"}},
+      {"stablehlo.reduce_scatter",
+       {"scatter_dimension", "replica_groups", "channel_handle",
+        "use_global_device_ids"}},
+      {"stablehlo.all_to_all",
+       {"split_dimension", "concat_dimension", "split_count", "replica_groups",
+        "channel_handle"}},
+      {"stablehlo.collective_permute",
+       {"source_target_pairs", "channel_handle"}},
+      {"stablehlo.collective_broadcast", {"replica_groups", "channel_handle"}},
+      {"stablehlo.sort", {"dimension", "is_stable"}},
+      {"stablehlo.gather",
+       {"dimension_numbers", "slice_sizes", "indices_are_sorted"}},
+      {"stablehlo.scatter",
+       {"scatter_dimension_numbers", "indices_are_sorted", "unique_indices"}},
+      {"stablehlo.select_and_scatter",
+       {"window_dimensions", "window_strides", "padding"}},
+      {"stablehlo.reduce_window",
+       {"window_dimensions", "window_strides", "base_dilations",
+        "window_dilations", "padding"}},
+      {"stablehlo.triangular_solve",
+       {"left_side", "lower", "unit_diagonal", "transpose_a"}},
+      {"stablehlo.batch_norm_inference", {"epsilon", "feature_index"}},
+      {"stablehlo.batch_norm_training", {"epsilon", "feature_index"}},
+      {"stablehlo.batch_norm_grad", {"epsilon", "feature_index"}},
+      {"stablehlo.get_tuple_element", {"index"}},
+      {"stablehlo.send", {"channel_handle", "is_host_transfer"}},
+      {"stablehlo.recv", {"channel_handle", "is_host_transfer"}},
+      {"stablehlo.case", {}},
+      {"stablehlo.tuple", {}},
+  };
+  for (const GenericOp &op : kOps) {
+    OpInfo info{op.name, nullptr, nullptr, op.inherent};
+    infos.push_back(info);
+  }
+}
+
 std::vector<OpInfo> stablehloOpInfos() {
   std::vector<OpInfo> infos;
+  addGenericOnlyOps(infos);
   static const char *const kElementwise[] = {
       "stablehlo.abs",
       "stablehlo.add",

@@ -21,6 +21,7 @@ struct Key {
 struct KeyedOp {
   std::string_view name;
   std::vector<Key> keys;
+  bool same_type = false; ///< `: t` when operand and result types agree
 };
 
 const std::vector<KeyedOp> &keyedOps() {
@@ -32,7 +33,7 @@ const std::vector<KeyedOp> &keyedOps() {
       {"stablehlo.fft",
        {{"type", "fft_type", KeyKind::Enum},
         {"length", "fft_length", KeyKind::IntList}}},
-      {"stablehlo.cholesky", {{"lower", "lower", KeyKind::Bool}}},
+      {"stablehlo.cholesky", {{"lower", "lower", KeyKind::Bool}}, true},
       {"stablehlo.rng_bit_generator",
        {{"algorithm", "rng_algorithm", KeyKind::Enum}}},
   };
@@ -81,8 +82,10 @@ bool parseKeyedOp(Parser &parser, Operation &op, size_t) {
   for (const Key &key : spec.keys)
     if (!parser.expectChar(',') || !parseKeyValue(parser, op, key))
       return false;
-  return parser.parseOptionalAttrDict(op.attrs) &&
-         parseFunctionalTypeFor(parser, op, operands);
+  if (!parser.parseOptionalAttrDict(op.attrs))
+    return false;
+  return spec.same_type ? parseSameOperandsAndResultType(parser, op, operands)
+                        : parseFunctionalTypeFor(parser, op, operands);
 }
 
 void printKeyedOp(Printer &printer, Operation &op) {
@@ -105,6 +108,10 @@ void printKeyedOp(Printer &printer, Operation &op) {
     }
   }
   printer.printAttrDict(op.attrs, elided);
+  if (spec.same_type) {
+    printSameOperandsAndResultType(printer, op);
+    return;
+  }
   printer << " : ";
   printer.printFunctionalType(op);
 }

@@ -112,7 +112,8 @@ void Printer::printValue(const Value *value) {
     }
   }
   out_ += names_[def->result(0)];
-  if (def->numResults() > 1) {
+  bool named_groups = def->numResults() > 1 && names_.count(def->result(1));
+  if (def->numResults() > 1 && !named_groups) {
     out_ += '#';
     out_ += std::to_string(value->index);
   }
