@@ -25,11 +25,13 @@ std::string Printer::uniqueName(std::string_view name) {
   return candidate;
 }
 
-void Printer::nameValue(const Value *value, std::string_view name) {
-  if (name.empty())
-    names_[value] = std::to_string(next_value_++);
-  else
-    names_[value] = uniqueName(name);
+void Printer::nameValue(Value *value, std::string_view name) {
+  if (name.empty()) {
+    value->print_slot = int64_t{next_value_++} + 1;
+  } else {
+    custom_names_.push_back(uniqueName(name));
+    value->print_slot = -static_cast<int64_t>(custom_names_.size());
+  }
 }
 
 // MLIR's SSANameState: a region is numbered whole (block arguments, then
@@ -97,22 +99,32 @@ void Printer::numberValues(Operation &root) {
 
 // ------------------------------------------------------------ values, types
 
+void Printer::appendName(const Value *value) {
+  int64_t slot = value->print_slot;
+  if (slot > 0) {
+    out_ += std::to_string(slot - 1);
+  } else if (slot < 0 && static_cast<size_t>(-slot) <= custom_names_.size()) {
+    out_ += custom_names_[static_cast<size_t>(-slot - 1)];
+  } else {
+    out_ += "<<UNKNOWN SSA VALUE>>"; // as MLIR prints a value it did not number
+  }
+}
+
 void Printer::printValue(const Value *value) {
   out_ += '%';
   if (value->isBlockArgument()) {
-    out_ += names_[value];
+    appendName(value);
     return;
   }
   Operation *def = value->defining_op;
   if (value->index != 0) { // a result that starts its own named group
-    auto own = names_.find(value);
-    if (own != names_.end()) {
-      out_ += own->second;
+    if (hasName(value)) {
+      appendName(value);
       return;
     }
   }
-  out_ += names_[def->result(0)];
-  bool named_groups = def->numResults() > 1 && names_.count(def->result(1));
+  appendName(def->result(0));
+  bool named_groups = def->numResults() > 1 && hasName(def->result(1));
   if (def->numResults() > 1 && !named_groups) {
     out_ += '#';
     out_ += std::to_string(value->index);
@@ -265,13 +277,15 @@ void Printer::printGenericOp(Operation &op) {
 }
 
 void Printer::printOperation(Operation &op) {
-  if (op.numResults() > 1 && names_.count(op.result(1))) {
-    for (size_t i = 0; i < op.numResults(); ++i)
-      out_ += (i ? ", %" : "%") + names_[op.result(i)];
+  if (op.numResults() > 1 && hasName(op.result(1))) {
+    for (size_t i = 0; i < op.numResults(); ++i) {
+      out_ += i ? ", %" : "%";
+      appendName(op.result(i));
+    }
     out_ += " = ";
   } else if (op.numResults()) {
     out_ += '%';
-    out_ += names_[op.result(0)];
+    appendName(op.result(0));
     if (op.numResults() > 1)
       out_ += ':' + std::to_string(op.numResults());
     out_ += " = ";
@@ -292,8 +306,14 @@ void Printer::printOperation(Operation &op) {
 }
 
 void Printer::printModule(Module &module) {
-  names_.clear();
+  custom_names_.clear();
   used_names_.clear();
+  // Size the name table and the output once: large modules otherwise spend
+  // much of printing in rehashing and reallocation.
+  size_t ops = 0;
+  walk(module.op(), [&](Operation &) { ++ops; });
+  custom_names_.reserve(ops / 4);
+  out_.reserve(out_.size() + ops * 96);
   numberValues(module.op());
   out_ += "module";
   if (!module.sym_name.empty())
@@ -305,7 +325,7 @@ void Printer::printModule(Module &module) {
 }
 
 void Printer::nameValues(Module &module) {
-  names_.clear();
+  custom_names_.clear();
   used_names_.clear();
   numberValues(module.op());
 }

@@ -72,14 +72,19 @@ private:
   void printGenericOp(Operation &op);
   void printBlock(Block &block, bool print_header);
   void numberValues(Operation &root);
-  void nameValue(const Value *value, std::string_view name);
+  void nameValue(Value *value, std::string_view name);
   std::string uniqueName(std::string_view name);
 
   std::string &out_;
   PrintOptions options_;
   int indent_ = 0;
   std::vector<std::string_view> default_dialect_;
-  std::unordered_map<const Value *, std::string> names_;
+  // Each value's print_slot: N >= 1 is the number N - 1 (`%N-1`); N <= -1
+  // is custom_names_[-N - 1] (`%arg0`, `%cst_1`); 0 means unnamed. A slot in
+  // the value avoids a hash lookup per printed operand.
+  std::vector<std::string> custom_names_;
+  bool hasName(const Value *value) const { return value->print_slot != 0; }
+  void appendName(const Value *value);
   // Naming state (see numberValues).
   unsigned next_value_ = 0, next_arg_ = 0, next_conflict_ = 0;
   std::unordered_map<std::string, int> used_names_;

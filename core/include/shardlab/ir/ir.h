@@ -64,6 +64,8 @@ public:
   Location loc;
   /// Argument attributes (func.func arguments only; empty otherwise).
   std::vector<NamedAttr> arg_attrs;
+  /// The printer's SSA name slot (set while printing; see text/printer.h).
+  int64_t print_slot = 0;
 
   bool isBlockArgument() const { return defining_op == nullptr; }
   OpOperand *firstUse() const { return first_use_; }
@@ -240,6 +242,19 @@ template <typename Fn> void walk(Operation &root, Fn &&fn) {
         Operation *next = op->nextInBlock();
         fn(*op);
         walk(*op, fn);
+        op = next;
+      }
+}
+
+/// Calls `fn(op)` for every op nested under `root`'s regions, nested ops
+/// before their parent (MLIR's default walk order).
+template <typename Fn> void walkPostOrder(Operation &root, Fn &&fn) {
+  for (size_t r = 0; r < root.numRegions(); ++r)
+    for (auto &block : root.region(r).blocks)
+      for (Operation *op = block->front(); op;) {
+        Operation *next = op->nextInBlock();
+        walkPostOrder(*op, fn);
+        fn(*op);
         op = next;
       }
 }
