@@ -1,5 +1,7 @@
 #include "shardlab/ir/sharding_access.h"
 
+#include <algorithm>
+
 namespace shardlab {
 
 namespace {
@@ -82,23 +84,36 @@ std::vector<Type> operandTypes(Operation &op) {
 }
 
 // A copy of a dict-array attribute (arg_attrs / res_attrs) of `count`
-// dictionaries with `sdy.sharding` of entry `index` replaced.
+// dictionaries with entry `name` of dictionary `index` set to `value`.
 const Attr *withDictEntry(const Attr *old, size_t count, size_t index,
-                          const TensorSharding &sharding, Context &ctx) {
+                          std::string_view name, const Attr *value,
+                          Context &ctx) {
   std::vector<const Attr *> dicts;
   if (old && old->kind == AttrKind::Array)
     dicts = old->elements();
   const Attr *empty = ctx.attrs.make(
       Attr{AttrKind::Dict, std::vector<NamedAttr>{}, nullptr, {}});
-  dicts.resize(std::max(count, dicts.size()), empty);
+  dicts.resize(std::max({count, dicts.size(), index + 1}), empty);
   AttrDict dict;
-  for (const NamedAttr &entry : dicts[index]->entries())
-    dict.set(entry.name, entry.value);
-  dict.set(ctx.intern("sdy.sharding"), ctx.attrs.sharding(sharding));
+  if (dicts[index] && dicts[index]->kind == AttrKind::Dict)
+    for (const NamedAttr &entry : dicts[index]->entries())
+      dict.set(entry.name, entry.value);
+  dict.set(ctx.intern(name), value);
   dicts[index] =
       ctx.attrs.make(Attr{AttrKind::Dict, dict.entries(), nullptr, {}});
   return ctx.attrs.array(std::move(dicts));
 }
+
+const Attr *dictArrayEntry(const Attr *array, size_t index,
+                           std::string_view name) {
+  if (!array || array->kind != AttrKind::Array ||
+      index >= array->elements().size())
+    return nullptr;
+  const Attr *dict = array->elements()[index];
+  return dict && dict->kind == AttrKind::Dict ? dict->get(name) : nullptr;
+}
+
+} // namespace
 
 size_t funcNumInputs(const Operation &func) {
   const Attr *type = func.attrs.get("function_type");
@@ -110,7 +125,29 @@ size_t funcNumResults(const Operation &func) {
   return type ? std::get<Type>(type->payload)->results.size() : 0;
 }
 
-} // namespace
+const Attr *getFuncArgAttr(const Operation &func, size_t index,
+                           std::string_view name) {
+  return dictArrayEntry(func.attrs.get("arg_attrs"), index, name);
+}
+
+const Attr *getFuncResultAttr(const Operation &func, size_t index,
+                              std::string_view name) {
+  return dictArrayEntry(func.attrs.get("res_attrs"), index, name);
+}
+
+void setFuncArgAttr(Operation &func, size_t index, std::string_view name,
+                    const Attr *value, Context &ctx) {
+  func.attrs.set(ctx.intern("arg_attrs"),
+                 withDictEntry(func.attrs.get("arg_attrs"), funcNumInputs(func),
+                               index, name, value, ctx));
+}
+
+void setFuncResultAttr(Operation &func, size_t index, std::string_view name,
+                       const Attr *value, Context &ctx) {
+  func.attrs.set(ctx.intern("res_attrs"),
+                 withDictEntry(func.attrs.get("res_attrs"),
+                               funcNumResults(func), index, name, value, ctx));
+}
 
 const TensorSharding *getSharding(Value *value) {
   if (!value)
@@ -140,10 +177,8 @@ void setSharding(Value *value, const TensorSharding &sharding, Context &ctx) {
       return;
     }
     if (owner && owner->is("func.func"))
-      owner->attrs.set(ctx.intern("arg_attrs"),
-                       withDictEntry(owner->attrs.get("arg_attrs"),
-                                     funcNumInputs(*owner), value->index,
-                                     sharding, ctx));
+      setFuncArgAttr(*owner, value->index, "sdy.sharding",
+                     ctx.attrs.sharding(sharding), ctx);
     else if (owner)
       owner->attrs.set(ctx.intern("in_shardings"),
                        withEntry(owner->attrs.get("in_shardings"),
@@ -177,9 +212,8 @@ const TensorSharding *getFuncResultSharding(const Operation &func,
 
 void setFuncResultSharding(Operation &func, size_t index,
                            const TensorSharding &sharding, Context &ctx) {
-  func.attrs.set(ctx.intern("res_attrs"),
-                 withDictEntry(func.attrs.get("res_attrs"),
-                               funcNumResults(func), index, sharding, ctx));
+  setFuncResultAttr(func, index, "sdy.sharding", ctx.attrs.sharding(sharding),
+                    ctx);
 }
 
 const Mesh *lookupMesh(const Module &module, const MeshRef &ref) {

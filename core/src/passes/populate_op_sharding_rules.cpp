@@ -6,19 +6,6 @@ namespace shardlab {
 
 namespace {
 
-// Visits nested ops before their parent, as MLIR's default walk does, so
-// that the first unknown op warned about is the one Shardy warns about.
-template <typename Fn> void walkPostOrder(Operation &op, Fn &fn) {
-  for (size_t r = 0; r < op.numRegions(); ++r)
-    for (auto &block : op.region(r).blocks)
-      for (Operation *nested = block->front(); nested;) {
-        Operation *next = nested->nextInBlock();
-        walkPostOrder(*nested, fn);
-        nested = next;
-      }
-  fn(op);
-}
-
 bool optionIsTrue(const PassOptions &options, const std::string &key) {
   auto it = options.find(key);
   return it != options.end() && (it->second == "true" || it->second == "1");
@@ -33,9 +20,13 @@ bool populateOpShardingRules(Module &module, const PassOptions &options,
   auto attach = [&](Operation &op) {
     getOrCreateShardingRule(op, ctx, conservative, /*attach=*/true, &diags);
   };
+  // Nested ops before their parent, as MLIR's default walk, so that the
+  // first unknown op warned about is the one Shardy warns about.
   for (Operation &op : module.body())
-    if (op.is("func.func"))
+    if (op.is("func.func")) {
       walkPostOrder(op, attach);
+      attach(op);
+    }
   return true;
 }
 

@@ -10,18 +10,14 @@ namespace shardlab::detail {
 
 namespace {
 
-struct SourceTensor {
-  int64_t index = -1;
-  int64_t size = -1;
-};
-
 // For each factor, the largest tensor whose axes along it extend the
-// factor's compatible axes (Shardy's getFactorToSourceTensor).
-std::vector<SourceTensor>
-sourceTensors(const ShardingProjection &projection,
-              const std::vector<int64_t> &sizes,
-              const std::vector<std::vector<AxisRef>> &axes_per_factor) {
-  std::vector<SourceTensor> sources(sizes.size());
+// factor's compatible axes (Shardy's getFactorToSourceTensor), as
+// (tensor index, tensor size); (-1, -1) when none.
+void sourceTensors(const ShardingProjection &projection,
+                   const std::vector<int64_t> &sizes,
+                   const std::vector<std::vector<AxisRef>> &axes_per_factor,
+                   std::vector<std::pair<int64_t, int64_t>> &sources) {
+  sources.assign(sizes.size(), {-1, -1});
   int64_t index = 0;
   for (const auto *rows : {&projection.operands, &projection.results})
     for (const TensorFactorShardings &row : *rows) {
@@ -34,46 +30,48 @@ sourceTensors(const ShardingProjection &projection,
         bool source = fs.present && !axes_per_factor[f].empty() &&
                       axisListPrefixStatus(axes_per_factor[f], fs.axes) !=
                           PrefixStatus::NotAPrefix;
-        if (source && tensor_size > sources[f].size)
+        if (source && tensor_size > sources[f].second)
           sources[f] = {index, tensor_size};
       }
       ++index;
     }
-  return sources;
 }
 
-std::vector<int64_t>
-sortedFactors(const ShardingProjection &projection,
-              const std::vector<std::vector<AxisRef>> &axes_per_factor,
-              const FactorPropagationInput &in) {
-  std::vector<SourceTensor> sources =
-      sourceTensors(projection, *in.factor_sizes, axes_per_factor);
-  std::vector<int64_t> sharding_size(axes_per_factor.size(), 0);
+void sortFactors(const ShardingProjection &projection,
+                 const std::vector<std::vector<AxisRef>> &axes_per_factor,
+                 const FactorPropagationInput &in, FactorScratch &scratch) {
+  std::vector<std::pair<int64_t, int64_t>> &sources = scratch.sources;
+  sourceTensors(projection, *in.factor_sizes, axes_per_factor, sources);
+  size_t num_factors = in.factor_sizes->size();
+  std::vector<int64_t> &sharding_size = scratch.sharding_size;
+  sharding_size.assign(num_factors, 0);
   if (in.elementwise && in.mesh)
-    for (size_t f = 0; f < axes_per_factor.size(); ++f)
+    for (size_t f = 0; f < num_factors; ++f)
       sharding_size[f] = axesTotalSize(axes_per_factor[f], *in.mesh);
-  std::vector<int64_t> order(axes_per_factor.size());
+  std::vector<int64_t> &order = scratch.order;
+  order.resize(num_factors);
   for (size_t f = 0; f < order.size(); ++f)
     order[f] = static_cast<int64_t>(f);
   std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return std::make_tuple(-sources[a].size, -sharding_size[a],
-                           sources[a].index, a) <
-           std::make_tuple(-sources[b].size, -sharding_size[b],
-                           sources[b].index, b);
+    return std::make_tuple(-sources[a].second, -sharding_size[a],
+                           sources[a].first, a) <
+           std::make_tuple(-sources[b].second, -sharding_size[b],
+                           sources[b].first, b);
   });
-  return order;
 }
 
 // The axes factor `factor` of `row` takes from `candidate`, given the row's
-// current (partly updated) state; empty when nothing.
-std::vector<AxisRef> propagatedAxes(int64_t factor,
-                                    const TensorFactorShardings &row,
-                                    const std::vector<AxisRef> &candidate,
-                                    const FactorPropagationInput &in) {
+// current (partly updated) state, into `axes`; false when nothing.
+bool propagatedAxes(int64_t factor, const TensorFactorShardings &row,
+                    const std::vector<AxisRef> &candidate,
+                    const FactorPropagationInput &in,
+                    std::vector<AxisRef> &axes) {
   const FactorSharding *f = row.find(factor);
-  if (!f || candidate.empty())
-    return {};
-  std::vector<AxisRef> axes = candidate;
+  // Conflict removal only shortens the candidate, so unless the factor's
+  // axes are a strict prefix of it nothing can be added.
+  if (!f || candidate.empty() || !isStrictPrefix(f->axes, candidate))
+    return false;
+  axes = candidate;
   int64_t factor_size = (*in.factor_sizes)[factor];
   truncateByConflicts(
       axes,
@@ -83,14 +81,14 @@ std::vector<AxisRef> propagatedAxes(int64_t factor,
       },
       in.mesh, in.conservative);
   if (!isStrictPrefix(f->axes, axes))
-    return {};
+    return false;
   truncateByConflicts(
       axes,
       [&](const AxisRef &axis, int64_t) {
         return noConflictsAcrossFactors(axis, row, factor);
       },
       in.mesh, in.conservative);
-  return axes;
+  return !axes.empty();
 }
 
 // Elementwise ops do not push an axis sideways into an operand when a result
@@ -110,23 +108,29 @@ TensorUpdates propagateAggressive(ShardingProjection &projection,
                                   const FactorPropagationInput &in) {
   TensorUpdates updates{std::vector<bool>(projection.operands.size()),
                         std::vector<bool>(projection.results.size())};
+  FactorScratch local;
+  FactorScratch &scratch = in.scratch ? *in.scratch : local;
   size_t num_factors = in.factor_sizes->size();
-  std::vector<std::vector<AxisRef>> axes_per_factor(num_factors);
+  std::vector<std::vector<AxisRef>> &axes_per_factor = scratch.axes_per_factor;
+  if (axes_per_factor.size() < num_factors)
+    axes_per_factor.resize(num_factors);
   bool any = false;
   for (size_t f = 0; f < num_factors; ++f) {
-    axes_per_factor[f] = compatibleMajorAxes(projection, f, (*in.direction)(f));
+    compatibleMajorAxesInto(axes_per_factor[f], projection,
+                            static_cast<int64_t>(f), (*in.direction)(f));
     any |= !axes_per_factor[f].empty();
   }
   if (!any)
     return updates;
-  std::vector<int64_t> order = sortedFactors(projection, axes_per_factor, in);
+  // Only the first `num_factors` entries of the scratch belong to this call.
+  const std::vector<std::vector<AxisRef>> *per_factor = &axes_per_factor;
+  sortFactors(projection, axes_per_factor, in, scratch);
+  std::vector<AxisRef> &axes = scratch.axes;
   auto run = [&](std::vector<TensorFactorShardings> &rows,
                  std::vector<bool> &updated, bool operands) {
     for (size_t t = 0; t < rows.size(); ++t)
-      for (int64_t factor : order) {
-        std::vector<AxisRef> axes =
-            propagatedAxes(factor, rows[t], axes_per_factor[factor], in);
-        if (axes.empty())
+      for (int64_t factor : scratch.order) {
+        if (!propagatedAxes(factor, rows[t], (*per_factor)[factor], in, axes))
           continue;
         if (operands && in.elementwise)
           capByResults(projection, factor, axes);

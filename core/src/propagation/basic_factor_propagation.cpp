@@ -92,65 +92,44 @@ noConflictsWithinFactor(const AxisRef &axis, const TensorFactorShardings &row,
   return std::nullopt;
 }
 
-void truncateByConflicts(std::vector<AxisRef> &axes,
-                         const RemoveConflictsFn &remove, const Mesh *mesh,
-                         bool conservative) {
-  int64_t prev_sharded = 1;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    std::optional<AxisRef> next = remove(axes[i], prev_sharded);
-    if (!next || (conservative && next->isSubAxis())) {
-      axes.resize(i);
-      return;
-    }
-    if (!(axes[i] == *next)) {
-      axes[i] = std::move(*next);
-      axes.resize(i + 1);
-      return;
-    }
-    if (mesh)
-      prev_sharded *= axisRefSize(*next, *mesh);
-  }
-}
-
 } // namespace detail
 
 namespace {
 
-// Folds `next` into the compatible prefix `acc`; returns whether `acc` may
-// still be expanded by later tensors.
+// Folds `next` into the compatible prefix `acc` (in place); returns whether
+// `acc` may still be expanded by later tensors.
 bool foldCompatible(std::vector<AxisRef> &acc, const std::vector<AxisRef> &next,
                     bool can_expand) {
-  std::vector<AxisRef> out;
   size_t i = 0;
   for (; i < acc.size() && i < next.size(); ++i) {
-    const AxisRef &old_axis = acc[i];
+    AxisRef &old_axis = acc[i];
     const AxisRef &new_axis = next[i];
-    bool stop = false;
     if (new_axis.name != old_axis.name) {
-      acc = std::move(out);
+      acc.resize(i);
       return false;
     }
-    if (new_axis.sub == old_axis.sub) {
-      out.push_back(new_axis);
-    } else if (prefixOf(new_axis, old_axis)) {
-      stop = i + 1 < next.size();
-      out.push_back(stop ? new_axis : old_axis);
+    if (new_axis.sub == old_axis.sub)
+      continue;
+    if (prefixOf(new_axis, old_axis)) {
+      if (i + 1 < next.size()) {
+        old_axis = new_axis;
+        acc.resize(i + 1);
+        return false;
+      }
     } else if (prefixOf(old_axis, new_axis)) {
-      stop = !can_expand || i + 1 < acc.size();
-      out.push_back(stop ? old_axis : new_axis);
+      if (!can_expand || i + 1 < acc.size()) {
+        acc.resize(i + 1);
+        return false;
+      }
+      old_axis = new_axis;
     } else {
-      acc = std::move(out);
-      return false;
-    }
-    if (stop) {
-      acc = std::move(out);
+      acc.resize(i);
       return false;
     }
   }
-  out.insert(out.end(), acc.begin() + i, acc.end());
   if (can_expand && i < next.size())
-    out.insert(out.end(), next.begin() + i, next.end());
-  acc = std::move(out);
+    acc.insert(acc.end(), next.begin() + static_cast<std::ptrdiff_t>(i),
+               next.end());
   return can_expand;
 }
 
@@ -167,8 +146,16 @@ std::vector<AxisRef> compatibleMajorAxes(const ShardingProjection &projection,
                                          int64_t factor,
                                          PropagationDirection direction) {
   std::vector<AxisRef> acc;
+  compatibleMajorAxesInto(acc, projection, factor, direction);
+  return acc;
+}
+
+void compatibleMajorAxesInto(std::vector<AxisRef> &acc,
+                             const ShardingProjection &projection,
+                             int64_t factor, PropagationDirection direction) {
+  acc.clear();
   if (direction == PropagationDirection::None)
-    return acc;
+    return;
   bool backward = direction == PropagationDirection::Backward;
   const auto &first = backward ? projection.results : projection.operands;
   const auto &second = backward ? projection.operands : projection.results;
@@ -177,7 +164,6 @@ std::vector<AxisRef> compatibleMajorAxes(const ShardingProjection &projection,
   if (direction != PropagationDirection::Both)
     can_expand = false;
   foldRows(acc, can_expand, second, factor);
-  return acc;
 }
 
 namespace {

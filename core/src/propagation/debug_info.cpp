@@ -23,18 +23,6 @@ constexpr std::string_view kOriginsAttr = "sdy.sharding_origins";
 constexpr std::string_view kOriginNameAttr = "sdy.sharding_origin_name";
 constexpr std::string_view kEdgesAttr = "sdy.propagation_edges";
 
-// MLIR's default walk order (post-order): nested ops before their parent.
-template <typename Fn> void walkPostOrder(Operation &root, Fn &&fn) {
-  for (size_t r = 0; r < root.numRegions(); ++r)
-    for (auto &block : root.region(r).blocks)
-      for (Operation *op = block->front(); op;) {
-        Operation *next = op->nextInBlock();
-        walkPostOrder(*op, fn);
-        fn(*op);
-        op = next;
-      }
-}
-
 std::vector<TensorSharding> shardingsOf(const Operation &op,
                                         std::string_view name) {
   const Attr *attr = op.attrs.get(name);
@@ -45,63 +33,13 @@ std::vector<TensorSharding> shardingsOf(const Operation &op,
 
 const TensorSharding *constraintSharding(const Operation &op) {
   const Attr *attr = op.attrs.get("sharding");
-  return attr && attr->kind == AttrKind::Sharding ? &attr->sharding()
-                                                  : nullptr;
-}
-
-size_t funcInputCount(const Operation &func) {
-  const Attr *type = func.attrs.get("function_type");
-  return type ? std::get<Type>(type->payload)->members.size() : 0;
-}
-
-size_t funcResultCount(const Operation &func) {
-  const Attr *type = func.attrs.get("function_type");
-  return type ? std::get<Type>(type->payload)->results.size() : 0;
-}
-
-Operation *funcTerminator(Operation &func) {
-  if (!func.numRegions() || func.region(0).empty())
-    return nullptr;
-  Operation *ret = func.region(0).front().back();
-  return ret && ret->is("func.return") ? ret : nullptr;
-}
-
-// An entry of a func's arg_attrs / res_attrs dictionaries.
-const Attr *funcDictEntry(const Operation &func, std::string_view array_name,
-                          size_t index, std::string_view name) {
-  const Attr *array = func.attrs.get(array_name);
-  if (!array || array->kind != AttrKind::Array ||
-      index >= array->elements().size())
-    return nullptr;
-  const Attr *dict = array->elements()[index];
-  return dict && dict->kind == AttrKind::Dict ? dict->get(name) : nullptr;
-}
-
-void setFuncDictEntry(Operation &func, std::string_view array_name,
-                      size_t count, size_t index, std::string_view name,
-                      const Attr *value, Context &ctx) {
-  std::vector<const Attr *> dicts;
-  if (const Attr *old = func.attrs.get(array_name);
-      old && old->kind == AttrKind::Array)
-    dicts = old->elements();
-  const Attr *empty = ctx.attrs.make(
-      Attr{AttrKind::Dict, std::vector<NamedAttr>{}, nullptr, {}});
-  dicts.resize(std::max({count, dicts.size(), index + 1}), empty);
-  AttrDict dict;
-  if (dicts[index] && dicts[index]->kind == AttrKind::Dict)
-    for (const NamedAttr &entry : dicts[index]->entries())
-      dict.set(entry.name, entry.value);
-  dict.set(ctx.intern(name), value);
-  dicts[index] =
-      ctx.attrs.make(Attr{AttrKind::Dict, dict.entries(), nullptr, {}});
-  func.attrs.set(ctx.intern(array_name), ctx.attrs.array(std::move(dicts)));
+  return attr && attr->kind == AttrKind::Sharding ? &attr->sharding() : nullptr;
 }
 
 const Attr *makeDict(std::vector<NamedAttr> entries, Context &ctx) {
-  std::sort(entries.begin(), entries.end(),
-            [](const NamedAttr &a, const NamedAttr &b) {
-              return a.name < b.name;
-            });
+  std::sort(
+      entries.begin(), entries.end(),
+      [](const NamedAttr &a, const NamedAttr &b) { return a.name < b.name; });
   return ctx.attrs.make(Attr{AttrKind::Dict, std::move(entries), nullptr, {}});
 }
 
@@ -169,11 +107,12 @@ int64_t maximumPropagationStep(Module &module) {
     for (size_t pos = text.find("step-"); pos != std::string::npos;
          pos = text.find("step-", pos + 5)) {
       size_t begin = pos + 5, end = begin;
-      while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end])))
+      while (end < text.size() &&
+             std::isdigit(static_cast<unsigned char>(text[end])))
         ++end;
       if (end > begin && end - begin < 18)
-        max_step = std::max<int64_t>(max_step,
-                                     std::stoll(text.substr(begin, end - begin)));
+        max_step = std::max<int64_t>(
+            max_step, std::stoll(text.substr(begin, end - begin)));
     }
   });
   return max_step;
@@ -252,7 +191,7 @@ ShardingDebugSession::ShardingDebugSession(Module &module, bool origins,
     for (size_t i = 0; i < body.numArguments(); ++i)
       seed(getSharding(body.argument(i)), body.argument(i),
            {OriginKind::Input, static_cast<int64_t>(i), 0});
-    Operation *ret = funcTerminator(func);
+    Operation *ret = prop::funcReturnOp(func);
     for (size_t i = 0; ret && i < ret->numOperands(); ++i) {
       const TensorSharding *sharding = getFuncResultSharding(func, i);
       if (!sharding)
@@ -300,7 +239,8 @@ void ShardingDebugSession::recordConstraint(
       if (s)
         meshes.push_back(lookupMesh(module_, s->mesh));
   const Mesh *mesh = commonMesh(meshes);
-  if (!mesh || std::find(meshes.begin(), meshes.end(), nullptr) != meshes.end()) {
+  if (!mesh ||
+      std::find(meshes.begin(), meshes.end(), nullptr) != meshes.end()) {
     apply();
     return;
   }
@@ -342,17 +282,15 @@ void ShardingDebugSession::save() {
       Operation *func = owner;
       while (func && !func->is("func.func"))
         func = func->parentOp();
-      if (Operation *ret = func ? funcTerminator(*func) : nullptr)
+      if (Operation *ret = func ? prop::funcReturnOp(*func) : nullptr)
         for (OpOperand *use = value->firstUse(); use; use = use->next_use)
           if (use->owner == ret) {
-            setFuncDictEntry(*func, "res_attrs", funcResultCount(*func),
-                             use->index, kOriginsAttr, dict, ctx);
+            setFuncResultAttr(*func, use->index, kOriginsAttr, dict, ctx);
             break;
           }
       if (owner->is("func.func")) {
         if (value->isBlockArgument())
-          setFuncDictEntry(*owner, "arg_attrs", funcInputCount(*owner),
-                           value->index, kOriginsAttr, dict, ctx);
+          setFuncArgAttr(*owner, value->index, kOriginsAttr, dict, ctx);
       } else if (owner->is("sdy.sharding_constraint") ||
                  owner->is("sdy.data_flow_edge")) {
         owner->attrs.set(ctx.intern(kOriginsAttr), dict);
@@ -379,20 +317,18 @@ void ShardingDebugSession::save() {
     for (Operation &func : module_.body()) {
       if (!func.is("func.func"))
         continue;
-      for (size_t i = 0; i < funcInputCount(func); ++i)
+      for (size_t i = 0; i < funcNumInputs(func); ++i)
         if (const Attr *dict = withSelf(
-                funcDictEntry(func, "arg_attrs", i, kOriginsAttr),
+                getFuncArgAttr(func, i, kOriginsAttr),
                 originName({OriginKind::Input, static_cast<int64_t>(i), 0}),
                 ctx))
-          setFuncDictEntry(func, "arg_attrs", funcInputCount(func), i,
-                           kOriginsAttr, dict, ctx);
-      for (size_t i = 0; i < funcResultCount(func); ++i)
+          setFuncArgAttr(func, i, kOriginsAttr, dict, ctx);
+      for (size_t i = 0; i < funcNumResults(func); ++i)
         if (const Attr *dict = withSelf(
-                funcDictEntry(func, "res_attrs", i, kOriginsAttr),
+                getFuncResultAttr(func, i, kOriginsAttr),
                 originName({OriginKind::Output, static_cast<int64_t>(i), 0}),
                 ctx))
-          setFuncDictEntry(func, "res_attrs", funcResultCount(func), i,
-                           kOriginsAttr, dict, ctx);
+          setFuncResultAttr(func, i, kOriginsAttr, dict, ctx);
     }
     walk(module_.op(), [&](Operation &op) {
       if (!op.is("sdy.manual_computation") || !op.numRegions() ||
@@ -415,10 +351,9 @@ void ShardingDebugSession::save() {
         continue;
       const Attr *attr = ctx.attrs.opaque(text);
       if (op_edges.func_result >= 0)
-        setFuncDictEntry(*op_edges.op, "res_attrs",
-                         funcResultCount(*op_edges.op),
-                         static_cast<size_t>(op_edges.func_result), kEdgesAttr,
-                         attr, ctx);
+        setFuncResultAttr(*op_edges.op,
+                          static_cast<size_t>(op_edges.func_result), kEdgesAttr,
+                          attr, ctx);
       else if (!op_edges.op->is("func.func"))
         op_edges.op->attrs.set(ctx.intern(kEdgesAttr), attr);
     }

@@ -1,6 +1,7 @@
 #include "driver.h"
 
 #include "edges.h"
+#include "factor_propagation_internal.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/propagation/projection.h"
 #include "shardlab/rules/registry.h"
@@ -94,12 +95,37 @@ Operation *mainFunc(Module &module) {
 namespace {
 
 // One side (operands or results) of a propagation step: the values, their
-// current shardings and how to write a new one.
+// current shardings and where a new one is written.
 struct TensorSide {
   std::vector<Value *> values;
   std::vector<const TensorSharding *> shardings;
-  std::function<void(size_t, const TensorSharding &)> set;
+  /// Shardings computed for the step (a data-flow edge's sharding as
+  /// propagation sees it, a manual computation's body argument without its
+  /// manual axes); `shardings` may point into it, so it is reserved before
+  /// the first entry and never grows past its capacity.
+  std::vector<TensorSharding> views;
+  /// Where `set` writes: the values, the main func's result `func_index`,
+  /// or the sdy.data_flow_edge `edge` (through its manual-axes transform).
+  enum class Sink { Values, FuncResult, Edge } sink = Sink::Values;
+  Operation *owner = nullptr;
+  size_t func_index = 0;
   bool func_result = false;
+
+  /// Empties the side, keeping its storage for the next step.
+  void reset() {
+    values.clear();
+    shardings.clear();
+    views.clear();
+    sink = Sink::Values;
+    owner = nullptr;
+    func_index = 0;
+    func_result = false;
+  }
+  /// `views` must have been reserved for every entry beforehand.
+  const TensorSharding *addView(TensorSharding sharding) {
+    views.push_back(std::move(sharding));
+    return &views.back();
+  }
 };
 
 bool allDimsEmpty(const TensorSharding &s) {
@@ -145,14 +171,23 @@ private:
   void propagateFuncResults(Operation &func);
   void process(Operation &op);
   void processRegistered(Operation &op);
+
   void processEdge(Operation &edge);
   void processFuncEdge(Operation &edge);
   void processBarrier(Operation &op);
-  TensorSide sideOf(const std::vector<Value *> &values);
+  /// An emptied side (0: operands, 1: results) of the next step.
+  TensorSide &side(int which);
+  /// Reads the shardings of `side.values`.
+  void loadShardings(TensorSide &side);
+  void set(TensorSide &side, size_t i, const TensorSharding &sharding);
+  const Mesh *meshOf(const MeshRef &ref);
+  bool noChangeKey(const TensorSide &operands, const TensorSide &results,
+                   NoChangeCache::Key &key) const;
+  /// `dir` null: every factor propagates in `fixed` direction.
   bool propagate(TensorSide &operands, TensorSide &results,
-                 const OpShardingRule &rule, const FactorDirectionFn &dir,
-                 Operation *op, bool conservative, bool notify, StepKind kind,
-                 int64_t func_result = -1);
+                 const OpShardingRule &rule, const OpDirectionFn *dir,
+                 PropagationDirection fixed, Operation *op, bool conservative,
+                 bool notify, StepKind kind, int64_t func_result = -1);
   bool applyUpdates(TensorSide &side,
                     const std::vector<TensorFactorShardings> &rows,
                     const std::vector<OpShardingRule::TensorMapping> &maps,
@@ -172,6 +207,14 @@ private:
   std::vector<Operation *> worklist_;
   std::unordered_set<Operation *> in_worklist_;
   std::unordered_map<std::string_view, std::vector<Operation *>> callers_;
+  /// Mesh symbols already resolved (modules have one or a few meshes).
+  std::vector<std::pair<std::string, const Mesh *>> meshes_;
+  /// Per-factor directions of the step being propagated.
+  std::vector<PropagationDirection> directions_;
+  /// Storage reused by every step (a step never starts another one).
+  TensorSide sides_[2];
+  ShardingProjection projection_;
+  FactorScratch scratch_;
 };
 
 void Driver::buildCallers() {
@@ -275,15 +318,70 @@ void Driver::notifyShardingModified(Value *value) {
   notifyUsersModified(value);
 }
 
-TensorSide Driver::sideOf(const std::vector<Value *> &values) {
-  TensorSide side;
-  side.values = values;
-  for (Value *v : values)
-    side.shardings.push_back(valueSharding(v));
-  side.set = [this, values](size_t i, const TensorSharding &s) {
-    setValueSharding(values[i], s, ctx_);
-  };
-  return side;
+TensorSide &Driver::side(int which) {
+  TensorSide &s = sides_[which];
+  s.reset();
+  return s;
+}
+
+void Driver::loadShardings(TensorSide &side) {
+  side.views.reserve(side.values.size());
+  for (Value *v : side.values) {
+    std::optional<TensorSharding> view;
+    if (v->isBlockArgument())
+      view = manualBodyArgView(v);
+    side.shardings.push_back(view ? side.addView(std::move(*view))
+                                  : valueSharding(v));
+  }
+}
+
+void Driver::set(TensorSide &side, size_t i, const TensorSharding &sharding) {
+  switch (side.sink) {
+  case TensorSide::Sink::Values:
+    setValueSharding(side.values[i], sharding, ctx_);
+    return;
+  case TensorSide::Sink::FuncResult:
+    setFuncResultSharding(*side.owner, side.func_index, sharding, ctx_);
+    return;
+  case TensorSide::Sink::Edge:
+    side.owner->attrs.set(
+        ctx_.intern("sharding"),
+        ctx_.attrs.sharding(transformEdgeSharding(*side.owner, sharding,
+                                                  /*before=*/false)));
+    return;
+  }
+}
+
+// The NoChangeCache key of a step: strategy and directions, then the
+// addresses of the tensors' shardings. False when the step reads computed
+// shardings (edge views) or does not fit the key.
+bool Driver::noChangeKey(const TensorSide &operands, const TensorSide &results,
+                         NoChangeCache::Key &key) const {
+  if (!operands.views.empty() || !results.views.empty() ||
+      directions_.size() > 30 ||
+      operands.shardings.size() + results.shardings.size() + 1 >
+          NoChangeCache::kMaxKey)
+    return false;
+  uintptr_t head = static_cast<uintptr_t>(config_.strategy);
+  for (size_t f = 0; f < directions_.size(); ++f)
+    head |= static_cast<uintptr_t>(directions_[f]) << (2 * f + 2);
+  key.size = 0;
+  key.words[key.size++] = head;
+  for (const auto *side : {&operands.shardings, &results.shardings})
+    for (const TensorSharding *s : *side)
+      key.words[key.size++] = reinterpret_cast<uintptr_t>(s);
+  return true;
+}
+
+const Mesh *Driver::meshOf(const MeshRef &ref) {
+  if (ref.inline_mesh)
+    return &*ref.inline_mesh;
+  for (const auto &[symbol, mesh] : meshes_)
+    if (symbol == ref.symbol)
+      return mesh;
+  const Mesh *mesh = lookupMesh(module_, ref);
+  meshes_.emplace_back(ref.symbol, mesh);
+  return mesh;
 }
 
 bool Driver::applyUpdates(
@@ -300,7 +398,7 @@ bool Driver::applyUpdates(
     const TensorSharding *old = side.shardings[i];
     if ((!old && allDimsEmpty(fresh)) || (old && *old == fresh))
       continue;
-    side.set(i, fresh);
+    set(side, i, fresh);
     any = true;
     if (side.func_result)
       continue;
@@ -327,39 +425,59 @@ bool Driver::applyUpdates(
 }
 
 bool Driver::propagate(TensorSide &operands, TensorSide &results,
-                       const OpShardingRule &rule, const FactorDirectionFn &dir,
-                       Operation *op, bool conservative, bool notify,
-                       StepKind kind, int64_t func_result) {
+                       const OpShardingRule &rule, const OpDirectionFn *dir,
+                       PropagationDirection fixed, Operation *op,
+                       bool conservative, bool notify, StepKind kind,
+                       int64_t func_result) {
   const MeshRef *ref = nullptr;
   const Mesh *mesh = nullptr;
   for (const auto *side : {&operands.shardings, &results.shardings})
     for (const TensorSharding *s : *side) {
       if (!s)
         continue;
-      const Mesh *other = lookupMesh(module_, s->mesh);
+      const Mesh *other = meshOf(s->mesh);
       if (!other)
         return false;
       if (!mesh || mesh->isEmpty()) {
         mesh = other;
         ref = &s->mesh;
-      } else if (!other->isEmpty() && !(*other == *mesh)) {
+      } else if (other != mesh && !other->isEmpty() && !(*other == *mesh)) {
         return false;
       }
     }
   if (!mesh || mesh->isMaximal())
     return false;
-  MeshRef mesh_ref = *ref;
-  ShardingProjection projection =
-      buildProjection(operands.shardings, results.shardings, rule, *mesh);
-  FactorDirectionFn local = [&](int64_t factor) {
+  // Directions first: when no factor may propagate, nothing can change and
+  // the projection is not built.
+  size_t num_factors = rule.factor_sizes.size();
+  directions_.assign(num_factors, PropagationDirection::None);
+  bool any_direction = false;
+  for (size_t f = 0; f < num_factors; ++f) {
+    int64_t factor = static_cast<int64_t>(f);
     if (std::find(rule.blocked_propagation.begin(),
                   rule.blocked_propagation.end(),
                   factor) != rule.blocked_propagation.end())
-      return PropagationDirection::None;
-    return dir(factor);
+      continue;
+    directions_[f] = dir ? (*dir)(*op, factor) : fixed;
+    any_direction =
+        any_direction || directions_[f] != PropagationDirection::None;
+  }
+  if (!any_direction)
+    return false;
+  NoChangeCache::Key key;
+  bool cacheable = config_.no_change && kind != StepKind::FuncResult &&
+                   noChangeKey(operands, results, key);
+  if (cacheable && config_.no_change->unchanged(op, key))
+    return false;
+  MeshRef mesh_ref = *ref;
+  ShardingProjection &projection = projection_;
+  buildProjectionInto(projection, operands.shardings, results.shardings, rule,
+                      *mesh);
+  FactorDirectionFn local = [this](int64_t factor) {
+    return directions_[static_cast<size_t>(factor)];
   };
-  FactorPropagationInput in{&local, &rule.factor_sizes, mesh, conservative,
-                            op && isElementwise(*op)};
+  FactorPropagationInput in{&local,       &rule.factor_sizes,       mesh,
+                            conservative, op && isElementwise(*op), &scratch_};
   std::optional<ShardingProjection> before;
   if (config_.observer)
     before = projection;
@@ -368,6 +486,12 @@ bool Driver::propagate(TensorSide &operands, TensorSide &results,
                           updates.operands, rule, mesh_ref, *mesh, notify);
   any |= applyUpdates(results, projection.results, rule.results,
                       updates.results, rule, mesh_ref, *mesh, notify);
+  if (cacheable) {
+    if (any)
+      config_.no_change->forget(op);
+    else
+      config_.no_change->remember(op, key);
+  }
   if (config_.observer && any) {
     StepEvent event;
     event.kind = kind;
@@ -394,18 +518,20 @@ void Driver::propagateFuncResults(Operation &func) {
     Value *value = ret->operand(i);
     if (!staticTensor(value->type))
       continue;
-    TensorSide operands = sideOf({value});
-    TensorSide results;
-    results.values = {value};
-    results.shardings = {getFuncResultSharding(func, i)};
-    results.set = [&](size_t, const TensorSharding &s) {
-      setFuncResultSharding(func, i, s, ctx_);
-    };
+    TensorSide &operands = side(0);
+    operands.values.push_back(value);
+    loadShardings(operands);
+    TensorSide &results = side(1);
+    results.values.push_back(value);
+    results.shardings.push_back(getFuncResultSharding(func, i));
+    results.sink = TensorSide::Sink::FuncResult;
+    results.owner = &func;
+    results.func_index = i;
     results.func_result = true;
     OpShardingRule rule = identityRule(value->type, 1);
-    FactorDirectionFn both = [](int64_t) { return PropagationDirection::Both; };
-    propagate(operands, results, rule, both, &func, false, false,
-              StepKind::FuncResult, static_cast<int64_t>(i));
+    propagate(operands, results, rule, nullptr, PropagationDirection::Both,
+              &func, false, false, StepKind::FuncResult,
+              static_cast<int64_t>(i));
   }
 }
 
@@ -423,37 +549,37 @@ void Driver::process(Operation &op) {
 void Driver::processBarrier(Operation &op) {
   if (op.numOperands() != 1 || !staticTensor(op.result(0)->type))
     return;
-  TensorSide operands = sideOf({op.operand(0)});
-  TensorSide results = sideOf({op.result(0)});
+  TensorSide &operands = side(0);
+  operands.values.push_back(op.operand(0));
+  loadShardings(operands);
+  TensorSide &results = side(1);
+  results.values.push_back(op.result(0));
+  loadShardings(results);
   PropagationDirection allowed =
       parseDirection(op.attrs.get("allowed_direction"));
-  FactorDirectionFn dir = [allowed](int64_t) { return allowed; };
-  propagate(operands, results, identityRule(op.result(0)->type, 1), dir, &op,
-            false, true, StepKind::PropagationBarrier);
-}
-
-FactorDirectionFn boundDirection(const OpDirectionFn &fn, Operation &op) {
-  return [&fn, &op](int64_t factor) { return fn(op, factor); };
+  propagate(operands, results, identityRule(op.result(0)->type, 1), nullptr,
+            allowed, &op, false, true, StepKind::PropagationBarrier);
 }
 
 void Driver::processEdge(Operation &edge) {
   Value *result = edge.result(0);
   if (!staticTensor(result->type))
     return;
-  std::vector<Value *> sources = edgeSources(edge.operand(0));
-  TensorSide operands = sideOf(sources);
-  TensorSide results;
-  results.values = {result};
-  std::optional<TensorSharding> before;
-  if (const TensorSharding *stored = getSharding(result))
-    before = transformEdgeSharding(edge, *stored, true);
-  results.shardings = {before ? &*before : nullptr};
-  results.set = [&](size_t, const TensorSharding &s) {
-    edge.attrs.set(ctx_.intern("sharding"),
-                   ctx_.attrs.sharding(transformEdgeSharding(edge, s, false)));
-  };
-  propagate(operands, results, identityRule(result->type, sources.size()),
-            boundDirection(config_.direction, edge), &edge, false, true,
+  TensorSide &operands = side(0);
+  operands.values = edgeSources(edge.operand(0));
+  size_t num_sources = operands.values.size();
+  loadShardings(operands);
+  TensorSide &results = side(1);
+  results.values.push_back(result);
+  results.views.reserve(1);
+  const TensorSharding *stored = getSharding(result);
+  results.shardings.push_back(
+      stored ? results.addView(transformEdgeSharding(edge, *stored, true))
+             : nullptr);
+  results.sink = TensorSide::Sink::Edge;
+  results.owner = &edge;
+  propagate(operands, results, identityRule(result->type, num_sources),
+            &config_.direction, PropagationDirection::None, &edge, false, true,
             StepKind::DataFlowEdge);
 }
 
@@ -482,31 +608,35 @@ void Driver::processFuncEdge(Operation &edge) {
     if (ret && ret->is("func.return") && input->index < ret->numOperands())
       sources.push_back(ret->operand(input->index));
   }
-  TensorSide operands = sideOf(sources);
-  TensorSide results = sideOf({result});
-  propagate(operands, results, identityRule(result->type, sources.size()),
-            boundDirection(config_.direction, edge), &edge, false, true,
+  size_t num_sources = sources.size();
+  TensorSide &operands = side(0);
+  operands.values = std::move(sources);
+  loadShardings(operands);
+  TensorSide &results = side(1);
+  results.values.push_back(result);
+  loadShardings(results);
+  propagate(operands, results, identityRule(result->type, num_sources),
+            &config_.direction, PropagationDirection::None, &edge, false, true,
             StepKind::FuncDataFlowEdge);
 }
 
 void Driver::processRegistered(Operation &op) {
-  std::optional<OpShardingRule> rule = getOrCreateShardingRule(
-      op, ctx_, config_.conservative, /*attach=*/true, config_.warnings);
-  if (!rule)
+  const OpShardingRule *rule =
+      getOrAttachShardingRule(op, ctx_, config_.conservative, config_.warnings);
+  if (!rule || rule->operands.size() != op.numOperands() ||
+      rule->results.size() != op.numResults())
     return;
-  std::vector<Value *> operands, results;
+  TensorSide &operand_side = side(0);
   for (size_t i = 0; i < op.numOperands(); ++i)
-    operands.push_back(op.operand(i));
+    operand_side.values.push_back(op.operand(i));
+  loadShardings(operand_side);
+  TensorSide &result_side = side(1);
   for (size_t i = 0; i < op.numResults(); ++i)
-    results.push_back(op.result(i));
-  if (rule->operands.size() != operands.size() ||
-      rule->results.size() != results.size())
-    return;
-  TensorSide operand_side = sideOf(operands);
-  TensorSide result_side = sideOf(results);
-  propagate(operand_side, result_side, *rule,
-            boundDirection(config_.direction, op), &op, config_.conservative,
-            true, StepKind::Op);
+    result_side.values.push_back(op.result(i));
+  loadShardings(result_side);
+  propagate(operand_side, result_side, *rule, &config_.direction,
+            PropagationDirection::None, &op, config_.conservative, true,
+            StepKind::Op);
 }
 
 } // namespace

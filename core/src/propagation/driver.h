@@ -10,6 +10,8 @@
 #include "shardlab/text/diagnostics.h"
 #include "trace_recorder.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <unordered_map>
 #include <vector>
@@ -31,6 +33,35 @@ struct ShardingGroups {
   }
 };
 
+/// Ops whose last propagation changed nothing, with what that propagation
+/// read: the addresses of the shardings of its tensors (attributes are
+/// immutable and never freed during propagation, so an address stands for
+/// a value), the directions of its factors and the strategy. Propagating
+/// through an op is a pure function of these (and of its rule, mesh and the
+/// run's options), so an op that would read the same again can be skipped:
+/// it would change nothing again. Shared by all driver runs of one
+/// propagation.
+class NoChangeCache {
+public:
+  static constexpr size_t kMaxKey = 10;
+  struct Key {
+    uintptr_t words[kMaxKey];
+    uint8_t size = 0;
+    bool operator==(const Key &other) const {
+      return size == other.size && std::equal(words, words + size, other.words);
+    }
+  };
+  bool unchanged(const Operation *op, const Key &key) const {
+    auto it = entries_.find(op);
+    return it != entries_.end() && it->second == key;
+  }
+  void remember(const Operation *op, const Key &key) { entries_[op] = key; }
+  void forget(const Operation *op) { entries_.erase(op); }
+
+private:
+  std::unordered_map<const Operation *, Key> entries_;
+};
+
 /// What one driver run needs besides the module.
 struct DriverConfig {
   FactorStrategy strategy = FactorStrategy::Aggressive;
@@ -40,6 +71,9 @@ struct DriverConfig {
   DiagnosticEngine *warnings = nullptr;
   /// Receives every step that changed a sharding (tracing); may be null.
   StepObserver *observer = nullptr;
+  /// Skips ops that would read what they read when they last changed
+  /// nothing; may be null.
+  NoChangeCache *no_change = nullptr;
 };
 
 /// Runs propagation to a fixed point over `module`.

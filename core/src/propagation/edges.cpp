@@ -30,6 +30,13 @@ Operation *owningOp(Value *value) {
   return region ? region->parent : nullptr;
 }
 
+Operation *funcReturnOp(Operation &func) {
+  if (!func.numRegions() || func.region(0).empty())
+    return nullptr;
+  Operation *ret = func.region(0).front().back();
+  return ret && ret->is("func.return") ? ret : nullptr;
+}
+
 Value *edgeOwnerFromTarget(Value *target) {
   Operation *op = owningOp(target);
   if (!op || !isDataFlowOp(*op))
@@ -162,20 +169,6 @@ static void openPerValueList(Value &value, const MeshRef &mesh, Context &ctx) {
                ctx.attrs.shardingPerValue(std::move(list)));
 }
 
-void setValueSharding(Value *value, const TensorSharding &sharding,
-                      Context &ctx) {
-  Value *v = shardableValue(value);
-  if (!v)
-    return;
-  if (!v->isBlockArgument() && v->defining_op->is("sdy.data_flow_edge")) {
-    v->defining_op->attrs.set(ctx.intern("sharding"),
-                              ctx.attrs.sharding(sharding));
-    return;
-  }
-  openPerValueList(*v, sharding.mesh, ctx);
-  setSharding(v, sharding, ctx);
-}
-
 namespace {
 
 bool isManual(const std::vector<std::string> &manual, const AxisRef &axis) {
@@ -244,7 +237,54 @@ const TensorSharding *perValue(const Operation &op, const char *name,
   return &attr->shardings()[index];
 }
 
+std::vector<std::string> manualAxes(const Operation &op) {
+  const Attr *axes_attr = op.attrs.get("manual_axes");
+  if (!axes_attr)
+    return {};
+  return std::get<std::vector<std::string>>(axes_attr->payload);
+}
+
+// The manual computation whose body argument `value` is, or null.
+Operation *manualComputationOfArg(Value *value) {
+  if (!value || !value->isBlockArgument())
+    return nullptr;
+  Operation *op = owningOp(value);
+  return op && op->is("sdy.manual_computation") ? op : nullptr;
+}
+
 } // namespace
+
+std::optional<TensorSharding> manualBodyArgView(Value *value) {
+  Value *v = shardableValue(value);
+  Operation *op = manualComputationOfArg(v);
+  const TensorSharding *stored =
+      op ? perValue(*op, "in_shardings", v->index) : nullptr;
+  if (!stored)
+    return std::nullopt;
+  return eraseManualAxes(*stored, manualAxes(*op));
+}
+
+void setValueSharding(Value *value, const TensorSharding &sharding,
+                      Context &ctx) {
+  Value *v = shardableValue(value);
+  if (!v)
+    return;
+  if (!v->isBlockArgument() && v->defining_op->is("sdy.data_flow_edge")) {
+    v->defining_op->attrs.set(ctx.intern("sharding"),
+                              ctx.attrs.sharding(sharding));
+    return;
+  }
+  // A manual computation's body argument without an edge: the stored in
+  // sharding keeps its manual axes in front (Shardy's
+  // setBlockArgumentEdgeOwnerShardings).
+  if (Operation *op = manualComputationOfArg(v))
+    if (const TensorSharding *outer = perValue(*op, "in_shardings", v->index)) {
+      setSharding(v, addManualAxes(*outer, sharding, manualAxes(*op)), ctx);
+      return;
+    }
+  openPerValueList(*v, sharding.mesh, ctx);
+  setSharding(v, sharding, ctx);
+}
 
 TensorSharding transformEdgeSharding(Operation &edge,
                                      const TensorSharding &sharding,
@@ -253,10 +293,7 @@ TensorSharding transformEdgeSharding(Operation &edge,
   Operation *op = owningOp(owner);
   if (!op || !op->is("sdy.manual_computation"))
     return sharding;
-  const Attr *axes_attr = op->attrs.get("manual_axes");
-  std::vector<std::string> manual;
-  if (axes_attr)
-    manual = std::get<std::vector<std::string>>(axes_attr->payload);
+  std::vector<std::string> manual = manualAxes(*op);
   bool block_arg = owner->isBlockArgument();
   if (before != block_arg)
     return eraseManualAxes(sharding, manual);

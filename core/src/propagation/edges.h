@@ -8,6 +8,7 @@
 #include "shardlab/ir/ir.h"
 #include "shardlab/sharding/sharding.h"
 
+#include <optional>
 #include <vector>
 
 namespace shardlab::prop {
@@ -18,6 +19,8 @@ bool isTerminator(const Operation &op);
 bool isDataFlowOp(const Operation &op);
 /// The op owning `value`: its defining op, or the op of its block.
 Operation *owningOp(Value *value);
+/// The func.return ending the body of `func`, or null.
+Operation *funcReturnOp(Operation &func);
 /// The edge owner for a value that is a target of a data-flow op, else null.
 Value *edgeOwnerFromTarget(Value *target);
 /// The edge owner for a use that is a source of a data-flow edge, else null.
@@ -34,6 +37,10 @@ std::vector<Value *> nonOwnerTargets(Value *owner);
 Value *shardableValue(Value *value);
 /// Sharding of `value` through shardableValue (null: none).
 const TensorSharding *valueSharding(Value *value);
+/// For a block argument of a manual computation without a data-flow edge:
+/// its in sharding without the manual axes, which is what Shardy's
+/// getSharding returns there (valueSharding gives the stored one).
+std::optional<TensorSharding> manualBodyArgView(Value *value);
 /// Writes the sharding of `value` through shardableValue (no-op if none).
 void setValueSharding(Value *value, const TensorSharding &sharding,
                       Context &ctx);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <memory>
 
 namespace shardlab::prop {
 
@@ -19,8 +20,8 @@ void runStrategies(Module &module, const LayerContext &lc,
   for (FactorStrategy strategy : lc.strategies) {
     if (lc.observer)
       lc.observer->position.strategy = strategy;
-    DriverConfig config{strategy,  lc.conservative, direction,
-                        lc.groups, lc.warnings,     lc.observer};
+    DriverConfig config{strategy,    lc.conservative, direction,   lc.groups,
+                        lc.warnings, lc.observer,     lc.no_change};
     runDriver(module, config);
   }
 }
@@ -51,33 +52,54 @@ bool isOffloadCall(const Operation &op) {
          (target->str() == "MoveToDevice" || target->str() == "MoveToHost");
 }
 
-PropagationDirection passThrough(Operation &op, bool allow_multi_use) {
+enum class PassThrough { No, Both, Forward };
+
+PassThrough passThroughKind(const Operation &op) {
   if (isElementwise(op) || isOffloadCall(op) || op.is("stablehlo.reshape") ||
       op.is("stablehlo.transpose") || op.is("sdy.data_flow_edge") ||
       op.is("sdy.func_data_flow_edge"))
-    return directionFromUses(op, allow_multi_use);
+    return PassThrough::Both;
   if (op.is("stablehlo.dynamic_slice") ||
       op.is("stablehlo.dynamic_update_slice"))
-    return intersectionOfDirections(directionFromUses(op, allow_multi_use),
-                                    PropagationDirection::Forward);
-  return PropagationDirection::None;
+    return PassThrough::Forward;
+  return PassThrough::No;
+}
+
+PropagationDirection passThrough(PassThrough kind, const Operation &op,
+                                 bool allow_multi_use) {
+  if (kind == PassThrough::No)
+    return PropagationDirection::None;
+  PropagationDirection d = directionFromUses(op, allow_multi_use);
+  return kind == PassThrough::Forward
+             ? intersectionOfDirections(d, PropagationDirection::Forward)
+             : d;
+}
+
+PropagationDirection passThrough(Operation &op, bool allow_multi_use) {
+  return passThrough(passThroughKind(op), op, allow_multi_use);
 }
 
 bool contains(const std::vector<int64_t> &list, int64_t value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
 
+// Level 2 for an op with attached rule `rule` (null: none, treated as
+// identity) that is a broadcast_in_dim or not.
+PropagationDirection onlyPassThroughFactors(const OpShardingRule *rule,
+                                            bool broadcast, int64_t factor) {
+  if (rule && (contains(rule->reduction, factor) ||
+               contains(rule->need_replication, factor) ||
+               contains(rule->permutation, factor)))
+    return PropagationDirection::None;
+  return broadcast ? PropagationDirection::Backward
+                   : PropagationDirection::Both;
+}
+
 PropagationDirection onlyPassThroughFactors(Operation &op, int64_t factor) {
   const Attr *attr = op.attrs.get(kShardingRuleAttr);
-  if (attr && attr->kind == AttrKind::OpShardingRule) {
-    const OpShardingRule &rule = attr->rule();
-    if (contains(rule.reduction, factor) ||
-        contains(rule.need_replication, factor) ||
-        contains(rule.permutation, factor))
-      return PropagationDirection::None;
-  }
-  return op.is("stablehlo.broadcast_in_dim") ? PropagationDirection::Backward
-                                             : PropagationDirection::Both;
+  return onlyPassThroughFactors(
+      attr && attr->kind == AttrKind::OpShardingRule ? &attr->rule() : nullptr,
+      op.is("stablehlo.broadcast_in_dim"), factor);
 }
 
 PropagationDirection levelDirection(int level, Operation &op, int64_t factor) {
@@ -109,10 +131,37 @@ void runOpPriority(Module &module, const LayerContext &lc,
   for (int level = 0; level < 5; ++level) {
     if (lc.observer)
       lc.observer->position.op_priority_level = level;
-    OpDirectionFn dir = [level, &outer](Operation &op, int64_t factor) {
-      PropagationDirection acc = PropagationDirection::None;
-      for (int l = 0; l <= level; ++l)
-        acc = unionOfDirections(acc, levelDirection(l, op, factor));
+    // The driver asks for every factor of an op in a row: the levels that do
+    // not depend on the factor are computed once per op. Propagation does not
+    // change the IR's structure or uses, so an op's entry stays valid.
+    struct Memo {
+      Operation *op = nullptr;
+      PropagationDirection fixed = PropagationDirection::None;
+      const OpShardingRule *rule = nullptr; ///< attached rule (level 2)
+      bool broadcast = false;
+    };
+    auto memo = std::make_shared<Memo>();
+    OpDirectionFn dir = [level, &outer, memo](Operation &op, int64_t factor) {
+      if (memo->op != &op) {
+        // Levels 0, 1, 3 and 4 do not depend on the factor.
+        PassThrough kind = passThroughKind(op);
+        PropagationDirection acc = passThrough(kind, op, false);
+        if (level >= 1)
+          acc = unionOfDirections(acc, passThrough(kind, op, true));
+        for (int l = 3; l <= level; ++l)
+          acc = unionOfDirections(acc, levelDirection(l, op, factor));
+        memo->op = &op;
+        memo->fixed = acc;
+        const Attr *attr = op.attrs.get(kShardingRuleAttr);
+        memo->rule = attr && attr->kind == AttrKind::OpShardingRule
+                         ? &attr->rule()
+                         : nullptr;
+        memo->broadcast = op.is("stablehlo.broadcast_in_dim");
+      }
+      PropagationDirection acc = memo->fixed;
+      if (level >= 2)
+        acc = unionOfDirections(
+            acc, onlyPassThroughFactors(memo->rule, memo->broadcast, factor));
       return intersectionOfDirections(acc, outer(op, factor));
     };
     runStrategies(module, lc, dir);

@@ -16,6 +16,8 @@ struct LayerContext {
   DiagnosticEngine *warnings = nullptr;
   /// Receives the steps and the layer position (tracing); may be null.
   StepObserver *observer = nullptr;
+  /// Shared by every driver run of the propagation; may be null.
+  NoChangeCache *no_change = nullptr;
 };
 
 /// The aggressive layer: one driver run per strategy.

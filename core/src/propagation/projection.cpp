@@ -95,14 +95,18 @@ void takeDividing(FactorSharding &f, AxisCursor &cursor, int64_t factor_size,
 
 } // namespace
 
-TensorFactorShardings
-projectTensor(const OpShardingRule::TensorMapping &mapping,
-              const TensorSharding *sharding,
-              const std::vector<int64_t> &factor_sizes, const Mesh &mesh,
-              bool closed_if_missing) {
+void projectTensorInto(TensorFactorShardings &row,
+                       const OpShardingRule::TensorMapping &mapping,
+                       const TensorSharding *sharding,
+                       const std::vector<int64_t> &factor_sizes,
+                       const Mesh &mesh, bool closed_if_missing) {
   static const std::vector<AxisRef> kNoAxes;
-  TensorFactorShardings row;
   row.factors.resize(factor_sizes.size());
+  for (FactorSharding &f : row.factors) {
+    f.axes.clear();
+    f.overflow.clear();
+    f.present = f.closed = f.minor_most = false;
+  }
   for (size_t dim = 0; dim < mapping.size(); ++dim) {
     bool has_dim = sharding && dim < sharding->dims.size();
     AxisCursor cursor{has_dim ? &sharding->dims[dim].axes : &kNoAxes};
@@ -131,8 +135,39 @@ projectTensor(const OpShardingRule::TensorMapping &mapping,
     row.replicated = sharding->replicated;
     row.unreduced = sharding->unreduced;
     row.unreduced_kind = sharding->unreduced_kind;
+  } else {
+    row.replicated.clear();
+    row.unreduced.clear();
+    row.unreduced_kind = ReductionKind::Sum;
   }
+}
+
+TensorFactorShardings
+projectTensor(const OpShardingRule::TensorMapping &mapping,
+              const TensorSharding *sharding,
+              const std::vector<int64_t> &factor_sizes, const Mesh &mesh,
+              bool closed_if_missing) {
+  TensorFactorShardings row;
+  projectTensorInto(row, mapping, sharding, factor_sizes, mesh,
+                    closed_if_missing);
   return row;
+}
+
+void buildProjectionInto(ShardingProjection &out,
+                         const std::vector<const TensorSharding *> &operands,
+                         const std::vector<const TensorSharding *> &results,
+                         const OpShardingRule &rule, const Mesh &mesh) {
+  auto side = [&](std::vector<TensorFactorShardings> &rows,
+                  const std::vector<OpShardingRule::TensorMapping> &maps,
+                  const std::vector<const TensorSharding *> &shardings) {
+    rows.resize(maps.size());
+    for (size_t i = 0; i < maps.size(); ++i)
+      projectTensorInto(rows[i], maps[i],
+                        i < shardings.size() ? shardings[i] : nullptr,
+                        rule.factor_sizes, mesh, false);
+  };
+  side(out.operands, rule.operands, operands);
+  side(out.results, rule.results, results);
 }
 
 ShardingProjection
@@ -140,14 +175,7 @@ buildProjection(const std::vector<const TensorSharding *> &operands,
                 const std::vector<const TensorSharding *> &results,
                 const OpShardingRule &rule, const Mesh &mesh) {
   ShardingProjection projection;
-  for (size_t i = 0; i < rule.operands.size(); ++i)
-    projection.operands.push_back(projectTensor(
-        rule.operands[i], i < operands.size() ? operands[i] : nullptr,
-        rule.factor_sizes, mesh, false));
-  for (size_t i = 0; i < rule.results.size(); ++i)
-    projection.results.push_back(projectTensor(
-        rule.results[i], i < results.size() ? results[i] : nullptr,
-        rule.factor_sizes, mesh, false));
+  buildProjectionInto(projection, operands, results, rule, mesh);
   return projection;
 }
 

@@ -13,10 +13,11 @@ namespace shardlab {
 
 namespace {
 
-// Shardy rejects dynamic shapes and tuples before propagating.
+// Shardy rejects dynamic shapes and tuples of op results before propagating
+// (the first offending op in walk order gets the error).
 bool validShapes(Module &module, DiagnosticEngine &diags) {
   bool ok = true;
-  walk(module.op(), [&](Operation &op) {
+  walkPostOrder(module.op(), [&](Operation &op) {
     for (size_t i = 0; ok && i < op.numResults(); ++i) {
       Type type = op.result(i)->type;
       if (type->isTensor() &&
@@ -61,6 +62,8 @@ bool propagateImpl(Module &module, const PropagationOptions &options,
   prop::ShardingGroups groups = prop::buildShardingGroups(module, diags);
   prop::LayerContext lc;
   lc.observer = session ? &session->observer() : nullptr;
+  prop::NoChangeCache no_change;
+  lc.no_change = &no_change;
   lc.strategies = options.strategies;
   lc.conservative = options.conservative;
   lc.run_op_priority = options.run_op_priority;

@@ -74,11 +74,10 @@ struct TensorDecisions {
     list.push_back(decision);
   }
   void erase(const AxisRef &axis) {
-    list.erase(std::remove_if(list.begin(), list.end(),
-                              [&](const AxisDecision &d) {
-                                return d.axis == axis;
-                              }),
-               list.end());
+    list.erase(
+        std::remove_if(list.begin(), list.end(),
+                       [&](const AxisDecision &d) { return d.axis == axis; }),
+        list.end());
   }
 };
 
@@ -133,8 +132,8 @@ void visitTensor(const TensorFactorShardings &old_row,
         saveEdges(fresh, old_f.axes, {EdgeNodeType::Operand, *i}, target,
                   factor, out);
       else if (auto j = findSource(new_f.axes, factor, before.results))
-        saveEdges(fresh, old_f.axes, {EdgeNodeType::Result, *j}, target,
-                  factor, out);
+        saveEdges(fresh, old_f.axes, {EdgeNodeType::Result, *j}, target, factor,
+                  out);
     }
   }
 }
@@ -155,8 +154,7 @@ std::vector<AxisDecision> diffProjections(const ShardingProjection &before,
       TensorDecisions tensor;
       visitTensor(old_rows[i], new_rows[i], maps[i],
                   {type, static_cast<int64_t>(i)}, before, mesh, tensor);
-      decisions.insert(decisions.end(), tensor.list.begin(),
-                       tensor.list.end());
+      decisions.insert(decisions.end(), tensor.list.begin(), tensor.list.end());
     }
   };
   side(before.operands, after.operands, rule.operands, EdgeNodeType::Operand);
@@ -207,7 +205,8 @@ void TraceRecorder::onStep(const StepEvent &event) {
 
 void TraceRecorder::onGroupCopy(Value *from, Value *to,
                                 const TensorSharding &sharding) {
-  pending_copies_.push_back({valueSlot(from), valueSlot(to), dimAxes(sharding)});
+  pending_copies_.push_back(
+      {valueSlot(from), valueSlot(to), dimAxes(sharding)});
 }
 
 } // namespace prop
@@ -215,13 +214,6 @@ void TraceRecorder::onGroupCopy(Value *from, Value *to,
 // ------------------------------------------------------------------ views
 
 namespace {
-
-Operation *funcTerminator(Operation &func) {
-  if (!func.numRegions() || func.region(0).empty())
-    return nullptr;
-  Operation *ret = func.region(0).front().back();
-  return ret && ret->is("func.return") ? ret : nullptr;
-}
 
 struct SlotHash {
   size_t operator()(const ShardingSlot &s) const {
@@ -234,8 +226,8 @@ struct SlotHash {
 // Shardy's lookUpValueOriginSharding: the axis itself, else the first axis
 // containing it or contained in it (a reshape split or merged it).
 template <typename List, typename Get>
-const typename List::value_type *findAxis(const List &list,
-                                          const AxisRef &axis, Get get) {
+const typename List::value_type *findAxis(const List &list, const AxisRef &axis,
+                                          Get get) {
   for (const auto &entry : list)
     if (get(entry) == axis)
       return &entry;
@@ -250,7 +242,7 @@ const typename List::value_type *findAxis(const List &list,
 Value *debugValue(const ShardingSlot &slot) {
   if (!slot.isFuncResult())
     return slot.value;
-  Operation *ret = funcTerminator(*slot.func);
+  Operation *ret = prop::funcReturnOp(*slot.func);
   if (!ret || slot.result < 0 ||
       static_cast<size_t>(slot.result) >= ret->numOperands())
     return nullptr;
@@ -311,9 +303,9 @@ std::vector<OpEdges> propagationEdges(const PropagationTrace &trace) {
       if (inserted)
         out.push_back({step.op, func_result, {}});
       OpEdges &edges = out[it->second];
-      auto axis_it = std::find_if(
-          edges.axes.begin(), edges.axes.end(),
-          [&](const AxisEdges &a) { return a.axis == d.axis; });
+      auto axis_it =
+          std::find_if(edges.axes.begin(), edges.axes.end(),
+                       [&](const AxisEdges &a) { return a.axis == d.axis; });
       if (axis_it == edges.axes.end()) {
         edges.axes.push_back({d.axis, {}});
         axis_it = edges.axes.end() - 1;
@@ -361,9 +353,10 @@ std::string propagationEdgesText(const std::vector<AxisEdges> &axes) {
     }
     for (const Min &m : mins) {
       std::vector<Entry> &entries = per_step[m.step];
-      auto it = std::find_if(entries.begin(), entries.end(), [&](const Entry &e) {
-        return e.axis == axis_edges.axis && e.source == m.source;
-      });
+      auto it =
+          std::find_if(entries.begin(), entries.end(), [&](const Entry &e) {
+            return e.axis == axis_edges.axis && e.source == m.source;
+          });
       if (it == entries.end()) {
         entries.push_back({axis_edges.axis, m.source, {}});
         it = entries.end() - 1;

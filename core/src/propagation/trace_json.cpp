@@ -26,6 +26,8 @@
 // Axes are spelled without quotes ("a", "c:(1)4").
 #include "shardlab/propagation/trace.h"
 
+#include "edges.h"
+
 #include "shardlab/sharding/format.h"
 #include "shardlab/text/text.h"
 
@@ -55,13 +57,6 @@ std::string funcName(Operation *op) {
   return name && name->kind == AttrKind::String ? name->str() : "";
 }
 
-Operation *ownerOf(Value *value) {
-  if (!value->isBlockArgument())
-    return value->defining_op;
-  Region *region = value->owner_block ? value->owner_block->parent : nullptr;
-  return region ? region->parent : nullptr;
-}
-
 class JsonWriter {
 public:
   explicit JsonWriter(Module &module) : names_(printedValueNames(module)) {}
@@ -72,7 +67,7 @@ public:
       out["func"] = funcName(s.func);
       out["result"] = s.result;
     } else if (s.value) {
-      out["func"] = funcName(ownerOf(s.value));
+      out["func"] = funcName(prop::owningOp(s.value));
       out["value"] = name(s.value);
     }
     return out;
@@ -148,8 +143,9 @@ json traceToJson(const PropagationTrace &trace, Module &module) {
       json axes = json::array();
       for (const AxisRef &axis : copy.axes)
         axes.push_back(axisName(axis));
-      copies.push_back(
-          {{"from", w.slot(copy.from)}, {"to", w.slot(copy.to)}, {"axes", axes}});
+      copies.push_back({{"from", w.slot(copy.from)},
+                        {"to", w.slot(copy.to)},
+                        {"axes", axes}});
     }
     s["group_copies"] = copies;
     steps.push_back(s);

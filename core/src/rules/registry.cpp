@@ -197,4 +197,19 @@ getOrCreateShardingRule(Operation &op, Context &ctx,
   return rule;
 }
 
+const OpShardingRule *getOrAttachShardingRule(Operation &op, Context &ctx,
+                                              bool conservative_propagation,
+                                              DiagnosticEngine *warnings) {
+  if (const Attr *existing = op.attrs.get(kShardingRuleAttr);
+      existing && existing->kind == AttrKind::OpShardingRule)
+    return &existing->rule();
+  std::optional<OpShardingRule> rule =
+      createOpShardingRule(op, conservative_propagation, warnings);
+  if (!rule)
+    return nullptr;
+  const Attr *attr = ctx.attrs.rule(std::move(*rule));
+  op.attrs.set(ctx.intern(kShardingRuleAttr), attr);
+  return &attr->rule();
+}
+
 } // namespace shardlab

@@ -164,13 +164,13 @@ RuleBuilder &RuleBuilder::addPointwiseWithDiffTypeForMismatch(
   return *this;
 }
 
-std::optional<OpShardingRule> RuleBuilder::build() const {
+std::optional<OpShardingRule> RuleBuilder::build() {
   if (!valid_)
     return std::nullopt;
-  OpShardingRule rule = rule_;
-  fillUnmapped(rule.operands, rule.factor_sizes);
-  fillUnmapped(rule.results, rule.factor_sizes);
-  return rule;
+  fillUnmapped(rule_.operands, rule_.factor_sizes);
+  fillUnmapped(rule_.results, rule_.factor_sizes);
+  valid_ = false; // spent
+  return std::move(rule_);
 }
 
 std::optional<OpShardingRule>

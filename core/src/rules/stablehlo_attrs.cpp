@@ -173,10 +173,26 @@ std::optional<DimNumberFields> parseDimNumberFields(std::string_view text) {
 std::optional<DotDims> dotDims(const Attr &attr) {
   DimNumberFields fields;
   if (attr.kind == AttrKind::Dict) {
-    for (const NamedAttr &entry : attr.entries())
-      if (entry.value->kind == AttrKind::DenseArray)
-        fields[std::string(entry.name)] = entry.value->ints();
-  } else if (attr.kind == AttrKind::Opaque) {
+    // The structured form: read the four lists straight from the entries.
+    DotDims dims;
+    for (const NamedAttr &entry : attr.entries()) {
+      if (entry.value->kind != AttrKind::DenseArray)
+        continue;
+      if (entry.name == "lhs_batching_dimensions")
+        dims.lhs_batching = entry.value->ints();
+      else if (entry.name == "rhs_batching_dimensions")
+        dims.rhs_batching = entry.value->ints();
+      else if (entry.name == "lhs_contracting_dimensions")
+        dims.lhs_contracting = entry.value->ints();
+      else if (entry.name == "rhs_contracting_dimensions")
+        dims.rhs_contracting = entry.value->ints();
+    }
+    if (dims.lhs_batching.size() != dims.rhs_batching.size() ||
+        dims.lhs_contracting.size() != dims.rhs_contracting.size())
+      return std::nullopt;
+    return dims;
+  }
+  if (attr.kind == AttrKind::Opaque) {
     std::optional<DimNumberFields> parsed = parseDimNumberFields(attr.text);
     if (!parsed)
       return std::nullopt;

@@ -23,6 +23,21 @@ const TensorSharding *getFuncResultSharding(const Operation &func,
 void setFuncResultSharding(Operation &func, size_t index,
                            const TensorSharding &sharding, Context &ctx);
 
+/// Number of arguments / results of a func.func (from its function_type).
+size_t funcNumInputs(const Operation &func);
+size_t funcNumResults(const Operation &func);
+/// Entry `name` of the attribute dictionary of argument / result `index` of
+/// a func.func (`arg_attrs` / `res_attrs`), or nullptr.
+const Attr *getFuncArgAttr(const Operation &func, size_t index,
+                           std::string_view name);
+const Attr *getFuncResultAttr(const Operation &func, size_t index,
+                              std::string_view name);
+/// Sets entry `name` of that dictionary (creating the dictionaries).
+void setFuncArgAttr(Operation &func, size_t index, std::string_view name,
+                    const Attr *value, Context &ctx);
+void setFuncResultAttr(Operation &func, size_t index, std::string_view name,
+                       const Attr *value, Context &ctx);
+
 /// The mesh of `ref`: inline, or the `sdy.mesh` symbol; nullptr if unknown.
 const Mesh *lookupMesh(const Module &module, const MeshRef &ref);
 

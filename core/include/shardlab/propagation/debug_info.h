@@ -71,7 +71,6 @@ int64_t maximumPropagationStep(Module &module);
 /// of the `sdy.data_flow_edge`s of `owners` (block arguments when
 /// `block_args`, else results of `op`) on `op`.
 void sinkEdgeDebugInfo(Operation &op, const std::vector<Value *> &owners,
-                       bool block_args, bool origins, bool edges,
-                       Context &ctx);
+                       bool block_args, bool origins, bool edges, Context &ctx);
 
 } // namespace shardlab

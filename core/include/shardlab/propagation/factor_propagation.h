@@ -34,6 +34,10 @@ struct TensorUpdates {
   std::vector<bool> results;
 };
 
+/// Buffers factor propagation may reuse from call to call (defined in the
+/// implementation; the propagation driver keeps one).
+struct FactorScratch;
+
 /// Inputs shared by both strategies. `mesh` may be null (unit tests): then
 /// divisibility is not checked.
 struct FactorPropagationInput {
@@ -43,6 +47,8 @@ struct FactorPropagationInput {
   bool conservative = false;
   /// The op is elementwise (aggressive tie-break and sideways rule).
   bool elementwise = false;
+  /// Optional reusable buffers (null: local ones).
+  FactorScratch *scratch = nullptr;
 };
 
 /// The longest compatible major axes of `factor` over all tensors, in the
@@ -50,6 +56,10 @@ struct FactorPropagationInput {
 std::vector<AxisRef> compatibleMajorAxes(const ShardingProjection &projection,
                                          int64_t factor,
                                          PropagationDirection direction);
+/// compatibleMajorAxes into `out` (its storage reused).
+void compatibleMajorAxesInto(std::vector<AxisRef> &out,
+                             const ShardingProjection &projection,
+                             int64_t factor, PropagationDirection direction);
 
 /// compatibleMajorAxes truncated at the first axis conflicting with another
 /// factor, a replicated/unreduced axis, or divisibility in any tensor.

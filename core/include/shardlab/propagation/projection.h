@@ -66,11 +66,24 @@ projectTensor(const OpShardingRule::TensorMapping &mapping,
               const std::vector<int64_t> &factor_sizes, const Mesh &mesh,
               bool closed_if_missing);
 
+/// projectTensor into `row`, reusing the storage it already has.
+void projectTensorInto(TensorFactorShardings &row,
+                       const OpShardingRule::TensorMapping &mapping,
+                       const TensorSharding *sharding,
+                       const std::vector<int64_t> &factor_sizes,
+                       const Mesh &mesh, bool closed_if_missing);
+
 /// Projects every operand and result sharding (null entries are missing).
 ShardingProjection
 buildProjection(const std::vector<const TensorSharding *> &operands,
                 const std::vector<const TensorSharding *> &results,
                 const OpShardingRule &rule, const Mesh &mesh);
+/// buildProjection into `out`, reusing its storage (the propagation driver
+/// keeps one projection for all its steps).
+void buildProjectionInto(ShardingProjection &out,
+                         const std::vector<const TensorSharding *> &operands,
+                         const std::vector<const TensorSharding *> &results,
+                         const OpShardingRule &rule, const Mesh &mesh);
 
 /// Projects a row back to a tensor sharding on `mesh_ref`: factors of a dim
 /// are concatenated until one is not fully sharded or has overflow axes; a

@@ -185,8 +185,8 @@ struct AxisEdges {
   std::vector<PropagationEdge> edges;
 };
 struct OpEdges {
-  Operation *op = nullptr;    ///< the op (or func.func)
-  int64_t func_result = -1;   ///< >= 0: the edges of that func result
+  Operation *op = nullptr;     ///< the op (or func.func)
+  int64_t func_result = -1;    ///< >= 0: the edges of that func result
   std::vector<AxisEdges> axes; ///< axes in order of first appearance
 };
 /// Shardy's propagation-edges maps: per op, and per func result (Shardy

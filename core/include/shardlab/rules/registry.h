@@ -32,5 +32,11 @@ std::optional<OpShardingRule>
 getOrCreateShardingRule(Operation &op, Context &ctx,
                         bool conservative_propagation, bool attach,
                         DiagnosticEngine *warnings = nullptr);
+/// getOrCreateShardingRule with `attach`, without copying the rule: the
+/// attached rule (null when the op has none).
+const OpShardingRule *getOrAttachShardingRule(Operation &op, Context &ctx,
+                                              bool conservative_propagation,
+                                              DiagnosticEngine *warnings =
+                                                  nullptr);
 
 } // namespace shardlab

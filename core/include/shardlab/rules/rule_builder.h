@@ -71,8 +71,9 @@ public:
 
   /// Marks the rule as impossible (malformed op); build() returns nullopt.
   void invalidate() { valid_ = false; }
-  /// The rule; nullopt when a dimension index was out of range.
-  std::optional<OpShardingRule> build() const;
+  /// The rule; nullopt when a dimension index was out of range. Moves the
+  /// rule out: the builder is spent afterwards.
+  std::optional<OpShardingRule> build();
 
 private:
   int64_t reserveFactor(int64_t size, FactorType type, bool blocked);
