@@ -259,17 +259,4 @@ template <typename Fn> void walkPostOrder(Operation &root, Fn &&fn) {
       }
 }
 
-/// Calls `fn(op)` for every op nested under `root`'s regions, nested ops
-/// before their parent (MLIR's default walk order).
-template <typename Fn> void walkPostOrder(Operation &root, Fn &&fn) {
-  for (size_t r = 0; r < root.numRegions(); ++r)
-    for (auto &block : root.region(r).blocks)
-      for (Operation *op = block->front(); op;) {
-        Operation *next = op->nextInBlock();
-        walkPostOrder(*op, fn);
-        fn(*op);
-        op = next;
-      }
-}
-
 } // namespace shardlab
