@@ -14,6 +14,7 @@
 #include "shardlab/text/text.h"
 
 #include <malloc.h>
+#include <time.h>
 
 #include <algorithm>
 #include <atomic>
@@ -74,6 +75,15 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+// CPU time of this process: on a shared machine it leaves out the time the
+// scheduler gave other processes.
+double cpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) +
+         1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 size_t heapInUse() { return mallinfo2().uordblks; }
 
 size_t countOps(Operation &root) {
@@ -86,6 +96,7 @@ struct Result {
   std::string name;
   size_t ops = 0;
   double seconds = 1e9;
+  double cpu_seconds = 1e9;
   size_t module_heap = 0; ///< mallinfo2 growth from parsing
   size_t after_heap = 0;  ///< mallinfo2 growth from parsing + propagating
   size_t peak_extra = 0;  ///< peak live C++ bytes above the parsed module
@@ -118,14 +129,17 @@ bool measure(const std::string &path, const PropagationOptions &options,
     size_t live_parsed = g_live.load();
     g_peak = live_parsed;
     auto start = std::chrono::steady_clock::now();
+    double cpu_start = cpuSeconds();
     bool ok = propagateShardings(*module, options, diags);
     double seconds = secondsSince(start);
+    double cpu = cpuSeconds() - cpu_start;
     if (!ok) {
       std::fprintf(stderr, "propagation failed: %s\n", path.c_str());
       return false;
     }
     if (!memory_run) {
       result.seconds = std::min(result.seconds, seconds);
+      result.cpu_seconds = std::min(result.cpu_seconds, cpu);
       continue;
     }
     g_counting = false;
@@ -185,23 +199,30 @@ int main(int argc, char **argv) {
   }
   std::printf("propagation layer: %s (best of %d)\n\n", layer_name.c_str(),
               repeats);
-  std::printf("| module | ops | time (s) | ops/s | module heap B/op | "
-              "heap after B/op | peak extra B/op | growth |\n");
-  std::printf("|---|---|---|---|---|---|---|---|\n");
+  std::printf("| module | ops | time (s) | cpu (s) | ops/s (cpu) | module "
+              "heap B/op | heap after B/op | peak extra B/op | growth "
+              "(time, cpu) |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|\n");
+  auto exponent = [](double t1, double t0, double n1, double n0) {
+    return std::log(t1 / t0) / std::log(n1 / n0);
+  };
   for (size_t i = 0; i < results.size(); ++i) {
     const Result &r = results[i];
     double ops = static_cast<double>(r.ops);
     std::string growth = "";
     if (i > 0 && results[i - 1].ops > 0 && r.ops != results[i - 1].ops) {
-      double k = std::log(r.seconds / results[i - 1].seconds) /
-                 std::log(ops / static_cast<double>(results[i - 1].ops));
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "n^%.2f", k);
+      double n0 = static_cast<double>(results[i - 1].ops);
+      char buf[64];
+      std::snprintf(
+          buf, sizeof buf, "n^%.2f, n^%.2f",
+          exponent(r.seconds, results[i - 1].seconds, ops, n0),
+          exponent(r.cpu_seconds, results[i - 1].cpu_seconds, ops, n0));
       growth = buf;
     }
-    std::printf("| %s | %zu | %.4f | %.0f | %.0f | %.0f | %.0f | %s |\n",
-                r.name.c_str(), r.ops, r.seconds, ops / r.seconds,
-                static_cast<double>(r.module_heap) / ops,
+    std::printf("| %s | %zu | %.4f | %.4f | %.0f | %.0f | %.0f | %.0f | %s "
+                "|\n",
+                r.name.c_str(), r.ops, r.seconds, r.cpu_seconds,
+                ops / r.cpu_seconds, static_cast<double>(r.module_heap) / ops,
                 static_cast<double>(r.after_heap) / ops,
                 static_cast<double>(r.peak_extra) / ops, growth.c_str());
   }

@@ -56,16 +56,108 @@ const Attr *AttrArena::denseArray(Type element, std::vector<int64_t> values) {
   return make(Attr{AttrKind::DenseArray, std::move(values), element, {}});
 }
 
+namespace {
+
+size_t mix(size_t seed, size_t value) {
+  return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
+}
+
+size_t hashAxes(size_t h, const std::vector<AxisRef> &axes) {
+  h = mix(h, axes.size());
+  for (const AxisRef &axis : axes) {
+    h = mix(h, std::hash<std::string>()(axis.name));
+    if (axis.sub)
+      h = mix(mix(h, static_cast<size_t>(axis.sub->pre_size)),
+              static_cast<size_t>(axis.sub->size));
+  }
+  return h;
+}
+
+size_t hashInts(size_t h, const std::vector<int64_t> &ints) {
+  h = mix(h, ints.size());
+  for (int64_t v : ints)
+    h = mix(h, static_cast<size_t>(v));
+  return h;
+}
+
+size_t hashSharding(size_t h, const TensorSharding &s) {
+  h = mix(h, std::hash<std::string>()(s.mesh.symbol));
+  if (s.mesh.inline_mesh)
+    for (const MeshAxis &axis : s.mesh.inline_mesh->axes)
+      h = mix(h, std::hash<std::string>()(axis.name));
+  h = mix(h, s.dims.size());
+  for (const DimSharding &dim : s.dims) {
+    h = mix(h, (dim.closed ? 1u : 2u) +
+                   (static_cast<size_t>(dim.priority.value_or(-1)) << 2));
+    h = hashAxes(h, dim.axes);
+  }
+  h = hashAxes(h, s.replicated);
+  h = hashAxes(h, s.unreduced);
+  return mix(h, static_cast<size_t>(s.unreduced_kind));
+}
+
+size_t hashRule(const OpShardingRule &rule) {
+  size_t h = rule.is_custom ? 7 : 3;
+  for (const auto *side : {&rule.operands, &rule.results}) {
+    h = mix(h, side->size());
+    for (const OpShardingRule::TensorMapping &tensor : *side) {
+      h = mix(h, tensor.size());
+      for (const OpShardingRule::DimMapping &dim : tensor)
+        h = hashInts(h, dim);
+    }
+  }
+  for (const auto *ints :
+       {&rule.factor_sizes, &rule.reduction, &rule.need_replication,
+        &rule.permutation, &rule.blocked_propagation})
+    h = hashInts(h, *ints);
+  return h;
+}
+
+bool samePayload(const Attr &a, const Attr &b) {
+  if (a.kind != b.kind || a.type != b.type || a.text != b.text)
+    return false;
+  switch (a.kind) {
+  case AttrKind::Sharding:
+    return a.sharding() == b.sharding();
+  case AttrKind::ShardingPerValue:
+    return a.shardings() == b.shardings();
+  case AttrKind::OpShardingRule:
+    return a.rule() == b.rule();
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
+const Attr *AttrArena::internStructural(size_t hash, Attr &&attr) {
+  auto [begin, end] = structural_.equal_range(hash);
+  for (auto it = begin; it != end; ++it)
+    if (samePayload(*it->second, attr))
+      return it->second;
+  const Attr *made = make(std::move(attr));
+  structural_.emplace(hash, made);
+  return made;
+}
+
 const Attr *AttrArena::sharding(TensorSharding sharding) {
-  return make(Attr{AttrKind::Sharding, std::move(sharding), nullptr, {}});
+  size_t hash = hashSharding(1, sharding);
+  return internStructural(
+      hash, Attr{AttrKind::Sharding, std::move(sharding), nullptr, {}});
 }
 
 const Attr *AttrArena::shardingPerValue(std::vector<TensorSharding> values) {
-  return make(Attr{AttrKind::ShardingPerValue, std::move(values), nullptr, {}});
+  size_t hash = mix(2, values.size());
+  for (const TensorSharding &s : values)
+    hash = hashSharding(hash, s);
+  return internStructural(
+      hash, Attr{AttrKind::ShardingPerValue, std::move(values), nullptr, {}});
 }
 
 const Attr *AttrArena::rule(OpShardingRule rule) {
-  return make(Attr{AttrKind::OpShardingRule, std::move(rule), nullptr, {}});
+  size_t hash = hashRule(rule);
+  return internStructural(
+      hash, Attr{AttrKind::OpShardingRule, std::move(rule), nullptr, {}});
 }
 
 const Attr *AttrArena::opaque(std::string text) {

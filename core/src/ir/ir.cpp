@@ -5,8 +5,11 @@
 namespace shardlab {
 
 std::string_view Context::intern(std::string_view text) {
-  auto it = strings_.emplace(text).first;
-  return *it;
+  auto it = strings_.find(text);
+  if (it != strings_.end())
+    return *it;
+  storage_.emplace_back(text);
+  return *strings_.insert(storage_.back()).first;
 }
 
 void OpOperand::set(Value *new_value) {

@@ -78,6 +78,21 @@ bool isElementwise(const Operation &op) {
   return elementwiseOps().count(op.name) != 0;
 }
 
+void OpIndex::build(Module &module) {
+  order.clear();
+  callers.clear();
+  for (Operation &top : module.body())
+    if (top.is("func.func"))
+      walk(top, [&](Operation &op) {
+        order.push_back(&op);
+        op.scratch_index = static_cast<uint32_t>(order.size());
+        if (!op.is("func.call"))
+          return;
+        if (const Attr *callee = op.attrs.get("callee"))
+          callers[module.ctx().intern(callee->str())].push_back(&op);
+      });
+}
+
 Operation *mainFunc(Module &module) {
   if (Operation *main = module.lookupSymbol("main"))
     if (main->is("func.func"))
@@ -167,7 +182,6 @@ public:
   void run();
 
 private:
-  void buildCallers();
   void propagateFuncResults(Operation &func);
   void process(Operation &op);
   void processRegistered(Operation &op);
@@ -195,6 +209,7 @@ private:
                     const MeshRef &ref, const Mesh &mesh, bool notify);
 
   void push(Operation *op);
+  void pop(Operation *op);
   void notifyOp(Operation *op);
   void notifyShardingModified(Value *value);
   void notifyUsersModified(Value *value);
@@ -205,8 +220,10 @@ private:
   const DriverConfig &config_;
   Operation *current_ = nullptr;
   std::vector<Operation *> worklist_;
-  std::unordered_set<Operation *> in_worklist_;
-  std::unordered_map<std::string_view, std::vector<Operation *>> callers_;
+  const OpIndex *index_ = nullptr;
+  OpIndex own_index_;
+  std::vector<uint8_t> in_worklist_; ///< by OpIndex number
+  std::unordered_set<Operation *> unindexed_;
   /// Mesh symbols already resolved (modules have one or a few meshes).
   std::vector<std::pair<std::string, const Mesh *>> meshes_;
   /// Per-factor directions of the step being propagated.
@@ -217,19 +234,24 @@ private:
   FactorScratch scratch_;
 };
 
-void Driver::buildCallers() {
-  walk(module_.op(), [&](Operation &op) {
-    if (!op.is("func.call"))
+void Driver::push(Operation *op) {
+  if (uint32_t i = index_->indexOf(op)) {
+    if (in_worklist_[i])
       return;
-    const Attr *callee = op.attrs.get("callee");
-    if (callee)
-      callers_[module_.ctx().intern(callee->str())].push_back(&op);
-  });
+    in_worklist_[i] = 1;
+    worklist_.push_back(op);
+    return;
+  }
+  // Not indexed (not in a func body): tracked by address.
+  if (unindexed_.insert(op).second)
+    worklist_.push_back(op);
 }
 
-void Driver::push(Operation *op) {
-  if (in_worklist_.insert(op).second)
-    worklist_.push_back(op);
+void Driver::pop(Operation *op) {
+  if (uint32_t i = index_->indexOf(op))
+    in_worklist_[i] = 0;
+  else
+    unindexed_.erase(op);
 }
 
 // Adds `op` and its ancestors below the func, as MLIR's greedy driver does.
@@ -243,20 +265,24 @@ void Driver::notifyOp(Operation *op) {
 }
 
 void Driver::run() {
-  buildCallers();
+  if (!config_.index) {
+    own_index_.build(module_);
+    index_ = &own_index_;
+  } else {
+    index_ = config_.index;
+  }
+  in_worklist_.assign(index_->order.size() + 1, 0);
   Operation *main = mainFunc(module_);
   if (main)
     propagateFuncResults(*main);
-  std::vector<Operation *> order;
-  for (Operation &top : module_.body())
-    if (top.is("func.func"))
-      walk(top, [&](Operation &op) { order.push_back(&op); });
+  const std::vector<Operation *> &order = index_->order;
+  worklist_.reserve(order.size());
   for (auto it = order.rbegin(); it != order.rend(); ++it)
     push(*it);
   while (!worklist_.empty()) {
     Operation *op = worklist_.back();
     worklist_.pop_back();
-    in_worklist_.erase(op);
+    pop(op);
     current_ = op;
     process(*op);
     current_ = nullptr;
@@ -277,8 +303,8 @@ void Driver::notifyTerminatorUse(OpOperand &use) {
     return;
   }
   const Attr *name = parent->attrs.get("sym_name");
-  auto it = name ? callers_.find(name->str()) : callers_.end();
-  if (it == callers_.end() || it->second.empty()) {
+  auto it = name ? index_->callers.find(name->str()) : index_->callers.end();
+  if (it == index_->callers.end() || it->second.empty()) {
     notifyOp(parent);
     return;
   }
@@ -467,7 +493,8 @@ bool Driver::propagate(TensorSide &operands, TensorSide &results,
   NoChangeCache::Key key;
   bool cacheable = config_.no_change && kind != StepKind::FuncResult &&
                    noChangeKey(operands, results, key);
-  if (cacheable && config_.no_change->unchanged(op, key))
+  uint32_t op_index = cacheable ? index_->indexOf(op) : 0;
+  if (op_index && config_.no_change->unchanged(op_index, key))
     return false;
   MeshRef mesh_ref = *ref;
   ShardingProjection &projection = projection_;
@@ -486,11 +513,11 @@ bool Driver::propagate(TensorSide &operands, TensorSide &results,
                           updates.operands, rule, mesh_ref, *mesh, notify);
   any |= applyUpdates(results, projection.results, rule.results,
                       updates.results, rule, mesh_ref, *mesh, notify);
-  if (cacheable) {
+  if (op_index) {
     if (any)
-      config_.no_change->forget(op);
+      config_.no_change->forget(op_index);
     else
-      config_.no_change->remember(op, key);
+      config_.no_change->remember(op_index, key);
   }
   if (config_.observer && any) {
     StepEvent event;
@@ -592,8 +619,8 @@ void Driver::processFuncEdge(Operation &edge) {
   if (input->isBlockArgument()) {
     Operation *func = owningOp(input);
     const Attr *name = func ? func->attrs.get("sym_name") : nullptr;
-    auto it = name ? callers_.find(name->str()) : callers_.end();
-    if (it != callers_.end())
+    auto it = name ? index_->callers.find(name->str()) : index_->callers.end();
+    if (it != index_->callers.end())
       for (Operation *call : it->second)
         if (input->index < call->numOperands())
           sources.push_back(call->operand(input->index));
@@ -621,8 +648,8 @@ void Driver::processFuncEdge(Operation &edge) {
 }
 
 void Driver::processRegistered(Operation &op) {
-  const OpShardingRule *rule =
-      getOrAttachShardingRule(op, ctx_, config_.conservative, config_.warnings);
+  const OpShardingRule *rule = getOrAttachShardingRule(
+      op, ctx_, config_.conservative, config_.warnings, config_.rules);
   if (!rule || rule->operands.size() != op.numOperands() ||
       rule->results.size() != op.numResults())
     return;

@@ -7,6 +7,7 @@
 
 #include "shardlab/ir/ir.h"
 #include "shardlab/propagation/factor_propagation.h"
+#include "shardlab/rules/registry.h"
 #include "shardlab/text/diagnostics.h"
 #include "trace_recorder.h"
 
@@ -33,33 +34,58 @@ struct ShardingGroups {
   }
 };
 
+/// The ops of the module's functions in pre-order, numbered through
+/// Operation::scratch_index (position + 1), and the func.call ops per
+/// callee. Propagation neither creates nor erases ops, so one index serves
+/// every driver run of a propagation.
+struct OpIndex {
+  std::vector<Operation *> order;
+  std::unordered_map<std::string_view, std::vector<Operation *>> callers;
+
+  /// Numbers the ops of `module` (after anything that adds ops, such as the
+  /// sharding-group sync).
+  void build(Module &module);
+  /// The position + 1 of `op`, or 0 when it is not indexed.
+  uint32_t indexOf(const Operation *op) const {
+    uint32_t i = op->scratch_index;
+    return i && i <= order.size() && order[i - 1] == op ? i : 0;
+  }
+};
+
 /// Ops whose last propagation changed nothing, with what that propagation
 /// read: the addresses of the shardings of its tensors (attributes are
-/// immutable and never freed during propagation, so an address stands for
-/// a value), the directions of its factors and the strategy. Propagating
-/// through an op is a pure function of these (and of its rule, mesh and the
-/// run's options), so an op that would read the same again can be skipped:
-/// it would change nothing again. Shared by all driver runs of one
-/// propagation.
+/// immutable, uniqued and never freed during propagation, so an address
+/// stands for a value), the directions of its factors and the strategy.
+/// Propagating through an op is a pure function of these (and of its rule,
+/// mesh and the run's options), so an op that would read the same again can
+/// be skipped: it would change nothing again. Shared by all driver runs of
+/// one propagation; entries are per OpIndex number.
 class NoChangeCache {
 public:
   static constexpr size_t kMaxKey = 10;
   struct Key {
     uintptr_t words[kMaxKey];
-    uint8_t size = 0;
+    uint8_t size = 0; ///< 0: no entry
     bool operator==(const Key &other) const {
       return size == other.size && std::equal(words, words + size, other.words);
     }
   };
-  bool unchanged(const Operation *op, const Key &key) const {
-    auto it = entries_.find(op);
-    return it != entries_.end() && it->second == key;
+  explicit NoChangeCache(size_t ops) : entries_(ops + 1) {}
+  bool unchanged(uint32_t index, const Key &key) const {
+    return index && index < entries_.size() && entries_[index].size &&
+           entries_[index] == key;
   }
-  void remember(const Operation *op, const Key &key) { entries_[op] = key; }
-  void forget(const Operation *op) { entries_.erase(op); }
+  void remember(uint32_t index, const Key &key) {
+    if (index && index < entries_.size())
+      entries_[index] = key;
+  }
+  void forget(uint32_t index) {
+    if (index && index < entries_.size())
+      entries_[index].size = 0;
+  }
 
 private:
-  std::unordered_map<const Operation *, Key> entries_;
+  std::vector<Key> entries_;
 };
 
 /// What one driver run needs besides the module.
@@ -74,6 +100,10 @@ struct DriverConfig {
   /// Skips ops that would read what they read when they last changed
   /// nothing; may be null.
   NoChangeCache *no_change = nullptr;
+  /// Shares the rules of equal ops; may be null.
+  RuleCache *rules = nullptr;
+  /// The numbered ops; null: the driver numbers them itself.
+  const OpIndex *index = nullptr;
 };
 
 /// Runs propagation to a fixed point over `module`.

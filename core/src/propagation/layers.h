@@ -18,6 +18,8 @@ struct LayerContext {
   StepObserver *observer = nullptr;
   /// Shared by every driver run of the propagation; may be null.
   NoChangeCache *no_change = nullptr;
+  RuleCache *rules = nullptr;
+  const OpIndex *index = nullptr;
 };
 
 /// The aggressive layer: one driver run per strategy.

@@ -62,8 +62,13 @@ bool propagateImpl(Module &module, const PropagationOptions &options,
   prop::ShardingGroups groups = prop::buildShardingGroups(module, diags);
   prop::LayerContext lc;
   lc.observer = session ? &session->observer() : nullptr;
-  prop::NoChangeCache no_change;
+  prop::OpIndex index;
+  index.build(module);
+  lc.index = &index;
+  prop::NoChangeCache no_change(index.order.size());
   lc.no_change = &no_change;
+  RuleCache rules;
+  lc.rules = &rules;
   lc.strategies = options.strategies;
   lc.conservative = options.conservative;
   lc.run_op_priority = options.run_op_priority;

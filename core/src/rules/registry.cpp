@@ -197,17 +197,129 @@ getOrCreateShardingRule(Operation &op, Context &ctx,
   return rule;
 }
 
+namespace {
+
+template <typename T> void appendBytes(std::string &out, const T &value) {
+  out.append(reinterpret_cast<const char *>(&value), sizeof(value));
+}
+
+void appendString(std::string &out, std::string_view text) {
+  appendBytes(out, text.size());
+  out.append(text);
+}
+
+// Appends an exact encoding of `attr`; false for kinds it does not encode.
+bool appendAttr(std::string &out, const Attr *attr) {
+  if (!attr)
+    return false;
+  appendBytes(out, attr->kind);
+  appendBytes(out, attr->type);
+  appendString(out, attr->text);
+  switch (attr->kind) {
+  case AttrKind::Unit:
+  case AttrKind::Opaque:
+    return true;
+  case AttrKind::Bool:
+  case AttrKind::Integer:
+    appendBytes(out, attr->intValue());
+    return true;
+  case AttrKind::Float:
+    appendBytes(out, std::get<double>(attr->payload));
+    return true;
+  case AttrKind::String:
+  case AttrKind::SymbolRef:
+    appendString(out, attr->str());
+    return true;
+  case AttrKind::TypeAttr:
+    appendBytes(out, std::get<Type>(attr->payload));
+    return true;
+  case AttrKind::DenseArray:
+    appendBytes(out, attr->ints().size());
+    for (int64_t v : attr->ints())
+      appendBytes(out, v);
+    return true;
+  case AttrKind::Array:
+    appendBytes(out, attr->elements().size());
+    for (const Attr *element : attr->elements())
+      if (!appendAttr(out, element))
+        return false;
+    return true;
+  case AttrKind::Dict:
+    appendBytes(out, attr->entries().size());
+    for (const NamedAttr &entry : attr->entries()) {
+      appendString(out, entry.name);
+      if (!appendAttr(out, entry.value))
+        return false;
+    }
+    return true;
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
+// Ops whose rule reads nothing but the op's name, types and attributes
+// (some rules look at operand producers, users or bodies).
+bool contextFreeRule(const Operation &op) {
+  static const std::unordered_set<std::string_view> names = {
+      "stablehlo.dot_general",
+      "stablehlo.dot",
+      "stablehlo.reshape",
+      "stablehlo.transpose",
+      "stablehlo.broadcast_in_dim",
+      "stablehlo.select",
+      "stablehlo.clamp"};
+  if (names.count(op.name))
+    return true;
+  auto it = ruleTable().find(op.name);
+  return it != ruleTable().end() && it->second == rules::pointwise;
+}
+
+bool RuleCache::key(const Operation &op, bool conservative, std::string &out) {
+  if (op.numRegions() != 0 || !contextFreeRule(op))
+    return false;
+  out.clear();
+  appendString(out, op.name);
+  appendBytes(out, conservative);
+  appendBytes(out, op.numOperands());
+  for (size_t i = 0; i < op.numOperands(); ++i)
+    appendBytes(out, op.operand(i)->type);
+  appendBytes(out, op.numResults());
+  for (size_t i = 0; i < op.numResults(); ++i)
+    appendBytes(out, op.result(i)->type);
+  for (const AttrDict *dict : {&op.attrs, &op.props}) {
+    appendBytes(out, dict == &op.props);
+    for (const NamedAttr &entry : dict->entries()) {
+      if (entry.name.substr(0, 4) == "sdy.")
+        continue; // shardings and other sdy attributes do not shape the rule
+      appendString(out, entry.name);
+      if (!appendAttr(out, entry.value))
+        return false;
+    }
+  }
+  return true;
+}
+
 const OpShardingRule *getOrAttachShardingRule(Operation &op, Context &ctx,
                                               bool conservative_propagation,
-                                              DiagnosticEngine *warnings) {
+                                              DiagnosticEngine *warnings,
+                                              RuleCache *cache) {
   if (const Attr *existing = op.attrs.get(kShardingRuleAttr);
       existing && existing->kind == AttrKind::OpShardingRule)
     return &existing->rule();
-  std::optional<OpShardingRule> rule =
-      createOpShardingRule(op, conservative_propagation, warnings);
-  if (!rule)
-    return nullptr;
-  const Attr *attr = ctx.attrs.rule(std::move(*rule));
+  std::string key;
+  bool memo = cache && RuleCache::key(op, conservative_propagation, key);
+  const Attr *attr = memo ? cache->find(key) : nullptr;
+  if (!attr) {
+    std::optional<OpShardingRule> rule =
+        createOpShardingRule(op, conservative_propagation, warnings);
+    if (!rule)
+      return nullptr;
+    attr = ctx.attrs.rule(std::move(*rule));
+    if (memo)
+      cache->insert(std::move(key), attr);
+  }
   op.attrs.set(ctx.intern(kShardingRuleAttr), attr);
   return &attr->rule();
 }

@@ -140,8 +140,16 @@ private:
              std::hash<const void *>()(key.type);
     }
   };
+  /// Returns the interned attribute equal to `attr` (same kind, same
+  /// sharding / per-value shardings / rule payload), creating it if new.
+  const Attr *internStructural(size_t hash, Attr &&attr);
+
   std::deque<Attr> attrs_;
   std::unordered_map<IntKey, const Attr *, IntKeyHash> integers_;
+  /// Shardings, per-value shardings and sharding rules are uniqued by value,
+  /// as MLIR uniques attributes: propagation writes a sharding for every
+  /// update and most of them are equal to one already made.
+  std::unordered_multimap<size_t, const Attr *> structural_;
   const Attr *unit_ = nullptr;
   const Attr *bools_[2] = {nullptr, nullptr};
 };

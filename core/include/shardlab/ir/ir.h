@@ -8,6 +8,7 @@
 #include "shardlab/ir/types.h"
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,7 +38,10 @@ public:
   AttrArena attrs;
 
 private:
-  std::unordered_set<std::string> strings_;
+  // Views into `storage_` (a deque: elements never move), so a lookup of a
+  // string already interned allocates nothing.
+  std::unordered_set<std::string_view> strings_;
+  std::deque<std::string> storage_;
 };
 
 class Value;
@@ -111,6 +115,10 @@ public:
   Location loc;
   AttrDict attrs; ///< inherent and discardable attributes
   AttrDict props; ///< `<{...}>` properties of an unknown op
+  /// Scratch number for the algorithm running over the IR (the propagation
+  /// driver numbers ops to keep per-op state in arrays instead of hash
+  /// maps). Never meaningful across passes; whoever uses it assigns it.
+  uint32_t scratch_index = 0;
 
   size_t numOperands() const { return operands_.size(); }
   Value *operand(size_t i) const { return operands_[i].value; }

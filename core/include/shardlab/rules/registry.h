@@ -9,7 +9,9 @@
 #include "shardlab/text/diagnostics.h"
 
 #include <optional>
+#include <string>
 #include <string_view>
+#include <unordered_map>
 
 namespace shardlab {
 
@@ -32,11 +34,32 @@ std::optional<OpShardingRule>
 getOrCreateShardingRule(Operation &op, Context &ctx,
                         bool conservative_propagation, bool attach,
                         DiagnosticEngine *warnings = nullptr);
+/// Memo of createOpShardingRule within one context: a rule depends only on
+/// the op's name, operand and result types and (non-sdy) attributes, so ops
+/// that agree on all of them get the same rule attribute. Ops with regions
+/// (whose bodies some rules read) and attributes it cannot compare are not
+/// memoized.
+class RuleCache {
+public:
+  /// The key of `op`; false when the op is not memoized.
+  static bool key(const Operation &op, bool conservative, std::string &out);
+  const Attr *find(const std::string &key) const {
+    auto it = rules_.find(key);
+    return it == rules_.end() ? nullptr : it->second;
+  }
+  void insert(std::string key, const Attr *rule) {
+    rules_.emplace(std::move(key), rule);
+  }
+
+private:
+  std::unordered_map<std::string, const Attr *> rules_;
+};
+
 /// getOrCreateShardingRule with `attach`, without copying the rule: the
-/// attached rule (null when the op has none).
-const OpShardingRule *getOrAttachShardingRule(Operation &op, Context &ctx,
-                                              bool conservative_propagation,
-                                              DiagnosticEngine *warnings =
-                                                  nullptr);
+/// attached rule (null when the op has none). With `cache`, ops equal to
+/// one seen before share its rule instead of building it again.
+const OpShardingRule *getOrAttachShardingRule(
+    Operation &op, Context &ctx, bool conservative_propagation,
+    DiagnosticEngine *warnings = nullptr, RuleCache *cache = nullptr);
 
 } // namespace shardlab
