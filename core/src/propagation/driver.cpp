@@ -78,19 +78,31 @@ bool isElementwise(const Operation &op) {
   return elementwiseOps().count(op.name) != 0;
 }
 
+void OpIndex::add(Operation &op, Context &ctx) {
+  order.push_back(&op);
+  op.scratch_index = static_cast<uint32_t>(order.size());
+  if (!op.is("func.call"))
+    return;
+  if (const Attr *callee = op.attrs.get("callee"))
+    callers[ctx.intern(callee->str())].push_back(&op);
+}
+
+bool OpIndex::elementwise(const Operation &op) const {
+  uint32_t i = indexOf(&op);
+  if (!i)
+    return isElementwise(op);
+  if (elementwise_.size() <= order.size())
+    elementwise_.resize(order.size() + 1, 0);
+  if (!elementwise_[i])
+    elementwise_[i] = isElementwise(op) ? 2 : 1;
+  return elementwise_[i] == 2;
+}
+
 void OpIndex::build(Module &module) {
-  order.clear();
-  callers.clear();
+  clear();
   for (Operation &top : module.body())
     if (top.is("func.func"))
-      walk(top, [&](Operation &op) {
-        order.push_back(&op);
-        op.scratch_index = static_cast<uint32_t>(order.size());
-        if (!op.is("func.call"))
-          return;
-        if (const Attr *callee = op.attrs.get("callee"))
-          callers[module.ctx().intern(callee->str())].push_back(&op);
-      });
+      walk(top, [&](Operation &op) { add(op, module.ctx()); });
 }
 
 Operation *mainFunc(Module &module) {
@@ -503,8 +515,12 @@ bool Driver::propagate(TensorSide &operands, TensorSide &results,
   FactorDirectionFn local = [this](int64_t factor) {
     return directions_[static_cast<size_t>(factor)];
   };
-  FactorPropagationInput in{&local,       &rule.factor_sizes,       mesh,
-                            conservative, op && isElementwise(*op), &scratch_};
+  FactorPropagationInput in{&local,
+                            &rule.factor_sizes,
+                            mesh,
+                            conservative,
+                            op && index_->elementwise(*op),
+                            &scratch_};
   std::optional<ShardingProjection> before;
   if (config_.observer)
     before = projection;

@@ -27,6 +27,9 @@ using OpDirectionFn =
 struct ShardingGroups {
   std::unordered_map<Value *, size_t> group_of;
   std::vector<std::vector<Value *>> members;
+  /// Building the groups inserted sharding constraints (conflicting
+  /// initial shardings).
+  bool inserted_ops = false;
 
   const std::vector<Value *> *groupOf(Value *value) const {
     auto it = group_of.find(value);
@@ -45,11 +48,24 @@ struct OpIndex {
   /// Numbers the ops of `module` (after anything that adds ops, such as the
   /// sharding-group sync).
   void build(Module &module);
+  void clear() {
+    order.clear();
+    callers.clear();
+    elementwise_.clear();
+  }
+  /// Numbers `op` next (build's walk, or a caller's own walk).
+  void add(Operation &op, Context &ctx);
   /// The position + 1 of `op`, or 0 when it is not indexed.
   uint32_t indexOf(const Operation *op) const {
     uint32_t i = op->scratch_index;
     return i && i <= order.size() && order[i - 1] == op ? i : 0;
   }
+  /// isElementwise(op), computed once per indexed op.
+  bool elementwise(const Operation &op) const;
+
+private:
+  /// Per number: 0 not computed yet, 1 not elementwise, 2 elementwise.
+  mutable std::vector<uint8_t> elementwise_;
 };
 
 /// Ops whose last propagation changed nothing, with what that propagation

@@ -70,9 +70,10 @@ Value *insertOpenConstraint(Module &module, Value *member,
 
 } // namespace
 
-ShardingGroups buildShardingGroups(Module &module, DiagnosticEngine &diags) {
+ShardingGroups buildShardingGroups(Module &module, DiagnosticEngine &diags,
+                                   const std::vector<Operation *> *group_ops) {
   ShardingGroups groups;
-  walk(module.op(), [&](Operation &op) {
+  auto add = [&](Operation &op) {
     if (!op.is("sdy.sharding_group") || op.numOperands() != 1)
       return;
     const Attr *id_attr = op.attrs.get("group_id");
@@ -81,7 +82,12 @@ ShardingGroups buildShardingGroups(Module &module, DiagnosticEngine &diags) {
       groups.members.resize(id + 1);
     groups.group_of.emplace(op.operand(0), id);
     groups.members[id].push_back(op.operand(0));
-  });
+  };
+  if (group_ops)
+    for (Operation *op : *group_ops)
+      add(*op);
+  else
+    walk(module.op(), add);
   for (size_t id = 0; id < groups.members.size(); ++id) {
     std::vector<Value *> &members = groups.members[id];
     if (members.empty())
@@ -110,6 +116,7 @@ ShardingGroups buildShardingGroups(Module &module, DiagnosticEngine &diags) {
       member = insertOpenConstraint(module, member, sharding);
       groups.group_of.emplace(member, id);
     }
+    groups.inserted_ops = true;
   }
   return groups;
 }

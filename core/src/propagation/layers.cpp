@@ -55,8 +55,9 @@ bool isOffloadCall(const Operation &op) {
 
 enum class PassThrough { No, Both, Forward };
 
-PassThrough passThroughKind(const Operation &op) {
-  if (isElementwise(op) || isOffloadCall(op) || op.is("stablehlo.reshape") ||
+PassThrough passThroughKind(const Operation &op, const OpIndex *index) {
+  bool elementwise = index ? index->elementwise(op) : isElementwise(op);
+  if (elementwise || isOffloadCall(op) || op.is("stablehlo.reshape") ||
       op.is("stablehlo.transpose") || op.is("sdy.data_flow_edge") ||
       op.is("sdy.func_data_flow_edge"))
     return PassThrough::Both;
@@ -77,7 +78,7 @@ PropagationDirection passThrough(PassThrough kind, const Operation &op,
 }
 
 PropagationDirection passThrough(Operation &op, bool allow_multi_use) {
-  return passThrough(passThroughKind(op), op, allow_multi_use);
+  return passThrough(passThroughKind(op, nullptr), op, allow_multi_use);
 }
 
 bool contains(const std::vector<int64_t> &list, int64_t value) {
@@ -142,10 +143,12 @@ void runOpPriority(Module &module, const LayerContext &lc,
       bool broadcast = false;
     };
     auto memo = std::make_shared<Memo>();
-    OpDirectionFn dir = [level, &outer, memo](Operation &op, int64_t factor) {
+    const OpIndex *index = lc.index;
+    OpDirectionFn dir = [level, &outer, memo, index](Operation &op,
+                                                     int64_t factor) {
       if (memo->op != &op) {
         // Levels 0, 1, 3 and 4 do not depend on the factor.
-        PassThrough kind = passThroughKind(op);
+        PassThrough kind = passThroughKind(op, index);
         PropagationDirection acc = passThrough(kind, op, false);
         if (level >= 1)
           acc = unionOfDirections(acc, passThrough(kind, op, true));

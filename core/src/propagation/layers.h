@@ -33,7 +33,10 @@ void runUserPriority(Module &module, const LayerContext &lc,
                      const OpDirectionFn &outer);
 
 /// Builds the sharding groups of `module` and makes the members' initial
-/// shardings identical (warning on a conflict).
-ShardingGroups buildShardingGroups(Module &module, DiagnosticEngine &diags);
+/// shardings identical (warning on a conflict). `group_ops`: the module's
+/// sdy.sharding_group ops in walk order, when the caller already has them.
+ShardingGroups
+buildShardingGroups(Module &module, DiagnosticEngine &diags,
+                    const std::vector<Operation *> *group_ops = nullptr);
 
 } // namespace shardlab::prop

@@ -6,8 +6,8 @@
 #include "shardlab/rules/registry.h"
 
 #include <optional>
-
 #include <string>
+#include <vector>
 
 namespace shardlab {
 
@@ -36,13 +36,54 @@ bool validShapes(Module &module, DiagnosticEngine &diags) {
   return ok;
 }
 
-void removeShardingRules(Module &module) {
-  walk(module.op(), [&](Operation &op) {
+bool supportedResults(const Operation &op) {
+  for (size_t i = 0; i < op.numResults(); ++i) {
+    Type type = op.result(i)->type;
+    if ((type->isTensor() &&
+         (!type->isRankedTensor() || !type->hasStaticShape())) ||
+        type->kind == TypeKind::Tuple)
+      return false;
+  }
+  return true;
+}
+
+// One walk of a large module costs about as much as a propagation step of
+// every op, so the checks and bookkeeping before propagation share one:
+// numbers the ops of func bodies into `index`, collects the
+// sdy.sharding_group ops, and returns whether every op result is supported.
+bool scanModule(Module &module, prop::OpIndex &index,
+                std::vector<Operation *> &group_ops) {
+  bool supported = true;
+  index.clear();
+  for (Operation &top : module.body()) {
+    supported = supported && supportedResults(top);
+    bool in_func = top.is("func.func");
+    walk(top, [&](Operation &op) {
+      if (in_func)
+        index.add(op, module.ctx());
+      if (op.is("sdy.sharding_group"))
+        group_ops.push_back(&op);
+      supported = supported && supportedResults(op);
+    });
+  }
+  return supported;
+}
+
+void removeShardingRules(Module &module, const prop::OpIndex &index) {
+  auto remove = [](Operation &op) {
     const Attr *rule = op.attrs.get(kShardingRuleAttr);
     if (rule && rule->kind == AttrKind::OpShardingRule &&
         !rule->rule().is_custom)
       op.attrs.erase(kShardingRuleAttr);
-  });
+  };
+  for (Operation *op : index.order)
+    remove(*op);
+  // Ops outside func bodies (rare) are not indexed.
+  for (Operation &top : module.body())
+    if (!top.is("func.func")) {
+      remove(top);
+      walk(top, remove);
+    }
 }
 
 } // namespace
@@ -57,13 +98,18 @@ bool propagateImpl(Module &module, const PropagationOptions &options,
       options.debug_propagation_edge_sharding)
     session.emplace(module, options.debug_sharding_origins,
                     options.debug_propagation_edge_sharding);
-  if (!validShapes(module, diags))
+  prop::OpIndex index;
+  std::vector<Operation *> group_ops;
+  if (!scanModule(module, index, group_ops)) {
+    validShapes(module, diags); // the error, on the op Shardy names
     return false;
-  prop::ShardingGroups groups = prop::buildShardingGroups(module, diags);
+  }
+  prop::ShardingGroups groups =
+      prop::buildShardingGroups(module, diags, &group_ops);
+  if (groups.inserted_ops)
+    index.build(module);
   prop::LayerContext lc;
   lc.observer = session ? &session->observer() : nullptr;
-  prop::OpIndex index;
-  index.build(module);
   lc.index = &index;
   prop::NoChangeCache no_change(index.order.size());
   lc.no_change = &no_change;
@@ -93,7 +139,7 @@ bool propagateImpl(Module &module, const PropagationOptions &options,
     break;
   }
   if (!options.keep_sharding_rules)
-    removeShardingRules(module);
+    removeShardingRules(module, index);
   if (session) {
     session->save();
     if (trace)
