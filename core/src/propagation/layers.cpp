@@ -148,10 +148,10 @@ void runOpPriority(Module &module, const LayerContext &lc,
                                                      int64_t factor) {
       if (memo->op != &op) {
         // Levels 0, 1, 3 and 4 do not depend on the factor.
+        // From level 1 on, level 1's direction contains level 0's, whose
+        // use counts need not be read.
         PassThrough kind = passThroughKind(op, index);
-        PropagationDirection acc = passThrough(kind, op, false);
-        if (level >= 1)
-          acc = unionOfDirections(acc, passThrough(kind, op, true));
+        PropagationDirection acc = passThrough(kind, op, level >= 1);
         for (int l = 3; l <= level; ++l)
           acc = unionOfDirections(acc, levelDirection(l, op, factor));
         memo->op = &op;
