@@ -6,7 +6,8 @@
 // - closed dimension shardings are never changed, and the axes a user gave
 //   an open dimension stay its major axes (replicated axes stay too);
 // - renaming mesh axes, the mesh or the values changes nothing but the
-//   names.
+//   names;
+// - every axis propagation adds to a value is explained by the trace.
 #include <doctest/doctest.h>
 
 #include "module_gen.h"
@@ -14,6 +15,8 @@
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/propagation/projection.h"
 #include "shardlab/propagation/propagate.h"
+#include "shardlab/propagation/trace.h"
+#include "shardlab/sharding/axis.h"
 #include "shardlab/text/text.h"
 #include "shardlab/verify/verifier.h"
 
@@ -112,6 +115,64 @@ std::string userShardingsKept(Module &before, Module &after) {
   return "";
 }
 
+// The axes of every value's sharding (func arguments, then op results, in
+// walk order), flattened over dims.
+std::vector<std::pair<Value *, std::vector<AxisRef>>>
+valueAxes(Module &module) {
+  std::vector<std::pair<Value *, std::vector<AxisRef>>> out;
+  auto add = [&](Value *v) {
+    std::vector<AxisRef> axes;
+    if (const TensorSharding *s = getSharding(v))
+      for (const DimSharding &dim : s->dims)
+        axes.insert(axes.end(), dim.axes.begin(), dim.axes.end());
+    out.emplace_back(v, std::move(axes));
+  };
+  Operation *func = module.lookupSymbol("main");
+  Block &body = func->region(0).front();
+  for (size_t i = 0; i < body.numArguments(); ++i)
+    add(body.argument(i));
+  walk(*func, [&](Operation &op) {
+    for (size_t i = 0; i < op.numResults(); ++i)
+      add(op.result(i));
+  });
+  return out;
+}
+
+// "" when every axis propagation added to a value is explained by the
+// trace (a decision or a sharding-group copy for that value, on the axis or
+// on one containing it or contained in it).
+std::string traceExplainsNewAxes(const std::string &text) {
+  std::string error;
+  auto before = parseAndVerify(text, error);
+  auto module = parseAndVerify(text, error);
+  if (!module || !before)
+    return "parse: " + error;
+  PropagationTrace trace;
+  DiagnosticEngine diags;
+  if (!propagateShardingsWithTrace(*module, PropagationOptions{}, diags, trace))
+    return "propagation failed";
+  std::vector<SlotExplanation> explained = explainShardings(trace);
+  auto in = valueAxes(*before);
+  auto out = valueAxes(*module);
+  if (in.size() != out.size())
+    return "structure changed";
+  for (size_t i = 0; i < out.size(); ++i)
+    for (const AxisRef &axis : out[i].second) {
+      const std::vector<AxisRef> &old_axes = in[i].second;
+      if (std::find(old_axes.begin(), old_axes.end(), axis) != old_axes.end())
+        continue;
+      bool found = false;
+      for (const SlotExplanation &e : explained)
+        if (!e.slot.isFuncResult() && e.slot.value == out[i].first)
+          for (const AxisExplanation &a : e.axes)
+            found = found || contains(a.axis, axis) || contains(axis, a.axis);
+      if (!found)
+        return "value " + std::to_string(i) + ": axis " + axis.name +
+               " has no explanation";
+    }
+  return "";
+}
+
 // Replaces the quoted axis names and the mesh name of `from` by `to`.
 std::string rename(std::string text, const Naming &from, const Naming &to) {
   auto replaceAll = [&](const std::string &a, const std::string &b) {
@@ -172,6 +233,10 @@ TEST_CASE("properties of propagation over generated modules") {
     // Closed and user-given dimension shardings are kept.
     std::string kept = userShardingsKept(*input, *output);
     CHECK_MESSAGE(kept.empty(), kept);
+
+    // Every axis propagation added is explained by the trace.
+    std::string unexplained = traceExplainsNewAxes(text);
+    CHECK_MESSAGE(unexplained.empty(), unexplained);
 
     // Renaming axes, the mesh and the values changes only the names.
     Naming other = otherNaming(spec, seed);
