@@ -3,6 +3,7 @@
 // drop-sharding-rules, drop-sharding-and-mesh,
 // remove-propagation-debug-info, close-shardings and inline-meshes.
 #include "shardlab/passes/pass_utils.h"
+#include "shardlab/passes/replica_group_mesh.h"
 #include "shardlab/passes/sdy_passes.h"
 
 namespace shardlab {
@@ -22,6 +23,29 @@ std::vector<Operation *> opsNamed(Module &module, std::string_view kind) {
 void eraseMeshOps(Module &module) {
   for (Operation *op : opsNamed(module, "sdy.mesh"))
     eraseOp(*op);
+}
+
+// Replaces `mesh = @name` in StableHLO replica groups by the StableHLO
+// spelling of the named mesh.
+void inlineReplicaGroupMeshes(Module &module) {
+  Context &ctx = module.ctx();
+  walk(module.op(), [&](Operation &op) {
+    const Attr *attr = op.attrs.get("replica_groups");
+    if (!attr || attr->kind != AttrKind::Opaque)
+      return;
+    std::optional<ReplicaGroupMeshAxesText> groups =
+        splitReplicaGroupMeshAxes(attr->text);
+    std::optional<std::string> symbol =
+        groups ? groups->symbol() : std::nullopt;
+    if (!symbol)
+      return;
+    const Operation *mesh_op = module.lookupSymbol(*symbol);
+    if (!mesh_op || !mesh_op->is("sdy.mesh"))
+      return;
+    groups->mesh = printStablehloMesh(mesh_op->attrs.get("mesh")->mesh());
+    op.attrs.set(ctx.intern("replica_groups"),
+                 ctx.attrs.opaque(groups->text()));
+  });
 }
 
 } // namespace
@@ -108,6 +132,7 @@ bool inlineMeshesPass(Module &module, const PassOptions &, DiagnosticEngine &) {
       sharding.mesh.symbol.clear();
     }
   });
+  inlineReplicaGroupMeshes(module);
   eraseMeshOps(module);
   return true;
 }

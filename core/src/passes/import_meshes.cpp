@@ -3,6 +3,7 @@
 // (deduplicating identical meshes), and -sdy-remove-size-one-axes drops axes
 // of size 1 from every sharding.
 #include "shardlab/passes/pass_utils.h"
+#include "shardlab/passes/replica_group_mesh.h"
 #include "shardlab/passes/sdy_passes.h"
 #include "shardlab/sharding/axis.h"
 
@@ -35,6 +36,13 @@ struct MeshSymbols {
         mesh.isMaximal() ? "maximal_mesh_" + std::to_string(mesh.device_ids[0])
         : mesh.isEmpty() ? "empty_mesh"
                          : "mesh";
+    std::string name = insertMesh(base, mesh);
+    by_mesh.emplace_back(mesh, name);
+    return name;
+  }
+
+  /// A new `sdy.mesh` named `base` (uniqued) before `insert_before`.
+  std::string insertMesh(const std::string &base, const Mesh &mesh) {
     std::string name = uniqueName(base);
     Context &ctx = module.ctx();
     auto op = makeOp(ctx, "sdy.mesh", {}, {}, module.op().loc);
@@ -42,7 +50,6 @@ struct MeshSymbols {
     op->attrs.set(ctx.intern("mesh"),
                   ctx.attrs.make(Attr{AttrKind::Mesh, mesh, nullptr, {}}));
     module.body().insertBefore(insert_before, std::move(op));
-    by_mesh.emplace_back(mesh, name);
     return name;
   }
 };
@@ -88,6 +95,90 @@ void removeSizeOneAxes(TensorSharding &sharding, const Mesh &mesh) {
   std::erase_if(sharding.unreduced, isSizeOne);
 }
 
+// The collectives whose replica_groups may hold a mesh, in the order
+// Shardy visits them (which decides the names of lifted meshes).
+constexpr const char *kMeshCollectives[] = {
+    "stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.reduce_scatter",
+    "stablehlo.all_to_all", "stablehlo.collective_broadcast"};
+
+// The replacement for the mesh of one replica_groups attribute, if any.
+std::optional<std::string>
+liftedReplicaGroupMesh(const ReplicaGroupMeshAxesText &groups,
+                       MeshSymbols &symbols,
+                       std::map<std::string, std::string> &lifted) {
+  if (std::optional<std::string> symbol = groups.symbol()) {
+    auto it = symbols.renamed.find(*symbol);
+    if (it == symbols.renamed.end())
+      return std::nullopt;
+    return it->second;
+  }
+  std::optional<Mesh> mesh = parseStablehloMesh(groups.mesh);
+  if (!mesh)
+    return std::nullopt;
+  // StableHLO meshes become sdy meshes of their axes alone (device ids are
+  // not carried over), one per distinct StableHLO mesh.
+  std::string &name = lifted[printStablehloMesh(*mesh)];
+  if (name.empty())
+    name = symbols.insertMesh("mesh", Mesh{mesh->axes, {}});
+  return name;
+}
+
+void liftReplicaGroupMeshes(MeshSymbols &symbols) {
+  Context &ctx = symbols.module.ctx();
+  std::map<std::string, std::string> lifted;
+  for (const char *collective : kMeshCollectives)
+    walkPostOrder(symbols.module.op(), [&](Operation &op) {
+      const Attr *attr =
+          op.is(collective) ? op.attrs.get("replica_groups") : nullptr;
+      if (!attr || attr->kind != AttrKind::Opaque)
+        return;
+      std::optional<ReplicaGroupMeshAxesText> groups =
+          splitReplicaGroupMeshAxes(attr->text);
+      if (!groups)
+        return;
+      if (std::optional<std::string> name =
+              liftedReplicaGroupMesh(*groups, symbols, lifted)) {
+        groups->mesh = "@" + *name;
+        op.attrs.set(ctx.intern("replica_groups"),
+                     ctx.attrs.opaque(groups->text()));
+      }
+    });
+}
+
+// `{axes = [{name = "x", size = 2 : i64}], device_ids = dense<...>}`: the
+// mesh as a dictionary StableHLO can read.
+const Attr *stablehloMeshDict(const Mesh &mesh, Context &ctx) {
+  Type i64 = ctx.types.element("i64");
+  std::vector<const Attr *> axes;
+  for (const MeshAxis &axis : mesh.axes)
+    axes.push_back(ctx.attrs.make(
+        Attr{AttrKind::Dict,
+             std::vector<NamedAttr>{
+                 {ctx.intern("name"), ctx.attrs.string(axis.name)},
+                 {ctx.intern("size"), ctx.attrs.integer(axis.size, i64)}},
+             nullptr,
+             {}}));
+  std::vector<NamedAttr> entries{{ctx.intern("axes"), ctx.attrs.array(axes)}};
+  if (!mesh.device_ids.empty()) {
+    std::string ids = printStablehloMesh(Mesh{{}, mesh.device_ids});
+    // Reuse the `dense<...> : tensor<...>` part of the StableHLO spelling.
+    size_t start = ids.find("dense<");
+    entries.push_back(
+        {ctx.intern("device_ids"),
+         ctx.attrs.opaque(ids.substr(start, ids.size() - start - 1))});
+  }
+  return ctx.attrs.make(Attr{AttrKind::Dict, std::move(entries), nullptr, {}});
+}
+
+// Shardy tags every named mesh with its StableHLO form for later consumers.
+void tagStablehloMeshes(Module &module) {
+  Context &ctx = module.ctx();
+  for (Operation &op : module.body())
+    if (op.is("sdy.mesh") && !op.attrs.get("stablehlo.mesh"))
+      op.attrs.set(ctx.intern("stablehlo.mesh"),
+                   stablehloMeshDict(op.attrs.get("mesh")->mesh(), ctx));
+}
+
 } // namespace
 
 bool liftInlinedMeshesPass(Module &module, const PassOptions &,
@@ -103,6 +194,8 @@ bool liftInlinedMeshesPass(Module &module, const PassOptions &,
       sharding.mesh.symbol = it->second;
     }
   });
+  liftReplicaGroupMeshes(symbols);
+  tagStablehloMeshes(module);
   return true;
 }
 
