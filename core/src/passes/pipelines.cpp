@@ -5,6 +5,7 @@
 #include "shardlab/passes/call_graph_passes.h"
 #include "shardlab/passes/pass_utils.h"
 
+#include <string>
 #include <utility>
 
 namespace shardlab {
@@ -29,7 +30,8 @@ bool runSteps(Module &module, const std::vector<Step> &steps,
   return true;
 }
 
-std::vector<Step> importSteps(bool dedup) {
+// `debug`: the debug options apply-sharding-constraints reads.
+std::vector<Step> importSteps(bool dedup, const PassOptions &debug) {
   std::vector<Step> steps = {{"symbol-dce", {}},
                              {"sdy-lift-inlined-meshes", {}},
                              {"sdy-remove-size-one-axes", {}},
@@ -39,26 +41,67 @@ std::vector<Step> importSteps(bool dedup) {
                              {"sdy-manual-axes-cleanup", {}},
                              {"sdy-add-data-flow-edges", {}}};
   if (dedup) {
-    steps.push_back({"sdy-apply-sharding-constraints", {}});
+    steps.push_back({"sdy-apply-sharding-constraints", debug});
     steps.push_back({"sdy-sharding-group-import", {}});
   }
   return steps;
 }
 
-std::vector<Step> propagationSteps(bool dedup) {
-  std::vector<Step> steps = importSteps(dedup);
+// The entries of `options` named in `keys`, renamed to `as[i]` when given.
+PassOptions forwarded(const PassOptions &options,
+                      const std::vector<std::string> &keys,
+                      const std::vector<std::string> &as = {}) {
+  PassOptions out;
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (auto it = options.find(keys[i]); it != options.end())
+      out[i < as.size() ? as[i] : keys[i]] = it->second;
+  return out;
+}
+
+// The export pipeline's options from the propagation pipeline's, as Shardy's
+// populateExportOptions maps them (meshes stay named unless asked).
+PassOptions exportOptions(const PassOptions &options, bool dedup) {
+  PassOptions out =
+      forwarded(options,
+                {"keep-sharding-rules", "avoid-export-for-partitioning",
+                 "enable-insert-explicit-collectives",
+                 "remove-all-gather-reduce-scatter-for-cmv1",
+                 "update-non-divisible-input-output-shardings",
+                 "debug-sharding-origins", "debug-propagation-edge-sharding"},
+                {"keep-sharding-rules", "avoid-export-for-partitioning",
+                 "enable-insert-explicit-collectives",
+                 "remove-all-gather-reduce-scatter-for-cmv1",
+                 "update-non-divisible-input-output-shardings",
+                 "dump-sharding-origins", "dump-propagation-edges"});
+  out["inline-meshes"] =
+      optionIsTrue(options, "inline-meshes") ? "true" : "false";
+  out["avoid-reshards-on-calls"] = dedup ? "true" : "false";
+  return out;
+}
+
+// Shardy registers only dedup-functions-fully on the pipeline flag; the
+// other PropagationOptions are accepted too and reach the passes that read
+// them, so a user can ask the whole pipeline for debug attributes.
+std::vector<Step> propagationSteps(const PassOptions &options) {
+  bool dedup = optionIsTrue(options, "dedup-functions-fully");
+  PassOptions debug = forwarded(
+      options, {"debug-sharding-origins", "debug-propagation-edge-sharding"});
+  std::vector<Step> steps = importSteps(dedup, debug);
   if (dedup) {
     steps.push_back({"sdy-add-func-data-flow-edges", {}});
   } else {
-    for (std::string_view flag :
-         {"sdy-flatten-call-graph", "symbol-dce", "sdy-import-func-calls",
-          "symbol-dce", "sdy-apply-sharding-constraints",
-          "sdy-sharding-group-import"})
+    for (std::string_view flag : {"sdy-flatten-call-graph", "symbol-dce",
+                                  "sdy-import-func-calls", "symbol-dce"})
       steps.push_back({flag, {}});
+    steps.push_back({"sdy-apply-sharding-constraints", debug});
+    steps.push_back({"sdy-sharding-group-import", {}});
   }
   steps.push_back({"sdy-pre-order-funcs", {}});
-  steps.push_back(
-      {"sdy-user-priority-propagate", {{"keep-sharding-rules", "true"}}});
+  PassOptions propagate =
+      forwarded(options, {"conservative-propagation", "debug-sharding-origins",
+                          "debug-propagation-edge-sharding"});
+  propagate["keep-sharding-rules"] = "true";
+  steps.push_back({"sdy-user-priority-propagate", propagate});
   if (dedup) {
     steps.push_back({"sdy-propagate-to-func-results", {}});
     steps.push_back({"sdy-sink-func-data-flow-edges", {}});
@@ -70,9 +113,7 @@ std::vector<Step> propagationSteps(bool dedup) {
   steps.push_back({"sdy-unflatten-call-graph", {}});
   steps.push_back({"symbol-dce", {}});
   steps.push_back({"sdy-insert-func-call-reshards", {}});
-  steps.push_back({"sdy-export-pipeline",
-                   {{"inline-meshes", "false"},
-                    {"avoid-reshards-on-calls", dedup ? "true" : "false"}}});
+  steps.push_back({"sdy-export-pipeline", exportOptions(options, dedup)});
   return steps;
 }
 
@@ -80,16 +121,14 @@ std::vector<Step> propagationSteps(bool dedup) {
 
 bool importPipeline(Module &module, const PassOptions &options,
                     DiagnosticEngine &diags) {
-  return runSteps(module,
-                  importSteps(optionIsTrue(options, "dedup-functions-fully")),
-                  diags);
+  return runSteps(
+      module, importSteps(optionIsTrue(options, "dedup-functions-fully"), {}),
+      diags);
 }
 
 bool propagationPipeline(Module &module, const PassOptions &options,
                          DiagnosticEngine &diags) {
-  return runSteps(
-      module, propagationSteps(optionIsTrue(options, "dedup-functions-fully")),
-      diags);
+  return runSteps(module, propagationSteps(options), diags);
 }
 
 } // namespace shardlab

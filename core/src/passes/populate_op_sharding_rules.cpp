@@ -1,17 +1,9 @@
 #include "shardlab/passes/populate_op_sharding_rules.h"
 
+#include "shardlab/passes/pass_utils.h"
 #include "shardlab/rules/registry.h"
 
 namespace shardlab {
-
-namespace {
-
-bool optionIsTrue(const PassOptions &options, const std::string &key) {
-  auto it = options.find(key);
-  return it != options.end() && (it->second == "true" || it->second == "1");
-}
-
-} // namespace
 
 bool populateOpShardingRules(Module &module, const PassOptions &options,
                              DiagnosticEngine &diags) {

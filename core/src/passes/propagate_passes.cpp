@@ -3,6 +3,7 @@
 // -sdy-user-priority-propagate, with Shardy's option names.
 #include "shardlab/passes/propagate_passes.h"
 
+#include "shardlab/passes/pass_utils.h"
 #include "shardlab/propagation/propagate.h"
 
 namespace shardlab {
@@ -11,10 +12,7 @@ namespace {
 
 bool flag(const PassOptions &options, const std::string &key,
           bool fallback = false) {
-  auto it = options.find(key);
-  if (it == options.end())
-    return fallback;
-  return it->second == "true" || it->second == "1";
+  return optionIsTrue(options, key, fallback);
 }
 
 PropagationOptions parseOptions(const PassOptions &options,
