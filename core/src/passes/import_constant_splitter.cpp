@@ -5,6 +5,7 @@
 // can be sharded independently. A func.call (sdy.named_computation) counts
 // as constant preserving when every op of its callee (body) is; a copied
 // call gets a recursively cloned callee.
+#include "shardlab/ir/op_properties.h"
 #include "shardlab/passes/call_graph.h"
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/passes/sdy_passes.h"
@@ -16,55 +17,6 @@
 namespace shardlab {
 
 namespace {
-
-bool isElementwise(const Operation &op) {
-  static const std::unordered_set<std::string_view> kOps = {
-      "stablehlo.abs",
-      "stablehlo.add",
-      "stablehlo.and",
-      "stablehlo.atan2",
-      "stablehlo.cbrt",
-      "stablehlo.ceil",
-      "stablehlo.clamp",
-      "stablehlo.compare",
-      "stablehlo.complex",
-      "stablehlo.convert",
-      "stablehlo.cosine",
-      "stablehlo.divide",
-      "stablehlo.exponential",
-      "stablehlo.exponential_minus_one",
-      "stablehlo.floor",
-      "stablehlo.imag",
-      "stablehlo.is_finite",
-      "stablehlo.log",
-      "stablehlo.log_plus_one",
-      "stablehlo.logistic",
-      "stablehlo.maximum",
-      "stablehlo.minimum",
-      "stablehlo.multiply",
-      "stablehlo.negate",
-      "stablehlo.not",
-      "stablehlo.or",
-      "stablehlo.popcnt",
-      "stablehlo.power",
-      "stablehlo.real",
-      "stablehlo.remainder",
-      "stablehlo.round_nearest_afz",
-      "stablehlo.round_nearest_even",
-      "stablehlo.rsqrt",
-      "stablehlo.select",
-      "stablehlo.shift_left",
-      "stablehlo.shift_right_arithmetic",
-      "stablehlo.shift_right_logical",
-      "stablehlo.sign",
-      "stablehlo.sine",
-      "stablehlo.sqrt",
-      "stablehlo.subtract",
-      "stablehlo.tan",
-      "stablehlo.tanh",
-      "stablehlo.xor"};
-  return kOps.count(op.name) != 0;
-}
 
 // Names of named computations and (original) funcs that hold an op which
 // is neither constant preserving nor a terminator.

@@ -2,6 +2,7 @@
 
 #include "edges.h"
 #include "factor_propagation_internal.h"
+#include "shardlab/ir/op_properties.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/propagation/projection.h"
 #include "shardlab/rules/registry.h"
@@ -12,71 +13,6 @@
 #include <unordered_set>
 
 namespace shardlab::prop {
-
-namespace {
-
-const std::unordered_set<std::string_view> &elementwiseOps() {
-  static const std::unordered_set<std::string_view> ops = {
-      "stablehlo.abs",
-      "stablehlo.add",
-      "stablehlo.and",
-      "stablehlo.atan2",
-      "stablehlo.cbrt",
-      "stablehlo.ceil",
-      "stablehlo.clamp",
-      "stablehlo.compare",
-      "stablehlo.complex",
-      "stablehlo.convert",
-      "stablehlo.cosine",
-      "stablehlo.count_leading_zeros",
-      "stablehlo.divide",
-      "stablehlo.exponential",
-      "stablehlo.exponential_minus_one",
-      "stablehlo.floor",
-      "stablehlo.imag",
-      "stablehlo.is_finite",
-      "stablehlo.log",
-      "stablehlo.log_plus_one",
-      "stablehlo.logistic",
-      "stablehlo.maximum",
-      "stablehlo.minimum",
-      "stablehlo.multiply",
-      "stablehlo.negate",
-      "stablehlo.not",
-      "stablehlo.or",
-      "stablehlo.popcnt",
-      "stablehlo.power",
-      "stablehlo.real",
-      "stablehlo.reduce_precision",
-      "stablehlo.remainder",
-      "stablehlo.round_nearest_afz",
-      "stablehlo.round_nearest_even",
-      "stablehlo.rsqrt",
-      "stablehlo.select",
-      "stablehlo.shift_left",
-      "stablehlo.shift_right_arithmetic",
-      "stablehlo.shift_right_logical",
-      "stablehlo.sign",
-      "stablehlo.sine",
-      "stablehlo.sqrt",
-      "stablehlo.subtract",
-      "stablehlo.tan",
-      "stablehlo.tanh",
-      "stablehlo.xor",
-      "sdy.propagation_barrier",
-      "sdy.sharding_constraint",
-      "sdy.reshard"};
-  return ops;
-}
-
-} // namespace
-
-bool isElementwise(const Operation &op) {
-  if (op.is("stablehlo.bitcast_convert"))
-    return op.numOperands() == 1 && op.numResults() == 1 &&
-           op.operand(0)->type->rank() == op.result(0)->type->rank();
-  return elementwiseOps().count(op.name) != 0;
-}
 
 void OpIndex::add(Operation &op, Context &ctx) {
   order.push_back(&op);

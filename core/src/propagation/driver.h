@@ -127,8 +127,5 @@ void runDriver(Module &module, const DriverConfig &config);
 
 /// The main function: `@main`, else the only func.func; null otherwise.
 Operation *mainFunc(Module &module);
-/// Whether `op` is elementwise in Shardy's sense (aggressive tie-breaks and
-/// op-priority level 0).
-bool isElementwise(const Operation &op);
 
 } // namespace shardlab::prop

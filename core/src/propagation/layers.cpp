@@ -1,6 +1,7 @@
 // The propagation layers above the driver: strategies (aggressive layer),
 // the five op-priority levels, and user priorities.
 #include "layers.h"
+#include "shardlab/ir/op_properties.h"
 
 #include "driver.h"
 #include "edges.h"

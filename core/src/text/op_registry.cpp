@@ -1,12 +1,9 @@
 #include "shardlab/ir/op_registry.h"
+#include "ops_common.h"
 
 #include <unordered_map>
 
 namespace shardlab {
-
-std::vector<OpInfo> funcOpInfos();
-std::vector<OpInfo> sdyOpInfos();
-std::vector<OpInfo> stablehloOpInfos();
 
 namespace {
 

@@ -44,3 +44,14 @@ bool parseRegionWithArgs(Parser &parser, Operation &op,
                          const std::vector<ArgDecl> &args);
 
 } // namespace shardlab::syntax
+
+namespace shardlab {
+
+// The op tables of the ops_*.cpp files, joined by the op registry.
+std::vector<OpInfo> funcOpInfos();
+std::vector<OpInfo> sdyOpInfos();
+std::vector<OpInfo> stablehloOpInfos();
+std::vector<OpInfo> stablehloStructuredOpInfos();
+std::vector<OpInfo> stablehloKeyedOpInfos();
+
+} // namespace shardlab

@@ -1,6 +1,7 @@
 // Custom ("pretty") syntax of the StableHLO ops, as StableHLO's printers
 // produce it. Ops without a pretty form here use the generic form.
 #include "ops_common.h"
+#include "shardlab/ir/op_properties.h"
 
 namespace shardlab {
 
@@ -346,7 +347,6 @@ void printSlice(Printer &printer, Operation &op) {
 bool parseConstantLike(Parser &parser, Operation &op, size_t num_results);
 void printConstantLike(Printer &printer, Operation &op);
 void registerReturnLike(std::vector<OpInfo> &infos, std::string_view name);
-std::vector<OpInfo> stablehloStructuredOpInfos();
 
 // StableHLO ops that MLIR prints in the generic form, with their inherent
 // attributes (printed as `<{...}>` properties, apart from the discardable
@@ -401,54 +401,14 @@ void addGenericOnlyOps(std::vector<OpInfo> &infos) {
 std::vector<OpInfo> stablehloOpInfos() {
   std::vector<OpInfo> infos;
   addGenericOnlyOps(infos);
-  static const char *const kElementwise[] = {
-      "stablehlo.abs",
-      "stablehlo.add",
-      "stablehlo.and",
-      "stablehlo.atan2",
-      "stablehlo.cbrt",
-      "stablehlo.ceil",
-      "stablehlo.cosine",
-      "stablehlo.count_leading_zeros",
-      "stablehlo.divide",
-      "stablehlo.exponential",
-      "stablehlo.exponential_minus_one",
-      "stablehlo.floor",
-      "stablehlo.imag",
-      "stablehlo.is_finite",
-      "stablehlo.log",
-      "stablehlo.log_plus_one",
-      "stablehlo.logistic",
-      "stablehlo.maximum",
-      "stablehlo.minimum",
-      "stablehlo.multiply",
-      "stablehlo.negate",
-      "stablehlo.not",
-      "stablehlo.or",
-      "stablehlo.popcnt",
-      "stablehlo.power",
-      "stablehlo.real",
-      "stablehlo.remainder",
-      "stablehlo.round_nearest_afz",
-      "stablehlo.round_nearest_even",
-      "stablehlo.rsqrt",
-      "stablehlo.shift_left",
-      "stablehlo.shift_right_arithmetic",
-      "stablehlo.shift_right_logical",
-      "stablehlo.sign",
-      "stablehlo.sine",
-      "stablehlo.sqrt",
-      "stablehlo.subtract",
-      "stablehlo.tan",
-      "stablehlo.tanh",
-      "stablehlo.xor",
-      "stablehlo.convert",
-      "stablehlo.clamp",
-      "stablehlo.reduce_precision",
-      "stablehlo.dynamic_update_slice",
-  };
-  for (const char *name : kElementwise)
-    infos.push_back({name, parseElementwise, printElementwise});
+  // compare, complex and select have syntaxes of their own;
+  // dynamic_update_slice is not elementwise but prints like one.
+  for (std::string_view name : stablehloElementwiseOps())
+    if (name != "stablehlo.compare" && name != "stablehlo.complex" &&
+        name != "stablehlo.select")
+      infos.push_back({name, parseElementwise, printElementwise});
+  infos.push_back(
+      {"stablehlo.dynamic_update_slice", parseElementwise, printElementwise});
   for (const KeyedSpec &spec : kKeyed) {
     OpInfo info{spec.op, parseKeyed, printKeyed, {spec.attr}};
     infos.push_back(info);

@@ -402,7 +402,6 @@ std::vector<OpInfo> stablehloStructuredOpInfos() {
   for (OpInfo &info : infos)
     if (info.name == "stablehlo.dot_general")
       info.can_print = canPrintDotGeneral;
-  std::vector<OpInfo> stablehloKeyedOpInfos();
   for (OpInfo &info : stablehloKeyedOpInfos())
     infos.push_back(info);
   return infos;
