@@ -3,6 +3,7 @@
 #include "shardlab/rules/registry.h"
 
 #include "rules_internal.h"
+#include "shardlab/ir/op_properties.h"
 
 #include <string>
 #include <unordered_map>
@@ -17,55 +18,14 @@ using rules::RuleFn;
 const std::unordered_map<std::string_view, RuleFn> &ruleTable() {
   static const std::unordered_map<std::string_view, RuleFn> table = [] {
     std::unordered_map<std::string_view, RuleFn> t;
-    for (std::string_view name : {"sdy.sharding_constraint",
-                                  "stablehlo.abs",
-                                  "stablehlo.add",
-                                  "stablehlo.all_reduce",
-                                  "stablehlo.and",
-                                  "stablehlo.atan2",
-                                  "stablehlo.cbrt",
-                                  "stablehlo.ceil",
-                                  "stablehlo.count_leading_zeros",
-                                  "stablehlo.collective_broadcast",
-                                  "stablehlo.collective_permute",
-                                  "stablehlo.compare",
-                                  "stablehlo.complex",
-                                  "stablehlo.convert",
-                                  "stablehlo.cosine",
-                                  "stablehlo.cross-replica-sum",
-                                  "stablehlo.divide",
-                                  "stablehlo.exponential",
-                                  "stablehlo.exponential_minus_one",
-                                  "stablehlo.floor",
-                                  "stablehlo.imag",
-                                  "stablehlo.is_finite",
-                                  "stablehlo.log_plus_one",
-                                  "stablehlo.log",
-                                  "stablehlo.logistic",
-                                  "stablehlo.maximum",
-                                  "stablehlo.minimum",
-                                  "stablehlo.multiply",
-                                  "stablehlo.negate",
-                                  "stablehlo.not",
-                                  "stablehlo.or",
-                                  "stablehlo.popcnt",
-                                  "stablehlo.power",
-                                  "stablehlo.real",
-                                  "stablehlo.reduce_precision",
-                                  "stablehlo.remainder",
-                                  "stablehlo.round_nearest_even",
-                                  "stablehlo.round_nearest_afz",
-                                  "stablehlo.rsqrt",
-                                  "stablehlo.shift_left",
-                                  "stablehlo.shift_right_arithmetic",
-                                  "stablehlo.shift_right_logical",
-                                  "stablehlo.sign",
-                                  "stablehlo.sine",
-                                  "stablehlo.sqrt",
-                                  "stablehlo.subtract",
-                                  "stablehlo.tan",
-                                  "stablehlo.tanh",
-                                  "stablehlo.xor"})
+    // Elementwise ops are pointwise; clamp and select get their own rules
+    // below (scalar operands broadcast). So are collectives that keep shape.
+    for (std::string_view name : stablehloElementwiseOps())
+      t.emplace(name, rules::pointwise);
+    for (std::string_view name :
+         {"sdy.sharding_constraint", "stablehlo.all_reduce",
+          "stablehlo.collective_broadcast", "stablehlo.collective_permute",
+          "stablehlo.cross-replica-sum"})
       t.emplace(name, rules::pointwise);
     const std::pair<std::string_view, RuleFn> specific[] = {
         {"stablehlo.all_gather", rules::allGather},
@@ -100,7 +60,7 @@ const std::unordered_map<std::string_view, RuleFn> &ruleTable() {
         {"stablehlo.triangular_solve", rules::triangularSolve},
     };
     for (const auto &[name, fn] : specific)
-      t.emplace(name, fn);
+      t.insert_or_assign(name, fn); // clamp and select override pointwise
     return t;
   }();
   return table;
