@@ -203,6 +203,74 @@ TEST_CASE("Collectives: per-kind and stream limits, shared-device rule") {
         std::string::npos);
 }
 
+TEST_CASE("Per-kind limits: all-gathers overlap only with their own limit") {
+  Builder b;
+  b.plain = 0;
+  b.op("x", 1);
+  b.pair("g0", "x", CollectiveKind::kAllGather, {{0, 2}}, 100);
+  b.pair("g1", "x", CollectiveKind::kAllGather, {{1, 3}}, 100);
+  b.op("big", 500, {"x"});
+  b.op("y", 1, {"g0", "g1", "big"});
+  auto overlapped = [&](const Schedule &s) {
+    return b.pos(s, "g1-start") < b.pos(s, "g0-done") &&
+           b.pos(s, "g0-start") < b.pos(s, "g1-done");
+  };
+  SchedulerConfig c;
+  c.overlap_limit = 2;
+  CHECK_FALSE(overlapped(b.run(c)));
+  c.kind_limits[size_t(CollectiveKind::kAllReduce)] = 2;
+  CHECK_FALSE(overlapped(b.run(c))); // another kind's limit
+  c.kind_limits[size_t(CollectiveKind::kAllGather)] = 2;
+  CHECK(kindLimit(c, CollectiveKind::kAllGather) == 2);
+  CHECK(kindLimit(c, CollectiveKind::kReduceScatter) == 1);
+  CHECK(overlapped(b.run(c)));
+  c.overlap_limit = 1; // a per-kind limit above the stream limit
+  const ScheduleResult r = scheduleGraph(b.g, c);
+  CHECK_FALSE(r.ok);
+  CHECK(r.error.find("all-gather limit (2)") != std::string::npos);
+}
+
+TEST_CASE("Memory rerun loop: a lower limit until the peak fits") {
+  // Two chains a1 -> a2 and b1 -> b2 joined by y. Bottom-up in original
+  // order, the scheduler keeps b1 (1000 B) live while it makes a1 (1200 B)
+  // live: a peak of 2200 B. The memory rules act only above half the limit
+  // (1000 B live is not above 2100 / 2), so under 2100 B the first run is
+  // over; the rerun at 1890 B activates them and b1 goes first.
+  Builder b;
+  b.plain = 0;
+  b.op("a1", 1, {}, 1200);
+  b.op("b1", 1, {}, 1000);
+  b.op("a2", 1, {"a1"}, 0);
+  b.op("b2", 1, {"b1"}, 0);
+  b.op("y", 1, {"a2", "b2"}, 0);
+  SchedulerConfig c;
+  CHECK(b.run(c).peak_memory_bytes == 2200);
+  c.memory_limit_bytes = 2100;
+  const Schedule once = b.run(c);
+  CHECK(once.peak_memory_bytes == 2200);
+  CHECK(once.memory_over_limit);
+  CHECK(once.reruns == 0);
+  c.reruns = 3;
+  const Schedule s = b.run(c);
+  CHECK(s.reruns == 1);
+  REQUIRE(s.memory_attempts.size() == 2);
+  CHECK(s.memory_attempts[0].limit_bytes == 2100);
+  CHECK(s.memory_attempts[0].peak_live_bytes == 2200);
+  CHECK(s.memory_attempts[1].limit_bytes == 1890);
+  CHECK(s.memory_attempts[1].peak_live_bytes == 1200);
+  CHECK(s.peak_memory_bytes == 1200);
+  CHECK_FALSE(s.memory_over_limit);
+  CHECK(*s.config.memory_limit_bytes == 1890);
+  // An unreachable limit: every rerun is spent, the last schedule kept.
+  c.memory_limit_bytes = 500;
+  const Schedule tight = b.run(c);
+  CHECK(tight.reruns == 3);
+  CHECK(tight.memory_attempts.size() == 4);
+  CHECK(tight.memory_over_limit);
+  CHECK(*tight.config.memory_limit_bytes ==
+        int64_t(int64_t(int64_t(500 * 0.9) * 0.9) * 0.9));
+}
+
 TEST_CASE("Timeline: exposed communication and wasted time") {
   Builder b;
   b.plain = 0;

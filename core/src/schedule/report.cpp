@@ -71,6 +71,31 @@ json perKind(const Schedule &s) {
   return j;
 }
 
+json perKindLimits(const SchedulerConfig &c) {
+  json j = json::object();
+  for (int k = 1; k < kNumCollectiveKinds; ++k)
+    j[std::string(toString(CollectiveKind(k)))] =
+        kindLimit(c, CollectiveKind(k));
+  return j;
+}
+
+// The memory limit and XLA's rerun loop: every run's limit and peak.
+json memoryLimit(const Schedule &s) {
+  json attempts = json::array();
+  for (const MemoryAttempt &a : s.memory_attempts)
+    attempts.push_back({{"limit_bytes", a.limit_bytes},
+                        {"peak_live_bytes", a.peak_live_bytes},
+                        {"step_time_us", a.step_time_us}});
+  const auto &limit = s.config.memory_limit_bytes;
+  return {{"limit_bytes", limit ? json(*limit) : json(nullptr)},
+          {"initial_limit_bytes",
+           attempts.empty() ? json(nullptr) : attempts[0]["limit_bytes"]},
+          {"reruns", s.reruns},
+          {"max_reruns", s.config.reruns},
+          {"over_limit", s.memory_over_limit},
+          {"attempts", attempts}};
+}
+
 json memoryCurve(const Schedule &s) {
   json curve = json::array();
   for (int64_t n : s.order)
@@ -103,6 +128,8 @@ std::string reportJson(const Program &program, const Schedule &s) {
             {"parameter_bytes", s.parameter_bytes},
             {"memory_over_limit", s.memory_over_limit},
             {"overlap_limit", s.config.overlap_limit},
+            {"per_kind_limits", perKindLimits(s.config)},
+            {"memory_limit", memoryLimit(s)},
             {"limit_overrides", s.limit_overrides},
             {"per_kind", perKind(s)},
             {"topology",
@@ -189,6 +216,15 @@ std::string summaryText(const Program &program, const Schedule &s) {
   std::snprintf(line, sizeof line, "%-22s %14lld bytes\n", "peak memory",
                 (long long)s.peak_memory_bytes);
   out += line;
+  if (!s.memory_attempts.empty()) {
+    std::snprintf(line, sizeof line,
+                  "%-22s %14lld bytes (%d rerun%s, initially %lld)%s\n",
+                  "memory limit", (long long)*s.config.memory_limit_bytes,
+                  s.reruns, s.reruns == 1 ? "" : "s",
+                  (long long)s.memory_attempts.front().limit_bytes,
+                  s.memory_over_limit ? ", peak over it" : "");
+    out += line;
+  }
   for (const std::string &a : program.assumptions)
     out += "assumption: " + a + "\n";
   return out;

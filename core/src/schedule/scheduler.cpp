@@ -12,7 +12,7 @@ State::State(const Graph &g, const SchedulerConfig &c)
   const int resources = numResources(g);
   max_concurrent.assign(size_t(resources), c.overlap_limit);
   for (int k = 0; k + 1 < kNumCollectiveKinds; ++k)
-    max_concurrent[size_t(k)] = c.per_kind_limit;
+    max_concurrent[size_t(k)] = kindLimit(c, CollectiveKind(k + 1));
   in_flight.assign(size_t(resources), 0);
   users_in_queue.assign(size_t(resources), 0);
 }
@@ -139,6 +139,11 @@ void runScheduler(State &s, const std::vector<int64_t> &topo) {
 }
 
 } // namespace detail
+
+int kindLimit(const SchedulerConfig &config, CollectiveKind kind) {
+  const int own = config.kind_limits[size_t(kind)];
+  return own > 0 ? own : config.per_kind_limit;
+}
 
 int64_t gpuMemoryLimitBytes(int64_t device_memory_bytes,
                             int64_t parameter_bytes, double slop) {

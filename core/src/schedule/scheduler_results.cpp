@@ -108,32 +108,73 @@ void fillTotals(const detail::State &s, const std::vector<int64_t> &topo,
   out.limit_overrides = s.limit_overrides;
 }
 
-} // namespace
+// Empty when the limits are valid: each at least 1, no per-kind limit
+// above the stream limit (XLA's CHECK in jax#25404).
+std::string checkLimits(const SchedulerConfig &config) {
+  if (config.overlap_limit < 1 || config.per_kind_limit < 1 ||
+      config.reruns < 0 || config.rerun_factor <= 0 || config.rerun_factor >= 1)
+    return "overlap limits must be at least 1, reruns at least 0 and the "
+           "rerun factor in (0, 1)";
+  for (int k = 1; k < kNumCollectiveKinds; ++k) {
+    const int limit = kindLimit(config, CollectiveKind(k));
+    if (config.kind_limits[size_t(k)] < 0)
+      return "per-kind collective limits must be at least 1";
+    if (limit > config.overlap_limit)
+      return std::string(toString(CollectiveKind(k))) + " limit (" +
+             std::to_string(limit) +
+             ") exceeds the parallel collective overlap limit (" +
+             std::to_string(config.overlap_limit) + ")";
+  }
+  return "";
+}
 
-ScheduleResult scheduleGraph(const Graph &graph,
-                             const SchedulerConfig &config) {
-  ScheduleResult result;
-  if (config.overlap_limit < 1 || config.per_kind_limit < 1)
-    return {false, "overlap limits must be at least 1", {}};
-  if (config.per_kind_limit > config.overlap_limit)
-    return {false,
-            "per-kind collective limit (" +
-                std::to_string(config.per_kind_limit) +
-                ") exceeds the parallel collective overlap limit (" +
-                std::to_string(config.overlap_limit) + ")",
-            {}};
-  const std::vector<int64_t> topo = graph.topologicalOrder();
-  if (topo.size() != size_t(graph.size()))
-    return {false, "the dependency graph has a cycle", {}};
+Schedule scheduleOnce(const Graph &graph, const SchedulerConfig &config,
+                      const std::vector<int64_t> &topo) {
   detail::State state(graph, config);
   detail::runScheduler(state, topo);
-  Schedule &out = result.schedule;
+  Schedule out;
   out.config = config;
   fillTimeline(state, out);
   forwardStatistics(graph, out);
   fillTotals(state, topo, out);
-  result.ok = true;
-  return result;
+  return out;
+}
+
+MemoryAttempt attemptOf(const Schedule &s) {
+  return {s.config.memory_limit_bytes.value_or(0),
+          s.peak_memory_bytes - s.parameter_bytes, s.step_time_us};
+}
+
+} // namespace
+
+ScheduleResult scheduleGraph(const Graph &graph,
+                             const SchedulerConfig &config) {
+  const std::string error = checkLimits(config);
+  if (!error.empty())
+    return {false, error, {}};
+  const std::vector<int64_t> topo = graph.topologicalOrder();
+  if (topo.size() != size_t(graph.size()))
+    return {false, "the dependency graph has a cycle", {}};
+  Schedule out = scheduleOnce(graph, config, topo);
+  if (!config.memory_limit_bytes)
+    return {true, "", std::move(out)};
+  // XLA's RunImpl: reschedule under a lower limit while the peak stays
+  // above the initial one; the last schedule is kept.
+  const int64_t initial = *config.memory_limit_bytes;
+  std::vector<MemoryAttempt> attempts{attemptOf(out)};
+  SchedulerConfig next = config;
+  int reruns = 0;
+  while (reruns < config.reruns && attempts.back().peak_live_bytes > initial) {
+    next.memory_limit_bytes =
+        int64_t(double(*next.memory_limit_bytes) * config.rerun_factor);
+    out = scheduleOnce(graph, next, topo);
+    attempts.push_back(attemptOf(out));
+    ++reruns;
+  }
+  out.memory_over_limit = attempts.back().peak_live_bytes > initial;
+  out.memory_attempts = std::move(attempts);
+  out.reruns = reruns;
+  return {true, "", std::move(out)};
 }
 
 } // namespace shardlab::schedule

@@ -13,7 +13,10 @@ namespace shardlab::schedule {
 
 /// {"step_time_us", "compute_us", "comm_us", "exposed_comm_us", "serial_us",
 ///  "lower_bound_us", "critical_path_us", "forward_sim_us",
-///  "peak_memory_bytes", "overlap_limit", "per_kind": {...},
+///  "peak_memory_bytes", "overlap_limit", "per_kind_limits": {kind: n},
+///  "memory_limit": {"limit_bytes", "initial_limit_bytes", "reruns",
+///  "max_reruns", "over_limit", "attempts": [{"limit_bytes",
+///  "peak_live_bytes", "step_time_us"}]}, "per_kind": {...},
 ///  "topology": {...}, "assumptions": [...], "memory_curve": [[us, bytes]],
 ///  "ops": [{"name", "kind": "compute"|"collective", "stream", "start_us",
 ///  "end_us", "deps": [indices], ...}]}.

@@ -23,11 +23,23 @@ namespace shardlab::schedule {
 struct SchedulerConfig {
   int overlap_limit = 1;  ///< collectives in flight per stream
   int per_kind_limit = 1; ///< XLA's all_gather/all_reduce/..._overlap_limit
+  /// Per-kind overrides of per_kind_limit, indexed by CollectiveKind
+  /// (XLA's all_gather_overlap_limit, all_reduce_overlap_limit, ...);
+  /// 0: per_kind_limit.
+  std::array<int, kNumCollectiveKinds> kind_limits{};
   bool gpu_no_shared_device_overlap = true;
   bool aggressive = true; ///< XLA GPU's aggressive_scheduling_policies
   /// Live-temporary limit in bytes (parameters excluded); nullopt: none.
   std::optional<int64_t> memory_limit_bytes;
+  /// XLA's rerun loop: while the peak of live temporaries exceeds the
+  /// initial memory limit, schedule again with the limit times
+  /// `rerun_factor`, at most `reruns` times.
+  int reruns = 0;
+  double rerun_factor = 0.9;
 };
+
+/// The in-flight limit of one collective kind under `config`.
+int kindLimit(const SchedulerConfig &config, CollectiveKind kind);
 
 /// XLA's GPU memory limit: (device × 0.8 − parameters) × slop.
 int64_t gpuMemoryLimitBytes(int64_t device_memory_bytes,
@@ -42,6 +54,13 @@ struct NodeTiming {
   double exposed_us = 0;  ///< async done only: stall waiting for the transfer
   int64_t live_bytes = 0; ///< temporaries live while the node runs
   std::string reason;     ///< the ready-set rule that picked it
+};
+
+/// One scheduling run of the memory rerun loop.
+struct MemoryAttempt {
+  int64_t limit_bytes = 0;     ///< the memory limit it ran under
+  int64_t peak_live_bytes = 0; ///< its peak of live temporaries
+  double step_time_us = 0;
 };
 
 struct KindTotals {
@@ -60,10 +79,14 @@ struct Schedule {
   double lower_bound_us = 0;   ///< max(critical path, compute)
   std::array<KindTotals, kNumCollectiveKinds> per_kind{};
   int64_t parameter_bytes = 0;
-  int64_t peak_memory_bytes = 0; ///< parameters + peak live temporaries
-  bool memory_over_limit = false;
-  int64_t limit_overrides = 0; ///< picks that had to ignore a limit
-  SchedulerConfig config;
+  int64_t peak_memory_bytes = 0;  ///< parameters + peak live temporaries
+  bool memory_over_limit = false; ///< above the initial memory limit
+  int64_t limit_overrides = 0;    ///< picks that had to ignore a limit
+  /// The rerun loop: every run in order (the last one is this schedule);
+  /// empty without a memory limit.
+  std::vector<MemoryAttempt> memory_attempts;
+  int reruns = 0;
+  SchedulerConfig config; ///< as the last run used it (reduced limit)
 };
 
 struct ScheduleResult {
@@ -72,8 +95,9 @@ struct ScheduleResult {
   Schedule schedule;
 };
 
-/// Schedules `graph` (node order = original order). Errors: a cycle, or a
-/// per-kind limit above the stream limit (XLA's CHECK in jax#25404).
+/// Schedules `graph` (node order = original order), rerunning with a lower
+/// memory limit as configured. Errors: a cycle, or a per-kind limit above
+/// the stream limit (XLA's CHECK in jax#25404).
 ScheduleResult scheduleGraph(const Graph &graph, const SchedulerConfig &config);
 
 } // namespace shardlab::schedule
