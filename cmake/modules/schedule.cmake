@@ -6,3 +6,15 @@ if(NOT EMSCRIPTEN)
   target_link_libraries(shardlab-schedule PRIVATE shardlab_core)
   target_compile_options(shardlab-schedule PRIVATE ${SHARDLAB_WARNINGS})
 endif()
+
+# The CLI end to end on every examples/schedule/*.mlir (propagation,
+# explicit collectives, schedule, report fields and invariants, flags).
+if(SHARDLAB_BUILD_TESTS AND NOT EMSCRIPTEN)
+  find_package(Python3 COMPONENTS Interpreter)
+  if(Python3_Interpreter_FOUND)
+    add_test(NAME schedule_cli
+             COMMAND Python3::Interpreter
+                     ${CMAKE_CURRENT_LIST_DIR}/../../tests/schedule/check_schedule_cli.py
+                     --cli $<TARGET_FILE:shardlab-schedule>)
+  endif()
+endif()

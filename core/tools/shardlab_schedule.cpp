@@ -1,13 +1,15 @@
 // shardlab-schedule: estimates one training/inference step of a sharded
-// module. Runs propagation and the lowering to explicit collectives (unless
-// --no-propagation), builds the costed per-device program, schedules it
-// with the latency-hiding scheduler and prints the totals; optionally
-// writes a Chrome trace (Perfetto) and a JSON report, atomically.
+// module. A thin front end over schedule::runSchedulePipeline (propagation
+// and explicit collectives unless --no-propagation, the costed per-device
+// program, the latency-hiding scheduler with its memory rerun loop); prints
+// the totals and optionally writes a Chrome trace (Perfetto) and a JSON
+// report, atomically.
 #include "shardlab/cost/perf_table.h"
-#include "shardlab/passes/pass_registry.h"
+#include "shardlab/schedule/pipeline.h"
 #include "shardlab/schedule/report.h"
 #include "shardlab/text/text.h"
 
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -24,7 +26,9 @@ struct Options {
   std::vector<std::string> tables;
   int64_t gpus_per_node = 0; // 0: the preset's
   int overlap_limit = 1;
-  std::optional<int64_t> memory_limit;
+  std::array<int, schedule::kNumCollectiveKinds> kind_limits{};
+  std::optional<int64_t> memory_limit, device_memory;
+  int reruns = 1;
   bool approximate = false, propagate = true;
 };
 
@@ -39,7 +43,18 @@ const char *kHelp =
     "  --gpus-per-node P      GPUs per NVLink node (default: the preset's)\n"
     "  --sol-options 'k=v,..' S-curve options (nic_speed_gbps, rtt_us, ...)\n"
     "  --overlap-limit N      collectives in flight per stream (default 1)\n"
+    "  --all-gather-limit N, --all-reduce-limit N, --reduce-scatter-limit N,\n"
+    "  --all-to-all-limit N, --collective-permute-limit N\n"
+    "                         collectives of one kind in flight (XLA's\n"
+    "                         *_overlap_limit; default 1, at most\n"
+    "                         --overlap-limit)\n"
     "  --memory-limit BYTES   live-temporary limit for memory pressure\n"
+    "                         (default: XLA's GPU rule, (device memory x 0.8\n"
+    "                         - parameters) x 0.95)\n"
+    "  --device-memory BYTES  device memory for that rule (default: the\n"
+    "                         preset's; 0: no memory limit)\n"
+    "  --reruns N             reschedule with the limit x 0.9 while the peak\n"
+    "                         exceeds it, at most N times (default 1)\n"
     "  --estimator real|approximate  cost model (default) or XLA's "
     "1/1000/5000\n"
     "  --no-propagation       the module already holds explicit collectives\n"
@@ -53,10 +68,29 @@ bool parseInt(const std::string &text, int64_t &out) {
   return !text.empty() && end && *end == '\0';
 }
 
+// --all-gather-limit and the other per-kind flags; kNone for others.
+schedule::CollectiveKind kindOfLimitFlag(const std::string &flag) {
+  const std::string suffix = "-limit";
+  if (flag.size() <= 2 + suffix.size() ||
+      flag.compare(flag.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return schedule::CollectiveKind::kNone;
+  const std::string name = flag.substr(2, flag.size() - 2 - suffix.size());
+  for (int k = 1; k < schedule::kNumCollectiveKinds; ++k)
+    if (schedule::toString(schedule::CollectiveKind(k)) == name)
+      return schedule::CollectiveKind(k);
+  return schedule::CollectiveKind::kNone;
+}
+
 bool parseValue(Options &o, const std::string &flag, const std::string &v,
                 std::string &error) {
   int64_t n = 0;
-  if (flag == "--preset")
+  const schedule::CollectiveKind kind = kindOfLimitFlag(flag);
+  if (kind != schedule::CollectiveKind::kNone && parseInt(v, n) && n > 0 &&
+      n < 1024)
+    o.kind_limits[size_t(kind)] = int(n);
+  else if (kind != schedule::CollectiveKind::kNone)
+    error = "bad value '" + v + "' for " + flag;
+  else if (flag == "--preset")
     o.preset = v;
   else if (flag == "--tables")
     o.tables.push_back(v);
@@ -74,11 +108,13 @@ bool parseValue(Options &o, const std::string &flag, const std::string &v,
     o.overlap_limit = int(n);
   else if (flag == "--memory-limit" && parseInt(v, n) && n > 0)
     o.memory_limit = n;
-  else {
+  else if (flag == "--device-memory" && parseInt(v, n) && n >= 0)
+    o.device_memory = n;
+  else if (flag == "--reruns" && parseInt(v, n) && n >= 0 && n < 1000)
+    o.reruns = int(n);
+  else
     error = "bad value '" + v + "' for " + flag;
-    return false;
-  }
-  return true;
+  return error.empty();
 }
 
 // 0: run, 1: error, 2: --help printed.
@@ -135,24 +171,6 @@ bool writeAtomically(const std::string &path, const std::string &text,
     std::remove(tmp.c_str());
     error = "cannot rename " + tmp + " to " + path;
     return false;
-  }
-  return true;
-}
-
-bool lowerToCollectives(Module &module, DiagnosticEngine &diags,
-                        std::string &error) {
-  for (const char *flag :
-       {"sdy-propagation-pipeline", "sdy-insert-explicit-reshards",
-        "sdy-reshard-to-collectives"}) {
-    const PassInfo *pass = lookupPass(flag);
-    if (!pass || !pass->run) {
-      std::cerr << "warning: -" << flag << " is not implemented yet; skipped\n";
-      continue;
-    }
-    if (!pass->run(module, PassOptions{}, diags)) {
-      error = std::string("pass -") + flag + " failed";
-      return false;
-    }
   }
   return true;
 }
@@ -222,39 +240,37 @@ bool writeOutputs(const Options &o, const schedule::Program &program,
 
 } // namespace
 
+schedule::PipelineOptions pipelineOptions(const Options &o) {
+  schedule::PipelineOptions p;
+  p.propagate = o.propagate;
+  p.scheduler.overlap_limit = o.overlap_limit;
+  p.scheduler.kind_limits = o.kind_limits;
+  p.scheduler.memory_limit_bytes = o.memory_limit;
+  p.scheduler.reruns = o.reruns;
+  p.device_memory_bytes = o.device_memory
+                              ? *o.device_memory
+                              : schedule::presetDeviceMemoryBytes(o.preset);
+  return p;
+}
+
 int runSchedule(const Options &o, std::string &error) {
   std::string text;
   if (!readFile(o.input, text)) {
     error = "cannot read " + o.input;
     return 1;
   }
-  DiagnosticEngine diags;
-  std::unique_ptr<Module> module = parseModule(text, diags);
-  if (!module || (o.propagate && !lowerToCollectives(*module, diags, error))) {
-    if (error.empty())
-      error = "cannot parse " + o.input;
-    for (const Diagnostic &d : diags.diagnostics())
-      std::cerr << formatDiagnostic(d, o.input, text);
-    return 1;
-  }
-  schedule::ProgramOptions popts;
+  schedule::PipelineOptions popts = pipelineOptions(o);
   cost::PerfTable table;
-  if (!programOptions(o, popts, table, error))
+  if (!programOptions(o, popts.program, table, error))
     return 1;
-  schedule::ProgramResult program = schedule::buildProgram(*module, popts);
-  if (!program.ok) {
-    error = program.error;
-    return 1;
-  }
-  schedule::SchedulerConfig config;
-  config.overlap_limit = o.overlap_limit;
-  config.memory_limit_bytes = o.memory_limit;
-  schedule::ScheduleResult r =
-      schedule::scheduleGraph(program.program.graph, config);
+  const schedule::PipelineResult r = schedule::runSchedulePipeline(text, popts);
+  for (const Diagnostic &d : r.diagnostics)
+    if (!r.ok || d.severity != Severity::Remark)
+      std::cerr << formatDiagnostic(d, o.input, text);
   if (!r.ok) {
-    error = r.error;
+    error = r.stage + ": " + r.error;
     return 1;
   }
-  std::cout << schedule::summaryText(program.program, r.schedule);
-  return writeOutputs(o, program.program, r.schedule, error) ? 0 : 1;
+  std::cout << schedule::summaryText(r.program, r.schedule);
+  return writeOutputs(o, r.program, r.schedule, error) ? 0 : 1;
 }

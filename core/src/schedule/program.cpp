@@ -4,6 +4,7 @@
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/sharding/sharding_utils.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace shardlab::schedule {
@@ -126,7 +127,9 @@ void Builder::emitManual(Env &env, Operation &op, const std::string &suffix) {
 
 bool Builder::emitCollective(Env &env, Operation &op,
                              const std::string &suffix) {
-  const std::optional<CollectiveCall> call = sdyCollectiveCall(module, op);
+  std::optional<CollectiveCall> call = sdyCollectiveCall(module, op);
+  if (!call)
+    call = stablehloCollectiveCall(module, op, program.topology.num_devices);
   if (!call)
     return false;
   if (call->kind == CollectiveKind::kNone) {
@@ -211,6 +214,8 @@ Topology topologyOf(Module &module, int64_t gpus_per_node) {
     t.mesh_name = sym && sym->kind == AttrKind::String ? sym->str() : "";
     t.device_ids = mesh->mesh().device_ids;
   }
+  if (t.num_devices == 1) // no mesh: the devices stablehlo collectives name
+    t.num_devices = std::max<int64_t>(1, maxStablehloDeviceId(module) + 1);
   if (t.device_ids.empty())
     for (int64_t i = 0; i < t.num_devices; ++i)
       t.device_ids.push_back(i);

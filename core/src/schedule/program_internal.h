@@ -68,4 +68,23 @@ std::optional<CollectiveCall> sdyCollectiveCall(const Module &module,
 /// The sdy collective kind of `op` (kNone for all_slice and others).
 CollectiveKind sdyCollectiveKind(const Operation &op);
 
+/// A dense integer attribute: its tensor shape and row-major values.
+struct DenseInts {
+  std::vector<int64_t> shape;
+  std::vector<int64_t> values;
+};
+/// nullopt unless `attr` is a dense<...> literal of integers (not hex).
+std::optional<DenseInts> denseInts(const Attr *attr);
+/// The kind of a stablehlo collective (kNone for other ops).
+CollectiveKind stablehloCollectiveKind(const Operation &op);
+/// What a stablehlo collective moves: groups from `replica_groups` (empty:
+/// all `num_devices`), pairs from `source_target_pairs`, bytes from its
+/// (per-device) types. nullopt for other ops.
+std::optional<CollectiveCall> stablehloCollectiveCall(const Module &module,
+                                                      Operation &op,
+                                                      int64_t num_devices);
+/// Highest device id named by a stablehlo collective's groups or pairs
+/// (-1 when none): the device count of a module without a mesh.
+int64_t maxStablehloDeviceId(Module &module);
+
 } // namespace shardlab::schedule::detail

@@ -1,0 +1,54 @@
+// What shardlab-schedule does, as one library call: parse and verify a
+// module, run the propagation pipeline and Shardy's export pipeline with
+// explicit collectives (unless the module already holds its collectives),
+// build the costed per-device program, choose the memory limit (XLA's GPU
+// rule from the device memory, or an explicit one) and schedule it with
+// the latency-hiding scheduler and its memory rerun loop.
+#pragma once
+
+#include "shardlab/schedule/program.h"
+#include "shardlab/schedule/scheduler.h"
+#include "shardlab/text/diagnostics.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardlab::schedule {
+
+struct PipelineOptions {
+  /// Run propagation and the lowering to explicit collectives first.
+  bool propagate = true;
+  ProgramOptions program;
+  /// Limits and reruns; a memory_limit_bytes set here is used as is.
+  SchedulerConfig scheduler;
+  /// Without an explicit limit: XLA's GPU limit from this device memory
+  /// ((device × 0.8 − parameters) × 0.95); 0: no memory limit.
+  int64_t device_memory_bytes = 0;
+};
+
+struct PipelineResult {
+  bool ok = false;
+  std::string error;
+  std::vector<Diagnostic> diagnostics;
+  std::string stage; ///< where it stopped: parse, verify, lower, program,
+                     ///< schedule, or done
+  Program program;
+  Schedule schedule;
+};
+
+/// Runs the whole pipeline over module text.
+PipelineResult runSchedulePipeline(std::string_view text,
+                                   const PipelineOptions &options);
+
+/// The lowering it runs: the propagation pipeline, then Shardy's export
+/// pipeline with explicit collectives (meshes kept as symbols).
+bool lowerToCollectives(Module &module, DiagnosticEngine &diags,
+                        std::string &error);
+
+/// Device memory of a built-in hardware preset (h100, h200, b200, a100);
+/// 0 when unknown.
+int64_t presetDeviceMemoryBytes(std::string_view preset);
+
+} // namespace shardlab::schedule

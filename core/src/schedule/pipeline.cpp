@@ -1,0 +1,123 @@
+// runSchedulePipeline: text in, program and schedule out (the library
+// behind shardlab-schedule).
+#include "shardlab/schedule/pipeline.h"
+
+#include "shardlab/passes/pass_registry.h"
+#include "shardlab/text/text.h"
+#include "shardlab/verify/verifier.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace shardlab::schedule {
+namespace {
+
+struct Step {
+  const char *flag;
+  const char *options;
+};
+
+// The lowering the playground's "explicit" pipeline runs too: the export
+// pipeline also all-reduces sharded reductions, which
+// insert-explicit-reshards + reshard-to-collectives alone leave out.
+constexpr Step kLowering[] = {
+    {"sdy-propagation-pipeline", ""},
+    {"sdy-export-pipeline",
+     "enable-insert-explicit-collectives=true inline-meshes=false"},
+};
+
+bool runStep(Module &module, const Step &step, DiagnosticEngine &diags,
+             std::string &error) {
+  const PassInfo *pass = lookupPass(step.flag);
+  PassOptions options;
+  if (!pass || !pass->run) {
+    error = std::string("-") + step.flag + " is not implemented";
+    return false;
+  }
+  if (!parsePassOptions(step.options, options, error))
+    return false;
+  if (!pass->run(module, options, diags) || diags.hasErrors()) {
+    error = std::string("-") + step.flag + " failed";
+    return false;
+  }
+  return true;
+}
+
+int64_t parameterBytes(const Graph &graph) {
+  int64_t bytes = 0;
+  for (int64_t i = 0; i < graph.size(); ++i)
+    if (graph.node(i).is_parameter)
+      bytes += graph.node(i).output_bytes;
+  return bytes;
+}
+
+SchedulerConfig schedulerConfig(const PipelineOptions &options,
+                                const Program &program) {
+  SchedulerConfig config = options.scheduler;
+  if (!config.memory_limit_bytes && options.device_memory_bytes > 0)
+    config.memory_limit_bytes = std::max<int64_t>(
+        1, gpuMemoryLimitBytes(options.device_memory_bytes,
+                               parameterBytes(program.graph)));
+  return config;
+}
+
+PipelineResult failed(PipelineResult r, const char *stage, std::string error,
+                      const DiagnosticEngine &diags) {
+  r.stage = stage;
+  r.error = std::move(error);
+  r.diagnostics = diags.diagnostics();
+  return r;
+}
+
+} // namespace
+
+bool lowerToCollectives(Module &module, DiagnosticEngine &diags,
+                        std::string &error) {
+  for (const Step &step : kLowering)
+    if (!runStep(module, step, diags, error))
+      return false;
+  return true;
+}
+
+int64_t presetDeviceMemoryBytes(std::string_view preset) {
+  // XLA's test device descriptors where it has them (H100 SXM, B200),
+  // else the memory size CUDA reports for the 80 GB / 141 GB parts.
+  if (preset == "h100")
+    return 84978434048;
+  if (preset == "b200")
+    return 193273528320;
+  if (preset == "h200")
+    return 150754820096;
+  if (preset == "a100")
+    return 85899345920;
+  return 0;
+}
+
+PipelineResult runSchedulePipeline(std::string_view text,
+                                   const PipelineOptions &options) {
+  PipelineResult r;
+  DiagnosticEngine diags;
+  std::unique_ptr<Module> module = parseModule(text, diags);
+  if (!module || diags.hasErrors())
+    return failed(std::move(r), "parse", "cannot parse the module", diags);
+  if (!verifyModule(*module, diags) || diags.hasErrors())
+    return failed(std::move(r), "verify", "the module does not verify", diags);
+  std::string error;
+  if (options.propagate && !lowerToCollectives(*module, diags, error))
+    return failed(std::move(r), "lower", error, diags);
+  ProgramResult program = buildProgram(*module, options.program);
+  if (!program.ok)
+    return failed(std::move(r), "program", program.error, diags);
+  r.program = std::move(program.program);
+  ScheduleResult s =
+      scheduleGraph(r.program.graph, schedulerConfig(options, r.program));
+  if (!s.ok)
+    return failed(std::move(r), "schedule", s.error, diags);
+  r.schedule = std::move(s.schedule);
+  r.diagnostics = diags.diagnostics();
+  r.stage = "done";
+  r.ok = true;
+  return r;
+}
+
+} // namespace shardlab::schedule

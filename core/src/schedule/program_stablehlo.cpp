@@ -1,0 +1,135 @@
+// StableHLO collectives written directly in the input (after SPMD
+// partitioning, or inside manual computations): device groups from their
+// `replica_groups` (or `source_target_pairs`) dense attributes, bytes from
+// their (already per-device) operand and result types.
+#include "program_internal.h"
+
+#include <algorithm>
+
+namespace shardlab::schedule::detail {
+namespace {
+
+const Attr *inherent(const Operation &op, std::string_view name) {
+  if (const Attr *a = op.attrs.get(name))
+    return a;
+  return op.props.get(name);
+}
+
+std::vector<int64_t> operandsBytes(const Module &module, Operation &op) {
+  int64_t in = 0, out = 0;
+  for (size_t i = 0; i < op.numOperands(); ++i)
+    in += localTensor(module, op.operand(i)).bytes;
+  for (size_t i = 0; i < op.numResults(); ++i)
+    out += localTensor(module, op.result(i)).bytes;
+  return {in, out};
+}
+
+// Rows of a 2-D replica group list without XLA's -1 padding.
+std::vector<std::vector<int64_t>> rowsOf(const DenseInts &dense) {
+  std::vector<std::vector<int64_t>> rows;
+  const int64_t width = dense.shape.size() == 2 ? dense.shape[1] : 0;
+  for (size_t i = 0; width > 0 && i < dense.values.size(); i += size_t(width)) {
+    std::vector<int64_t> row;
+    for (size_t j = i; j < i + size_t(width) && j < dense.values.size(); ++j)
+      if (dense.values[j] >= 0)
+        row.push_back(dense.values[j]);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<int64_t> allDevices(int64_t num_devices) {
+  std::vector<int64_t> all;
+  for (int64_t d = 0; d < num_devices; ++d)
+    all.push_back(d);
+  return all;
+}
+
+} // namespace
+
+std::optional<DenseInts> denseInts(const Attr *attr) {
+  if (!attr || attr->kind != AttrKind::DenseElements || !attr->type)
+    return std::nullopt;
+  const DenseElements &dense = std::get<DenseElements>(attr->payload);
+  if (!dense.raw.empty())
+    return std::nullopt;
+  DenseInts out;
+  out.shape = attr->type->shape;
+  int64_t count = 1;
+  for (int64_t d : out.shape)
+    count *= std::max<int64_t>(d, 0);
+  if (dense.splat && dense.values.size() == 1)
+    out.values.assign(size_t(count), int64_t(dense.values.front().real));
+  else
+    for (const DenseValue &v : dense.values)
+      out.values.push_back(int64_t(v.real));
+  if (int64_t(out.values.size()) != count)
+    return std::nullopt;
+  return out;
+}
+
+CollectiveKind stablehloCollectiveKind(const Operation &op) {
+  if (op.is("stablehlo.all_gather"))
+    return CollectiveKind::kAllGather;
+  if (op.is("stablehlo.all_reduce"))
+    return CollectiveKind::kAllReduce;
+  if (op.is("stablehlo.reduce_scatter"))
+    return CollectiveKind::kReduceScatter;
+  if (op.is("stablehlo.all_to_all"))
+    return CollectiveKind::kAllToAll;
+  if (op.is("stablehlo.collective_permute"))
+    return CollectiveKind::kCollectivePermute;
+  return CollectiveKind::kNone;
+}
+
+std::optional<CollectiveCall> stablehloCollectiveCall(const Module &module,
+                                                      Operation &op,
+                                                      int64_t num_devices) {
+  const CollectiveKind kind = stablehloCollectiveKind(op);
+  if (kind == CollectiveKind::kNone || op.numOperands() == 0)
+    return std::nullopt;
+  CollectiveCall call;
+  call.kind = kind;
+  const std::vector<int64_t> bytes = operandsBytes(module, op);
+  call.operand_bytes = bytes[0];
+  call.output_bytes = bytes[1];
+  call.dtype = localTensor(module, op.operand(0)).dtype;
+  if (kind == CollectiveKind::kCollectivePermute) {
+    const std::optional<DenseInts> pairs =
+        denseInts(inherent(op, "source_target_pairs"));
+    if (pairs)
+      call.groups = rowsOf(*pairs);
+    std::vector<std::vector<int64_t>> rows;
+    rows.swap(call.groups);
+    for (const std::vector<int64_t> &row : rows)
+      if (row.size() == 2 && row[0] != row[1]) {
+        call.pairs.push_back({row[0], row[1]});
+        call.groups.push_back(row);
+      }
+  } else {
+    const std::optional<DenseInts> groups =
+        denseInts(inherent(op, "replica_groups"));
+    if (groups)
+      call.groups = rowsOf(*groups);
+    if (call.groups.empty() || call.groups.front().empty())
+      call.groups = {allDevices(num_devices)};
+  }
+  if (call.groups.empty() || call.groups.front().size() < 2)
+    call.kind = CollectiveKind::kNone;
+  return call;
+}
+
+int64_t maxStablehloDeviceId(Module &module) {
+  int64_t highest = -1;
+  walk(module.op(), [&](Operation &op) {
+    if (stablehloCollectiveKind(op) == CollectiveKind::kNone)
+      return;
+    for (const char *name : {"replica_groups", "source_target_pairs"})
+      if (const std::optional<DenseInts> d = denseInts(inherent(op, name)))
+        for (int64_t v : d->values)
+          highest = std::max(highest, v);
+  });
+  return highest;
+}
+
+} // namespace shardlab::schedule::detail

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""ctest for shardlab-schedule: the full pipeline (propagation, explicit
+collectives, schedule) on every examples/schedule/*.mlir.
+
+Each example names the collectives it must produce in a comment line
+`// expected collectives: all-reduce=2 ...`; the report must hold exactly
+those, every field the issue asks for, and the schedule's invariants. Also
+checks the per-kind limit flags, the memory rerun loop in the report, bad
+flags, and that scripts/schedule_svg.py draws a report.
+
+    python3 tests/schedule/check_schedule_cli.py --cli build/shardlab-schedule
+"""
+import argparse
+import collections
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+FIELDS = ["step_time_us", "compute_us", "exposed_comm_us", "serial_us",
+          "lower_bound_us", "peak_memory_bytes", "overlap_limit", "ops",
+          "per_kind_limits", "memory_limit"]
+OP_FIELDS = ["name", "kind", "stream", "start_us", "end_us", "deps"]
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+    return condition
+
+
+def run_cli(cli, args, tmp):
+    report = os.path.join(tmp, "report.json")
+    if os.path.exists(report):
+        os.remove(report)
+    proc = subprocess.run([cli] + args + ["--report", report],
+                          capture_output=True, text=True, timeout=300)
+    data = None
+    if proc.returncode == 0 and os.path.exists(report):
+        with open(report) as f:
+            data = json.load(f)
+    return proc, data
+
+
+def expected_collectives(path):
+    with open(path) as f:
+        for line in f:
+            if line.startswith("// expected collectives:"):
+                pairs = line.split(":", 1)[1].split()
+                return {k: int(v) for k, v in (p.split("=") for p in pairs)}
+    return None
+
+
+def check_invariants(name, r):
+    for key in FIELDS:
+        check(key in r, "%s: report lacks %s" % (name, key))
+    if any(key not in r for key in FIELDS):
+        return
+    step = r["step_time_us"]
+    eps = 1e-6 * (1 + step)
+    check(step + eps >= r["lower_bound_us"], "%s: step < lower bound" % name)
+    check(step <= r["serial_us"] + eps, "%s: step > serial" % name)
+    check(step + eps >= r["compute_us"], "%s: step < compute" % name)
+    check(abs(r["forward_sim_us"] - step) <= 1e-6 * (1 + step),
+          "%s: forward simulation %s != step %s" % (name, r["forward_sim_us"],
+                                                  step))
+    check(0 <= r["exposed_comm_us"] <= r["comm_us"] + eps,
+          "%s: exposed communication out of range" % name)
+    check(r["peak_memory_bytes"] > 0, "%s: no memory" % name)
+    ops = r["ops"]
+    for i, op in enumerate(ops):
+        if not check(all(k in op for k in OP_FIELDS),
+                     "%s: op %d lacks a field" % (name, i)):
+            continue
+        check(op["kind"] in ("compute", "collective"),
+              "%s: op %d kind %s" % (name, i, op["kind"]))
+        check(op["start_us"] <= op["end_us"] <= step + eps,
+              "%s: op %d times" % (name, i))
+        for d in op["deps"]:
+            if check(0 <= d < len(ops), "%s: op %d dep %d" % (name, i, d)):
+                check(ops[d]["end_us"] <= op["start_us"] + eps,
+                      "%s: op %d starts before its dep %d ends" % (name, i, d))
+
+
+def collective_counts(r):
+    return dict(collections.Counter(op["collective"] for op in r["ops"]
+                                    if op["kind"] == "collective"))
+
+
+def check_examples(cli, tmp):
+    paths = sorted(glob.glob(os.path.join(ROOT, "examples/schedule/*.mlir")))
+    check(len(paths) >= 3, "fewer than three schedule examples")
+    for path in paths:
+        name = os.path.basename(path)
+        expected = expected_collectives(path)
+        check(expected is not None, "%s: no '// expected collectives:'" % name)
+        proc, r = run_cli(cli, [path], tmp)
+        if not check(r is not None, "%s: exit %d: %s" % (name, proc.returncode,
+                                                        proc.stderr)):
+            continue
+        check("step time" in proc.stdout, "%s: no summary" % name)
+        check_invariants(name, r)
+        check(collective_counts(r) == (expected or {}),
+              "%s: collectives %s, expected %s" % (name, collective_counts(r),
+                                                   expected))
+        print("ok %-32s step %10.1f us, exposed %9.1f us, %s" % (
+            name, r["step_time_us"], r["exposed_comm_us"],
+            collective_counts(r)))
+
+
+def check_flags(cli, tmp):
+    zero = os.path.join(ROOT, "examples/schedule/zero_optimizer_step.mlir")
+    proc, r = run_cli(cli, [zero, "--overlap-limit", "2",
+                            "--all-gather-limit", "2"], tmp)
+    if check(r is not None, "per-kind flags: %s" % proc.stderr):
+        check(r["per_kind_limits"]["all-gather"] == 2, "all-gather limit")
+        check(r["per_kind_limits"]["reduce-scatter"] == 1, "default limit")
+        check(r["overlap_limit"] == 2, "overlap limit")
+        check_invariants("zero --all-gather-limit 2", r)
+    proc, _ = run_cli(cli, [zero, "--reduce-scatter-limit", "2"], tmp)
+    check(proc.returncode == 1 and "exceeds" in proc.stderr,
+          "a per-kind limit above --overlap-limit must fail: %s" % proc.stderr)
+    proc, _ = run_cli(cli, [zero, "--all-to-all-limit", "x"], tmp)
+    check(proc.returncode == 1 and "bad value" in proc.stderr, "bad value")
+    proc, r = run_cli(cli, [zero, "--memory-limit", "1000000", "--reruns",
+                            "2"], tmp)
+    if check(r is not None, "memory limit: %s" % proc.stderr):
+        m = r["memory_limit"]
+        check(m["reruns"] == 2 and len(m["attempts"]) == 3,
+              "rerun loop: %s" % m)
+        check(m["initial_limit_bytes"] == 1000000, "initial limit")
+        check(m["limit_bytes"] == 810000, "final limit %s" % m["limit_bytes"])
+        check(m["over_limit"], "over limit")
+    proc, r = run_cli(cli, [zero], tmp)
+    if r is not None:
+        check(r["memory_limit"]["reruns"] == 0 and
+              r["memory_limit"]["limit_bytes"] > 0, "default memory limit")
+    proc = subprocess.run([cli, "--help"], capture_output=True, text=True)
+    for flag in ("--all-gather-limit", "--collective-permute-limit",
+                 "--reruns", "--device-memory"):
+        check(flag in proc.stdout, "--help lacks %s" % flag)
+
+
+def check_svg(cli, tmp):
+    dp = os.path.join(ROOT, "examples/schedule/dp_mlp.mlir")
+    proc, r = run_cli(cli, [dp], tmp)
+    if not check(r is not None, "dp_mlp: %s" % proc.stderr):
+        return
+    svg = os.path.join(tmp, "t.svg")
+    script = os.path.join(ROOT, "scripts/schedule_svg.py")
+    proc = subprocess.run([sys.executable, script,
+                           os.path.join(tmp, "report.json"), "-o", svg],
+                          capture_output=True, text=True)
+    if check(proc.returncode == 0, "schedule_svg.py: %s" % proc.stderr):
+        with open(svg) as f:
+            text = f.read()
+        check(text.startswith("<svg") and text.count("<rect") > 5, "svg")
+
+
+def main(argv):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cli", required=True)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        check_examples(args.cli, tmp)
+        check_flags(args.cli, tmp)
+        check_svg(args.cli, tmp)
+    for f in failures:
+        print("FAIL:", f)
+    print("%d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

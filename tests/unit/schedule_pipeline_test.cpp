@@ -1,0 +1,234 @@
+// The full path behind shardlab-schedule (runSchedulePipeline): modules
+// that need propagation and explicit collectives, the report's fields and
+// invariants, StableHLO collectives with replica groups, and the memory
+// limit with XLA's rerun loop.
+#include "shardlab/schedule/pipeline.h"
+#include "shardlab/schedule/report.h"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+using namespace shardlab;
+using namespace shardlab::schedule;
+using nlohmann::json;
+
+namespace {
+
+// Megatron's MLP: column-parallel then row-parallel weights, nothing else
+// annotated. Propagation shards the hidden activation on "model"; the
+// second matmul contracts over it, so lowering adds an all-reduce.
+const char *kMegatronMlp = R"(
+sdy.mesh @mesh = <["model"=8]>
+func.func @main(%x: tensor<4096x4096xbf16>,
+                %w1: tensor<4096x16384xbf16> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"model"}]>},
+                %w2: tensor<16384x4096xbf16> {sdy.sharding = #sdy.sharding<@mesh, [{"model"}, {}]>}) -> tensor<4096x4096xbf16> {
+  %h = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<4096x4096xbf16>, tensor<4096x16384xbf16>) -> tensor<4096x16384xbf16>
+  %a = stablehlo.tanh %h : tensor<4096x16384xbf16>
+  %y = stablehlo.dot_general %a, %w2, contracting_dims = [1] x [0] : (tensor<4096x16384xbf16>, tensor<16384x4096xbf16>) -> tensor<4096x4096xbf16>
+  return %y : tensor<4096x4096xbf16>
+}
+)";
+
+// Every StableHLO collective with its groups or pairs, 16 devices.
+const char *kStablehlo = R"(
+func.func @main(%arg0: tensor<1024x1024xf32>) -> tensor<512x2048xf32> {
+  %0 = "stablehlo.all_reduce"(%arg0) <{replica_groups = dense<[[0, 1, 2, 3, 4, 5, 6, 7], [8, 9, 10, 11, 12, 13, 14, 15]]> : tensor<2x8xi64>, use_global_device_ids}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  %1 = "stablehlo.all_gather"(%0) <{all_gather_dim = 0 : i64, replica_groups = dense<[[0, 8], [1, 9], [2, 10], [3, 11], [4, 12], [5, 13], [6, 14], [7, 15]]> : tensor<8x2xi64>}> : (tensor<1024x1024xf32>) -> tensor<2048x1024xf32>
+  %2 = "stablehlo.collective_permute"(%1) <{source_target_pairs = dense<[[0, 1], [1, 0]]> : tensor<2x2xi64>}> : (tensor<2048x1024xf32>) -> tensor<2048x1024xf32>
+  %3 = "stablehlo.reduce_scatter"(%2) <{scatter_dimension = 0 : i64, replica_groups = dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<2048x1024xf32>) -> tensor<1024x1024xf32>
+  %4 = "stablehlo.all_to_all"(%3) <{split_dimension = 0 : i64, concat_dimension = 1 : i64, split_count = 2 : i64, replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>}> : (tensor<1024x1024xf32>) -> tensor<512x2048xf32>
+  return %4 : tensor<512x2048xf32>
+}
+)";
+
+PipelineOptions realOptions() {
+  PipelineOptions o;
+  o.program.hardware = *cost::FindHardwarePreset("h100");
+  o.program.sol = cost::SolPlatformDefaults(o.program.hardware.device_name);
+  o.program.sol.gpus_per_node = 8;
+  return o;
+}
+
+PipelineResult run(const std::string &text, const PipelineOptions &o) {
+  PipelineResult r = runSchedulePipeline(text, o);
+  REQUIRE_MESSAGE(r.ok, std::string(r.stage + ": " + r.error));
+  return r;
+}
+
+std::map<std::string, int> collectiveCounts(const json &report) {
+  std::map<std::string, int> counts;
+  for (const json &op : report["ops"])
+    if (op["kind"] == "collective")
+      ++counts[op["collective"].get<std::string>()];
+  return counts;
+}
+
+// The report's fields and what must hold between them.
+void checkReport(const json &r) {
+  for (const char *key :
+       {"step_time_us", "compute_us", "exposed_comm_us", "serial_us",
+        "lower_bound_us", "peak_memory_bytes", "overlap_limit", "ops",
+        "per_kind_limits", "memory_limit"})
+    REQUIRE_MESSAGE(r.contains(key), key);
+  const double step = r["step_time_us"], eps = 1e-6 * (1 + step);
+  CHECK(step + eps >= r["lower_bound_us"].get<double>());
+  CHECK(step <= r["serial_us"].get<double>() + eps);
+  CHECK(step + eps >= r["compute_us"].get<double>());
+  CHECK(r["forward_sim_us"].get<double>() == doctest::Approx(step));
+  CHECK(r["exposed_comm_us"].get<double>() <= r["comm_us"].get<double>() + eps);
+  const json &ops = r["ops"];
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const json &op = ops[i];
+    for (const char *key :
+         {"name", "kind", "stream", "start_us", "end_us", "deps"})
+      REQUIRE_MESSAGE(op.contains(key), key);
+    CHECK((op["kind"] == "compute" || op["kind"] == "collective"));
+    CHECK(op["end_us"].get<double>() >= op["start_us"].get<double>());
+    CHECK(op["end_us"].get<double>() <= step + eps);
+    for (const json &dep : op["deps"]) {
+      REQUIRE(dep.get<size_t>() < ops.size());
+      CHECK(ops[dep.get<size_t>()]["end_us"].get<double>() <=
+            op["start_us"].get<double>() + eps);
+    }
+  }
+}
+
+} // namespace
+
+TEST_CASE("Pipeline: propagation and explicit collectives, then schedule") {
+  const PipelineResult r = run(kMegatronMlp, realOptions());
+  REQUIRE(r.program.collectives.size() == 1);
+  const CollectiveInfo &ar = r.program.collectives[0];
+  CHECK((ar.kind == CollectiveKind::kAllReduce));
+  CHECK(ar.groups ==
+        std::vector<std::vector<int64_t>>{{0, 1, 2, 3, 4, 5, 6, 7}});
+  CHECK(ar.comm_type == "single_partition");
+  CHECK(ar.bytes == 4096 * 4096 * 2); // the full partial sum on each GPU
+  const json report = json::parse(reportJson(r.program, r.schedule));
+  checkReport(report);
+  CHECK(collectiveCounts(report) ==
+        std::map<std::string, int>{{"all-reduce", 1}});
+  CHECK(report["topology"]["num_devices"] == 8);
+  // The all-reduce needs the second matmul and nothing runs after it but
+  // the return: its whole time is exposed.
+  CHECK(report["exposed_comm_us"].get<double>() == doctest::Approx(ar.time_us));
+  // Without propagation the module has no collective at all.
+  PipelineOptions none = realOptions();
+  none.propagate = false;
+  CHECK(run(kMegatronMlp, none).program.collectives.empty());
+}
+
+TEST_CASE("Pipeline: errors come back as values with their stage") {
+  PipelineResult r = runSchedulePipeline("func.func @main(", realOptions());
+  CHECK_FALSE(r.ok);
+  CHECK(r.stage == "parse");
+  CHECK_FALSE(r.diagnostics.empty());
+  PipelineOptions bad = realOptions();
+  bad.scheduler.kind_limits[size_t(CollectiveKind::kAllReduce)] = 4;
+  r = runSchedulePipeline(kMegatronMlp, bad);
+  CHECK_FALSE(r.ok);
+  CHECK(r.stage == "schedule");
+}
+
+TEST_CASE("StableHLO collectives: groups from replica_groups and pairs") {
+  PipelineOptions o = realOptions();
+  o.propagate = false;
+  const PipelineResult r = run(kStablehlo, o);
+  CHECK(r.program.topology.num_devices == 16);
+  CHECK(r.program.topology.num_nodes == 2);
+  const auto &c = r.program.collectives;
+  REQUIRE(c.size() == 5);
+  CHECK((c[0].kind == CollectiveKind::kAllReduce));
+  CHECK(c[0].groups.size() == 2);
+  CHECK(c[0].comm_type == "single_partition");
+  CHECK(c[0].bytes == 1024 * 1024 * 4);
+  CHECK((c[1].kind == CollectiveKind::kAllGather));
+  CHECK(c[1].groups[1] == std::vector<int64_t>{1, 9});
+  CHECK(c[1].comm_type != "single_partition"); // across the two nodes
+  CHECK(c[1].bytes == 2048 * 1024 * 4);        // output bytes
+  CHECK((c[2].kind == CollectiveKind::kCollectivePermute));
+  CHECK(c[2].groups == std::vector<std::vector<int64_t>>{{0, 1}, {1, 0}});
+  CHECK((c[3].kind == CollectiveKind::kReduceScatter));
+  CHECK(c[3].bytes == 2048 * 1024 * 4); // input bytes
+  CHECK((c[4].kind == CollectiveKind::kAllToAll));
+  for (const CollectiveInfo &info : c)
+    CHECK(info.time_us > 0);
+  checkReport(json::parse(reportJson(r.program, r.schedule)));
+}
+
+TEST_CASE("StableHLO collectives: empty groups mean every device") {
+  const char *text = R"(
+sdy.mesh @mesh = <["x"=4]>
+func.func @main(%arg0: tensor<256xf32>) -> tensor<256xf32> {
+  %0 = "stablehlo.all_reduce"(%arg0) <{replica_groups = dense<> : tensor<0x0xi64>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<256xf32>) -> tensor<256xf32>
+  return %0 : tensor<256xf32>
+}
+)";
+  PipelineOptions o = realOptions();
+  o.propagate = false;
+  const PipelineResult r = run(text, o);
+  REQUIRE(r.program.collectives.size() == 1);
+  CHECK(r.program.collectives[0].groups ==
+        std::vector<std::vector<int64_t>>{{0, 1, 2, 3}});
+}
+
+TEST_CASE("Pipeline: memory limit from the device, rerun loop reported") {
+  PipelineOptions o = realOptions();
+  o.device_memory_bytes = presetDeviceMemoryBytes("h100");
+  PipelineResult r = run(kMegatronMlp, o);
+  const int64_t params = r.schedule.parameter_bytes;
+  CHECK(params == (4096 * 4096 + 2 * 4096 * 2048) * 2);
+  REQUIRE(r.schedule.config.memory_limit_bytes);
+  CHECK(*r.schedule.config.memory_limit_bytes ==
+        gpuMemoryLimitBytes(84978434048, params));
+  CHECK(r.schedule.reruns == 0);
+  // A limit below what the module needs: every rerun is spent and reported.
+  o.scheduler.memory_limit_bytes = 1 << 20;
+  o.scheduler.reruns = 2;
+  r = run(kMegatronMlp, o);
+  const json report = json::parse(reportJson(r.program, r.schedule));
+  const json &memory = report["memory_limit"];
+  CHECK(memory["reruns"] == 2);
+  CHECK(memory["initial_limit_bytes"] == 1 << 20);
+  CHECK(memory["limit_bytes"] == int64_t(int64_t((1 << 20) * 0.9) * 0.9));
+  CHECK(memory["attempts"].size() == 3);
+  CHECK(memory["over_limit"] == true);
+  checkReport(report);
+}
+
+TEST_CASE("Examples: each schedules with the collectives it describes") {
+  const std::map<std::string, std::map<std::string, int>> expected = {
+      {"dp_mlp", {{"all-reduce", 2}}},
+      {"megatron_block", {{"all-reduce", 2}}},
+      {"zero_optimizer_step", {{"all-gather", 2}, {"reduce-scatter", 2}}},
+      {"spmd_sequence_parallel",
+       {{"all-gather", 2}, {"reduce-scatter", 2}, {"all-reduce", 2}}}};
+  for (const auto &[name, counts] : expected) {
+    CAPTURE(name);
+    std::ifstream in(std::string(SHARDLAB_SOURCE_DIR) + "/examples/schedule/" +
+                     name + ".mlir");
+    REQUIRE(in);
+    std::stringstream text;
+    text << in.rdbuf();
+    const PipelineResult r = run(text.str(), realOptions());
+    const json report = json::parse(reportJson(r.program, r.schedule));
+    CHECK(collectiveCounts(report) == counts);
+    checkReport(report);
+  }
+}
