@@ -71,9 +71,9 @@ bool applyPatterns(Operation &op, Rewriter &rw, unsigned labels) {
   return false;
 }
 
-void queuePreOrder(Module &module, Rewriter &rw) {
+void queuePreOrder(Operation &root, Rewriter &rw) {
   std::vector<Operation *> order;
-  walk(module.op(), [&](Operation &op) { order.push_back(&op); });
+  walk(root, [&](Operation &op) { order.push_back(&op); });
   // Popped from the back: queue last to first so that the first op runs
   // first.
   std::reverse(order.begin(), order.end());
@@ -83,9 +83,10 @@ void queuePreOrder(Module &module, Rewriter &rw) {
 
 } // namespace
 
-void runCanonicalizer(Module &module, unsigned labels) {
+void applyPatternsGreedily(Module &module, Operation &root,
+                           const PatternSet &patterns) {
   Rewriter rw(module);
-  queuePreOrder(module, rw);
+  queuePreOrder(root, rw);
   while (Operation *op = rw.pop()) {
     if (op->parentBlock() == nullptr)
       continue;
@@ -93,8 +94,15 @@ void runCanonicalizer(Module &module, unsigned labels) {
       rw.eraseOp(*op);
       continue;
     }
-    applyPatterns(*op, rw, labels);
+    patterns(*op, rw);
   }
+}
+
+void runCanonicalizer(Module &module, unsigned labels) {
+  applyPatternsGreedily(module, module.op(),
+                        [labels](Operation &op, Rewriter &rw) {
+                          return applyPatterns(op, rw, labels);
+                        });
 }
 
 bool canonicalizePass(Module &module, const PassOptions &, DiagnosticEngine &) {

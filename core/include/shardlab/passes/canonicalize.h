@@ -8,6 +8,7 @@
 #include "shardlab/ir/ir.h"
 #include "shardlab/passes/pass_registry.h"
 
+#include <functional>
 #include <memory>
 #include <unordered_set>
 #include <vector>
@@ -52,6 +53,15 @@ private:
   std::vector<Operation *> worklist_;
   std::unordered_set<Operation *> queued_;
 };
+
+/// A set of rewrite patterns: tries them on `op`; true when one applied.
+using PatternSet = std::function<bool(Operation &op, Rewriter &rw)>;
+
+/// MLIR's applyPatternsGreedily (top-down, no folding) over the ops nested
+/// in `root`: an op that is trivially dead is erased, any other is offered
+/// to `patterns`, until the worklist is empty.
+void applyPatternsGreedily(Module &module, Operation &root,
+                           const PatternSet &patterns);
 
 /// Runs the canonicalizer with the patterns of `labels` over `module`.
 void runCanonicalizer(Module &module, unsigned labels);

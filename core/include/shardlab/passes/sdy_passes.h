@@ -14,6 +14,8 @@ bool applyShardingConstraintsPass(Module &, const PassOptions &,
                                   DiagnosticEngine &);
 bool constantOrScalarSplitterPass(Module &, const PassOptions &,
                                   DiagnosticEngine &);
+bool explicitGatherScatterBatchingPass(Module &, const PassOptions &,
+                                       DiagnosticEngine &);
 bool liftInlinedMeshesPass(Module &, const PassOptions &, DiagnosticEngine &);
 bool manualAxesCleanupPass(Module &, const PassOptions &, DiagnosticEngine &);
 bool removeSizeOneAxesPass(Module &, const PassOptions &, DiagnosticEngine &);
