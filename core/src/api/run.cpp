@@ -5,6 +5,7 @@
 #include "shardlab/text/text.h"
 #include "shardlab/verify/verifier.h"
 
+#include <memory>
 #include <sstream>
 
 namespace shardlab::api {
@@ -146,8 +147,11 @@ RunResult runPipeline(std::string_view text, const RunRequest &request) {
   RunResult result;
   result.ok = true;
   auto chunks = splitInput(text, request.split_input);
+  // What MLIR warns about once per process is warned about once per run.
+  auto once = std::make_shared<OnceKeys>();
   for (size_t i = 0; i < chunks.size(); ++i) {
     DiagnosticEngine diags;
+    diags.shareOnceKeys(once);
     std::string chunk_out;
     bool chunk_ok = processChunk(chunks[i], request, diags, chunk_out);
     bool report_ok =

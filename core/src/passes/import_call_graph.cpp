@@ -160,7 +160,6 @@ struct CallImporter {
   Module &module;
   DiagnosticEngine &diags;
   std::map<std::string, Operation *> moved; // callee -> named computation
-  bool warned = false;
 
   void import(Operation &call) {
     Operation *func = calleeOf(module, call);
@@ -171,11 +170,10 @@ struct CallImporter {
         &call, namedComputationFor(module, call, *func));
     auto it = moved.find(callee);
     if (it != moved.end()) {
-      if (!warned)
-        diags.warning(call.loc, "function @" + callee +
-                                    " has multiple call ops, we need to "
-                                    "clone the function body for each call");
-      warned = true;
+      diags.warningOnce("import-func-calls: multiple call ops", call.loc,
+                        "function @" + callee +
+                            " has multiple call ops, we need to clone the "
+                            "function body for each call");
       ValueMap map;
       std::unique_ptr<Operation> copy = cloneOp(*it->second, map);
       moveRegionBlocks(copy->region(0), named->addRegion());
@@ -196,7 +194,7 @@ struct CallImporter {
 
 bool importFuncCallsPass(Module &module, const PassOptions &options,
                          DiagnosticEngine &diags) {
-  CallImporter importer{module, diags, {}, false};
+  CallImporter importer{module, diags, {}};
   walkCalls(module, [&](Operation &call) { importer.import(call); });
   for (const auto &entry : importer.moved)
     if (Operation *func = module.lookupSymbol(entry.first))

@@ -5,6 +5,9 @@
 
 #include "shardlab/ir/ir.h"
 
+#include <functional>
+#include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +21,9 @@ struct Diagnostic {
   Location loc;
   std::string message;
 };
+
+/// Keys of the diagnostics emitted once per run (see warningOnce).
+using OnceKeys = std::set<std::string, std::less<>>;
 
 /// Collects diagnostics in emission order.
 class DiagnosticEngine {
@@ -34,12 +40,25 @@ public:
   void note(Location loc, std::string message) {
     emit(Severity::Note, loc, std::move(message));
   }
+  /// A warning emitted at most once per `key` in one run: MLIR's
+  /// emitOpWarningOnce, which is once per process. The chunks of one
+  /// split-input run share their keys through shareOnceKeys.
+  void warningOnce(std::string_view key, Location loc, std::string message) {
+    if (!once_)
+      once_ = std::make_shared<OnceKeys>();
+    if (once_->emplace(key).second)
+      warning(loc, std::move(message));
+  }
+  void shareOnceKeys(std::shared_ptr<OnceKeys> keys) {
+    once_ = std::move(keys);
+  }
   bool hasErrors() const;
   const std::vector<Diagnostic> &diagnostics() const { return diags_; }
   void clear() { diags_.clear(); }
 
 private:
   std::vector<Diagnostic> diags_;
+  std::shared_ptr<OnceKeys> once_;
 };
 
 std::string_view severityName(Severity severity);
