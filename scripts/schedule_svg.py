@@ -2,9 +2,10 @@
 """Draws a shardlab-schedule report (--report FILE) as an SVG Gantt chart.
 
 One row for the compute stream and one per collective stream; each op is a
-bar from start_us to end_us. On the compute row, the time a collective's
-done waits for its transfer (its "exposed_us") is drawn in red just before
-the done lands: that is the communication the schedule could not hide. A
+bar from start_us to end_us. On the compute row, every stretch where the
+compute stream is idle, waiting for a collective's done, is drawn in red:
+that is the communication the schedule could not hide (it adds up to the
+report's exposed_comm_us). A
 time axis, the totals and a legend are drawn above and below.
 
     python3 scripts/schedule_svg.py REPORT.json -o OUT.svg [--title TEXT]
@@ -65,24 +66,40 @@ def bar(x, y, w, color, title, label=None):
 
 
 def op_bars(report, rows, scale):
-    """Compute and collective bars, plus the exposed waits in red."""
+    """Compute bars on the first row, each collective's transfer on its
+    stream's row."""
     out = []
     for op in report["ops"]:
         start, end = op["start_us"], op["end_us"]
-        row = rows.index(op["stream"])
-        y = TOP + row * ROW_H + (ROW_H - BAR_H) / 2
+        if end <= start:
+            continue
+        y = TOP + rows.index(op["stream"]) * ROW_H + (ROW_H - BAR_H) / 2
         kind = op.get("collective", "compute")
         title = "%s: %.1f-%.1f us" % (op["name"], start, end)
-        if end > start:
-            out.append(bar(LEFT + start * scale, y, (end - start) * scale,
-                           COLORS.get(kind, "#999"), title,
-                           short_name(op["name"])))
-        exposed = op.get("exposed_us", 0)
-        if exposed > 0:
-            done = op["done_us"]
-            out.append(bar(LEFT + (done - exposed) * scale, TOP + (ROW_H -
-                           BAR_H) / 2, exposed * scale, EXPOSED,
-                           "%s exposed: %.1f us" % (op["name"], exposed)))
+        out.append(bar(LEFT + start * scale, y, (end - start) * scale,
+                       COLORS.get(kind, "#999"), title,
+                       short_name(op["name"])))
+    return out
+
+
+def exposed_bars(report, scale):
+    """Red where the compute stream is idle: every gap between compute ops
+    (and before the first, after the last) is time spent waiting for a
+    collective's done, i.e. exposed communication."""
+    ops = report["ops"]
+    busy = sorted((op["start_us"], op["end_us"]) for op in ops
+                  if op["kind"] == "compute" and op["end_us"] > op["start_us"])
+    dones = [(op.get("done_us", op["end_us"]), op["name"]) for op in ops
+             if op["kind"] == "collective"]
+    out, now, eps = [], 0.0, 1e-6 * (1 + report["step_time_us"])
+    for start, end in busy + [(report["step_time_us"],) * 2]:
+        if start > now + eps:
+            waits = [n for d, n in dones if now - eps <= d <= start + eps]
+            title = "compute waits %.1f us for %s" % (
+                start - now, ", ".join(waits) or "a collective")
+            out.append(bar(LEFT + now * scale, TOP + (ROW_H - BAR_H) / 2,
+                           (start - now) * scale, EXPOSED, title))
+        now = max(now, end)
     return out
 
 
@@ -121,7 +138,7 @@ def render(report, title, width):
     step = max(report["step_time_us"], 1e-9)
     scale = (width - LEFT - 20) / step
     height = TOP + ROW_H * len(rows)
-    total_h = height + 56
+    total_h = height + 40
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" '
            'font-family="sans-serif">' % (width, total_h),
            '<rect width="100%" height="100%" fill="white"/>',
@@ -135,6 +152,7 @@ def render(report, title, width):
                    '%s</text>' % (LEFT - 8, TOP + i * ROW_H + ROW_H / 2 + 4,
                                   escape(row)))
     out += op_bars(report, rows, scale)
+    out += exposed_bars(report, scale)
     totals = ("step %.0f us | compute %.0f us | communication %.0f us, "
               "exposed %.0f us | serial %.0f us | lower bound %.0f us"
               % (report["step_time_us"], report["compute_us"],
