@@ -135,3 +135,25 @@ TEST_CASE("explicit batching: a scatter keeps its body and flags") {
   CHECK(contains(out, "unique_indices = true"));
   CHECK(contains(out, "stablehlo.return"));
 }
+
+TEST_CASE("the import pipeline runs the pass only when asked to") {
+  std::string module =
+      gatherFunc("  %iota = stablehlo.iota dim = 0 : tensor<4x1xi32>\n"
+                 "  %indices = stablehlo.concatenate %iota, %arg1, dim = 1 : "
+                 "(tensor<4x1xi32>, tensor<4x1xi32>) -> tensor<4x2xi32>\n",
+                 "tensor<4x2xi32>", kRowColumnDims);
+  auto run = [&](const std::string &options) {
+    DiagnosticEngine diags;
+    auto parsed = parseModule(module, diags);
+    REQUIRE(parsed);
+    PassOptions pass_options;
+    std::string error;
+    REQUIRE(parsePassOptions(options, pass_options, error));
+    REQUIRE(
+        lookupPass("sdy-import-pipeline")->run(*parsed, pass_options, diags));
+    return printModule(*parsed);
+  };
+  CHECK_FALSE(contains(run(""), "operand_batching_dims"));
+  CHECK(contains(run("enable-explicit-gather-scatter-batching=true"),
+                 "operand_batching_dims = [0]"));
+}

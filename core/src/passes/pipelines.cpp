@@ -30,16 +30,25 @@ bool runSteps(Module &module, const std::vector<Step> &steps,
   return true;
 }
 
+// Shardy's PropagationOptions::enableExplicitGatherScatterBatching (off by
+// default; no registered Shardy pipeline option sets it, shardlab's does).
+bool gatherScatterBatching(const PassOptions &options) {
+  return optionIsTrue(options, "enable-explicit-gather-scatter-batching");
+}
+
 // `debug`: the debug options apply-sharding-constraints reads.
-std::vector<Step> importSteps(bool dedup, const PassOptions &debug) {
+std::vector<Step> importSteps(bool dedup, const PassOptions &debug,
+                              bool batching) {
   std::vector<Step> steps = {{"symbol-dce", {}},
                              {"sdy-lift-inlined-meshes", {}},
                              {"sdy-remove-size-one-axes", {}},
                              {"sdy-propagate-sharding-from-func-to-call", {}},
-                             {"sdy-constant-or-scalar-splitter", {}},
-                             {"symbol-dce", {}},
-                             {"sdy-manual-axes-cleanup", {}},
-                             {"sdy-add-data-flow-edges", {}}};
+                             {"sdy-constant-or-scalar-splitter", {}}};
+  if (batching)
+    steps.push_back({"sdy-explicit-gather-scatter-batching", {}});
+  for (std::string_view flag :
+       {"symbol-dce", "sdy-manual-axes-cleanup", "sdy-add-data-flow-edges"})
+    steps.push_back({flag, {}});
   if (dedup) {
     steps.push_back({"sdy-apply-sharding-constraints", debug});
     steps.push_back({"sdy-sharding-group-import", {}});
@@ -86,7 +95,8 @@ std::vector<Step> propagationSteps(const PassOptions &options) {
   bool dedup = optionIsTrue(options, "dedup-functions-fully");
   PassOptions debug = forwarded(
       options, {"debug-sharding-origins", "debug-propagation-edge-sharding"});
-  std::vector<Step> steps = importSteps(dedup, debug);
+  std::vector<Step> steps =
+      importSteps(dedup, debug, gatherScatterBatching(options));
   if (dedup) {
     steps.push_back({"sdy-add-func-data-flow-edges", {}});
   } else {
@@ -121,9 +131,10 @@ std::vector<Step> propagationSteps(const PassOptions &options) {
 
 bool importPipeline(Module &module, const PassOptions &options,
                     DiagnosticEngine &diags) {
-  return runSteps(
-      module, importSteps(optionIsTrue(options, "dedup-functions-fully"), {}),
-      diags);
+  return runSteps(module,
+                  importSteps(optionIsTrue(options, "dedup-functions-fully"),
+                              {}, gatherScatterBatching(options)),
+                  diags);
 }
 
 bool propagationPipeline(Module &module, const PassOptions &options,
