@@ -2,6 +2,12 @@
 // + print) on a generated module, best of N; native shardlab-opt on the same
 // file for the ratio when a binary is given.
 //   node bench/wasm_bench.mjs [--ops 10000] [--opt build/shardlab-opt]
+//                             [--native build/bench_api] [--repeats 3]
+// With --native (bench/bench_api.cpp), the WASM / native table: the same
+// JSON API calls (check, the propagation passes, the schedule) on the same
+// generated modules, in-process on both sides, side by side (native and
+// WASM alternate per case), best of N in wall and in process CPU time (on
+// a shared machine CPU time leaves out the time others got).
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -16,7 +22,8 @@ const arg = (name, fallback) => {
 };
 const ops = Number(arg("--ops", "10000"));
 const opt = arg("--opt", "");
-const runs = 3;
+const native = arg("--native", "");
+const runs = Number(arg("--repeats", "3"));
 
 const best = (fn) => {
   let min = Infinity;
@@ -74,5 +81,70 @@ if (opt) {
   report.native_opt_ms = +nativeMs.toFixed(1);
   report.wasm_over_native = +(wasmMs / nativeMs).toFixed(2);
 }
+if (native) report.ratio = ratioTable();
 console.log(JSON.stringify(report, null, 2));
 fs.rmSync(file);
+
+/** Best wall and CPU ms of `runs` calls of fn; its last reply too. */
+function bestOf(fn) {
+  let wall = Infinity, cpu = Infinity, reply;
+  for (let i = 0; i < runs; ++i) {
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    reply = fn();
+    wall = Math.min(wall, performance.now() - t0);
+    const c = process.cpuUsage(c0);
+    cpu = Math.min(cpu, (c.user + c.system) / 1e3);
+  }
+  return { wall, cpu, reply };
+}
+
+function generate(name, genArgs, edit = (t) => t) {
+  const out = path.join(os.tmpdir(), `shardlab-ratio-${name}.mlir`);
+  execFileSync("python3", [path.join(ROOT, "bench", "gen_module.py"), ...genArgs, "-o", out]);
+  fs.writeFileSync(out, edit(fs.readFileSync(out, "utf8")));
+  return out;
+}
+
+/** The WASM / native table over the propagation and scheduler cases. */
+function ratioTable() {
+  const m10k = file;
+  const m2k = generate("2k", ["--ops", "2000"]);
+  // One function named main (the schedule's entry), ~1.3k ops.
+  const main = generate("main", ["--ops", "1200", "--layers-per-func", "40"],
+    (t) => t.replaceAll("@block_0", "@main"));
+  // The scheduler alone: the module already lowered to explicit collectives.
+  const lowered = sl.schedule(fs.readFileSync(main, "utf8"), {});
+  if (!lowered.ok) throw new Error(`schedule failed: ${lowered.error}`);
+  const explicit = path.join(os.tmpdir(), "shardlab-ratio-explicit.mlir");
+  fs.writeFileSync(explicit, lowered.explicit_module);
+  const cases = [
+    ["parse + verify + print, 10k ops", m10k, "check", null],
+    ["op-priority propagation (bench_propagation's stack), 10k ops", m10k, "run", ["-sdy-op-priority-propagate"]],
+    ["-sdy-propagation-pipeline, 10k ops", m10k, "run", ["-sdy-propagation-pipeline"]],
+    ["-sdy-propagation-pipeline, 2k ops", m2k, "run", ["-sdy-propagation-pipeline"]],
+    ["schedule only (explicit module, pipeline none)", explicit, "schedule", { pipeline: "none" }],
+    ["schedule with propagation + explicit collectives", main, "schedule", {}],
+    ["playground update (2k ops, full pipeline, no schedule)", m2k, "playground", { pipeline: "pipeline", schedule: false }],
+  ];
+  const rows = [];
+  for (const [name, input, call, argument] of cases) {
+    const text = fs.readFileSync(input, "utf8");
+    const nativeArgs = ["--repeats", String(runs), input, call];
+    if (argument) nativeArgs.push(JSON.stringify(argument));
+    const n = JSON.parse(execFileSync(native, nativeArgs, { maxBuffer: 1 << 30 }).toString());
+    const w = bestOf(() => argument ? sl[call](text, argument) : sl[call](text));
+    if (!n.ok || !w.reply.ok) throw new Error(`${name}: native ok ${n.ok}, wasm ok ${w.reply.ok}`);
+    rows.push({
+      case: name, bytes: text.length,
+      native_ms: n.ms, wasm_ms: +w.wall.toFixed(1), ratio_wall: +(w.wall / n.ms).toFixed(2),
+      native_cpu_ms: n.cpu_ms, wasm_cpu_ms: +w.cpu.toFixed(1), ratio_cpu: +(w.cpu / n.cpu_ms).toFixed(2),
+    });
+  }
+  for (const f of [m2k, main, explicit]) fs.rmSync(f);
+  console.log("| case | native ms (cpu) | WASM ms (cpu) | WASM / native wall | WASM / native cpu |");
+  console.log("|---|---|---|---|---|");
+  for (const r of rows)
+    console.log(`| ${r.case} | ${r.native_ms.toFixed(1)} (${r.native_cpu_ms.toFixed(1)}) | ${r.wasm_ms} (${r.wasm_cpu_ms}) | ${r.ratio_wall} | ${r.ratio_cpu} |`);
+  return rows;
+}

@@ -7,21 +7,26 @@ set -euo pipefail
 
 usage() {
   cat <<'EOF2'
-Usage: bash scripts/build-wasm.sh [--no-install] [-j N]
+Usage: bash scripts/build-wasm.sh [--no-install] [-j N] [--build-dir DIR]
 
-  --no-install   do not install emscripten / nodejs / npm packages
-  -j N           parallel compile jobs (default: CPUs)
+  --no-install     do not install emscripten / nodejs / npm packages
+  -j N             parallel compile jobs (default: CPUs)
+  --build-dir DIR  Emscripten build directory (default: build-wasm; give
+                   your own when others build in the same checkout)
 EOF2
 }
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 install=1
+BUILD_DIR=build-wasm
 JOBS="${JOBS:-$(nproc 2>/dev/null || echo 2)}"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --no-install) install=0; shift ;;
     -j) [[ $# -ge 2 ]] || { echo "build-wasm.sh: -j needs a number" >&2; exit 2; }
         JOBS="$2"; shift 2 ;;
+    --build-dir) [[ $# -ge 2 ]] || { echo "build-wasm.sh: --build-dir needs a directory" >&2; exit 2; }
+        BUILD_DIR="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "build-wasm.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -34,7 +39,10 @@ fi
 # Debian's emcc runs its JS optimizer with node, which must find Debian's acorn.
 export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
 
-BUILD="$ROOT/build-wasm"
+case "$BUILD_DIR" in
+  /*) BUILD="$BUILD_DIR" ;;
+  *) BUILD="$ROOT/$BUILD_DIR" ;;
+esac
 if [[ ! -f "$BUILD/build.ninja" ]]; then
   emcmake cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DSHARDLAB_BUILD_TESTS=OFF -DSHARDLAB_BUILD_BENCH=OFF \
@@ -48,7 +56,13 @@ if [[ $install -eq 1 || ! -d node_modules ]]; then
   # Reuse an existing install whose lock file has not changed.
   if [[ ! -f node_modules/.package-lock.json ||
         package-lock.json -nt node_modules/.package-lock.json ]]; then
-    npm ci --no-audit --no-fund --loglevel=error
+    # `npm ci` refuses a lock file without every platform's optional
+    # packages (vite's rollup binaries, for the Vite test), which a registry
+    # mirror may not serve; then install from the same lock file.
+    if ! npm ci --no-audit --no-fund --loglevel=error 2>/dev/null; then
+      echo "build-wasm: npm ci refused the lock file; npm install --no-save instead" >&2
+      npm install --no-save --no-audit --no-fund --loglevel=error
+    fi
   fi
 fi
 mkdir -p dist

@@ -29,7 +29,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 assert.ok(fs.existsSync(path.join(DIST, "index.html")), "web/dist missing: cd web && npm run build");
 fs.mkdirSync(OUT, { recursive: true });
 
-const results = { latency_ms: {}, core_ms: {}, reply_ms: {}, weight: {} };
+const results = { latency_ms: {}, core_ms: {}, reply_ms: {}, core_stages_ms: {}, weight: {} };
 const consoleErrors = [];
 const foreignRequests = [];
 let server, context, page, origin, userDataDir;
@@ -90,6 +90,7 @@ async function shot(name) {
 /** Edit-to-update latency: type at the end of the document `n` times. */
 async function measureLatency(n = 5) {
   const samples = [], core = [], reply = [];
+  let stages = {};
   await page.locator("#editor .cm-content").click();
   await page.keyboard.press("Control+End");
   for (let i = 0; i < n; i++) {
@@ -98,8 +99,9 @@ async function measureLatency(n = 5) {
     samples.push(probe.lastLatencyMs);
     core.push(probe.lastCoreMs);
     reply.push(probe.lastReplyMs);
+    stages = probe.lastTimings;
   }
-  return { latency: median(samples), core: median(core), reply: median(reply) };
+  return { latency: median(samples), core: median(core), reply: median(reply), stages };
 }
 
 test.before(async () => {
@@ -167,6 +169,31 @@ test("a broken sharding shows a diagnostic; fixing it updates propagation", asyn
   // The lhs is now sharded on its contracting dim: the dot's result no longer gets "x" on dim 0.
   const out = await page.locator("#output .cm-content").textContent();
   assert.ok(!out.includes('[{"x", ?}, {"y", ?}]'), out);
+  await afterUpdate(() => replaceText(text));
+});
+
+test("a func argument's sharding error points at that argument, not the func", async () => {
+  const text = await editorText();
+  // A signature over several lines: the verifier reports "arg 1 - ..." at
+  // the func.func (as MLIR does); the editor moves it to %arg1's line.
+  const broken = `sdy.mesh @mesh = <["x"=2, "y"=2]>
+
+func.func @main(
+    %arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>},
+    %arg1: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"q"}, {}]>})
+    -> (tensor<8x16xf32>, tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"w"}]>}) {
+  return %arg0, %arg1 : tensor<8x16xf32>, tensor<8x16xf32>
+}
+`;
+  await afterUpdate(() => replaceText(broken));
+  await page.locator("#editor .cm-lintRange-error").first().waitFor();
+  const problems = await page.getByTestId("problems").textContent();
+  assert.match(problems, /5:5 error: 'func\.func' op arg 1 - unknown axis name: "q"/);
+  assert.equal(await page.locator("#editor .cm-lintRange-error").first().textContent(), "%arg1:");
+  await shot("02b-func-arg-diagnostic");
+  // A bad result sharding points at that result's type.
+  await afterUpdate(() => replaceText(broken.replace('{"q"}', '{"y"}')));
+  assert.match(await page.getByTestId("problems").textContent(), /6:27 error: 'func\.func' op result 1 - unknown axis name: "w"/);
   await afterUpdate(() => replaceText(text));
 });
 
@@ -303,6 +330,75 @@ test("schedule: Gantt, settings, tables (valid and invalid), trace export", asyn
   assert.notEqual(await page.getByTestId("total-step").textContent(), after);
 });
 
+// XLA's text-proto tables (shaped like XLA's default tables; the numbers
+// are made up so the estimate visibly changes).
+const XLA_COLLECTIVES = `# proto-message: xla.DeviceHloInstructionProfiles
+entries {
+  key: "sm_90"
+  value {
+${[1024, 1048576].map((n, i) => `    entries {
+      instruction {
+        opcode: "all-reduce"
+        shape { element_type: F32 dimensions: ${n} }
+        iota_collective_device_list {
+          num_replica_groups: 1 num_devices_per_group: 4 iota_reshape_dims: 4 iota_transpose_perm: 0
+        }
+        use_global_device_ids: true
+      }
+      network_throughput_bytes_per_sec: ${i ? 100000000 : 1000000}
+    }`).join("\n")}
+  }
+}
+`;
+const XLA_GEMMS = `# proto-message: xla.GemmPerfTable
+entries {
+  key: "sm_90"
+  value {
+    entries { b: 1 m: 256 n: 256 k: 256 flops { key: "f32xf32->f32" value: 1000000000 } }
+  }
+}
+`;
+
+/** Drops a file on the table drop zone as a person dragging it there would. */
+async function dropFile(name, content) {
+  await page.getByTestId("table-drop").evaluate((zone, file) => {
+    const data = new DataTransfer();
+    data.items.add(new File([file.content], file.name, { type: "text/plain" }));
+    for (const type of ["dragenter", "dragover", "drop"])
+      zone.dispatchEvent(new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: data }));
+  }, { name, content });
+}
+
+test("tables by drag-and-drop: XLA text-proto profiles and GEMM tables change the schedule; bad files are reported", async () => {
+  await openTab("schedule");
+  await afterUpdate(() => page.getByTestId("set-preset").selectOption("h100"));
+  await page.getByTestId("gantt").waitFor();
+  const before = await page.getByTestId("total-step").textContent();
+
+  await afterUpdate(() => dropFile("collective_perf_table.txtpb", XLA_COLLECTIVES));
+  assert.match(await page.getByTestId("table-status").textContent(),
+    /collective_perf_table\.txtpb: xla-collective table, 2 collective and 0 GEMM entries/);
+  const collectives = await page.getByTestId("total-step").textContent();
+  assert.notEqual(collectives, before, "the XLA collective profile changes the step time");
+  await shot("14-table-drop-xla-collectives");
+
+  await afterUpdate(() => dropFile("gemm_perf_table.txtpb", XLA_GEMMS));
+  assert.match(await page.getByTestId("table-status").textContent(),
+    /gemm_perf_table\.txtpb: xla-gemm table, 0 collective and 1 GEMM entries/);
+  assert.notEqual(await page.getByTestId("total-step").textContent(), collectives, "the GEMM table changes the step time");
+
+  // Validation errors: a cut-off text proto (with its line:column) and an
+  // unknown collective op; the last good table stays in use.
+  await dropFile("cut.txtpb", XLA_COLLECTIVES.slice(0, 120));
+  await page.locator("[data-testid=table-status].error").waitFor();
+  assert.match(await page.getByTestId("table-status").textContent(), /cut\.txtpb: text proto \d+:\d+: /);
+  await dropFile("bad_op.txtpb", XLA_COLLECTIVES.replaceAll("all-reduce", "all-explode"));
+  await page.waitForFunction(() => document.querySelector("[data-testid=table-status]")?.textContent?.includes("bad_op.txtpb"));
+  assert.match(await page.getByTestId("table-status").textContent(), /bad_op\.txtpb: entries\[0\]: unknown collective op 'all-explode'/);
+  await shot("15-table-drop-error");
+  await page.getByTestId("tab-output").click();
+});
+
 test("share link reload restores the module and settings", async () => {
   await afterUpdate(() => page.getByTestId("pipeline").selectOption("basic"));
   await page.getByTestId("share").click();
@@ -346,8 +442,9 @@ test("a generated 2k-op module updates within budget", async () => {
   results.latency_ms["generated-2k-ops"] = Math.round(m.latency);
   results.core_ms["generated-2k-ops"] = Math.round(m.core);
   results.reply_ms["generated-2k-ops"] = Math.round(m.reply);
+  results.core_stages_ms["generated-2k-ops"] = m.stages;
   await shot("13-generated-2k");
-  assert.ok(m.latency < 2000, `2k ops: ${m.latency} ms`);
+  assert.ok(m.latency <= 500, `2k ops: ${m.latency} ms (target <= 500)`);
 });
 
 test("budgets: weight, latency, no console errors, no foreign requests", () => {

@@ -1,6 +1,9 @@
 // Promise-based calls into the worker. `latest(channel, ...)` drops replies
 // that a newer call on the same channel has superseded, so a slow reply to
-// an old edit never overwrites a newer view.
+// an old edit never overwrites a newer view; and it keeps at most one call
+// per channel in the worker: calls made meanwhile wait, and only the newest
+// of them is sent (the others come back stale without costing the worker a
+// propagation), so fast typing on a large module never queues up work.
 import type { Method, Response } from "./worker";
 
 export interface Reply<T> {
@@ -14,6 +17,8 @@ export class CoreClient {
   private nextId = 1;
   private pending = new Map<number, (r: Response) => void>();
   private channels = new Map<string, number>();
+  private busy = new Set<string>();
+  private waiters = new Map<string, (() => void)[]>();
 
   constructor() {
     this.worker = new Worker(new URL("./worker.ts", import.meta.url), { type: "module" });
@@ -35,7 +40,19 @@ export class CoreClient {
   async latest<T>(channel: string, method: Method, ...args: unknown[]): Promise<Reply<T>> {
     const ticket = (this.channels.get(channel) ?? 0) + 1;
     this.channels.set(channel, ticket);
-    const reply = await this.call<T>(method, ...args);
-    return { ...reply, stale: this.channels.get(channel) !== ticket };
+    while (this.busy.has(channel)) {
+      await new Promise<void>((wake) => this.waiters.set(channel, [...(this.waiters.get(channel) ?? []), wake]));
+      if (this.channels.get(channel) !== ticket) return { result: undefined as T, ms: 0, stale: true };
+    }
+    this.busy.add(channel);
+    try {
+      const reply = await this.call<T>(method, ...args);
+      return { ...reply, stale: this.channels.get(channel) !== ticket };
+    } finally {
+      this.busy.delete(channel);
+      const waiting = this.waiters.get(channel) ?? [];
+      this.waiters.delete(channel);
+      for (const wake of waiting) wake();
+    }
   }
 }

@@ -187,7 +187,18 @@ export function createOutputView(parent: HTMLElement, dark: boolean): OutputView
     view,
     setTheme: (d) => view.dispatch({ effects: theme.reconfigure(themeExtension(d)) }),
     show: (text, ranges, lines) => {
-      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+      // Replace only what differs from the shown text: an edit usually
+      // changes a few lines of a large output, and CodeMirror then keeps
+      // its layout and syntax tree for the rest.
+      const old = view.state.doc.toString();
+      if (old !== text) {
+        let from = 0;
+        const max = Math.min(old.length, text.length);
+        while (from < max && old.charCodeAt(from) === text.charCodeAt(from)) from++;
+        let tail = 0;
+        while (tail < max - from && old.charCodeAt(old.length - 1 - tail) === text.charCodeAt(text.length - 1 - tail)) tail++;
+        view.dispatch({ changes: { from, to: old.length - tail, insert: text.slice(from, text.length - tail) } });
+      }
       view.dispatch({ effects: setChanged.of({ ranges, lines }) });
     },
   };

@@ -6,6 +6,7 @@ import "./style.css";
 import { CoreClient } from "./client";
 import { createInputEditor, createOutputView, offsetOf } from "./editor";
 import { changedSpans } from "./diff";
+import { refineFuncValueLocations } from "./arg-location";
 import { EXAMPLES } from "./examples";
 import { DEFAULT_SETTINGS, decodeHash, encodeHash, loadLocal, saveLocal, type AppState, type Settings } from "./state";
 import { setupTabs } from "./tabs";
@@ -28,6 +29,8 @@ interface Probe {
   lastCoreMs: number;
   /** Edit to reply arrival (debounce + worker queue + core + transfer). */
   lastReplyMs: number;
+  /** The core's cumulative stage times of the last update (timings_ms). */
+  lastTimings: Record<string, number>;
 }
 declare global {
   interface Window {
@@ -63,7 +66,7 @@ const app = {
   editAt: performance.now(),
 };
 
-window.__shardlab = { updates: 0, lastLatencyMs: 0, lastCoreMs: 0, lastReplyMs: 0 };
+window.__shardlab = { updates: 0, lastLatencyMs: 0, lastCoreMs: 0, lastReplyMs: 0, lastTimings: {} };
 const core = new CoreClient();
 
 // ---- Theme
@@ -118,7 +121,11 @@ function persist(): void {
 let persistTimer = 0;
 function schedulePersist(): void {
   clearTimeout(persistTimer);
-  persistTimer = window.setTimeout(persist, 300);
+  // Compressing a large module into the URL takes ~100 ms (2k ops): wait
+  // for a pause in the editing, then for an idle moment, so it does not
+  // hold up the next update.
+  const pause = app.text.length > 20_000 ? 2000 : 300;
+  persistTimer = window.setTimeout(() => requestIdleCallback(persist, { timeout: 2000 }), pause);
 }
 $("share").addEventListener("click", async () => {
   persist();
@@ -148,10 +155,12 @@ function updateOptions(): Record<string, unknown> {
 }
 
 async function update(): Promise<void> {
-  const reply = await core.latest<PlaygroundResult>("update", "playground", app.text, updateOptions());
+  const text = app.text;
+  const reply = await core.latest<PlaygroundResult>("update", "playground", text, updateOptions());
   if (reply.stale) return;
   const replyAt = performance.now();
   const r = reply.result;
+  r.diagnostics = refineFuncValueLocations(text, r.diagnostics);
   app.result = r;
   editor.setDiagnostics(r.diagnostics);
   renderProblems(r);
@@ -170,6 +179,7 @@ async function update(): Promise<void> {
     window.__shardlab.lastLatencyMs = performance.now() - app.editAt;
     window.__shardlab.lastCoreMs = reply.ms;
     window.__shardlab.lastReplyMs = replyAt - app.editAt;
+    window.__shardlab.lastTimings = r.timings_ms ?? {};
     document.body.dataset.updates = String(window.__shardlab.updates);
   });
 }

@@ -1,6 +1,10 @@
 // The Web Worker that owns the WebAssembly core: the page posts
 // {id, method, args} and gets {id, result, ms} back. Every method returns a
 // plain value (errors are values), so nothing here throws at the page.
+// Replies of the module-analysing methods are pure functions of their
+// arguments and are kept for the last few argument sets: switching views
+// back and forth, undo/redo to a text seen before, or reopening a tab costs
+// no second propagation.
 import { load, type Shardlab } from "@shardlab/wasm";
 
 export type Method =
@@ -27,6 +31,26 @@ export interface Response {
 
 const ready: Promise<Shardlab> = load();
 
+const CACHED: ReadonlySet<Method> = new Set<Method>(["playground", "opFactors", "valueLayout", "propagationTrace", "schedule"]);
+const CACHE_SIZE = 8;
+/** Newest last (a Map keeps insertion order): method + JSON of the args. */
+const cache = new Map<string, unknown>();
+
+function cachedDispatch(sl: Shardlab, method: Method, args: unknown[]): unknown {
+  if (!CACHED.has(method)) return dispatch(sl, method, args);
+  const key = `${method}\u0000${JSON.stringify(args)}`;
+  if (cache.has(key)) {
+    const hit = cache.get(key);
+    cache.delete(key);
+    cache.set(key, hit);
+    return hit;
+  }
+  const result = dispatch(sl, method, args);
+  cache.set(key, result);
+  if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+  return result;
+}
+
 function dispatch(sl: Shardlab, method: Method, args: unknown[]): unknown {
   const a = args as [never, never];
   switch (method) {
@@ -48,7 +72,7 @@ self.onmessage = async (event: MessageEvent<Request>) => {
   const start = performance.now();
   let result: unknown;
   try {
-    result = dispatch(sl, method, args);
+    result = cachedDispatch(sl, method, args);
   } catch (error) {
     result = { ok: false, error: String(error) };
   }
