@@ -14,3 +14,41 @@ if(NOT EMSCRIPTEN)
                      --passing ${SHARDLAB_COST_ROOT}/tests/conformance/xla/passing.txt)
   endif()
 endif()
+
+# The cost CLI (shardlab-cost) over the JSON API, its argument-parsing tests
+# and a CLI run on the bundled table.
+if(NOT EMSCRIPTEN)
+  add_library(shardlab_cost_cli STATIC ${SHARDLAB_COST_ROOT}/core/tools/cost_cli.cpp)
+  target_link_libraries(shardlab_cost_cli PUBLIC shardlab_core)
+  target_compile_options(shardlab_cost_cli PRIVATE ${SHARDLAB_WARNINGS})
+  add_executable(shardlab-cost ${SHARDLAB_COST_ROOT}/core/tools/shardlab_cost.cpp)
+  target_link_libraries(shardlab-cost PRIVATE shardlab_cost_cli)
+  target_compile_options(shardlab-cost PRIVATE ${SHARDLAB_WARNINGS})
+  if(SHARDLAB_BUILD_TESTS)
+    find_package(doctest REQUIRED)
+    add_executable(shardlab_cost_cli_tests
+                   ${SHARDLAB_COST_ROOT}/tests/unit/cost/cli/cost_cli_test.cpp)
+    target_include_directories(shardlab_cost_cli_tests PRIVATE
+                               ${SHARDLAB_COST_ROOT}/core/tools)
+    target_link_libraries(shardlab_cost_cli_tests PRIVATE shardlab_cost_cli
+                                                          doctest::doctest)
+    target_compile_options(shardlab_cost_cli_tests PRIVATE ${SHARDLAB_WARNINGS})
+    target_compile_definitions(shardlab_cost_cli_tests PRIVATE
+      SHARDLAB_SOURCE_DIR="${SHARDLAB_COST_ROOT}")
+    add_test(NAME cost-cli-args COMMAND shardlab_cost_cli_tests)
+    add_test(NAME cost-cli
+             COMMAND ${CMAKE_COMMAND} -DCLI=$<TARGET_FILE:shardlab-cost>
+                     -DTABLE=${SHARDLAB_COST_ROOT}/examples/tables/h100_analytical.shardlab.json
+                     -P ${SHARDLAB_COST_ROOT}/tests/unit/cost/cli/run_cost_cli.cmake)
+  endif()
+endif()
+
+# libFuzzer target over the table loaders (JSON loader/validator and XLA
+# text-proto importers); seeds in tests/fuzz/cost_corpus and examples/tables.
+if(SHARDLAB_BUILD_FUZZ)
+  add_executable(shardlab_fuzz_cost_tables
+                 ${CMAKE_CURRENT_LIST_DIR}/../../tests/fuzz/fuzz_cost_tables.cpp)
+  target_compile_options(shardlab_fuzz_cost_tables PRIVATE -fsanitize=fuzzer)
+  target_link_options(shardlab_fuzz_cost_tables PRIVATE -fsanitize=fuzzer)
+  target_link_libraries(shardlab_fuzz_cost_tables PRIVATE shardlab_cost)
+endif()

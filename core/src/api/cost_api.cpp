@@ -8,6 +8,7 @@
 #include "shardlab/cost/gemm_model.h"
 #include "shardlab/cost/hardware.h"
 #include "shardlab/cost/perf_table.h"
+#include "shardlab/cost/sol_model.h"
 #include "shardlab/cost/xla_import.h"
 
 #include <set>
@@ -40,6 +41,11 @@ std::string detectFormat(std::string_view text) {
 
 Result<LoadedTable> loadTable(std::string_view text, std::string format,
                               const std::string &device, int64_t partition) {
+  if (int64_t(text.size()) > kMaxPerfTableFileBytes)
+    return MakeError("table text is " + std::to_string(text.size()) +
+                     " bytes; tables larger than " +
+                     std::to_string(kMaxPerfTableFileBytes) +
+                     " bytes are refused");
   if (format.empty() || format == "auto")
     format = detectFormat(text);
   Result<PerfTable> table = MakeError("");
@@ -100,22 +106,60 @@ std::string loadTableReply(std::string_view text,
   return dumpReply(reply);
 }
 
-/// The "table" option (object or text), else the hardware's analytical one.
-Result<PerfTable> tableOption(OptionReader &reader, bool &is_default) {
-  is_default = false;
-  if (const json *table = reader.get("table")) {
-    std::string text = table->is_string() ? table->get<std::string>()
-                                          : detail::dumpReply(*table);
-    Result<LoadedTable> loaded = loadTable(text, "auto", "", 8);
-    if (!loaded)
-      return MakeError("options.table: " + loaded.error().message);
-    return std::move(loaded->table);
+/// One table given as a JSON object or as text (shardlab JSON or XLA's).
+Result<PerfTable> tableValue(const json &value, const std::string &where) {
+  if (!value.is_string() && !value.is_object())
+    return MakeError(where + ": expected a table object or table text");
+  std::string text =
+      value.is_string() ? value.get<std::string>() : detail::dumpReply(value);
+  Result<LoadedTable> loaded = loadTable(text, "auto", "", 8);
+  if (!loaded)
+    return MakeError(where + ": " + loaded.error().message);
+  return std::move(loaded->table);
+}
+
+/// The "tables" option: several tables merged (entries appended, the
+/// first table's metadata kept), e.g. a collective and a GEMM table.
+Result<PerfTable> tablesValue(const json &list) {
+  if (!list.is_array() || list.empty())
+    return MakeError("options.tables: expected a non-empty array of tables");
+  PerfTable merged;
+  for (size_t i = 0; i < list.size(); ++i) {
+    Result<PerfTable> one =
+        tableValue(list[i], "options.tables[" + std::to_string(i) + "]");
+    if (!one)
+      return one.error();
+    if (i == 0)
+      merged.metadata = one->metadata;
+    for (CollectiveEntry &e : one->collectives)
+      merged.collectives.push_back(std::move(e));
+    for (GemmEntry &e : one->gemms)
+      merged.gemms.push_back(std::move(e));
   }
+  return merged;
+}
+
+Result<HardwarePreset> hardwareOption(OptionReader &reader) {
   std::string hardware = "h100";
   reader.string("hardware", hardware);
+  if (!reader.ok())
+    return MakeError(reader.error());
   Result<HardwarePreset> hw = FindHardwarePreset(hardware);
   if (!hw)
     return MakeError("options.hardware: " + hw.error().message);
+  return hw;
+}
+
+/// The "tables" or "table" option, else the hardware's analytical table.
+Result<PerfTable> tableOption(OptionReader &reader, bool &is_default) {
+  is_default = false;
+  if (const json *tables = reader.get("tables"))
+    return tablesValue(*tables);
+  if (const json *table = reader.get("table"))
+    return tableValue(*table, "options.table");
+  Result<HardwarePreset> hw = hardwareOption(reader);
+  if (!hw)
+    return hw.error();
   is_default = true;
   return GenerateAnalyticalTable(*hw);
 }
@@ -222,11 +266,124 @@ Result<CollectiveInterpolatorOptions> collectiveOptions(OptionReader &reader,
   return options;
 }
 
+/// A query by topology: a group of `group_size` GPUs spread over `nodes`
+/// nodes of `gpus_per_node` GPUs (the CLI's --group-size/--nodes).
+struct Topology {
+  int64_t group_size = 0, nodes = 1, gpus_per_node = 0;
+};
+
+Result<Topology> topologyOption(OptionReader &reader,
+                                const HardwarePreset &hw) {
+  constexpr int64_t kMax = int64_t{1} << 20;
+  Topology t;
+  t.gpus_per_node = hw.gpus_per_node;
+  reader.integer("group_size", t.group_size, 1, kMax);
+  reader.integer("nodes", t.nodes, 1, kMax);
+  reader.integer("gpus_per_node", t.gpus_per_node, 1, kMax);
+  if (!reader.ok())
+    return MakeError(reader.error());
+  if (t.group_size == 0)
+    return MakeError("options.group_size: required with \"nodes\"");
+  return t;
+}
+
+/// The preset's S-curve defaults, gpus_per_node, then "sol_options".
+Result<SolConfig> solOption(OptionReader &reader, const HardwarePreset &hw,
+                            const Topology &t) {
+  SolConfig config = SolPlatformDefaults(hw.device_name);
+  config.gpus_per_node = t.gpus_per_node;
+  std::string text;
+  reader.string("sol_options", text);
+  if (!reader.ok())
+    return MakeError(reader.error());
+  Result<SolConfig> applied = ApplySolOptions(config, text);
+  if (!applied)
+    return MakeError("options.sol_options: " + applied.error().message);
+  return applied;
+}
+
+/// The groups a table lookup sees for one node: [P/G, G]<=[P] when G
+/// divides P, else one group; permutes get a ring over the group.
+CollectiveQuery intraNodeQuery(CollectiveQuery q, const Topology &t) {
+  const int64_t g = t.group_size, p = t.gpus_per_node;
+  const bool tiles = p % g == 0;
+  const std::string groups = "[" + std::to_string(tiles ? p / g : 1) + "," +
+                             std::to_string(g) + "]<=[" +
+                             std::to_string(tiles ? p : g) + "]";
+  if (Result<ReplicaGroups> parsed = ParseReplicaGroups(groups))
+    q.groups = std::move(*parsed);
+  for (int64_t i = 0; g > 1 && i < g; ++i)
+    q.pairs.push_back({i, (i + 1) % g});
+  return q;
+}
+
+/// One node: the tables when given and covering the query, else the
+/// analytical NVLink model of the preset.
+Result<Estimate> intraNodeEstimate(OptionReader &reader,
+                                   const CollectiveQuery &query,
+                                   const Topology &t,
+                                   const HardwarePreset &hw) {
+  if (t.group_size > t.gpus_per_node)
+    return MakeError("options.group_size: a group of " +
+                     std::to_string(t.group_size) +
+                     " GPUs does not fit one node of " +
+                     std::to_string(t.gpus_per_node) + "; give nodes > 1");
+  std::string why = "no table given";
+  if (reader.get("tables") || reader.get("table")) {
+    bool is_default = false;
+    Result<PerfTable> table = tableOption(reader, is_default);
+    if (!table)
+      return table.error();
+    Result<CollectiveInterpolatorOptions> options =
+        collectiveOptions(reader, false);
+    if (!options)
+      return options.error();
+    options->devices_per_partition = t.gpus_per_node;
+    auto interpolator = CollectiveInterpolator::Create(*table, *options);
+    if (!interpolator)
+      return interpolator.error();
+    Result<Estimate> e = interpolator->EstimateTime(intraNodeQuery(query, t));
+    if (e)
+      return e;
+    why = "the tables do not cover it: " + e.error().message;
+  }
+  Result<Estimate> e =
+      IntraNodeCollectiveEstimate(hw, query.op, query.bytes, t.group_size);
+  if (e)
+    e->explanation.note += " (" + why + ")";
+  return e;
+}
+
+/// nodes > 1: the S-curve model alone; nodes = 1: table, else NVLink model.
+Result<Estimate> topologyEstimate(OptionReader &reader) {
+  Result<CollectiveQuery> query = collectiveQuery(reader);
+  if (!query)
+    return query.error();
+  Result<HardwarePreset> hw = hardwareOption(reader);
+  if (!hw)
+    return hw.error();
+  Result<Topology> t = topologyOption(reader, *hw);
+  if (!t)
+    return t.error();
+  Result<EstimateMode> mode = modeOption(reader);
+  if (!mode)
+    return mode.error();
+  Result<SolConfig> sol = solOption(reader, *hw, *t);
+  if (!sol)
+    return sol.error();
+  if (t->nodes == 1)
+    return intraNodeEstimate(reader, *query, *t, *hw);
+  return SolTopologyEstimate(*sol, query->op, query->bytes, t->group_size,
+                             t->nodes);
+}
+
 std::string estimateCollectiveReply(std::string_view options_json) {
   json options = detail::parseJson(options_json);
   OptionReader reader(options);
   if (!reader.ok())
     return errorReply(reader.error());
+  if (reader.get("group_size") || reader.get("nodes"))
+    return estimateReply(topologyEstimate(reader));
   Result<CollectiveQuery> query = collectiveQuery(reader);
   if (!query)
     return errorReply(query.error().message);
@@ -257,8 +414,18 @@ Result<GemmQuery> gemmQuery(OptionReader &reader) {
   reader.string("lhs_dtype", query.lhs_dtype);
   reader.string("rhs_dtype", query.rhs_dtype);
   reader.string("out_dtype", query.out_dtype);
+  std::string dtypes;
+  reader.string("dtypes", dtypes);
   if (!reader.ok())
     return MakeError(reader.error());
+  if (!dtypes.empty()) {
+    Result<std::vector<std::string>> parts = SplitGemmDtypeKey(dtypes);
+    if (!parts)
+      return MakeError("options.dtypes: " + parts.error().message);
+    query.lhs_dtype = (*parts)[0];
+    query.rhs_dtype = (*parts)[1];
+    query.out_dtype = (*parts)[2];
+  }
   return query;
 }
 

@@ -80,8 +80,10 @@ Result<MatmulInterpolator> MatmulInterpolator::Create(const PerfTable &table,
 
 Result<Estimate> MatmulInterpolator::EstimateTime(const GemmQuery &q) const {
   const GemmDims &d = q.dims;
-  if (d.b <= 0 || d.m <= 0 || d.k <= 0 || d.n <= 0)
-    return MakeError("gemm query: b, m, k, n must be positive");
+  constexpr int64_t kMaxDim = int64_t{1} << 40; // byte-scaled dims fit
+  if (d.b <= 0 || d.m <= 0 || d.k <= 0 || d.n <= 0 || d.b > kMaxDim ||
+      d.m > kMaxDim || d.k > kMaxDim || d.n > kMaxDim)
+    return MakeError("gemm query: b, m, k, n must be in [1, 2^40]");
   if (DtypeBytes(q.out_dtype) == 0)
     return MakeError("gemm query: unknown out dtype '" + q.out_dtype + "'");
   if (kind_ == GemmTableKind::kUserProfiles)

@@ -19,15 +19,23 @@ namespace shardlab::cost {
 
 template <size_t N> using GridPoint = std::array<int64_t, N>;
 
-/// Squared Euclidean distance on raw coordinates (XLA's Norm2).
+/// Squared Euclidean distance on raw coordinates (XLA's Norm2). Where
+/// XLA's int64 arithmetic would overflow, saturates at INT64_MAX.
 template <size_t N>
 int64_t SquaredDistance(const GridPoint<N> &a, const GridPoint<N> &b) {
-  int64_t dist = 0;
+  constexpr uint64_t kMaxDiff = 3037000499u; // floor(sqrt(INT64_MAX))
+  constexpr uint64_t kMax = uint64_t(INT64_MAX);
+  uint64_t dist = 0;
   for (size_t i = 0; i < N; ++i) {
-    const int64_t d = a[i] - b[i];
+    const uint64_t d = a[i] > b[i] ? uint64_t(a[i]) - uint64_t(b[i])
+                                   : uint64_t(b[i]) - uint64_t(a[i]);
+    if (d > kMaxDiff)
+      return INT64_MAX;
     dist += d * d;
+    if (dist > kMax)
+      return INT64_MAX;
   }
-  return dist;
+  return int64_t(dist);
 }
 
 /// Smallest power of two >= n (1 for n <= 1).

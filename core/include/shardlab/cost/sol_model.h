@@ -80,6 +80,15 @@ Result<Estimate> DcnCollectiveEstimate(const SolConfig &c,
                                        double memory_bandwidth_bytes_per_s,
                                        const DcnQuery &q);
 
+/// The S-curve network time of one collective given by its topology: a
+/// group of `group_size` GPUs spread evenly over `nodes` (> 1) nodes of
+/// c.gpus_per_node GPUs (communicators = gpus_per_node / members per node).
+/// Ring for AG/AR/RS, all-to-all, send/recv (2 hosts) for permutes. No HBM
+/// term (the CLI's `--nodes K > 1` path).
+Result<Estimate> SolTopologyEstimate(const SolConfig &c, CollectiveOp op,
+                                     int64_t bytes, int64_t group_size,
+                                     int64_t nodes);
+
 /// SolLatencyEstimator::NodeCost precedence for one node.
 struct NodeCostInput {
   std::optional<double> latency_metadata_ns;

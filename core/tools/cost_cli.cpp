@@ -1,0 +1,295 @@
+// shardlab-cost argument parsing, table reading and output rendering.
+#include "cost_cli.h"
+
+#include "shardlab/api/api.h"
+#include "shardlab/cost/perf_table.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+namespace shardlab::tools {
+namespace {
+
+using cost::MakeError;
+using cost::Result;
+using nlohmann::json;
+
+enum class FlagKind { kInt, kString, kTables, kBool };
+
+struct Flag {
+  const char *name;
+  const char *key; // API option name
+  FlagKind kind;
+  const char *commands; // "c" collective, "g" gemm
+};
+
+constexpr Flag kFlags[] = {
+    {"--op", "op", FlagKind::kString, "c"},
+    {"--bytes", "bytes", FlagKind::kInt, "c"},
+    {"--group-size", "group_size", FlagKind::kInt, "c"},
+    {"--nodes", "nodes", FlagKind::kInt, "c"},
+    {"--gpus-per-node", "gpus_per_node", FlagKind::kInt, "c"},
+    {"--sol-options", "sol_options", FlagKind::kString, "c"},
+    {"--dtype", "dtype", FlagKind::kString, "c"},
+    {"--b", "b", FlagKind::kInt, "g"},
+    {"--m", "m", FlagKind::kInt, "g"},
+    {"--n", "n", FlagKind::kInt, "g"},
+    {"--k", "k", FlagKind::kInt, "g"},
+    {"--dtypes", "dtypes", FlagKind::kString, "g"},
+    {"--preset", "hardware", FlagKind::kString, "cg"},
+    {"--mode", "mode", FlagKind::kString, "cg"},
+    {"--tables", "tables", FlagKind::kTables, "cg"},
+    {"--json", "", FlagKind::kBool, "cg"},
+};
+
+const char *const kCollectiveRequired[] = {"--op", "--bytes", "--group-size"};
+const char *const kGemmRequired[] = {"--m", "--n", "--k"};
+
+const Flag *FindFlag(const std::string &name, char command) {
+  for (const Flag &f : kFlags)
+    if (name == f.name)
+      return std::string(f.commands).find(command) != std::string::npos
+                 ? &f
+                 : nullptr;
+  return nullptr;
+}
+
+/// A positive decimal integer below 2^62 (no sign, no spaces, no suffix).
+Result<int64_t> ParsePositive(const std::string &flag, const std::string &v) {
+  char *end = nullptr;
+  errno = 0;
+  const long long n = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || v[0] < '0' || v[0] > '9' || *end != '\0' ||
+      errno == ERANGE || n <= 0 || n >= (1LL << 62))
+    return MakeError(flag + ": expected a positive integer, got '" + v + "'");
+  return int64_t(n);
+}
+
+Result<bool> SetValue(CostCommand &c, const Flag &f, const std::string &v) {
+  const std::string flag = f.name;
+  if (f.kind == FlagKind::kTables) {
+    c.table_paths.push_back(v);
+    return true;
+  }
+  if (c.options.contains(f.key))
+    return MakeError(flag + ": given more than once");
+  if (f.kind == FlagKind::kInt) {
+    Result<int64_t> n = ParsePositive(flag, v);
+    if (!n)
+      return n.error();
+    c.options[f.key] = *n;
+    return true;
+  }
+  if (flag == "--mode" && v != "compatible" && v != "accurate")
+    return MakeError("--mode: expected compatible or accurate, got '" + v +
+                     "'");
+  c.options[f.key] = v;
+  return true;
+}
+
+/// Splits "--flag=value"; `value` is set only when there is an '='.
+std::string FlagName(const std::string &arg, std::string *value, bool *has) {
+  const size_t eq = arg.find('=');
+  *has = eq != std::string::npos;
+  if (*has)
+    *value = arg.substr(eq + 1);
+  return arg.substr(0, eq);
+}
+
+Result<bool> ParseFlags(CostCommand &c, const std::vector<std::string> &args) {
+  const char command = c.command[0];
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string value;
+    bool inline_value = false;
+    const std::string name = FlagName(args[i], &value, &inline_value);
+    if (name == "--help" || name == "-h") {
+      c.help = true;
+      return true;
+    }
+    const Flag *f = FindFlag(name, command);
+    if (!f)
+      return MakeError("unknown argument '" + args[i] + "' for " + c.command +
+                       " (see --help)");
+    if (f->kind == FlagKind::kBool) {
+      c.json = true;
+      continue;
+    }
+    if (!inline_value && i + 1 >= args.size())
+      return MakeError(name + ": missing value");
+    if (Result<bool> ok = SetValue(c, *f, inline_value ? value : args[++i]);
+        !ok)
+      return ok.error();
+  }
+  return true;
+}
+
+Result<bool> CheckRequired(const CostCommand &c) {
+  const bool collective = c.command == "collective";
+  for (const char *name :
+       collective ? std::vector<const char *>(std::begin(kCollectiveRequired),
+                                              std::end(kCollectiveRequired))
+                  : std::vector<const char *>(std::begin(kGemmRequired),
+                                              std::end(kGemmRequired)))
+    if (!c.options.contains(FindFlag(name, c.command[0])->key))
+      return MakeError(c.command + ": " + name + " is required (see --help)");
+  return true;
+}
+
+} // namespace
+
+const char *CostHelp() {
+  return "USAGE:\n"
+         "  shardlab-cost collective --op OP --bytes N --group-size G\n"
+         "      [--nodes K] [--gpus-per-node P] [--preset NAME]\n"
+         "      [--tables FILE]... [--sol-options 'k=v,...'] [--dtype T]\n"
+         "      [--mode compatible|accurate] [--json]\n"
+         "  shardlab-cost gemm --m M --n N --k K [--b B]\n"
+         "      [--dtypes bf16xbf16->bf16] [--preset NAME] [--tables FILE]...\n"
+         "      [--mode compatible|accurate] [--json]\n\n"
+         "Estimates the time of one collective or GEMM with shardlab's cost\n"
+         "model and says how (model, table key, neighbours, formula terms).\n\n"
+         "collective:\n"
+         "  --op OP            all-reduce, all-gather, reduce-scatter,\n"
+         "                     all-to-all or collective-permute\n"
+         "  --bytes N          XLA's bytes_transferred (output bytes for\n"
+         "                     AR/AG/A2A, input bytes for RS)\n"
+         "  --group-size G     GPUs per replica group\n"
+         "  --nodes K          nodes the group spans (default 1). K > 1: the\n"
+         "                     S-curve ring model alone (no HBM term); K = 1:\n"
+         "                     the tables, else the analytical NVLink model\n"
+         "  --gpus-per-node P  GPUs per node (default: the preset's)\n"
+         "  --sol-options S    'nic_speed_gbps=25,gpus_per_node=8,...' as in\n"
+         "                     --xla_gpu_analytical_latency_estimator_options\n"
+         "                     (values > 0 override the preset's defaults)\n"
+         "  --dtype T          element type for accumulating ops (default "
+         "f32)\n"
+         "gemm:\n"
+         "  --b, --m, --n, --k batch, rows, columns, contracting size\n"
+         "                     (default b = 1)\n"
+         "  --dtypes KEY       <lhs>x<rhs>-><out> (default bf16xbf16->bf16)\n"
+         "both:\n"
+         "  --preset NAME      h100 (default), h200, b200 or a100\n"
+         "  --tables FILE      *.shardlab.json or XLA text-proto table; may "
+         "be\n"
+         "                     repeated (merged). Default GEMM table: the\n"
+         "                     preset's analytical one\n"
+         "  --mode M           compatible (XLA's numbers, default) or "
+         "accurate\n"
+         "  --json             print the JSON API's reply: time_us, model,\n"
+         "                     explanation\n"
+         "  --help             this text\n";
+}
+
+Result<CostCommand> ParseCostArgs(const std::vector<std::string> &args) {
+  CostCommand c;
+  if (args.empty())
+    return MakeError("expected a command: collective or gemm (see --help)");
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    c.help = true;
+    return c;
+  }
+  if (args[0] != "collective" && args[0] != "gemm")
+    return MakeError("unknown command '" + args[0] +
+                     "': expected collective or gemm (see --help)");
+  c.command = args[0];
+  if (Result<bool> ok = ParseFlags(c, args); !ok)
+    return ok.error();
+  if (c.help)
+    return c;
+  if (Result<bool> ok = CheckRequired(c); !ok)
+    return ok.error();
+  if (c.command == "collective" && !c.options.contains("nodes"))
+    c.options["nodes"] = 1;
+  return c;
+}
+
+Result<std::string> ReadTableFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in)
+    return MakeError(path + ": cannot open file");
+  const std::streamoff size = in.tellg();
+  if (size < 0 || size > cost::kMaxPerfTableFileBytes)
+    return MakeError(path + ": file is " + std::to_string(size) +
+                     " bytes; tables larger than " +
+                     std::to_string(cost::kMaxPerfTableFileBytes) +
+                     " bytes are refused");
+  in.seekg(0);
+  std::string text(static_cast<size_t>(size), '\0');
+  if (!in.read(text.data(), size))
+    return MakeError(path + ": read failed");
+  return text;
+}
+
+namespace {
+
+std::string Number(const json &v) {
+  std::ostringstream out;
+  out.precision(10);
+  out << (v.is_number() ? v.get<double>() : 0.0);
+  return out.str();
+}
+
+void RenderNeighbour(const json &n, std::ostream &out) {
+  out << "\nneighbour (";
+  const json &point = n.value("point", json::array());
+  for (size_t i = 0; i < point.size(); ++i)
+    out << (i ? ", " : "") << point[i].dump();
+  out << ") value " << Number(n.value("value", json()));
+  out << " weight " << Number(n.value("weight", json()));
+}
+
+} // namespace
+
+std::string RenderEstimateText(const json &reply) {
+  std::ostringstream out;
+  out << "time_us = " << Number(reply.value("time_us", json()))
+      << "\nmodel: " << reply.value("model", std::string());
+  const json &ex = reply.value("explanation", json::object());
+  if (!ex.value("key", std::string()).empty())
+    out << "\nkey: " << ex.value("key", std::string());
+  for (const json &n : ex.value("neighbours", json::array()))
+    RenderNeighbour(n, out);
+  for (const json &t : ex.value("terms", json::array()))
+    out << "\n"
+        << t.value("name", std::string()) << " = "
+        << Number(t.value("value", json())) << " "
+        << t.value("unit", std::string());
+  if (!ex.value("note", std::string()).empty())
+    out << "\nnote: " << ex.value("note", std::string());
+  return out.str();
+}
+
+int RunCost(CostCommand c, std::ostream &out, std::ostream &err) {
+  if (c.help) {
+    out << CostHelp();
+    return 0;
+  }
+  if (!c.table_paths.empty())
+    c.options["tables"] = json::array();
+  for (const std::string &path : c.table_paths) {
+    Result<std::string> text = ReadTableFile(path);
+    if (!text) {
+      err << "shardlab-cost: error: " << text.error().message << "\n";
+      return 1;
+    }
+    c.options["tables"].push_back(std::move(*text));
+  }
+  const std::string options = c.options.dump();
+  const std::string reply_text = c.command == "gemm"
+                                     ? api::estimateGemmJson(options)
+                                     : api::estimateCollectiveJson(options);
+  const json reply = json::parse(reply_text, nullptr, false);
+  if (!reply.is_object() || !reply.value("ok", false)) {
+    err << "shardlab-cost: error: "
+        << (reply.is_object() ? reply.value("error", reply_text) : reply_text)
+        << "\n";
+    return 1;
+  }
+  out << (c.json ? reply_text : RenderEstimateText(reply)) << "\n";
+  return 0;
+}
+
+} // namespace shardlab::tools

@@ -1,0 +1,78 @@
+// libFuzzer target over the cost model's table loaders: the shardlab JSON
+// loader/validator and XLA's text-proto importers (collective profiles, GEMM
+// tables). A table that loads must serialise and load again, and the
+// interpolators built from it must answer queries without crashing. Any
+// crash, leak, sanitizer report or hang is a bug: bad input must only
+// produce error messages.
+#include "shardlab/cost/collective_model.h"
+#include "shardlab/cost/gemm_model.h"
+#include "shardlab/cost/perf_table.h"
+#include "shardlab/cost/xla_import.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+using namespace shardlab::cost;
+
+namespace {
+
+void QueryCollectives(const PerfTable &table) {
+  CollectiveQuery q;
+  q.op = CollectiveOp::kAllReduce;
+  q.dtype = "f32";
+  q.groups = *ParseReplicaGroups("[2,4]<=[8]");
+  for (EstimateMode mode : {EstimateMode::kCompatible, EstimateMode::kAccurate})
+    for (TableInterpolation interp :
+         {TableInterpolation::kNearest, TableInterpolation::kGridSnap}) {
+      CollectiveInterpolatorOptions options;
+      options.mode = mode;
+      options.interpolation = interp;
+      auto ci = CollectiveInterpolator::Create(table, options);
+      if (!ci)
+        continue;
+      for (int64_t bytes : {int64_t{1}, int64_t{3000}, int64_t{1} << 40}) {
+        q.bytes = bytes;
+        (void)ci->EstimateTime(q);
+      }
+    }
+}
+
+void QueryGemms(const PerfTable &table) {
+  GemmQuery q;
+  q.dims = {2, 300, 5000, 700};
+  q.lhs_dtype = q.rhs_dtype = q.out_dtype = "bf16";
+  for (EstimateMode mode : {EstimateMode::kCompatible, EstimateMode::kAccurate})
+    for (GemmTableKind kind :
+         {GemmTableKind::kDefault, GemmTableKind::kUserProfiles}) {
+      auto mi = MatmulInterpolator::Create(table, kind, mode);
+      if (mi)
+        (void)mi->EstimateTime(q);
+    }
+  if (!table.gemms.empty())
+    (void)CheckFullGemmGrid(table, GemmDtypeKey(table.gemms.front()));
+}
+
+// A loaded table must survive a write/read round trip and be queryable.
+void Exercise(const PerfTable &table) {
+  Result<PerfTable> again = ParsePerfTable(SerializePerfTable(table));
+  if (!again)
+    std::abort(); // the writer produced a table the loader rejects
+  QueryCollectives(table);
+  QueryGemms(table);
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string_view text(reinterpret_cast<const char *>(data), size);
+  if (Result<PerfTable> t = ParsePerfTable(text))
+    Exercise(*t);
+  if (Result<PerfTable> t = ImportXlaCollectiveProfiles(text, "", 8))
+    Exercise(*t);
+  if (Result<PerfTable> t = ImportXlaGemmTable(text, ""))
+    Exercise(*t);
+  (void)ListXlaDeviceKeys(text);
+  return 0;
+}
