@@ -6,7 +6,7 @@
 #include "shardlab/rules/registry.h"
 #include "shardlab/text/text.h"
 
-#include "../../core/src/rules/stablehlo_attrs.h"
+#include "shardlab/rules/stablehlo_attrs.h"
 
 #include <doctest/doctest.h>
 

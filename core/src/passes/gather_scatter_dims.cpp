@@ -1,6 +1,6 @@
 #include "gather_scatter_dims.h"
 
-#include "../rules/stablehlo_attrs.h"
+#include "shardlab/rules/stablehlo_attrs.h"
 
 namespace shardlab {
 

@@ -8,7 +8,7 @@
 // Run per func with MLIR's greedy driver semantics (dead ops are erased).
 #include "gather_scatter_dims.h"
 
-#include "../rules/stablehlo_attrs.h"
+#include "shardlab/rules/stablehlo_attrs.h"
 
 #include "shardlab/passes/canonicalize.h"
 #include "shardlab/passes/pass_utils.h"

@@ -1,6 +1,6 @@
 // Rules of the contracting ops: dot, dot_general and convolution.
 #include "rules_internal.h"
-#include "stablehlo_attrs.h"
+#include "shardlab/rules/stablehlo_attrs.h"
 
 #include <algorithm>
 

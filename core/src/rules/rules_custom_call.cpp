@@ -2,7 +2,7 @@
 // knows (linear algebra helpers, top-k, host offloading, SPMD internals),
 // no rule for opaque callbacks, and a warning for any other target.
 #include "rules_internal.h"
-#include "stablehlo_attrs.h"
+#include "shardlab/rules/stablehlo_attrs.h"
 
 #include <algorithm>
 #include <string>

@@ -3,7 +3,7 @@
 // slices, the indices and (if explicit) the input, collapsed (inserted)
 // dims on the input only, and the index vector dim on the indices only.
 #include "rules_internal.h"
-#include "stablehlo_attrs.h"
+#include "shardlab/rules/stablehlo_attrs.h"
 
 #include <functional>
 

@@ -2,7 +2,7 @@
 // ones: select, clamp, reverse, bitcast_convert, dynamic_update_slice,
 // cholesky, sort, fft, batch_norm_inference, rng_bit_generator.
 #include "rules_internal.h"
-#include "stablehlo_attrs.h"
+#include "shardlab/rules/stablehlo_attrs.h"
 
 namespace shardlab::rules {
 

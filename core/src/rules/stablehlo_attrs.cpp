@@ -1,4 +1,4 @@
-#include "stablehlo_attrs.h"
+#include "shardlab/rules/stablehlo_attrs.h"
 
 #include <cctype>
 #include <cstdlib>
