@@ -1,7 +1,10 @@
 // StableHLO collectives written directly in the input (after SPMD
 // partitioning, or inside manual computations): device groups from their
 // `replica_groups` (or `source_target_pairs`) dense attributes, bytes from
-// their (already per-device) operand and result types.
+// their (already per-device) operand and result types. Group entries are
+// taken as device ids: what they are with use_global_device_ids, and in
+// the cross-partition mode of a single-replica SPMD program, where
+// partition ids are device ids.
 #include "program_internal.h"
 
 #include <algorithm>
