@@ -6,7 +6,8 @@ Each example names the collectives it must produce in a comment line
 `// expected collectives: all-reduce=2 ...`; the report must hold exactly
 those, every field the issue asks for, and the schedule's invariants. Also
 checks the per-kind limit flags, the memory rerun loop in the report, bad
-flags, and that scripts/schedule_svg.py draws a report.
+flags, the Chrome trace's tracks, and that scripts/schedule_svg.py draws a
+report.
 
     python3 tests/schedule/check_schedule_cli.py --cli build/shardlab-schedule
 """
@@ -151,6 +152,15 @@ def check_svg(cli, tmp):
     proc, r = run_cli(cli, [dp], tmp)
     if not check(r is not None, "dp_mlp: %s" % proc.stderr):
         return
+    trace = os.path.join(tmp, "trace.json")
+    proc = subprocess.run([cli, dp, "--trace", trace], capture_output=True,
+                          text=True)
+    if check(proc.returncode == 0 and os.path.exists(trace),
+             "--trace: %s" % proc.stderr):
+        with open(trace) as f:
+            events = json.load(f)["traceEvents"]
+        tracks = {e.get("tid") for e in events if e.get("ph") == "X"}
+        check(tracks == {0, 1}, "trace tracks %s" % tracks)
     svg = os.path.join(tmp, "t.svg")
     script = os.path.join(ROOT, "scripts/schedule_svg.py")
     proc = subprocess.run([sys.executable, script,
