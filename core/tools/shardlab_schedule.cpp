@@ -193,25 +193,8 @@ int main(int argc, char **argv) {
 
 namespace {
 
-bool programOptions(const Options &o, schedule::ProgramOptions &p,
-                    cost::PerfTable &table, std::string &error) {
-  auto hw = cost::FindHardwarePreset(o.preset);
-  if (!hw.ok()) {
-    error = hw.error().message;
-    return false;
-  }
-  p.hardware = *hw;
-  p.estimator = o.approximate ? schedule::EstimatorMode::kApproximate
-                              : schedule::EstimatorMode::kReal;
-  p.sol = cost::SolPlatformDefaults(hw->device_name);
-  p.sol.gpus_per_node =
-      o.gpus_per_node > 0 ? o.gpus_per_node : hw->gpus_per_node;
-  auto sol = cost::ApplySolOptions(p.sol, o.sol_options);
-  if (!sol.ok()) {
-    error = sol.error().message;
-    return false;
-  }
-  p.sol = *sol;
+// Loads and joins the --tables files.
+bool loadTables(const Options &o, cost::PerfTable &table, std::string &error) {
   for (const std::string &path : o.tables) {
     auto loaded = cost::LoadPerfTable(path);
     if (!loaded.ok()) {
@@ -225,10 +208,8 @@ bool programOptions(const Options &o, schedule::ProgramOptions &p,
                        loaded->gemms.end());
     table.metadata = loaded->metadata;
   }
-  p.table = o.tables.empty() ? nullptr : &table;
   return true;
 }
-
 bool writeOutputs(const Options &o, const schedule::Program &program,
                   const schedule::Schedule &s, std::string &error) {
   if (!o.trace.empty() &&
@@ -240,28 +221,34 @@ bool writeOutputs(const Options &o, const schedule::Program &program,
 
 } // namespace
 
-schedule::PipelineOptions pipelineOptions(const Options &o) {
-  schedule::PipelineOptions p;
+bool pipelineOptions(const Options &o, const cost::PerfTable &table,
+                     schedule::PipelineOptions &p, std::string &error) {
+  schedule::TargetOptions target;
+  target.preset = o.preset;
+  target.gpus_per_node = o.gpus_per_node;
+  target.sol_options = o.sol_options;
+  target.approximate = o.approximate;
+  target.table = o.tables.empty() ? nullptr : &table;
+  if (!schedule::pipelineOptionsFor(target, p, error))
+    return false;
   p.propagate = o.propagate;
   p.scheduler.overlap_limit = o.overlap_limit;
   p.scheduler.kind_limits = o.kind_limits;
   p.scheduler.memory_limit_bytes = o.memory_limit;
   p.scheduler.reruns = o.reruns;
-  p.device_memory_bytes = o.device_memory
-                              ? *o.device_memory
-                              : schedule::presetDeviceMemoryBytes(o.preset);
-  return p;
+  if (o.device_memory)
+    p.device_memory_bytes = *o.device_memory;
+  return true;
 }
-
 int runSchedule(const Options &o, std::string &error) {
   std::string text;
   if (!readFile(o.input, text)) {
     error = "cannot read " + o.input;
     return 1;
   }
-  schedule::PipelineOptions popts = pipelineOptions(o);
   cost::PerfTable table;
-  if (!programOptions(o, popts.program, table, error))
+  schedule::PipelineOptions popts;
+  if (!loadTables(o, table, error) || !pipelineOptions(o, table, popts, error))
     return 1;
   const schedule::PipelineResult r = schedule::runSchedulePipeline(text, popts);
   for (const Diagnostic &d : r.diagnostics)

@@ -3,6 +3,9 @@
 // the per-op trace; errors come back as values.
 #include "shardlab/api/playground_api.h"
 
+#include "shardlab/schedule/pipeline.h"
+#include "shardlab/schedule/report.h"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -94,6 +97,35 @@ TEST_CASE("schedule: trace, presets and tables as values") {
       reply(api::scheduleJson(kModule, R"({"estimator": "approximate"})"));
   REQUIRE(slower["ok"] == true);
   CHECK(slower["report"]["step_time_us"] != r["report"]["step_time_us"]);
+}
+
+TEST_CASE("schedule: the API's report is shardlab-schedule's report") {
+  // Same defaults (device-memory limit, one rerun) and same overrides.
+  for (const char *options :
+       {"{}", R"({"preset": "b200", "overlap_limit": 2, "all_gather_limit": 2,
+                  "reruns": 3, "memory_limit": 4096})"}) {
+    json api_report = reply(api::scheduleJson(kModule, options))["report"];
+    schedule::TargetOptions target;
+    schedule::PipelineOptions pipeline;
+    bool custom = std::string(options) != "{}";
+    target.preset = custom ? "b200" : "h100";
+    std::string error;
+    REQUIRE(schedule::pipelineOptionsFor(target, pipeline, error));
+    if (custom) {
+      pipeline.scheduler.overlap_limit = 2;
+      pipeline.scheduler
+          .kind_limits[size_t(schedule::CollectiveKind::kAllGather)] = 2;
+      pipeline.scheduler.reruns = 3;
+      pipeline.scheduler.memory_limit_bytes = 4096;
+    }
+    schedule::PipelineResult r =
+        schedule::runSchedulePipeline(kModule, pipeline);
+    REQUIRE(r.ok);
+    CHECK(api_report ==
+          json::parse(schedule::reportJson(r.program, r.schedule)));
+  }
+  json bad = reply(api::scheduleJson(kModule, R"({"reruns": -1})"));
+  CHECK(bad["ok"] == false);
 }
 
 TEST_CASE("factor table of a dot before and after propagation") {

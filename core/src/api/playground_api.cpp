@@ -8,10 +8,13 @@
 #include "shardlab/api/sharding_report.h"
 #include "shardlab/cost/hardware.h"
 #include "shardlab/cost/perf_table.h"
+#include "shardlab/schedule/pipeline.h"
 #include "shardlab/schedule/report.h"
 #include "shardlab/text/text.h"
 #include "shardlab/verify/verifier.h"
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 
 namespace shardlab::api {
@@ -28,16 +31,16 @@ double msSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-/// Schedule options read from the request.
+/// Schedule options read from the request: shardlab-schedule's flags.
 struct ScheduleRequest {
-  std::string preset = "h100";
-  int64_t gpus_per_node = 0;
-  std::string sol_options;
+  schedule::TargetOptions target;
   int64_t overlap_limit = 1;
-  int64_t memory_limit = 0;
+  int64_t memory_limit = 0;   ///< 0: XLA's rule from the device memory
+  int64_t device_memory = -1; ///< -1: the preset's; 0: no memory limit
+  int64_t reruns = 1;
+  std::array<int64_t, schedule::kNumCollectiveKinds> kind_limits{};
   std::string estimator = "real";
   bool trace = false;
-  bool has_table = false;
   cost::PerfTable table;
 };
 
@@ -54,17 +57,30 @@ bool readTable(OptionReader &reader, ScheduleRequest &request,
     return false;
   }
   request.table = std::move(*parsed);
-  request.has_table = true;
+  request.target.table = &request.table;
   return true;
+}
+
+// `all_gather_limit` and the other per-kind in-flight limits.
+void readKindLimits(OptionReader &reader, ScheduleRequest &request) {
+  for (int k = 1; k < schedule::kNumCollectiveKinds; ++k) {
+    std::string key(schedule::toString(schedule::CollectiveKind(k)));
+    std::replace(key.begin(), key.end(), '-', '_');
+    key += "_limit";
+    reader.integer(key.c_str(), request.kind_limits[size_t(k)], 1, 1023);
+  }
 }
 
 bool readSchedule(OptionReader &reader, ScheduleRequest &request,
                   std::string &error) {
-  reader.string("preset", request.preset);
-  reader.integer("gpus_per_node", request.gpus_per_node, 0, 1 << 20);
-  reader.string("sol_options", request.sol_options);
+  reader.string("preset", request.target.preset);
+  reader.integer("gpus_per_node", request.target.gpus_per_node, 0, 1 << 20);
+  reader.string("sol_options", request.target.sol_options);
   reader.integer("overlap_limit", request.overlap_limit, 1, 64);
   reader.integer("memory_limit", request.memory_limit);
+  reader.integer("device_memory", request.device_memory, 0);
+  reader.integer("reruns", request.reruns, 0, 999);
+  readKindLimits(reader, request);
   reader.string("estimator", request.estimator);
   if (const json *trace = reader.get("trace"))
     request.trace = trace->is_boolean() && trace->get<bool>();
@@ -76,30 +92,25 @@ bool readSchedule(OptionReader &reader, ScheduleRequest &request,
     error = "options.estimator: expected \"real\" or \"approximate\"";
     return false;
   }
+  request.target.approximate = request.estimator == "approximate";
   return readTable(reader, request, error);
 }
 
-bool programOptions(const ScheduleRequest &request,
-                    schedule::ProgramOptions &options, std::string &error) {
-  auto hw = cost::FindHardwarePreset(request.preset);
-  if (!hw.ok()) {
-    error = "options.preset: " + hw.error().message;
+// The same defaults and overrides as shardlab-schedule's flags.
+bool pipelineOptions(const ScheduleRequest &request,
+                     schedule::PipelineOptions &options, std::string &error) {
+  if (!schedule::pipelineOptionsFor(request.target, options, error)) {
+    error = "options." + error;
     return false;
   }
-  options.hardware = *hw;
-  options.estimator = request.estimator == "approximate"
-                          ? schedule::EstimatorMode::kApproximate
-                          : schedule::EstimatorMode::kReal;
-  options.sol = cost::SolPlatformDefaults(hw->device_name);
-  options.sol.gpus_per_node =
-      request.gpus_per_node > 0 ? request.gpus_per_node : hw->gpus_per_node;
-  auto sol = cost::ApplySolOptions(options.sol, request.sol_options);
-  if (!sol.ok()) {
-    error = "options.sol_options: " + sol.error().message;
-    return false;
-  }
-  options.sol = *sol;
-  options.table = request.has_table ? &request.table : nullptr;
+  options.scheduler.overlap_limit = static_cast<int>(request.overlap_limit);
+  for (size_t k = 0; k < request.kind_limits.size(); ++k)
+    options.scheduler.kind_limits[k] = static_cast<int>(request.kind_limits[k]);
+  if (request.memory_limit > 0)
+    options.scheduler.memory_limit_bytes = request.memory_limit;
+  options.scheduler.reruns = static_cast<int>(request.reruns);
+  if (request.device_memory >= 0)
+    options.device_memory_bytes = request.device_memory;
   return true;
 }
 
@@ -115,26 +126,19 @@ json scheduleModule(Module &module, bool lowered,
                                     diags, error))
     return detail::failureReply(error, diags.diagnostics());
   json reply = {{"ok", false}, {"explicit_module", printModule(module)}};
-  schedule::ProgramOptions options;
-  if (!programOptions(request, options, error))
+  schedule::PipelineOptions options;
+  if (!pipelineOptions(request, options, error))
     return detail::failureReply(error, {});
-  schedule::ProgramResult program = schedule::buildProgram(module, options);
-  if (!program.ok)
-    return detail::failureReply(program.error, {});
-  schedule::SchedulerConfig config;
-  config.overlap_limit = static_cast<int>(request.overlap_limit);
-  if (request.memory_limit > 0)
-    config.memory_limit_bytes = request.memory_limit;
-  schedule::ScheduleResult scheduled =
-      schedule::scheduleGraph(program.program.graph, config);
+  schedule::PipelineResult scheduled =
+      schedule::scheduleLowered(module, options);
   if (!scheduled.ok)
-    return detail::failureReply(scheduled.error, {});
+    return detail::failureReply(scheduled.error, scheduled.diagnostics);
   reply["ok"] = true;
   reply["report"] = detail::parseJson(
-      schedule::reportJson(program.program, scheduled.schedule));
+      schedule::reportJson(scheduled.program, scheduled.schedule));
   if (request.trace)
     reply["trace"] = detail::parseJson(
-        schedule::chromeTraceJson(program.program, scheduled.schedule));
+        schedule::chromeTraceJson(scheduled.program, scheduled.schedule));
   return reply;
 }
 

@@ -105,7 +105,18 @@ PipelineResult runSchedulePipeline(std::string_view text,
   std::string error;
   if (options.propagate && !lowerToCollectives(*module, diags, error))
     return failed(std::move(r), "lower", error, diags);
-  ProgramResult program = buildProgram(*module, options.program);
+  PipelineResult scheduled = scheduleLowered(*module, options);
+  std::vector<Diagnostic> all = diags.diagnostics();
+  all.insert(all.end(), scheduled.diagnostics.begin(),
+             scheduled.diagnostics.end());
+  scheduled.diagnostics = std::move(all);
+  return scheduled;
+}
+
+PipelineResult scheduleLowered(Module &module, const PipelineOptions &options) {
+  PipelineResult r;
+  DiagnosticEngine diags;
+  ProgramResult program = buildProgram(module, options.program);
   if (!program.ok)
     return failed(std::move(r), "program", program.error, diags);
   r.program = std::move(program.program);
@@ -114,10 +125,39 @@ PipelineResult runSchedulePipeline(std::string_view text,
   if (!s.ok)
     return failed(std::move(r), "schedule", s.error, diags);
   r.schedule = std::move(s.schedule);
-  r.diagnostics = diags.diagnostics();
   r.stage = "done";
   r.ok = true;
   return r;
+}
+
+bool programOptionsFor(const TargetOptions &target, ProgramOptions &out,
+                       std::string &error) {
+  auto hw = cost::FindHardwarePreset(target.preset);
+  if (!hw.ok()) {
+    error = "preset: " + hw.error().message;
+    return false;
+  }
+  out.hardware = *hw;
+  out.estimator =
+      target.approximate ? EstimatorMode::kApproximate : EstimatorMode::kReal;
+  out.sol = cost::SolPlatformDefaults(hw->device_name);
+  out.sol.gpus_per_node =
+      target.gpus_per_node > 0 ? target.gpus_per_node : hw->gpus_per_node;
+  auto sol = cost::ApplySolOptions(out.sol, target.sol_options);
+  if (!sol.ok()) {
+    error = "sol_options: " + sol.error().message;
+    return false;
+  }
+  out.sol = *sol;
+  out.table = target.table;
+  return true;
+}
+
+bool pipelineOptionsFor(const TargetOptions &target, PipelineOptions &out,
+                        std::string &error) {
+  out.device_memory_bytes = presetDeviceMemoryBytes(target.preset);
+  out.scheduler.reruns = 1;
+  return programOptionsFor(target, out.program, error);
 }
 
 } // namespace shardlab::schedule

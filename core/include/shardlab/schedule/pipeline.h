@@ -28,6 +28,27 @@ struct PipelineOptions {
   int64_t device_memory_bytes = 0;
 };
 
+/// Where the program runs and how it is costed, as shardlab-schedule's flags
+/// and the WASM schedule options give it.
+struct TargetOptions {
+  std::string preset = "h100";
+  int64_t gpus_per_node = 0; ///< 0: the preset's
+  std::string sol_options;   ///< `nic_speed_gbps=...,gpus_per_node=...`
+  bool approximate = false;  ///< XLA's 1 / 1000 / 5000 estimator
+  const cost::PerfTable *table = nullptr;
+};
+
+/// ProgramOptions for `target`: the preset's hardware, its S-curve defaults
+/// with the option string applied, the table. False with `error` (naming
+/// the bad option) when the preset or the option string is unknown.
+bool programOptionsFor(const TargetOptions &target, ProgramOptions &out,
+                       std::string &error);
+
+/// PipelineOptions for `target` with the defaults of shardlab-schedule: the
+/// preset's device memory for XLA's memory limit, one rerun.
+bool pipelineOptionsFor(const TargetOptions &target, PipelineOptions &out,
+                        std::string &error);
+
 struct PipelineResult {
   bool ok = false;
   std::string error;
@@ -41,6 +62,10 @@ struct PipelineResult {
 /// Runs the whole pipeline over module text.
 PipelineResult runSchedulePipeline(std::string_view text,
                                    const PipelineOptions &options);
+
+/// The part after lowering: builds the costed program of `module` (which
+/// holds its collectives) and schedules it with the memory rerun loop.
+PipelineResult scheduleLowered(Module &module, const PipelineOptions &options);
 
 /// The lowering it runs: the propagation pipeline, then Shardy's export
 /// pipeline with explicit collectives (meshes kept as symbols).
