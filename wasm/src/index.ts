@@ -191,8 +191,20 @@ export interface ScheduleOptions {
   gpus_per_node?: number;
   /** S-curve options "k=v,k2=v2" (nic_speed_gbps, rtt_us, ...). */
   sol_options?: string;
+  /** Collectives in flight per stream (default 1). */
   overlap_limit?: number;
+  /** Per-kind in-flight limits (XLA's *_overlap_limit), at most overlap_limit. */
+  all_gather_limit?: number;
+  all_reduce_limit?: number;
+  reduce_scatter_limit?: number;
+  all_to_all_limit?: number;
+  collective_permute_limit?: number;
+  /** Live-temporary limit in bytes (default: XLA's rule from device memory). */
   memory_limit?: number;
+  /** Device memory in bytes for that rule (default: the preset's; 0: none). */
+  device_memory?: number;
+  /** Reschedules with the limit x 0.9 while the peak exceeds it (default 1). */
+  reruns?: number;
   estimator?: "real" | "approximate";
   /** A shardlab table (as `loadTable(...).table` returns it). */
   table?: PerfTable | string;
