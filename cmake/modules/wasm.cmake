@@ -11,19 +11,28 @@ if(EMSCRIPTEN)
   # own exception handling (-fwasm-exceptions, Node >= 17, Chrome >= 95,
   # Firefox >= 100, Safari >= 15.2) instead of 3.1.6's default JS-based
   # emulation, which routes every call that may throw through a JS
-  # trampoline (invoke_*) and is several times slower on the core's
-  # call-heavy code, and larger.
+  # trampoline (invoke_*): 26-39% less WASM time and a 20% smaller module
+  # (bench/RESULTS.md).
+  # SHARDLAB_WASM_EXCEPTIONS=js builds the emulation instead (to compare;
+  # see bench/RESULTS.md).
+  set(SHARDLAB_WASM_EXCEPTIONS "wasm" CACHE STRING
+      "C++ exceptions in the WASM build: wasm (native) or js (emulated)")
+  if(SHARDLAB_WASM_EXCEPTIONS STREQUAL "js")
+    set(SHARDLAB_WASM_EH -fexceptions)
+  else()
+    set(SHARDLAB_WASM_EH -fwasm-exceptions)
+  endif()
   foreach(lib shardlab_core shardlab_cost)
-    target_compile_options(${lib} PRIVATE -fwasm-exceptions)
+    target_compile_options(${lib} PRIVATE ${SHARDLAB_WASM_EH})
   endforeach()
   add_executable(shardlab_wasm ${SHARDLAB_WASM_ROOT}/wasm/src/bindings.cpp)
   target_link_libraries(shardlab_wasm PRIVATE shardlab_core)
   target_compile_options(shardlab_wasm PRIVATE ${SHARDLAB_WARNINGS}
-                                               -fwasm-exceptions)
+                                               ${SHARDLAB_WASM_EH})
   set_target_properties(shardlab_wasm PROPERTIES OUTPUT_NAME shardlab
                                                  SUFFIX .mjs)
   target_link_options(shardlab_wasm PRIVATE
-    --bind -fwasm-exceptions -O3
+    --bind ${SHARDLAB_WASM_EH} -O3
     -sMODULARIZE=1 -sEXPORT_ES6=1 -sSINGLE_FILE=1
     -sEXPORT_NAME=createShardlabModule -sENVIRONMENT=web,worker
     -sALLOW_MEMORY_GROWTH=1 -sFILESYSTEM=0
