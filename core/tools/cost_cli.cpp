@@ -212,10 +212,7 @@ Result<std::string> ReadTableFile(const std::string &path) {
     return MakeError(path + ": cannot open file");
   const std::streamoff size = in.tellg();
   if (size < 0 || size > cost::kMaxPerfTableFileBytes)
-    return MakeError(path + ": file is " + std::to_string(size) +
-                     " bytes; tables larger than " +
-                     std::to_string(cost::kMaxPerfTableFileBytes) +
-                     " bytes are refused");
+    return cost::TableTooLargeError(path + ": file", size);
   in.seekg(0);
   std::string text(static_cast<size_t>(size), '\0');
   if (!in.read(text.data(), size))

@@ -42,10 +42,7 @@ std::string detectFormat(std::string_view text) {
 Result<LoadedTable> loadTable(std::string_view text, std::string format,
                               const std::string &device, int64_t partition) {
   if (int64_t(text.size()) > kMaxPerfTableFileBytes)
-    return MakeError("table text is " + std::to_string(text.size()) +
-                     " bytes; tables larger than " +
-                     std::to_string(kMaxPerfTableFileBytes) +
-                     " bytes are refused");
+    return TableTooLargeError("table text", int64_t(text.size()));
   if (format.empty() || format == "auto")
     format = detectFormat(text);
   Result<PerfTable> table = MakeError("");

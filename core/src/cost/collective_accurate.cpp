@@ -35,67 +35,85 @@ void MakeMonotone(std::vector<SlicePoint> *slice) {
       (*slice)[i++].log_tp = mean;
 }
 
-// log(throughput) of one device-count slice at `bytes`.
-double EvalSlice(const std::vector<SlicePoint> &s, int64_t bytes) {
-  const double x = std::log(double(bytes));
-  if (bytes <= s.front().bytes) // constant time below the smallest size
-    return s.front().log_tp + x - std::log(double(s.front().bytes));
-  if (bytes >= s.back().bytes) // saturated throughput above the largest
-    return s.back().log_tp;
-  size_t hi = 1;
-  while (s[hi].bytes < bytes)
-    ++hi;
-  const double x0 = std::log(double(s[hi - 1].bytes));
-  const double x1 = std::log(double(s[hi].bytes));
-  const double t = (x - x0) / (x1 - x0);
-  return s[hi - 1].log_tp + t * (s[hi].log_tp - s[hi - 1].log_tp);
+// log(throughput) of one device-count slice at `bytes` (log_bytes = its log).
+double EvalSlice(const AccurateThroughputIndex::Slice &s, int64_t bytes,
+                 double log_bytes) {
+  if (bytes <= s.bytes.front()) // constant time below the smallest size
+    return s.log_tp.front() + log_bytes - s.log_bytes.front();
+  if (bytes >= s.bytes.back()) // saturated throughput above the largest
+    return s.log_tp.back();
+  const size_t hi =
+      size_t(std::lower_bound(s.bytes.begin(), s.bytes.end(), bytes) -
+             s.bytes.begin());
+  const double x0 = s.log_bytes[hi - 1], x1 = s.log_bytes[hi];
+  const double t = (log_bytes - x0) / (x1 - x0);
+  return s.log_tp[hi - 1] + t * (s.log_tp[hi] - s.log_tp[hi - 1]);
 }
 
-std::map<int64_t, std::vector<SlicePoint>>
-BuildSlices(const std::vector<std::pair<GridPoint<2>, double>> &points) {
+} // namespace
+
+AccurateThroughputIndex AccurateThroughputIndex::Build(
+    const std::vector<std::pair<GridPoint<2>, double>> &points) {
   std::map<int64_t, std::map<int64_t, std::pair<double, int>>> grouped;
   for (const auto &[p, tp] : points) {
+    if (!(tp > 0) || p[0] <= 0 || p[1] <= 0)
+      continue;
     auto &cell = grouped[p[1]][p[0]];
     cell.first += std::log(tp);
     cell.second += 1;
   }
-  std::map<int64_t, std::vector<SlicePoint>> slices;
+  AccurateThroughputIndex index;
   for (const auto &[devices, by_bytes] : grouped) {
-    std::vector<SlicePoint> &s = slices[devices];
+    std::vector<SlicePoint> points_of_slice;
     for (const auto &[bytes, acc] : by_bytes)
-      s.push_back({bytes, acc.first / acc.second});
-    MakeMonotone(&s);
+      points_of_slice.push_back({bytes, acc.first / acc.second});
+    MakeMonotone(&points_of_slice);
+    Slice slice;
+    slice.devices = devices;
+    slice.log_devices = std::log(double(devices));
+    for (const SlicePoint &sp : points_of_slice) {
+      slice.bytes.push_back(sp.bytes);
+      slice.log_bytes.push_back(std::log(double(sp.bytes)));
+      slice.log_tp.push_back(sp.log_tp);
+    }
+    index.slices_.push_back(std::move(slice));
   }
-  return slices;
+  return index;
 }
 
-} // namespace
+double AccurateThroughputIndex::Throughput(int64_t bytes, int64_t devices,
+                                           std::vector<Neighbour> *used) const {
+  if (slices_.empty() || bytes <= 0)
+    return 0;
+  auto hi =
+      std::lower_bound(slices_.begin(), slices_.end(), devices,
+                       [](const Slice &s, int64_t d) { return s.devices < d; });
+  if (hi == slices_.end())
+    --hi;
+  auto lo = hi;
+  if (hi->devices > devices && hi != slices_.begin())
+    --lo;
+  const double log_bytes = std::log(double(bytes));
+  const double lo_tp = EvalSlice(*lo, bytes, log_bytes);
+  const double hi_tp = EvalSlice(*hi, bytes, log_bytes);
+  double t = 0;
+  if (lo->devices != hi->devices && devices > lo->devices)
+    t = (std::log(double(devices)) - lo->log_devices) /
+        (hi->log_devices - lo->log_devices);
+  if (used) {
+    used->push_back({{bytes, lo->devices}, std::exp(lo_tp), 1 - t});
+    if (hi->devices != lo->devices)
+      used->push_back({{bytes, hi->devices}, std::exp(hi_tp), t});
+  }
+  return std::exp(lo_tp + t * (hi_tp - lo_tp));
+}
 
 double
 AccurateThroughput(const std::vector<std::pair<GridPoint<2>, double>> &points,
                    int64_t bytes, int64_t devices,
                    std::vector<Neighbour> *used) {
-  if (points.empty() || bytes <= 0)
-    return 0;
-  const auto slices = BuildSlices(points);
-  auto hi = slices.lower_bound(devices);
-  if (hi == slices.end())
-    --hi;
-  auto lo = hi;
-  if (hi->first > devices && hi != slices.begin())
-    --lo;
-  const double lo_tp = EvalSlice(lo->second, bytes);
-  const double hi_tp = EvalSlice(hi->second, bytes);
-  double t = 0;
-  if (lo->first != hi->first && devices > lo->first)
-    t = (std::log(double(devices)) - std::log(double(lo->first))) /
-        (std::log(double(hi->first)) - std::log(double(lo->first)));
-  if (used) {
-    used->push_back({{bytes, lo->first}, std::exp(lo_tp), 1 - t});
-    if (hi->first != lo->first)
-      used->push_back({{bytes, hi->first}, std::exp(hi_tp), t});
-  }
-  return std::exp(lo_tp + t * (hi_tp - lo_tp));
+  return AccurateThroughputIndex::Build(points).Throughput(bytes, devices,
+                                                           used);
 }
 
 } // namespace shardlab::cost

@@ -80,7 +80,7 @@ CollectiveInterpolator::Fallback CollectiveInterpolator::NewFallback() const {
 
 void CollectiveInterpolator::AddEntry(const CollectiveEntry &e, CollectiveOp op,
                                       const std::string *exact_key) {
-  const auto tp = static_cast<int64_t>(e.throughput_bytes_per_s);
+  const int64_t tp = SaturatingInt64(e.throughput_bytes_per_s);
   if (exact_key) {
     auto it = exact_.find(*exact_key);
     if (it == exact_.end())
@@ -132,6 +132,12 @@ CollectiveInterpolator::Create(const PerfTable &table,
     }
     ci.AddEntry(e, *op, key ? &*key : nullptr);
   }
+  for (auto &[key, fallback] : ci.fallback_) {
+    if (opts.mode == EstimateMode::kAccurate)
+      fallback.accurate = AccurateThroughputIndex::Build(fallback.points);
+    fallback.points.clear();
+    fallback.points.shrink_to_fit();
+  }
   return ci;
 }
 
@@ -151,72 +157,96 @@ CollectiveInterpolator::QueryExactKey(const CollectiveQuery &q) const {
                    RequiresAccumulation(q.op) ? &q.dtype : nullptr);
 }
 
-Result<Estimate>
-CollectiveInterpolator::FromExact(const CollectiveQuery &q, const Exact &exact,
-                                  const std::string &key) const {
-  std::optional<std::pair<GridPoint<1>, int64_t>> hit;
-  if (exact.nearest && !exact.nearest->empty())
-    hit = exact.nearest->points()[exact.nearest->NearestIndex({q.bytes})];
-  if (exact.snap)
-    hit = exact.snap->Lookup({q.bytes});
-  if (!hit || hit->second <= 0)
-    return MakeError("table key '" + key + "' has no usable entry");
-  Estimate e = TimeFromThroughput(q.bytes, double(hit->second),
-                                  "collective-table/exact", key);
-  e.explanation.neighbours.push_back({{hit->first[0]}, double(hit->second), 1});
-  return e;
+Result<CollectiveInterpolator::Resolved>
+CollectiveInterpolator::Resolve(const CollectiveQuery &q) const {
+  Result<std::string> key = QueryExactKey(q);
+  if (!key)
+    return key.error();
+  Resolved r;
+  auto it = exact_.find(*key);
+  if (it != exact_.end() &&
+      (options_.mode == EstimateMode::kCompatible || IsPermute(q.op))) {
+    r.exact = &it->second;
+    r.key = std::move(*key);
+    return r;
+  }
+  if (IsPermute(q.op))
+    return MakeError("Cannot find key for collective-permute: no table "
+                     "entries for '" +
+                     *key + "'");
+  Result<CommType> comm =
+      ClassifyCommType(q.groups, options_.devices_per_partition);
+  if (!comm)
+    return comm.error();
+  r.key = FallbackKey(q.op, *comm);
+  auto fit = fallback_.find(r.key);
+  if (fit == fallback_.end())
+    return MakeError("Cannot find key for " + std::string(ToString(q.op)) +
+                     ": no table entries for '" + r.key + "'");
+  r.fallback = &fit->second;
+  r.devices = q.groups.group_size();
+  return r;
+}
+
+Result<double>
+CollectiveInterpolator::ThroughputOf(const Resolved &r, int64_t bytes,
+                                     std::vector<Neighbour> *used) const {
+  double tp = 0;
+  if (r.exact) {
+    std::optional<std::pair<GridPoint<1>, int64_t>> hit;
+    if (r.exact->nearest && !r.exact->nearest->empty())
+      hit = r.exact->nearest->points()[r.exact->nearest->NearestIndex({bytes})];
+    if (r.exact->snap)
+      hit = r.exact->snap->Lookup({bytes});
+    tp = hit ? double(hit->second) : 0;
+    if (used && hit)
+      used->push_back({{hit->first[0]}, tp, 1});
+  } else if (r.fallback && options_.mode == EstimateMode::kAccurate) {
+    tp = r.fallback->accurate.Throughput(bytes, r.devices, used);
+  } else if (r.fallback) {
+    const Fallback &f = *r.fallback;
+    const GridPoint<2> p = {bytes, r.devices};
+    std::optional<std::pair<GridPoint<2>, int64_t>> hit;
+    if (f.nearest && !f.nearest->empty())
+      hit = f.nearest->points()[f.nearest->NearestIndex(p)];
+    if (f.snap)
+      hit = f.snap->Lookup(p);
+    tp = hit ? double(hit->second) : 0;
+    if (used && hit)
+      used->push_back({{hit->first[0], hit->first[1]}, tp, 1});
+  }
+  if (!(tp > 0))
+    return MakeError("table key '" + r.key + "' has no usable entry");
+  return tp;
+}
+
+Result<double> CollectiveInterpolator::TimeUs(const Resolved &r,
+                                              int64_t bytes) const {
+  if (bytes <= 0)
+    return MakeError("collective query: bytes must be positive");
+  Result<double> tp = ThroughputOf(r, bytes, nullptr);
+  if (!tp)
+    return tp.error();
+  return 1e6 * (1.0 * bytes / *tp);
 }
 
 Result<Estimate>
 CollectiveInterpolator::EstimateTime(const CollectiveQuery &q) const {
   if (q.bytes <= 0)
     return MakeError("collective query: bytes must be positive");
-  Result<std::string> key = QueryExactKey(q);
-  if (!key)
-    return key.error();
-  auto it = exact_.find(*key);
-  if (it != exact_.end() &&
-      (options_.mode == EstimateMode::kCompatible || IsPermute(q.op)))
-    return FromExact(q, it->second, *key);
-  if (IsPermute(q.op))
-    return MakeError("Cannot find key for collective-permute: no table "
-                     "entries for '" +
-                     *key + "'");
-  return FromFallback(q);
-}
-
-Result<Estimate>
-CollectiveInterpolator::FromFallback(const CollectiveQuery &q) const {
-  Result<CommType> comm =
-      ClassifyCommType(q.groups, options_.devices_per_partition);
-  if (!comm)
-    return comm.error();
-  const std::string key = FallbackKey(q.op, *comm);
-  auto it = fallback_.find(key);
-  if (it == fallback_.end())
-    return MakeError("Cannot find key for " + std::string(ToString(q.op)) +
-                     ": no table entries for '" + key + "'");
-  const GridPoint<2> p = {q.bytes, q.groups.group_size()};
-  const Fallback &f = it->second;
-  if (options_.mode == EstimateMode::kAccurate) {
-    std::vector<Neighbour> used;
-    const double tp = AccurateThroughput(f.points, p[0], p[1], &used);
-    Estimate e =
-        TimeFromThroughput(q.bytes, tp, "collective-table/accurate", key);
-    e.explanation.neighbours = used;
-    return e;
-  }
-  std::optional<std::pair<GridPoint<2>, int64_t>> hit;
-  if (f.nearest && !f.nearest->empty())
-    hit = f.nearest->points()[f.nearest->NearestIndex(p)];
-  if (f.snap)
-    hit = f.snap->Lookup(p);
-  if (!hit || hit->second <= 0)
-    return MakeError("table key '" + key + "' has no usable entry");
-  Estimate e = TimeFromThroughput(q.bytes, double(hit->second),
-                                  "collective-table/fallback", key);
-  e.explanation.neighbours.push_back(
-      {{hit->first[0], hit->first[1]}, double(hit->second), 1});
+  Result<Resolved> r = Resolve(q);
+  if (!r)
+    return r.error();
+  std::vector<Neighbour> used;
+  Result<double> tp = ThroughputOf(*r, q.bytes, &used);
+  if (!tp)
+    return tp.error();
+  const char *model = r->exact ? "collective-table/exact"
+                      : options_.mode == EstimateMode::kAccurate
+                          ? "collective-table/accurate"
+                          : "collective-table/fallback";
+  Estimate e = TimeFromThroughput(q.bytes, *tp, model, std::move(r->key));
+  e.explanation.neighbours = std::move(used);
   return e;
 }
 

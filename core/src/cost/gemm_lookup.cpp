@@ -36,16 +36,28 @@ Estimate FromRate(const GridPoint<4> &p, double rate, std::string model,
 // Stored value of a user profile: FLOP/s on byte-scaled dims (int64).
 int64_t UserProfileValue(const GemmEntry &g, const GridPoint<4> &scaled) {
   if (g.time) {
-    const auto ns = static_cast<int64_t>(std::llround(g.time->median_us * 1e3));
+    const int64_t ns = SaturatingInt64(std::round(g.time->median_us * 1e3));
     if (ns > 0)
-      return static_cast<int64_t>(Flops(scaled) * 1e9 / double(ns));
+      return SaturatingInt64(Flops(scaled) * 1e9 / double(ns));
   }
   const double s = double(DtypeBytes(g.out_dtype));
-  return static_cast<int64_t>(g.flop_per_s * s * s * s);
+  return SaturatingInt64(g.flop_per_s * s * s * s);
 }
 
 template <class T> std::vector<int64_t> ToVector(const T &p) {
   return std::vector<int64_t>(p.begin(), p.end());
+}
+
+Result<double> WeightedRate(const WeightedAverageInterpolator<4> &table,
+                            const GridPoint<4> &p,
+                            std::vector<Neighbour> *used) {
+  if (!used)
+    return table.Eval(p);
+  std::vector<WeightedCorner<4>> corners;
+  Result<double> rate = table.Eval(p, &corners);
+  for (const auto &c : corners)
+    used->push_back({ToVector(c.point), c.value, c.weight});
+  return rate;
 }
 
 } // namespace
@@ -75,10 +87,14 @@ Result<MatmulInterpolator> MatmulInterpolator::Create(const PerfTable &table,
       mi.bf16_fallback_->Add({g.b, 2 * g.m, 2 * g.k, 2 * g.n}, g.flop_per_s);
     }
   }
+  for (auto &[key, per_dtype] : mi.per_dtype_)
+    per_dtype.BuildIndex();
+  if (mi.bf16_fallback_)
+    mi.bf16_fallback_->BuildIndex();
   return mi;
 }
 
-Result<Estimate> MatmulInterpolator::EstimateTime(const GemmQuery &q) const {
+Result<bool> MatmulInterpolator::CheckQuery(const GemmQuery &q) const {
   const GemmDims &d = q.dims;
   constexpr int64_t kMaxDim = int64_t{1} << 40; // byte-scaled dims fit
   if (d.b <= 0 || d.m <= 0 || d.k <= 0 || d.n <= 0 || d.b > kMaxDim ||
@@ -86,63 +102,92 @@ Result<Estimate> MatmulInterpolator::EstimateTime(const GemmQuery &q) const {
     return MakeError("gemm query: b, m, k, n must be in [1, 2^40]");
   if (DtypeBytes(q.out_dtype) == 0)
     return MakeError("gemm query: unknown out dtype '" + q.out_dtype + "'");
-  if (kind_ == GemmTableKind::kUserProfiles)
-    return FromNearest(q);
-  return FromWeighted(q);
-}
-
-Result<Estimate> MatmulInterpolator::FromNearest(const GemmQuery &q) const {
-  if (nearest_.empty())
+  if (kind_ == GemmTableKind::kUserProfiles && nearest_.empty())
     return MakeError("gemm table has no entries");
-  const int64_t s = DtypeBytes(q.out_dtype);
-  const GridPoint<4> p = {q.dims.b, q.dims.m * s, q.dims.k * s, q.dims.n * s};
-  const auto &[point, rate] = nearest_.points()[nearest_.NearestIndex(p)];
-  if (rate <= 0)
-    return MakeError("gemm table entry has a non-positive FLOP rate");
-  Estimate e = FromRate(p, double(rate), "gemm-table/nearest",
-                        "byte-normalised (b, m, k, n)");
-  e.explanation.neighbours.push_back({ToVector(point), double(rate), 1});
-  return e;
+  return true;
 }
 
-Result<Estimate> MatmulInterpolator::FromWeighted(const GemmQuery &q) const {
-  const std::string key = q.lhs_dtype + "x" + q.rhs_dtype + "->" + q.out_dtype;
-  auto it = per_dtype_.find(key);
-  const bool accurate = mode_ == EstimateMode::kAccurate;
-  const WeightedAverageInterpolator<4> *table = nullptr;
-  GridPoint<4> p = {q.dims.b, q.dims.m, q.dims.k, q.dims.n};
-  std::string model = "gemm-table/weighted-average";
-  GridContext<4> ctx = Context(256, 4096);
-  if (it != per_dtype_.end()) {
-    table = &it->second;
-  } else if (accurate && per_dtype_.count(kBf16Key)) {
-    table = &per_dtype_.at(kBf16Key); // element counts, no byte scaling
-    model = "gemm-table/bf16-fallback";
-  } else if (bf16_fallback_) {
-    const int64_t s = DtypeBytes(q.out_dtype);
-    p = {q.dims.b, q.dims.m * s, q.dims.k * s, q.dims.n * s};
-    table = &*bf16_fallback_;
-    ctx = Context(512, 8192);
-    model = "gemm-table/bf16-byte-normalised-fallback";
-  }
-  if (!table)
-    return MakeError("gemm table has no entries for '" + key +
+Result<Estimate> MatmulInterpolator::EstimateTime(const GemmQuery &q) const {
+  if (Result<bool> ok = CheckQuery(q); !ok)
+    return ok.error();
+  Lookup l = Select(q);
+  if (!l.table && kind_ == GemmTableKind::kDefault)
+    return MakeError("gemm table has no entries for '" + l.key +
                      "' and no bf16xbf16->bf16 entries to fall back on");
   std::vector<Neighbour> used;
-  Result<double> rate = [&]() -> Result<double> {
-    if (accurate)
-      return AccurateFlopRate(*table, p, ctx, &used);
-    std::vector<WeightedCorner<4>> corners;
-    Result<double> r = table->Eval(p, &corners);
-    for (const auto &c : corners)
-      used.push_back({ToVector(c.point), c.value, c.weight});
-    return r;
-  }();
+  Result<double> rate = RateOf(l, &used);
   if (!rate)
-    return MakeError("gemm '" + key + "': " + rate.error().message);
-  Estimate e = FromRate(p, *rate, accurate ? model + "/accurate" : model, key);
-  e.explanation.neighbours = used;
+    return rate.error();
+  std::string model = l.model;
+  if (kind_ == GemmTableKind::kDefault && mode_ == EstimateMode::kAccurate)
+    model += "/accurate";
+  if (kind_ == GemmTableKind::kUserProfiles)
+    l.key = "byte-normalised (b, m, k, n)";
+  Estimate e = FromRate(l.point, *rate, model, std::move(l.key));
+  e.explanation.neighbours = std::move(used);
   return e;
+}
+
+Result<double> MatmulInterpolator::TimeUs(const GemmQuery &q) const {
+  if (Result<bool> ok = CheckQuery(q); !ok)
+    return ok.error();
+  Lookup l = Select(q);
+  if (!l.table && kind_ == GemmTableKind::kDefault)
+    return MakeError("gemm table has no entries for '" + l.key + "'");
+  Result<double> rate = RateOf(l, nullptr);
+  if (!rate)
+    return rate.error();
+  return 1e6 * (Flops(l.point) / *rate);
+}
+
+MatmulInterpolator::Lookup
+MatmulInterpolator::Select(const GemmQuery &q) const {
+  Lookup l;
+  const int64_t s = DtypeBytes(q.out_dtype);
+  if (kind_ == GemmTableKind::kUserProfiles) {
+    l.point = {q.dims.b, q.dims.m * s, q.dims.k * s, q.dims.n * s};
+    l.model = "gemm-table/nearest";
+    return l;
+  }
+  l.key = q.lhs_dtype + "x" + q.rhs_dtype + "->" + q.out_dtype;
+  l.point = {q.dims.b, q.dims.m, q.dims.k, q.dims.n};
+  l.model = "gemm-table/weighted-average";
+  l.context = Context(256, 4096);
+  const bool accurate = mode_ == EstimateMode::kAccurate;
+  auto it = per_dtype_.find(l.key);
+  auto bf16 = per_dtype_.find(kBf16Key);
+  if (it != per_dtype_.end()) {
+    l.table = &it->second;
+  } else if (accurate && bf16 != per_dtype_.end()) {
+    l.table = &bf16->second; // element counts, no byte scaling
+    l.model = "gemm-table/bf16-fallback";
+  } else if (bf16_fallback_) {
+    l.point = {q.dims.b, q.dims.m * s, q.dims.k * s, q.dims.n * s};
+    l.table = &*bf16_fallback_;
+    l.context = Context(512, 8192);
+    l.model = "gemm-table/bf16-byte-normalised-fallback";
+  }
+  return l;
+}
+
+Result<double> MatmulInterpolator::RateOf(const Lookup &l,
+                                          std::vector<Neighbour> *used) const {
+  if (kind_ == GemmTableKind::kUserProfiles) {
+    const auto &[point, rate] =
+        nearest_.points()[nearest_.NearestIndex(l.point)];
+    if (rate <= 0)
+      return MakeError("gemm table entry has a non-positive FLOP rate");
+    if (used)
+      used->push_back({ToVector(point), double(rate), 1});
+    return double(rate);
+  }
+  Result<double> rate =
+      mode_ == EstimateMode::kAccurate
+          ? AccurateFlopRate(*l.table, l.point, l.context, used)
+          : WeightedRate(*l.table, l.point, used);
+  if (!rate)
+    return MakeError("gemm '" + l.key + "': " + rate.error().message);
+  return rate;
 }
 
 Result<double> AccurateFlopRate(const WeightedAverageInterpolator<4> &table,
@@ -170,13 +215,13 @@ Result<double> AccurateFlopRate(const WeightedAverageInterpolator<4> &table,
     }
     if (w == 0)
       continue;
-    auto it = table.values().find(c);
-    if (it == table.values().end() || it->second <= 0)
+    const double *value = table.Find(c);
+    if (!value || *value <= 0)
       return MakeError("table has no entry at grid corner " +
                        PointToString<4>(c) + " (a full grid is required)");
-    log_rate += w * std::log(it->second);
+    log_rate += w * std::log(*value);
     if (used)
-      used->push_back({ToVector(c), it->second, w});
+      used->push_back({ToVector(c), *value, w});
   }
   return std::exp(log_rate);
 }

@@ -82,8 +82,10 @@ void CheckCollective(const CollectiveEntry &e, const std::string &path,
 
 void CheckGemm(const GemmEntry &e, const std::string &path,
                std::vector<std::string> *errors) {
-  if (e.b <= 0 || e.m <= 0 || e.n <= 0 || e.k <= 0)
-    errors->push_back(path + ": expected b, m, n, k >= 1");
+  constexpr int64_t kMaxDim = int64_t{1} << 40;
+  if (e.b <= 0 || e.m <= 0 || e.n <= 0 || e.k <= 0 || e.b > kMaxDim ||
+      e.m > kMaxDim || e.n > kMaxDim || e.k > kMaxDim)
+    errors->push_back(path + ": expected b, m, n, k in [1, 2^40]");
   if (!(e.flop_per_s > 0) || !std::isfinite(e.flop_per_s))
     errors->push_back(path + ".flop_per_s: expected a finite number > 0");
 }

@@ -262,7 +262,15 @@ void CheckHeader(const json &root, Errors *errors) {
 
 } // namespace
 
+Error TableTooLargeError(const std::string &what, int64_t size) {
+  return MakeError(
+      what + " is " + std::to_string(size) + " bytes; tables larger than " +
+      std::to_string(kMaxPerfTableFileBytes) + " bytes (64 MiB) are refused");
+}
+
 Result<PerfTable> ParsePerfTable(std::string_view json_text) {
+  if (int64_t(json_text.size()) > kMaxPerfTableFileBytes)
+    return TableTooLargeError("table text", int64_t(json_text.size()));
   Result<json> root = detail::ParseJsonText(json_text);
   if (!root)
     return root.error();
@@ -290,10 +298,7 @@ Result<PerfTable> LoadPerfTable(const std::string &path) {
     return MakeError(path + ": cannot open file");
   const std::streamoff size = in.tellg();
   if (size < 0 || size > kMaxPerfTableFileBytes)
-    return MakeError(path + ": file is " + std::to_string(size) +
-                     " bytes; tables larger than " +
-                     std::to_string(kMaxPerfTableFileBytes) +
-                     " bytes are refused");
+    return TableTooLargeError(path + ": file", size);
   in.seekg(0);
   std::string text(static_cast<size_t>(size), '\0');
   in.read(text.data(), size);

@@ -46,7 +46,8 @@ double TransferDurationUs(const SolConfig &c, int64_t bytes) {
 }
 
 double ChunkPrepUs(const SolConfig &c, int64_t bytes) {
-  const int64_t chunks = (bytes + c.chunk_size_bytes - 1) / c.chunk_size_bytes;
+  const int64_t chunks =
+      bytes / c.chunk_size_bytes + (bytes % c.chunk_size_bytes != 0 ? 1 : 0);
   return double(chunks) * c.chunk_prep_us;
 }
 

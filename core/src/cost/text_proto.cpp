@@ -178,6 +178,8 @@ TextProtoField::FindAll(std::string_view n) const {
 }
 
 Result<TextProtoField> ParseTextProto(std::string_view text) {
+  if (int64_t(text.size()) > kMaxPerfTableFileBytes)
+    return TableTooLargeError("text proto", int64_t(text.size()));
   return TextProtoParser(text).ParseRoot();
 }
 

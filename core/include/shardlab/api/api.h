@@ -91,12 +91,17 @@ std::string hardwarePresetsJson();
 /// "source_target_pairs": [[0,1],...], "table": <table object or text>
 /// (default: the analytical table of "hardware"), "hardware": "h100",
 /// "mode": "compatible" | "accurate", "interpolation": "nearest" |
-/// "grid-snap", "partition_size": 8}. Returns {"ok", "time_us", "model",
-/// "explanation": {...}} or {"ok": false, "error"}.
+/// "grid-snap", "partition_size": 8}. "tables": [table, ...] merges several
+/// tables. With "group_size" (and "nodes", default 1; "gpus_per_node",
+/// default the preset's; "sol_options": "nic_speed_gbps=...,...") the query
+/// is by topology, as shardlab-cost's: nodes > 1 the S-curve model alone,
+/// nodes = 1 the tables, else the preset's NVLink model. Returns {"ok",
+/// "time_us", "model", "explanation": {...}} or {"ok": false, "error"}.
 std::string estimateCollectiveJson(std::string_view options_json);
 
 /// Estimates one GEMM. `options_json`: {"b", "m", "k", "n", "dtype" (or
-/// "lhs_dtype", "rhs_dtype", "out_dtype"), "table", "hardware", "mode",
+/// "lhs_dtype", "rhs_dtype", "out_dtype", or "dtypes": "bf16xbf16->bf16"),
+/// "table" or "tables", "hardware", "mode",
 /// "table_kind": "default" | "user"}. Same result shape as collectives.
 std::string estimateGemmJson(std::string_view options_json);
 

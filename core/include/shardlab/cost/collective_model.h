@@ -72,6 +72,29 @@ struct CollectiveInterpolatorOptions {
   EstimateMode mode = EstimateMode::kCompatible;
 };
 
+/// Accurate-mode throughput over one (op, comm type) plane of (bytes,
+/// devices) -> B/s points: per device count, the monotone log-throughput
+/// curve over log(bytes), precomputed once; queries do not allocate
+/// (unless `used` is given) and take O(log n).
+class AccurateThroughputIndex {
+public:
+  struct Slice {
+    int64_t devices = 0;
+    double log_devices = 0;
+    std::vector<int64_t> bytes; // ascending
+    std::vector<double> log_bytes, log_tp;
+  };
+  static AccurateThroughputIndex
+  Build(const std::vector<std::pair<GridPoint<2>, double>> &points);
+  bool empty() const { return slices_.empty(); }
+  /// Interpolated throughput (B/s); 0 for an empty index or bytes <= 0.
+  double Throughput(int64_t bytes, int64_t devices,
+                    std::vector<Neighbour> *used = nullptr) const;
+
+private:
+  std::vector<Slice> slices_; // ascending devices
+};
+
 class CollectiveInterpolator {
 public:
   /// Builds the exact and fallback maps from a table's collective entries.
@@ -81,6 +104,27 @@ public:
   Result<Estimate> EstimateTime(const CollectiveQuery &query) const;
 
 private:
+  struct Exact;
+  struct Fallback;
+
+public:
+  /// The table plane a query resolves to (exact key, else fallback key and
+  /// group size): resolve once per collective, then TimeUs for any size.
+  /// Points into this interpolator: valid while it lives (and across a
+  /// move), not for a copy.
+  struct Resolved {
+    const Exact *exact = nullptr;
+    const Fallback *fallback = nullptr;
+    int64_t devices = 0;
+    std::string key;
+  };
+  Result<Resolved> Resolve(const CollectiveQuery &query) const;
+  /// Time in us of `bytes` through a resolved query, without explanation;
+  /// does not allocate (except for an error message). Same value as
+  /// EstimateTime for a query with these bytes.
+  Result<double> TimeUs(const Resolved &resolved, int64_t bytes) const;
+
+private:
   struct Exact {
     std::optional<NearestNeighbourInterpolator<int64_t, 1>> nearest;
     std::optional<GridSnapInterpolator<int64_t, 1>> snap;
@@ -88,7 +132,8 @@ private:
   struct Fallback {
     std::optional<NearestNeighbourInterpolator<int64_t, 2>> nearest;
     std::optional<GridSnapInterpolator<int64_t, 2>> snap;
-    std::vector<std::pair<GridPoint<2>, double>> points; // accurate mode
+    std::vector<std::pair<GridPoint<2>, double>> points; // while building
+    AccurateThroughputIndex accurate;                    // accurate mode
   };
   explicit CollectiveInterpolator(CollectiveInterpolatorOptions o)
       : options_(o) {}
@@ -97,9 +142,8 @@ private:
   Exact NewExact() const;
   Fallback NewFallback() const;
   Result<std::string> QueryExactKey(const CollectiveQuery &q) const;
-  Result<Estimate> FromExact(const CollectiveQuery &q, const Exact &exact,
-                             const std::string &key) const;
-  Result<Estimate> FromFallback(const CollectiveQuery &q) const;
+  Result<double> ThroughputOf(const Resolved &r, int64_t bytes,
+                              std::vector<Neighbour> *used) const;
 
   CollectiveInterpolatorOptions options_;
   std::map<std::string, Exact> exact_;
@@ -109,6 +153,7 @@ private:
 /// Accurate-mode throughput: piecewise-linear in (log bytes, log devices)
 /// over a (bytes, devices) -> B/s point set; saturating beyond the largest
 /// size, constant time below the smallest; monotone non-decreasing in bytes.
+/// Builds the index for one query (use AccurateThroughputIndex to reuse).
 double
 AccurateThroughput(const std::vector<std::pair<GridPoint<2>, double>> &points,
                    int64_t bytes, int64_t devices,

@@ -49,11 +49,23 @@ public:
   static Result<MatmulInterpolator>
   Create(const PerfTable &table, GemmTableKind kind, EstimateMode mode);
   Result<Estimate> EstimateTime(const GemmQuery &query) const;
+  /// EstimateTime's time_us without the explanation: no allocation for the
+  /// common dtype keys (up to 15 characters), except for error messages.
+  Result<double> TimeUs(const GemmQuery &query) const;
 
 private:
+  /// Which table a query reads, at which point, under which model name.
+  struct Lookup {
+    const WeightedAverageInterpolator<4> *table = nullptr;
+    GridPoint<4> point{};
+    GridContext<4> context{};
+    const char *model = "";
+    std::string key; // dtype key (default tables)
+  };
   MatmulInterpolator(GemmTableKind kind, EstimateMode mode);
-  Result<Estimate> FromWeighted(const GemmQuery &q) const;
-  Result<Estimate> FromNearest(const GemmQuery &q) const;
+  Result<bool> CheckQuery(const GemmQuery &q) const;
+  Lookup Select(const GemmQuery &q) const;
+  Result<double> RateOf(const Lookup &l, std::vector<Neighbour> *used) const;
 
   GemmTableKind kind_;
   EstimateMode mode_;

@@ -6,6 +6,7 @@
 
 #include "shardlab/cost/result.h"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -36,6 +37,18 @@ int64_t SquaredDistance(const GridPoint<N> &a, const GridPoint<N> &b) {
       return INT64_MAX;
   }
   return int64_t(dist);
+}
+
+/// `v` truncated toward zero to int64 (XLA's static_cast), saturating at
+/// the int64 range instead of undefined behaviour; NaN gives 0.
+inline int64_t SaturatingInt64(double v) {
+  if (!(v == v))
+    return 0;
+  if (v >= 9223372036854775807.0)
+    return INT64_MAX;
+  if (v <= -9223372036854775807.0)
+    return INT64_MIN;
+  return static_cast<int64_t>(v);
 }
 
 /// Smallest power of two >= n (1 for n <= 1).
@@ -194,9 +207,45 @@ template <size_t N> class WeightedAverageInterpolator {
 public:
   explicit WeightedAverageInterpolator(GridContext<N> context)
       : context_(context) {}
-  void Add(const GridPoint<N> &p, double value) { values_[p] = value; }
+  void Add(const GridPoint<N> &p, double value) {
+    values_[p] = value;
+    coords_ = {};
+    dense_.clear();
+  }
   bool empty() const { return values_.empty(); }
   const std::map<GridPoint<N>, double> &values() const { return values_; }
+
+  /// Builds a dense array over the distinct coordinates of each dimension
+  /// (after the last Add) when the points nearly fill that grid, so corner
+  /// lookups are a few binary searches instead of map walks.
+  void BuildIndex() {
+    std::array<std::vector<int64_t>, N> coords;
+    for (const auto &[p, value] : values_)
+      for (size_t d = 0; d < N; ++d)
+        coords[d].push_back(p[d]);
+    size_t cells = 1;
+    for (auto &c : coords) {
+      std::sort(c.begin(), c.end());
+      c.erase(std::unique(c.begin(), c.end()), c.end());
+      if (c.empty() || cells > (values_.size() * 2 + 64) / c.size())
+        return; // sparse: keep the map
+      cells *= c.size();
+    }
+    coords_ = std::move(coords);
+    dense_.assign(cells, {0.0, false});
+    for (const auto &[p, value] : values_)
+      dense_[*DenseIndex(p)] = {value, true};
+  }
+
+  /// The value stored at `p`, or nullptr.
+  const double *Find(const GridPoint<N> &p) const {
+    if (!dense_.empty()) {
+      const std::optional<size_t> i = DenseIndex(p);
+      return i && dense_[*i].second ? &dense_[*i].first : nullptr;
+    }
+    auto it = values_.find(p);
+    return it == values_.end() ? nullptr : &it->second;
+  }
 
   Result<double> Eval(const GridPoint<N> &q,
                       std::vector<WeightedCorner<N>> *corners = nullptr) const {
@@ -209,17 +258,17 @@ public:
       GridPoint<N> c;
       for (size_t d = 0; d < N; ++d)
         c[d] = (mask >> d) & 1 ? bracket[d].second : bracket[d].first;
-      auto it = values_.find(c);
-      if (it == values_.end())
+      const double *value = Find(c);
+      if (!value)
         return MakeError("table has no entry at grid corner " +
                          PointToString<N>(c) + " needed for query " +
                          PointToString<N>(q) + " (a full grid is required)");
       const float weight =
           1.0f / (static_cast<float>(SquaredDistance<N>(c, q)) + 1.0f);
-      sum += it->second * weight;
+      sum += *value * weight;
       weight_sum += weight;
       if (corners)
-        corners->push_back({c, it->second, weight});
+        corners->push_back({c, *value, weight});
     }
     return sum / weight_sum;
   }
@@ -244,8 +293,22 @@ private:
     return v;
   }
 
+  std::optional<size_t> DenseIndex(const GridPoint<N> &p) const {
+    size_t index = 0;
+    for (size_t d = 0; d < N; ++d) {
+      const std::vector<int64_t> &c = coords_[d];
+      auto it = std::lower_bound(c.begin(), c.end(), p[d]);
+      if (it == c.end() || *it != p[d])
+        return std::nullopt;
+      index = index * c.size() + size_t(it - c.begin());
+    }
+    return index;
+  }
+
   GridContext<N> context_;
   std::map<GridPoint<N>, double> values_;
+  std::array<std::vector<int64_t>, N> coords_; // distinct, ascending
+  std::vector<std::pair<double, bool>> dense_; // (value, present)
 };
 
 } // namespace shardlab::cost

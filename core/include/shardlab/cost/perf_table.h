@@ -18,8 +18,13 @@ namespace shardlab::cost {
 
 inline constexpr const char *kPerfTableFormat = "shardlab-perf-table";
 inline constexpr int kPerfTableVersion = 1;
-/// Files larger than this are refused before they are read.
-inline constexpr int64_t kMaxPerfTableFileBytes = int64_t{256} << 20;
+/// Files (and table texts) larger than this are refused before they are
+/// read or parsed: 64 MiB is ~360k entries, and loading one that large
+/// peaks near 0.85 GB (bench/RESULTS.md); XLA's own tables are ~116 KB.
+inline constexpr int64_t kMaxPerfTableFileBytes = int64_t{64} << 20;
+
+/// The error for a table text or file of `size` bytes over the limit.
+Error TableTooLargeError(const std::string &what, int64_t size);
 
 /// Statistics of repeated time measurements, in microseconds.
 struct TimeStats {

@@ -1,0 +1,89 @@
+// The allocation-free lookup paths (CollectiveInterpolator::Resolve/TimeUs,
+// MatmulInterpolator::TimeUs, the precomputed accurate index and the dense
+// GEMM grid) give exactly the explained estimates' times.
+#include "shardlab/cost/collective_model.h"
+#include "shardlab/cost/gemm_model.h"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace shardlab::cost;
+
+namespace {
+
+PerfTable BundledTable() {
+  auto t = LoadPerfTable(std::string(SHARDLAB_SOURCE_DIR) +
+                         "/examples/tables/h100_analytical.shardlab.json");
+  REQUIRE(t);
+  return *t;
+}
+
+} // namespace
+
+TEST_CASE("collective TimeUs equals EstimateTime in every mode") {
+  const PerfTable table = BundledTable();
+  for (EstimateMode mode : {EstimateMode::kCompatible, EstimateMode::kAccurate})
+    for (TableInterpolation interp :
+         {TableInterpolation::kNearest, TableInterpolation::kGridSnap}) {
+      CollectiveInterpolatorOptions options;
+      options.mode = mode;
+      options.interpolation = interp;
+      auto ci = CollectiveInterpolator::Create(table, options);
+      REQUIRE(ci);
+      for (const char *groups :
+           {"[4,2]<=[8]", "[1,8]<=[8]", "{{0,1,2},{3,4,5}}"})
+        for (int64_t bytes : {int64_t{1}, int64_t{5000}, int64_t{3} << 28}) {
+          CollectiveQuery q;
+          q.op = CollectiveOp::kReduceScatter;
+          q.dtype = "f32";
+          q.bytes = bytes;
+          q.groups = *ParseReplicaGroups(groups);
+          auto e = ci->EstimateTime(q);
+          auto r = ci->Resolve(q);
+          REQUIRE(e);
+          REQUIRE(r);
+          CHECK(*ci->TimeUs(*r, bytes) == e->time_us);
+        }
+    }
+}
+
+TEST_CASE("the precomputed accurate index matches the per-query build") {
+  std::vector<std::pair<GridPoint<2>, double>> pts = {
+      {{1024, 2}, 100}, {{4096, 2}, 300}, {{1024, 8}, 50}, {{65536, 8}, 900}};
+  const AccurateThroughputIndex index = AccurateThroughputIndex::Build(pts);
+  for (int64_t bytes : {1, 1024, 2000, 70000})
+    for (int64_t devices : {1, 2, 4, 8, 16})
+      CHECK(index.Throughput(bytes, devices) ==
+            AccurateThroughput(pts, bytes, devices));
+  CHECK(AccurateThroughputIndex::Build({}).Throughput(10, 2) == 0);
+}
+
+TEST_CASE("GEMM TimeUs equals EstimateTime; dense grid equals the map") {
+  const PerfTable table = BundledTable();
+  for (EstimateMode mode : {EstimateMode::kCompatible, EstimateMode::kAccurate})
+    for (GemmTableKind kind :
+         {GemmTableKind::kDefault, GemmTableKind::kUserProfiles}) {
+      auto mi = MatmulInterpolator::Create(table, kind, mode);
+      REQUIRE(mi);
+      for (const char *dtype : {"bf16", "f32", "f16"}) {
+        GemmQuery q;
+        q.dims = {3, 300, 5000, 700};
+        q.lhs_dtype = q.rhs_dtype = q.out_dtype = dtype;
+        auto e = mi->EstimateTime(q);
+        REQUIRE(e);
+        CHECK(*mi->TimeUs(q) == e->time_us);
+      }
+    }
+  WeightedAverageInterpolator<2> dense({{-1, -1}, {1, 1}, {1, 1}, {8, 8}});
+  for (int64_t x : {1, 2, 4, 8})
+    for (int64_t y : {1, 2, 4, 8})
+      dense.Add({x, y}, double(x * 10 + y));
+  WeightedAverageInterpolator<2> sparse = dense;
+  dense.BuildIndex();
+  for (GridPoint<2> q : {GridPoint<2>{3, 5}, GridPoint<2>{1, 8},
+                         GridPoint<2>{100, 0}, GridPoint<2>{6, 6}})
+    CHECK(*dense.Eval(q) == *sparse.Eval(q));
+  CHECK(dense.Find({2, 4}));
+  CHECK_FALSE(dense.Find({3, 4}));
+}
