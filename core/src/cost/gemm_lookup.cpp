@@ -89,6 +89,7 @@ Result<MatmulInterpolator> MatmulInterpolator::Create(const PerfTable &table,
   }
   for (auto &[key, per_dtype] : mi.per_dtype_)
     per_dtype.BuildIndex();
+  mi.nearest_.BuildIndex();
   if (mi.bf16_fallback_)
     mi.bf16_fallback_->BuildIndex();
   return mi;

@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <random>
 #include <string>
 
 using namespace shardlab::cost;
@@ -86,4 +87,22 @@ TEST_CASE("GEMM TimeUs equals EstimateTime; dense grid equals the map") {
     CHECK(*dense.Eval(q) == *sparse.Eval(q));
   CHECK(dense.Find({2, 4}));
   CHECK_FALSE(dense.Find({3, 4}));
+}
+
+TEST_CASE("indexed nearest neighbour equals the linear scan, ties included") {
+  std::mt19937_64 rng(3);
+  for (int round = 0; round < 20; ++round) {
+    NearestNeighbourInterpolator<int64_t, 3> linear;
+    for (int i = 0; i < 200; ++i)
+      linear.Add(
+          {int64_t(rng() % 9), int64_t(rng() % 50) * 64, int64_t(rng() % 5)},
+          i);
+    NearestNeighbourInterpolator<int64_t, 3> indexed = linear;
+    indexed.BuildIndex();
+    for (int i = 0; i < 200; ++i) {
+      const GridPoint<3> q = {int64_t(rng() % 12) - 2,
+                              int64_t(rng() % 3500) - 100, int64_t(rng() % 7)};
+      CHECK(indexed.NearestIndex(q) == linear.NearestIndex(q));
+    }
+  }
 }

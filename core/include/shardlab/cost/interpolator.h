@@ -74,16 +74,69 @@ template <size_t N> struct GridContext {
 /// The lower and upper grid candidates of x in one dimension (unclamped).
 std::pair<int64_t, int64_t> GridBracket(int64_t x, int64_t step, int64_t pow2);
 
-/// Nearest neighbour: linear scan, first inserted point wins ties.
+/// Nearest neighbour: the first inserted point wins ties. A linear scan,
+/// or after BuildIndex a scan outward along the widest dimension that stops
+/// once that dimension's gap alone exceeds the best distance (same result).
 template <class R, size_t N> class NearestNeighbourInterpolator {
 public:
-  void Add(const GridPoint<N> &p, R value) { points_.push_back({p, value}); }
+  void Add(const GridPoint<N> &p, R value) {
+    points_.push_back({p, value});
+    order_.clear();
+  }
   bool empty() const { return points_.empty(); }
   const std::vector<std::pair<GridPoint<N>, R>> &points() const {
     return points_;
   }
+  /// Sorts the points along their widest dimension (after the last Add).
+  void BuildIndex() {
+    if (points_.size() < 16)
+      return;
+    int64_t widest = -1;
+    for (size_t d = 0; d < N; ++d) {
+      auto [lo, hi] = std::minmax_element(points_.begin(), points_.end(),
+                                          [d](const auto &a, const auto &b) {
+                                            return a.first[d] < b.first[d];
+                                          });
+      const int64_t span = SquaredDistance<1>({lo->first[d]}, {hi->first[d]});
+      if (span > widest) {
+        widest = span;
+        dim_ = d;
+      }
+    }
+    order_.resize(points_.size());
+    for (size_t i = 0; i < order_.size(); ++i)
+      order_[i] = i;
+    std::stable_sort(order_.begin(), order_.end(), [this](size_t a, size_t b) {
+      return points_[a].first[dim_] < points_[b].first[dim_];
+    });
+  }
   /// Index of the nearest point; points() must not be empty.
   size_t NearestIndex(const GridPoint<N> &q) const {
+    if (order_.empty())
+      return LinearNearest(q);
+    auto hi = std::lower_bound(
+        order_.begin(), order_.end(), q[dim_],
+        [this](size_t i, int64_t v) { return points_[i].first[dim_] < v; });
+    auto lo = hi;
+    size_t best = points_.size();
+    int64_t best_dist = INT64_MAX;
+    bool down = lo != order_.begin(), up = hi != order_.end();
+    while (down || up) {
+      if (down)
+        down = Visit(*(lo - 1), q, best, best_dist) && --lo != order_.begin();
+      if (up)
+        up = Visit(*hi, q, best, best_dist) && ++hi != order_.end();
+    }
+    return best;
+  }
+  std::optional<R> Eval(const GridPoint<N> &q) const {
+    if (points_.empty())
+      return std::nullopt;
+    return points_[NearestIndex(q)].second;
+  }
+
+private:
+  size_t LinearNearest(const GridPoint<N> &q) const {
     size_t best = 0;
     int64_t best_dist = SquaredDistance<N>(points_[0].first, q);
     for (size_t i = 1; i < points_.size(); ++i) {
@@ -95,14 +148,24 @@ public:
     }
     return best;
   }
-  std::optional<R> Eval(const GridPoint<N> &q) const {
-    if (points_.empty())
-      return std::nullopt;
-    return points_[NearestIndex(q)].second;
+  /// Considers point i; false once the gap along dim_ alone is too large.
+  bool Visit(size_t i, const GridPoint<N> &q, size_t &best,
+             int64_t &best_dist) const {
+    const GridPoint<N> &p = points_[i].first;
+    if (best < points_.size() &&
+        SquaredDistance<1>({p[dim_]}, {q[dim_]}) > best_dist)
+      return false;
+    const int64_t d = SquaredDistance<N>(p, q);
+    if (d < best_dist || (d == best_dist && i < best)) {
+      best_dist = d;
+      best = i;
+    }
+    return true;
   }
 
-private:
   std::vector<std::pair<GridPoint<N>, R>> points_;
+  std::vector<size_t> order_; // indices sorted along dim_ (after BuildIndex)
+  size_t dim_ = 0;
 };
 
 /// Which of XLA's two grid-snap revisions to follow.
