@@ -42,6 +42,7 @@ constexpr Flag kFlags[] = {
     {"--preset", "hardware", FlagKind::kString, "cg"},
     {"--mode", "mode", FlagKind::kString, "cg"},
     {"--tables", "tables", FlagKind::kTables, "cg"},
+    {"--device", "device", FlagKind::kString, "cg"},
     {"--json", "", FlagKind::kBool, "cg"},
 };
 
@@ -176,6 +177,9 @@ const char *CostHelp() {
          "be\n"
          "                     repeated (merged). Default GEMM table: the\n"
          "                     preset's analytical one\n"
+         "  --device KEY       device of XLA text-proto tables holding "
+         "several\n"
+         "                     (e.g. sm_90, sm_100_B200)\n"
          "  --mode M           compatible (XLA's numbers, default) or "
          "accurate\n"
          "  --json             print the JSON API's reply: time_us, model,\n"

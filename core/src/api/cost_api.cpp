@@ -104,12 +104,13 @@ std::string loadTableReply(std::string_view text,
 }
 
 /// One table given as a JSON object or as text (shardlab JSON or XLA's).
-Result<PerfTable> tableValue(const json &value, const std::string &where) {
+Result<PerfTable> tableValue(const json &value, const std::string &where,
+                             const std::string &device) {
   if (!value.is_string() && !value.is_object())
     return MakeError(where + ": expected a table object or table text");
   std::string text =
       value.is_string() ? value.get<std::string>() : detail::dumpReply(value);
-  Result<LoadedTable> loaded = loadTable(text, "auto", "", 8);
+  Result<LoadedTable> loaded = loadTable(text, "auto", device, 8);
   if (!loaded)
     return MakeError(where + ": " + loaded.error().message);
   return std::move(loaded->table);
@@ -117,13 +118,13 @@ Result<PerfTable> tableValue(const json &value, const std::string &where) {
 
 /// The "tables" option: several tables merged (entries appended, the
 /// first table's metadata kept), e.g. a collective and a GEMM table.
-Result<PerfTable> tablesValue(const json &list) {
+Result<PerfTable> tablesValue(const json &list, const std::string &device) {
   if (!list.is_array() || list.empty())
     return MakeError("options.tables: expected a non-empty array of tables");
   PerfTable merged;
   for (size_t i = 0; i < list.size(); ++i) {
-    Result<PerfTable> one =
-        tableValue(list[i], "options.tables[" + std::to_string(i) + "]");
+    Result<PerfTable> one = tableValue(
+        list[i], "options.tables[" + std::to_string(i) + "]", device);
     if (!one)
       return one.error();
     if (i == 0)
@@ -150,10 +151,14 @@ Result<HardwarePreset> hardwareOption(OptionReader &reader) {
 /// The "tables" or "table" option, else the hardware's analytical table.
 Result<PerfTable> tableOption(OptionReader &reader, bool &is_default) {
   is_default = false;
+  std::string device; // XLA device key of text-proto tables, e.g. "sm_90"
+  reader.string("device", device);
+  if (!reader.ok())
+    return MakeError(reader.error());
   if (const json *tables = reader.get("tables"))
-    return tablesValue(*tables);
+    return tablesValue(*tables, device);
   if (const json *table = reader.get("table"))
-    return tableValue(*table, "options.table");
+    return tableValue(*table, "options.table", device);
   Result<HardwarePreset> hw = hardwareOption(reader);
   if (!hw)
     return hw.error();

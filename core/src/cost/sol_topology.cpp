@@ -29,8 +29,14 @@ Result<int64_t> Communicators(const SolConfig &c, int64_t group_size,
   return c.gpus_per_node / per_node;
 }
 
+constexpr const char *kRingNote =
+    "S-curve ring: launch + (g - 1) / gpn x (transfer x 1.025 + chunk prep + "
+    "rtt), x2 for all-reduce; network time only, no HBM term";
+
 Result<double> NetworkUs(const SolConfig &c, CollectiveOp op, int64_t bytes,
-                         int64_t nodes, int64_t comms, std::string *model) {
+                         int64_t nodes, int64_t comms, std::string *model,
+                         std::string *note) {
+  *note = kRingNote;
   switch (AsyncToSync(op)) {
   case CollectiveOp::kAllGather:
     *model = "s-curve/ring all-gather";
@@ -43,9 +49,14 @@ Result<double> NetworkUs(const SolConfig &c, CollectiveOp op, int64_t bytes,
     return RingLatencyUs(c, bytes, nodes, SolCollective::kReduceScatter, comms);
   case CollectiveOp::kAllToAll:
     *model = "s-curve/all-to-all";
+    *note = "S-curve all-to-all: launch + gpn x (nodes - 1) peers x "
+            "(transfer(bytes / (g - 1)) x 1.025 + chunk prep + rtt); network "
+            "time only, no HBM term";
     return AllToAllLatencyUs(c, bytes, nodes, comms);
   default: // permute, send, recv: one peer on another node (XLA: hosts = 2)
     *model = "s-curve/send-recv";
+    *note = "S-curve send/recv between 2 hosts: launch + transfer x 1.025 + "
+            "chunk prep + rtt; network time only, no HBM term";
     return RingLatencyUs(c, bytes, 2, SolCollective::kSendRecv, 1);
   }
 }
@@ -59,8 +70,8 @@ Result<Estimate> SolTopologyEstimate(const SolConfig &c, CollectiveOp op,
   if (!comms)
     return comms.error();
   Estimate e;
-  Result<double> us =
-      NetworkUs(c, op, bytes, nodes, *comms, &e.explanation.model);
+  Result<double> us = NetworkUs(c, op, bytes, nodes, *comms,
+                                &e.explanation.model, &e.explanation.note);
   if (!us)
     return us.error();
   e.time_us = *us;
@@ -72,9 +83,6 @@ Result<Estimate> SolTopologyEstimate(const SolConfig &c, CollectiveOp op,
                          {"rtt", c.rtt_us, "us"},
                          {"chunk_prep", c.chunk_prep_us, "us per chunk"},
                          {"launch", c.nccl_op_launch_us, "us"}};
-  e.explanation.note =
-      "S-curve ring: launch + (g - 1) / gpn x (transfer x 1.025 + chunk prep "
-      "+ rtt) (x2 for all-reduce); network time only, no HBM term";
   return e;
 }
 

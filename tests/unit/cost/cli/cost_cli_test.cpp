@@ -149,3 +149,26 @@ TEST_CASE("CLI and API agree; K > 1 is the S-curve alone") {
   // research/xla_lhs.md §d.2: H100 defaults, AR of 1 MiB over 2 x 8 GPUs.
   CHECK(reply["time_us"].get<double>() == doctest::Approx(193.8).epsilon(1e-3));
 }
+
+TEST_CASE("XLA text-proto tables: --device picks one of several devices") {
+  const std::string xla =
+      std::string(SHARDLAB_SOURCE_DIR) + "/tests/fuzz/cost_corpus/xla_0.txtpb";
+  std::vector<std::string> args = {
+      "collective",   "--op", "all-reduce", "--bytes", "1024",
+      "--group-size", "8",    "--tables",   xla,       "--json"};
+  auto without = ParseCostArgs(args);
+  REQUIRE(without);
+  std::ostringstream out, err;
+  CHECK(RunCost(*without, out, err) == 1);
+  CHECK(err.str().find("the table has: sm_90, sm_100_B200") !=
+        std::string::npos);
+  args.insert(args.end(), {"--device", "sm_90"});
+  auto with = ParseCostArgs(args);
+  REQUIRE(with);
+  CHECK(with->options["device"] == "sm_90");
+  std::ostringstream out2, err2;
+  REQUIRE(RunCost(*with, out2, err2) == 0);
+  auto reply = nlohmann::json::parse(out2.str());
+  CHECK(reply["model"] == "collective-table/exact");
+  CHECK(reply["explanation"]["key"] == "all-reduce|{{0,1,2,3,4,5,6,7}}|f32");
+}
