@@ -110,17 +110,22 @@ void updateFuncBoundary(Module &module, Operation &func) {
     Value *arg = entry.argument(i);
     const TensorSharding *sharding = getSharding(arg);
     const Mesh *mesh = sharding ? meshOf(module, *sharding) : nullptr;
-    if (mesh && isStaticTensor(arg->type))
-      setSharding(arg, evenlySharded(*sharding, arg->type, *mesh), ctx);
+    if (!mesh || !isStaticTensor(arg->type))
+      continue;
+    TensorSharding even = evenlySharded(*sharding, arg->type, *mesh);
+    if (!(even == *sharding)) // each set rebuilds the func's arg_attrs
+      setSharding(arg, even, ctx);
   }
   const auto &types =
       std::get<Type>(func.attrs.get("function_type")->payload)->results;
   for (size_t i = 0; i < types.size(); ++i) {
     const TensorSharding *sharding = getFuncResultSharding(func, i);
     const Mesh *mesh = sharding ? meshOf(module, *sharding) : nullptr;
-    if (mesh && isStaticTensor(types[i]))
-      setFuncResultSharding(func, i, evenlySharded(*sharding, types[i], *mesh),
-                            ctx);
+    if (!mesh || !isStaticTensor(types[i]))
+      continue;
+    TensorSharding even = evenlySharded(*sharding, types[i], *mesh);
+    if (!(even == *sharding))
+      setFuncResultSharding(func, i, even, ctx);
   }
 }
 
@@ -172,12 +177,11 @@ bool updateNonDivisibleInputOutputShardingsPass(Module &module,
                                                 DiagnosticEngine &) {
   forEachFunc(module,
               [&](Operation &func) { updateFuncBoundary(module, func); });
+  // Calls and manual computations do not share attributes: one walk.
   walk(module.op(), [&](Operation &op) {
     if (op.is("func.call"))
       updateCall(module, op);
-  });
-  walk(module.op(), [&](Operation &op) {
-    if (op.is("sdy.manual_computation"))
+    else if (op.is("sdy.manual_computation"))
       updateManualComputation(module, op);
   });
   return true;

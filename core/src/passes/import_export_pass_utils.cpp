@@ -2,6 +2,7 @@
 #include "shardlab/ir/op_registry.h"
 #include "shardlab/passes/pass_utils.h"
 
+#include <unordered_map>
 #include <unordered_set>
 
 namespace shardlab {
@@ -232,22 +233,45 @@ void transformFuncShardings(Operation &func, Context &ctx,
     }
 }
 
-void transformOpShardings(Operation &op, Context &ctx,
-                          const std::function<void(TensorSharding &)> &fn) {
-  std::vector<NamedAttr> entries = op.attrs.entries();
-  for (const NamedAttr &entry : entries) {
-    if (entry.value->kind == AttrKind::Sharding) {
-      TensorSharding sharding = entry.value->sharding();
+// `fn` applied to a Sharding or ShardingPerValue attribute, the same
+// attribute when nothing changed. Attributes are immutable, so `memo` keeps
+// the result per attribute: a module's many equal (uniqued) shardings are
+// transformed once. `fn` must give equal results for equal shardings.
+using ShardingMemo = std::unordered_map<const Attr *, const Attr *>;
+
+const Attr *transformedAttr(const Attr *attr, Context &ctx,
+                            const std::function<void(TensorSharding &)> &fn,
+                            ShardingMemo &memo) {
+  auto [it, inserted] = memo.try_emplace(attr, attr);
+  if (!inserted)
+    return it->second;
+  if (attr->kind == AttrKind::Sharding) {
+    TensorSharding sharding = attr->sharding();
+    fn(sharding);
+    if (!(sharding == attr->sharding()))
+      it->second = ctx.attrs.sharding(std::move(sharding));
+  } else {
+    std::vector<TensorSharding> list = attr->shardings();
+    for (TensorSharding &sharding : list)
       fn(sharding);
-      if (!(sharding == entry.value->sharding()))
-        op.attrs.set(entry.name, ctx.attrs.sharding(std::move(sharding)));
-    } else if (entry.value->kind == AttrKind::ShardingPerValue) {
-      std::vector<TensorSharding> list = entry.value->shardings();
-      for (TensorSharding &sharding : list)
-        fn(sharding);
-      if (list != entry.value->shardings())
-        op.attrs.set(entry.name, ctx.attrs.shardingPerValue(std::move(list)));
-    }
+    if (list != attr->shardings())
+      it->second = ctx.attrs.shardingPerValue(std::move(list));
+  }
+  return it->second;
+}
+
+void transformOpShardings(Operation &op, Context &ctx,
+                          const std::function<void(TensorSharding &)> &fn,
+                          ShardingMemo &memo) {
+  // set() on an existing name replaces its value in place.
+  for (size_t i = 0; i < op.attrs.entries().size(); ++i) {
+    const NamedAttr &entry = op.attrs.entries()[i];
+    if (entry.value->kind != AttrKind::Sharding &&
+        entry.value->kind != AttrKind::ShardingPerValue)
+      continue;
+    const Attr *updated = transformedAttr(entry.value, ctx, fn, memo);
+    if (updated != entry.value)
+      op.attrs.set(entry.name, updated);
   }
 }
 
@@ -256,11 +280,12 @@ void transformOpShardings(Operation &op, Context &ctx,
 void transformShardings(Module &module,
                         const std::function<void(TensorSharding &)> &fn) {
   Context &ctx = module.ctx();
+  ShardingMemo memo;
   walk(module.op(), [&](Operation &op) {
     if (op.is("func.func"))
       transformFuncShardings(op, ctx, fn);
     else
-      transformOpShardings(op, ctx, fn);
+      transformOpShardings(op, ctx, fn, memo);
   });
 }
 

@@ -73,7 +73,9 @@ void setOpSharding(Operation &op, const TensorSharding &sharding, Context &ctx,
 
 /// Calls `fn` on every sharding of the module, in Shardy's walk order
 /// (pre-order; a func's argument then result shardings, then its body; the
-/// sharding attributes of each op) and stores the changed ones back.
+/// sharding attributes of each op) and stores the changed ones back. `fn`
+/// must give equal results for equal shardings: an op attribute seen before
+/// is not transformed again.
 void transformShardings(Module &module,
                         const std::function<void(TensorSharding &)> &fn);
 
