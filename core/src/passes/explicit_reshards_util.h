@@ -47,6 +47,17 @@ findCommonAxesHeuristic(const std::vector<const TensorFactorShardings *> &rows,
                         const std::vector<int64_t> &tensor_sizes,
                         const Mesh &mesh);
 
+/// Whether some present factor of some row has overflow axes.
+bool hasOverflowAxes(const ShardingProjection &projection);
+/// A reshape with overflow axes (explicit_reshards_reshape.cpp): deals the
+/// more sharded side's axes out again over each side's factors and sets
+/// every factor to their greatest common prefix on both sides, which it
+/// returns (Shardy's processReshapeWithOverflowAxes).
+AxesPerFactor alignReshapeOverflowAxes(ShardingProjection &projection,
+                                       const OpShardingRule &rule,
+                                       const MeshRef &mesh_ref,
+                                       const Mesh &mesh);
+
 /// Cuts `axes` before the first axis overlapping `other`, keeping the
 /// non-overlapping major part of that axis; returns whether it changed.
 bool truncateWithoutOverlap(std::vector<AxisRef> &axes,

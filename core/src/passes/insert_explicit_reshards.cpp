@@ -174,10 +174,12 @@ void reshardResults(const OpContext &c, const ShardingProjection &projection,
     if (!changed[base + i] && !needsCommonMesh(c, c.shardings.out[i]))
       continue;
     Value *result = c.op.result(i);
+    // Read now, not from c.shardings: setting an earlier result's sharding
+    // gave the results without one a fully open sharding (as in Shardy).
+    const TensorSharding *current = getSharding(result);
     TensorSharding old =
-        c.shardings.out[i]
-            ? *c.shardings.out[i]
-            : fullyClosedSharding(c.mesh_ref, result->type->shape.size());
+        current ? *current
+                : fullyClosedSharding(c.mesh_ref, result->type->shape.size());
     Operation *reshard = createReshard(ctx, point, result, old);
     replaceUsesExcept(result, reshard->result(0), reshard);
     setSharding(result,
@@ -284,7 +286,31 @@ std::vector<AxisRef> reductionAxes(const OpContext &c,
   return axes;
 }
 
+bool equivalentOrBothReplicated(const OptSharding &a, const TensorSharding &b) {
+  return a ? isEquivalent(*a, b) : isFullyReplicated(b);
+}
+
+// A reshape with overflow axes: its operand and result are resharded to the
+// aligned shardings where these differ from the current ones.
+AxesPerFactor processReshapeOverflow(const OpContext &c,
+                                     ShardingProjection &projection) {
+  AxesPerFactor common =
+      alignReshapeOverflowAxes(projection, c.rule, c.mesh_ref, c.mesh);
+  TensorSharding in =
+      rowSharding(c, projection.operands[0], c.rule.operands[0]);
+  TensorSharding out = rowSharding(c, projection.results[0], c.rule.results[0]);
+  std::vector<bool> changed = {
+      !equivalentOrBothReplicated(shardingOf(c.op.operand(0)), in),
+      !equivalentOrBothReplicated(c.shardings.out[0], out)};
+  reshardOperands(c, projection, changed);
+  reshardResults(c, projection, changed);
+  return common;
+}
+
 AxesPerFactor processFull(const OpContext &c, ShardingProjection &projection) {
+  if (c.op.is("stablehlo.reshape") && c.op.numOperands() == 1 &&
+      c.op.numResults() == 1 && hasOverflowAxes(projection))
+    return processReshapeOverflow(c, projection);
   AxesPerFactor common =
       findCommonAxes(projection, c.rule, tensorSizes(c.op), c.mesh);
   std::vector<bool> changed = applyCommonAxes(projection, common);
@@ -304,12 +330,36 @@ bool allReplicated(const OpShardings &s) {
   return true;
 }
 
+// The op's rule without attaching it and without copying: the attached
+// one, one shared with equal ops through `cache`, or one built into `owned`
+// for ops whose rules cannot be shared (regions, uncomparable attributes).
+const OpShardingRule *ruleOf(Operation &op, Context &ctx, RuleCache &cache,
+                             std::optional<OpShardingRule> &owned) {
+  if (const Attr *attached = op.attrs.get(kShardingRuleAttr);
+      attached && attached->kind == AttrKind::OpShardingRule)
+    return &attached->rule();
+  std::string key;
+  if (!RuleCache::key(op, false, key)) {
+    owned = createOpShardingRule(op, false);
+    return owned ? &*owned : nullptr;
+  }
+  const Attr *attr = cache.find(key);
+  if (!attr) {
+    std::optional<OpShardingRule> rule = createOpShardingRule(op, false);
+    if (!rule)
+      return nullptr;
+    attr = ctx.attrs.rule(std::move(*rule));
+    cache.insert(std::move(key), attr);
+  }
+  return &attr->rule();
+}
+
 void processRuleOp(Module &module, Operation &op, const OpShardings &s,
-                   bool full) {
+                   bool full, RuleCache &rules) {
   if (allReplicated(s))
     return;
-  std::optional<OpShardingRule> rule =
-      getOrCreateShardingRule(op, module.ctx(), false, /*attach=*/false);
+  std::optional<OpShardingRule> owned;
+  const OpShardingRule *rule = ruleOf(op, module.ctx(), rules, owned);
   if (!rule || rule->is_custom)
     return;
   std::optional<MeshRef> mesh_ref = chooseMesh(module, s);
@@ -341,7 +391,7 @@ bool isSingleDeviceOp(const Module &module, const OpShardings &s) {
 }
 
 bool processOp(Module &module, Operation &op, bool enable_full,
-               DiagnosticEngine &diags) {
+               RuleCache &rules, DiagnosticEngine &diags) {
   bool full = isOnFullVersion(op, enable_full);
   if (isShardableDataFlowOp(op)) {
     reshardDataFlowSources(module, op, full);
@@ -357,7 +407,7 @@ bool processOp(Module &module, Operation &op, bool enable_full,
   OpShardings s = readShardings(op);
   if (isSingleDeviceOp(module, s))
     return processSingleDeviceOp(module, op, s.out, diags);
-  processRuleOp(module, op, s, full);
+  processRuleOp(module, op, s, full, rules);
   return true;
 }
 
@@ -384,6 +434,7 @@ bool insertExplicitReshardsPass(Module &module, const PassOptions &options,
                                 DiagnosticEngine &diags) {
   bool full = optionIsTrue(options, "enable-full-version");
   bool ok = true;
+  RuleCache rules;
   forEachFunc(module, [&](Operation &func) {
     if (!ok || !verifyNoSingleDeviceFuncShardings(module, func, diags)) {
       ok = false;
@@ -392,7 +443,7 @@ bool insertExplicitReshardsPass(Module &module, const PassOptions &options,
     std::vector<Operation *> ops;
     collectPostOrder(func, ops);
     for (Operation *op : ops)
-      if (!processOp(module, *op, full, diags)) {
+      if (!processOp(module, *op, full, rules, diags)) {
         ok = false;
         return;
       }
