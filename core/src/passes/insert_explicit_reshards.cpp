@@ -21,7 +21,8 @@
 #include "shardlab/sharding/sharding_utils.h"
 
 #include <algorithm>
-#include <map>
+#include <string_view>
+#include <utility>
 
 namespace shardlab {
 
@@ -44,13 +45,22 @@ OpShardings readShardings(Operation &op) {
   return s;
 }
 
+int &meshCount(std::vector<std::pair<std::string_view, int>> &counts,
+               std::string_view symbol) {
+  for (auto &entry : counts)
+    if (entry.first == symbol)
+      return entry.second;
+  return counts.emplace_back(symbol, 0).second;
+}
+
 // The mesh most non-replicated shardings use among those equal to the
 // common mesh (ignoring device ids); nullopt when they disagree, when none
 // has a mesh, or when the mesh is maximal.
 std::optional<MeshRef> chooseMesh(const Module &module, const OpShardings &s) {
   const Mesh *common = nullptr;
   std::optional<MeshRef> first, best;
-  std::map<std::string, int> counts;
+  // Few meshes per op: a small list beats a map (no node allocations).
+  std::vector<std::pair<std::string_view, int>> counts;
   int best_count = 0;
   for (const auto *list : {&s.in, &s.out})
     for (const OptSharding &sharding : *list) {
@@ -67,7 +77,7 @@ std::optional<MeshRef> chooseMesh(const Module &module, const OpShardings &s) {
       }
       if (isFullyReplicated(*sharding))
         continue;
-      int count = ++counts[sharding->mesh.symbol];
+      int count = ++meshCount(counts, sharding->mesh.symbol);
       if (count > best_count) {
         best_count = count;
         best = sharding->mesh;
@@ -354,12 +364,20 @@ const OpShardingRule *ruleOf(Operation &op, Context &ctx, RuleCache &cache,
   return &attr->rule();
 }
 
+// What the pass keeps from op to op: the rule memo and the storage of one
+// projection (rebuilt in place for every op).
+struct Scratch {
+  RuleCache rules;
+  ShardingProjection projection;
+  std::vector<const TensorSharding *> in, out;
+};
+
 void processRuleOp(Module &module, Operation &op, const OpShardings &s,
-                   bool full, RuleCache &rules) {
+                   bool full, Scratch &scratch) {
   if (allReplicated(s))
     return;
   std::optional<OpShardingRule> owned;
-  const OpShardingRule *rule = ruleOf(op, module.ctx(), rules, owned);
+  const OpShardingRule *rule = ruleOf(op, module.ctx(), scratch.rules, owned);
   if (!rule || rule->is_custom)
     return;
   std::optional<MeshRef> mesh_ref = chooseMesh(module, s);
@@ -367,12 +385,15 @@ void processRuleOp(Module &module, Operation &op, const OpShardings &s,
   if (!mesh)
     return;
   OpContext c{module, op, *rule, *mesh, *mesh_ref, s};
-  std::vector<const TensorSharding *> in, out;
+  std::vector<const TensorSharding *> &in = scratch.in, &out = scratch.out;
+  in.clear();
+  out.clear();
   for (const OptSharding &sharding : s.in)
     in.push_back(sharding ? &*sharding : nullptr);
   for (const OptSharding &sharding : s.out)
     out.push_back(sharding ? &*sharding : nullptr);
-  ShardingProjection projection = buildProjection(in, out, *rule, *mesh);
+  ShardingProjection &projection = scratch.projection;
+  buildProjectionInto(projection, in, out, *rule, *mesh);
   AxesPerFactor common;
   if (full)
     common = processFull(c, projection);
@@ -391,7 +412,7 @@ bool isSingleDeviceOp(const Module &module, const OpShardings &s) {
 }
 
 bool processOp(Module &module, Operation &op, bool enable_full,
-               RuleCache &rules, DiagnosticEngine &diags) {
+               Scratch &scratch, DiagnosticEngine &diags) {
   bool full = isOnFullVersion(op, enable_full);
   if (isShardableDataFlowOp(op)) {
     reshardDataFlowSources(module, op, full);
@@ -407,7 +428,7 @@ bool processOp(Module &module, Operation &op, bool enable_full,
   OpShardings s = readShardings(op);
   if (isSingleDeviceOp(module, s))
     return processSingleDeviceOp(module, op, s.out, diags);
-  processRuleOp(module, op, s, full, rules);
+  processRuleOp(module, op, s, full, scratch);
   return true;
 }
 
@@ -434,7 +455,7 @@ bool insertExplicitReshardsPass(Module &module, const PassOptions &options,
                                 DiagnosticEngine &diags) {
   bool full = optionIsTrue(options, "enable-full-version");
   bool ok = true;
-  RuleCache rules;
+  Scratch scratch;
   forEachFunc(module, [&](Operation &func) {
     if (!ok || !verifyNoSingleDeviceFuncShardings(module, func, diags)) {
       ok = false;
@@ -443,7 +464,7 @@ bool insertExplicitReshardsPass(Module &module, const PassOptions &options,
     std::vector<Operation *> ops;
     collectPostOrder(func, ops);
     for (Operation *op : ops)
-      if (!processOp(module, *op, full, rules, diags)) {
+      if (!processOp(module, *op, full, scratch, diags)) {
         ok = false;
         return;
       }
