@@ -134,11 +134,11 @@ json scheduleModule(Module &module, bool lowered,
   if (!scheduled.ok)
     return detail::failureReply(scheduled.error, scheduled.diagnostics);
   reply["ok"] = true;
-  reply["report"] = detail::parseJson(
-      schedule::reportJson(scheduled.program, scheduled.schedule));
+  reply["report"] =
+      schedule::reportValue(scheduled.program, scheduled.schedule);
   if (request.trace)
-    reply["trace"] = detail::parseJson(
-        schedule::chromeTraceJson(scheduled.program, scheduled.schedule));
+    reply["trace"] =
+        schedule::chromeTraceValue(scheduled.program, scheduled.schedule);
   return reply;
 }
 

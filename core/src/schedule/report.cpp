@@ -106,7 +106,7 @@ json memoryCurve(const Schedule &s) {
 
 } // namespace
 
-std::string reportJson(const Program &program, const Schedule &s) {
+json reportValue(const Program &program, const Schedule &s) {
   const Graph &g = program.graph;
   std::vector<int64_t> entries;
   const std::vector<int64_t> index = entryIndex(g, s, entries);
@@ -140,10 +140,14 @@ std::string reportJson(const Program &program, const Schedule &s) {
             {"assumptions", program.assumptions},
             {"memory_curve", memoryCurve(s)},
             {"ops", ops}};
-  return j.dump(1);
+  return j;
 }
 
-std::string chromeTraceJson(const Program &program, const Schedule &s) {
+std::string reportJson(const Program &program, const Schedule &s) {
+  return reportValue(program, s).dump(1);
+}
+
+json chromeTraceValue(const Program &program, const Schedule &s) {
   const Graph &g = program.graph;
   json events = json::array();
   int max_stream = 0;
@@ -186,7 +190,11 @@ std::string chromeTraceJson(const Program &program, const Schedule &s) {
          {"pid", 0},
          {"tid", 1 + st},
          {"args", {{"name", "collectives-" + std::to_string(st)}}}});
-  return json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump();
+  return json{{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+}
+
+std::string chromeTraceJson(const Program &program, const Schedule &s) {
+  return chromeTraceValue(program, s).dump();
 }
 
 std::string summaryText(const Program &program, const Schedule &s) {

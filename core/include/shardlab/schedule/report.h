@@ -7,6 +7,8 @@
 #include "shardlab/schedule/program.h"
 #include "shardlab/schedule/scheduler.h"
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 
 namespace shardlab::schedule {
@@ -21,9 +23,14 @@ namespace shardlab::schedule {
 ///  "ops": [{"name", "kind": "compute"|"collective", "stream", "start_us",
 ///  "end_us", "deps": [indices], ...}]}.
 std::string reportJson(const Program &program, const Schedule &schedule);
+/// The same report as a JSON value, for callers that embed it in a larger
+/// reply (the API) without printing and re-parsing it.
+nlohmann::json reportValue(const Program &program, const Schedule &schedule);
 
 /// Chrome trace event JSON ({"traceEvents": [...]}, µs timestamps).
 std::string chromeTraceJson(const Program &program, const Schedule &schedule);
+nlohmann::json chromeTraceValue(const Program &program,
+                                const Schedule &schedule);
 
 /// A few lines for the terminal.
 std::string summaryText(const Program &program, const Schedule &schedule);
