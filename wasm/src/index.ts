@@ -120,6 +120,10 @@ export type CollectiveOpName =
 export interface CostSource {
   /** A table: a loaded one, its JSON object or text (JSON or XLA txtpb). */
   table?: PerfTable | string;
+  /** Several tables, merged (entries appended), as shardlab-cost --tables. */
+  tables?: (PerfTable | string)[];
+  /** XLA text-proto tables holding several devices: which one to use. */
+  device?: string;
   /** Without a table: the analytical table of this preset (default h100). */
   hardware?: string;
   /** "compatible" (XLA bit for bit, default) or "accurate". */
@@ -137,6 +141,13 @@ export interface CollectiveOptions extends CostSource {
   source_target_pairs?: [number, number][];
   interpolation?: "nearest" | "grid-snap";
   partition_size?: number;
+  /** Query by topology (shardlab-cost --group-size/--nodes) instead of
+   *  replica groups: nodes > 1 uses the S-curve model alone. */
+  group_size?: number;
+  nodes?: number;
+  gpus_per_node?: number;
+  /** S-curve options "nic_speed_gbps=...,gpus_per_node=...". */
+  sol_options?: string;
 }
 
 export interface GemmOptions extends CostSource {
@@ -146,6 +157,8 @@ export interface GemmOptions extends CostSource {
   n: number;
   /** Sets lhs, rhs and out dtypes at once (default bf16). */
   dtype?: string;
+  /** XLA's key "bf16xbf16->bf16" (lhs, rhs, out), as shardlab-cost --dtypes. */
+  dtypes?: string;
   lhs_dtype?: string;
   rhs_dtype?: string;
   out_dtype?: string;
