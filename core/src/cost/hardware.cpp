@@ -18,6 +18,7 @@ HardwarePreset H100() {
   h.peak_flop_per_s = {{"bf16", 989.4e12}, {"f16", 989.4e12}, {"f8", 1978.9e12},
                        {"tf32", 494.7e12}, {"f32", 66.9e12},  {"f64", 33.5e12}};
   h.source = "NVIDIA H100 datasheet; XLA gpu_device_info_for_tests.cc";
+  h.device_memory_bytes = 84978434048; // XLA's TestGpuDeviceInfo (80 GB)
   return h;
 }
 
@@ -29,6 +30,7 @@ HardwarePreset H200() {
   h.device_name = "NVIDIA H200";
   h.hbm_bytes_per_s = 4.8e12;
   h.source = "NVIDIA H200 datasheet";
+  h.device_memory_bytes = 150754820096; // cudaMemGetInfo total, 141 GB part
   return h;
 }
 
@@ -42,6 +44,7 @@ HardwarePreset B200() {
   h.peak_flop_per_s = {{"bf16", 2.25e15}, {"f16", 2.25e15}, {"f8", 4.5e15},
                        {"tf32", 1.1e15},  {"f32", 74.4e12}, {"f64", 40e12}};
   h.source = "NVIDIA HGX B200 datasheet; XLA gpu_device_info_for_tests.cc";
+  h.device_memory_bytes = 193273528320; // XLA's TestGpuDeviceInfo (180 GB)
   return h;
 }
 
@@ -58,6 +61,7 @@ HardwarePreset A100() {
                        {"f32", 19.5e12},
                        {"f64", 9.7e12}};
   h.source = "NVIDIA A100 datasheet";
+  h.device_memory_bytes = 85899345920; // 80 GiB
   return h;
 }
 
@@ -104,6 +108,7 @@ Result<HardwarePreset> ParseHardwarePreset(std::string_view json_text) {
   r.Positive("hbm_bytes_per_s", &h.hbm_bytes_per_s, true);
   r.Positive("nvlink_bytes_per_s", &h.nvlink_bytes_per_s, true);
   r.String("source", &h.source, false);
+  r.Int("device_memory_bytes", &h.device_memory_bytes, false, 0);
   const detail::json *peaks = r.Get("peak_flop_per_s");
   if (!peaks || !peaks->is_object() || peaks->empty())
     r.Fail("peak_flop_per_s", "an object of dtype -> FLOP/s", peaks);

@@ -80,17 +80,8 @@ bool lowerToCollectives(Module &module, DiagnosticEngine &diags,
 }
 
 int64_t presetDeviceMemoryBytes(std::string_view preset) {
-  // XLA's test device descriptors where it has them (H100 SXM, B200),
-  // else the memory size CUDA reports for the 80 GB / 141 GB parts.
-  if (preset == "h100")
-    return 84978434048;
-  if (preset == "b200")
-    return 193273528320;
-  if (preset == "h200")
-    return 150754820096;
-  if (preset == "a100")
-    return 85899345920;
-  return 0;
+  auto hw = cost::FindHardwarePreset(preset);
+  return hw.ok() ? hw->device_memory_bytes : 0;
 }
 
 PipelineResult runSchedulePipeline(std::string_view text,
@@ -155,9 +146,11 @@ bool programOptionsFor(const TargetOptions &target, ProgramOptions &out,
 
 bool pipelineOptionsFor(const TargetOptions &target, PipelineOptions &out,
                         std::string &error) {
-  out.device_memory_bytes = presetDeviceMemoryBytes(target.preset);
   out.scheduler.reruns = 1;
-  return programOptionsFor(target, out.program, error);
+  if (!programOptionsFor(target, out.program, error))
+    return false;
+  out.device_memory_bytes = out.program.hardware.device_memory_bytes;
+  return true;
 }
 
 } // namespace shardlab::schedule

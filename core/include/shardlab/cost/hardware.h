@@ -27,6 +27,7 @@ struct HardwarePreset {
   int64_t gpus_per_node = 8;
   std::map<std::string, double> peak_flop_per_s; // dense, by dtype
   std::string source;                            // public references
+  int64_t device_memory_bytes = 0; // what the CUDA driver reports; 0: unknown
 };
 
 /// Built-in presets: h100, h200, b200, a100.
