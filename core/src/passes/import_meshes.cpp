@@ -7,6 +7,7 @@
 #include "shardlab/passes/sdy_passes.h"
 #include "shardlab/sharding/axis.h"
 
+#include <iterator>
 #include <map>
 
 namespace shardlab {
@@ -123,26 +124,37 @@ liftedReplicaGroupMesh(const ReplicaGroupMeshAxesText &groups,
   return name;
 }
 
+// The collectives that may hold a mesh, grouped by kind in visiting order,
+// collected in one walk.
+std::vector<std::vector<Operation *>> meshCollectives(Module &module) {
+  std::vector<std::vector<Operation *>> by_kind(std::size(kMeshCollectives));
+  walkPostOrder(module.op(), [&](Operation &op) {
+    for (size_t k = 0; k < by_kind.size(); ++k)
+      if (op.is(kMeshCollectives[k]) && op.attrs.get("replica_groups"))
+        by_kind[k].push_back(&op);
+  });
+  return by_kind;
+}
+
 void liftReplicaGroupMeshes(MeshSymbols &symbols) {
   Context &ctx = symbols.module.ctx();
   std::map<std::string, std::string> lifted;
-  for (const char *collective : kMeshCollectives)
-    walkPostOrder(symbols.module.op(), [&](Operation &op) {
-      const Attr *attr =
-          op.is(collective) ? op.attrs.get("replica_groups") : nullptr;
-      if (!attr || attr->kind != AttrKind::Opaque)
-        return;
+  for (const std::vector<Operation *> &ops : meshCollectives(symbols.module))
+    for (Operation *op : ops) {
+      const Attr *attr = op->attrs.get("replica_groups");
+      if (attr->kind != AttrKind::Opaque)
+        continue;
       std::optional<ReplicaGroupMeshAxesText> groups =
           splitReplicaGroupMeshAxes(attr->text);
       if (!groups)
-        return;
+        continue;
       if (std::optional<std::string> name =
               liftedReplicaGroupMesh(*groups, symbols, lifted)) {
         groups->mesh = "@" + *name;
-        op.attrs.set(ctx.intern("replica_groups"),
-                     ctx.attrs.opaque(groups->text()));
+        op->attrs.set(ctx.intern("replica_groups"),
+                      ctx.attrs.opaque(groups->text()));
       }
-    });
+    }
 }
 
 // `{axes = [{name = "x", size = 2 : i64}], device_ids = dense<...>}`: the
