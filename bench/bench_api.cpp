@@ -11,6 +11,7 @@
 // "reply_bytes"}.
 #include "shardlab/api/api.h"
 #include "shardlab/api/playground_api.h"
+#include "shardlab/support/file_io.h"
 
 #include <nlohmann/json.hpp>
 
@@ -47,16 +48,6 @@ double cpuMs() {
          1e-6 * static_cast<double>(ts.tv_nsec);
 }
 
-bool readFile(const char *path, std::string &text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  text = buffer.str();
-  return true;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -78,7 +69,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "bench_api: unknown call %s\n", call.c_str());
     return 2;
   }
-  if (!readFile(argv[i], text)) {
+  if (!shardlab::readFile(argv[i], text)) {
     std::fprintf(stderr, "bench_api: cannot read %s\n", argv[i]);
     return 1;
   }

@@ -5,6 +5,7 @@
 // with files, -o and --help.
 #include "shardlab/api/api.h"
 #include "shardlab/passes/pass_registry.h"
+#include "shardlab/support/file_io.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -75,34 +76,14 @@ bool splitArgs(int argc, char **argv, Options &options, std::string &error) {
   return true;
 }
 
-bool readInput(const std::string &path, std::string &text) {
-  std::ostringstream buffer;
-  if (path == "-") {
-    buffer << std::cin.rdbuf();
-  } else {
-    std::ifstream file(path, std::ios::binary);
-    if (!file)
-      return false;
-    buffer << file.rdbuf();
-  }
-  text = buffer.str();
-  return true;
-}
-
 /// Writes `text` to `path` (or stdout) atomically: temp file + rename.
 bool writeOutput(const std::string &path, const std::string &text) {
   if (path == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return true;
   }
-  std::string temp = path + ".tmp";
-  {
-    std::ofstream file(temp, std::ios::binary);
-    if (!file ||
-        !file.write(text.data(), static_cast<std::streamsize>(text.size())))
-      return false;
-  }
-  return std::rename(temp.c_str(), path.c_str()) == 0;
+  std::string error;
+  return writeFileAtomically(path, text, error);
 }
 
 } // namespace
@@ -121,7 +102,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   std::string text;
-  if (!readInput(options.input, text)) {
+  if (!readFile(options.input, text)) {
     std::cerr << "shardlab-opt: could not open input file '" << options.input
               << "'\n";
     return 1;

@@ -7,6 +7,7 @@
 #include "shardlab/cost/perf_table.h"
 #include "shardlab/schedule/pipeline.h"
 #include "shardlab/schedule/report.h"
+#include "shardlab/support/file_io.h"
 #include "shardlab/text/text.h"
 
 #include <array>
@@ -146,35 +147,6 @@ int parseArgs(int argc, char **argv, Options &o, std::string &error) {
   return o.input.empty() ? 1 : 0;
 }
 
-bool readFile(const std::string &path, std::string &text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  text = buffer.str();
-  return true;
-}
-
-bool writeAtomically(const std::string &path, const std::string &text,
-                     std::string &error) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) {
-      error = "cannot write " + tmp;
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    error = "cannot rename " + tmp + " to " + path;
-    return false;
-  }
-  return true;
-}
-
 } // namespace
 
 int runSchedule(const Options &o, std::string &error);
@@ -213,10 +185,11 @@ bool loadTables(const Options &o, cost::PerfTable &table, std::string &error) {
 bool writeOutputs(const Options &o, const schedule::Program &program,
                   const schedule::Schedule &s, std::string &error) {
   if (!o.trace.empty() &&
-      !writeAtomically(o.trace, schedule::chromeTraceJson(program, s), error))
+      !writeFileAtomically(o.trace, schedule::chromeTraceJson(program, s),
+                           error))
     return false;
   return o.report.empty() ||
-         writeAtomically(o.report, schedule::reportJson(program, s), error);
+         writeFileAtomically(o.report, schedule::reportJson(program, s), error);
 }
 
 } // namespace

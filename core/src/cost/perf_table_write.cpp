@@ -1,5 +1,6 @@
 // Serialising performance tables and writing them atomically.
 #include "shardlab/cost/perf_table.h"
+#include "shardlab/support/file_io.h"
 
 #include <nlohmann/json.hpp>
 
@@ -113,22 +114,9 @@ Result<bool> WritePerfTable(const PerfTable &table, const std::string &path) {
   if (!valid)
     return MakeError(path + ": refusing to write an invalid table: " +
                      valid.error().message);
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out)
-      return MakeError(tmp + ": cannot create temporary file");
-    out << SerializePerfTable(table);
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return MakeError(tmp + ": write failed");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return MakeError(path + ": cannot rename temporary file into place");
-  }
+  std::string error;
+  if (!writeFileAtomically(path, SerializePerfTable(table), error))
+    return MakeError(error);
   return true;
 }
 

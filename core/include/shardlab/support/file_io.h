@@ -1,0 +1,21 @@
+// Whole-file reads and atomic writes for the command-line tools and the
+// table writer: every file shardlab writes goes through a temporary file
+// beside it and a rename, so a reader never sees half a file.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace shardlab {
+
+/// Reads the whole file at `path` (bytes as they are); "-" reads stdin.
+/// False when it cannot be opened or read.
+bool readFile(const std::string &path, std::string &text);
+
+/// Writes `text` to `path` through `path.tmp` and a rename. On failure
+/// returns false with `error` saying what failed, removes the temporary
+/// file and leaves `path` as it was.
+bool writeFileAtomically(const std::string &path, std::string_view text,
+                         std::string &error);
+
+} // namespace shardlab
