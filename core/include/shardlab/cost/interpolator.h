@@ -74,60 +74,168 @@ template <size_t N> struct GridContext {
 /// The lower and upper grid candidates of x in one dimension (unclamped).
 std::pair<int64_t, int64_t> GridBracket(int64_t x, int64_t step, int64_t pow2);
 
+/// Exact nearest-neighbour index: a k-d tree over distinct points (of equal
+/// points only the first inserted is kept) with a bounding box per node.
+/// A node splits its widest dimension between two distinct coordinates near
+/// the median (at the median itself when that would leave a side under a
+/// quarter, so the depth stays logarithmic); leaves hold up to 8 points. The
+/// search visits the nearer child first and skips a subtree whose box is
+/// farther than the best distance so far, or as far with no point inserted
+/// before the best one, so it returns the linear scan's point: the nearest,
+/// ties to the smallest index.
+template <size_t N> class KdTreeIndex {
+public:
+  /// Indexes points[i].first as index i (after the last change to points).
+  template <class P> void Build(const std::vector<P> &points) {
+    items_.clear();
+    nodes_.clear();
+    std::map<GridPoint<N>, size_t> first;
+    for (size_t i = 0; i < points.size(); ++i)
+      if (first.emplace(points[i].first, i).second)
+        items_.push_back({points[i].first, i});
+    if (!items_.empty())
+      BuildNode(0, items_.size());
+  }
+  bool empty() const { return nodes_.empty(); }
+  /// Index of the nearest point; the index must not be empty.
+  size_t Nearest(const GridPoint<N> &q) const {
+    Best best;
+    Search(0, q, best);
+    return best.index;
+  }
+
+private:
+  static constexpr size_t kLeafSize = 8;
+  struct Item {
+    GridPoint<N> point;
+    size_t index;
+  };
+  struct Node {
+    size_t begin = 0, end = 0; // items in the subtree
+    size_t min_index = 0;      // smallest point index in the subtree
+    size_t right = 0; // right child (the left one follows the node); 0: leaf
+    GridPoint<N> lo{}, hi{}; // bounding box of the subtree's points
+  };
+  struct Best {
+    size_t index = SIZE_MAX;
+    int64_t dist = INT64_MAX;
+  };
+
+  void BuildNode(size_t begin, size_t end) {
+    const size_t id = nodes_.size();
+    nodes_.push_back(BoxOf(begin, end));
+    if (end - begin <= kLeafSize)
+      return;
+    const size_t mid = SplitPoint(id);
+    BuildNode(begin, mid);
+    nodes_[id].right = nodes_.size();
+    BuildNode(mid, end);
+  }
+  Node BoxOf(size_t begin, size_t end) const {
+    Node n;
+    n.begin = begin;
+    n.end = end;
+    n.min_index = items_[begin].index;
+    n.lo = n.hi = items_[begin].point;
+    for (size_t i = begin; i < end; ++i) {
+      n.min_index = std::min(n.min_index, items_[i].index);
+      for (size_t d = 0; d < N; ++d) {
+        n.lo[d] = std::min(n.lo[d], items_[i].point[d]);
+        n.hi[d] = std::max(n.hi[d], items_[i].point[d]);
+      }
+    }
+    return n;
+  }
+  /// Sorts the node's items along its widest dimension; returns where the
+  /// right child starts.
+  size_t SplitPoint(size_t id) {
+    const Node &n = nodes_[id];
+    size_t dim = 0;
+    for (size_t d = 1; d < N; ++d)
+      if (uint64_t(n.hi[d]) - uint64_t(n.lo[d]) >
+          uint64_t(n.hi[dim]) - uint64_t(n.lo[dim]))
+        dim = d;
+    const size_t begin = n.begin, end = n.end, size = end - begin;
+    std::sort(items_.begin() + begin, items_.begin() + end,
+              [dim](const Item &a, const Item &b) {
+                return a.point[dim] < b.point[dim];
+              });
+    const auto differs = [&](size_t i) {
+      return items_[i - 1].point[dim] != items_[i].point[dim];
+    };
+    const size_t mid = begin + size / 2;
+    for (size_t step = 0; step <= size / 4; ++step) {
+      if (differs(mid - step))
+        return mid - step;
+      if (mid + step < end && differs(mid + step))
+        return mid + step;
+    }
+    return mid;
+  }
+  /// Squared distance from q to the node's box: no point in it is nearer.
+  static int64_t BoxDistance(const Node &n, const GridPoint<N> &q) {
+    GridPoint<N> c;
+    for (size_t d = 0; d < N; ++d)
+      c[d] = std::clamp(q[d], n.lo[d], n.hi[d]);
+    return SquaredDistance<N>(q, c);
+  }
+  static bool MayImprove(const Node &n, int64_t bound, const Best &best) {
+    return bound < best.dist ||
+           (bound == best.dist && n.min_index < best.index);
+  }
+  /// Visits the child with the nearer box first, each only if it may hold
+  /// a better point than the best so far.
+  void Search(size_t id, const GridPoint<N> &q, Best &best) const {
+    const Node &n = nodes_[id];
+    if (n.right == 0) {
+      for (size_t i = n.begin; i < n.end; ++i)
+        Consider(items_[i], q, best);
+      return;
+    }
+    size_t a = id + 1, b = n.right;
+    int64_t bound_a = BoxDistance(nodes_[a], q);
+    int64_t bound_b = BoxDistance(nodes_[b], q);
+    if (bound_b < bound_a) {
+      std::swap(a, b);
+      std::swap(bound_a, bound_b);
+    }
+    if (MayImprove(nodes_[a], bound_a, best))
+      Search(a, q, best);
+    if (MayImprove(nodes_[b], bound_b, best))
+      Search(b, q, best);
+  }
+  static void Consider(const Item &item, const GridPoint<N> &q, Best &best) {
+    const int64_t d = SquaredDistance<N>(item.point, q);
+    if (d < best.dist || (d == best.dist && item.index < best.index)) {
+      best.dist = d;
+      best.index = item.index;
+    }
+  }
+
+  std::vector<Item> items_; // distinct points, in tree order
+  std::vector<Node> nodes_; // preorder; node 0 is the root
+};
+
 /// Nearest neighbour: the first inserted point wins ties. A linear scan,
-/// or after BuildIndex a scan outward along the widest dimension that stops
-/// once that dimension's gap alone exceeds the best distance (same result).
+/// or after BuildIndex an exact k-d tree search (same result).
 template <class R, size_t N> class NearestNeighbourInterpolator {
 public:
   void Add(const GridPoint<N> &p, R value) {
     points_.push_back({p, value});
-    order_.clear();
+    index_ = {};
   }
   bool empty() const { return points_.empty(); }
   const std::vector<std::pair<GridPoint<N>, R>> &points() const {
     return points_;
   }
-  /// Sorts the points along their widest dimension (after the last Add).
+  /// Builds the k-d tree (after the last Add); small tables stay linear.
   void BuildIndex() {
-    if (points_.size() < 16)
-      return;
-    int64_t widest = -1;
-    for (size_t d = 0; d < N; ++d) {
-      auto [lo, hi] = std::minmax_element(points_.begin(), points_.end(),
-                                          [d](const auto &a, const auto &b) {
-                                            return a.first[d] < b.first[d];
-                                          });
-      const int64_t span = SquaredDistance<1>({lo->first[d]}, {hi->first[d]});
-      if (span > widest) {
-        widest = span;
-        dim_ = d;
-      }
-    }
-    order_.resize(points_.size());
-    for (size_t i = 0; i < order_.size(); ++i)
-      order_[i] = i;
-    std::stable_sort(order_.begin(), order_.end(), [this](size_t a, size_t b) {
-      return points_[a].first[dim_] < points_[b].first[dim_];
-    });
+    if (points_.size() >= 16)
+      index_.Build(points_);
   }
   /// Index of the nearest point; points() must not be empty.
   size_t NearestIndex(const GridPoint<N> &q) const {
-    if (order_.empty())
-      return LinearNearest(q);
-    auto hi = std::lower_bound(
-        order_.begin(), order_.end(), q[dim_],
-        [this](size_t i, int64_t v) { return points_[i].first[dim_] < v; });
-    auto lo = hi;
-    size_t best = points_.size();
-    int64_t best_dist = INT64_MAX;
-    bool down = lo != order_.begin(), up = hi != order_.end();
-    while (down || up) {
-      if (down)
-        down = Visit(*(lo - 1), q, best, best_dist) && --lo != order_.begin();
-      if (up)
-        up = Visit(*hi, q, best, best_dist) && ++hi != order_.end();
-    }
-    return best;
+    return index_.empty() ? LinearNearest(q) : index_.Nearest(q);
   }
   std::optional<R> Eval(const GridPoint<N> &q) const {
     if (points_.empty())
@@ -148,24 +256,9 @@ private:
     }
     return best;
   }
-  /// Considers point i; false once the gap along dim_ alone is too large.
-  bool Visit(size_t i, const GridPoint<N> &q, size_t &best,
-             int64_t &best_dist) const {
-    const GridPoint<N> &p = points_[i].first;
-    if (best < points_.size() &&
-        SquaredDistance<1>({p[dim_]}, {q[dim_]}) > best_dist)
-      return false;
-    const int64_t d = SquaredDistance<N>(p, q);
-    if (d < best_dist || (d == best_dist && i < best)) {
-      best_dist = d;
-      best = i;
-    }
-    return true;
-  }
 
   std::vector<std::pair<GridPoint<N>, R>> points_;
-  std::vector<size_t> order_; // indices sorted along dim_ (after BuildIndex)
-  size_t dim_ = 0;
+  KdTreeIndex<N> index_; // built by BuildIndex
 };
 
 /// Which of XLA's two grid-snap revisions to follow.
