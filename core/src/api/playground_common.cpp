@@ -46,11 +46,12 @@ bool runFlags(Module &module, const std::vector<std::string> &flags,
     return false;
   for (const PassRequest &step : request.passes) {
     if (!step.pass->run) {
-      error = "-" + std::string(step.pass->flag) + " is not implemented yet";
+      error =
+          std::string("-").append(step.pass->flag) + " is not implemented yet";
       return false;
     }
     if (!step.pass->run(module, step.options, diags) || diags.hasErrors()) {
-      error = "-" + std::string(step.pass->flag) + " failed";
+      error = std::string("-").append(step.pass->flag) + " failed";
       return false;
     }
   }

@@ -179,18 +179,26 @@ PropagationLayer traceLayer(const std::string &pipeline) {
 
 /// `"a"` / `"a":(1)2` from the trace's unquoted `a` / `a:(1)2`.
 std::string quotedAxis(const std::string &axis) {
-  size_t colon = axis.find(':');
-  return colon == std::string::npos
-             ? "\"" + axis + "\""
-             : "\"" + axis.substr(0, colon) + "\"" + axis.substr(colon);
+  // Appended piece by piece: g++ 12 warns (-Wrestrict, a known false
+  // positive) on `"literal" + std::string&&`.
+  size_t colon = std::min(axis.find(':'), axis.size());
+  std::string quoted = "\"";
+  quoted.append(axis, 0, colon);
+  quoted += '"';
+  quoted.append(axis, colon);
+  return quoted;
 }
 
 std::string slotName(const json &slot) {
   if (slot.contains("value"))
     return slot["value"].get<std::string>();
-  if (slot.contains("result"))
-    return "@" + slot.value("func", std::string()) + " result " +
-           std::to_string(slot["result"].get<int64_t>());
+  if (slot.contains("result")) {
+    std::string name = "@";
+    name += slot.value("func", std::string());
+    name += " result ";
+    name += std::to_string(slot["result"].get<int64_t>());
+    return name;
+  }
   return "";
 }
 
