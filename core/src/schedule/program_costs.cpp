@@ -9,7 +9,10 @@
 namespace shardlab::schedule::detail {
 namespace {
 
-constexpr double kLowCost = 1, kMediumCost = 1000, kHighCost = 5000;
+// XLA's ApproximateLatencyEstimator costs. Its kLowCost (1) is for
+// instructions that are not fusions; every compute op here stands for the
+// fusion XLA would form around it, so only the medium and high costs apply.
+constexpr double kMediumCost = 1000, kHighCost = 5000;
 
 bool isMatmulLike(const Operation &op) {
   return op.is("stablehlo.dot_general") || op.is("stablehlo.dot") ||
