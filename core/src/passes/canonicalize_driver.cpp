@@ -77,6 +77,7 @@ void queuePreOrder(Operation &root, Rewriter &rw) {
   // Popped from the back: queue last to first so that the first op runs
   // first.
   std::reverse(order.begin(), order.end());
+  rw.reserve(order.size());
   for (Operation *op : order)
     rw.push(op);
 }

@@ -44,6 +44,12 @@ public:
   void notifyModified(Operation &op) { push(&op); }
 
   void push(Operation *op);
+  /// Makes room for `count` queued ops (the initial whole-module queue),
+  /// so queueing does not rehash as it grows.
+  void reserve(size_t count) {
+    worklist_.reserve(count);
+    queued_.reserve(count);
+  }
   Operation *pop();
   bool empty() const { return worklist_.empty(); }
 
