@@ -42,6 +42,7 @@ struct ScheduleRequest {
   std::string estimator = "real";
   bool trace = false;
   cost::PerfTable table;
+  bool has_table = false;
 };
 
 bool readTable(OptionReader &reader, ScheduleRequest &request,
@@ -57,7 +58,7 @@ bool readTable(OptionReader &reader, ScheduleRequest &request,
     return false;
   }
   request.table = std::move(*parsed);
-  request.target.table = &request.table;
+  request.has_table = true;
   return true;
 }
 
@@ -99,7 +100,11 @@ bool readSchedule(OptionReader &reader, ScheduleRequest &request,
 // The same defaults and overrides as shardlab-schedule's flags.
 bool pipelineOptions(const ScheduleRequest &request,
                      schedule::PipelineOptions &options, std::string &error) {
-  if (!schedule::pipelineOptionsFor(request.target, options, error)) {
+  // The table pointer is taken here, not stored: a copied request would
+  // otherwise point into the original.
+  schedule::TargetOptions target = request.target;
+  target.table = request.has_table ? &request.table : nullptr;
+  if (!schedule::pipelineOptionsFor(target, options, error)) {
     error = "options." + error;
     return false;
   }
@@ -146,25 +151,44 @@ bool isExplicit(const std::vector<std::string> &flags) {
   return flags.size() > 1;
 }
 
+/// The options both entry points read: the pipeline and the schedule
+/// settings.
+struct Request {
+  std::vector<std::string> flags;
+  std::string pipeline, error;
+  ScheduleRequest schedule;
+  bool want_schedule = true; ///< the playground's "schedule" option
+};
+
+/// Reads `options_json` into `request`; false with `request.error` set.
+bool readRequest(std::string_view options_json, Request &request) {
+  json options = detail::parseJson(options_json.empty() ? "{}" : options_json);
+  if (!options.is_object()) {
+    request.error = "options: expected a JSON object";
+    return false;
+  }
+  OptionReader reader(options);
+  if (!detail::pipelineOption(reader, request.flags, request.pipeline,
+                              request.error) ||
+      !readSchedule(reader, request.schedule, request.error))
+    return false;
+  const json *want = reader.get("schedule");
+  request.want_schedule = !want || !want->is_boolean() || want->get<bool>();
+  return true;
+}
+
 std::string playgroundReply(std::string_view text,
                             std::string_view options_json) {
   auto start = std::chrono::steady_clock::now();
-  json options = detail::parseJson(options_json.empty() ? "{}" : options_json);
-  if (!options.is_object())
-    return detail::errorReply("options: expected a JSON object");
-  OptionReader reader(options);
-  std::vector<std::string> flags;
-  std::string pipeline, error;
-  ScheduleRequest request;
-  if (!detail::pipelineOption(reader, flags, pipeline, error) ||
-      !readSchedule(reader, request, error))
-    return detail::errorReply(error);
-  const json *want = reader.get("schedule");
-  bool want_schedule = !want || !want->is_boolean() || want->get<bool>();
+  Request request;
+  if (!readRequest(options_json, request))
+    return detail::errorReply(request.error);
+  const std::vector<std::string> &flags = request.flags;
+  std::string error;
 
   json reply = {{"ok", false},
                 {"stage", "parse"},
-                {"pipeline", pipeline},
+                {"pipeline", request.pipeline},
                 {"flags", flags},
                 {"input", ""},
                 {"output", ""},
@@ -192,8 +216,9 @@ std::string playgroundReply(std::string_view text,
   }
   reply["output"] = printModule(*module);
   timings["propagate"] = msSince(start);
-  if (want_schedule) {
-    reply["schedule"] = scheduleModule(*module, isExplicit(flags), request);
+  if (request.want_schedule) {
+    reply["schedule"] =
+        scheduleModule(*module, isExplicit(flags), request.schedule);
     timings["schedule"] = msSince(start);
   }
   reply["ok"] = true;
@@ -202,16 +227,11 @@ std::string playgroundReply(std::string_view text,
 
 std::string scheduleReply(std::string_view text,
                           std::string_view options_json) {
-  json options = detail::parseJson(options_json.empty() ? "{}" : options_json);
-  if (!options.is_object())
-    return detail::errorReply("options: expected a JSON object");
-  OptionReader reader(options);
-  std::vector<std::string> flags;
-  std::string pipeline, error;
-  ScheduleRequest request;
-  if (!detail::pipelineOption(reader, flags, pipeline, error) ||
-      !readSchedule(reader, request, error))
-    return detail::errorReply(error);
+  Request request;
+  if (!readRequest(options_json, request))
+    return detail::errorReply(request.error);
+  const std::vector<std::string> &flags = request.flags;
+  std::string error;
   DiagnosticEngine diags;
   std::unique_ptr<Module> module = detail::parseVerified(text, diags);
   if (!module)
@@ -219,8 +239,8 @@ std::string scheduleReply(std::string_view text,
         detail::failureReply("invalid module", diags.diagnostics()));
   if (!detail::runFlags(*module, flags, diags, error))
     return dumpReply(detail::failureReply(error, diags.diagnostics()));
-  bool lowered = pipeline == "none" || isExplicit(flags);
-  return dumpReply(scheduleModule(*module, lowered, request));
+  bool lowered = request.pipeline == "none" || isExplicit(flags);
+  return dumpReply(scheduleModule(*module, lowered, request.schedule));
 }
 
 } // namespace
