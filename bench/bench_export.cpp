@@ -3,33 +3,19 @@
 // the command line (made by bench/gen_module.py; bench/run_export_bench.sh
 // makes 10k and 100k ops). Prints time per stage, ops/s over both, and the
 // heap in use (mallinfo2) per op after each stage, the larger one reported.
+#include "bench_common.h"
 #include "shardlab/passes/pass_registry.h"
+#include "shardlab/support/file_io.h"
 #include "shardlab/text/text.h"
-
-#include <malloc.h>
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 using namespace shardlab;
+using namespace shardlab::bench;
 
 namespace {
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-size_t heapInUse() { return mallinfo2().uordblks; }
-
-size_t countOps(Operation &root) {
-  size_t count = 0;
-  walk(root, [&](Operation &) { ++count; });
-  return count;
-}
 
 struct Result {
   double propagate_s = 0, export_s = 0;
@@ -76,11 +62,13 @@ int main(int argc, char **argv) {
   std::printf("%-28s %9s %12s %12s %12s %12s %10s\n", "module", "ops",
               "propagate s", "export s", "total s", "kops/s", "heap/op");
   for (int i = 1; i < argc; ++i) {
-    std::ifstream file(argv[i], std::ios::binary);
-    std::stringstream buffer;
-    buffer << file.rdbuf();
+    std::string text;
+    if (!shardlab::readFile(argv[i], text)) {
+      std::fprintf(stderr, "cannot read %s\n", argv[i]);
+      return 1;
+    }
     Result r;
-    if (!measure(buffer.str(), r)) {
+    if (!measure(text, r)) {
       std::fprintf(stderr, "%s: a pass failed\n", argv[i]);
       return 1;
     }

@@ -10,10 +10,11 @@
 //
 // Usage: bench_propagation [--repeats N] [--layer user|op|aggressive|basic]
 //                          MODULE.mlir...
+#include "bench_common.h"
 #include "shardlab/propagation/propagate.h"
+#include "shardlab/support/file_io.h"
 #include "shardlab/text/text.h"
 
-#include <malloc.h>
 #include <time.h>
 
 #include <algorithm>
@@ -22,13 +23,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <new>
-#include <sstream>
 #include <string>
 #include <vector>
 
 using namespace shardlab;
+using namespace shardlab::bench;
 
 // ---- live/peak accounting of C++ heap allocations
 
@@ -70,28 +70,6 @@ void operator delete[](void *p, size_t) noexcept { countedFree(p); }
 
 namespace {
 
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-// CPU time of this process: on a shared machine it leaves out the time the
-// scheduler gave other processes.
-double cpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) +
-         1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-size_t heapInUse() { return mallinfo2().uordblks; }
-
-size_t countOps(Operation &root) {
-  size_t count = 0;
-  walk(root, [&](Operation &) { ++count; });
-  return count;
-}
-
 struct Result {
   std::string name;
   size_t ops = 0;
@@ -104,14 +82,11 @@ struct Result {
 
 bool measure(const std::string &path, const PropagationOptions &options,
              int repeats, Result &result) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::string text;
+  if (!readFile(path, text)) {
     std::fprintf(stderr, "cannot read %s\n", path.c_str());
     return false;
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string text = buffer.str();
   result.name = path.substr(path.find_last_of('/') + 1);
   // Runs 0..repeats-1 are timed; the last one (counting on) measures memory.
   for (int i = 0; i <= repeats; ++i) {

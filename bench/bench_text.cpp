@@ -1,33 +1,19 @@
 // Text throughput benchmark: parse, verify and print throughput (MB/s and
 // ops/s) and heap bytes per op for the modules given on the command line
 // (made by bench/gen_module.py; bench/run_text_bench.sh makes 10k and 100k).
+#include "bench_common.h"
+#include "shardlab/support/file_io.h"
 #include "shardlab/text/text.h"
 #include "shardlab/verify/verifier.h"
 
-#include <malloc.h>
-
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 using namespace shardlab;
+using namespace shardlab::bench;
 
 namespace {
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-      .count();
-}
-
-size_t heapInUse() { return mallinfo2().uordblks; }
-
-size_t countOps(Operation &root) {
-  size_t count = 0;
-  walk(root, [&](Operation &) { ++count; });
-  return count;
-}
 
 struct Result {
   double parse_s = 1e9, verify_s = 1e9, print_s = 1e9;
@@ -74,11 +60,13 @@ int main(int argc, char **argv) {
   std::printf("%-28s %9s %8s %12s %12s %12s %12s %10s\n", "", "", "", "MB/s",
               "kops/s", "MB/s", "kops/s", "bytes");
   for (int i = 1; i < argc; ++i) {
-    std::ifstream file(argv[i], std::ios::binary);
-    std::stringstream buffer;
-    buffer << file.rdbuf();
+    std::string text;
+    if (!shardlab::readFile(argv[i], text)) {
+      std::fprintf(stderr, "cannot read %s\n", argv[i]);
+      return 1;
+    }
     Result r;
-    if (!measure(buffer.str(), 3, r))
+    if (!measure(text, 3, r))
       return 1;
     double pv = r.parse_s + r.verify_s;
     std::string name = argv[i];
