@@ -2,6 +2,8 @@
 // collective and GEMM estimates with explanations, errors as values.
 #include "shardlab/api/api.h"
 
+#include "api_reply.h"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -13,13 +15,6 @@ using nlohmann::json;
 using namespace shardlab;
 
 namespace {
-
-json reply(const std::string &text) {
-  json parsed = json::parse(text, nullptr, false);
-  REQUIRE(parsed.is_object());
-  REQUIRE(parsed.contains("ok"));
-  return parsed;
-}
 
 std::string readExample(const std::string &name) {
   std::ifstream in(std::string(SHARDLAB_SOURCE_DIR) + "/examples/tables/" +

@@ -6,6 +6,8 @@
 #include "shardlab/schedule/pipeline.h"
 #include "shardlab/schedule/report.h"
 
+#include "api_reply.h"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -15,13 +17,6 @@ using nlohmann::json;
 using namespace shardlab;
 
 namespace {
-
-json reply(const std::string &text) {
-  json parsed = json::parse(text, nullptr, false);
-  REQUIRE(parsed.is_object());
-  REQUIRE(parsed.contains("ok"));
-  return parsed;
-}
 
 // Line 4: the dot; line 5: the add. %arg0 is at line 3.
 const char *kModule =

@@ -2,6 +2,8 @@
 // flags, pass listing, and garbage input coming back as values.
 #include "shardlab/api/api.h"
 
+#include "api_reply.h"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -19,14 +21,6 @@ func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"
   return %0 : tensor<8x16xf32>
 }
 )";
-
-json reply(const std::string &text) {
-  json parsed = json::parse(text, nullptr, false);
-  REQUIRE_FALSE(parsed.is_discarded());
-  REQUIRE(parsed.is_object());
-  REQUIRE(parsed.contains("ok"));
-  return parsed;
-}
 
 } // namespace
 
