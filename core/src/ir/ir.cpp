@@ -4,6 +4,8 @@
 
 namespace shardlab {
 
+Context::Context() : ops(sizeof(Operation)) {}
+
 std::string_view Context::intern(std::string_view text) {
   auto it = strings_.find(text);
   if (it != strings_.end())
@@ -75,6 +77,17 @@ Operation::Operation(std::string_view op_name, const OpInfo *op_info,
     : name(op_name), info(op_info), loc(location) {}
 
 Operation::~Operation() { dropAllUses(); }
+
+std::unique_ptr<Operation> Operation::create(OpPool &pool,
+                                             std::string_view name,
+                                             const OpInfo *info, Location loc) {
+  return std::unique_ptr<Operation>(new (pool) Operation(name, info, loc));
+}
+
+void *Operation::operator new(size_t size, OpPool &pool) {
+  (void)size; // every slot holds sizeof(Operation), the only size asked for
+  return pool.allocate();
+}
 
 void Operation::dropAllUses() {
   for (OpOperand &use : operands_)
@@ -185,8 +198,8 @@ Block &Region::addBlock() {
 
 Module::Module(std::shared_ptr<Context> context)
     : context_(std::move(context)) {
-  op_ = std::make_unique<Operation>(context_->intern("builtin.module"), nullptr,
-                                    Location{});
+  op_ = Operation::create(context_->ops, context_->intern("builtin.module"),
+                          nullptr, Location{});
   op_->addRegion().addBlock();
 }
 

@@ -12,7 +12,7 @@ std::unique_ptr<Operation> makeOp(Context &ctx, std::string_view name,
                                   const std::vector<Type> &types,
                                   Location loc) {
   std::string_view interned = ctx.intern(name);
-  auto op = std::make_unique<Operation>(interned, lookupOp(interned), loc);
+  auto op = Operation::create(ctx.ops, interned, lookupOp(interned), loc);
   op->setOperands(operands);
   op->setResultTypes(types);
   return op;
@@ -36,7 +36,7 @@ void cloneRegionInto(Region &from, Region &into, ValueMap &map) {
 } // namespace
 
 std::unique_ptr<Operation> cloneOp(Operation &op, ValueMap &map) {
-  auto copy = std::make_unique<Operation>(op.name, op.info, op.loc);
+  auto copy = Operation::create(op.pool(), op.name, op.info, op.loc);
   copy->attrs = op.attrs;
   copy->props = op.props;
   std::vector<Value *> operands;

@@ -45,9 +45,8 @@ commonSharding(const std::vector<Value *> &members) {
 Value *insertOpenConstraint(Module &module, Value *member,
                             const TensorSharding &like) {
   Context &ctx = module.ctx();
-  auto op = std::make_unique<Operation>(ctx.intern("sdy.sharding_constraint"),
-                                        lookupOp("sdy.sharding_constraint"),
-                                        member->loc);
+  auto op = Operation::create(ctx.ops, ctx.intern("sdy.sharding_constraint"),
+                              lookupOp("sdy.sharding_constraint"), member->loc);
   op->setResultTypes({member->type});
   op->attrs.set(ctx.intern("sharding"),
                 ctx.attrs.sharding(fullyOpenSharding(

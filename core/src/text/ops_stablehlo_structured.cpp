@@ -46,13 +46,13 @@ bool buildCompactBody(Parser &parser, Operation &op, std::string_view body_op,
   for (int side = 0; side < 2; ++side)
     for (Value *init : inits)
       args.push_back(block.addArgument(scalarOf(parser, init->type), op.loc));
-  auto combine = std::make_unique<Operation>(info->name, info, op.loc);
+  auto combine = Operation::create(op.pool(), info->name, info, op.loc);
   combine->setOperands(args);
   combine->setResultTypes({args[0]->type});
   Value *result = combine->result(0);
   block.push_back(std::move(combine));
   const OpInfo *ret = lookupOp("stablehlo.return");
-  auto terminator = std::make_unique<Operation>(ret->name, ret, op.loc);
+  auto terminator = Operation::create(op.pool(), ret->name, ret, op.loc);
   terminator->setOperands({result});
   terminator->setResultTypes({});
   block.push_back(std::move(terminator));

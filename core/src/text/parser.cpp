@@ -692,7 +692,7 @@ bool Parser::parseCustomOp(Operation *&op, std::string_view name,
   }
   if (!info || !info->parse)
     return errorAt(where, "custom op '" + std::string(name) + "' is unknown");
-  auto owned = std::make_unique<Operation>(info->name, info, where);
+  auto owned = Operation::create(ctx_.ops, info->name, info, where);
   dialect_stack_.push_back(info->region_dialect.empty()
                                ? currentDefaultDialect()
                                : info->region_dialect);
@@ -709,7 +709,7 @@ bool Parser::parseGenericOp(Operation *&op, Location where) {
   if (!parseString(name))
     return false;
   const OpInfo *info = lookupOp(name);
-  auto owned = std::make_unique<Operation>(ctx_.intern(name), info, where);
+  auto owned = Operation::create(ctx_.ops, ctx_.intern(name), info, where);
   std::vector<Value *> operands;
   if (!expectChar('(') || !parseOperandList(operands) || !expectChar(')'))
     return false;

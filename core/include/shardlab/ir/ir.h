@@ -5,6 +5,7 @@
 #pragma once
 
 #include "shardlab/ir/attributes.h"
+#include "shardlab/ir/op_pool.h"
 #include "shardlab/ir/types.h"
 
 #include <cstdint>
@@ -33,9 +34,14 @@ struct Location {
 /// attributes. Everything parsed into one Module shares one Context.
 class Context {
 public:
+  Context();
   std::string_view intern(std::string_view text);
   TypeContext types;
   AttrArena attrs;
+  /// Where the ops of modules in this context live (Operation::create).
+  /// Ops must be destroyed before their Context; a Module holds its
+  /// Context by shared_ptr and destroys its ops first.
+  OpPool ops;
 
 private:
   // Views into `storage_` (a deque: elements never move), so a lookup of a
@@ -103,18 +109,36 @@ private:
 
 /// A generic operation. `info` points at the registry entry of a known op
 /// (custom syntax, verifier); it is null for ops the project does not model.
+/// Ops live in their Context's OpPool: make them with create() (plain `new`
+/// is deleted); `delete` and std::unique_ptr give the slot back.
 class Operation {
+  // The fields every walk reads come first, to share a cache line.
+  Operation *next_ = nullptr;
+  Operation *prev_ = nullptr;
+  Block *parent_ = nullptr;
+  std::vector<std::unique_ptr<Region>> regions_;
+
 public:
   Operation(std::string_view name, const OpInfo *info, Location loc);
   ~Operation();
   Operation(const Operation &) = delete;
   Operation &operator=(const Operation &) = delete;
 
+  /// A new op in `pool` (normally `ctx.ops`; cloneOp uses the source op's).
+  static std::unique_ptr<Operation> create(OpPool &pool, std::string_view name,
+                                           const OpInfo *info, Location loc);
+  /// The pool this op lives in.
+  OpPool &pool() const { return OpPool::ownerOf(this); }
+
+  static void *operator new(size_t size) = delete;
+  static void *operator new(size_t size, OpPool &pool);
+  static void operator delete(void *slot) { OpPool::release(slot); }
+  static void operator delete(void *slot, OpPool &) { OpPool::release(slot); }
+
   std::string_view name;
   const OpInfo *info = nullptr;
   Location loc;
   AttrDict attrs; ///< inherent and discardable attributes
-  AttrDict props; ///< `<{...}>` properties of an unknown op
   /// Scratch number for the algorithm running over the IR (the propagation
   /// driver numbers ops to keep per-op state in arrays instead of hash
   /// maps). Never meaningful across passes; whoever uses it assigns it.
@@ -148,14 +172,12 @@ public:
   bool is(std::string_view op_name) const { return name == op_name; }
   std::string_view dialect() const;
 
+  AttrDict props; ///< `<{...}>` properties of an unknown op
+
 private:
   friend class Block;
   std::vector<OpOperand> operands_;
   std::vector<Value> results_;
-  std::vector<std::unique_ptr<Region>> regions_;
-  Block *parent_ = nullptr;
-  Operation *prev_ = nullptr;
-  Operation *next_ = nullptr;
 };
 
 /// A block: arguments and an ordered list of operations it owns.

@@ -1,0 +1,55 @@
+#include "shardlab/ir/ir.h"
+#include "shardlab/ir/op_pool.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+
+using namespace shardlab;
+
+TEST_CASE("OpPool hands out aligned slots and reuses given-back ones") {
+  OpPool pool(40);
+  void *a = pool.allocate();
+  void *b = pool.allocate();
+  CHECK(a != b);
+  CHECK(reinterpret_cast<uintptr_t>(a) % alignof(std::max_align_t) == 0);
+  CHECK(reinterpret_cast<uintptr_t>(b) % alignof(std::max_align_t) == 0);
+  CHECK(&OpPool::ownerOf(a) == &pool);
+  CHECK(pool.live() == 2);
+  OpPool::release(a);
+  CHECK(pool.live() == 1);
+  CHECK(pool.allocate() == a); // the freed slot comes back first
+  OpPool::release(nullptr);    // like delete nullptr: nothing happens
+  CHECK(pool.live() == 2);
+}
+
+TEST_CASE("OpPool slots do not overlap across slabs") {
+  OpPool pool(24);
+  std::vector<unsigned char *> slots;
+  for (int i = 0; i < 2000; ++i) { // several slabs
+    slots.push_back(static_cast<unsigned char *>(pool.allocate()));
+    for (int k = 0; k < 24; ++k)
+      slots.back()[k] = static_cast<unsigned char>(i);
+  }
+  for (size_t i = 0; i < slots.size(); ++i)
+    for (int k = 0; k < 24; ++k)
+      REQUIRE(slots[i][k] == static_cast<unsigned char>(i));
+  for (unsigned char *slot : slots)
+    OpPool::release(slot);
+  CHECK(pool.live() == 0);
+}
+
+TEST_CASE("Operations live in their context's pool and give slots back") {
+  auto ctx = std::make_shared<Context>();
+  {
+    Module module(ctx);
+    CHECK(ctx->ops.live() == 1); // the module op
+    auto op = Operation::create(ctx->ops, ctx->intern("test.op"), nullptr, {});
+    CHECK(&op->pool() == &ctx->ops);
+    module.body().push_back(std::move(op));
+    CHECK(ctx->ops.live() == 2);
+    module.body().erase(module.body().front());
+    CHECK(ctx->ops.live() == 1);
+  }
+  CHECK(ctx->ops.live() == 0);
+}
