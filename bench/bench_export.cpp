@@ -3,6 +3,7 @@
 // the command line (made by bench/gen_module.py; bench/run_export_bench.sh
 // makes 10k and 100k ops). Prints time per stage, ops/s over both, and the
 // heap in use (mallinfo2) per op after each stage, the larger one reported.
+// With --timing first, also prints every pass's wall time per module.
 #include "bench_common.h"
 #include "shardlab/passes/pass_registry.h"
 #include "shardlab/support/file_io.h"
@@ -27,17 +28,18 @@ bool runPass(Module &module, const char *flag, const char *options) {
   PassOptions parsed;
   std::string error;
   DiagnosticEngine diags;
-  return pass && pass->run && parsePassOptions(options, parsed, error) &&
-         pass->run(module, parsed, diags);
+  return pass && parsePassOptions(options, parsed, error) &&
+         runRegisteredPass(*pass, module, parsed, diags);
 }
 
-bool measure(const std::string &text, Result &r) {
+bool measure(const std::string &text, Result &r, PassTiming *timing) {
   DiagnosticEngine diags;
   size_t heap_before = heapInUse();
   auto module = parseModule(text, diags);
   if (!module)
     return false;
   r.ops = countOps(module->op());
+  module->timing = timing;
   auto start = std::chrono::steady_clock::now();
   if (!runPass(*module, "sdy-propagation-pipeline", ""))
     return false;
@@ -55,20 +57,23 @@ bool measure(const std::string &text, Result &r) {
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: bench_export MODULE.mlir...\n");
+  bool timing = argc > 1 && std::string(argv[1]) == "--timing";
+  int first = timing ? 2 : 1;
+  if (argc <= first) {
+    std::fprintf(stderr, "usage: bench_export [--timing] MODULE.mlir...\n");
     return 2;
   }
   std::printf("%-28s %9s %12s %12s %12s %12s %10s\n", "module", "ops",
               "propagate s", "export s", "total s", "kops/s", "heap/op");
-  for (int i = 1; i < argc; ++i) {
+  for (int i = first; i < argc; ++i) {
     std::string text;
     if (!shardlab::readFile(argv[i], text)) {
       std::fprintf(stderr, "cannot read %s\n", argv[i]);
       return 1;
     }
     Result r;
-    if (!measure(text, r)) {
+    PassTiming passes;
+    if (!measure(text, r, timing ? &passes : nullptr)) {
       std::fprintf(stderr, "%s: a pass failed\n", argv[i]);
       return 1;
     }
@@ -78,6 +83,8 @@ int main(int argc, char **argv) {
     std::printf("%-28s %9zu %12.3f %12.3f %12.3f %12.1f %10.0f\n", name.c_str(),
                 r.ops, r.propagate_s, r.export_s, total, r.ops / 1e3 / total,
                 double(r.heap) / double(r.ops));
+    if (timing)
+      std::printf("%s", formatPassTiming(passes).c_str());
   }
   return 0;
 }

@@ -37,6 +37,7 @@ void printHelp() {
          "  -verify-diagnostics     Check diagnostics against "
          "expected-* annotations\n"
          "  -mlir-print-op-generic  Print every op in the generic form\n"
+         "  -mlir-timing            Report each pass's wall time on stderr\n"
          "  -allow-unregistered-dialect  Accepted (unknown ops are "
          "always kept)\n"
          "  --help                  This text\n\n"

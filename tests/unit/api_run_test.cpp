@@ -139,3 +139,24 @@ TEST_CASE("pass list and version") {
   json version = reply(api::versionJson());
   CHECK(version["api_version"] == api::kApiVersion);
 }
+
+TEST_CASE("-mlir-timing reports every pass, nested under its pipeline") {
+  api::RunRequest request;
+  std::string error;
+  REQUIRE(api::parseRunFlags({"-sdy-propagation-pipeline", "-mlir-timing"},
+                             request, error));
+  api::RunResult result = api::runPipeline(kModule, request);
+  REQUIRE(result.ok);
+  const std::string &report = result.stderr_text;
+  CHECK(report.find("Total Execution Time:") != std::string::npos);
+  // The pipeline at depth 0, its steps at depth 1, export's steps at 2.
+  CHECK(report.find(")  sdy-propagation-pipeline\n") != std::string::npos);
+  CHECK(report.find(")    sdy-user-priority-propagate\n") != std::string::npos);
+  CHECK(report.find(")      sdy-close-shardings\n") != std::string::npos);
+  CHECK(report.find("(100.0%)  Total\n") != std::string::npos);
+  // The module output is unchanged by timing.
+  api::RunRequest plain;
+  REQUIRE(api::parseRunFlags({"-sdy-propagation-pipeline"}, plain, error));
+  CHECK(api::runPipeline(kModule, plain).output == result.output);
+  CHECK(api::runPipeline(kModule, plain).stderr_text.empty());
+}

@@ -28,6 +28,8 @@ bool applyFlag(const std::string &arg, RunRequest &request,
     request.verify_diagnostics = true;
   } else if (flag == "mlir-print-op-generic") {
     request.generic = true;
+  } else if (flag == "mlir-timing") {
+    request.timing = true;
   } else if (flag == "allow-unregistered-dialect") {
   } else if (const PassInfo *pass = lookupPass(flag)) {
     PassRequest pass_request{pass, {}};
@@ -79,23 +81,21 @@ std::vector<Chunk> splitInput(std::string_view text, bool split) {
 }
 
 /// Parses, verifies and transforms one chunk; appends its printed form.
+/// `timing`: where pass times go (null unless -mlir-timing).
 bool processChunk(const Chunk &chunk, const RunRequest &request,
-                  DiagnosticEngine &diags, std::string &out) {
+                  DiagnosticEngine &diags, PassTiming *timing,
+                  std::string &out) {
   ParseOptions parse_options;
   parse_options.line_offset = chunk.first_line;
   auto module = parseModule(chunk.text, diags, parse_options);
   if (!module || !verifyModule(*module, diags))
     return false;
-  for (const PassRequest &pass_request : request.passes) {
-    if (!pass_request.pass->run) {
-      diags.error({}, "pass '-" + std::string(pass_request.pass->flag) +
-                          "' is not implemented yet in shardlab");
-      return false;
-    }
-    if (!pass_request.pass->run(*module, pass_request.options, diags) ||
+  module->timing = timing;
+  for (const PassRequest &pass_request : request.passes)
+    if (!runRegisteredPass(*pass_request.pass, *module, pass_request.options,
+                           diags) ||
         !verifyModule(*module, diags))
       return false;
-  }
   PrintOptions print_options;
   print_options.generic = request.generic;
   out += printModule(*module, print_options);
@@ -149,11 +149,13 @@ RunResult runPipeline(std::string_view text, const RunRequest &request) {
   auto chunks = splitInput(text, request.split_input);
   // What MLIR warns about once per process is warned about once per run.
   auto once = std::make_shared<OnceKeys>();
+  PassTiming timing;
   for (size_t i = 0; i < chunks.size(); ++i) {
     DiagnosticEngine diags;
     diags.shareOnceKeys(once);
     std::string chunk_out;
-    bool chunk_ok = processChunk(chunks[i], request, diags, chunk_out);
+    bool chunk_ok = processChunk(chunks[i], request, diags,
+                                 request.timing ? &timing : nullptr, chunk_out);
     bool report_ok =
         reportChunk(chunks[i], request, text, diags, result.stderr_text);
     result.ok &= request.verify_diagnostics ? report_ok : chunk_ok;
@@ -163,6 +165,8 @@ RunResult runPipeline(std::string_view text, const RunRequest &request) {
       result.output += "// -----\n";
     result.output += chunk_out;
   }
+  if (request.timing)
+    result.stderr_text += formatPassTiming(timing);
   return result;
 }
 

@@ -18,7 +18,7 @@ bool runPass(std::string_view flag, Module &module, DiagnosticEngine &diags,
   const PassInfo *pass = lookupPass(flag);
   if (!pass || !pass->run)
     return true;
-  return pass->run(module, options, diags);
+  return runRegisteredPass(*pass, module, options, diags);
 }
 
 bool runAll(const std::vector<std::string_view> &flags, Module &module,
@@ -38,11 +38,17 @@ bool runPartitioner(Module &module, const PassOptions &options,
       !runPass("sdy-insert-explicit-reshards", module, diags, insert))
     return false;
   if (collectives) {
-    runCanonicalizer(module, kLabelReshard);
+    {
+      PassTimingScope scope(module, "canonicalize (reshard patterns)");
+      runCanonicalizer(module, kLabelReshard);
+    }
     if (!runPass("sdy-reshard-to-collectives", module, diags))
       return false;
   }
-  runCanonicalizer(module, kLabelCollective);
+  {
+    PassTimingScope scope(module, "canonicalize (collective patterns)");
+    runCanonicalizer(module, kLabelCollective);
+  }
   if (optionIsTrue(options, "remove-all-gather-reduce-scatter-for-cmv1"))
     return runPass("sdy-remove-all-gather-reduce-scatter-for-cmv1", module,
                    diags);

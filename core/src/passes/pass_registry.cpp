@@ -7,6 +7,8 @@
 #include "shardlab/passes/propagate_passes.h"
 #include "shardlab/passes/sdy_passes.h"
 
+#include <cstdio>
+
 namespace shardlab {
 
 const std::vector<PassInfo> &allPasses() {
@@ -17,32 +19,44 @@ const std::vector<PassInfo> &allPasses() {
        "Canonicalize operations (reshard and collective patterns)",
        canonicalizePass},
       {"symbol-dce", "Eliminate dead private symbols", symbolDcePass},
-      {"sdy-add-data-flow-edges", "Add data-flow edges to region-based ops", addDataFlowEdgesPass},
-      {"sdy-add-func-data-flow-edges", "Add func data-flow edges", addFuncDataFlowEdgesPass},
+      {"sdy-add-data-flow-edges", "Add data-flow edges to region-based ops",
+       addDataFlowEdgesPass},
+      {"sdy-add-func-data-flow-edges", "Add func data-flow edges",
+       addFuncDataFlowEdgesPass},
       {"sdy-aggressive-propagate", "Aggressive sharding propagation",
        runAggressivePropagate},
-      {"sdy-apply-sharding-constraints", "Apply sharding constraints", applyShardingConstraintsPass},
+      {"sdy-apply-sharding-constraints", "Apply sharding constraints",
+       applyShardingConstraintsPass},
       {"sdy-basic-propagate", "Basic sharding propagation", runBasicPropagate},
       {"sdy-close-shardings", "Close every sharding", closeShardingsPass},
-      {"sdy-constant-or-scalar-merger", "Merge split constants", constantOrScalarMergerPass},
-      {"sdy-constant-or-scalar-splitter", "Split constants per use", constantOrScalarSplitterPass},
+      {"sdy-constant-or-scalar-merger", "Merge split constants",
+       constantOrScalarMergerPass},
+      {"sdy-constant-or-scalar-splitter", "Split constants per use",
+       constantOrScalarSplitterPass},
       {"sdy-convert-global-to-local", "Convert to local (per-device) shapes"},
-      {"sdy-drop-sharding-and-mesh", "Drop shardings and meshes", dropShardingAndMeshPass},
+      {"sdy-drop-sharding-and-mesh", "Drop shardings and meshes",
+       dropShardingAndMeshPass},
       {"sdy-drop-sharding-rules", "Drop sharding rules", dropShardingRulesPass},
       {"sdy-explicit-gather-scatter-batching",
        "Make gather/scatter batching dims explicit",
        explicitGatherScatterBatchingPass},
-      {"sdy-export-named-computations", "Export named computations to funcs", exportNamedComputationsPass},
+      {"sdy-export-named-computations", "Export named computations to funcs",
+       exportNamedComputationsPass},
       {"sdy-export-pipeline", "Shardy's export pipeline", exportPipelinePass},
-      {"sdy-flatten-call-graph", "Flatten the call graph", flattenCallGraphPass},
-      {"sdy-import-func-calls", "Import func calls as named computations", importFuncCallsPass},
+      {"sdy-flatten-call-graph", "Flatten the call graph",
+       flattenCallGraphPass},
+      {"sdy-import-func-calls", "Import func calls as named computations",
+       importFuncCallsPass},
       {"sdy-import-pipeline", "Shardy's import pipeline", importPipeline},
       {"sdy-inline-meshes", "Inline meshes into shardings", inlineMeshesPass},
       {"sdy-insert-explicit-reshards", "Insert explicit reshards",
        insertExplicitReshardsPass},
-      {"sdy-insert-func-call-reshards", "Insert reshards at func calls", insertFuncCallReshardsPass},
-      {"sdy-lift-inlined-meshes", "Lift inlined meshes to sdy.mesh symbols", liftInlinedMeshesPass},
-      {"sdy-manual-axes-cleanup", "Clean up manual axes", manualAxesCleanupPass},
+      {"sdy-insert-func-call-reshards", "Insert reshards at func calls",
+       insertFuncCallReshardsPass},
+      {"sdy-lift-inlined-meshes", "Lift inlined meshes to sdy.mesh symbols",
+       liftInlinedMeshesPass},
+      {"sdy-manual-axes-cleanup", "Clean up manual axes",
+       manualAxesCleanupPass},
       {"sdy-op-priority-propagate", "Op-priority sharding propagation",
        runOpPriorityPropagate},
       {"sdy-pad-for-divisibility", "Pad tensors for divisibility"},
@@ -51,31 +65,45 @@ const std::vector<PassInfo> &allPasses() {
        populateOpShardingRules},
       {"sdy-pre-order-funcs", "Order funcs callee first", preOrderFuncsPass},
       {"sdy-propagate-sharding-from-func-to-call",
-       "Propagate func shardings to call sites", propagateShardingFromFuncToCallPass},
-      {"sdy-propagate-to-func-results", "Propagate shardings to func results", propagateToFuncResultsPass},
-      {"sdy-propagation-pipeline", "Shardy's propagation pipeline", propagationPipeline},
+       "Propagate func shardings to call sites",
+       propagateShardingFromFuncToCallPass},
+      {"sdy-propagate-to-func-results", "Propagate shardings to func results",
+       propagateToFuncResultsPass},
+      {"sdy-propagation-pipeline", "Shardy's propagation pipeline",
+       propagationPipeline},
       {"sdy-remove-all-gather-reduce-scatter-for-cmv1",
        "Remove all-gather/reduce-scatter pairs (CMV1)"},
-      {"sdy-remove-propagation-debug-info", "Remove propagation debug info", removePropagationDebugInfoPass},
-      {"sdy-remove-sharding-groups", "Remove sharding groups", removeShardingGroupsPass},
-      {"sdy-remove-size-one-axes", "Remove mesh axes of size one", removeSizeOneAxesPass},
+      {"sdy-remove-propagation-debug-info", "Remove propagation debug info",
+       removePropagationDebugInfoPass},
+      {"sdy-remove-sharding-groups", "Remove sharding groups",
+       removeShardingGroupsPass},
+      {"sdy-remove-size-one-axes", "Remove mesh axes of size one",
+       removeSizeOneAxesPass},
       {"sdy-remove-sub-axes-in-input-output-shardings",
-       "Remove sub-axes from input/output shardings", removeSubAxesInInputOutputShardingsPass},
+       "Remove sub-axes from input/output shardings",
+       removeSubAxesInInputOutputShardingsPass},
       {"sdy-reshard-to-collectives", "Lower reshards to collectives",
        reshardToCollectivesPass},
       {"sdy-resolve-permutation-factors", "Resolve permutation factors"},
       {"sdy-resolve-single-device-sharding", "Resolve single-device shardings"},
       {"sdy-sharding-constraint-to-reshard",
-       "Turn sharding constraints into reshards", shardingConstraintToReshardPass},
-      {"sdy-sharding-group-import", "Import sharding groups", shardingGroupImportPass},
-      {"sdy-sink-data-flow-edges", "Sink data-flow edges", sinkDataFlowEdgesPass},
-      {"sdy-sink-func-data-flow-edges", "Sink func data-flow edges", sinkFuncDataFlowEdgesPass},
-      {"sdy-unflatten-call-graph", "Unflatten the call graph", unflattenCallGraphPass},
+       "Turn sharding constraints into reshards",
+       shardingConstraintToReshardPass},
+      {"sdy-sharding-group-import", "Import sharding groups",
+       shardingGroupImportPass},
+      {"sdy-sink-data-flow-edges", "Sink data-flow edges",
+       sinkDataFlowEdgesPass},
+      {"sdy-sink-func-data-flow-edges", "Sink func data-flow edges",
+       sinkFuncDataFlowEdgesPass},
+      {"sdy-unflatten-call-graph", "Unflatten the call graph",
+       unflattenCallGraphPass},
       {"sdy-update-non-divisible-input-output-shardings",
-       "Make input/output shardings divisible", updateNonDivisibleInputOutputShardingsPass},
+       "Make input/output shardings divisible",
+       updateNonDivisibleInputOutputShardingsPass},
       {"sdy-user-priority-propagate", "User-priority sharding propagation",
        runUserPriorityPropagate},
-      {"sdy-verify-unreduced-axes", "Verify unreduced axes", verifyUnreducedAxesPass},
+      {"sdy-verify-unreduced-axes", "Verify unreduced axes",
+       verifyUnreducedAxesPass},
   };
   return passes;
 }
@@ -85,6 +113,63 @@ const PassInfo *lookupPass(std::string_view flag) {
     if (pass.flag == flag)
       return &pass;
   return nullptr;
+}
+
+bool runRegisteredPass(const PassInfo &pass, Module &module,
+                       const PassOptions &options, DiagnosticEngine &diags) {
+  if (!pass.run) {
+    diags.error(module.op().loc, "pass '-" + std::string(pass.flag) +
+                                     "' is not implemented yet in shardlab");
+    return false;
+  }
+  PassTimingScope scope(module, pass.flag);
+  return pass.run(module, options, diags);
+}
+
+PassTimingScope::PassTimingScope(Module &module, std::string_view name)
+    : timing_(module.timing) {
+  if (!timing_)
+    return;
+  entry_ = timing_->entries.size();
+  timing_->entries.push_back({std::string(name), timing_->depth, 0});
+  ++timing_->depth;
+  start_ = std::chrono::steady_clock::now();
+}
+
+PassTimingScope::~PassTimingScope() {
+  if (!timing_)
+    return;
+  timing_->entries[entry_].seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_)
+          .count();
+  --timing_->depth;
+}
+
+std::string formatPassTiming(const PassTiming &timing) {
+  double total = 0;
+  for (const PassTiming::Entry &entry : timing.entries)
+    if (entry.depth == 0)
+      total += entry.seconds;
+  const char *rule = "===-----------------------------------------------------"
+                     "--------------------===\n";
+  std::string out = rule;
+  out += "                         ... Execution time report ...\n";
+  out += rule;
+  char line[160];
+  std::snprintf(line, sizeof line, "  Total Execution Time: %.4f seconds\n\n",
+                total);
+  out += line;
+  out += "  ----Wall Time----  ----Name----\n";
+  for (const PassTiming::Entry &entry : timing.entries) {
+    double share = total > 0 ? 100.0 * entry.seconds / total : 0.0;
+    std::snprintf(line, sizeof line, "  %8.4f (%5.1f%%)  %*s%s\n",
+                  entry.seconds, share, 2 * entry.depth, "",
+                  entry.flag.c_str());
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "  %8.4f (100.0%%)  Total\n", total);
+  out += line;
+  return out;
 }
 
 bool parsePassOptions(std::string_view text, PassOptions &options,

@@ -19,12 +19,13 @@ bool runSteps(Module &module, const std::vector<Step> &steps,
               DiagnosticEngine &diags) {
   for (const Step &step : steps) {
     const PassInfo *pass = lookupPass(step.first);
-    if (!pass || !pass->run) {
+    if (!pass) {
       diags.error(module.op().loc,
-                  "pass '" + std::string(step.first) + "' is not implemented");
+                  "pass '" + std::string(step.first) + "' is not registered");
       return false;
     }
-    if (!pass->run(module, step.second, diags) || diags.hasErrors())
+    if (!runRegisteredPass(*pass, module, step.second, diags) ||
+        diags.hasErrors())
       return false;
   }
   return true;

@@ -21,6 +21,7 @@ namespace shardlab {
 
 class Operation;
 class Block;
+struct PassTiming;
 class Region;
 struct OpInfo;
 
@@ -250,6 +251,8 @@ public:
   /// way, as MLIR does).
   bool explicit_module = false;
   std::string sym_name; ///< `module @name`, empty if none
+  /// When set, every pass run on this module records its wall time there.
+  PassTiming *timing = nullptr;
   /// Finds a top-level op with `sym_name = @name` (sdy.mesh, func.func).
   /// The index is rebuilt when top-level ops are inserted or erased; a pass
   /// that renames a symbol in place calls invalidateSymbols().
