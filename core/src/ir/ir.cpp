@@ -215,7 +215,7 @@ Operation *Module::lookupSymbol(std::string_view name) const {
     }
     symbols_version_ = body.version();
   }
-  auto it = symbols_.find(std::string(name));
+  auto it = symbols_.find(name);
   return it == symbols_.end() ? nullptr : it->second;
 }
 

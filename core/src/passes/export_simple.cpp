@@ -20,9 +20,14 @@ std::vector<Operation *> opsNamed(Module &module, std::string_view kind) {
   return ops;
 }
 
+// Meshes are symbols of the module: only its body holds them.
 void eraseMeshOps(Module &module) {
-  for (Operation *op : opsNamed(module, "sdy.mesh"))
-    eraseOp(*op);
+  for (Operation *op = module.body().front(); op;) {
+    Operation *next = op->nextInBlock();
+    if (op->is("sdy.mesh"))
+      eraseOp(*op);
+    op = next;
+  }
 }
 
 // Replaces `mesh = @name` in StableHLO replica groups by the StableHLO

@@ -64,6 +64,13 @@ void moveFuncToEnd(Module &module, Operation &func) {
 } // namespace
 
 bool symbolDcePass(Module &module, const PassOptions &, DiagnosticEngine &) {
+  // Only private symbols are ever erased: without any, there is nothing to
+  // find out, and the scan of every attribute below is skipped.
+  bool any_private = false;
+  for (Operation &op : module.body())
+    any_private = any_private || isPrivateSymbol(op);
+  if (!any_private)
+    return true;
   std::set<std::string> live;
   std::vector<Operation *> worklist;
   for (Operation &op : module.body())

@@ -210,29 +210,6 @@ void setOpSharding(Operation &op, const TensorSharding &sharding, Context &ctx,
 
 namespace {
 
-void transformFuncShardings(Operation &func, Context &ctx,
-                            const std::function<void(TensorSharding &)> &fn) {
-  if (func.numRegions() && !func.region(0).empty()) {
-    Block &entry = func.region(0).front();
-    for (size_t i = 0; i < entry.numArguments(); ++i)
-      if (const TensorSharding *old = getSharding(entry.argument(i))) {
-        TensorSharding sharding = *old;
-        fn(sharding);
-        if (!(sharding == *old))
-          setSharding(entry.argument(i), sharding, ctx);
-      }
-  }
-  const Attr *type = func.attrs.get("function_type");
-  size_t num_results = type ? std::get<Type>(type->payload)->results.size() : 0;
-  for (size_t i = 0; i < num_results; ++i)
-    if (const TensorSharding *old = getFuncResultSharding(func, i)) {
-      TensorSharding sharding = *old;
-      fn(sharding);
-      if (!(sharding == *old))
-        setFuncResultSharding(func, i, sharding, ctx);
-    }
-}
-
 // `fn` applied to a Sharding or ShardingPerValue attribute, the same
 // attribute when nothing changed. Attributes are immutable, so `memo` keeps
 // the result per attribute: a module's many equal (uniqued) shardings are
@@ -260,6 +237,52 @@ const Attr *transformedAttr(const Attr *attr, Context &ctx,
   return it->second;
 }
 
+// `array` (a func's arg_attrs or res_attrs) with `fn` applied to the
+// `sdy.sharding` of each dictionary; the same attribute when nothing
+// changed. Built once per func, not once per changed argument.
+const Attr *
+transformedDictArray(const Attr *array, Context &ctx,
+                     const std::function<void(TensorSharding &)> &fn,
+                     ShardingMemo &memo) {
+  if (!array || array->kind != AttrKind::Array)
+    return array;
+  std::vector<const Attr *> dicts = array->elements();
+  bool changed = false;
+  for (const Attr *&dict : dicts) {
+    const Attr *old = dict && dict->kind == AttrKind::Dict
+                          ? dict->get("sdy.sharding")
+                          : nullptr;
+    if (!old || old->kind != AttrKind::Sharding)
+      continue;
+    const Attr *updated = transformedAttr(old, ctx, fn, memo);
+    if (updated == old)
+      continue;
+    std::vector<NamedAttr> entries = dict->entries();
+    for (NamedAttr &entry : entries)
+      if (entry.value == old && entry.name == "sdy.sharding")
+        entry.value = updated;
+    dict =
+        ctx.attrs.make(Attr{AttrKind::Dict, std::move(entries), nullptr, {}});
+    changed = true;
+  }
+  return changed ? ctx.attrs.array(std::move(dicts)) : array;
+}
+
+void transformFuncShardings(Operation &func, Context &ctx,
+                            const std::function<void(TensorSharding &)> &fn,
+                            ShardingMemo &memo) {
+  // As Shardy, through the block arguments: a declaration has none.
+  bool has_body = func.numRegions() && !func.region(0).empty();
+  for (const char *key : {"arg_attrs", "res_attrs"}) {
+    if (!has_body && key[0] == 'a')
+      continue;
+    const Attr *array = func.attrs.get(key);
+    const Attr *updated = transformedDictArray(array, ctx, fn, memo);
+    if (updated != array)
+      func.attrs.set(ctx.intern(key), updated);
+  }
+}
+
 void transformOpShardings(Operation &op, Context &ctx,
                           const std::function<void(TensorSharding &)> &fn,
                           ShardingMemo &memo) {
@@ -283,7 +306,7 @@ void transformShardings(Module &module,
   ShardingMemo memo;
   walk(module.op(), [&](Operation &op) {
     if (op.is("func.func"))
-      transformFuncShardings(op, ctx, fn);
+      transformFuncShardings(op, ctx, fn, memo);
     else
       transformOpShardings(op, ctx, fn, memo);
   });
@@ -312,7 +335,11 @@ const Attr *withoutEntry(const Attr *array, std::string_view name,
 
 void eraseFuncArgAndResultAttr(Operation &func, std::string_view name,
                                Context &ctx) {
+  // As Shardy, through the block arguments: a declaration has none.
+  bool has_body = func.numRegions() && !func.region(0).empty();
   for (const char *key : {"arg_attrs", "res_attrs"}) {
+    if (!has_body && key[0] == 'a')
+      continue;
     const Attr *array = func.attrs.get(key);
     if (!array || array->kind != AttrKind::Array)
       continue;

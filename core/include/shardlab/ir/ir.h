@@ -263,7 +263,8 @@ private:
   std::shared_ptr<Context> context_;
   std::unique_ptr<Operation> op_;
   // sym_name -> top-level op, rebuilt when the body changed.
-  mutable std::unordered_map<std::string, Operation *> symbols_;
+  // Keys view the sym_name attributes (arena-owned, so they stay valid).
+  mutable std::unordered_map<std::string_view, Operation *> symbols_;
   mutable uint64_t symbols_version_ = ~uint64_t{0};
 };
 
