@@ -46,10 +46,13 @@ TEST_CASE("Operations live in their context's pool and give slots back") {
     CHECK(ctx->ops.live() == 1); // the module op
     auto op = Operation::create(ctx->ops, ctx->intern("test.op"), nullptr, {});
     CHECK(&op->pool() == &ctx->ops);
+    CHECK(ctx->ops.liveNamed("test.op") == 1);
+    CHECK(ctx->ops.liveNamed("test.other") == 0);
     module.body().push_back(std::move(op));
     CHECK(ctx->ops.live() == 2);
     module.body().erase(module.body().front());
     CHECK(ctx->ops.live() == 1);
+    CHECK(ctx->ops.liveNamed("test.op") == 0); // passes may skip their walk
   }
   CHECK(ctx->ops.live() == 0);
 }

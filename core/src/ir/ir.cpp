@@ -74,9 +74,14 @@ bool AttrDict::erase(std::string_view name) {
 
 Operation::Operation(std::string_view op_name, const OpInfo *op_info,
                      Location location)
-    : name(op_name), info(op_info), loc(location) {}
+    : name(op_name), info(op_info), loc(location) {
+  pool().countNamed(name, +1);
+}
 
-Operation::~Operation() { dropAllUses(); }
+Operation::~Operation() {
+  dropAllUses();
+  pool().countNamed(name, -1);
+}
 
 std::unique_ptr<Operation> Operation::create(OpPool &pool,
                                              std::string_view name,

@@ -29,6 +29,15 @@ void *OpPool::allocate() {
   return header + 1;
 }
 
+size_t OpPool::liveNamed(std::string_view op_name) const {
+  auto it = named_.find(op_name);
+  return it == named_.end() ? 0 : it->second;
+}
+
+void OpPool::countNamed(std::string_view op_name, int delta) {
+  named_[op_name] += static_cast<size_t>(delta);
+}
+
 OpPool &OpPool::ownerOf(const void *slot) {
   return *(static_cast<const Header *>(slot) - 1)->owner;
 }

@@ -87,6 +87,8 @@ std::vector<Operation *> funcsInCallOrder(Module &module, bool pre_order) {
 
 std::vector<Operation *> callsUnder(Operation &root) {
   std::vector<Operation *> calls;
+  if (!root.pool().liveNamed("func.call"))
+    return calls; // the walk could not find one
   walk(root, [&](Operation &op) {
     if (op.is("func.call"))
       calls.push_back(&op);
@@ -110,6 +112,8 @@ void collectNamedPostOrder(Operation &root, std::vector<Operation *> &out) {
 
 std::vector<Operation *> namedComputationsPostOrder(Operation &root) {
   std::vector<Operation *> out;
+  if (!root.pool().liveNamed("sdy.named_computation"))
+    return out; // the walk could not find one
   collectNamedPostOrder(root, out);
   return out;
 }

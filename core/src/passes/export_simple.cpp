@@ -13,6 +13,8 @@ namespace {
 // The ops of `kind` nested in the module, collected before any is erased.
 std::vector<Operation *> opsNamed(Module &module, std::string_view kind) {
   std::vector<Operation *> ops;
+  if (!mayContain(module, {kind}))
+    return ops;
   walk(module.op(), [&](Operation &op) {
     if (op.is(kind))
       ops.push_back(&op);

@@ -65,6 +65,9 @@ bool sinkDataFlowEdgesPass(Module &module, const PassOptions &options,
   bool debug_edges =
       optionIsTrue(options, "sink-debug-propagation-edge-sharding");
   std::vector<Operation *> edges;
+  if (!mayContainShardableDataFlowOps(module) &&
+      !mayContain(module, {"sdy.data_flow_edge"}))
+    return true;
   walk(module.op(), [&](Operation &op) {
     if (op.is("sdy.data_flow_edge"))
       edges.push_back(&op);

@@ -158,8 +158,7 @@ void rewireChain(Operation &head) {
     use->set(tail->result(0));
 }
 
-void visitConstraint(Operation &op, Context &ctx,
-                     ShardingDebugSession *debug) {
+void visitConstraint(Operation &op, Context &ctx, ShardingDebugSession *debug) {
   rewireChain(op);
   Value *input = op.operand(0);
   TensorSharding sharding = opSharding(op);
@@ -209,6 +208,10 @@ bool applyShardingConstraintsPass(Module &module, const PassOptions &options,
   // pass sets are saved on the module like propagation's.
   bool origins = optionIsTrue(options, "debug-sharding-origins");
   bool edges = optionIsTrue(options, "debug-propagation-edge-sharding");
+  if (!origins && !edges &&
+      !mayContain(module,
+                  {"sdy.sharding_constraint", "sdy.manual_computation"}))
+    return true;
   std::optional<ShardingDebugSession> debug;
   if (origins || edges)
     debug.emplace(module, origins, edges);

@@ -208,12 +208,7 @@ bool importFuncCallsPass(Module &module, const PassOptions &options,
       eraseOp(*func);
   if (!optionIsTrue(options, "add-data-flow-edges-on-named-computations", true))
     return true;
-  std::vector<Operation *> named;
-  walk(module.op(), [&](Operation &op) {
-    if (op.is("sdy.named_computation"))
-      named.push_back(&op);
-  });
-  for (Operation *op : named)
+  for (Operation *op : namedComputationsPostOrder(module.op()))
     addDataFlowEdgesOf(*op, module.ctx());
   return true;
 }

@@ -16,6 +16,13 @@ bool isShardableDataFlowOp(const Operation &op) {
          op.is("sdy.manual_computation") || op.is("sdy.named_computation");
 }
 
+bool mayContainShardableDataFlowOps(const Module &module) {
+  return mayContain(module, {"stablehlo.while", "stablehlo.case",
+                             "stablehlo.optimization_barrier",
+                             "sdy.manual_computation",
+                             "sdy.named_computation"});
+}
+
 std::vector<Value *> blockArgEdgeOwners(Operation &op) {
   std::vector<Value *> owners;
   if ((op.is("sdy.manual_computation") || op.is("sdy.named_computation")) &&
@@ -197,6 +204,8 @@ void addDataFlowEdgesOf(Operation &op, Context &ctx) {
 
 bool addDataFlowEdgesPass(Module &module, const PassOptions &,
                           DiagnosticEngine &) {
+  if (!mayContainShardableDataFlowOps(module))
+    return true;
   Context &ctx = module.ctx();
   walk(module.op(), [&](Operation &op) {
     if (isShardableDataFlowOp(op))

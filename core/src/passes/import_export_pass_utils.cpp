@@ -35,6 +35,15 @@ void cloneRegionInto(Region &from, Region &into, ValueMap &map) {
 
 } // namespace
 
+bool mayContain(const Module &module,
+                std::initializer_list<std::string_view> names) {
+  const OpPool &ops = module.ctx().ops;
+  for (std::string_view name : names)
+    if (ops.liveNamed(name))
+      return true;
+  return false;
+}
+
 std::unique_ptr<Operation> cloneOp(Operation &op, ValueMap &map) {
   auto copy = Operation::create(op.pool(), op.name, op.info, op.loc);
   copy->attrs = op.attrs;

@@ -76,6 +76,8 @@ void cleanup(Operation &op, const TensorSharding &any_sharding,
 
 bool manualAxesCleanupPass(Module &module, const PassOptions &,
                            DiagnosticEngine &diags) {
+  if (!mayContain(module, {"sdy.manual_computation"}))
+    return true;
   bool ok = true;
   walk(module.op(), [&](Operation &op) {
     if (!op.is("sdy.manual_computation"))

@@ -89,6 +89,8 @@ bool collectGroups(
 
 bool shardingGroupImportPass(Module &module, const PassOptions &,
                              DiagnosticEngine &diags) {
+  if (!mayContain(module, {"sdy.sharding_group"}))
+    return true;
   std::vector<std::pair<Value *, std::vector<Operation *>>> value_groups;
   if (!collectGroups(module, diags, value_groups))
     return false;

@@ -136,7 +136,7 @@ public:
   static void operator delete(void *slot) { OpPool::release(slot); }
   static void operator delete(void *slot, OpPool &) { OpPool::release(slot); }
 
-  std::string_view name;
+  const std::string_view name; ///< interned or static; never changes
   const OpInfo *info = nullptr;
   Location loc;
   AttrDict attrs; ///< inherent and discardable attributes
@@ -244,6 +244,7 @@ class Module {
 public:
   explicit Module(std::shared_ptr<Context> context);
   Context &ctx() { return *context_; }
+  const Context &ctx() const { return *context_; }
   std::shared_ptr<Context> sharedContext() const { return context_; }
   Operation &op() { return *op_; }
   Block &body() { return op_->region(0).front(); }

@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <memory>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace shardlab {
@@ -32,6 +34,12 @@ public:
   /// Slots handed out and not given back.
   size_t live() const { return live_; }
 
+  /// Live ops named `op_name` made in this pool (Operation's constructor and
+  /// destructor keep the count). Zero lets a pass skip a whole-module walk
+  /// for ops that cannot be there.
+  size_t liveNamed(std::string_view op_name) const;
+  void countNamed(std::string_view op_name, int delta);
+
 private:
   // Before each slot: the owning pool, padded to keep slots max-aligned.
   struct alignas(std::max_align_t) Header {
@@ -45,6 +53,8 @@ private:
   std::byte *end_ = nullptr;
   void *free_ = nullptr; // intrusive list of given-back slots
   size_t live_ = 0;
+  // Keys view op names, which are interned or static, so they outlive ops.
+  std::unordered_map<std::string_view, size_t> named_;
 };
 
 } // namespace shardlab

@@ -15,6 +15,8 @@ namespace shardlab {
 
 /// Whether `op` has data-flow edges.
 bool isShardableDataFlowOp(const Operation &op);
+/// False when the module's context holds none of those ops.
+bool mayContainShardableDataFlowOps(const Module &module);
 /// Block arguments of `op` that own an edge (manual/named computations).
 std::vector<Value *> blockArgEdgeOwners(Operation &op);
 /// Results of `op` that own an edge.

@@ -35,6 +35,11 @@ void cloneBlockBefore(Block &from, Block &into, Operation *before,
 
 /// Erases `op`; its results must have no uses.
 void eraseOp(Operation &op);
+
+/// False when no op named one of `names` is alive in the module's context,
+/// so a pass that only acts on such ops can skip its whole-module walk.
+bool mayContain(const Module &module,
+                std::initializer_list<std::string_view> names);
 /// Replaces every use of op's results by `values` and erases it.
 void replaceOp(Operation &op, const std::vector<Value *> &values);
 
