@@ -178,6 +178,8 @@ bool updateNonDivisibleInputOutputShardingsPass(Module &module,
   forEachFunc(module,
               [&](Operation &func) { updateFuncBoundary(module, func); });
   // Calls and manual computations do not share attributes: one walk.
+  if (!mayContain(module, {"func.call", "sdy.manual_computation"}))
+    return true;
   walk(module.op(), [&](Operation &op) {
     if (op.is("func.call"))
       updateCall(module, op);

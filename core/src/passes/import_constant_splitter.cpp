@@ -58,13 +58,17 @@ struct SplitState {
   std::unordered_set<Operation *> constant_set;
   std::vector<Operation *> expansions;
   std::unordered_set<Operation *> expansion_set;
+  // The region's func and enclosing named computation were marked non
+  // constant already (both are the same for every op of one region walk).
+  bool marked_non_constant = false;
 };
 
-bool isConstantExpression(Operation &op, const SplitState &state,
-                          SplitContext &context) {
+// `preserving`: isConstantPreserving(op), computed once by the caller.
+bool isConstantExpression(Operation &op, bool preserving,
+                          const SplitState &state) {
   if (op.is("sdy.constant") || op.is("stablehlo.iota"))
     return true;
-  if (!isConstantPreserving(op, context))
+  if (!preserving)
     return false;
   for (size_t i = 0; i < op.numOperands(); ++i) {
     Operation *def = op.operand(i)->defining_op;
@@ -127,13 +131,16 @@ void processOp(Operation &op, Operation &func, SplitState &state,
                SplitContext &context) {
   if (op.is("func.func") || op.is("sdy.sharding_group"))
     return;
-  if (isConstantExpression(op, state, context)) {
+  bool preserving = isConstantPreserving(op, context);
+  if (isConstantExpression(op, preserving, state)) {
     state.constants.push_back(&op);
     state.constant_set.insert(&op);
     return;
   }
-  if (!isConstantPreserving(op, context) && !isTerminator(op))
+  if (!preserving && !state.marked_non_constant && !isTerminator(op)) {
     markNonConstant(op, func, context);
+    state.marked_non_constant = true;
+  }
   if (op.is("stablehlo.broadcast_in_dim") && isScalar(op.operand(0))) {
     state.expansions.push_back(&op);
     state.expansion_set.insert(&op);

@@ -128,6 +128,11 @@ liftedReplicaGroupMesh(const ReplicaGroupMeshAxesText &groups,
 // collected in one walk.
 std::vector<std::vector<Operation *>> meshCollectives(Module &module) {
   std::vector<std::vector<Operation *>> by_kind(std::size(kMeshCollectives));
+  bool any = false;
+  for (std::string_view kind : kMeshCollectives)
+    any = any || mayContain(module, {kind});
+  if (!any)
+    return by_kind;
   walkPostOrder(module.op(), [&](Operation &op) {
     for (size_t k = 0; k < by_kind.size(); ++k)
       if (op.is(kMeshCollectives[k]) && op.attrs.get("replica_groups"))
