@@ -34,6 +34,17 @@ bool OpIndex::elementwise(const Operation &op) const {
   return elementwise_[i] == 2;
 }
 
+void OpIndex::cacheRule(uint32_t i, const OpShardingRule *rule) const {
+  if (!i || i > order.size())
+    return;
+  if (rules_.size() <= order.size()) {
+    rules_.resize(order.size() + 1, nullptr);
+    rule_known_.resize(order.size() + 1, 0);
+  }
+  rules_[i] = rule;
+  rule_known_[i] = 1;
+}
+
 void OpIndex::build(Module &module) {
   clear();
   for (Operation &top : module.body())
@@ -145,10 +156,15 @@ private:
   const Mesh *meshOf(const MeshRef &ref);
   bool noChangeKey(const TensorSide &operands, const TensorSide &results,
                    NoChangeCache::Key &key) const;
-  /// `dir` null: every factor propagates in `fixed` direction.
+  /// Fills directions_ for a step of `op` with `rule` (`dir` null: every
+  /// factor propagates in `fixed` direction); false when none propagates.
+  bool setDirections(const OpShardingRule &rule, const OpDirectionFn *dir,
+                     PropagationDirection fixed, Operation *op);
+  /// The rule processRegistered uses for `op` (null: skip the op).
+  const OpShardingRule *registeredRule(Operation &op);
+  /// Propagates one step along directions_ (see setDirections).
   bool propagate(TensorSide &operands, TensorSide &results,
-                 const OpShardingRule &rule, const OpDirectionFn *dir,
-                 PropagationDirection fixed, Operation *op, bool conservative,
+                 const OpShardingRule &rule, Operation *op, bool conservative,
                  bool notify, StepKind kind, int64_t func_result = -1);
   bool applyUpdates(TensorSide &side,
                     const std::vector<TensorFactorShardings> &rows,
@@ -398,9 +414,26 @@ bool Driver::applyUpdates(
   return any;
 }
 
+bool Driver::setDirections(const OpShardingRule &rule, const OpDirectionFn *dir,
+                           PropagationDirection fixed, Operation *op) {
+  size_t num_factors = rule.factor_sizes.size();
+  directions_.assign(num_factors, PropagationDirection::None);
+  bool any_direction = false;
+  for (size_t f = 0; f < num_factors; ++f) {
+    int64_t factor = static_cast<int64_t>(f);
+    if (std::find(rule.blocked_propagation.begin(),
+                  rule.blocked_propagation.end(),
+                  factor) != rule.blocked_propagation.end())
+      continue;
+    directions_[f] = dir ? (*dir)(*op, factor) : fixed;
+    any_direction =
+        any_direction || directions_[f] != PropagationDirection::None;
+  }
+  return any_direction;
+}
+
 bool Driver::propagate(TensorSide &operands, TensorSide &results,
-                       const OpShardingRule &rule, const OpDirectionFn *dir,
-                       PropagationDirection fixed, Operation *op,
+                       const OpShardingRule &rule, Operation *op,
                        bool conservative, bool notify, StepKind kind,
                        int64_t func_result) {
   const MeshRef *ref = nullptr;
@@ -420,23 +453,6 @@ bool Driver::propagate(TensorSide &operands, TensorSide &results,
       }
     }
   if (!mesh || mesh->isMaximal())
-    return false;
-  // Directions first: when no factor may propagate, nothing can change and
-  // the projection is not built.
-  size_t num_factors = rule.factor_sizes.size();
-  directions_.assign(num_factors, PropagationDirection::None);
-  bool any_direction = false;
-  for (size_t f = 0; f < num_factors; ++f) {
-    int64_t factor = static_cast<int64_t>(f);
-    if (std::find(rule.blocked_propagation.begin(),
-                  rule.blocked_propagation.end(),
-                  factor) != rule.blocked_propagation.end())
-      continue;
-    directions_[f] = dir ? (*dir)(*op, factor) : fixed;
-    any_direction =
-        any_direction || directions_[f] != PropagationDirection::None;
-  }
-  if (!any_direction)
     return false;
   NoChangeCache::Key key;
   bool cacheable = config_.no_change && kind != StepKind::FuncResult &&
@@ -508,9 +524,9 @@ void Driver::propagateFuncResults(Operation &func) {
     results.func_index = i;
     results.func_result = true;
     OpShardingRule rule = identityRule(value->type, 1);
-    propagate(operands, results, rule, nullptr, PropagationDirection::Both,
-              &func, false, false, StepKind::FuncResult,
-              static_cast<int64_t>(i));
+    if (setDirections(rule, nullptr, PropagationDirection::Both, &func))
+      propagate(operands, results, rule, &func, false, false,
+                StepKind::FuncResult, static_cast<int64_t>(i));
   }
 }
 
@@ -536,8 +552,10 @@ void Driver::processBarrier(Operation &op) {
   loadShardings(results);
   PropagationDirection allowed =
       parseDirection(op.attrs.get("allowed_direction"));
-  propagate(operands, results, identityRule(op.result(0)->type, 1), nullptr,
-            allowed, &op, false, true, StepKind::PropagationBarrier);
+  OpShardingRule rule = identityRule(op.result(0)->type, 1);
+  if (setDirections(rule, nullptr, allowed, &op))
+    propagate(operands, results, rule, &op, false, true,
+              StepKind::PropagationBarrier);
 }
 
 void Driver::processEdge(Operation &edge) {
@@ -557,9 +575,11 @@ void Driver::processEdge(Operation &edge) {
              : nullptr);
   results.sink = TensorSide::Sink::Edge;
   results.owner = &edge;
-  propagate(operands, results, identityRule(result->type, num_sources),
-            &config_.direction, PropagationDirection::None, &edge, false, true,
-            StepKind::DataFlowEdge);
+  OpShardingRule rule = identityRule(result->type, num_sources);
+  if (setDirections(rule, &config_.direction, PropagationDirection::None,
+                    &edge))
+    propagate(operands, results, rule, &edge, false, true,
+              StepKind::DataFlowEdge);
 }
 
 void Driver::processFuncEdge(Operation &edge) {
@@ -594,16 +614,34 @@ void Driver::processFuncEdge(Operation &edge) {
   TensorSide &results = side(1);
   results.values.push_back(result);
   loadShardings(results);
-  propagate(operands, results, identityRule(result->type, num_sources),
-            &config_.direction, PropagationDirection::None, &edge, false, true,
-            StepKind::FuncDataFlowEdge);
+  OpShardingRule rule = identityRule(result->type, num_sources);
+  if (setDirections(rule, &config_.direction, PropagationDirection::None,
+                    &edge))
+    propagate(operands, results, rule, &edge, false, true,
+              StepKind::FuncDataFlowEdge);
+}
+
+const OpShardingRule *Driver::registeredRule(Operation &op) {
+  uint32_t i = index_->indexOf(&op);
+  bool known = false;
+  const OpShardingRule *rule = index_->cachedRule(i, known);
+  if (known)
+    return rule;
+  rule = getOrAttachShardingRule(op, ctx_, config_.conservative,
+                                 config_.warnings, config_.rules);
+  if (rule && (rule->operands.size() != op.numOperands() ||
+               rule->results.size() != op.numResults()))
+    rule = nullptr;
+  index_->cacheRule(i, rule);
+  return rule;
 }
 
 void Driver::processRegistered(Operation &op) {
-  const OpShardingRule *rule = getOrAttachShardingRule(
-      op, ctx_, config_.conservative, config_.warnings, config_.rules);
-  if (!rule || rule->operands.size() != op.numOperands() ||
-      rule->results.size() != op.numResults())
+  const OpShardingRule *rule = registeredRule(op);
+  // Directions before shardings: when no factor may propagate (most ops at
+  // the first op-priority levels), the tensors' shardings are not read.
+  if (!rule || !setDirections(*rule, &config_.direction,
+                              PropagationDirection::None, &op))
     return;
   TensorSide &operand_side = side(0);
   for (size_t i = 0; i < op.numOperands(); ++i)
@@ -613,8 +651,7 @@ void Driver::processRegistered(Operation &op) {
   for (size_t i = 0; i < op.numResults(); ++i)
     result_side.values.push_back(op.result(i));
   loadShardings(result_side);
-  propagate(operand_side, result_side, *rule, &config_.direction,
-            PropagationDirection::None, &op, config_.conservative, true,
+  propagate(operand_side, result_side, *rule, &op, config_.conservative, true,
             StepKind::Op);
 }
 

@@ -268,7 +268,8 @@ const OpShardingRule *getOrAttachShardingRule(Operation &op, Context &ctx,
   if (const Attr *existing = op.attrs.get(kShardingRuleAttr);
       existing && existing->kind == AttrKind::OpShardingRule)
     return &existing->rule();
-  std::string key;
+  std::string local;
+  std::string &key = cache ? cache->scratch() : local;
   bool memo = cache && RuleCache::key(op, conservative_propagation, key);
   const Attr *attr = memo ? cache->find(key) : nullptr;
   if (!attr) {
@@ -278,7 +279,7 @@ const OpShardingRule *getOrAttachShardingRule(Operation &op, Context &ctx,
       return nullptr;
     attr = ctx.attrs.rule(std::move(*rule));
     if (memo)
-      cache->insert(std::move(key), attr);
+      cache->insert(key, attr);
   }
   op.attrs.set(ctx.intern(kShardingRuleAttr), attr);
   return &attr->rule();

@@ -50,9 +50,12 @@ public:
   void insert(std::string key, const Attr *rule) {
     rules_.emplace(std::move(key), rule);
   }
+  /// Storage for building keys, so a lookup does not allocate one.
+  std::string &scratch() { return scratch_; }
 
 private:
   std::unordered_map<std::string, const Attr *> rules_;
+  std::string scratch_;
 };
 
 /// getOrCreateShardingRule with `attach`, without copying the rule: the
