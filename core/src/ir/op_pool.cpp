@@ -2,6 +2,24 @@
 
 #include <new>
 
+// Under AddressSanitizer a given-back slot is poisoned until handed out
+// again, so a use of an erased op is still reported as use-after-free.
+#if defined(__SANITIZE_ADDRESS__)
+#define SHARDLAB_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SHARDLAB_ASAN 1
+#endif
+#endif
+#ifdef SHARDLAB_ASAN
+#include <sanitizer/asan_interface.h>
+#define POISON_SLOT(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define UNPOISON_SLOT(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define POISON_SLOT(p, n) ((void)(p), (void)(n))
+#define UNPOISON_SLOT(p, n) ((void)(p), (void)(n))
+#endif
+
 namespace shardlab {
 
 OpPool::OpPool(size_t slot_size) {
@@ -13,9 +31,10 @@ OpPool::OpPool(size_t slot_size) {
 void *OpPool::allocate() {
   ++live_;
   if (free_) {
-    void *slot = free_;
-    free_ = *static_cast<void **>(slot);
-    return slot;
+    Header *header = free_;
+    free_ = header->next_free;
+    UNPOISON_SLOT(header + 1, stride_ - sizeof(Header));
+    return header + 1;
   }
   if (next_ == end_) {
     // operator new[] of std::byte is max-aligned, and so is the stride.
@@ -24,7 +43,7 @@ void *OpPool::allocate() {
     next_ = slabs_.back().get();
     end_ = next_ + stride_ * kSlotsPerSlab;
   }
-  auto *header = new (next_) Header{this};
+  auto *header = new (next_) Header{this, nullptr};
   next_ += stride_;
   return header + 1;
 }
@@ -45,10 +64,12 @@ OpPool &OpPool::ownerOf(const void *slot) {
 void OpPool::release(void *slot) {
   if (!slot)
     return;
-  OpPool *pool = (static_cast<Header *>(slot) - 1)->owner;
-  *static_cast<void **>(slot) = pool->free_;
-  pool->free_ = slot;
+  Header *header = static_cast<Header *>(slot) - 1;
+  OpPool *pool = header->owner;
+  header->next_free = pool->free_;
+  pool->free_ = header;
   --pool->live_;
+  POISON_SLOT(slot, pool->stride_ - sizeof(Header));
 }
 
 } // namespace shardlab

@@ -41,9 +41,12 @@ public:
   void countNamed(std::string_view op_name, int delta);
 
 private:
-  // Before each slot: the owning pool, padded to keep slots max-aligned.
+  // Before each slot: the owning pool and, while the slot is free, the next
+  // free slot (so the whole slot can be poisoned under ASan). Max-aligned
+  // to keep the slots that follow max-aligned.
   struct alignas(std::max_align_t) Header {
     OpPool *owner;
+    Header *next_free;
   };
   static constexpr size_t kSlotsPerSlab = 512;
 
@@ -51,7 +54,7 @@ private:
   std::vector<std::unique_ptr<std::byte[]>> slabs_;
   std::byte *next_ = nullptr; // bump pointer in the newest slab
   std::byte *end_ = nullptr;
-  void *free_ = nullptr; // intrusive list of given-back slots
+  Header *free_ = nullptr; // given-back slots, newest first
   size_t live_ = 0;
   // Keys view op names, which are interned or static, so they outlive ops.
   std::unordered_map<std::string_view, size_t> named_;
