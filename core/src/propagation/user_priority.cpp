@@ -38,12 +38,26 @@ bool hasEdge(Value *value) {
   return owner && dataFlowEdgeUser(owner);
 }
 
-// Every slot in Shardy's sharding-walker order, skipping edge targets.
-std::vector<Slot> collectSlots(Module &module) {
-  std::vector<Slot> slots;
-  auto add_value = [&](Value *v) {
-    if (!hasEdge(v))
-      slots.push_back({v, nullptr, 0});
+// Whether `s` has no priority and initialSharding would leave it as it is
+// (a sorted replicated list), decided without copying it: most slots.
+bool untouched(const TensorSharding &s) {
+  if (s.replicated.size() > 1)
+    return false;
+  for (const DimSharding &dim : s.dims)
+    if (dim.priority)
+      return false;
+  return true;
+}
+
+// Calls `fn(slot, sharding)` for every slot with a sharding that is not
+// untouched, in Shardy's sharding-walker order, skipping edge targets. The
+// walk reads each sharding when it reaches the slot, after `fn` ran for the
+// slots before it.
+template <typename Fn> void forEachSlot(Module &module, const Fn &fn) {
+  auto visit = [&](const Slot &slot) {
+    const TensorSharding *s = slotSharding(slot);
+    if (s && !untouched(*s) && !(slot.value && hasEdge(slot.value)))
+      fn(slot, *s);
   };
   for (Operation &top : module.body()) {
     if (!top.is("func.func"))
@@ -51,24 +65,23 @@ std::vector<Slot> collectSlots(Module &module) {
     if (top.numRegions() && !top.region(0).empty()) {
       Block &body = top.region(0).front();
       for (size_t i = 0; i < body.numArguments(); ++i)
-        slots.push_back({body.argument(i), nullptr, 0});
+        visit(Slot{body.argument(i), nullptr, 0}); // never an edge target
     }
     const Attr *type = top.attrs.get("function_type");
     size_t num_results =
         type ? std::get<Type>(type->payload)->results.size() : 0;
     for (size_t i = 0; i < num_results; ++i)
-      slots.push_back({nullptr, &top, i});
+      visit(Slot{nullptr, &top, i});
     walk(top, [&](Operation &op) {
       if (op.is("sdy.manual_computation") || op.is("sdy.named_computation")) {
         Block &body = op.region(0).front();
         for (size_t i = 0; i < body.numArguments(); ++i)
-          add_value(body.argument(i));
+          visit(Slot{body.argument(i), nullptr, 0});
       }
       for (size_t i = 0; i < op.numResults(); ++i)
-        add_value(op.result(i));
+        visit(Slot{op.result(i), nullptr, 0});
     });
   }
-  return slots;
 }
 
 TensorSharding initialSharding(const TensorSharding &original,
@@ -113,11 +126,8 @@ TensorSharding shardingForPriority(const TensorSharding &current,
 void runUserPriority(Module &module, const LayerContext &lc,
                      const OpDirectionFn &outer) {
   std::map<int64_t, std::vector<std::pair<Slot, TensorSharding>>> refs;
-  for (const Slot &slot : collectSlots(module)) {
-    const TensorSharding *s = slotSharding(slot);
-    if (!s)
-      continue;
-    TensorSharding original = *s;
+  forEachSlot(module, [&](const Slot &slot, const TensorSharding &s) {
+    TensorSharding original = s;
     std::vector<int64_t> priorities;
     for (const DimSharding &dim : original.dims)
       if (dim.priority.value_or(0) > 0 &&
@@ -129,7 +139,7 @@ void runUserPriority(Module &module, const LayerContext &lc,
     TensorSharding initial = initialSharding(original, module);
     if (!(initial == original))
       setSlotSharding(slot, initial, module.ctx());
-  }
+  });
   if (lc.observer)
     lc.observer->position.user_priority = 0;
   runOpPriority(module, lc, outer);
