@@ -241,8 +241,14 @@ void Driver::run() {
     propagateFuncResults(*main);
   const std::vector<Operation *> &order = index_->order;
   worklist_.reserve(order.size());
-  for (auto it = order.rbegin(); it != order.rend(); ++it)
-    push(*it);
+  // order[i] is numbered i + 1: seeding does not read the ops (a cache miss
+  // each in a large module, long before the op is processed).
+  for (size_t i = order.size(); i-- > 0;) {
+    if (in_worklist_[i + 1])
+      continue;
+    in_worklist_[i + 1] = 1;
+    worklist_.push_back(order[i]);
+  }
   while (!worklist_.empty()) {
     Operation *op = worklist_.back();
     worklist_.pop_back();

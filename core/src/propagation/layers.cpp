@@ -157,10 +157,16 @@ void runOpPriority(Module &module, const LayerContext &lc,
           acc = unionOfDirections(acc, levelDirection(l, op, factor));
         memo->op = &op;
         memo->fixed = acc;
-        const Attr *attr = op.attrs.get(kShardingRuleAttr);
-        memo->rule = attr && attr->kind == AttrKind::OpShardingRule
-                         ? &attr->rule()
-                         : nullptr;
+        // The driver's rule, when it has one, is the attached rule.
+        bool known = false;
+        const OpShardingRule *rule =
+            index ? index->cachedRule(index->indexOf(&op), known) : nullptr;
+        if (!rule) {
+          const Attr *attr = op.attrs.get(kShardingRuleAttr);
+          rule = attr && attr->kind == AttrKind::OpShardingRule ? &attr->rule()
+                                                                : nullptr;
+        }
+        memo->rule = rule;
         memo->broadcast = op.is("stablehlo.broadcast_in_dim");
       }
       PropagationDirection acc = memo->fixed;
