@@ -202,6 +202,7 @@ TensorSharding unproject(const TensorFactorShardings &row,
                          const MeshRef &mesh_ref, const Mesh &mesh) {
   TensorSharding out;
   out.mesh = mesh_ref;
+  out.dims.reserve(mapping.size());
   for (const OpShardingRule::DimMapping &factors : mapping) {
     DimSharding dim;
     dim.closed = false;
