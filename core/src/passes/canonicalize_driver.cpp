@@ -7,28 +7,42 @@
 #include "canonicalize_patterns.h"
 #include "shardlab/passes/pass_utils.h"
 
-#include <algorithm>
-
 namespace shardlab {
 
 void Rewriter::push(Operation *op) {
-  if (op && queued_.insert(op).second)
-    worklist_.push_back(op);
+  if (op && !inInitial(op) && queued_.insert(op).second)
+    pushed_.push_back(op);
+}
+
+void Rewriter::queuePreOrder(Operation &root) {
+  walk(root, [&](Operation &op) {
+    op.scratch_index = static_cast<uint32_t>(initial_.size());
+    initial_.push_back(&op);
+  });
 }
 
 Operation *Rewriter::pop() {
-  while (!worklist_.empty()) {
-    Operation *op = worklist_.back();
-    worklist_.pop_back();
+  while (!pushed_.empty()) {
+    Operation *op = pushed_.back();
+    pushed_.pop_back();
     if (queued_.erase(op))
       return op;
   }
+  while (next_ < initial_.size())
+    if (Operation *op = initial_[next_++])
+      return op;
   return nullptr;
 }
 
 void Rewriter::forget(Operation &op) {
-  queued_.erase(&op);
-  walk(op, [&](Operation &nested) { queued_.erase(&nested); });
+  auto drop = [&](Operation &erased) {
+    if (inInitial(&erased))
+      initial_[erased.scratch_index] = nullptr;
+    else
+      queued_.erase(&erased);
+  };
+  drop(op);
+  walk(op, drop);
 }
 
 Operation *Rewriter::insertBefore(Operation &before,
@@ -71,23 +85,12 @@ bool applyPatterns(Operation &op, Rewriter &rw, unsigned labels) {
   return false;
 }
 
-void queuePreOrder(Operation &root, Rewriter &rw) {
-  std::vector<Operation *> order;
-  walk(root, [&](Operation &op) { order.push_back(&op); });
-  // Popped from the back: queue last to first so that the first op runs
-  // first.
-  std::reverse(order.begin(), order.end());
-  rw.reserve(order.size());
-  for (Operation *op : order)
-    rw.push(op);
-}
-
 } // namespace
 
 void applyPatternsGreedily(Module &module, Operation &root,
                            const PatternSet &patterns) {
   Rewriter rw(module);
-  queuePreOrder(root, rw);
+  rw.queuePreOrder(root);
   while (Operation *op = rw.pop()) {
     if (op->parentBlock() == nullptr)
       continue;

@@ -44,19 +44,29 @@ public:
   void notifyModified(Operation &op) { push(&op); }
 
   void push(Operation *op);
-  /// Makes room for `count` queued ops (the initial whole-module queue),
-  /// so queueing does not rehash as it grows.
-  void reserve(size_t count) {
-    worklist_.reserve(count);
-    queued_.reserve(count);
-  }
+  /// Queues the ops nested in `root` in pre-order (the first pops first,
+  /// after any op queued later by push). Uses their scratch_index.
+  void queuePreOrder(Operation &root);
+  /// The next queued op: the last one pushed, else the next of the
+  /// pre-order queue; null when none is left.
   Operation *pop();
-  bool empty() const { return worklist_.empty(); }
 
 private:
   void forget(Operation &op);
+  /// Whether `op` waits in the pre-order queue (not popped, not erased).
+  bool inInitial(const Operation *op) const {
+    uint32_t i = op->scratch_index;
+    return i >= next_ && i < initial_.size() && initial_[i] == op;
+  }
   Module &module_;
-  std::vector<Operation *> worklist_;
+  // A stack whose bottom part is the pre-order queue, kept apart so that
+  // queueing the whole module costs no hashing: `initial_` (entries before
+  // `next_` popped, null once erased; each op's scratch_index is its
+  // position) and, above it, the ops pushed since (`pushed_`, members in
+  // `queued_`). Popping order is that of one stack with a set of queued ops.
+  std::vector<Operation *> initial_;
+  size_t next_ = 0;
+  std::vector<Operation *> pushed_;
   std::unordered_set<Operation *> queued_;
 };
 
