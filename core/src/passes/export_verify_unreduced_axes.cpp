@@ -45,10 +45,12 @@ bool anyUnreduced(const std::vector<const TensorSharding *> &shardings) {
   return false;
 }
 
-// What one op check needs: the module (meshes) and where errors go.
+// What one op check needs: the module (meshes), where errors go, and
+// sharding lists reused from op to op.
 struct Checker {
   Module &module;
   DiagnosticEngine &diags;
+  std::vector<const TensorSharding *> in, out;
 
   bool fail(Operation &op, const std::string &message) {
     diags.error(op.loc, "'" + std::string(op.name) + "' op " + message);
@@ -59,13 +61,17 @@ struct Checker {
     return {sharding, sharding ? lookupMesh(module, sharding->mesh) : nullptr};
   }
 
-  bool transition(Operation &op, const std::vector<Value *> &operands,
+  // The check of op's first `num_operands` operands and its results.
+  bool transition(Operation &op, size_t num_operands,
                   std::optional<ReductionKind> introduced,
                   std::optional<ReductionKind> removed) {
-    std::vector<const TensorSharding *> in, out;
-    for (Value *operand : operands)
+    in.clear();
+    out.clear();
+    for (size_t i = 0; i < num_operands; ++i) {
+      Value *operand = op.operand(i);
       in.push_back(definedByExplicitReshard(operand) ? nullptr
                                                      : shardingOf(operand));
+    }
     for (size_t i = 0; i < op.numResults(); ++i)
       out.push_back(shardingOf(op.result(i)));
     // Without unreduced axes nothing is added, dropped or kept: the common
@@ -83,13 +89,6 @@ struct Checker {
     return true;
   }
 };
-
-std::vector<Value *> operandsOf(Operation &op) {
-  std::vector<Value *> operands;
-  for (size_t i = 0; i < op.numOperands(); ++i)
-    operands.push_back(op.operand(i));
-  return operands;
-}
 
 // The reduction all returned values of `region` compute (add / max / min).
 std::optional<ReductionKind> reductionOf(Operation &op) {
@@ -225,14 +224,11 @@ bool isTerminator(const Operation &op) {
 bool verifyOp(Checker &checker, Operation &op) {
   if (op.is("func.func") || isExplicitReshard(&op))
     return true;
-  if (op.is("stablehlo.reduce")) {
-    size_t inputs = op.numOperands() / 2;
-    std::vector<Value *> operands = operandsOf(op);
-    operands.resize(inputs);
-    return checker.transition(op, operands, reductionOf(op), std::nullopt);
-  }
+  if (op.is("stablehlo.reduce"))
+    return checker.transition(op, op.numOperands() / 2, reductionOf(op),
+                              std::nullopt);
   if (op.is("stablehlo.dot_general") || op.is("stablehlo.dot"))
-    return checker.transition(op, operandsOf(op), ReductionKind::Sum,
+    return checker.transition(op, op.numOperands(), ReductionKind::Sum,
                               std::nullopt);
   if (op.is("sdy.all_reduce") || op.is("sdy.reduce_scatter"))
     return shardingOf(op.operand(0)) ||
@@ -243,7 +239,7 @@ bool verifyOp(Checker &checker, Operation &op) {
     return verifyCall(checker, op);
   if (isTerminator(op))
     return !isReturnLike(op) || verifyTerminator(checker, op);
-  return checker.transition(op, operandsOf(op), ReductionKind::Sum,
+  return checker.transition(op, op.numOperands(), ReductionKind::Sum,
                             std::nullopt);
 }
 
@@ -262,7 +258,7 @@ bool verifyPostOrder(Checker &checker, Operation &root) {
 
 bool verifyUnreducedAxesPass(Module &module, const PassOptions &,
                              DiagnosticEngine &diags) {
-  Checker checker{module, diags};
+  Checker checker{module, diags, {}, {}};
   bool ok = true;
   forEachFunc(module, [&](Operation &func) {
     ok = verifyPostOrder(checker, func) && ok;
