@@ -51,7 +51,7 @@ void reshardOperandsToDevice(Module &module, Operation &op,
 }
 
 void reshardResultsFromDevice(Module &module, Operation &op,
-                              const std::vector<OptionalSharding> &out,
+                              const std::vector<const TensorSharding *> &out,
                               const MeshRef &global) {
   Context &ctx = module.ctx();
   Operation *last = &op;
@@ -85,11 +85,11 @@ bool isSingleDeviceSharding(const Module &module,
 }
 
 bool processSingleDeviceOp(Module &module, Operation &op,
-                           const std::vector<OptionalSharding> &out,
+                           const std::vector<const TensorSharding *> &out,
                            DiagnosticEngine &diags) {
   std::optional<int64_t> device_id;
   MeshRef device_mesh;
-  for (const OptionalSharding &s : out) {
+  for (const TensorSharding *s : out) {
     if (!s || !isSingleDeviceSharding(module, *s))
       continue;
     int64_t id = meshOf(module, *s)->device_ids.front();

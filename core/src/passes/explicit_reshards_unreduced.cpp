@@ -197,18 +197,21 @@ bool convertReshardToUnreducedCollectives(Module &module, Operation &op) {
 void allReduceOperandsIfUnreducedToReplicated(Module &module, Operation &op) {
   if (op.numResults() == 0)
     return;
-  const TensorSharding *first = getSharding(op.result(0));
-  std::optional<TensorSharding> user;
-  if (first)
-    user = *first;
+  // The result's sharding attribute, which inserting all-reduces before the
+  // op does not replace (the arena keeps it alive either way).
+  const TensorSharding *user = nullptr;
+  bool user_read = false;
   for (size_t i = 0; i < op.numOperands(); ++i) {
     // Cheap test first: erasing manual axes never adds unreduced axes.
     const TensorSharding *raw = getSharding(op.operand(i));
     if (!raw || raw->unreduced.empty())
       continue;
+    if (!user_read) {
+      user = getSharding(op.result(0));
+      user_read = true;
+    }
     if (std::optional<TensorSharding> in = shardingOf(op.operand(i)))
-      allReduceIfUnreducedToReplicated(module, op.operandUse(i), in,
-                                       user ? &*user : nullptr,
+      allReduceIfUnreducedToReplicated(module, op.operandUse(i), in, user,
                                        pointBefore(op));
   }
 }

@@ -21,11 +21,28 @@ std::optional<TensorSharding> shardingOf(Value *value) {
   return std::nullopt;
 }
 
-std::optional<TensorSharding> shardingBypassingBarriers(Value *value) {
+const TensorSharding *
+shardingBypassingBarriers(Value *value, std::deque<TensorSharding> &owned) {
   while (value->defining_op &&
          value->defining_op->is("sdy.propagation_barrier"))
     value = value->defining_op->operand(0);
-  return shardingOf(value);
+  if (value->isBlockArgument())
+    if (Value *owner = edgeOwnerFromTarget(value)) {
+      std::optional<TensorSharding> sharding = edgeOwnerSharding(owner);
+      return sharding ? &owned.emplace_back(std::move(*sharding)) : nullptr;
+    }
+  return getSharding(value);
+}
+
+const Mesh *MeshCache::get(const MeshRef &ref) {
+  if (ref.inline_mesh)
+    return &*ref.inline_mesh;
+  for (const auto &[symbol, mesh] : symbols_)
+    if (symbol == ref.symbol)
+      return mesh;
+  const Mesh *mesh = lookupMesh(module_, ref);
+  symbols_.emplace_back(ref.symbol, mesh);
+  return mesh;
 }
 
 namespace {
@@ -53,39 +70,53 @@ bool anyOverlap(const std::vector<AxisRef> &a, const std::vector<AxisRef> &b) {
   return false;
 }
 
-// The factor's axes when every tensor that has it agrees, else nullopt.
-std::optional<std::vector<AxisRef>> compatibleAxes(const Rows &rows,
-                                                   int64_t factor) {
-  std::optional<std::vector<AxisRef>> found;
+const std::vector<AxisRef> kNoAxes;
+
+// The factor's axes when every tensor that has it agrees (kNoAxes when none
+// has it), else null; points into the projection.
+const std::vector<AxisRef> *compatibleAxes(const Rows &rows, int64_t factor) {
+  const std::vector<AxisRef> *found = nullptr;
   for (const TensorFactorShardings *row : rows) {
     const FactorSharding *f = row->find(factor);
     if (!f)
       continue;
     if (found && *found != f->axes)
-      return std::nullopt;
-    found = f->axes;
+      return nullptr;
+    found = &f->axes;
   }
-  return found ? found : std::vector<AxisRef>{};
+  return found ? found : &kNoAxes;
+}
+
+// Whether some factor before `factor` (all compatible) overlaps `axes`.
+bool overlapsEarlierFactor(
+    const std::vector<const std::vector<AxisRef> *> &axes, size_t factor) {
+  for (size_t f = 0; f < factor; ++f)
+    if (axes[f] && anyOverlap(*axes[factor], *axes[f]))
+      return true;
+  return false;
 }
 
 AxesPerFactor compatibleFactorShardings(const Rows &rows,
                                         const OpShardingRule &rule) {
-  AxesPerFactor common(rule.factor_sizes.size());
-  std::vector<AxisRef> seen;
-  for (size_t f = 0; f < common.size(); ++f) {
-    auto axes = compatibleAxes(rows, static_cast<int64_t>(f));
-    if (!axes)
+  // Compared first without copying: most ops have compatible shardings.
+  std::vector<const std::vector<AxisRef> *> axes(rule.factor_sizes.size());
+  for (size_t f = 0; f < axes.size(); ++f) {
+    axes[f] = compatibleAxes(rows, static_cast<int64_t>(f));
+    if (!axes[f])
       return {};
     if (contains(rule.need_replication, static_cast<int64_t>(f))) {
-      if (!axes->empty())
+      if (!axes[f]->empty())
         return {};
+      axes[f] = nullptr;
       continue;
     }
-    if (anyOverlap(*axes, seen))
+    if (!axes[f]->empty() && overlapsEarlierFactor(axes, f))
       return {};
-    seen.insert(seen.end(), axes->begin(), axes->end());
-    common[f] = *axes;
   }
+  AxesPerFactor common(axes.size());
+  for (size_t f = 0; f < axes.size(); ++f)
+    if (axes[f])
+      common[f] = *axes[f];
   return common;
 }
 
@@ -219,7 +250,11 @@ bool truncateWithoutOverlap(std::vector<AxisRef> &axes,
 
 std::optional<std::vector<AxisRef>>
 compatibleFactorAxes(const ShardingProjection &projection, int64_t factor) {
-  return compatibleAxes(allRows(projection), factor);
+  const std::vector<AxisRef> *axes =
+      compatibleAxes(allRows(projection), factor);
+  if (!axes)
+    return std::nullopt;
+  return *axes;
 }
 
 AxesPerFactor findCommonAxes(const ShardingProjection &projection,

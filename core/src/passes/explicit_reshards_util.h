@@ -8,9 +8,11 @@
 #include "shardlab/propagation/projection.h"
 #include "shardlab/text/diagnostics.h"
 
+#include <deque>
 #include <memory>
-
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace shardlab {
@@ -23,8 +25,24 @@ using OptionalSharding = std::optional<TensorSharding>;
 /// axes).
 std::optional<TensorSharding> shardingOf(Value *value);
 /// The sharding of `value` seen through sdy.propagation_barrier ops, with a
-/// data-flow block argument reading its edge owner's sharding.
-std::optional<TensorSharding> shardingBypassingBarriers(Value *value);
+/// data-flow block argument reading its edge owner's sharding; null when it
+/// has none. Points into the attribute (the arena keeps it while the pass
+/// changes the IR) or, for a derived edge-owner sharding, into `owned`.
+const TensorSharding *
+shardingBypassingBarriers(Value *value, std::deque<TensorSharding> &owned);
+
+/// Mesh lookups memoized by symbol: the pass resolves the same few meshes
+/// for every op, and no pass using it adds or removes meshes.
+class MeshCache {
+public:
+  explicit MeshCache(const Module &module) : module_(module) {}
+  const Mesh *get(const MeshRef &ref);
+  const Mesh *of(const TensorSharding &sharding) { return get(sharding.mesh); }
+
+private:
+  const Module &module_;
+  std::vector<std::pair<std::string, const Mesh *>> symbols_;
+};
 
 /// The axes every tensor of the op gets per factor: the factor shardings
 /// when all tensors agree, else the larger tensor's axes for two-tensor
@@ -122,7 +140,7 @@ bool isSingleDeviceSharding(const Module &module,
 /// Reshards operands to the device and results back; false (with an
 /// error) when results name different devices.
 bool processSingleDeviceOp(Module &module, Operation &op,
-                           const std::vector<OptionalSharding> &out,
+                           const std::vector<const TensorSharding *> &out,
                            DiagnosticEngine &diags);
 /// Func arguments and results must not be on a maximal mesh.
 bool verifyNoSingleDeviceFuncShardings(Module &module, Operation &func,

@@ -21,6 +21,7 @@
 #include "shardlab/sharding/sharding_utils.h"
 
 #include <algorithm>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -28,21 +29,21 @@ namespace shardlab {
 
 namespace {
 
-using OptSharding = std::optional<TensorSharding>;
-
-// The op's operand and result shardings, read once.
+// The op's operand and result shardings, read once (null: none), pointing
+// into attributes or into `owned`; reused from op to op.
 struct OpShardings {
-  std::vector<OptSharding> in, out;
+  std::vector<const TensorSharding *> in, out;
+  std::deque<TensorSharding> owned;
 };
 
-OpShardings readShardings(Operation &op) {
-  OpShardings s;
-  s.in.reserve(op.numOperands());
+void readShardings(Operation &op, OpShardings &s) {
+  s.in.clear();
+  s.out.clear();
+  s.owned.clear();
   for (size_t i = 0; i < op.numOperands(); ++i)
-    s.in.push_back(shardingBypassingBarriers(op.operand(i)));
+    s.in.push_back(shardingBypassingBarriers(op.operand(i), s.owned));
   for (size_t i = 0; i < op.numResults(); ++i)
-    s.out.push_back(shardingBypassingBarriers(op.result(i)));
-  return s;
+    s.out.push_back(shardingBypassingBarriers(op.result(i), s.owned));
 }
 
 int &meshCount(std::vector<std::pair<std::string_view, int>> &counts,
@@ -56,35 +57,35 @@ int &meshCount(std::vector<std::pair<std::string_view, int>> &counts,
 // The mesh most non-replicated shardings use among those equal to the
 // common mesh (ignoring device ids); nullopt when they disagree, when none
 // has a mesh, or when the mesh is maximal.
-std::optional<MeshRef> chooseMesh(const Module &module, const OpShardings &s) {
+const MeshRef *chooseMesh(MeshCache &meshes, const OpShardings &s) {
   const Mesh *common = nullptr;
-  std::optional<MeshRef> first, best;
+  const MeshRef *first = nullptr, *best = nullptr;
   // Few meshes per op: a small list beats a map (no node allocations).
   std::vector<std::pair<std::string_view, int>> counts;
   int best_count = 0;
   for (const auto *list : {&s.in, &s.out})
-    for (const OptSharding &sharding : *list) {
+    for (const TensorSharding *sharding : *list) {
       if (!sharding)
         continue;
-      const Mesh *mesh = meshOf(module, *sharding);
+      const Mesh *mesh = meshes.of(*sharding);
       if (!mesh || mesh->isEmpty())
         continue;
-      if (common && !equalsIgnoringDeviceIds(*common, *mesh))
-        return std::nullopt;
+      if (common && common != mesh && !equalsIgnoringDeviceIds(*common, *mesh))
+        return nullptr;
       if (!common) {
         common = mesh;
-        first = sharding->mesh;
+        first = &sharding->mesh;
       }
       if (isFullyReplicated(*sharding))
         continue;
       int count = ++meshCount(counts, sharding->mesh.symbol);
       if (count > best_count) {
         best_count = count;
-        best = sharding->mesh;
+        best = &sharding->mesh;
       }
     }
   if (!common || common->isMaximal())
-    return std::nullopt;
+    return nullptr;
   return best ? best : first;
 }
 
@@ -121,6 +122,7 @@ struct OpContext {
   const Mesh &mesh;
   const MeshRef &mesh_ref;
   const OpShardings &shardings;
+  MeshCache &meshes;
 };
 
 TensorSharding rowSharding(const OpContext &c, const TensorFactorShardings &row,
@@ -132,10 +134,10 @@ TensorSharding rowSharding(const OpContext &c, const TensorFactorShardings &row,
   return s;
 }
 
-bool needsCommonMesh(const OpContext &c, const OptSharding &s) {
+bool needsCommonMesh(const OpContext &c, const TensorSharding *s) {
   if (!s || isFullyReplicated(*s))
     return false;
-  const Mesh *mesh = meshOf(c.module, *s);
+  const Mesh *mesh = c.meshes.of(*s);
   return mesh && mesh->device_ids != c.mesh.device_ids;
 }
 
@@ -151,10 +153,14 @@ std::vector<bool> applyCommonAxes(ShardingProjection &projection,
         FactorSharding &fs = row.factors[f];
         if (!fs.present)
           continue;
-        if (fs.axes != common[f] || !fs.overflow.empty())
+        if (fs.axes != common[f]) {
+          fs.axes = common[f];
           row_changed = true;
-        fs.axes = common[f];
-        fs.overflow.clear();
+        }
+        if (!fs.overflow.empty()) {
+          fs.overflow.clear();
+          row_changed = true;
+        }
       }
       changed.push_back(row_changed);
     }
@@ -296,7 +302,8 @@ std::vector<AxisRef> reductionAxes(const OpContext &c,
   return axes;
 }
 
-bool equivalentOrBothReplicated(const OptSharding &a, const TensorSharding &b) {
+bool equivalentOrBothReplicated(const TensorSharding *a,
+                                const TensorSharding &b) {
   return a ? isEquivalent(*a, b) : isFullyReplicated(b);
 }
 
@@ -309,8 +316,9 @@ AxesPerFactor processReshapeOverflow(const OpContext &c,
   TensorSharding in =
       rowSharding(c, projection.operands[0], c.rule.operands[0]);
   TensorSharding out = rowSharding(c, projection.results[0], c.rule.results[0]);
+  std::optional<TensorSharding> operand = shardingOf(c.op.operand(0));
   std::vector<bool> changed = {
-      !equivalentOrBothReplicated(shardingOf(c.op.operand(0)), in),
+      !equivalentOrBothReplicated(operand ? &*operand : nullptr, in),
       !equivalentOrBothReplicated(c.shardings.out[0], out)};
   reshardOperands(c, projection, changed);
   reshardResults(c, projection, changed);
@@ -333,7 +341,7 @@ AxesPerFactor processFull(const OpContext &c, ShardingProjection &projection) {
 // reduced, so the rule would change nothing (saves building it).
 bool allReplicated(const OpShardings &s) {
   for (const auto *list : {&s.in, &s.out})
-    for (const OptSharding &sharding : *list)
+    for (const TensorSharding *sharding : *list)
       if (sharding &&
           (!isFullyReplicated(*sharding) || !sharding->unreduced.empty()))
         return false;
@@ -343,12 +351,13 @@ bool allReplicated(const OpShardings &s) {
 // The op's rule without attaching it and without copying: the attached
 // one, one shared with equal ops through `cache`, or one built into `owned`
 // for ops whose rules cannot be shared (regions, uncomparable attributes).
+// `key` is scratch storage, reused so that building keys does not allocate.
 const OpShardingRule *ruleOf(Operation &op, Context &ctx, RuleCache &cache,
+                             std::string &key,
                              std::optional<OpShardingRule> &owned) {
   if (const Attr *attached = op.attrs.get(kShardingRuleAttr);
       attached && attached->kind == AttrKind::OpShardingRule)
     return &attached->rule();
-  std::string key;
   if (!RuleCache::key(op, false, key)) {
     owned = createOpShardingRule(op, false);
     return owned ? &*owned : nullptr;
@@ -359,54 +368,68 @@ const OpShardingRule *ruleOf(Operation &op, Context &ctx, RuleCache &cache,
     if (!rule)
       return nullptr;
     attr = ctx.attrs.rule(std::move(*rule));
-    cache.insert(std::move(key), attr);
+    cache.insert(key, attr);
   }
   return &attr->rule();
 }
 
-// What the pass keeps from op to op: the rule memo and the storage of one
-// projection (rebuilt in place for every op).
+// What the pass keeps from op to op: the rule memo, the mesh memo, and the
+// storage of one op's shardings and projection (rebuilt in place).
 struct Scratch {
+  explicit Scratch(const Module &module) : meshes(module) {}
   RuleCache rules;
+  std::string rule_key;
+  MeshCache meshes;
+  OpShardings shardings;
   ShardingProjection projection;
-  std::vector<const TensorSharding *> in, out;
 };
+
+bool isDot(const Operation &op) {
+  return op.is("stablehlo.dot") || op.is("stablehlo.dot_general");
+}
+
+// Without the full version only dots and ops whose first result is
+// unreduced can change (processDot, reductionAxes): the others skip the
+// rule and the projection.
+bool changesWithoutFullVersion(Operation &op) {
+  if (isDot(op))
+    return true;
+  if (op.numResults() == 0)
+    return false;
+  const TensorSharding *first = getSharding(op.result(0));
+  return first && !first->unreduced.empty();
+}
 
 void processRuleOp(Module &module, Operation &op, const OpShardings &s,
                    bool full, Scratch &scratch) {
-  if (allReplicated(s))
+  if (allReplicated(s) || (!full && !changesWithoutFullVersion(op)))
     return;
   std::optional<OpShardingRule> owned;
-  const OpShardingRule *rule = ruleOf(op, module.ctx(), scratch.rules, owned);
+  const OpShardingRule *rule =
+      ruleOf(op, module.ctx(), scratch.rules, scratch.rule_key, owned);
   if (!rule || rule->is_custom)
     return;
-  std::optional<MeshRef> mesh_ref = chooseMesh(module, s);
-  const Mesh *mesh = mesh_ref ? lookupMesh(module, *mesh_ref) : nullptr;
+  const MeshRef *mesh_ref = chooseMesh(scratch.meshes, s);
+  const Mesh *mesh = mesh_ref ? scratch.meshes.get(*mesh_ref) : nullptr;
   if (!mesh)
     return;
-  OpContext c{module, op, *rule, *mesh, *mesh_ref, s};
-  std::vector<const TensorSharding *> &in = scratch.in, &out = scratch.out;
-  in.clear();
-  out.clear();
-  for (const OptSharding &sharding : s.in)
-    in.push_back(sharding ? &*sharding : nullptr);
-  for (const OptSharding &sharding : s.out)
-    out.push_back(sharding ? &*sharding : nullptr);
+  OpContext c{module, op, *rule, *mesh, *mesh_ref, s, scratch.meshes};
   ShardingProjection &projection = scratch.projection;
-  buildProjectionInto(projection, in, out, *rule, *mesh);
+  buildProjectionInto(projection, s.in, s.out, *rule, *mesh);
   AxesPerFactor common;
   if (full)
     common = processFull(c, projection);
-  else if (op.is("stablehlo.dot") || op.is("stablehlo.dot_general"))
+  else if (isDot(op))
     processDot(c, projection);
   if (op.numResults() > 0)
     allReduceResults(module, op, reductionAxes(c, projection, common, full),
                      *mesh, *mesh_ref);
 }
 
-bool isSingleDeviceOp(const Module &module, const OpShardings &s) {
-  for (const OptSharding &sharding : s.out)
-    if (sharding && isSingleDeviceSharding(module, *sharding))
+bool isSingleDeviceOp(MeshCache &meshes, const OpShardings &s) {
+  for (const TensorSharding *sharding : s.out)
+    if (const Mesh *mesh = sharding ? meshes.of(*sharding) : nullptr;
+        mesh && mesh->isMaximal())
       return true;
   return false;
 }
@@ -425,8 +448,9 @@ bool processOp(Module &module, Operation &op, bool enable_full,
   if (convertReshardToUnreducedCollectives(module, op))
     return true;
   allReduceOperandsIfUnreducedToReplicated(module, op);
-  OpShardings s = readShardings(op);
-  if (isSingleDeviceOp(module, s))
+  OpShardings &s = scratch.shardings;
+  readShardings(op, s);
+  if (isSingleDeviceOp(scratch.meshes, s))
     return processSingleDeviceOp(module, op, s.out, diags);
   processRuleOp(module, op, s, full, scratch);
   return true;
@@ -455,7 +479,7 @@ bool insertExplicitReshardsPass(Module &module, const PassOptions &options,
                                 DiagnosticEngine &diags) {
   bool full = optionIsTrue(options, "enable-full-version");
   bool ok = true;
-  Scratch scratch;
+  Scratch scratch(module);
   forEachFunc(module, [&](Operation &func) {
     if (!ok || !verifyNoSingleDeviceFuncShardings(module, func, diags)) {
       ok = false;
