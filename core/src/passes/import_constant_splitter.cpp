@@ -42,10 +42,10 @@ bool isConstantPreserving(Operation &op, SplitContext &context) {
   if (op.is("sdy.named_computation"))
     return !context.non_constant.named_computations.count(
         op.attrs.get("name")->str());
-  if (!isSideEffectFree(op))
-    return false;
-  return op.is("stablehlo.broadcast_in_dim") || op.is("stablehlo.reshape") ||
-         op.is("stablehlo.slice") || isElementwise(op);
+  // The name test first: it is cheaper and rules out most ops.
+  return (op.is("stablehlo.broadcast_in_dim") || op.is("stablehlo.reshape") ||
+          op.is("stablehlo.slice") || isElementwise(op)) &&
+         isSideEffectFree(op);
 }
 
 bool isScalar(const Value *value) {
