@@ -199,9 +199,16 @@ void setSharding(Value *value, const TensorSharding &sharding, Context &ctx) {
                  withEntry(op.attrs.get("out_shardings"), resultTypes(op),
                            value->index, sharding, ctx));
   } else {
-    op.attrs.set(ctx.intern("sdy.sharding"),
-                 withEntry(op.attrs.get("sdy.sharding"), resultTypes(op),
-                           value->index, sharding, ctx));
+    const Attr *old = op.attrs.get("sdy.sharding");
+    // The common case, one result: the list is just the new sharding (no
+    // type list, no copy of the old list).
+    bool only = op.numResults() == 1 &&
+                (!old || old->kind != AttrKind::ShardingPerValue ||
+                 old->shardings().size() <= 1);
+    op.attrs.set(
+        ctx.intern("sdy.sharding"),
+        only ? ctx.attrs.shardingPerValue({sharding})
+             : withEntry(old, resultTypes(op), value->index, sharding, ctx));
   }
 }
 
