@@ -45,13 +45,6 @@ void Value::replaceAllUsesWith(Value *other) {
     first_use_->set(other);
 }
 
-const Attr *AttrDict::get(std::string_view name) const {
-  for (const NamedAttr &entry : entries_)
-    if (entry.name == name)
-      return entry.value;
-  return nullptr;
-}
-
 void AttrDict::set(std::string_view interned_name, const Attr *value) {
   auto it = std::lower_bound(entries_.begin(), entries_.end(), interned_name,
                              [](const NamedAttr &entry, std::string_view n) {

@@ -102,6 +102,8 @@ bool reshardToCollectivesPass(Module &module, const PassOptions &options,
                               DiagnosticEngine &) {
   bool keep_redundant = optionIsTrue(options, "keep-redundant-reshards");
   std::vector<Operation *> reshards;
+  if (!mayContain(module, {"sdy.reshard"}))
+    return true;
   walk(module.op(), [&](Operation &op) {
     if (op.is("sdy.reshard"))
       reshards.push_back(&op);

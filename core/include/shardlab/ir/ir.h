@@ -96,7 +96,15 @@ private:
 /// Sorted (by name) attribute dictionary, as MLIR's DictionaryAttr.
 class AttrDict {
 public:
-  const Attr *get(std::string_view name) const;
+  /// Inline so that a literal name's length is known where it is called:
+  /// most entries are then rejected by one integer compare.
+  const Attr *get(std::string_view name) const {
+    for (const NamedAttr &entry : entries_)
+      if (entry.name.size() == name.size() &&
+          (entry.name.data() == name.data() || entry.name == name))
+        return entry.value;
+    return nullptr;
+  }
   /// Inserts or replaces, keeping name order.
   void set(std::string_view interned_name, const Attr *value);
   bool erase(std::string_view name);
