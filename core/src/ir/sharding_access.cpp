@@ -233,4 +233,15 @@ const Mesh *lookupMesh(const Module &module, const MeshRef &ref) {
   return mesh && mesh->kind == AttrKind::Mesh ? &mesh->mesh() : nullptr;
 }
 
+const Mesh *MeshCache::get(const MeshRef &ref) {
+  if (ref.inline_mesh)
+    return &*ref.inline_mesh;
+  for (const auto &[symbol, mesh] : symbols_)
+    if (symbol == ref.symbol)
+      return mesh;
+  const Mesh *mesh = lookupMesh(module_, ref);
+  symbols_.emplace_back(ref.symbol, mesh);
+  return mesh;
+}
+
 } // namespace shardlab

@@ -34,17 +34,6 @@ shardingBypassingBarriers(Value *value, std::deque<TensorSharding> &owned) {
   return getSharding(value);
 }
 
-const Mesh *MeshCache::get(const MeshRef &ref) {
-  if (ref.inline_mesh)
-    return &*ref.inline_mesh;
-  for (const auto &[symbol, mesh] : symbols_)
-    if (symbol == ref.symbol)
-      return mesh;
-  const Mesh *mesh = lookupMesh(module_, ref);
-  symbols_.emplace_back(ref.symbol, mesh);
-  return mesh;
-}
-
 namespace {
 
 using Rows = std::vector<const TensorFactorShardings *>;

@@ -31,19 +31,6 @@ std::optional<TensorSharding> shardingOf(Value *value);
 const TensorSharding *
 shardingBypassingBarriers(Value *value, std::deque<TensorSharding> &owned);
 
-/// Mesh lookups memoized by symbol: the pass resolves the same few meshes
-/// for every op, and no pass using it adds or removes meshes.
-class MeshCache {
-public:
-  explicit MeshCache(const Module &module) : module_(module) {}
-  const Mesh *get(const MeshRef &ref);
-  const Mesh *of(const TensorSharding &sharding) { return get(sharding.mesh); }
-
-private:
-  const Module &module_;
-  std::vector<std::pair<std::string, const Mesh *>> symbols_;
-};
-
 /// The axes every tensor of the op gets per factor: the factor shardings
 /// when all tensors agree, else the larger tensor's axes for two-tensor
 /// ops, else Shardy's candidate heuristic (biggest source tensors first).

@@ -246,6 +246,14 @@ const Attr *transformedAttr(const Attr *attr, Context &ctx,
   return it->second;
 }
 
+// The attribute arrays of `func` Shardy reaches through its arguments and
+// results: a declaration has no block arguments, so only `res_attrs`.
+std::vector<const char *> funcShardingArrays(const Operation &func) {
+  if (func.numRegions() && !func.region(0).empty())
+    return {"arg_attrs", "res_attrs"};
+  return {"res_attrs"};
+}
+
 // `array` (a func's arg_attrs or res_attrs) with `fn` applied to the
 // `sdy.sharding` of each dictionary; the same attribute when nothing
 // changed. Built once per func, not once per changed argument.
@@ -280,11 +288,7 @@ transformedDictArray(const Attr *array, Context &ctx,
 void transformFuncShardings(Operation &func, Context &ctx,
                             const std::function<void(TensorSharding &)> &fn,
                             ShardingMemo &memo) {
-  // As Shardy, through the block arguments: a declaration has none.
-  bool has_body = func.numRegions() && !func.region(0).empty();
-  for (const char *key : {"arg_attrs", "res_attrs"}) {
-    if (!has_body && key[0] == 'a')
-      continue;
+  for (const char *key : funcShardingArrays(func)) {
     const Attr *array = func.attrs.get(key);
     const Attr *updated = transformedDictArray(array, ctx, fn, memo);
     if (updated != array)
@@ -344,11 +348,7 @@ const Attr *withoutEntry(const Attr *array, std::string_view name,
 
 void eraseFuncArgAndResultAttr(Operation &func, std::string_view name,
                                Context &ctx) {
-  // As Shardy, through the block arguments: a declaration has none.
-  bool has_body = func.numRegions() && !func.region(0).empty();
-  for (const char *key : {"arg_attrs", "res_attrs"}) {
-    if (!has_body && key[0] == 'a')
-      continue;
+  for (const char *key : funcShardingArrays(func)) {
     const Attr *array = func.attrs.get(key);
     if (!array || array->kind != AttrKind::Array)
       continue;

@@ -136,7 +136,7 @@ PropagationDirection parseDirection(const Attr *attr) {
 class Driver {
 public:
   Driver(Module &module, const DriverConfig &config)
-      : module_(module), ctx_(module.ctx()), config_(config) {}
+      : module_(module), ctx_(module.ctx()), config_(config), meshes_(module) {}
 
   void run();
 
@@ -153,7 +153,6 @@ private:
   /// Reads the shardings of `side.values`.
   void loadShardings(TensorSide &side);
   void set(TensorSide &side, size_t i, const TensorSharding &sharding);
-  const Mesh *meshOf(const MeshRef &ref);
   bool noChangeKey(const TensorSide &operands, const TensorSide &results,
                    NoChangeCache::Key &key) const;
   /// Fills directions_ for a step of `op` with `rule` (`dir` null: every
@@ -189,7 +188,7 @@ private:
   std::vector<uint8_t> in_worklist_; ///< by OpIndex number
   std::unordered_set<Operation *> unindexed_;
   /// Mesh symbols already resolved (modules have one or a few meshes).
-  std::vector<std::pair<std::string, const Mesh *>> meshes_;
+  MeshCache meshes_;
   /// Per-factor directions of the step being propagated.
   std::vector<PropagationDirection> directions_;
   /// Storage reused by every step (a step never starts another one).
@@ -369,17 +368,6 @@ bool Driver::noChangeKey(const TensorSide &operands, const TensorSide &results,
   return true;
 }
 
-const Mesh *Driver::meshOf(const MeshRef &ref) {
-  if (ref.inline_mesh)
-    return &*ref.inline_mesh;
-  for (const auto &[symbol, mesh] : meshes_)
-    if (symbol == ref.symbol)
-      return mesh;
-  const Mesh *mesh = lookupMesh(module_, ref);
-  meshes_.emplace_back(ref.symbol, mesh);
-  return mesh;
-}
-
 bool Driver::applyUpdates(
     TensorSide &side, const std::vector<TensorFactorShardings> &rows,
     const std::vector<OpShardingRule::TensorMapping> &maps,
@@ -448,7 +436,7 @@ bool Driver::propagate(TensorSide &operands, TensorSide &results,
     for (const TensorSharding *s : *side) {
       if (!s)
         continue;
-      const Mesh *other = meshOf(s->mesh);
+      const Mesh *other = meshes_.get(s->mesh);
       if (!other)
         return false;
       if (!mesh || mesh->isEmpty()) {

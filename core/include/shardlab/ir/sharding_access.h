@@ -41,4 +41,17 @@ void setFuncResultAttr(Operation &func, size_t index, std::string_view name,
 /// The mesh of `ref`: inline, or the `sdy.mesh` symbol; nullptr if unknown.
 const Mesh *lookupMesh(const Module &module, const MeshRef &ref);
 
+/// lookupMesh memoized by symbol, for a pass that resolves the same few
+/// meshes for every op and adds or removes none while it is alive.
+class MeshCache {
+public:
+  explicit MeshCache(const Module &module) : module_(module) {}
+  const Mesh *get(const MeshRef &ref);
+  const Mesh *of(const TensorSharding &sharding) { return get(sharding.mesh); }
+
+private:
+  const Module &module_;
+  std::vector<std::pair<std::string, const Mesh *>> symbols_;
+};
+
 } // namespace shardlab
