@@ -56,3 +56,16 @@ TEST_CASE("Operations live in their context's pool and give slots back") {
   }
   CHECK(ctx->ops.live() == 0);
 }
+
+TEST_CASE("the attribute arena remembers whether any unreduced axis exists") {
+  AttrArena arena;
+  TensorSharding plain;
+  plain.mesh.symbol = "mesh";
+  arena.sharding(plain);
+  arena.shardingPerValue({plain, plain});
+  CHECK_FALSE(arena.anyUnreduced()); // verify-unreduced-axes may skip
+  TensorSharding unreduced = plain;
+  unreduced.unreduced.push_back(AxisRef{"x", std::nullopt});
+  arena.shardingPerValue({plain, unreduced});
+  CHECK(arena.anyUnreduced());
+}

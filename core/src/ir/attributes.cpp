@@ -141,6 +141,7 @@ const Attr *AttrArena::internStructural(size_t hash, Attr &&attr) {
 }
 
 const Attr *AttrArena::sharding(TensorSharding sharding) {
+  any_unreduced_ = any_unreduced_ || !sharding.unreduced.empty();
   size_t hash = hashSharding(1, sharding);
   return internStructural(
       hash, Attr{AttrKind::Sharding, std::move(sharding), nullptr, {}});
@@ -148,8 +149,10 @@ const Attr *AttrArena::sharding(TensorSharding sharding) {
 
 const Attr *AttrArena::shardingPerValue(std::vector<TensorSharding> values) {
   size_t hash = mix(2, values.size());
-  for (const TensorSharding &s : values)
+  for (const TensorSharding &s : values) {
+    any_unreduced_ = any_unreduced_ || !s.unreduced.empty();
     hash = hashSharding(hash, s);
+  }
   return internStructural(
       hash, Attr{AttrKind::ShardingPerValue, std::move(values), nullptr, {}});
 }

@@ -125,6 +125,10 @@ public:
   const Attr *rule(OpShardingRule rule);
   const Attr *opaque(std::string text);
   size_t size() const { return attrs_.size(); }
+  /// False until a sharding (or per-value list) with unreduced axes has been
+  /// made here: until then no value of the context has unreduced axes, and
+  /// checks of them have nothing to look at.
+  bool anyUnreduced() const { return any_unreduced_; }
 
 private:
   struct IntKey {
@@ -151,6 +155,7 @@ private:
   /// update and most of them are equal to one already made.
   std::unordered_multimap<size_t, const Attr *> structural_;
   const Attr *unit_ = nullptr;
+  bool any_unreduced_ = false;
   const Attr *bools_[2] = {nullptr, nullptr};
 };
 
