@@ -108,13 +108,22 @@ Result<bool> MatmulInterpolator::CheckQuery(const GemmQuery &q) const {
   return true;
 }
 
-Result<Estimate> MatmulInterpolator::EstimateTime(const GemmQuery &q) const {
+Result<MatmulInterpolator::Lookup>
+MatmulInterpolator::SelectChecked(const GemmQuery &q) const {
   if (Result<bool> ok = CheckQuery(q); !ok)
     return ok.error();
   Lookup l = Select(q);
   if (!l.table && kind_ == GemmTableKind::kDefault)
     return MakeError("gemm table has no entries for '" + l.key +
                      "' and no bf16xbf16->bf16 entries to fall back on");
+  return l;
+}
+
+Result<Estimate> MatmulInterpolator::EstimateTime(const GemmQuery &q) const {
+  Result<Lookup> selected = SelectChecked(q);
+  if (!selected)
+    return selected.error();
+  Lookup &l = *selected;
   std::vector<Neighbour> used;
   Result<double> rate = RateOf(l, &used);
   if (!rate)
@@ -130,11 +139,10 @@ Result<Estimate> MatmulInterpolator::EstimateTime(const GemmQuery &q) const {
 }
 
 Result<double> MatmulInterpolator::TimeUs(const GemmQuery &q) const {
-  if (Result<bool> ok = CheckQuery(q); !ok)
-    return ok.error();
-  Lookup l = Select(q);
-  if (!l.table && kind_ == GemmTableKind::kDefault)
-    return MakeError("gemm table has no entries for '" + l.key + "'");
+  Result<Lookup> selected = SelectChecked(q);
+  if (!selected)
+    return selected.error();
+  const Lookup &l = *selected;
   Result<double> rate = RateOf(l, nullptr);
   if (!rate)
     return rate.error();

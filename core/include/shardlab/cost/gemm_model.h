@@ -65,6 +65,9 @@ private:
   MatmulInterpolator(GemmTableKind kind, EstimateMode mode);
   Result<bool> CheckQuery(const GemmQuery &q) const;
   Lookup Select(const GemmQuery &q) const;
+  /// CheckQuery, then Select; an error when a default table has nothing
+  /// for the query's dtypes (and no bf16 fallback).
+  Result<Lookup> SelectChecked(const GemmQuery &q) const;
   Result<double> RateOf(const Lookup &l, std::vector<Neighbour> *used) const;
 
   GemmTableKind kind_;
