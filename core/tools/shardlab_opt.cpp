@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -87,6 +88,23 @@ bool writeOutput(const std::string &path, const std::string &text) {
   return writeFileAtomically(path, text, error);
 }
 
+#ifdef SHARDLAB_FAULT_INJECTION
+// Only in the test binary shardlab-opt-faulty: SHARDLAB_FAULT_NOOP_PASS=FLAG
+// turns the pass FLAG, where a command line names it, into a no-op, so a test
+// can show that the conformance gate notices a broken pass.
+void injectFaults(api::RunRequest &request) {
+  const char *flag = std::getenv("SHARDLAB_FAULT_NOOP_PASS");
+  if (!flag)
+    return;
+  static const PassInfo noop{
+      flag, "no-op (fault injection)",
+      [](Module &, const PassOptions &, DiagnosticEngine &) { return true; }};
+  for (api::PassRequest &pass : request.passes)
+    if (pass.pass->flag == flag)
+      pass.pass = &noop;
+}
+#endif
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -98,6 +116,9 @@ int main(int argc, char **argv) {
     std::cerr << "shardlab-opt: " << error << "\n";
     return 2;
   }
+#ifdef SHARDLAB_FAULT_INJECTION
+  injectFaults(request);
+#endif
   if (options.help) {
     printHelp();
     return 0;

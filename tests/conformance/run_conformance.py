@@ -18,8 +18,14 @@ not) are counted as "unsupported" and skipped; a case or file with no runnable
 RUN line is unsupported and counted in neither passed nor failed.
 
 The closing line is `N passed, M failed` (cases). With --check-regressions the
-exit status is non-zero when a case listed in passing_cases.txt fails;
-otherwise it is non-zero when any case fails.
+run is gated on passing_cases.txt (see tests/gate_list.py): it lists whole
+files (`dir/file.mlir`: all RUN lines pass on the whole file) and the chunks
+of split files (`dir/file.mlir#N`); the gate fails when a listed entry fails
+or did not run, and its last line is `gate: N passed, M failed`. Without it,
+the exit status is non-zero when any case fails.
+
+A missing suite is an error unless --allow-missing is given (never under
+CI=true); then the run prints `NOT RUN: ...` and exits 0.
 Standard library only.
 """
 
@@ -40,7 +46,11 @@ from collections import OrderedDict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
-DEFAULT_SUITE = os.path.join(os.path.dirname(REPO_ROOT), "shared", "conformance", "shardy")
+sys.path.insert(0, os.path.dirname(HERE))
+import gate_list  # noqa: E402
+import shared_data  # noqa: E402
+
+DEFAULT_SUITE = shared_data.default_path("conformance", "shardy")
 DEFAULT_OPT = os.path.join(REPO_ROOT, "build", "shardlab-opt")
 DEFAULT_FILECHECK = "/usr/lib/llvm-14/bin/FileCheck"
 DEFAULT_PASSING = os.path.join(HERE, "passing_cases.txt")
@@ -48,7 +58,7 @@ DEFAULT_PASSING = os.path.join(HERE, "passing_cases.txt")
 SPLIT_MARKER = "// -----"
 RUN_RE = re.compile(r"^\s*//\s*RUN:\s?(.*)$")
 # Tools a RUN line may use; anything else makes that RUN line unsupported.
-SUPPORTED_TOOLS = {"sdy_opt", "FileCheck", "not"}
+SUPPORTED_TOOLS = {"sdy_opt", "FileCheck", "not", "diff"}
 # Tool names replaced by paths: only a command word (at the start or after
 # whitespace or a shell operator), so `--check-prefixes=CHECK,FileCheck` or a
 # path ending in FileCheck is left alone.
@@ -301,42 +311,38 @@ class Runner:
 
 
 # --------------------------------------------------------------------------
-# Passing list
+# Passing list entries: `rel` is the whole-file run, `rel#N` a chunk of a
+# split file (a file without splits has only its whole-file entry).
 
 
-def read_passing(path):
-    if not os.path.exists(path):
-        return []
-    entries = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if line and not line.startswith("#"):
-                entries.append(line)
-    return entries
+def entry_results(files, file_results, case_results):
+    """entry -> True / False / None (did not run) for every file and chunk."""
+    results = {}
+    for tf in files:
+        results[tf.rel] = file_results[tf.rel]
+        if tf.num_cases > 1:
+            for i in range(tf.num_cases):
+                results["%s#%d" % (tf.rel, i)] = case_results[(tf.rel, i)]
+    return results
 
 
-def parse_entry(entry):
-    """'dir/file.mlir#3' -> ('dir/file.mlir', 3), or None when malformed."""
-    file, sep, case = entry.rpartition("#")
-    if not sep or not file or not case.isdigit():
-        return None
-    return file, int(case)
-
-
-def write_passing_atomically(path, entries):
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".passing_cases.", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for e in entries:
-                f.write(e + "\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def why_not_run(suite, files_by_rel, entry):
+    rel, sep, case = entry.rpartition("#") if "#" in entry else (entry, "", "")
+    tf = files_by_rel.get(rel)
+    if tf is None:
+        if os.path.isfile(os.path.join(suite, rel)):
+            return "file not selected"
+        return "file no longer exists"
+    if sep and not case.isdigit():
+        return "malformed entry"
+    if sep and int(case) >= tf.num_cases:
+        return "the file has no case %s (it has %d)" % (case, tf.num_cases)
+    if sep and tf.num_cases == 1:
+        return "the file is not split; its entry is %s" % rel
+    if not tf.supported_runs:
+        return "unsupported: " + ", ".join(sorted({r.unsupported for r in tf.runs})) \
+            if tf.runs else "no RUN line"
+    return "did not run"
 
 
 # --------------------------------------------------------------------------
@@ -482,8 +488,15 @@ def main(argv=None):
     ap.add_argument("--check-regressions", action="store_true",
                     help="fail (only) when a case of the passing list does not pass")
     ap.add_argument("--update-passing", action="store_true",
-                    help="rewrite the passing list with the cases passing now "
-                         "(entries outside --filter are kept)")
+                    help="add the files and cases passing now to the passing list (entries "
+                         "outside --filter are kept); refuses to drop a listed entry that "
+                         "no longer passes unless it is named with --drop")
+    ap.add_argument("--drop", action="append", default=[], metavar="ENTRY",
+                    help="with --update-passing: drop this listed entry although it no "
+                         "longer passes (repeat for each entry)")
+    ap.add_argument("--allow-missing", action="store_true",
+                    help="a missing suite prints NOT RUN and exits 0 instead of failing "
+                         "(refused under CI=true)")
     ap.add_argument("--list-flags", action="store_true",
                     help="print the sdy_opt flags used by the RUN lines, with file counts, and exit")
     ap.add_argument("-v", "--verbose", action="store_true", help="print the output of failures")
@@ -495,15 +508,30 @@ def main(argv=None):
     if args.timeout <= 0:
         die("--timeout must be positive")
 
+    if args.drop and not args.update_passing:
+        die("--drop only makes sense with --update-passing")
+    if args.allow_missing and os.environ.get("CI", "").lower() in ("true", "1", "yes"):
+        die("--allow-missing is refused under CI: the suite must be there")
+    allow_missing = args.allow_missing or shared_data.missing_allowed()
+
     suite = os.path.abspath(args.suite)
     if not os.path.isdir(suite):
-        print("run_conformance: suite not found at %s; skipping the conformance run "
-              "(pass the suite root as an argument)." % suite)
-        print("0 passed, 0 failed")
-        return 0
+        if allow_missing:
+            print("NOT RUN: conformance suite not found at %s" % suite)
+            return 0
+        die(shared_data.how_to_get("conformance suite", suite))
 
     paths = discover(suite, args.filter)
     files = [TestFile(suite, p) for p in paths]
+    if not files and not args.list_flags:
+        die("no .mlir files under %s%s: nothing to run" % (
+            suite, " matching '%s'" % args.filter if args.filter else ""))
+    listed = []
+    if args.check_regressions or args.update_passing:
+        try:
+            listed = gate_list.read_list(args.passing_list, required=not args.update_passing)
+        except gate_list.ListError as e:
+            die(str(e))
 
     if args.list_flags:
         usage = flag_census(files)
@@ -516,9 +544,6 @@ def main(argv=None):
         die("shardlab-opt not found or not executable at %s (build it: bash scripts/build.sh, "
             "or pass --opt PATH)" % opt)
     filecheck = find_filecheck(args.filecheck)
-    if not files:
-        print("run_conformance: no .mlir files under %s%s" % (
-            suite, " matching '%s'" % args.filter if args.filter else ""), file=sys.stderr)
 
     # Jobs: the whole file, plus each chunk when the file is split.
     jobs = []
@@ -596,70 +621,42 @@ def main(argv=None):
 
     # Plain run: fail on any failure, like lit. Recording or regression
     # checking: the status says whether that went well instead.
-    status = 0 if n_failed == 0 or args.update_passing else 1
-    listed = read_passing(args.passing_list)
-    in_scope = lambda rel: not args.filter or args.filter in rel
+    status = 0 if n_failed == 0 else 1
+    results = entry_results(files, file_results, case_results)
+    files_by_rel = {tf.rel: tf for tf in files}
+    in_scope = lambda entry: not args.filter or args.filter in entry.split("#")[0]
+    list_name = os.path.relpath(args.passing_list, REPO_ROOT)
 
+    gate = None
     if args.check_regressions:
-        status = 0
-        regressed, stale, malformed, checked = [], [], [], 0
-        for entry in listed:
-            parsed = parse_entry(entry)
-            if parsed is None:
-                malformed.append(entry)
-                continue
-            rel, i = parsed
-            if not in_scope(rel):
-                continue
-            if not os.path.isfile(os.path.join(suite, rel)):
-                stale.append(entry + " (file no longer exists)")
-            elif (rel, i) not in case_results:
-                stale.append(entry + " (the file has no case %d)" % i)
-            elif case_results[(rel, i)] is None:
-                stale.append(entry + " (unsupported now)")
-            else:
-                checked += 1
-                if not case_results[(rel, i)]:
-                    regressed.append(entry)
-        for e in malformed:
-            print("passing list: malformed entry ignored: %r" % e)
-        for e in stale:
-            print("passing list: stale entry: %s" % e)
-        listed_set = set(listed)
-        new = [c for c in passed_cases if c not in listed_set]
-        if new and not args.update_passing:
-            print("%d passing case(s) not in the passing list yet; record them with --update-passing"
-                  % len(new))
-        if regressed:
-            status = 1
-            print("REGRESSIONS: %d case(s) of %s no longer pass:" % (
-                len(regressed), os.path.relpath(args.passing_list, REPO_ROOT)))
-            for e in regressed:
-                print("  " + e)
-        else:
-            print("regression check: ok (%d listed case(s) pass)" % checked)
+        gate = gate_list.check(listed, results, in_scope,
+                               lambda e: why_not_run(suite, files_by_rel, e))
+        gate.print(list_name)
+        status = 0 if gate.ok else 1
 
     if args.update_passing:
-        # Keep entries this run did not look at (outside --filter, existing
-        # file); drop those whose file is gone; replace the rest.
-        kept = []
-        for entry in listed:
-            parsed = parse_entry(entry)
-            if parsed is None:
-                continue
-            rel, _ = parsed
-            if not in_scope(rel) and os.path.isfile(os.path.join(suite, rel)):
-                kept.append(entry)
-        entries = sorted(set(kept) | set(passed_cases))
-        write_passing_atomically(args.passing_list, entries)
-        print("passing list: %d case(s) written to %s" % (
-            len(entries), os.path.relpath(args.passing_list, REPO_ROOT)))
+        unknown = [d for d in args.drop if d not in listed]
+        if unknown:
+            die("--drop names entries that are not in %s: %s" % (list_name, ", ".join(unknown)))
+        upd = gate_list.update(listed, results, in_scope, args.drop)
+        still_passing = [d for d in args.drop if d not in upd.dropped]
+        upd.print()
+        if still_passing:
+            print("--drop names entries that still pass (kept): " + ", ".join(still_passing))
+        if upd.refused:
+            status = 1
+        else:
+            gate_list.write_list_atomically(args.passing_list, upd.entries)
+            print("passing list: %d entries written to %s (%d added, %d dropped)" % (
+                len(upd.entries), list_name, len(upd.added), len(upd.dropped)))
+            if not args.check_regressions:
+                status = 0
 
     print("%d passed, %d failed" % (n_passed, n_failed))
-    if args.check_regressions:
-        # The last line is what CI gates on: the listed cases, and how many
-        # of them regressed. The line above counts the whole suite.
-        print("gate: %d passed, %d failed" % (checked - len(regressed), len(regressed)))
+    if gate is not None:
+        # The last line is what CI gates on: the listed entries, and how many
+        # of them failed or did not run. The line above counts the whole suite.
+        print(gate.closing_line())
     sys.stdout.flush()
     return status
 

@@ -20,7 +20,9 @@ import run_conformance as rc  # noqa: E402
 RUNNER = os.path.join(HERE, "run_conformance.py")
 
 # Prints its input file. Env knobs: FAKE_DROP=<text> drops lines containing
-# it; FAKE_SLEEP=<s> sleeps first. Fails on -bad-flag. Records the line of
+# it; FAKE_SLEEP=<s> sleeps first; FAKE_FAIL_PATH=<text> fails when the input
+# path contains it (the whole-file run reads the suite's file, a chunk run a
+# temporary copy). Fails on -bad-flag. Records the line of
 # `boom` annotations it sees in $FAKE_LOG.
 FAKE_OPT = r"""#!/usr/bin/env bash
 file=-
@@ -32,6 +34,7 @@ for a in "$@"; do
   esac
 done
 [ -n "${FAKE_SLEEP:-}" ] && sleep "$FAKE_SLEEP"
+case "$file" in *"${FAKE_FAIL_PATH:-//none//}"*) echo "error: injected" >&2; exit 1 ;; esac
 [ -n "${FAKE_LOG:-}" ] && grep -n boom "$file" >> "$FAKE_LOG"
 if [ -n "${FAKE_DROP:-}" ]; then grep -v -- "$FAKE_DROP" "$file"; else cat "$file"; fi
 """
@@ -65,6 +68,11 @@ PLAIN = textwrap.dedent("""\
     """)
 
 TOOLS = "// RUN: sdy_opt %s | stablehlo-translate --serialize | FileCheck %s\n"
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
 
 
 def find_filecheck():
@@ -183,46 +191,126 @@ class EndToEndTests(unittest.TestCase):
     def test_update_then_regression_check(self):
         code, out, _ = self.run_runner("--update-passing", FAKE_DROP="@two")
         self.assertEqual(code, 0, out)
+        # Whole files are entries too; a split file's whole run failed here.
         with open(self.passing) as f:
-            self.assertEqual(f.read(), "a/plain.mlir#0\na/split.mlir#0\n")
-        with open(self.passing, "a") as f:
-            f.write("gone/x.mlir#0\na/plain.mlir#5\n")
-        # Everything passes now: ok, stale entries reported, a new case hinted.
+            self.assertEqual(f.read(), "a/plain.mlir\na/split.mlir#0\n")
+        self.assertIn("added: a/plain.mlir", out)
+        # Everything passes now: ok, and the new entries are hinted at.
         code, out, _ = self.run_runner("--check-regressions")
         self.assertEqual(code, 0, out)
-        self.assertIn("stale entry: gone/x.mlir#0 (file no longer exists)", out)
-        self.assertIn("stale entry: a/plain.mlir#5", out)
-        self.assertIn("1 passing case(s) not in the passing list", out)
+        self.assertIn("2 passing entries not in", out)
+        self.assertEqual(out.strip().splitlines()[-1], "gate: 2 passed, 0 failed")
         # A listed case fails: regression.
         code, out, _ = self.run_runner("--check-regressions", FAKE_DROP="@plain")
         self.assertEqual(code, 1, out)
-        self.assertIn("REGRESSIONS: 1 case(s)", out)
-        self.assertIn("  a/plain.mlir#0", out)
+        self.assertIn("REGRESSIONS: 1 entry", out)
+        self.assertIn("  a/plain.mlir", out)
+        self.assertEqual(out.strip().splitlines()[-1], "gate: 1 passed, 1 failed")
         # A failure outside the list is not a regression.
         code, out, _ = self.run_runner("--check-regressions", FAKE_DROP="@two")
         self.assertEqual(code, 0, out)
 
+    def test_listed_entries_that_did_not_run_fail_the_gate(self):
+        with open(self.passing, "w") as f:
+            f.write("a/plain.mlir\ngone/x.mlir\na/split.mlir#7\nb/tools.mlir\n"
+                    "a/plain.mlir#0\n")
+        code, out, _ = self.run_runner("--check-regressions")
+        self.assertEqual(code, 1, out)
+        self.assertIn("NOT RUN: gone/x.mlir (file no longer exists)", out)
+        self.assertIn("NOT RUN: a/split.mlir#7 (the file has no case 7 (it has 2))", out)
+        self.assertIn("NOT RUN: b/tools.mlir (unsupported: needs stablehlo-translate)", out)
+        self.assertIn("NOT RUN: a/plain.mlir#0 (the file is not split", out)
+        self.assertEqual(out.strip().splitlines()[-1], "gate: 1 passed, 4 failed")
+
+    def test_whole_file_runs_of_split_files_are_gated(self):
+        with open(self.passing, "w") as f:
+            f.write("a/split.mlir\na/split.mlir#0\na/split.mlir#1\n")
+        code, out, _ = self.run_runner("--check-regressions")
+        self.assertEqual(code, 0, out)
+        # The chunks pass alone, the whole-file run does not: that fails the gate.
+        code, out, _ = self.run_runner("--check-regressions",
+                                       FAKE_FAIL_PATH="suite/a/split.mlir")
+        self.assertEqual(code, 1, out)
+        self.assertIn("REGRESSIONS: 1 entry", out)
+        self.assertIn("  a/split.mlir\n", out)
+
+    def test_missing_list_and_empty_scope_fail(self):
+        code, _, err = self.run_runner("--check-regressions")
+        self.assertEqual(code, 2)
+        self.assertIn("passing list", err)
+        self.assertIn("not found", err)
+        with open(self.passing, "w") as f:
+            f.write("# nothing listed\n")
+        code, out, _ = self.run_runner("--check-regressions")
+        self.assertEqual(code, 1, out)
+        self.assertIn("nothing to check", out)
+
+    def test_update_refuses_to_drop_unless_named(self):
+        with open(self.passing, "w") as f:
+            f.write("a/plain.mlir\na/split.mlir#1\n")
+        before = read(self.passing)
+        code, out, _ = self.run_runner("--update-passing", FAKE_DROP="@plain")
+        self.assertEqual(code, 1, out)
+        self.assertIn("passing list NOT updated", out)
+        self.assertIn("  a/plain.mlir", out)
+        self.assertEqual(read(self.passing), before)
+        code, out, _ = self.run_runner("--update-passing", "--drop", "a/plain.mlir",
+                                       FAKE_DROP="@plain")
+        self.assertEqual(code, 0, out)
+        self.assertIn("dropped: a/plain.mlir", out)
+        self.assertIn("added: a/split.mlir#0", out)
+        with open(self.passing) as f:
+            self.assertEqual(f.read(), "a/split.mlir\na/split.mlir#0\na/split.mlir#1\n")
+        code, _, err = self.run_runner("--update-passing", "--drop", "not/listed.mlir")
+        self.assertEqual(code, 2)
+        self.assertIn("not in", err)
+
     def test_update_with_filter_keeps_other_entries(self):
         with open(self.passing, "w") as f:
-            f.write("b/other.mlir#0\nzz/kept.mlir#0\n")
+            f.write("b/other.mlir\nzz/kept.mlir\n")
         os.makedirs(os.path.join(self.suite, "zz"))
         with open(os.path.join(self.suite, "zz", "kept.mlir"), "w") as f:
             f.write(PLAIN)
         code, out, _ = self.run_runner("--update-passing", "--filter", "a/split")
         self.assertEqual(code, 0, out)
         with open(self.passing) as f:
-            self.assertEqual(f.read(), "a/split.mlir#0\na/split.mlir#1\nzz/kept.mlir#0\n")
+            self.assertEqual(f.read(), "a/split.mlir\na/split.mlir#0\na/split.mlir#1\n"
+                                       "b/other.mlir\nzz/kept.mlir\n")
 
     def test_timeout(self):
         code, out, _ = self.run_runner("--timeout", "1", "--filter", "plain", "-v", FAKE_SLEEP="5")
         self.assertEqual(code, 1)
         self.assertIn("timed out", out)
 
-    def test_missing_suite_skips(self):
-        p = subprocess.run([sys.executable, RUNNER, os.path.join(self.tmp.name, "none")],
+    def test_missing_or_empty_suite_fails(self):
+        env = dict(os.environ)
+        env.pop("SHARDLAB_ALLOW_MISSING_DATA", None)
+        none = os.path.join(self.tmp.name, "none")
+        p = subprocess.run([sys.executable, RUNNER, none], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("conformance suite not found at " + none, p.stderr)
+        self.assertIn("SHARDLAB_SHARED", p.stderr)
+        empty = os.path.join(self.tmp.name, "empty")
+        os.makedirs(empty)
+        p = subprocess.run([sys.executable, RUNNER, empty, "--opt", self.opt], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("nothing to run", p.stderr)
+
+    def test_missing_suite_is_not_run_only_when_allowed(self):
+        env = dict(os.environ)
+        env.pop("CI", None)
+        none = os.path.join(self.tmp.name, "none")
+        p = subprocess.run([sys.executable, RUNNER, none, "--allow-missing"], env=env,
                            stdout=subprocess.PIPE, text=True)
         self.assertEqual(p.returncode, 0)
-        self.assertIn("skipping", p.stdout)
+        self.assertTrue(p.stdout.startswith("NOT RUN: conformance suite not found"))
+        env["CI"] = "true"
+        p = subprocess.run([sys.executable, RUNNER, none, "--allow-missing"], env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("refused under CI", p.stderr)
 
     def test_missing_opt_is_an_error(self):
         p = subprocess.run([sys.executable, RUNNER, self.suite, "--opt",
