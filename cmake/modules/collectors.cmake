@@ -98,37 +98,35 @@ endif()
 add_custom_target(shardlab_collectors DEPENDS ${SHARDLAB_COLLECTOR_TARGETS})
 
 # GPU-free checks of the programs: help, dry-run plans, and a clear error
-# (not a crash) when no CUDA device is visible.
+# (not a crash) when no CUDA device is visible. tests/expect_run.py checks the
+# exit status as well as the output (PASS_REGULAR_EXPRESSION alone would pass
+# a crash after the matching line).
 if(SHARDLAB_BUILD_TESTS)
-  add_test(NAME collectors-gemm-dry-run
-           COMMAND shardlab-collect-gemm --dry-run)
-  set_tests_properties(collectors-gemm-dry-run PROPERTIES
-    PASS_REGULAR_EXPRESSION "# 750 points"
-    ENVIRONMENT "CUDA_VISIBLE_DEVICES=")
-  add_test(NAME collectors-gemm-no-gpu
-           COMMAND shardlab-collect-gemm --out ${CMAKE_CURRENT_BINARY_DIR}/no_gpu_gemm.json)
-  set_tests_properties(collectors-gemm-no-gpu PROPERTIES
-    PASS_REGULAR_EXPRESSION "error: no CUDA device"
-    ENVIRONMENT "CUDA_VISIBLE_DEVICES=")
-  add_test(NAME collectors-gemm-bad-flag
-           COMMAND shardlab-collect-gemm --bogus)
-  set_tests_properties(collectors-gemm-bad-flag PROPERTIES
-    PASS_REGULAR_EXPRESSION "unknown flag '--bogus'")
+  find_package(Python3 REQUIRED COMPONENTS Interpreter)
+  set(SHARDLAB_EXPECT ${Python3_EXECUTABLE}
+      ${CMAKE_CURRENT_LIST_DIR}/../../tests/expect_run.py)
+  function(shardlab_expect_test name exit_status regex)
+    add_test(NAME ${name}
+             COMMAND ${SHARDLAB_EXPECT} --exit ${exit_status} --regex ${regex}
+                     -- ${ARGN})
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT "CUDA_VISIBLE_DEVICES=")
+  endfunction()
+  shardlab_expect_test(collectors-gemm-dry-run 0 "# 750 points"
+                       $<TARGET_FILE:shardlab-collect-gemm> --dry-run)
+  shardlab_expect_test(collectors-gemm-no-gpu 1 "error: no CUDA device"
+                       $<TARGET_FILE:shardlab-collect-gemm>
+                       --out ${CMAKE_CURRENT_BINARY_DIR}/no_gpu_gemm.json)
+  shardlab_expect_test(collectors-gemm-bad-flag 2 "unknown flag '--bogus'"
+                       $<TARGET_FILE:shardlab-collect-gemm> --bogus)
   if(TARGET shardlab-collect-collectives)
-    add_test(NAME collectors-collectives-dry-run
-             COMMAND shardlab-collect-collectives --dry-run)
-    set_tests_properties(collectors-collectives-dry-run PROPERTIES
-      PASS_REGULAR_EXPRESSION "# 440 points"
-      ENVIRONMENT "CUDA_VISIBLE_DEVICES=")
-    add_test(NAME collectors-collectives-dry-run-2-nodes
-             COMMAND shardlab-collect-collectives --dry-run --nodes 2
-                     --ops all-reduce -b 1M -e 1M)
-    set_tests_properties(collectors-collectives-dry-run-2-nodes PROPERTIES
-      PASS_REGULAR_EXPRESSION "all-reduce f32 1048576 \\[8,2\\]<=\\[2,8\\]T\\(1,0\\) non_world_level")
-    add_test(NAME collectors-collectives-no-gpu
-             COMMAND shardlab-collect-collectives --out ${CMAKE_CURRENT_BINARY_DIR}/no_gpu_coll.json)
-    set_tests_properties(collectors-collectives-no-gpu PROPERTIES
-      PASS_REGULAR_EXPRESSION "error: no CUDA device"
-      ENVIRONMENT "CUDA_VISIBLE_DEVICES=")
+    shardlab_expect_test(collectors-collectives-dry-run 0 "# 440 points"
+                         $<TARGET_FILE:shardlab-collect-collectives> --dry-run)
+    shardlab_expect_test(collectors-collectives-dry-run-2-nodes 0
+      "all-reduce f32 1048576 \\[8,2\\]<=\\[2,8\\]T\\(1,0\\) non_world_level"
+      $<TARGET_FILE:shardlab-collect-collectives> --dry-run --nodes 2
+      --ops all-reduce -b 1M -e 1M)
+    shardlab_expect_test(collectors-collectives-no-gpu 1 "error: no CUDA device"
+                         $<TARGET_FILE:shardlab-collect-collectives>
+                         --out ${CMAKE_CURRENT_BINARY_DIR}/no_gpu_coll.json)
   endif()
 endif()

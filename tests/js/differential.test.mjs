@@ -1,16 +1,17 @@
 // The WASM build against the native shardlab-opt: for every conformance file
 // with a passing case, the first RUN line's flags give byte-identical stdout,
-// stderr and success in both. Skipped when the native binary or the Shardy
-// suite is absent.
+// stderr and success in both. A missing native binary or Shardy suite fails
+// the test, unless a person allowed missing data (then it is reported as
+// skipped: NOT RUN).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { sl, ROOT } from "./helpers.mjs";
+import { sl, ROOT, SHARED, missingDataAllowed } from "./helpers.mjs";
 
 const OPT = process.env.SHARDLAB_OPT ?? path.join(ROOT, "build", "shardlab-opt");
-const SUITE = process.env.SHARDLAB_SUITE ?? path.join(ROOT, "..", "shared", "conformance", "shardy");
+const SUITE = process.env.SHARDLAB_SUITE ?? path.join(SHARED, "conformance", "shardy");
 const PASSING = path.join(ROOT, "tests", "conformance", "passing_cases.txt");
 
 /** Splits a shell word list (quotes, no expansion). */
@@ -50,10 +51,12 @@ function passingFiles() {
   return [...new Set(names.map((n) => n.split("#")[0]))];
 }
 
-const ready = fs.existsSync(OPT) && fs.existsSync(SUITE);
+const missing = [OPT, SUITE].filter((p) => !fs.existsSync(p));
+const skip = missing.length && missingDataAllowed() ? `NOT RUN: missing ${missing.join(", ")}` : false;
 
-test("WASM output equals native shardlab-opt on the conformance files",
-  { skip: ready ? false : `needs ${OPT} and ${SUITE}` }, (t) => {
+test("WASM output equals native shardlab-opt on the conformance files", { skip }, (t) => {
+    assert.deepEqual(missing, [], `missing: ${missing.join(", ")} (build with bash scripts/build.sh; ` +
+      "the suite is ../shared/conformance/shardy or $SHARDLAB_SHARED/conformance/shardy)");
     const files = passingFiles();
     let compared = 0;
     const mismatches = [];

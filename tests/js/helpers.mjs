@@ -23,6 +23,19 @@ func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"
 }
 `;
 
+/**
+ * The shared data folder (conformance suites, corpus, XLA tables): what
+ * tests/shared_data.py finds (scripts/test.sh exports it as SHARDLAB_SHARED),
+ * else ../shared beside the checkout.
+ */
+export const SHARED = process.env.SHARDLAB_SHARED ?? path.join(ROOT, "..", "shared");
+
+/** Missing shared data fails a test unless a person allowed it (never under CI). */
+export function missingDataAllowed() {
+  const ci = ["true", "1", "yes"].includes((process.env.CI ?? "").toLowerCase());
+  return !ci && process.env.SHARDLAB_ALLOW_MISSING_DATA === "1";
+}
+
 export function readExample(name) {
   return fs.readFileSync(path.join(ROOT, "examples", name), "utf8");
 }

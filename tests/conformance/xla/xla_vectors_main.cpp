@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -16,8 +17,23 @@ namespace {
 
 using nlohmann::json;
 
+bool MissingDataAllowed() {
+  const char *ci = std::getenv("CI");
+  const char *allow = std::getenv("SHARDLAB_ALLOW_MISSING_DATA");
+  const bool under_ci =
+      ci && (std::string(ci) == "true" || std::string(ci) == "1");
+  return !under_ci && allow && std::string(allow) == "1";
+}
+
+/// The default vectors file: $SHARDLAB_SHARED's, else the one configured.
+std::string DefaultVectors() {
+  if (const char *shared = std::getenv("SHARDLAB_SHARED"))
+    return std::string(shared) + "/conformance/xla/vectors.json";
+  return SHARDLAB_DEFAULT_VECTORS;
+}
+
 struct Args {
-  std::string vectors = "../shared/conformance/xla/vectors.json";
+  std::string vectors = DefaultVectors();
   std::string json_report;
   std::string passing_list;
 };
@@ -97,6 +113,11 @@ bool ParseArgs(int argc, char **argv, Args *a) {
 std::set<std::string> ReadPassingList(const std::string &path) {
   std::set<std::string> ids;
   std::ifstream in(path);
+  if (!in) {
+    std::cerr << "shardlab-cost-conformance: passing list " << path
+              << " not found\n";
+    std::exit(2);
+  }
   for (std::string line; std::getline(in, line);)
     if (!line.empty() && line[0] != '#')
       ids.insert(line);
@@ -114,9 +135,19 @@ int main(int argc, char **argv) {
   }
   std::ifstream in(args.vectors);
   if (!in) {
-    std::cout << "SKIP: " << args.vectors
-              << " not found; XLA conformance vectors not run\n";
-    return 0;
+    // Missing data is a failure; a person may allow it (never under CI), and
+    // then ctest reports the test as not run (SKIP_RETURN_CODE 77).
+    if (MissingDataAllowed()) {
+      std::cout << "NOT RUN: " << args.vectors << " not found\n";
+      return 77;
+    }
+    std::cerr << "shardlab-cost-conformance: " << args.vectors
+              << " not found. The XLA vectors live in the shared data folder "
+                 "(../shared/conformance/xla beside the checkout, or "
+                 "$SHARDLAB_SHARED/conformance/xla); pass the file as an "
+                 "argument, or run scripts/test.sh --allow-missing-data to go "
+                 "on without it.\n";
+    return 2;
   }
   const json doc = json::parse(in, nullptr, false);
   if (doc.is_discarded() || !doc.contains("groups")) {
@@ -149,12 +180,20 @@ int main(int argc, char **argv) {
     report["groups"].push_back(group_report);
   }
   int regressions = 0;
-  if (!args.passing_list.empty())
-    for (const std::string &id : ReadPassingList(args.passing_list))
+  if (!args.passing_list.empty()) {
+    const std::set<std::string> listed = ReadPassingList(args.passing_list);
+    if (listed.empty()) {
+      std::cout << "REGRESSION: " << args.passing_list
+                << " lists nothing: the gate would check nothing\n";
+      ++regressions;
+    }
+    // A listed case that is gone from the vectors did not run: that fails too.
+    for (const std::string &id : listed)
       if (passing_ids.count(id) == 0) {
         std::cout << "REGRESSION: " << id << " is listed as passing\n";
         ++regressions;
       }
+  }
   report["passed"] = passed;
   report["failed"] = failed;
   report["regressions"] = regressions;
