@@ -68,5 +68,8 @@ fi
 mkdir -p dist
 cp "$BUILD/shardlab.mjs" dist/shardlab.mjs
 cp src/shardlab.d.mts dist/shardlab.d.mts
+# The h100/b200 presets carry XLA's measured GEMM rates: ship their licence.
+cp "$ROOT/third_party/xla-perf-tables/LICENSE" dist/LICENSE-xla-perf-tables
+cp "$ROOT/third_party/xla-perf-tables/PROVENANCE.md" dist/PROVENANCE-xla-perf-tables.md
 npx --no-install tsc -p tsconfig.json
 echo "build-wasm: wasm/dist/ ($(wc -c < dist/shardlab.mjs) bytes in shardlab.mjs)"

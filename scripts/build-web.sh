@@ -32,4 +32,5 @@ if [[ ! -f node_modules/.package-lock.json ||
   fi
 fi
 npm run --silent build
+cp "$ROOT/third_party/xla-perf-tables/LICENSE" dist/LICENSE-xla-perf-tables
 echo "build-web: web/dist/ ($(du -sb dist | cut -f1) bytes)"

@@ -19,6 +19,19 @@ if(NOT EMSCRIPTEN)
     # 77: the vectors are missing and a person allowed that (NOT RUN).
     set_tests_properties(xla-vectors PROPERTIES SKIP_RETURN_CODE 77)
   endif()
+
+  # The GEMM model against XLA's measured table: in-sample exactness and
+  # leave-one-out error (tests/accuracy/gemm_accuracy.cpp).
+  add_executable(shardlab-gemm-accuracy
+                 ${SHARDLAB_COST_ROOT}/tests/accuracy/gemm_accuracy.cpp)
+  target_link_libraries(shardlab-gemm-accuracy PRIVATE shardlab_cost)
+  target_compile_options(shardlab-gemm-accuracy PRIVATE ${SHARDLAB_WARNINGS})
+  target_compile_definitions(shardlab-gemm-accuracy PRIVATE
+    SHARDLAB_DEFAULT_XLA_GEMM_TABLE="${SHARDLAB_DEFAULT_SHARED}/data/xla-perf-tables/matmul_perf_table.txtpb")
+  if(SHARDLAB_BUILD_TESTS OR TARGET shardlab_cost_tests)
+    add_test(NAME cost-accuracy COMMAND shardlab-gemm-accuracy)
+    set_tests_properties(cost-accuracy PROPERTIES SKIP_RETURN_CODE 77)
+  endif()
 endif()
 
 # The cost CLI (shardlab-cost) over the JSON API, its argument-parsing tests

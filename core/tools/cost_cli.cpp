@@ -44,6 +44,8 @@ constexpr Flag kFlags[] = {
     {"--tables", "tables", FlagKind::kTables, "cg"},
     {"--device", "device", FlagKind::kString, "cg"},
     {"--json", "", FlagKind::kBool, "cg"},
+    {"--dtype-fallback", "dtype_fallback", FlagKind::kBool, "g"},
+    {"--table-kind", "table_kind", FlagKind::kString, "g"},
 };
 
 const char *const kCollectiveRequired[] = {"--op", "--bytes", "--group-size"};
@@ -115,7 +117,10 @@ Result<bool> ParseFlags(CostCommand &c, const std::vector<std::string> &args) {
       return MakeError("unknown argument '" + args[i] + "' for " + c.command +
                        " (see --help)");
     if (f->kind == FlagKind::kBool) {
-      c.json = true;
+      if (*f->key)
+        c.options[f->key] = true;
+      else
+        c.json = true;
       continue;
     }
     if (!inline_value && i + 1 >= args.size())
@@ -149,7 +154,7 @@ const char *CostHelp() {
          "      [--mode compatible|accurate] [--json]\n"
          "  shardlab-cost gemm --m M --n N --k K [--b B]\n"
          "      [--dtypes bf16xbf16->bf16] [--preset NAME] [--tables FILE]...\n"
-         "      [--mode compatible|accurate] [--json]\n\n"
+         "      [--mode compatible|accurate] [--dtype-fallback] [--json]\n\n"
          "Estimates the time of one collective or GEMM with shardlab's cost\n"
          "model and says how (model, table key, neighbours, formula terms).\n\n"
          "collective:\n"
@@ -171,12 +176,19 @@ const char *CostHelp() {
          "  --b, --m, --n, --k batch, rows, columns, contracting size\n"
          "                     (default b = 1)\n"
          "  --dtypes KEY       <lhs>x<rhs>-><out> (default bf16xbf16->bf16)\n"
+         "  --dtype-fallback   a dtype key the table lacks reads the bf16\n"
+         "                     entries at byte-normalised dims (XLA's rule);\n"
+         "                     without it such a query is an error\n"
+         "  --table-kind K     default (per dtype key) or user (XLA's\n"
+         "                     user-profile path: nearest neighbour on\n"
+         "                     byte-normalised dims, dtypes mixed)\n"
          "both:\n"
          "  --preset NAME      h100 (default), h200, b200 or a100\n"
          "  --tables FILE      *.shardlab.json or XLA text-proto table; may "
          "be\n"
-         "                     repeated (merged). Default GEMM table: the\n"
-         "                     preset's analytical one\n"
+         "                     repeated (merged). Default: the preset's\n"
+         "                     (h100, b200: XLA's measured GEMM rates;\n"
+         "                     others: analytical)\n"
          "  --device KEY       device of XLA text-proto tables holding "
          "several\n"
          "                     (e.g. sm_90, sm_100_B200)\n"
@@ -289,6 +301,9 @@ int RunCost(CostCommand c, std::ostream &out, std::ostream &err) {
         << "\n";
     return 1;
   }
+  for (const json &w : reply.value("warnings", json::array()))
+    err << "shardlab-cost: warning: "
+        << (w.is_string() ? w.get<std::string>() : w.dump()) << "\n";
   out << (c.json ? reply_text : RenderEstimateText(reply)) << "\n";
   return 0;
 }

@@ -124,7 +124,9 @@ export interface CostSource {
   tables?: (PerfTable | string)[];
   /** XLA text-proto tables holding several devices: which one to use. */
   device?: string;
-  /** Without a table: the analytical table of this preset (default h100). */
+  /** The preset (default h100): its table when none is given (h100, b200:
+   *  XLA's measured GEMM rates; others analytical) and its kernel-launch
+   *  floor. Named together with a table of another device, the reply warns. */
   hardware?: string;
   /** "compatible" (XLA bit for bit, default) or "accurate". */
   mode?: "compatible" | "accurate";
@@ -162,7 +164,13 @@ export interface GemmOptions extends CostSource {
   lhs_dtype?: string;
   rhs_dtype?: string;
   out_dtype?: string;
+  /** "default": per dtype key; "user": XLA's user-profile path (nearest
+   *  neighbour on byte-normalised dims, dtypes mixed). */
   table_kind?: "default" | "user";
+  /** A dtype key the table lacks reads its bf16 entries at byte-normalised
+   *  dims (XLA's rule); without it such a query is an error naming the
+   *  table's dtype keys. */
+  dtype_fallback?: boolean;
 }
 
 export interface Explanation {
@@ -178,6 +186,8 @@ export interface Estimate {
   /** e.g. "collective-table/exact". */
   model: string;
   explanation: Explanation;
+  /** e.g. a table measured on another device than the preset named. */
+  warnings?: string[];
 }
 
 export interface VersionInfo {

@@ -163,7 +163,7 @@ Result<PerfTable> tableOption(OptionReader &reader, bool &is_default) {
   if (!hw)
     return hw.error();
   is_default = true;
-  return GenerateAnalyticalTable(*hw);
+  return PresetTable(*hw);
 }
 
 Result<EstimateMode> modeOption(OptionReader &reader) {
@@ -176,13 +176,18 @@ Result<EstimateMode> modeOption(OptionReader &reader) {
   return MakeError("options.mode: expected \"compatible\" or \"accurate\"");
 }
 
-std::string estimateReply(const Result<Estimate> &estimate) {
+/// The estimate, or the error; `warning` (when not empty) is listed under
+/// "warnings".
+std::string estimateReply(const Result<Estimate> &estimate,
+                          const std::string &warning = "") {
   if (!estimate)
     return errorReply(estimate.error().message);
   json reply = detail::parseJson(ToJson(*estimate));
   if (!reply.is_object())
     return errorReply("estimate could not be rendered");
   reply["ok"] = true;
+  if (!warning.empty())
+    reply["warnings"] = json::array({warning});
   return dumpReply(reply);
 }
 
@@ -439,25 +444,35 @@ std::string estimateGemmReply(std::string_view options_json) {
   Result<GemmQuery> query = gemmQuery(reader);
   if (!query)
     return errorReply(query.error().message);
+  Result<HardwarePreset> hw = hardwareOption(reader);
+  if (!hw)
+    return errorReply(hw.error().message);
   bool default_table = false;
   Result<PerfTable> table = tableOption(reader, default_table);
   Result<EstimateMode> mode = modeOption(reader);
-  std::string kind = default_table ? "default" : "user";
+  // Every table is read per dtype key; XLA's user-profile path (nearest
+  // neighbour on byte-normalised dims, all dtypes in one point set) only
+  // when asked for.
+  std::string kind = "default";
   reader.string("table_kind", kind);
+  MatmulOptions matmul;
+  reader.boolean("dtype_fallback", matmul.dtype_fallback);
   if (!table || !mode || !reader.ok())
     return errorReply(!table  ? table.error().message
                       : !mode ? mode.error().message
                               : reader.error());
   if (kind != "default" && kind != "user")
     return errorReply("options.table_kind: expected \"default\" or \"user\"");
-  auto interpolator = MatmulInterpolator::Create(
-      *table,
-      kind == "default" ? GemmTableKind::kDefault
-                        : GemmTableKind::kUserProfiles,
-      *mode);
+  matmul.kind = kind == "default" ? GemmTableKind::kDefault
+                                  : GemmTableKind::kUserProfiles;
+  matmul.mode = *mode;
+  matmul.min_time_us = hw->kernel_launch_us;
+  auto interpolator = MatmulInterpolator::Create(*table, matmul);
   if (!interpolator)
     return errorReply(interpolator.error().message);
-  return estimateReply(interpolator->EstimateTime(*query));
+  const bool combined = reader.get("hardware") && !default_table;
+  return estimateReply(interpolator->EstimateTime(*query),
+                       combined ? DeviceMismatch(*hw, *table) : "");
 }
 
 std::string hardwarePresetsReply() {
@@ -473,6 +488,8 @@ std::string hardwarePresetsReply() {
                        {"nvlink_bytes_per_s", hw->nvlink_bytes_per_s},
                        {"gpus_per_node", hw->gpus_per_node},
                        {"peak_flop_per_s", hw->peak_flop_per_s},
+                       {"kernel_launch_us", hw->kernel_launch_us},
+                       {"gemm_rates", PresetGemmSource(*hw)},
                        {"source", hw->source}});
   }
   return dumpReply({{"ok", true}, {"presets", presets}});

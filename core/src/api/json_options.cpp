@@ -44,6 +44,15 @@ void OptionReader::string(const char *key, std::string &out) {
   out = value->get_ref<const std::string &>();
 }
 
+void OptionReader::boolean(const char *key, bool &out) {
+  const json *value = get(key);
+  if (!value)
+    return;
+  if (!value->is_boolean())
+    return fail(key, "true or false");
+  out = value->get<bool>();
+}
+
 namespace {
 
 /// An integral JSON number in [lo, hi], or false.

@@ -35,6 +35,8 @@ public:
   const json *get(const char *key) const;
   /// A string field; keeps `out` when absent.
   void string(const char *key, std::string &out);
+  /// A boolean field; keeps `out` when absent.
+  void boolean(const char *key, bool &out);
   /// An integer field in [min_value, max_value]; keeps `out` when absent.
   void integer(const char *key, int64_t &out, int64_t min_value = 0,
                int64_t max_value = INT64_MAX);

@@ -20,7 +20,7 @@ Result<Estimate> FusionRooflineEstimate(const HardwarePreset &hw,
   const double exec_us =
       compute_us + memory_us -
       kMemoryComputeParallelism * std::min(compute_us, memory_us);
-  const double launch_us = q.add_launch_overhead ? kKernelLaunchOverheadUs : 0;
+  const double launch_us = q.add_launch_overhead ? hw.kernel_launch_us : 0;
   Estimate e;
   e.time_us = exec_us + launch_us;
   e.explanation.model = "fusion-roofline";

@@ -22,15 +22,25 @@ double Flops(const GridPoint<4> &p) {
   return 2.0 * double(p[0]) * double(p[1]) * double(p[2]) * double(p[3]);
 }
 
-Estimate FromRate(const GridPoint<4> &p, double rate, std::string model,
-                  std::string key) {
-  Estimate e;
-  e.time_us = 1e6 * (Flops(p) / rate);
-  e.explanation.model = std::move(model);
-  e.explanation.key = std::move(key);
-  e.explanation.terms = {{"flops", Flops(p), "FLOP"}, {"rate", rate, "FLOP/s"}};
-  e.explanation.note = "time = 2*b*m*k*n / rate";
-  return e;
+/// Each point once (clamped corners coincide: their weights are added),
+/// weights as shares of the total.
+std::vector<Neighbour> Distinct(std::vector<Neighbour> used) {
+  std::vector<Neighbour> out;
+  double total = 0;
+  for (const Neighbour &n : used)
+    total += n.weight;
+  for (Neighbour &n : used) {
+    if (total > 0)
+      n.weight /= total;
+    auto same = std::find_if(out.begin(), out.end(), [&](const Neighbour &o) {
+      return o.point == n.point;
+    });
+    if (same == out.end())
+      out.push_back(std::move(n));
+    else
+      same->weight += n.weight;
+  }
+  return out;
 }
 
 // Stored value of a user profile: FLOP/s on byte-scaled dims (int64).
@@ -65,13 +75,23 @@ Result<double> WeightedRate(const WeightedAverageInterpolator<4> &table,
 Result<MatmulInterpolator> MatmulInterpolator::Create(const PerfTable &table,
                                                       GemmTableKind kind,
                                                       EstimateMode mode) {
-  MatmulInterpolator mi(kind, mode);
+  MatmulOptions options;
+  options.kind = kind;
+  options.mode = mode;
+  options.dtype_fallback = true;
+  return Create(table, options);
+}
+
+Result<MatmulInterpolator>
+MatmulInterpolator::Create(const PerfTable &table,
+                           const MatmulOptions &options) {
+  MatmulInterpolator mi(options);
   for (const GemmEntry &g : table.gemms) {
     const int64_t s = DtypeBytes(g.out_dtype);
     if (s == 0)
       return MakeError("gemm entry with unknown out dtype '" + g.out_dtype +
                        "'");
-    if (kind == GemmTableKind::kUserProfiles) {
+    if (options.kind == GemmTableKind::kUserProfiles) {
       const GridPoint<4> p = {g.b, g.m * s, g.k * s, g.n * s};
       mi.nearest_.Add(p, UserProfileValue(g, p));
       continue;
@@ -87,11 +107,15 @@ Result<MatmulInterpolator> MatmulInterpolator::Create(const PerfTable &table,
       mi.bf16_fallback_->Add({g.b, 2 * g.m, 2 * g.k, 2 * g.n}, g.flop_per_s);
     }
   }
-  for (auto &[key, per_dtype] : mi.per_dtype_)
+  for (auto &[key, per_dtype] : mi.per_dtype_) {
     per_dtype.BuildIndex();
+    mi.scattered_.emplace(key, ScatteredRates(per_dtype.values()));
+  }
   mi.nearest_.BuildIndex();
-  if (mi.bf16_fallback_)
+  if (mi.bf16_fallback_) {
     mi.bf16_fallback_->BuildIndex();
+    mi.bf16_fallback_scattered_.emplace(mi.bf16_fallback_->values());
+  }
   return mi;
 }
 
@@ -103,9 +127,16 @@ Result<bool> MatmulInterpolator::CheckQuery(const GemmQuery &q) const {
     return MakeError("gemm query: b, m, k, n must be in [1, 2^40]");
   if (DtypeBytes(q.out_dtype) == 0)
     return MakeError("gemm query: unknown out dtype '" + q.out_dtype + "'");
-  if (kind_ == GemmTableKind::kUserProfiles && nearest_.empty())
+  if (options_.kind == GemmTableKind::kUserProfiles && nearest_.empty())
     return MakeError("gemm table has no entries");
   return true;
+}
+
+std::string MatmulInterpolator::DtypeKeys() const {
+  std::string keys;
+  for (const auto &[key, table] : per_dtype_)
+    keys += (keys.empty() ? "" : ", ") + key;
+  return keys.empty() ? "none" : keys;
 }
 
 Result<MatmulInterpolator::Lookup>
@@ -113,9 +144,16 @@ MatmulInterpolator::SelectChecked(const GemmQuery &q) const {
   if (Result<bool> ok = CheckQuery(q); !ok)
     return ok.error();
   Lookup l = Select(q);
-  if (!l.table && kind_ == GemmTableKind::kDefault)
-    return MakeError("gemm table has no entries for '" + l.key +
-                     "' and no bf16xbf16->bf16 entries to fall back on");
+  if (!l.table && options_.kind == GemmTableKind::kDefault) {
+    std::string error = "gemm table has no '" + l.key +
+                        "' entries (it has: " + DtypeKeys() + ")";
+    if (!options_.dtype_fallback)
+      error += "; XLA's bf16 byte-normalised fallback is off (option "
+               "dtype_fallback / --dtype-fallback turns it on)";
+    else
+      error += " and no bf16xbf16->bf16 entries to fall back on";
+    return MakeError(error);
+  }
   return l;
 }
 
@@ -125,16 +163,44 @@ Result<Estimate> MatmulInterpolator::EstimateTime(const GemmQuery &q) const {
     return selected.error();
   Lookup &l = *selected;
   std::vector<Neighbour> used;
-  Result<double> rate = RateOf(l, &used);
+  std::string how;
+  Result<double> rate = RateOf(l, &used, &how);
   if (!rate)
     return rate.error();
   std::string model = l.model;
-  if (kind_ == GemmTableKind::kDefault && mode_ == EstimateMode::kAccurate)
-    model += "/accurate";
-  if (kind_ == GemmTableKind::kUserProfiles)
+  if (options_.kind == GemmTableKind::kDefault &&
+      options_.mode == EstimateMode::kAccurate)
+    model = model == "gemm-table/weighted-average" ? "gemm-table/accurate"
+                                                   : model + "/accurate";
+  if (options_.kind == GemmTableKind::kUserProfiles)
     l.key = "byte-normalised (b, m, k, n)";
-  Estimate e = FromRate(l.point, *rate, model, std::move(l.key));
-  e.explanation.neighbours = std::move(used);
+  // XLA divides the FLOPs of the point it looked up (byte-normalised on the
+  // fallback and user paths); the FLOPs reported are the problem's own.
+  const double problem_flops = 2.0 * double(q.dims.b) * double(q.dims.m) *
+                               double(q.dims.k) * double(q.dims.n);
+  const double looked_up_flops = Flops(l.point);
+  const double exec_us = 1e6 * (looked_up_flops / *rate);
+  Estimate e;
+  e.time_us = std::max(exec_us, options_.min_time_us);
+  e.explanation.model = std::move(model);
+  e.explanation.key = std::move(l.key);
+  e.explanation.terms = {{"flops", problem_flops, "FLOP"},
+                         {"rate", *rate, "FLOP/s"}};
+  e.explanation.note = "time = 2*b*m*k*n / rate";
+  if (looked_up_flops != problem_flops) {
+    e.explanation.terms.push_back(
+        {"byte_normalised_flops", looked_up_flops, "FLOP"});
+    e.explanation.note = "time = byte-normalised flops / rate (XLA's rule "
+                         "for this path)";
+  }
+  if (options_.min_time_us > 0) {
+    e.explanation.terms.push_back({"launch_floor", options_.min_time_us, "us"});
+    if (exec_us < options_.min_time_us)
+      e.explanation.note += "; below the kernel-launch floor, so the floor";
+  }
+  if (!how.empty())
+    e.explanation.note += "; " + how;
+  e.explanation.neighbours = Distinct(std::move(used));
   return e;
 }
 
@@ -143,17 +209,17 @@ Result<double> MatmulInterpolator::TimeUs(const GemmQuery &q) const {
   if (!selected)
     return selected.error();
   const Lookup &l = *selected;
-  Result<double> rate = RateOf(l, nullptr);
+  Result<double> rate = RateOf(l, nullptr, nullptr);
   if (!rate)
     return rate.error();
-  return 1e6 * (Flops(l.point) / *rate);
+  return std::max(1e6 * (Flops(l.point) / *rate), options_.min_time_us);
 }
 
 MatmulInterpolator::Lookup
 MatmulInterpolator::Select(const GemmQuery &q) const {
   Lookup l;
   const int64_t s = DtypeBytes(q.out_dtype);
-  if (kind_ == GemmTableKind::kUserProfiles) {
+  if (options_.kind == GemmTableKind::kUserProfiles) {
     l.point = {q.dims.b, q.dims.m * s, q.dims.k * s, q.dims.n * s};
     l.model = "gemm-table/nearest";
     return l;
@@ -162,17 +228,22 @@ MatmulInterpolator::Select(const GemmQuery &q) const {
   l.point = {q.dims.b, q.dims.m, q.dims.k, q.dims.n};
   l.model = "gemm-table/weighted-average";
   l.context = Context(256, 4096);
-  const bool accurate = mode_ == EstimateMode::kAccurate;
+  const bool accurate = options_.mode == EstimateMode::kAccurate;
   auto it = per_dtype_.find(l.key);
   auto bf16 = per_dtype_.find(kBf16Key);
   if (it != per_dtype_.end()) {
     l.table = &it->second;
+    l.scattered = &scattered_.at(it->first);
+  } else if (!options_.dtype_fallback) {
+    return l;
   } else if (accurate && bf16 != per_dtype_.end()) {
     l.table = &bf16->second; // element counts, no byte scaling
+    l.scattered = &scattered_.at(kBf16Key);
     l.model = "gemm-table/bf16-fallback";
   } else if (bf16_fallback_) {
     l.point = {q.dims.b, q.dims.m * s, q.dims.k * s, q.dims.n * s};
     l.table = &*bf16_fallback_;
+    l.scattered = &*bf16_fallback_scattered_;
     l.context = Context(512, 8192);
     l.model = "gemm-table/bf16-byte-normalised-fallback";
   }
@@ -180,8 +251,9 @@ MatmulInterpolator::Select(const GemmQuery &q) const {
 }
 
 Result<double> MatmulInterpolator::RateOf(const Lookup &l,
-                                          std::vector<Neighbour> *used) const {
-  if (kind_ == GemmTableKind::kUserProfiles) {
+                                          std::vector<Neighbour> *used,
+                                          std::string *how) const {
+  if (options_.kind == GemmTableKind::kUserProfiles) {
     const auto &[point, rate] =
         nearest_.points()[nearest_.NearestIndex(l.point)];
     if (rate <= 0)
@@ -190,49 +262,27 @@ Result<double> MatmulInterpolator::RateOf(const Lookup &l,
       used->push_back({ToVector(point), double(rate), 1});
     return double(rate);
   }
-  Result<double> rate =
-      mode_ == EstimateMode::kAccurate
-          ? AccurateFlopRate(*l.table, l.point, l.context, used)
-          : WeightedRate(*l.table, l.point, used);
+  Result<double> rate = MakeError("");
+  if (options_.mode == EstimateMode::kAccurate) {
+    rate = l.scattered->Rate(l.point, used, how);
+  } else {
+    std::vector<Neighbour> corners;
+    rate = WeightedRate(*l.table, l.point, used ? &corners : nullptr);
+    if (rate) {
+      if (used)
+        used->insert(used->end(), corners.begin(), corners.end());
+    } else {
+      // XLA needs every corner of the power-of-two bracket; where the table
+      // lacks one, answer from the measured points instead of failing.
+      std::string rule;
+      rate = l.scattered->Rate(l.point, used, &rule);
+      if (rate && how)
+        *how = "the table lacks a corner XLA's weighted average needs; " + rule;
+    }
+  }
   if (!rate)
     return MakeError("gemm '" + l.key + "': " + rate.error().message);
   return rate;
-}
-
-Result<double> AccurateFlopRate(const WeightedAverageInterpolator<4> &table,
-                                const GridPoint<4> &point,
-                                const GridContext<4> &ctx,
-                                std::vector<Neighbour> *used) {
-  std::array<int64_t, 4> lo, hi;
-  std::array<double, 4> t;
-  for (size_t d = 0; d < 4; ++d) {
-    const int64_t x = std::clamp(point[d], ctx.min[d], ctx.max[d]);
-    lo[d] = std::clamp(PrevPowerOfTwo(x), ctx.min[d], ctx.max[d]);
-    hi[d] = std::clamp(NextPowerOfTwo(x), ctx.min[d], ctx.max[d]);
-    t[d] = hi[d] == lo[d] ? 0.0
-                          : std::log2(double(x) / double(lo[d])) /
-                                std::log2(double(hi[d]) / double(lo[d]));
-  }
-  double log_rate = 0;
-  for (int mask = 0; mask < 16; ++mask) {
-    GridPoint<4> c;
-    double w = 1;
-    for (size_t d = 0; d < 4; ++d) {
-      const bool up = (mask >> d) & 1;
-      c[d] = up ? hi[d] : lo[d];
-      w *= up ? t[d] : 1 - t[d];
-    }
-    if (w == 0)
-      continue;
-    const double *value = table.Find(c);
-    if (!value || *value <= 0)
-      return MakeError("table has no entry at grid corner " +
-                       PointToString<4>(c) + " (a full grid is required)");
-    log_rate += w * std::log(*value);
-    if (used)
-      used->push_back({ToVector(c), *value, w});
-  }
-  return std::exp(log_rate);
 }
 
 } // namespace shardlab::cost

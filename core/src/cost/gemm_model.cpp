@@ -68,7 +68,7 @@ int64_t ClockCyclesFromRuntimeNs(int64_t runtime_ns, float clock_ghz) {
   return static_cast<int64_t>(static_cast<float>(runtime_ns) * clock_ghz);
 }
 
-MatmulInterpolator::MatmulInterpolator(GemmTableKind kind, EstimateMode mode)
-    : kind_(kind), mode_(mode) {}
+MatmulInterpolator::MatmulInterpolator(const MatmulOptions &options)
+    : options_(options) {}
 
 } // namespace shardlab::cost

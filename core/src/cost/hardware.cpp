@@ -19,6 +19,7 @@ HardwarePreset H100() {
                        {"tf32", 494.7e12}, {"f32", 66.9e12},  {"f64", 33.5e12}};
   h.source = "NVIDIA H100 datasheet; XLA gpu_device_info_for_tests.cc";
   h.device_memory_bytes = 84978434048; // XLA's TestGpuDeviceInfo (80 GB)
+  h.gemm_table_device = "sm_90";       // XLA's measured GEMM table
   return h;
 }
 
@@ -30,6 +31,7 @@ HardwarePreset H200() {
   h.device_name = "NVIDIA H200";
   h.hbm_bytes_per_s = 4.8e12;
   h.source = "NVIDIA H200 datasheet";
+  h.gemm_table_device = ""; // not measured on H200 (faster HBM than H100)
   h.device_memory_bytes = 150754820096; // cudaMemGetInfo total, 141 GB part
   return h;
 }
@@ -45,6 +47,7 @@ HardwarePreset B200() {
                        {"tf32", 1.1e15},  {"f32", 74.4e12}, {"f64", 40e12}};
   h.source = "NVIDIA HGX B200 datasheet; XLA gpu_device_info_for_tests.cc";
   h.device_memory_bytes = 193273528320; // XLA's TestGpuDeviceInfo (180 GB)
+  h.gemm_table_device = "sm_100";       // XLA's measured GEMM table
   return h;
 }
 
@@ -109,6 +112,7 @@ Result<HardwarePreset> ParseHardwarePreset(std::string_view json_text) {
   r.Positive("nvlink_bytes_per_s", &h.nvlink_bytes_per_s, true);
   r.String("source", &h.source, false);
   r.Int("device_memory_bytes", &h.device_memory_bytes, false, 0);
+  r.Positive("kernel_launch_us", &h.kernel_launch_us, false);
   const detail::json *peaks = r.Get("peak_flop_per_s");
   if (!peaks || !peaks->is_object() || peaks->empty())
     r.Fail("peak_flop_per_s", "an object of dtype -> FLOP/s", peaks);

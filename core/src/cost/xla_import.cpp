@@ -182,8 +182,13 @@ Result<const Field *> SelectDevice(const Field &root, std::string_view key) {
       return value;
     }
   }
+  if (key.empty())
+    return MakeError("the table holds several devices (" + known +
+                     "); choose one with --device KEY (\"device\" in the "
+                     "JSON API)");
   return MakeError("device key '" + std::string(key) +
-                   "' not found; the table has: " + known);
+                   "' not found; the table has: " + known +
+                   " (choose one with --device)");
 }
 
 TableMetadata ImportedMetadata(std::string_view key, const char *what) {

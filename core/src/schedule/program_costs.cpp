@@ -90,8 +90,8 @@ std::optional<Coster> Coster::create(const ProgramOptions &options,
   }
   const cost::PerfTable *table = options.table;
   if (!table) {
-    c.owned_table_ = std::make_shared<cost::PerfTable>(
-        cost::GenerateAnalyticalTable(options.hardware));
+    c.owned_table_ =
+        std::make_shared<cost::PerfTable>(cost::PresetTable(options.hardware));
     table = c.owned_table_.get();
   }
   cost::CollectiveInterpolatorOptions copts;
@@ -99,8 +99,11 @@ std::optional<Coster> Coster::create(const ProgramOptions &options,
   auto coll = cost::CollectiveInterpolator::Create(*table, copts);
   if (coll.ok())
     c.collectives_ = std::make_shared<cost::CollectiveInterpolator>(*coll);
-  auto gemm = cost::MatmulInterpolator::Create(
-      *table, cost::GemmTableKind::kDefault, cost::EstimateMode::kCompatible);
+  // Per dtype key, no dtype fallback (a dot of a dtype the table lacks takes
+  // the roofline, said so), never below the kernel-launch floor.
+  cost::MatmulOptions gemm_options;
+  gemm_options.min_time_us = options.hardware.kernel_launch_us;
+  auto gemm = cost::MatmulInterpolator::Create(*table, gemm_options);
   if (gemm.ok())
     c.gemms_ = std::make_shared<cost::MatmulInterpolator>(*gemm);
   return c;
@@ -141,13 +144,15 @@ OpCost Coster::dot(const Module &module, Operation &op) const {
                     "dot dims unknown (" + gd.error().message +
                         "); roofline on " + read_bytes + " B\n");
   const double flops = 2.0 * double(gd->b * gd->m * gd->k * gd->n);
+  std::string why = "no GEMM table";
   if (gemms_) {
     auto est = gemms_->EstimateTime({*gd, lhs.dtype, rhs.dtype, out.dtype});
     if (est.ok())
       return {est->time_us, cost::ToText(*est)};
+    why = est.error().message;
   }
   return roofline(flops, lhs.bytes + rhs.bytes, out.bytes, out.dtype,
-                  "no GEMM table entry; roofline\n");
+                  why + "; roofline\n");
 }
 
 OpCost Coster::compute(const Module &module, Operation &op) const {

@@ -91,26 +91,34 @@ TEST_CASE("over-size table texts and files are refused before parsing") {
         std::string::npos);
 }
 
-TEST_CASE("non-grid GEMM tables: clear errors where a full grid is needed") {
+TEST_CASE("non-grid GEMM tables: answered from the measured points") {
   PerfTable t;
   t.metadata.source = "measured";
-  for (int64_t m : {256, 512})
-    t.gemms.push_back({1, m, 256, 256, "bf16", "bf16", "bf16", {}, 1e12});
+  // Rate doubles from m = 256 to m = 512; one point off that line.
+  t.gemms.push_back({1, 256, 256, 256, "bf16", "bf16", "bf16", {}, 1e12});
+  t.gemms.push_back({1, 512, 256, 256, "bf16", "bf16", "bf16", {}, 2e12});
   t.gemms.push_back({1, 256, 512, 512, "bf16", "bf16", "bf16", {}, 1e12});
   CHECK(CheckFullGemmGrid(t, "bf16xbf16->bf16").error().message ==
         "gemms (bf16xbf16->bf16): not a full grid, missing b=1 m=256 n=256 "
         "k=512");
   for (EstimateMode mode :
        {EstimateMode::kCompatible, EstimateMode::kAccurate}) {
+    CAPTURE(int(mode));
     auto mi = MatmulInterpolator::Create(t, GemmTableKind::kDefault, mode);
     REQUIRE(mi);
     GemmQuery q;
-    q.dims = {1, 300, 300, 300};
+    // Its bracket in (k, n) needs (256, 512, 256), which is not measured.
+    q.dims = {1, 256, 362, 362};
     q.lhs_dtype = q.rhs_dtype = q.out_dtype = "bf16";
     Result<Estimate> e = mi->EstimateTime(q);
-    REQUIRE_FALSE(e);
-    CHECK(e.error().message.find("(a full grid is required)") !=
-          std::string::npos);
-    CHECK_FALSE(mi->TimeUs(q));
+    REQUIRE(e);
+    const double flops = 2.0 * 256 * 362 * 362;
+    const double rate = flops / (e->time_us * 1e-6);
+    CHECK(rate >= 1e12 * 0.999); // within the measured rates
+    CHECK(rate <= 2e12 * 1.001);
+    CHECK(e->explanation.note.find("local quadratic fit") != std::string::npos);
+    CHECK_FALSE(e->explanation.neighbours.empty());
+    REQUIRE(mi->TimeUs(q));
+    CHECK(*mi->TimeUs(q) == doctest::Approx(e->time_us));
   }
 }

@@ -17,7 +17,7 @@ TEST_CASE("gemm dims from dimension numbers") {
   CHECK_FALSE(ExtractGemmDims({4, 32}, {16, 8}, {}, {1}, {}, {0}));
 }
 
-TEST_CASE("default GEMM table: missing corner is a clear error") {
+TEST_CASE("default GEMM table: a missing corner is answered from the points") {
   PerfTable t;
   t.metadata.source = "analytical";
   GemmEntry g;
@@ -34,8 +34,61 @@ TEST_CASE("default GEMM table: missing corner is a clear error") {
   CHECK(e->time_us == doctest::Approx(2.0 * 256 * 256 * 256 / 1e12 * 1e6));
   q.dims.m = 300;
   auto miss = mi->EstimateTime(q);
-  REQUIRE_FALSE(miss);
-  CHECK(miss.error().message.find("grid corner") != std::string::npos);
+  REQUIRE(miss); // one point: its rate, said so
+  CHECK(miss->time_us == doctest::Approx(2.0 * 300 * 256 * 256 / 1e12 * 1e6));
+  CHECK(miss->explanation.note.find("lacks a corner XLA's weighted average "
+                                    "needs") != std::string::npos);
+  CHECK(miss->explanation.neighbours.size() == 1);
+}
+
+TEST_CASE(
+    "default GEMM table: a dtype it lacks is refused, naming its dtypes") {
+  PerfTable t;
+  t.gemms.push_back({1, 256, 256, 256, "bf16", "bf16", "bf16", {}, 1e12});
+  t.gemms.push_back({1, 256, 256, 256, "f32", "f32", "f32", {}, 5e11});
+  MatmulOptions options; // dtype_fallback off: a loaded table's default
+  auto mi = MatmulInterpolator::Create(t, options);
+  REQUIRE(mi);
+  GemmQuery q{{1, 256, 256, 256}, "f8e4m3fn", "f8e4m3fn", "bf16"};
+  auto e = mi->EstimateTime(q);
+  REQUIRE_FALSE(e);
+  CHECK(e.error().message ==
+        "gemm table has no 'f8e4m3fnxf8e4m3fn->bf16' entries (it has: "
+        "bf16xbf16->bf16, f32xf32->f32); XLA's bf16 byte-normalised fallback "
+        "is off (option dtype_fallback / --dtype-fallback turns it on)");
+  // XLA's rule, asked for: the bf16 point at byte-normalised dims, and the
+  // problem's own flops reported.
+  options.dtype_fallback = true;
+  auto xla = MatmulInterpolator::Create(t, options);
+  q.out_dtype = "s8";
+  q.lhs_dtype = q.rhs_dtype = "s8";
+  q.dims = {1, 512, 512, 512};
+  auto f = xla->EstimateTime(q);
+  REQUIRE(f);
+  CHECK(f->explanation.model == "gemm-table/bf16-byte-normalised-fallback");
+  CHECK(f->explanation.terms[0].name == "flops");
+  CHECK(f->explanation.terms[0].value == 2.0 * 512 * 512 * 512);
+}
+
+TEST_CASE("GEMM estimates: launch floor and each neighbour once") {
+  PerfTable t;
+  for (int64_t m : {256, 512})
+    for (int64_t k : {256, 512})
+      for (int64_t n : {256, 512})
+        t.gemms.push_back({1, m, n, k, "f32", "f32", "f32", {}, 4e13});
+  MatmulOptions options;
+  options.min_time_us = 1.0;
+  auto mi = MatmulInterpolator::Create(t, options);
+  REQUIRE(mi);
+  // hello.mlir's per-device GEMM: 4x16x16 f32, far below the smallest point.
+  GemmQuery tiny{{1, 4, 16, 16}, "f32", "f32", "f32"};
+  auto e = mi->EstimateTime(tiny);
+  REQUIRE(e);
+  CHECK(e->time_us == 1.0);
+  CHECK(e->explanation.note.find("kernel-launch floor") != std::string::npos);
+  // Every dim clamps to 256: one corner, named once.
+  CHECK(e->explanation.neighbours.size() == 1);
+  CHECK(e->explanation.neighbours[0].weight == doctest::Approx(1.0));
 }
 
 TEST_CASE("S-curve ring latency by hand") {

@@ -1,11 +1,14 @@
 // GEMM cost from performance tables (XLA's MatmulInterpolator): dims
 // (b, m, k, n) from a dot's shapes and dimension numbers; default tables use
-// per-dtype weighted averages with a byte-normalised bf16 fallback, user
-// tables use nearest neighbour on byte-normalised dims; time = FLOPs /
-// interpolated FLOP/s. An opt-in accurate mode interpolates in log space.
+// per-dtype weighted averages (with XLA's byte-normalised bf16 fallback only
+// when asked for), XLA's user-profile path nearest neighbour on
+// byte-normalised dims; time = FLOPs / interpolated FLOP/s. The accurate
+// mode, and the compatible mode where a bracket corner is missing, use
+// ScatteredRates (gemm_scattered.h): any set of measured points works.
 #pragma once
 
 #include "shardlab/cost/estimate.h"
+#include "shardlab/cost/gemm_scattered.h"
 #include "shardlab/cost/interpolator.h"
 #include "shardlab/cost/perf_table.h"
 #include "shardlab/cost/result.h"
@@ -36,8 +39,20 @@ struct GemmQuery {
 };
 
 enum class GemmTableKind {
-  kDefault,      // XLA's embedded tables: weighted average per dtype
-  kUserProfiles, // user-supplied profiles: nearest neighbour
+  kDefault,      // per dtype key (XLA's default tables, and any table loaded)
+  kUserProfiles, // XLA's user-profile path: nearest neighbour, byte-scaled
+};
+
+struct MatmulOptions {
+  GemmTableKind kind = GemmTableKind::kDefault;
+  EstimateMode mode = EstimateMode::kCompatible;
+  /// XLA's rule for a dtype key the default table lacks: read the bf16
+  /// entries at byte-normalised dims. Off, such a query is an error naming
+  /// the dtype keys the table has.
+  bool dtype_fallback = false;
+  /// No estimate is below this (the kernel-launch floor every op pays, from
+  /// the hardware preset); 0: no floor (XLA's own numbers).
+  double min_time_us = 0;
 };
 
 /// XLA's profile clock encoding (float32 arithmetic, int64 truncation).
@@ -46,42 +61,45 @@ int64_t ClockCyclesFromRuntimeNs(int64_t runtime_ns, float clock_ghz);
 
 class MatmulInterpolator {
 public:
+  static Result<MatmulInterpolator> Create(const PerfTable &table,
+                                           const MatmulOptions &options);
+  /// XLA's semantics exactly: the bf16 dtype fallback on, no time floor.
   static Result<MatmulInterpolator>
   Create(const PerfTable &table, GemmTableKind kind, EstimateMode mode);
   Result<Estimate> EstimateTime(const GemmQuery &query) const;
   /// EstimateTime's time_us without the explanation: no allocation for the
-  /// common dtype keys (up to 15 characters), except for error messages.
+  /// common dtype keys (up to 15 characters) in compatible mode, except for
+  /// error messages.
   Result<double> TimeUs(const GemmQuery &query) const;
 
 private:
   /// Which table a query reads, at which point, under which model name.
   struct Lookup {
     const WeightedAverageInterpolator<4> *table = nullptr;
+    const ScatteredRates *scattered = nullptr;
     GridPoint<4> point{};
     GridContext<4> context{};
     const char *model = "";
     std::string key; // dtype key (default tables)
   };
-  MatmulInterpolator(GemmTableKind kind, EstimateMode mode);
+  explicit MatmulInterpolator(const MatmulOptions &options);
   Result<bool> CheckQuery(const GemmQuery &q) const;
   Lookup Select(const GemmQuery &q) const;
   /// CheckQuery, then Select; an error when a default table has nothing
-  /// for the query's dtypes (and no bf16 fallback).
+  /// for the query's dtypes (naming the keys it has).
   Result<Lookup> SelectChecked(const GemmQuery &q) const;
-  Result<double> RateOf(const Lookup &l, std::vector<Neighbour> *used) const;
+  /// The rate at the lookup's point; `how` (when given) gets a note on the
+  /// rule used where it is not XLA's plain one.
+  Result<double> RateOf(const Lookup &l, std::vector<Neighbour> *used,
+                        std::string *how) const;
+  std::string DtypeKeys() const;
 
-  GemmTableKind kind_;
-  EstimateMode mode_;
+  MatmulOptions options_;
   std::map<std::string, WeightedAverageInterpolator<4>> per_dtype_;
+  std::map<std::string, ScatteredRates> scattered_; // same keys
   std::optional<WeightedAverageInterpolator<4>> bf16_fallback_;
+  std::optional<ScatteredRates> bf16_fallback_scattered_;
   NearestNeighbourInterpolator<int64_t, 4> nearest_;
 };
-
-/// Accurate mode: multilinear interpolation of log(FLOP/s) in log2(dims)
-/// over the clamped power-of-two bracket; the table must hold its corners.
-Result<double> AccurateFlopRate(const WeightedAverageInterpolator<4> &table,
-                                const GridPoint<4> &point,
-                                const GridContext<4> &context,
-                                std::vector<Neighbour> *used);
 
 } // namespace shardlab::cost

@@ -28,6 +28,11 @@ struct HardwarePreset {
   std::map<std::string, double> peak_flop_per_s; // dense, by dtype
   std::string source;                            // public references
   int64_t device_memory_bytes = 0; // what the CUDA driver reports; 0: unknown
+  /// The floor every kernel pays (launch); no op is estimated below it.
+  double kernel_launch_us = 1.0;
+  /// XLA device key of the measured GEMM rates built in (XLA's own table,
+  /// third_party/xla-perf-tables), or "" for the analytical roofline grid.
+  std::string gemm_table_device;
 };
 
 /// Built-in presets: h100, h200, b200, a100.
@@ -65,5 +70,18 @@ Result<Estimate> IntraNodeCollectiveEstimate(const HardwarePreset &hw,
 /// collectives over 1 KiB..1 GiB for groups of 2, 4 and 8, and a full
 /// power-of-two GEMM grid for bf16 and f32.
 PerfTable GenerateAnalyticalTable(const HardwarePreset &hw);
+
+/// The table a preset stands for when no table is given: the analytical
+/// collectives, and the measured GEMM rates built in when the preset has
+/// them (h100: XLA's sm_90 table, b200: sm_100), else the analytical grid.
+PerfTable PresetTable(const HardwarePreset &hw);
+
+/// Where a preset's GEMM rates come from, in one line.
+std::string PresetGemmSource(const HardwarePreset &hw);
+
+/// A warning when `table` says it was measured on another device than `hw`
+/// describes (sm_version or device name); "" when they agree or one side
+/// does not say.
+std::string DeviceMismatch(const HardwarePreset &hw, const PerfTable &table);
 
 } // namespace shardlab::cost

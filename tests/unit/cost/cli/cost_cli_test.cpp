@@ -160,7 +160,8 @@ TEST_CASE("XLA text-proto tables: --device picks one of several devices") {
   REQUIRE(without);
   std::ostringstream out, err;
   CHECK(RunCost(*without, out, err) == 1);
-  CHECK(err.str().find("the table has: sm_90, sm_100_B200") !=
+  CHECK(err.str().find("the table holds several devices (sm_90, "
+                       "sm_100_B200); choose one with --device") !=
         std::string::npos);
   args.insert(args.end(), {"--device", "sm_90"});
   auto with = ParseCostArgs(args);
