@@ -38,6 +38,8 @@ void printHelp() {
          "  -verify-diagnostics     Check diagnostics against "
          "expected-* annotations\n"
          "  -mlir-print-op-generic  Print every op in the generic form\n"
+         "  -mlir-print-debuginfo   Print locations (loc(...)) of ops and "
+         "arguments\n"
          "  -mlir-timing            Report each pass's wall time on stderr\n"
          "  -allow-unregistered-dialect  Accepted (unknown ops are "
          "always kept)\n"

@@ -170,3 +170,82 @@ TEST_CASE("split chunks keep their line numbers") {
   REQUIRE(!diags.diagnostics().empty());
   CHECK(diags.diagnostics()[0].loc.line == 42);
 }
+
+namespace {
+
+std::string printDebug(const std::string &text, std::string *errors = nullptr,
+                       const std::string &file = "in.mlir") {
+  DiagnosticEngine diags;
+  auto module = parseModule(text, diags);
+  if (!module) {
+    if (errors)
+      for (const Diagnostic &diag : diags.diagnostics())
+        *errors += std::to_string(diag.loc.line) + ":" +
+                   std::to_string(diag.loc.col) + ": " + diag.message + "\n";
+    return "<parse error>";
+  }
+  PrintOptions options;
+  options.debuginfo = true;
+  options.file = file;
+  return printModule(*module, options);
+}
+
+// As jax.jit(...).lower(...).as_text(debug_info=True) writes a module:
+// aliases before and after the module, some used before they are defined.
+const char *kJaxLocations = R"(#loc1 = loc("x")
+#loc2 = loc("/tmp/f.py":10:5 to :17)
+#loc3 = loc("jit(f)/dot_general"(#loc2))
+module @jit_f attributes {mhlo.num_partitions = 1 : i32} {
+  func.func public @main(%arg0: tensor<8x16xf32> {jax.arg_info = "x"} loc("x"), %arg1: tensor<16x4xf32> loc(unknown)) -> (tensor<8x4xf32> {jax.result_info = ""}) {
+    %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32> loc(#loc3)
+    %1 = stablehlo.sine %0 : tensor<8x4xf32> loc(fused<"meta">[#loc1, #loc4])
+    %2 = stablehlo.cosine %1 : tensor<8x4xf32> loc(callsite(#loc1 at #loc4))
+    return %2 : tensor<8x4xf32> loc(#loc)
+  } loc(#loc)
+} loc(#loc)
+#loc = loc(unknown)
+#loc4 = loc("/tmp/f.py":11:3 to 12:9)
+)";
+
+} // namespace
+
+TEST_CASE("locations of every kind are kept and printed with debuginfo") {
+  std::string out = printDebug(kJaxLocations);
+  CHECK(out.find("%arg0: tensor<8x16xf32> {jax.arg_info = \"x\"} loc(\"x\"), "
+                 "%arg1: tensor<16x4xf32> loc(unknown)") != std::string::npos);
+  CHECK(out.find("loc(\"jit(f)/dot_general\"(\"/tmp/f.py\":10:5 to :17))") !=
+        std::string::npos);
+  CHECK(out.find("loc(fused<\"meta\">[\"x\", \"/tmp/f.py\":11:3 to 12:9])") !=
+        std::string::npos);
+  CHECK(out.find("loc(callsite(\"x\" at \"/tmp/f.py\":11:3 to 12:9))") !=
+        std::string::npos);
+  CHECK(out.find("} loc(unknown)\n") != std::string::npos);
+  CHECK(printDebug(out) == out); // a fixed point
+  // Without debuginfo nothing of it is printed.
+  CHECK(roundTrip(kJaxLocations).find("loc(") == std::string::npos);
+}
+
+TEST_CASE("ops without a written location print their position in the file") {
+  std::string out =
+      printDebug("func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                 "  return %a : tensor<2xf32>\n}\n");
+  CHECK(out.find("%arg0: tensor<2xf32> loc(\"in.mlir\":1:14)") !=
+        std::string::npos);
+  CHECK(out.find("return %arg0 : tensor<2xf32> loc(\"in.mlir\":2:3)") !=
+        std::string::npos);
+}
+
+TEST_CASE("bad locations are diagnostics") {
+  std::string errors;
+  printDebug("func.func @f() {\n  return loc(#nowhere)\n}\n", &errors);
+  CHECK(errors.find("undefined symbol alias id 'nowhere'") !=
+        std::string::npos);
+  errors.clear();
+  printDebug(
+      "#a = loc(#b)\n#b = loc(#a)\nfunc.func @f() {\n  return loc(#a)\n}\n",
+      &errors);
+  CHECK(errors.find("refers to itself") != std::string::npos);
+  errors.clear();
+  printDebug("func.func @f() {\n  return loc(3)\n}\n", &errors);
+  CHECK(errors.find("2:14: expected location instance") != std::string::npos);
+}

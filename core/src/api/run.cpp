@@ -28,6 +28,8 @@ bool applyFlag(const std::string &arg, RunRequest &request,
     request.verify_diagnostics = true;
   } else if (flag == "mlir-print-op-generic") {
     request.generic = true;
+  } else if (flag == "mlir-print-debuginfo") {
+    request.debuginfo = true;
   } else if (flag == "mlir-timing") {
     request.timing = true;
   } else if (flag == "allow-unregistered-dialect") {
@@ -98,6 +100,8 @@ bool processChunk(const Chunk &chunk, const RunRequest &request,
       return false;
   PrintOptions print_options;
   print_options.generic = request.generic;
+  print_options.debuginfo = request.debuginfo;
+  print_options.file = request.file;
   out += printModule(*module, print_options);
   return true;
 }

@@ -163,6 +163,11 @@ const Attr *AttrArena::rule(OpShardingRule rule) {
       hash, Attr{AttrKind::OpShardingRule, std::move(rule), nullptr, {}});
 }
 
+Attr *AttrArena::location(std::string body) {
+  attrs_.push_back(Attr{AttrKind::Location, {}, nullptr, std::move(body)});
+  return &attrs_.back();
+}
+
 const Attr *AttrArena::opaque(std::string text) {
   Attr attr{AttrKind::Opaque, {}, nullptr, std::move(text)};
   return make(std::move(attr));

@@ -42,11 +42,12 @@ int64_t floatWidth(std::string_view text) {
     return 16;
   if (text == "tf32")
     return 19;
-  if (text.rfind("f8", 0) == 0)
+  // f8E4M3FN, f6E2M3FN, f4E2M1FN (not f64: its "f6" is the width's start).
+  if (text.rfind("f8E", 0) == 0)
     return 8;
-  if (text.rfind("f6", 0) == 0)
+  if (text.rfind("f6E", 0) == 0)
     return 6;
-  if (text.rfind("f4", 0) == 0)
+  if (text.rfind("f4E", 0) == 0)
     return 4;
   return trailingWidth(text, 1);
 }

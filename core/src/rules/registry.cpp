@@ -178,6 +178,7 @@ bool appendAttr(std::string &out, const Attr *attr) {
   switch (attr->kind) {
   case AttrKind::Unit:
   case AttrKind::Opaque:
+  case AttrKind::Location:
     return true;
   case AttrKind::Bool:
   case AttrKind::Integer:

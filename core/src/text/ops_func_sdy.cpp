@@ -156,7 +156,8 @@ bool parseFuncArgs(Parser &parser, std::vector<ArgDecl> &args,
     if (!(arg.type = parser.parseType()))
       return false;
     AttrDict dict;
-    if (!parser.parseOptionalAttrDict(dict))
+    if (!parser.parseOptionalAttrDict(dict) ||
+        !parser.parseTrailingLocation(arg.loc))
       return false;
     arg.attrs = dict.entries();
     types.push_back(arg.type);
@@ -235,6 +236,8 @@ void printFunc(Printer &printer, Operation &op) {
     else
       printer.printType(type->members[i]);
     printDictOf(printer, dictAt(arg_attrs, i));
+    if (has_body)
+      printer.printTrailingLocation(op.region(0).front().argument(i)->loc);
   }
   printer << ')';
   const auto &results = type->results;

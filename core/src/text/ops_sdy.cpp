@@ -132,7 +132,7 @@ void printBodyAndType(Printer &printer, Operation &op,
   for (size_t i = 0; i < body.numArguments(); ++i) {
     if (i)
       printer << ", ";
-    printer.printArgDecl(body.argument(i));
+    printer.printArgDecl(body.argument(i), true);
   }
   printer << ") ";
   printer.printRegion(op.region(0), false);

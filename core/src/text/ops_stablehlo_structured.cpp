@@ -148,9 +148,9 @@ void printReduce(Printer &printer, Operation &op) {
   Block &block = op.region(0).front();
   for (size_t i = 0; i < n; ++i) {
     printer << '(';
-    printer.printArgDecl(block.argument(i));
+    printer.printArgDecl(block.argument(i), true);
     printer << ", ";
-    printer.printArgDecl(block.argument(n + i));
+    printer.printArgDecl(block.argument(n + i), true);
     printer << ") ";
   }
   printer.printRegion(op.region(0), false);

@@ -537,7 +537,8 @@ bool Parser::parseArgDeclList(std::vector<ArgDecl> &args, bool allow_attrs) {
         return false;
       arg.attrs = dict.entries();
     }
-    skipTrailingLocation();
+    if (!parseTrailingLocation(arg.loc))
+      return false;
     args.push_back(std::move(arg));
   } while (tryChar(','));
   return expectChar(')');
@@ -646,15 +647,6 @@ bool Parser::bindResults(Operation &op, const std::vector<ResultName> &names) {
   return true;
 }
 
-bool Parser::skipTrailingLocation() {
-  if (!peekKeyword("loc"))
-    return true;
-  tryKeyword("loc");
-  if (peek() != '(')
-    return error("expected '('");
-  return skipBalanced('(', ')');
-}
-
 bool Parser::parseOperation(Block &block) {
   std::vector<ResultName> names;
   if (!parseResultNames(names))
@@ -675,7 +667,7 @@ bool Parser::parseOperation(Block &block) {
       return false;
   }
   std::unique_ptr<Operation> owned(op);
-  if (!skipTrailingLocation() || !bindResults(*op, names))
+  if (!parseTrailingLocation(op->loc) || !bindResults(*op, names))
     return false;
   block.push_back(std::move(owned));
   return true;
@@ -790,31 +782,51 @@ bool Parser::parseTopLevelItem(Module &module) {
   return parseOperation(module.body());
 }
 
+bool Parser::parseExplicitModule(Module &module) {
+  tryKeyword("module");
+  module.explicit_module = true;
+  if (peek() == '@' && !parseSymbolName(module.sym_name))
+    return false;
+  AttrDict attrs;
+  if (!parseOptionalAttrDictWithKeyword(attrs))
+    return false;
+  for (const NamedAttr &entry : attrs.entries())
+    module.op().attrs.set(entry.name, entry.value);
+  if (!expectChar('{'))
+    return false;
+  while (peek() != '}' && !atEnd())
+    if (!parseTopLevelItem(module))
+      return false;
+  return expectChar('}') && parseTrailingLocation(module.op().loc);
+}
+
+// A file is one `module {...}` (with alias definitions before and after
+// it, as JAX writes `#loc` aliases) or a list of top-level ops that form
+// the module implicitly.
 std::unique_ptr<Module> Parser::parseTopLevel() {
   auto module = std::make_unique<Module>(context_);
   scopes_.emplace_back();
   dialect_stack_.push_back({});
-  if (peekKeyword("module")) {
-    tryKeyword("module");
-    module->explicit_module = true;
-    if (peek() == '@' && !parseSymbolName(module->sym_name))
-      return nullptr;
-    AttrDict attrs;
-    if (!parseOptionalAttrDictWithKeyword(attrs))
-      return nullptr;
-    for (const NamedAttr &entry : attrs.entries())
-      module->op().attrs.set(entry.name, entry.value);
-    if (!expectChar('{'))
-      return nullptr;
-    while (peek() != '}' && !atEnd())
-      if (!parseTopLevelItem(*module))
+  bool any_op = false;
+  while (!atEnd()) {
+    if (peekKeyword("module") && !any_op && !module->explicit_module) {
+      if (!parseExplicitModule(*module))
         return nullptr;
-    if (!expectChar('}') || !skipTrailingLocation())
-      return nullptr;
-  }
-  while (!atEnd())
+      continue;
+    }
+    char c = peek();
+    bool alias = (c == '#' || c == '!') && pos_ + 1 < text_.size() &&
+                 isIdStart(text_[pos_ + 1]);
+    if (!alias && module->explicit_module)
+      return error("expected only alias definitions after the module (one "
+                   "module per file; split several with -split-input-file)"),
+             nullptr;
+    any_op = any_op || !alias;
     if (!parseTopLevelItem(*module))
       return nullptr;
+  }
+  if (!resolvePendingLocations())
+    return nullptr;
   return module;
 }
 

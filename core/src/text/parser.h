@@ -99,6 +99,9 @@ public:
   std::string_view parseValueName(); ///< `%name` without '%', or empty
   std::string_view currentDefaultDialect() const;
 
+  /// An optional trailing `loc(...)`, stored in `where.debug`.
+  bool parseTrailingLocation(Location &where);
+
   /// Parses one operation and appends it to `block`.
   bool parseOperation(Block &block);
 
@@ -118,14 +121,20 @@ private:
     Location loc;
   };
   bool parseTopLevelItem(Module &module);
+  bool parseExplicitModule(Module &module);
   bool parseAliasDefinition();
+  bool parseLocationBody(std::string &out);
+  bool parseLocationBodyInner(std::string &out);
+  const Attr *parseLocationAttr();
+  /// Replaces the alias references of every location read (aliases may be
+  /// defined after their use, as JAX prints them).
+  bool resolvePendingLocations();
   bool parseGenericOp(Operation *&op, Location where);
   bool parseCustomOp(Operation *&op, std::string_view name, Location where,
                      size_t num_results);
   bool parseResultNames(std::vector<ResultName> &names);
   bool bindResults(Operation &op, const std::vector<ResultName> &names);
   bool parseBlock(Region &region, bool entry, const std::vector<ArgDecl> &args);
-  bool skipTrailingLocation();
   bool enterNesting();
   void leaveNesting() { --depth_; }
   Type parseTensorType();
@@ -165,6 +174,7 @@ private:
   std::vector<std::string_view> dialect_stack_;
   std::unordered_map<std::string, const Attr *> attr_aliases_;
   std::unordered_map<std::string, Type> type_aliases_;
+  std::vector<Attr *> pending_locations_; ///< locations naming aliases
   std::unordered_map<std::string_view, Type> type_cache_; ///< by spelling
   size_t loc_cache_pos_ = 0;  ///< position of the last loc() answer
   size_t loc_cache_line_ = 0; ///< its line index

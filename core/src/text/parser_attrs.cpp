@@ -2,7 +2,9 @@
 // dense literals, dense arrays, symbol references and opaque dialect
 // attributes. The sdy attributes are in parser_sdy.cpp.
 #include "parser.h"
+#include "printer.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 
@@ -363,9 +365,12 @@ const Attr *Parser::parseAttribute(Type hint) {
     return parseDenseElements();
   if (tryPunct("array<"))
     return parseDenseArray();
-  for (std::string_view keyword :
-       {"dense_resource", "sparse", "affine_map", "affine_set", "strided",
-        "distinct", "loc"}) {
+  if (peekKeyword("loc") && peekAt(3) == '(') {
+    tryKeyword("loc");
+    return parseLocationAttr();
+  }
+  for (std::string_view keyword : {"dense_resource", "sparse", "affine_map",
+                                   "affine_set", "strided", "distinct"}) {
     if (peekKeyword(keyword)) {
       tryKeyword(keyword);
       if (peek() == '(') {
@@ -384,6 +389,219 @@ const Attr *Parser::parseAttribute(Type hint) {
     return nullptr;
   Attr attr{AttrKind::TypeAttr, type, nullptr, {}};
   return ctx_.attrs.make(std::move(attr));
+}
+
+// ------------------------------------------------------------ locations
+
+// MLIR's location grammar, re-spelled canonically (as MLIR prints it):
+//   unknown | #alias | callsite(L at L) | fused<attr>?[L, ...]
+//   | "file":line:col (to (line:)?col)? | "name" | "name"(L)
+bool Parser::parseLocationBody(std::string &out) {
+  if (!enterNesting())
+    return false;
+  bool ok = parseLocationBodyInner(out);
+  leaveNesting();
+  return ok;
+}
+
+bool Parser::parseLocationBodyInner(std::string &out) {
+  char c = peek();
+  if (c == '#') {
+    size_t start = pos_++;
+    if (parseBareId().empty())
+      return error("expected location alias name");
+    out += textFrom(start);
+    return true;
+  }
+  if (c == '"') {
+    std::string name;
+    if (!parseString(name))
+      return false;
+    appendEscapedString(out, name);
+    if (tryChar('(')) { // a name location with a child
+      out += '(';
+      if (!parseLocationBody(out) || !expectChar(')'))
+        return false;
+      out += ')';
+      return true;
+    }
+    if (peek() != ':')
+      return true;
+    int64_t line = 0, col = 0;
+    if (!expectChar(':') || !parseInt(line))
+      return false;
+    out += ':' + std::to_string(line);
+    if (tryChar(':')) {
+      if (!parseInt(col))
+        return false;
+      out += ':' + std::to_string(col);
+    }
+    if (tryKeyword("to")) { // a range: `to :col` or `to line:col`
+      out += " to ";
+      int64_t end = 0;
+      if (!tryChar(':')) {
+        if (!parseInt(end) || !expectChar(':'))
+          return false;
+        out += std::to_string(end);
+      }
+      if (!parseInt(end))
+        return false;
+      out += ':' + std::to_string(end);
+    }
+    return true;
+  }
+  if (tryKeyword("unknown")) {
+    out += "unknown";
+    return true;
+  }
+  if (tryKeyword("callsite")) {
+    out += "callsite(";
+    if (!expectChar('(') || !parseLocationBody(out) || !expectKeyword("at"))
+      return false;
+    out += " at ";
+    if (!parseLocationBody(out) || !expectChar(')'))
+      return false;
+    out += ')';
+    return true;
+  }
+  if (tryKeyword("fused")) {
+    out += "fused";
+    if (peek() == '<') {
+      size_t start = pos_;
+      if (!skipBalanced('<', '>'))
+        return false;
+      out += textFrom(start);
+    }
+    if (!expectChar('['))
+      return false;
+    out += '[';
+    if (!tryChar(']')) {
+      bool first = true;
+      do {
+        out += first ? "" : ", ";
+        first = false;
+        if (!parseLocationBody(out))
+          return false;
+      } while (tryChar(','));
+      if (!expectChar(']'))
+        return false;
+    }
+    out += ']';
+    return true;
+  }
+  return error("expected location instance");
+}
+
+/// After `loc`: `(body)`, as a location attribute (aliases resolved at the
+/// end of the text: they may be defined after their use).
+const Attr *Parser::parseLocationAttr() {
+  std::string body;
+  if (!expectChar('(') || !parseLocationBody(body) || !expectChar(')'))
+    return nullptr;
+  Attr *attr = ctx_.attrs.location(std::move(body));
+  if (attr->text.find('#') != std::string::npos)
+    pending_locations_.push_back(attr);
+  return attr;
+}
+
+bool Parser::parseTrailingLocation(Location &where) {
+  if (!peekKeyword("loc"))
+    return true;
+  tryKeyword("loc");
+  const Attr *attr = parseLocationAttr();
+  if (!attr)
+    return false;
+  where.debug = attr;
+  return true;
+}
+
+namespace {
+
+/// The body of `alias` with its own alias references replaced, memoized in
+/// `done`; `visiting` catches cycles.
+bool resolveLocationText(
+    const std::string &text,
+    const std::unordered_map<std::string, const Attr *> &aliases,
+    std::unordered_map<std::string, std::string> &done,
+    std::vector<std::string> &visiting, std::string &out, std::string &error);
+
+bool resolveAlias(const std::string &name,
+                  const std::unordered_map<std::string, const Attr *> &aliases,
+                  std::unordered_map<std::string, std::string> &done,
+                  std::vector<std::string> &visiting, std::string &out,
+                  std::string &error) {
+  if (auto it = done.find(name); it != done.end()) {
+    out += it->second;
+    return true;
+  }
+  auto it = aliases.find(name);
+  if (it == aliases.end() || it->second->kind != AttrKind::Location) {
+    error = it == aliases.end()
+                ? "undefined symbol alias id '" + name.substr(1) + "'"
+                : "expected location, but found '" + name + "'";
+    return false;
+  }
+  if (std::find(visiting.begin(), visiting.end(), name) != visiting.end()) {
+    error = "location alias '" + name + "' refers to itself";
+    return false;
+  }
+  visiting.push_back(name);
+  std::string body;
+  bool ok = resolveLocationText(it->second->text, aliases, done, visiting, body,
+                                error);
+  visiting.pop_back();
+  if (!ok)
+    return false;
+  done[name] = body;
+  out += body;
+  return true;
+}
+
+bool resolveLocationText(
+    const std::string &text,
+    const std::unordered_map<std::string, const Attr *> &aliases,
+    std::unordered_map<std::string, std::string> &done,
+    std::vector<std::string> &visiting, std::string &out, std::string &error) {
+  for (size_t i = 0; i < text.size();) {
+    char c = text[i];
+    if (c == '"') { // copy a string literal whole (it may hold '#')
+      size_t j = i + 1;
+      while (j < text.size() && text[j] != '"')
+        j += text[j] == '\\' ? 2 : 1;
+      out.append(text, i, j + 1 - i);
+      i = j + 1;
+    } else if (c == '#') {
+      size_t j = i + 1;
+      while (j < text.size() &&
+             (std::isalnum(static_cast<unsigned char>(text[j])) ||
+              text[j] == '_' || text[j] == '.' || text[j] == '$'))
+        ++j;
+      if (!resolveAlias(text.substr(i, j - i), aliases, done, visiting, out,
+                        error))
+        return false;
+      i = j;
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+bool Parser::resolvePendingLocations() {
+  std::unordered_map<std::string, std::string> done;
+  std::vector<std::string> visiting;
+  for (Attr *attr : pending_locations_) {
+    std::string resolved, message;
+    if (!resolveLocationText(attr->text, attr_aliases_, done, visiting,
+                             resolved, message))
+      return error(message);
+    attr->text = std::move(resolved);
+  }
+  pending_locations_.clear();
+  return true;
 }
 
 } // namespace shardlab

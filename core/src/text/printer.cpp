@@ -177,10 +177,27 @@ void Printer::printFunctionalType(Operation &op) {
     out_ += ')';
 }
 
-void Printer::printArgDecl(Value *arg) {
+void Printer::printArgDecl(Value *arg, bool with_location) {
   printValue(arg);
   out_ += ": ";
   out_ += arg->type->text;
+  if (with_location)
+    printTrailingLocation(arg->loc);
+}
+
+void Printer::printTrailingLocation(const Location &where) {
+  if (!options_.debuginfo)
+    return;
+  out_ += " loc(";
+  if (where.debug) {
+    out_ += where.debug->text;
+  } else if (where.line > 0) {
+    appendEscapedString(out_, options_.file);
+    out_ += ':' + std::to_string(where.line) + ':' + std::to_string(where.col);
+  } else {
+    out_ += "unknown";
+  }
+  out_ += ')';
 }
 
 void Printer::newline() {
@@ -203,7 +220,7 @@ void Printer::printBlock(Block &block, bool print_header) {
       for (size_t i = 0; i < block.numArguments(); ++i) {
         if (i)
           out_ += ", ";
-        printArgDecl(block.argument(i));
+        printArgDecl(block.argument(i), true);
       }
       out_ += ')';
     }
@@ -212,6 +229,7 @@ void Printer::printBlock(Block &block, bool print_header) {
   for (Operation &op : block) {
     out_.append(static_cast<size_t>(indent_) * 2, ' ');
     printOperation(op);
+    printTrailingLocation(op.loc);
     out_ += '\n';
   }
 }
@@ -321,6 +339,7 @@ void Printer::printModule(Module &module) {
   printAttrDictWithKeyword(module.op().attrs, {});
   out_ += ' ';
   printRegion(module.op().region(0), false);
+  printTrailingLocation(module.op().loc);
   out_ += '\n';
 }
 

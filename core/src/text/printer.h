@@ -62,8 +62,11 @@ public:
   /// `print_entry_args` is set.
   void printRegion(Region &region, bool print_entry_args = true,
                    bool print_empty_block = false);
-  void printArgDecl(Value *arg); ///< `%arg0: type`
-  void printOptionalLocation() {}
+  /// `%arg0: type`, and its location under -mlir-print-debuginfo when
+  /// `with_location`.
+  void printArgDecl(Value *arg, bool with_location = false);
+  /// ` loc(...)` under -mlir-print-debuginfo, else nothing.
+  void printTrailingLocation(const Location &where);
   void newline();
   std::string &out() { return out_; }
 

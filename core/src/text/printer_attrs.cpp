@@ -350,6 +350,9 @@ void Printer::printAttr(const Attr *attr) {
     out_ += "#sdy.op_sharding_rule";
     printRule(out_, attr->rule());
     return;
+  case AttrKind::Location:
+    out_ += "loc(" + attr->text + ")";
+    return;
   default:
     out_ += attr->text;
     return;

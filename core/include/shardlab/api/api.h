@@ -38,6 +38,7 @@ struct RunRequest {
   bool split_input = false;        ///< -split-input-file
   bool verify_diagnostics = false; ///< -verify-diagnostics
   bool generic = false;            ///< -mlir-print-op-generic
+  bool debuginfo = false;          ///< -mlir-print-debuginfo
   bool timing = false;             ///< -mlir-timing (report on stderr)
   std::string file = "<stdin>";    ///< name used in formatted diagnostics
 };

@@ -45,6 +45,7 @@ enum class AttrKind {
   ManualAxes,       ///< #sdy<manual_axes{"a", "b"}>
   AxisRefList,      ///< {"a", "b":(1)2}: axes of an sdy collective
   AxisRefListList,  ///< [{"a"}, {}]: per-dim axes of an sdy collective
+  Location,         ///< loc(...): `text` is the body, aliases resolved
   Opaque,           ///< anything else, printed from `text`
 };
 
@@ -124,6 +125,10 @@ public:
   const Attr *shardingPerValue(std::vector<TensorSharding> shardings);
   const Attr *rule(OpShardingRule rule);
   const Attr *opaque(std::string text);
+  /// A location whose body (`"f.py":3:4`, `unknown`, ...) may still name
+  /// aliases defined later in the text; the parser fills in the final body
+  /// once it has read them (set `text` through the returned pointer).
+  Attr *location(std::string body);
   size_t size() const { return attrs_.size(); }
   /// False until a sharding (or per-value list) with unreduced axes has been
   /// made here: until then no value of the context has unreduced axes, and

@@ -25,10 +25,16 @@ struct PassTiming;
 class Region;
 struct OpInfo;
 
-/// Source position (1-based line and column) of an op or a value.
+/// Where an op or a value comes from: its position in the text that was
+/// parsed (1-based line and column; 0 when made by a pass from nothing),
+/// for diagnostics, and the MLIR location the text gave it (`loc(...)`,
+/// AttrKind::Location), printed back with -mlir-print-debuginfo. Ops a pass
+/// makes for another op take that op's Location, so both travel along.
 struct Location {
   uint32_t line = 0;
   uint32_t col = 0;
+  const Attr *debug = nullptr; ///< null: none was written (MLIR's own: the
+                               ///< file position, or unknown)
 };
 
 /// Interns strings (op names, attribute names) and owns types and

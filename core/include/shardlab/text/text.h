@@ -28,6 +28,11 @@ std::unique_ptr<Module> parseModule(std::string_view text,
 
 struct PrintOptions {
   bool generic = false; ///< print every op in the generic form
+  /// Print each op's and block argument's location (`loc(...)`), as
+  /// -mlir-print-debuginfo: the one the text gave, else its position in
+  /// `file` (MLIR's own default), else `loc(unknown)`.
+  bool debuginfo = false;
+  std::string file = "-";
 };
 
 std::string printModule(Module &module, const PrintOptions &options = {});
