@@ -22,6 +22,8 @@ missing. Then runs, in order:
   runner         the conformance runner's self-tests
   roundtrip      parse/print fixed point over Shardy's suite
   conformance    Shardy's lit tests, gated on tests/conformance/passing_cases.txt
+  corpus-jax     the 960 JAX-exported modules of ../shared/corpus through every
+                 stage (tests/corpus/run_corpus.py), gated on passing_shared.txt
 
 The shared data (../shared beside the checkout, or beside the repository it
 was cloned from, or $SHARDLAB_SHARED) must be there: a missing suite is a
@@ -207,6 +209,9 @@ suite roundtrip plain python3 tests/conformance/roundtrip.py "${allow_flag[@]}" 
   --opt "$BUILD_DIR/shardlab-opt"
 suite conformance gate python3 tests/conformance/run_conformance.py "${allow_flag[@]}" \
   --opt "$BUILD_DIR/shardlab-opt" --jobs "$JOBS" --check-regressions "${runner_args[@]}"
+suite corpus-jax gate python3 tests/corpus/run_corpus.py --set shared "${allow_flag[@]}" \
+  --opt "$BUILD_DIR/shardlab-opt" --schedule "$BUILD_DIR/shardlab-schedule" \
+  --jobs "$JOBS" --check-regressions -q
 
 # ---- summary -----------------------------------------------------------------
 echo

@@ -142,6 +142,21 @@ TEST_CASE("Pipeline: errors come back as values with their stage") {
   CHECK(r.stage == "schedule");
 }
 
+TEST_CASE("Pipeline: dynamic shapes are refused with where and why") {
+  // Shardy propagates a module whose only dynamic shapes are on function
+  // arguments; the schedule cannot count the bytes of such a step.
+  PipelineResult r = runSchedulePipeline(
+      "func.func @main(%a: tensor<i64>, %b: tensor<?xf32>) -> tensor<?xf32> "
+      "{\n  return %b : tensor<?xf32>\n}\n",
+      realOptions());
+  CHECK_FALSE(r.ok);
+  CHECK(r.stage == "program");
+  CHECK(r.error.find("tensor<?xf32>") != std::string::npos);
+  CHECK(r.error.find("static shape") != std::string::npos);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].loc.line == 1);
+}
+
 TEST_CASE("StableHLO collectives: groups from replica_groups and pairs") {
   PipelineOptions o = realOptions();
   o.propagate = false;

@@ -5,8 +5,33 @@
 
 namespace shardlab {
 
-const std::vector<std::string_view> &stablehloElementwiseOps() {
+const std::vector<std::string_view> &elementwiseOps() {
+  // Sorted (binary search). CHLO's unary ops and its non-broadcasting
+  // binary ops map elements one to one, as StableHLO's do.
   static const std::vector<std::string_view> ops = {
+      "chlo.acos",
+      "chlo.acosh",
+      "chlo.asin",
+      "chlo.asinh",
+      "chlo.atan",
+      "chlo.atanh",
+      "chlo.bessel_i1e",
+      "chlo.conj",
+      "chlo.cosh",
+      "chlo.digamma",
+      "chlo.erf",
+      "chlo.erf_inv",
+      "chlo.erfc",
+      "chlo.is_inf",
+      "chlo.is_neg_inf",
+      "chlo.is_pos_inf",
+      "chlo.lgamma",
+      "chlo.next_after",
+      "chlo.polygamma",
+      "chlo.sinh",
+      "chlo.square",
+      "chlo.tan",
+      "chlo.zeta",
       "stablehlo.abs",
       "stablehlo.add",
       "stablehlo.and",
@@ -52,6 +77,8 @@ const std::vector<std::string_view> &stablehloElementwiseOps() {
       "stablehlo.subtract",
       "stablehlo.tan",
       "stablehlo.tanh",
+      "stablehlo.uniform_dequantize",
+      "stablehlo.uniform_quantize",
       "stablehlo.xor"};
   return ops;
 }
@@ -63,8 +90,33 @@ bool isElementwise(const Operation &op) {
   if (op.is("sdy.propagation_barrier") || op.is("sdy.sharding_constraint") ||
       op.is("sdy.reshard"))
     return true;
-  const std::vector<std::string_view> &ops = stablehloElementwiseOps();
+  const std::vector<std::string_view> &ops = elementwiseOps();
   return std::binary_search(ops.begin(), ops.end(), op.name);
+}
+
+const Attr *makeStablehloEnum(AttrArena &arena, std::string_view kind,
+                              std::string_view value) {
+  std::string text = "#stablehlo<";
+  text.append(kind).append(" ").append(value).append(">");
+  return arena.opaque(std::move(text));
+}
+
+std::optional<std::string_view> stablehloEnum(const Attr *attr,
+                                              std::string_view kind) {
+  if (!attr || attr->kind != AttrKind::Opaque)
+    return std::nullopt;
+  std::string_view text = attr->text;
+  constexpr std::string_view kPrefix = "#stablehlo<";
+  if (text.size() < kPrefix.size() + kind.size() + 3 ||
+      text.substr(0, kPrefix.size()) != kPrefix ||
+      text.substr(kPrefix.size(), kind.size()) != kind ||
+      text[kPrefix.size() + kind.size()] != ' ' || text.back() != '>')
+    return std::nullopt;
+  std::string_view value = text.substr(kPrefix.size() + kind.size() + 1);
+  value.remove_suffix(1);
+  if (value.empty() || value.find_first_of(" <>,") != std::string_view::npos)
+    return std::nullopt;
+  return value;
 }
 
 } // namespace shardlab

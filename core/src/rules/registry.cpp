@@ -20,7 +20,7 @@ const std::unordered_map<std::string_view, RuleFn> &ruleTable() {
     std::unordered_map<std::string_view, RuleFn> t;
     // Elementwise ops are pointwise; clamp and select get their own rules
     // below (scalar operands broadcast). So are collectives that keep shape.
-    for (std::string_view name : stablehloElementwiseOps())
+    for (std::string_view name : elementwiseOps())
       t.emplace(name, rules::pointwise);
     for (std::string_view name :
          {"sdy.sharding_constraint", "stablehlo.all_reduce",

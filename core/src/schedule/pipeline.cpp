@@ -108,8 +108,11 @@ PipelineResult scheduleLowered(Module &module, const PipelineOptions &options) {
   PipelineResult r;
   DiagnosticEngine diags;
   ProgramResult program = buildProgram(module, options.program);
-  if (!program.ok)
+  if (!program.ok) {
+    if (program.error_loc.line)
+      diags.error(program.error_loc, program.error);
     return failed(std::move(r), "program", program.error, diags);
+  }
   r.program = std::move(program.program);
   ScheduleResult s =
       scheduleGraph(r.program.graph, schedulerConfig(options, r.program));

@@ -246,6 +246,36 @@ void emitReturn(Builder &b, const std::vector<int64_t> &yielded) {
       b.graph().addEdge(from, id, b.coster.plainLatency());
 }
 
+// The first value of unknown shape (a `?` dimension or an unranked tensor)
+// in `func`, as an error; empty when every shape is static. Shardy lets
+// dynamic function arguments through propagation, but bytes and FLOPs of
+// a step need every shape.
+std::string dynamicShapeError(Operation &func, Location &error_loc) {
+  std::string error;
+  auto check = [&](Type type, const Location &where, std::string_view what) {
+    if (!error.empty() || !type->isTensor() ||
+        (type->isRankedTensor() && type->hasStaticShape()))
+      return;
+    error_loc = where;
+    error = std::string(what) + " has type " + type->text +
+            "; the schedule only supports ranked tensors with a static "
+            "shape (export the module with concrete shapes)";
+  };
+  auto check_op = [&](Operation &op) {
+    for (size_t r = 0; r < op.numRegions(); ++r)
+      for (auto &block : op.region(r).blocks)
+        for (size_t i = 0; i < block->numArguments(); ++i)
+          check(block->argument(i)->type, op.loc,
+                std::string(op.name) + " block argument " + std::to_string(i));
+    for (size_t i = 0; i < op.numResults(); ++i)
+      check(op.result(i)->type, op.loc,
+            std::string(op.name) + " result " + std::to_string(i));
+  };
+  check_op(func);
+  walk(func, check_op);
+  return error;
+}
+
 } // namespace
 } // namespace detail
 
@@ -256,8 +286,12 @@ ProgramResult buildProgram(Module &module, const ProgramOptions &options) {
     return {false,
             "no function '" + options.func_name +
                 "' (and not exactly one func.func) in the module",
+            {},
             {}};
-  std::string error;
+  Location where;
+  std::string error = detail::dynamicShapeError(*func, where);
+  if (!error.empty())
+    return {false, error, where, {}};
   std::optional<detail::Coster> coster = detail::Coster::create(options, error);
   if (!coster)
     return {false, error, {}};

@@ -1,6 +1,7 @@
 // What the scheduler reads from the IR beyond shapes: the device groups and
 // bytes of sdy collectives, and constant trip counts of while loops.
 #include "program_internal.h"
+#include "shardlab/ir/op_properties.h"
 #include "shardlab/ir/sharding_access.h"
 
 #include <cmath>
@@ -80,11 +81,12 @@ std::optional<int64_t> constantTripCount(Operation &op) {
   Operation *cmp = cond_ret && cond_ret->numOperands() == 1
                        ? cond_ret->operand(0)->defining_op
                        : nullptr;
-  const Attr *dir = cmp && cmp->is("stablehlo.compare")
-                        ? cmp->attrs.get("comparison_direction")
-                        : nullptr;
-  if (!dir || dir->kind != AttrKind::String || dir->str() != "LT" ||
-      !cmp->operand(0)->isBlockArgument())
+  const std::optional<std::string_view> dir =
+      cmp && cmp->is("stablehlo.compare")
+          ? stablehloEnum(cmp->attrs.get("comparison_direction"),
+                          "comparison_direction")
+          : std::nullopt;
+  if (dir != "LT" || !cmp->operand(0)->isBlockArgument())
     return std::nullopt;
   const size_t index = cmp->operand(0)->index;
   const std::optional<double> limit = constantValue(cmp->operand(1));

@@ -11,7 +11,7 @@ namespace {
 class OpRegistry {
 public:
   OpRegistry() {
-    for (auto *list : {&func_, &sdy_, &stablehlo_})
+    for (auto *list : {&func_, &sdy_, &stablehlo_, &chlo_})
       for (const OpInfo &info : *list)
         by_name_.emplace(info.name, &info);
   }
@@ -24,6 +24,7 @@ private:
   std::vector<OpInfo> func_ = funcOpInfos();
   std::vector<OpInfo> sdy_ = sdyOpInfos();
   std::vector<OpInfo> stablehlo_ = stablehloOpInfos();
+  std::vector<OpInfo> chlo_ = chloOpInfos();
   std::unordered_map<std::string_view, const OpInfo *> by_name_;
 };
 

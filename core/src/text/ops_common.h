@@ -6,6 +6,7 @@
 #include "printer.h"
 #include "shardlab/ir/op_registry.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,15 @@ bool parseIntList(Parser &parser, std::vector<int64_t> &values);
 /// `[1, 2, 3]` as printed by StableHLO's pretty forms.
 std::string intListText(const std::vector<int64_t> &values);
 
+/// A `dense<...> : tensor<Nxcolsxi64>` attribute of `flat` (row-major), as
+/// StableHLO's padding attributes are.
+const Attr *denseIntMatrix(Context &ctx, const std::vector<int64_t> &flat,
+                           int64_t cols);
+/// The values of such an attribute (row-major), or nothing when `attr` is
+/// not an integer dense literal of `cols` columns.
+std::optional<std::vector<int64_t>> denseIntMatrixValues(const Attr *attr,
+                                                         int64_t cols);
+
 /// `%a, %b` then sets the operands.
 bool parseOperandsInto(Parser &parser, Operation &op);
 
@@ -48,6 +58,7 @@ bool parseRegionWithArgs(Parser &parser, Operation &op,
 namespace shardlab {
 
 // The op tables of the ops_*.cpp files, joined by the op registry.
+std::vector<OpInfo> chloOpInfos();
 std::vector<OpInfo> funcOpInfos();
 std::vector<OpInfo> sdyOpInfos();
 std::vector<OpInfo> stablehloOpInfos();

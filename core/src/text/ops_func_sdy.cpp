@@ -92,6 +92,36 @@ bool parseOperandsInto(Parser &parser, Operation &op) {
   return true;
 }
 
+const Attr *denseIntMatrix(Context &ctx, const std::vector<int64_t> &flat,
+                           int64_t cols) {
+  DenseElements dense;
+  for (int64_t v : flat)
+    dense.values.push_back({static_cast<double>(v), 0, false});
+  const int64_t rows = cols > 0 ? static_cast<int64_t>(flat.size()) / cols : 0;
+  dense.literal_shape = {rows, cols};
+  Type type =
+      ctx.types.rankedTensor({rows, cols}, ctx.types.element("i64"), "");
+  return ctx.attrs.make(
+      Attr{AttrKind::DenseElements, std::move(dense), type, {}});
+}
+
+std::optional<std::vector<int64_t>> denseIntMatrixValues(const Attr *attr,
+                                                         int64_t cols) {
+  if (!attr || attr->kind != AttrKind::DenseElements || !attr->type ||
+      !attr->type->element || !attr->type->element->isIntegerElement() ||
+      attr->type->shape.size() != 2 || attr->type->shape[1] != cols)
+    return std::nullopt;
+  const auto &dense = std::get<DenseElements>(attr->payload);
+  const int64_t count = attr->type->shape[0] * cols;
+  if (!dense.raw.empty() || count < 0 || (dense.values.empty() && count > 0))
+    return std::nullopt;
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < count; ++i)
+    out.push_back(static_cast<int64_t>(
+        dense.values[static_cast<size_t>(i) % dense.values.size()].real));
+  return out;
+}
+
 bool parseRegionWithArgs(Parser &parser, Operation &op,
                          const std::vector<ArgDecl> &args) {
   return parser.parseRegion(op.addRegion(), args);
@@ -223,7 +253,9 @@ void printDictOf(Printer &printer, const Attr *dict) {
 void printFunc(Printer &printer, Operation &op) {
   if (const Attr *vis = op.attrs.get("sym_visibility"))
     printer << ' ' << vis->str();
-  printer << " @" << op.attrs.get("sym_name")->str() << '(';
+  printer << ' ';
+  appendSymbolName(printer.out(), op.attrs.get("sym_name")->str());
+  printer << '(';
   Type type = std::get<Type>(op.attrs.get("function_type")->payload);
   const Attr *arg_attrs = op.attrs.get("arg_attrs");
   const Attr *res_attrs = op.attrs.get("res_attrs");
@@ -311,7 +343,9 @@ bool parseCall(Parser &parser, Operation &op, size_t) {
 }
 
 void printCall(Printer &printer, Operation &op) {
-  printer << " @" << op.attrs.get("callee")->str() << '(';
+  printer << ' ';
+  appendSymbolName(printer.out(), op.attrs.get("callee")->str());
+  printer << '(';
   printer.printOperands(op);
   printer << ')';
   printer.printAttrDict(op.attrs, {"callee"});

@@ -51,7 +51,9 @@ bool parseMeshOp(Parser &parser, Operation &op, size_t) {
 }
 
 void printMeshOp(Printer &printer, Operation &op) {
-  printer << " @" << op.attrs.get("sym_name")->str() << " = ";
+  printer << ' ';
+  appendSymbolName(printer.out(), op.attrs.get("sym_name")->str());
+  printer << " = ";
   printer.printMesh(op.attrs.get("mesh")->mesh());
   printer.printAttrDict(op.attrs, {"sym_name", "mesh"});
 }

@@ -3,6 +3,8 @@
 #include "ops_common.h"
 #include "shardlab/ir/op_properties.h"
 
+#include <cstdio>
+
 namespace shardlab {
 
 using namespace syntax;
@@ -103,6 +105,9 @@ const KeyedSpec kKeyed[] = {
     {"stablehlo.broadcast_in_dim", "dims", "broadcast_dimensions", false},
     {"stablehlo.reverse", "dims", "dimensions", true},
     {"stablehlo.dynamic_slice", "sizes", "slice_sizes", false},
+    {"stablehlo.broadcast", "sizes", "broadcast_sizes", false},
+    {"stablehlo.dynamic_broadcast_in_dim", "dims", "broadcast_dimensions",
+     false},
 };
 
 const KeyedSpec &keyedSpec(std::string_view name) {
@@ -165,6 +170,169 @@ void printUnaryFunctional(Printer &printer, Operation &op) {
   printer.printFunctionalType(op);
 }
 
+// `%re, %im : complex-type`: the operand types are the result's shape with
+// its complex element's component type (StableHLO's ComplexOpType), or a
+// functional type when they are not.
+bool isComplexOfParts(Type result, Type part) {
+  if (!result || !part || !result->isRankedTensor() ||
+      !part->isRankedTensor() || !result->element || !part->element ||
+      result->shape != part->shape || result->encoding != part->encoding)
+    return false;
+  std::string_view elem = result->element->text;
+  return elem.size() > 9 && elem.substr(0, 8) == "complex<" &&
+         elem.back() == '>' &&
+         elem.substr(8, elem.size() - 9) == part->element->text;
+}
+
+bool parseComplex(Parser &parser, Operation &op, size_t) {
+  std::vector<Value *> operands;
+  if (!parser.parseOperandList(operands))
+    return false;
+  op.setOperands(operands);
+  return parser.parseOptionalAttrDict(op.attrs) &&
+         parseSameOperandsAndResultType(parser, op, operands);
+}
+
+bool canPrintComplex(Operation &op) {
+  return op.numOperands() == 2 && op.numResults() == 1 &&
+         op.operand(0)->type == op.operand(1)->type;
+}
+
+void printComplex(Printer &printer, Operation &op) {
+  printer << ' ';
+  printer.printOperands(op);
+  printer.printAttrDict(op.attrs);
+  printer << " : ";
+  if (isComplexOfParts(op.result(0)->type, op.operand(0)->type))
+    printer.printType(op.result(0)->type);
+  else
+    printer.printFunctionalType(op);
+}
+
+// `%x, format = e5m10 : t`: exponent and mantissa bits as one keyword.
+bool parseReducePrecision(Parser &parser, Operation &op, size_t) {
+  Value *input = nullptr;
+  if (!parser.parseOperand(input) || !parser.expectChar(',') ||
+      !parser.expectKeyword("format") || !parser.expectChar('='))
+    return false;
+  op.setOperands({input});
+  Location where = parser.loc();
+  std::string_view format = parser.parseBareId();
+  int exponent = 0, mantissa = 0;
+  char tail = 0;
+  if (format.empty() ||
+      std::sscanf(std::string(format).c_str(), "e%dm%d%c", &exponent, &mantissa,
+                  &tail) != 2 ||
+      exponent < 1 || mantissa < 0)
+    return parser.errorAt(where, "expected a format 'e<exponent bits>m<"
+                                 "mantissa bits>', such as e5m10");
+  Context &ctx = parser.ctx();
+  Type i32 = ctx.types.element("i32");
+  setAttr(parser, op, "exponent_bits", ctx.attrs.integer(exponent, i32));
+  setAttr(parser, op, "mantissa_bits", ctx.attrs.integer(mantissa, i32));
+  return parser.parseOptionalAttrDict(op.attrs) &&
+         parseSameOperandsAndResultType(parser, op, {input});
+}
+
+bool canPrintReducePrecision(Operation &op) {
+  const Attr *e = op.attrs.get("exponent_bits");
+  const Attr *m = op.attrs.get("mantissa_bits");
+  return op.numOperands() == 1 && e && m && e->kind == AttrKind::Integer &&
+         m->kind == AttrKind::Integer;
+}
+
+void printReducePrecision(Printer &printer, Operation &op) {
+  printer << ' ';
+  printer.printValue(op.operand(0));
+  printer << ", format = e" << op.attrs.get("exponent_bits")->intValue() << 'm'
+          << op.attrs.get("mantissa_bits")->intValue();
+  printer.printAttrDict(op.attrs, {"exponent_bits", "mantissa_bits"});
+  printSameOperandsAndResultType(printer, op);
+}
+
+// `%a, %b : tuple<ta, tb>`.
+bool parseTuple(Parser &parser, Operation &op, size_t) {
+  std::vector<Value *> operands;
+  if (!parser.parseOperandList(operands))
+    return false;
+  op.setOperands(operands);
+  Type type = nullptr;
+  if (!parser.parseOptionalAttrDict(op.attrs) || !parser.expectChar(':') ||
+      !(type = parser.parseType()))
+    return false;
+  op.setResultTypes({type});
+  return true;
+}
+
+void printTuple(Printer &printer, Operation &op) {
+  if (op.numOperands())
+    printer << ' ';
+  printer.printOperands(op);
+  printer.printAttrDict(op.attrs);
+  printer << " : ";
+  printer.printType(op.result(0)->type);
+}
+
+// `%t[1] : (tuple<...>) -> t1`.
+bool parseGetTupleElement(Parser &parser, Operation &op, size_t) {
+  Value *input = nullptr;
+  int64_t index = 0;
+  if (!parser.parseOperand(input) || !parser.expectChar('[') ||
+      !parser.parseInt(index) || !parser.expectChar(']'))
+    return false;
+  op.setOperands({input});
+  Context &ctx = parser.ctx();
+  setAttr(parser, op, "index",
+          ctx.attrs.integer(index, ctx.types.element("i32")));
+  return parser.parseOptionalAttrDict(op.attrs) &&
+         parseFunctionalTypeFor(parser, op, {input});
+}
+
+bool canPrintGetTupleElement(Operation &op) {
+  const Attr *index = op.attrs.get("index");
+  return op.numOperands() == 1 && index && index->kind == AttrKind::Integer;
+}
+
+void printGetTupleElement(Printer &printer, Operation &op) {
+  printer << ' ';
+  printer.printValue(op.operand(0));
+  printer << '[' << op.attrs.get("index")->intValue() << ']';
+  printer.printAttrDict(op.attrs, {"index"});
+  printer << " : ";
+  printer.printFunctionalType(op);
+}
+
+// `"name" %a, %b {composite_attributes = {...}, decomposition = @f} :
+// (ins) -> outs`.
+bool parseComposite(Parser &parser, Operation &op, size_t) {
+  std::string name;
+  if (!parser.parseString(name))
+    return false;
+  setAttr(parser, op, "name", parser.ctx().attrs.string(std::move(name)));
+  std::vector<Value *> operands;
+  if (!parser.parseOperandList(operands))
+    return false;
+  op.setOperands(operands);
+  return parser.parseOptionalAttrDict(op.attrs) &&
+         parseFunctionalTypeFor(parser, op, operands);
+}
+
+bool canPrintComposite(Operation &op) {
+  const Attr *name = op.attrs.get("name");
+  return name && name->kind == AttrKind::String;
+}
+
+void printComposite(Printer &printer, Operation &op) {
+  printer << ' ';
+  appendEscapedString(printer.out(), op.attrs.get("name")->str());
+  if (op.numOperands())
+    printer << ' ';
+  printer.printOperands(op);
+  printer.printAttrDict(op.attrs, {"name"});
+  printer << " : ";
+  printer.printFunctionalType(op);
+}
+
 // ------------------------------------------------------------- misc ops
 
 std::string_view constantName(Operation &op) {
@@ -193,7 +361,9 @@ bool parseCustomCall(Parser &parser, Operation &op, size_t) {
 }
 
 void printCustomCall(Printer &printer, Operation &op) {
-  printer << " @" << op.attrs.get("call_target_name")->str() << '(';
+  printer << ' ';
+  appendSymbolName(printer.out(), op.attrs.get("call_target_name")->str());
+  printer << '(';
   printer.printOperands(op);
   printer << ')';
   printer.printAttrDict(op.attrs, {"call_target_name"});
@@ -386,11 +556,19 @@ void addGenericOnlyOps(std::vector<OpInfo> &infos) {
       {"stablehlo.batch_norm_inference", {"epsilon", "feature_index"}},
       {"stablehlo.batch_norm_training", {"epsilon", "feature_index"}},
       {"stablehlo.batch_norm_grad", {"epsilon", "feature_index"}},
-      {"stablehlo.get_tuple_element", {"index"}},
       {"stablehlo.send", {"channel_handle", "is_host_transfer"}},
       {"stablehlo.recv", {"channel_handle", "is_host_transfer"}},
       {"stablehlo.case", {}},
-      {"stablehlo.tuple", {}},
+      {"stablehlo.if", {}},
+      {"stablehlo.map", {"dimensions"}},
+      {"stablehlo.dynamic_gather", {"dimension_numbers", "indices_are_sorted"}},
+      {"stablehlo.dynamic_conv",
+       {"window_strides", "padding", "lhs_dilation", "rhs_dilation",
+        "window_reversal", "dimension_numbers", "feature_group_count",
+        "batch_group_count", "precision_config"}},
+      {"stablehlo.infeed", {"infeed_config", "layout"}},
+      {"stablehlo.outfeed", {"outfeed_config"}},
+      {"stablehlo.torch_index_select", {"dim", "batch_dims"}},
   };
   for (const GenericOp &op : kOps) {
     OpInfo info{op.name, nullptr, nullptr, op.inherent};
@@ -401,11 +579,12 @@ void addGenericOnlyOps(std::vector<OpInfo> &infos) {
 std::vector<OpInfo> stablehloOpInfos() {
   std::vector<OpInfo> infos;
   addGenericOnlyOps(infos);
-  // compare, complex and select have syntaxes of their own;
+  // compare, complex, select and reduce_precision have syntaxes of their own;
   // dynamic_update_slice is not elementwise but prints like one.
-  for (std::string_view name : stablehloElementwiseOps())
-    if (name != "stablehlo.compare" && name != "stablehlo.complex" &&
-        name != "stablehlo.select")
+  for (std::string_view name : elementwiseOps())
+    if (name.substr(0, 10) == "stablehlo." && name != "stablehlo.compare" &&
+        name != "stablehlo.complex" && name != "stablehlo.select" &&
+        name != "stablehlo.reduce_precision")
       infos.push_back({name, parseElementwise, printElementwise});
   infos.push_back(
       {"stablehlo.dynamic_update_slice", parseElementwise, printElementwise});
@@ -414,8 +593,33 @@ std::vector<OpInfo> stablehloOpInfos() {
     infos.push_back(info);
   }
   for (std::string_view name :
-       {"stablehlo.reshape", "stablehlo.bitcast_convert"})
+       {"stablehlo.reshape", "stablehlo.bitcast_convert",
+        "stablehlo.dynamic_reshape", "stablehlo.real_dynamic_slice",
+        "stablehlo.dynamic_pad"})
     infos.push_back({name, parseUnaryFunctional, printUnaryFunctional});
+  OpInfo complex{"stablehlo.complex", parseComplex, printComplex};
+  complex.can_print = canPrintComplex;
+  infos.push_back(complex);
+  OpInfo reduce_precision{"stablehlo.reduce_precision",
+                          parseReducePrecision,
+                          printReducePrecision,
+                          {"exponent_bits", "mantissa_bits"}};
+  reduce_precision.can_print = canPrintReducePrecision;
+  infos.push_back(reduce_precision);
+  infos.push_back({"stablehlo.tuple", parseTuple, printTuple});
+  OpInfo get_tuple_element{"stablehlo.get_tuple_element",
+                           parseGetTupleElement,
+                           printGetTupleElement,
+                           {"index"}};
+  get_tuple_element.can_print = canPrintGetTupleElement;
+  infos.push_back(get_tuple_element);
+  OpInfo composite{
+      "stablehlo.composite",
+      parseComposite,
+      printComposite,
+      {"name", "composite_attributes", "decomposition", "version"}};
+  composite.can_print = canPrintComposite;
+  infos.push_back(composite);
   infos.push_back({"stablehlo.select", parseSelect, printSelect});
   OpInfo constant{
       "stablehlo.constant", parseConstantLike, printConstantLike, {"value"}};

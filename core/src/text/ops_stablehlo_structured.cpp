@@ -2,6 +2,7 @@
 // `applies` and full `reducer` forms), while (`cond {} do {}`), compare,
 // dot_general and dot.
 #include "ops_common.h"
+#include "shardlab/ir/op_properties.h"
 
 namespace shardlab {
 
@@ -224,8 +225,9 @@ bool parseCompare(Parser &parser, Operation &op, size_t) {
   std::string_view direction = parser.parseBareId();
   if (direction.empty() || !parser.expectChar(','))
     return parser.error("expected comparison direction");
+  AttrArena &arena = parser.ctx().attrs;
   setAttr(parser, op, "comparison_direction",
-          parser.ctx().attrs.string(std::string(direction)));
+          makeStablehloEnum(arena, "comparison_direction", direction));
   std::vector<Value *> operands(2);
   if (!parser.parseOperand(operands[0]) || !parser.expectChar(',') ||
       !parser.parseOperand(operands[1]))
@@ -236,17 +238,28 @@ bool parseCompare(Parser &parser, Operation &op, size_t) {
     if (type.empty())
       return parser.error("expected comparison type");
     setAttr(parser, op, "compare_type",
-            parser.ctx().attrs.string(std::string(type)));
+            makeStablehloEnum(arena, "comparison_type", type));
   }
   return parser.parseOptionalAttrDict(op.attrs) &&
          parseSameOperandsAndResultType(parser, op, operands);
 }
 
+bool canPrintCompare(Operation &op) {
+  const Attr *type = op.attrs.get("compare_type");
+  return op.numOperands() == 2 &&
+         stablehloEnum(op.attrs.get("comparison_direction"),
+                       "comparison_direction") &&
+         (!type || stablehloEnum(type, "comparison_type"));
+}
+
 void printCompare(Printer &printer, Operation &op) {
-  printer << "  " << op.attrs.get("comparison_direction")->str() << ", ";
+  printer << "  "
+          << *stablehloEnum(op.attrs.get("comparison_direction"),
+                            "comparison_direction")
+          << ", ";
   printer.printOperands(op);
   if (const Attr *type = op.attrs.get("compare_type"))
-    printer << ",  " << type->str();
+    printer << ",  " << *stablehloEnum(type, "comparison_type");
   printer.printAttrDict(op.attrs, {"comparison_direction", "compare_type"});
   printSameOperandsAndResultType(printer, op);
 }
@@ -263,31 +276,40 @@ bool parseDimPair(Parser &parser, std::vector<int64_t> &lhs,
          parser.expectKeyword("x") && parseIntList(parser, rhs);
 }
 
+// `, precision = [DEFAULT, HIGH]` and `, algorithm = <...>`, stored as
+// StableHLO's generic form has them: an array of `#stablehlo<precision X>`
+// and a `#stablehlo.dot_algorithm<...>`.
 bool parseDotTail(Parser &parser, Operation &op) {
-  // `precision = [...]` and `algorithm = <...>` are kept as text.
   while (parser.tryChar(',')) {
     std::string_view key = parser.parseBareId();
     if ((key != "precision" && key != "algorithm") || !parser.expectChar('='))
       return parser.error("expected 'precision' or 'algorithm'");
-    size_t start = parser.pos();
-    parser.skipSpace();
-    start = parser.pos();
-    char open = parser.peek();
-    if (open != '[' && open != '<')
-      return parser.error("expected '[' or '<'");
-    const Attr *value = nullptr;
-    if (open == '[') {
-      value = parser.parseAttribute();
-    } else {
-      std::vector<int64_t> unused;
-      (void)unused;
-      value = parser.parseAttribute();
+    AttrArena &arena = parser.ctx().attrs;
+    if (key == "precision") {
+      std::vector<const Attr *> values;
+      if (!parser.expectChar('['))
+        return false;
+      if (!parser.tryChar(']')) {
+        do {
+          std::string_view value = parser.parseBareId();
+          if (value.empty())
+            return parser.error("expected a precision (DEFAULT, HIGH, "
+                                "HIGHEST)");
+          values.push_back(makeStablehloEnum(arena, "precision", value));
+        } while (parser.tryChar(','));
+        if (!parser.expectChar(']'))
+          return false;
+      }
+      setAttr(parser, op, "precision_config", arena.array(std::move(values)));
+      continue;
     }
-    if (!value)
-      return false;
-    std::string text(parser.textFrom(start));
-    setAttr(parser, op, key == "precision" ? "precision_config" : "algorithm",
-            parser.ctx().attrs.opaque(text));
+    parser.skipSpace();
+    size_t start = parser.pos();
+    if (parser.peek() != '<' || !parser.skipBalancedAt('<', '>'))
+      return parser.error("expected '<'");
+    setAttr(parser, op, "algorithm",
+            arena.opaque("#stablehlo.dot_algorithm" +
+                         std::string(parser.textFrom(start))));
   }
   return true;
 }
@@ -317,18 +339,33 @@ bool parseDotGeneral(Parser &parser, Operation &op, size_t) {
 }
 
 void printDotTail(Printer &printer, Operation &op) {
-  if (const Attr *precision = op.attrs.get("precision_config"))
-    printer << ", precision = " << precision->text;
+  if (const Attr *precision = op.attrs.get("precision_config")) {
+    printer << ", precision = [";
+    for (size_t i = 0; i < precision->elements().size(); ++i)
+      printer << (i ? ", " : "")
+              << *stablehloEnum(precision->elements()[i], "precision");
+    printer << ']';
+  }
   if (const Attr *algorithm = op.attrs.get("algorithm"))
-    printer << ", algorithm = " << algorithm->text;
+    printer << ", algorithm = "
+            << std::string_view(algorithm->text)
+                   .substr(std::string_view("#stablehlo.dot_algorithm").size());
 }
 
 // Generic-form input may carry attributes the pretty form cannot show.
 bool canPrintDot(Operation &op) {
   const Attr *precision = op.attrs.get("precision_config");
   const Attr *algorithm = op.attrs.get("algorithm");
-  return (!precision || precision->kind == AttrKind::Opaque) &&
-         (!algorithm || algorithm->kind == AttrKind::Opaque);
+  if (precision) {
+    if (precision->kind != AttrKind::Array)
+      return false;
+    for (const Attr *value : precision->elements())
+      if (!stablehloEnum(value, "precision"))
+        return false;
+  }
+  return !algorithm ||
+         (algorithm->kind == AttrKind::Opaque &&
+          algorithm->text.rfind("#stablehlo.dot_algorithm<", 0) == 0);
 }
 
 bool canPrintDotGeneral(Operation &op) {
@@ -393,11 +430,13 @@ std::vector<OpInfo> stablehloStructuredOpInfos() {
                    parseCompare,
                    printCompare,
                    {"comparison_direction", "compare_type"}});
+  infos.back().can_print = canPrintCompare;
   infos.push_back({"stablehlo.dot_general",
                    parseDotGeneral,
                    printDotGeneral,
                    {"dot_dimension_numbers", "precision_config", "algorithm"}});
-  infos.push_back({"stablehlo.dot", parseDot, printDot, {"precision_config"}});
+  infos.push_back(
+      {"stablehlo.dot", parseDot, printDot, {"precision_config", "algorithm"}});
   infos.back().can_print = canPrintDot;
   for (OpInfo &info : infos)
     if (info.name == "stablehlo.dot_general")

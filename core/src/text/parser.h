@@ -150,6 +150,15 @@ private:
   const Attr *parseOpaqueAttr(size_t start);
   const Attr *parseDotDimensions();
   bool skipBalanced(char open, char close);
+
+public:
+  /// Skips from `open` at the cursor past its matching `close` (nested
+  /// brackets and strings honoured).
+  bool skipBalancedAt(char open, char close) {
+    return skipBalanced(open, close);
+  }
+
+private:
   bool parseDimSharding(DimSharding &dim);
   bool parseFactorSizes(OpShardingRule &rule);
   bool parseTensorMappings(std::vector<OpShardingRule::TensorMapping> &out,

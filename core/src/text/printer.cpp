@@ -86,6 +86,10 @@ void Printer::numberValues(Operation &root) {
         if (op.info && op.info->result_name && !options_.generic)
           name = op.info->result_name(op);
         nameValue(op.result(0), name);
+        // The other results print as `%N#i`: forget names an earlier
+        // print (e.g. the pretty form's result groups) gave them.
+        for (size_t i = 1; i < op.numResults(); ++i)
+          op.result(i)->print_slot = 0;
       }
     }
     size_t depth = used_scopes_.size();
@@ -334,8 +338,10 @@ void Printer::printModule(Module &module) {
   out_.reserve(out_.size() + ops * 96);
   numberValues(module.op());
   out_ += "module";
-  if (!module.sym_name.empty())
-    out_ += " @" + module.sym_name;
+  if (!module.sym_name.empty()) {
+    out_ += ' ';
+    appendSymbolName(out_, module.sym_name);
+  }
   printAttrDictWithKeyword(module.op().attrs, {});
   out_ += ' ';
   printRegion(module.op().region(0), false);

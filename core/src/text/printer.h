@@ -98,5 +98,8 @@ private:
 std::string formatFloat(double value, Type type);
 /// Appends `value` as an escaped MLIR string literal.
 void appendEscapedString(std::string &out, std::string_view value);
+/// Appends `@name`, quoted (`@"<lambda>"`) when `name` is not a bare
+/// identifier, as MLIR's printSymbolName does.
+void appendSymbolName(std::string &out, std::string_view name);
 
 } // namespace shardlab

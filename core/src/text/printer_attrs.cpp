@@ -2,6 +2,8 @@
 // attributes (meshes, shardings, sharding rules).
 #include "printer.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -64,6 +66,22 @@ std::string formatFloat(double value, Type type) {
   return text;
 }
 
+void appendSymbolName(std::string &out, std::string_view name) {
+  auto bare_start = [](char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+  };
+  auto bare_rest = [&](char c) {
+    return bare_start(c) || std::isdigit(static_cast<unsigned char>(c)) ||
+           c == '$' || c == '.';
+  };
+  out += '@';
+  if (!name.empty() && bare_start(name[0]) &&
+      std::all_of(name.begin(), name.end(), bare_rest))
+    out += name;
+  else
+    appendEscapedString(out, name);
+}
+
 void appendEscapedString(std::string &out, std::string_view value) {
   out += '"';
   for (char c : value) {
@@ -123,7 +141,7 @@ void Printer::printTensorSharding(const TensorSharding &sharding) {
     out_ += "mesh";
     printMesh(*sharding.mesh.inline_mesh);
   } else {
-    out_ += '@' + sharding.mesh.symbol;
+    appendSymbolName(out_, sharding.mesh.symbol);
   }
   out_ += ", [";
   for (size_t d = 0; d < sharding.dims.size(); ++d) {
@@ -324,7 +342,11 @@ void Printer::printAttr(const Attr *attr) {
     out_ += '}';
     return;
   case AttrKind::SymbolRef:
-    out_ += '@' + attr->str();
+    // Nested references (`@a::@b`) are kept as written.
+    if (attr->str().find("::") != std::string::npos)
+      out_ += '@' + attr->str();
+    else
+      appendSymbolName(out_, attr->str());
     return;
   case AttrKind::DenseElements:
     printDense(out_, *attr);

@@ -5,19 +5,31 @@
 
 #include "shardlab/ir/ir.h"
 
+#include <optional>
 #include <string_view>
 #include <vector>
 
 namespace shardlab {
 
-/// The StableHLO ops with MLIR's Elementwise trait (including the
+/// The StableHLO and CHLO ops with MLIR's Elementwise trait (including the
 /// broadcasting-elementwise ones), sorted by name.
-const std::vector<std::string_view> &stablehloElementwiseOps();
+const std::vector<std::string_view> &elementwiseOps();
 
 /// Whether `op` is elementwise in Shardy's sense (op_properties.cc): a
 /// StableHLO elementwise op, a bitcast_convert that keeps the shape, or one
 /// of the sdy ops propagation treats as elementwise (propagation_barrier,
 /// sharding_constraint, reshard).
 bool isElementwise(const Operation &op);
+
+/// StableHLO's enum attributes are kept as MLIR spells them in every form,
+/// `#stablehlo<comparison_direction LT>`, so the pretty and generic forms
+/// read to the same attribute. `kind` is the enum's mnemonic
+/// ("comparison_direction", "fft_type", "precision", ...).
+const Attr *makeStablehloEnum(AttrArena &arena, std::string_view kind,
+                              std::string_view value);
+/// The enum value (`LT`) of such an attribute, or nothing when `attr` is not
+/// a `kind` enum.
+std::optional<std::string_view> stablehloEnum(const Attr *attr,
+                                              std::string_view kind);
 
 } // namespace shardlab

@@ -64,6 +64,7 @@ struct Program {
 struct ProgramResult {
   bool ok = false;
   std::string error;
+  Location error_loc; ///< where the error is, when it is in the module
   Program program;
 };
 

@@ -1,0 +1,358 @@
+#!/usr/bin/env python3
+"""Real programs through every stage: the corpus runner.
+
+Two sets of modules (see ../shared/spec/CONFORMANCE.md, section 4):
+  shared  ../shared/corpus/stablehlo-testdata: 960 modules exported from JAX
+          (a file whose first RUN line has -split-input-file holds several
+          modules separated by `// -----`; each is its own module, `file#N`)
+  local   tests/corpus/*.mlir: modules written here in the exact forms JAX,
+          PyTorch/XLA and Reactant export (each says at its top what it
+          imitates)
+
+Stages, in order (a module that fails one does not run the later ones):
+  parse      shardlab-opt reads and verifies it
+  pretty     its printed form reads back to the same text (fixed point)
+  generic    its generic form (-mlir-print-op-generic) reads back to the same
+             module (printed pretty: the same text) and is a fixed point
+  propagate  -sdy-propagation-pipeline succeeds and its output round-trips
+  export     propagation + -sdy-export-pipeline with explicit collectives
+             succeeds and its output round-trips
+  schedule   shardlab-schedule estimates a step
+A module with dynamic shapes passes propagate and export when it is refused
+with Shardy's message ("only supports ranked tensors with a static shape"),
+or, as in Shardy, when only function arguments are dynamic and the pipeline
+succeeds; it passes schedule only when refused with that message (a step of
+unknown shape cannot be estimated). A crash (signal, exit >= 128) or a timeout always
+fails, and is named CRASH.
+
+The gate (--check-regressions) is tests/corpus/passing_<set>.txt, entries
+`stage:module` (tests/gate_list.py: a listed entry that fails or did not run
+fails the gate). For the local set every module must pass every stage.
+Prints a table of modules per stage, then `N passed, M failed` (module
+stages) and, with --check-regressions, `gate: N passed, M failed`.
+Standard library only.
+"""
+
+import argparse
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+import gate_list  # noqa: E402
+import shared_data  # noqa: E402
+
+STAGES = ["parse", "pretty", "generic", "propagate", "export", "schedule"]
+PROPAGATE = ["-sdy-propagation-pipeline"]
+EXPORT = PROPAGATE + ["-sdy-export-pipeline=enable-insert-explicit-collectives=true"]
+DYNAMIC_REFUSAL = "only supports ranked tensors with a static shape"
+SPLIT_MARKER = "// -----"
+
+
+def die(msg, code=2):
+    print("run_corpus: error: " + msg, file=sys.stderr)
+    sys.exit(code)
+
+
+class Module:
+    def __init__(self, name, text, path):
+        self.name = name      # "file.mlir" or "file.mlir#N"
+        self.text = text
+        self.path = path      # the file it comes from
+        self.dynamic = bool(re.search(r"tensor<[^>]*\?", text))
+
+
+def modules_of(root, rel):
+    path = os.path.join(root, rel)
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        text = f.read()
+    first_run = next((l for l in text.split("\n") if "RUN:" in l), "")
+    if "split-input-file" not in first_run:
+        return [Module(rel, text, path)]
+    parts, current = [], []
+    for line in text.split("\n"):
+        if line.strip().startswith(SPLIT_MARKER):
+            parts.append("\n".join(current))
+            current = []
+        else:
+            current.append(line)
+    parts.append("\n".join(current))
+    return [Module("%s#%d" % (rel, i), part, path) for i, part in enumerate(parts)]
+
+
+def discover(root, substring):
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.endswith(".mlir"):
+                rel = os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
+                found.append(rel)
+    modules = []
+    for rel in sorted(found):
+        modules.extend(m for m in modules_of(root, rel) if not substring or substring in m.name)
+    return modules
+
+
+class Tools:
+    def __init__(self, opt, schedule, timeout):
+        self.opt, self.schedule, self.timeout = opt, schedule, timeout
+
+    def run(self, argv, text):
+        """(status, stdout, stderr); status None on timeout."""
+        try:
+            p = subprocess.run(argv, input=text.encode("utf-8", "surrogateescape"),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            return None, "", "timed out after %g s" % self.timeout
+        return (p.returncode, p.stdout.decode("utf-8", "replace"),
+                p.stderr.decode("utf-8", "replace"))
+
+    def opt_run(self, text, *flags):
+        return self.run([self.opt, *flags, "-"], text)
+
+
+def crashed(status):
+    return status is None or status < 0 or status >= 128
+
+
+def first_line(text):
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:300]
+    return ""
+
+
+def run_module(tools, module):
+    """stage -> (ok, why) for the stages that ran."""
+    results = {}
+
+    def fail(stage, status, err, what=""):
+        kind = "CRASH" if crashed(status) else "error"
+        results[stage] = (False, "%s%s: %s" % (kind, (" " + what) if what else "",
+                                               first_line(err) or "exit %s" % status))
+        return results
+
+    status, pretty, err = tools.opt_run(module.text)
+    if status != 0:
+        return fail("parse", status, err)
+    results["parse"] = (True, "")
+
+    status, again, err = tools.opt_run(pretty)
+    if status != 0:
+        return fail("pretty", status, err, "re-reading the printed form")
+    if again != pretty:
+        results["pretty"] = (False, "print -> read -> print differs")
+        return results
+    results["pretty"] = (True, "")
+
+    status, generic, err = tools.opt_run(module.text, "-mlir-print-op-generic")
+    if status != 0:
+        return fail("generic", status, err, "printing generic")
+    status, from_generic, err = tools.opt_run(generic)
+    if status != 0:
+        return fail("generic", status, err, "re-reading the generic form")
+    status2, generic2, err2 = tools.opt_run(generic, "-mlir-print-op-generic")
+    if from_generic != pretty:
+        results["generic"] = (False, "the generic form reads back to another module")
+        return results
+    if status2 != 0 or generic2 != generic:
+        results["generic"] = (False, "generic print -> read -> print differs")
+        return results
+    results["generic"] = (True, "")
+
+    for stage, flags in (("propagate", PROPAGATE), ("export", EXPORT)):
+        status, out, err = tools.opt_run(module.text, *flags)
+        # Shardy checks op results only: a module whose dynamic shapes are
+        # all on function arguments propagates like any other.
+        if module.dynamic and status != 0:
+            if not crashed(status) and DYNAMIC_REFUSAL in err:
+                results[stage] = (True, "refused (dynamic shapes)")
+                continue
+            results[stage] = (False, "dynamic shapes not refused with Shardy's message: "
+                              + (first_line(err) or "exit %s" % status))
+            return results
+        if status != 0:
+            return fail(stage, status, err)
+        status, again, err = tools.opt_run(out)
+        if status != 0 or again != out:
+            results[stage] = (False, "its output does not round-trip: "
+                              + (first_line(err) if status else "prints differ"))
+            return results
+        results[stage] = (True, "")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "module.mlir")
+        with open(src, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(module.text)
+        status, out, err = tools.run([tools.schedule, src, "--report",
+                                      os.path.join(tmp, "report.json")], "")
+    if module.dynamic:
+        ok = status != 0 and not crashed(status) and DYNAMIC_REFUSAL in err + out
+        results["schedule"] = (ok, "refused (dynamic shapes)" if ok else
+                               "dynamic shapes not refused: " + (first_line(err) or
+                                                                 "exit %s" % status))
+        return results
+    if status != 0:
+        return fail("schedule", status, err)
+    results["schedule"] = (True, "")
+    return results
+
+
+def print_table(modules, results):
+    print("%-10s %9s %9s %9s" % ("stage", "passed", "failed", "not run"))
+    for stage in STAGES:
+        p = f = n = 0
+        for m in modules:
+            r = results[m.name].get(stage)
+            if r is None:
+                n += 1
+            elif r[0]:
+                p += 1
+            else:
+                f += 1
+        print("%-10s %9d %9d %9d" % (stage, p, f, n))
+    complete = sum(1 for m in modules if all(results[m.name].get(s, (False,))[0] for s in STAGES))
+    print("modules through every stage: %d of %d (%d with dynamic shapes, refused as "
+          "expected where they pass)" % (complete, len(modules),
+                                         sum(1 for m in modules if m.dynamic)))
+
+
+class Progress:
+    def __init__(self, total, quiet):
+        self.total, self.done, self.quiet = total, 0, quiet
+        self.start = self.last = time.monotonic()
+        self.lock = threading.Lock()
+
+    def step(self):
+        with self.lock:
+            self.done += 1
+            now = time.monotonic()
+            if not self.quiet and (now - self.last >= 10 or self.done == self.total):
+                self.last = now
+                print("[%d/%d] %.0f s" % (self.done, self.total, now - self.start),
+                      file=sys.stderr, flush=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="Examples:\n"
+                                        "  %(prog)s --set shared --check-regressions\n"
+                                        "  %(prog)s --set local -v\n"
+                                        "  %(prog)s --set shared --filter dynamic -v\n")
+    ap.add_argument("--set", choices=["shared", "local"], required=True)
+    ap.add_argument("--root", help="folder of the set's modules (default: the set's)")
+    ap.add_argument("--opt", default=os.path.join(REPO_ROOT, "build", "shardlab-opt"))
+    ap.add_argument("--schedule", default=os.path.join(REPO_ROOT, "build", "shardlab-schedule"))
+    ap.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per command")
+    ap.add_argument("--filter", metavar="SUBSTRING", help="only modules whose name contains it")
+    ap.add_argument("--passing-list", metavar="PATH",
+                    help="default: tests/corpus/passing_<set>.txt")
+    ap.add_argument("--check-regressions", action="store_true")
+    ap.add_argument("--update-passing", action="store_true")
+    ap.add_argument("--drop", action="append", default=[], metavar="ENTRY")
+    ap.add_argument("--allow-missing", action="store_true",
+                    help="a missing shared corpus prints NOT RUN (refused under CI=true)")
+    ap.add_argument("-v", "--verbose", action="store_true", help="list every failing stage")
+    ap.add_argument("-q", "--quiet", action="store_true")
+    args = ap.parse_args(argv)
+
+    under_ci = os.environ.get("CI", "").lower() in ("true", "1", "yes")
+    if args.allow_missing and under_ci:
+        die("--allow-missing is refused under CI")
+    root = args.root or (shared_data.default_path("corpus", "stablehlo-testdata")
+                         if args.set == "shared" else HERE)
+    if not os.path.isdir(root):
+        if args.allow_missing or shared_data.missing_allowed():
+            print("NOT RUN: corpus not found at %s" % root)
+            return 0
+        die(shared_data.how_to_get("corpus", root))
+    for tool in (args.opt, args.schedule):
+        if not os.access(tool, os.X_OK):
+            die("%s not found (build it: bash scripts/build.sh)" % tool)
+    modules = discover(root, args.filter)
+    if not modules:
+        die("no .mlir modules under %s%s" % (root, " matching " + args.filter if args.filter else ""))
+    passing = args.passing_list or os.path.join(HERE, "passing_%s.txt" % args.set)
+    listed = []
+    if args.check_regressions or args.update_passing:
+        try:
+            listed = gate_list.read_list(passing, required=not args.update_passing)
+        except gate_list.ListError as e:
+            die(str(e))
+
+    tools = Tools(args.opt, args.schedule, args.timeout)
+    results = {}
+    progress = Progress(len(modules), args.quiet)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(run_module, tools, m): m for m in modules}
+        for fut in concurrent.futures.as_completed(futures):
+            results[futures[fut].name] = fut.result()
+            progress.step()
+
+    failures = [(m.name, s, why) for m in modules for s in STAGES
+                for ok, why in [results[m.name].get(s, (True, ""))] if not ok]
+    if args.verbose:
+        for name, stage, why in failures:
+            print("FAIL %s %s: %s" % (stage, name, why))
+    print_table(modules, results)
+    crashes = [f for f in failures if f[2].startswith("CRASH")]
+    if crashes:
+        print("CRASHES: %d" % len(crashes))
+        for name, stage, why in crashes:
+            print("  %s %s: %s" % (stage, name, why))
+
+    entries = {"%s:%s" % (s, m.name): results[m.name].get(s, (None,))[0]
+               for m in modules for s in STAGES}
+    n_passed = sum(1 for v in entries.values() if v is True)
+    n_failed = sum(1 for v in entries.values() if v is False)
+    names = {m.name for m in modules}
+    in_scope = lambda e: not args.filter or args.filter in e.split(":", 1)[1]
+    why = lambda e: ("module not found" if e.split(":", 1)[1] not in names
+                     else "an earlier stage failed")
+    status = 0 if n_failed == 0 else 1
+    gate = None
+    list_name = os.path.relpath(passing, REPO_ROOT)
+    if args.check_regressions:
+        gate = gate_list.check(listed, entries, in_scope, why)
+        gate.print(list_name)
+        status = 0 if gate.ok and not crashes else 1
+        if args.set == "local" and n_failed:
+            print("local corpus: every module must pass every stage")
+            status = 1
+    if args.update_passing:
+        unknown = [d for d in args.drop if d not in listed]
+        if unknown:
+            die("--drop names entries that are not in %s: %s" % (list_name, ", ".join(unknown)))
+        upd = gate_list.update(listed, entries, in_scope, args.drop)
+        upd.print()
+        if upd.refused:
+            status = 1
+        else:
+            gate_list.write_list_atomically(passing, upd.entries)
+            print("passing list: %d entries written to %s (%d added, %d dropped)" % (
+                len(upd.entries), list_name, len(upd.added), len(upd.dropped)))
+            if not args.check_regressions:
+                status = 0
+    print("%d passed, %d failed" % (n_passed, n_failed))
+    if gate is not None:
+        print(gate.closing_line())
+    return status
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("run_corpus: interrupted", file=sys.stderr)
+        sys.exit(130)
