@@ -115,3 +115,58 @@ TEST_CASE("a bad reduce_precision format names what was expected") {
   CHECK(out.error.find("2:48: expected a format 'e<exponent bits>m<mantissa "
                        "bits>'") != std::string::npos);
 }
+
+TEST_CASE("the generic form of a module, sdy collectives and manual axes") {
+  const std::string text =
+      "module @m attributes {mhlo.num_partitions = 4 : i32} {\n"
+      "  sdy.mesh @mesh = <[\"a\"=2, \"b\"=2]>\n"
+      "  func.func @f(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {\n"
+      "    %0 = sdy.all_gather [{\"a\"}, {}] %arg0 out_sharding=<@mesh, [{}, "
+      "{}]> : tensor<8x8xf32>\n"
+      "    %1 = sdy.all_reduce {\"b\"} %0 out_sharding=<@mesh, [{}, {}]> : "
+      "tensor<8x8xf32>\n"
+      "    %2 = sdy.all_to_all [{\"a\"}: 0->1] %1 out_sharding=<@mesh, [{}, "
+      "{\"a\"}]> : tensor<8x8xf32>\n"
+      "    %3 = sdy.manual_computation(%2) in_shardings=[<@mesh, [{\"a\"}, "
+      "{}]>] out_shardings=[<@mesh, [{\"a\"}, {}]>] manual_axes={\"a\"} "
+      "(%arg1: tensor<4x8xf32>) {\n"
+      "      sdy.return %arg1 : tensor<4x8xf32>\n"
+      "    } : (tensor<8x8xf32>) -> tensor<8x8xf32>\n"
+      "    return %3 : tensor<8x8xf32>\n  }\n}\n";
+  Printed first = print(text);
+  REQUIRE_MESSAGE(first.error.empty(), first.error);
+  CHECK(first.pretty == text);
+  CHECK(first.generic.rfind("\"builtin.module\"() <{sym_name = \"m\"}> ({\n",
+                            0) == 0);
+  CHECK(first.generic.find("}) {mhlo.num_partitions = 4 : i32} : () -> ()\n") !=
+        std::string::npos);
+  CHECK(first.generic.find("gathering_axes = "
+                           "#sdy<list_of_axis_ref_lists[{\"a\"}, {}]>") !=
+        std::string::npos);
+  CHECK(first.generic.find("reduction_axes = #sdy<axis_ref_list{\"b\"}>") !=
+        std::string::npos);
+  CHECK(first.generic.find(
+            "params = #sdy<all_to_all_param_list[{\"a\"}: 0->1]>") !=
+        std::string::npos);
+  CHECK(first.generic.find("manual_axes = #sdy<manual_axes{\"a\"}>") !=
+        std::string::npos);
+  Printed again = print(first.generic);
+  REQUIRE_MESSAGE(again.error.empty(), again.error);
+  CHECK(again.pretty == text);
+  CHECK(again.generic == first.generic);
+}
+
+TEST_CASE("ops of other dialects in the generic form are kept as written") {
+  const std::string text =
+      "module {\n"
+      "  \"llvm.module_flags\"() <{flags = [#llvm.mlir.module_flag<error, "
+      "\"x\", 1 : i32>]}> : () -> ()\n"
+      "  func.func @f(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "    %0 = \"mydialect.foo\"(%arg0) {k = 1 : i64} : (tensor<4xf32>) -> "
+      "tensor<4xf32>\n"
+      "    return %0 : tensor<4xf32>\n  }\n}\n";
+  Printed out = print(text);
+  REQUIRE_MESSAGE(out.error.empty(), out.error);
+  CHECK(out.pretty == text);
+  CHECK(print(out.generic).pretty == text);
+}

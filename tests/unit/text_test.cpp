@@ -138,8 +138,11 @@ TEST_CASE("bad input gives a diagnostic with line and column") {
         "2:22: use of undeclared SSA value name");
   CHECK(firstError("sdy.mesh @m = <[\"a\"=99999999999999999999]>") ==
         "1:21: integer value too large");
-  CHECK(firstError("func.func @f() {\n  %0 = foo.bar\n}\n") ==
-        "2:8: custom op 'foo.bar' is unknown");
+  CHECK(firstError("func.func @f() {\n  %0 = foo.bar\n}\n")
+            .rfind("2:8: custom op 'foo.bar' is unknown; shardlab reads ops it "
+                   "does not model only in the generic form, e.g. "
+                   "\"foo.bar\"(%a)",
+                   0) == 0);
   // Found by the fuzzer: a typed element inside a dense literal threw
   // std::bad_variant_access instead of failing to parse.
   CHECK(firstError("func.func @f() {\n  %0 = stablehlo.constant dense<0x : "

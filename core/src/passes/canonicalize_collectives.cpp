@@ -121,7 +121,7 @@ bool allToAllFusion(Operation &op, Rewriter &rw) {
                      return a.src_dim < b.src_dim;
                    });
   const Attr *attr = rw.ctx().attrs.make(
-      Attr{AttrKind::Opaque, std::move(params), nullptr, {}});
+      Attr{AttrKind::AllToAllParams, std::move(params), nullptr, {}});
   Operation *fused =
       createCollective(rw, op, "sdy.all_to_all", inner->operand(0), "params",
                        attr, opSharding(op, "out_sharding"));

@@ -289,7 +289,7 @@ void CollectiveChain::tryAllToAlls(bool out_of_order) {
   for (size_t src = 0; src < rank(); ++src)
     while (std::optional<AllToAllParam> param = allToAll(src, out_of_order))
       emit("sdy.all_to_all", "params",
-           ctx_.attrs.make(Attr{AttrKind::Opaque,
+           ctx_.attrs.make(Attr{AttrKind::AllToAllParams,
                                 std::vector<AllToAllParam>{std::move(*param)},
                                 nullptr,
                                 {}}));

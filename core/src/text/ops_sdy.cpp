@@ -152,18 +152,8 @@ bool parseManualComputation(Parser &parser, Operation &op, size_t) {
       !parser.expectKeyword("manual_axes") || !parser.expectChar('='))
     return false;
   std::vector<std::string> axes;
-  if (!parser.expectChar('{'))
+  if (!parser.parseStringSet(axes))
     return false;
-  if (!parser.tryChar('}')) {
-    do {
-      std::string axis;
-      if (!parser.parseString(axis))
-        return false;
-      axes.push_back(std::move(axis));
-    } while (parser.tryChar(','));
-    if (!parser.expectChar('}'))
-      return false;
-  }
   Attr attr{AttrKind::ManualAxes, std::move(axes), nullptr, {}};
   setAttr(parser, op, "manual_axes", arena(parser).make(std::move(attr)));
   return parseBodyAndType(parser, op);
@@ -176,15 +166,8 @@ void printManualComputation(Printer &printer, Operation &op) {
   printShardingList(printer, op.attrs.get("in_shardings"));
   printer << " out_shardings=";
   printShardingList(printer, op.attrs.get("out_shardings"));
-  printer << " manual_axes={";
-  const auto &axes =
-      std::get<std::vector<std::string>>(op.attrs.get("manual_axes")->payload);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    if (i)
-      printer << ", ";
-    appendEscapedString(printer.out(), axes[i]);
-  }
-  printer << '}';
+  printer << " manual_axes=";
+  printer.printSdyListBody(*op.attrs.get("manual_axes"));
   printBodyAndType(printer, op,
                    {"in_shardings", "out_shardings", "manual_axes"});
 }

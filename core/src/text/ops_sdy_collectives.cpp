@@ -36,22 +36,6 @@ const CollectiveSpec &specOf(std::string_view name) {
   return kCollectives[0];
 }
 
-bool parseAllToAllParams(Parser &parser, std::vector<AllToAllParam> &params) {
-  if (!parser.expectChar('['))
-    return false;
-  if (parser.tryChar(']'))
-    return true;
-  do {
-    AllToAllParam param;
-    if (!parser.parseAxisRefList(param.axes) || !parser.expectChar(':') ||
-        !parser.parseInt(param.src_dim) || !parser.expectPunct("->") ||
-        !parser.parseInt(param.tgt_dim))
-      return false;
-    params.push_back(std::move(param));
-  } while (parser.tryChar(','));
-  return parser.expectChar(']');
-}
-
 bool parseAxes(Parser &parser, Operation &op, const CollectiveSpec &spec) {
   Attr attr;
   if (spec.form == AxesForm::PerDim) {
@@ -66,9 +50,9 @@ bool parseAxes(Parser &parser, Operation &op, const CollectiveSpec &spec) {
     attr = Attr{AttrKind::AxisRefList, std::move(axes), nullptr, {}};
   } else if (spec.form == AxesForm::AllToAll) {
     std::vector<AllToAllParam> params;
-    if (!parseAllToAllParams(parser, params))
+    if (!parser.parseAllToAllParamList(params))
       return false;
-    attr = Attr{AttrKind::Opaque, std::move(params), nullptr, {}};
+    attr = Attr{AttrKind::AllToAllParams, std::move(params), nullptr, {}};
   } else {
     return true;
   }
@@ -98,30 +82,10 @@ bool parseCollective(Parser &parser, Operation &op, size_t) {
 }
 
 void printAxes(Printer &printer, const Attr *attr, AxesForm form) {
-  if (form == AxesForm::PerDim) {
-    const auto &dims =
-        std::get<std::vector<std::vector<AxisRef>>>(attr->payload);
-    printer << '[';
-    for (size_t i = 0; i < dims.size(); ++i) {
-      if (i)
-        printer << ", ";
-      printer.printAxisRefList(dims[i]);
-    }
-    printer << "] ";
-  } else if (form == AxesForm::Flat) {
-    printer.printAxisRefList(std::get<std::vector<AxisRef>>(attr->payload));
-    printer << ' ';
-  } else if (form == AxesForm::AllToAll) {
-    const auto &params = std::get<std::vector<AllToAllParam>>(attr->payload);
-    printer << '[';
-    for (size_t i = 0; i < params.size(); ++i) {
-      if (i)
-        printer << ", ";
-      printer.printAxisRefList(params[i].axes);
-      printer << ": " << params[i].src_dim << "->" << params[i].tgt_dim;
-    }
-    printer << "] ";
-  }
+  if (form == AxesForm::None)
+    return;
+  printer.printSdyListBody(*attr);
+  printer << ' ';
 }
 
 void printCollective(Printer &printer, Operation &op) {

@@ -683,7 +683,12 @@ bool Parser::parseCustomOp(Operation *&op, std::string_view name,
     info = lookupOp(full);
   }
   if (!info || !info->parse)
-    return errorAt(where, "custom op '" + std::string(name) + "' is unknown");
+    return errorAt(where, "custom op '" + std::string(name) +
+                              "' is unknown; shardlab reads ops it does not "
+                              "model only in the generic form, e.g. \"" +
+                              std::string(name) +
+                              "\"(%a) {attrs} : (operand types) -> result "
+                              "types, and keeps them as they are");
   auto owned = Operation::create(ctx_.ops, info->name, info, where);
   dialect_stack_.push_back(info->region_dialect.empty()
                                ? currentDefaultDialect()
@@ -800,6 +805,34 @@ bool Parser::parseExplicitModule(Module &module) {
   return expectChar('}') && parseTrailingLocation(module.op().loc);
 }
 
+// `"builtin.module"() <{sym_name = "m"}> ({ ... }) {attrs} : () -> ()`,
+// the module as -mlir-print-op-generic prints it.
+bool Parser::parseGenericModule(Module &module) {
+  std::string name;
+  if (!parseString(name))
+    return false;
+  module.explicit_module = true;
+  AttrDict attrs;
+  if (!expectChar('(') || !expectChar(')') ||
+      (tryPunct("<{") && !parsePropertiesRest(attrs)) || !expectChar('(') ||
+      !expectChar('{'))
+    return false;
+  while (peek() != '}' && !atEnd())
+    if (!parseTopLevelItem(module))
+      return false;
+  if (!expectChar('}') || !expectChar(')') || !parseOptionalAttrDict(attrs) ||
+      !expectChar(':') || !expectChar('(') || !expectChar(')') ||
+      !expectPunct("->") || !expectChar('(') || !expectChar(')'))
+    return false;
+  for (const NamedAttr &entry : attrs.entries()) {
+    if (entry.name == "sym_name" && entry.value->kind == AttrKind::String)
+      module.sym_name = entry.value->str();
+    else
+      module.op().attrs.set(entry.name, entry.value);
+  }
+  return parseTrailingLocation(module.op().loc);
+}
+
 // A file is one `module {...}` (with alias definitions before and after
 // it, as JAX writes `#loc` aliases) or a list of top-level ops that form
 // the module implicitly.
@@ -811,6 +844,12 @@ std::unique_ptr<Module> Parser::parseTopLevel() {
   while (!atEnd()) {
     if (peekKeyword("module") && !any_op && !module->explicit_module) {
       if (!parseExplicitModule(*module))
+        return nullptr;
+      continue;
+    }
+    if (!any_op && !module->explicit_module &&
+        text_.substr(pos_, 16) == "\"builtin.module\"") {
+      if (!parseGenericModule(*module))
         return nullptr;
       continue;
     }

@@ -83,6 +83,10 @@ public:
   bool parseMesh(Mesh &mesh); ///< <[...], device_ids=[...]>
   bool parseTensorShardingBody(TensorSharding &sharding); ///< <@m, [...]>
   bool parseAxisRef(AxisRef &axis);
+  bool parseStringSet(std::vector<std::string> &values); ///< {"a", "b"}
+  /// [{"a"}: 0->1, ...]
+  bool parseAllToAllParamList(std::vector<AllToAllParam> &params);
+  const Attr *parseSdyListAttr();
   bool parseAxisRefList(std::vector<AxisRef> &axes); ///< {"a", "b":(1)2}
   bool parseDimShardingListList(std::vector<std::vector<AxisRef>> &dims);
   bool parseShardingRuleBody(OpShardingRule &rule);
@@ -122,6 +126,7 @@ private:
   };
   bool parseTopLevelItem(Module &module);
   bool parseExplicitModule(Module &module);
+  bool parseGenericModule(Module &module);
   bool parseAliasDefinition();
   bool parseLocationBody(std::string &out);
   bool parseLocationBodyInner(std::string &out);

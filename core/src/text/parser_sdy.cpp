@@ -242,6 +242,76 @@ bool Parser::parseMesh(Mesh &mesh) {
   return true;
 }
 
+bool Parser::parseStringSet(std::vector<std::string> &values) {
+  if (!expectChar('{'))
+    return false;
+  if (tryChar('}'))
+    return true;
+  do {
+    std::string value;
+    if (!parseString(value))
+      return false;
+    values.push_back(std::move(value));
+  } while (tryChar(','));
+  return expectChar('}');
+}
+
+bool Parser::parseAllToAllParamList(std::vector<AllToAllParam> &params) {
+  if (!expectChar('['))
+    return false;
+  if (tryChar(']'))
+    return true;
+  do {
+    AllToAllParam param;
+    if (!parseAxisRefList(param.axes) || !expectChar(':') ||
+        !parseInt(param.src_dim) || !expectPunct("->") ||
+        !parseInt(param.tgt_dim))
+      return false;
+    params.push_back(std::move(param));
+  } while (tryChar(','));
+  return expectChar(']');
+}
+
+// `#sdy<kind body>`: the sdy attributes without a mnemonic of their own, as
+// MLIR's generic form prints them (`#sdy<manual_axes{"a"}>`,
+// `#sdy<axis_ref_list{"a"}>`, `#sdy<list_of_axis_ref_lists[{"a"}, {}]>`,
+// `#sdy<all_to_all_param_list[{"a"}: 0->1]>`), or nullptr when `<` does
+// not start one of them.
+const Attr *Parser::parseSdyListAttr() {
+  size_t start = pos_;
+  if (!tryChar('<'))
+    return nullptr;
+  std::string_view kind = parseBareId();
+  Attr attr;
+  if (kind == "manual_axes") {
+    std::vector<std::string> axes;
+    if (!parseStringSet(axes))
+      return nullptr;
+    attr = Attr{AttrKind::ManualAxes, std::move(axes), nullptr, {}};
+  } else if (kind == "axis_ref_list") {
+    std::vector<AxisRef> axes;
+    if (!parseAxisRefList(axes))
+      return nullptr;
+    attr = Attr{AttrKind::AxisRefList, std::move(axes), nullptr, {}};
+  } else if (kind == "list_of_axis_ref_lists") {
+    std::vector<std::vector<AxisRef>> dims;
+    if (!parseDimShardingListList(dims))
+      return nullptr;
+    attr = Attr{AttrKind::AxisRefListList, std::move(dims), nullptr, {}};
+  } else if (kind == "all_to_all_param_list") {
+    std::vector<AllToAllParam> params;
+    if (!parseAllToAllParamList(params))
+      return nullptr;
+    attr = Attr{AttrKind::AllToAllParams, std::move(params), nullptr, {}};
+  } else {
+    pos_ = start;
+    return nullptr;
+  }
+  if (!expectChar('>'))
+    return nullptr;
+  return ctx_.attrs.make(std::move(attr));
+}
+
 const Attr *Parser::parseSdyAttr(std::string_view mnemonic) {
   if (mnemonic == "sdy.sharding") {
     TensorSharding sharding;
@@ -279,6 +349,12 @@ const Attr *Parser::parseSdyAttr(std::string_view mnemonic) {
     if (!parseShardingRuleBody(rule))
       return nullptr;
     return ctx_.attrs.rule(std::move(rule));
+  }
+  if (mnemonic == "sdy") {
+    if (const Attr *list = parseSdyListAttr())
+      return list;
+    if (failed())
+      return nullptr;
   }
   // Other sdy attributes (propagation edges, origins, ...) are kept as text.
   size_t start = pos_ - mnemonic.size() - 1;

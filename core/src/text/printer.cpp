@@ -337,6 +337,10 @@ void Printer::printModule(Module &module) {
   custom_names_.reserve(ops / 4);
   out_.reserve(out_.size() + ops * 96);
   numberValues(module.op());
+  if (options_.generic) {
+    printGenericModule(module);
+    return;
+  }
   out_ += "module";
   if (!module.sym_name.empty()) {
     out_ += ' ';
@@ -345,6 +349,24 @@ void Printer::printModule(Module &module) {
   printAttrDictWithKeyword(module.op().attrs, {});
   out_ += ' ';
   printRegion(module.op().region(0), false);
+  printTrailingLocation(module.op().loc);
+  out_ += '\n';
+}
+
+// As MLIR prints a ModuleOp generically: its name a property, every other
+// attribute discardable.
+void Printer::printGenericModule(Module &module) {
+  out_ += "\"builtin.module\"()";
+  if (!module.sym_name.empty()) {
+    out_ += " <{sym_name = ";
+    appendEscapedString(out_, module.sym_name);
+    out_ += "}>";
+  }
+  out_ += " (";
+  printRegion(module.op().region(0), false);
+  out_ += ')';
+  printAttrDict(module.op().attrs);
+  out_ += " : () -> ()";
   printTrailingLocation(module.op().loc);
   out_ += '\n';
 }

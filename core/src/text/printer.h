@@ -58,6 +58,9 @@ public:
   void printMesh(const Mesh &mesh);
   void printAxisRef(const AxisRef &axis);
   void printAxisRefList(const std::vector<AxisRef> &axes);
+  /// The body of a ManualAxes, AxisRefList, AxisRefListList or
+  /// AllToAllParams attribute: `{"a"}`, `[{"a"}, {}]`, `[{"a"}: 0->1]`.
+  void printSdyListBody(const Attr &attr);
   /// `{` newline, the ops, `}`; entry args printed as `^bb0(...)` only when
   /// `print_entry_args` is set.
   void printRegion(Region &region, bool print_entry_args = true,
@@ -73,6 +76,7 @@ public:
 private:
   void printOperation(Operation &op);
   void printGenericOp(Operation &op);
+  void printGenericModule(Module &module);
   void printBlock(Block &block, bool print_header);
   void numberValues(Operation &root);
   void nameValue(Value *value, std::string_view name);

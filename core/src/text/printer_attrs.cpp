@@ -375,9 +375,65 @@ void Printer::printAttr(const Attr *attr) {
   case AttrKind::Location:
     out_ += "loc(" + attr->text + ")";
     return;
+  case AttrKind::ManualAxes:
+    out_ += "#sdy<manual_axes";
+    printSdyListBody(*attr);
+    out_ += '>';
+    return;
+  case AttrKind::AxisRefList:
+    out_ += "#sdy<axis_ref_list";
+    printSdyListBody(*attr);
+    out_ += '>';
+    return;
+  case AttrKind::AxisRefListList:
+    out_ += "#sdy<list_of_axis_ref_lists";
+    printSdyListBody(*attr);
+    out_ += '>';
+    return;
+  case AttrKind::AllToAllParams:
+    out_ += "#sdy<all_to_all_param_list";
+    printSdyListBody(*attr);
+    out_ += '>';
+    return;
   default:
     out_ += attr->text;
     return;
+  }
+}
+
+void Printer::printSdyListBody(const Attr &attr) {
+  if (attr.kind == AttrKind::ManualAxes) {
+    out_ += '{';
+    const auto &axes = std::get<std::vector<std::string>>(attr.payload);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (i)
+        out_ += ", ";
+      appendEscapedString(out_, axes[i]);
+    }
+    out_ += '}';
+  } else if (attr.kind == AttrKind::AxisRefList) {
+    printAxisRefList(std::get<std::vector<AxisRef>>(attr.payload));
+  } else if (attr.kind == AttrKind::AxisRefListList) {
+    const auto &dims =
+        std::get<std::vector<std::vector<AxisRef>>>(attr.payload);
+    out_ += '[';
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (i)
+        out_ += ", ";
+      printAxisRefList(dims[i]);
+    }
+    out_ += ']';
+  } else if (attr.kind == AttrKind::AllToAllParams) {
+    const auto &params = std::get<std::vector<AllToAllParam>>(attr.payload);
+    out_ += '[';
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (i)
+        out_ += ", ";
+      printAxisRefList(params[i].axes);
+      out_ += ": " + std::to_string(params[i].src_dim) + "->" +
+              std::to_string(params[i].tgt_dim);
+    }
+    out_ += ']';
   }
 }
 

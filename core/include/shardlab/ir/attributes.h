@@ -45,6 +45,7 @@ enum class AttrKind {
   ManualAxes,       ///< #sdy<manual_axes{"a", "b"}>
   AxisRefList,      ///< {"a", "b":(1)2}: axes of an sdy collective
   AxisRefListList,  ///< [{"a"}, {}]: per-dim axes of an sdy collective
+  AllToAllParams,   ///< [{"a"}: 0->1]: sdy.all_to_all's params
   Location,         ///< loc(...): `text` is the body, aliases resolved
   Opaque,           ///< anything else, printed from `text`
 };
