@@ -381,11 +381,12 @@ class Progress:
             sys.stderr.flush()
 
 
-def print_table(files, file_results, case_results):
-    """file_results: rel -> True/False/None; case_results: (rel, i) -> bool/None."""
+def print_table(files, file_results, case_results, by_file=False):
+    """file_results: rel -> True/False/None; case_results: (rel, i) -> bool/None.
+    One row per folder, or per file with by_file."""
     folders = OrderedDict()
     for tf in files:
-        folders.setdefault(tf.folder, []).append(tf)
+        folders.setdefault(tf.rel if by_file else tf.folder, []).append(tf)
     rows = []
     tot = [0, 0, 0, 0, 0]
     for folder in sorted(folders):
@@ -411,7 +412,8 @@ def print_table(files, file_results, case_results):
     def pct(a, b):
         return "%5.1f%%" % (100.0 * a / b) if b else "     -"
 
-    header = "%-*s  %15s  %15s  %11s" % (width, "folder", "files", "cases", "unsupported")
+    header = "%-*s  %15s  %15s  %11s" % (width, "file" if by_file else "folder", "files",
+                                         "cases", "unsupported")
     print(header)
     print("-" * len(header))
     for i, (folder, fp, ft, cp, ct, uns) in enumerate(rows):
@@ -499,6 +501,8 @@ def main(argv=None):
                          "(refused under CI=true)")
     ap.add_argument("--list-flags", action="store_true",
                     help="print the sdy_opt flags used by the RUN lines, with file counts, and exit")
+    ap.add_argument("--per-file", action="store_true",
+                    help="one row per file in the table (default: per folder)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print the output of failures")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     args = ap.parse_args(argv)
@@ -597,7 +601,7 @@ def main(argv=None):
             print("=" * 78)
 
     unsupported_runs = [(tf.rel, r) for tf in files for r in tf.runs if r.unsupported]
-    print_table(files, file_results, case_results)
+    print_table(files, file_results, case_results, args.per_file)
     if unsupported_runs:
         reasons = {}
         for _, r in unsupported_runs:

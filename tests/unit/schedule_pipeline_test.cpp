@@ -157,6 +157,39 @@ TEST_CASE("Pipeline: dynamic shapes are refused with where and why") {
   CHECK(r.diagnostics[0].loc.line == 1);
 }
 
+TEST_CASE("Pipeline: a module in GSPMD form is imported first") {
+  const char *gspmd = R"(
+module @jit_f attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<1024x4096xbf16> {mhlo.sharding = "{devices=[8,1]<=[8]}"},
+                         %arg1: tensor<4096x4096xbf16> {mhlo.sharding = "{replicated}"})
+      -> (tensor<1024x4096xbf16> {mhlo.sharding = "{devices=[8,1]<=[8]}"}) {
+    %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<1024x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<1024x4096xbf16>
+    return %0 : tensor<1024x4096xbf16>
+  }
+}
+)";
+  PipelineResult r = run(gspmd, realOptions());
+  CHECK(r.program.topology.input_form == "gspmd");
+  CHECK(r.program.topology.num_devices == 8);
+  CHECK(r.program.topology.device_count_source == "mesh @mesh");
+  // Without shardings the declared count is used, with a warning.
+  std::string plain = gspmd;
+  for (const char *s : {"{mhlo.sharding = \"{devices=[8,1]<=[8]}\"}",
+                        "{mhlo.sharding = \"{replicated}\"}"})
+    for (size_t at; (at = plain.find(s)) != std::string::npos;)
+      plain.erase(at, std::string(s).size());
+  PipelineResult p = run(plain, realOptions());
+  CHECK(p.program.topology.input_form == "shardy");
+  CHECK(p.program.topology.num_devices == 8);
+  CHECK(p.program.topology.device_count_source ==
+        "mhlo.num_partitions x mhlo.num_replicas");
+  bool warned = false;
+  for (const Diagnostic &d : p.diagnostics)
+    warned = warned || d.message.find("nothing in it reads as a sharding") !=
+                           std::string::npos;
+  CHECK(warned);
+}
+
 TEST_CASE("StableHLO collectives: groups from replica_groups and pairs") {
   PipelineOptions o = realOptions();
   o.propagate = false;

@@ -2,6 +2,7 @@
 // chosen propagation, then (on the same module) explicit collectives and
 // the latency-hiding schedule with the cost model.
 #include "shardlab/api/playground_api.h"
+#include "shardlab/passes/xla_passes.h"
 
 #include "guard.h"
 #include "playground_internal.h"
@@ -210,6 +211,10 @@ std::string playgroundReply(std::string_view text,
   timings["parse_verify"] = msSince(start);
   if (diags.hasErrors())
     return finish("verify");
+  bool gspmd = false;
+  if (!importGspmdForm(*module, diags, gspmd) || diags.hasErrors())
+    return finish("import");
+  reply["input_form"] = gspmd ? "gspmd" : "shardy";
   if (!detail::runFlags(*module, flags, diags, error)) {
     reply["error"] = error;
     return finish("propagate");

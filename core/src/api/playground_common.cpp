@@ -1,6 +1,7 @@
 // Shared pieces of the playground entry points: parse + verify, pipelines
 // by name, and finding ops and values by source position.
 #include "playground_internal.h"
+#include "shardlab/passes/xla_passes.h"
 
 #include "shardlab/api/api.h"
 #include "shardlab/api/playground_api.h"
@@ -36,6 +37,9 @@ std::unique_ptr<Module> parseVerified(std::string_view text,
   if (!module || diags.hasErrors())
     return nullptr;
   verifyModule(*module, diags);
+  bool gspmd = false;
+  if (!diags.hasErrors())
+    importGspmdForm(*module, diags, gspmd);
   return diags.hasErrors() ? nullptr : std::move(module);
 }
 

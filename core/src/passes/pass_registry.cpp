@@ -6,6 +6,7 @@
 #include "shardlab/passes/populate_op_sharding_rules.h"
 #include "shardlab/passes/propagate_passes.h"
 #include "shardlab/passes/sdy_passes.h"
+#include "shardlab/passes/xla_passes.h"
 
 #include <cstdio>
 
@@ -104,6 +105,15 @@ const std::vector<PassInfo> &allPasses() {
        runUserPriorityPropagate},
       {"sdy-verify-unreduced-axes", "Verify unreduced axes",
        verifyUnreducedAxesPass},
+      // XLA's Shardy integration (xla/service/spmd/shardy).
+      {"xla-sdy-import-constants", "stablehlo.constant to sdy.constant",
+       xlaImportConstantsPass},
+      {"xla-sdy-import-shardings",
+       "Import GSPMD mhlo.sharding strings into a mesh and sdy.sharding",
+       xlaImportShardingsPass},
+      {"xla-sdy-stablehlo-import-pipeline",
+       "Import a module with GSPMD shardings into Shardy form",
+       xlaStablehloImportPipeline},
   };
   return passes;
 }

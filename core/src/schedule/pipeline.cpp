@@ -1,6 +1,7 @@
 // runSchedulePipeline: text in, program and schedule out (the library
 // behind shardlab-schedule).
 #include "shardlab/schedule/pipeline.h"
+#include "shardlab/passes/xla_passes.h"
 
 #include "shardlab/passes/pass_registry.h"
 #include "shardlab/text/text.h"
@@ -93,10 +94,16 @@ PipelineResult runSchedulePipeline(std::string_view text,
     return failed(std::move(r), "parse", "cannot parse the module", diags);
   if (!verifyModule(*module, diags) || diags.hasErrors())
     return failed(std::move(r), "verify", "the module does not verify", diags);
+  bool gspmd = false;
+  if (!importGspmdForm(*module, diags, gspmd) || diags.hasErrors())
+    return failed(std::move(r), "import",
+                  "cannot import the module's GSPMD shardings", diags);
   std::string error;
   if (options.propagate && !lowerToCollectives(*module, diags, error))
     return failed(std::move(r), "lower", error, diags);
   PipelineResult scheduled = scheduleLowered(*module, options);
+  if (gspmd)
+    scheduled.program.topology.input_form = "gspmd";
   std::vector<Diagnostic> all = diags.diagnostics();
   all.insert(all.end(), scheduled.diagnostics.begin(),
              scheduled.diagnostics.end());

@@ -2,6 +2,7 @@
 // collectives and emits the costed per-device graph.
 #include "program_internal.h"
 #include "shardlab/ir/sharding_access.h"
+#include "shardlab/passes/xla_passes.h"
 #include "shardlab/sharding/sharding_utils.h"
 
 #include <algorithm>
@@ -213,9 +214,20 @@ Topology topologyOf(Module &module, int64_t gpus_per_node) {
     t.num_devices = mesh->mesh().totalSize();
     t.mesh_name = sym && sym->kind == AttrKind::String ? sym->str() : "";
     t.device_ids = mesh->mesh().device_ids;
+    t.device_count_source = "mesh @" + t.mesh_name;
   }
-  if (t.num_devices == 1) // no mesh: the devices stablehlo collectives name
+  if (t.num_devices == 1) { // no mesh: the devices stablehlo collectives name
     t.num_devices = std::max<int64_t>(1, maxStablehloDeviceId(module) + 1);
+    if (t.num_devices > 1)
+      t.device_count_source = "replica groups";
+  }
+  if (t.num_devices == 1) { // nor those: what the module says it runs on
+    const int64_t declared = declaredDeviceCount(module);
+    if (declared > 1) {
+      t.num_devices = declared;
+      t.device_count_source = "mhlo.num_partitions x mhlo.num_replicas";
+    }
+  }
   if (t.device_ids.empty())
     for (int64_t i = 0; i < t.num_devices; ++i)
       t.device_ids.push_back(i);

@@ -135,6 +135,8 @@ json reportValue(const Program &program, const Schedule &s) {
             {"topology",
              {{"mesh", t.mesh_name},
               {"num_devices", t.num_devices},
+              {"device_count_source", t.device_count_source},
+              {"input_form", t.input_form},
               {"gpus_per_node", t.gpus_per_node},
               {"num_nodes", t.num_nodes}}},
             {"assumptions", program.assumptions},
@@ -204,6 +206,14 @@ std::string summaryText(const Program &program, const Schedule &s) {
     std::snprintf(line, sizeof line, "%-22s %14.3f us\n", label, us);
     out += line;
   };
+  const Topology &topology = program.topology;
+  std::snprintf(line, sizeof line, "%-22s %14lld (%s%s)\n", "devices",
+                (long long)topology.num_devices,
+                topology.device_count_source.c_str(),
+                topology.input_form == "gspmd"
+                    ? "; GSPMD shardings imported into Shardy form"
+                    : "");
+  out += line;
   add("step time", s.step_time_us);
   add("compute busy", s.compute_us);
   add("communication", s.comm_us);

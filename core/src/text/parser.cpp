@@ -788,6 +788,7 @@ bool Parser::parseTopLevelItem(Module &module) {
 }
 
 bool Parser::parseExplicitModule(Module &module) {
+  module.op().loc = loc();
   tryKeyword("module");
   module.explicit_module = true;
   if (peek() == '@' && !parseSymbolName(module.sym_name))
@@ -808,6 +809,7 @@ bool Parser::parseExplicitModule(Module &module) {
 // `"builtin.module"() <{sym_name = "m"}> ({ ... }) {attrs} : () -> ()`,
 // the module as -mlir-print-op-generic prints it.
 bool Parser::parseGenericModule(Module &module) {
+  module.op().loc = loc();
   std::string name;
   if (!parseString(name))
     return false;

@@ -53,8 +53,8 @@ struct PipelineResult {
   bool ok = false;
   std::string error;
   std::vector<Diagnostic> diagnostics;
-  std::string stage; ///< where it stopped: parse, verify, lower, program,
-                     ///< schedule, or done
+  std::string stage; ///< where it stopped: parse, verify, import, lower,
+                     ///< program, schedule, or done
   Program program;
   Schedule schedule;
 };

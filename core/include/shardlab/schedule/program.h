@@ -38,6 +38,12 @@ struct ProgramOptions {
 struct Topology {
   std::string mesh_name;
   int64_t num_devices = 1;
+  /// Where num_devices comes from: "mesh @name", "replica groups",
+  /// "mhlo.num_partitions x mhlo.num_replicas" or "default".
+  std::string device_count_source = "default";
+  /// The form the module came in: "shardy", or "gspmd" when its
+  /// mhlo.sharding strings were imported first.
+  std::string input_form = "shardy";
   int64_t gpus_per_node = 8;
   int64_t num_nodes = 1;
   std::vector<int64_t> device_ids;

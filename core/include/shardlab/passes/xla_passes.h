@@ -1,0 +1,44 @@
+// The passes of XLA's Shardy integration (xla/service/spmd/shardy), under
+// their `-xla-sdy-*` flags: reading GSPMD `mhlo.sharding` strings into
+// meshes and `sdy.sharding`s, and the import pipeline around it. Each has
+// the PassFn signature of the pass registry; one file per pass in
+// core/src/passes/xla/, named after its flag.
+#pragma once
+
+#include "shardlab/passes/pass_registry.h"
+
+namespace shardlab {
+
+/// -xla-sdy-import-shardings: every `mhlo.sharding` (func arguments and
+/// results, ops) becomes an `sdy.sharding` over one mesh `@mesh` whose
+/// axes `_axis_0`, `_axis_1`, ... (major to minor) are the cuts of all
+/// tile assignments; `{maximal device=N}` uses `@single_device_N`.
+bool xlaImportShardingsPass(Module &, const PassOptions &, DiagnosticEngine &);
+
+/// -xla-sdy-import-constants: `stablehlo.constant` becomes `sdy.constant`,
+/// which later passes do not fold or hoist.
+bool xlaImportConstantsPass(Module &, const PassOptions &, DiagnosticEngine &);
+
+/// -xla-sdy-stablehlo-import-pipeline: a module exported with GSPMD
+/// shardings into Shardy form: import-shardings, then `custom_call
+/// @Sharding` to `sdy.sharding_constraint`, the `@SPMDFullToShardShape` /
+/// `@SPMDShardToFullShape` pattern around a call to
+/// `sdy.manual_computation`, and constants to `sdy.constant`.
+bool xlaStablehloImportPipeline(Module &, const PassOptions &,
+                                DiagnosticEngine &);
+
+/// Whether `module` is in GSPMD form: it holds an `mhlo.sharding` string and
+/// no Shardy mesh.
+bool isGspmdModule(Module &module);
+
+/// mhlo.num_partitions x mhlo.num_replicas of the module (1 when absent).
+int64_t declaredDeviceCount(Module &module);
+
+/// Automatic form detection, for every caller that takes modules from
+/// users (shardlab-schedule, the API, the playground): a GSPMD module runs
+/// -xla-sdy-stablehlo-import-pipeline; a module that declares several
+/// devices but has no mesh after that gets a warning, since it will be
+/// estimated as replicated. Sets `imported`; false after an error.
+bool importGspmdForm(Module &module, DiagnosticEngine &diags, bool &imported);
+
+} // namespace shardlab

@@ -1,0 +1,110 @@
+// GSPMD sharding strings: what is read, the pieces of a tile assignment,
+// the mesh shared by several shardings, and the errors for bad strings.
+#include "shardlab/sharding/hlo_sharding.h"
+
+#include <doctest/doctest.h>
+
+using namespace shardlab;
+
+namespace {
+
+HloSharding read(const std::string &text) {
+  std::string error;
+  std::optional<HloSharding> s = parseHloSharding(text, error);
+  REQUIRE_MESSAGE(s.has_value(), error);
+  return *s;
+}
+
+std::string errorOf(const std::string &text) {
+  std::string error;
+  CHECK_FALSE(parseHloSharding(text, error).has_value());
+  return error;
+}
+
+std::string dims(const TensorSharding &s) {
+  std::string out;
+  for (const DimSharding &dim : s.dims) {
+    out += "{";
+    for (const AxisRef &axis : dim.axes)
+      out += axis.name + " ";
+    out += dim.closed ? "}" : "?}";
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("GSPMD strings of every kind are read") {
+  CHECK(read("{replicated}").kind == HloSharding::Kind::Replicated);
+  CHECK(read("{unknown}").kind == HloSharding::Kind::Unknown);
+  CHECK(read("{manual}").kind == HloSharding::Kind::Manual);
+  HloSharding maximal = read("{maximal device=3}");
+  CHECK(maximal.kind == HloSharding::Kind::Maximal);
+  CHECK(maximal.device == 3);
+  // An iota and the explicit list it stands for give the same devices.
+  HloSharding iota = read("{devices=[2,4]<=[4,2]T(1,0)}");
+  HloSharding list = read("{devices=[2,4]0,2,4,6,1,3,5,7}");
+  CHECK(iota.devices == list.devices);
+  HloSharding partial =
+      read("{devices=[1,2,4]<=[8] last_tile_dim_replicate metadata={op_name="
+           "\"x\"}}");
+  CHECK(partial.numTensorDims() == 2);
+  HloSharding manual =
+      read("{devices=[2,1,4]<=[8] last_tile_dims={manual, replicated}}");
+  CHECK(manual.numTensorDims() == 1);
+  CHECK(manual.isManualSubgroup(1));
+  HloSharding tuple = read("{{maximal device=0}, {replicated}}");
+  REQUIRE(tuple.tuple.size() == 2);
+  CHECK(tuple.tuple[1].kind == HloSharding::Kind::Replicated);
+}
+
+TEST_CASE("bad GSPMD strings say what was expected") {
+  CHECK(errorOf("{devices=[2,2]0,1,2}").find("expected 4 devices, got 3") !=
+        std::string::npos);
+  CHECK(errorOf("{devices=[4]<=[8]}").find("the iota has 8 devices") !=
+        std::string::npos);
+  CHECK(errorOf("{maximal}").find("device=N") != std::string::npos);
+  CHECK(errorOf("{tiled}").find("expected replicated") != std::string::npos);
+  CHECK(errorOf("{replicated} x").find("unexpected text") != std::string::npos);
+  CHECK(errorOf("{devices=[2]<=[2]T(0,1)}").find("transpose") !=
+        std::string::npos);
+}
+
+TEST_CASE("the common mesh is the cuts of every tile assignment") {
+  // XLA's own example (import_shardings.mlir): 32 devices cut at strides
+  // 16 and 4 give axes 2, 4, 4.
+  HloSharding a = read("{devices=[4,8]<=[8,4]T(1,0)}");
+  HloSharding b = read("{devices=[1,2,16]<=[32] last_tile_dim_replicate}");
+  HloSharding c =
+      read("{devices=[4,4,2]<=[2,16]T(1,0) last_tile_dim_replicate}");
+  std::string error;
+  std::optional<Mesh> mesh = commonMesh({&a, &b, &c}, "_axis_", error);
+  REQUIRE_MESSAGE(mesh.has_value(), error);
+  REQUIRE(mesh->axes.size() == 3);
+  CHECK(mesh->axes[0].size == 2);
+  CHECK(mesh->axes[1].size == 4);
+  CHECK(mesh->axes[2].size == 4);
+  auto sharding = [&](const HloSharding &s, int64_t rank) {
+    std::optional<TensorSharding> out =
+        toTensorSharding(s, *mesh, "mesh", rank, nullptr, error);
+    REQUIRE_MESSAGE(out.has_value(), error);
+    return dims(*out);
+  };
+  CHECK(sharding(a, 2) == "{_axis_2 }{_axis_0 _axis_1 }");
+  CHECK(sharding(b, 2) == "{}{_axis_0 }");
+  CHECK(sharding(c, 2) == "{_axis_1 }{_axis_2 }");
+  CHECK(sharding(read("{unknown}"), 2) == "{?}{?}");
+  CHECK_FALSE(toTensorSharding(a, *mesh, "mesh", 3, nullptr, error));
+  CHECK(error.find("rank 3") != std::string::npos);
+}
+
+TEST_CASE("shardings that share no mesh are an error, not a guess") {
+  HloSharding a = read("{devices=[2,3]<=[6]}");
+  HloSharding b = read("{devices=[3,2]<=[6]}");
+  std::string error;
+  CHECK_FALSE(commonMesh({&a, &b}, "_axis_", error).has_value());
+  CHECK(error.find("no one mesh") != std::string::npos);
+  HloSharding c = read("{devices=[4]<=[4]}");
+  CHECK_FALSE(commonMesh({&a, &c}, "_axis_", error).has_value());
+  CHECK(error.find("6 and 4 devices") != std::string::npos);
+}
