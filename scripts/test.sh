@@ -22,6 +22,8 @@ missing. Then runs, in order:
   runner         the conformance runner's self-tests
   roundtrip      parse/print fixed point over Shardy's suite
   conformance    Shardy's lit tests, gated on tests/conformance/passing_cases.txt
+  corpus-local   tests/corpus/*/*.mlir (JAX with and without Shardy, PyTorch/XLA,
+                 Reactant, XLA dumps) through every stage; every one must pass
   xla-shardy     XLA's Shardy-integration lit tests (GSPMD import/export, round
                  trip), gated on tests/conformance/passing_xla_shardy.txt
   corpus-jax     the 960 JAX-exported modules of ../shared/corpus through every
@@ -216,6 +218,9 @@ suite xla-shardy gate python3 tests/conformance/run_conformance.py "${allow_flag
   --passing-list tests/conformance/passing_xla_shardy.txt \
   --opt "$BUILD_DIR/shardlab-opt" --jobs "$JOBS" --check-regressions
 suite corpus-jax gate python3 tests/corpus/run_corpus.py --set shared "${allow_flag[@]}" \
+  --opt "$BUILD_DIR/shardlab-opt" --schedule "$BUILD_DIR/shardlab-schedule" \
+  --jobs "$JOBS" --check-regressions -q
+suite corpus-local gate python3 tests/corpus/run_corpus.py --set local \
   --opt "$BUILD_DIR/shardlab-opt" --schedule "$BUILD_DIR/shardlab-schedule" \
   --jobs "$JOBS" --check-regressions -q
 

@@ -29,7 +29,9 @@ std::vector<AxisRef> collectiveAxes(const Operation &op) {
 std::optional<double> constantValue(Value *value) {
   Operation *def = value ? value->defining_op : nullptr;
   const Attr *attr =
-      def && def->is("stablehlo.constant") ? def->attrs.get("value") : nullptr;
+      def && (def->is("stablehlo.constant") || def->is("sdy.constant"))
+          ? def->attrs.get("value")
+          : nullptr;
   if (!attr || attr->kind != AttrKind::DenseElements)
     return std::nullopt;
   const auto &dense = std::get<DenseElements>(attr->payload);
