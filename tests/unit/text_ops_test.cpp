@@ -170,3 +170,11 @@ TEST_CASE("ops of other dialects in the generic form are kept as written") {
   CHECK(out.pretty == text);
   CHECK(print(out.generic).pretty == text);
 }
+
+TEST_CASE("a constant whose value has no type is an error (fuzz finding)") {
+  Printed out = print("func.func @f() -> tensor<i32> {\n"
+                      "  %c = stablehlo.constant foo<i32>\n"
+                      "  return %c : tensor<i32>\n}\n");
+  CHECK(out.error.find("2:27: expected a typed constant value") !=
+        std::string::npos);
+}

@@ -303,9 +303,14 @@ bool parseConstantLike(Parser &parser, Operation &op, size_t) {
     std::vector<Value *> none;
     return parseFunctionalTypeFor(parser, op, none);
   }
+  Location where = parser.loc();
   const Attr *value = parser.parseAttribute();
   if (!value)
     return false;
+  // The result type is the attribute's: it must have one.
+  if (!value->type)
+    return parser.errorAt(where, "expected a typed constant value, such as "
+                                 "dense<0.000000e+00> : tensor<4xf32>");
   setAttr(parser, op, "value", value);
   op.setResultTypes({value->type});
   return true;
