@@ -76,7 +76,8 @@ std::vector<Value *> blockArgs(Block &block) {
 // A private func holding the body of `named` (inserted, renamed on a name
 // clash), with the in shardings on its arguments.
 Operation *funcFromNamedComputation(Module &module, Operation &named,
-                                    SymbolInserter &symbols) {
+                                    SymbolInserter &symbols,
+                                    bool result_shardings) {
   Context &ctx = module.ctx();
   Block &body = named.region(0).front();
   std::vector<Type> inputs;
@@ -98,19 +99,25 @@ Operation *funcFromNamedComputation(Module &module, Operation &named,
   std::vector<TensorSharding> in = shardingList(named, "in_shardings");
   for (size_t i = 0; i < in.size() && i < entry.numArguments(); ++i)
     setSharding(entry.argument(i), in[i], ctx);
+  if (result_shardings) {
+    std::vector<TensorSharding> out = shardingList(named, "out_shardings");
+    for (size_t i = 0; i < out.size() && i < results.size(); ++i)
+      setFuncResultSharding(*inserted, i, out[i], ctx);
+  }
   return inserted;
 }
 
 // Replaces `named` by a call to a new func with its body.
 void exportNamedComputation(Module &module, Operation &named,
-                            SymbolInserter &symbols,
+                            SymbolInserter &symbols, bool result_shardings,
                             std::vector<Value *> &call_results) {
   Context &ctx = module.ctx();
   if (auto in = shardingsFromDataFlowEdges(blockArgEdgeOwners(named)))
     setShardingList(named, "in_shardings", std::move(*in), ctx);
   if (auto out = shardingsFromDataFlowEdges(resultEdgeOwners(named)))
     setShardingList(named, "out_shardings", std::move(*out), ctx);
-  Operation *func = funcFromNamedComputation(module, named, symbols);
+  Operation *func =
+      funcFromNamedComputation(module, named, symbols, result_shardings);
   std::vector<Type> types;
   for (Value *result : resultsOf(named))
     types.push_back(result->type);
@@ -134,13 +141,17 @@ void exportNamedComputation(Module &module, Operation &named,
 
 } // namespace
 
-bool exportNamedComputationsPass(Module &module, const PassOptions &,
+bool exportNamedComputationsPass(Module &module, const PassOptions &options,
                                  DiagnosticEngine &) {
   std::vector<Operation *> named = namedComputationsPostOrder(module.op());
   SymbolInserter symbols(module);
   std::vector<Value *> call_results;
+  // XLA's variant (-xla-sdy-export-named-computations) also puts the out
+  // shardings on the new func's results.
+  const bool result_shardings = optionIsTrue(options, "func-result-shardings");
   for (Operation *op : named)
-    exportNamedComputation(module, *op, symbols, call_results);
+    exportNamedComputation(module, *op, symbols, result_shardings,
+                           call_results);
   removeDataFlowEdges(call_results);
   return true;
 }

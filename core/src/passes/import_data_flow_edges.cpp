@@ -17,10 +17,10 @@ bool isShardableDataFlowOp(const Operation &op) {
 }
 
 bool mayContainShardableDataFlowOps(const Module &module) {
-  return mayContain(module, {"stablehlo.while", "stablehlo.case",
-                             "stablehlo.optimization_barrier",
-                             "sdy.manual_computation",
-                             "sdy.named_computation"});
+  return mayContain(module,
+                    {"stablehlo.while", "stablehlo.case",
+                     "stablehlo.optimization_barrier", "sdy.manual_computation",
+                     "sdy.named_computation"});
 }
 
 std::vector<Value *> blockArgEdgeOwners(Operation &op) {

@@ -871,6 +871,25 @@ std::unique_ptr<Module> Parser::parseTopLevel() {
   return module;
 }
 
+const Attr *parseAttributeText(std::string_view text,
+                               std::shared_ptr<Context> context,
+                               std::string &error) {
+  DiagnosticEngine diags;
+  Parser parser(text, std::move(context), diags, {});
+  const Attr *attr = parser.parseAttribute();
+  if (attr && !parser.atEnd()) {
+    parser.error("expected the end of the attribute");
+    attr = nullptr;
+  }
+  if (!attr) {
+    const auto &all = diags.diagnostics();
+    error = all.empty() ? "cannot parse the attribute"
+                        : "col " + std::to_string(all.front().loc.col) + ": " +
+                              all.front().message;
+  }
+  return attr;
+}
+
 std::unique_ptr<Module> parseModule(std::string_view text,
                                     DiagnosticEngine &diags,
                                     const ParseOptions &options,

@@ -19,6 +19,24 @@ bool xlaImportShardingsPass(Module &, const PassOptions &, DiagnosticEngine &);
 /// which later passes do not fold or hoist.
 bool xlaImportConstantsPass(Module &, const PassOptions &, DiagnosticEngine &);
 
+/// -xla-sdy-export-named-computations: -sdy-export-named-computations with
+/// the out shardings also on the new funcs' results.
+bool xlaExportNamedComputationsPass(Module &, const PassOptions &,
+                                    DiagnosticEngine &);
+
+/// -xla-sdy-round-trip-clone-manual-computation-calls: a fresh copy of a
+/// `xla.sdy.manual_computation_body` func for each call after the first.
+bool xlaRoundTripCloneManualComputationCallsPass(Module &, const PassOptions &,
+                                                 DiagnosticEngine &);
+/// Whether a func name marks a manual computation body (also as infix).
+bool isManualComputationBody(std::string_view name);
+
+/// -xla-sdy-round-trip-shard-map-import: GlobalToLocalShape / call to a
+/// manual computation body / LocalToGlobalShape back to
+/// sdy.manual_computation.
+bool xlaRoundTripShardMapImportPass(Module &, const PassOptions &,
+                                    DiagnosticEngine &);
+
 /// -xla-sdy-stablehlo-import-pipeline: a module exported with GSPMD
 /// shardings into Shardy form: import-shardings, then `custom_call
 /// @Sharding` to `sdy.sharding_constraint`, the `@SPMDFullToShardShape` /

@@ -26,6 +26,14 @@ std::unique_ptr<Module> parseModule(std::string_view text,
                                     const ParseOptions &options = {},
                                     std::shared_ptr<Context> context = {});
 
+/// Parses one attribute written as text (`#sdy.sharding_per_value<[...]>`,
+/// as XLA stores Shardy attributes in frontend-attribute strings) into
+/// `context`. Returns null and sets `error` when the text is not exactly
+/// one attribute.
+const Attr *parseAttributeText(std::string_view text,
+                               std::shared_ptr<Context> context,
+                               std::string &error);
+
 struct PrintOptions {
   bool generic = false; ///< print every op in the generic form
   /// Print each op's and block argument's location (`loc(...)`), as
