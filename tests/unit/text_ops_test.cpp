@@ -2,6 +2,7 @@
 // and printed back exactly as StableHLO prints it, and its generic form reads
 // back to the same op.
 #include "shardlab/text/text.h"
+#include "shardlab/verify/verifier.h"
 
 #include <doctest/doctest.h>
 
@@ -177,4 +178,17 @@ TEST_CASE("a constant whose value has no type is an error (fuzz finding)") {
                       "  return %c : tensor<i32>\n}\n");
   CHECK(out.error.find("2:27: expected a typed constant value") !=
         std::string::npos);
+}
+
+TEST_CASE("a generic func.func without function_type is a diagnostic") {
+  // Found by fuzz_parse: the custom form read a missing attribute.
+  DiagnosticEngine diags;
+  auto module = parseModule("\"func.func\"() <{sym_name = \"f\"}> ({\n"
+                            "}) : () -> ()\n",
+                            diags);
+  REQUIRE(module);
+  CHECK_FALSE(verifyModule(*module, diags));
+  REQUIRE_FALSE(diags.diagnostics().empty());
+  CHECK(diags.diagnostics().back().message.find(
+            "requires attribute 'function_type'") != std::string::npos);
 }

@@ -69,10 +69,9 @@ std::string runReply(std::string_view text, std::string_view flags_json) {
 std::string checkReply(std::string_view text) {
   DiagnosticEngine diags;
   std::string output;
-  if (auto module = parseModule(text, diags)) {
-    verifyModule(*module, diags);
-    output = printModule(*module);
-  }
+  if (auto module = parseModule(text, diags))
+    if (verifyModule(*module, diags))
+      output = printModule(*module);
   const auto &all = diags.diagnostics();
   return dumpReply({{"ok", !hasError(all)},
                     {"output", output},

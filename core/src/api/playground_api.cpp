@@ -206,11 +206,13 @@ std::string playgroundReply(std::string_view text,
   };
   if (!module || diags.hasErrors())
     return finish("parse");
-  reply["input"] = printModule(*module);
+  // Printing needs a verified module (a generic op may lack attributes its
+  // custom form reads).
   verifyModule(*module, diags);
   timings["parse_verify"] = msSince(start);
   if (diags.hasErrors())
     return finish("verify");
+  reply["input"] = printModule(*module);
   bool gspmd = false;
   if (!importGspmdForm(*module, diags, gspmd) || diags.hasErrors())
     return finish("import");

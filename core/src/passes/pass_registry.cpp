@@ -121,6 +121,9 @@ const std::vector<PassInfo> &allPasses() {
        "Manual computation bodies called through shape custom calls back to "
        "sdy.manual_computation",
        xlaRoundTripShardMapImportPass},
+      {"xla-sdy-stablehlo-export-pipeline",
+       "Export a Shardy module to GSPMD mhlo.sharding form",
+       xlaStablehloExportPipeline},
       {"xla-sdy-stablehlo-import-pipeline",
        "Import a module with GSPMD shardings into Shardy form",
        xlaStablehloImportPipeline},

@@ -462,3 +462,183 @@ toTensorSharding(const HloSharding &s, const Mesh &mesh,
 }
 
 } // namespace shardlab
+
+namespace shardlab {
+
+namespace {
+
+// One piece of a mesh axis: `[pre, pre * size)` of axis `axis`.
+struct AxisPiece {
+  size_t axis;
+  int64_t pre, size;
+};
+
+// The mesh's axes cut at every sub-axis boundary `sharding` uses, in mesh
+// order (major to minor within an axis).
+std::vector<AxisPiece> meshPieces(const TensorSharding &sharding,
+                                  const Mesh &mesh) {
+  std::vector<std::vector<int64_t>> cuts(mesh.axes.size());
+  auto note = [&](const AxisRef &ref) {
+    int index = mesh.axisIndex(ref.name);
+    if (index < 0 || !ref.sub)
+      return;
+    cuts[size_t(index)].push_back(ref.sub->pre_size);
+    cuts[size_t(index)].push_back(ref.sub->pre_size * ref.sub->size);
+  };
+  for (const DimSharding &dim : sharding.dims)
+    for (const AxisRef &ref : dim.axes)
+      note(ref);
+  for (const AxisRef &ref : sharding.replicated)
+    note(ref);
+  std::vector<AxisPiece> pieces;
+  for (size_t a = 0; a < mesh.axes.size(); ++a) {
+    std::vector<int64_t> &c = cuts[a];
+    c.push_back(1);
+    c.push_back(mesh.axes[a].size);
+    std::sort(c.begin(), c.end());
+    c.erase(std::unique(c.begin(), c.end()), c.end());
+    // Major pieces first: "x":(1)2 is the most major part of "x".
+    for (size_t i = 1; i < c.size(); ++i)
+      pieces.push_back({a, c[i - 1], c[i] / c[i - 1]});
+  }
+  return pieces;
+}
+
+// The pieces `ref` covers, in major-to-minor order.
+std::vector<size_t> piecesOf(const AxisRef &ref, const Mesh &mesh,
+                             const std::vector<AxisPiece> &pieces) {
+  std::vector<size_t> out;
+  int index = mesh.axisIndex(ref.name);
+  if (index < 0)
+    return out;
+  const int64_t lo = ref.sub ? ref.sub->pre_size : 1;
+  const int64_t hi =
+      ref.sub ? lo * ref.sub->size : mesh.axes[size_t(index)].size;
+  for (size_t p = 0; p < pieces.size(); ++p)
+    if (pieces[p].axis == size_t(index) && pieces[p].pre >= lo &&
+        pieces[p].pre * pieces[p].size <= hi)
+      out.push_back(p);
+  return out;
+}
+
+std::string joined(const std::vector<int64_t> &values) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i)
+    out += (i ? "," : "") + std::to_string(values[i]);
+  return out;
+}
+
+// XLA's canonical iota: size-1 dims dropped, dims adjacent in both the
+// reshape and the transpose merged; `<=[N]` when no transpose is left.
+std::string iotaText(std::vector<int64_t> dims, std::vector<int64_t> perm) {
+  for (size_t i = dims.size(); i-- > 0;)
+    if (dims[i] == 1) {
+      dims.erase(dims.begin() + long(i));
+      perm.erase(std::find(perm.begin(), perm.end(), int64_t(i)));
+      for (int64_t &p : perm)
+        if (p > int64_t(i))
+          --p;
+    }
+  for (size_t i = 0; i + 1 < perm.size();) {
+    if (perm[i + 1] != perm[i] + 1) {
+      ++i;
+      continue;
+    }
+    const int64_t merged = perm[i + 1];
+    dims[size_t(perm[i])] *= dims[size_t(merged)];
+    dims.erase(dims.begin() + merged);
+    perm.erase(perm.begin() + long(i) + 1);
+    for (int64_t &p : perm)
+      if (p > merged)
+        --p;
+  }
+  int64_t total = 1;
+  for (int64_t d : dims)
+    total *= d;
+  bool identity = true;
+  for (size_t i = 0; i < perm.size(); ++i)
+    identity = identity && perm[i] == int64_t(i);
+  if (identity)
+    return "<=[" + std::to_string(total) + "]";
+  return "<=[" + joined(dims) + "]T(" + joined(perm) + ")";
+}
+
+} // namespace
+
+std::string hloShardingText(const TensorSharding &sharding, const Mesh &mesh,
+                            const std::vector<std::string> &manual_axes) {
+  if (mesh.isMaximal())
+    return "{maximal device=" + std::to_string(mesh.device_ids[0]) + "}";
+  const std::vector<AxisPiece> pieces = meshPieces(sharding, mesh);
+  std::vector<bool> used(pieces.size(), false);
+  std::vector<int64_t> tile_dims, perm;
+  for (const DimSharding &dim : sharding.dims) {
+    int64_t size = 1;
+    for (const AxisRef &ref : dim.axes)
+      for (size_t p : piecesOf(ref, mesh, pieces)) {
+        size *= pieces[p].size;
+        perm.push_back(int64_t(p));
+        used[p] = true;
+      }
+    tile_dims.push_back(size);
+  }
+  const bool sharded = !perm.empty();
+  auto is_manual = [&](size_t p) {
+    return std::find(manual_axes.begin(), manual_axes.end(),
+                     mesh.axes[pieces[p].axis].name) != manual_axes.end();
+  };
+  int64_t manual = 1, replicated = 1;
+  for (size_t p = 0; p < pieces.size(); ++p)
+    if (!used[p] && is_manual(p)) {
+      manual *= pieces[p].size;
+      perm.push_back(int64_t(p));
+    }
+  for (size_t p = 0; p < pieces.size(); ++p)
+    if (!used[p] && !is_manual(p)) {
+      replicated *= pieces[p].size;
+      perm.push_back(int64_t(p));
+    }
+  if (!sharded && manual == 1)
+    return "{replicated}";
+  if (!sharded && replicated == 1)
+    return "{manual}";
+  std::vector<std::string> groups;
+  if (manual > 1) {
+    tile_dims.push_back(manual);
+    groups.push_back("manual");
+  }
+  if (replicated > 1) {
+    tile_dims.push_back(replicated);
+    groups.push_back("replicated");
+  }
+  std::vector<int64_t> dims;
+  for (const AxisPiece &piece : pieces)
+    dims.push_back(piece.size);
+  std::string devices;
+  if (mesh.device_ids.empty()) {
+    devices = iotaText(dims, perm);
+  } else {
+    // Explicit ids: the iota's devices mapped through them.
+    HloSharding iota;
+    std::string error;
+    Reader reader(devices, error);
+    iotaDevices(dims, perm, iota.devices, reader);
+    for (int64_t &d : iota.devices)
+      d = mesh.device_ids[size_t(d)];
+    // XLA lists the devices of each replication group in order.
+    if (replicated > 1)
+      for (size_t at = 0; at < iota.devices.size(); at += size_t(replicated))
+        std::sort(iota.devices.begin() + long(at),
+                  iota.devices.begin() + long(at) + replicated);
+    devices = joined(iota.devices);
+  }
+  std::string text = "{devices=[" + joined(tile_dims) + "]" + devices;
+  if (groups.size() == 1 && groups[0] == "replicated")
+    text += " last_tile_dim_replicate";
+  else if (!groups.empty())
+    text += groups.size() == 2 ? " last_tile_dims={manual, replicated}"
+                               : " last_tile_dims={manual}";
+  return text + "}";
+}
+
+} // namespace shardlab

@@ -588,6 +588,8 @@ std::vector<OpInfo> stablehloOpInfos() {
       infos.push_back({name, parseElementwise, printElementwise});
   infos.push_back(
       {"stablehlo.dynamic_update_slice", parseElementwise, printElementwise});
+  // XLA's export writes reshards as mhlo.copy (`%x {attrs} : type`).
+  infos.push_back({"mhlo.copy", parseElementwise, printElementwise});
   for (const KeyedSpec &spec : kKeyed) {
     OpInfo info{spec.op, parseKeyed, printKeyed, {spec.attr}};
     infos.push_back(info);

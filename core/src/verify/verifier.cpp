@@ -47,8 +47,44 @@ bool verifyIsolation(VerifyContext &ctx, Operation &root) {
   return ok;
 }
 
+// The attributes MLIR requires of the ops whose custom form reads them
+// (a generic form may leave them out).
+bool verifyRequiredAttrs(VerifyContext &ctx, Operation &op) {
+  struct Required {
+    std::string_view op, attr;
+    AttrKind kind;
+  };
+  static const Required kRequired[] = {
+      {"func.func", "sym_name", AttrKind::String},
+      {"func.func", "function_type", AttrKind::TypeAttr},
+      {"func.call", "callee", AttrKind::SymbolRef},
+      {"stablehlo.custom_call", "call_target_name", AttrKind::String},
+      {"sdy.mesh", "sym_name", AttrKind::String},
+      {"sdy.mesh", "mesh", AttrKind::Mesh},
+  };
+  for (const Required &required : kRequired) {
+    if (!op.is(required.op))
+      continue;
+    const Attr *attr = op.attrs.get(required.attr);
+    if (!attr) {
+      ctx.opError(op,
+                  "requires attribute '" + std::string(required.attr) + "'");
+      return false;
+    }
+    if (attr->kind != required.kind ||
+        (required.kind == AttrKind::TypeAttr &&
+         std::get<Type>(attr->payload)->kind != TypeKind::Function)) {
+      ctx.opError(op, "attribute '" + std::string(required.attr) +
+                          "' has the wrong kind");
+      return false;
+    }
+  }
+  return true;
+}
+
 bool verifyOnEntrance(VerifyContext &ctx, Operation &op) {
-  return verifyDiscardableAttrs(ctx, op) && verifySdyOp(ctx, op);
+  return verifyRequiredAttrs(ctx, op) && verifyDiscardableAttrs(ctx, op) &&
+         verifySdyOp(ctx, op);
 }
 
 // Region-dependent checks; the function-interface checks of func.func run

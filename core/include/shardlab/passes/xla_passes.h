@@ -37,6 +37,12 @@ bool isManualComputationBody(std::string_view name);
 bool xlaRoundTripShardMapImportPass(Module &, const PassOptions &,
                                     DiagnosticEngine &);
 
+/// -xla-sdy-stablehlo-export-pipeline: back to GSPMD form, every
+/// sdy.sharding an `mhlo.sharding` string, data-moving collectives
+/// `mhlo.copy`, manual computations the SPMDFullToShardShape pattern.
+bool xlaStablehloExportPipeline(Module &, const PassOptions &,
+                                DiagnosticEngine &);
+
 /// -xla-sdy-stablehlo-import-pipeline: a module exported with GSPMD
 /// shardings into Shardy form: import-shardings, then `custom_call
 /// @Sharding` to `sdy.sharding_constraint`, the `@SPMDFullToShardShape` /

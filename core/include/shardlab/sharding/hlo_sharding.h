@@ -75,4 +75,16 @@ toTensorSharding(const HloSharding &sharding, const Mesh &mesh,
                  const std::string &mesh_name, int64_t rank,
                  std::vector<std::string> *manual_axes, std::string &error);
 
+/// The GSPMD string of `sharding` over `mesh`, as XLA's Shardy export
+/// writes it: `{replicated}` when no axis shards, `{maximal device=N}` on a
+/// one-device mesh, otherwise the canonical iota tile assignment
+///   [{"y"}, {"x":(2)2}] over ["x"=8, "y"=4]  ->
+///   {devices=[4,2,4]<=[2,2,2,4]T(3,1,0,2) last_tile_dim_replicate}
+/// (axes split into the sub-axes the sharding uses, dims' axes first, the
+/// rest replicated, adjacent runs merged), or an explicit device list when
+/// the mesh has device_ids. Axes in `manual_axes` become a trailing
+/// `last_tile_dims={manual}` group.
+std::string hloShardingText(const TensorSharding &sharding, const Mesh &mesh,
+                            const std::vector<std::string> &manual_axes = {});
+
 } // namespace shardlab

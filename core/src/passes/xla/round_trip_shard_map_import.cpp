@@ -224,8 +224,7 @@ bool xlaRoundTripShardMapImportPass(Module &module, const PassOptions &,
     Operation *body = calleeOf(module, *call);
     if (body && !bodies.insert(body).second)
       ok = importer.fail(*call, "expected a unique FuncOp per @" +
-                                    call->attrs.get("callee")->str() +
-                                    " call");
+                                    call->attrs.get("callee")->str() + " call");
   }
   bodies.clear();
   for (bool progress = true; progress && ok;) {
