@@ -108,3 +108,37 @@ TEST_CASE("shardings that share no mesh are an error, not a guess") {
   CHECK_FALSE(commonMesh({&a, &c}, "_axis_", error).has_value());
   CHECK(error.find("6 and 4 devices") != std::string::npos);
 }
+
+TEST_CASE("a canonical GSPMD string survives import and export") {
+  const char *strings[] = {
+      "{devices=[4,8]<=[8,4]T(1,0)}",
+      "{devices=[1,2,16]<=[32] last_tile_dim_replicate}",
+      "{devices=[4,4,2]<=[2,16]T(1,0) last_tile_dim_replicate}",
+      "{devices=[8,1,4]<=[2,4,4]T(1,0,2) last_tile_dim_replicate}",
+      "{devices=[8,4]<=[32]}",
+  };
+  std::vector<HloSharding> all;
+  for (const char *text : strings)
+    all.push_back(read(text));
+  std::vector<const HloSharding *> tiled;
+  for (const HloSharding &s : all)
+    tiled.push_back(&s);
+  std::string error;
+  std::optional<Mesh> mesh = commonMesh(tiled, "_axis_", error);
+  REQUIRE_MESSAGE(mesh.has_value(), error);
+  for (size_t i = 0; i < all.size(); ++i) {
+    std::optional<TensorSharding> sharding =
+        toTensorSharding(all[i], *mesh, "mesh", 2, nullptr, error);
+    REQUIRE_MESSAGE(sharding.has_value(), error);
+    CHECK(hloShardingText(*sharding, *mesh) == strings[i]);
+  }
+  TensorSharding replicated;
+  replicated.dims.resize(2);
+  CHECK(hloShardingText(replicated, *mesh) == "{replicated}");
+  CHECK(hloShardingV3Text(replicated, *mesh, true) == "{mesh[], replicated}");
+  TensorSharding open = replicated;
+  open.dims[0].closed = false;
+  open.dims[1].axes.push_back({"_axis_0", std::nullopt});
+  CHECK(hloShardingV3Text(open, *mesh, true) ==
+        "{mesh['_axis_0'=2,'_axis_1'=4,'_axis_2'=4], [{?}, {'_axis_0'}]}");
+}

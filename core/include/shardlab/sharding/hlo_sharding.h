@@ -87,4 +87,13 @@ toTensorSharding(const HloSharding &sharding, const Mesh &mesh,
 std::string hloShardingText(const TensorSharding &sharding, const Mesh &mesh,
                             const std::vector<std::string> &manual_axes = {});
 
+/// The same in XLA's mesh-and-axes form (HloShardingV3), as the export
+/// writes it with enable-hlo-sharding-v3:
+///   {mesh['x'=2,'y'=4], [{'x'}, {'y', ?}], unreduced={'z'}}
+///   {single_device[device_id=0]}     {mesh[], replicated}
+/// `simplify_replicated` writes a sharding with no sharded dim, no open dim
+/// and no unreduced axis as `{mesh[], replicated}`.
+std::string hloShardingV3Text(const TensorSharding &sharding, const Mesh &mesh,
+                              bool simplify_replicated);
+
 } // namespace shardlab

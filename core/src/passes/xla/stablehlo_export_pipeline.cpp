@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 namespace shardlab {
 
@@ -45,8 +46,10 @@ TensorSharding localSharding(TensorSharding global,
 
 class Exporter {
 public:
-  Exporter(Module &module, DiagnosticEngine &diags)
-      : module_(module), ctx_(module.ctx()), diags_(diags) {}
+  Exporter(Module &module, const PassOptions &options, DiagnosticEngine &diags)
+      : module_(module), ctx_(module.ctx()), diags_(diags),
+        v3_(optionIsTrue(options, "enable-hlo-sharding-v3")),
+        simplify_(optionIsTrue(options, "simplify-replicated-shardings")) {}
 
   /// The string of `sharding` with `manual` axes, or nothing after a
   /// diagnostic (unknown mesh).
@@ -58,16 +61,59 @@ public:
       diags_.error(loc, "unknown mesh @" + sharding.mesh.symbol);
       return std::nullopt;
     }
-    return hloShardingText(sharding, *mesh, manual);
+    return v3_ ? hloShardingV3Text(sharding, *mesh, simplify_)
+               : hloShardingText(sharding, *mesh, manual);
+  }
+
+  /// sdy.parameters_shardings / sdy.output_shardings of the module become
+  /// XLA's mhlo.spmd_parameters_shardings / mhlo.spmd_output_sharding.
+  bool exportModuleShardings() {
+    Operation &top = module_.op();
+    for (const char *name :
+         {"sdy.parameters_shardings", "sdy.output_shardings"}) {
+      const Attr *attr = top.attrs.get(name);
+      if (!attr || attr->kind != AttrKind::ShardingPerValue)
+        continue;
+      std::vector<const Attr *> texts;
+      for (const TensorSharding &sharding : attr->shardings()) {
+        std::optional<std::string> one = text(sharding, {}, top.loc);
+        if (!one)
+          return false;
+        texts.push_back(string(*one));
+      }
+      top.attrs.erase(name);
+      const bool params = std::string_view(name) == "sdy.parameters_shardings";
+      top.attrs.set(ctx_.intern(params ? "mhlo.spmd_parameters_shardings"
+                                       : "mhlo.spmd_output_sharding"),
+                    params || texts.size() != 1 ? ctx_.attrs.array(texts)
+                                                : texts[0]);
+    }
+    return true;
   }
 
   const Attr *string(const std::string &text) {
     return ctx_.attrs.string(text);
   }
 
-  bool exportFuncShardings(Operation &func) {
-    return exportFuncEntries(func, true) && exportFuncEntries(func, false);
+  bool exportFuncShardings(Operation &func,
+                           const std::vector<std::string> &manual = {}) {
+    return exportFuncEntries(func, true, manual) &&
+           exportFuncEntries(func, false, manual);
   }
+
+  /// A func called from inside a manual computation (a named computation
+  /// there), exported once with the manual axes around its call.
+  bool exportCalledFunc(Operation &func,
+                        const std::vector<std::string> &manual) {
+    if (!done.insert(&func).second)
+      return true;
+    bool ok = exportFuncShardings(func, manual);
+    if (func.numRegions() && !func.region(0).empty())
+      ok = exportBlock(func.region(0).front(), manual) && ok;
+    return ok;
+  }
+
+  std::set<const Operation *> done; ///< funcs already exported
 
   /// Rewrites the ops of `block` (recursively), `manual` the axes made
   /// manual around it.
@@ -87,22 +133,34 @@ public:
 
 private:
   // All argument (or result) shardings are read before any is removed.
-  bool exportFuncEntries(Operation &func, bool arg) {
+  bool exportFuncEntries(Operation &func, bool arg,
+                         const std::vector<std::string> &manual) {
     const size_t count = arg ? funcNumInputs(func) : funcNumResults(func);
     std::vector<std::optional<std::string>> texts(count);
     for (size_t i = 0; i < count; ++i) {
       const Attr *attr = arg ? getFuncArgAttr(func, i, "sdy.sharding")
                              : getFuncResultAttr(func, i, "sdy.sharding");
-      if (!attr || attr->kind != AttrKind::Sharding)
-        continue;
-      texts[i] = text(attr->sharding(), {}, func.loc);
+      if (!attr || attr->kind != AttrKind::Sharding) {
+        // Inside a manual computation everything has a sharding.
+        if (manual.empty() || manual_mesh.empty())
+          continue;
+        Type fn = std::get<Type>(func.attrs.get("function_type")->payload);
+        Type type = arg ? fn->members[i] : fn->results[i];
+        TensorSharding replicated;
+        replicated.mesh = manual_mesh.back();
+        replicated.dims.resize(type->isRankedTensor() ? size_t(type->rank())
+                                                      : 0);
+        texts[i] = text(replicated, manual, func.loc);
+      } else {
+        texts[i] = text(attr->sharding(), manual, func.loc);
+      }
       if (!texts[i])
         return false;
     }
     const char *list = arg ? "arg_attrs" : "res_attrs";
-    if (!func.attrs.get(list))
-      return true;
-    func.attrs.set(ctx_.intern(list), withoutSdySharding(func.attrs.get(list)));
+    if (func.attrs.get(list))
+      func.attrs.set(ctx_.intern(list),
+                     withoutSdySharding(func.attrs.get(list)));
     for (size_t i = 0; i < count; ++i) {
       if (!texts[i])
         continue;
@@ -224,6 +282,16 @@ private:
   bool exportOp(Operation &op, const std::vector<std::string> &manual) {
     if (op.is("sdy.manual_computation"))
       return exportManual(op, manual);
+    if (isPythonCallback(op) && op.numResults() == 1 &&
+        op.result(0)->type->kind != TypeKind::Tuple)
+      return exportCallback(op, manual);
+    if (op.is("func.call") && !manual.empty()) {
+      op.attrs.erase("xla.sdy.manual_axes");
+      const Attr *callee = op.attrs.get("callee");
+      Operation *func = callee ? module_.lookupSymbol(callee->str()) : nullptr;
+      if (func && func->is("func.func") && !exportCalledFunc(*func, manual))
+        return false;
+    }
     if (op.is("sdy.sharding_group")) {
       eraseOp(op);
       return true;
@@ -261,6 +329,48 @@ private:
       replaceOp(op, {inserted->result(0)});
     }
     return ok;
+  }
+
+  static bool isPythonCallback(const Operation &op) {
+    const Attr *target = op.is("stablehlo.custom_call")
+                             ? op.attrs.get("call_target_name")
+                             : nullptr;
+    if (!target)
+      return false;
+    const std::string &name = target->str();
+    return name == "xla_python_cpu_callback" ||
+           name == "xla_python_gpu_callback" ||
+           name == "xla_ffi_python_cpu_callback" ||
+           name == "xla_ffi_python_gpu_callback";
+  }
+
+  // XLA wants a host callback's single result as a one-element tuple: the
+  // callback returns tuple<T> and a get_tuple_element carries the sharding.
+  bool exportCallback(Operation &op, const std::vector<std::string> &manual) {
+    Type type = op.result(0)->type;
+    std::vector<Value *> operands;
+    for (size_t i = 0; i < op.numOperands(); ++i)
+      operands.push_back(op.operand(i));
+    auto callback = makeOp(ctx_, "stablehlo.custom_call", operands,
+                           {ctx_.types.tuple({type})}, op.loc);
+    for (const NamedAttr &entry : op.attrs.entries())
+      if (entry.name != "sdy.sharding")
+        callback->attrs.set(entry.name, entry.value);
+    Operation *call = op.parentBlock()->insertBefore(&op, std::move(callback));
+    auto element = makeOp(ctx_, "stablehlo.get_tuple_element",
+                          {call->result(0)}, {type}, op.loc);
+    element->attrs.set(ctx_.intern("index"),
+                       ctx_.attrs.integer(0, ctx_.types.element("i32")));
+    if (const Attr *sharding = op.attrs.get("sdy.sharding"))
+      element->attrs.set(ctx_.intern("sdy.sharding"), sharding);
+    Operation *get = op.parentBlock()->insertBefore(&op, std::move(element));
+    if (!exportOpSharding(*get, manual))
+      return false;
+    if (const Attr *hlo = get->attrs.get("mhlo.sharding"))
+      call->attrs.set(ctx_.intern("mhlo.sharding"),
+                      string("{" + hlo->str() + "}"));
+    replaceOp(op, {get->result(0)});
+    return true;
   }
 
   // copy + SPMDFullToShardShape per operand, the body inlined, copy +
@@ -331,6 +441,7 @@ private:
   Module &module_;
   Context &ctx_;
   DiagnosticEngine &diags_;
+  bool v3_, simplify_;
 };
 
 } // namespace
@@ -339,9 +450,12 @@ bool xlaStablehloExportPipeline(Module &module, const PassOptions &options,
                                 DiagnosticEngine &diags) {
   if (!xlaExportNamedComputationsPass(module, options, diags))
     return false;
-  Exporter exporter(module, diags);
-  bool ok = true;
+  Exporter exporter(module, options, diags);
+  bool ok = exporter.exportModuleShardings();
   forEachFunc(module, [&](Operation &func) {
+    if (exporter.done.count(&func))
+      return;
+    exporter.done.insert(&func);
     ok = exporter.exportFuncShardings(func) && ok;
     if (func.numRegions() && !func.region(0).empty())
       ok = exporter.exportBlock(func.region(0).front(), {}) && ok;
@@ -350,6 +464,8 @@ bool xlaStablehloExportPipeline(Module &module, const PassOptions &options,
     Operation *next = op->nextInBlock();
     if (op->is("sdy.mesh"))
       module.body().erase(op);
+    else if (op->is("func.func"))
+      op->attrs.erase("sdy.original_func_name");
     op = next;
   }
   module.invalidateSymbols();
