@@ -117,6 +117,9 @@ const std::vector<PassInfo> &allPasses() {
       {"xla-sdy-round-trip-clone-manual-computation-calls",
        "Clone manual computation bodies called more than once",
        xlaRoundTripCloneManualComputationCallsPass},
+      {"xla-sdy-round-trip-import-pipeline",
+       "Import Shardy attributes kept as strings through HLO",
+       xlaRoundTripImportPipeline},
       {"xla-sdy-round-trip-shard-map-import",
        "Manual computation bodies called through shape custom calls back to "
        "sdy.manual_computation",

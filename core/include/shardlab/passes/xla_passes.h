@@ -43,6 +43,13 @@ bool xlaRoundTripShardMapImportPass(Module &, const PassOptions &,
 bool xlaStablehloExportPipeline(Module &, const PassOptions &,
                                 DiagnosticEngine &);
 
+/// -xla-sdy-round-trip-import-pipeline: Shardy attributes kept as
+/// frontend-attribute strings and custom calls through HLO, back in Shardy
+/// form (meshes, shardings, rules, constraints, groups, barriers, manual
+/// computations).
+bool xlaRoundTripImportPipeline(Module &, const PassOptions &,
+                                DiagnosticEngine &);
+
 /// -xla-sdy-stablehlo-import-pipeline: a module exported with GSPMD
 /// shardings into Shardy form: import-shardings, then `custom_call
 /// @Sharding` to `sdy.sharding_constraint`, the `@SPMDFullToShardShape` /

@@ -1,0 +1,355 @@
+// -xla-sdy-round-trip-import-pipeline: a module that went through HLO with
+// its Shardy attributes kept as strings (-xla-sdy-round-trip-export-
+// pipeline) back in Shardy form.
+//
+//   module {mhlo.frontend_attributes = {xla.sdy.meshes = "{mesh =
+//   #sdy.mesh<...>}"}}
+//     -> sdy.mesh @mesh = <...>
+//   {mhlo.frontend_attributes = {xla.sdy.sharding = "#sdy.sharding<...>"}}
+//     -> {sdy.sharding = #sdy.sharding<...>} (args, results, ops; the HLO
+//        copy in mhlo.sharding is dropped); xla.sdy.sharding_rule likewise
+//   custom_call @xla.sdy.FuncResultSharding(%x)  -> the func result's
+//        sharding where %x is returned, a sharding constraint elsewhere
+//   custom_call @Sharding                        -> sdy.sharding_constraint
+//   custom_call @xla.sdy.ShardingGroup           -> sdy.sharding_group
+//   custom_call @xla.sdy.PropagationBarrier      -> sdy.propagation_barrier
+//   GlobalToLocalShape / body call / LocalToGlobalShape -> manual_computation
+// then mesh axes of size one are removed. Shardings on custom calls it does
+// not know are dropped, as XLA does.
+#include "shardlab/ir/sharding_access.h"
+#include "shardlab/passes/pass_utils.h"
+#include "shardlab/passes/sdy_passes.h"
+#include "shardlab/passes/xla_passes.h"
+#include "shardlab/text/text.h"
+
+#include <cstdlib>
+
+namespace shardlab {
+
+namespace {
+
+constexpr std::string_view kFrontend = "mhlo.frontend_attributes";
+
+bool isCustomCall(const Operation &op, std::string_view target) {
+  const Attr *name = op.is("stablehlo.custom_call")
+                         ? op.attrs.get("call_target_name")
+                         : nullptr;
+  return name && name->kind == AttrKind::String && name->str() == target;
+}
+
+// A dictionary without `key` (null when nothing is left).
+const Attr *withoutKey(const Attr *dict, std::string_view key, Context &ctx) {
+  if (!dict || dict->kind != AttrKind::Dict)
+    return dict;
+  std::vector<NamedAttr> kept;
+  for (const NamedAttr &entry : dict->entries())
+    if (entry.name != key)
+      kept.push_back(entry);
+  if (kept.empty())
+    return nullptr;
+  return ctx.attrs.make(Attr{AttrKind::Dict, std::move(kept), nullptr, {}});
+}
+
+class Importer {
+public:
+  Importer(Module &module, DiagnosticEngine &diags)
+      : module_(module), ctx_(module.ctx()), diags_(diags) {}
+
+  /// The attribute a frontend-attribute string holds; null when absent or
+  /// after a diagnostic.
+  const Attr *read(const Attr *frontend, std::string_view key, Location loc) {
+    const Attr *text = frontend && frontend->kind == AttrKind::Dict
+                           ? frontend->get(key)
+                           : nullptr;
+    if (!text || text->kind != AttrKind::String)
+      return nullptr;
+    std::string error;
+    const Attr *attr =
+        parseAttributeText(text->str(), module_.sharedContext(), error);
+    if (!attr) {
+      diags_.error(loc, "cannot read " + std::string(key) + " \"" +
+                            text->str() + "\": " + error);
+      ok = false;
+    }
+    return attr;
+  }
+
+  void importMeshes() {
+    Operation &top = module_.op();
+    const Attr *frontend = top.attrs.get(kFrontend);
+    const Attr *meshes = read(frontend, "xla.sdy.meshes", top.loc);
+    if (frontend && frontend->kind == AttrKind::Dict &&
+        frontend->get("xla.sdy.meshes"))
+      setOrErase(top, kFrontend, withoutKey(frontend, "xla.sdy.meshes", ctx_));
+    if (!meshes || meshes->kind != AttrKind::Dict)
+      return;
+    Operation *first = module_.body().front();
+    for (const NamedAttr &entry : meshes->entries()) {
+      if (entry.value->kind != AttrKind::Mesh)
+        continue;
+      auto op = makeOp(ctx_, "sdy.mesh", {}, {}, top.loc);
+      op->attrs.set(ctx_.intern("sym_name"),
+                    ctx_.attrs.string(std::string(entry.name)));
+      op->attrs.set(ctx_.intern("mesh"), entry.value);
+      module_.body().insertBefore(first, std::move(op));
+    }
+    module_.invalidateSymbols();
+  }
+
+  void importFunc(Operation &func) {
+    for (bool arg : {true, false}) {
+      const char *list = arg ? "arg_attrs" : "res_attrs";
+      const Attr *array = func.attrs.get(list);
+      if (!array || array->kind != AttrKind::Array)
+        continue;
+      std::vector<const Attr *> dicts;
+      for (const Attr *dict : array->elements())
+        dicts.push_back(importEntry(dict, func.loc));
+      func.attrs.set(ctx_.intern(list), ctx_.attrs.array(std::move(dicts)));
+    }
+  }
+
+  void importOp(Operation &op) {
+    const Attr *frontend = op.attrs.get(kFrontend);
+    op.attrs.erase("mhlo.sharding");
+    if (!frontend || frontend->kind != AttrKind::Dict)
+      return;
+    const Attr *sharding = read(frontend, "xla.sdy.sharding", op.loc);
+    const Attr *rule = read(frontend, "xla.sdy.sharding_rule", op.loc);
+    const Attr *rest =
+        withoutKey(withoutKey(frontend, "xla.sdy.sharding", ctx_),
+                   "xla.sdy.sharding_rule", ctx_);
+    setOrErase(op, kFrontend, rest);
+    const bool custom = op.is("stablehlo.custom_call");
+    const bool known = !custom || isCustomCall(op, "Sharding") ||
+                       isCustomCall(op, "xla.sdy.FuncResultSharding") ||
+                       onMaximalMesh(sharding);
+    if (sharding && sharding->kind == AttrKind::ShardingPerValue && known)
+      op.attrs.set(ctx_.intern("sdy.sharding"), sharding);
+    if (rule && rule->kind == AttrKind::OpShardingRule)
+      op.attrs.set(ctx_.intern("sdy.sharding_rule"), rule);
+  }
+
+  bool ok = true;
+
+private:
+  // A sharding that pins a custom call (a host callback) to one device.
+  bool onMaximalMesh(const Attr *sharding) {
+    if (!sharding || sharding->kind != AttrKind::ShardingPerValue ||
+        sharding->shardings().empty())
+      return false;
+    const Mesh *mesh = lookupMesh(module_, sharding->shardings()[0].mesh);
+    return mesh && mesh->isMaximal();
+  }
+
+  void setOrErase(Operation &op, std::string_view name, const Attr *value) {
+    if (value)
+      op.attrs.set(ctx_.intern(name), value);
+    else
+      op.attrs.erase(name);
+  }
+
+  // One func argument or result dictionary.
+  const Attr *importEntry(const Attr *dict, Location loc) {
+    if (!dict || dict->kind != AttrKind::Dict)
+      return dict;
+    const Attr *frontend = dict->get(kFrontend);
+    const Attr *sharding = read(frontend, "xla.sdy.sharding", loc);
+    std::vector<NamedAttr> kept;
+    for (const NamedAttr &entry : dict->entries()) {
+      if (entry.name == "mhlo.sharding")
+        continue;
+      if (entry.name == kFrontend) {
+        if (const Attr *rest =
+                withoutKey(entry.value, "xla.sdy.sharding", ctx_))
+          kept.push_back({entry.name, rest});
+        continue;
+      }
+      kept.push_back(entry);
+    }
+    if (sharding && sharding->kind == AttrKind::Sharding)
+      kept.push_back({ctx_.intern("sdy.sharding"), sharding});
+    return ctx_.attrs.make(Attr{AttrKind::Dict, std::move(kept), nullptr, {}});
+  }
+
+  Module &module_;
+  Context &ctx_;
+  DiagnosticEngine &diags_;
+};
+
+const TensorSharding *firstSharding(const Operation &op) {
+  const Attr *attr = op.attrs.get("sdy.sharding");
+  return attr && attr->kind == AttrKind::ShardingPerValue &&
+                 !attr->shardings().empty()
+             ? &attr->shardings()[0]
+             : nullptr;
+}
+
+Value *constraint(Context &ctx, Operation &at, Value *input,
+                  const TensorSharding &sharding) {
+  auto op =
+      makeOp(ctx, "sdy.sharding_constraint", {input}, {input->type}, at.loc);
+  setOpSharding(*op, sharding, ctx);
+  return at.parentBlock()->insertBefore(&at, std::move(op))->result(0);
+}
+
+// `@xla.sdy.FuncResultSharding(%x)`: the results where it is returned get
+// its sharding; any other use keeps it as a sharding constraint.
+void importFuncResultSharding(Context &ctx, Operation &call) {
+  const TensorSharding *sharding = firstSharding(call);
+  if (!sharding || call.numOperands() != 1 || call.numResults() != 1) {
+    if (call.numOperands() == call.numResults()) {
+      std::vector<Value *> inputs;
+      for (size_t i = 0; i < call.numOperands(); ++i)
+        inputs.push_back(call.operand(i));
+      replaceOp(call, inputs);
+    }
+    return;
+  }
+  Operation *func = call.parentOp();
+  while (func && !func->is("func.func"))
+    func = func->parentOp();
+  bool other_uses = false;
+  for (Operation *user : usersOf(call.result(0))) {
+    if (!user->is("func.return") || user->parentOp() != func) {
+      other_uses = true;
+      continue;
+    }
+    for (size_t i = 0; i < user->numOperands(); ++i)
+      if (user->operand(i) == call.result(0) && func)
+        setFuncResultSharding(*func, i, *sharding, ctx);
+  }
+  Value *replacement = call.operand(0);
+  if (other_uses)
+    replacement = constraint(ctx, call, replacement, *sharding);
+  replaceOp(call, {replacement});
+}
+
+int64_t integerOf(const Attr *frontend, std::string_view key) {
+  const Attr *text = frontend && frontend->kind == AttrKind::Dict
+                         ? frontend->get(key)
+                         : nullptr;
+  return text && text->kind == AttrKind::String
+             ? std::strtoll(text->str().c_str(), nullptr, 10)
+             : 0;
+}
+
+void importCustomCalls(Module &module) {
+  Context &ctx = module.ctx();
+  std::vector<Operation *> calls;
+  walk(module.op(), [&](Operation &op) {
+    if (op.is("stablehlo.custom_call"))
+      calls.push_back(&op);
+  });
+  for (Operation *call : calls) {
+    // An unused empty-tuple result is how HLO spells "no result".
+    if (call->numResults() == 1 &&
+        call->result(0)->type->kind == TypeKind::Tuple &&
+        call->result(0)->type->members.empty() &&
+        !call->result(0)->firstUse()) {
+      std::vector<Value *> operands;
+      for (size_t i = 0; i < call->numOperands(); ++i)
+        operands.push_back(call->operand(i));
+      auto bare = makeOp(ctx, "stablehlo.custom_call", operands, {}, call->loc);
+      for (const NamedAttr &entry : call->attrs.entries())
+        bare->attrs.set(entry.name, entry.value);
+      Operation *inserted =
+          call->parentBlock()->insertBefore(call, std::move(bare));
+      eraseOp(*call);
+      call = inserted;
+    }
+    if (isCustomCall(*call, "xla.sdy.FuncResultSharding")) {
+      importFuncResultSharding(ctx, *call);
+    } else if (isCustomCall(*call, "Sharding") && call->numOperands() == 1 &&
+               firstSharding(*call)) {
+      Value *value =
+          constraint(ctx, *call, call->operand(0), *firstSharding(*call));
+      replaceOp(*call, {value});
+    } else if (isCustomCall(*call, "xla.sdy.ShardingGroup") &&
+               call->numOperands() == 1) {
+      const Attr *frontend = call->attrs.get(kFrontend);
+      auto group =
+          makeOp(ctx, "sdy.sharding_group", {call->operand(0)}, {}, call->loc);
+      group->attrs.set(
+          ctx.intern("group_id"),
+          ctx.attrs.integer(integerOf(frontend, "xla.sdy.sharding_group_id"),
+                            ctx.types.element("i64")));
+      call->parentBlock()->insertBefore(call, std::move(group));
+      if (call->numResults() == 0 || !call->result(0)->firstUse())
+        eraseOp(*call);
+    } else if (isCustomCall(*call, "xla.sdy.PropagationBarrier") &&
+               call->numOperands() == 1 && call->numResults() == 1) {
+      static const char *kDirections[] = {"NONE", "FORWARD", "BACKWARD",
+                                          "BOTH"};
+      const int64_t direction =
+          integerOf(call->attrs.get(kFrontend), "xla.sdy.allowed_direction");
+      auto barrier = makeOp(ctx, "sdy.propagation_barrier", {call->operand(0)},
+                            {call->result(0)->type}, call->loc);
+      barrier->attrs.set(
+          ctx.intern("allowed_direction"),
+          ctx.attrs.string(
+              kDirections[direction >= 0 && direction < 4 ? direction : 0]));
+      Operation *inserted =
+          call->parentBlock()->insertBefore(call, std::move(barrier));
+      replaceOp(*call, {inserted->result(0)});
+    }
+  }
+}
+
+// The first op (or func, for its arguments and results) with an
+// mhlo.sharding string.
+Operation *findHloShardingString(Module &module) {
+  Operation *found = nullptr;
+  walk(module.op(), [&](Operation &op) {
+    if (found)
+      return;
+    if (op.attrs.get("mhlo.sharding"))
+      found = &op;
+    for (const char *list : {"arg_attrs", "res_attrs"}) {
+      const Attr *array = op.attrs.get(list);
+      if (array && array->kind == AttrKind::Array)
+        for (const Attr *dict : array->elements())
+          if (!found && dict && dict->kind == AttrKind::Dict &&
+              dict->get("mhlo.sharding"))
+            found = &op;
+    }
+  });
+  return found;
+}
+
+} // namespace
+
+bool xlaRoundTripImportPipeline(Module &module, const PassOptions &options,
+                                DiagnosticEngine &diags) {
+  if (optionIsTrue(options, "lift-and-dedup-meshes")) {
+    diags.error(module.op().loc, "-xla-sdy-round-trip-import-pipeline: option "
+                                 "lift-and-dedup-meshes=true is not "
+                                 "implemented yet");
+    return false;
+  }
+  // With HloShardingV3 the shardings are read from mhlo.sharding strings in
+  // the mesh-and-axes form; only modules that hold none are supported yet.
+  if (optionIsTrue(options, "enable-hlo-sharding-v3") &&
+      findHloShardingString(module)) {
+    diags.error(findHloShardingString(module)->loc,
+                "-xla-sdy-round-trip-import-pipeline: reading HloShardingV3 "
+                "mhlo.sharding strings (enable-hlo-sharding-v3=true) is not "
+                "implemented yet");
+    return false;
+  }
+  Importer importer(module, diags);
+  importer.importMeshes();
+  forEachFunc(module, [&](Operation &func) { importer.importFunc(func); });
+  walk(module.op(), [&](Operation &op) {
+    if (!op.is("func.func"))
+      importer.importOp(op);
+  });
+  if (!importer.ok)
+    return false;
+  importCustomCalls(module);
+  if (!xlaRoundTripShardMapImportPass(module, options, diags))
+    return false;
+  return removeSizeOneAxesPass(module, options, diags);
+}
+
+} // namespace shardlab
