@@ -192,3 +192,14 @@ TEST_CASE("a generic func.func without function_type is a diagnostic") {
   CHECK(diags.diagnostics().back().message.find(
             "requires attribute 'function_type'") != std::string::npos);
 }
+
+TEST_CASE("huge integer widths and element counts are diagnostics (fuzz)") {
+  Printed out = print("func.func @f(%a: tensor<9223372036854775807x4xf32>) {\n"
+                      "  return\n}\n");
+  CHECK(out.error.find("1:45: tensor has more elements than fit in 64 bits") !=
+        std::string::npos);
+  // An integer type wider than MLIR's widest parses as an unknown width.
+  Printed wide = print("func.func @f(%a: tensor<2xi1111111111111111111>) {\n"
+                       "  return\n}\n");
+  CHECK(wide.error.empty());
+}

@@ -18,7 +18,8 @@ int64_t TypeStorage::numElements() const {
     return -1;
   int64_t count = 1;
   for (int64_t dim : shape)
-    count *= dim;
+    if (__builtin_mul_overflow(count, dim, &count))
+      return -1; // the parser rejects such types; a pass may not
   return count;
 }
 
@@ -33,6 +34,8 @@ int64_t trailingWidth(std::string_view text, size_t prefix) {
     if (text[i] < '0' || text[i] > '9')
       return 0;
     width = width * 10 + (text[i] - '0');
+    if (width > (int64_t{1} << 24)) // MLIR's widest integer type
+      return 0;
   }
   return width;
 }

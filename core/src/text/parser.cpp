@@ -286,14 +286,19 @@ Type Parser::parseTensorType() {
   }
   std::vector<int64_t> shape;
   skipSpace();
+  int64_t elements = 1;
   while (pos_ < text_.size() && (isDigit(text_[pos_]) || text_[pos_] == '?')) {
     if (text_[pos_] == '?') {
       ++pos_;
       shape.push_back(kDynamic);
     } else {
       int64_t dim = 0;
+      Location where = loc();
       if (!parseInt(dim))
         return nullptr;
+      if (__builtin_mul_overflow(elements, dim, &elements))
+        return errorAt(where, "tensor has more elements than fit in 64 bits"),
+               nullptr;
       shape.push_back(dim);
     }
     if (pos_ >= text_.size() || text_[pos_] != 'x')
