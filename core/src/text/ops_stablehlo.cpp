@@ -634,6 +634,11 @@ std::vector<OpInfo> stablehloOpInfos() {
                    parseCustomCall,
                    printCustomCall,
                    {"call_target_name"}});
+  // MHLO's custom_call (older XLA modules) has the same syntax.
+  infos.push_back({"mhlo.custom_call",
+                   parseCustomCall,
+                   printCustomCall,
+                   {"call_target_name"}});
   infos.push_back({"stablehlo.optimization_barrier", parseVariadicSameTypes,
                    printVariadicSameTypes});
   infos.push_back({"stablehlo.iota", parseIota, printIota, {"iota_dimension"}});

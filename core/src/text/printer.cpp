@@ -411,4 +411,12 @@ std::string printModule(Module &module, const PrintOptions &options) {
   return out;
 }
 
+std::string printAttribute(const Attr *attr) {
+  std::string out;
+  PrintOptions options;
+  Printer printer(out, options);
+  printer.printAttr(attr);
+  return out;
+}
+
 } // namespace shardlab

@@ -50,6 +50,16 @@ bool xlaStablehloExportPipeline(Module &, const PassOptions &,
 bool xlaRoundTripImportPipeline(Module &, const PassOptions &,
                                 DiagnosticEngine &);
 
+/// -xla-sdy-import-sdy-custom-calls: `custom_call @xla.sdy.ShardingGroup`
+/// back to sdy.sharding_group (errors without a group id or with uses).
+bool xlaImportSdyCustomCallsPass(Module &, const PassOptions &,
+                                 DiagnosticEngine &);
+
+/// -xla-sdy-round-trip-shard-map-export: sdy.manual_computation to
+/// GlobalToLocalShape / call to a body function / LocalToGlobalShape.
+bool xlaRoundTripShardMapExportPass(Module &, const PassOptions &,
+                                    DiagnosticEngine &);
+
 /// -xla-sdy-stablehlo-import-pipeline: a module exported with GSPMD
 /// shardings into Shardy form: import-shardings, then `custom_call
 /// @Sharding` to `sdy.sharding_constraint`, the `@SPMDFullToShardShape` /

@@ -45,6 +45,10 @@ struct PrintOptions {
 
 std::string printModule(Module &module, const PrintOptions &options = {});
 
+/// One attribute as text, as it prints inside a module
+/// (`#sdy.sharding_per_value<[<@mesh, [{"a"}]>]>`).
+std::string printAttribute(const Attr *attr);
+
 /// The SSA names printModule gives the values of `module` (`%0`, `%arg1`,
 /// `%0#1`, `%iterArg_2`; unique within a func).
 std::unordered_map<const Value *, std::string>
