@@ -240,9 +240,31 @@ TensorSharding fullyClosedLike(const TensorSharding &sharding) {
   return fullyClosedSharding(sharding.mesh, sharding.dims.size());
 }
 
+} // namespace
+
+// `sdy.reshard %v <s>` or, as XLA writes it, `mhlo.copy %v {sdy.sharding =
+// #sdy.sharding_per_value<[s]>}` (with the manual axes around it, if any).
+Operation *insertReshardOp(Context &ctx, std::string_view op_name, Value *value,
+                           const TensorSharding &sharding, Operation *before,
+                           const Attr *manual_axes) {
+  auto reshard = makeOp(ctx, op_name, {value}, {value->type}, value->loc);
+  if (op_name == "sdy.reshard") {
+    setOpSharding(*reshard, sharding, ctx);
+  } else {
+    setShardingList(*reshard, "sdy.sharding", {sharding}, ctx);
+    if (manual_axes)
+      reshard->attrs.set(ctx.intern("xla.sdy.manual_axes"), manual_axes);
+  }
+  Block *block = before ? before->parentBlock() : nullptr;
+  return block->insertBefore(before, std::move(reshard));
+}
+
 void insertReshardsOnCallResults(Module &module, Operation &call,
-                                 const std::vector<TensorSharding> &expected) {
+                                 const std::vector<TensorSharding> &expected,
+                                 std::string_view op_name) {
   Context &ctx = module.ctx();
+  const Attr *manual_axes = call.attrs.get("xla.sdy.manual_axes");
+  Operation *after = call.nextInBlock();
   for (size_t i = 0; i < call.numResults() && i < expected.size(); ++i) {
     Value *result = call.result(i);
     const TensorSharding *actual = getSharding(result);
@@ -251,19 +273,42 @@ void insertReshardsOnCallResults(Module &module, Operation &call,
     std::vector<OpOperand *> uses;
     for (OpOperand *use = result->firstUse(); use; use = use->next_use)
       uses.push_back(use);
-    auto reshard =
-        makeOp(ctx, "sdy.reshard", {result}, {result->type}, result->loc);
-    setOpSharding(*reshard, actual ? *actual : fullyClosedLike(expected[i]),
-                  ctx);
-    Operation *inserted = call.parentBlock()->insertBefore(call.nextInBlock(),
-                                                           std::move(reshard));
+    Operation *inserted = insertReshardOp(
+        ctx, op_name, result, actual ? *actual : fullyClosedLike(expected[i]),
+        after, manual_axes);
     for (OpOperand *use : uses)
       use->set(inserted->result(0));
   }
   setShardingList(call, "sdy.sharding", expected, ctx);
 }
 
-} // namespace
+void insertReshardsOnCallOperands(Module &module, Operation &call,
+                                  const std::vector<TensorSharding> &expected,
+                                  std::string_view op_name) {
+  Context &ctx = module.ctx();
+  const Attr *manual_axes = call.attrs.get("xla.sdy.manual_axes");
+  for (size_t i = 0; i < call.numOperands() && i < expected.size(); ++i) {
+    Value *operand = call.operand(i);
+    const TensorSharding *actual = getSharding(operand);
+    // A manual computation's argument is compared as seen inside it.
+    Operation *owner = operand->isBlockArgument() && operand->owner_block &&
+                               operand->owner_block->parent
+                           ? operand->owner_block->parent->parent
+                           : nullptr;
+    std::optional<TensorSharding> local;
+    if (actual && owner && owner->is("sdy.manual_computation")) {
+      const Attr *axes = owner->attrs.get("manual_axes");
+      if (axes && axes->kind == AttrKind::ManualAxes)
+        local = withoutAxes(*actual,
+                            std::get<std::vector<std::string>>(axes->payload));
+    }
+    if (equivalentTo(expected[i], local ? &*local : actual))
+      continue;
+    Operation *copy =
+        insertReshardOp(ctx, op_name, operand, expected[i], &call, manual_axes);
+    call.setOperand(i, copy->result(0));
+  }
+}
 
 bool insertFuncCallReshardsPass(Module &module, const PassOptions &,
                                 DiagnosticEngine &) {
@@ -281,7 +326,7 @@ bool insertFuncCallReshardsPass(Module &module, const PassOptions &,
       for (const TensorSharding &sharding : *actual)
         expected->push_back(fullyClosedLike(sharding));
     }
-    insertReshardsOnCallResults(module, *call, *expected);
+    insertReshardsOnCallResults(module, *call, *expected, "sdy.reshard");
   }
   return true;
 }

@@ -130,6 +130,9 @@ const std::vector<PassInfo> &allPasses() {
        "Manual computation bodies called through shape custom calls back to "
        "sdy.manual_computation",
        xlaRoundTripShardMapImportPass},
+      {"xla-sdy-unflatten-call-graph",
+       "Merge per-call-site function copies, copies where shardings differ",
+       xlaUnflattenCallGraphPass},
       {"xla-sdy-stablehlo-export-pipeline",
        "Export a Shardy module to GSPMD mhlo.sharding form",
        xlaStablehloExportPipeline},

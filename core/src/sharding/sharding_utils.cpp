@@ -92,4 +92,15 @@ void canonicalizeReplicatedAndUnreduced(TensorSharding &sharding,
   sortAndMergeAxes(sharding.unreduced, mesh);
 }
 
+TensorSharding withoutAxes(TensorSharding sharding,
+                           const std::vector<std::string> &axes) {
+  auto named = [&](const AxisRef &axis) {
+    return std::find(axes.begin(), axes.end(), axis.name) != axes.end();
+  };
+  for (DimSharding &dim : sharding.dims)
+    std::erase_if(dim.axes, named);
+  std::erase_if(sharding.replicated, named);
+  return sharding;
+}
+
 } // namespace shardlab

@@ -5,6 +5,10 @@
 #pragma once
 
 #include "shardlab/passes/pass_registry.h"
+#include "shardlab/sharding/sharding.h"
+
+#include <string_view>
+#include <vector>
 
 namespace shardlab {
 
@@ -38,6 +42,17 @@ bool exportNamedComputationsPass(Module &, const PassOptions &,
 // -sdy-unflatten-call-graph (option dedup-functions-fully)
 bool unflattenCallGraphPass(Module &, const PassOptions &, DiagnosticEngine &);
 // -sdy-insert-func-call-reshards
+/// Reshards results of `call` whose sharding differs from `expected` (the
+/// callee's) and sets `expected` on the call: `op_name` is sdy.reshard, or
+/// mhlo.copy as XLA writes it.
+void insertReshardsOnCallResults(Module &module, Operation &call,
+                                 const std::vector<TensorSharding> &expected,
+                                 std::string_view op_name);
+/// Reshards operands of `call` to `expected` (the callee's arguments).
+void insertReshardsOnCallOperands(Module &module, Operation &call,
+                                  const std::vector<TensorSharding> &expected,
+                                  std::string_view op_name);
+
 bool insertFuncCallReshardsPass(Module &, const PassOptions &,
                                 DiagnosticEngine &);
 // -sdy-verify-unreduced-axes

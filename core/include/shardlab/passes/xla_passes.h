@@ -60,6 +60,12 @@ bool xlaImportSdyCustomCallsPass(Module &, const PassOptions &,
 bool xlaRoundTripShardMapExportPass(Module &, const PassOptions &,
                                     DiagnosticEngine &);
 
+/// -xla-sdy-unflatten-call-graph: Shardy's unflattening (also of
+/// xla.sdy.original_func_name copies), then mhlo.copy reshards where a call
+/// site and its function disagree.
+bool xlaUnflattenCallGraphPass(Module &, const PassOptions &,
+                               DiagnosticEngine &);
+
 /// -xla-sdy-stablehlo-import-pipeline: a module exported with GSPMD
 /// shardings into Shardy form: import-shardings, then `custom_call
 /// @Sharding` to `sdy.sharding_constraint`, the `@SPMDFullToShardShape` /

@@ -41,4 +41,9 @@ bool isEquivalent(const TensorSharding &a, const TensorSharding &b,
 void canonicalizeReplicatedAndUnreduced(TensorSharding &sharding,
                                         const Mesh &mesh);
 
+/// `sharding` without the axes named in `axes` (in dims and replicated):
+/// a global sharding as seen inside a manual computation over `axes`.
+TensorSharding withoutAxes(TensorSharding sharding,
+                           const std::vector<std::string> &axes);
+
 } // namespace shardlab

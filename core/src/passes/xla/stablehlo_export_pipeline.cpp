@@ -19,6 +19,7 @@
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/passes/xla_passes.h"
 #include "shardlab/sharding/hlo_sharding.h"
+#include "shardlab/sharding/sharding_utils.h"
 
 #include <algorithm>
 #include <optional>
@@ -27,22 +28,6 @@
 namespace shardlab {
 
 namespace {
-
-bool contains(const std::vector<std::string> &names, const std::string &name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
-// The sharding a value has inside the manual computation: `global` without
-// its manual axes.
-TensorSharding localSharding(TensorSharding global,
-                             const std::vector<std::string> &manual) {
-  for (DimSharding &dim : global.dims)
-    std::erase_if(dim.axes,
-                  [&](const AxisRef &a) { return contains(manual, a.name); });
-  std::erase_if(global.replicated,
-                [&](const AxisRef &a) { return contains(manual, a.name); });
-  return global;
-}
 
 class Exporter {
 public:
@@ -395,7 +380,7 @@ private:
     for (size_t i = 0; i < op.numOperands(); ++i) {
       if (i >= in.size())
         return false;
-      TensorSharding local = localSharding(in[i], manual);
+      TensorSharding local = withoutAxes(in[i], manual);
       std::optional<std::string> global = text(in[i], outer, op.loc);
       std::optional<std::string> shard = text(local, manual, op.loc);
       if (!global || !shard)
@@ -422,7 +407,7 @@ private:
     for (size_t i = 0; i < yielded.size() && i < op.numResults(); ++i) {
       if (i >= out.size())
         return false;
-      TensorSharding local = localSharding(out[i], manual);
+      TensorSharding local = withoutAxes(out[i], manual);
       std::optional<std::string> shard = text(local, manual, op.loc);
       std::optional<std::string> global = text(out[i], outer, op.loc);
       if (!shard || !global)
