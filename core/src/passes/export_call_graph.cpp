@@ -255,8 +255,7 @@ Operation *insertReshardOp(Context &ctx, std::string_view op_name, Value *value,
     if (manual_axes)
       reshard->attrs.set(ctx.intern("xla.sdy.manual_axes"), manual_axes);
   }
-  Block *block = before ? before->parentBlock() : nullptr;
-  return block->insertBefore(before, std::move(reshard));
+  return block.insertBefore(before, std::move(reshard));
 }
 
 void insertReshardsOnCallResults(Module &module, Operation &call,
@@ -264,7 +263,6 @@ void insertReshardsOnCallResults(Module &module, Operation &call,
                                  std::string_view op_name) {
   Context &ctx = module.ctx();
   const Attr *manual_axes = call.attrs.get("xla.sdy.manual_axes");
-  Operation *after = call.nextInBlock();
   for (size_t i = 0; i < call.numResults() && i < expected.size(); ++i) {
     Value *result = call.result(i);
     const TensorSharding *actual = getSharding(result);
@@ -275,7 +273,7 @@ void insertReshardsOnCallResults(Module &module, Operation &call,
       uses.push_back(use);
     Operation *inserted = insertReshardOp(
         ctx, op_name, result, actual ? *actual : fullyClosedLike(expected[i]),
-        after, manual_axes);
+        *call.parentBlock(), call.nextInBlock(), manual_axes);
     for (OpOperand *use : uses)
       use->set(inserted->result(0));
   }
