@@ -245,8 +245,8 @@ TensorSharding fullyClosedLike(const TensorSharding &sharding) {
 // `sdy.reshard %v <s>` or, as XLA writes it, `mhlo.copy %v {sdy.sharding =
 // #sdy.sharding_per_value<[s]>}` (with the manual axes around it, if any).
 Operation *insertReshardOp(Context &ctx, std::string_view op_name, Value *value,
-                           const TensorSharding &sharding, Operation *before,
-                           const Attr *manual_axes) {
+                           const TensorSharding &sharding, Block &block,
+                           Operation *before, const Attr *manual_axes) {
   auto reshard = makeOp(ctx, op_name, {value}, {value->type}, value->loc);
   if (op_name == "sdy.reshard") {
     setOpSharding(*reshard, sharding, ctx);
