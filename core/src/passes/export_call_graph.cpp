@@ -302,8 +302,8 @@ void insertReshardsOnCallOperands(Module &module, Operation &call,
     }
     if (equivalentTo(expected[i], local ? &*local : actual))
       continue;
-    Operation *copy =
-        insertReshardOp(ctx, op_name, operand, expected[i], &call, manual_axes);
+    Operation *copy = insertReshardOp(ctx, op_name, operand, expected[i],
+                                      *call.parentBlock(), &call, manual_axes);
     call.setOperand(i, copy->result(0));
   }
 }
