@@ -12,7 +12,8 @@
 //      out_shardings=[<out>] manual_axes={...}` holding @body's ops;
 //   3. the other `custom_call @Sharding`s become sdy.sharding_constraint
 //      (dims listed in `backend_config = "unspecified_dims=[..]"` open);
-//   4. -xla-sdy-import-constants.
+//   4. custom calls on tuples flattened to several operands and results;
+//   5. -xla-sdy-import-constants.
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/passes/xla_passes.h"
 
@@ -236,6 +237,60 @@ void shardingCallsToConstraints(Module &module) {
   }
 }
 
+// `custom_call @foo(stablehlo.tuple %a, %b) -> tuple<...>` read back with
+// get_tuple_element becomes `custom_call @foo(%a, %b) -> (ta, tb)`: Shardy
+// shards values, not tuples.
+void flattenTupleCustomCalls(Module &module) {
+  std::vector<Operation *> calls;
+  walk(module.op(), [&](Operation &op) {
+    if (op.is("stablehlo.custom_call") && op.numResults() == 1 &&
+        op.result(0)->type->kind == TypeKind::Tuple)
+      calls.push_back(&op);
+  });
+  Context &ctx = module.ctx();
+  for (Operation *call : calls) {
+    std::vector<Operation *> users = usersOf(call->result(0));
+    bool only_get = !users.empty();
+    for (Operation *user : users)
+      only_get = only_get && user->is("stablehlo.get_tuple_element");
+    if (!only_get)
+      continue;
+    std::vector<Value *> operands;
+    for (size_t i = 0; i < call->numOperands(); ++i) {
+      Value *operand = call->operand(i);
+      Operation *tuple =
+          operand->isBlockArgument() ? nullptr : operand->defining_op;
+      if (tuple && tuple->is("stablehlo.tuple"))
+        for (size_t j = 0; j < tuple->numOperands(); ++j)
+          operands.push_back(tuple->operand(j));
+      else
+        operands.push_back(operand);
+    }
+    auto flat = makeOp(ctx, "stablehlo.custom_call", operands,
+                       call->result(0)->type->members, call->loc);
+    for (const NamedAttr &entry : call->attrs.entries())
+      flat->attrs.set(entry.name, entry.value);
+    Operation *inserted =
+        call->parentBlock()->insertBefore(call, std::move(flat));
+    for (Operation *user : users) {
+      const Attr *index = user->attrs.get("index");
+      const int64_t i = index ? index->intValue() : 0;
+      replaceOp(*user, {inserted->result(size_t(i))});
+    }
+    std::vector<Operation *> tuples;
+    for (size_t i = 0; i < call->numOperands(); ++i) {
+      Value *operand = call->operand(i);
+      if (!operand->isBlockArgument() &&
+          operand->defining_op->is("stablehlo.tuple"))
+        tuples.push_back(operand->defining_op);
+    }
+    eraseOp(*call);
+    for (Operation *tuple : tuples)
+      if (!tuple->result(0)->firstUse())
+        eraseOp(*tuple);
+  }
+}
+
 void dropManualAxesMarks(Module &module) {
   walk(module.op(),
        [&](Operation &op) { op.attrs.erase("xla.sdy.manual_axes"); });
@@ -251,6 +306,7 @@ bool xlaStablehloImportPipeline(Module &module, const PassOptions &options,
     return false;
   importManualComputations(module);
   dropManualAxesMarks(module);
+  flattenTupleCustomCalls(module);
   shardingCallsToConstraints(module);
   return xlaImportConstantsPass(module, options, diags);
 }
