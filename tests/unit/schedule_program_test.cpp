@@ -141,6 +141,55 @@ TEST_CASE("While loop with a constant trip count is its body repeated") {
   CHECK(r.program.assumptions.empty());
 }
 
+TEST_CASE("A call site runs its callee's ops, under the call path") {
+  // @inner is called twice and calls @leaf; @self calls itself.
+  auto module = parse(R"(
+func.func @main(%a: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %0 = call @inner(%a) : (tensor<64x64xf32>) -> tensor<64x64xf32>
+  %1 = call @inner(%0) : (tensor<64x64xf32>) -> tensor<64x64xf32>
+  %2 = call @self(%1) : (tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %2 : tensor<64x64xf32>
+}
+func.func private @inner(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %0 = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %1 = call @leaf(%0) : (tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %1 : tensor<64x64xf32>
+}
+func.func private @leaf(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %0 = stablehlo.tanh %x : tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+func.func private @self(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %0 = call @self(%x) : (tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %0 : tensor<64x64xf32>
+}
+)");
+  ProgramOptions options = realOptions(1);
+  options.func_name = "main";
+  ProgramResult r = buildProgram(*module, options);
+  REQUIRE_MESSAGE(r.ok, r.error);
+  const Graph &g = r.program.graph;
+  int dots = 0, tanhs = 0;
+  for (int64_t i = 0; i < g.size(); ++i) {
+    const std::string &name = g.node(i).name;
+    if (name.rfind("stablehlo.dot_general", 0) == 0) {
+      ++dots;
+      CHECK(name.find("/@inner") != std::string::npos);
+      CHECK(g.node(i).cost_us > 0);
+    }
+    if (name.rfind("stablehlo.tanh", 0) == 0) {
+      ++tanhs;
+      CHECK(name.find("/@inner/") != std::string::npos);
+      CHECK(name.find("/@leaf") != std::string::npos);
+    }
+  }
+  CHECK(dots == 2);
+  CHECK(tanhs == 2);
+  REQUIRE(r.program.assumptions.size() == 1);
+  CHECK(r.program.assumptions[0].find("recursive call to @self") !=
+        std::string::npos);
+}
+
 TEST_CASE("Report JSON and Chrome trace") {
   auto module = parse(kModule);
   ProgramResult r = buildProgram(*module, realOptions(8));

@@ -66,6 +66,9 @@ struct Builder {
   bool emitCollective(Env &env, Operation &op, const std::string &suffix);
   void emitWhile(Env &env, Operation &op, const std::string &suffix);
   void emitManual(Env &env, Operation &op, const std::string &suffix);
+  bool emitCall(Env &env, Operation &op, const std::string &suffix);
+  /// The functions being expanded (a recursive call is costed as one op).
+  std::vector<const Operation *> call_stack;
   std::vector<int64_t> emitBlock(Env &env, Block &block,
                                  const std::string &suffix);
 };
@@ -107,12 +110,43 @@ std::vector<int64_t> Builder::emitBlock(Env &env, Block &block,
     }
     if (op.is("stablehlo.while"))
       emitWhile(env, op, suffix);
+    else if (op.is("func.call") && emitCall(env, op, suffix))
+      continue;
     else if (op.is("sdy.manual_computation"))
       emitManual(env, op, suffix);
     else if (!emitCollective(env, op, suffix))
       emitCompute(env, op, suffix);
   }
   return {};
+}
+
+// A call site runs its callee's body: the callee's ops join the program
+// under the call path (`.../func.call@12/@inner`), so JAX's nested jits,
+// named scopes and shard_map bodies are costed where they are called.
+bool Builder::emitCall(Env &env, Operation &op, const std::string &suffix) {
+  const Attr *callee = op.attrs.get("callee");
+  Operation *func = callee ? module.lookupSymbol(callee->str()) : nullptr;
+  if (!func || !func->is("func.func") || func->numRegions() == 0 ||
+      func->region(0).empty())
+    return false;
+  if (std::find(call_stack.begin(), call_stack.end(), func) !=
+      call_stack.end()) {
+    program.assumptions.push_back(label(op, suffix) + ": recursive call to @" +
+                                  callee->str() + " costed once");
+    return false;
+  }
+  Block &body = func->region(0).front();
+  for (size_t i = 0; i < body.numArguments() && i < op.numOperands(); ++i)
+    if (env.count(op.operand(i)))
+      env[body.argument(i)] = env[op.operand(i)];
+  call_stack.push_back(func);
+  const std::vector<int64_t> yielded =
+      emitBlock(env, body, suffix + "/" + label(op, "") + "/@" + callee->str());
+  call_stack.pop_back();
+  for (size_t i = 0; i < yielded.size() && i < op.numResults(); ++i)
+    if (yielded[i] >= 0)
+      env[op.result(i)] = yielded[i];
+  return true;
 }
 
 void Builder::emitManual(Env &env, Operation &op, const std::string &suffix) {
