@@ -190,6 +190,35 @@ func.func private @self(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
         std::string::npos);
 }
 
+TEST_CASE("custom calls: sharding markers free, GEMMs costed, others listed") {
+  auto module = parse(R"(
+func.func @main(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %0 = stablehlo.custom_call @Sharding(%a) : (tensor<256x256xf32>) -> tensor<256x256xf32>
+  %1 = stablehlo.custom_call @__cublas$gemm(%0, %0) : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  %2 = stablehlo.custom_call @my_kernel(%1) : (tensor<256x256xf32>) -> tensor<256x256xf32>
+  %3 = stablehlo.custom_call @my_kernel(%2) : (tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %3 : tensor<256x256xf32>
+}
+)");
+  ProgramResult r = buildProgram(*module, realOptions(1));
+  REQUIRE_MESSAGE(r.ok, r.error);
+  const Graph &g = r.program.graph;
+  for (int64_t i = 0; i < g.size(); ++i) {
+    const Node &node = g.node(i);
+    if (node.name.rfind("stablehlo.custom_call@3", 0) == 0)
+      CHECK((node.kind == NodeKind::kNop));
+    if (node.name.rfind("stablehlo.custom_call@4", 0) == 0) {
+      CHECK(node.cost_us > 0);
+      CHECK(node.explanation.find("not costed") == std::string::npos);
+    }
+    if (node.name.rfind("stablehlo.custom_call@5", 0) == 0)
+      CHECK(node.explanation.rfind("not costed: custom_call @my_kernel", 0) ==
+            0);
+  }
+  REQUIRE(r.program.not_costed.size() == 1);
+  CHECK(r.program.not_costed.at("my_kernel") == 2);
+}
+
 TEST_CASE("Report JSON and Chrome trace") {
   auto module = parse(kModule);
   ProgramResult r = buildProgram(*module, realOptions(8));

@@ -77,7 +77,7 @@ void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
   Node node;
   node.name = label(op, suffix);
   node.output_bytes = resultBytes(op);
-  if (isNopOp(op)) {
+  if (isNopOp(op) || isFreeCustomCall(op)) {
     node.kind = NodeKind::kNop;
     node.explanation = "no-op (bitcast, constant or bookkeeping)";
     if (op.is("sdy.reshard"))
@@ -87,6 +87,17 @@ void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
     const OpCost c = coster.compute(module, op);
     node.cost_us = c.cost_us;
     node.explanation = c.explanation;
+    if (op.is("stablehlo.custom_call") && !isGemmCustomCall(op)) {
+      const Attr *target = op.attrs.get("call_target_name");
+      const std::string name = target ? target->str() : "?";
+      if (program.not_costed[name]++ == 0)
+        program.assumptions.push_back(
+            "custom_call @" + name +
+            ": no kernel model knows it; costed as its bytes at memory "
+            "speed (fusion roofline)");
+      node.explanation = "not costed: custom_call @" + name +
+                         " has no kernel model; " + node.explanation;
+    }
   }
   const int64_t id = graph().addNode(std::move(node));
   connect(env, op, id);
@@ -213,8 +224,8 @@ void Builder::emitWhile(Env &env, Operation &op, const std::string &suffix) {
     for (size_t i = 0; i < body.numArguments() && i < carried.size(); ++i)
       if (carried[i] >= 0)
         env[body.argument(i)] = carried[i];
-    const std::vector<int64_t> yielded =
-        emitBlock(env, body, suffix + "/" + name + "#" + std::to_string(it));
+    const std::vector<int64_t> yielded = emitBlock(
+        env, body, suffix + "/" + label(op, "") + "#" + std::to_string(it));
     for (size_t i = 0; i < yielded.size() && i < carried.size(); ++i)
       carried[i] = yielded[i];
   }

@@ -64,6 +64,34 @@ bool isNopOp(const Operation &op) {
   return kNops.count(op.name) > 0;
 }
 
+namespace {
+
+std::string_view customCallTarget(const Operation &op) {
+  const Attr *target = op.is("stablehlo.custom_call")
+                           ? op.attrs.get("call_target_name")
+                           : nullptr;
+  return target && target->kind == AttrKind::String
+             ? std::string_view(target->str())
+             : std::string_view();
+}
+
+} // namespace
+
+bool isFreeCustomCall(const Operation &op) {
+  const std::string_view target = customCallTarget(op);
+  return target == "Sharding" || target == "SPMDFullToShardShape" ||
+         target == "SPMDShardToFullShape" || target == "X64Combine" ||
+         target == "X64SplitLow" || target == "X64SplitHigh" ||
+         target == "annotate_device_placement" ||
+         target.rfind("xla.sdy.", 0) == 0;
+}
+
+bool isGemmCustomCall(const Operation &op) {
+  const std::string_view target = customCallTarget(op);
+  return target == "__cublas$gemm" || target == "__cublas$lt$matmul" ||
+         target == "__cublas$lt$matmul$f8";
+}
+
 CollectiveKind sdyCollectiveKind(const Operation &op) {
   if (op.is("sdy.all_gather"))
     return CollectiveKind::kAllGather;
@@ -162,7 +190,8 @@ OpCost Coster::compute(const Module &module, Operation &op) const {
               "approximate: kHighCost (convolution / output fusion)"};
     return {kMediumCost, "approximate: kMediumCost (loop fusion)"};
   }
-  if (op.is("stablehlo.dot_general") || op.is("stablehlo.dot"))
+  if (op.is("stablehlo.dot_general") || op.is("stablehlo.dot") ||
+      (isGemmCustomCall(op) && op.numOperands() >= 2 && op.numResults() >= 1))
     return dot(module, op);
   int64_t read = 0;
   for (size_t i = 0; i < op.numOperands(); ++i)

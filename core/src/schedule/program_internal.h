@@ -58,6 +58,12 @@ private:
 };
 
 bool isNopOp(const Operation &op);
+/// The custom_call targets that only carry sharding or bookkeeping through
+/// XLA (@Sharding, @SPMDFullToShardShape, @xla.sdy.*): free.
+bool isFreeCustomCall(const Operation &op);
+/// Targets whose kernels are GEMMs (cuBLAS / cuBLASLt calls in XLA dumps),
+/// costed like a dot of their operands.
+bool isGemmCustomCall(const Operation &op);
 /// Trip count of a stablehlo.while counting a constant-initialised
 /// iteration argument up to a constant (`compare LT`), by a constant step.
 std::optional<int64_t> constantTripCount(Operation &while_op);

@@ -140,6 +140,7 @@ json reportValue(const Program &program, const Schedule &s) {
               {"gpus_per_node", t.gpus_per_node},
               {"num_nodes", t.num_nodes}}},
             {"assumptions", program.assumptions},
+            {"not_costed", program.not_costed},
             {"memory_curve", memoryCurve(s)},
             {"ops", ops}};
   return j;
@@ -243,6 +244,9 @@ std::string summaryText(const Program &program, const Schedule &s) {
                   s.memory_over_limit ? ", peak over it" : "");
     out += line;
   }
+  for (const auto &[target, count] : program.not_costed)
+    out += "not costed: custom_call @" + target + " x" + std::to_string(count) +
+           " (bytes at memory speed)\n";
   for (const std::string &a : program.assumptions)
     out += "assumption: " + a + "\n";
   return out;

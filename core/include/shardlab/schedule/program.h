@@ -14,6 +14,7 @@
 #include "shardlab/ir/ir.h"
 #include "shardlab/schedule/graph.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,9 @@ struct Program {
   Topology topology;
   std::vector<CollectiveInfo> collectives;
   std::vector<std::string> assumptions;
+  /// custom_call targets no kernel model knows, with how many calls each
+  /// (their bytes are costed at memory speed, and said so).
+  std::map<std::string, int64_t> not_costed;
 };
 
 struct ProgramResult {
