@@ -203,3 +203,17 @@ TEST_CASE("huge integer widths and element counts are diagnostics (fuzz)") {
                        "  return\n}\n");
   CHECK(wide.error.empty());
 }
+
+TEST_CASE("a function body without a terminator is a diagnostic (fuzz)") {
+  DiagnosticEngine diags;
+  auto module = parseModule("func.func @f() -> tensor<i32> {\n"
+                            "  %c = stablehlo.constant dense<0> : tensor<i32>\n"
+                            "}\n",
+                            diags);
+  REQUIRE(module);
+  CHECK_FALSE(verifyModule(*module, diags));
+  REQUIRE_FALSE(diags.diagnostics().empty());
+  CHECK(diags.diagnostics().back().message.find(
+            "block with no terminator, has 'stablehlo.constant'") !=
+        std::string::npos);
+}

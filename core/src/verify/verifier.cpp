@@ -82,9 +82,33 @@ bool verifyRequiredAttrs(VerifyContext &ctx, Operation &op) {
   return true;
 }
 
+// Every block of a known op's region ends with a terminator, as MLIR
+// requires (passes rely on it: they read and replace the terminator).
+bool verifyTerminators(VerifyContext &ctx, Operation &op) {
+  if (!op.info)
+    return true;
+  for (size_t r = 0; r < op.numRegions(); ++r)
+    for (auto &block : op.region(r).blocks) {
+      Operation *last = block->back();
+      if (!last) {
+        ctx.opError(op, "empty block: expect at least a terminator");
+        return false;
+      }
+      // An op of another dialect may be a terminator (test.terminator).
+      if (last->info && !last->is("func.return") &&
+          !last->is("stablehlo.return") && !last->is("sdy.return") &&
+          !last->is("mhlo.return")) {
+        ctx.opError(*last, "block with no terminator, has '" +
+                               std::string(last->name) + "'");
+        return false;
+      }
+    }
+  return true;
+}
+
 bool verifyOnEntrance(VerifyContext &ctx, Operation &op) {
-  return verifyRequiredAttrs(ctx, op) && verifyDiscardableAttrs(ctx, op) &&
-         verifySdyOp(ctx, op);
+  return verifyRequiredAttrs(ctx, op) && verifyTerminators(ctx, op) &&
+         verifyDiscardableAttrs(ctx, op) && verifySdyOp(ctx, op);
 }
 
 // Region-dependent checks; the function-interface checks of func.func run
