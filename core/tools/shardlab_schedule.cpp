@@ -30,6 +30,7 @@ struct Options {
   std::array<int, schedule::kNumCollectiveKinds> kind_limits{};
   std::optional<int64_t> memory_limit, device_memory;
   int reruns = 1;
+  int64_t while_trip_count = 0;
   bool approximate = false, propagate = true;
 };
 
@@ -56,6 +57,9 @@ const char *kHelp =
     "                         preset's; 0: no memory limit)\n"
     "  --reruns N             reschedule with the limit x 0.9 while the peak\n"
     "                         exceeds it, at most N times (default 1)\n"
+    "  --while-trip-count N   iterations of a while loop whose trip count\n"
+    "                         cannot be read from the module (default: one,\n"
+    "                         with an assumption in the report)\n"
     "  --estimator real|approximate  cost model (default) or XLA's "
     "1/1000/5000\n"
     "  --no-propagation       the module already holds explicit collectives\n"
@@ -113,6 +117,9 @@ bool parseValue(Options &o, const std::string &flag, const std::string &v,
     o.device_memory = n;
   else if (flag == "--reruns" && parseInt(v, n) && n >= 0 && n < 1000)
     o.reruns = int(n);
+  else if (flag == "--while-trip-count" && parseInt(v, n) && n > 0 &&
+           n <= 1000000)
+    o.while_trip_count = n;
   else
     error = "bad value '" + v + "' for " + flag;
   return error.empty();
@@ -201,6 +208,7 @@ bool pipelineOptions(const Options &o, const cost::PerfTable &table,
   target.gpus_per_node = o.gpus_per_node;
   target.sol_options = o.sol_options;
   target.approximate = o.approximate;
+  target.while_trip_count = o.while_trip_count;
   target.table = o.tables.empty() ? nullptr : &table;
   if (!schedule::pipelineOptionsFor(target, p, error))
     return false;

@@ -219,6 +219,64 @@ func.func @main(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
   CHECK(r.program.not_costed.at("my_kernel") == 2);
 }
 
+TEST_CASE(
+    "Loops: trip counts from bounds, XLA's backend_config or the option") {
+  // The first loop counts to a block argument (unknown), the second carries
+  // XLA's known_trip_count.
+  const char *text = R"(
+func.func @main(%a: tensor<8xf32>, %n: tensor<i32>) -> tensor<8xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %c0, %x = %a) : tensor<i32>, tensor<8xf32>
+   cond {
+    %p = stablehlo.compare  LT, %i, %n,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %y = stablehlo.sine %x : tensor<8xf32>
+    %j = stablehlo.add %i, %c1 : tensor<i32>
+    stablehlo.return %j, %y : tensor<i32>, tensor<8xf32>
+  }
+  %1:2 = stablehlo.while(%i = %c0, %x = %0#1) : tensor<i32>, tensor<8xf32> attributes {backend_config = "{\"known_trip_count\":{\"n\":\"7\"}}"}
+   cond {
+    %p = stablehlo.compare  LT, %i, %n,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %y = stablehlo.cosine %x : tensor<8xf32>
+    %j = stablehlo.add %i, %c1 : tensor<i32>
+    stablehlo.return %j, %y : tensor<i32>, tensor<8xf32>
+  }
+  return %1#1 : tensor<8xf32>
+}
+)";
+  auto count = [](const Program &p, const char *prefix) {
+    int n = 0;
+    for (int64_t i = 0; i < p.graph.size(); ++i)
+      n += p.graph.node(i).name.rfind(prefix, 0) == 0;
+    return n;
+  };
+  auto module = parse(text);
+  ProgramResult r = buildProgram(*module, realOptions(1));
+  REQUIRE_MESSAGE(r.ok, r.error);
+  REQUIRE(r.program.loops.size() == 2);
+  CHECK(r.program.loops[0].source == "unknown (one iteration)");
+  CHECK(r.program.loops[1].source == "backend_config known_trip_count");
+  CHECK(r.program.loops[1].trip_count == 7);
+  CHECK(count(r.program, "stablehlo.sine") == 1);
+  CHECK(count(r.program, "stablehlo.cosine") == 7);
+  REQUIRE(r.program.assumptions.size() == 1);
+  CHECK(r.program.assumptions[0].find("--while-trip-count") !=
+        std::string::npos);
+
+  ProgramOptions options = realOptions(1);
+  options.while_trip_count = 4;
+  auto again = parse(text);
+  ProgramResult with = buildProgram(*again, options);
+  REQUIRE_MESSAGE(with.ok, with.error);
+  CHECK(with.program.loops[0].source == "--while-trip-count");
+  CHECK(count(with.program, "stablehlo.sine") == 4);
+  CHECK(with.program.assumptions.empty());
+}
+
 TEST_CASE("Report JSON and Chrome trace") {
   auto module = parse(kModule);
   ProgramResult r = buildProgram(*module, realOptions(8));

@@ -216,6 +216,9 @@ export interface ScheduleOptions {
   sol_options?: string;
   /** Collectives in flight per stream (default 1). */
   overlap_limit?: number;
+  /** Iterations of a while loop whose trip count the module does not say
+   * (default: one, with an assumption in the report). */
+  while_trip_count?: number;
   /** Per-kind in-flight limits (XLA's *_overlap_limit), at most overlap_limit. */
   all_gather_limit?: number;
   all_reduce_limit?: number;
@@ -255,8 +258,14 @@ export interface ScheduleReport {
   peak_memory_bytes: number;
   memory_curve: [number, number][];
   ops: ScheduledOp[];
+  /** mesh, num_devices, device_count_source, input_form ("shardy" or
+   * "gspmd"), gpus_per_node, num_nodes. */
   topology: Record<string, unknown>;
   assumptions: string[];
+  /** custom_call targets no kernel model knows, with their call counts. */
+  not_costed?: Record<string, number>;
+  /** Every while loop: its trip count and where it came from. */
+  loops?: { name: string; trip_count: number; source: string }[];
   [key: string]: unknown;
 }
 

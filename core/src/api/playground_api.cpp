@@ -79,6 +79,8 @@ bool readSchedule(OptionReader &reader, ScheduleRequest &request,
   reader.integer("gpus_per_node", request.target.gpus_per_node, 0, 1 << 20);
   reader.string("sol_options", request.target.sol_options);
   reader.integer("overlap_limit", request.overlap_limit, 1, 64);
+  reader.integer("while_trip_count", request.target.while_trip_count, 0,
+                 1000000);
   reader.integer("memory_limit", request.memory_limit);
   reader.integer("device_memory", request.device_memory, 0);
   reader.integer("reruns", request.reruns, 0, 999);

@@ -151,6 +151,7 @@ bool programOptionsFor(const TargetOptions &target, ProgramOptions &out,
   }
   out.sol = *sol;
   out.table = target.table;
+  out.while_trip_count = target.while_trip_count;
   return true;
 }
 

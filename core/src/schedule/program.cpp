@@ -6,6 +6,8 @@
 #include "shardlab/sharding/sharding_utils.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <set>
 #include <unordered_map>
 
 namespace shardlab::schedule {
@@ -69,6 +71,7 @@ struct Builder {
   bool emitCall(Env &env, Operation &op, const std::string &suffix);
   /// The functions being expanded (a recursive call is costed as one op).
   std::vector<const Operation *> call_stack;
+  std::set<const Operation *> seen_loops;
   std::vector<int64_t> emitBlock(Env &env, Block &block,
                                  const std::string &suffix);
 };
@@ -209,12 +212,44 @@ bool Builder::emitCollective(Env &env, Operation &op,
   return true;
 }
 
+// XLA's WhileLoopBackendConfig, `{"known_trip_count":{"n":"8"}}`, as XLA
+// dumps keep it in the while's backend_config.
+std::optional<int64_t> backendConfigTripCount(const Operation &op) {
+  const Attr *config = op.attrs.get("backend_config");
+  if (!config || config->kind != AttrKind::String)
+    return std::nullopt;
+  const std::string &text = config->str();
+  size_t at = text.find("\"known_trip_count\"");
+  at = at == std::string::npos ? at : text.find("\"n\"", at);
+  at = at == std::string::npos ? at : text.find_first_of("0123456789", at);
+  if (at == std::string::npos)
+    return std::nullopt;
+  return std::strtoll(text.c_str() + at, nullptr, 10);
+}
+
 void Builder::emitWhile(Env &env, Operation &op, const std::string &suffix) {
-  const std::optional<int64_t> trips = constantTripCount(op);
   const std::string name = label(op, suffix);
-  if (!trips)
-    program.assumptions.push_back(
-        name + ": trip count unknown, one iteration scheduled");
+  // A loop inside an unrolled loop or a twice-called function is listed
+  // once, where it is first reached.
+  const bool first = seen_loops.insert(&op).second;
+  LoopInfo loop{name, 1, "constant bounds"};
+  std::optional<int64_t> trips = constantTripCount(op);
+  if (!trips && (trips = backendConfigTripCount(op)))
+    loop.source = "backend_config known_trip_count";
+  if (!trips && options.while_trip_count > 0) {
+    trips = options.while_trip_count;
+    loop.source = "--while-trip-count";
+  }
+  if (!trips) {
+    loop.source = "unknown (one iteration)";
+    if (first)
+      program.assumptions.push_back(
+          name + ": trip count unknown, one iteration scheduled (set "
+                 "--while-trip-count N)");
+  }
+  loop.trip_count = trips ? std::max<int64_t>(*trips, 0) : 1;
+  if (first)
+    program.loops.push_back(loop);
   Block &body = op.region(1).front();
   std::vector<int64_t> carried;
   for (size_t i = 0; i < op.numOperands(); ++i)

@@ -57,6 +57,15 @@ json opEntry(const Graph &g, const Schedule &s, int64_t n,
   return j;
 }
 
+json loopsValue(const Program &program) {
+  json loops = json::array();
+  for (const LoopInfo &loop : program.loops)
+    loops.push_back({{"name", loop.name},
+                     {"trip_count", loop.trip_count},
+                     {"source", loop.source}});
+  return loops;
+}
+
 json perKind(const Schedule &s) {
   json j = json::object();
   for (int k = 1; k < kNumCollectiveKinds; ++k) {
@@ -141,6 +150,7 @@ json reportValue(const Program &program, const Schedule &s) {
               {"num_nodes", t.num_nodes}}},
             {"assumptions", program.assumptions},
             {"not_costed", program.not_costed},
+            {"loops", loopsValue(program)},
             {"memory_curve", memoryCurve(s)},
             {"ops", ops}};
   return j;

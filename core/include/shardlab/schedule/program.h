@@ -33,6 +33,18 @@ struct ProgramOptions {
   cost::SolConfig sol; ///< S-curve parameters (gpus_per_node used too)
   std::string func_name = "main";
   int64_t max_nodes = 2000000; ///< stop unrolling loops beyond this
+  /// Iterations of a stablehlo.while whose trip count cannot be derived
+  /// (--while-trip-count); 0: one iteration, with an assumption.
+  int64_t while_trip_count = 0;
+};
+
+/// One stablehlo.while of the program and how often it runs.
+struct LoopInfo {
+  std::string name;       ///< node path of the loop
+  int64_t trip_count = 1; ///< iterations scheduled
+  /// "constant bounds", "backend_config known_trip_count",
+  /// "--while-trip-count" or "unknown (one iteration)".
+  std::string source;
 };
 
 /// Devices of the program's mesh and how they map onto nodes.
@@ -69,6 +81,7 @@ struct Program {
   /// custom_call targets no kernel model knows, with how many calls each
   /// (their bytes are costed at memory speed, and said so).
   std::map<std::string, int64_t> not_costed;
+  std::vector<LoopInfo> loops;
 };
 
 struct ProgramResult {
