@@ -190,6 +190,22 @@ module @jit_f attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 :
   CHECK(warned);
 }
 
+TEST_CASE("Pipeline: the report says whether a step fits device memory") {
+  PipelineOptions small = realOptions();
+  small.device_memory_bytes = 1 << 20; // 1 MiB: the MLP's weights do not fit
+  PipelineResult r = run(kMegatronMlp, small);
+  json report = reportValue(r.program, r.schedule);
+  CHECK(report["memory_per_device"]["capacity_bytes"] == 1 << 20);
+  CHECK(report["memory_per_device"]["fits"] == false);
+  CHECK(summaryText(r.program, r.schedule).find("DOES NOT FIT") !=
+        std::string::npos);
+  PipelineOptions big = realOptions();
+  big.device_memory_bytes = int64_t{80} << 30;
+  PipelineResult fits = run(kMegatronMlp, big);
+  CHECK(reportValue(fits.program, fits.schedule)["memory_per_device"]["fits"] ==
+        true);
+}
+
 TEST_CASE("StableHLO collectives: groups from replica_groups and pairs") {
   PipelineOptions o = realOptions();
   o.propagate = false;

@@ -264,6 +264,8 @@ export interface ScheduleReport {
   assumptions: string[];
   /** custom_call targets no kernel model knows, with their call counts. */
   not_costed?: Record<string, number>;
+  /** Parameters plus peak temporaries of one device against its memory. */
+  memory_per_device?: { peak_bytes: number; capacity_bytes: number; fits?: boolean };
   /** Every while loop: its trip count and where it came from. */
   loops?: { name: string; trip_count: number; source: string }[];
   [key: string]: unknown;

@@ -121,6 +121,7 @@ PipelineResult scheduleLowered(Module &module, const PipelineOptions &options) {
     return failed(std::move(r), "program", program.error, diags);
   }
   r.program = std::move(program.program);
+  r.program.topology.device_memory_bytes = options.device_memory_bytes;
   ScheduleResult s =
       scheduleGraph(r.program.graph, schedulerConfig(options, r.program));
   if (!s.ok)

@@ -57,6 +57,22 @@ json opEntry(const Graph &g, const Schedule &s, int64_t n,
   return j;
 }
 
+// Parameters plus peak live temporaries of one device against its memory.
+json memoryFit(const Program &program, const Schedule &s) {
+  const int64_t capacity = program.topology.device_memory_bytes;
+  json fit = {{"peak_bytes", s.peak_memory_bytes},
+              {"capacity_bytes", capacity}};
+  if (capacity > 0)
+    fit["fits"] = s.peak_memory_bytes <= capacity;
+  return fit;
+}
+
+std::string gib(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GiB", double(bytes) / (1 << 30));
+  return text;
+}
+
 json loopsValue(const Program &program) {
   json loops = json::array();
   for (const LoopInfo &loop : program.loops)
@@ -151,6 +167,7 @@ json reportValue(const Program &program, const Schedule &s) {
             {"assumptions", program.assumptions},
             {"not_costed", program.not_costed},
             {"loops", loopsValue(program)},
+            {"memory_per_device", memoryFit(program, s)},
             {"memory_curve", memoryCurve(s)},
             {"ops", ops}};
   return j;
@@ -245,6 +262,12 @@ std::string summaryText(const Program &program, const Schedule &s) {
   std::snprintf(line, sizeof line, "%-22s %14lld bytes\n", "peak memory",
                 (long long)s.peak_memory_bytes);
   out += line;
+  if (const int64_t capacity = program.topology.device_memory_bytes) {
+    const bool fits = s.peak_memory_bytes <= capacity;
+    out += std::string(fits ? "fits in device memory (" : "DOES NOT FIT (") +
+           gib(s.peak_memory_bytes) + (fits ? " of " : " > ") + gib(capacity) +
+           " per device)\n";
+  }
   if (!s.memory_attempts.empty()) {
     std::snprintf(line, sizeof line,
                   "%-22s %14lld bytes (%d rerun%s, initially %lld)%s\n",

@@ -63,7 +63,14 @@ function totals(r: NonNullable<ScheduleResult["report"]>): HTMLElement {
     item("compute", fmtUs(r.compute_us), "total-compute"),
     item("exposed comm", fmtUs(r.exposed_comm_us), "total-exposed"),
     item("hidden comm", fmtUs(r.hidden_comm_us ?? r.comm_us - r.exposed_comm_us), "total-hidden"),
-    item("peak memory", fmtBytes(r.peak_memory_bytes), "total-memory"));
+    item("peak memory", fmtBytes(r.peak_memory_bytes) + memoryFit(r), "total-memory"));
+}
+
+/** " of 80 GiB" when the step fits the device, " > 80 GiB: does not fit" when not. */
+function memoryFit(r: NonNullable<ScheduleResult["report"]>): string {
+  const fit = r.memory_per_device as { capacity_bytes?: number; fits?: boolean } | undefined;
+  if (!fit || !fit.capacity_bytes) return "";
+  return fit.fits ? ` of ${fmtBytes(fit.capacity_bytes)}` : ` > ${fmtBytes(fit.capacity_bytes)}: does not fit`;
 }
 
 function opDetails(op: ScheduledOp): string {

@@ -60,6 +60,8 @@ struct Topology {
   int64_t gpus_per_node = 8;
   int64_t num_nodes = 1;
   std::vector<int64_t> device_ids;
+  /// Memory of one device (0: unknown), to say whether the step fits.
+  int64_t device_memory_bytes = 0;
 };
 
 /// One collective of the per-device program, as the cost model saw it.
