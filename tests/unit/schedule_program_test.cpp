@@ -277,6 +277,32 @@ func.func @main(%a: tensor<8xf32>, %n: tensor<i32>) -> tensor<8xf32> {
   CHECK(with.program.assumptions.empty());
 }
 
+TEST_CASE("case: the costliest branch is scheduled, and said") {
+  auto module = parse(R"(
+func.func @main(%i: tensor<i32>, %a: tensor<512x512xf32>) -> tensor<512x512xf32> {
+  %0 = "stablehlo.case"(%i) ({
+    %1 = stablehlo.sine %a : tensor<512x512xf32>
+    stablehlo.return %1 : tensor<512x512xf32>
+  }, {
+    %1 = stablehlo.dot_general %a, %a, contracting_dims = [1] x [0] : (tensor<512x512xf32>, tensor<512x512xf32>) -> tensor<512x512xf32>
+    %2 = stablehlo.sine %1 : tensor<512x512xf32>
+    stablehlo.return %2 : tensor<512x512xf32>
+  }) : (tensor<i32>) -> tensor<512x512xf32>
+  return %0 : tensor<512x512xf32>
+}
+)");
+  ProgramResult r = buildProgram(*module, realOptions(1));
+  REQUIRE_MESSAGE(r.ok, r.error);
+  double case_cost = -1;
+  for (int64_t i = 0; i < r.program.graph.size(); ++i)
+    if (r.program.graph.node(i).name.rfind("stablehlo.case", 0) == 0)
+      case_cost = r.program.graph.node(i).cost_us;
+  CHECK(case_cost > 1.0); // the GEMM branch, not the sine alone
+  REQUIRE(r.program.assumptions.size() == 1);
+  CHECK(r.program.assumptions[0].find("costliest of 2 branches (branch 1)") !=
+        std::string::npos);
+}
+
 TEST_CASE("Report JSON and Chrome trace") {
   auto module = parse(kModule);
   ProgramResult r = buildProgram(*module, realOptions(8));

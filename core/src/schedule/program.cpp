@@ -69,6 +69,8 @@ struct Builder {
   void emitWhile(Env &env, Operation &op, const std::string &suffix);
   void emitManual(Env &env, Operation &op, const std::string &suffix);
   bool emitCall(Env &env, Operation &op, const std::string &suffix);
+  void emitBranches(Env &env, Operation &op, const std::string &suffix);
+  double regionCost(Region &region);
   /// The functions being expanded (a recursive call is costed as one op).
   std::vector<const Operation *> call_stack;
   std::set<const Operation *> seen_loops;
@@ -126,6 +128,8 @@ std::vector<int64_t> Builder::emitBlock(Env &env, Block &block,
       emitWhile(env, op, suffix);
     else if (op.is("func.call") && emitCall(env, op, suffix))
       continue;
+    else if (op.is("stablehlo.case") || op.is("stablehlo.if"))
+      emitBranches(env, op, suffix);
     else if (op.is("sdy.manual_computation"))
       emitManual(env, op, suffix);
     else if (!emitCollective(env, op, suffix))
@@ -161,6 +165,49 @@ bool Builder::emitCall(Env &env, Operation &op, const std::string &suffix) {
     if (yielded[i] >= 0)
       env[op.result(i)] = yielded[i];
   return true;
+}
+
+// Compute time of the ops of `region` run one after another (nested
+// regions included), for comparing the branches of a case.
+double Builder::regionCost(Region &region) {
+  double total = 0;
+  for (auto &block : region.blocks)
+    for (Operation &inner : *block) {
+      if (inner.numRegions() && !inner.is("stablehlo.reduce")) {
+        for (size_t r = 0; r < inner.numRegions(); ++r)
+          total += regionCost(inner.region(r));
+        continue;
+      }
+      if (!isNopOp(inner) && !isFreeCustomCall(inner))
+        total += coster.compute(module, inner).cost_us;
+    }
+  return total;
+}
+
+// stablehlo.case / if: one branch runs, which one is data; the costliest is
+// scheduled, as one op, and the report says so.
+void Builder::emitBranches(Env &env, Operation &op, const std::string &suffix) {
+  size_t costliest = 0;
+  double best = -1;
+  for (size_t r = 0; r < op.numRegions(); ++r) {
+    const double cost = regionCost(op.region(r));
+    if (cost > best) {
+      best = cost;
+      costliest = r;
+    }
+  }
+  Node node;
+  node.name = label(op, suffix);
+  node.output_bytes = resultBytes(op);
+  node.cost_us = std::max(best, 0.0);
+  node.explanation = "costliest of " + std::to_string(op.numRegions()) +
+                     " branches (branch " + std::to_string(costliest) +
+                     "), its ops in sequence";
+  program.assumptions.push_back(node.name + ": " + node.explanation +
+                                " scheduled");
+  const int64_t id = graph().addNode(std::move(node));
+  connect(env, op, id);
+  bindResults(env, op, id);
 }
 
 void Builder::emitManual(Env &env, Operation &op, const std::string &suffix) {
