@@ -20,7 +20,9 @@ bool xlaImportShardingsPass(Module &, const PassOptions &, DiagnosticEngine &);
 bool xlaImportConstantsPass(Module &, const PassOptions &, DiagnosticEngine &);
 
 /// -xla-sdy-export-named-computations: -sdy-export-named-computations with
-/// the out shardings also on the new funcs' results.
+/// the out shardings also on the new funcs' results; with
+/// dedup-functions-fully=true the functions of one name are merged as
+/// -xla-sdy-unflatten-call-graph does (mhlo.copy where shardings differ).
 bool xlaExportNamedComputationsPass(Module &, const PassOptions &,
                                     DiagnosticEngine &);
 
