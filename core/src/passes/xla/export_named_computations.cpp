@@ -1,7 +1,8 @@
 // -xla-sdy-export-named-computations: Shardy's -sdy-export-named-computations
 // (each sdy.named_computation becomes a call to a private func tagged
 // sdy.original_func_name), plus the out shardings on the func's results,
-// as XLA's copy of the pass writes them.
+// as XLA's copy of the pass writes them; with dedup-functions-fully=true the
+// functions of one name are then merged (xla unflatten-call-graph).
 #include "shardlab/passes/call_graph.h"
 #include "shardlab/passes/call_graph_passes.h"
 #include "shardlab/passes/pass_utils.h"
