@@ -17,7 +17,9 @@ Stages, in order (a module that fails one does not run the later ones):
   propagate  -sdy-propagation-pipeline succeeds and its output round-trips
   export     propagation + -sdy-export-pipeline with explicit collectives
              succeeds and its output round-trips
-  schedule   shardlab-schedule estimates a step
+  schedule   shardlab-schedule estimates a step, and (for modules without
+             loops, calls, branches or GSPMD strings) it schedules exactly
+             the collectives counted in the exported text
 A module with dynamic shapes passes propagate and export when it is refused
 with Shardy's message ("only supports ranked tensors with a static shape"),
 or, as in Shardy, when only function arguments are dynamic and the pipeline
@@ -35,6 +37,7 @@ Standard library only.
 
 import argparse
 import concurrent.futures
+import json
 import os
 import re
 import subprocess
@@ -131,6 +134,34 @@ def first_line(text):
     return ""
 
 
+SDY_COLLECTIVES = {"all_gather": "all-gather", "all_reduce": "all-reduce",
+                   "reduce_scatter": "reduce-scatter", "all_to_all": "all-to-all",
+                   "collective_permute": "collective-permute"}
+STABLEHLO_GROUPED = re.compile(
+    r'"stablehlo\.(all_gather|all_reduce|reduce_scatter|all_to_all|collective_permute)"'
+    r'[^\n]*?(?:replica_groups|source_target_pairs) = dense<[^>]*> : tensor<(\d+)x(\d+)x')
+
+
+def collective_counts(text):
+    """Collectives per kind in a module's text, counted without the scheduler:
+    sdy collectives, and StableHLO ones whose groups have more than one
+    device (or that have source/target pairs). None when the module has
+    loops, calls or branches (their counts multiply) or GSPMD shardings."""
+    if re.search(r"stablehlo\.(while|case|if)\b|\bcall @|mhlo\.sharding", text):
+        return None
+    counts = {}
+    for name in re.findall(r"\bsdy\.(all_gather|all_reduce|reduce_scatter|all_to_all|"
+                           r"collective_permute)\b", text):
+        kind = SDY_COLLECTIVES[name]
+        counts[kind] = counts.get(kind, 0) + 1
+    for name, rows, cols in STABLEHLO_GROUPED.findall(text):
+        pairs = name == "collective_permute"
+        if pairs or int(cols) > 1:
+            kind = SDY_COLLECTIVES[name]
+            counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
 def run_module(tools, module):
     """stage -> (ok, why) for the stages that ran."""
     results = {}
@@ -188,13 +219,18 @@ def run_module(tools, module):
                               + (first_line(err) if status else "prints differ"))
             return results
         results[stage] = (True, "")
+        exported = out
 
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "module.mlir")
         with open(src, "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write(module.text)
-        status, out, err = tools.run([tools.schedule, src, "--report",
-                                      os.path.join(tmp, "report.json")], "")
+        report_path = os.path.join(tmp, "report.json")
+        status, out, err = tools.run([tools.schedule, src, "--report", report_path], "")
+        report = None
+        if status == 0 and os.path.exists(report_path):
+            with open(report_path, encoding="utf-8") as f:
+                report = json.load(f)
     if module.dynamic:
         ok = status != 0 and not crashed(status) and DYNAMIC_REFUSAL in err + out
         results["schedule"] = (ok, "refused (dynamic shapes)" if ok else
@@ -203,6 +239,15 @@ def run_module(tools, module):
         return results
     if status != 0:
         return fail("schedule", status, err)
+    # The schedule must hold exactly the collectives the exported module has.
+    expected = collective_counts(exported)
+    if expected is not None and report is not None:
+        scheduled = {k: v["count"] for k, v in report.get("per_kind", {}).items()
+                     if v.get("count")}
+        if scheduled != expected:
+            results["schedule"] = (False, "the schedule has collectives %s, the exported "
+                                   "module %s" % (scheduled, expected))
+            return results
     results["schedule"] = (True, "")
     return results
 
