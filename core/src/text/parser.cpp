@@ -246,7 +246,7 @@ bool Parser::skipBalanced(char open, char close) {
     char c = text_[pos_++];
     if (c == '"') {
       while (pos_ < text_.size() && text_[pos_] != '"') {
-        if (text_[pos_] == '\\')
+        if (text_[pos_] == '\\' && pos_ + 1 < text_.size())
           ++pos_;
         ++pos_;
       }

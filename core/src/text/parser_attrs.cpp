@@ -67,7 +67,7 @@ bool Parser::parseOptionalAttrDictWithKeyword(AttrDict &dict) {
 const Attr *Parser::parseNumberAttr(Type hint, bool allow_type_suffix) {
   skipSpace();
   size_t start = pos_;
-  if (text_[pos_] == '-')
+  if (pos_ < text_.size() && text_[pos_] == '-')
     ++pos_;
   bool is_float = false;
   if (text_.substr(pos_, 2) == "0x") {
