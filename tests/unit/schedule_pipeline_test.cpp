@@ -206,6 +206,18 @@ TEST_CASE("Pipeline: the report says whether a step fits device memory") {
         true);
 }
 
+TEST_CASE("Pipeline: a call to a declaration stays a call") {
+  PipelineResult r = run("func.func private @f() -> tensor<4xf32>\n"
+                         "func.func @main() -> tensor<4xf32> {\n"
+                         "  %0 = call @f() : () -> tensor<4xf32>\n"
+                         "  return %0 : tensor<4xf32>\n}\n",
+                         realOptions());
+  bool call = false;
+  for (int64_t i = 0; i < r.program.graph.size(); ++i)
+    call = call || r.program.graph.node(i).name.rfind("func.call", 0) == 0;
+  CHECK(call);
+}
+
 TEST_CASE("StableHLO collectives: groups from replica_groups and pairs") {
   PipelineOptions o = realOptions();
   o.propagate = false;

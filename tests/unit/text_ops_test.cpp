@@ -217,3 +217,18 @@ TEST_CASE("a function body without a terminator is a diagnostic (fuzz)") {
             "block with no terminator, has 'stablehlo.constant'") !=
         std::string::npos);
 }
+
+TEST_CASE("an unknown bare type and a public declaration are diagnostics") {
+  // Found by fuzz_pipeline: `-> C` read as a type, then a bodiless public
+  // function reached the passes.
+  Printed out = print("func.func private @main() ->C\n");
+  CHECK(out.error.find("1:29: expected non-function type, got 'C'") !=
+        std::string::npos);
+  DiagnosticEngine diags;
+  auto module = parseModule("func.func @main() -> f32\n", diags);
+  REQUIRE(module);
+  CHECK_FALSE(verifyModule(*module, diags));
+  CHECK(diags.diagnostics().back().message.find(
+            "symbol declaration cannot have public visibility") !=
+        std::string::npos);
+}

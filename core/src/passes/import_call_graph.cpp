@@ -173,6 +173,11 @@ struct CallImporter {
     if (!func)
       return;
     std::string callee(symbolName(*func));
+    // A call to a declaration (an external function) stays a call; a body
+    // already moved into an earlier call's named computation is in `moved`.
+    if (!moved.count(callee) &&
+        (!func->numRegions() || func->region(0).empty()))
+      return;
     Operation *named = call.parentBlock()->insertBefore(
         &call, namedComputationFor(module, call, *func));
     auto it = moved.find(callee);

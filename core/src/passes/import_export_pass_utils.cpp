@@ -181,7 +181,9 @@ bool optionIsTrue(const PassOptions &options, const std::string &key,
 void forEachFunc(Module &module, const std::function<void(Operation &)> &fn) {
   for (Operation *op = module.body().front(); op;) {
     Operation *next = op->nextInBlock();
-    if (op->is("func.func"))
+    // Declarations (no body) are only symbols: nothing to import, propagate
+    // or export in them.
+    if (op->is("func.func") && op->numRegions() && !op->region(0).empty())
       fn(*op);
     op = next;
   }

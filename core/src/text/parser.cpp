@@ -393,7 +393,30 @@ Type Parser::parseType() {
   return type;
 }
 
+// The builtin element types: index, none, floats (f16, bf16, tf32, f32,
+// f64, f80, f128, the f8E*/f6E*/f4E* variants) and integers (i8, si8, ui8).
+static bool isBuiltinElementType(std::string_view id) {
+  static const std::string_view kFloats[] = {
+      "index", "none", "bf16", "f16", "tf32", "f32", "f64", "f80", "f128"};
+  for (std::string_view name : kFloats)
+    if (id == name)
+      return true;
+  if (id.size() > 3 && id[0] == 'f' &&
+      (id[1] == '8' || id[1] == '6' || id[1] == '4') && id[2] == 'E')
+    return true;
+  std::string_view digits = id;
+  if (digits.rfind("si", 0) == 0 || digits.rfind("ui", 0) == 0)
+    digits.remove_prefix(2);
+  else if (digits.rfind("i", 0) == 0)
+    digits.remove_prefix(1);
+  else
+    return false;
+  return !digits.empty() &&
+         digits.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
 Type Parser::parseBareType() {
+  Location where = loc();
   size_t start = pos_;
   std::string_view id = parseBareId();
   if (id.empty())
@@ -420,6 +443,10 @@ Type Parser::parseBareType() {
     std::string full(textFrom(start));
     return id == "complex" ? ctx_.types.element(full) : ctx_.types.opaque(full);
   }
+  if (!isBuiltinElementType(id))
+    return errorAt(where,
+                   "expected non-function type, got '" + std::string(id) + "'"),
+           nullptr;
   return ctx_.types.element(id);
 }
 

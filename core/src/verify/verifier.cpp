@@ -106,9 +106,22 @@ bool verifyTerminators(VerifyContext &ctx, Operation &op) {
   return true;
 }
 
+// MLIR: "symbol declaration cannot have public visibility".
+bool verifyDeclaration(VerifyContext &ctx, Operation &op) {
+  if (!op.is("func.func") || (op.numRegions() && !op.region(0).empty()))
+    return true;
+  const Attr *visibility = op.attrs.get("sym_visibility");
+  if (visibility && visibility->kind == AttrKind::String &&
+      visibility->str() != "public")
+    return true;
+  ctx.opError(op, "symbol declaration cannot have public visibility");
+  return false;
+}
+
 bool verifyOnEntrance(VerifyContext &ctx, Operation &op) {
-  return verifyRequiredAttrs(ctx, op) && verifyTerminators(ctx, op) &&
-         verifyDiscardableAttrs(ctx, op) && verifySdyOp(ctx, op);
+  return verifyRequiredAttrs(ctx, op) && verifyDeclaration(ctx, op) &&
+         verifyTerminators(ctx, op) && verifyDiscardableAttrs(ctx, op) &&
+         verifySdyOp(ctx, op);
 }
 
 // Region-dependent checks; the function-interface checks of func.func run

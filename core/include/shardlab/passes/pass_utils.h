@@ -59,7 +59,7 @@ std::vector<Operation *> usersOf(const Value *value);
 bool optionIsTrue(const PassOptions &options, const std::string &key,
                   bool default_value = false);
 
-/// Calls `fn(func)` for every top-level func.func.
+/// Calls `fn(func)` for every top-level func.func with a body.
 void forEachFunc(Module &module, const std::function<void(Operation &)> &fn);
 
 /// The region's entry block terminator (sdy.return, func.return, ...).
