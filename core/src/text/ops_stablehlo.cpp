@@ -459,6 +459,32 @@ void printConcatenate(Printer &printer, Operation &op) {
   printer.printFunctionalType(op);
 }
 
+// iota and concatenate print their integer attribute in the custom form.
+bool hasIntegerAttr(Operation &op, std::string_view name) {
+  const Attr *attr = op.attrs.get(name);
+  return attr && attr->kind == AttrKind::Integer;
+}
+bool canPrintIota(Operation &op) {
+  return op.numResults() == 1 && hasIntegerAttr(op, "iota_dimension");
+}
+bool canPrintConcatenate(Operation &op) {
+  return hasIntegerAttr(op, "dimension");
+}
+
+// The custom form needs three dense arrays of one length (a generic form
+// may hold anything).
+bool canPrintSlice(Operation &op) {
+  const Attr *starts = op.attrs.get("start_indices");
+  const Attr *limits = op.attrs.get("limit_indices");
+  const Attr *strides = op.attrs.get("strides");
+  for (const Attr *a : {starts, limits, strides})
+    if (!a || a->kind != AttrKind::DenseArray)
+      return false;
+  return op.numOperands() == 1 &&
+         starts->ints().size() == limits->ints().size() &&
+         strides->ints().size() == starts->ints().size();
+}
+
 // `%a [0:32, 1:2, 4:8:2]`
 bool parseSlice(Parser &parser, Operation &op, size_t) {
   Value *input = nullptr;
@@ -641,15 +667,21 @@ std::vector<OpInfo> stablehloOpInfos() {
                    {"call_target_name"}});
   infos.push_back({"stablehlo.optimization_barrier", parseVariadicSameTypes,
                    printVariadicSameTypes});
-  infos.push_back({"stablehlo.iota", parseIota, printIota, {"iota_dimension"}});
-  infos.push_back({"stablehlo.concatenate",
-                   parseConcatenate,
-                   printConcatenate,
-                   {"dimension"}});
-  infos.push_back({"stablehlo.slice",
-                   parseSlice,
-                   printSlice,
-                   {"start_indices", "limit_indices", "strides"}});
+  OpInfo iota{"stablehlo.iota", parseIota, printIota, {"iota_dimension"}};
+  iota.can_print = canPrintIota;
+  infos.push_back(iota);
+  OpInfo concatenate{"stablehlo.concatenate",
+                     parseConcatenate,
+                     printConcatenate,
+                     {"dimension"}};
+  concatenate.can_print = canPrintConcatenate;
+  infos.push_back(concatenate);
+  OpInfo slice{"stablehlo.slice",
+               parseSlice,
+               printSlice,
+               {"start_indices", "limit_indices", "strides"}};
+  slice.can_print = canPrintSlice;
+  infos.push_back(slice);
   registerReturnLike(infos, "stablehlo.return");
   for (OpInfo &info : stablehloStructuredOpInfos())
     infos.push_back(info);
