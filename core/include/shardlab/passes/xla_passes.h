@@ -76,6 +76,12 @@ bool xlaUnflattenCallGraphPass(Module &, const PassOptions &,
 bool xlaStablehloImportPipeline(Module &, const PassOptions &,
                                 DiagnosticEngine &);
 
+/// XLA's import of while loops: a value a loop body reads from outside
+/// (a free variable, not a constant) that has a sharding is read through a
+/// fully open sdy.sharding_constraint placed before the loop, so
+/// propagation may choose how the loop sees it.
+void openConstraintsOnWhileFreeVariables(Module &module);
+
 /// Whether `module` is in GSPMD form: it holds an `mhlo.sharding` string and
 /// no Shardy mesh.
 bool isGspmdModule(Module &module);

@@ -195,30 +195,78 @@ Value *constraint(Context &ctx, Operation &at, Value *input,
 
 // `@xla.sdy.FuncResultSharding(%x)`: the results where it is returned get
 // its sharding; any other use keeps it as a sharding constraint.
-void importFuncResultSharding(Context &ctx, Operation &call) {
-  const TensorSharding *sharding = firstSharding(call);
-  if (!sharding || call.numOperands() != 1 || call.numResults() != 1) {
-    if (call.numOperands() == call.numResults()) {
-      std::vector<Value *> inputs;
-      for (size_t i = 0; i < call.numOperands(); ++i)
-        inputs.push_back(call.operand(i));
-      replaceOp(call, inputs);
-    }
-    return;
-  }
-  Operation *func = call.parentOp();
+// Sets `sharding` on the results of the enclosing function where `value`
+// is returned; whether `value` has other uses.
+bool shardReturned(Context &ctx, Operation &at, Value *value,
+                   const TensorSharding &sharding) {
+  Operation *func = at.parentOp();
   while (func && !func->is("func.func"))
     func = func->parentOp();
   bool other_uses = false;
-  for (Operation *user : usersOf(call.result(0))) {
-    if (!user->is("func.return") || user->parentOp() != func) {
+  for (Operation *user : usersOf(value)) {
+    if (!user->is("func.return") || user->parentOp() != func || !func) {
       other_uses = true;
       continue;
     }
     for (size_t i = 0; i < user->numOperands(); ++i)
-      if (user->operand(i) == call.result(0) && func)
-        setFuncResultSharding(*func, i, *sharding, ctx);
+      if (user->operand(i) == value)
+        setFuncResultSharding(*func, i, sharding, ctx);
   }
+  return other_uses;
+}
+
+// An i64 value XLA split into halves is returned as a tuple of them (or as
+// several operands) and rebuilt by X64Combine: the sharding goes on the
+// X64Combine, the halves flow through.
+void importSplitFuncResultSharding(Context &ctx, Operation &call,
+                                   const TensorSharding *sharding) {
+  std::vector<Value *> halves;
+  Operation *tuple = nullptr;
+  if (call.numOperands() == 1 && !call.operand(0)->isBlockArgument() &&
+      call.operand(0)->defining_op->is("stablehlo.tuple")) {
+    tuple = call.operand(0)->defining_op;
+    for (size_t i = 0; i < tuple->numOperands(); ++i)
+      halves.push_back(tuple->operand(i));
+    for (Operation *user : usersOf(call.result(0))) {
+      const Attr *index = user->attrs.get("index");
+      if (user->is("stablehlo.get_tuple_element") && index &&
+          size_t(index->intValue()) < halves.size())
+        replaceOp(*user, {halves[size_t(index->intValue())]});
+    }
+  } else if (call.numOperands() == call.numResults()) {
+    for (size_t i = 0; i < call.numOperands(); ++i) {
+      halves.push_back(call.operand(i));
+      call.result(i)->replaceAllUsesWith(call.operand(i));
+    }
+  }
+  for (Value *half : halves)
+    for (Operation *user : usersOf(half))
+      if (sharding && isCustomCall(*user, "X64Combine") &&
+          !user->attrs.get("sdy.sharding")) {
+        setShardingList(*user, "sdy.sharding", {*sharding}, ctx);
+        shardReturned(ctx, *user, user->result(0), *sharding);
+      }
+  bool used = false;
+  for (size_t i = 0; i < call.numResults(); ++i)
+    used = used || call.result(i)->firstUse();
+  if (!used) {
+    eraseOp(call);
+    if (tuple && !tuple->result(0)->firstUse())
+      eraseOp(*tuple);
+  }
+}
+
+void importFuncResultSharding(Context &ctx, Operation &call) {
+  const TensorSharding *sharding = firstSharding(call);
+  if (!sharding || call.numOperands() != 1 || call.numResults() != 1 ||
+      call.result(0)->type->kind == TypeKind::Tuple) {
+    importSplitFuncResultSharding(ctx, call, sharding);
+    return;
+  }
+  // An unused call marks the value it wraps, where that is returned.
+  Value *target = call.result(0)->firstUse() ? call.result(0) : call.operand(0);
+  const bool other_uses =
+      shardReturned(ctx, call, target, *sharding) && target == call.result(0);
   Value *replacement = call.operand(0);
   if (other_uses)
     replacement = constraint(ctx, call, replacement, *sharding);
@@ -262,6 +310,11 @@ void importCustomCalls(Module &module) {
       importFuncResultSharding(ctx, *call);
     } else if (isCustomCall(*call, "Sharding") && call->numOperands() == 1 &&
                firstSharding(*call)) {
+      // The value a @Sharding call constrains carries that sharding only
+      // through the call: a copy of it on the producer is dropped.
+      Value *input = call->operand(0);
+      if (!input->isBlockArgument() && usersOf(input).size() == 1)
+        input->defining_op->attrs.erase("sdy.sharding");
       Value *value =
           constraint(ctx, *call, call->operand(0), *firstSharding(*call));
       replaceOp(*call, {value});
@@ -349,6 +402,7 @@ bool xlaRoundTripImportPipeline(Module &module, const PassOptions &options,
   importCustomCalls(module);
   if (!xlaRoundTripShardMapImportPass(module, options, diags))
     return false;
+  openConstraintsOnWhileFreeVariables(module);
   return removeSizeOneAxesPass(module, options, diags);
 }
 

@@ -307,6 +307,7 @@ bool xlaStablehloImportPipeline(Module &module, const PassOptions &options,
   importManualComputations(module);
   dropManualAxesMarks(module);
   flattenTupleCustomCalls(module);
+  openConstraintsOnWhileFreeVariables(module);
   shardingCallsToConstraints(module);
   return xlaImportConstantsPass(module, options, diags);
 }
