@@ -17,6 +17,7 @@
 // then mesh axes of size one are removed. Shardings on custom calls it does
 // not know are dropped, as XLA does.
 #include "shardlab/ir/sharding_access.h"
+#include "shardlab/passes/call_graph_passes.h"
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/passes/sdy_passes.h"
 #include "shardlab/passes/xla_passes.h"
@@ -390,6 +391,12 @@ bool xlaRoundTripImportPipeline(Module &module, const PassOptions &options,
                 "implemented yet");
     return false;
   }
+  // enable-constant-import (default true): constants become sdy.constant.
+  auto constants = options.find("enable-constant-import");
+  if ((constants == options.end() ||
+       (constants->second != "false" && constants->second != "0")) &&
+      !xlaImportConstantsPass(module, {}, diags))
+    return false;
   Importer importer(module, diags);
   importer.importMeshes();
   forEachFunc(module, [&](Operation &func) { importer.importFunc(func); });
@@ -403,6 +410,13 @@ bool xlaRoundTripImportPipeline(Module &module, const PassOptions &options,
   if (!xlaRoundTripShardMapImportPass(module, options, diags))
     return false;
   openConstraintsOnWhileFreeVariables(module);
+  // import-only-uninlineable-func-calls=false: every call (also those XLA
+  // marked inlineable) becomes an sdy.named_computation holding its callee.
+  auto only = options.find("import-only-uninlineable-func-calls");
+  if (only != options.end() &&
+      (only->second == "false" || only->second == "0") &&
+      !importFuncCallsPass(module, {}, diags))
+    return false;
   return removeSizeOneAxesPass(module, options, diags);
 }
 
