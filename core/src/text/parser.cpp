@@ -293,12 +293,13 @@ Type Parser::parseTensorType() {
       shape.push_back(kDynamic);
     } else {
       int64_t dim = 0;
-      Location where = loc();
+      const size_t dim_start = pos_; // a location only on error: hot path
       if (!parseInt(dim))
         return nullptr;
-      if (__builtin_mul_overflow(elements, dim, &elements))
-        return errorAt(where, "tensor has more elements than fit in 64 bits"),
-               nullptr;
+      if (__builtin_mul_overflow(elements, dim, &elements)) {
+        pos_ = dim_start;
+        return error("tensor has more elements than fit in 64 bits"), nullptr;
+      }
       shape.push_back(dim);
     }
     if (pos_ >= text_.size() || text_[pos_] != 'x')
@@ -416,7 +417,7 @@ static bool isBuiltinElementType(std::string_view id) {
 }
 
 Type Parser::parseBareType() {
-  Location where = loc();
+  skipSpace();
   size_t start = pos_;
   std::string_view id = parseBareId();
   if (id.empty())
@@ -443,10 +444,11 @@ Type Parser::parseBareType() {
     std::string full(textFrom(start));
     return id == "complex" ? ctx_.types.element(full) : ctx_.types.opaque(full);
   }
-  if (!isBuiltinElementType(id))
-    return errorAt(where,
-                   "expected non-function type, got '" + std::string(id) + "'"),
+  if (!isBuiltinElementType(id)) {
+    pos_ = start;
+    return error("expected non-function type, got '" + std::string(id) + "'"),
            nullptr;
+  }
   return ctx_.types.element(id);
 }
 
