@@ -141,6 +141,52 @@ TEST_CASE("While loop with a constant trip count is its body repeated") {
   CHECK(r.program.assumptions.empty());
 }
 
+TEST_CASE("Loop iterations do not overlap, as XLA schedules a loop body") {
+  // The all-gather reads a loop-invariant weight: unrolled without a
+  // barrier, the scheduler would prefetch iteration 1's during iteration 0.
+  auto module = parse(R"(
+sdy.mesh @mesh = <["x"=8]>
+func.func @main(%x: tensor<1024x1024xbf16>, %w: tensor<1024x1024xbf16>) -> tensor<1024x1024xbf16> {
+  %0 = stablehlo.constant dense<0> : tensor<i32>
+  %1 = stablehlo.constant dense<1> : tensor<i32>
+  %2 = stablehlo.constant dense<2> : tensor<i32>
+  %3:2 = stablehlo.while(%i = %0, %h = %x) : tensor<i32>, tensor<1024x1024xbf16>
+    cond {
+    %c = stablehlo.compare  LT, %i, %2 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %g = sdy.all_gather [{}, {"x"}] %w out_sharding=<@mesh, [{}, {}]> : tensor<1024x1024xbf16>
+    %d = stablehlo.dot_general %h, %g, contracting_dims = [1] x [0] : (tensor<1024x1024xbf16>, tensor<1024x1024xbf16>) -> tensor<1024x1024xbf16>
+    %n = stablehlo.add %i, %1 : tensor<i32>
+    stablehlo.return %n, %d : tensor<i32>, tensor<1024x1024xbf16>
+  }
+  return %3#1 : tensor<1024x1024xbf16>
+}
+)");
+  ProgramResult r = buildProgram(*module, realOptions(8));
+  REQUIRE_MESSAGE(r.ok, r.error);
+  const Graph &g = r.program.graph;
+  const Schedule s = scheduleGraph(g, {}).schedule;
+  double first_end = 0, second_start = 1e300;
+  int second = 0;
+  for (int64_t n = 0; n < g.size(); ++n) {
+    const NodeTiming &t = s.timing[size_t(n)];
+    const bool start = g.node(n).kind == NodeKind::kAsyncStart;
+    const double begin = start ? t.transfer_start_us : t.start_us;
+    const double end = start ? t.transfer_end_us : t.end_us;
+    if (g.node(n).name.find("while@7#0") != std::string::npos &&
+        g.node(n).name.rfind("iteration-end", 0) != 0)
+      first_end = std::max(first_end, end);
+    if (g.node(n).name.find("while@7#1") != std::string::npos) {
+      second_start = std::min(second_start, begin);
+      ++second;
+    }
+  }
+  CHECK(second == 4); // the all-gather's start and done, the dot, the add
+  CHECK(first_end > 0);
+  CHECK(second_start >= first_end - 1e-9);
+}
+
 TEST_CASE("A call site runs its callee's ops, under the call path") {
   // @inner is called twice and calls @leaf; @self calls itself.
   auto module = parse(R"(
@@ -190,13 +236,15 @@ func.func private @self(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
         std::string::npos);
 }
 
-TEST_CASE("custom calls: sharding markers free, GEMMs costed, others listed") {
+TEST_CASE("custom calls: sharding markers free, GEMMs and interpreter checks "
+          "costed, others listed") {
   auto module = parse(R"(
 func.func @main(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
   %0 = stablehlo.custom_call @Sharding(%a) : (tensor<256x256xf32>) -> tensor<256x256xf32>
   %1 = stablehlo.custom_call @__cublas$gemm(%0, %0) : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
   %2 = stablehlo.custom_call @my_kernel(%1) : (tensor<256x256xf32>) -> tensor<256x256xf32>
   %3 = stablehlo.custom_call @my_kernel(%2) : (tensor<256x256xf32>) -> tensor<256x256xf32>
+  stablehlo.custom_call @check.expect_close(%3, %a) {has_side_effect = true} : (tensor<256x256xf32>, tensor<256x256xf32>) -> ()
   return %3 : tensor<256x256xf32>
 }
 )");
@@ -214,6 +262,10 @@ func.func @main(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
     if (node.name.rfind("stablehlo.custom_call@5", 0) == 0)
       CHECK(node.explanation.rfind("not costed: custom_call @my_kernel", 0) ==
             0);
+    if (node.name.rfind("stablehlo.custom_call@7", 0) == 0) {
+      CHECK(node.cost_us > 0); // reads two 256 KiB operands
+      CHECK(node.explanation.rfind("interpreter check", 0) == 0);
+    }
   }
   REQUIRE(r.program.not_costed.size() == 1);
   CHECK(r.program.not_costed.at("my_kernel") == 2);

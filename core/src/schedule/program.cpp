@@ -76,6 +76,8 @@ struct Builder {
   std::set<const Operation *> seen_loops;
   std::vector<int64_t> emitBlock(Env &env, Block &block,
                                  const std::string &suffix);
+  int64_t separateIteration(int64_t first, int64_t previous_end, bool more,
+                            const Operation &op, const std::string &iteration);
 };
 
 void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
@@ -92,7 +94,10 @@ void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
     const OpCost c = coster.compute(module, op);
     node.cost_us = c.cost_us;
     node.explanation = c.explanation;
-    if (op.is("stablehlo.custom_call") && !isGemmCustomCall(op)) {
+    if (isCheckCustomCall(op)) {
+      node.explanation = "interpreter check: a comparison of its operands; " +
+                         node.explanation;
+    } else if (op.is("stablehlo.custom_call") && !isGemmCustomCall(op)) {
       const Attr *target = op.attrs.get("call_target_name");
       const std::string name = target ? target->str() : "?";
       if (program.not_costed[name]++ == 0)
@@ -274,6 +279,31 @@ std::optional<int64_t> backendConfigTripCount(const Operation &op) {
   return std::strtoll(text.c_str() + at, nullptr, 10);
 }
 
+// XLA schedules a while body as a computation of its own, so nothing of
+// one iteration overlaps the next (no collective of iteration k+1 is
+// prefetched during iteration k). The unrolled iterations keep that order
+// through a barrier: every node of iteration k precedes it, and it precedes
+// every node of iteration k+1. Returns the barrier after the nodes from
+// `first` on (-1 for the last iteration).
+int64_t Builder::separateIteration(int64_t first, int64_t previous_end,
+                                   bool more, const Operation &op,
+                                   const std::string &iteration) {
+  const int64_t last = graph().size();
+  if (previous_end >= 0)
+    for (int64_t node = first; node < last; ++node)
+      graph().addEdge(previous_end, node, 0, /*data=*/false);
+  if (!more)
+    return -1;
+  Node end;
+  end.name = "iteration-end@" + std::to_string(op.loc.line) + iteration;
+  end.kind = NodeKind::kNop;
+  end.explanation = "end of a loop iteration (iterations do not overlap)";
+  const int64_t barrier = graph().addNode(std::move(end));
+  for (int64_t node = first; node < last; ++node)
+    graph().addEdge(node, barrier, 0, /*data=*/false);
+  return barrier;
+}
+
 void Builder::emitWhile(Env &env, Operation &op, const std::string &suffix) {
   const std::string name = label(op, suffix);
   // A loop inside an unrolled loop or a twice-called function is listed
@@ -302,12 +332,17 @@ void Builder::emitWhile(Env &env, Operation &op, const std::string &suffix) {
   for (size_t i = 0; i < op.numOperands(); ++i)
     carried.push_back(env.count(op.operand(i)) ? env[op.operand(i)] : -1);
   const int64_t n = trips ? std::max<int64_t>(*trips, 0) : 1;
+  int64_t previous_end = -1; // the barrier after the previous iteration
   for (int64_t it = 0; it < n && error.empty(); ++it) {
     for (size_t i = 0; i < body.numArguments() && i < carried.size(); ++i)
       if (carried[i] >= 0)
         env[body.argument(i)] = carried[i];
-    const std::vector<int64_t> yielded = emitBlock(
-        env, body, suffix + "/" + label(op, "") + "#" + std::to_string(it));
+    const std::string iteration =
+        suffix + "/" + label(op, "") + "#" + std::to_string(it);
+    const int64_t first_node = graph().size();
+    const std::vector<int64_t> yielded = emitBlock(env, body, iteration);
+    previous_end =
+        separateIteration(first_node, previous_end, it + 1 < n, op, iteration);
     for (size_t i = 0; i < yielded.size() && i < carried.size(); ++i)
       carried[i] = yielded[i];
   }

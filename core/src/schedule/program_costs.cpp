@@ -92,6 +92,10 @@ bool isGemmCustomCall(const Operation &op) {
          target == "__cublas$lt$matmul$f8";
 }
 
+bool isCheckCustomCall(const Operation &op) {
+  return customCallTarget(op).rfind("check.", 0) == 0;
+}
+
 CollectiveKind sdyCollectiveKind(const Operation &op) {
   if (op.is("sdy.all_gather"))
     return CollectiveKind::kAllGather;

@@ -64,6 +64,10 @@ bool isFreeCustomCall(const Operation &op);
 /// Targets whose kernels are GEMMs (cuBLAS / cuBLASLt calls in XLA dumps),
 /// costed like a dot of their operands.
 bool isGemmCustomCall(const Operation &op);
+/// The StableHLO reference interpreter's assertions (`@check.expect_eq`,
+/// `@check.expect_close`, ...), as StableHLO's test data writes them: a
+/// comparison of their operands, costed by the fusion roofline.
+bool isCheckCustomCall(const Operation &op);
 /// Trip count of a stablehlo.while counting a constant-initialised
 /// iteration argument up to a constant (`compare LT`), by a constant step.
 std::optional<int64_t> constantTripCount(Operation &while_op);

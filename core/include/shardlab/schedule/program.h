@@ -3,8 +3,10 @@
 // roofline for compute; collective table inside a node, S-curve across
 // nodes, for collectives, each with its explanation), as a scheduler Graph
 // with async start/done pairs. Device topology comes from the mesh and
-// `gpus_per_node`. While loops with a constant trip count are the body
-// repeated; others run once, recorded as an assumption.
+// `gpus_per_node`. A while loop is its body repeated trip-count times, one
+// iteration after another as XLA schedules a loop body (nothing of
+// iteration k+1 starts before iteration k ends); a loop whose trip count is
+// unknown runs once, recorded as an assumption.
 #pragma once
 
 #include "shardlab/cost/collective_model.h"
