@@ -450,6 +450,29 @@ test("a generated 2k-op module propagates and updates after an edit (latency rec
   assert.ok(m.latency > 0, "an update was measured");
 });
 
+test("schedule: a counted loop is drawn once, marked ×N, and unfolds on request", async () => {
+  await afterUpdate(() => page.getByTestId("examples").selectOption("schedule/scanned_layers"));
+  await openTab("schedule");
+  await page.getByTestId("gantt").waitFor();
+  assert.match(await page.getByTestId("loops").textContent(), /while@\d+ ×8 \(constant bounds\)/);
+  assert.match(await page.getByTestId("loop-label").textContent(), /^while@\d+ ×8.*the body runs 8 times/);
+  assert.equal(await page.getByTestId("loop-cut").count(), 1);
+  // Folded: one iteration's two all-gathers; the totals still count eight.
+  const folded = await page.getByTestId("bar-collective").count();
+  assert.equal(folded, 2);
+  const step = await page.getByTestId("total-step").textContent();
+  await page.getByTestId("bar-collective").first().hover();
+  assert.match(await page.getByTestId("gantt-detail").textContent(), /stablehlo\.while@\d+#0/);
+  await shot("11-schedule-loop-folded");
+  await afterUpdate(() => page.getByTestId("set-fold_loops").uncheck());
+  assert.equal(await page.getByTestId("bar-collective").count(), 16);
+  assert.equal(await page.getByTestId("loop-cut").count(), 0);
+  assert.equal(await page.getByTestId("total-step").textContent(), step, "folding is display only");
+  await shot("12-schedule-loop-unfolded");
+  await afterUpdate(() => page.getByTestId("set-fold_loops").check());
+  assert.equal(await page.getByTestId("loop-cut").count(), 1);
+});
+
 test("budgets: weight, no console errors, no foreign requests; latencies printed", (t) => {
   let raw = 0, gzip = 0;
   const walk = (dir) => {

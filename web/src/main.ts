@@ -145,7 +145,7 @@ function scheduleUpdate(): void {
 }
 
 function scheduleOptions(): Record<string, unknown> {
-  const { pipeline: p, ...rest } = app.settings;
+  const { pipeline: p, fold_loops: _display, ...rest } = app.settings;
   return { pipeline: p, ...rest, ...(app.table ? { table: app.table.table } : {}) };
 }
 

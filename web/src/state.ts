@@ -10,6 +10,10 @@ export interface Settings {
   sol_options: string;
   overlap_limit: number;
   estimator: "real" | "approximate";
+  /** Iterations of a while loop whose trip count cannot be derived (0: one). */
+  while_trip_count: number;
+  /** The Gantt draws each loop body once, marked ×N (display only). */
+  fold_loops: boolean;
 }
 
 export interface AppState {
@@ -25,6 +29,8 @@ export const DEFAULT_SETTINGS: Settings = {
   sol_options: "",
   overlap_limit: 1,
   estimator: "real",
+  while_trip_count: 0,
+  fold_loops: true,
 };
 
 const STORAGE_KEY = "shardlab-playground-v1";
@@ -51,7 +57,8 @@ export function decodeHash(hash: string): Partial<AppState> | null {
     if (typeof DEFAULT_SETTINGS[key] === "number") {
       const n = Number(value);
       if (Number.isFinite(n)) (settings[key] as number) = n;
-    } else (settings[key] as string) = value;
+    } else if (typeof DEFAULT_SETTINGS[key] === "boolean") (settings[key] as boolean) = value === "true";
+    else (settings[key] as string) = value;
   }
   return { text, settings, example: "" };
 }

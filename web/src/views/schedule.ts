@@ -6,6 +6,7 @@
 import { h, s, fmtBytes, fmtUs, fill } from "../dom";
 import type { HardwarePreset, ScheduleResult, ScheduledOp } from "@shardlab/wasm";
 import type { Settings } from "../state";
+import { foldLoops, unfolded, type FoldedLoop, type FoldedSchedule } from "../loop-fold";
 
 export interface TableState {
   name: string;
@@ -39,7 +40,7 @@ function settingsForm(settings: Settings, presets: HardwarePreset[], table: Tabl
     const f = e.dataTransfer?.files?.[0];
     if (f) hs.onTableFile(f);
   });
-  const num = (key: "gpus_per_node" | "overlap_limit", label: string, min: number) =>
+  const num = (key: "gpus_per_node" | "overlap_limit" | "while_trip_count", label: string, min: number) =>
     h("label", {}, label, " ", h("input", { type: "number", min, class: "num", value: settings[key], "data-testid": `set-${key}`,
       onchange: (e: Event) => hs.onSettings({ [key]: Math.max(min, Math.floor(Number((e.target as HTMLInputElement).value) || 0)) }) }));
   return h("div", { class: "settings" },
@@ -48,6 +49,7 @@ function settingsForm(settings: Settings, presets: HardwarePreset[], table: Tabl
     num("gpus_per_node", "GPUs per node (0 = preset)", 0),
     h("span", { class: "muted" }, `→ ${devices} devices on ${Math.max(1, Math.ceil(devices / perNode))} node(s)`),
     num("overlap_limit", "Overlap limit", 1),
+    num("while_trip_count", "Trip count of uncounted loops (0 = one)", 0),
     h("label", {}, "Estimator ", h("select", { "data-testid": "set-estimator", onchange: (e: Event) => hs.onSettings({ estimator: (e.target as HTMLSelectElement).value as Settings["estimator"] }) },
       h("option", { value: "real", selected: settings.estimator === "real" }, "cost model"),
       h("option", { value: "approximate", selected: settings.estimator === "approximate" }, "XLA approximate (1/1000/5000)"))),
@@ -80,19 +82,47 @@ function opDetails(op: ScheduledOp): string {
   return lines.join("\n");
 }
 
-function gantt(r: NonNullable<ScheduleResult["report"]>, detail: HTMLElement): SVGElement {
-  const ops = r.ops.filter((o) => o.end_us > o.start_us || o.kind === "collective");
+/** The report's loops (trip count and where it came from) and the fold switch. */
+function loopsLine(r: NonNullable<ScheduleResult["report"]>, settings: Settings, hs: ScheduleHandlers): HTMLElement {
+  const loops = r.loops ?? [];
+  return h("div", { class: "loops", "data-testid": "loops" },
+    h("span", { class: "muted" }, "Loops: "),
+    loops.map((l, i) => h("span", {}, i ? "; " : "", `${l.name.replace(/^stablehlo\./, "")} ×${l.trip_count} (${l.source})`)),
+    " ",
+    h("label", {}, h("input", { type: "checkbox", checked: settings.fold_loops, "data-testid": "set-fold_loops",
+      onchange: (e: Event) => hs.onSettings({ fold_loops: (e.target as HTMLInputElement).checked }) }), " draw each loop body once"));
+}
+
+function loopLabel(loop: FoldedLoop): string {
+  return `${loop.name.replace(/^stablehlo\./, "")} ×${loop.trips}`;
+}
+
+function gantt(r: NonNullable<ScheduleResult["report"]>, fold: FoldedSchedule, detail: HTMLElement): SVGElement {
+  const ops = fold.ops.filter((o) => o.end_us > o.start_us || o.kind === "collective");
   const streams = [...new Set(r.ops.map((o) => o.stream))].sort((a, b) => (a === "compute" ? -1 : b === "compute" ? 1 : a.localeCompare(b)));
-  const W = 720, L = 96, row = 30, top = 20;
-  const end = Math.max(r.step_time_us, ...r.ops.map((o) => o.end_us), 1e-9);
-  const x = (t: number) => L + (Math.max(t, 0) / end) * (W - L - 10);
-  const svg = s("svg", { viewBox: `0 0 ${W} ${top + streams.length * row + 20}`, class: "gantt", role: "img", "aria-label": "schedule timeline", "data-testid": "gantt" });
+  const W = 720, L = 96, row = 30, top = fold.loops.length ? 36 : 20;
+  const realEnd = Math.max(r.step_time_us, ...r.ops.map((o) => o.end_us), 1e-9);
+  const end = fold.map(realEnd);
+  const x = (t: number) => L + (Math.max(fold.map(t), 0) / end) * (W - L - 10);
+  const bottom = top + streams.length * row;
+  const svg = s("svg", { viewBox: `0 0 ${W} ${bottom + 20}`, class: "gantt", role: "img", "aria-label": "schedule timeline", "data-testid": "gantt" });
   for (let k = 0; k <= 4; k++) {
-    const t = (end * k) / 4;
-    svg.append(s("line", { x1: x(t), x2: x(t), y1: top - 4, y2: top + streams.length * row, class: "tick" }),
+    // The right edge is the step's end even when a fold ends there.
+    const t = k === 4 ? realEnd : fold.unmap((end * k) / 4);
+    svg.append(s("line", { x1: x(t), x2: x(t), y1: top - 4, y2: bottom, class: "tick" }),
       s("text", { x: x(t), y: 12, class: "axis-label", "text-anchor": k === 0 ? "start" : k === 4 ? "end" : "middle" }, fmtUs(t)));
   }
   streams.forEach((name, i) => svg.append(s("text", { x: 4, y: top + i * row + 17, class: "track-label" }, name)));
+  for (const loop of fold.loops) {
+    const x0 = x(loop.start_us), x1 = Math.max(x(loop.end0_us), x0 + 2);
+    const folded = `${fmtUs(loop.end_us - loop.end0_us)} of iterations 2–${loop.trips} folded`;
+    svg.append(s("path", { d: `M${x0},${top - 4} V${top - 10} H${x1} V${top - 4}`, class: "loop-bracket" }),
+      s("text", { x: x0 + 2, y: top - 13, class: "loop-label", "data-testid": "loop-label" }, loopLabel(loop),
+        s("title", {}, `${loop.name}: the body runs ${loop.trips} times; iteration 1 is drawn, ${folded}`)));
+  }
+  for (const [a, b] of fold.cuts)
+    svg.append(s("line", { x1: x(a), x2: x(a), y1: top - 4, y2: bottom, class: "loop-cut", "data-testid": "loop-cut" },
+      s("title", {}, `${fmtUs(b - a)} of later loop iterations folded here`)));
   for (const op of ops) {
     const i = streams.indexOf(op.stream);
     const exposed = typeof op.exposed_us === "number" && op.exposed_us > 0;
@@ -104,22 +134,22 @@ function gantt(r: NonNullable<ScheduleResult["report"]>, detail: HTMLElement): S
     rect.addEventListener("mouseenter", show);
     rect.addEventListener("focus", show);
     svg.append(rect);
-    const label = op.name.replace(/@\d+(-start)?$/, "").replace(/^stablehlo\./, "");
+    const label = op.name.replace(/\/.*$/, "").replace(/@\d+(-start)?$/, "").replace(/^stablehlo\./, "");
     if (w > label.length * 6.2 + 6)
       svg.append(s("text", { x: x(op.start_us) + 3, y: top + i * row + 19, class: "bar-label" }, label));
   }
   return svg;
 }
 
-function memoryCurve(r: NonNullable<ScheduleResult["report"]>): SVGElement {
+function memoryCurve(r: NonNullable<ScheduleResult["report"]>, fold: FoldedSchedule): SVGElement {
   const W = 720, H = 90, L = 96;
   const pts = r.memory_curve.filter((p) => Number.isFinite(p[0]) && Number.isFinite(p[1]));
-  const end = Math.max(r.step_time_us, ...pts.map((p) => p[0]), 1e-9);
+  const end = fold.map(Math.max(r.step_time_us, ...pts.map((p) => p[0]), 1e-9));
   const peak = Math.max(r.peak_memory_bytes, ...pts.map((p) => p[1]), 1);
   // From the lowest point (parameters stay live) to the peak, so changes show.
   const low = Math.min(peak, ...pts.map((p) => p[1]));
   const span = Math.max(peak - low, peak * 0.01);
-  const x = (t: number) => L + (Math.max(t, 0) / end) * (W - L - 10);
+  const x = (t: number) => L + (Math.max(fold.map(t), 0) / end) * (W - L - 10);
   const y = (b: number) => H - 8 - ((b - low) / span) * (H - 20);
   let d = "";
   let last = pts.length ? pts[0][1] : 0;
@@ -135,12 +165,15 @@ export function renderSchedule(root: HTMLElement, result: ScheduleResult | null 
   const r = result?.ok ? result.report : undefined;
   const devices = Number((r?.topology as { num_devices?: number } | undefined)?.num_devices ?? 1);
   const detail = h("pre", { class: "detail", "data-testid": "gantt-detail", "aria-live": "polite" }, "Hover or focus a bar for its op, times and cost model.");
-  fill(root, 
+  const hasLoops = Boolean(r?.loops?.length);
+  const fold = r && settings.fold_loops ? foldLoops(r.ops) : unfolded(r?.ops ?? []);
+  fill(root,
     settingsForm(settings, presets, table, devices, hs),
     result && !result.ok ? h("p", { class: "error", "data-testid": "schedule-error" }, `schedule: ${result.error ?? "failed"}`) : null,
     r ? totals(r) : h("p", { class: "muted" }, result ? "" : "Estimating the schedule… (it needs a module that verifies)."),
-    r ? gantt(r, detail) : null,
-    r ? memoryCurve(r) : null,
+    r && hasLoops ? loopsLine(r, settings, hs) : null,
+    r ? gantt(r, fold, detail) : null,
+    r ? memoryCurve(r, fold) : null,
     r ? detail : null,
     r && r.assumptions.length ? h("ul", { class: "muted" }, r.assumptions.map((a) => h("li", {}, a))) : null,
     h("div", { class: "row" },
