@@ -17,9 +17,11 @@ Stages, in order (a module that fails one does not run the later ones):
   propagate  -sdy-propagation-pipeline succeeds and its output round-trips
   export     propagation + -sdy-export-pipeline with explicit collectives
              succeeds and its output round-trips
-  schedule   shardlab-schedule estimates a step, and (for modules without
-             loops, calls, branches or GSPMD strings) it schedules exactly
-             the collectives counted in the exported text
+  schedule   shardlab-schedule estimates a step, and it schedules exactly
+             the collectives counted in the exported text without the
+             scheduler (collective_count.py: calls expanded, loop bodies
+             times their trip count, GSPMD modules imported first; not
+             checked where branches hold different collectives)
 A module with dynamic shapes passes propagate and export when it is refused
 with Shardy's message ("only supports ranked tensors with a static shape"),
 or, as in Shardy, when only function arguments are dynamic and the pipeline
@@ -46,6 +48,9 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from collective_count import collective_counts  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -54,6 +59,7 @@ import shared_data  # noqa: E402
 
 STAGES = ["parse", "pretty", "generic", "propagate", "export", "schedule"]
 PROPAGATE = ["-sdy-propagation-pipeline"]
+GSPMD_IMPORT = "-xla-sdy-stablehlo-import-pipeline"
 EXPORT = PROPAGATE + ["-sdy-export-pipeline=enable-insert-explicit-collectives=true"]
 DYNAMIC_REFUSAL = "only supports ranked tensors with a static shape"
 SPLIT_MARKER = "// -----"
@@ -134,34 +140,6 @@ def first_line(text):
     return ""
 
 
-SDY_COLLECTIVES = {"all_gather": "all-gather", "all_reduce": "all-reduce",
-                   "reduce_scatter": "reduce-scatter", "all_to_all": "all-to-all",
-                   "collective_permute": "collective-permute"}
-STABLEHLO_GROUPED = re.compile(
-    r'"stablehlo\.(all_gather|all_reduce|reduce_scatter|all_to_all|collective_permute)"'
-    r'[^\n]*?(?:replica_groups|source_target_pairs) = dense<[^>]*> : tensor<(\d+)x(\d+)x')
-
-
-def collective_counts(text):
-    """Collectives per kind in a module's text, counted without the scheduler:
-    sdy collectives, and StableHLO ones whose groups have more than one
-    device (or that have source/target pairs). None when the module has
-    loops, calls or branches (their counts multiply) or GSPMD shardings."""
-    if re.search(r"stablehlo\.(while|case|if)\b|\bcall @|mhlo\.sharding", text):
-        return None
-    counts = {}
-    for name in re.findall(r"\bsdy\.(all_gather|all_reduce|reduce_scatter|all_to_all|"
-                           r"collective_permute)\b", text):
-        kind = SDY_COLLECTIVES[name]
-        counts[kind] = counts.get(kind, 0) + 1
-    for name, rows, cols in STABLEHLO_GROUPED.findall(text):
-        pairs = name == "collective_permute"
-        if pairs or int(cols) > 1:
-            kind = SDY_COLLECTIVES[name]
-            counts[kind] = counts.get(kind, 0) + 1
-    return counts
-
-
 def run_module(tools, module):
     """stage -> (ok, why) for the stages that ran."""
     results = {}
@@ -239,7 +217,12 @@ def run_module(tools, module):
         return results
     if status != 0:
         return fail("schedule", status, err)
-    # The schedule must hold exactly the collectives the exported module has.
+    # The schedule must hold exactly the collectives the exported module has;
+    # a module in GSPMD form is exported as the scheduler sees it, imported.
+    if "mhlo.sharding" in module.text:
+        status, exported, _ = tools.opt_run(module.text, GSPMD_IMPORT, *EXPORT)
+        if status != 0:
+            return fail("schedule", status, "GSPMD import then export failed")
     expected = collective_counts(exported)
     if expected is not None and report is not None:
         scheduled = {k: v["count"] for k, v in report.get("per_kind", {}).items()
@@ -248,6 +231,11 @@ def run_module(tools, module):
             results["schedule"] = (False, "the schedule has collectives %s, the exported "
                                    "module %s" % (scheduled, expected))
             return results
+    results["facts"] = {
+        "checked": expected is not None,
+        "collectives": sum((expected or {}).values()),
+        "loops_or_calls": bool(re.search(r"stablehlo\.while\b|\bcall @", exported)),
+        "not_costed": (report or {}).get("not_costed") or {}}
     results["schedule"] = (True, "")
     return results
 
@@ -269,6 +257,21 @@ def print_table(modules, results):
     print("modules through every stage: %d of %d (%d with dynamic shapes, refused as "
           "expected where they pass)" % (complete, len(modules),
                                          sum(1 for m in modules if m.dynamic)))
+    facts = [results[m.name]["facts"] for m in modules if "facts" in results[m.name]]
+    checked = [f for f in facts if f["checked"]]
+    print("schedules whose collectives match the text: %d of %d scheduled (%d with "
+          "collectives, %d collectives; %d with loops or calls)" % (
+              len(checked), len(facts), sum(1 for f in checked if f["collectives"]),
+              sum(f["collectives"] for f in checked),
+              sum(1 for f in checked if f["loops_or_calls"])))
+    not_costed = {}
+    for f in facts:
+        for target, n in f["not_costed"].items():
+            not_costed[target] = not_costed.get(target, 0) + n
+    print("complete schedules (nothing listed as not costed): %d of %d%s" % (
+        sum(1 for f in facts if not f["not_costed"]), len(facts),
+        "; not costed: " + ", ".join("%s x%d" % kv for kv in sorted(not_costed.items()))
+        if not_costed else ""))
 
 
 class Progress:
