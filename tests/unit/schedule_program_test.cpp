@@ -271,10 +271,10 @@ func.func @main(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
   CHECK(r.program.not_costed.at("my_kernel") == 2);
 }
 
-TEST_CASE(
-    "Loops: trip counts from bounds, XLA's backend_config or the option") {
+TEST_CASE("Loops: trip counts from bounds, XLA's backend_config, frontend "
+          "attributes or the option") {
   // The first loop counts to a block argument (unknown), the second carries
-  // XLA's known_trip_count.
+  // XLA's known_trip_count, the third a frontend attribute.
   const char *text = R"(
 func.func @main(%a: tensor<8xf32>, %n: tensor<i32>) -> tensor<8xf32> {
   %c0 = stablehlo.constant dense<0> : tensor<i32>
@@ -297,7 +297,16 @@ func.func @main(%a: tensor<8xf32>, %n: tensor<i32>) -> tensor<8xf32> {
     %j = stablehlo.add %i, %c1 : tensor<i32>
     stablehlo.return %j, %y : tensor<i32>, tensor<8xf32>
   }
-  return %1#1 : tensor<8xf32>
+  %2:2 = stablehlo.while(%i = %c0, %x = %1#1) : tensor<i32>, tensor<8xf32> attributes {mhlo.frontend_attributes = {known_trip_count = "3"}}
+   cond {
+    %p = stablehlo.compare  LT, %i, %n,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %y = stablehlo.tan %x : tensor<8xf32>
+    %j = stablehlo.add %i, %c1 : tensor<i32>
+    stablehlo.return %j, %y : tensor<i32>, tensor<8xf32>
+  }
+  return %2#1 : tensor<8xf32>
 }
 )";
   auto count = [](const Program &p, const char *prefix) {
@@ -309,10 +318,14 @@ func.func @main(%a: tensor<8xf32>, %n: tensor<i32>) -> tensor<8xf32> {
   auto module = parse(text);
   ProgramResult r = buildProgram(*module, realOptions(1));
   REQUIRE_MESSAGE(r.ok, r.error);
-  REQUIRE(r.program.loops.size() == 2);
+  REQUIRE(r.program.loops.size() == 3);
   CHECK(r.program.loops[0].source == "unknown (one iteration)");
   CHECK(r.program.loops[1].source == "backend_config known_trip_count");
   CHECK(r.program.loops[1].trip_count == 7);
+  CHECK(r.program.loops[2].source ==
+        "mhlo.frontend_attributes known_trip_count");
+  CHECK(r.program.loops[2].trip_count == 3);
+  CHECK(count(r.program, "stablehlo.tan") == 3);
   CHECK(count(r.program, "stablehlo.sine") == 1);
   CHECK(count(r.program, "stablehlo.cosine") == 7);
   REQUIRE(r.program.assumptions.size() == 1);

@@ -304,6 +304,25 @@ int64_t Builder::separateIteration(int64_t first, int64_t previous_end,
   return barrier;
 }
 
+// A trip count carried as a frontend attribute (`mhlo.frontend_attributes =
+// {known_trip_count = "8"}`, or XLA's `_xla_known_trip_count`): a string
+// of digits or an integer.
+std::optional<int64_t> frontendAttributeTripCount(const Operation &op) {
+  const Attr *frontend = op.attrs.get("mhlo.frontend_attributes");
+  if (!frontend || frontend->kind != AttrKind::Dict)
+    return std::nullopt;
+  for (std::string_view key : {"known_trip_count", "_xla_known_trip_count"}) {
+    const Attr *value = frontend->get(key);
+    if (value && value->kind == AttrKind::Integer)
+      return value->intValue();
+    if (value && value->kind == AttrKind::String && !value->str().empty() &&
+        value->str().find_first_not_of("0123456789") == std::string::npos &&
+        value->str().size() < 19)
+      return std::stoll(value->str());
+  }
+  return std::nullopt;
+}
+
 void Builder::emitWhile(Env &env, Operation &op, const std::string &suffix) {
   const std::string name = label(op, suffix);
   // A loop inside an unrolled loop or a twice-called function is listed
@@ -313,6 +332,8 @@ void Builder::emitWhile(Env &env, Operation &op, const std::string &suffix) {
   std::optional<int64_t> trips = constantTripCount(op);
   if (!trips && (trips = backendConfigTripCount(op)))
     loop.source = "backend_config known_trip_count";
+  if (!trips && (trips = frontendAttributeTripCount(op)))
+    loop.source = "mhlo.frontend_attributes known_trip_count";
   if (!trips && options.while_trip_count > 0) {
     trips = options.while_trip_count;
     loop.source = "--while-trip-count";

@@ -45,7 +45,8 @@ struct LoopInfo {
   std::string name;       ///< node path of the loop
   int64_t trip_count = 1; ///< iterations scheduled
   /// "constant bounds", "backend_config known_trip_count",
-  /// "--while-trip-count" or "unknown (one iteration)".
+  /// "mhlo.frontend_attributes known_trip_count", "--while-trip-count" or
+  /// "unknown (one iteration)".
   std::string source;
 };
 
