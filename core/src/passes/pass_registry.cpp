@@ -87,6 +87,11 @@ const std::vector<PassInfo> &allPasses() {
        reshardToCollectivesPass},
       {"sdy-resolve-permutation-factors", "Resolve permutation factors"},
       {"sdy-resolve-single-device-sharding", "Resolve single-device shardings"},
+      // Shardy's own copy of XLA's round-trip import (its round_trip_import
+      // library): the same pipeline under Shardy's flag.
+      {"sdy-round-trip-import-pipeline",
+       "Import Shardy attributes kept as strings through HLO",
+       xlaRoundTripImportPipeline},
       {"sdy-sharding-constraint-to-reshard",
        "Turn sharding constraints into reshards",
        shardingConstraintToReshardPass},
@@ -120,6 +125,9 @@ const std::vector<PassInfo> &allPasses() {
       {"xla-sdy-round-trip-clone-manual-computation-calls",
        "Clone manual computation bodies called more than once",
        xlaRoundTripCloneManualComputationCallsPass},
+      {"xla-sdy-round-trip-export-pipeline",
+       "Keep Shardy attributes as strings and custom calls through HLO",
+       xlaRoundTripExportPipeline},
       {"xla-sdy-round-trip-import-pipeline",
        "Import Shardy attributes kept as strings through HLO",
        xlaRoundTripImportPipeline},

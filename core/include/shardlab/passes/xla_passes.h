@@ -52,6 +52,19 @@ bool xlaStablehloExportPipeline(Module &, const PassOptions &,
 bool xlaRoundTripImportPipeline(Module &, const PassOptions &,
                                 DiagnosticEngine &);
 
+/// -xla-sdy-round-trip-export-pipeline: the inverse of the round-trip
+/// import; every Shardy attribute kept as a frontend-attribute string (and
+/// each sharding also as an mhlo.sharding string), Shardy ops as custom
+/// calls, meshes over the same devices merged into one.
+bool xlaRoundTripExportPipeline(Module &, const PassOptions &,
+                                DiagnosticEngine &);
+
+/// Meshes over the same devices merged into the one with the most axes,
+/// every sharding on them rewritten onto its axes and sub-axes (a mesh stays
+/// when one of its shardings does not map, or when ops other than shardings
+/// name its axes).
+void dedupMeshesOverSameDevices(Module &module);
+
 /// -xla-sdy-import-sdy-custom-calls: `custom_call @xla.sdy.ShardingGroup`
 /// back to sdy.sharding_group (errors without a group id or with uses).
 bool xlaImportSdyCustomCallsPass(Module &, const PassOptions &,

@@ -375,12 +375,6 @@ Operation *findHloShardingString(Module &module) {
 
 bool xlaRoundTripImportPipeline(Module &module, const PassOptions &options,
                                 DiagnosticEngine &diags) {
-  if (optionIsTrue(options, "lift-and-dedup-meshes")) {
-    diags.error(module.op().loc, "-xla-sdy-round-trip-import-pipeline: option "
-                                 "lift-and-dedup-meshes=true is not "
-                                 "implemented yet");
-    return false;
-  }
   // With HloShardingV3 the shardings are read from mhlo.sharding strings in
   // the mesh-and-axes form; only modules that hold none are supported yet.
   if (optionIsTrue(options, "enable-hlo-sharding-v3") &&
@@ -417,6 +411,13 @@ bool xlaRoundTripImportPipeline(Module &module, const PassOptions &options,
       (only->second == "false" || only->second == "0") &&
       !importFuncCallsPass(module, {}, diags))
     return false;
+  // lift-and-dedup-meshes=true: inline meshes become symbols, and meshes
+  // over the same devices one mesh.
+  if (optionIsTrue(options, "lift-and-dedup-meshes")) {
+    if (!liftInlinedMeshesPass(module, {}, diags))
+      return false;
+    dedupMeshesOverSameDevices(module);
+  }
   return removeSizeOneAxesPass(module, options, diags);
 }
 
