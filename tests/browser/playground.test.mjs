@@ -471,6 +471,20 @@ test("schedule: a counted loop is drawn once, marked ×N, and unfolds on request
   await shot("12-schedule-loop-unfolded");
   await afterUpdate(() => page.getByTestId("set-fold_loops").check());
   assert.equal(await page.getByTestId("loop-cut").count(), 1);
+
+  // A loop bounded by an argument: one iteration, until the setting says more.
+  const scanned = fs.readFileSync(path.join(ROOT, "examples/schedule/scanned_layers.mlir"), "utf8");
+  const uncounted = scanned.replace("%layers, SIGNED", "%n, SIGNED")
+    .replace("{}, {\"data\"}, {}]>})\n    -> tensor<8192x4096xbf16>", "{}, {\"data\"}, {}]>}, %n: tensor<i32>)\n    -> tensor<8192x4096xbf16>");
+  assert.notEqual(uncounted, scanned);
+  assert.match(uncounted, /%n: tensor<i32>\)/);
+  await afterUpdate(() => replaceText(uncounted));
+  await page.getByTestId("loops").waitFor();
+  assert.match(await page.getByTestId("loops").textContent(), /×1 \(unknown \(one iteration\)\)/);
+  await afterUpdate(() => page.getByTestId("set-while_trip_count").fill("3").then(() => page.getByTestId("set-while_trip_count").press("Tab")));
+  assert.match(await page.getByTestId("loops").textContent(), /×3 \(--while-trip-count\)/);
+  assert.equal(await page.getByTestId("loop-label").count(), 1);
+  await afterUpdate(() => page.getByTestId("set-while_trip_count").fill("0").then(() => page.getByTestId("set-while_trip_count").press("Tab")));
 });
 
 test("budgets: weight, no console errors, no foreign requests; latencies printed", (t) => {
