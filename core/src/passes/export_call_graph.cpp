@@ -308,24 +308,27 @@ void insertReshardsOnCallOperands(Module &module, Operation &call,
   }
 }
 
+std::optional<std::vector<TensorSharding>>
+expectedCallResultShardings(Module &module, Operation &call, Operation &func) {
+  std::optional<std::vector<TensorSharding>> expected =
+      funcResultShardings(module, func);
+  if (expected)
+    return expected;
+  std::optional<std::vector<TensorSharding>> actual = opShardings(call);
+  if (!actual)
+    return std::nullopt;
+  expected.emplace();
+  for (const TensorSharding &sharding : *actual)
+    expected->push_back(fullyClosedLike(sharding));
+  return expected;
+}
+
 bool insertFuncCallReshardsPass(Module &module, const PassOptions &,
                                 DiagnosticEngine &) {
-  for (Operation *call : callsUnder(module.op())) {
-    Operation *func = calleeOf(module, *call);
-    if (!func)
-      continue;
-    std::optional<std::vector<TensorSharding>> expected =
-        funcResultShardings(module, *func);
-    if (!expected) {
-      std::optional<std::vector<TensorSharding>> actual = opShardings(*call);
-      if (!actual)
-        continue;
-      expected.emplace();
-      for (const TensorSharding &sharding : *actual)
-        expected->push_back(fullyClosedLike(sharding));
-    }
-    insertReshardsOnCallResults(module, *call, *expected, "sdy.reshard");
-  }
+  for (Operation *call : callsUnder(module.op()))
+    if (Operation *func = calleeOf(module, *call))
+      if (auto expected = expectedCallResultShardings(module, *call, *func))
+        insertReshardsOnCallResults(module, *call, *expected, "sdy.reshard");
   return true;
 }
 

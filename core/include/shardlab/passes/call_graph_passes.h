@@ -42,6 +42,11 @@ bool exportNamedComputationsPass(Module &, const PassOptions &,
 // -sdy-unflatten-call-graph (option dedup-functions-fully)
 bool unflattenCallGraphPass(Module &, const PassOptions &, DiagnosticEngine &);
 // -sdy-insert-func-call-reshards
+/// The shardings the results of `call` must have: its callee's result
+/// shardings, or, when the callee has none but the call has, fully closed
+/// replicated ones; nothing when neither has any.
+std::optional<std::vector<TensorSharding>>
+expectedCallResultShardings(Module &module, Operation &call, Operation &func);
 /// Reshards results of `call` whose sharding differs from `expected` (the
 /// callee's) and sets `expected` on the call: `op_name` is sdy.reshard, or
 /// mhlo.copy as XLA writes it.

@@ -31,7 +31,7 @@ bool xlaUnflattenCallGraphPass(Module &module, const PassOptions &options,
       continue;
     if (auto args = funcArgShardings(module, *func))
       insertReshardsOnCallOperands(module, *call, *args, "mhlo.copy");
-    if (auto results = funcResultShardings(module, *func))
+    if (auto results = expectedCallResultShardings(module, *call, *func))
       insertReshardsOnCallResults(module, *call, *results, "mhlo.copy");
   }
   forEachFunc(module,
