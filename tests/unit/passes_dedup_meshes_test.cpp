@@ -42,19 +42,20 @@ func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@other, [{"y"}
       out, R"(#sdy.sharding<@main, [{"a", "b":(2)2}, {}], replicated={"c"}>)"));
 }
 
-TEST_CASE("dedup meshes: adjacent pieces of one axis merge; a finer mesh "
-          "maps onto sub-axes") {
+TEST_CASE("dedup meshes: adjacent pieces of one axis merge; a coarser main "
+          "mesh takes sub-axes") {
+  // The first mesh is the main one: "p" and "q" are the two halves of "a".
   const std::string out = dedup(R"(
 sdy.mesh @main = <["a"=4, "b"=2]>
 sdy.mesh @fine = <["p"=2, "q"=2, "r"=2]>
-func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@fine, [{"p", "q"}, {"r"}]>}) -> tensor<8x8xf32> {
+func.func @f(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@fine, [{"p", "q"}, {"r"}]>},
+             %arg1: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@fine, [{"q"}, {"p"}]>}) -> tensor<8x8xf32> {
   return %arg0 : tensor<8x8xf32>
 }
 )");
-  // @fine has more axes, so it is the main mesh and @main maps onto it.
-  CHECK(contains(out, "sdy.mesh @fine"));
-  CHECK_FALSE(contains(out, "sdy.mesh @main"));
-  CHECK(contains(out, R"([{"p", "q"}, {"r"}])"));
+  CHECK_FALSE(contains(out, "sdy.mesh @fine"));
+  CHECK(contains(out, R"(#sdy.sharding<@main, [{"a"}, {"b"}]>)"));
+  CHECK(contains(out, R"(#sdy.sharding<@main, [{"a":(2)2}, {"a":(1)2}]>)"));
 
   const std::string coarse = dedup(R"(
 sdy.mesh @main = <["a"=2, "b"=2, "c"=2]>
@@ -99,4 +100,15 @@ func.func @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {
 }
 )");
   CHECK(contains(manual, "sdy.mesh @other"));
+
+  const std::string collective = dedup(R"(
+sdy.mesh @main = <["a"=2, "b"=2]>
+sdy.mesh @other = <["x"=4]>
+func.func @f(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@other, [{"x"}]>}) -> tensor<8xf32> {
+  %0 = sdy.all_gather [{"x"}] %arg0 out_sharding=<@other, [{}]> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+)");
+  CHECK(contains(collective, "sdy.mesh @other"));
+  CHECK(contains(collective, R"(#sdy.sharding<@other, [{"x"}]>)"));
 }

@@ -142,3 +142,40 @@ TEST_CASE("a canonical GSPMD string survives import and export") {
   CHECK(hloShardingV3Text(open, *mesh, true) ==
         "{mesh['_axis_0'=2,'_axis_1'=4,'_axis_2'=4], [{?}, {'_axis_0'}]}");
 }
+
+TEST_CASE("HloShardingV3 strings are read back over inline meshes") {
+  std::string error;
+  auto one = parseHloShardingV3("{mesh[a=8,b=8,c=8], [{b}, {?}]}", error);
+  REQUIRE_MESSAGE(one.has_value(), error);
+  REQUIRE(one->size() == 1);
+  const TensorSharding &s = (*one)[0];
+  REQUIRE(s.mesh.inline_mesh.has_value());
+  CHECK(s.mesh.inline_mesh->axes.size() == 3);
+  CHECK(s.mesh.inline_mesh->totalSize() == 512);
+  CHECK(dims(s) == "{b }{?}");
+
+  auto quoted = parseHloShardingV3(
+      "{mesh['x'=2,'y'=4], [{'x', 'y':(2)2}], unreduced={'z'}}", error);
+  REQUIRE_MESSAGE(quoted.has_value(), error);
+  const TensorSharding &q = (*quoted)[0];
+  REQUIRE(q.dims.size() == 1);
+  REQUIRE(q.dims[0].axes.size() == 2);
+  CHECK(q.dims[0].axes[1].sub == SubAxisInfo{2, 2});
+  CHECK(q.unreduced.size() == 1);
+
+  auto tuple = parseHloShardingV3(
+      "{{maximal_mesh[device_id=0]}, {single_device[device_id=3]}}", error);
+  REQUIRE_MESSAGE(tuple.has_value(), error);
+  REQUIRE(tuple->size() == 2);
+  CHECK((*tuple)[1].mesh.inline_mesh->isMaximal());
+  CHECK((*tuple)[1].mesh.inline_mesh->device_ids == std::vector<int64_t>{3});
+
+  auto replicated = parseHloShardingV3("{mesh[], replicated}", error);
+  REQUIRE(replicated.has_value());
+  CHECK((*replicated)[0].dims.empty()); // the caller gives the rank
+
+  CHECK_FALSE(parseHloShardingV3("{mesh[a=2], [{a}}", error).has_value());
+  CHECK(error.find("column") != std::string::npos);
+  CHECK_FALSE(parseHloShardingV3("{devices=[2]<=[2]}", error).has_value());
+  CHECK(error.find("expected mesh") != std::string::npos);
+}

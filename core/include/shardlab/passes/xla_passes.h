@@ -59,7 +59,7 @@ bool xlaRoundTripImportPipeline(Module &, const PassOptions &,
 bool xlaRoundTripExportPipeline(Module &, const PassOptions &,
                                 DiagnosticEngine &);
 
-/// Meshes over the same devices merged into the one with the most axes,
+/// Meshes over the same devices merged into the first of them,
 /// every sharding on them rewritten onto its axes and sub-axes (a mesh stays
 /// when one of its shardings does not map, or when ops other than shardings
 /// name its axes).

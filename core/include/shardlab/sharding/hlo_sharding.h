@@ -96,4 +96,16 @@ std::string hloShardingText(const TensorSharding &sharding, const Mesh &mesh,
 std::string hloShardingV3Text(const TensorSharding &sharding, const Mesh &mesh,
                               bool simplify_replicated);
 
+/// HloShardingV3 strings read back (the import side of
+/// enable-hlo-sharding-v3), one sharding per tuple element, each over an
+/// inline mesh:
+///   {mesh[a=8,b=8,c=8], [{b}, {?}]}   ->  mesh<["a"=8, "b"=8, "c"=8]>, [{"b"},
+///   {?}] {mesh['x'=2], [{'x'}], unreduced={'y'}}, {mesh[], replicated} (no
+///   dims: the caller gives the rank), {maximal_mesh[device_id=5]} or
+///   {single_device[device_id=5]} -> mesh<[], device_ids=[5]>, []
+///   {{...}, {...}}                    ->  two shardings
+/// Nothing, and `error` says where, when the text is not such a string.
+std::optional<std::vector<TensorSharding>>
+parseHloShardingV3(std::string_view text, std::string &error);
+
 } // namespace shardlab

@@ -14,16 +14,18 @@
 //   "x" -> "axis_0", "axis_1";  "y" -> "axis_2";
 //   "x":(2)2 = [2,4) -> "axis_1":(1)2;  "x":(4)2 = [4,8) -> "axis_1":(2)2
 //
-// The main mesh is the one with the most axes (the first of those). A mesh
+// The main mesh is the first of them in the module. A mesh
 // is merged only when every reference to it maps exactly (no range splits
 // an axis unevenly) and only shardings refer to its axes (no manual
-// computation or collective names them).
+// computation or collective names them); a main mesh whose axes such an op
+// names still takes the others.
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/passes/xla_passes.h"
 #include "shardlab/sharding/axis.h"
 
 #include <map>
 #include <optional>
+#include <set>
 
 namespace shardlab {
 
@@ -128,16 +130,27 @@ std::optional<TensorSharding> mapSharding(TensorSharding sharding,
   return sharding;
 }
 
-// Ops that name mesh axes outside a sharding attribute.
-bool namesAxesOutsideShardings(Module &module) {
-  bool found = false;
+// The meshes whose axes an op names outside its sharding attributes (a
+// manual computation's manual axes, a collective's axes): they stay as
+// they are.
+std::set<std::string> meshesNamedOutsideShardings(Module &module) {
+  std::set<std::string> named;
   walk(module.op(), [&](Operation &op) {
-    found = found || op.is("sdy.manual_computation") ||
-            op.is("sdy.all_gather") || op.is("sdy.all_slice") ||
-            op.is("sdy.all_reduce") || op.is("sdy.all_to_all") ||
-            op.is("sdy.reduce_scatter") || op.is("sdy.collective_permute");
+    const bool names_axes =
+        op.is("sdy.manual_computation") || op.is("sdy.all_gather") ||
+        op.is("sdy.all_slice") || op.is("sdy.all_reduce") ||
+        op.is("sdy.all_to_all") || op.is("sdy.reduce_scatter") ||
+        op.is("sdy.collective_permute");
+    if (!names_axes)
+      return;
+    for (const char *name : {"in_shardings", "out_shardings"})
+      for (const TensorSharding &sharding : shardingList(op, name))
+        named.insert(sharding.mesh.symbol);
+    const Attr *out = op.attrs.get("out_sharding");
+    if (out && out->kind == AttrKind::Sharding)
+      named.insert(out->sharding().mesh.symbol);
   });
-  return found;
+  return named;
 }
 
 struct MeshOp {
@@ -154,18 +167,19 @@ void dedupMeshesOverSameDevices(Module &module) {
     if (op.is("sdy.mesh"))
       meshes.push_back(
           {&op, op.attrs.get("sym_name")->str(), op.attrs.get("mesh")->mesh()});
-  if (meshes.size() < 2 || namesAxesOutsideShardings(module))
+  if (meshes.size() < 2)
     return;
+  const std::set<std::string> pinned = meshesNamedOutsideShardings(module);
   // Candidates: name -> main mesh (same devices, not itself the main one).
   std::map<std::string, const MeshOp *> main_of;
   for (const MeshOp &m : meshes) {
-    if (m.mesh.axes.empty())
+    if (m.mesh.axes.empty() || pinned.count(m.name))
       continue;
     const MeshOp *main = nullptr;
     for (const MeshOp &other : meshes)
-      if (other.mesh.totalSize() == m.mesh.totalSize() &&
-          other.mesh.device_ids == m.mesh.device_ids &&
-          (!main || other.mesh.axes.size() > main->mesh.axes.size()))
+      if (!main && !other.mesh.axes.empty() &&
+          other.mesh.totalSize() == m.mesh.totalSize() &&
+          other.mesh.device_ids == m.mesh.device_ids)
         main = &other;
     if (main != &m)
       main_of[m.name] = main;

@@ -21,6 +21,7 @@
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/passes/sdy_passes.h"
 #include "shardlab/passes/xla_passes.h"
+#include "shardlab/sharding/hlo_sharding.h"
 #include "shardlab/text/text.h"
 
 #include <cstdlib>
@@ -350,41 +351,165 @@ void importCustomCalls(Module &module) {
   }
 }
 
-// The first op (or func, for its arguments and results) with an
-// mhlo.sharding string.
-Operation *findHloShardingString(Module &module) {
-  Operation *found = nullptr;
-  walk(module.op(), [&](Operation &op) {
-    if (found)
-      return;
-    if (op.attrs.get("mhlo.sharding"))
-      found = &op;
-    for (const char *list : {"arg_attrs", "res_attrs"}) {
-      const Attr *array = op.attrs.get(list);
-      if (array && array->kind == AttrKind::Array)
-        for (const Attr *dict : array->elements())
-          if (!found && dict && dict->kind == AttrKind::Dict &&
-              dict->get("mhlo.sharding"))
-            found = &op;
+// enable-hlo-sharding-v3: the shardings travel as HloShardingV3 strings in
+// mhlo.sharding (`{mesh[a=8,b=8,c=8], [{b}]}`, over inline meshes), and
+// main's arguments and results may take theirs from the module's
+// xla.sdy.tuple_args_shardings / xla.sdy.tuple_results_shardings. Each
+// becomes the xla.sdy.sharding frontend string the import reads (an
+// existing one wins); the inline meshes are lifted and merged afterwards.
+class V3Strings {
+public:
+  V3Strings(Module &module, DiagnosticEngine &diags)
+      : module_(module), ctx_(module.ctx()), diags_(diags) {}
+
+  bool run() {
+    forEachFunc(module_, [&](Operation &func) {
+      for (size_t i = 0; i < funcNumInputs(func); ++i)
+        convertEntry(func, i, true);
+      for (size_t i = 0; i < funcNumResults(func); ++i)
+        convertEntry(func, i, false);
+    });
+    walk(module_.op(), [&](Operation &op) {
+      if (!op.is("func.func") && op.attrs.get("mhlo.sharding"))
+        convertOp(op);
+    });
+    applyTupleShardings();
+    return ok_;
+  }
+
+private:
+  Module &module_;
+  Context &ctx_;
+  DiagnosticEngine &diags_;
+  bool ok_ = true;
+
+  std::optional<std::vector<TensorSharding>>
+  parse(const Attr *text, const std::vector<Type> &types, Location loc) {
+    if (!text || text->kind != AttrKind::String)
+      return std::nullopt;
+    std::string error;
+    auto shardings = parseHloShardingV3(text->str(), error);
+    if (!shardings) {
+      diags_.error(loc, "cannot read mhlo.sharding \"" + text->str() +
+                            "\": " + error);
+      ok_ = false;
+      return std::nullopt;
     }
-  });
-  return found;
-}
+    // `{mesh[], replicated}` names no dims: one closed dim per rank.
+    for (size_t i = 0; i < shardings->size() && i < types.size(); ++i) {
+      TensorSharding &sharding = (*shardings)[i];
+      const Mesh &mesh = *sharding.mesh.inline_mesh;
+      if (sharding.dims.empty() && !mesh.isMaximal() &&
+          types[i]->isRankedTensor())
+        sharding.dims.resize(size_t(types[i]->rank()));
+    }
+    return shardings;
+  }
+
+  static bool hasFrontendSharding(const Attr *frontend) {
+    return frontend && frontend->kind == AttrKind::Dict &&
+           frontend->get("xla.sdy.sharding");
+  }
+
+  const Attr *withSharding(const Attr *frontend, const Attr *sharding) {
+    AttrDict entries;
+    if (frontend && frontend->kind == AttrKind::Dict)
+      for (const NamedAttr &entry : frontend->entries())
+        entries.set(entry.name, entry.value);
+    entries.set(ctx_.intern("xla.sdy.sharding"),
+                ctx_.attrs.string(printAttribute(sharding)));
+    return ctx_.attrs.make(
+        Attr{AttrKind::Dict, entries.entries(), nullptr, {}});
+  }
+
+  void setEntry(Operation &func, size_t i, bool arg, std::string_view name,
+                const Attr *value) {
+    if (arg)
+      setFuncArgAttr(func, i, name, value, ctx_);
+    else
+      setFuncResultAttr(func, i, name, value, ctx_);
+  }
+
+  void convertEntry(Operation &func, size_t i, bool arg) {
+    const Attr *text = arg ? getFuncArgAttr(func, i, "mhlo.sharding")
+                           : getFuncResultAttr(func, i, "mhlo.sharding");
+    const Attr *frontend = arg ? getFuncArgAttr(func, i, kFrontend)
+                               : getFuncResultAttr(func, i, kFrontend);
+    if (!text || hasFrontendSharding(frontend))
+      return;
+    Type fn = std::get<Type>(func.attrs.get("function_type")->payload);
+    Type type = arg ? fn->members[i] : fn->results[i];
+    auto shardings = parse(text, {type}, func.loc);
+    if (shardings && shardings->size() == 1)
+      setEntry(func, i, arg, kFrontend,
+               withSharding(frontend, ctx_.attrs.sharding((*shardings)[0])));
+  }
+
+  void convertOp(Operation &op) {
+    const Attr *frontend = op.attrs.get(kFrontend);
+    if (hasFrontendSharding(frontend))
+      return;
+    std::vector<Type> types;
+    for (size_t i = 0; i < op.numResults(); ++i)
+      types.push_back(op.result(i)->type);
+    auto shardings = parse(op.attrs.get("mhlo.sharding"), types, op.loc);
+    if (!shardings)
+      return;
+    op.attrs.set(
+        ctx_.intern(kFrontend),
+        withSharding(frontend, ctx_.attrs.shardingPerValue(*shardings)));
+    op.attrs.erase("mhlo.sharding");
+  }
+
+  // xla.sdy.tuple_args_shardings / tuple_results_shardings of the module
+  // (with xla.sdy.use_tuple_args) onto main's arguments and results.
+  void applyTupleShardings() {
+    Operation &top = module_.op();
+    const Attr *frontend = top.attrs.get(kFrontend);
+    if (!frontend || frontend->kind != AttrKind::Dict)
+      return;
+    Operation *main = module_.lookupSymbol("main");
+    for (bool arg : {true, false}) {
+      const char *key = arg ? "xla.sdy.tuple_args_shardings"
+                            : "xla.sdy.tuple_results_shardings";
+      const Attr *text = frontend->get(key);
+      if (!text || text->kind != AttrKind::String)
+        continue;
+      std::string error;
+      const Attr *list =
+          parseAttributeText(text->str(), module_.sharedContext(), error);
+      if (!list || list->kind != AttrKind::ShardingPerValue) {
+        diags_.error(top.loc, "cannot read " + std::string(key) + ": " + error);
+        ok_ = false;
+        continue;
+      }
+      const size_t count = !main ? 0
+                           : arg ? funcNumInputs(*main)
+                                 : funcNumResults(*main);
+      for (size_t i = 0; i < count && i < list->shardings().size(); ++i)
+        setEntry(*main, i, arg, kFrontend,
+                 withSharding(arg ? getFuncArgAttr(*main, i, kFrontend)
+                                  : getFuncResultAttr(*main, i, kFrontend),
+                              ctx_.attrs.sharding(list->shardings()[i])));
+    }
+    for (const char *key :
+         {"xla.sdy.tuple_args_shardings", "xla.sdy.tuple_results_shardings",
+          "xla.sdy.use_tuple_args"})
+      frontend = withoutKey(frontend, key, ctx_);
+    if (frontend)
+      top.attrs.set(ctx_.intern(kFrontend), frontend);
+    else
+      top.attrs.erase(kFrontend);
+  }
+};
 
 } // namespace
 
 bool xlaRoundTripImportPipeline(Module &module, const PassOptions &options,
                                 DiagnosticEngine &diags) {
-  // With HloShardingV3 the shardings are read from mhlo.sharding strings in
-  // the mesh-and-axes form; only modules that hold none are supported yet.
-  if (optionIsTrue(options, "enable-hlo-sharding-v3") &&
-      findHloShardingString(module)) {
-    diags.error(findHloShardingString(module)->loc,
-                "-xla-sdy-round-trip-import-pipeline: reading HloShardingV3 "
-                "mhlo.sharding strings (enable-hlo-sharding-v3=true) is not "
-                "implemented yet");
+  const bool v3 = optionIsTrue(options, "enable-hlo-sharding-v3");
+  if (v3 && !V3Strings(module, diags).run())
     return false;
-  }
   // enable-constant-import (default true): constants become sdy.constant.
   auto constants = options.find("enable-constant-import");
   if ((constants == options.end() ||
@@ -413,7 +538,7 @@ bool xlaRoundTripImportPipeline(Module &module, const PassOptions &options,
     return false;
   // lift-and-dedup-meshes=true: inline meshes become symbols, and meshes
   // over the same devices one mesh.
-  if (optionIsTrue(options, "lift-and-dedup-meshes")) {
+  if (v3 || optionIsTrue(options, "lift-and-dedup-meshes")) {
     if (!liftInlinedMeshesPass(module, {}, diags))
       return false;
     dedupMeshesOverSameDevices(module);
