@@ -327,10 +327,10 @@ void transformShardings(Module &module,
   });
 }
 
-namespace {
-
-const Attr *withoutEntry(const Attr *array, std::string_view name,
-                         Context &ctx) {
+const Attr *withoutDictEntries(const Attr *array, std::string_view name,
+                               Context &ctx) {
+  if (!array || array->kind != AttrKind::Array)
+    return nullptr;
   std::vector<const Attr *> dicts;
   bool any = false;
   for (const Attr *dict : array->elements()) {
@@ -346,7 +346,56 @@ const Attr *withoutEntry(const Attr *array, std::string_view name,
   return any ? ctx.attrs.array(std::move(dicts)) : nullptr;
 }
 
-} // namespace
+const Attr *dictWith(const Attr *dict, std::string_view key, const Attr *value,
+                     Context &ctx) {
+  AttrDict entries;
+  if (dict && dict->kind == AttrKind::Dict)
+    for (const NamedAttr &entry : dict->entries())
+      entries.set(entry.name, entry.value);
+  entries.set(ctx.intern(key), value);
+  return ctx.attrs.make(Attr{AttrKind::Dict, entries.entries(), nullptr, {}});
+}
+
+const Attr *dictWithout(const Attr *dict, std::string_view key, Context &ctx) {
+  if (!dict || dict->kind != AttrKind::Dict)
+    return dict;
+  std::vector<NamedAttr> kept;
+  for (const NamedAttr &entry : dict->entries())
+    if (entry.name != key)
+      kept.push_back(entry);
+  if (kept.empty())
+    return nullptr;
+  return ctx.attrs.make(Attr{AttrKind::Dict, std::move(kept), nullptr, {}});
+}
+
+void setOrEraseAttr(Operation &op, std::string_view name, const Attr *value,
+                    Context &ctx) {
+  if (value)
+    op.attrs.set(ctx.intern(name), value);
+  else
+    op.attrs.erase(name);
+}
+
+std::string_view customCallTarget(const Operation &op) {
+  if (!op.is("stablehlo.custom_call") && !op.is("mhlo.custom_call"))
+    return {};
+  const Attr *target = op.attrs.get("call_target_name");
+  return target && target->kind == AttrKind::String
+             ? std::string_view(target->str())
+             : std::string_view();
+}
+
+bool isCustomCall(const Operation *op, std::string_view target) {
+  return op && !target.empty() && customCallTarget(*op) == target;
+}
+
+const TensorSharding *firstResultSharding(const Operation &op) {
+  const Attr *attr = op.attrs.get("sdy.sharding");
+  return attr && attr->kind == AttrKind::ShardingPerValue &&
+                 !attr->shardings().empty()
+             ? &attr->shardings()[0]
+             : nullptr;
+}
 
 void eraseFuncArgAndResultAttr(Operation &func, std::string_view name,
                                Context &ctx) {
@@ -354,10 +403,7 @@ void eraseFuncArgAndResultAttr(Operation &func, std::string_view name,
     const Attr *array = func.attrs.get(key);
     if (!array || array->kind != AttrKind::Array)
       continue;
-    if (const Attr *updated = withoutEntry(array, name, ctx))
-      func.attrs.set(ctx.intern(key), updated);
-    else
-      func.attrs.erase(key);
+    setOrEraseAttr(func, key, withoutDictEntries(array, name, ctx), ctx);
   }
 }
 

@@ -2,6 +2,7 @@
 // cost model (GEMM table, fusion roofline, collective table inside a node,
 // S-curve across nodes), each with an explanation.
 #include "program_internal.h"
+#include "shardlab/passes/pass_utils.h"
 
 #include <set>
 #include <string_view>
@@ -63,19 +64,6 @@ bool isNopOp(const Operation &op) {
       "sdy.constant"};
   return kNops.count(op.name) > 0;
 }
-
-namespace {
-
-std::string_view customCallTarget(const Operation &op) {
-  const Attr *target = op.is("stablehlo.custom_call")
-                           ? op.attrs.get("call_target_name")
-                           : nullptr;
-  return target && target->kind == AttrKind::String
-             ? std::string_view(target->str())
-             : std::string_view();
-}
-
-} // namespace
 
 bool isFreeCustomCall(const Operation &op) {
   const std::string_view target = customCallTarget(op);

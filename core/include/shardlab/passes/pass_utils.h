@@ -89,6 +89,29 @@ void transformShardings(Module &module,
 void eraseFuncArgAndResultAttr(Operation &func, std::string_view name,
                                Context &ctx);
 
+/// The array of dictionaries `array` (arg_attrs / res_attrs) without entry
+/// `name` in any of them; null when every dictionary is left empty or
+/// `array` is not an array.
+const Attr *withoutDictEntries(const Attr *array, std::string_view name,
+                               Context &ctx);
+/// Dictionary `dict` with `key` set to `value` (a new one when `dict` is
+/// null or not a dictionary).
+const Attr *dictWith(const Attr *dict, std::string_view key, const Attr *value,
+                     Context &ctx);
+/// Dictionary `dict` without `key`; null when nothing is left.
+const Attr *dictWithout(const Attr *dict, std::string_view key, Context &ctx);
+/// Sets attribute `name` of `op` to `value`, or erases it when null.
+void setOrEraseAttr(Operation &op, std::string_view name, const Attr *value,
+                    Context &ctx);
+
+/// The target of a `stablehlo.custom_call` / `mhlo.custom_call`
+/// (`@Sharding`); empty for any other op.
+std::string_view customCallTarget(const Operation &op);
+/// Whether `op` is a custom call to `target` (false for null).
+bool isCustomCall(const Operation *op, std::string_view target);
+/// The first of an op's result shardings (`sdy.sharding`), or null.
+const TensorSharding *firstResultSharding(const Operation &op);
+
 /// The mesh a sharding refers to, resolved in `module`; nullptr if unknown.
 const Mesh *meshOf(const Module &module, const TensorSharding &sharding);
 

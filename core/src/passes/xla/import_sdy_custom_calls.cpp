@@ -14,11 +14,7 @@ bool xlaImportSdyCustomCallsPass(Module &module, const PassOptions &,
                                  DiagnosticEngine &diags) {
   std::vector<Operation *> calls;
   walk(module.op(), [&](Operation &op) {
-    const Attr *target =
-        op.is("stablehlo.custom_call") || op.is("mhlo.custom_call")
-            ? op.attrs.get("call_target_name")
-            : nullptr;
-    if (target && target->str() == "xla.sdy.ShardingGroup")
+    if (isCustomCall(&op, "xla.sdy.ShardingGroup"))
       calls.push_back(&op);
   });
   Context &ctx = module.ctx();

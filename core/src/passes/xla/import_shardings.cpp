@@ -30,27 +30,6 @@ Type funcType(const Operation &func) {
   return type ? std::get<Type>(type->payload) : nullptr;
 }
 
-// The dictionary array `attr` (arg_attrs / res_attrs) without `name`.
-const Attr *withoutEntry(const Attr *array, std::string_view name,
-                         Context &ctx) {
-  if (!array || array->kind != AttrKind::Array)
-    return array;
-  std::vector<const Attr *> dicts;
-  for (const Attr *dict : array->elements()) {
-    if (!dict || dict->kind != AttrKind::Dict || !dict->get(name)) {
-      dicts.push_back(dict);
-      continue;
-    }
-    std::vector<NamedAttr> kept;
-    for (const NamedAttr &entry : dict->entries())
-      if (entry.name != name)
-        kept.push_back(entry);
-    dicts.push_back(
-        ctx.attrs.make(Attr{AttrKind::Dict, std::move(kept), nullptr, {}}));
-  }
-  return ctx.attrs.array(std::move(dicts));
-}
-
 bool readSite(Site &site, const Attr *text, Location loc,
               DiagnosticEngine &diags) {
   if (!text || text->kind != AttrKind::String) {
@@ -204,8 +183,9 @@ public:
     }
     const bool arg = site.where == Site::Where::Arg;
     const char *list = arg ? "arg_attrs" : "res_attrs";
-    op.attrs.set(ctx.intern(list),
-                 withoutEntry(op.attrs.get(list), kHloSharding, ctx));
+    setOrEraseAttr(op, list,
+                   withoutDictEntries(op.attrs.get(list), kHloSharding, ctx),
+                   ctx);
     if (site.empty)
       return true;
     std::optional<TensorSharding> one =

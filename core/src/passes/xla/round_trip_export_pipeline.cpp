@@ -137,13 +137,7 @@ private:
 
   const Attr *withText(const Attr *dict, std::string_view key,
                        std::string text) {
-    AttrDict entries;
-    if (dict && dict->kind == AttrKind::Dict)
-      for (const NamedAttr &entry : dict->entries())
-        entries.set(entry.name, entry.value);
-    entries.set(ctx_.intern(key), ctx_.attrs.string(std::move(text)));
-    return ctx_.attrs.make(
-        Attr{AttrKind::Dict, entries.entries(), nullptr, {}});
+    return dictWith(dict, key, ctx_.attrs.string(std::move(text)), ctx_);
   }
 
   static const Attr *shardingAttr(const Attr *attr) {

@@ -32,26 +32,6 @@ namespace {
 
 constexpr std::string_view kFrontend = "mhlo.frontend_attributes";
 
-bool isCustomCall(const Operation &op, std::string_view target) {
-  const Attr *name = op.is("stablehlo.custom_call")
-                         ? op.attrs.get("call_target_name")
-                         : nullptr;
-  return name && name->kind == AttrKind::String && name->str() == target;
-}
-
-// A dictionary without `key` (null when nothing is left).
-const Attr *withoutKey(const Attr *dict, std::string_view key, Context &ctx) {
-  if (!dict || dict->kind != AttrKind::Dict)
-    return dict;
-  std::vector<NamedAttr> kept;
-  for (const NamedAttr &entry : dict->entries())
-    if (entry.name != key)
-      kept.push_back(entry);
-  if (kept.empty())
-    return nullptr;
-  return ctx.attrs.make(Attr{AttrKind::Dict, std::move(kept), nullptr, {}});
-}
-
 class Importer {
 public:
   Importer(Module &module, DiagnosticEngine &diags)
@@ -82,7 +62,8 @@ public:
     const Attr *meshes = read(frontend, "xla.sdy.meshes", top.loc);
     if (frontend && frontend->kind == AttrKind::Dict &&
         frontend->get("xla.sdy.meshes"))
-      setOrErase(top, kFrontend, withoutKey(frontend, "xla.sdy.meshes", ctx_));
+      setOrEraseAttr(top, kFrontend,
+                     dictWithout(frontend, "xla.sdy.meshes", ctx_), ctx_);
     if (!meshes || meshes->kind != AttrKind::Dict)
       return;
     Operation *first = module_.body().front();
@@ -119,12 +100,12 @@ public:
     const Attr *sharding = read(frontend, "xla.sdy.sharding", op.loc);
     const Attr *rule = read(frontend, "xla.sdy.sharding_rule", op.loc);
     const Attr *rest =
-        withoutKey(withoutKey(frontend, "xla.sdy.sharding", ctx_),
-                   "xla.sdy.sharding_rule", ctx_);
-    setOrErase(op, kFrontend, rest);
+        dictWithout(dictWithout(frontend, "xla.sdy.sharding", ctx_),
+                    "xla.sdy.sharding_rule", ctx_);
+    setOrEraseAttr(op, kFrontend, rest, ctx_);
     const bool custom = op.is("stablehlo.custom_call");
-    const bool known = !custom || isCustomCall(op, "Sharding") ||
-                       isCustomCall(op, "xla.sdy.FuncResultSharding") ||
+    const bool known = !custom || isCustomCall(&op, "Sharding") ||
+                       isCustomCall(&op, "xla.sdy.FuncResultSharding") ||
                        onMaximalMesh(sharding);
     if (sharding && sharding->kind == AttrKind::ShardingPerValue && known)
       op.attrs.set(ctx_.intern("sdy.sharding"), sharding);
@@ -144,13 +125,6 @@ private:
     return mesh && mesh->isMaximal();
   }
 
-  void setOrErase(Operation &op, std::string_view name, const Attr *value) {
-    if (value)
-      op.attrs.set(ctx_.intern(name), value);
-    else
-      op.attrs.erase(name);
-  }
-
   // One func argument or result dictionary.
   const Attr *importEntry(const Attr *dict, Location loc) {
     if (!dict || dict->kind != AttrKind::Dict)
@@ -163,7 +137,7 @@ private:
         continue;
       if (entry.name == kFrontend) {
         if (const Attr *rest =
-                withoutKey(entry.value, "xla.sdy.sharding", ctx_))
+                dictWithout(entry.value, "xla.sdy.sharding", ctx_))
           kept.push_back({entry.name, rest});
         continue;
       }
@@ -178,14 +152,6 @@ private:
   Context &ctx_;
   DiagnosticEngine &diags_;
 };
-
-const TensorSharding *firstSharding(const Operation &op) {
-  const Attr *attr = op.attrs.get("sdy.sharding");
-  return attr && attr->kind == AttrKind::ShardingPerValue &&
-                 !attr->shardings().empty()
-             ? &attr->shardings()[0]
-             : nullptr;
-}
 
 Value *constraint(Context &ctx, Operation &at, Value *input,
                   const TensorSharding &sharding) {
@@ -243,7 +209,7 @@ void importSplitFuncResultSharding(Context &ctx, Operation &call,
   }
   for (Value *half : halves)
     for (Operation *user : usersOf(half))
-      if (sharding && isCustomCall(*user, "X64Combine") &&
+      if (sharding && isCustomCall(user, "X64Combine") &&
           !user->attrs.get("sdy.sharding")) {
         setShardingList(*user, "sdy.sharding", {*sharding}, ctx);
         shardReturned(ctx, *user, user->result(0), *sharding);
@@ -259,7 +225,7 @@ void importSplitFuncResultSharding(Context &ctx, Operation &call,
 }
 
 void importFuncResultSharding(Context &ctx, Operation &call) {
-  const TensorSharding *sharding = firstSharding(call);
+  const TensorSharding *sharding = firstResultSharding(call);
   if (!sharding || call.numOperands() != 1 || call.numResults() != 1 ||
       call.result(0)->type->kind == TypeKind::Tuple) {
     importSplitFuncResultSharding(ctx, call, sharding);
@@ -308,19 +274,19 @@ void importCustomCalls(Module &module) {
       eraseOp(*call);
       call = inserted;
     }
-    if (isCustomCall(*call, "xla.sdy.FuncResultSharding")) {
+    if (isCustomCall(call, "xla.sdy.FuncResultSharding")) {
       importFuncResultSharding(ctx, *call);
-    } else if (isCustomCall(*call, "Sharding") && call->numOperands() == 1 &&
-               firstSharding(*call)) {
+    } else if (isCustomCall(call, "Sharding") && call->numOperands() == 1 &&
+               firstResultSharding(*call)) {
       // The value a @Sharding call constrains carries that sharding only
       // through the call: a copy of it on the producer is dropped.
       Value *input = call->operand(0);
       if (!input->isBlockArgument() && usersOf(input).size() == 1)
         input->defining_op->attrs.erase("sdy.sharding");
       Value *value =
-          constraint(ctx, *call, call->operand(0), *firstSharding(*call));
+          constraint(ctx, *call, call->operand(0), *firstResultSharding(*call));
       replaceOp(*call, {value});
-    } else if (isCustomCall(*call, "xla.sdy.ShardingGroup") &&
+    } else if (isCustomCall(call, "xla.sdy.ShardingGroup") &&
                call->numOperands() == 1) {
       const Attr *frontend = call->attrs.get(kFrontend);
       auto group =
@@ -332,7 +298,7 @@ void importCustomCalls(Module &module) {
       call->parentBlock()->insertBefore(call, std::move(group));
       if (call->numResults() == 0 || !call->result(0)->firstUse())
         eraseOp(*call);
-    } else if (isCustomCall(*call, "xla.sdy.PropagationBarrier") &&
+    } else if (isCustomCall(call, "xla.sdy.PropagationBarrier") &&
                call->numOperands() == 1 && call->numResults() == 1) {
       static const char *kDirections[] = {"NONE", "FORWARD", "BACKWARD",
                                           "BOTH"};
@@ -412,14 +378,8 @@ private:
   }
 
   const Attr *withSharding(const Attr *frontend, const Attr *sharding) {
-    AttrDict entries;
-    if (frontend && frontend->kind == AttrKind::Dict)
-      for (const NamedAttr &entry : frontend->entries())
-        entries.set(entry.name, entry.value);
-    entries.set(ctx_.intern("xla.sdy.sharding"),
-                ctx_.attrs.string(printAttribute(sharding)));
-    return ctx_.attrs.make(
-        Attr{AttrKind::Dict, entries.entries(), nullptr, {}});
+    return dictWith(frontend, "xla.sdy.sharding",
+                    ctx_.attrs.string(printAttribute(sharding)), ctx_);
   }
 
   void setEntry(Operation &func, size_t i, bool arg, std::string_view name,
@@ -495,7 +455,7 @@ private:
     for (const char *key :
          {"xla.sdy.tuple_args_shardings", "xla.sdy.tuple_results_shardings",
           "xla.sdy.use_tuple_args"})
-      frontend = withoutKey(frontend, key, ctx_);
+      frontend = dictWithout(frontend, key, ctx_);
     if (frontend)
       top.attrs.set(ctx_.intern(kFrontend), frontend);
     else

@@ -25,13 +25,6 @@ namespace {
 constexpr std::string_view kGlobalToLocal = "xla.sdy.GlobalToLocalShape";
 constexpr std::string_view kLocalToGlobal = "xla.sdy.LocalToGlobalShape";
 
-bool isCustomCall(const Operation *op, std::string_view target) {
-  if (!op || !op->is("stablehlo.custom_call"))
-    return false;
-  const Attr *name = op->attrs.get("call_target_name");
-  return name && name->kind == AttrKind::String && name->str() == target;
-}
-
 const Attr *frontendAttr(const Operation *op, std::string_view key) {
   const Attr *dict = op ? op->attrs.get("mhlo.frontend_attributes") : nullptr;
   return dict && dict->kind == AttrKind::Dict ? dict->get(key) : nullptr;

@@ -143,9 +143,9 @@ private:
         return false;
     }
     const char *list = arg ? "arg_attrs" : "res_attrs";
-    if (func.attrs.get(list))
-      func.attrs.set(ctx_.intern(list),
-                     withoutSdySharding(func.attrs.get(list)));
+    setOrEraseAttr(
+        func, list,
+        withoutDictEntries(func.attrs.get(list), "sdy.sharding", ctx_), ctx_);
     for (size_t i = 0; i < count; ++i) {
       if (!texts[i])
         continue;
@@ -155,22 +155,6 @@ private:
         setFuncResultAttr(func, i, "mhlo.sharding", string(*texts[i]), ctx_);
     }
     return true;
-  }
-
-  const Attr *withoutSdySharding(const Attr *array) {
-    if (!array || array->kind != AttrKind::Array)
-      return array;
-    std::vector<const Attr *> dicts;
-    for (const Attr *dict : array->elements()) {
-      std::vector<NamedAttr> kept;
-      if (dict && dict->kind == AttrKind::Dict)
-        for (const NamedAttr &entry : dict->entries())
-          if (entry.name != "sdy.sharding")
-            kept.push_back(entry);
-      dicts.push_back(
-          ctx_.attrs.make(Attr{AttrKind::Dict, std::move(kept), nullptr, {}}));
-    }
-    return ctx_.attrs.array(std::move(dicts));
   }
 
   // Ops without a sharding get one only where XLA needs it: inside a

@@ -24,13 +24,6 @@ namespace shardlab {
 
 namespace {
 
-bool isCustomCall(const Operation *op, std::string_view target) {
-  if (!op || !op->is("stablehlo.custom_call"))
-    return false;
-  const Attr *name = op->attrs.get("call_target_name");
-  return name && name->kind == AttrKind::String && name->str() == target;
-}
-
 Operation *definingCustomCall(Value *value, std::string_view target) {
   Operation *def =
       value && !value->isBlockArgument() ? value->defining_op : nullptr;
@@ -41,14 +34,6 @@ Operation *onlyUser(Value *value, std::string_view target) {
   std::vector<Operation *> users = usersOf(value);
   return users.size() == 1 && isCustomCall(users[0], target) ? users[0]
                                                              : nullptr;
-}
-
-const TensorSharding *firstSharding(const Operation &op) {
-  const Attr *attr = op.attrs.get("sdy.sharding");
-  return attr && attr->kind == AttrKind::ShardingPerValue &&
-                 !attr->shardings().empty()
-             ? &attr->shardings()[0]
-             : nullptr;
 }
 
 // The pieces of one shard_map call (step 2 of the header).
@@ -71,7 +56,7 @@ std::optional<ManualPattern> matchManual(Module &module, Operation &call) {
         definingCustomCall(call.operand(i), "SPMDFullToShardShape");
     Operation *global =
         local ? definingCustomCall(local->operand(0), "Sharding") : nullptr;
-    if (!global || !firstSharding(*global))
+    if (!global || !firstResultSharding(*global))
       return std::nullopt;
     p.full_to_shard.push_back(local);
     p.in_sharding.push_back(global);
@@ -80,7 +65,7 @@ std::optional<ManualPattern> matchManual(Module &module, Operation &call) {
     Operation *manual = onlyUser(call.result(i), "Sharding");
     Operation *full =
         manual ? onlyUser(manual->result(0), "SPMDShardToFullShape") : nullptr;
-    if (!full || !firstSharding(*full))
+    if (!full || !firstResultSharding(*full))
       return std::nullopt;
     p.out_sharding.push_back(manual);
     p.shard_to_full.push_back(full);
@@ -121,11 +106,11 @@ void buildManualComputation(Module &module, const ManualPattern &p) {
   std::vector<Type> types;
   for (Operation *global : p.in_sharding) {
     operands.push_back(global->operand(0));
-    in.push_back(*firstSharding(*global));
+    in.push_back(*firstResultSharding(*global));
   }
   for (Operation *full : p.shard_to_full) {
     types.push_back(full->result(0)->type);
-    out.push_back(*firstSharding(*full));
+    out.push_back(*firstResultSharding(*full));
   }
   auto mc = makeOp(ctx, "sdy.manual_computation", operands, types, p.call->loc);
   setShardingList(*mc, "in_shardings", std::move(in), ctx);
@@ -219,12 +204,12 @@ void shardingCallsToConstraints(Module &module) {
   walk(module.op(), [&](Operation &op) {
     if (isCustomCall(&op, "Sharding") && op.numOperands() == 1 &&
         op.numResults() == 1 && op.result(0)->type->isRankedTensor() &&
-        firstSharding(op))
+        firstResultSharding(op))
       calls.push_back(&op);
   });
   Context &ctx = module.ctx();
   for (Operation *call : calls) {
-    TensorSharding sharding = *firstSharding(*call);
+    TensorSharding sharding = *firstResultSharding(*call);
     for (int64_t dim : unspecifiedDims(*call))
       if (dim >= 0 && static_cast<size_t>(dim) < sharding.dims.size())
         sharding.dims[static_cast<size_t>(dim)].closed = false;
