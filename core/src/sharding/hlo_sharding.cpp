@@ -1,3 +1,8 @@
+// GSPMD sharding strings: XLA's HloSharding text (`{devices=[2,2]<=[4]}`,
+// explicit device lists, subgroups, tuples) read and converted to shardings
+// over one mesh, and a sharding written back as the canonical text (which
+// reuses the reader's iota expansion to check a device list). The
+// mesh-and-axes form (HloShardingV3) is in hlo_sharding_v3.cpp.
 #include "shardlab/sharding/hlo_sharding.h"
 
 #include <algorithm>
@@ -461,10 +466,6 @@ toTensorSharding(const HloSharding &s, const Mesh &mesh,
   return out;
 }
 
-} // namespace shardlab
-
-namespace shardlab {
-
 namespace {
 
 // One piece of a mesh axis: `[pre, pre * size)` of axis `axis`.
@@ -639,57 +640,6 @@ std::string hloShardingText(const TensorSharding &sharding, const Mesh &mesh,
     text += groups.size() == 2 ? " last_tile_dims={manual, replicated}"
                                : " last_tile_dims={manual}";
   return text + "}";
-}
-
-} // namespace shardlab
-
-namespace shardlab {
-
-namespace {
-
-std::string v3Axis(const AxisRef &axis) {
-  std::string out = "'" + axis.name + "'";
-  if (axis.sub)
-    out += ":(" + std::to_string(axis.sub->pre_size) + ")" +
-           std::to_string(axis.sub->size);
-  return out;
-}
-
-std::string v3AxisList(const std::vector<AxisRef> &axes, bool open) {
-  std::string out = "{";
-  for (size_t i = 0; i < axes.size(); ++i)
-    out += (i ? ", " : "") + v3Axis(axes[i]);
-  if (open)
-    out += axes.empty() ? "?" : ", ?";
-  return out + "}";
-}
-
-} // namespace
-
-std::string hloShardingV3Text(const TensorSharding &sharding, const Mesh &mesh,
-                              bool simplify_replicated) {
-  if (mesh.isMaximal())
-    return "{single_device[device_id=" + std::to_string(mesh.device_ids[0]) +
-           "]}";
-  bool trivial = sharding.unreduced.empty();
-  for (const DimSharding &dim : sharding.dims)
-    trivial = trivial && dim.axes.empty() && dim.closed;
-  if (simplify_replicated && trivial)
-    return "{mesh[], replicated}";
-  std::string out = "{mesh[";
-  for (size_t i = 0; i < mesh.axes.size(); ++i)
-    out += (i ? "," : "") + std::string("'") + mesh.axes[i].name +
-           "'=" + std::to_string(mesh.axes[i].size);
-  out += "], [";
-  for (size_t d = 0; d < sharding.dims.size(); ++d)
-    out += (d ? ", " : "") +
-           v3AxisList(sharding.dims[d].axes, !sharding.dims[d].closed);
-  out += "]";
-  if (!sharding.replicated.empty())
-    out += ", replicated=" + v3AxisList(sharding.replicated, false);
-  if (!sharding.unreduced.empty())
-    out += ", unreduced=" + v3AxisList(sharding.unreduced, false);
-  return out + "}";
 }
 
 } // namespace shardlab

@@ -1,5 +1,6 @@
-// XLA's mesh-and-axes sharding strings (HloShardingV3) read back into
-// shardings over inline meshes; the writer is hloShardingV3Text.
+// XLA's mesh-and-axes sharding strings (HloShardingV3): written from a
+// sharding and its mesh (hloShardingV3Text), and read back into shardings
+// over inline meshes (parseHloShardingV3).
 #include "shardlab/sharding/hlo_sharding.h"
 
 #include <cctype>
@@ -214,6 +215,53 @@ private:
 std::optional<std::vector<TensorSharding>>
 parseHloShardingV3(std::string_view text, std::string &error) {
   return V3Reader(text).read(error);
+}
+
+namespace {
+
+std::string v3Axis(const AxisRef &axis) {
+  std::string out = "'" + axis.name + "'";
+  if (axis.sub)
+    out += ":(" + std::to_string(axis.sub->pre_size) + ")" +
+           std::to_string(axis.sub->size);
+  return out;
+}
+
+std::string v3AxisList(const std::vector<AxisRef> &axes, bool open) {
+  std::string out = "{";
+  for (size_t i = 0; i < axes.size(); ++i)
+    out += (i ? ", " : "") + v3Axis(axes[i]);
+  if (open)
+    out += axes.empty() ? "?" : ", ?";
+  return out + "}";
+}
+
+} // namespace
+
+std::string hloShardingV3Text(const TensorSharding &sharding, const Mesh &mesh,
+                              bool simplify_replicated) {
+  if (mesh.isMaximal())
+    return "{single_device[device_id=" + std::to_string(mesh.device_ids[0]) +
+           "]}";
+  bool trivial = sharding.unreduced.empty();
+  for (const DimSharding &dim : sharding.dims)
+    trivial = trivial && dim.axes.empty() && dim.closed;
+  if (simplify_replicated && trivial)
+    return "{mesh[], replicated}";
+  std::string out = "{mesh[";
+  for (size_t i = 0; i < mesh.axes.size(); ++i)
+    out += (i ? "," : "") + std::string("'") + mesh.axes[i].name +
+           "'=" + std::to_string(mesh.axes[i].size);
+  out += "], [";
+  for (size_t d = 0; d < sharding.dims.size(); ++d)
+    out += (d ? ", " : "") +
+           v3AxisList(sharding.dims[d].axes, !sharding.dims[d].closed);
+  out += "]";
+  if (!sharding.replicated.empty())
+    out += ", replicated=" + v3AxisList(sharding.replicated, false);
+  if (!sharding.unreduced.empty())
+    out += ", unreduced=" + v3AxisList(sharding.unreduced, false);
+  return out + "}";
 }
 
 } // namespace shardlab

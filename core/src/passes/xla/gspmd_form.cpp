@@ -21,12 +21,15 @@ bool importGspmdForm(Module &module, DiagnosticEngine &diags, bool &imported) {
     return false;
   // Meshes, or collectives that name their devices, say how the work is
   // split; without either the module is one program run everywhere.
+  // Meshes are top-level ops: only a module without one is walked.
   bool has_mesh = false;
-  walk(module.op(), [&](Operation &op) {
-    has_mesh = has_mesh || op.is("sdy.mesh") ||
-               op.attrs.get("replica_groups") ||
-               op.attrs.get("source_target_pairs");
-  });
+  for (const Operation &op : module.body())
+    has_mesh = has_mesh || op.is("sdy.mesh");
+  if (!has_mesh)
+    walk(module.op(), [&](Operation &op) {
+      has_mesh = has_mesh || op.attrs.get("replica_groups") ||
+                 op.attrs.get("source_target_pairs");
+    });
   const int64_t declared = declaredDeviceCount(module);
   if (!has_mesh && declared > 1)
     diags.warning(module.op().loc,
