@@ -59,7 +59,9 @@ import shared_data  # noqa: E402
 
 STAGES = ["parse", "pretty", "generic", "propagate", "export", "schedule"]
 PROPAGATE = ["-sdy-propagation-pipeline"]
-GSPMD_IMPORT = "-xla-sdy-stablehlo-import-pipeline"
+# What the scheduler runs on a module in GSPMD form: MHLO ops to StableHLO
+# (a no-op for StableHLO input), then the stablehlo import.
+GSPMD_IMPORT = "-xla-sdy-mhlo-import-pipeline"
 EXPORT = PROPAGATE + ["-sdy-export-pipeline=enable-insert-explicit-collectives=true"]
 DYNAMIC_REFUSAL = "only supports ranked tensors with a static shape"
 SPLIT_MARKER = "// -----"

@@ -89,6 +89,13 @@ bool xlaUnflattenCallGraphPass(Module &, const PassOptions &,
 bool xlaStablehloImportPipeline(Module &, const PassOptions &,
                                 DiagnosticEngine &);
 
+/// -xla-sdy-mhlo-import-pipeline: the same from MHLO input (older XLA);
+/// MHLO ops become their StableHLO twins first.
+bool xlaMhloImportPipeline(Module &, const PassOptions &, DiagnosticEngine &);
+/// Every MHLO op with a StableHLO twin (`mhlo.add`, `mhlo.while`, ...)
+/// replaced by it; whether there was any.
+bool convertMhloToStablehlo(Module &module);
+
 /// XLA's import of while loops: a value a loop body reads from outside
 /// (a free variable, not a constant) that has a sharding is read through a
 /// fully open sdy.sharding_constraint placed before the loop, so
@@ -103,10 +110,11 @@ bool isGspmdModule(Module &module);
 int64_t declaredDeviceCount(Module &module);
 
 /// Automatic form detection, for every caller that takes modules from
-/// users (shardlab-schedule, the API, the playground): a GSPMD module runs
-/// -xla-sdy-stablehlo-import-pipeline; a module that declares several
-/// devices but has no mesh after that gets a warning, since it will be
-/// estimated as replicated. Sets `imported`; false after an error.
+/// users (shardlab-schedule, the API, the playground): MHLO ops become
+/// StableHLO ones; a GSPMD module runs -xla-sdy-stablehlo-import-pipeline; a
+/// module that declares several devices but has no mesh after that gets a
+/// warning, since it will be estimated as replicated. Sets `imported`; false
+/// after an error.
 bool importGspmdForm(Module &module, DiagnosticEngine &diags, bool &imported);
 
 } // namespace shardlab

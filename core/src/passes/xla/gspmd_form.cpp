@@ -16,6 +16,8 @@ int64_t declaredDeviceCount(Module &module) {
 }
 
 bool importGspmdForm(Module &module, DiagnosticEngine &diags, bool &imported) {
+  // Older XLA dumps spell StableHLO ops as MHLO (mhlo.add, mhlo.while).
+  convertMhloToStablehlo(module);
   imported = isGspmdModule(module);
   if (imported && !xlaStablehloImportPipeline(module, {}, diags))
     return false;
