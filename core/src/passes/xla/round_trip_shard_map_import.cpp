@@ -15,6 +15,7 @@
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/passes/xla_passes.h"
 #include "shardlab/text/text.h"
+#include "tuple_flattening.h"
 
 #include <set>
 
@@ -172,53 +173,6 @@ private:
   DiagnosticEngine &diags_;
 };
 
-// Leaves of a (nested) tuple type, depth first.
-void leafTypes(Type type, std::vector<Type> &out) {
-  if (type->kind != TypeKind::Tuple) {
-    out.push_back(type);
-    return;
-  }
-  for (Type member : type->members)
-    leafTypes(member, out);
-}
-
-// The values a (nested) stablehlo.tuple was built from, depth first; the
-// value itself when it is not built by one.
-void leafValues(Value *value, std::vector<Value *> &out) {
-  Operation *def = value->isBlockArgument() ? nullptr : value->defining_op;
-  if (!def || !def->is("stablehlo.tuple")) {
-    out.push_back(value);
-    return;
-  }
-  for (size_t i = 0; i < def->numOperands(); ++i)
-    leafValues(def->operand(i), out);
-}
-
-// Rewires every get_tuple_element chain reading `value` (whose leaves start
-// at `first` among `leaves`) to the leaf it ends at; collects the chain's
-// ops for erasing.
-void rewireTupleReads(Value *value, Type type, size_t first,
-                      const std::vector<Value *> &leaves,
-                      std::vector<Operation *> &dead) {
-  for (Operation *user : usersOf(value)) {
-    const Attr *index = user->attrs.get("index");
-    if (!user->is("stablehlo.get_tuple_element") || !index)
-      continue;
-    size_t offset = first;
-    for (int64_t i = 0; i < index->intValue(); ++i) {
-      std::vector<Type> skipped;
-      leafTypes(type->members[size_t(i)], skipped);
-      offset += skipped.size();
-    }
-    Type member = type->members[size_t(index->intValue())];
-    if (member->kind == TypeKind::Tuple)
-      rewireTupleReads(user->result(0), member, offset, leaves, dead);
-    else
-      user->result(0)->replaceAllUsesWith(leaves[offset]);
-    dead.push_back(user);
-  }
-}
-
 // A GlobalToLocalShape on tuples (as XLA writes X64-split values) becomes
 // one on the tuples' leaves, its reads rewired to the leaves.
 void flattenTupleGlobalToLocal(Module &module) {
@@ -228,40 +182,8 @@ void flattenTupleGlobalToLocal(Module &module) {
         op.result(0)->type->kind == TypeKind::Tuple)
       calls.push_back(&op);
   });
-  Context &ctx = module.ctx();
-  for (Operation *call : calls) {
-    std::vector<Value *> operands;
-    for (size_t i = 0; i < call->numOperands(); ++i)
-      leafValues(call->operand(i), operands);
-    std::vector<Type> types;
-    leafTypes(call->result(0)->type, types);
-    auto flat =
-        makeOp(ctx, "stablehlo.custom_call", operands, types, call->loc);
-    for (const NamedAttr &entry : call->attrs.entries())
-      flat->attrs.set(entry.name, entry.value);
-    Operation *inserted =
-        call->parentBlock()->insertBefore(call, std::move(flat));
-    std::vector<Value *> leaves;
-    for (size_t i = 0; i < inserted->numResults(); ++i)
-      leaves.push_back(inserted->result(i));
-    std::vector<Operation *> dead;
-    rewireTupleReads(call->result(0), call->result(0)->type, 0, leaves, dead);
-    // Inner reads come before the read of their tuple: erase in order.
-    for (Operation *read : dead)
-      if (!read->result(0)->firstUse())
-        eraseOp(*read);
-    if (!call->result(0)->firstUse()) {
-      std::vector<Operation *> tuples;
-      for (size_t i = 0; i < call->numOperands(); ++i)
-        if (!call->operand(i)->isBlockArgument() &&
-            call->operand(i)->defining_op->is("stablehlo.tuple"))
-          tuples.push_back(call->operand(i)->defining_op);
-      eraseOp(*call);
-      for (Operation *tuple : tuples)
-        if (!tuple->result(0)->firstUse())
-          eraseOp(*tuple);
-    }
-  }
+  for (Operation *call : calls)
+    flattenTupleCustomCall(module.ctx(), *call);
 }
 
 std::vector<Operation *> bodyCalls(Module &module) {

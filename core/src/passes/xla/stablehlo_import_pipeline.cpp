@@ -16,6 +16,7 @@
 //   5. -xla-sdy-import-constants.
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/passes/xla_passes.h"
+#include "tuple_flattening.h"
 
 #include <algorithm>
 #include <set>
@@ -223,8 +224,8 @@ void shardingCallsToConstraints(Module &module) {
 }
 
 // `custom_call @foo(stablehlo.tuple %a, %b) -> tuple<...>` read back with
-// get_tuple_element becomes `custom_call @foo(%a, %b) -> (ta, tb)`: Shardy
-// shards values, not tuples.
+// get_tuple_element alone becomes `custom_call @foo(%a, %b) -> (ta, tb)`:
+// Shardy shards values, not tuples.
 void flattenTupleCustomCalls(Module &module) {
   std::vector<Operation *> calls;
   walk(module.op(), [&](Operation &op) {
@@ -232,47 +233,13 @@ void flattenTupleCustomCalls(Module &module) {
         op.result(0)->type->kind == TypeKind::Tuple)
       calls.push_back(&op);
   });
-  Context &ctx = module.ctx();
   for (Operation *call : calls) {
     std::vector<Operation *> users = usersOf(call->result(0));
     bool only_get = !users.empty();
     for (Operation *user : users)
       only_get = only_get && user->is("stablehlo.get_tuple_element");
-    if (!only_get)
-      continue;
-    std::vector<Value *> operands;
-    for (size_t i = 0; i < call->numOperands(); ++i) {
-      Value *operand = call->operand(i);
-      Operation *tuple =
-          operand->isBlockArgument() ? nullptr : operand->defining_op;
-      if (tuple && tuple->is("stablehlo.tuple"))
-        for (size_t j = 0; j < tuple->numOperands(); ++j)
-          operands.push_back(tuple->operand(j));
-      else
-        operands.push_back(operand);
-    }
-    auto flat = makeOp(ctx, "stablehlo.custom_call", operands,
-                       call->result(0)->type->members, call->loc);
-    for (const NamedAttr &entry : call->attrs.entries())
-      flat->attrs.set(entry.name, entry.value);
-    Operation *inserted =
-        call->parentBlock()->insertBefore(call, std::move(flat));
-    for (Operation *user : users) {
-      const Attr *index = user->attrs.get("index");
-      const int64_t i = index ? index->intValue() : 0;
-      replaceOp(*user, {inserted->result(size_t(i))});
-    }
-    std::vector<Operation *> tuples;
-    for (size_t i = 0; i < call->numOperands(); ++i) {
-      Value *operand = call->operand(i);
-      if (!operand->isBlockArgument() &&
-          operand->defining_op->is("stablehlo.tuple"))
-        tuples.push_back(operand->defining_op);
-    }
-    eraseOp(*call);
-    for (Operation *tuple : tuples)
-      if (!tuple->result(0)->firstUse())
-        eraseOp(*tuple);
+    if (only_get)
+      flattenTupleCustomCall(module.ctx(), *call);
   }
 }
 
