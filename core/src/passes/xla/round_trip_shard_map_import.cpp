@@ -11,6 +11,7 @@
 // are GlobalToLocalShape's, results LocalToGlobalShape's, position by
 // position. The attributes may also sit on the call. Body funcs are
 // removed; stray unused shape custom calls too.
+#include "manual_computation_from_func.h"
 #include "shardlab/passes/call_graph.h"
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/passes/xla_passes.h"
@@ -122,30 +123,10 @@ private:
     std::vector<Type> types;
     for (size_t i = 0; to_global && i < to_global->numResults(); ++i)
       types.push_back(to_global->result(i)->type);
-    auto mc = makeOp(ctx, "sdy.manual_computation", operands, types, call.loc);
-    mc->attrs.set(ctx.intern("in_shardings"), in);
-    mc->attrs.set(ctx.intern("out_shardings"), out);
-    mc->attrs.set(ctx.intern("manual_axes"), axes);
-    Block &block = mc->addRegion().addBlock();
-    Block &callee = body.region(0).front();
-    ValueMap map;
-    for (size_t i = 0; i < callee.numArguments(); ++i) {
-      Value *arg = callee.argument(i);
-      Value *local = to_local && i < to_local->numResults()
-                         ? to_local->result(i)
-                         : nullptr;
-      map[arg] = block.addArgument(local ? local->type : arg->type, arg->loc);
-    }
-    cloneBlockBefore(callee, block, nullptr, map, /*skip_terminator=*/true);
-    Operation *ret = callee.back();
-    std::vector<Value *> yielded;
-    for (size_t i = 0; ret && i < ret->numOperands(); ++i) {
-      auto it = map.find(ret->operand(i));
-      yielded.push_back(it == map.end() ? ret->operand(i) : it->second);
-    }
-    block.push_back(makeOp(ctx, "sdy.return", yielded, {}, call.loc));
-    Operation *inserted =
-        call.parentBlock()->insertBefore(&call, std::move(mc));
+    ManualComputationParts parts{operands, types, in, out, axes, {}};
+    for (size_t i = 0; to_local && i < to_local->numResults(); ++i)
+      parts.arg_types.push_back(to_local->result(i)->type);
+    Operation *inserted = manualComputationFromFunc(ctx, call, body, parts);
     if (to_global) {
       std::vector<Value *> results;
       for (size_t i = 0; i < inserted->numResults(); ++i)

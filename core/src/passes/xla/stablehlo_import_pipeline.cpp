@@ -14,6 +14,7 @@
 //      (dims listed in `backend_config = "unspecified_dims=[..]"` open);
 //   4. custom calls on tuples flattened to several operands and results;
 //   5. -xla-sdy-import-constants.
+#include "manual_computation_from_func.h"
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/passes/xla_passes.h"
 #include "tuple_flattening.h"
@@ -113,29 +114,15 @@ void buildManualComputation(Module &module, const ManualPattern &p) {
     types.push_back(full->result(0)->type);
     out.push_back(*firstResultSharding(*full));
   }
-  auto mc = makeOp(ctx, "sdy.manual_computation", operands, types, p.call->loc);
-  setShardingList(*mc, "in_shardings", std::move(in), ctx);
-  setShardingList(*mc, "out_shardings", std::move(out), ctx);
-  mc->attrs.set(ctx.intern("manual_axes"),
-                ctx.attrs.make(Attr{
-                    AttrKind::ManualAxes, manualAxes(module, p), nullptr, {}}));
-  Block &body = mc->addRegion().addBlock();
-  Block &callee = p.callee->region(0).front();
-  ValueMap map;
-  for (size_t i = 0; i < callee.numArguments(); ++i)
-    map[callee.argument(i)] =
-        body.addArgument(callee.argument(i)->type, callee.argument(i)->loc);
-  cloneBlockBefore(callee, body, nullptr, map, /*skip_terminator=*/true);
-  Operation *ret = terminatorOf(*p.callee);
-  std::vector<Value *> yielded;
-  for (size_t i = 0; ret && i < ret->numOperands(); ++i) {
-    auto it = map.find(ret->operand(i));
-    yielded.push_back(it == map.end() ? ret->operand(i) : it->second);
-  }
-  body.push_back(
-      makeOp(ctx, "sdy.return", yielded, {}, ret ? ret->loc : p.call->loc));
+  ManualComputationParts parts;
+  parts.operands = std::move(operands);
+  parts.result_types = std::move(types);
+  parts.in_shardings = ctx.attrs.shardingPerValue(std::move(in));
+  parts.out_shardings = ctx.attrs.shardingPerValue(std::move(out));
+  parts.manual_axes = ctx.attrs.make(
+      Attr{AttrKind::ManualAxes, manualAxes(module, p), nullptr, {}});
   Operation *inserted =
-      p.call->parentBlock()->insertBefore(p.call, std::move(mc));
+      manualComputationFromFunc(ctx, *p.call, *p.callee, parts);
   for (size_t i = 0; i < p.shard_to_full.size(); ++i)
     replaceOp(*p.shard_to_full[i], {inserted->result(i)});
   for (Operation *op : p.out_sharding)
