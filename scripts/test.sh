@@ -20,6 +20,7 @@ missing. Then runs, in order:
   js             node --test tests/js: the npm package (incl. Vite + Chromium)
   browser        node --test tests/browser: the playground in headless Chromium
   runner         the conformance runner's self-tests
+  corpus-count   the corpus runner's collective count, self-tests
   roundtrip      parse/print fixed point over Shardy's suite
   conformance    Shardy's lit tests, gated on tests/conformance/passing_cases.txt
   corpus-local   tests/corpus/*/*.mlir (JAX with and without Shardy, PyTorch/XLA,
@@ -209,6 +210,7 @@ else
 fi
 
 suite runner unittest python3 tests/conformance/test_run_conformance.py
+suite corpus-count unittest python3 tests/corpus/test_collective_count.py
 suite roundtrip plain python3 tests/conformance/roundtrip.py "${allow_flag[@]}" \
   --opt "$BUILD_DIR/shardlab-opt"
 suite conformance gate python3 tests/conformance/run_conformance.py "${allow_flag[@]}" \
