@@ -1,8 +1,10 @@
 // The estimated schedule: settings (hardware preset, topology, S-curve
-// options, overlap limit, estimator), performance tables by file picker or
-// drag-and-drop, the totals, a Gantt chart with one track per stream
-// (exposed communication highlighted, hover/focus details), the memory
-// curve, and exports (Chrome trace for Perfetto, the JSON report).
+// options, overlap limit, trip count of uncounted loops, estimator),
+// performance tables by file picker or drag-and-drop, the totals, the loops
+// with their trip counts, a Gantt chart with one track per stream (each
+// loop body drawn once, marked ×N, unless unfolded; exposed communication
+// highlighted, hover/focus details), the memory curve, and exports (Chrome
+// trace for Perfetto, the JSON report).
 import { h, s, fmtBytes, fmtUs, fill } from "../dom";
 import type { HardwarePreset, ScheduleResult, ScheduledOp } from "@shardlab/wasm";
 import type { Settings } from "../state";
