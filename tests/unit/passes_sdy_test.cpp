@@ -1,6 +1,7 @@
 // The sdy passes that need no propagation, run through the pass registry on
 // small modules: canonicalization patterns, import and export passes, and
 // the failures they report.
+#include "shardlab/passes/call_graph.h"
 #include "shardlab/passes/pass_registry.h"
 #include "shardlab/text/text.h"
 
@@ -138,4 +139,23 @@ TEST_CASE("close-shardings closes dims and drops replicated axes") {
                   "#sdy.sharding<@mesh, [{\"a\", ?}], replicated={\"b\"}>}) -> "
                   "tensor<8xf32> {\n  return %arg0 : tensor<8xf32>\n}\n");
   CHECK(contains(out, "#sdy.sharding<@mesh, [{\"a\"}]>}"));
+}
+
+TEST_CASE("a mesh named @main is not the main function (fuzz finding)") {
+  // The export pipeline looked up @main and used the mesh's missing region.
+  const std::string text = R"(sdy.mesh @main = <["x"=2, "y"=2]>
+func.func @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  return %arg0 : tensor<8xf32>
+}
+func.func @g(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  return %arg0 : tensor<8xf32>
+}
+)";
+  DiagnosticEngine diags;
+  auto module = parseModule(text, diags);
+  REQUIRE(module);
+  CHECK(mainFuncOf(*module) == nullptr);
+  for (const char *flag : {"sdy-remove-sub-axes-in-input-output-shardings",
+                           "sdy-export-pipeline", "sdy-propagation-pipeline"})
+    CHECK_MESSAGE(contains(runPass(flag, text), "func.func @g"), flag);
 }

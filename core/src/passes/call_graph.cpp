@@ -182,7 +182,13 @@ Operation *mainFuncOf(Module &module) {
   forEachFunc(module, [&](Operation &func) { funcs.push_back(&func); });
   if (funcs.size() == 1)
     return funcs.front();
-  return module.lookupSymbol("main");
+  // `@main` may name another symbol (a mesh) or a declaration: then there
+  // is no main function (a fuzz finding).
+  Operation *main = module.lookupSymbol("main");
+  return main && main->is("func.func") && main->numRegions() &&
+                 !main->region(0).empty()
+             ? main
+             : nullptr;
 }
 
 const std::vector<Type> &funcInputTypes(const Operation &func) {

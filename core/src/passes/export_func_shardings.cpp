@@ -5,6 +5,7 @@
 // shardings to the longest evenly dividing prefix; -sdy-remove-sub-axes-in-
 // input-output-shardings cuts open dims of main's shardings at the first
 // sub-axis.
+#include "shardlab/passes/call_graph.h"
 #include "shardlab/passes/data_flow_edges.h"
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/passes/sdy_passes.h"
@@ -16,15 +17,6 @@
 namespace shardlab {
 
 namespace {
-
-// Shardy's getMainFuncOrDie(useSingleFunc=true): the only func, or @main.
-Operation *mainFunc(Module &module) {
-  std::vector<Operation *> funcs;
-  forEachFunc(module, [&](Operation &func) { funcs.push_back(&func); });
-  if (funcs.size() == 1)
-    return funcs.front();
-  return module.lookupSymbol("main");
-}
 
 size_t numFuncResults(const Operation &func) {
   return std::get<Type>(func.attrs.get("function_type")->payload)
@@ -154,7 +146,7 @@ void removeSubAxesInOpenDims(TensorSharding &sharding) {
 
 bool propagateToFuncResultsPass(Module &module, const PassOptions &,
                                 DiagnosticEngine &) {
-  Operation *main = mainFunc(module);
+  Operation *main = mainFuncOf(module);
   Context &ctx = module.ctx();
   forEachFunc(module, [&](Operation &func) {
     Operation *ret = &func == main ? nullptr : terminatorOf(func);
@@ -192,7 +184,7 @@ bool updateNonDivisibleInputOutputShardingsPass(Module &module,
 bool removeSubAxesInInputOutputShardingsPass(Module &module,
                                              const PassOptions &,
                                              DiagnosticEngine &) {
-  Operation *main = mainFunc(module);
+  Operation *main = mainFuncOf(module);
   if (!main)
     return true;
   Context &ctx = module.ctx();
