@@ -146,6 +146,11 @@ test("every example propagates; edit-to-update latency per example", async () =>
     await afterUpdate(() => page.getByTestId("examples").selectOption(name));
     const status = await page.getByTestId("status").textContent();
     assert.match(status, /propagated/, `${name}: ${status}`);
+    // A module in GSPMD form says that its strings were imported.
+    if (name.includes("gspmd")) {
+      assert.match(status, /^from GSPMD: propagated/, status);
+      await shot("16-gspmd-example");
+    }
     const m = await measureLatency();
     results.latency_ms[name] = Math.round(m.latency * 10) / 10;
     results.core_ms[name] = Math.round(m.core * 10) / 10;

@@ -37,6 +37,18 @@ test("every playground pipeline runs on every example", () => {
   assert.match(tp.output, /sdy\.all_reduce \{"model"\}/);
 });
 
+test("a module in GSPMD form is imported before propagation, and the schedule says so", () => {
+  const text = readExample("playground/gspmd_tensor_parallel.mlir");
+  const r = sl.playground(text, { pipeline: "explicit" });
+  assert.equal(r.ok, true, JSON.stringify(r.diagnostics));
+  assert.match(r.output, /sdy\.mesh @mesh = <\["_axis_0"=4\]>/);
+  assert.match(r.output, /sdy\.all_reduce/);
+  assert.equal(r.schedule.ok, true, r.schedule.error);
+  assert.equal(r.input_form, "gspmd");
+  assert.equal(r.schedule.report.topology.num_devices, 4);
+  assert.equal(r.schedule.report.per_kind["all-reduce"].count, 1);
+});
+
 test("schedule: Chrome trace parses; a table changes the estimate", () => {
   const text = readExample("playground/tensor_parallel_mlp.mlir");
   const r = sl.schedule(text, { trace: true });

@@ -295,9 +295,12 @@ export interface PlaygroundOptions extends ScheduleOptions {
 export interface PlaygroundResult {
   ok: boolean;
   error?: string;
-  stage: "parse" | "verify" | "propagate" | "schedule" | "done";
+  stage: "parse" | "verify" | "import" | "propagate" | "schedule" | "done";
   pipeline?: string;
   flags?: string[];
+  /** "gspmd" when the input held GSPMD mhlo.sharding strings (imported
+   * into meshes and sdy.sharding before the pipeline), else "shardy". */
+  input_form?: "shardy" | "gspmd";
   diagnostics: Diagnostic[];
   /** The input as printed (canonical form), "" when it did not parse. */
   input: string;

@@ -167,7 +167,8 @@ async function update(): Promise<void> {
   if (r.ok) showOutput(r);
   // A failed update keeps the last good output, marked as stale.
   $("view-output").classList.toggle("stale", !r.ok);
-  const status = r.ok ? `propagated (${r.pipeline}) in ${reply.ms.toFixed(0)} ms` : `${r.stage} failed: ${r.error ?? `${r.diagnostics.length} diagnostic(s)`}`;
+  const imported = r.input_form === "gspmd" ? "from GSPMD: " : "";
+  const status = r.ok ? `${imported}propagated (${r.pipeline}) in ${reply.ms.toFixed(0)} ms` : `${r.stage} failed: ${r.error ?? `${r.diagnostics.length} diagnostic(s)`}`;
   $("status").textContent = status;
   $("status").className = r.ok ? "status ok" : "status error";
   schedulePersist();
