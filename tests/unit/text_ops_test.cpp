@@ -246,3 +246,28 @@ TEST_CASE("a generic slice whose attributes do not fit the custom form prints "
   REQUIRE_MESSAGE(out.error.empty(), out.error);
   CHECK(out.pretty.find("\"stablehlo.slice\"(%arg0)") != std::string::npos);
 }
+
+TEST_CASE("sdy ops whose passes read an attribute require it (fuzz finding)") {
+  // A generic sdy.sharding_group without group_id reached the sharding-group
+  // import, which read the missing attribute.
+  for (const char *op :
+       {"\"sdy.sharding_group\"(%arg0) : (tensor<8xf32>) -> ()",
+        "%0 = \"sdy.sharding_constraint\"(%arg0) : (tensor<8xf32>) -> "
+        "tensor<8xf32>",
+        "%0 = \"sdy.reshard\"(%arg0) : (tensor<8xf32>) -> tensor<8xf32>",
+        "%0 = \"sdy.propagation_barrier\"(%arg0) : (tensor<8xf32>) -> "
+        "tensor<8xf32>"}) {
+    DiagnosticEngine diags;
+    auto module = parseModule(
+        std::string(
+            "func.func @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n  ") +
+            op + "\n  return %arg0 : tensor<8xf32>\n}\n",
+        diags);
+    REQUIRE(module);
+    CHECK_FALSE(verifyModule(*module, diags));
+    REQUIRE_FALSE(diags.diagnostics().empty());
+    CHECK_MESSAGE(diags.diagnostics().back().message.find(
+                      "requires attribute") != std::string::npos,
+                  op);
+  }
+}

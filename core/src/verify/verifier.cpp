@@ -61,6 +61,10 @@ bool verifyRequiredAttrs(VerifyContext &ctx, Operation &op) {
       {"stablehlo.custom_call", "call_target_name", AttrKind::String},
       {"sdy.mesh", "sym_name", AttrKind::String},
       {"sdy.mesh", "mesh", AttrKind::Mesh},
+      {"sdy.sharding_group", "group_id", AttrKind::Integer},
+      {"sdy.sharding_constraint", "sharding", AttrKind::Sharding},
+      {"sdy.reshard", "sharding", AttrKind::Sharding},
+      {"sdy.propagation_barrier", "allowed_direction", AttrKind::String},
   };
   for (const Required &required : kRequired) {
     if (!op.is(required.op))
