@@ -21,6 +21,7 @@
 //   sdy.sharding_rule R          -> xla.sdy.sharding_rule = "R"
 //
 // A module with no Shardy content is left as it is.
+#include "propagation_direction.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/passes/xla_passes.h"
@@ -245,11 +246,7 @@ private:
     const std::string name = direction && direction->kind == AttrKind::String
                                  ? direction->str()
                                  : "BOTH";
-    const char *const kNames[] = {"NONE", "FORWARD", "BACKWARD", "BOTH"};
-    for (int i = 0; i < 4; ++i)
-      if (name == kNames[i])
-        return std::to_string(i) + " : i32";
-    return "3 : i32";
+    return std::to_string(propagationDirectionNumber(name)) + " : i32";
   }
 
   void exportShardingAndRule(Operation &op) {

@@ -16,6 +16,7 @@
 //   GlobalToLocalShape / body call / LocalToGlobalShape -> manual_computation
 // then mesh axes of size one are removed. Shardings on custom calls it does
 // not know are dropped, as XLA does.
+#include "propagation_direction.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/call_graph_passes.h"
 #include "shardlab/passes/pass_utils.h"
@@ -300,16 +301,13 @@ void importCustomCalls(Module &module) {
         eraseOp(*call);
     } else if (isCustomCall(call, "xla.sdy.PropagationBarrier") &&
                call->numOperands() == 1 && call->numResults() == 1) {
-      static const char *kDirections[] = {"NONE", "FORWARD", "BACKWARD",
-                                          "BOTH"};
       const int64_t direction =
           integerOf(call->attrs.get(kFrontend), "xla.sdy.allowed_direction");
       auto barrier = makeOp(ctx, "sdy.propagation_barrier", {call->operand(0)},
                             {call->result(0)->type}, call->loc);
       barrier->attrs.set(
           ctx.intern("allowed_direction"),
-          ctx.attrs.string(
-              kDirections[direction >= 0 && direction < 4 ? direction : 0]));
+          ctx.attrs.string(std::string(propagationDirectionName(direction))));
       Operation *inserted =
           call->parentBlock()->insertBefore(call, std::move(barrier));
       replaceOp(*call, {inserted->result(0)});
