@@ -5,7 +5,7 @@
 // heap in use (mallinfo2) per op after each stage, the larger one reported.
 // With --timing first, also prints every pass's wall time per module.
 #include "bench_common.h"
-#include "shardlab/passes/pass_registry.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/support/file_io.h"
 #include "shardlab/text/text.h"
 
@@ -25,12 +25,11 @@ struct Result {
 };
 
 bool runPass(Module &module, const char *flag, const char *options) {
-  const PassInfo *pass = lookupPass(flag);
-  PassOptions parsed;
+  PassPipeline pipeline;
   std::string error;
   DiagnosticEngine diags;
-  return pass && parsePassOptions(options, parsed, error) &&
-         runRegisteredPass(*pass, module, parsed, diags);
+  return appendPass(pipeline, flag, options, error) &&
+         runPassPipeline(module, pipeline, diags);
 }
 
 bool measure(const std::string &text, Result &r, PassTiming *timing) {

@@ -24,6 +24,8 @@ struct Options {
   std::string input = "-";
   std::string output = "-";
   bool help = false;
+  std::string help_pass;          ///< --help-pass=FLAG
+  bool passes_markdown = false;   ///< --passes-markdown
   std::vector<std::string> flags; ///< everything else, for the API
 };
 
@@ -43,12 +45,15 @@ void printHelp() {
          "  -mlir-timing            Report each pass's wall time on stderr\n"
          "  -allow-unregistered-dialect  Accepted (unknown ops are "
          "always kept)\n"
-         "  --help                  This text\n\n"
-         "PASSES (Shardy's flag names; options as -pass=\"k=v k2=v2\"):\n";
+         "  --help                  This text\n"
+         "  --help-pass=PASS        One pass: what it does, its options\n"
+         "  --passes-markdown       Every pass as Markdown (docs/passes.md)\n"
+         "\nPASSES (Shardy's flag names; options as -pass=\"k=v k2=v2\"; "
+         "see --help-pass=PASS):\n";
   for (const PassInfo &pass : allPasses()) {
     std::string flag = "  -" + std::string(pass.flag);
     flag.resize(std::max<size_t>(flag.size() + 1, 54), ' ');
-    std::cout << flag << pass.description
+    std::cout << flag << pass.summary
               << (pass.run ? "" : " (not implemented yet)") << "\n";
   }
 }
@@ -67,6 +72,13 @@ bool splitArgs(int argc, char **argv, Options &options, std::string &error) {
       positional_only = true;
     } else if (arg == "--help" || arg == "-help" || arg == "-h") {
       options.help = true;
+    } else if (arg.rfind("--help-pass=", 0) == 0 ||
+               arg.rfind("-help-pass=", 0) == 0) {
+      options.help_pass = arg.substr(arg.find('=') + 1);
+      if (!options.help_pass.empty() && options.help_pass[0] == '-')
+        options.help_pass.erase(0, 1);
+    } else if (arg == "--passes-markdown" || arg == "-passes-markdown") {
+      options.passes_markdown = true;
     } else if (arg == "-o" || arg == "--o") {
       if (i + 1 >= argc)
         return error = "-o needs a file name", false;
@@ -99,11 +111,15 @@ void injectFaults(api::RunRequest &request) {
   if (!flag)
     return;
   static const PassInfo noop{
-      flag, "no-op (fault injection)",
+      flag,
+      "canonicalize",
+      "no-op (fault injection)",
+      "",
+      {},
       [](Module &, const PassOptions &, DiagnosticEngine &) { return true; }};
-  for (api::PassRequest &pass : request.passes)
-    if (pass.pass->flag == flag)
-      pass.pass = &noop;
+  for (PassStep &step : request.pipeline.steps)
+    if (step.pass->flag == flag)
+      step.pass = &noop;
 }
 #endif
 
@@ -123,6 +139,20 @@ int main(int argc, char **argv) {
 #endif
   if (options.help) {
     printHelp();
+    return 0;
+  }
+  if (!options.help_pass.empty()) {
+    const PassInfo *pass = lookupPass(options.help_pass);
+    if (!pass) {
+      std::cerr << "shardlab-opt: unknown pass '-" << options.help_pass
+                << "'.  Try: 'shardlab-opt --help'\n";
+      return 2;
+    }
+    std::cout << passHelp(*pass);
+    return 0;
+  }
+  if (options.passes_markdown) {
+    std::cout << passesMarkdown();
     return 0;
   }
   std::string text;

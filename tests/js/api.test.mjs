@@ -72,6 +72,19 @@ test("unknown flags and bad arguments are error values", () => {
   assert.equal(sl.check(undefined).ok, false);
 });
 
+test("an unknown or mistyped pass option is an error naming the options", () => {
+  const unknown = sl.run(MODULE, ["-sdy-basic-propagate=no-such-option=true"]);
+  assert.equal(unknown.ok, false);
+  assert.match(unknown.error,
+    /^pass '-sdy-basic-propagate' has no option 'no-such-option'; its options: keep-sharding-rules \(bool\)/);
+  const typed = sl.run(MODULE, ["-sdy-aggressive-propagate=propagation-strategy=fast"]);
+  assert.equal(typed.ok, false);
+  assert.match(typed.error, /takes one of basic,aggressive,basic-then-aggressive, not 'fast'/);
+  const aggressive = sl.passes().find((p) => p.flag === "sdy-aggressive-propagate");
+  assert.equal(aggressive.stage, "propagation");
+  assert.deepEqual(aggressive.options.map((o) => o.name).slice(-1), ["propagation-strategy"]);
+});
+
 // A sharding group that crosses a manual computation: the import pass refuses it.
 const CROSSING_GROUP = `sdy.mesh @mesh = <["a"=2, "b"=2]>
 

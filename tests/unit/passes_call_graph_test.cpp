@@ -3,7 +3,7 @@
 // the property that running the import or propagation pipeline twice gives
 // what running it once gives, over generated call graphs.
 #include "shardlab/passes/call_graph.h"
-#include "shardlab/passes/pass_registry.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/text/text.h"
 
 #include <doctest/doctest.h>
@@ -25,13 +25,10 @@ std::string runPasses(const std::vector<std::string> &flags,
   auto module = parseModule(text, diags);
   REQUIRE(module);
   for (const std::string &flag : flags) {
-    const PassInfo *pass = lookupPass(flag);
-    REQUIRE(pass);
-    REQUIRE(static_cast<bool>(pass->run));
-    PassOptions parsed;
+    PassPipeline pipeline;
     std::string error;
-    REQUIRE(parsePassOptions(options, parsed, error));
-    if (!pass->run(*module, parsed, diags))
+    REQUIRE(appendPass(pipeline, flag, options, error));
+    if (!runPassPipeline(*module, pipeline, diags))
       return "<failed>";
   }
   return printModule(*module);

@@ -8,7 +8,7 @@
 // all-reduces a dot over its sharded contracting dim again, since nothing
 // marks the already-reduced result.)
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/passes/pass_registry.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/propagation/projection.h"
 #include "shardlab/rules/registry.h"
 #include "shardlab/text/text.h"
@@ -26,12 +26,10 @@ namespace {
 bool runFlag(Module &module, const std::string &flag,
              const std::string &options = "") {
   DiagnosticEngine diags;
-  const PassInfo *pass = lookupPass(flag);
-  REQUIRE(pass);
-  PassOptions parsed;
+  PassPipeline pipeline;
   std::string error;
-  REQUIRE(parsePassOptions(options, parsed, error));
-  return pass->run(module, parsed, diags);
+  REQUIRE(appendPass(pipeline, flag, options, error));
+  return runPassPipeline(module, pipeline, diags);
 }
 
 std::unique_ptr<Module> parse(const std::string &text) {

@@ -1,7 +1,7 @@
 // -sdy-explicit-gather-scatter-batching run through the pass registry: which
 // gathers and scatters get explicit batching dims, how their indices are
 // rebuilt, and the dimension numbers it prints.
-#include "shardlab/passes/pass_registry.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/text/text.h"
 
 #include <doctest/doctest.h>
@@ -146,11 +146,10 @@ TEST_CASE("the import pipeline runs the pass only when asked to") {
     DiagnosticEngine diags;
     auto parsed = parseModule(module, diags);
     REQUIRE(parsed);
-    PassOptions pass_options;
+    PassPipeline pipeline;
     std::string error;
-    REQUIRE(parsePassOptions(options, pass_options, error));
-    REQUIRE(
-        lookupPass("sdy-import-pipeline")->run(*parsed, pass_options, diags));
+    REQUIRE(appendPass(pipeline, "sdy-import-pipeline", options, error));
+    REQUIRE(runPassPipeline(*parsed, pipeline, diags));
     return printModule(*parsed);
   };
   CHECK_FALSE(contains(run(""), "operand_batching_dims"));

@@ -1,7 +1,8 @@
 // MHLO input (older XLA dumps): mhlo.* spellings of StableHLO ops read and
 // print as themselves, and the MHLO import turns them into StableHLO ops
 // before the GSPMD import.
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/pass_manager.h"
+#include "shardlab/passes/xla_support.h"
 #include "shardlab/text/text.h"
 
 #include <doctest/doctest.h>
@@ -38,7 +39,7 @@ TEST_CASE("-xla-sdy-mhlo-import-pipeline: MHLO ops become StableHLO, then "
   DiagnosticEngine diags;
   auto module = parseModule(kMhlo, diags);
   REQUIRE(module);
-  REQUIRE(xlaMhloImportPipeline(*module, {}, diags));
+  REQUIRE(runNestedPass(*module, "xla-sdy-mhlo-import-pipeline", diags));
   const std::string out = printModule(*module);
   CHECK(out.find("mhlo.add") == std::string::npos);
   CHECK(out.find("stablehlo.add") != std::string::npos);

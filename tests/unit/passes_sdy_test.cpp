@@ -2,7 +2,7 @@
 // small modules: canonicalization patterns, import and export passes, and
 // the failures they report.
 #include "shardlab/passes/call_graph.h"
-#include "shardlab/passes/pass_registry.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/text/text.h"
 
 #include <doctest/doctest.h>
@@ -21,13 +21,10 @@ std::string runPass(const std::string &flag, const std::string &text,
   DiagnosticEngine diags;
   auto module = parseModule(text, diags);
   REQUIRE(module);
-  const PassInfo *pass = lookupPass(flag);
-  REQUIRE(pass);
-  REQUIRE(static_cast<bool>(pass->run));
-  PassOptions parsed;
+  PassPipeline pipeline;
   std::string error;
-  REQUIRE(parsePassOptions(options, parsed, error));
-  if (!pass->run(*module, parsed, diags))
+  REQUIRE(appendPass(pipeline, flag, options, error));
+  if (!runPassPipeline(*module, pipeline, diags))
     return "<failed>";
   return printModule(*module);
 }

@@ -2,7 +2,7 @@
 // ops (reshape in both modes, dot_general, gather/scatter, convolution),
 // generic-form attributes, custom rules and the unknown-op warnings. Rules
 // are compared in their printed form, as Shardy's tests do.
-#include "shardlab/passes/populate_op_sharding_rules.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/rules/registry.h"
 #include "shardlab/text/text.h"
 
@@ -46,10 +46,9 @@ PassRun populate(std::string_view text, bool conservative = false) {
   DiagnosticEngine diags;
   std::unique_ptr<Module> module = parseModule(text, diags);
   REQUIRE(module);
-  PassOptions options;
-  if (conservative)
-    options["conservative-propagation"] = "true";
-  REQUIRE(populateOpShardingRules(*module, options, diags));
+  REQUIRE(runNestedPass(
+      *module, "sdy-populate-op-sharding-rules", diags,
+      {{"conservative-propagation", conservative ? "true" : "false"}}));
   return {printModule(*module), diags.diagnostics()};
 }
 

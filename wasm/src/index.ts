@@ -48,11 +48,25 @@ export interface RunResult {
   error?: string;
 }
 
+/** One option a pass declares (docs/passes.md lists them all). */
+export interface PassOption {
+  name: string;
+  type: "bool" | "int" | "string";
+  /** The value when the option is not given, as text. */
+  default: string;
+  help: string;
+}
+
 /** A pass or pipeline flag of Shardy's sdy_opt. */
 export interface PassInfo {
   /** Flag name without the leading '-', e.g. "sdy-basic-propagate". */
   flag: string;
+  /** "import" | "propagation" | "export" | "canonicalize" | "xla". */
+  stage: string;
+  /** One line. */
   description: string;
+  /** Anything else given to the pass is an error. */
+  options: PassOption[];
   /** false: known to Shardy, not implemented in shardlab yet. */
   implemented: boolean;
 }

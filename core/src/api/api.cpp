@@ -4,7 +4,6 @@
 #include "guard.h"
 #include "json_options.h"
 #include "shardlab/text/text.h"
-#include "shardlab/verify/verifier.h"
 
 namespace shardlab::api {
 namespace {
@@ -21,6 +20,17 @@ json diagnosticsArray(const std::vector<Diagnostic> &diagnostics) {
                      {"line", diag.loc.line},
                      {"column", diag.loc.col}});
   return array;
+}
+
+json optionsArray(const PassInfo &pass) {
+  static const char *kTypes[] = {"bool", "int", "string"};
+  json options = json::array();
+  for (const OptionDecl &option : pass.options)
+    options.push_back({{"name", std::string(option.name)},
+                       {"type", kTypes[static_cast<int>(option.type)]},
+                       {"default", std::string(option.default_value)},
+                       {"help", std::string(option.help)}});
+  return options;
 }
 
 bool hasError(const std::vector<Diagnostic> &diagnostics) {
@@ -69,9 +79,8 @@ std::string runReply(std::string_view text, std::string_view flags_json) {
 std::string checkReply(std::string_view text) {
   DiagnosticEngine diags;
   std::string output;
-  if (auto module = parseModule(text, diags))
-    if (verifyModule(*module, diags))
-      output = printModule(*module);
+  if (auto module = loadModule(text, diags).module)
+    output = printModule(*module);
   const auto &all = diags.diagnostics();
   return dumpReply({{"ok", !hasError(all)},
                     {"output", output},
@@ -98,7 +107,9 @@ std::string listPassesJson() {
     json passes = json::array();
     for (const PassInfo &pass : allPasses())
       passes.push_back({{"flag", std::string(pass.flag)},
-                        {"description", std::string(pass.description)},
+                        {"stage", std::string(pass.stage)},
+                        {"description", std::string(pass.summary)},
+                        {"options", optionsArray(pass)},
                         {"implemented", pass.run != nullptr}});
     return dumpReply({{"ok", true}, {"passes", passes}});
   });

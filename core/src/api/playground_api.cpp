@@ -2,17 +2,17 @@
 // chosen propagation, then (on the same module) explicit collectives and
 // the latency-hiding schedule with the cost model.
 #include "shardlab/api/playground_api.h"
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/xla_support.h"
 
 #include "guard.h"
 #include "playground_internal.h"
 #include "shardlab/api/sharding_report.h"
 #include "shardlab/cost/hardware.h"
 #include "shardlab/cost/perf_table.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/schedule/pipeline.h"
 #include "shardlab/schedule/report.h"
 #include "shardlab/text/text.h"
-#include "shardlab/verify/verifier.h"
 
 #include <algorithm>
 #include <array>
@@ -128,8 +128,8 @@ json scheduleModule(Module &module, bool lowered,
                     const ScheduleRequest &request) {
   DiagnosticEngine diags;
   std::string error;
-  // The export pipeline with explicit collectives, as the "explicit"
-  // playground pipeline runs it (it also all-reduces sharded reductions).
+  // The export pipeline with explicit collectives: the last step of the
+  // "explicit" pipeline (it also all-reduces sharded reductions).
   if (!lowered && !detail::runFlags(module, {pipelineFlags("explicit").back()},
                                     diags, error))
     return detail::failureReply(error, diags.diagnostics());
@@ -150,9 +150,7 @@ json scheduleModule(Module &module, bool lowered,
   return reply;
 }
 
-bool isExplicit(const std::vector<std::string> &flags) {
-  return flags.size() > 1;
-}
+bool isExplicit(const std::string &pipeline) { return pipeline == "explicit"; }
 
 /// The options both entry points read: the pipeline and the schedule
 /// settings.
@@ -197,7 +195,8 @@ std::string playgroundReply(std::string_view text,
                 {"output", ""},
                 {"diagnostics", json::array()}};
   DiagnosticEngine diags;
-  std::unique_ptr<Module> module = parseModule(text, diags);
+  LoadedModule loaded = loadModule(text, diags);
+  std::unique_ptr<Module> module = std::move(loaded.module);
   json timings = json::object();
   auto finish = [&](const char *stage) {
     reply["stage"] = stage;
@@ -206,14 +205,10 @@ std::string playgroundReply(std::string_view text,
     reply["timings_ms"] = timings;
     return dumpReply(reply);
   };
-  if (!module || diags.hasErrors())
-    return finish("parse");
-  // Printing needs a verified module (a generic op may lack attributes its
-  // custom form reads).
-  verifyModule(*module, diags);
   timings["parse_verify"] = msSince(start);
-  if (diags.hasErrors())
-    return finish("verify");
+  if (!module)
+    return finish(loaded.failed_stage == "parse" ? "parse" : "verify");
+  // Printed before the GSPMD import: the input as the user wrote it.
   reply["input"] = printModule(*module);
   bool gspmd = false;
   if (!importGspmdForm(*module, diags, gspmd) || diags.hasErrors())
@@ -227,7 +222,7 @@ std::string playgroundReply(std::string_view text,
   timings["propagate"] = msSince(start);
   if (request.want_schedule) {
     reply["schedule"] =
-        scheduleModule(*module, isExplicit(flags), request.schedule);
+        scheduleModule(*module, isExplicit(request.pipeline), request.schedule);
     timings["schedule"] = msSince(start);
   }
   reply["ok"] = true;
@@ -248,7 +243,7 @@ std::string scheduleReply(std::string_view text,
         detail::failureReply("invalid module", diags.diagnostics()));
   if (!detail::runFlags(*module, flags, diags, error))
     return dumpReply(detail::failureReply(error, diags.diagnostics()));
-  bool lowered = request.pipeline == "none" || isExplicit(flags);
+  bool lowered = request.pipeline == "none" || isExplicit(request.pipeline);
   return dumpReply(scheduleModule(*module, lowered, request.schedule));
 }
 

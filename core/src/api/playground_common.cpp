@@ -1,46 +1,32 @@
 // Shared pieces of the playground entry points: parse + verify, pipelines
 // by name, and finding ops and values by source position.
 #include "playground_internal.h"
-#include "shardlab/passes/xla_passes.h"
 
 #include "shardlab/api/api.h"
 #include "shardlab/api/playground_api.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/sharding/format.h"
 #include "shardlab/text/text.h"
-#include "shardlab/verify/verifier.h"
 
 namespace shardlab::api {
 
 std::vector<std::string> pipelineFlags(std::string_view pipeline) {
-  if (pipeline == "basic")
-    return {"-sdy-basic-propagate"};
-  if (pipeline == "aggressive")
-    return {"-sdy-aggressive-propagate"};
-  if (pipeline == "op-priority")
-    return {"-sdy-op-priority-propagate"};
-  if (pipeline == "user-priority")
-    return {"-sdy-user-priority-propagate"};
-  if (pipeline == "pipeline")
-    return {"-sdy-propagation-pipeline"};
-  if (pipeline == "explicit")
-    return {"-sdy-propagation-pipeline",
-            "-sdy-export-pipeline=enable-insert-explicit-collectives=true "
-            "inline-meshes=false"};
-  return {};
+  std::vector<std::string> flags;
+  for (const NamedPipeline &named : namedPipelines())
+    if (named.name == pipeline)
+      for (const auto &[flag, options] : named.steps)
+        flags.push_back("-" + std::string(flag) +
+                        (options.empty() ? "" : "=" + std::string(options)));
+  return flags;
 }
 
 namespace detail {
 
 std::unique_ptr<Module> parseVerified(std::string_view text,
                                       DiagnosticEngine &diags) {
-  std::unique_ptr<Module> module = parseModule(text, diags);
-  if (!module || diags.hasErrors())
-    return nullptr;
-  verifyModule(*module, diags);
-  bool gspmd = false;
-  if (!diags.hasErrors())
-    importGspmdForm(*module, diags, gspmd);
-  return diags.hasErrors() ? nullptr : std::move(module);
+  LoadOptions load;
+  load.import_gspmd = true;
+  return loadModule(text, diags, load).module;
 }
 
 bool runFlags(Module &module, const std::vector<std::string> &flags,
@@ -48,18 +34,11 @@ bool runFlags(Module &module, const std::vector<std::string> &flags,
   RunRequest request;
   if (!parseRunFlags(flags, request, error))
     return false;
-  for (const PassRequest &step : request.passes) {
-    if (!step.pass->run) {
-      error =
-          std::string("-").append(step.pass->flag) + " is not implemented yet";
-      return false;
-    }
-    if (!step.pass->run(module, step.options, diags) || diags.hasErrors()) {
-      error = std::string("-").append(step.pass->flag) + " failed";
-      return false;
-    }
-  }
-  return true;
+  std::string failed;
+  if (runPassPipeline(module, request.pipeline, diags, &failed))
+    return true;
+  error = failed + " failed";
+  return false;
 }
 
 bool pipelineOption(OptionReader &reader, std::vector<std::string> &flags,
@@ -74,10 +53,13 @@ bool pipelineOption(OptionReader &reader, std::vector<std::string> &flags,
     flags.clear();
     return true;
   }
+  PassPipeline known;
+  if (!buildNamedPipeline(pipeline, known, error)) {
+    error = "options.pipeline: " + error;
+    return false;
+  }
   flags = pipelineFlags(pipeline);
-  if (flags.empty())
-    error = "options.pipeline: unknown pipeline '" + pipeline + "'";
-  return !flags.empty();
+  return true;
 }
 
 bool positionOption(OptionReader &reader, Position &position) {

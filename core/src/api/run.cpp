@@ -3,7 +3,6 @@
 #include "shardlab/api/api.h"
 #include "shardlab/text/expected_diagnostics.h"
 #include "shardlab/text/text.h"
-#include "shardlab/verify/verifier.h"
 
 #include <memory>
 #include <sstream>
@@ -33,11 +32,8 @@ bool applyFlag(const std::string &arg, RunRequest &request,
   } else if (flag == "mlir-timing") {
     request.timing = true;
   } else if (flag == "allow-unregistered-dialect") {
-  } else if (const PassInfo *pass = lookupPass(flag)) {
-    PassRequest pass_request{pass, {}};
-    if (has_value && !parsePassOptions(value, pass_request.options, error))
-      return false;
-    request.passes.push_back(std::move(pass_request));
+  } else if (lookupPass(flag)) {
+    return appendPass(request.pipeline, flag, value, error);
   } else {
     error = "Unknown command line argument '" + arg +
             "'.  Try: 'shardlab-opt --help'";
@@ -87,17 +83,14 @@ std::vector<Chunk> splitInput(std::string_view text, bool split) {
 bool processChunk(const Chunk &chunk, const RunRequest &request,
                   DiagnosticEngine &diags, PassTiming *timing,
                   std::string &out) {
-  ParseOptions parse_options;
-  parse_options.line_offset = chunk.first_line;
-  auto module = parseModule(chunk.text, diags, parse_options);
-  if (!module || !verifyModule(*module, diags))
+  LoadOptions load;
+  load.line_offset = chunk.first_line;
+  std::unique_ptr<Module> module = loadModule(chunk.text, diags, load).module;
+  if (!module)
     return false;
   module->timing = timing;
-  for (const PassRequest &pass_request : request.passes)
-    if (!runRegisteredPass(*pass_request.pass, *module, pass_request.options,
-                           diags) ||
-        !verifyModule(*module, diags))
-      return false;
+  if (!runPassPipeline(*module, request.pipeline, diags))
+    return false;
   PrintOptions print_options;
   print_options.generic = request.generic;
   print_options.debuginfo = request.debuginfo;

@@ -1,11 +1,11 @@
-// shardingReport: parse, propagate (the propagation pipeline when the
-// registry implements it, else -sdy-op-priority-propagate), print, run the
-// export pipeline with explicit collectives, print, and list shardings and
-// collectives. Errors come back in the report, never as exceptions.
+// shardingReport: load (GSPMD shardings imported), propagate with the
+// propagation pipeline, print, run the export pipeline with explicit
+// collectives, print, and list shardings and collectives. Errors come back in
+// the report, never as exceptions.
 #include "shardlab/api/sharding_report.h"
 
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/passes/pass_registry.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/sharding/format.h"
 #include "shardlab/sharding/sharding_utils.h"
@@ -18,15 +18,6 @@
 namespace shardlab {
 
 namespace {
-
-bool runFlag(Module &module, std::string_view flag, const PassOptions &opts,
-             DiagnosticEngine &diags, std::string &used) {
-  const PassInfo *pass = lookupPass(flag);
-  if (!pass || !pass->run)
-    return false;
-  used = std::string(flag);
-  return pass->run(module, opts, diags);
-}
 
 // `x` or `x:(1)2`: an axis as text without the quotes of the sdy syntax.
 std::string axisName(const AxisRef &axis) {
@@ -150,24 +141,31 @@ void collect(Module &module, ShardingReport &report) {
 ShardingReport shardingReport(std::string_view module_text) {
   ShardingReport report;
   DiagnosticEngine diags;
-  std::unique_ptr<Module> module = parseModule(module_text, diags);
-  if (!module || diags.hasErrors()) {
-    report.error = "parse error";
+  LoadOptions load;
+  load.import_gspmd = true;
+  LoadedModule loaded = loadModule(module_text, diags, load);
+  std::unique_ptr<Module> module = std::move(loaded.module);
+  if (!module) {
+    report.error = std::string(loaded.failed_stage) + " error";
     return report;
   }
-  if (!runFlag(*module, "sdy-propagation-pipeline", {}, diags,
-               report.propagation) &&
-      !runFlag(*module, "sdy-op-priority-propagate", {}, diags,
-               report.propagation)) {
+  // The "explicit" pipeline's two steps, printed in between.
+  PassPipeline explicit_steps;
+  std::string error;
+  if (!buildNamedPipeline("explicit", explicit_steps, error)) {
+    report.error = error;
+    return report;
+  }
+  PassPipeline propagate, lower;
+  propagate.steps = {explicit_steps.steps.front()};
+  lower.steps = {explicit_steps.steps.back()};
+  report.propagation = std::string(propagate.steps.front().pass->flag);
+  if (!runPassPipeline(*module, propagate, diags)) {
     report.error = "propagation failed";
     return report;
   }
   report.propagated_module = printModule(*module);
-  std::string used;
-  if (!runFlag(*module, "sdy-export-pipeline",
-               {{"enable-insert-explicit-collectives", "true"},
-                {"inline-meshes", "false"}},
-               diags, used)) {
+  if (!runPassPipeline(*module, lower, diags)) {
     report.error = "export failed";
     return report;
   }

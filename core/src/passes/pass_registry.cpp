@@ -1,156 +1,27 @@
+// The registry's mechanics: the stage tables joined in pipeline order,
+// option checking, Shardy's option syntax, help text, docs/passes.md and
+// -mlir-timing. The declarations themselves live with each stage
+// (import/import_passes.cpp, ...).
 #include "shardlab/passes/pass_registry.h"
 
-#include "shardlab/passes/call_graph_passes.h"
-#include "shardlab/passes/canonicalize.h"
-#include "shardlab/passes/explicit_collectives.h"
-#include "shardlab/passes/populate_op_sharding_rules.h"
-#include "shardlab/passes/propagate_passes.h"
-#include "shardlab/passes/sdy_passes.h"
-#include "shardlab/passes/xla_passes.h"
+#include "stages.h"
 
+#include <charconv>
 #include <cstdio>
+#include <cstdlib>
 
 namespace shardlab {
 
 const std::vector<PassInfo> &allPasses() {
-  // The flags of Shardy's sdy_opt. Passes land issue by issue; a flag with
-  // no implementation is reported as such rather than silently ignored.
-  static const std::vector<PassInfo> passes = {
-      {"canonicalize",
-       "Canonicalize operations (reshard and collective patterns)",
-       canonicalizePass},
-      {"symbol-dce", "Eliminate dead private symbols", symbolDcePass},
-      {"sdy-add-data-flow-edges", "Add data-flow edges to region-based ops",
-       addDataFlowEdgesPass},
-      {"sdy-add-func-data-flow-edges", "Add func data-flow edges",
-       addFuncDataFlowEdgesPass},
-      {"sdy-aggressive-propagate", "Aggressive sharding propagation",
-       runAggressivePropagate},
-      {"sdy-apply-sharding-constraints", "Apply sharding constraints",
-       applyShardingConstraintsPass},
-      {"sdy-basic-propagate", "Basic sharding propagation", runBasicPropagate},
-      {"sdy-close-shardings", "Close every sharding", closeShardingsPass},
-      {"sdy-constant-or-scalar-merger", "Merge split constants",
-       constantOrScalarMergerPass},
-      {"sdy-constant-or-scalar-splitter", "Split constants per use",
-       constantOrScalarSplitterPass},
-      {"sdy-convert-global-to-local", "Convert to local (per-device) shapes"},
-      {"sdy-drop-sharding-and-mesh", "Drop shardings and meshes",
-       dropShardingAndMeshPass},
-      {"sdy-drop-sharding-rules", "Drop sharding rules", dropShardingRulesPass},
-      {"sdy-explicit-gather-scatter-batching",
-       "Make gather/scatter batching dims explicit",
-       explicitGatherScatterBatchingPass},
-      {"sdy-export-named-computations", "Export named computations to funcs",
-       exportNamedComputationsPass},
-      {"sdy-export-pipeline", "Shardy's export pipeline", exportPipelinePass},
-      {"sdy-flatten-call-graph", "Flatten the call graph",
-       flattenCallGraphPass},
-      {"sdy-import-func-calls", "Import func calls as named computations",
-       importFuncCallsPass},
-      {"sdy-import-pipeline", "Shardy's import pipeline", importPipeline},
-      {"sdy-inline-meshes", "Inline meshes into shardings", inlineMeshesPass},
-      {"sdy-insert-explicit-reshards", "Insert explicit reshards",
-       insertExplicitReshardsPass},
-      {"sdy-insert-func-call-reshards", "Insert reshards at func calls",
-       insertFuncCallReshardsPass},
-      {"sdy-lift-inlined-meshes", "Lift inlined meshes to sdy.mesh symbols",
-       liftInlinedMeshesPass},
-      {"sdy-manual-axes-cleanup", "Clean up manual axes",
-       manualAxesCleanupPass},
-      {"sdy-op-priority-propagate", "Op-priority sharding propagation",
-       runOpPriorityPropagate},
-      {"sdy-pad-for-divisibility", "Pad tensors for divisibility"},
-      {"sdy-per-instruction-partitioning", "Per-instruction partitioning"},
-      {"sdy-populate-op-sharding-rules", "Attach op sharding rules",
-       populateOpShardingRules},
-      {"sdy-pre-order-funcs", "Order funcs callee first", preOrderFuncsPass},
-      {"sdy-propagate-sharding-from-func-to-call",
-       "Propagate func shardings to call sites",
-       propagateShardingFromFuncToCallPass},
-      {"sdy-propagate-to-func-results", "Propagate shardings to func results",
-       propagateToFuncResultsPass},
-      {"sdy-propagation-pipeline", "Shardy's propagation pipeline",
-       propagationPipeline},
-      {"sdy-remove-all-gather-reduce-scatter-for-cmv1",
-       "Remove all-gather/reduce-scatter pairs (CMV1)"},
-      {"sdy-remove-propagation-debug-info", "Remove propagation debug info",
-       removePropagationDebugInfoPass},
-      {"sdy-remove-sharding-groups", "Remove sharding groups",
-       removeShardingGroupsPass},
-      {"sdy-remove-size-one-axes", "Remove mesh axes of size one",
-       removeSizeOneAxesPass},
-      {"sdy-remove-sub-axes-in-input-output-shardings",
-       "Remove sub-axes from input/output shardings",
-       removeSubAxesInInputOutputShardingsPass},
-      {"sdy-reshard-to-collectives", "Lower reshards to collectives",
-       reshardToCollectivesPass},
-      {"sdy-resolve-permutation-factors", "Resolve permutation factors"},
-      {"sdy-resolve-single-device-sharding", "Resolve single-device shardings"},
-      // Shardy's own copy of XLA's round-trip import (its round_trip_import
-      // library): the same pipeline under Shardy's flag.
-      {"sdy-round-trip-import-pipeline",
-       "Import Shardy attributes kept as strings through HLO",
-       xlaRoundTripImportPipeline},
-      {"sdy-sharding-constraint-to-reshard",
-       "Turn sharding constraints into reshards",
-       shardingConstraintToReshardPass},
-      {"sdy-sharding-group-import", "Import sharding groups",
-       shardingGroupImportPass},
-      {"sdy-sink-data-flow-edges", "Sink data-flow edges",
-       sinkDataFlowEdgesPass},
-      {"sdy-sink-func-data-flow-edges", "Sink func data-flow edges",
-       sinkFuncDataFlowEdgesPass},
-      {"sdy-unflatten-call-graph", "Unflatten the call graph",
-       unflattenCallGraphPass},
-      {"sdy-update-non-divisible-input-output-shardings",
-       "Make input/output shardings divisible",
-       updateNonDivisibleInputOutputShardingsPass},
-      {"sdy-user-priority-propagate", "User-priority sharding propagation",
-       runUserPriorityPropagate},
-      {"sdy-verify-unreduced-axes", "Verify unreduced axes",
-       verifyUnreducedAxesPass},
-      // XLA's Shardy integration (xla/service/spmd/shardy).
-      {"xla-sdy-export-named-computations",
-       "Named computations to funcs, shardings on arguments and results",
-       xlaExportNamedComputationsPass},
-      {"xla-sdy-import-constants", "stablehlo.constant to sdy.constant",
-       xlaImportConstantsPass},
-      {"xla-sdy-import-sdy-custom-calls",
-       "Custom calls carrying sdy ops through HLO back to sdy ops",
-       xlaImportSdyCustomCallsPass},
-      {"xla-sdy-import-shardings",
-       "Import GSPMD mhlo.sharding strings into a mesh and sdy.sharding",
-       xlaImportShardingsPass},
-      {"xla-sdy-mhlo-import-pipeline",
-       "Import a module in MHLO with GSPMD shardings into Shardy form",
-       xlaMhloImportPipeline},
-      {"xla-sdy-round-trip-clone-manual-computation-calls",
-       "Clone manual computation bodies called more than once",
-       xlaRoundTripCloneManualComputationCallsPass},
-      {"xla-sdy-round-trip-export-pipeline",
-       "Keep Shardy attributes as strings and custom calls through HLO",
-       xlaRoundTripExportPipeline},
-      {"xla-sdy-round-trip-import-pipeline",
-       "Import Shardy attributes kept as strings through HLO",
-       xlaRoundTripImportPipeline},
-      {"xla-sdy-round-trip-shard-map-export",
-       "sdy.manual_computation to shape custom calls around a body call",
-       xlaRoundTripShardMapExportPass},
-      {"xla-sdy-round-trip-shard-map-import",
-       "Manual computation bodies called through shape custom calls back to "
-       "sdy.manual_computation",
-       xlaRoundTripShardMapImportPass},
-      {"xla-sdy-unflatten-call-graph",
-       "Merge per-call-site function copies, copies where shardings differ",
-       xlaUnflattenCallGraphPass},
-      {"xla-sdy-stablehlo-export-pipeline",
-       "Export a Shardy module to GSPMD mhlo.sharding form",
-       xlaStablehloExportPipeline},
-      {"xla-sdy-stablehlo-import-pipeline",
-       "Import a module with GSPMD shardings into Shardy form",
-       xlaStablehloImportPipeline},
-  };
+  static const std::vector<PassInfo> passes = [] {
+    std::vector<PassInfo> all;
+    addImportPasses(all);
+    addPropagationPasses(all);
+    addExportPasses(all);
+    addCanonicalizePasses(all);
+    addXlaPasses(all);
+    return all;
+  }();
   return passes;
 }
 
@@ -161,15 +32,158 @@ const PassInfo *lookupPass(std::string_view flag) {
   return nullptr;
 }
 
-bool runRegisteredPass(const PassInfo &pass, Module &module,
-                       const PassOptions &options, DiagnosticEngine &diags) {
-  if (!pass.run) {
-    diags.error(module.op().loc, "pass '-" + std::string(pass.flag) +
-                                     "' is not implemented yet in shardlab");
-    return false;
+namespace {
+
+std::string_view typeName(OptionType type) {
+  switch (type) {
+  case OptionType::Bool:
+    return "bool";
+  case OptionType::Int:
+    return "int";
+  case OptionType::String:
+    return "string";
   }
-  PassTimingScope scope(module, pass.flag);
-  return pass.run(module, options, diags);
+  return "?";
+}
+
+// "its options: a (bool), b (int)" or "it has no options".
+std::string optionList(const PassInfo &pass) {
+  if (pass.options.empty())
+    return "it has no options";
+  std::string out = "its options: ";
+  for (size_t i = 0; i < pass.options.size(); ++i) {
+    const OptionDecl &option = pass.options[i];
+    out += (i ? ", " : "") + std::string(option.name) + " (" +
+           std::string(typeName(option.type)) + ")";
+  }
+  return out;
+}
+
+const OptionDecl *findOption(const PassInfo &pass, std::string_view name) {
+  for (const OptionDecl &option : pass.options)
+    if (option.name == name)
+      return &option;
+  return nullptr;
+}
+
+bool choiceAllowed(std::string_view choices, std::string_view value) {
+  size_t start = 0;
+  while (start <= choices.size()) {
+    size_t bar = choices.find('|', start);
+    if (bar == std::string_view::npos)
+      bar = choices.size();
+    if (choices.substr(start, bar - start) == value)
+      return true;
+    start = bar + 1;
+  }
+  return false;
+}
+
+// `value` in the canonical spelling of `option`'s type ("true"/"false" for
+// bools); false when it is not a value of that type.
+bool normalise(const OptionDecl &option, std::string &value) {
+  switch (option.type) {
+  case OptionType::Bool:
+    if (value == "true" || value == "1")
+      value = "true";
+    else if (value == "false" || value == "0")
+      value = "false";
+    else
+      return false;
+    return true;
+  case OptionType::Int: {
+    int64_t parsed = 0;
+    auto [end, ec] =
+        std::from_chars(value.data(), value.data() + value.size(), parsed);
+    return ec == std::errc() && end == value.data() + value.size();
+  }
+  case OptionType::String:
+    return option.choices.empty() || choiceAllowed(option.choices, value);
+  }
+  return false;
+}
+
+std::string expectedValues(const OptionDecl &option) {
+  if (option.type == OptionType::Bool)
+    return "true or false";
+  if (option.type == OptionType::Int)
+    return "an integer";
+  std::string choices(option.choices);
+  for (char &c : choices)
+    if (c == '|')
+      c = ',';
+  return "one of " + choices;
+}
+
+} // namespace
+
+bool PassOptions::resolve(const PassInfo &pass, const RawPassOptions &raw,
+                          PassOptions &out, std::string &error) {
+  out = PassOptions();
+  out.pass_ = &pass;
+  const std::string flag = "-" + std::string(pass.flag);
+  for (const auto &[name, written] : raw) {
+    const OptionDecl *option = findOption(pass, name);
+    if (!option) {
+      error = "pass '" + flag + "' has no option '" + name + "'; " +
+              optionList(pass);
+      return false;
+    }
+    std::string value = written;
+    if (!normalise(*option, value)) {
+      error = "option '" + name + "' of pass '" + flag + "' takes " +
+              expectedValues(*option) + ", not '" + written + "'";
+      return false;
+    }
+    out.values_[name] = value;
+    out.given_.insert(name);
+  }
+  for (const OptionDecl &option : pass.options)
+    out.values_.try_emplace(std::string(option.name), option.default_value);
+  return true;
+}
+
+const std::string &PassOptions::value(std::string_view name,
+                                      OptionType type) const {
+  const OptionDecl *option = pass_ ? findOption(*pass_, name) : nullptr;
+  if (!option || option->type != type) {
+    // A pass reading what it did not declare is a bug in shardlab, caught
+    // by the first test that runs the pass, not a user error.
+    std::fprintf(stderr,
+                 "shardlab internal error: pass '-%s' reads option '%.*s' "
+                 "as %.*s, which it does not declare\n",
+                 pass_ ? std::string(pass_->flag).c_str() : "?",
+                 int(name.size()), name.data(), int(typeName(type).size()),
+                 typeName(type).data());
+    std::abort();
+  }
+  return values_.find(name)->second;
+}
+
+bool PassOptions::flag(std::string_view name) const {
+  return value(name, OptionType::Bool) == "true";
+}
+
+int64_t PassOptions::integer(std::string_view name) const {
+  const std::string &text = value(name, OptionType::Int);
+  int64_t parsed = 0;
+  std::from_chars(text.data(), text.data() + text.size(), parsed);
+  return parsed;
+}
+
+const std::string &PassOptions::text(std::string_view name) const {
+  return value(name, OptionType::String);
+}
+
+bool PassOptions::isSet(std::string_view name) const {
+  return given_.count(name) != 0;
+}
+
+RawPassOptions PassOptions::given() const {
+  RawPassOptions out;
+  for (const std::string &name : given_)
+    out[name] = values_.find(name)->second;
+  return out;
 }
 
 PassTimingScope::PassTimingScope(Module &module, std::string_view name)
@@ -218,7 +232,7 @@ std::string formatPassTiming(const PassTiming &timing) {
   return out;
 }
 
-bool parsePassOptions(std::string_view text, PassOptions &options,
+bool parsePassOptions(std::string_view text, RawPassOptions &options,
                       std::string &error) {
   size_t i = 0;
   while (i < text.size()) {
@@ -252,6 +266,103 @@ bool parsePassOptions(std::string_view text, PassOptions &options,
     options[key] = value;
   }
   return true;
+}
+
+namespace {
+
+// `text` broken at spaces into lines of at most `width`, each indented.
+std::string wrapped(std::string_view text, size_t width,
+                    std::string_view indent) {
+  std::string out, line;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t space = text.find(' ', start);
+    if (space == std::string_view::npos)
+      space = text.size();
+    std::string_view word = text.substr(start, space - start);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += std::string(indent) + line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + std::string(word);
+    start = space + 1;
+  }
+  if (!line.empty())
+    out += std::string(indent) + line + "\n";
+  return out;
+}
+
+std::string optionLine(const OptionDecl &option) {
+  std::string line = "  " + std::string(option.name) + "=<" +
+                     std::string(typeName(option.type)) + ">";
+  if (!option.choices.empty())
+    line += " (" + std::string(option.choices) + ")";
+  line +=
+      ", default " +
+      std::string(option.default_value.empty() ? "\"\"" : option.default_value);
+  return line + "\n" + wrapped(option.help, 72, "      ");
+}
+
+} // namespace
+
+std::string passHelp(const PassInfo &pass) {
+  std::string out = "-" + std::string(pass.flag) + " (" +
+                    std::string(pass.stage) +
+                    "): " + std::string(pass.summary) + "\n";
+  if (!pass.run)
+    out += "  Not implemented yet in shardlab.\n";
+  if (!pass.description.empty())
+    out += "\n" + wrapped(pass.description, 76, "");
+  out += pass.options.empty() ? "\nNo options.\n" : "\nOptions:\n";
+  for (const OptionDecl &option : pass.options)
+    out += optionLine(option);
+  return out;
+}
+
+namespace {
+
+// `a`, `b`, `c`: a '|' would end the Markdown table cell.
+std::string markdownChoices(std::string_view choices) {
+  std::string out = "`";
+  for (char c : choices)
+    out += c == '|' ? std::string("`, `") : std::string(1, c);
+  return out + "`";
+}
+
+} // namespace
+
+std::string passesMarkdown() {
+  std::string out =
+      "<!-- Generated by `shardlab-opt --passes-markdown` from the pass "
+      "declarations in core/src/passes/*/*_passes.cpp. Do not edit; CI "
+      "fails when it is stale. -->\n\n# Passes\n\n"
+      "Every pass and pipeline `shardlab-opt` runs, by stage, with its "
+      "options. Options are written as in Shardy's `sdy_opt`: "
+      "`-pass=\"name=value other\"` (a bare name is `true`).\n";
+  for (std::string_view stage : kPassStages) {
+    out += "\n## " + std::string(stage) + "\n";
+    for (const PassInfo &pass : allPasses()) {
+      if (pass.stage != stage)
+        continue;
+      out += "\n### `-" + std::string(pass.flag) + "`\n\n" +
+             std::string(pass.summary) + "." +
+             (pass.run ? "" : " *Not implemented yet.*") + "\n";
+      if (!pass.description.empty())
+        out += "\n" + std::string(pass.description) + "\n";
+      if (pass.options.empty())
+        continue;
+      out += "\n| option | type | default | meaning |\n|---|---|---|---|\n";
+      for (const OptionDecl &option : pass.options) {
+        std::string type(typeName(option.type));
+        if (!option.choices.empty())
+          type += ": " + markdownChoices(option.choices);
+        out += "| `" + std::string(option.name) + "` | " + type + " | `" +
+               std::string(option.default_value) + "` | " +
+               std::string(option.help) + " |\n";
+      }
+    }
+  }
+  return out;
 }
 
 } // namespace shardlab

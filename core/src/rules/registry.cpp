@@ -103,6 +103,21 @@ bool hasNoRuleByDesign(std::string_view name) {
   return names.count(name) != 0;
 }
 
+// No operand or result is a tensor of dynamic or unknown shape.
+bool hasStaticTensorTypes(const Operation &op) {
+  auto isStatic = [](Type type) {
+    return !type || !type->isTensor() ||
+           (type->isRankedTensor() && type->hasStaticShape());
+  };
+  for (size_t i = 0; i < op.numOperands(); ++i)
+    if (!isStatic(op.operand(i)->type))
+      return false;
+  for (size_t i = 0; i < op.numResults(); ++i)
+    if (!isStatic(op.result(i)->type))
+      return false;
+  return true;
+}
+
 // Terminators end a block and never carry a rule (the IR has no trait
 // for them, so they are known by name: `*.return`, `*.yield`,
 // `test.terminator`).
@@ -152,7 +167,9 @@ getOrCreateShardingRule(Operation &op, Context &ctx,
     return existing->rule();
   std::optional<OpShardingRule> rule =
       createOpShardingRule(op, conservative_propagation, warnings);
-  if (attach && rule)
+  // A rule on an op with dynamic shapes would not verify (Shardy's rule
+  // verifier wants static shapes); propagation still uses it unattached.
+  if (attach && rule && hasStaticTensorTypes(op))
     op.attrs.set(ctx.intern(kShardingRuleAttr), ctx.attrs.rule(*rule));
   return rule;
 }
@@ -282,7 +299,10 @@ const OpShardingRule *getOrAttachShardingRule(Operation &op, Context &ctx,
     if (memo)
       cache->insert(key, attr);
   }
-  op.attrs.set(ctx.intern(kShardingRuleAttr), attr);
+  // Unattached on dynamic shapes, as in getOrCreateShardingRule; the rule
+  // lives in the context either way.
+  if (hasStaticTensorTypes(op))
+    op.attrs.set(ctx.intern(kShardingRuleAttr), attr);
   return &attr->rule();
 }
 

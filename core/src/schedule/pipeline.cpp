@@ -1,48 +1,14 @@
 // runSchedulePipeline: text in, program and schedule out (the library
 // behind shardlab-schedule).
 #include "shardlab/schedule/pipeline.h"
-#include "shardlab/passes/xla_passes.h"
 
-#include "shardlab/passes/pass_registry.h"
-#include "shardlab/text/text.h"
-#include "shardlab/verify/verifier.h"
+#include "shardlab/passes/pass_manager.h"
 
 #include <algorithm>
 #include <utility>
 
 namespace shardlab::schedule {
 namespace {
-
-struct Step {
-  const char *flag;
-  const char *options;
-};
-
-// The lowering the playground's "explicit" pipeline runs too: the export
-// pipeline also all-reduces sharded reductions, which
-// insert-explicit-reshards + reshard-to-collectives alone leave out.
-constexpr Step kLowering[] = {
-    {"sdy-propagation-pipeline", ""},
-    {"sdy-export-pipeline",
-     "enable-insert-explicit-collectives=true inline-meshes=false"},
-};
-
-bool runStep(Module &module, const Step &step, DiagnosticEngine &diags,
-             std::string &error) {
-  const PassInfo *pass = lookupPass(step.flag);
-  PassOptions options;
-  if (!pass || !pass->run) {
-    error = std::string("-") + step.flag + " is not implemented";
-    return false;
-  }
-  if (!parsePassOptions(step.options, options, error))
-    return false;
-  if (!pass->run(module, options, diags) || diags.hasErrors()) {
-    error = std::string("-") + step.flag + " failed";
-    return false;
-  }
-  return true;
-}
 
 int64_t parameterBytes(const Graph &graph) {
   int64_t bytes = 0;
@@ -74,10 +40,14 @@ PipelineResult failed(PipelineResult r, const char *stage, std::string error,
 
 bool lowerToCollectives(Module &module, DiagnosticEngine &diags,
                         std::string &error) {
-  for (const Step &step : kLowering)
-    if (!runStep(module, step, diags, error))
-      return false;
-  return true;
+  PassPipeline lowering;
+  if (!buildNamedPipeline("explicit", lowering, error))
+    return false;
+  std::string failed;
+  if (runPassPipeline(module, lowering, diags, &failed))
+    return true;
+  error = failed + " failed";
+  return false;
 }
 
 int64_t presetDeviceMemoryBytes(std::string_view preset) {
@@ -89,15 +59,18 @@ PipelineResult runSchedulePipeline(std::string_view text,
                                    const PipelineOptions &options) {
   PipelineResult r;
   DiagnosticEngine diags;
-  std::unique_ptr<Module> module = parseModule(text, diags);
-  if (!module || diags.hasErrors())
+  LoadOptions load;
+  load.import_gspmd = true;
+  LoadedModule loaded = loadModule(text, diags, load);
+  if (loaded.failed_stage == "parse")
     return failed(std::move(r), "parse", "cannot parse the module", diags);
-  if (!verifyModule(*module, diags) || diags.hasErrors())
+  if (loaded.failed_stage == "verify")
     return failed(std::move(r), "verify", "the module does not verify", diags);
-  bool gspmd = false;
-  if (!importGspmdForm(*module, diags, gspmd) || diags.hasErrors())
+  if (!loaded.module)
     return failed(std::move(r), "import",
                   "cannot import the module's GSPMD shardings", diags);
+  Module *module = loaded.module.get();
+  bool gspmd = loaded.from_gspmd;
   std::string error;
   if (options.propagate && !lowerToCollectives(*module, diags, error))
     return failed(std::move(r), "lower", error, diags);

@@ -2,7 +2,7 @@
 // collectives and emits the costed per-device graph.
 #include "program_internal.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/xla_support.h"
 #include "shardlab/sharding/sharding_utils.h"
 
 #include <algorithm>

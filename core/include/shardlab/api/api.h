@@ -12,7 +12,7 @@
 // from `run` (and so from JS) by its Shardy flag with no change here.
 #pragma once
 
-#include "shardlab/passes/pass_registry.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/text/diagnostics.h"
 
 #include <string>
@@ -26,15 +26,9 @@ inline constexpr int kApiVersion = 1;
 
 // ---- Typed layer (C++ callers: shardlab-opt, tests) ----
 
-/// One pass invocation requested by a flag.
-struct PassRequest {
-  const PassInfo *pass = nullptr;
-  PassOptions options;
-};
-
 /// shardlab-opt's arguments, parsed.
 struct RunRequest {
-  std::vector<PassRequest> passes;
+  PassPipeline pipeline;           ///< the pass flags, in order
   bool split_input = false;        ///< -split-input-file
   bool verify_diagnostics = false; ///< -verify-diagnostics
   bool generic = false;            ///< -mlir-print-op-generic
@@ -45,7 +39,8 @@ struct RunRequest {
 
 /// Parses shardlab-opt's flags (`-sdy-basic-propagate=...`, `-o` is
 /// refused: the output is returned). A positional argument only names the
-/// input in messages. Returns false with `error` set on a bad flag.
+/// input in messages. Returns false with `error` set on a bad flag, an
+/// unknown pass option or an option value of the wrong type.
 bool parseRunFlags(const std::vector<std::string> &flags, RunRequest &request,
                    std::string &error);
 

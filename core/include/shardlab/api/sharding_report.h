@@ -31,8 +31,7 @@ struct ValueShardingReport {
 struct ShardingReport {
   bool ok = false;
   std::string error;
-  /// The propagation used: "sdy-propagation-pipeline", or
-  /// "sdy-op-priority-propagate" while the pipeline is not available.
+  /// The propagation used: "sdy-propagation-pipeline".
   std::string propagation;
   std::string propagated_module;
   std::string explicit_module;

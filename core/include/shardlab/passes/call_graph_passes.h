@@ -12,35 +12,6 @@
 
 namespace shardlab {
 
-// -symbol-dce: erases private symbols (funcs) no live symbol refers to.
-bool symbolDcePass(Module &, const PassOptions &, DiagnosticEngine &);
-
-// Import.
-// -sdy-add-func-data-flow-edges
-bool addFuncDataFlowEdgesPass(Module &, const PassOptions &,
-                              DiagnosticEngine &);
-// -sdy-flatten-call-graph
-bool flattenCallGraphPass(Module &, const PassOptions &, DiagnosticEngine &);
-// -sdy-import-func-calls
-bool importFuncCallsPass(Module &, const PassOptions &, DiagnosticEngine &);
-// -sdy-pre-order-funcs
-bool preOrderFuncsPass(Module &, const PassOptions &, DiagnosticEngine &);
-// -sdy-propagate-sharding-from-func-to-call
-bool propagateShardingFromFuncToCallPass(Module &, const PassOptions &,
-                                         DiagnosticEngine &);
-// -sdy-explicit-gather-scatter-batching
-bool explicitGatherScatterBatchingPass(Module &, const PassOptions &,
-                                       DiagnosticEngine &);
-
-// Export.
-// -sdy-sink-func-data-flow-edges
-bool sinkFuncDataFlowEdgesPass(Module &, const PassOptions &,
-                               DiagnosticEngine &);
-// -sdy-export-named-computations
-bool exportNamedComputationsPass(Module &, const PassOptions &,
-                                 DiagnosticEngine &);
-// -sdy-unflatten-call-graph (option dedup-functions-fully)
-bool unflattenCallGraphPass(Module &, const PassOptions &, DiagnosticEngine &);
 // -sdy-insert-func-call-reshards
 /// The shardings the results of `call` must have: its callee's result
 /// shardings, or, when the callee has none but the call has, fully closed
@@ -57,14 +28,5 @@ void insertReshardsOnCallResults(Module &module, Operation &call,
 void insertReshardsOnCallOperands(Module &module, Operation &call,
                                   const std::vector<TensorSharding> &expected,
                                   std::string_view op_name);
-
-bool insertFuncCallReshardsPass(Module &, const PassOptions &,
-                                DiagnosticEngine &);
-// -sdy-verify-unreduced-axes
-bool verifyUnreducedAxesPass(Module &, const PassOptions &, DiagnosticEngine &);
-
-// Pipelines (option dedup-functions-fully).
-bool importPipeline(Module &, const PassOptions &, DiagnosticEngine &);
-bool propagationPipeline(Module &, const PassOptions &, DiagnosticEngine &);
 
 } // namespace shardlab

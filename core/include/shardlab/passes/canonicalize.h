@@ -82,8 +82,4 @@ void applyPatternsGreedily(Module &module, Operation &root,
 /// Runs the canonicalizer with the patterns of `labels` over `module`.
 void runCanonicalizer(Module &module, unsigned labels);
 
-/// The `-canonicalize` pass.
-bool canonicalizePass(Module &module, const PassOptions &options,
-                      DiagnosticEngine &diags);
-
 } // namespace shardlab

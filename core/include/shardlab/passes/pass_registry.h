@@ -1,31 +1,90 @@
-// The pass registry, keyed by Shardy's flag names (`sdy-basic-propagate`,
-// `sdy-import-pipeline`, ...), and the parser of Shardy's option syntax
-// (`-sdy-basic-propagate="conservative-propagation=true keep-sharding-rules"`).
+// The pass registry: every pass and pipeline shardlab knows, keyed by
+// Shardy's flag names (`sdy-basic-propagate`, `sdy-import-pipeline`, ...),
+// each declared once with its stage, summary, description and typed options
+// (the role of Shardy's passes.td). `shardlab-opt --help`, `--help-pass`,
+// docs/passes.md and the option checks all read these declarations.
+//
+// Options are written as Shardy writes them:
+//   -sdy-basic-propagate="conservative-propagation=true keep-sharding-rules"
+// A bare name means "true". A name the pass does not declare, or a value of
+// the wrong type (`conservative-propagation=maybe`), is an error naming the
+// pass, the option and the options the pass has.
 #pragma once
 
 #include "shardlab/ir/ir.h"
 #include "shardlab/text/diagnostics.h"
 
 #include <chrono>
+#include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace shardlab {
 
-/// Options of one pass invocation, `key=value` pairs (a bare key is "true").
-using PassOptions = std::map<std::string, std::string>;
+struct PassInfo;
+class PassOptions;
+
+/// Options as written on a command line or by a pipeline: name → text.
+using RawPassOptions = std::map<std::string, std::string>;
 
 /// Runs a pass over `module`; reports problems through `diags` and returns
 /// false on failure.
 using PassFn = bool (*)(Module &module, const PassOptions &options,
                         DiagnosticEngine &diags);
 
+enum class OptionType { Bool, Int, String };
+
+/// One option a pass accepts.
+struct OptionDecl {
+  std::string_view name;
+  OptionType type = OptionType::Bool;
+  std::string_view default_value = "false";
+  std::string_view help;
+  /// For a String option with a fixed set of values: "a|b|c".
+  std::string_view choices = {};
+};
+
+/// The stages, in pipeline order; `PassInfo::stage` is one of them.
+inline constexpr std::string_view kPassStages[] = {
+    "import", "propagation", "export", "canonicalize", "xla"};
+
 struct PassInfo {
   std::string_view flag;        ///< without the leading '-'
-  std::string_view description; ///< one line, for --help
-  PassFn run = nullptr;         ///< null: known to Shardy, not implemented yet
+  std::string_view stage;       ///< one of kPassStages
+  std::string_view summary;     ///< one line, for --help
+  std::string_view description; ///< paragraphs, for --help-pass and docs
+  std::vector<OptionDecl> options;
+  PassFn run = nullptr; ///< null: known to Shardy, not implemented yet
+};
+
+/// The typed options of one pass invocation: every declared option has a
+/// value (given or its default). Reading an option the pass does not declare
+/// is a bug in shardlab and aborts with a message.
+class PassOptions {
+public:
+  PassOptions() = default;
+  /// Checks `raw` against `pass`'s declarations and fills in defaults.
+  /// Returns false with `error` set on an unknown option or a bad value.
+  static bool resolve(const PassInfo &pass, const RawPassOptions &raw,
+                      PassOptions &out, std::string &error);
+
+  bool flag(std::string_view name) const;
+  int64_t integer(std::string_view name) const;
+  const std::string &text(std::string_view name) const;
+  /// Whether the option was given rather than defaulted.
+  bool isSet(std::string_view name) const;
+  /// The options that were given, as written (normalised), for forwarding.
+  RawPassOptions given() const;
+
+private:
+  const std::string &value(std::string_view name, OptionType type) const;
+
+  const PassInfo *pass_ = nullptr;
+  std::map<std::string, std::string, std::less<>> values_;
+  std::set<std::string, std::less<>> given_;
 };
 
 /// Wall-clock time of every pass run on a module, nested as the pipelines
@@ -59,18 +118,18 @@ private:
 /// its wall time and share of the total, nested passes indented.
 std::string formatPassTiming(const PassTiming &timing);
 
-/// Runs a registered pass; records its time when `module.timing` is set.
-/// Returns false when the pass failed or is not implemented (reported).
-bool runRegisteredPass(const PassInfo &pass, Module &module,
-                       const PassOptions &options, DiagnosticEngine &diags);
-
-/// Every pass and pipeline flag Shardy's sdy_opt knows, in --help order.
+/// Every pass and pipeline, stage by stage, in --help order.
 const std::vector<PassInfo> &allPasses();
 const PassInfo *lookupPass(std::string_view flag);
 
-/// Parses `a=1 b="x y" c` into options; returns false (with `error` set) on
-/// unbalanced quotes.
-bool parsePassOptions(std::string_view text, PassOptions &options,
+/// Parses `a=1 b="x y" c` into raw options; returns false (with `error`
+/// set) on unbalanced quotes.
+bool parsePassOptions(std::string_view text, RawPassOptions &options,
                       std::string &error);
+
+/// `--help-pass=FLAG`: the pass's summary, description and options.
+std::string passHelp(const PassInfo &pass);
+/// docs/passes.md: every pass by stage, generated from the declarations.
+std::string passesMarkdown();
 
 } // namespace shardlab

@@ -55,10 +55,6 @@ bool isTriviallyDead(Operation &op);
 /// The users of a value, in use-list order (each op once).
 std::vector<Operation *> usersOf(const Value *value);
 
-/// `options[key]` is "true" / "1" (a bare flag counts as true).
-bool optionIsTrue(const PassOptions &options, const std::string &key,
-                  bool default_value = false);
-
 /// Calls `fn(func)` for every top-level func.func with a body.
 void forEachFunc(Module &module, const std::function<void(Operation &)> &fn);
 

@@ -20,8 +20,9 @@
 // computation or collective names them); a main mesh whose axes such an op
 // names still takes the others.
 #include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/xla_support.h"
 #include "shardlab/sharding/axis.h"
+#include "xla_passes.h"
 
 #include <map>
 #include <optional>

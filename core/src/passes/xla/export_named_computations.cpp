@@ -6,8 +6,10 @@
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/call_graph.h"
 #include "shardlab/passes/call_graph_passes.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/xla_support.h"
+#include "xla_passes.h"
 
 #include <map>
 
@@ -74,12 +76,10 @@ void markManualAxesOnCallees(Module &module) {
 
 bool xlaExportNamedComputationsPass(Module &module, const PassOptions &options,
                                     DiagnosticEngine &diags) {
-  PassOptions with_results = options;
-  with_results["func-result-shardings"] = "true";
-  with_results.erase("dedup-functions-fully");
-  if (!exportNamedComputationsPass(module, with_results, diags))
+  if (!runNestedPass(module, "sdy-export-named-computations", diags,
+                     {{"func-result-shardings", "true"}}))
     return false;
-  if (!optionIsTrue(options, "dedup-functions-fully")) {
+  if (!options.flag("dedup-functions-fully")) {
     markManualAxesOnCallees(module);
     return true;
   }
@@ -92,7 +92,8 @@ bool xlaExportNamedComputationsPass(Module &module, const PassOptions &options,
     if (const Attr *name = func.attrs.get("sdy.original_func_name"))
       original[std::string(symbolName(func))] = name;
   });
-  if (!xlaUnflattenCallGraphPass(module, options, diags))
+  if (!runNestedPass(module, "xla-sdy-unflatten-call-graph", diags,
+                     {{"dedup-functions-fully", "true"}}))
     return false;
   Context &ctx = module.ctx();
   forEachFunc(module, [&](Operation &func) {

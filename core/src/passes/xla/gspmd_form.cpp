@@ -1,7 +1,9 @@
 // Automatic form detection: which modules are in GSPMD form, how many
 // devices a module says it runs on, and the import every user-facing entry
 // point runs before propagation.
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/pass_manager.h"
+#include "shardlab/passes/xla_support.h"
+#include "xla_passes.h"
 
 namespace shardlab {
 
@@ -19,7 +21,8 @@ bool importGspmdForm(Module &module, DiagnosticEngine &diags, bool &imported) {
   // Older XLA dumps spell StableHLO ops as MHLO (mhlo.add, mhlo.while).
   convertMhloToStablehlo(module);
   imported = isGspmdModule(module);
-  if (imported && !xlaStablehloImportPipeline(module, {}, diags))
+  if (imported &&
+      !runNestedPass(module, "xla-sdy-stablehlo-import-pipeline", diags))
     return false;
   // Meshes, or collectives that name their devices, say how the work is
   // split; without either the module is one program run everywhere.

@@ -2,7 +2,8 @@
 // (same value and attributes), which canonicalization neither folds nor
 // hoists out of the regions it sits in.
 #include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/xla_support.h"
+#include "xla_passes.h"
 
 namespace shardlab {
 

@@ -2,8 +2,9 @@
 // mesh and `sdy.sharding`s (rules and a worked example in
 // shardlab/sharding/hlo_sharding.h).
 #include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/xla_support.h"
 #include "shardlab/sharding/hlo_sharding.h"
+#include "xla_passes.h"
 
 #include <map>
 #include <set>
@@ -237,8 +238,7 @@ bool xlaImportShardingsPass(Module &module, const PassOptions &options,
     single.device_ids = {device};
     insertMesh(module, first, maximalMeshName(device), single);
   }
-  Importer importer(module, *mesh, optionIsTrue(options, "record-manual-axes"),
-                    diags);
+  Importer importer(module, *mesh, options.flag("record-manual-axes"), diags);
   bool ok = true;
   for (Site &site : sites)
     ok = importer.apply(site) && ok;

@@ -1,5 +1,6 @@
 // Manual computations rebuilt from a function (manual_computation_from_func.h).
 #include "manual_computation_from_func.h"
+#include "xla_passes.h"
 
 #include "shardlab/passes/pass_utils.h"
 

@@ -6,8 +6,10 @@
 // a StableHLO twin (mhlo.copy) stay as they are.
 #include "shardlab/ir/op_registry.h"
 #include "shardlab/passes/call_graph.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/xla_support.h"
+#include "xla_passes.h"
 
 namespace shardlab {
 
@@ -50,7 +52,7 @@ bool convertMhloToStablehlo(Module &module) {
 bool xlaMhloImportPipeline(Module &module, const PassOptions &options,
                            DiagnosticEngine &diags) {
   convertMhloToStablehlo(module);
-  return xlaStablehloImportPipeline(module, options, diags);
+  return runNestedPass(module, "xla-sdy-stablehlo-import-pipeline", diags);
 }
 
 } // namespace shardlab

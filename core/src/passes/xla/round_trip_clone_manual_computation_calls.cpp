@@ -4,7 +4,8 @@
 // later imported from a body of its own.
 #include "shardlab/passes/call_graph.h"
 #include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/xla_support.h"
+#include "xla_passes.h"
 
 #include <set>
 

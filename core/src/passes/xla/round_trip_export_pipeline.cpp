@@ -23,10 +23,12 @@
 // A module with no Shardy content is left as it is.
 #include "propagation_direction.h"
 #include "shardlab/ir/sharding_access.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/xla_support.h"
 #include "shardlab/sharding/hlo_sharding.h"
 #include "shardlab/text/text.h"
+#include "xla_passes.h"
 
 #include <optional>
 
@@ -275,7 +277,7 @@ bool xlaRoundTripExportPipeline(Module &module, const PassOptions &options,
                                 DiagnosticEngine &diags) {
   if (!hasShardyContent(module))
     return true;
-  if (!xlaRoundTripShardMapExportPass(module, options, diags))
+  if (!runNestedPass(module, "xla-sdy-round-trip-shard-map-export", diags))
     return false;
   dedupMeshesOverSameDevices(module);
   RoundTripExporter exporter(module, diags);

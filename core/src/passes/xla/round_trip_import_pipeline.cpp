@@ -19,11 +19,12 @@
 #include "propagation_direction.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/call_graph_passes.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/sdy_passes.h"
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/xla_support.h"
 #include "shardlab/sharding/hlo_sharding.h"
 #include "shardlab/text/text.h"
+#include "xla_passes.h"
 
 #include <cstdlib>
 
@@ -465,14 +466,12 @@ private:
 
 bool xlaRoundTripImportPipeline(Module &module, const PassOptions &options,
                                 DiagnosticEngine &diags) {
-  const bool v3 = optionIsTrue(options, "enable-hlo-sharding-v3");
+  const bool v3 = options.flag("enable-hlo-sharding-v3");
   if (v3 && !V3Strings(module, diags).run())
     return false;
   // enable-constant-import (default true): constants become sdy.constant.
-  auto constants = options.find("enable-constant-import");
-  if ((constants == options.end() ||
-       (constants->second != "false" && constants->second != "0")) &&
-      !xlaImportConstantsPass(module, {}, diags))
+  if (options.flag("enable-constant-import") &&
+      !runNestedPass(module, "xla-sdy-import-constants", diags))
     return false;
   Importer importer(module, diags);
   importer.importMeshes();
@@ -484,24 +483,25 @@ bool xlaRoundTripImportPipeline(Module &module, const PassOptions &options,
   if (!importer.ok)
     return false;
   importCustomCalls(module);
-  if (!xlaRoundTripShardMapImportPass(module, options, diags))
+  // With HloShardingV3 the manual computations name meshes that only exist
+  // once lift-and-dedup-meshes below has lifted them.
+  if (!runNestedPass(module, "xla-sdy-round-trip-shard-map-import", diags, {},
+                     v3 ? VerifyAfter::No : VerifyAfter::Yes))
     return false;
   openConstraintsOnWhileFreeVariables(module);
   // import-only-uninlineable-func-calls=false: every call (also those XLA
   // marked inlineable) becomes an sdy.named_computation holding its callee.
-  auto only = options.find("import-only-uninlineable-func-calls");
-  if (only != options.end() &&
-      (only->second == "false" || only->second == "0") &&
-      !importFuncCallsPass(module, {}, diags))
+  if (!options.flag("import-only-uninlineable-func-calls") &&
+      !runNestedPass(module, "sdy-import-func-calls", diags))
     return false;
   // lift-and-dedup-meshes=true: inline meshes become symbols, and meshes
   // over the same devices one mesh.
-  if (v3 || optionIsTrue(options, "lift-and-dedup-meshes")) {
-    if (!liftInlinedMeshesPass(module, {}, diags))
+  if (v3 || options.flag("lift-and-dedup-meshes")) {
+    if (!runNestedPass(module, "sdy-lift-inlined-meshes", diags))
       return false;
     dedupMeshesOverSameDevices(module);
   }
-  return removeSizeOneAxesPass(module, options, diags);
+  return runNestedPass(module, "sdy-remove-size-one-axes", diags);
 }
 
 } // namespace shardlab

@@ -11,8 +11,9 @@
 // ones end up inside the outer body function.
 #include "shardlab/passes/call_graph.h"
 #include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/xla_support.h"
 #include "shardlab/text/text.h"
+#include "xla_passes.h"
 
 namespace shardlab {
 

@@ -14,9 +14,10 @@
 #include "manual_computation_from_func.h"
 #include "shardlab/passes/call_graph.h"
 #include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/xla_support.h"
 #include "shardlab/text/text.h"
 #include "tuple_flattening.h"
+#include "xla_passes.h"
 
 #include <set>
 

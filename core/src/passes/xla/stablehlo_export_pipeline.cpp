@@ -16,10 +16,12 @@
 //     body inlined, copy + `@SPMDShardToFullShape`;
 //   - sdy.mesh ops and sharding groups go away.
 #include "shardlab/ir/sharding_access.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/xla_support.h"
 #include "shardlab/sharding/hlo_sharding.h"
 #include "shardlab/sharding/sharding_utils.h"
+#include "xla_passes.h"
 
 #include <algorithm>
 #include <optional>
@@ -33,8 +35,8 @@ class Exporter {
 public:
   Exporter(Module &module, const PassOptions &options, DiagnosticEngine &diags)
       : module_(module), ctx_(module.ctx()), diags_(diags),
-        v3_(optionIsTrue(options, "enable-hlo-sharding-v3")),
-        simplify_(optionIsTrue(options, "simplify-replicated-shardings")) {}
+        v3_(options.flag("enable-hlo-sharding-v3")),
+        simplify_(options.flag("simplify-replicated-shardings")) {}
 
   /// The string of `sharding` with `manual` axes, or nothing after a
   /// diagnostic (unknown mesh).
@@ -417,7 +419,10 @@ private:
 
 bool xlaStablehloExportPipeline(Module &module, const PassOptions &options,
                                 DiagnosticEngine &diags) {
-  if (!xlaExportNamedComputationsPass(module, options, diags))
+  if (!runNestedPass(
+          module, "xla-sdy-export-named-computations", diags,
+          {{"dedup-functions-fully",
+            options.flag("dedup-functions-fully") ? "true" : "false"}}))
     return false;
   Exporter exporter(module, options, diags);
   bool ok = exporter.exportModuleShardings();

@@ -15,9 +15,11 @@
 //   4. custom calls on tuples flattened to several operands and results;
 //   5. -xla-sdy-import-constants.
 #include "manual_computation_from_func.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/xla_support.h"
 #include "tuple_flattening.h"
+#include "xla_passes.h"
 
 #include <algorithm>
 #include <set>
@@ -239,16 +241,15 @@ void dropManualAxesMarks(Module &module) {
 
 bool xlaStablehloImportPipeline(Module &module, const PassOptions &options,
                                 DiagnosticEngine &diags) {
-  PassOptions import = options;
-  import["record-manual-axes"] = "true";
-  if (!xlaImportShardingsPass(module, import, diags))
+  if (!runNestedPass(module, "xla-sdy-import-shardings", diags,
+                     {{"record-manual-axes", "true"}}))
     return false;
   importManualComputations(module);
   dropManualAxesMarks(module);
   flattenTupleCustomCalls(module);
   openConstraintsOnWhileFreeVariables(module);
   shardingCallsToConstraints(module);
-  return xlaImportConstantsPass(module, options, diags);
+  return runNestedPass(module, "xla-sdy-import-constants", diags);
 }
 
 } // namespace shardlab

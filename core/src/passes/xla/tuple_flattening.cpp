@@ -1,5 +1,6 @@
 // Flattening custom calls on tuples (tuple_flattening.h).
 #include "tuple_flattening.h"
+#include "xla_passes.h"
 
 #include "shardlab/passes/pass_utils.h"
 

@@ -7,8 +7,10 @@
 // the call site had.
 #include "shardlab/passes/call_graph.h"
 #include "shardlab/passes/call_graph_passes.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/xla_support.h"
+#include "xla_passes.h"
 
 namespace shardlab {
 
@@ -23,7 +25,10 @@ bool xlaUnflattenCallGraphPass(Module &module, const PassOptions &options,
     if (const Attr *axes = func.attrs.get("xla.sdy.manual_axes"))
       func.attrs.set(ctx.intern("sdy.func_manual_axes"), axes);
   });
-  if (!unflattenCallGraphPass(module, options, diags))
+  if (!runNestedPass(
+          module, "sdy-unflatten-call-graph", diags,
+          {{"dedup-functions-fully",
+            options.flag("dedup-functions-fully") ? "true" : "false"}}))
     return false;
   for (Operation *call : callsUnder(module.op())) {
     Operation *func = calleeOf(module, *call);

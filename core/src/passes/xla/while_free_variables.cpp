@@ -2,8 +2,9 @@
 // import step XLA's stablehlo and round-trip import pipelines share).
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_passes.h"
+#include "shardlab/passes/xla_support.h"
 #include "shardlab/sharding/sharding_utils.h"
+#include "xla_passes.h"
 
 #include <algorithm>
 #include <map>

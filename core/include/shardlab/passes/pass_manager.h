@@ -1,0 +1,91 @@
+// The one way passes run. A PassPipeline is a list of registered passes with
+// checked options, built from flags (`-sdy-basic-propagate=...`) or by name
+// (the playground's "explicit"); runPassPipeline runs it, and pipelines that
+// are passes themselves (-sdy-propagation-pipeline, ...) run their steps
+// through runNestedPass. Every step is run the same way:
+//
+//   not implemented  -> error "pass '-F' is not implemented yet in shardlab"
+//   run, timed       -> an entry in module.timing when it is set
+//   returned false   -> "pass '-F' failed" unless the pass said why
+//   then verify      -> a pass that breaks an invariant fails right there
+//
+// So shardlab-opt, the npm API, the playground, the scheduler and the
+// sharding report all see the same failures. loadModule is the one
+// parse-and-verify every caller starts from.
+#pragma once
+
+#include "shardlab/passes/pass_registry.h"
+#include "shardlab/text/text.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardlab {
+
+struct PassStep {
+  const PassInfo *pass = nullptr;
+  PassOptions options;
+};
+
+struct PassPipeline {
+  std::vector<PassStep> steps;
+};
+
+/// Appends the pass `flag` (no leading '-') with `options_text` (Shardy's
+/// `k=v k2` syntax). False with `error` set for an unknown pass, an unknown
+/// option or a bad value; the message names the pass and its options.
+bool appendPass(PassPipeline &pipeline, std::string_view flag,
+                std::string_view options_text, std::string &error);
+
+/// A pipeline the playground and the scheduler offer by name.
+struct NamedPipeline {
+  std::string_view name;
+  std::string_view summary;
+  /// (flag, options) steps.
+  std::vector<std::pair<std::string_view, std::string_view>> steps;
+};
+
+/// basic, aggressive, op-priority, user-priority, pipeline, explicit.
+const std::vector<NamedPipeline> &namedPipelines();
+/// The steps of the named pipeline; false with `error` listing the names.
+bool buildNamedPipeline(std::string_view name, PassPipeline &pipeline,
+                        std::string &error);
+
+/// Runs every step (see the file comment). On failure returns false and,
+/// when given, sets `failed_flag` to the flag of the step that failed.
+bool runPassPipeline(Module &module, const PassPipeline &pipeline,
+                     DiagnosticEngine &diags,
+                     std::string *failed_flag = nullptr);
+
+/// Whether a nested step is verified after it runs.
+enum class VerifyAfter { Yes, No };
+
+/// One step of a pipeline pass, by flag, run the same way. An unknown flag
+/// or option is an error diagnostic (a bug in the calling pipeline).
+/// VerifyAfter::No is for a step whose output the pipeline completes later
+/// (say so where it is used); the pipeline itself is verified when it ends.
+bool runNestedPass(Module &module, std::string_view flag,
+                   DiagnosticEngine &diags, const RawPassOptions &options = {},
+                   VerifyAfter verify = VerifyAfter::Yes);
+
+/// What loadModule did, for callers that report the stage that failed.
+struct LoadedModule {
+  std::unique_ptr<Module> module; ///< null on failure
+  std::string_view failed_stage;  ///< "parse", "verify" or "import"
+  bool from_gspmd = false;        ///< GSPMD shardings were imported
+};
+
+struct LoadOptions {
+  uint32_t line_offset = 0; ///< first line of the text in its file (0-based)
+  /// Convert MHLO and import GSPMD shardings (see importGspmdForm) after
+  /// verifying; shardlab-opt leaves modules as written.
+  bool import_gspmd = false;
+};
+
+/// Parse, verify and (optionally) import: the start of every caller.
+LoadedModule loadModule(std::string_view text, DiagnosticEngine &diags,
+                        const LoadOptions &options = {});
+
+} // namespace shardlab

@@ -1,0 +1,121 @@
+// -sdy-constant-or-scalar-merger: the inverse of the splitter. Within one
+// region, a constant (sdy.constant or stablehlo.constant) with the same
+// attributes (value and sharding) as an earlier one, or a broadcast of the
+// same scalar with the same attributes and type, is replaced by the earlier
+// op.
+#include "export_passes.h"
+#include "shardlab/passes/pass_utils.h"
+
+#include <map>
+#include <tuple>
+#include <variant>
+
+namespace shardlab {
+
+namespace {
+
+bool isScalarBroadcast(Operation &op) {
+  if (!op.is("stablehlo.broadcast_in_dim") || op.numOperands() != 1)
+    return false;
+  Type type = op.operand(0)->type;
+  return type->isRankedTensor() && type->shape.empty();
+}
+
+bool sameAttr(const Attr *a, const Attr *b);
+
+bool samePayload(const std::vector<const Attr *> &x,
+                 const std::vector<const Attr *> &y) {
+  if (x.size() != y.size())
+    return false;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!sameAttr(x[i], y[i]))
+      return false;
+  return true;
+}
+
+bool samePayload(const std::vector<NamedAttr> &x,
+                 const std::vector<NamedAttr> &y) {
+  if (x.size() != y.size())
+    return false;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (x[i].name != y[i].name || !sameAttr(x[i].value, y[i].value))
+      return false;
+  return true;
+}
+
+bool samePayload(const DenseElements &x, const DenseElements &y) {
+  if (x.splat != y.splat || x.raw != y.raw ||
+      x.literal_shape != y.literal_shape || x.values.size() != y.values.size())
+    return false;
+  for (size_t i = 0; i < x.values.size(); ++i)
+    if (x.values[i].real != y.values[i].real ||
+        x.values[i].imag != y.values[i].imag ||
+        x.values[i].is_complex != y.values[i].is_complex)
+      return false;
+  return true;
+}
+
+template <typename T> bool samePayload(const T &x, const T &y) {
+  return x == y;
+}
+
+// Structural equality of attributes (MLIR attributes are uniqued, so
+// Shardy compares them by identity).
+bool sameAttr(const Attr *a, const Attr *b) {
+  if (a == b)
+    return true;
+  if (!a || !b || a->kind != b->kind || a->type != b->type ||
+      a->text != b->text || a->payload.index() != b->payload.index())
+    return false;
+  return std::visit(
+      [&](const auto &x) {
+        using T = std::decay_t<decltype(x)>;
+        return samePayload(x, std::get<T>(b->payload));
+      },
+      a->payload);
+}
+
+bool sameAttrs(const AttrDict &x, const AttrDict &y) {
+  return samePayload(x.entries(), y.entries());
+}
+
+// Ops that may merge: the same kind of mergeable op in the same region
+// (and for broadcasts, the same type and operand).
+struct MergeBucket {
+  bool constant;
+  const Region *region;
+  Type type;
+  const Value *operand;
+  bool operator<(const MergeBucket &o) const {
+    return std::tie(constant, region, type, operand) <
+           std::tie(o.constant, o.region, o.type, o.operand);
+  }
+};
+
+} // namespace
+
+bool constantOrScalarMergerPass(Module &module, const PassOptions &,
+                                DiagnosticEngine &) {
+  std::map<MergeBucket, std::vector<Operation *>> buckets;
+  std::vector<std::pair<Operation *, Operation *>> merges;
+  walk(module.op(), [&](Operation &op) {
+    bool constant = op.is("sdy.constant") || op.is("stablehlo.constant");
+    if (!constant && !isScalarBroadcast(op))
+      return;
+    MergeBucket key{constant, op.parentBlock()->parent,
+                    constant ? nullptr : op.result(0)->type,
+                    constant ? nullptr : op.operand(0)};
+    std::vector<Operation *> &seen = buckets[key];
+    for (Operation *earlier : seen)
+      if (sameAttrs(earlier->attrs, op.attrs)) {
+        merges.push_back({&op, earlier});
+        return;
+      }
+    seen.push_back(&op);
+  });
+  for (auto &merge : merges)
+    replaceOp(*merge.first, {merge.second->result(0)});
+  return true;
+}
+
+} // namespace shardlab

@@ -1,0 +1,214 @@
+// The export stage's passes, as Shardy declares them in
+// transforms/export/passes.td (with the call-graph passes it runs after
+// propagation). Passes with no entry point are Shardy's that shardlab has
+// not implemented yet: they are listed so they fail with a clear message.
+#include "export_passes.h"
+#include "../stages.h"
+
+namespace shardlab {
+
+namespace {
+
+void addCallGraphExportPasses(std::vector<PassInfo> &passes,
+                              std::string_view stage) {
+  passes.push_back(
+      {"sdy-export-named-computations",
+       stage,
+       "Export named computations to funcs",
+       "Every sdy.named_computation becomes a func.func and a call to it; "
+       "the computation's shardings go on the call.",
+       {{"func-result-shardings", OptionType::Bool, "false",
+         "Also put the out shardings on the new function's results (the "
+         "XLA variant's behaviour; shardlab extension)"}},
+       exportNamedComputationsPass});
+  passes.push_back(
+      {"sdy-insert-func-call-reshards",
+       stage,
+       "Insert reshards at func calls",
+       "Where a call's operand or result sharding differs from the callee's "
+       "argument or result sharding, an sdy.reshard makes them agree.",
+       {},
+       insertFuncCallReshardsPass});
+  passes.push_back(
+      {"sdy-sink-func-data-flow-edges",
+       stage,
+       "Sink func data-flow edges",
+       "Moves the shardings of sdy.func_data_flow_edge ops onto the function "
+       "arguments and results and removes the ops.",
+       {},
+       sinkFuncDataFlowEdgesPass});
+  passes.push_back(
+      {"sdy-unflatten-call-graph",
+       stage,
+       "Unflatten the call graph",
+       "Merges the per-call-site copies of a function back into one per "
+       "distinct sharding.",
+       {{"dedup-functions-fully", OptionType::Bool, "false",
+         "Merge all copies into the most-called one"}},
+       unflattenCallGraphPass});
+}
+
+void addPartitionerPasses(std::vector<PassInfo> &passes,
+                          std::string_view stage) {
+  passes.push_back(
+      {"sdy-insert-explicit-reshards",
+       stage,
+       "Insert explicit reshards",
+       "Makes every op's operand and result shardings agree with its "
+       "sharding rule by inserting sdy.reshard, and sdy.all_reduce where a "
+       "reduction factor is sharded.",
+       {{"enable-full-version", OptionType::Bool, "false",
+         "Handle every op, not only those Shardy's partial version covers"}},
+       insertExplicitReshardsPass});
+  passes.push_back(
+      {"sdy-reshard-to-collectives",
+       stage,
+       "Lower reshards to collectives",
+       "Lowers each sdy.reshard to sdy.all_slice, sdy.collective_permute, "
+       "sdy.all_to_all and sdy.all_gather.",
+       {{"keep-redundant-reshards", OptionType::Bool, "false",
+         "Keep reshards whose input and output shardings are equal"}},
+       reshardToCollectivesPass});
+  passes.push_back({"sdy-verify-unreduced-axes",
+                    stage,
+                    "Verify unreduced axes",
+                    "An op may only produce unreduced axes its rule allows; "
+                    "anything else is an error.",
+                    {},
+                    verifyUnreducedAxesPass});
+  for (auto [flag, summary] :
+       {std::pair{"sdy-convert-global-to-local",
+                  "Convert to local (per-device) shapes"},
+        {"sdy-pad-for-divisibility", "Pad tensors for divisibility"},
+        {"sdy-per-instruction-partitioning", "Per-instruction partitioning"},
+        {"sdy-remove-all-gather-reduce-scatter-for-cmv1",
+         "Remove all-gather/reduce-scatter pairs (CMV1)"},
+        {"sdy-resolve-permutation-factors", "Resolve permutation factors"},
+        {"sdy-resolve-single-device-sharding",
+         "Resolve single-device shardings"}})
+    passes.push_back({flag, stage, summary, "", {}, nullptr});
+}
+
+std::vector<OptionDecl> exportPipelineOptions() {
+  return {
+      {"keep-sharding-rules", OptionType::Bool, "false",
+       "Keep the sdy.sharding_rule attributes"},
+      {"avoid-export-for-partitioning", OptionType::Bool, "false",
+       "Skip the partitioner part (reshards, collectives) and mesh inlining"},
+      {"enable-insert-explicit-collectives", OptionType::Bool, "false",
+       "Lower reshards to collectives"},
+      {"remove-all-gather-reduce-scatter-for-cmv1", OptionType::Bool, "false",
+       "Remove all-gather/reduce-scatter pairs (CMV1; not implemented yet, "
+       "the step is skipped)"},
+      {"update-non-divisible-input-output-shardings", OptionType::Bool, "true",
+       "Make function input and output shardings evenly divisible"},
+      {"dump-sharding-origins", OptionType::Bool, "false",
+       "The module carries sharding-origin debug info to remove"},
+      {"dump-propagation-edges", OptionType::Bool, "false",
+       "The module carries propagation-edge debug info to remove"},
+      {"inline-meshes", OptionType::Bool, "true",
+       "Inline meshes into the shardings"}};
+}
+
+} // namespace
+
+void addExportPasses(std::vector<PassInfo> &passes) {
+  const std::string_view stage = "export";
+  passes.push_back({"sdy-close-shardings",
+                    stage,
+                    "Close every sharding",
+                    "Open dimension shardings ({?}) become closed.",
+                    {},
+                    closeShardingsPass});
+  passes.push_back(
+      {"sdy-constant-or-scalar-merger",
+       stage,
+       "Merge split constants",
+       "Undoes the import's splitting: identical constants become one.",
+       {},
+       constantOrScalarMergerPass});
+  passes.push_back({"sdy-drop-sharding-and-mesh",
+                    stage,
+                    "Drop shardings and meshes",
+                    "Removes every sharding attribute and sdy.mesh.",
+                    {},
+                    dropShardingAndMeshPass});
+  passes.push_back({"sdy-drop-sharding-rules",
+                    stage,
+                    "Drop sharding rules",
+                    "Removes every sdy.sharding_rule attribute.",
+                    {},
+                    dropShardingRulesPass});
+  passes.push_back(
+      {"sdy-export-pipeline", stage, "Shardy's export pipeline",
+       "constant-or-scalar-merger, sink-data-flow-edges, "
+       "remove-sharding-groups, sharding-constraint-to-reshard, the "
+       "input/output sharding fixes, close-shardings, the partitioner part "
+       "(verify-unreduced-axes, insert-explicit-reshards and, with "
+       "enable-insert-explicit-collectives, reshard-to-collectives), "
+       "debug-info and rule removal, and inline-meshes.",
+       exportPipelineOptions(), exportPipelinePass});
+  passes.push_back({"sdy-inline-meshes",
+                    stage,
+                    "Inline meshes into shardings",
+                    "Every sharding names its mesh inline; the sdy.mesh "
+                    "symbols go.",
+                    {},
+                    inlineMeshesPass});
+  passes.push_back(
+      {"sdy-propagate-to-func-results",
+       stage,
+       "Propagate shardings to func results",
+       "A function result without a sharding takes the sharding of the "
+       "value it returns.",
+       {},
+       propagateToFuncResultsPass});
+  passes.push_back({"sdy-remove-propagation-debug-info",
+                    stage,
+                    "Remove propagation debug info",
+                    "Removes sdy.sharding_origins and sdy.propagation_edges.",
+                    {},
+                    removePropagationDebugInfoPass});
+  passes.push_back({"sdy-remove-sharding-groups",
+                    stage,
+                    "Remove sharding groups",
+                    "Erases every sdy.sharding_group op.",
+                    {},
+                    removeShardingGroupsPass});
+  passes.push_back(
+      {"sdy-remove-sub-axes-in-input-output-shardings",
+       stage,
+       "Remove sub-axes from input/output shardings",
+       "Function argument and result shardings keep only full axes.",
+       {},
+       removeSubAxesInInputOutputShardingsPass});
+  passes.push_back({"sdy-sharding-constraint-to-reshard",
+                    stage,
+                    "Turn sharding constraints into reshards",
+                    "Every sdy.sharding_constraint becomes an sdy.reshard.",
+                    {},
+                    shardingConstraintToReshardPass});
+  passes.push_back(
+      {"sdy-sink-data-flow-edges",
+       stage,
+       "Sink data-flow edges",
+       "Moves the shardings of sdy.data_flow_edge ops onto the values they "
+       "wrap and removes the ops.",
+       {{"sink-debug-sharding-origins", OptionType::Bool, "false",
+         "Move the sharding-origin debug info too"},
+        {"sink-debug-propagation-edge-sharding", OptionType::Bool, "false",
+         "Move the propagation-edge debug info too"}},
+       sinkDataFlowEdgesPass});
+  passes.push_back(
+      {"sdy-update-non-divisible-input-output-shardings",
+       stage,
+       "Make input/output shardings divisible",
+       "Drops the axes of a function input or output sharding that do not "
+       "divide its dimension.",
+       {},
+       updateNonDivisibleInputOutputShardingsPass});
+  addCallGraphExportPasses(passes, stage);
+  addPartitionerPasses(passes, stage);
+}
+
+} // namespace shardlab

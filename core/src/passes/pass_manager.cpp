@@ -1,0 +1,156 @@
+// The one pass runner (see pass_manager.h) and loadModule.
+#include "shardlab/passes/pass_manager.h"
+
+#include "shardlab/passes/xla_support.h"
+#include "shardlab/verify/verifier.h"
+
+namespace shardlab {
+
+namespace {
+
+size_t errorCount(const DiagnosticEngine &diags) {
+  size_t count = 0;
+  for (const Diagnostic &diag : diags.diagnostics())
+    count += diag.severity == Severity::Error;
+  return count;
+}
+
+std::string dashed(std::string_view flag) { return "-" + std::string(flag); }
+
+bool runStep(Module &module, const PassStep &step, DiagnosticEngine &diags,
+             VerifyAfter verify = VerifyAfter::Yes) {
+  const PassInfo &pass = *step.pass;
+  if (!pass.run) {
+    diags.error(module.op().loc, "pass '" + dashed(pass.flag) +
+                                     "' is not implemented yet in shardlab");
+    return false;
+  }
+  size_t errors_before = errorCount(diags);
+  bool ok;
+  {
+    PassTimingScope scope(module, pass.flag);
+    ok = pass.run(module, step.options, diags);
+  }
+  bool reported = errorCount(diags) > errors_before;
+  if (ok && !reported)
+    return verify == VerifyAfter::No || verifyModule(module, diags);
+  if (!reported)
+    diags.error(module.op().loc, "pass '" + dashed(pass.flag) + "' failed");
+  return false;
+}
+
+} // namespace
+
+bool appendPass(PassPipeline &pipeline, std::string_view flag,
+                std::string_view options_text, std::string &error) {
+  const PassInfo *pass = lookupPass(flag);
+  if (!pass) {
+    error = "unknown pass '" + dashed(flag) + "'";
+    return false;
+  }
+  RawPassOptions raw;
+  if (!parsePassOptions(options_text, raw, error))
+    return false;
+  PassStep step{pass, {}};
+  // A pass that is not implemented fails when it runs, with that message,
+  // rather than here over options nobody has declared for it yet.
+  if (pass->run && !PassOptions::resolve(*pass, raw, step.options, error))
+    return false;
+  pipeline.steps.push_back(std::move(step));
+  return true;
+}
+
+const std::vector<NamedPipeline> &namedPipelines() {
+  static const std::vector<NamedPipeline> pipelines = {
+      {"basic", "Basic propagation only", {{"sdy-basic-propagate", ""}}},
+      {"aggressive",
+       "Aggressive propagation",
+       {{"sdy-aggressive-propagate", ""}}},
+      {"op-priority",
+       "Op-priority propagation",
+       {{"sdy-op-priority-propagate", ""}}},
+      {"user-priority",
+       "User-priority propagation",
+       {{"sdy-user-priority-propagate", ""}}},
+      {"pipeline",
+       "Shardy's propagation pipeline (import, propagate, export)",
+       {{"sdy-propagation-pipeline", ""}}},
+      // The export pipeline also all-reduces sharded reductions, which
+      // insert-explicit-reshards + reshard-to-collectives alone leave out.
+      {"explicit",
+       "The propagation pipeline, then explicit reshards and collectives "
+       "(what the scheduler estimates)",
+       {{"sdy-propagation-pipeline", ""},
+        {"sdy-export-pipeline",
+         "enable-insert-explicit-collectives=true inline-meshes=false"}}},
+  };
+  return pipelines;
+}
+
+bool buildNamedPipeline(std::string_view name, PassPipeline &pipeline,
+                        std::string &error) {
+  for (const NamedPipeline &named : namedPipelines()) {
+    if (named.name != name)
+      continue;
+    for (const auto &[flag, options] : named.steps)
+      if (!appendPass(pipeline, flag, options, error))
+        return false;
+    return true;
+  }
+  error = "unknown pipeline '" + std::string(name) + "'; the pipelines:";
+  for (const NamedPipeline &named : namedPipelines())
+    error += " " + std::string(named.name);
+  return false;
+}
+
+bool runPassPipeline(Module &module, const PassPipeline &pipeline,
+                     DiagnosticEngine &diags, std::string *failed_flag) {
+  for (const PassStep &step : pipeline.steps) {
+    if (runStep(module, step, diags))
+      continue;
+    if (failed_flag)
+      *failed_flag = dashed(step.pass->flag);
+    return false;
+  }
+  return true;
+}
+
+bool runNestedPass(Module &module, std::string_view flag,
+                   DiagnosticEngine &diags, const RawPassOptions &options,
+                   VerifyAfter verify) {
+  PassStep step{lookupPass(flag), {}};
+  std::string error = "pass '" + dashed(flag) + "' is not registered";
+  if (!step.pass ||
+      (step.pass->run &&
+       !PassOptions::resolve(*step.pass, options, step.options, error))) {
+    diags.error(module.op().loc, "internal error: " + error);
+    return false;
+  }
+  return runStep(module, step, diags, verify);
+}
+
+LoadedModule loadModule(std::string_view text, DiagnosticEngine &diags,
+                        const LoadOptions &options) {
+  LoadedModule loaded;
+  ParseOptions parse_options;
+  parse_options.line_offset = options.line_offset;
+  std::unique_ptr<Module> module = parseModule(text, diags, parse_options);
+  if (!module || diags.hasErrors()) {
+    loaded.failed_stage = "parse";
+    return loaded;
+  }
+  if (!verifyModule(*module, diags) || diags.hasErrors()) {
+    loaded.failed_stage = "verify";
+    return loaded;
+  }
+  if (options.import_gspmd &&
+      (!importGspmdForm(*module, diags, loaded.from_gspmd) ||
+       diags.hasErrors())) {
+    loaded.failed_stage = "import";
+    return loaded;
+  }
+  loaded.module = std::move(module);
+  return loaded;
+}
+
+} // namespace shardlab

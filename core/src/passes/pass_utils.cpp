@@ -1,0 +1,406 @@
+// IR helpers shared by the sdy passes (see pass_utils.h).
+#include "shardlab/passes/pass_utils.h"
+#include "shardlab/ir/op_registry.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+namespace shardlab {
+
+std::unique_ptr<Operation> makeOp(Context &ctx, std::string_view name,
+                                  const std::vector<Value *> &operands,
+                                  const std::vector<Type> &types,
+                                  Location loc) {
+  std::string_view interned = ctx.intern(name);
+  auto op = Operation::create(ctx.ops, interned, lookupOp(interned), loc);
+  op->setOperands(operands);
+  op->setResultTypes(types);
+  return op;
+}
+
+namespace {
+
+void cloneRegionInto(Region &from, Region &into, ValueMap &map) {
+  for (auto &block : from.blocks) {
+    Block &copy = into.addBlock();
+    for (size_t i = 0; i < block->numArguments(); ++i) {
+      Value *arg = block->argument(i);
+      Value *new_arg = copy.addArgument(arg->type, arg->loc);
+      new_arg->arg_attrs = arg->arg_attrs;
+      map[arg] = new_arg;
+    }
+    cloneBlockBefore(*block, copy, nullptr, map, false);
+  }
+}
+
+} // namespace
+
+bool mayContain(const Module &module,
+                std::initializer_list<std::string_view> names) {
+  const OpPool &ops = module.ctx().ops;
+  for (std::string_view name : names)
+    if (ops.liveNamed(name))
+      return true;
+  return false;
+}
+
+std::unique_ptr<Operation> cloneOp(Operation &op, ValueMap &map) {
+  auto copy = Operation::create(op.pool(), op.name, op.info, op.loc);
+  copy->attrs = op.attrs;
+  copy->props = op.props;
+  std::vector<Value *> operands;
+  for (size_t i = 0; i < op.numOperands(); ++i) {
+    auto it = map.find(op.operand(i));
+    operands.push_back(it == map.end() ? op.operand(i) : it->second);
+  }
+  copy->setOperands(operands);
+  std::vector<Type> types;
+  for (size_t i = 0; i < op.numResults(); ++i)
+    types.push_back(op.result(i)->type);
+  copy->setResultTypes(types);
+  for (size_t i = 0; i < op.numResults(); ++i) {
+    copy->result(i)->loc = op.result(i)->loc;
+    map[op.result(i)] = copy->result(i);
+  }
+  for (size_t r = 0; r < op.numRegions(); ++r)
+    cloneRegionInto(op.region(r), copy->addRegion(), map);
+  return copy;
+}
+
+void cloneBlockBefore(Block &from, Block &into, Operation *before,
+                      ValueMap &map, bool skip_terminator) {
+  for (Operation *op = from.front(); op; op = op->nextInBlock()) {
+    if (skip_terminator && op == from.back())
+      break;
+    into.insertBefore(before, cloneOp(*op, map));
+  }
+}
+
+void eraseOp(Operation &op) { op.parentBlock()->erase(&op); }
+
+void replaceOp(Operation &op, const std::vector<Value *> &values) {
+  for (size_t i = 0; i < op.numResults(); ++i)
+    op.result(i)->replaceAllUsesWith(values[i]);
+  eraseOp(op);
+}
+
+bool isBeforeInBlock(const Operation *a, const Operation *b) {
+  for (const Operation *op = a->nextInBlock(); op; op = op->nextInBlock())
+    if (op == b)
+      return true;
+  return false;
+}
+
+namespace {
+
+// StableHLO ops with side effects (no Pure trait in StableHLO).
+bool isStablehloEffecting(std::string_view name) {
+  static const std::unordered_set<std::string_view> kEffecting = {
+      "stablehlo.custom_call",
+      "stablehlo.all_reduce",
+      "stablehlo.all_gather",
+      "stablehlo.all_to_all",
+      "stablehlo.reduce_scatter",
+      "stablehlo.collective_permute",
+      "stablehlo.collective_broadcast",
+      "stablehlo.send",
+      "stablehlo.recv",
+      "stablehlo.infeed",
+      "stablehlo.outfeed",
+      "stablehlo.rng",
+      "stablehlo.partition_id",
+      "stablehlo.replica_id",
+      "stablehlo.create_token",
+      "stablehlo.after_all",
+      "stablehlo.composite",
+      "stablehlo.optimization_barrier"};
+  return kEffecting.count(name) != 0;
+}
+
+bool isSdyPure(std::string_view name) {
+  return name == "sdy.reshard" || name == "sdy.constant" ||
+         name == "sdy.propagation_barrier";
+}
+
+bool regionsSideEffectFree(Operation &op) {
+  for (size_t r = 0; r < op.numRegions(); ++r)
+    for (auto &block : op.region(r).blocks)
+      for (Operation &nested : *block)
+        if (!(nested.nextInBlock() == nullptr && nested.numResults() == 0) &&
+            !isSideEffectFree(nested))
+          return false;
+  return true;
+}
+
+} // namespace
+
+bool isSideEffectFree(Operation &op) {
+  std::string_view dialect = op.dialect();
+  if (dialect == "sdy") {
+    if (op.is("sdy.manual_computation") || op.is("sdy.named_computation"))
+      return regionsSideEffectFree(op);
+    return isSdyPure(op.name);
+  }
+  if (dialect == "stablehlo" && op.info) {
+    if (isStablehloEffecting(op.name))
+      return false;
+    return regionsSideEffectFree(op);
+  }
+  return false;
+}
+
+bool isTriviallyDead(Operation &op) {
+  if (op.numResults() == 0)
+    return false;
+  for (size_t i = 0; i < op.numResults(); ++i)
+    if (op.result(i)->hasUses())
+      return false;
+  return isSideEffectFree(op);
+}
+
+std::vector<Operation *> usersOf(const Value *value) {
+  std::vector<Operation *> users;
+  for (OpOperand *use = value->firstUse(); use; use = use->next_use) {
+    bool seen = false;
+    for (Operation *user : users)
+      seen = seen || user == use->owner;
+    if (!seen)
+      users.push_back(use->owner);
+  }
+  return users;
+}
+
+void forEachFunc(Module &module, const std::function<void(Operation &)> &fn) {
+  for (Operation *op = module.body().front(); op;) {
+    Operation *next = op->nextInBlock();
+    // Declarations (no body) are only symbols: nothing to import, propagate
+    // or export in them.
+    if (op->is("func.func") && op->numRegions() && !op->region(0).empty())
+      fn(*op);
+    op = next;
+  }
+}
+
+Operation *terminatorOf(Operation &op, size_t region) {
+  if (op.numRegions() <= region || op.region(region).empty())
+    return nullptr;
+  return op.region(region).front().back();
+}
+
+std::vector<TensorSharding> shardingList(const Operation &op,
+                                         std::string_view attr_name) {
+  const Attr *attr = op.attrs.get(attr_name);
+  if (!attr || attr->kind != AttrKind::ShardingPerValue)
+    return {};
+  return attr->shardings();
+}
+
+void setShardingList(Operation &op, std::string_view attr_name,
+                     std::vector<TensorSharding> shardings, Context &ctx) {
+  op.attrs.set(ctx.intern(attr_name),
+               ctx.attrs.shardingPerValue(std::move(shardings)));
+}
+
+const TensorSharding &opSharding(const Operation &op,
+                                 std::string_view attr_name) {
+  return op.attrs.get(attr_name)->sharding();
+}
+
+void setOpSharding(Operation &op, const TensorSharding &sharding, Context &ctx,
+                   std::string_view attr_name) {
+  op.attrs.set(ctx.intern(attr_name), ctx.attrs.sharding(sharding));
+}
+
+namespace {
+
+// `fn` applied to a Sharding or ShardingPerValue attribute, the same
+// attribute when nothing changed. Attributes are immutable, so `memo` keeps
+// the result per attribute: a module's many equal (uniqued) shardings are
+// transformed once. `fn` must give equal results for equal shardings.
+using ShardingMemo = std::unordered_map<const Attr *, const Attr *>;
+
+const Attr *transformedAttr(const Attr *attr, Context &ctx,
+                            const std::function<void(TensorSharding &)> &fn,
+                            ShardingMemo &memo) {
+  auto [it, inserted] = memo.try_emplace(attr, attr);
+  if (!inserted)
+    return it->second;
+  if (attr->kind == AttrKind::Sharding) {
+    TensorSharding sharding = attr->sharding();
+    fn(sharding);
+    if (!(sharding == attr->sharding()))
+      it->second = ctx.attrs.sharding(std::move(sharding));
+  } else {
+    std::vector<TensorSharding> list = attr->shardings();
+    for (TensorSharding &sharding : list)
+      fn(sharding);
+    if (list != attr->shardings())
+      it->second = ctx.attrs.shardingPerValue(std::move(list));
+  }
+  return it->second;
+}
+
+// The attribute arrays of `func` Shardy reaches through its arguments and
+// results: a declaration has no block arguments, so only `res_attrs`.
+std::vector<const char *> funcShardingArrays(const Operation &func) {
+  if (func.numRegions() && !func.region(0).empty())
+    return {"arg_attrs", "res_attrs"};
+  return {"res_attrs"};
+}
+
+// `array` (a func's arg_attrs or res_attrs) with `fn` applied to the
+// `sdy.sharding` of each dictionary; the same attribute when nothing
+// changed. Built once per func, not once per changed argument.
+const Attr *
+transformedDictArray(const Attr *array, Context &ctx,
+                     const std::function<void(TensorSharding &)> &fn,
+                     ShardingMemo &memo) {
+  if (!array || array->kind != AttrKind::Array)
+    return array;
+  std::vector<const Attr *> dicts = array->elements();
+  bool changed = false;
+  for (const Attr *&dict : dicts) {
+    const Attr *old = dict && dict->kind == AttrKind::Dict
+                          ? dict->get("sdy.sharding")
+                          : nullptr;
+    if (!old || old->kind != AttrKind::Sharding)
+      continue;
+    const Attr *updated = transformedAttr(old, ctx, fn, memo);
+    if (updated == old)
+      continue;
+    std::vector<NamedAttr> entries = dict->entries();
+    for (NamedAttr &entry : entries)
+      if (entry.value == old && entry.name == "sdy.sharding")
+        entry.value = updated;
+    dict =
+        ctx.attrs.make(Attr{AttrKind::Dict, std::move(entries), nullptr, {}});
+    changed = true;
+  }
+  return changed ? ctx.attrs.array(std::move(dicts)) : array;
+}
+
+void transformFuncShardings(Operation &func, Context &ctx,
+                            const std::function<void(TensorSharding &)> &fn,
+                            ShardingMemo &memo) {
+  for (const char *key : funcShardingArrays(func)) {
+    const Attr *array = func.attrs.get(key);
+    const Attr *updated = transformedDictArray(array, ctx, fn, memo);
+    if (updated != array)
+      func.attrs.set(ctx.intern(key), updated);
+  }
+}
+
+void transformOpShardings(Operation &op, Context &ctx,
+                          const std::function<void(TensorSharding &)> &fn,
+                          ShardingMemo &memo) {
+  // set() on an existing name replaces its value in place.
+  for (size_t i = 0; i < op.attrs.entries().size(); ++i) {
+    const NamedAttr &entry = op.attrs.entries()[i];
+    if (entry.value->kind != AttrKind::Sharding &&
+        entry.value->kind != AttrKind::ShardingPerValue)
+      continue;
+    const Attr *updated = transformedAttr(entry.value, ctx, fn, memo);
+    if (updated != entry.value)
+      op.attrs.set(entry.name, updated);
+  }
+}
+
+} // namespace
+
+void transformShardings(Module &module,
+                        const std::function<void(TensorSharding &)> &fn) {
+  Context &ctx = module.ctx();
+  ShardingMemo memo;
+  walk(module.op(), [&](Operation &op) {
+    if (op.is("func.func"))
+      transformFuncShardings(op, ctx, fn, memo);
+    else
+      transformOpShardings(op, ctx, fn, memo);
+  });
+}
+
+const Attr *withoutDictEntries(const Attr *array, std::string_view name,
+                               Context &ctx) {
+  if (!array || array->kind != AttrKind::Array)
+    return nullptr;
+  std::vector<const Attr *> dicts;
+  bool any = false;
+  for (const Attr *dict : array->elements()) {
+    std::vector<NamedAttr> entries;
+    if (dict && dict->kind == AttrKind::Dict)
+      for (const NamedAttr &entry : dict->entries())
+        if (entry.name != name)
+          entries.push_back(entry);
+    any = any || !entries.empty();
+    dicts.push_back(
+        ctx.attrs.make(Attr{AttrKind::Dict, std::move(entries), nullptr, {}}));
+  }
+  return any ? ctx.attrs.array(std::move(dicts)) : nullptr;
+}
+
+const Attr *dictWith(const Attr *dict, std::string_view key, const Attr *value,
+                     Context &ctx) {
+  AttrDict entries;
+  if (dict && dict->kind == AttrKind::Dict)
+    for (const NamedAttr &entry : dict->entries())
+      entries.set(entry.name, entry.value);
+  entries.set(ctx.intern(key), value);
+  return ctx.attrs.make(Attr{AttrKind::Dict, entries.entries(), nullptr, {}});
+}
+
+const Attr *dictWithout(const Attr *dict, std::string_view key, Context &ctx) {
+  if (!dict || dict->kind != AttrKind::Dict)
+    return dict;
+  std::vector<NamedAttr> kept;
+  for (const NamedAttr &entry : dict->entries())
+    if (entry.name != key)
+      kept.push_back(entry);
+  if (kept.empty())
+    return nullptr;
+  return ctx.attrs.make(Attr{AttrKind::Dict, std::move(kept), nullptr, {}});
+}
+
+void setOrEraseAttr(Operation &op, std::string_view name, const Attr *value,
+                    Context &ctx) {
+  if (value)
+    op.attrs.set(ctx.intern(name), value);
+  else
+    op.attrs.erase(name);
+}
+
+std::string_view customCallTarget(const Operation &op) {
+  if (!op.is("stablehlo.custom_call") && !op.is("mhlo.custom_call"))
+    return {};
+  const Attr *target = op.attrs.get("call_target_name");
+  return target && target->kind == AttrKind::String
+             ? std::string_view(target->str())
+             : std::string_view();
+}
+
+bool isCustomCall(const Operation *op, std::string_view target) {
+  return op && !target.empty() && customCallTarget(*op) == target;
+}
+
+const TensorSharding *firstResultSharding(const Operation &op) {
+  const Attr *attr = op.attrs.get("sdy.sharding");
+  return attr && attr->kind == AttrKind::ShardingPerValue &&
+                 !attr->shardings().empty()
+             ? &attr->shardings()[0]
+             : nullptr;
+}
+
+void eraseFuncArgAndResultAttr(Operation &func, std::string_view name,
+                               Context &ctx) {
+  for (const char *key : funcShardingArrays(func)) {
+    const Attr *array = func.attrs.get(key);
+    if (!array || array->kind != AttrKind::Array)
+      continue;
+    setOrEraseAttr(func, key, withoutDictEntries(array, name, ctx), ctx);
+  }
+}
+
+const Mesh *meshOf(const Module &module, const TensorSharding &sharding) {
+  return lookupMesh(module, sharding.mesh);
+}
+
+} // namespace shardlab
