@@ -4,11 +4,11 @@
 // manual_computation_verification tests.
 #include <doctest/doctest.h>
 
-#include "shardlab/ir/shape.h"
 #include "shardlab/sharding/axis.h"
 #include "shardlab/sharding/collective_verify.h"
 #include "shardlab/sharding/manual_verify.h"
 #include "shardlab/sharding/mesh.h"
+#include "shardlab/sharding/shape.h"
 #include "shardlab/sharding/sharding_utils.h"
 
 using namespace shardlab;

@@ -5,9 +5,9 @@
 #pragma once
 
 #include "json_options.h"
+#include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
 #include "shardlab/sharding/sharding.h"
-#include "shardlab/text/diagnostics.h"
 
 #include <memory>
 #include <string>

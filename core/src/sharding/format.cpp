@@ -1,7 +1,7 @@
 // Text forms of sharding values (see format.h).
 #include "shardlab/sharding/format.h"
 
-#include "shardlab/ir/shape.h"
+#include "shardlab/sharding/shape.h"
 
 namespace shardlab {
 

@@ -1,8 +1,8 @@
 // Queries and constructors on TensorSharding values (see sharding_utils.h).
 #include "shardlab/sharding/sharding_utils.h"
 
-#include "shardlab/ir/shape.h"
 #include "shardlab/sharding/axis.h"
+#include "shardlab/sharding/shape.h"
 
 #include <algorithm>
 

@@ -1,9 +1,9 @@
 // sdy.manual_computation verification (see manual_verify.h).
 #include "shardlab/sharding/manual_verify.h"
 
-#include "shardlab/ir/shape.h"
 #include "shardlab/sharding/axis.h"
 #include "shardlab/sharding/format.h"
+#include "shardlab/sharding/shape.h"
 
 #include <algorithm>
 

@@ -5,7 +5,7 @@
 #include "shardlab/sharding/format.h"
 #include "shardlab/sharding/verify.h"
 
-#include "shardlab/ir/shape.h"
+#include "shardlab/sharding/shape.h"
 
 #include <algorithm>
 

@@ -12,8 +12,8 @@
 // from `run` (and so from JS) by its Shardy flag with no change here.
 #pragma once
 
+#include "shardlab/ir/diagnostics.h"
 #include "shardlab/passes/pass_manager.h"
-#include "shardlab/text/diagnostics.h"
 
 #include <string>
 #include <string_view>

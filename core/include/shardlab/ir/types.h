@@ -3,7 +3,7 @@
 // interned in a TypeContext, so equal types are equal pointers.
 #pragma once
 
-#include "shardlab/ir/shape.h"
+#include "shardlab/sharding/shape.h"
 
 #include <cstdint>
 #include <memory>

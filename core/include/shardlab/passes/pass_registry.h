@@ -11,8 +11,8 @@
 // pass, the option and the options the pass has.
 #pragma once
 
+#include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
-#include "shardlab/text/diagnostics.h"
 
 #include <chrono>
 #include <cstdint>

@@ -21,10 +21,10 @@
 // - traceToJson: all of the above as JSON for the playground.
 #pragma once
 
+#include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
 #include "shardlab/propagation/factor_propagation.h"
 #include "shardlab/propagation/propagate.h"
-#include "shardlab/text/diagnostics.h"
 
 #include <nlohmann/json_fwd.hpp>
 

@@ -4,9 +4,9 @@
 // attached to the op (`sdy.sharding_rule`, e.g. a user's custom rule).
 #pragma once
 
+#include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
 #include "shardlab/sharding/sharding.h"
-#include "shardlab/text/diagnostics.h"
 
 #include <optional>
 #include <string>

@@ -6,9 +6,9 @@
 // the latency-hiding scheduler and its memory rerun loop.
 #pragma once
 
+#include "shardlab/ir/diagnostics.h"
 #include "shardlab/schedule/program.h"
 #include "shardlab/schedule/scheduler.h"
-#include "shardlab/text/diagnostics.h"
 
 #include <optional>
 #include <string>

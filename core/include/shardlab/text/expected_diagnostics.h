@@ -2,7 +2,7 @@
 // `// expected-error@+1 {{text}}` annotations of the source, as MLIR does.
 #pragma once
 
-#include "shardlab/text/diagnostics.h"
+#include "shardlab/ir/diagnostics.h"
 
 #include <ostream>
 #include <string>

@@ -3,8 +3,8 @@
 // sdy ops); printModule prints it back as mlir-opt does.
 #pragma once
 
+#include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
-#include "shardlab/text/diagnostics.h"
 
 #include <memory>
 #include <string>

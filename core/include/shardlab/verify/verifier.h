@@ -3,8 +3,8 @@
 // diagnostics. Parsing guarantees syntax; this guarantees meaning.
 #pragma once
 
+#include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
-#include "shardlab/text/diagnostics.h"
 
 namespace shardlab {
 

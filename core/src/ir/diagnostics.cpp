@@ -1,4 +1,4 @@
-#include "shardlab/text/diagnostics.h"
+#include "shardlab/ir/diagnostics.h"
 
 namespace shardlab {
 

@@ -1,4 +1,4 @@
-// Shape constants shared by the IR, the sharding model and the cost model.
+// Shape constants shared by the sharding model and the IR above it.
 #pragma once
 
 #include <cstdint>

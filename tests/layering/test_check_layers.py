@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""scripts/check_layers.py passes a clean tree and names a violation."""
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "check_layers.py"
+
+
+def run(root, *layers):
+    return subprocess.run([sys.executable, SCRIPT, "--root", root, *layers],
+                          capture_output=True, text=True)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        root = pathlib.Path(tmp)
+        (root / "src" / "ir").mkdir(parents=True)
+        (root / "src" / "sharding").mkdir(parents=True)
+        (root / "src" / "ir" / "a.cpp").write_text('#include "shardlab/sharding/mesh.h"\n')
+        clean = run(root, "sharding=", "ir=sharding")
+        assert clean.returncode == 0, clean.stderr
+        (root / "src" / "sharding" / "b.cpp").write_text(
+            '// uses the IR\n#include "shardlab/ir/ir.h"\n')
+        bad = run(root, "sharding=", "ir=sharding")
+        assert bad.returncode == 1, bad
+        assert "b.cpp:2: layer 'sharding' may not include 'ir'" in bad.stderr, bad.stderr
+        unknown = run(root, "ir=")
+        assert "unknown layer 'sharding'" in unknown.stderr, unknown.stderr
+    print("check_layers: clean tree passes, violations are named")
+
+
+if __name__ == "__main__":
+    main()
