@@ -19,19 +19,43 @@ bool verifyOpSharding(VerifyContext &ctx, Operation &op, const Attr &attr) {
   if (attr.kind != AttrKind::ShardingPerValue)
     return ctx.opError(op, "should have a sharding attribute of type "
                            "TensorShardingPerValueAttr");
+  // Inside a manual computation the answer also depends on the enclosing
+  // manual axes: those ops are not memoized.
+  ShardingVerifyOptions options = optionsFor(op);
+  bool memo = options.already_manual_axes.empty();
+  ctx.startKey(VerifyContext::Check::OpSharding, &attr);
+  for (size_t i = 0; i < op.numResults(); ++i)
+    ctx.addKeyType(op.result(i)->type);
+  if (memo && ctx.passed())
+    return true;
   std::optional<std::string> error =
       verifyShardingPerValue(attr.shardings(), ctx.meshesOf(attr.shardings()),
-                             shapeInfos(resultTypes(op)), optionsFor(op));
-  return !error || ctx.shardingError(op, "result " + *error);
+                             shapeInfos(resultTypes(op)), options);
+  if (error)
+    return ctx.shardingError(op, "result " + *error);
+  if (memo)
+    ctx.recordPassed();
+  return true;
 }
 
 bool verifyOpRule(VerifyContext &ctx, Operation &op, const Attr &attr) {
   if (attr.kind != AttrKind::OpShardingRule)
     return ctx.opError(op, "should have a sharding rule attribute of type "
                            "OpShardingRuleAttr");
+  ctx.startKey(VerifyContext::Check::OpRule, &attr);
+  for (size_t i = 0; i < op.numOperands(); ++i)
+    ctx.addKeyType(op.operand(i)->type);
+  ctx.addKeyType(nullptr); // operands | results
+  for (size_t i = 0; i < op.numResults(); ++i)
+    ctx.addKeyType(op.result(i)->type);
+  if (ctx.passed())
+    return true;
   std::optional<std::string> error = verifyOpShardingRule(
       attr.rule(), shapeInfos(operandTypes(op)), shapeInfos(resultTypes(op)));
-  return !error || ctx.opError(op, *error);
+  if (error)
+    return ctx.opError(op, *error);
+  ctx.recordPassed();
+  return true;
 }
 
 bool isPropagationEdgesName(std::string_view name) {
@@ -51,10 +75,17 @@ bool verifyFuncValue(VerifyContext &ctx, Operation &func, const Attr *dict,
   if (attr->kind != AttrKind::Sharding)
     return ctx.opError(func, layer + "should have a sharding attribute of "
                                      "type TensorShardingAttr");
+  ctx.startKey(VerifyContext::Check::FuncValue, attr);
+  ctx.addKeyType(type);
+  if (ctx.passed())
+    return true;
   std::optional<std::string> error = verifyTensorSharding(
       attr->sharding(), ctx.lookupMesh(attr->sharding().mesh), shapeInfo(type),
       optionsFor(func));
-  return !error || ctx.shardingError(func, layer + *error);
+  if (error)
+    return ctx.shardingError(func, layer + *error);
+  ctx.recordPassed();
+  return true;
 }
 
 const Attr *dictAt(const Attr *array, size_t index) {

@@ -55,13 +55,28 @@ bool VerifyContext::shardingError(const Operation &op,
   return false;
 }
 
+void VerifyContext::startKey(Check check, const Attr *attr) {
+  key_.assign(1, static_cast<char>(check));
+  key_.append(reinterpret_cast<const char *>(&attr), sizeof attr);
+}
+
+void VerifyContext::addKeyType(Type type) {
+  key_.append(reinterpret_cast<const char *>(&type), sizeof type);
+}
+
+bool VerifyContext::passed() const { return passed_.count(key_) != 0; }
+
+void VerifyContext::recordPassed() { passed_.insert(key_); }
+
 ValueShapeInfo shapeInfo(Type type) {
   if (!type)
     return ValueShapeInfo::none();
   ValueShapeInfo info;
   switch (type->kind) {
   case TypeKind::RankedTensor:
-    info = ValueShapeInfo::ranked(type->shape, type->element->text);
+    // Not ValueShapeInfo::ranked: that prints the type, which is known.
+    info.dims = type->shape;
+    info.element_type = type->element->text;
     break;
   case TypeKind::UnrankedTensor:
     info = ValueShapeInfo::unranked(type->element->text);

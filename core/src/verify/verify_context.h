@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace shardlab::verify {
@@ -42,9 +43,24 @@ public:
   /// bound by a parent manual computation, the note at that parent.
   bool shardingError(const Operation &op, const std::string &message);
 
+  /// What a check of an attribute against types is about (a memo key part).
+  enum class Check : char { OpSharding, OpRule, FuncValue };
+  /// Memo of checks that passed in this run, keyed by (check, attribute,
+  /// types). Attributes and types are interned and nothing changes the
+  /// meshes while the verifier runs, so the answer is the same; a module of
+  /// repeated layers is then verified once per distinct key. Usage:
+  ///   startKey(check, attr); addKeyType(t)...; if (passed()) ...;
+  ///   ... recordPassed();
+  void startKey(Check check, const Attr *attr);
+  void addKeyType(Type type);
+  bool passed() const;
+  void recordPassed();
+
 private:
   Module &module_;
   DiagnosticEngine &diags_;
+  std::unordered_set<std::string> passed_;
+  std::string key_; ///< the key being built
 };
 
 /// The shape info of a type, for the sharding library.
