@@ -26,6 +26,7 @@ bool runStep(Module &module, const PassStep &step, DiagnosticEngine &diags,
     return false;
   }
   size_t errors_before = errorCount(diags);
+  module.unchanged_by_pass = false;
   bool ok;
   {
     PassTimingScope scope(module, pass.flag);
@@ -33,7 +34,8 @@ bool runStep(Module &module, const PassStep &step, DiagnosticEngine &diags,
   }
   bool reported = errorCount(diags) > errors_before;
   if (ok && !reported)
-    return verify == VerifyAfter::No || verifyModule(module, diags);
+    return verify == VerifyAfter::No || module.unchanged_by_pass ||
+           verifyModule(module, diags);
   if (!reported)
     diags.error(module.op().loc, "pass '" + dashed(pass.flag) + "' failed");
   return false;

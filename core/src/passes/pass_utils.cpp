@@ -403,4 +403,29 @@ const Mesh *meshOf(const Module &module, const TensorSharding &sharding) {
   return lookupMesh(module, sharding.mesh);
 }
 
+std::vector<Operation *> opsNamed(Module &module, std::string_view kind) {
+  std::vector<Operation *> ops;
+  if (!mayContain(module, {kind}))
+    return ops;
+  walk(module.op(), [&](Operation &op) {
+    if (op.is(kind))
+      ops.push_back(&op);
+  });
+  return ops;
+}
+
+void eraseMeshOps(Module &module) {
+  for (Operation *op = module.body().front(); op;) {
+    Operation *next = op->nextInBlock();
+    if (op->is("sdy.mesh"))
+      eraseOp(*op);
+    op = next;
+  }
+}
+
+bool markUnchanged(Module &module) {
+  module.unchanged_by_pass = true;
+  return true;
+}
+
 } // namespace shardlab

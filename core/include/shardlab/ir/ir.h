@@ -268,6 +268,9 @@ public:
   std::string sym_name; ///< `module @name`, empty if none
   /// When set, every pass run on this module records its wall time there.
   PassTiming *timing = nullptr;
+  /// Set by a pass (markUnchanged) that left the module as it was: the pass
+  /// runner then skips verifying it again. Reset before every pass.
+  bool unchanged_by_pass = false;
   /// Finds a top-level op with `sym_name = @name` (sdy.mesh, func.func).
   /// The index is rebuilt when top-level ops are inserted or erased; a pass
   /// that renames a symbol in place calls invalidateSymbols().

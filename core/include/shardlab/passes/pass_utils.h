@@ -52,6 +52,17 @@ bool isSideEffectFree(Operation &op);
 /// No result is used and the op has no side effects.
 bool isTriviallyDead(Operation &op);
 
+/// Returns true after telling the pass runner that the pass changed
+/// nothing, so the module is not verified again (MLIR skips the verifier
+/// when a pass preserves all analyses). For early exits of passes.
+bool markUnchanged(Module &module);
+
+/// The ops named `kind` nested in the module, collected before any is
+/// erased (none walked when the module has none).
+std::vector<Operation *> opsNamed(Module &module, std::string_view kind);
+/// Erases the sdy.mesh symbols (only the module's body holds them).
+void eraseMeshOps(Module &module);
+
 /// The users of a value, in use-list order (each op once).
 std::vector<Operation *> usersOf(const Value *value);
 

@@ -103,7 +103,7 @@ bool reshardToCollectivesPass(Module &module, const PassOptions &options,
   bool keep_redundant = options.flag("keep-redundant-reshards");
   std::vector<Operation *> reshards;
   if (!mayContain(module, {"sdy.reshard"}))
-    return true;
+    return markUnchanged(module);
   walk(module.op(), [&](Operation &op) {
     if (op.is("sdy.reshard"))
       reshards.push_back(&op);

@@ -66,7 +66,7 @@ bool sinkDataFlowEdgesPass(Module &module, const PassOptions &options,
   std::vector<Operation *> edges;
   if (!mayContainShardableDataFlowOps(module) &&
       !mayContain(module, {"sdy.data_flow_edge"}))
-    return true;
+    return markUnchanged(module);
   walk(module.op(), [&](Operation &op) {
     if (op.is("sdy.data_flow_edge"))
       edges.push_back(&op);

@@ -264,7 +264,7 @@ bool verifyUnreducedAxesPass(Module &module, const PassOptions &,
   if (!module.ctx().attrs.anyUnreduced() &&
       !mayContain(module, {"sdy.all_reduce", "sdy.reduce_scatter",
                            "stablehlo.all_reduce", "stablehlo.reduce_scatter"}))
-    return true;
+    return markUnchanged(module);
   Checker checker{module, diags, {}, {}};
   bool ok = true;
   forEachFunc(module, [&](Operation &func) {

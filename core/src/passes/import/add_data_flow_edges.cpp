@@ -205,7 +205,7 @@ void addDataFlowEdgesOf(Operation &op, Context &ctx) {
 bool addDataFlowEdgesPass(Module &module, const PassOptions &,
                           DiagnosticEngine &) {
   if (!mayContainShardableDataFlowOps(module))
-    return true;
+    return markUnchanged(module);
   Context &ctx = module.ctx();
   walk(module.op(), [&](Operation &op) {
     if (isShardableDataFlowOp(op))

@@ -211,7 +211,7 @@ bool applyShardingConstraintsPass(Module &module, const PassOptions &options,
   if (!origins && !edges &&
       !mayContain(module,
                   {"sdy.sharding_constraint", "sdy.manual_computation"}))
-    return true;
+    return markUnchanged(module);
   std::optional<ShardingDebugSession> debug;
   if (origins || edges)
     debug.emplace(module, origins, edges);

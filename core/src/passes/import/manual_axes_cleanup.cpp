@@ -77,7 +77,7 @@ void cleanup(Operation &op, const TensorSharding &any_sharding,
 bool manualAxesCleanupPass(Module &module, const PassOptions &,
                            DiagnosticEngine &diags) {
   if (!mayContain(module, {"sdy.manual_computation"}))
-    return true;
+    return markUnchanged(module);
   bool ok = true;
   walk(module.op(), [&](Operation &op) {
     if (!op.is("sdy.manual_computation"))

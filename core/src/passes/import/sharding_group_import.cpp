@@ -90,7 +90,7 @@ bool collectGroups(
 bool shardingGroupImportPass(Module &module, const PassOptions &,
                              DiagnosticEngine &diags) {
   if (!mayContain(module, {"sdy.sharding_group"}))
-    return true;
+    return markUnchanged(module);
   std::vector<std::pair<Value *, std::vector<Operation *>>> value_groups;
   if (!collectGroups(module, diags, value_groups))
     return false;

@@ -10,7 +10,7 @@ namespace shardlab {
 bool xlaImportConstantsPass(Module &module, const PassOptions &,
                             DiagnosticEngine &) {
   if (!mayContain(module, {"stablehlo.constant"}))
-    return true;
+    return markUnchanged(module);
   std::vector<Operation *> constants;
   walk(module.op(), [&](Operation &op) {
     if (op.is("stablehlo.constant"))

@@ -1,7 +1,6 @@
-// Import passes that rewrite meshes inside shardings:
-// -sdy-lift-inlined-meshes replaces inline `mesh<...>` by `sdy.mesh` symbols
-// (deduplicating identical meshes), and -sdy-remove-size-one-axes drops axes
-// of size 1 from every sharding.
+// -sdy-lift-inlined-meshes: every mesh written inline in a sharding (or a
+// StableHLO replica-group mesh) becomes an sdy.mesh symbol, one per distinct
+// mesh, and duplicate mesh symbols merge.
 #include "import_passes.h"
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/passes/replica_group_mesh.h"
@@ -81,19 +80,6 @@ void dedupMeshOps(MeshSymbols &symbols) {
     op = next;
   }
   symbols.insert_before = last_mesh ? last_mesh->nextInBlock() : body.front();
-}
-
-void removeSizeOneAxes(TensorSharding &sharding, const Mesh &mesh) {
-  auto isSizeOne = [&](const AxisRef &axis) {
-    return axisRefSize(axis, mesh) == 1;
-  };
-  for (DimSharding &dim : sharding.dims) {
-    std::erase_if(dim.axes, isSizeOne);
-    if (dim.axes.empty() && dim.closed)
-      dim.priority.reset();
-  }
-  std::erase_if(sharding.replicated, isSizeOne);
-  std::erase_if(sharding.unreduced, isSizeOne);
 }
 
 // The collectives whose replica_groups may hold a mesh, in the order
@@ -213,22 +199,6 @@ bool liftInlinedMeshesPass(Module &module, const PassOptions &,
   });
   liftReplicaGroupMeshes(symbols);
   tagStablehloMeshes(module);
-  return true;
-}
-
-bool removeSizeOneAxesPass(Module &module, const PassOptions &,
-                           DiagnosticEngine &) {
-  bool any = false;
-  for (Operation &op : module.body())
-    if (op.is("sdy.mesh"))
-      for (const MeshAxis &axis : op.attrs.get("mesh")->mesh().axes)
-        any = any || axis.size == 1;
-  if (!any)
-    return true;
-  transformShardings(module, [&](TensorSharding &sharding) {
-    if (const Mesh *mesh = meshOf(module, sharding))
-      removeSizeOneAxes(sharding, *mesh);
-  });
   return true;
 }
 

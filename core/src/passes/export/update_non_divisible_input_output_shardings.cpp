@@ -1,10 +1,6 @@
-// Export passes on the shardings at function boundaries:
-// -sdy-propagate-to-func-results copies the returned values' shardings to
-// the results of every func but main; -sdy-update-non-divisible-input-
-// output-shardings trims func, call and manual-computation boundary
-// shardings to the longest evenly dividing prefix; -sdy-remove-sub-axes-in-
-// input-output-shardings cuts open dims of main's shardings at the first
-// sub-axis.
+// -sdy-update-non-divisible-input-output-shardings: the axes of a function
+// input or output sharding (and of manual computations and calls) that do
+// not divide their dimension are dropped.
 #include "export_passes.h"
 #include "shardlab/passes/call_graph.h"
 #include "shardlab/passes/data_flow_edges.h"
@@ -17,32 +13,6 @@
 namespace shardlab {
 
 namespace {
-
-size_t numFuncResults(const Operation &func) {
-  return std::get<Type>(func.attrs.get("function_type")->payload)
-      ->results.size();
-}
-
-void eraseFuncResultSharding(Operation &func, size_t index, Context &ctx) {
-  const Attr *array = func.attrs.get("res_attrs");
-  if (!array || array->kind != AttrKind::Array ||
-      index >= array->elements().size())
-    return;
-  std::vector<const Attr *> dicts = array->elements();
-  std::vector<NamedAttr> entries;
-  for (const NamedAttr &entry : dicts[index]->entries())
-    if (entry.name != "sdy.sharding")
-      entries.push_back(entry);
-  dicts[index] =
-      ctx.attrs.make(Attr{AttrKind::Dict, std::move(entries), nullptr, {}});
-  bool any = false;
-  for (const Attr *dict : dicts)
-    any = any || !dict->entries().empty();
-  if (any)
-    func.attrs.set(ctx.intern("res_attrs"), ctx.attrs.array(std::move(dicts)));
-  else
-    func.attrs.erase("res_attrs");
-}
 
 // The longest prefix of each non-divisible dim's axes that divides it.
 TensorSharding evenlySharded(TensorSharding sharding, Type type,
@@ -131,38 +101,7 @@ void updateCall(Module &module, Operation &call) {
     setShardingList(call, "sdy.sharding", std::move(list), module.ctx());
 }
 
-void removeSubAxesInOpenDims(TensorSharding &sharding) {
-  for (DimSharding &dim : sharding.dims) {
-    if (dim.closed)
-      continue;
-    size_t keep = 0;
-    while (keep < dim.axes.size() && !dim.axes[keep].isSubAxis())
-      ++keep;
-    dim.axes.resize(keep);
-  }
-}
-
 } // namespace
-
-bool propagateToFuncResultsPass(Module &module, const PassOptions &,
-                                DiagnosticEngine &) {
-  Operation *main = mainFuncOf(module);
-  Context &ctx = module.ctx();
-  forEachFunc(module, [&](Operation &func) {
-    Operation *ret = &func == main ? nullptr : terminatorOf(func);
-    if (!ret || !ret->is("func.return"))
-      return;
-    for (size_t i = 0; i < ret->numOperands() && i < numFuncResults(func);
-         ++i) {
-      Value *shardable = shardableValue(ret->operand(i));
-      if (const TensorSharding *sharding = getSharding(shardable))
-        setFuncResultSharding(func, i, *sharding, ctx);
-      else
-        eraseFuncResultSharding(func, i, ctx);
-    }
-  });
-  return true;
-}
 
 bool updateNonDivisibleInputOutputShardingsPass(Module &module,
                                                 const PassOptions &,
@@ -178,29 +117,6 @@ bool updateNonDivisibleInputOutputShardingsPass(Module &module,
     else if (op.is("sdy.manual_computation"))
       updateManualComputation(module, op);
   });
-  return true;
-}
-
-bool removeSubAxesInInputOutputShardingsPass(Module &module,
-                                             const PassOptions &,
-                                             DiagnosticEngine &) {
-  Operation *main = mainFuncOf(module);
-  if (!main)
-    return true;
-  Context &ctx = module.ctx();
-  Block &entry = main->region(0).front();
-  for (size_t i = 0; i < entry.numArguments(); ++i)
-    if (const TensorSharding *old = getSharding(entry.argument(i))) {
-      TensorSharding sharding = *old;
-      removeSubAxesInOpenDims(sharding);
-      setSharding(entry.argument(i), sharding, ctx);
-    }
-  for (size_t i = 0; i < numFuncResults(*main); ++i)
-    if (const TensorSharding *old = getFuncResultSharding(*main, i)) {
-      TensorSharding sharding = *old;
-      removeSubAxesInOpenDims(sharding);
-      setFuncResultSharding(*main, i, sharding, ctx);
-    }
   return true;
 }
 

@@ -1,0 +1,52 @@
+// -sdy-remove-sub-axes-in-input-output-shardings: function argument and
+// result shardings keep only full axes.
+#include "export_passes.h"
+#include "shardlab/passes/call_graph.h"
+#include "shardlab/passes/data_flow_edges.h"
+#include "shardlab/passes/pass_utils.h"
+#include "shardlab/sharding/axis.h"
+#include "shardlab/sharding/sharding_utils.h"
+
+#include <numeric>
+
+namespace shardlab {
+
+namespace {
+
+void removeSubAxesInOpenDims(TensorSharding &sharding) {
+  for (DimSharding &dim : sharding.dims) {
+    if (dim.closed)
+      continue;
+    size_t keep = 0;
+    while (keep < dim.axes.size() && !dim.axes[keep].isSubAxis())
+      ++keep;
+    dim.axes.resize(keep);
+  }
+}
+
+} // namespace
+
+bool removeSubAxesInInputOutputShardingsPass(Module &module,
+                                             const PassOptions &,
+                                             DiagnosticEngine &) {
+  Operation *main = mainFuncOf(module);
+  if (!main)
+    return true;
+  Context &ctx = module.ctx();
+  Block &entry = main->region(0).front();
+  for (size_t i = 0; i < entry.numArguments(); ++i)
+    if (const TensorSharding *old = getSharding(entry.argument(i))) {
+      TensorSharding sharding = *old;
+      removeSubAxesInOpenDims(sharding);
+      setSharding(entry.argument(i), sharding, ctx);
+    }
+  for (size_t i = 0; i < funcNumResults(*main); ++i)
+    if (const TensorSharding *old = getFuncResultSharding(*main, i)) {
+      TensorSharding sharding = *old;
+      removeSubAxesInOpenDims(sharding);
+      setFuncResultSharding(*main, i, sharding, ctx);
+    }
+  return true;
+}
+
+} // namespace shardlab

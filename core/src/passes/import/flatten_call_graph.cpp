@@ -1,0 +1,31 @@
+// -sdy-flatten-call-graph: every call site gets its own copy of the
+// function it calls, tagged with sdy.original_func_name.
+#include "import_passes.h"
+#include "shardlab/ir/sharding_access.h"
+#include "shardlab/passes/call_graph.h"
+#include "shardlab/passes/call_graph_passes.h"
+#include "shardlab/passes/data_flow_edges.h"
+#include "shardlab/passes/pass_utils.h"
+
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace shardlab {
+
+bool flattenCallGraphPass(Module &module, const PassOptions &,
+                          DiagnosticEngine &) {
+  SymbolInserter symbols(module);
+  std::set<std::string> called;
+  walkCalls(module, [&](Operation &call) {
+    Operation *func = calleeOf(module, call);
+    if (!func || called.insert(std::string(symbolName(*func))).second)
+      return;
+    Operation *clone =
+        symbols.insert(cloneFuncRecursively(module, *func, symbols));
+    setCallee(call, symbolName(*clone), module.ctx());
+  });
+  return true;
+}
+
+} // namespace shardlab
