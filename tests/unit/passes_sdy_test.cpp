@@ -151,7 +151,7 @@ func.func @g(%arg0: tensor<8xf32>) -> tensor<8xf32> {
   DiagnosticEngine diags;
   auto module = parseModule(text, diags);
   REQUIRE(module);
-  CHECK(mainFuncOf(*module) == nullptr);
+  CHECK(module->mainFunc() == nullptr);
   for (const char *flag : {"sdy-remove-sub-axes-in-input-output-shardings",
                            "sdy-export-pipeline", "sdy-propagation-pipeline"})
     CHECK_MESSAGE(contains(runPass(flag, text), "func.func @g"), flag);

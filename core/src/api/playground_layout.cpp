@@ -102,7 +102,7 @@ json layoutJson(Module &module, Value &value) {
   reply["shape"] = shape;
   reply["local_shape"] = shape;
   const TensorSharding *sharding = getSharding(&value);
-  const Mesh *mesh = sharding ? meshOf(module, *sharding) : nullptr;
+  const Mesh *mesh = sharding ? lookupMesh(module, *sharding) : nullptr;
   if (!sharding || !mesh)
     return reply;
   reply["sharding"] = shardingToString(*sharding);

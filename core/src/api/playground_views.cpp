@@ -46,10 +46,10 @@ std::vector<const TensorSharding *> resultShardings(Operation &op) {
 /// The mesh of the first sharding among the op's operands and results.
 const Mesh *opMesh(Module &module, Operation &op) {
   for (const TensorSharding *s : operandShardings(op))
-    if (const Mesh *mesh = s ? meshOf(module, *s) : nullptr)
+    if (const Mesh *mesh = s ? lookupMesh(module, *s) : nullptr)
       return mesh;
   for (const TensorSharding *s : resultShardings(op))
-    if (const Mesh *mesh = s ? meshOf(module, *s) : nullptr)
+    if (const Mesh *mesh = s ? lookupMesh(module, *s) : nullptr)
       return mesh;
   return nullptr;
 }

@@ -52,7 +52,7 @@ int64_t bytesPerDevice(Module &module, Value *value) {
                       ? (type->element->elementBitWidth() + 7) / 8
                       : 0;
   const TensorSharding *sharding = getSharding(value);
-  const Mesh *mesh = sharding ? meshOf(module, *sharding) : nullptr;
+  const Mesh *mesh = sharding ? lookupMesh(module, *sharding) : nullptr;
   std::vector<int64_t> shape =
       mesh ? localShape(type->shape, *sharding, *mesh) : type->shape;
   for (int64_t dim : shape)
@@ -126,7 +126,7 @@ void collect(Module &module, ShardingReport &report) {
     c.kind = std::string(op.name.substr(4));
     c.mesh_axes = collectiveAxes(op);
     c.bytes_per_device = bytesPerDevice(module, op.operand(0));
-    const Mesh *mesh = meshOf(module, opSharding(op, "out_sharding"));
+    const Mesh *mesh = lookupMesh(module, opSharding(op, "out_sharding"));
     if (mesh)
       c.device_groups = deviceGroups(*mesh, c.mesh_axes);
     const Operation *user = requiredBy(op);

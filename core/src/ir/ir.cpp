@@ -201,6 +201,44 @@ Module::Module(std::shared_ptr<Context> context)
   op_->addRegion().addBlock();
 }
 
+std::vector<Type> operandTypes(const Operation &op) {
+  std::vector<Type> types;
+  for (size_t i = 0; i < op.numOperands(); ++i)
+    types.push_back(op.operand(i)->type);
+  return types;
+}
+
+std::vector<Type> resultTypes(const Operation &op) {
+  std::vector<Type> types;
+  for (size_t i = 0; i < op.numResults(); ++i)
+    types.push_back(op.result(i)->type);
+  return types;
+}
+
+namespace {
+
+bool isFuncWithBody(const Operation &op) {
+  return op.is("func.func") && op.numRegions() && !op.region(0).empty();
+}
+
+} // namespace
+
+Operation *Module::mainFunc() {
+  Operation *only = nullptr;
+  int count = 0;
+  for (Operation &op : body())
+    if (isFuncWithBody(op)) {
+      only = &op;
+      ++count;
+    }
+  if (count == 1)
+    return only;
+  // `@main` may name another symbol (a mesh) or a declaration: then there
+  // is no main function (a fuzz finding).
+  Operation *main = lookupSymbol("main");
+  return main && isFuncWithBody(*main) ? main : nullptr;
+}
+
 Operation *Module::lookupSymbol(std::string_view name) const {
   Block &body = op_->region(0).front();
   if (symbols_version_ != body.version()) {

@@ -69,20 +69,6 @@ const Attr *withEntry(const Attr *old, const std::vector<Type> &types,
   return ctx.attrs.shardingPerValue(std::move(list));
 }
 
-std::vector<Type> resultTypes(Operation &op) {
-  std::vector<Type> types;
-  for (size_t i = 0; i < op.numResults(); ++i)
-    types.push_back(op.result(i)->type);
-  return types;
-}
-
-std::vector<Type> operandTypes(Operation &op) {
-  std::vector<Type> types;
-  for (size_t i = 0; i < op.numOperands(); ++i)
-    types.push_back(op.operand(i)->type);
-  return types;
-}
-
 // A copy of a dict-array attribute (arg_attrs / res_attrs) of `count`
 // dictionaries with entry `name` of dictionary `index` set to `value`.
 const Attr *withDictEntry(const Attr *old, size_t count, size_t index,
@@ -223,14 +209,20 @@ void setFuncResultSharding(Operation &func, size_t index,
                     ctx);
 }
 
-const Mesh *lookupMesh(const Module &module, const MeshRef &ref) {
-  if (ref.inline_mesh)
-    return &*ref.inline_mesh;
-  Operation *op = module.lookupSymbol(ref.symbol);
+const Mesh *lookupMesh(const Module &module, std::string_view symbol) {
+  Operation *op = module.lookupSymbol(symbol);
   if (!op || !op->is("sdy.mesh"))
     return nullptr;
   const Attr *mesh = op->attrs.get("mesh");
   return mesh && mesh->kind == AttrKind::Mesh ? &mesh->mesh() : nullptr;
+}
+
+const Mesh *lookupMesh(const Module &module, const MeshRef &ref) {
+  return ref.inline_mesh ? &*ref.inline_mesh : lookupMesh(module, ref.symbol);
+}
+
+const Mesh *lookupMesh(const Module &module, const TensorSharding &sharding) {
+  return lookupMesh(module, sharding.mesh);
 }
 
 const Mesh *MeshCache::get(const MeshRef &ref) {

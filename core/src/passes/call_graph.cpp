@@ -177,20 +177,6 @@ std::unique_ptr<Operation> cloneFuncRecursively(Module &module, Operation &func,
   return clone;
 }
 
-Operation *mainFuncOf(Module &module) {
-  std::vector<Operation *> funcs;
-  forEachFunc(module, [&](Operation &func) { funcs.push_back(&func); });
-  if (funcs.size() == 1)
-    return funcs.front();
-  // `@main` may name another symbol (a mesh) or a declaration: then there
-  // is no main function (a fuzz finding).
-  Operation *main = module.lookupSymbol("main");
-  return main && main->is("func.func") && main->numRegions() &&
-                 !main->region(0).empty()
-             ? main
-             : nullptr;
-}
-
 const std::vector<Type> &funcInputTypes(const Operation &func) {
   return std::get<Type>(func.attrs.get("function_type")->payload)->members;
 }

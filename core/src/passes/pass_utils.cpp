@@ -399,10 +399,6 @@ void eraseFuncArgAndResultAttr(Operation &func, std::string_view name,
   }
 }
 
-const Mesh *meshOf(const Module &module, const TensorSharding &sharding) {
-  return lookupMesh(module, sharding.mesh);
-}
-
 std::vector<Operation *> opsNamed(Module &module, std::string_view kind) {
   std::vector<Operation *> ops;
   if (!mayContain(module, {kind}))

@@ -52,20 +52,6 @@ void OpIndex::build(Module &module) {
       walk(top, [&](Operation &op) { add(op, module.ctx()); });
 }
 
-Operation *mainFunc(Module &module) {
-  if (Operation *main = module.lookupSymbol("main"))
-    if (main->is("func.func"))
-      return main;
-  Operation *only = nullptr;
-  for (Operation &op : module.body())
-    if (op.is("func.func")) {
-      if (only)
-        return nullptr;
-      only = &op;
-    }
-  return only;
-}
-
 namespace {
 
 // One side (operands or results) of a propagation step: the values, their
@@ -235,7 +221,7 @@ void Driver::run() {
     index_ = config_.index;
   }
   in_worklist_.assign(index_->order.size() + 1, 0);
-  Operation *main = mainFunc(module_);
+  Operation *main = module_.mainFunc();
   if (main)
     propagateFuncResults(*main);
   const std::vector<Operation *> &order = index_->order;

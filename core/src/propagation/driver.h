@@ -139,7 +139,4 @@ struct DriverConfig {
 /// Runs propagation to a fixed point over `module`.
 void runDriver(Module &module, const DriverConfig &config);
 
-/// The main function: `@main`, else the only func.func; null otherwise.
-Operation *mainFunc(Module &module);
-
 } // namespace shardlab::prop

@@ -374,16 +374,10 @@ void Builder::emitWhile(Env &env, Operation &op, const std::string &suffix) {
 }
 
 Operation *findFunc(Module &module, const std::string &name) {
-  if (Operation *f = module.lookupSymbol(name))
-    return f->is("func.func") ? f : nullptr;
-  Operation *only = nullptr;
-  for (Operation &op : module.body())
-    if (op.is("func.func")) {
-      if (only)
-        return nullptr;
-      only = &op;
-    }
-  return only;
+  if (name == "main")
+    return module.mainFunc();
+  Operation *func = module.lookupSymbol(name);
+  return func && func->is("func.func") ? func : nullptr;
 }
 
 Topology topologyOf(Module &module, int64_t gpus_per_node) {

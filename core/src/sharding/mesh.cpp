@@ -58,13 +58,6 @@ Mesh makeMesh(std::vector<MeshAxis> axes, std::vector<int64_t> device_ids) {
   return Mesh{std::move(axes), std::move(device_ids)};
 }
 
-const Mesh *resolveMesh(const MeshRef &ref, const MeshLookup &lookup) {
-  if (ref.inline_mesh) {
-    return &*ref.inline_mesh;
-  }
-  return lookup ? lookup(ref.symbol) : nullptr;
-}
-
 bool equalsIgnoringDeviceIds(const Mesh &a, const Mesh &b) {
   return a.isMaximal() == b.isMaximal() && a.axes == b.axes;
 }

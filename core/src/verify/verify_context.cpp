@@ -8,13 +8,7 @@
 namespace shardlab::verify {
 
 const Mesh *VerifyContext::lookupMesh(const MeshRef &ref) const {
-  return resolveMesh(ref, [this](const std::string &symbol) -> const Mesh * {
-    Operation *op = module_.lookupSymbol(symbol);
-    if (!op || !op->is("sdy.mesh"))
-      return nullptr;
-    const Attr *mesh = op->attrs.get("mesh");
-    return mesh && mesh->kind == AttrKind::Mesh ? &mesh->mesh() : nullptr;
-  });
+  return shardlab::lookupMesh(module_, ref);
 }
 
 std::vector<const Mesh *>
@@ -100,20 +94,6 @@ std::vector<ValueShapeInfo> shapeInfos(const std::vector<Type> &types) {
   for (Type type : types)
     infos.push_back(shapeInfo(type));
   return infos;
-}
-
-std::vector<Type> operandTypes(const Operation &op) {
-  std::vector<Type> types;
-  for (size_t i = 0; i < op.numOperands(); ++i)
-    types.push_back(op.operand(i)->type);
-  return types;
-}
-
-std::vector<Type> resultTypes(Operation &op) {
-  std::vector<Type> types;
-  for (size_t i = 0; i < op.numResults(); ++i)
-    types.push_back(op.result(i)->type);
-  return types;
 }
 
 std::vector<std::string> manualAxesOf(const Operation &op) {

@@ -67,8 +67,6 @@ private:
 ValueShapeInfo shapeInfo(Type type);
 /// shapeInfo of each value's type.
 std::vector<ValueShapeInfo> shapeInfos(const std::vector<Type> &types);
-std::vector<Type> operandTypes(const Operation &op);
-std::vector<Type> resultTypes(Operation &op);
 
 /// Axes made manual by the sdy.manual_computation ops enclosing `op` (not
 /// `op` itself), outermost binding last.

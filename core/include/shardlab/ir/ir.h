@@ -276,6 +276,10 @@ public:
   /// that renames a symbol in place calls invalidateSymbols().
   Operation *lookupSymbol(std::string_view name) const;
   void invalidateSymbols() { symbols_version_ = ~uint64_t{0}; }
+  /// The main function, as Shardy's getMainFuncOrDie(useSingleFunc=true)
+  /// finds it: the only func.func with a body, else @main when it is a
+  /// func.func with a body; null otherwise. Every stage uses this one.
+  Operation *mainFunc();
 
 private:
   std::shared_ptr<Context> context_;
@@ -310,5 +314,9 @@ template <typename Fn> void walkPostOrder(Operation &root, Fn &&fn) {
         op = next;
       }
 }
+
+/// The types of an op's operands / results, in order.
+std::vector<Type> operandTypes(const Operation &op);
+std::vector<Type> resultTypes(const Operation &op);
 
 } // namespace shardlab

@@ -38,8 +38,12 @@ void setFuncArgAttr(Operation &func, size_t index, std::string_view name,
 void setFuncResultAttr(Operation &func, size_t index, std::string_view name,
                        const Attr *value, Context &ctx);
 
-/// The mesh of `ref`: inline, or the `sdy.mesh` symbol; nullptr if unknown.
+/// Mesh lookup, defined once: the `sdy.mesh` op named `symbol` (without
+/// '@'); the inline mesh of `ref` or its symbol's; the mesh `sharding`
+/// refers to. nullptr when unknown. MeshCache memoizes the symbol lookup.
+const Mesh *lookupMesh(const Module &module, std::string_view symbol);
 const Mesh *lookupMesh(const Module &module, const MeshRef &ref);
+const Mesh *lookupMesh(const Module &module, const TensorSharding &sharding);
 
 /// lookupMesh memoized by symbol, for a pass that resolves the same few
 /// meshes for every op and adds or removes none while it is alive.

@@ -61,10 +61,6 @@ std::string originalFuncName(const Operation &func);
 std::unique_ptr<Operation> cloneFuncRecursively(Module &module, Operation &func,
                                                 SymbolInserter &symbols);
 
-/// Shardy's getMainFuncOrDie(useSingleFunc=true): the only func with a body,
-/// or @main when it is one; null otherwise.
-Operation *mainFuncOf(Module &module);
-
 /// Shardy's getFuncArgShardings / getFuncResultShardings: nothing when no
 /// argument (result) has a sharding on a non-maximal mesh; otherwise one
 /// sharding per argument (result), fully open on that mesh where missing.

@@ -6,14 +6,10 @@
 
 #include "shardlab/sharding/sharding.h"
 
-#include <functional>
 #include <string>
 #include <vector>
 
 namespace shardlab {
-
-/// Looks a mesh symbol (without '@') up; returns nullptr when unknown.
-using MeshLookup = std::function<const Mesh *(const std::string &symbol)>;
 
 /// Whether `device_ids` is exactly iota(product(axes)) with axes non-empty
 /// (the list Shardy's builder discards).
@@ -23,8 +19,6 @@ bool isIotaDeviceIds(const std::vector<MeshAxis> &axes,
 /// `<["a"=2], device_ids=[0, 1]>` equals `<["a"=2]>`. Parsers should build
 /// meshes through this before calling verifyMesh.
 Mesh makeMesh(std::vector<MeshAxis> axes, std::vector<int64_t> device_ids);
-/// The inline mesh of `ref`, or lookup(symbol); nullptr when unresolved.
-const Mesh *resolveMesh(const MeshRef &ref, const MeshLookup &lookup);
 /// MeshAttr::equals(other, ignoreDeviceIds=true).
 bool equalsIgnoringDeviceIds(const Mesh &a, const Mesh &b);
 /// Shardy's getCommonMesh over the resolved meshes of several shardings

@@ -89,7 +89,7 @@ bool allReduceOfShardedToUnreduced(Operation &op, Rewriter &rw) {
   Operation *s2u = definingOp(op, "sdy.sharded_to_unreduced");
   if (!s2u)
     return false;
-  const Mesh *mesh = meshOf(rw.module(), opSharding(*s2u, "out_sharding"));
+  const Mesh *mesh = lookupMesh(rw.module(), opSharding(*s2u, "out_sharding"));
   if (!mesh)
     return false;
   std::vector<AxisRef> axes;

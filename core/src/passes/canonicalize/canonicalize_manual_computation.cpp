@@ -64,7 +64,7 @@ int64_t manualAxesProduct(Operation &op, const Module &module) {
     shardings.push_back(std::move(sharding));
   std::vector<const Mesh *> meshes;
   for (const TensorSharding &sharding : shardings)
-    meshes.push_back(meshOf(module, sharding));
+    meshes.push_back(lookupMesh(module, sharding));
   if (meshes.empty())
     return 1;
   const Mesh *mesh = commonMesh(meshes);

@@ -91,7 +91,7 @@ bool reduceScatterFusion(Operation &all_slice, Rewriter &rw) {
       !isFirstOfIdenticalSlices(*all_reduce, all_slice))
     return false;
   const Mesh *mesh =
-      meshOf(rw.module(), opSharding(*all_reduce, "out_sharding"));
+      lookupMesh(rw.module(), opSharding(*all_reduce, "out_sharding"));
   std::optional<FusionAxes> axes = splitSlicingAxes(*all_reduce, all_slice);
   if (!mesh || !axes)
     return false;

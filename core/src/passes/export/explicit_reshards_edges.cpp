@@ -102,7 +102,7 @@ void reshardCallOperands(Module &module, Operation &call, bool full) {
     std::optional<MeshRef> mesh;
     for (size_t i = 0; i < call.numOperands() && !mesh; ++i)
       if (const TensorSharding *s = getSharding(call.operand(i)))
-        if (const Mesh *m = meshOf(module, *s); m && !m->isMaximal())
+        if (const Mesh *m = lookupMesh(module, *s); m && !m->isMaximal())
           mesh = s->mesh;
     if (!mesh)
       return;

@@ -81,7 +81,7 @@ void reshardResultsFromDevice(Module &module, Operation &op,
 
 bool isSingleDeviceSharding(const Module &module,
                             const TensorSharding &sharding) {
-  const Mesh *mesh = meshOf(module, sharding);
+  const Mesh *mesh = lookupMesh(module, sharding);
   return mesh && mesh->isMaximal();
 }
 
@@ -93,7 +93,7 @@ bool processSingleDeviceOp(Module &module, Operation &op,
   for (const TensorSharding *s : out) {
     if (!s || !isSingleDeviceSharding(module, *s))
       continue;
-    int64_t id = meshOf(module, *s)->device_ids.front();
+    int64_t id = lookupMesh(module, *s)->device_ids.front();
     if (device_id && *device_id != id) {
       diags.error(op.loc, "'" + std::string(op.name) +
                               "' op has conflicting single-device result "

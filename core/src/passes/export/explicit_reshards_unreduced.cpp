@@ -120,7 +120,7 @@ UnreducedSplit splitUnreduced(const TensorSharding &in,
 std::optional<TensorSharding> allReduceIfUnreducedToReplicated(
     Module &module, OpOperand &use, const std::optional<TensorSharding> &source,
     const TensorSharding *user, const InsertPoint &point) {
-  const Mesh *mesh = source ? meshOf(module, *source) : nullptr;
+  const Mesh *mesh = source ? lookupMesh(module, *source) : nullptr;
   if (!mesh || source->unreduced.empty())
     return source;
   std::vector<AxisRef> axes =
@@ -141,7 +141,7 @@ insertUnreducedCollectives(Module &module, OpOperand &use,
                            const TensorSharding *target,
                            const InsertPoint &point) {
   std::optional<TensorSharding> in = shardingOf(use.value);
-  const Mesh *mesh = in ? meshOf(module, *in) : nullptr;
+  const Mesh *mesh = in ? lookupMesh(module, *in) : nullptr;
   if (!mesh || !target || target->unreduced.empty())
     return std::nullopt;
   std::vector<AxisRef> new_axes =

@@ -22,10 +22,10 @@ void inlineReplicaGroupMeshes(Module &module) {
         groups ? groups->symbol() : std::nullopt;
     if (!symbol)
       return;
-    const Operation *mesh_op = module.lookupSymbol(*symbol);
-    if (!mesh_op || !mesh_op->is("sdy.mesh"))
+    const Mesh *mesh = lookupMesh(module, *symbol);
+    if (!mesh)
       return;
-    groups->mesh = printStablehloMesh(mesh_op->attrs.get("mesh")->mesh());
+    groups->mesh = printStablehloMesh(*mesh);
     op.attrs.set(ctx.intern("replica_groups"),
                  ctx.attrs.opaque(groups->text()));
   });

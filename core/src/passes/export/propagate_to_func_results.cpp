@@ -38,7 +38,7 @@ void eraseFuncResultSharding(Operation &func, size_t index, Context &ctx) {
 
 bool propagateToFuncResultsPass(Module &module, const PassOptions &,
                                 DiagnosticEngine &) {
-  Operation *main = mainFuncOf(module);
+  Operation *main = module.mainFunc();
   Context &ctx = module.ctx();
   forEachFunc(module, [&](Operation &func) {
     Operation *ret = &func == main ? nullptr : terminatorOf(func);

@@ -29,7 +29,7 @@ void removeSubAxesInOpenDims(TensorSharding &sharding) {
 bool removeSubAxesInInputOutputShardingsPass(Module &module,
                                              const PassOptions &,
                                              DiagnosticEngine &) {
-  Operation *main = mainFuncOf(module);
+  Operation *main = module.mainFunc();
   if (!main)
     return true;
   Context &ctx = module.ctx();

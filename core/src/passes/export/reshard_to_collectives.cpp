@@ -40,7 +40,7 @@ std::optional<TensorSharding> valueSharding(Value *value) {
 bool isMaximalOn(const Module &module, const TensorSharding *sharding) {
   if (!sharding)
     return false;
-  const Mesh *mesh = meshOf(module, *sharding);
+  const Mesh *mesh = lookupMesh(module, *sharding);
   return mesh && mesh->isMaximal();
 }
 
@@ -49,8 +49,8 @@ bool equivalentOnMesh(const Module &module, const TensorSharding &in,
                       const TensorSharding &out) {
   if (in.mesh == out.mesh)
     return true;
-  const Mesh *in_mesh = meshOf(module, in);
-  const Mesh *out_mesh = meshOf(module, out);
+  const Mesh *in_mesh = lookupMesh(module, in);
+  const Mesh *out_mesh = lookupMesh(module, out);
   return in_mesh && out_mesh && equalsIgnoringDeviceIds(*in_mesh, *out_mesh);
 }
 
@@ -88,7 +88,7 @@ bool lowerReshard(Module &module, Operation &reshard) {
   }
   if (!equivalentOnMesh(module, in, out))
     return false;
-  const Mesh *mesh = meshOf(module, in);
+  const Mesh *mesh = lookupMesh(module, in);
   if (!mesh)
     return false;
   CollectiveChain chain(module.ctx(), reshard, *mesh, input, in, out);

@@ -51,14 +51,14 @@ void updateManualComputation(Module &module, Operation &op) {
   Context &ctx = module.ctx();
   for (Value *arg : blockArgEdgeOwners(op)) {
     std::optional<TensorSharding> sharding = edgeOwnerSharding(arg);
-    const Mesh *mesh = sharding ? meshOf(module, *sharding) : nullptr;
+    const Mesh *mesh = sharding ? lookupMesh(module, *sharding) : nullptr;
     if (mesh && isStaticTensor(arg->type))
       setEdgeOwnerSharding(arg, evenlySharded(*sharding, arg->type, *mesh),
                            ctx);
   }
   std::vector<TensorSharding> out = shardingList(op, "out_shardings");
   for (size_t i = 0; i < out.size() && i < op.numResults(); ++i)
-    if (const Mesh *mesh = meshOf(module, out[i]);
+    if (const Mesh *mesh = lookupMesh(module, out[i]);
         mesh && isStaticTensor(op.result(i)->type))
       out[i] = evenlySharded(out[i], op.result(i)->type, *mesh);
   if (!out.empty())
@@ -71,7 +71,7 @@ void updateFuncBoundary(Module &module, Operation &func) {
   for (size_t i = 0; i < entry.numArguments(); ++i) {
     Value *arg = entry.argument(i);
     const TensorSharding *sharding = getSharding(arg);
-    const Mesh *mesh = sharding ? meshOf(module, *sharding) : nullptr;
+    const Mesh *mesh = sharding ? lookupMesh(module, *sharding) : nullptr;
     if (!mesh || !isStaticTensor(arg->type))
       continue;
     TensorSharding even = evenlySharded(*sharding, arg->type, *mesh);
@@ -82,7 +82,7 @@ void updateFuncBoundary(Module &module, Operation &func) {
       std::get<Type>(func.attrs.get("function_type")->payload)->results;
   for (size_t i = 0; i < types.size(); ++i) {
     const TensorSharding *sharding = getFuncResultSharding(func, i);
-    const Mesh *mesh = sharding ? meshOf(module, *sharding) : nullptr;
+    const Mesh *mesh = sharding ? lookupMesh(module, *sharding) : nullptr;
     if (!mesh || !isStaticTensor(types[i]))
       continue;
     TensorSharding even = evenlySharded(*sharding, types[i], *mesh);
@@ -94,7 +94,7 @@ void updateFuncBoundary(Module &module, Operation &func) {
 void updateCall(Module &module, Operation &call) {
   std::vector<TensorSharding> list = shardingList(call, "sdy.sharding");
   for (size_t i = 0; i < list.size() && i < call.numResults(); ++i)
-    if (const Mesh *mesh = meshOf(module, list[i]);
+    if (const Mesh *mesh = lookupMesh(module, list[i]);
         mesh && isStaticTensor(call.result(i)->type))
       list[i] = evenlySharded(list[i], call.result(i)->type, *mesh);
   if (!list.empty())

@@ -40,7 +40,7 @@ void addFuncEdge(Value *value, Block &block, Operation *before, Location loc,
 bool addFuncDataFlowEdgesPass(Module &module, const PassOptions &,
                               DiagnosticEngine &) {
   Context &ctx = module.ctx();
-  Operation *main = mainFuncOf(module);
+  Operation *main = module.mainFunc();
   forEachFunc(module, [&](Operation &func) {
     if (&func == main || !func.numRegions() || func.region(0).empty())
       return;

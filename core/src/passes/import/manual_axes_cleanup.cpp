@@ -99,12 +99,12 @@ bool manualAxesCleanupPass(Module &module, const PassOptions &,
     // The common mesh: empty meshes are ignored.
     const TensorSharding *common = &all.front();
     for (const TensorSharding &sharding : all)
-      if (const Mesh *mesh = meshOf(module, sharding);
+      if (const Mesh *mesh = lookupMesh(module, sharding);
           mesh && !mesh->isEmpty()) {
         common = &sharding;
         break;
       }
-    if (const Mesh *mesh = meshOf(module, *common))
+    if (const Mesh *mesh = lookupMesh(module, *common))
       cleanup(op, *common, *mesh, module.ctx());
   });
   return ok;

@@ -37,7 +37,7 @@ bool removeSizeOneAxesPass(Module &module, const PassOptions &,
   if (!any)
     return markUnchanged(module);
   transformShardings(module, [&](TensorSharding &sharding) {
-    if (const Mesh *mesh = meshOf(module, sharding))
+    if (const Mesh *mesh = lookupMesh(module, sharding))
       removeSizeOneAxes(sharding, *mesh);
   });
   return true;

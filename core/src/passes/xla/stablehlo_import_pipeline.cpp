@@ -95,9 +95,8 @@ std::vector<std::string> manualAxes(Module &module, const ManualPattern &p) {
   for (const Operation *op : p.out_sharding)
     add(op);
   std::vector<std::string> ordered;
-  const Operation *mesh = module.lookupSymbol("mesh");
-  if (mesh && mesh->is("sdy.mesh"))
-    for (const MeshAxis &axis : mesh->attrs.get("mesh")->mesh().axes)
+  if (const Mesh *mesh = lookupMesh(module, std::string_view("mesh")))
+    for (const MeshAxis &axis : mesh->axes)
       if (axes.count(axis.name))
         ordered.push_back(axis.name);
   return ordered;
