@@ -180,7 +180,8 @@ test("a broken sharding shows a diagnostic; fixing it updates propagation", asyn
 test("a func argument's sharding error points at that argument, not the func", async () => {
   const text = await editorText();
   // A signature over several lines: the verifier reports "arg 1 - ..." at
-  // the func.func (as MLIR does); the editor moves it to %arg1's line.
+  // the func.func (as MLIR does); the diagnostic's range is %arg1 and its
+  // related location the function, and the editor underlines the range.
   const broken = `sdy.mesh @mesh = <["x"=2, "y"=2]>
 
 func.func @main(
@@ -193,8 +194,11 @@ func.func @main(
   await afterUpdate(() => replaceText(broken));
   await page.locator("#editor .cm-lintRange-error").first().waitFor();
   const problems = await page.getByTestId("problems").textContent();
-  assert.match(problems, /5:5 error: 'func\.func' op arg 1 - unknown axis name: "q"/);
-  assert.equal(await page.locator("#editor .cm-lintRange-error").first().textContent(), "%arg1:");
+  assert.match(problems, /5:5 error: 'func\.func' op arg 1 - unknown axis name: "q" \(in function @main at 3:1\)/);
+  assert.equal(
+    await page.locator("#editor .cm-lintRange-error").first().textContent(),
+    '%arg1: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"q"}, {}]>}',
+  );
   await shot("02b-func-arg-diagnostic");
   // A bad result sharding points at that result's type.
   await afterUpdate(() => replaceText(broken.replace('{"q"}', '{"y"}')));

@@ -28,10 +28,29 @@ test("a deliberate syntax error is a diagnostic with line and column", () => {
 });
 
 test("a verifier error (unknown mesh axis) is reported on its line", () => {
-  const r = sl.check(MODULE.replace('[{"x"}, {}]', '[{"z"}, {}]'));
+  const text = MODULE.replace('[{"x"}, {}]', '[{"z"}, {}]');
+  const r = sl.check(text);
   assert.equal(r.ok, false);
-  assert.equal(r.diagnostics[0].line, 3);
-  assert.match(r.diagnostics[0].message, /z/);
+  const [d] = r.diagnostics;
+  assert.equal(d.line, 3);
+  assert.match(d.message, /^'func\.func' op arg 0 - .*z/);
+  // Reported at the func.func as MLIR does; its range is the argument it is
+  // about, and the function is a related location.
+  const line = text.split("\n")[2];
+  const arg = '%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"z"}, {}]>}';
+  const column = line.indexOf(arg) + 1;
+  assert.deepEqual(d.range, { start: { line: 3, column }, end: { line: 3, column: column + arg.length } });
+  assert.deepEqual(d.related, [{ line: 3, column: 1, message: "in function @main" }]);
+});
+
+test("a diagnostic without a range of its own covers the token at its position", () => {
+  const r = sl.check(MODULE.replace("stablehlo.add %arg0, %arg0", "stablehlo.add %arg0, %nope"));
+  const [d] = r.diagnostics;
+  assert.equal(d.severity, "error");
+  const width = d.range.end.column - d.range.start.column;
+  assert.equal(d.range.start.line, d.line);
+  assert.equal(d.range.start.column, d.column);
+  assert.ok(width >= 1, JSON.stringify(d));
 });
 
 test("printing round-trips to a fixed point", () => {

@@ -2,6 +2,7 @@
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import fs from "node:fs";
+import { validating } from "./schemas.mjs";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 export const DIST = path.join(ROOT, "wasm", "dist");
@@ -9,8 +10,12 @@ export const DIST = path.join(ROOT, "wasm", "dist");
 if (!fs.existsSync(path.join(DIST, "index.js")))
   throw new Error("wasm/dist/index.js missing: run bash scripts/build-wasm.sh first");
 
-const { load } = await import(path.join(DIST, "index.js"));
-export { load };
+const { load: loadRaw } = await import(path.join(DIST, "index.js"));
+
+/** A new instance whose replies are all checked against schemas/api. */
+export async function load() {
+  return validating(await loadRaw());
+}
 
 /** One instance shared by a test file (instantiation decodes ~1 MB). */
 export const sl = await load();

@@ -63,17 +63,22 @@ export function offsetOf(state: EditorState, line: number, column: number): numb
   return Math.min(l.from + Math.max(column - 1, 0), l.to);
 }
 
-/** Verifier diagnostics as CodeMirror lint diagnostics (the rest of the token). */
+/** A diagnostic's message with its related locations ("in function @main at 3:1"). */
+export function diagnosticText(d: Diagnostic): string {
+  const related = d.related.map((r) => `${r.message} at ${r.line}:${r.column}`);
+  return related.length ? `${d.message} (${related.join("; ")})` : d.message;
+}
+
+/** Core diagnostics as CodeMirror lint diagnostics over the range each is about. */
 export function toCmDiagnostics(state: EditorState, diagnostics: Diagnostic[]): CmDiagnostic[] {
   return diagnostics
-    .filter((d) => d.line > 0)
+    .filter((d) => d.range.start.line > 0)
     .map((d) => {
-      const from = offsetOf(state, d.line, d.column || 1);
-      const line = state.doc.lineAt(from);
-      const word = /^[^\s,)}\]]+/.exec(line.text.slice(from - line.from));
-      const to = Math.min(line.to, from + Math.max(word ? word[0].length : 1, 1));
+      const { start, end } = d.range;
+      const from = offsetOf(state, start.line, start.column || 1);
+      const to = end.line > 0 ? offsetOf(state, end.line, end.column || 1) : from;
       const severity = d.severity === "error" ? "error" : d.severity === "warning" ? "warning" : "info";
-      return { from, to: to > from ? to : Math.min(from + 1, state.doc.length), severity, message: d.message };
+      return { from, to: to > from ? to : Math.min(from + 1, state.doc.length), severity, message: diagnosticText(d) };
     });
 }
 

@@ -4,9 +4,8 @@
 // the selection (factor table, devices, trace) are fetched when shown.
 import "./style.css";
 import { CoreClient } from "./client";
-import { createInputEditor, createOutputView, offsetOf } from "./editor";
+import { createInputEditor, createOutputView, diagnosticText, offsetOf } from "./editor";
 import { changedSpans } from "./diff";
-import { refineFuncValueLocations } from "./arg-location";
 import { EXAMPLES } from "./examples";
 import { DEFAULT_SETTINGS, decodeHash, encodeHash, loadLocal, saveLocal, type AppState, type Settings } from "./state";
 import { setupTabs } from "./tabs";
@@ -156,11 +155,16 @@ function updateOptions(): Record<string, unknown> {
 
 async function update(): Promise<void> {
   const text = app.text;
-  const reply = await core.latest<PlaygroundResult>("update", "playground", text, updateOptions());
+  const reply = await core.latest<PlaygroundResult | Failure>("update", "playground", text, updateOptions());
   if (reply.stale) return;
   const replyAt = performance.now();
+  if (!("stage" in reply.result)) {
+    // Only options the page builds reach the core: this is a bug, say so.
+    $("status").textContent = `update failed: ${reply.result.error}`;
+    $("status").className = "status error";
+    return;
+  }
   const r = reply.result;
-  r.diagnostics = refineFuncValueLocations(text, r.diagnostics);
   app.result = r;
   editor.setDiagnostics(r.diagnostics);
   renderProblems(r);
@@ -189,8 +193,9 @@ function renderProblems(r: PlaygroundResult): void {
   const problems = $("problems");
   const items = r.diagnostics.map((d) =>
     h("li", { class: d.severity },
-      h("button", { type: "button", class: "link", onclick: () => jumpTo(d.line, d.column) }, `${d.line}:${d.column}`),
-      ` ${d.severity}: ${d.message}`));
+      h("button", { type: "button", class: "link", onclick: () => jumpTo(d.range.start.line, d.range.start.column) },
+        `${d.range.start.line}:${d.range.start.column}`),
+      ` ${d.severity}: ${diagnosticText(d)}`));
   if (!r.ok && r.error && !r.diagnostics.length) items.push(h("li", { class: "error" }, r.error));
   problems.replaceChildren(...items);
 }

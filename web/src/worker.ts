@@ -7,15 +7,8 @@
 // no second propagation.
 import { load, type Shardlab } from "@shardlab/wasm";
 
-export type Method =
-  | "playground"
-  | "opFactors"
-  | "valueLayout"
-  | "propagationTrace"
-  | "schedule"
-  | "loadTable"
-  | "hardwarePresets"
-  | "version";
+/** Any method of the API (its types are generated from schemas/api/). */
+export type Method = keyof Shardlab;
 
 export interface Request {
   id: number;
@@ -52,18 +45,9 @@ function cachedDispatch(sl: Shardlab, method: Method, args: unknown[]): unknown 
 }
 
 function dispatch(sl: Shardlab, method: Method, args: unknown[]): unknown {
-  const a = args as [never, never];
-  switch (method) {
-    case "playground": return sl.playground(...a);
-    case "opFactors": return sl.opFactors(...a);
-    case "valueLayout": return sl.valueLayout(...a);
-    case "propagationTrace": return sl.propagationTrace(...a);
-    case "schedule": return sl.schedule(...a);
-    case "loadTable": return sl.loadTable(...a);
-    case "hardwarePresets": return sl.hardwarePresets();
-    case "version": return sl.version();
-  }
-  return { ok: false, error: `unknown method ${String(method)}` };
+  const fn = sl[method] as unknown;
+  if (typeof fn !== "function") return { ok: false, error: `unknown method ${String(method)}` };
+  return (fn as (...a: unknown[]) => unknown)(...args);
 }
 
 self.onmessage = async (event: MessageEvent<Request>) => {

@@ -1,6 +1,7 @@
 // JSON entry points over the text pipeline: version, pass list, check
 // (parse + verify) and run (shardlab-opt's flags).
 #include "shardlab/api/api.h"
+#include "diagnostics_json.h"
 #include "guard.h"
 #include "json_options.h"
 #include "shardlab/text/text.h"
@@ -11,16 +12,6 @@ namespace {
 using detail::dumpReply;
 using detail::guarded;
 using detail::json;
-
-json diagnosticsArray(const std::vector<Diagnostic> &diagnostics) {
-  json array = json::array();
-  for (const Diagnostic &diag : diagnostics)
-    array.push_back({{"severity", std::string(severityName(diag.severity))},
-                     {"message", diag.message},
-                     {"line", diag.loc.line},
-                     {"column", diag.loc.col}});
-  return array;
-}
 
 json optionsArray(const PassInfo &pass) {
   static const char *kTypes[] = {"bool", "int", "string"};
@@ -70,10 +61,11 @@ std::string runReply(std::string_view text, std::string_view flags_json) {
                       {"stderr", ""},
                       {"diagnostics", json::array()}});
   RunResult result = runPipeline(text, request);
-  return dumpReply({{"ok", result.ok},
-                    {"output", result.output},
-                    {"stderr", result.stderr_text},
-                    {"diagnostics", diagnosticsArray(result.diagnostics)}});
+  return dumpReply(
+      {{"ok", result.ok},
+       {"output", result.output},
+       {"stderr", result.stderr_text},
+       {"diagnostics", detail::diagnosticsJson(result.diagnostics, text)}});
 }
 
 std::string checkReply(std::string_view text) {
@@ -84,14 +76,10 @@ std::string checkReply(std::string_view text) {
   const auto &all = diags.diagnostics();
   return dumpReply({{"ok", !hasError(all)},
                     {"output", output},
-                    {"diagnostics", diagnosticsArray(all)}});
+                    {"diagnostics", detail::diagnosticsJson(all, text)}});
 }
 
 } // namespace
-
-std::string diagnosticsToJson(const std::vector<Diagnostic> &diagnostics) {
-  return guarded([&] { return dumpReply(diagnosticsArray(diagnostics)); });
-}
 
 std::string versionJson() {
   return guarded([] {

@@ -3,6 +3,7 @@
 // estimates with their explanations.
 #include "guard.h"
 #include "json_options.h"
+#include "request_fields.h"
 #include "shardlab/api/api.h"
 #include "shardlab/cost/collective_model.h"
 #include "shardlab/cost/gemm_model.h"
@@ -81,6 +82,7 @@ std::string loadTableReply(std::string_view text,
   json options =
       options_json.empty() ? json::object() : detail::parseJson(options_json);
   OptionReader reader(options);
+  reader.rejectUnknown(detail::fields::kLoadTableOptions);
   std::string format = "auto", device;
   int64_t partition = 8;
   reader.string("format", format);
@@ -387,6 +389,7 @@ Result<Estimate> topologyEstimate(OptionReader &reader) {
 std::string estimateCollectiveReply(std::string_view options_json) {
   json options = detail::parseJson(options_json);
   OptionReader reader(options);
+  reader.rejectUnknown(detail::fields::kCollectiveOptions);
   if (!reader.ok())
     return errorReply(reader.error());
   if (reader.get("group_size") || reader.get("nodes"))
@@ -439,6 +442,7 @@ Result<GemmQuery> gemmQuery(OptionReader &reader) {
 std::string estimateGemmReply(std::string_view options_json) {
   json options = detail::parseJson(options_json);
   OptionReader reader(options);
+  reader.rejectUnknown(detail::fields::kGemmOptions);
   if (!reader.ok())
     return errorReply(reader.error());
   Result<GemmQuery> query = gemmQuery(reader);

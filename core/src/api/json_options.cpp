@@ -1,6 +1,8 @@
 // Non-throwing option reading and reply rendering for the API.
 #include "json_options.h"
 
+#include <algorithm>
+
 namespace shardlab::api::detail {
 
 json parseJson(std::string_view text) {
@@ -28,6 +30,20 @@ const json *OptionReader::get(const char *key) const {
     return nullptr;
   auto it = object_.find(key);
   return it == object_.end() || it->is_null() ? nullptr : &*it;
+}
+
+void OptionReader::rejectUnknown(std::span<const std::string_view> known) {
+  if (!error_.empty() || !object_.is_object())
+    return;
+  for (const auto &[key, value] : object_.items()) {
+    if (std::find(known.begin(), known.end(), key) != known.end())
+      continue;
+    std::string list;
+    for (std::string_view name : known)
+      list += (list.empty() ? "" : ", ") + std::string(name);
+    error_ = "options: unknown field '" + key + "'; the fields are " + list;
+    return;
+  }
 }
 
 void OptionReader::fail(const char *key, const std::string &expected) {

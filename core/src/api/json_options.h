@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,9 @@ public:
   void requiredInteger(const char *key, int64_t &out, int64_t min_value = 0);
   /// An array of non-negative integers; keeps `out` when absent.
   void integers(const char *key, std::vector<int64_t> &out);
+  /// Records an error for the first field not in `known` (the request's
+  /// fields, request_fields.h, generated from schemas/api), naming them.
+  void rejectUnknown(std::span<const std::string_view> known);
   /// Records an error about `key` unless one is already recorded.
   void fail(const char *key, const std::string &expected);
 

@@ -6,6 +6,7 @@
 
 #include "guard.h"
 #include "playground_internal.h"
+#include "request_fields.h"
 #include "shardlab/api/sharding_report.h"
 #include "shardlab/cost/hardware.h"
 #include "shardlab/cost/perf_table.h"
@@ -125,22 +126,22 @@ bool pipelineOptions(const ScheduleRequest &request,
 /// Lowers `module` (already propagated) to collectives unless it has them,
 /// then builds and schedules the program. Returns the reply's fields.
 json scheduleModule(Module &module, bool lowered,
-                    const ScheduleRequest &request) {
+                    const ScheduleRequest &request, std::string_view text) {
   DiagnosticEngine diags;
   std::string error;
   // The export pipeline with explicit collectives: the last step of the
   // "explicit" pipeline (it also all-reduces sharded reductions).
   if (!lowered && !detail::runFlags(module, {pipelineFlags("explicit").back()},
                                     diags, error))
-    return detail::failureReply(error, diags.diagnostics());
+    return detail::failureReply(error, diags.diagnostics(), text);
   json reply = {{"ok", false}, {"explicit_module", printModule(module)}};
   schedule::PipelineOptions options;
   if (!pipelineOptions(request, options, error))
-    return detail::failureReply(error, {});
+    return detail::failureReply(error, {}, text);
   schedule::PipelineResult scheduled =
       schedule::scheduleLowered(module, options);
   if (!scheduled.ok)
-    return detail::failureReply(scheduled.error, scheduled.diagnostics);
+    return detail::failureReply(scheduled.error, scheduled.diagnostics, text);
   reply["ok"] = true;
   reply["report"] =
       schedule::reportValue(scheduled.program, scheduled.schedule);
@@ -162,13 +163,15 @@ struct Request {
 };
 
 /// Reads `options_json` into `request`; false with `request.error` set.
-bool readRequest(std::string_view options_json, Request &request) {
+bool readRequest(std::string_view options_json, Request &request,
+                 std::span<const std::string_view> fields) {
   json options = detail::parseJson(options_json.empty() ? "{}" : options_json);
   if (!options.is_object()) {
     request.error = "options: expected a JSON object";
     return false;
   }
   OptionReader reader(options);
+  reader.rejectUnknown(fields);
   if (!detail::pipelineOption(reader, request.flags, request.pipeline,
                               request.error) ||
       !readSchedule(reader, request.schedule, request.error))
@@ -182,7 +185,7 @@ std::string playgroundReply(std::string_view text,
                             std::string_view options_json) {
   auto start = std::chrono::steady_clock::now();
   Request request;
-  if (!readRequest(options_json, request))
+  if (!readRequest(options_json, request, detail::fields::kPlaygroundOptions))
     return detail::errorReply(request.error);
   const std::vector<std::string> &flags = request.flags;
   std::string error;
@@ -200,7 +203,7 @@ std::string playgroundReply(std::string_view text,
   json timings = json::object();
   auto finish = [&](const char *stage) {
     reply["stage"] = stage;
-    reply["diagnostics"] = detail::diagnosticsJson(diags.diagnostics());
+    reply["diagnostics"] = detail::diagnosticsJson(diags.diagnostics(), text);
     timings["total"] = msSince(start);
     reply["timings_ms"] = timings;
     return dumpReply(reply);
@@ -221,8 +224,8 @@ std::string playgroundReply(std::string_view text,
   reply["output"] = printModule(*module);
   timings["propagate"] = msSince(start);
   if (request.want_schedule) {
-    reply["schedule"] =
-        scheduleModule(*module, isExplicit(request.pipeline), request.schedule);
+    reply["schedule"] = scheduleModule(*module, isExplicit(request.pipeline),
+                                       request.schedule, text);
     timings["schedule"] = msSince(start);
   }
   reply["ok"] = true;
@@ -232,7 +235,7 @@ std::string playgroundReply(std::string_view text,
 std::string scheduleReply(std::string_view text,
                           std::string_view options_json) {
   Request request;
-  if (!readRequest(options_json, request))
+  if (!readRequest(options_json, request, detail::fields::kScheduleOptions))
     return detail::errorReply(request.error);
   const std::vector<std::string> &flags = request.flags;
   std::string error;
@@ -240,11 +243,11 @@ std::string scheduleReply(std::string_view text,
   std::unique_ptr<Module> module = detail::parseVerified(text, diags);
   if (!module)
     return dumpReply(
-        detail::failureReply("invalid module", diags.diagnostics()));
+        detail::failureReply("invalid module", diags.diagnostics(), text));
   if (!detail::runFlags(*module, flags, diags, error))
-    return dumpReply(detail::failureReply(error, diags.diagnostics()));
+    return dumpReply(detail::failureReply(error, diags.diagnostics(), text));
   bool lowered = request.pipeline == "none" || isExplicit(request.pipeline);
-  return dumpReply(scheduleModule(*module, lowered, request.schedule));
+  return dumpReply(scheduleModule(*module, lowered, request.schedule, text));
 }
 
 } // namespace

@@ -176,16 +176,5 @@ json axesJson(const std::vector<AxisRef> &axes) {
   return out;
 }
 
-json diagnosticsJson(const std::vector<Diagnostic> &diagnostics) {
-  return parseJson(diagnosticsToJson(diagnostics));
-}
-
-json failureReply(const std::string &error,
-                  const std::vector<Diagnostic> &diagnostics) {
-  return {{"ok", false},
-          {"error", error},
-          {"diagnostics", diagnosticsJson(diagnostics)}};
-}
-
 } // namespace detail
 } // namespace shardlab::api

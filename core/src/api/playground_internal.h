@@ -4,6 +4,7 @@
 // op in a transformed copy).
 #pragma once
 
+#include "diagnostics_json.h"
 #include "json_options.h"
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
@@ -60,11 +61,5 @@ BeforeAfter parseBoth(std::string_view text, OptionReader &reader);
 
 /// Axis refs as their printed strings.
 json axesJson(const std::vector<AxisRef> &axes);
-
-/// {"ok": false, "error", "diagnostics"}.
-json failureReply(const std::string &error,
-                  const std::vector<Diagnostic> &diagnostics);
-/// Diagnostics as the JSON array api.h describes.
-json diagnosticsJson(const std::vector<Diagnostic> &diagnostics);
 
 } // namespace shardlab::api::detail

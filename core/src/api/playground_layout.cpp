@@ -6,6 +6,7 @@
 
 #include "guard.h"
 #include "playground_internal.h"
+#include "request_fields.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/sharding/axis.h"
@@ -126,6 +127,7 @@ std::string layoutReply(std::string_view text, std::string_view options_json) {
   if (!options.is_object())
     return detail::errorReply("options: expected a JSON object");
   OptionReader reader(options);
+  reader.rejectUnknown(detail::fields::kValueLayoutRequest);
   detail::Position position;
   if (!detail::positionOption(reader, position))
     return detail::errorReply(reader.error());
@@ -134,7 +136,7 @@ std::string layoutReply(std::string_view text, std::string_view options_json) {
       before_flag && before_flag->is_boolean() && before_flag->get<bool>();
   detail::BeforeAfter both = detail::parseBoth(text, reader);
   if (!both.after)
-    return dumpReply(detail::failureReply(both.error, both.diagnostics));
+    return dumpReply(detail::failureReply(both.error, both.diagnostics, text));
   Value *value = detail::findValue(*both.before, position);
   Value *shown =
       value && !before ? detail::sameValue(*both.after, *value) : value;

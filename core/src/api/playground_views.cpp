@@ -6,6 +6,7 @@
 
 #include "guard.h"
 #include "playground_internal.h"
+#include "request_fields.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_utils.h"
 #include "shardlab/propagation/projection.h"
@@ -132,12 +133,13 @@ std::string opFactorsReply(std::string_view text,
   if (!options.is_object())
     return detail::errorReply("options: expected a JSON object");
   OptionReader reader(options);
+  reader.rejectUnknown(detail::fields::kSourcePosition);
   detail::Position position;
   if (!detail::positionOption(reader, position))
     return detail::errorReply(reader.error());
   detail::BeforeAfter both = detail::parseBoth(text, reader);
   if (!both.after)
-    return dumpReply(detail::failureReply(both.error, both.diagnostics));
+    return dumpReply(detail::failureReply(both.error, both.diagnostics, text));
   Operation *before = detail::findOp(*both.before, position);
   Operation *after = before ? detail::sameOp(*both.after, *before) : nullptr;
   if (!before || !after)
@@ -242,6 +244,7 @@ std::string traceReply(std::string_view text, std::string_view options_json) {
   if (!options.is_object())
     return detail::errorReply("options: expected a JSON object");
   OptionReader reader(options);
+  reader.rejectUnknown(detail::fields::kTraceOptions);
   std::vector<std::string> flags;
   std::string pipeline, error;
   if (!detail::pipelineOption(reader, flags, pipeline, error))
@@ -250,13 +253,13 @@ std::string traceReply(std::string_view text, std::string_view options_json) {
   std::unique_ptr<Module> module = detail::parseVerified(text, diags);
   if (!module)
     return dumpReply(
-        detail::failureReply("invalid module", diags.diagnostics()));
+        detail::failureReply("invalid module", diags.diagnostics(), text));
   PropagationOptions propagation;
   propagation.layer = traceLayer(pipeline);
   PropagationTrace trace;
   if (!propagateShardingsWithTrace(*module, propagation, diags, trace))
     return dumpReply(
-        detail::failureReply("propagation failed", diags.diagnostics()));
+        detail::failureReply("propagation failed", diags.diagnostics(), text));
   json full = traceToJson(trace, *module);
   json steps = json::array();
   for (const json &step : full["steps"])

@@ -136,8 +136,10 @@ namespace {
 // ------------------------------------------------------------------ func
 
 bool parseFuncResults(Parser &parser, std::vector<Type> &types,
-                      std::vector<const Attr *> &attrs) {
+                      std::vector<const Attr *> &attrs,
+                      std::vector<SourceRange> &ranges) {
   auto one = [&](bool with_attrs) {
+    Location start = parser.loc();
     Type type = parser.parseType();
     if (!type)
       return false;
@@ -145,6 +147,7 @@ bool parseFuncResults(Parser &parser, std::vector<Type> &types,
     AttrDict dict;
     if (with_attrs && !parser.parseOptionalAttrDict(dict))
       return false;
+    ranges.push_back({start, parser.locHere()});
     Attr attr{AttrKind::Dict, dict.entries(), nullptr, {}};
     attrs.push_back(parser.ctx().attrs.make(std::move(attr)));
     return true;
@@ -169,7 +172,8 @@ const Attr *dictArray(Parser &parser, const std::vector<const Attr *> &dicts) {
 }
 
 bool parseFuncArgs(Parser &parser, std::vector<ArgDecl> &args,
-                   std::vector<Type> &types, bool &has_names) {
+                   std::vector<Type> &types, bool &has_names,
+                   std::vector<SourceRange> &ranges) {
   if (!parser.expectChar('('))
     return false;
   has_names = parser.peek() == '%';
@@ -186,8 +190,10 @@ bool parseFuncArgs(Parser &parser, std::vector<ArgDecl> &args,
     if (!(arg.type = parser.parseType()))
       return false;
     AttrDict dict;
-    if (!parser.parseOptionalAttrDict(dict) ||
-        !parser.parseTrailingLocation(arg.loc))
+    if (!parser.parseOptionalAttrDict(dict))
+      return false;
+    ranges.push_back({arg.loc, parser.locHere()});
+    if (!parser.parseTrailingLocation(arg.loc))
       return false;
     arg.attrs = dict.entries();
     types.push_back(arg.type);
@@ -209,14 +215,17 @@ bool parseFunc(Parser &parser, Operation &op, size_t) {
   std::vector<Type> inputs, results;
   std::vector<const Attr *> arg_dicts, res_dicts;
   bool has_names = false;
-  if (!parseFuncArgs(parser, args, inputs, has_names))
+  FuncSignatureRanges ranges;
+  if (!parseFuncArgs(parser, args, inputs, has_names, ranges.args))
     return false;
   for (const ArgDecl &arg : args) {
     Attr dict{AttrKind::Dict, arg.attrs, nullptr, {}};
     arg_dicts.push_back(ctx.attrs.make(std::move(dict)));
   }
-  if (parser.tryPunct("->") && !parseFuncResults(parser, results, res_dicts))
+  if (parser.tryPunct("->") &&
+      !parseFuncResults(parser, results, res_dicts, ranges.results))
     return false;
+  parser.recordSignature(name, std::move(ranges));
   Attr type{
       AttrKind::TypeAttr, ctx.types.function(inputs, results), nullptr, {}};
   setAttr(parser, op, "function_type", ctx.attrs.make(std::move(type)));

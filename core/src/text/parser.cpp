@@ -204,17 +204,21 @@ bool Parser::parseSymbolName(std::string &name) {
 
 Location Parser::loc() {
   skipSpace();
+  return locationAt(pos_);
+}
+
+Location Parser::locationAt(size_t pos) {
   // Positions mostly move forward: walk from the last answer before
   // falling back to a binary search.
-  if (pos_ < loc_cache_pos_) {
-    auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), pos_);
+  if (pos < loc_cache_pos_) {
+    auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), pos);
     loc_cache_line_ = static_cast<size_t>(it - line_starts_.begin()) - 1;
   }
   while (loc_cache_line_ + 1 < line_starts_.size() &&
-         line_starts_[loc_cache_line_ + 1] <= pos_)
+         line_starts_[loc_cache_line_ + 1] <= pos)
     ++loc_cache_line_;
-  loc_cache_pos_ = pos_;
-  size_t col = pos_ - line_starts_[loc_cache_line_] + 1;
+  loc_cache_pos_ = pos;
+  size_t col = pos - line_starts_[loc_cache_line_] + 1;
   return {static_cast<uint32_t>(loc_cache_line_ + 1 + options_.line_offset),
           static_cast<uint32_t>(col)};
 }
@@ -902,6 +906,7 @@ std::unique_ptr<Module> Parser::parseTopLevel() {
   }
   if (!resolvePendingLocations())
     return nullptr;
+  module->signature_ranges = std::move(signature_ranges_);
   return module;
 }
 

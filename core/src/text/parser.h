@@ -49,7 +49,15 @@ public:
   bool parseInt(int64_t &value);  ///< optional leading '-'
   bool parseString(std::string &value);
   bool parseSymbolName(std::string &name); ///< @name
+  /// The position of the next token (skips blanks and comments).
   Location loc();
+  /// The position of the cursor itself (where the last token ended).
+  Location locHere() { return locationAt(pos_); }
+  /// Keeps where func `name`'s arguments and results were written; the
+  /// parsed module gets them (Module::signature_ranges).
+  void recordSignature(const std::string &name, FuncSignatureRanges ranges) {
+    signature_ranges_[name] = std::move(ranges);
+  }
   size_t pos() const { return pos_; }
   void advance(size_t count) { pos_ = std::min(pos_ + count, text_.size()); }
   std::string_view textFrom(size_t start) const {
@@ -124,6 +132,7 @@ private:
     size_t count;
     Location loc;
   };
+  Location locationAt(size_t pos);
   bool parseTopLevelItem(Module &module);
   bool parseExplicitModule(Module &module);
   bool parseGenericModule(Module &module);
@@ -190,6 +199,7 @@ private:
   std::unordered_map<std::string, Type> type_aliases_;
   std::vector<Attr *> pending_locations_; ///< locations naming aliases
   std::unordered_map<std::string_view, Type> type_cache_; ///< by spelling
+  std::unordered_map<std::string, FuncSignatureRanges> signature_ranges_;
   size_t loc_cache_pos_ = 0;  ///< position of the last loc() answer
   size_t loc_cache_line_ = 0; ///< its line index
 };

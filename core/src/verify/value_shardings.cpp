@@ -66,15 +66,19 @@ bool isPropagationEdgesName(std::string_view name) {
 
 // "arg 0 - " / "result 2 - " checks of one func argument or result.
 bool verifyFuncValue(VerifyContext &ctx, Operation &func, const Attr *dict,
-                     Type type, const std::string &layer) {
+                     Type type, VerifyContext::FuncValue kind, size_t index) {
   if (!dict || dict->kind != AttrKind::Dict)
     return true;
   const Attr *attr = dict->get("sdy.sharding");
   if (!attr)
     return true;
+  const std::string layer =
+      (kind == VerifyContext::FuncValue::Arg ? "arg " : "result ") +
+      std::to_string(index) + " - ";
   if (attr->kind != AttrKind::Sharding)
-    return ctx.opError(func, layer + "should have a sharding attribute of "
-                                     "type TensorShardingAttr");
+    return ctx.funcValueError(func, kind, index,
+                              layer + "should have a sharding attribute of "
+                                      "type TensorShardingAttr");
   ctx.startKey(VerifyContext::Check::FuncValue, attr);
   ctx.addKeyType(type);
   if (ctx.passed())
@@ -83,7 +87,7 @@ bool verifyFuncValue(VerifyContext &ctx, Operation &func, const Attr *dict,
       attr->sharding(), ctx.lookupMesh(attr->sharding().mesh), shapeInfo(type),
       optionsFor(func));
   if (error)
-    return ctx.shardingError(func, layer + *error);
+    return ctx.funcValueError(func, kind, index, layer + *error);
   ctx.recordPassed();
   return true;
 }
@@ -124,12 +128,12 @@ bool verifyFuncShardings(VerifyContext &ctx, Operation &func) {
   const Attr *arg_attrs = func.attrs.get("arg_attrs");
   for (size_t i = 0; i < type->members.size(); ++i)
     if (!verifyFuncValue(ctx, func, dictAt(arg_attrs, i), type->members[i],
-                         "arg " + std::to_string(i) + " - "))
+                         VerifyContext::FuncValue::Arg, i))
       return false;
   const Attr *res_attrs = func.attrs.get("res_attrs");
   for (size_t i = 0; i < type->results.size(); ++i)
     if (!verifyFuncValue(ctx, func, dictAt(res_attrs, i), type->results[i],
-                         "result " + std::to_string(i) + " - "))
+                         VerifyContext::FuncValue::Result, i))
       return false;
   return true;
 }

@@ -37,16 +37,44 @@ void VerifyContext::note(Location loc, const std::string &message) {
 bool VerifyContext::shardingError(const Operation &op,
                                   const std::string &message) {
   opError(op, message);
+  noteManualAxisOwner(op, message);
+  return false;
+}
+
+bool VerifyContext::funcValueError(const Operation &func, FuncValue kind,
+                                   size_t index, const std::string &message) {
+  opError(func, message);
+  // MLIR reports it at the func.func (the lit tests expect that line); the
+  // range says which argument or result it is about, the related location
+  // which function.
+  const Attr *name = func.attrs.get("sym_name");
+  auto ranges = name && name->kind == AttrKind::String
+                    ? module_.signature_ranges.find(name->str())
+                    : module_.signature_ranges.end();
+  if (ranges != module_.signature_ranges.end()) {
+    const std::vector<SourceRange> &list =
+        kind == FuncValue::Arg ? ranges->second.args : ranges->second.results;
+    if (index < list.size() && diags_.last()) {
+      diags_.last()->range = list[index];
+      diags_.last()->related.push_back(
+          {func.loc, "in function @" + name->str()});
+    }
+  }
+  noteManualAxisOwner(func, message);
+  return false;
+}
+
+void VerifyContext::noteManualAxisOwner(const Operation &op,
+                                        const std::string &message) {
   static constexpr std::string_view kBound = "operates on axis \"";
   size_t start = message.find(kBound);
   if (start == std::string::npos ||
       message.find("already bound by a parent") == std::string::npos)
-    return false;
+    return;
   start += kBound.size();
   std::string axis = message.substr(start, message.find('"', start) - start);
   if (const Operation *owner = manualAxisOwner(op, axis))
     note(owner->loc, "parent bounding this axis as manual");
-  return false;
 }
 
 void VerifyContext::startKey(Check check, const Attr *attr) {

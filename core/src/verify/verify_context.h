@@ -42,6 +42,11 @@ public:
   /// Emits "'<op>' op <message>" and, when `message` reports an axis already
   /// bound by a parent manual computation, the note at that parent.
   bool shardingError(const Operation &op, const std::string &message);
+  enum class FuncValue { Arg, Result };
+  /// shardingError at `func` about its argument or result `index`: the
+  /// diagnostic's range is where that argument or result was written.
+  bool funcValueError(const Operation &func, FuncValue kind, size_t index,
+                      const std::string &message);
 
   /// What a check of an attribute against types is about (a memo key part).
   enum class Check : char { OpSharding, OpRule, FuncValue };
@@ -57,6 +62,7 @@ public:
   void recordPassed();
 
 private:
+  void noteManualAxisOwner(const Operation &op, const std::string &message);
   Module &module_;
   DiagnosticEngine &diags_;
   std::unordered_set<std::string> passed_;

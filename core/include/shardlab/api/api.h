@@ -4,9 +4,11 @@
 // tables, garbage JSON) comes back as {"ok": false, "error": ...} and/or
 // "diagnostics". Nothing is kept between calls (no handles to free).
 //
-// Diagnostics are {"severity", "message", "line", "column"}: severity is
-// "error" | "warning" | "note" | "remark"; line and column are 1-based and 0
-// when unknown.
+// Every request and reply shape is a JSON Schema in schemas/api/ (the
+// TypeScript types in wasm/src/api-types.ts are generated from them, and
+// the JS tests validate every reply against them). Diagnostics carry where
+// MLIR reports them (line, column), the range they are about and related
+// locations (schemas/api/common.schema.json#/$defs/Diagnostic).
 //
 // The run pipeline reuses the pass registry: a pass added there is reachable
 // from `run` (and so from JS) by its Shardy flag with no change here.
@@ -101,8 +103,5 @@ std::string estimateCollectiveJson(std::string_view options_json);
 /// "table" or "tables", "hardware", "mode",
 /// "table_kind": "default" | "user"}. Same result shape as collectives.
 std::string estimateGemmJson(std::string_view options_json);
-
-/// Renders a diagnostic as the JSON object described above.
-std::string diagnosticsToJson(const std::vector<Diagnostic> &diagnostics);
 
 } // namespace shardlab::api

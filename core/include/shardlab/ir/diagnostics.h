@@ -16,10 +16,23 @@ namespace shardlab {
 
 enum class Severity { Error, Warning, Note, Remark };
 
+/// Another place a diagnostic refers to, with what is there.
+struct RelatedLocation {
+  Location loc;
+  std::string message;
+};
+
+/// One diagnostic. `loc` is where MLIR reports it (what shardlab-opt
+/// prints and -verify-diagnostics matches); `range` is the text it is about
+/// when that is more precise (a func argument's sharding error is reported
+/// at the func.func, and its range is the argument), else unknown and the
+/// token at `loc` stands for it.
 struct Diagnostic {
   Severity severity = Severity::Error;
   Location loc;
   std::string message;
+  SourceRange range;
+  std::vector<RelatedLocation> related;
 };
 
 /// Keys of the diagnostics emitted once per run (see warningOnce).
@@ -52,6 +65,9 @@ public:
   void shareOnceKeys(std::shared_ptr<OnceKeys> keys) {
     once_ = std::move(keys);
   }
+  /// The diagnostic emitted last (to add its range or related locations),
+  /// or nullptr.
+  Diagnostic *last() { return diags_.empty() ? nullptr : &diags_.back(); }
   bool hasErrors() const;
   const std::vector<Diagnostic> &diagnostics() const { return diags_; }
   void clear() { diags_.clear(); }

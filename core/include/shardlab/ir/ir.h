@@ -37,6 +37,19 @@ struct Location {
                                ///< file position, or unknown)
 };
 
+/// A span of the source text, from `start` up to (not including) `end`;
+/// start.line == 0 when unknown.
+struct SourceRange {
+  Location start, end;
+};
+
+/// Where each argument and result of a func.func's signature was written
+/// (`%arg0: tensor<8xf32> {sdy.sharding = ...}`), for diagnostics that
+/// concern one of them. Filled by the parser; empty for built modules.
+struct FuncSignatureRanges {
+  std::vector<SourceRange> args, results;
+};
+
 /// Interns strings (op names, attribute names) and owns types and
 /// attributes. Everything parsed into one Module shares one Context.
 class Context {
@@ -266,6 +279,8 @@ public:
   /// way, as MLIR does).
   bool explicit_module = false;
   std::string sym_name; ///< `module @name`, empty if none
+  /// Source ranges of the parsed func signatures, by func name.
+  std::unordered_map<std::string, FuncSignatureRanges> signature_ranges;
   /// When set, every pass run on this module records its wall time there.
   PassTiming *timing = nullptr;
   /// Set by a pass (markUnchanged) that left the module as it was: the pass
