@@ -226,3 +226,30 @@ test("the package README's example runs", async () => {
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("parseShardings / printShardings: the core's sharding and mesh syntax as values, round trip", () => {
+  const body = '<@mesh, [{"x", ?}p1, {"y":(1)2}], replicated={"z"}, unreduced=max{"w"}>';
+  const r = sl.parseShardings({ shardings: [body, "<@mesh, [{"], meshes: ['<["x"=2, "y"=4]>'] });
+  assert.equal(r.ok, true);
+  const [good, bad] = r.shardings;
+  assert.equal(good.ok, true);
+  assert.deepEqual(good.sharding, {
+    mesh: { symbol: "mesh" },
+    dims: [
+      { axes: [{ name: "x" }], closed: false, priority: 1 },
+      { axes: [{ name: "y", sub: { pre_size: 1, size: 2 } }], closed: true },
+    ],
+    replicated: [{ name: "z" }],
+    unreduced: [{ name: "w" }],
+    unreduced_kind: "max",
+  });
+  assert.equal(bad.ok, false);
+  assert.match(bad.error, /expected/);
+  assert.deepEqual(r.meshes[0], { ok: true, mesh: { axes: [{ name: "x", size: 2 }, { name: "y", size: 4 }], device_ids: [] } });
+  const printed = sl.printShardings({ shardings: [good.sharding], meshes: [r.meshes[0].mesh] });
+  assert.deepEqual(printed, { ok: true, shardings: [body], meshes: ['<["x"=2, "y"=4]>'] });
+  const inline = sl.printShardings({ shardings: [{ ...good.sharding, mesh: { inline: { axes: [{ name: "x", size: 2 }], device_ids: [] } } }] });
+  assert.match(inline.shardings[0], /^<mesh<\["x"=2\]>, \[/);
+  assert.match(sl.printShardings({ shardings: [{ mesh: { symbol: "m" }, dims: [{ axes: [{ name: "" }], closed: true }] }] }).error, /shardings\[0\]: an axis/);
+  assert.match(sl.parseShardings({ sharding: [] }).error, /unknown field 'sharding'/);
+});

@@ -114,6 +114,18 @@ export type ScheduleOptions = ScheduleSettings & {
    */
   pipeline?: PipelineName | "none";
 };
+export type ParsedSharding =
+  | {
+      ok: true;
+      sharding: ShardingValue;
+    }
+  | Failure;
+export type ParsedMesh =
+  | {
+      ok: true;
+      mesh: MeshValue;
+    }
+  | Failure;
 export type TableFormat = "auto" | "shardlab" | "xla-collective" | "xla-gemm";
 /**
  * Collective throughputs and GEMM FLOP rates, measured by the native collectors or generated analytically, with metadata saying which. Loaded by shardlab::cost::LoadPerfTable, which applies these rules plus: no duplicate entries, throughput consistent with bytes / time_us.median within 1%, replica_groups of devices_per_group devices.
@@ -784,6 +796,80 @@ export interface ShardingReportResult {
     line: number;
   }[];
 }
+/**
+ * A mesh axis, or the sub-axis "name":(pre_size)size of it.
+ */
+export interface AxisValue {
+  name: string;
+  sub?: {
+    pre_size: number;
+    size: number;
+  };
+}
+/**
+ * A mesh: its axes and, when not the default iota, its device ids.
+ */
+export interface MeshValue {
+  axes: {
+    name: string;
+    size: number;
+  }[];
+  device_ids: number[];
+}
+/**
+ * The axes a dimension is sharded along, major to minor; open (closed: false) dimensions may get more.
+ */
+export interface DimValue {
+  axes: AxisValue[];
+  closed: boolean;
+  priority?: number;
+}
+/**
+ * A TensorShardingAttr as a value.
+ */
+export interface ShardingValue {
+  mesh:
+    | {
+        /**
+         * The sdy.mesh symbol, without '@'.
+         */
+        symbol: string;
+      }
+    | {
+        inline: MeshValue;
+      };
+  dims: DimValue[];
+  replicated: AxisValue[];
+  unreduced: AxisValue[];
+  unreduced_kind: "sum" | "max" | "min";
+}
+/**
+ * Attribute texts after their mnemonic: `<@mesh, [{"x"}, {}]>` of #sdy.sharding, `<["x"=2]>` of sdy.mesh.
+ */
+export interface ParseShardingsRequest {
+  shardings?: string[];
+  meshes?: string[];
+}
+/**
+ * One entry per text of the request, in order.
+ */
+export interface ParsedShardings {
+  ok: true;
+  shardings: ParsedSharding[];
+  meshes: ParsedMesh[];
+}
+export interface PrintShardingsRequest {
+  shardings?: ShardingValue[];
+  meshes?: MeshValue[];
+}
+/**
+ * The texts after the mnemonic, as the core prints them, one per value.
+ */
+export interface PrintedShardings {
+  ok: true;
+  shardings: string[];
+  meshes: string[];
+}
 export interface LoadTableOptions {
   format?: TableFormat;
   /**
@@ -941,6 +1027,14 @@ export interface ShardlabApi {
    * Propagation, explicit collectives, per-value shardings, collectives.
    */
   shardingReport(text: string): ShardingReportResult;
+  /**
+   * Parses sharding and mesh attribute texts with the core's parser.
+   */
+  parseShardings(request: ParseShardingsRequest): ParsedShardings | Failure;
+  /**
+   * Prints sharding and mesh values with the core's printer.
+   */
+  printShardings(request: PrintShardingsRequest): PrintedShardings | Failure;
   /**
    * Loads and validates a table (shardlab JSON or XLA text-proto).
    */

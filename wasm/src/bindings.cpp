@@ -3,6 +3,7 @@
 // entry point returns errors as values (see shardlab/api/api.h).
 #include "shardlab/api/api.h"
 #include "shardlab/api/playground_api.h"
+#include "shardlab/api/sharding_syntax.h"
 
 #include <emscripten/bind.h>
 
@@ -35,6 +36,14 @@ std::string estimateCollective(const std::string &options_json) {
 
 std::string estimateGemm(const std::string &options_json) {
   return shardlab::api::estimateGemmJson(options_json);
+}
+
+std::string parseShardings(const std::string &request_json) {
+  return shardlab::api::parseShardingsJson(request_json);
+}
+
+std::string printShardings(const std::string &request_json) {
+  return shardlab::api::printShardingsJson(request_json);
 }
 
 std::string playground(const std::string &text,
@@ -77,6 +86,8 @@ EMSCRIPTEN_BINDINGS(shardlab) {
   emscripten::function("hardwarePresets", &hardwarePresets);
   emscripten::function("estimateCollective", &estimateCollective);
   emscripten::function("estimateGemm", &estimateGemm);
+  emscripten::function("parseShardings", &parseShardings);
+  emscripten::function("printShardings", &printShardings);
   emscripten::function("playground", &playground);
   emscripten::function("schedule", &scheduleModule);
   emscripten::function("shardingReport", &shardingReport);

@@ -17,7 +17,9 @@ import type {
   FactorTable,
   HardwarePreset,
   LoadedTable,
+  ParsedShardings,
   PassInfo,
+  PrintedShardings,
   PlaygroundResult,
   PropagationTrace,
   RunResult,
@@ -105,6 +107,10 @@ function wrap(raw: RawShardlabModule): Shardlab {
       call<Estimate | Failure>(() => raw.estimateCollective(options(opts)), (f) => f),
     estimateGemm: (opts) =>
       call<Estimate | Failure>(() => raw.estimateGemm(options(opts)), (f) => f),
+    parseShardings: (request) =>
+      call<ParsedShardings | Failure>(() => raw.parseShardings(options(request)), (f) => f),
+    printShardings: (request) =>
+      call<PrintedShardings | Failure>(() => raw.printShardings(options(request)), (f) => f),
     playground: (t, opts) =>
       call<PlaygroundResult | Failure>(
         () => raw.playground(text(t, "text"), options(opts)),

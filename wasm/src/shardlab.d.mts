@@ -10,6 +10,8 @@ export interface RawShardlabModule {
   hardwarePresets(): string;
   estimateCollective(optionsJson: string): string;
   estimateGemm(optionsJson: string): string;
+  parseShardings(requestJson: string): string;
+  printShardings(requestJson: string): string;
   playground(text: string, optionsJson: string): string;
   schedule(text: string, optionsJson: string): string;
   shardingReport(text: string): string;

@@ -10,13 +10,14 @@ import { EXAMPLES } from "./examples";
 import { DEFAULT_SETTINGS, decodeHash, encodeHash, loadLocal, saveLocal, type AppState, type Settings } from "./state";
 import { setupTabs } from "./tabs";
 import { h } from "./dom";
-import { renderShardingEditor, type Edit } from "./views/sharding-editor";
+import { renderShardingEditor, type Edit, type SyntaxCore } from "./views/sharding-editor";
 import { renderFactors } from "./views/factors";
 import { renderTrace } from "./views/trace";
 import { renderDevices } from "./views/devices";
 import { renderSchedule, type TableState } from "./views/schedule";
 import type {
-  FactorTable, HardwarePreset, LoadedTable, Failure, PerfTable, PlaygroundResult, PropagationTrace, ScheduleResult, ValueLayout,
+  FactorTable, HardwarePreset, LoadedTable, Failure, ParsedShardings, PerfTable, PlaygroundResult, PrintedShardings,
+  PropagationTrace, ScheduleResult, ValueLayout,
 } from "@shardlab/wasm";
 
 const $ = (id: string) => document.getElementById(id) as HTMLElement;
@@ -224,6 +225,15 @@ function scheduleSelection(): void {
   selectionTimer = window.setTimeout(() => { renderActive(); refreshSelection(); }, 60);
 }
 
+/** The core's sharding parser and printer for the structured editor. */
+const syntaxCore: SyntaxCore = {
+  parse: async (shardings, meshes) => {
+    const r = await core.latest<ParsedShardings | Failure>("sharding-syntax", "parseShardings", { shardings, meshes });
+    return r.stale ? null : r.result;
+  },
+  print: async (request) => (await core.call<PrintedShardings | Failure>("printShardings", request)).result,
+};
+
 function applyEdit(e: Edit): void {
   app.editAt = performance.now();
   editor.view.dispatch({ changes: e });
@@ -231,7 +241,7 @@ function applyEdit(e: Edit): void {
 
 function renderActive(): void {
   if (app.tab === "tab-sharding")
-    renderShardingEditor($("view-sharding"), app.text, app.cursor.line, app.cursor.column, applyEdit);
+    void renderShardingEditor($("view-sharding"), app.text, app.cursor.line, app.cursor.column, applyEdit, syntaxCore);
   if (app.tab === "tab-schedule") renderScheduleView();
 }
 

@@ -55,6 +55,11 @@ inline constexpr std::string_view kLoadTableOptions[] = {
     "partition_size",
 };
 
+inline constexpr std::string_view kParseShardingsRequest[] = {
+    "meshes",
+    "shardings",
+};
+
 inline constexpr std::string_view kPlaygroundOptions[] = {
     "all_gather_limit",
     "all_reduce_limit",
@@ -74,6 +79,11 @@ inline constexpr std::string_view kPlaygroundOptions[] = {
     "table",
     "trace",
     "while_trip_count",
+};
+
+inline constexpr std::string_view kPrintShardingsRequest[] = {
+    "meshes",
+    "shardings",
 };
 
 inline constexpr std::string_view kScheduleOptions[] = {

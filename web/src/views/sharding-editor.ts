@@ -1,12 +1,29 @@
 // The structured editor: the sharding of the value under the cursor (axes
 // per dimension, open/closed, priority, replicated axes, sub-axes) and the
-// meshes' axes, each change written back into the module text as valid
-// sdy syntax.
+// meshes' axes, each change written back into the module text. The core
+// parses the texts into values and prints the edited values back
+// (parseShardings / printShardings), so what is written is what the core
+// prints.
+import type {
+  AxisValue as Axis, Failure, MeshValue, ParsedShardings, PrintedShardings, PrintShardingsRequest,
+  ShardingValue as Sharding,
+} from "@shardlab/wasm";
 import { h, fill } from "../dom";
-import {
-  findMeshes, findShardingSite, axisText, meshAxesText, shardingBodyText,
-  type Axis, type MeshAxis, type Sharding, type ShardingSite,
-} from "../sharding-model";
+import { findMeshes, findShardingSite, shardingEdit, type MeshDecl, type ShardingSite } from "../sharding-model";
+
+type MeshAxis = MeshValue["axes"][number];
+
+/** The core's sharding syntax, through the worker. */
+export interface SyntaxCore {
+  /** Parses; null when a newer render superseded this one. */
+  parse(shardings: string[], meshes: string[]): Promise<ParsedShardings | Failure | null>;
+  print(request: PrintShardingsRequest): Promise<PrintedShardings | Failure>;
+}
+
+/** A mesh declaration with its parsed value (null when it does not parse). */
+interface MeshSite extends MeshDecl {
+  mesh: MeshValue | null;
+}
 
 /** A text edit: replace [from, to) with insert. */
 export interface Edit {
@@ -20,7 +37,7 @@ function subAxes(axis: MeshAxis): Axis[] {
   for (let pre = 1; pre < axis.size; pre++)
     for (let size = 2; pre * size <= axis.size; size++)
       if (axis.size % (pre * size) === 0 && !(pre === 1 && size === axis.size))
-        out.push({ name: axis.name, sub: { pre, size } });
+        out.push({ name: axis.name, sub: { pre_size: pre, size } });
   return out;
 }
 
@@ -28,21 +45,29 @@ function subAxes(axis: MeshAxis): Axis[] {
 function overlaps(a: Axis, b: Axis): boolean {
   if (a.name !== b.name) return false;
   if (!a.sub || !b.sub) return true;
-  return Math.max(a.sub.pre, b.sub.pre) < Math.min(a.sub.pre * a.sub.size, b.sub.pre * b.sub.size);
+  return Math.max(a.sub.pre_size, b.sub.pre_size) < Math.min(a.sub.pre_size * a.sub.size, b.sub.pre_size * b.sub.size);
 }
 
-function meshAxesOf(text: string, sharding: Sharding): MeshAxis[] {
-  if (sharding.mesh.startsWith("@")) {
-    const decl = findMeshes(text).find((m) => "@" + m.name === sharding.mesh);
-    return decl ? decl.axes : [];
-  }
-  return [...sharding.mesh.matchAll(/"([^"]+)"\s*=\s*(\d+)/g)].map((m) => ({ name: m[1], size: Number(m[2]) }));
+/** An axis as a label (`"x"`, `"x":(1)2`), as the sharding shows it. */
+function axisText(a: Axis): string {
+  return a.sub ? `"${a.name}":(${a.sub.pre_size})${a.sub.size}` : `"${a.name}"`;
 }
 
-function defaultSharding(text: string, rank: number): Sharding | null {
-  const meshes = findMeshes(text);
+function meshAxesOf(meshes: MeshSite[], sharding: Sharding): MeshAxis[] {
+  if ("inline" in sharding.mesh) return sharding.mesh.inline.axes;
+  const symbol = sharding.mesh.symbol;
+  return meshes.find((m) => m.name === symbol)?.mesh?.axes ?? [];
+}
+
+function defaultSharding(meshes: MeshSite[], rank: number): Sharding | null {
   if (!meshes.length) return null;
-  return { mesh: "@" + meshes[0].name, dims: Array.from({ length: rank }, () => ({ axes: [], open: false })), replicated: [], unreduced: "" };
+  return {
+    mesh: { symbol: meshes[0].name },
+    dims: Array.from({ length: rank }, () => ({ axes: [], closed: true })),
+    replicated: [],
+    unreduced: [],
+    unreduced_kind: "sum",
+  };
 }
 
 function used(s: Sharding): Axis[] {
@@ -65,28 +90,26 @@ function chip(axis: Axis, onRemove: () => void, what: string): HTMLElement {
     h("button", { type: "button", class: "chip-x", "aria-label": `remove ${axisText(axis)} from ${what}`, onclick: onRemove }, "×"));
 }
 
-function shardingSection(text: string, where: ShardingSite, write: (e: Edit) => void): HTMLElement {
-  const current = where.sharding ?? defaultSharding(text, where.rank);
+function shardingSection(where: ShardingSite, parsed: Sharding | null, printed: string, meshes: MeshSite[], core: SyntaxCore, write: (e: Edit) => void): HTMLElement {
+  const current = parsed ?? defaultSharding(meshes, where.rank);
   if (!current) return h("p", { class: "muted" }, "The module declares no mesh: add `sdy.mesh @mesh = <[\"x\"=2]>` first.");
-  if (current.dims.length !== where.rank && where.rank > 0 && !where.sharding) current.dims.length = where.rank;
-  const axes = meshAxesOf(text, current);
+  const axes = meshAxesOf(meshes, current);
   const all: Axis[] = axes.flatMap((a) => [{ name: a.name }, ...subAxes(a)]);
   const free = all.filter((a) => !used(current).some((u) => overlaps(u, a)));
-  const commit = (next: Sharding) => {
-    const body = shardingBodyText(next);
-    write(where.from === where.to
-      ? { from: where.from, to: where.to, insert: where.prefix + body + where.suffix }
-      : { from: where.from, to: where.to, insert: body });
+  const commit = async (next: Sharding) => {
+    const r = await core.print({ shardings: [next] });
+    if (r.ok) write(shardingEdit(where, r.shardings[0]));
   };
-  const clone = (): Sharding => JSON.parse(JSON.stringify(current));
+  const clone = (): Sharding => structuredClone(current);
+  const symbol = "symbol" in current.mesh ? current.mesh.symbol : null;
   const rows = current.dims.map((dim, d) =>
     h("tr", { "data-testid": `dim-${d}` },
       h("th", { scope: "row" }, `dim ${d}`, h("span", { class: "muted" }, ` (${where.dims[d] ?? "?"})`)),
-      h("td", {}, dim.axes.map((a, k) => chip(a, () => { const n = clone(); n.dims[d].axes.splice(k, 1); commit(n); }, `dim ${d}`)),
-        axisPicker(`add an axis to dim ${d}`, free, (a) => { const n = clone(); n.dims[d].axes.push(a); commit(n); }, `add-axis-${d}`)),
+      h("td", {}, dim.axes.map((a, k) => chip(a, () => { const n = clone(); n.dims[d].axes.splice(k, 1); void commit(n); }, `dim ${d}`)),
+        axisPicker(`add an axis to dim ${d}`, free, (a) => { const n = clone(); n.dims[d].axes.push(a); void commit(n); }, `add-axis-${d}`)),
       h("td", {}, h("label", {},
-        h("input", { type: "checkbox", checked: dim.open, "data-testid": `open-${d}`,
-          onchange: (e: Event) => { const n = clone(); n.dims[d].open = (e.target as HTMLInputElement).checked; commit(n); } }),
+        h("input", { type: "checkbox", checked: !dim.closed, "data-testid": `open-${d}`,
+          onchange: (e: Event) => { const n = clone(); n.dims[d].closed = !(e.target as HTMLInputElement).checked; void commit(n); } }),
         " open (?)")),
       h("td", {}, h("label", {}, "priority p",
         h("input", { type: "number", min: 0, max: 99, class: "num", value: dim.priority ?? "", "aria-label": `priority of dim ${d}`, "data-testid": `priority-${d}`,
@@ -94,50 +117,75 @@ function shardingSection(text: string, where: ShardingSite, write: (e: Edit) => 
             const v = (e.target as HTMLInputElement).value;
             const n = clone();
             if (v === "") delete n.dims[d].priority; else n.dims[d].priority = Math.max(0, Math.floor(Number(v)));
-            commit(n);
+            void commit(n);
           } })))));
   const replicated = h("div", { class: "row" }, h("span", {}, "replicated: "),
-    current.replicated.map((a, k) => chip(a, () => { const n = clone(); n.replicated.splice(k, 1); commit(n); }, "replicated")),
-    axisPicker("add a replicated axis", free, (a) => { const n = clone(); n.replicated.push(a); commit(n); }, "add-replicated"));
+    current.replicated.map((a, k) => chip(a, () => { const n = clone(); n.replicated.splice(k, 1); void commit(n); }, "replicated")),
+    axisPicker("add a replicated axis", free, (a) => { const n = clone(); n.replicated.push(a); void commit(n); }, "add-replicated"));
   return h("div", {},
     h("p", {}, h("strong", {}, where.name), ` (${where.kind}) on `,
       h("select", { "aria-label": "mesh", "data-testid": "mesh-select",
-        onchange: (e: Event) => { const n = clone(); n.mesh = (e.target as HTMLSelectElement).value; n.dims.forEach((x) => (x.axes = [])); n.replicated = []; commit(n); } },
-        findMeshes(text).map((m) => h("option", { value: "@" + m.name, selected: "@" + m.name === current.mesh }, "@" + m.name)),
-        current.mesh.startsWith("@") ? null : h("option", { value: current.mesh, selected: true }, "inline mesh"))),
-    where.sharding ? null : h("p", { class: "muted" }, "No sharding yet: any change below adds one."),
+        onchange: (e: Event) => {
+          const n = clone();
+          n.mesh = { symbol: (e.target as HTMLSelectElement).value };
+          n.dims.forEach((x) => (x.axes = []));
+          n.replicated = [];
+          void commit(n);
+        } },
+        meshes.map((m) => h("option", { value: m.name, selected: m.name === symbol }, "@" + m.name)),
+        symbol === null ? h("option", { value: "", selected: true }, "inline mesh") : null)),
+    parsed ? null : h("p", { class: "muted" }, where.body ? "Its sharding does not parse: any change below replaces it." : "No sharding yet: any change below adds one."),
     h("table", { class: "grid-table" }, h("tbody", {}, rows)),
     replicated,
-    h("p", {}, h("code", { "data-testid": "sharding-text" }, `#sdy.sharding<${shardingBodyText(current)}>`)),
-    current.unreduced ? h("p", { class: "muted" }, `unreduced axes kept: ${current.unreduced}`) : null);
+    h("p", {}, h("code", { "data-testid": "sharding-text" }, `#sdy.sharding${printed}`)),
+    current.unreduced.length ? h("p", { class: "muted" }, `unreduced axes kept: ${current.unreduced.map(axisText).join(", ")}`) : null);
 }
 
-function meshSection(text: string, write: (e: Edit) => void): HTMLElement {
-  const meshes = findMeshes(text);
+function meshSection(meshes: MeshSite[], core: SyntaxCore, write: (e: Edit) => void): HTMLElement {
   return h("div", {}, meshes.map((m) => {
-    const commit = (axes: MeshAxis[]) => write({ from: m.from, to: m.to, insert: meshAxesText(axes) });
+    if (!m.mesh) return h("p", { class: "muted" }, `mesh @${m.name} does not parse`);
+    const mesh = m.mesh;
+    const commit = async (axes: MeshAxis[]) => {
+      const r = await core.print({ meshes: [{ ...mesh, axes }] });
+      if (r.ok) write({ from: m.from, to: m.to, insert: r.meshes[0] });
+    };
     return h("fieldset", { class: "mesh" }, h("legend", {}, `mesh @${m.name}`),
-      m.axes.map((a, i) => h("div", { class: "row" },
+      mesh.axes.map((a, i) => h("div", { class: "row" },
         h("input", { value: a.name, "aria-label": `name of axis ${i} of @${m.name}`, class: "name",
-          onchange: (e: Event) => { const v = (e.target as HTMLInputElement).value.replace(/"/g, "").trim(); if (v) commit(m.axes.map((x, j) => (j === i ? { ...x, name: v } : x))); } }),
+          onchange: (e: Event) => { const v = (e.target as HTMLInputElement).value.replace(/"/g, "").trim(); if (v) void commit(mesh.axes.map((x, j) => (j === i ? { ...x, name: v } : x))); } }),
         " = ",
         h("input", { type: "number", min: 1, value: a.size, class: "num", "aria-label": `size of axis ${a.name}`, "data-testid": `mesh-size-${a.name}`,
-          onchange: (e: Event) => { const v = Math.max(1, Math.floor(Number((e.target as HTMLInputElement).value))); commit(m.axes.map((x, j) => (j === i ? { ...x, size: v } : x))); } }),
-        h("button", { type: "button", "aria-label": `remove axis ${a.name}`, onclick: () => commit(m.axes.filter((_, j) => j !== i)) }, "remove"))),
+          onchange: (e: Event) => { const v = Math.max(1, Math.floor(Number((e.target as HTMLInputElement).value))); void commit(mesh.axes.map((x, j) => (j === i ? { ...x, size: v } : x))); } }),
+        h("button", { type: "button", "aria-label": `remove axis ${a.name}`, onclick: () => void commit(mesh.axes.filter((_, j) => j !== i)) }, "remove"))),
       h("button", { type: "button", onclick: () => {
         let k = 0;
-        while (m.axes.some((x) => x.name === `a${k}`)) k++;
-        commit([...m.axes, { name: `a${k}`, size: 2 }]);
+        while (mesh.axes.some((x) => x.name === `a${k}`)) k++;
+        void commit([...mesh.axes, { name: `a${k}`, size: 2 }]);
       } }, "+ axis"));
   }));
 }
 
-export function renderShardingEditor(root: HTMLElement, text: string, line: number, column: number, write: (e: Edit) => void): void {
+export async function renderShardingEditor(root: HTMLElement, text: string, line: number, column: number, write: (e: Edit) => void, core: SyntaxCore): Promise<void> {
   const where = findShardingSite(text, line, column);
-  fill(root, 
+  const decls = findMeshes(text);
+  const parsed = await core.parse(where?.body ? [where.body] : [], decls.map((m) => text.slice(m.from, m.to)));
+  if (parsed === null) return; // a newer render is on its way
+  if (!parsed.ok) {
+    fill(root, h("p", { class: "error" }, parsed.error));
+    return;
+  }
+  const meshes: MeshSite[] = decls.map((d, i) => {
+    const p = parsed.meshes[i];
+    return { ...d, mesh: p && p.ok ? p.mesh : null };
+  });
+  const first = parsed.shardings[0];
+  const sharding = first && first.ok ? first.sharding : null;
+  const shown = sharding ?? (where ? defaultSharding(meshes, where.rank) : null);
+  const printed = shown ? await core.print({ shardings: [shown] }) : null;
+  fill(root,
     h("h2", {}, "Sharding of the value at the cursor"),
-    where ? shardingSection(text, where, write)
+    where ? shardingSection(where, sharding, printed?.ok ? printed.shardings[0] : "", meshes, core, write)
       : h("p", { class: "muted" }, `Line ${line} defines no value: put the cursor on a func argument or an op result.`),
     h("h2", {}, "Meshes"),
-    meshSection(text, write));
+    meshSection(meshes, core, write));
 }
