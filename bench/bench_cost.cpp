@@ -18,6 +18,9 @@
 #include <vector>
 
 using namespace shardlab::cost;
+using shardlab::Error;
+using shardlab::makeError;
+using shardlab::Result;
 
 namespace {
 
@@ -53,7 +56,7 @@ double ThreadCpuSeconds() {
 
 /// Runs `estimate(i)` over the query set until `seconds` have passed.
 template <class F>
-Row Measure(size_t n, double seconds, F estimate, std::string what,
+Row measure(size_t n, double seconds, F estimate, std::string what,
             std::string mode) {
   Row row{std::move(what), std::move(mode)};
   size_t done = 0, errors = 0;
@@ -94,7 +97,7 @@ std::vector<CollectiveQuery> CollectiveQueries(size_t n) {
     q.dtype = "f32";
     q.bytes = int64_t(1) << (10 + rng() % 21);
     q.bytes += int64_t(rng() % uint64_t(q.bytes));
-    q.groups = *ParseReplicaGroups(groups[rng() % 4]);
+    q.groups = *parseReplicaGroups(groups[rng() % 4]);
     queries.push_back(q);
   }
   return queries;
@@ -122,7 +125,7 @@ CollectiveInterpolator MakeCollective(const PerfTable &table, EstimateMode mode,
   CollectiveInterpolatorOptions options;
   options.mode = mode;
   options.interpolation = interp;
-  auto ci = CollectiveInterpolator::Create(table, options);
+  auto ci = CollectiveInterpolator::create(table, options);
   if (!ci) {
     std::fprintf(stderr, "bench_cost: %s\n", ci.error().message.c_str());
     std::exit(1);
@@ -130,7 +133,7 @@ CollectiveInterpolator MakeCollective(const PerfTable &table, EstimateMode mode,
   return std::move(*ci);
 }
 
-/// EstimateTime (explained) and TimeUs over queries resolved once each.
+/// estimateTime (explained) and TimeUs over queries resolved once each.
 void BenchCollective(const PerfTable &table, EstimateMode mode,
                      TableInterpolation interp, double seconds,
                      std::vector<Row> *rows) {
@@ -139,28 +142,28 @@ void BenchCollective(const PerfTable &table, EstimateMode mode,
   const std::string name = interp == TableInterpolation::kGridSnap
                                ? "collective, grid-snap"
                                : "collective, nearest";
-  rows->push_back(Measure(
+  rows->push_back(measure(
       queries.size(), seconds,
       [&](size_t i) {
-        auto e = ci.EstimateTime(queries[i]);
+        auto e = ci.estimateTime(queries[i]);
         return e ? e->time_us : -1.0;
       },
-      name + ": EstimateTime (explained)", ModeName(mode)));
+      name + ": estimateTime (explained)", ModeName(mode)));
   std::vector<CollectiveInterpolator::Resolved> resolved;
   for (const CollectiveQuery &q : queries)
-    resolved.push_back(*ci.Resolve(q));
-  rows->push_back(Measure(
+    resolved.push_back(*ci.resolve(q));
+  rows->push_back(measure(
       queries.size(), seconds,
       [&](size_t i) {
-        auto t = ci.TimeUs(resolved[i], queries[i].bytes);
+        auto t = ci.timeUs(resolved[i], queries[i].bytes);
         return t ? *t : -1.0;
       },
-      name + ": TimeUs (resolved)", ModeName(mode)));
+      name + ": timeUs (resolved)", ModeName(mode)));
 }
 
 void BenchGemm(const PerfTable &table, EstimateMode mode, GemmTableKind kind,
                double seconds, std::vector<Row> *rows) {
-  auto mi = MatmulInterpolator::Create(table, kind, mode);
+  auto mi = MatmulInterpolator::create(table, kind, mode);
   if (!mi) {
     std::fprintf(stderr, "bench_cost: %s\n", mi.error().message.c_str());
     std::exit(1);
@@ -169,17 +172,17 @@ void BenchGemm(const PerfTable &table, EstimateMode mode, GemmTableKind kind,
   const std::string name = kind == GemmTableKind::kDefault
                                ? "gemm, weighted-average"
                                : "gemm, nearest (user table)";
-  rows->push_back(Measure(
+  rows->push_back(measure(
       queries.size(), seconds,
       [&](size_t i) {
-        auto e = mi->EstimateTime(queries[i]);
+        auto e = mi->estimateTime(queries[i]);
         return e ? e->time_us : -1.0;
       },
-      name + ": EstimateTime (explained)", ModeName(mode)));
-  rows->push_back(Measure(
+      name + ": estimateTime (explained)", ModeName(mode)));
+  rows->push_back(measure(
       queries.size(), seconds,
       [&](size_t i) {
-        auto t = mi->TimeUs(queries[i]);
+        auto t = mi->timeUs(queries[i]);
         return t ? *t : -1.0;
       },
       name + ": TimeUs", ModeName(mode)));
@@ -207,7 +210,7 @@ int main(int argc, char **argv) {
     else
       path = arg;
   }
-  auto table = LoadPerfTable(path);
+  auto table = loadPerfTable(path);
   if (!table) {
     std::fprintf(stderr, "bench_cost: %s\n", table.error().message.c_str());
     return 1;

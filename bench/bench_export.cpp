@@ -18,7 +18,7 @@ using namespace shardlab::bench;
 
 namespace {
 
-struct Result {
+struct Measurement {
   double propagate_s = 0, export_s = 0;
   double cpu_s = 0; // CPU time of both stages: less moved by other load
   size_t ops = 0, heap = 0;
@@ -26,13 +26,12 @@ struct Result {
 
 bool runPass(Module &module, const char *flag, const char *options) {
   PassPipeline pipeline;
-  std::string error;
   DiagnosticEngine diags;
-  return appendPass(pipeline, flag, options, error) &&
+  return appendPass(pipeline, flag, options).ok() &&
          runPassPipeline(module, pipeline, diags);
 }
 
-bool measure(const std::string &text, Result &r, PassTiming *timing) {
+bool measure(const std::string &text, Measurement &r, PassTiming *timing) {
   DiagnosticEngine diags;
   size_t heap_before = heapInUse();
   auto module = parseModule(text, diags);
@@ -74,7 +73,7 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "cannot read %s\n", argv[i]);
       return 1;
     }
-    Result r;
+    Measurement r;
     PassTiming passes;
     if (!measure(text, r, timing ? &passes : nullptr)) {
       std::fprintf(stderr, "%s: a pass failed\n", argv[i]);

@@ -70,7 +70,7 @@ void operator delete[](void *p, size_t) noexcept { countedFree(p); }
 
 namespace {
 
-struct Result {
+struct Measurement {
   std::string name;
   size_t ops = 0;
   double seconds = 1e9;
@@ -81,7 +81,7 @@ struct Result {
 };
 
 bool measure(const std::string &path, const PropagationOptions &options,
-             int repeats, Result &result) {
+             int repeats, Measurement &result) {
   std::string text;
   if (!readFile(path, text)) {
     std::fprintf(stderr, "cannot read %s\n", path.c_str());
@@ -165,9 +165,9 @@ int main(int argc, char **argv) {
                          "user|op|aggressive|basic] MODULE.mlir...\n");
     return 2;
   }
-  std::vector<Result> results;
+  std::vector<Measurement> results;
   for (const std::string &file : files) {
-    Result result;
+    Measurement result;
     if (!measure(file, options, repeats, result))
       return 1;
     results.push_back(result);
@@ -182,7 +182,7 @@ int main(int argc, char **argv) {
     return std::log(t1 / t0) / std::log(n1 / n0);
   };
   for (size_t i = 0; i < results.size(); ++i) {
-    const Result &r = results[i];
+    const Measurement &r = results[i];
     double ops = static_cast<double>(r.ops);
     std::string growth = "";
     if (i > 0 && results[i - 1].ops > 0 && r.ops != results[i - 1].ops) {

@@ -8,6 +8,8 @@
 #include <random>
 
 using namespace shardlab::schedule;
+using shardlab::makeError;
+using shardlab::Result;
 
 namespace {
 
@@ -56,7 +58,7 @@ Graph makeGraph(int64_t target_nodes) {
   return g;
 }
 
-double timeMs(const Graph &g, const SchedulerConfig &c, ScheduleResult &r) {
+double timeMs(const Graph &g, const SchedulerConfig &c, Result<Schedule> &r) {
   const auto t0 = std::chrono::steady_clock::now();
   r = scheduleGraph(g, c);
   return std::chrono::duration<double, std::milli>(
@@ -69,25 +71,29 @@ double timeMs(const Graph &g, const SchedulerConfig &c, ScheduleResult &r) {
 int main() {
   for (int64_t n : {10000, 100000}) {
     Graph g = makeGraph(n);
-    ScheduleResult r;
+    Result<Schedule> r = makeError("not run");
     const double ms = timeMs(g, {}, r);
-    std::printf(
-        "nodes %lld: schedule %.1f ms, step %.0f us, exposed %.0f us%s\n",
-        (long long)g.size(), ms, r.schedule.step_time_us,
-        r.schedule.exposed_comm_us, r.ok ? "" : " (failed)");
+    if (!r) {
+      std::printf("nodes %lld: failed: %s\n", (long long)g.size(),
+                  r.error().message.c_str());
+      return 1;
+    }
+    std::printf("nodes %lld: schedule %.1f ms, step %.0f us, exposed %.0f us\n",
+                (long long)g.size(), ms, r->step_time_us, r->exposed_comm_us);
     // The memory rerun loop: a limit below the unconstrained peak, so
     // the memory rules run and one rerun follows.
     SchedulerConfig limited;
     limited.memory_limit_bytes =
-        (r.schedule.peak_memory_bytes - r.schedule.parameter_bytes) / 2;
+        (r->peak_memory_bytes - r->parameter_bytes) / 2;
     limited.reruns = 1;
     const double limited_ms = timeMs(g, limited, r);
-    std::printf(
-        "nodes %lld, memory limit %lld B, %d rerun(s): schedule "
-        "%.1f ms, peak live %lld B\n",
-        (long long)g.size(), (long long)*limited.memory_limit_bytes,
-        r.schedule.reruns, limited_ms,
-        (long long)(r.schedule.peak_memory_bytes - r.schedule.parameter_bytes));
+    if (!r)
+      return 1;
+    std::printf("nodes %lld, memory limit %lld B, %d rerun(s): schedule "
+                "%.1f ms, peak live %lld B\n",
+                (long long)g.size(), (long long)*limited.memory_limit_bytes,
+                r->reruns, limited_ms,
+                (long long)(r->peak_memory_bytes - r->parameter_bytes));
   }
   return 0;
 }

@@ -15,12 +15,12 @@ using namespace shardlab::bench;
 
 namespace {
 
-struct Result {
+struct Measurement {
   double parse_s = 1e9, verify_s = 1e9, print_s = 1e9;
   size_t ops = 0, bytes = 0, printed = 0, heap = 0;
 };
 
-bool measure(const std::string &text, int repeats, Result &result) {
+bool measure(const std::string &text, int repeats, Measurement &result) {
   result.bytes = text.size();
   for (int i = 0; i < repeats; ++i) {
     DiagnosticEngine diags;
@@ -65,7 +65,7 @@ int main(int argc, char **argv) {
       std::fprintf(stderr, "cannot read %s\n", argv[i]);
       return 1;
     }
-    Result r;
+    Measurement r;
     if (!measure(text, 3, r))
       return 1;
     double pv = r.parse_s + r.verify_s;

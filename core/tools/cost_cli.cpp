@@ -13,9 +13,9 @@
 namespace shardlab::tools {
 namespace {
 
-using cost::MakeError;
-using cost::Result;
 using nlohmann::json;
+using shardlab::makeError;
+using shardlab::Result;
 
 enum class FlagKind { kInt, kString, kTables, kBool };
 
@@ -51,7 +51,7 @@ constexpr Flag kFlags[] = {
 const char *const kCollectiveRequired[] = {"--op", "--bytes", "--group-size"};
 const char *const kGemmRequired[] = {"--m", "--n", "--k"};
 
-const Flag *FindFlag(const std::string &name, char command) {
+const Flag *findFlag(const std::string &name, char command) {
   for (const Flag &f : kFlags)
     if (name == f.name)
       return std::string(f.commands).find(command) != std::string::npos
@@ -61,40 +61,40 @@ const Flag *FindFlag(const std::string &name, char command) {
 }
 
 /// A positive decimal integer below 2^62 (no sign, no spaces, no suffix).
-Result<int64_t> ParsePositive(const std::string &flag, const std::string &v) {
+Result<int64_t> parsePositive(const std::string &flag, const std::string &v) {
   char *end = nullptr;
   errno = 0;
   const long long n = std::strtoll(v.c_str(), &end, 10);
   if (v.empty() || v[0] < '0' || v[0] > '9' || *end != '\0' ||
       errno == ERANGE || n <= 0 || n >= (1LL << 62))
-    return MakeError(flag + ": expected a positive integer, got '" + v + "'");
+    return makeError(flag + ": expected a positive integer, got '" + v + "'");
   return int64_t(n);
 }
 
-Result<bool> SetValue(CostCommand &c, const Flag &f, const std::string &v) {
+Result<bool> setValue(CostCommand &c, const Flag &f, const std::string &v) {
   const std::string flag = f.name;
   if (f.kind == FlagKind::kTables) {
     c.table_paths.push_back(v);
     return true;
   }
   if (c.options.contains(f.key))
-    return MakeError(flag + ": given more than once");
+    return makeError(flag + ": given more than once");
   if (f.kind == FlagKind::kInt) {
-    Result<int64_t> n = ParsePositive(flag, v);
+    Result<int64_t> n = parsePositive(flag, v);
     if (!n)
       return n.error();
     c.options[f.key] = *n;
     return true;
   }
   if (flag == "--mode" && v != "compatible" && v != "accurate")
-    return MakeError("--mode: expected compatible or accurate, got '" + v +
+    return makeError("--mode: expected compatible or accurate, got '" + v +
                      "'");
   c.options[f.key] = v;
   return true;
 }
 
 /// Splits "--flag=value"; `value` is set only when there is an '='.
-std::string FlagName(const std::string &arg, std::string *value, bool *has) {
+std::string flagName(const std::string &arg, std::string *value, bool *has) {
   const size_t eq = arg.find('=');
   *has = eq != std::string::npos;
   if (*has)
@@ -102,19 +102,19 @@ std::string FlagName(const std::string &arg, std::string *value, bool *has) {
   return arg.substr(0, eq);
 }
 
-Result<bool> ParseFlags(CostCommand &c, const std::vector<std::string> &args) {
+Result<bool> parseFlags(CostCommand &c, const std::vector<std::string> &args) {
   const char command = c.command[0];
   for (size_t i = 1; i < args.size(); ++i) {
     std::string value;
     bool inline_value = false;
-    const std::string name = FlagName(args[i], &value, &inline_value);
+    const std::string name = flagName(args[i], &value, &inline_value);
     if (name == "--help" || name == "-h") {
       c.help = true;
       return true;
     }
-    const Flag *f = FindFlag(name, command);
+    const Flag *f = findFlag(name, command);
     if (!f)
-      return MakeError("unknown argument '" + args[i] + "' for " + c.command +
+      return makeError("unknown argument '" + args[i] + "' for " + c.command +
                        " (see --help)");
     if (f->kind == FlagKind::kBool) {
       if (*f->key)
@@ -124,29 +124,29 @@ Result<bool> ParseFlags(CostCommand &c, const std::vector<std::string> &args) {
       continue;
     }
     if (!inline_value && i + 1 >= args.size())
-      return MakeError(name + ": missing value");
-    if (Result<bool> ok = SetValue(c, *f, inline_value ? value : args[++i]);
+      return makeError(name + ": missing value");
+    if (Result<bool> ok = setValue(c, *f, inline_value ? value : args[++i]);
         !ok)
       return ok.error();
   }
   return true;
 }
 
-Result<bool> CheckRequired(const CostCommand &c) {
+Result<bool> checkRequired(const CostCommand &c) {
   const bool collective = c.command == "collective";
   for (const char *name :
        collective ? std::vector<const char *>(std::begin(kCollectiveRequired),
                                               std::end(kCollectiveRequired))
                   : std::vector<const char *>(std::begin(kGemmRequired),
                                               std::end(kGemmRequired)))
-    if (!c.options.contains(FindFlag(name, c.command[0])->key))
-      return MakeError(c.command + ": " + name + " is required (see --help)");
+    if (!c.options.contains(findFlag(name, c.command[0])->key))
+      return makeError(c.command + ": " + name + " is required (see --help)");
   return true;
 }
 
 } // namespace
 
-const char *CostHelp() {
+const char *costHelp() {
   return "USAGE:\n"
          "  shardlab-cost collective --op OP --bytes N --group-size G\n"
          "      [--nodes K] [--gpus-per-node P] [--preset NAME]\n"
@@ -199,91 +199,91 @@ const char *CostHelp() {
          "  --help             this text\n";
 }
 
-Result<CostCommand> ParseCostArgs(const std::vector<std::string> &args) {
+Result<CostCommand> parseCostArgs(const std::vector<std::string> &args) {
   CostCommand c;
   if (args.empty())
-    return MakeError("expected a command: collective or gemm (see --help)");
+    return makeError("expected a command: collective or gemm (see --help)");
   if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     c.help = true;
     return c;
   }
   if (args[0] != "collective" && args[0] != "gemm")
-    return MakeError("unknown command '" + args[0] +
+    return makeError("unknown command '" + args[0] +
                      "': expected collective or gemm (see --help)");
   c.command = args[0];
-  if (Result<bool> ok = ParseFlags(c, args); !ok)
+  if (Result<bool> ok = parseFlags(c, args); !ok)
     return ok.error();
   if (c.help)
     return c;
-  if (Result<bool> ok = CheckRequired(c); !ok)
+  if (Result<bool> ok = checkRequired(c); !ok)
     return ok.error();
   if (c.command == "collective" && !c.options.contains("nodes"))
     c.options["nodes"] = 1;
   return c;
 }
 
-Result<std::string> ReadTableFile(const std::string &path) {
+Result<std::string> readTableFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in)
-    return MakeError(path + ": cannot open file");
+    return makeError(path + ": cannot open file");
   const std::streamoff size = in.tellg();
   if (size < 0 || size > cost::kMaxPerfTableFileBytes)
-    return cost::TableTooLargeError(path + ": file", size);
+    return cost::tableTooLargeError(path + ": file", size);
   in.seekg(0);
   std::string text(static_cast<size_t>(size), '\0');
   if (!in.read(text.data(), size))
-    return MakeError(path + ": read failed");
+    return makeError(path + ": read failed");
   return text;
 }
 
 namespace {
 
-std::string Number(const json &v) {
+std::string number(const json &v) {
   std::ostringstream out;
   out.precision(10);
   out << (v.is_number() ? v.get<double>() : 0.0);
   return out.str();
 }
 
-void RenderNeighbour(const json &n, std::ostream &out) {
+void renderNeighbour(const json &n, std::ostream &out) {
   out << "\nneighbour (";
   const json &point = n.value("point", json::array());
   for (size_t i = 0; i < point.size(); ++i)
     out << (i ? ", " : "") << point[i].dump();
-  out << ") value " << Number(n.value("value", json()));
-  out << " weight " << Number(n.value("weight", json()));
+  out << ") value " << number(n.value("value", json()));
+  out << " weight " << number(n.value("weight", json()));
 }
 
 } // namespace
 
-std::string RenderEstimateText(const json &reply) {
+std::string renderEstimateText(const json &reply) {
   std::ostringstream out;
-  out << "time_us = " << Number(reply.value("time_us", json()))
+  out << "time_us = " << number(reply.value("time_us", json()))
       << "\nmodel: " << reply.value("model", std::string());
   const json &ex = reply.value("explanation", json::object());
   if (!ex.value("key", std::string()).empty())
     out << "\nkey: " << ex.value("key", std::string());
   for (const json &n : ex.value("neighbours", json::array()))
-    RenderNeighbour(n, out);
+    renderNeighbour(n, out);
   for (const json &t : ex.value("terms", json::array()))
     out << "\n"
         << t.value("name", std::string()) << " = "
-        << Number(t.value("value", json())) << " "
+        << number(t.value("value", json())) << " "
         << t.value("unit", std::string());
   if (!ex.value("note", std::string()).empty())
     out << "\nnote: " << ex.value("note", std::string());
   return out.str();
 }
 
-int RunCost(CostCommand c, std::ostream &out, std::ostream &err) {
+int runCost(CostCommand c, std::ostream &out, std::ostream &err) {
   if (c.help) {
-    out << CostHelp();
+    out << costHelp();
     return 0;
   }
   if (!c.table_paths.empty())
     c.options["tables"] = json::array();
   for (const std::string &path : c.table_paths) {
-    Result<std::string> text = ReadTableFile(path);
+    Result<std::string> text = readTableFile(path);
     if (!text) {
       err << "shardlab-cost: error: " << text.error().message << "\n";
       return 1;
@@ -304,7 +304,7 @@ int RunCost(CostCommand c, std::ostream &out, std::ostream &err) {
   for (const json &w : reply.value("warnings", json::array()))
     err << "shardlab-cost: warning: "
         << (w.is_string() ? w.get<std::string>() : w.dump()) << "\n";
-  out << (c.json ? reply_text : RenderEstimateText(reply)) << "\n";
+  out << (c.json ? reply_text : renderEstimateText(reply)) << "\n";
   return 0;
 }
 

@@ -3,7 +3,7 @@
 // CLI and the WebAssembly package give the same answers for the same query.
 #pragma once
 
-#include "shardlab/cost/result.h"
+#include "shardlab/support/result.h"
 
 #include <nlohmann/json.hpp>
 
@@ -24,19 +24,20 @@ struct CostCommand {
 };
 
 /// The --help text.
-const char *CostHelp();
+const char *costHelp();
 
 /// Parses the arguments after the program name. Errors name the flag.
-cost::Result<CostCommand> ParseCostArgs(const std::vector<std::string> &args);
+shardlab::Result<CostCommand>
+parseCostArgs(const std::vector<std::string> &args);
 
 /// Reads a table file (refusing files over kMaxPerfTableFileBytes).
-cost::Result<std::string> ReadTableFile(const std::string &path);
+shardlab::Result<std::string> readTableFile(const std::string &path);
 
 /// Human-readable rendering of an estimate reply of the JSON API.
-std::string RenderEstimateText(const nlohmann::json &reply);
+std::string renderEstimateText(const nlohmann::json &reply);
 
 /// Runs a parsed command: prints the estimate (text or JSON) to `out` and
 /// errors to `err`. Returns the process exit status (0 on success).
-int RunCost(CostCommand command, std::ostream &out, std::ostream &err);
+int runCost(CostCommand command, std::ostream &out, std::ostream &err);
 
 } // namespace shardlab::tools

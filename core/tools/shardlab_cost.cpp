@@ -9,10 +9,10 @@
 
 int main(int argc, char **argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  auto command = shardlab::tools::ParseCostArgs(args);
+  auto command = shardlab::tools::parseCostArgs(args);
   if (!command) {
     std::cerr << "shardlab-cost: error: " << command.error().message << "\n";
     return 2;
   }
-  return shardlab::tools::RunCost(std::move(*command), std::cout, std::cerr);
+  return shardlab::tools::runCost(std::move(*command), std::cout, std::cerr);
 }

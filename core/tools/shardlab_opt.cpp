@@ -60,7 +60,7 @@ void printHelp() {
 
 // Takes out what the command line owns (-o, --help, the input file); the
 // rest goes to api::parseRunFlags.
-bool splitArgs(int argc, char **argv, Options &options, std::string &error) {
+Status splitArgs(int argc, char **argv, Options &options) {
   bool positional_only = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -81,7 +81,7 @@ bool splitArgs(int argc, char **argv, Options &options, std::string &error) {
       options.passes_markdown = true;
     } else if (arg == "-o" || arg == "--o") {
       if (i + 1 >= argc)
-        return error = "-o needs a file name", false;
+        return makeError("-o needs a file name");
       options.output = argv[++i];
     } else if (arg.rfind("-o=", 0) == 0 || arg.rfind("--o=", 0) == 0) {
       options.output = arg.substr(arg.find('=') + 1);
@@ -89,17 +89,16 @@ bool splitArgs(int argc, char **argv, Options &options, std::string &error) {
       options.flags.push_back(arg);
     }
   }
-  return true;
+  return success();
 }
 
 /// Writes `text` to `path` (or stdout) atomically: temp file + rename.
-bool writeOutput(const std::string &path, const std::string &text) {
+Status writeOutput(const std::string &path, const std::string &text) {
   if (path == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
-    return true;
+    return success();
   }
-  std::string error;
-  return writeFileAtomically(path, text, error);
+  return writeFileAtomically(path, text);
 }
 
 #ifdef SHARDLAB_FAULT_INJECTION
@@ -127,13 +126,15 @@ void injectFaults(api::RunRequest &request) {
 
 int main(int argc, char **argv) {
   Options options;
-  std::string error;
-  api::RunRequest request;
-  if (!splitArgs(argc, argv, options, error) ||
-      !api::parseRunFlags(options.flags, request, error)) {
-    std::cerr << "shardlab-opt: " << error << "\n";
+  Status split = splitArgs(argc, argv, options);
+  Result<api::RunRequest> parsed = split
+                                       ? api::parseRunFlags(options.flags)
+                                       : Result<api::RunRequest>(split.error());
+  if (!parsed) {
+    std::cerr << "shardlab-opt: " << parsed.error().message << "\n";
     return 2;
   }
+  api::RunRequest &request = *parsed;
 #ifdef SHARDLAB_FAULT_INJECTION
   injectFaults(request);
 #endif
@@ -164,8 +165,9 @@ int main(int argc, char **argv) {
   request.file = options.input == "-" ? "<stdin>" : options.input;
   api::RunResult result = api::runPipeline(text, request);
   std::cerr << result.stderr_text;
-  if (!writeOutput(options.output, result.output)) {
-    std::cerr << "shardlab-opt: could not write '" << options.output << "'\n";
+  if (Status written = writeOutput(options.output, result.output); !written) {
+    std::cerr << "shardlab-opt: could not write '" << options.output
+              << "': " << written.error().message << "\n";
     return 1;
   }
   return result.ok ? 0 : 1;

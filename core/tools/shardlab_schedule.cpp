@@ -86,15 +86,14 @@ schedule::CollectiveKind kindOfLimitFlag(const std::string &flag) {
   return schedule::CollectiveKind::kNone;
 }
 
-bool parseValue(Options &o, const std::string &flag, const std::string &v,
-                std::string &error) {
+Status parseValue(Options &o, const std::string &flag, const std::string &v) {
   int64_t n = 0;
   const schedule::CollectiveKind kind = kindOfLimitFlag(flag);
-  if (kind != schedule::CollectiveKind::kNone && parseInt(v, n) && n > 0 &&
-      n < 1024)
+  const bool in_range = parseInt(v, n);
+  if (kind != schedule::CollectiveKind::kNone && in_range && n > 0 && n < 1024)
     o.kind_limits[size_t(kind)] = int(n);
   else if (kind != schedule::CollectiveKind::kNone)
-    error = "bad value '" + v + "' for " + flag;
+    return makeError("bad value '" + v + "' for " + flag);
   else if (flag == "--preset")
     o.preset = v;
   else if (flag == "--tables")
@@ -107,79 +106,74 @@ bool parseValue(Options &o, const std::string &flag, const std::string &v,
     o.report = v;
   else if (flag == "--estimator" && (v == "real" || v == "approximate"))
     o.approximate = v == "approximate";
-  else if (flag == "--gpus-per-node" && parseInt(v, n) && n > 0)
+  else if (flag == "--gpus-per-node" && in_range && n > 0)
     o.gpus_per_node = n;
-  else if (flag == "--overlap-limit" && parseInt(v, n) && n > 0)
+  else if (flag == "--overlap-limit" && in_range && n > 0)
     o.overlap_limit = int(n);
-  else if (flag == "--memory-limit" && parseInt(v, n) && n > 0)
+  else if (flag == "--memory-limit" && in_range && n > 0)
     o.memory_limit = n;
-  else if (flag == "--device-memory" && parseInt(v, n) && n >= 0)
+  else if (flag == "--device-memory" && in_range && n >= 0)
     o.device_memory = n;
-  else if (flag == "--reruns" && parseInt(v, n) && n >= 0 && n < 1000)
+  else if (flag == "--reruns" && in_range && n >= 0 && n < 1000)
     o.reruns = int(n);
-  else if (flag == "--while-trip-count" && parseInt(v, n) && n > 0 &&
-           n <= 1000000)
+  else if (flag == "--while-trip-count" && in_range && n > 0 && n <= 1000000)
     o.while_trip_count = n;
   else
-    error = "bad value '" + v + "' for " + flag;
-  return error.empty();
+    return makeError("bad value '" + v + "' for " + flag);
+  return success();
 }
 
-// 0: run, 1: error, 2: --help printed.
-int parseArgs(int argc, char **argv, Options &o, std::string &error) {
+/// Reads the arguments into `o`: true to run, false when --help was printed.
+Result<bool> parseArgs(int argc, char **argv, Options &o) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
       std::cout << kHelp;
-      return 2;
+      return false;
     }
     if (arg == "--no-propagation") {
       o.propagate = false;
     } else if (arg.rfind("-", 0) == 0 && arg.size() > 1) {
-      if (i + 1 >= argc) {
-        error = "missing value for " + arg;
-        return 1;
-      }
-      if (!parseValue(o, arg, argv[++i], error))
-        return 1;
+      if (i + 1 >= argc)
+        return makeError("missing value for " + arg);
+      if (Status parsed = parseValue(o, arg, argv[++i]); !parsed)
+        return parsed.error();
     } else if (o.input.empty()) {
       o.input = arg;
     } else {
-      error = "more than one input file: " + arg;
-      return 1;
+      return makeError("more than one input file: " + arg);
     }
   }
   if (o.input.empty())
-    error = "no input module (see --help)";
-  return o.input.empty() ? 1 : 0;
+    return makeError("no input module (see --help)");
+  return true;
 }
 
 } // namespace
 
-int runSchedule(const Options &o, std::string &error);
+Status runSchedule(const Options &o);
 
 int main(int argc, char **argv) {
   Options options;
-  std::string error;
-  const int parsed = parseArgs(argc, argv, options, error);
-  if (parsed == 2)
+  Result<bool> run = parseArgs(argc, argv, options);
+  if (run && !*run)
     return 0;
-  if (parsed == 0 && runSchedule(options, error) == 0)
+  Status done = run ? runSchedule(options) : Status(run.error());
+  if (done)
     return 0;
-  std::cerr << "shardlab-schedule: error: " << error << "\n";
+  std::cerr << "shardlab-schedule: error: " << done.error().message << "\n";
   return 1;
 }
 
 namespace {
 
 // Loads and joins the --tables files.
-bool loadTables(const Options &o, cost::PerfTable &table, std::string &error) {
+Result<cost::PerfTable> loadTables(const Options &o) {
+  cost::PerfTable table;
   for (const std::string &path : o.tables) {
-    auto loaded = cost::LoadPerfTable(path);
-    if (!loaded.ok()) {
-      error = path + ": " + loaded.error().message;
-      return false;
-    }
+    auto loaded = cost::loadPerfTable(path);
+    if (!loaded.ok())
+      return makeError(path + ": " + loaded.error().message);
     table.collectives.insert(table.collectives.end(),
                              loaded->collectives.begin(),
                              loaded->collectives.end());
@@ -187,22 +181,25 @@ bool loadTables(const Options &o, cost::PerfTable &table, std::string &error) {
                        loaded->gemms.end());
     table.metadata = loaded->metadata;
   }
-  return true;
+  return table;
 }
-bool writeOutputs(const Options &o, const schedule::Program &program,
-                  const schedule::Schedule &s, std::string &error) {
-  if (!o.trace.empty() &&
-      !writeFileAtomically(o.trace, schedule::chromeTraceJson(program, s),
-                           error))
-    return false;
-  return o.report.empty() ||
-         writeFileAtomically(o.report, schedule::reportJson(program, s), error);
+
+Status writeOutputs(const Options &o, const schedule::Program &program,
+                    const schedule::Schedule &s) {
+  if (!o.trace.empty())
+    if (Status written =
+            writeFileAtomically(o.trace, schedule::chromeTraceJson(program, s));
+        !written)
+      return written;
+  if (!o.report.empty())
+    return writeFileAtomically(o.report, schedule::reportJson(program, s));
+  return success();
 }
 
 } // namespace
 
-bool pipelineOptions(const Options &o, const cost::PerfTable &table,
-                     schedule::PipelineOptions &p, std::string &error) {
+Result<schedule::PipelineOptions>
+pipelineOptions(const Options &o, const cost::PerfTable &table) {
   schedule::TargetOptions target;
   target.preset = o.preset;
   target.gpus_per_node = o.gpus_per_node;
@@ -210,8 +207,11 @@ bool pipelineOptions(const Options &o, const cost::PerfTable &table,
   target.approximate = o.approximate;
   target.while_trip_count = o.while_trip_count;
   target.table = o.tables.empty() ? nullptr : &table;
-  if (!schedule::pipelineOptionsFor(target, p, error))
-    return false;
+  Result<schedule::PipelineOptions> defaults =
+      schedule::pipelineOptionsFor(target);
+  if (!defaults)
+    return defaults;
+  schedule::PipelineOptions p = std::move(*defaults);
   p.propagate = o.propagate;
   p.scheduler.overlap_limit = o.overlap_limit;
   p.scheduler.kind_limits = o.kind_limits;
@@ -219,26 +219,26 @@ bool pipelineOptions(const Options &o, const cost::PerfTable &table,
   p.scheduler.reruns = o.reruns;
   if (o.device_memory)
     p.device_memory_bytes = *o.device_memory;
-  return true;
+  return p;
 }
-int runSchedule(const Options &o, std::string &error) {
+
+Status runSchedule(const Options &o) {
   std::string text;
-  if (!readFile(o.input, text)) {
-    error = "cannot read " + o.input;
-    return 1;
-  }
-  cost::PerfTable table;
-  schedule::PipelineOptions popts;
-  if (!loadTables(o, table, error) || !pipelineOptions(o, table, popts, error))
-    return 1;
-  const schedule::PipelineResult r = schedule::runSchedulePipeline(text, popts);
+  if (!readFile(o.input, text))
+    return makeError("cannot read " + o.input);
+  Result<cost::PerfTable> table = loadTables(o);
+  if (!table)
+    return table.error();
+  Result<schedule::PipelineOptions> popts = pipelineOptions(o, *table);
+  if (!popts)
+    return popts.error();
+  const schedule::PipelineResult r =
+      schedule::runSchedulePipeline(text, *popts);
   for (const Diagnostic &d : r.diagnostics)
     if (!r.ok || d.severity != Severity::Remark)
       std::cerr << formatDiagnostic(d, o.input, text);
-  if (!r.ok) {
-    error = r.stage + ": " + r.error;
-    return 1;
-  }
+  if (!r.ok)
+    return makeError(r.stage + ": " + r.error);
   std::cout << schedule::summaryText(r.program, r.schedule);
-  return writeOutputs(o, r.program, r.schedule, error) ? 0 : 1;
+  return writeOutputs(o, r.program, r.schedule);
 }

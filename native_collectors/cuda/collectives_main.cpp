@@ -10,17 +10,17 @@ using namespace shardlab::collectors;
 namespace {
 
 // --dry-run: the plan for --nodes x -g GPUs (8 per node unless given).
-int DryRun(const CollectiveOptions &o) {
+int dryRun(const CollectiveOptions &o) {
   Topology t;
   t.ranks_per_node = o.ngpus > 0 ? o.ngpus : 8;
   t.world = t.ranks_per_node * o.nodes;
   t.partition_size = o.partition_size > 0 ? o.partition_size : t.ranks_per_node;
-  Result<CollectivePlan> plan = PlanCollectives(o, t);
+  Result<CollectivePlan> plan = planCollectives(o, t);
   if (!plan) {
     std::fprintf(stderr, "error: %s\n", plan.error().message.c_str());
     return 2;
   }
-  std::printf("%s", FormatCollectivePlan(*plan, o).c_str());
+  std::printf("%s", formatCollectivePlan(*plan, o).c_str());
   return 0;
 }
 
@@ -28,21 +28,21 @@ int DryRun(const CollectiveOptions &o) {
 
 int main(int argc, char **argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  Result<CollectiveOptions> opts = ParseCollectiveOptions(args);
+  Result<CollectiveOptions> opts = parseCollectiveOptions(args);
   if (!opts) {
     std::fprintf(stderr, "error: %s\n", opts.error().message.c_str());
     return 2;
   }
   if (opts->help || opts->version) {
-    std::printf("%s", opts->help ? CollectiveHelp().c_str() : "");
+    std::printf("%s", opts->help ? collectiveHelp().c_str() : "");
     if (opts->version)
       std::printf("shardlab-collect-collectives %s\n", kCollectorVersion);
     return 0;
   }
   if (opts->dry_run)
-    return DryRun(*opts);
+    return dryRun(*opts);
   try {
-    return RunCollectiveSweep(*opts, args, &argc, &argv);
+    return runCollectiveSweep(*opts, args, &argc, &argv);
   } catch (const CollectorError &e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

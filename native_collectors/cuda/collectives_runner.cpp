@@ -20,14 +20,14 @@
 namespace shardlab::collectors {
 namespace {
 
-void NcclCheck(ncclResult_t r, const std::string &what) {
+void ncclCheck(ncclResult_t r, const std::string &what) {
   if (r != ncclSuccess)
     throw CollectorError(what + " failed: " + ncclGetErrorString(r) + " (" +
                          ncclGetLastError(nullptr) +
                          "); set NCCL_DEBUG=INFO for details");
 }
 
-ncclDataType_t NcclType(const std::string &dtype) {
+ncclDataType_t ncclType(const std::string &dtype) {
   if (dtype == "bf16")
     return ncclBfloat16;
   if (dtype == "f16")
@@ -56,32 +56,32 @@ struct Job {
   Topology topo;
 };
 
-void Issue(const CollectivePoint &p, const Slot &s, int64_t n) {
-  const ncclDataType_t t = NcclType(p.dtype);
-  const size_t eb = static_cast<size_t>(CollectiveDtypeBytes(p.dtype));
+void issue(const CollectivePoint &p, const Slot &s, int64_t n) {
+  const ncclDataType_t t = ncclType(p.dtype);
+  const size_t eb = static_cast<size_t>(collectiveDtypeBytes(p.dtype));
   const RankCounts &c = p.counts;
   switch (p.op) {
   case CollOp::kAllReduce:
-    NcclCheck(ncclAllReduce(s.send, s.recv, c.send_count, t, ncclSum, s.group,
+    ncclCheck(ncclAllReduce(s.send, s.recv, c.send_count, t, ncclSum, s.group,
                             s.stream),
               "ncclAllReduce");
     return;
   case CollOp::kAllGather:
-    NcclCheck(ncclAllGather(s.send, s.recv, c.send_count, t, s.group, s.stream),
+    ncclCheck(ncclAllGather(s.send, s.recv, c.send_count, t, s.group, s.stream),
               "ncclAllGather");
     return;
   case CollOp::kReduceScatter:
-    NcclCheck(ncclReduceScatter(s.send, s.recv, c.recv_count, t, ncclSum,
+    ncclCheck(ncclReduceScatter(s.send, s.recv, c.recv_count, t, ncclSum,
                                 s.group, s.stream),
               "ncclReduceScatter");
     return;
   case CollOp::kAllToAll:
     for (int64_t peer = 0; peer < n; ++peer) {
       const size_t off = static_cast<size_t>(peer * c.chunk) * eb;
-      NcclCheck(ncclSend(static_cast<char *>(s.send) + off, c.chunk, t,
+      ncclCheck(ncclSend(static_cast<char *>(s.send) + off, c.chunk, t,
                          static_cast<int>(peer), s.group, s.stream),
                 "ncclSend");
-      NcclCheck(ncclRecv(static_cast<char *>(s.recv) + off, c.chunk, t,
+      ncclCheck(ncclRecv(static_cast<char *>(s.recv) + off, c.chunk, t,
                          static_cast<int>(peer), s.group, s.stream),
                 "ncclRecv");
     }
@@ -89,11 +89,11 @@ void Issue(const CollectivePoint &p, const Slot &s, int64_t n) {
   case CollOp::kCollectivePermute:
     for (const auto &[src, dst] : p.pairs) {
       if (src == s.pos)
-        NcclCheck(ncclSend(s.send, c.send_count, t, static_cast<int>(dst),
+        ncclCheck(ncclSend(s.send, c.send_count, t, static_cast<int>(dst),
                            s.group, s.stream),
                   "ncclSend");
       if (dst == s.pos)
-        NcclCheck(ncclRecv(s.recv, c.recv_count, t, static_cast<int>(src),
+        ncclCheck(ncclRecv(s.recv, c.recv_count, t, static_cast<int>(src),
                            s.group, s.stream),
                   "ncclRecv");
     }
@@ -102,26 +102,26 @@ void Issue(const CollectivePoint &p, const Slot &s, int64_t n) {
 }
 
 // One iteration on every local GPU of a group; events when `it` >= 0.
-void Iteration(Job &job, const CollectivePoint &p, int64_t n, int it) {
+void iteration(Job &job, const CollectivePoint &p, int64_t n, int it) {
   for (Slot &s : job.slots)
     if (s.group && it >= 0)
-      CudaCheck(cudaEventRecord(s.start[it], s.stream), "cudaEventRecord");
-  NcclCheck(ncclGroupStart(), "ncclGroupStart");
+      cudaCheck(cudaEventRecord(s.start[it], s.stream), "cudaEventRecord");
+  ncclCheck(ncclGroupStart(), "ncclGroupStart");
   for (Slot &s : job.slots)
     if (s.group)
-      Issue(p, s, n);
-  NcclCheck(ncclGroupEnd(), "ncclGroupEnd");
+      issue(p, s, n);
+  ncclCheck(ncclGroupEnd(), "ncclGroupEnd");
   for (Slot &s : job.slots)
     if (s.group && it >= 0)
-      CudaCheck(cudaEventRecord(s.stop[it], s.stream), "cudaEventRecord");
+      cudaCheck(cudaEventRecord(s.stop[it], s.stream), "cudaEventRecord");
 }
 
-void SyncAll(Job &job) {
+void syncAll(Job &job) {
   for (Slot &s : job.slots)
-    CudaCheck(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
+    cudaCheck(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
 }
 
-PatternKind KindOf(CollOp op) {
+PatternKind kindOf(CollOp op) {
   switch (op) {
   case CollOp::kAllReduce:
     return PatternKind::kAllReduce;
@@ -137,83 +137,83 @@ PatternKind KindOf(CollOp op) {
   return PatternKind::kAllReduce;
 }
 
-PatternSpec SpecFor(const CollectivePoint &p, const Slot &s, int64_t n) {
-  PatternSpec spec{KindOf(p.op), s.pos, n, p.counts.chunk, -1};
+PatternSpec specFor(const CollectivePoint &p, const Slot &s, int64_t n) {
+  PatternSpec spec{kindOf(p.op), s.pos, n, p.counts.chunk, -1};
   for (const auto &[src, dst] : p.pairs)
     if (dst == s.pos)
       spec.source = src;
   return spec;
 }
 
-void FillInputs(Job &job, const CollectivePoint &p, int64_t n) {
+void fillInputs(Job &job, const CollectivePoint &p, int64_t n) {
   DeviceType t{};
-  DeviceTypeOf(p.dtype, &t);
+  deviceTypeOf(p.dtype, &t);
   for (Slot &s : job.slots)
     if (s.group) {
-      CudaCheck(cudaSetDevice(s.device), "cudaSetDevice");
-      CudaCheck(
-          FillInput(s.send, t, p.counts.send_count, SpecFor(p, s, n), s.stream),
+      cudaCheck(cudaSetDevice(s.device), "cudaSetDevice");
+      cudaCheck(
+          fillInput(s.send, t, p.counts.send_count, specFor(p, s, n), s.stream),
           "fill input");
     }
 }
 
 // Runs the op once more on cleared outputs; mismatches over the job.
-double CountMismatches(Job &job, const CollectivePoint &p, int64_t n) {
+double countMismatches(Job &job, const CollectivePoint &p, int64_t n) {
   DeviceType t{};
-  DeviceTypeOf(p.dtype, &t);
+  deviceTypeOf(p.dtype, &t);
   for (Slot &s : job.slots)
     if (s.group) {
-      CudaCheck(cudaSetDevice(s.device), "cudaSetDevice");
-      CudaCheck(FillConstant(s.recv, t, p.counts.recv_count, -1.0f, s.stream),
+      cudaCheck(cudaSetDevice(s.device), "cudaSetDevice");
+      cudaCheck(fillConstant(s.recv, t, p.counts.recv_count, -1.0f, s.stream),
                 "clear output");
-      CudaCheck(cudaMemsetAsync(s.wrong, 0, sizeof *s.wrong, s.stream),
+      cudaCheck(cudaMemsetAsync(s.wrong, 0, sizeof *s.wrong, s.stream),
                 "cudaMemsetAsync");
     }
-  Iteration(job, p, n, -1);
+  iteration(job, p, n, -1);
   std::vector<double> wrong = {0};
   for (Slot &s : job.slots)
     if (s.group) {
-      CudaCheck(cudaSetDevice(s.device), "cudaSetDevice");
-      CudaCheck(CountWrong(s.recv, t, p.counts.recv_count, SpecFor(p, s, n),
+      cudaCheck(cudaSetDevice(s.device), "cudaSetDevice");
+      cudaCheck(countWrong(s.recv, t, p.counts.recv_count, specFor(p, s, n),
                            s.wrong, s.stream),
                 "check output");
       unsigned long long host = 0;
-      CudaCheck(cudaMemcpyAsync(&host, s.wrong, sizeof host,
+      cudaCheck(cudaMemcpyAsync(&host, s.wrong, sizeof host,
                                 cudaMemcpyDeviceToHost, s.stream),
                 "cudaMemcpyAsync");
-      CudaCheck(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
+      cudaCheck(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
       wrong[0] += static_cast<double>(host);
     }
-  job.launcher->Max(&wrong);
+  job.launcher->max(&wrong);
   return wrong[0];
 }
 
 // Per-iteration times (us): max over local GPUs, then over processes.
-std::vector<double> TimeIterations(Job &job, const CollectivePoint &p,
+std::vector<double> timeIterations(Job &job, const CollectivePoint &p,
                                    int64_t n) {
   const int iters = static_cast<int>(job.opts.iters);
   for (int64_t i = 0; i < job.opts.warmup; ++i)
-    Iteration(job, p, n, -1);
-  SyncAll(job);
+    iteration(job, p, n, -1);
+  syncAll(job);
   std::vector<double> one = {0};
-  job.launcher->Max(&one); // line processes up before timing
+  job.launcher->max(&one); // line processes up before timing
   for (int it = 0; it < iters; ++it)
-    Iteration(job, p, n, it);
-  SyncAll(job);
+    iteration(job, p, n, it);
+  syncAll(job);
   std::vector<double> us(static_cast<size_t>(iters), 0.0);
   for (Slot &s : job.slots)
     for (int it = 0; s.group && it < iters; ++it) {
       float ms = 0;
-      CudaCheck(cudaEventElapsedTime(&ms, s.start[it], s.stop[it]),
+      cudaCheck(cudaEventElapsedTime(&ms, s.start[it], s.stop[it]),
                 "cudaEventElapsedTime");
       us[it] = std::max(us[it], ms * 1000.0);
     }
-  job.launcher->Max(&us);
+  job.launcher->max(&us);
   return us;
 }
 
-void SplitGroups(Job &job, const GroupSet &gs) {
-  NcclCheck(ncclGroupStart(), "ncclGroupStart");
+void splitGroups(Job &job, const GroupSet &gs) {
+  ncclCheck(ncclGroupStart(), "ncclGroupStart");
   for (Slot &s : job.slots) {
     int color = NCCL_SPLIT_NOCOLOR, key = 0;
     for (size_t g = 0; g < gs.lists.size(); ++g)
@@ -221,14 +221,14 @@ void SplitGroups(Job &job, const GroupSet &gs) {
         if (gs.lists[g][i] == s.rank)
           color = static_cast<int>(g), key = static_cast<int>(i);
     s.pos = color == NCCL_SPLIT_NOCOLOR ? -1 : key;
-    CudaCheck(cudaSetDevice(s.device), "cudaSetDevice");
-    NcclCheck(ncclCommSplit(s.world, color, key, &s.group, nullptr),
+    cudaCheck(cudaSetDevice(s.device), "cudaSetDevice");
+    ncclCheck(ncclCommSplit(s.world, color, key, &s.group, nullptr),
               "ncclCommSplit(" + gs.text + ")");
   }
-  NcclCheck(ncclGroupEnd(), "ncclGroupEnd");
+  ncclCheck(ncclGroupEnd(), "ncclGroupEnd");
 }
 
-void FreeGroups(Job &job) {
+void freeGroups(Job &job) {
   for (Slot &s : job.slots)
     if (s.group) {
       ncclCommDestroy(s.group);
@@ -236,8 +236,8 @@ void FreeGroups(Job &job) {
     }
 }
 
-std::vector<int> LocalDevices(const CollectiveOptions &o, const Launcher &l) {
-  const int visible = CudaDeviceCount();
+std::vector<int> localDevices(const CollectiveOptions &o, const Launcher &l) {
+  const int visible = cudaDeviceCount();
   const int per =
       o.ngpus > 0 ? static_cast<int>(o.ngpus) : (l.size() > 1 ? 1 : visible);
   const int first = l.local_rank() * per;
@@ -254,57 +254,57 @@ std::vector<int> LocalDevices(const CollectiveOptions &o, const Launcher &l) {
   return devices;
 }
 
-void InitComms(Job &job, const std::vector<int> &devices) {
+void initComms(Job &job, const std::vector<int> &devices) {
   ncclUniqueId id{};
   if (job.launcher->rank() == 0)
-    NcclCheck(ncclGetUniqueId(&id), "ncclGetUniqueId");
-  job.launcher->Broadcast(&id, sizeof id);
+    ncclCheck(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  job.launcher->broadcast(&id, sizeof id);
   job.slots.resize(devices.size());
   const int64_t per = static_cast<int64_t>(devices.size());
-  NcclCheck(ncclGroupStart(), "ncclGroupStart");
+  ncclCheck(ncclGroupStart(), "ncclGroupStart");
   for (size_t i = 0; i < devices.size(); ++i) {
     Slot &s = job.slots[i];
     s.device = devices[i];
     s.rank = job.launcher->rank() * per + static_cast<int64_t>(i);
-    CudaCheck(cudaSetDevice(s.device), "cudaSetDevice");
-    CudaCheck(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking),
+    cudaCheck(cudaSetDevice(s.device), "cudaSetDevice");
+    cudaCheck(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking),
               "cudaStreamCreate");
-    NcclCheck(ncclCommInitRank(&s.world, static_cast<int>(job.topo.world), id,
+    ncclCheck(ncclCommInitRank(&s.world, static_cast<int>(job.topo.world), id,
                                static_cast<int>(s.rank)),
               "ncclCommInitRank");
   }
-  NcclCheck(ncclGroupEnd(), "NCCL communicator initialisation");
+  ncclCheck(ncclGroupEnd(), "NCCL communicator initialisation");
 }
 
-void AllocBuffers(Job &job, const CollectivePlan &plan) {
-  const auto [send, recv] = MaxBufferBytes(plan);
+void allocBuffers(Job &job, const CollectivePlan &plan) {
+  const auto [send, recv] = maxBufferBytes(plan);
   for (Slot &s : job.slots) {
-    CudaCheck(cudaSetDevice(s.device), "cudaSetDevice");
+    cudaCheck(cudaSetDevice(s.device), "cudaSetDevice");
     int64_t free_b = 0, total_b = 0;
-    MemoryInfo(&free_b, &total_b);
+    memoryInfo(&free_b, &total_b);
     if (send + recv + (int64_t{1} << 30) > free_b)
       throw CollectorError("GPU " + std::to_string(s.device) + " has " +
-                           FormatBytes(free_b) + " free; the sweep needs " +
-                           FormatBytes(send) + " + " + FormatBytes(recv) +
+                           formatBytes(free_b) + " free; the sweep needs " +
+                           formatBytes(send) + " + " + formatBytes(recv) +
                            " + 1G reserve: lower -e/--maxbytes");
-    CudaCheck(cudaMalloc(&s.send, static_cast<size_t>(send)), "cudaMalloc");
-    CudaCheck(cudaMalloc(&s.recv, static_cast<size_t>(recv)), "cudaMalloc");
-    CudaCheck(cudaMalloc(&s.wrong, sizeof *s.wrong), "cudaMalloc");
+    cudaCheck(cudaMalloc(&s.send, static_cast<size_t>(send)), "cudaMalloc");
+    cudaCheck(cudaMalloc(&s.recv, static_cast<size_t>(recv)), "cudaMalloc");
+    cudaCheck(cudaMalloc(&s.wrong, sizeof *s.wrong), "cudaMalloc");
     s.start.resize(static_cast<size_t>(job.opts.iters));
     s.stop.resize(static_cast<size_t>(job.opts.iters));
     for (size_t i = 0; i < s.start.size(); ++i) {
-      CudaCheck(cudaEventCreate(&s.start[i]), "cudaEventCreate");
-      CudaCheck(cudaEventCreate(&s.stop[i]), "cudaEventCreate");
+      cudaCheck(cudaEventCreate(&s.start[i]), "cudaEventCreate");
+      cudaCheck(cudaEventCreate(&s.stop[i]), "cudaEventCreate");
     }
   }
 }
 
-std::string Label(const CollectivePlan &plan, const CollectivePoint &p) {
-  return std::string(OpName(p.op)) + " " + p.dtype + " " +
-         FormatBytes(p.counts.bytes) + " " + plan.group_sets[p.group_set].text;
+std::string label(const CollectivePlan &plan, const CollectivePoint &p) {
+  return std::string(opName(p.op)) + " " + p.dtype + " " +
+         formatBytes(p.counts.bytes) + " " + plan.group_sets[p.group_set].text;
 }
 
-std::string Description(const CollectiveOptions &o) {
+std::string description(const CollectiveOptions &o) {
   return "NCCL out-of-place collectives, all groups of a replica-group set "
          "concurrently; per-iteration CUDA events, time = slowest GPU; median "
          "of " +
@@ -321,14 +321,14 @@ struct Output {
   std::vector<char> skip;
 };
 
-Output OpenOutput(Job &job, const CollectivePlan &plan,
+Output openOutput(Job &job, const CollectivePlan &plan,
                   const std::vector<int> &devices,
                   const std::vector<std::string> &args) {
   Output out;
   out.skip.assign(plan.points.size(), 0);
   std::string error;
   if (job.launcher->rank() == 0) {
-    RunEnvironment env = ProbeEnvironment(devices);
+    RunEnvironment env = probeEnvironment(devices);
     env.gpu_count = job.topo.world;
     env.nodes = job.launcher->nodes();
     env.gpus_per_node = job.topo.ranks_per_node;
@@ -336,10 +336,10 @@ Output OpenOutput(Job &job, const CollectivePlan &plan,
     int nccl = 0;
     ncclGetVersion(&nccl);
     env.nccl = nccl;
-    Result<OutputTable> t = OpenOutputTable(
+    Result<OutputTable> t = openOutputTable(
         job.opts.out,
-        BuildMetadata(env, "shardlab-collect-collectives", args,
-                      Description(job.opts), std::time(nullptr)),
+        buildMetadata(env, "shardlab-collect-collectives", args,
+                      description(job.opts), std::time(nullptr)),
         job.opts.overwrite);
     if (t) {
       out.table = std::make_unique<OutputTable>(std::move(*t));
@@ -350,44 +350,44 @@ Output OpenOutput(Job &job, const CollectivePlan &plan,
     }
   }
   std::vector<double> failed = {error.empty() ? 0.0 : 1.0};
-  job.launcher->Max(&failed);
+  job.launcher->max(&failed);
   if (failed[0] > 0)
     throw CollectorError(error.empty() ? "rank 0 could not open the output"
                                        : error);
-  job.launcher->Broadcast(out.skip.data(), out.skip.size());
+  job.launcher->broadcast(out.skip.data(), out.skip.size());
   return out;
 }
 
 // Measures one point; returns false if its results were wrong.
-bool MeasurePoint(Job &job, const CollectivePlan &plan,
+bool measurePoint(Job &job, const CollectivePlan &plan,
                   const CollectivePoint &p, Output *out) {
   const int64_t n = plan.group_sets[p.group_set].group_size;
-  FillInputs(job, p, n);
-  std::vector<double> us = TimeIterations(job, p, n);
-  const double wrong = job.opts.check ? CountMismatches(job, p, n) : 0;
+  fillInputs(job, p, n);
+  std::vector<double> us = timeIterations(job, p, n);
+  const double wrong = job.opts.check ? countMismatches(job, p, n) : 0;
   if (job.launcher->rank() != 0)
     return wrong == 0;
   if (wrong > 0) {
     std::fprintf(stderr, "\nFAILED %s: %.0f wrong elements (not recorded)\n",
-                 Label(plan, p).c_str(), wrong);
+                 label(plan, p).c_str(), wrong);
     return false;
   }
-  cost::CollectiveEntry e = EntryFor(plan, p);
-  e.time = Summarize(us);
+  cost::CollectiveEntry e = entryFor(plan, p);
+  e.time = summarize(us);
   e.throughput_bytes_per_s = e.bytes / (e.time->median_us * 1e-6);
   const Bandwidth bw =
-      ComputeBandwidth(p.op, e.bytes, n, e.time->median_us * 1e-6);
+      computeBandwidth(p.op, e.bytes, n, e.time->median_us * 1e-6);
   std::printf("%-18s %-5s %12lld %-22s %10.2f us  algbw %8.2f  busbw %8.2f "
               "GB/s  spread %.1f%%\n",
               e.op.c_str(), e.dtype.c_str(), static_cast<long long>(e.bytes),
               plan.group_sets[p.group_set].text.c_str(), e.time->median_us,
-              bw.algbw_gb_per_s, bw.busbw_gb_per_s, 100 * Spread(*e.time));
+              bw.algbw_gb_per_s, bw.busbw_gb_per_s, 100 * spread(*e.time));
   std::fflush(stdout);
   out->table->table.collectives.push_back(e);
   return true;
 }
 
-int RunPlan(Job &job, const CollectivePlan &plan, Output &out) {
+int runPlan(Job &job, const CollectivePlan &plan, Output &out) {
   CheckpointWriter writer(job.opts.out, 10.0);
   const bool root = job.launcher->rank() == 0;
   Progress progress(static_cast<int64_t>(plan.points.size()),
@@ -399,24 +399,24 @@ int RunPlan(Job &job, const CollectivePlan &plan, Output &out) {
       const CollectivePoint &p = plan.points[i];
       if (p.group_set != gs)
         continue;
-      progress.Update(done++, Label(plan, p));
+      progress.update(done++, label(plan, p));
       if (out.skip[i])
         continue;
       if (!split)
-        SplitGroups(job, plan.group_sets[gs]), split = true;
-      failed += !MeasurePoint(job, plan, p, &out);
+        splitGroups(job, plan.group_sets[gs]), split = true;
+      failed += !measurePoint(job, plan, p, &out);
       if (root)
         if (Result<bool> w =
-                writer.Maybe(out.table->table, NowSeconds(), false);
+                writer.maybe(out.table->table, nowSeconds(), false);
             !w)
           throw CollectorError(w.error().message);
     }
-    FreeGroups(job);
+    freeGroups(job);
   }
   if (root) {
-    if (Result<bool> w = writer.Maybe(out.table->table, NowSeconds(), true); !w)
+    if (Result<bool> w = writer.maybe(out.table->table, nowSeconds(), true); !w)
       throw CollectorError(w.error().message);
-    progress.Finish("wrote " +
+    progress.finish("wrote " +
                     std::to_string(out.table->table.collectives.size()) +
                     " collective entries to " + job.opts.out);
   }
@@ -425,23 +425,23 @@ int RunPlan(Job &job, const CollectivePlan &plan, Output &out) {
 
 } // namespace
 
-int RunCollectiveSweep(const CollectiveOptions &opts,
+int runCollectiveSweep(const CollectiveOptions &opts,
                        const std::vector<std::string> &args, int *argc,
                        char ***argv) {
-  Job job{opts, CreateLauncher(argc, argv), {}, {}};
-  const std::vector<int> devices = LocalDevices(opts, *job.launcher);
+  Job job{opts, createLauncher(argc, argv), {}, {}};
+  const std::vector<int> devices = localDevices(opts, *job.launcher);
   const int64_t per = static_cast<int64_t>(devices.size());
   job.topo.world = per * job.launcher->size();
   job.topo.ranks_per_node = per * job.launcher->local_size();
   job.topo.partition_size =
       opts.partition_size > 0 ? opts.partition_size : job.topo.ranks_per_node;
-  Result<CollectivePlan> plan = PlanCollectives(opts, job.topo);
+  Result<CollectivePlan> plan = planCollectives(opts, job.topo);
   if (!plan)
     throw CollectorError(plan.error().message);
-  InitComms(job, devices);
-  AllocBuffers(job, *plan);
-  Output out = OpenOutput(job, *plan, devices, args);
-  const int rc = RunPlan(job, *plan, out);
+  initComms(job, devices);
+  allocBuffers(job, *plan);
+  Output out = openOutput(job, *plan, devices, args);
+  const int rc = runPlan(job, *plan, out);
   for (Slot &s : job.slots) {
     cudaSetDevice(s.device);
     ncclCommDestroy(s.world);

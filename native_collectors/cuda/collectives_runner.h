@@ -11,7 +11,7 @@
 namespace shardlab::collectors {
 
 /// Runs the sweep; returns the exit code (1 if a point failed its check).
-int RunCollectiveSweep(const CollectiveOptions &opts,
+int runCollectiveSweep(const CollectiveOptions &opts,
                        const std::vector<std::string> &args, int *argc,
                        char ***argv);
 

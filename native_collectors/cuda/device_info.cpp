@@ -25,12 +25,12 @@ struct Nvml {
     lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib)
       return;
-    Load(&init, "nvmlInit_v2");
-    Load(&shutdown, "nvmlShutdown");
-    Load(&by_pci, "nvmlDeviceGetHandleByPciBusId_v2");
-    Load(&clock, "nvmlDeviceGetClockInfo");
-    Load(&max_clock, "nvmlDeviceGetMaxClockInfo");
-    Load(&driver, "nvmlSystemGetDriverVersion");
+    load(&init, "nvmlInit_v2");
+    load(&shutdown, "nvmlShutdown");
+    load(&by_pci, "nvmlDeviceGetHandleByPciBusId_v2");
+    load(&clock, "nvmlDeviceGetClockInfo");
+    load(&max_clock, "nvmlDeviceGetMaxClockInfo");
+    load(&driver, "nvmlSystemGetDriverVersion");
     if (!init || !shutdown || init() != 0)
       init = nullptr;
   }
@@ -40,7 +40,7 @@ struct Nvml {
     if (lib)
       dlclose(lib);
   }
-  template <class F> void Load(F *f, const char *name) {
+  template <class F> void load(F *f, const char *name) {
     *f = reinterpret_cast<F>(dlsym(lib, name));
   }
   bool ok() const { return init && by_pci && clock && max_clock && driver; }
@@ -48,7 +48,7 @@ struct Nvml {
 
 constexpr int kNvmlClockGraphics = 0, kNvmlClockSm = 1, kNvmlClockMem = 2;
 
-void AddClocks(const Nvml &nvml, int device, RunEnvironment *env) {
+void addClocks(const Nvml &nvml, int device, RunEnvironment *env) {
   char bus[32] = {};
   void *handle = nullptr;
   if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess ||
@@ -67,12 +67,12 @@ void AddClocks(const Nvml &nvml, int device, RunEnvironment *env) {
 
 } // namespace
 
-void CudaCheck(cudaError_t err, const std::string &what) {
+void cudaCheck(cudaError_t err, const std::string &what) {
   if (err != cudaSuccess)
     throw CollectorError(what + ": " + cudaGetErrorString(err));
 }
 
-int CudaDeviceCount() {
+int cudaDeviceCount() {
   int n = 0;
   const cudaError_t err = cudaGetDeviceCount(&n);
   if (err != cudaSuccess || n == 0)
@@ -84,7 +84,7 @@ int CudaDeviceCount() {
   return n;
 }
 
-std::string LocalInterconnect(const std::vector<int> &devices) {
+std::string localInterconnect(const std::vector<int> &devices) {
   if (devices.size() < 2)
     return "";
   for (int a : devices)
@@ -96,16 +96,16 @@ std::string LocalInterconnect(const std::vector<int> &devices) {
   return "P2P between all " + std::to_string(devices.size()) + " local GPUs";
 }
 
-RunEnvironment ProbeEnvironment(const std::vector<int> &local_devices) {
+RunEnvironment probeEnvironment(const std::vector<int> &local_devices) {
   RunEnvironment env;
   const int dev = local_devices.empty() ? 0 : local_devices[0];
   cudaDeviceProp prop{};
-  CudaCheck(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties");
+  cudaCheck(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties");
   env.device_name = prop.name;
   env.sm_major = prop.major, env.sm_minor = prop.minor;
   cudaDriverGetVersion(&env.cuda_driver);
   cudaRuntimeGetVersion(&env.cuda_runtime);
-  env.interconnect = LocalInterconnect(local_devices);
+  env.interconnect = localInterconnect(local_devices);
   int khz = 0;
   if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) == cudaSuccess &&
       khz > 0)
@@ -115,25 +115,25 @@ RunEnvironment ProbeEnvironment(const std::vector<int> &local_devices) {
     char version[96] = {};
     if (nvml.driver(version, sizeof version) == 0)
       env.nvidia_driver = version;
-    AddClocks(nvml, dev, &env);
+    addClocks(nvml, dev, &env);
   }
   std::vector<std::string> all;
   for (char **e = environ; e && *e; ++e)
     all.emplace_back(*e);
-  env.env = SelectEnv(all);
+  env.env = selectEnv(all);
   return env;
 }
 
 int64_t L2CacheBytes(int device) {
   int bytes = 0;
-  CudaCheck(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device),
+  cudaCheck(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device),
             "L2 cache size");
   return bytes;
 }
 
-void MemoryInfo(int64_t *free_bytes, int64_t *total_bytes) {
+void memoryInfo(int64_t *free_bytes, int64_t *total_bytes) {
   size_t f = 0, t = 0;
-  CudaCheck(cudaMemGetInfo(&f, &t), "cudaMemGetInfo");
+  cudaCheck(cudaMemGetInfo(&f, &t), "cudaMemGetInfo");
   *free_bytes = static_cast<int64_t>(f);
   *total_bytes = static_cast<int64_t>(t);
 }

@@ -12,19 +12,19 @@
 namespace shardlab::collectors {
 
 /// Throws CollectorError("<what>: <CUDA message>") on failure.
-void CudaCheck(cudaError_t err, const std::string &what);
+void cudaCheck(cudaError_t err, const std::string &what);
 /// Visible CUDA devices; throws "no CUDA device ..." when there are none or
 /// the driver is missing.
-int CudaDeviceCount();
+int cudaDeviceCount();
 /// Device name, SM, versions, clocks (NVML when loadable) and the
 /// recordable environment for `local_devices` (the first one describes the
 /// table). gpu_count / nodes / partition are the caller's.
-RunEnvironment ProbeEnvironment(const std::vector<int> &local_devices);
+RunEnvironment probeEnvironment(const std::vector<int> &local_devices);
 /// "P2P between all N local GPUs" or "no P2P between some local GPUs".
-std::string LocalInterconnect(const std::vector<int> &devices);
+std::string localInterconnect(const std::vector<int> &devices);
 /// L2 cache size of `device` in bytes.
 int64_t L2CacheBytes(int device);
 /// Free and total memory of the current device.
-void MemoryInfo(int64_t *free_bytes, int64_t *total_bytes);
+void memoryInfo(int64_t *free_bytes, int64_t *total_bytes);
 
 } // namespace shardlab::collectors

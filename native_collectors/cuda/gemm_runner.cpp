@@ -20,7 +20,7 @@
 namespace shardlab::collectors {
 namespace {
 
-void LtCheck(cublasStatus_t s, const std::string &what) {
+void ltCheck(cublasStatus_t s, const std::string &what) {
   if (s != CUBLAS_STATUS_SUCCESS)
     throw CollectorError(what + ": cuBLASLt status " +
                          std::to_string(static_cast<int>(s)));
@@ -29,7 +29,7 @@ void LtCheck(cublasStatus_t s, const std::string &what) {
 struct DeviceBuffer {
   void *ptr = nullptr;
   explicit DeviceBuffer(int64_t bytes) {
-    CudaCheck(cudaMalloc(&ptr, static_cast<size_t>(bytes)),
+    cudaCheck(cudaMalloc(&ptr, static_cast<size_t>(bytes)),
               "cudaMalloc(" + std::to_string(bytes) + " bytes)");
   }
   ~DeviceBuffer() { cudaFree(ptr); }
@@ -41,8 +41,8 @@ struct DeviceBuffer {
 struct Events {
   cudaEvent_t start = nullptr, stop = nullptr;
   Events() {
-    CudaCheck(cudaEventCreate(&start), "cudaEventCreate");
-    CudaCheck(cudaEventCreate(&stop), "cudaEventCreate");
+    cudaCheck(cudaEventCreate(&start), "cudaEventCreate");
+    cudaCheck(cudaEventCreate(&stop), "cudaEventCreate");
   }
   ~Events() {
     cudaEventDestroy(start);
@@ -50,7 +50,7 @@ struct Events {
   }
 };
 
-cudaDataType_t CudaType(const std::string &dtype) {
+cudaDataType_t cudaType(const std::string &dtype) {
   if (dtype == "bf16")
     return CUDA_R_16BF;
   if (dtype == "f16")
@@ -60,7 +60,7 @@ cudaDataType_t CudaType(const std::string &dtype) {
   return CUDA_R_32F;
 }
 
-cublasComputeType_t ComputeType(const std::string &name) {
+cublasComputeType_t computeType(const std::string &name) {
   return name == "CUBLAS_COMPUTE_32F_FAST_TF32" ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                 : CUBLAS_COMPUTE_32F;
 }
@@ -77,17 +77,17 @@ struct Problem {
   }
 };
 
-cublasLtMatrixLayout_t Layout(cudaDataType_t t, int64_t rows, int64_t cols,
+cublasLtMatrixLayout_t layout(cudaDataType_t t, int64_t rows, int64_t cols,
                               int64_t batch) {
   cublasLtMatrixLayout_t l = nullptr;
-  LtCheck(cublasLtMatrixLayoutCreate(&l, t, rows, cols, rows),
+  ltCheck(cublasLtMatrixLayoutCreate(&l, t, rows, cols, rows),
           "cublasLtMatrixLayoutCreate");
   const int32_t count = static_cast<int32_t>(batch);
   const int64_t stride = rows * cols;
-  LtCheck(cublasLtMatrixLayoutSetAttribute(
+  ltCheck(cublasLtMatrixLayoutSetAttribute(
               l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count),
           "batch count");
-  LtCheck(cublasLtMatrixLayoutSetAttribute(
+  ltCheck(cublasLtMatrixLayoutSetAttribute(
               l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
               sizeof stride),
           "batch stride");
@@ -95,21 +95,21 @@ cublasLtMatrixLayout_t Layout(cudaDataType_t t, int64_t rows, int64_t cols,
 }
 
 // D (m x n, column-major) = A^T B with A stored k x m and B stored k x n.
-std::unique_ptr<Problem> MakeProblem(const GemmDtype &dt, const GemmPoint &p) {
+std::unique_ptr<Problem> makeProblem(const GemmDtype &dt, const GemmPoint &p) {
   auto pr = std::make_unique<Problem>();
-  LtCheck(
-      cublasLtMatmulDescCreate(&pr->op, ComputeType(dt.compute), CUDA_R_32F),
+  ltCheck(
+      cublasLtMatmulDescCreate(&pr->op, computeType(dt.compute), CUDA_R_32F),
       "cublasLtMatmulDescCreate");
   const cublasOperation_t t = CUBLAS_OP_T, n = CUBLAS_OP_N;
-  LtCheck(cublasLtMatmulDescSetAttribute(pr->op, CUBLASLT_MATMUL_DESC_TRANSA,
+  ltCheck(cublasLtMatmulDescSetAttribute(pr->op, CUBLASLT_MATMUL_DESC_TRANSA,
                                          &t, sizeof t),
           "transa");
-  LtCheck(cublasLtMatmulDescSetAttribute(pr->op, CUBLASLT_MATMUL_DESC_TRANSB,
+  ltCheck(cublasLtMatmulDescSetAttribute(pr->op, CUBLASLT_MATMUL_DESC_TRANSB,
                                          &n, sizeof n),
           "transb");
-  pr->a = Layout(CudaType(dt.lhs), p.k, p.m, p.b);
-  pr->b = Layout(CudaType(dt.rhs), p.k, p.n, p.b);
-  pr->d = Layout(CudaType(dt.out), p.m, p.n, p.b);
+  pr->a = layout(cudaType(dt.lhs), p.k, p.m, p.b);
+  pr->b = layout(cudaType(dt.rhs), p.k, p.n, p.b);
+  pr->d = layout(cudaType(dt.out), p.m, p.n, p.b);
   return pr;
 }
 
@@ -124,10 +124,10 @@ struct GemmRun {
   int64_t a_bytes, b_bytes, d_bytes, sets;
 };
 
-void Launch(const GemmRun &r, const cublasLtMatmulAlgo_t &algo, int64_t i) {
+void launch(const GemmRun &r, const cublasLtMatmulAlgo_t &algo, int64_t i) {
   const float alpha = 1.0f, beta = 0.0f;
   const int64_t s = i % r.sets;
-  LtCheck(cublasLtMatmul(r.lt, r.problem->op, &alpha, r.a + s * r.a_bytes,
+  ltCheck(cublasLtMatmul(r.lt, r.problem->op, &alpha, r.a + s * r.a_bytes,
                          r.problem->a, r.b + s * r.b_bytes, r.problem->b, &beta,
                          r.d + s * r.d_bytes, r.problem->d, r.d + s * r.d_bytes,
                          r.problem->d, &algo, r.workspace,
@@ -136,24 +136,24 @@ void Launch(const GemmRun &r, const cublasLtMatmulAlgo_t &algo, int64_t i) {
 }
 
 // Microseconds per launch over `launches` back-to-back launches.
-double TimeLaunches(const GemmRun &r, const cublasLtMatmulAlgo_t &algo,
+double timeLaunches(const GemmRun &r, const cublasLtMatmulAlgo_t &algo,
                     int64_t launches, int64_t *counter) {
   Events ev;
-  CudaCheck(cudaEventRecord(ev.start, r.stream), "cudaEventRecord");
+  cudaCheck(cudaEventRecord(ev.start, r.stream), "cudaEventRecord");
   for (int64_t i = 0; i < launches; ++i)
-    Launch(r, algo, (*counter)++);
-  CudaCheck(cudaEventRecord(ev.stop, r.stream), "cudaEventRecord");
-  CudaCheck(cudaEventSynchronize(ev.stop), "cudaEventSynchronize");
+    launch(r, algo, (*counter)++);
+  cudaCheck(cudaEventRecord(ev.stop, r.stream), "cudaEventRecord");
+  cudaCheck(cudaEventSynchronize(ev.stop), "cudaEventSynchronize");
   float ms = 0;
-  CudaCheck(cudaEventElapsedTime(&ms, ev.start, ev.stop),
+  cudaCheck(cudaEventElapsedTime(&ms, ev.start, ev.stop),
             "cudaEventElapsedTime");
   return ms * 1000.0 / static_cast<double>(launches);
 }
 
-std::vector<cublasLtMatmulHeuristicResult_t> Heuristics(const GemmRun &r,
+std::vector<cublasLtMatmulHeuristicResult_t> heuristics(const GemmRun &r,
                                                         int64_t wanted) {
   cublasLtMatmulPreference_t pref = nullptr;
-  LtCheck(cublasLtMatmulPreferenceCreate(&pref), "preference");
+  ltCheck(cublasLtMatmulPreferenceCreate(&pref), "preference");
   const uint64_t ws = static_cast<uint64_t>(r.workspace_bytes);
   cublasLtMatmulPreferenceSetAttribute(
       pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws);
@@ -171,22 +171,22 @@ std::vector<cublasLtMatmulHeuristicResult_t> Heuristics(const GemmRun &r,
 }
 
 // Times the point with the chosen algorithm; returns per-sample times.
-std::vector<double> Sample(const GemmRun &r, const GemmOptions &o) {
-  const auto candidates = Heuristics(r, o.algos);
+std::vector<double> sample(const GemmRun &r, const GemmOptions &o) {
+  const auto candidates = heuristics(r, o.algos);
   int64_t counter = 0;
   for (int64_t i = 0; i < o.warmup; ++i)
-    Launch(r, candidates[0].algo, counter++);
+    launch(r, candidates[0].algo, counter++);
   size_t best = 0;
   double best_us = 1e300;
   for (size_t c = 0; c < candidates.size(); ++c) {
-    const double us = TimeLaunches(r, candidates[c].algo, 3, &counter);
+    const double us = timeLaunches(r, candidates[c].algo, 3, &counter);
     if (us < best_us)
       best_us = us, best = c;
   }
-  const int64_t per = LaunchesPerSample(best_us, 100.0, 1000);
+  const int64_t per = launchesPerSample(best_us, 100.0, 1000);
   std::vector<double> samples;
   for (int64_t i = 0; i < o.iters; ++i)
-    samples.push_back(TimeLaunches(r, candidates[best].algo, per, &counter));
+    samples.push_back(timeLaunches(r, candidates[best].algo, per, &counter));
   return samples;
 }
 
@@ -198,25 +198,25 @@ struct Session {
   int64_t rotate_bytes = 0;
 };
 
-cost::GemmEntry Measure(const Session &s, const GemmPoint &p, void *workspace) {
+cost::GemmEntry measure(const Session &s, const GemmPoint &p, void *workspace) {
   const GemmDtype &dt = s.plan.dtypes[p.dtype];
-  const auto problem = MakeProblem(dt, p);
-  const int64_t a = p.b * p.m * p.k * cost::DtypeBytes(dt.lhs);
-  const int64_t b = p.b * p.k * p.n * cost::DtypeBytes(dt.rhs);
-  const int64_t d = p.b * p.m * p.n * cost::DtypeBytes(dt.out);
+  const auto problem = makeProblem(dt, p);
+  const int64_t a = p.b * p.m * p.k * cost::dtypeBytes(dt.lhs);
+  const int64_t b = p.b * p.k * p.n * cost::dtypeBytes(dt.rhs);
+  const int64_t d = p.b * p.m * p.n * cost::dtypeBytes(dt.out);
   int64_t free_b = 0, total_b = 0;
-  MemoryInfo(&free_b, &total_b);
+  memoryInfo(&free_b, &total_b);
   const int64_t sets =
-      RotatingSets(a + b + d, s.rotate_bytes,
+      rotatingSets(a + b + d, s.rotate_bytes,
                    std::min<int64_t>(64, free_b / 2 / (a + b + d)));
   DeviceBuffer A(a * sets), B(b * sets), D(d * sets);
   DeviceType ta{}, tb{};
-  DeviceTypeOf(dt.lhs, &ta), DeviceTypeOf(dt.rhs, &tb);
-  CudaCheck(
-      FillRandom(A.ptr, ta, a * sets / cost::DtypeBytes(dt.lhs), 1, s.stream),
+  deviceTypeOf(dt.lhs, &ta), deviceTypeOf(dt.rhs, &tb);
+  cudaCheck(
+      fillRandom(A.ptr, ta, a * sets / cost::dtypeBytes(dt.lhs), 1, s.stream),
       "fill A");
-  CudaCheck(
-      FillRandom(B.ptr, tb, b * sets / cost::DtypeBytes(dt.rhs), 2, s.stream),
+  cudaCheck(
+      fillRandom(B.ptr, tb, b * sets / cost::dtypeBytes(dt.rhs), 2, s.stream),
       "fill B");
   const GemmRun run{s.lt,
                     s.stream,
@@ -230,13 +230,13 @@ cost::GemmEntry Measure(const Session &s, const GemmPoint &p, void *workspace) {
                     b,
                     d,
                     sets};
-  cost::GemmEntry e = EntryFor(s.plan, p);
-  e.time = Summarize(Sample(run, s.opts));
-  e.flop_per_s = GemmFlops(p.b, p.m, p.n, p.k) / (e.time->median_us * 1e-6);
+  cost::GemmEntry e = entryFor(s.plan, p);
+  e.time = summarize(sample(run, s.opts));
+  e.flop_per_s = gemmFlops(p.b, p.m, p.n, p.k) / (e.time->median_us * 1e-6);
   return e;
 }
 
-std::string Description(const GemmOptions &o, int64_t rotate_bytes) {
+std::string description(const GemmOptions &o, int64_t rotate_bytes) {
   return std::string("cuBLASLt GEMM D[b,m,n] = A[b,m,k] B[b,k,n], k-major "
                      "operands (TN); f32 compute ") +
          (o.f32_compute == F32Compute::kTf32 ? "TF32 (COMPUTE_32F_FAST_TF32)"
@@ -247,11 +247,11 @@ std::string Description(const GemmOptions &o, int64_t rotate_bytes) {
          " algorithm; CUDA events around batches of launches, median of " +
          std::to_string(o.iters) + " samples after " +
          std::to_string(o.warmup) + " warm-up launches; rotating operands " +
-         FormatBytes(rotate_bytes) + "; workspace " +
-         FormatBytes(o.workspace_bytes);
+         formatBytes(rotate_bytes) + "; workspace " +
+         formatBytes(o.workspace_bytes);
 }
 
-std::string Label(const GemmPlan &plan, const GemmPoint &p) {
+std::string label(const GemmPlan &plan, const GemmPoint &p) {
   return plan.dtypes[p.dtype].name + " b" + std::to_string(p.b) + " " +
          std::to_string(p.m) + "x" + std::to_string(p.n) + "x" +
          std::to_string(p.k);
@@ -259,18 +259,18 @@ std::string Label(const GemmPlan &plan, const GemmPoint &p) {
 
 } // namespace
 
-int RunGemmSweep(const GemmOptions &opts,
+int runGemmSweep(const GemmOptions &opts,
                  const std::vector<std::string> &args) {
-  const int count = CudaDeviceCount();
+  const int count = cudaDeviceCount();
   if (opts.device >= count)
     throw CollectorError("--device " + std::to_string(opts.device) + ": only " +
                          std::to_string(count) + " CUDA device(s) visible");
   const int dev = static_cast<int>(opts.device);
-  CudaCheck(cudaSetDevice(dev), "cudaSetDevice");
-  RunEnvironment env = ProbeEnvironment({dev});
+  cudaCheck(cudaSetDevice(dev), "cudaSetDevice");
+  RunEnvironment env = probeEnvironment({dev});
   env.gpu_count = 1, env.gpus_per_node = 1;
   env.cublaslt = static_cast<long>(cublasLtGetVersion());
-  Result<GemmPlan> plan = PlanGemms(opts, env.sm_major * 10 + env.sm_minor);
+  Result<GemmPlan> plan = planGemms(opts, env.sm_major * 10 + env.sm_minor);
   if (!plan)
     throw CollectorError(plan.error().message);
   for (const std::string &n : plan->notes)
@@ -279,40 +279,40 @@ int RunGemmSweep(const GemmOptions &opts,
       opts.rotate_bytes > 0
           ? opts.rotate_bytes
           : std::max<int64_t>(2 * L2CacheBytes(dev), int64_t{128} << 20);
-  Result<OutputTable> out = OpenOutputTable(
+  Result<OutputTable> out = openOutputTable(
       opts.out,
-      BuildMetadata(env, "shardlab-collect-gemm", args,
-                    Description(opts, rotate), std::time(nullptr)),
+      buildMetadata(env, "shardlab-collect-gemm", args,
+                    description(opts, rotate), std::time(nullptr)),
       opts.overwrite);
   if (!out)
     throw CollectorError(out.error().message);
   Session s{opts, *plan};
   s.rotate_bytes = rotate;
-  LtCheck(cublasLtCreate(&s.lt), "cublasLtCreate");
-  CudaCheck(cudaStreamCreate(&s.stream), "cudaStreamCreate");
+  ltCheck(cublasLtCreate(&s.lt), "cublasLtCreate");
+  cudaCheck(cudaStreamCreate(&s.stream), "cudaStreamCreate");
   DeviceBuffer workspace(opts.workspace_bytes);
   CheckpointWriter writer(opts.out, 10.0);
   Progress progress(static_cast<int64_t>(plan->points.size()), opts.quiet);
   int64_t done = 0, failed = 0;
   for (const GemmPoint &p : plan->points) {
-    progress.Update(done++, Label(*plan, p));
+    progress.update(done++, label(*plan, p));
     if (out->done.count(p.key))
       continue;
     try {
-      out->table.gemms.push_back(Measure(s, p, workspace.ptr));
+      out->table.gemms.push_back(measure(s, p, workspace.ptr));
     } catch (const CollectorError &e) {
       ++failed;
-      std::fprintf(stderr, "\nFAILED %s: %s\n", Label(*plan, p).c_str(),
+      std::fprintf(stderr, "\nFAILED %s: %s\n", label(*plan, p).c_str(),
                    e.what());
       cudaGetLastError();
       continue;
     }
-    if (Result<bool> w = writer.Maybe(out->table, NowSeconds(), false); !w)
+    if (Result<bool> w = writer.maybe(out->table, nowSeconds(), false); !w)
       throw CollectorError(w.error().message);
   }
-  if (Result<bool> w = writer.Maybe(out->table, NowSeconds(), true); !w)
+  if (Result<bool> w = writer.maybe(out->table, nowSeconds(), true); !w)
     throw CollectorError(w.error().message);
-  progress.Finish("wrote " + std::to_string(out->table.gemms.size()) +
+  progress.finish("wrote " + std::to_string(out->table.gemms.size()) +
                   " GEMM entries to " + opts.out +
                   (failed ? " (" + std::to_string(failed) + " failed)" : ""));
   cudaStreamDestroy(s.stream);

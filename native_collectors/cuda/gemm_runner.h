@@ -11,6 +11,6 @@
 namespace shardlab::collectors {
 
 /// Runs the sweep; `args` are recorded in the table. Returns the exit code.
-int RunGemmSweep(const GemmOptions &opts, const std::vector<std::string> &args);
+int runGemmSweep(const GemmOptions &opts, const std::vector<std::string> &args);
 
 } // namespace shardlab::collectors

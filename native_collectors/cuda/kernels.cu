@@ -10,67 +10,67 @@ namespace {
 
 constexpr int kThreads = 256;
 
-unsigned Blocks(int64_t count) {
+unsigned blocks(int64_t count) {
   const int64_t b = (count + kThreads - 1) / kThreads;
   return static_cast<unsigned>(b < 65535 ? (b > 0 ? b : 1) : 65535);
 }
 
-template <class T> __device__ T FromFloat(float v) { return T(v); }
-template <> __device__ __nv_bfloat16 FromFloat(float v) {
+template <class T> __device__ T fromFloat(float v) { return T(v); }
+template <> __device__ __nv_bfloat16 fromFloat(float v) {
   return __float2bfloat16(v);
 }
-template <> __device__ __half FromFloat(float v) { return __float2half(v); }
-template <> __device__ int32_t FromFloat(float v) {
+template <> __device__ __half fromFloat(float v) { return __float2half(v); }
+template <> __device__ int32_t fromFloat(float v) {
   return static_cast<int32_t>(v);
 }
-template <> __device__ __nv_fp8_e4m3 FromFloat(float v) {
+template <> __device__ __nv_fp8_e4m3 fromFloat(float v) {
   return __nv_fp8_e4m3(v);
 }
-template <class T> __device__ float ToFloat(T v) { return float(v); }
-template <> __device__ float ToFloat(__nv_bfloat16 v) {
+template <class T> __device__ float toFloat(T v) { return float(v); }
+template <> __device__ float toFloat(__nv_bfloat16 v) {
   return __bfloat162float(v);
 }
-template <> __device__ float ToFloat(__half v) { return __half2float(v); }
+template <> __device__ float toFloat(__half v) { return __half2float(v); }
 
 template <class T>
-__global__ void FillInputKernel(T *buf, int64_t count, PatternSpec spec) {
+__global__ void fillInputKernel(T *buf, int64_t count, PatternSpec spec) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x)
-    buf[i] = FromFloat<T>(static_cast<float>(InputValue(spec, i)));
+    buf[i] = fromFloat<T>(static_cast<float>(inputValue(spec, i)));
 }
 
 template <class T>
-__global__ void FillConstantKernel(T *buf, int64_t count, float value) {
+__global__ void fillConstantKernel(T *buf, int64_t count, float value) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x)
-    buf[i] = FromFloat<T>(value);
+    buf[i] = fromFloat<T>(value);
 }
 
 template <class T>
-__global__ void CountWrongKernel(const T *buf, int64_t count, PatternSpec spec,
+__global__ void countWrongKernel(const T *buf, int64_t count, PatternSpec spec,
                                  unsigned long long *wrong) {
   unsigned long long local = 0;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t want = ExpectedValue(spec, i);
-    local += want >= 0 && ToFloat(buf[i]) != static_cast<float>(want);
+    const int64_t want = expectedValue(spec, i);
+    local += want >= 0 && toFloat(buf[i]) != static_cast<float>(want);
   }
   if (local)
     atomicAdd(wrong, local);
 }
 
 template <class T>
-__global__ void FillRandomKernel(T *buf, int64_t count, uint32_t seed) {
+__global__ void fillRandomKernel(T *buf, int64_t count, uint32_t seed) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x) {
     uint32_t h = static_cast<uint32_t>(i) * 2654435761u ^ seed;
     h ^= h >> 15, h *= 2246822519u, h ^= h >> 13;
-    buf[i] = FromFloat<T>(static_cast<float>(h & 0xffff) / 32768.0f - 1.0f);
+    buf[i] = fromFloat<T>(static_cast<float>(h & 0xffff) / 32768.0f - 1.0f);
   }
 }
 
 // Calls f(typed pointer) for the buffer's element type.
-template <class F> cudaError_t Dispatch(void *buf, DeviceType t, F f) {
+template <class F> cudaError_t dispatch(void *buf, DeviceType t, F f) {
   switch (t) {
   case DeviceType::kF32:
     f(static_cast<float *>(buf));
@@ -93,7 +93,7 @@ template <class F> cudaError_t Dispatch(void *buf, DeviceType t, F f) {
 
 } // namespace
 
-bool DeviceTypeOf(std::string_view d, DeviceType *out) {
+bool deviceTypeOf(std::string_view d, DeviceType *out) {
   if (d == "f32")
     *out = DeviceType::kF32;
   else if (d == "bf16")
@@ -109,33 +109,33 @@ bool DeviceTypeOf(std::string_view d, DeviceType *out) {
   return true;
 }
 
-cudaError_t FillInput(void *buf, DeviceType t, int64_t count,
+cudaError_t fillInput(void *buf, DeviceType t, int64_t count,
                       const PatternSpec &spec, cudaStream_t stream) {
-  return Dispatch(buf, t, [&](auto *p) {
-    FillInputKernel<<<Blocks(count), kThreads, 0, stream>>>(p, count, spec);
+  return dispatch(buf, t, [&](auto *p) {
+    fillInputKernel<<<blocks(count), kThreads, 0, stream>>>(p, count, spec);
   });
 }
 
-cudaError_t FillConstant(void *buf, DeviceType t, int64_t count, float value,
+cudaError_t fillConstant(void *buf, DeviceType t, int64_t count, float value,
                          cudaStream_t stream) {
-  return Dispatch(buf, t, [&](auto *p) {
-    FillConstantKernel<<<Blocks(count), kThreads, 0, stream>>>(p, count, value);
+  return dispatch(buf, t, [&](auto *p) {
+    fillConstantKernel<<<blocks(count), kThreads, 0, stream>>>(p, count, value);
   });
 }
 
-cudaError_t CountWrong(const void *buf, DeviceType t, int64_t count,
+cudaError_t countWrong(const void *buf, DeviceType t, int64_t count,
                        const PatternSpec &spec, unsigned long long *d_wrong,
                        cudaStream_t stream) {
-  return Dispatch(const_cast<void *>(buf), t, [&](auto *p) {
-    CountWrongKernel<<<Blocks(count), kThreads, 0, stream>>>(p, count, spec,
+  return dispatch(const_cast<void *>(buf), t, [&](auto *p) {
+    countWrongKernel<<<blocks(count), kThreads, 0, stream>>>(p, count, spec,
                                                              d_wrong);
   });
 }
 
-cudaError_t FillRandom(void *buf, DeviceType t, int64_t count, uint32_t seed,
+cudaError_t fillRandom(void *buf, DeviceType t, int64_t count, uint32_t seed,
                        cudaStream_t stream) {
-  return Dispatch(buf, t, [&](auto *p) {
-    FillRandomKernel<<<Blocks(count), kThreads, 0, stream>>>(p, count, seed);
+  return dispatch(buf, t, [&](auto *p) {
+    fillRandomKernel<<<blocks(count), kThreads, 0, stream>>>(p, count, seed);
   });
 }
 

@@ -13,20 +13,20 @@ namespace shardlab::collectors {
 
 enum class DeviceType { kF32, kBF16, kF16, kS32, kF8E4M3 };
 /// f32, bf16, f16, s32, f8e4m3fn; false if unknown.
-bool DeviceTypeOf(std::string_view dtype, DeviceType *out);
+bool deviceTypeOf(std::string_view dtype, DeviceType *out);
 
-/// Writes InputValue(spec, i) for i < count.
-cudaError_t FillInput(void *buf, DeviceType t, int64_t count,
+/// Writes inputValue(spec, i) for i < count.
+cudaError_t fillInput(void *buf, DeviceType t, int64_t count,
                       const PatternSpec &spec, cudaStream_t stream);
 /// Writes `value` everywhere (clears outputs before a checked run).
-cudaError_t FillConstant(void *buf, DeviceType t, int64_t count, float value,
+cudaError_t fillConstant(void *buf, DeviceType t, int64_t count, float value,
                          cudaStream_t stream);
 /// Adds to *d_wrong the number of i < count with buf[i] != ExpectedValue.
-cudaError_t CountWrong(const void *buf, DeviceType t, int64_t count,
+cudaError_t countWrong(const void *buf, DeviceType t, int64_t count,
                        const PatternSpec &spec, unsigned long long *d_wrong,
                        cudaStream_t stream);
 /// Small pseudo-random values in [-1, 1) (GEMM operands).
-cudaError_t FillRandom(void *buf, DeviceType t, int64_t count, uint32_t seed,
+cudaError_t fillRandom(void *buf, DeviceType t, int64_t count, uint32_t seed,
                        cudaStream_t stream);
 
 } // namespace shardlab::collectors

@@ -20,12 +20,12 @@ public:
   int local_rank() const override { return 0; }
   int local_size() const override { return 1; }
   int nodes() const override { return 1; }
-  void Broadcast(void *, size_t) override {}
-  void Max(std::vector<double> *) override {}
+  void broadcast(void *, size_t) override {}
+  void max(std::vector<double> *) override {}
 };
 
 // World size a launcher announced in the environment (0 if none).
-int LaunchedSize() {
+int launchedSize() {
   for (const char *name :
        {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_NTASKS"})
     if (const char *v = std::getenv(name))
@@ -34,7 +34,7 @@ int LaunchedSize() {
 }
 
 #ifdef SHARDLAB_WITH_MPI
-void MpiCheck(int rc, const char *what) {
+void mpiCheck(int rc, const char *what) {
   if (rc != MPI_SUCCESS)
     throw CollectorError(std::string(what) + " failed (MPI error " +
                          std::to_string(rc) + ")");
@@ -43,11 +43,11 @@ void MpiCheck(int rc, const char *what) {
 class MpiLauncher : public Launcher {
 public:
   MpiLauncher(int *argc, char ***argv) {
-    MpiCheck(MPI_Init(argc, argv), "MPI_Init");
+    mpiCheck(MPI_Init(argc, argv), "MPI_Init");
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     MPI_Comm local;
-    MpiCheck(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_,
+    mpiCheck(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_,
                                  MPI_INFO_NULL, &local),
              "MPI_Comm_split_type");
     MPI_Comm_rank(local, &local_rank_);
@@ -62,13 +62,13 @@ public:
   int local_rank() const override { return local_rank_; }
   int local_size() const override { return local_size_; }
   int nodes() const override { return nodes_; }
-  void Broadcast(void *data, size_t bytes) override {
-    MpiCheck(
+  void broadcast(void *data, size_t bytes) override {
+    mpiCheck(
         MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, 0, MPI_COMM_WORLD),
         "MPI_Bcast");
   }
-  void Max(std::vector<double> *v) override {
-    MpiCheck(MPI_Allreduce(MPI_IN_PLACE, v->data(), static_cast<int>(v->size()),
+  void max(std::vector<double> *v) override {
+    mpiCheck(MPI_Allreduce(MPI_IN_PLACE, v->data(), static_cast<int>(v->size()),
                            MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
              "MPI_Allreduce");
   }
@@ -80,13 +80,13 @@ private:
 
 } // namespace
 
-std::unique_ptr<Launcher> CreateLauncher(int *argc, char ***argv) {
+std::unique_ptr<Launcher> createLauncher(int *argc, char ***argv) {
 #ifdef SHARDLAB_WITH_MPI
-  if (LaunchedSize() > 1)
+  if (launchedSize() > 1)
     return std::make_unique<MpiLauncher>(argc, argv);
 #endif
-  if (LaunchedSize() > 1)
-    throw CollectorError("started as one of " + std::to_string(LaunchedSize()) +
+  if (launchedSize() > 1)
+    throw CollectorError("started as one of " + std::to_string(launchedSize()) +
                          " processes, but this build has no MPI support "
                          "(install libopenmpi-dev and rebuild)");
   return std::make_unique<LocalLauncher>();

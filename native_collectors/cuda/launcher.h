@@ -18,13 +18,13 @@ public:
   virtual int local_size() const = 0;
   virtual int nodes() const = 0;
   /// Copies rank 0's bytes to every process.
-  virtual void Broadcast(void *data, size_t bytes) = 0;
+  virtual void broadcast(void *data, size_t bytes) = 0;
   /// Element-wise maximum over processes, in place.
-  virtual void Max(std::vector<double> *values) = 0;
+  virtual void max(std::vector<double> *values) = 0;
 };
 
 /// MPI when built with it (SHARDLAB_WITH_MPI), else a single process; a
 /// multi-process launch of a build without MPI throws CollectorError.
-std::unique_ptr<Launcher> CreateLauncher(int *argc, char ***argv);
+std::unique_ptr<Launcher> createLauncher(int *argc, char ***argv);
 
 } // namespace shardlab::collectors

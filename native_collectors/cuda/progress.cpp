@@ -10,7 +10,7 @@ Progress::Progress(int64_t total, bool quiet)
     : total_(total), quiet_(quiet), tty_(isatty(2) != 0),
       start_(std::chrono::steady_clock::now()), last_(start_) {}
 
-void Progress::Update(int64_t done, const std::string &label) {
+void Progress::update(int64_t done, const std::string &label) {
   if (quiet_ || total_ <= 0)
     return;
   const auto now = std::chrono::steady_clock::now();
@@ -31,12 +31,12 @@ void Progress::Update(int64_t done, const std::string &label) {
   std::fflush(stderr);
 }
 
-void Progress::Finish(const std::string &summary) {
+void Progress::finish(const std::string &summary) {
   if (!quiet_)
     std::fprintf(stderr, "%s%s\n", tty_ ? "\n" : "", summary.c_str());
 }
 
-double NowSeconds() {
+double nowSeconds() {
   return std::chrono::duration<double>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();

@@ -22,8 +22,8 @@ class Progress {
 public:
   Progress(int64_t total, bool quiet);
   /// `done` points finished, `label` describes the current one.
-  void Update(int64_t done, const std::string &label);
-  void Finish(const std::string &summary);
+  void update(int64_t done, const std::string &label);
+  void finish(const std::string &summary);
 
 private:
   int64_t total_;
@@ -32,6 +32,6 @@ private:
 };
 
 /// Seconds on a monotonic clock.
-double NowSeconds();
+double nowSeconds();
 
 } // namespace shardlab::collectors

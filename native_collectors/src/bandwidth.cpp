@@ -3,7 +3,7 @@
 
 namespace shardlab::collectors {
 
-std::string_view OpName(CollOp op) {
+std::string_view opName(CollOp op) {
   switch (op) {
   case CollOp::kAllReduce:
     return "all-reduce";
@@ -19,7 +19,7 @@ std::string_view OpName(CollOp op) {
   return "?";
 }
 
-RankCounts CollCounts(CollOp op, int64_t total_bytes, int64_t elem_bytes,
+RankCounts collCounts(CollOp op, int64_t total_bytes, int64_t elem_bytes,
                       int64_t nranks) {
   RankCounts c;
   if (elem_bytes <= 0 || nranks <= 0 || total_bytes <= 0)
@@ -52,7 +52,7 @@ RankCounts CollCounts(CollOp op, int64_t total_bytes, int64_t elem_bytes,
   return c;
 }
 
-double BusBwFactor(CollOp op, int64_t nranks) {
+double busBwFactor(CollOp op, int64_t nranks) {
   if (nranks <= 0)
     return 0;
   const double n = static_cast<double>(nranks);
@@ -69,17 +69,17 @@ double BusBwFactor(CollOp op, int64_t nranks) {
   return 0;
 }
 
-Bandwidth ComputeBandwidth(CollOp op, int64_t bytes, int64_t nranks,
+Bandwidth computeBandwidth(CollOp op, int64_t bytes, int64_t nranks,
                            double seconds) {
   Bandwidth b;
   if (seconds <= 0)
     return b;
   b.algbw_gb_per_s = static_cast<double>(bytes) / 1.0e9 / seconds;
-  b.busbw_gb_per_s = b.algbw_gb_per_s * BusBwFactor(op, nranks);
+  b.busbw_gb_per_s = b.algbw_gb_per_s * busBwFactor(op, nranks);
   return b;
 }
 
-double GemmFlops(int64_t b, int64_t m, int64_t n, int64_t k) {
+double gemmFlops(int64_t b, int64_t m, int64_t n, int64_t k) {
   return 2.0 * static_cast<double>(b) * static_cast<double>(m) *
          static_cast<double>(n) * static_cast<double>(k);
 }

@@ -4,7 +4,7 @@
 namespace shardlab::collectors {
 namespace {
 
-const std::vector<FlagSpec> &Specs() {
+const std::vector<FlagSpec> &specs() {
   static const std::vector<FlagSpec> specs = {
       {"minbytes", 'b', "SIZE", "1K",
        "smallest transfer size (K/M/G = 2^10/20/30)"},
@@ -38,32 +38,32 @@ const std::vector<FlagSpec> &Specs() {
   return specs;
 }
 
-Result<CollOp> ParseOp(const std::string &text) {
+Result<CollOp> parseOp(const std::string &text) {
   for (CollOp op :
        {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter,
         CollOp::kAllToAll, CollOp::kCollectivePermute})
-    if (text == OpName(op))
+    if (text == opName(op))
       return op;
   if (text == "send-recv" || text == "sendrecv")
     return CollOp::kCollectivePermute;
-  return MakeError("--ops: unknown op '" + text +
+  return makeError("--ops: unknown op '" + text +
                    "' (all-reduce, all-gather, reduce-scatter, all-to-all, "
                    "collective-permute)");
 }
 
-Result<PermutePattern> ParsePermute(const std::string &text) {
+Result<PermutePattern> parsePermute(const std::string &text) {
   if (text == "one-way")
     return PermutePattern::kOneWay;
   if (text == "ring")
     return PermutePattern::kRing;
   if (text == "mutual")
     return PermutePattern::kMutual;
-  return MakeError("--permutes: unknown pattern '" + text +
+  return makeError("--permutes: unknown pattern '" + text +
                    "' (one-way, ring, mutual)");
 }
 
 // Splits "a;b;c" (replica group specs contain commas).
-std::vector<std::string> SplitSpecs(const std::string &text) {
+std::vector<std::string> splitSpecs(const std::string &text) {
   std::vector<std::string> out;
   size_t start = 0;
   while (start <= text.size()) {
@@ -77,22 +77,22 @@ std::vector<std::string> SplitSpecs(const std::string &text) {
   return out;
 }
 
-Result<bool> ReadSizes(const ParsedFlags &f, CollectiveOptions *o) {
-  Result<int64_t> lo = ParseBytes(f.Get("minbytes", "1K"));
-  Result<int64_t> hi = ParseBytes(f.Get("maxbytes", "2G"));
-  Result<double> step = ParseFactor(f.Get("stepfactor", "2"), "--stepfactor");
+Result<bool> readSizes(const ParsedFlags &f, CollectiveOptions *o) {
+  Result<int64_t> lo = parseBytes(f.get("minbytes", "1K"));
+  Result<int64_t> hi = parseBytes(f.get("maxbytes", "2G"));
+  Result<double> step = parseFactor(f.get("stepfactor", "2"), "--stepfactor");
   if (!lo || !hi)
-    return MakeError((!lo ? lo : hi).error().message);
+    return makeError((!lo ? lo : hi).error().message);
   if (!step)
     return step.error();
   if (*lo > *hi)
-    return MakeError("--minbytes " + FormatBytes(*lo) + " > --maxbytes " +
-                     FormatBytes(*hi));
+    return makeError("--minbytes " + formatBytes(*lo) + " > --maxbytes " +
+                     formatBytes(*hi));
   o->min_bytes = *lo, o->max_bytes = *hi, o->step_factor = *step;
   return true;
 }
 
-Result<bool> ReadCounts(const ParsedFlags &f, CollectiveOptions *o) {
+Result<bool> readCounts(const ParsedFlags &f, CollectiveOptions *o) {
   struct Int {
     const char *name;
     int64_t *field;
@@ -102,14 +102,14 @@ Result<bool> ReadCounts(const ParsedFlags &f, CollectiveOptions *o) {
                 Int{"check", &o->check, true}, Int{"ngpus", &o->ngpus, false},
                 Int{"nodes", &o->nodes, false},
                 Int{"partition-size", &o->partition_size, false}}) {
-    if (!f.Has(i.name))
+    if (!f.has(i.name))
       continue;
-    const std::string v = f.Get(i.name, "");
+    const std::string v = f.get(i.name, "");
     if (i.zero_ok && v == "0") {
       *i.field = 0;
       continue;
     }
-    Result<int64_t> n = ParsePositiveInt(v, std::string("--") + i.name);
+    Result<int64_t> n = parsePositiveInt(v, std::string("--") + i.name);
     if (!n)
       return n.error();
     *i.field = *n;
@@ -117,58 +117,58 @@ Result<bool> ReadCounts(const ParsedFlags &f, CollectiveOptions *o) {
   return true;
 }
 
-Result<bool> ReadLists(const ParsedFlags &f, CollectiveOptions *o) {
-  if (f.Has("dtypes"))
-    o->dtypes = SplitList(f.Get("dtypes", ""));
+Result<bool> readLists(const ParsedFlags &f, CollectiveOptions *o) {
+  if (f.has("dtypes"))
+    o->dtypes = splitList(f.get("dtypes", ""));
   for (const std::string &d : o->dtypes)
-    if (CollectiveDtypeBytes(d) == 0)
-      return MakeError("--dtypes: unsupported type '" + d +
+    if (collectiveDtypeBytes(d) == 0)
+      return makeError("--dtypes: unsupported type '" + d +
                        "' (f32, bf16, f16, s32)");
-  if (f.Has("ops") && f.Get("ops", "") != "all") {
+  if (f.has("ops") && f.get("ops", "") != "all") {
     o->ops.clear();
-    for (const std::string &name : SplitList(f.Get("ops", ""))) {
-      Result<CollOp> op = ParseOp(name);
+    for (const std::string &name : splitList(f.get("ops", ""))) {
+      Result<CollOp> op = parseOp(name);
       if (!op)
         return op.error();
       o->ops.push_back(*op);
     }
   }
-  if (f.Has("permutes")) {
+  if (f.has("permutes")) {
     o->permutes.clear();
-    for (const std::string &name : SplitList(f.Get("permutes", ""))) {
-      Result<PermutePattern> p = ParsePermute(name);
+    for (const std::string &name : splitList(f.get("permutes", ""))) {
+      Result<PermutePattern> p = parsePermute(name);
       if (!p)
         return p.error();
       o->permutes.push_back(*p);
     }
   }
-  if (f.Has("group-sizes")) {
+  if (f.has("group-sizes")) {
     Result<std::vector<int64_t>> s =
-        ParseIntList(f.Get("group-sizes", ""), "--group-sizes");
+        parseIntList(f.get("group-sizes", ""), "--group-sizes");
     if (!s)
       return s.error();
     o->group_sizes = *s;
   }
-  if (f.Has("groups"))
-    o->groups = SplitSpecs(f.Get("groups", ""));
+  if (f.has("groups"))
+    o->groups = splitSpecs(f.get("groups", ""));
   if (o->dtypes.empty() || o->ops.empty() || o->permutes.empty())
-    return MakeError("--dtypes, --ops and --permutes must not be empty");
+    return makeError("--dtypes, --ops and --permutes must not be empty");
   return true;
 }
 
 } // namespace
 
 Result<CollectiveOptions>
-ParseCollectiveOptions(const std::vector<std::string> &args) {
-  Result<ParsedFlags> f = ParseFlags(Specs(), args);
+parseCollectiveOptions(const std::vector<std::string> &args) {
+  Result<ParsedFlags> f = parseFlags(specs(), args);
   if (!f)
     return f.error();
   CollectiveOptions o;
-  o.help = f->Has("help"), o.version = f->Has("version");
-  o.dry_run = f->Has("dry-run"), o.quiet = f->Has("quiet");
-  o.overwrite = f->Has("overwrite");
-  o.out = f->Get("out", o.out);
-  for (auto step : {ReadSizes, ReadCounts, ReadLists}) {
+  o.help = f->has("help"), o.version = f->has("version");
+  o.dry_run = f->has("dry-run"), o.quiet = f->has("quiet");
+  o.overwrite = f->has("overwrite");
+  o.out = f->get("out", o.out);
+  for (auto step : {readSizes, readCounts, readLists}) {
     Result<bool> ok = step(*f, &o);
     if (!ok)
       return ok.error();
@@ -176,15 +176,15 @@ ParseCollectiveOptions(const std::vector<std::string> &args) {
   return o;
 }
 
-std::string CollectiveHelp() {
-  return FormatHelp(
+std::string collectiveHelp() {
+  return formatHelp(
       "shardlab-collect-collectives",
       "Measures NCCL collectives over transfer sizes, group shapes and "
       "dtypes\n(nccl-tests conventions: warm-up, CUDA events per iteration, "
       "median of -n,\nalgbw/busbw) and writes a shardlab collective table "
       "(*.shardlab.json).\nRe-running with the same --out resumes: finished "
       "points are skipped.",
-      Specs(),
+      specs(),
       "Launch: one process driving all local GPUs (-g), or one process per "
       "GPU\nunder MPI (mpirun -np 16 -N 8 shardlab-collect-collectives ...).\n"
       "Sizes are XLA's bytes_transferred: all-reduce buffer, all-gather "

@@ -10,7 +10,7 @@
 namespace shardlab::collectors {
 namespace {
 
-const FlagSpec *FindLong(const std::vector<FlagSpec> &specs,
+const FlagSpec *findLong(const std::vector<FlagSpec> &specs,
                          std::string_view name) {
   for (const FlagSpec &s : specs)
     if (s.long_name == name)
@@ -18,14 +18,14 @@ const FlagSpec *FindLong(const std::vector<FlagSpec> &specs,
   return nullptr;
 }
 
-const FlagSpec *FindShort(const std::vector<FlagSpec> &specs, char c) {
+const FlagSpec *findShort(const std::vector<FlagSpec> &specs, char c) {
   for (const FlagSpec &s : specs)
     if (s.short_name != 0 && s.short_name == c)
       return &s;
   return nullptr;
 }
 
-std::string Trim(std::string_view text) {
+std::string trim(std::string_view text) {
   size_t b = 0, e = text.size();
   while (b < e && std::isspace(static_cast<unsigned char>(text[b])))
     ++b;
@@ -35,40 +35,40 @@ std::string Trim(std::string_view text) {
 }
 
 // Reads the flag's value: inline (--x=v, -xv) or the next argument.
-Result<std::string> TakeValue(const FlagSpec &spec, const std::string &inl,
+Result<std::string> takeValue(const FlagSpec &spec, const std::string &inl,
                               bool has_inline,
                               const std::vector<std::string> &args, size_t *i) {
   if (spec.value_name.empty()) {
     if (has_inline)
-      return MakeError("--" + spec.long_name + " takes no value");
+      return makeError("--" + spec.long_name + " takes no value");
     return std::string("1");
   }
   if (has_inline)
     return inl;
   if (*i + 1 >= args.size())
-    return MakeError("--" + spec.long_name + " needs a value (" +
+    return makeError("--" + spec.long_name + " needs a value (" +
                      spec.value_name + ")");
   return args[++*i];
 }
 
-Result<int64_t> ParseInt64(std::string_view text) {
+Result<int64_t> parseInt64(std::string_view text) {
   int64_t v = 0;
   const char *end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(text.data(), end, v);
   if (ec != std::errc() || ptr != end || text.empty())
-    return MakeError("not an integer");
+    return makeError("not an integer");
   return v;
 }
 
 } // namespace
 
-std::string ParsedFlags::Get(const std::string &name,
+std::string ParsedFlags::get(const std::string &name,
                              const std::string &fallback) const {
   auto it = values.find(name);
   return it == values.end() ? fallback : it->second;
 }
 
-Result<ParsedFlags> ParseFlags(const std::vector<FlagSpec> &specs,
+Result<ParsedFlags> parseFlags(const std::vector<FlagSpec> &specs,
                                const std::vector<std::string> &args) {
   ParsedFlags out;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -78,22 +78,22 @@ Result<ParsedFlags> ParseFlags(const std::vector<FlagSpec> &specs,
     bool has_inline = false;
     if (a.rfind("--", 0) == 0 && a.size() > 2) {
       const size_t eq = a.find('=');
-      spec = FindLong(
+      spec = findLong(
           specs,
           a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2));
       has_inline = eq != std::string::npos;
       if (has_inline)
         inl = a.substr(eq + 1);
     } else if (a.size() >= 2 && a[0] == '-' && a[1] != '-') {
-      spec = FindShort(specs, a[1]);
+      spec = findShort(specs, a[1]);
       has_inline = a.size() > 2;
       inl = a.substr(2);
     } else {
-      return MakeError("unexpected argument '" + a + "' (see --help)");
+      return makeError("unexpected argument '" + a + "' (see --help)");
     }
     if (!spec)
-      return MakeError("unknown flag '" + a + "' (see --help)");
-    Result<std::string> v = TakeValue(*spec, inl, has_inline, args, &i);
+      return makeError("unknown flag '" + a + "' (see --help)");
+    Result<std::string> v = takeValue(*spec, inl, has_inline, args, &i);
     if (!v)
       return v.error();
     out.values[spec->long_name] = *v;
@@ -101,7 +101,7 @@ Result<ParsedFlags> ParseFlags(const std::vector<FlagSpec> &specs,
   return out;
 }
 
-std::string FormatHelp(const std::string &program, const std::string &summary,
+std::string formatHelp(const std::string &program, const std::string &summary,
                        const std::vector<FlagSpec> &specs,
                        const std::string &epilogue) {
   std::string text = "Usage: " + program + " [flags]\n\n" + summary + "\n\n";
@@ -123,8 +123,8 @@ std::string FormatHelp(const std::string &program, const std::string &summary,
   return text + (epilogue.empty() ? "" : "\n" + epilogue);
 }
 
-Result<int64_t> ParseBytes(std::string_view text) {
-  const std::string orig = Trim(text);
+Result<int64_t> parseBytes(std::string_view text) {
+  const std::string orig = trim(text);
   std::string t = orig;
   for (char &c : t)
     c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -154,14 +154,14 @@ Result<int64_t> ParseBytes(std::string_view text) {
   }
   if (shift)
     t.pop_back();
-  Result<int64_t> v = ParseInt64(t);
+  Result<int64_t> v = parseInt64(t);
   if (!v || *v < 1 || *v > (int64_t{1} << (62 - shift)))
-    return MakeError("'" + orig +
+    return makeError("'" + orig +
                      "' is not a byte size (examples: 1024, 1K, 32M, 2G)");
   return *v << shift;
 }
 
-std::string FormatBytes(int64_t bytes) {
+std::string formatBytes(int64_t bytes) {
   const char *units[] = {"", "K", "M", "G", "T"};
   int u = 0;
   while (u < 4 && bytes >= 1024 && bytes % 1024 == 0)
@@ -169,33 +169,33 @@ std::string FormatBytes(int64_t bytes) {
   return std::to_string(bytes) + units[u];
 }
 
-Result<int64_t> ParsePositiveInt(std::string_view text, std::string_view what) {
-  Result<int64_t> v = ParseInt64(Trim(text));
+Result<int64_t> parsePositiveInt(std::string_view text, std::string_view what) {
+  Result<int64_t> v = parseInt64(trim(text));
   if (!v || *v < 1)
-    return MakeError(std::string(what) +
+    return makeError(std::string(what) +
                      ": expected a positive integer, got '" +
                      std::string(text) + "'");
   return *v;
 }
 
-Result<double> ParseFactor(std::string_view text, std::string_view what) {
-  const std::string t = Trim(text);
+Result<double> parseFactor(std::string_view text, std::string_view what) {
+  const std::string t = trim(text);
   char *end = nullptr;
   const double v = std::strtod(t.c_str(), &end);
   if (t.empty() || end != t.c_str() + t.size() || !(v > 1) || !std::isfinite(v))
-    return MakeError(std::string(what) + ": expected a number > 1, got '" +
+    return makeError(std::string(what) + ": expected a number > 1, got '" +
                      std::string(text) + "'");
   return v;
 }
 
-std::vector<std::string> SplitList(std::string_view text) {
+std::vector<std::string> splitList(std::string_view text) {
   std::vector<std::string> out;
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
     if (comma == std::string_view::npos)
       comma = text.size();
-    std::string item = Trim(text.substr(start, comma - start));
+    std::string item = trim(text.substr(start, comma - start));
     if (!item.empty())
       out.push_back(item);
     start = comma + 1;
@@ -203,28 +203,28 @@ std::vector<std::string> SplitList(std::string_view text) {
   return out;
 }
 
-Result<std::vector<int64_t>> ParseIntList(std::string_view text,
+Result<std::vector<int64_t>> parseIntList(std::string_view text,
                                           std::string_view what) {
   std::set<int64_t> values;
-  for (const std::string &item : SplitList(text)) {
+  for (const std::string &item : splitList(text)) {
     const size_t dots = item.find("..");
     if (dots == std::string::npos) {
-      Result<int64_t> v = ParsePositiveInt(item, what);
+      Result<int64_t> v = parsePositiveInt(item, what);
       if (!v)
         return v.error();
       values.insert(*v);
       continue;
     }
-    Result<int64_t> lo = ParsePositiveInt(item.substr(0, dots), what);
-    Result<int64_t> hi = ParsePositiveInt(item.substr(dots + 2), what);
+    Result<int64_t> lo = parsePositiveInt(item.substr(0, dots), what);
+    Result<int64_t> hi = parsePositiveInt(item.substr(dots + 2), what);
     if (!lo || !hi || *lo > *hi)
-      return MakeError(std::string(what) + ": bad range '" + item +
+      return makeError(std::string(what) + ": bad range '" + item +
                        "' (expected LO..HI with 1 <= LO <= HI)");
     for (int64_t v = *lo; v <= *hi; v *= 2)
       values.insert(v);
   }
   if (values.empty())
-    return MakeError(std::string(what) + ": empty list");
+    return makeError(std::string(what) + ": empty list");
   return std::vector<int64_t>(values.begin(), values.end());
 }
 

@@ -8,7 +8,7 @@
 namespace shardlab::collectors {
 namespace {
 
-const std::vector<FlagSpec> &Specs() {
+const std::vector<FlagSpec> &specs() {
   static const std::vector<FlagSpec> specs = {
       {"batch", 0, "LIST", "1,2,4", "batch sizes b"},
       {"mindim", 'b', "N", "256", "smallest m, n, k"},
@@ -38,18 +38,18 @@ const std::vector<FlagSpec> &Specs() {
   return specs;
 }
 
-Result<std::vector<int64_t>> Dims(const ParsedFlags &f, const char *name) {
-  if (f.Has(name))
-    return ParseIntList(f.Get(name, ""), std::string("--") + name);
-  Result<int64_t> lo = ParsePositiveInt(f.Get("mindim", "256"), "--mindim");
-  Result<int64_t> hi = ParsePositiveInt(f.Get("maxdim", "4096"), "--maxdim");
-  Result<double> step = ParseFactor(f.Get("stepfactor", "2"), "--stepfactor");
+Result<std::vector<int64_t>> dims(const ParsedFlags &f, const char *name) {
+  if (f.has(name))
+    return parseIntList(f.get(name, ""), std::string("--") + name);
+  Result<int64_t> lo = parsePositiveInt(f.get("mindim", "256"), "--mindim");
+  Result<int64_t> hi = parsePositiveInt(f.get("maxdim", "4096"), "--maxdim");
+  Result<double> step = parseFactor(f.get("stepfactor", "2"), "--stepfactor");
   if (!lo || !hi)
     return (!lo ? lo : hi).error();
   if (!step)
     return step.error();
   if (*lo > *hi)
-    return MakeError("--mindim > --maxdim");
+    return makeError("--mindim > --maxdim");
   std::vector<int64_t> out;
   for (double v = static_cast<double>(*lo);
        v <= static_cast<double>(*hi) * (1 + 1e-12); v *= *step)
@@ -58,7 +58,7 @@ Result<std::vector<int64_t>> Dims(const ParsedFlags &f, const char *name) {
   return out;
 }
 
-Result<bool> ReadInts(const ParsedFlags &f, GemmOptions *o) {
+Result<bool> readInts(const ParsedFlags &f, GemmOptions *o) {
   struct Int {
     const char *name;
     int64_t *field;
@@ -70,25 +70,25 @@ Result<bool> ReadInts(const ParsedFlags &f, GemmOptions *o) {
                 Int{"device", &o->device, true, false},
                 Int{"rotate-bytes", &o->rotate_bytes, false, true},
                 Int{"workspace", &o->workspace_bytes, false, true}}) {
-    if (!f.Has(i.name))
+    if (!f.has(i.name))
       continue;
-    const std::string v = f.Get(i.name, "");
+    const std::string v = f.get(i.name, "");
     Result<int64_t> n =
         i.zero_ok && v == "0"
             ? Result<int64_t>(int64_t{0})
-            : (i.bytes ? ParseBytes(v)
-                       : ParsePositiveInt(v, std::string("--") + i.name));
+            : (i.bytes ? parseBytes(v)
+                       : parsePositiveInt(v, std::string("--") + i.name));
     if (!n)
-      return MakeError(std::string("--") + i.name + ": " + n.error().message);
+      return makeError(std::string("--") + i.name + ": " + n.error().message);
     *i.field = *n;
   }
   return true;
 }
 
-Result<bool> ReadLists(const ParsedFlags &f, GemmOptions *o) {
-  if (f.Has("batch")) {
+Result<bool> readLists(const ParsedFlags &f, GemmOptions *o) {
+  if (f.has("batch")) {
     Result<std::vector<int64_t>> b =
-        ParseIntList(f.Get("batch", ""), "--batch");
+        parseIntList(f.get("batch", ""), "--batch");
     if (!b)
       return b.error();
     o->batch = *b;
@@ -96,38 +96,38 @@ Result<bool> ReadLists(const ParsedFlags &f, GemmOptions *o) {
   for (auto [name, field] :
        {std::make_pair("m", &o->m), std::make_pair("n", &o->n),
         std::make_pair("k", &o->k)}) {
-    Result<std::vector<int64_t>> d = Dims(f, name);
+    Result<std::vector<int64_t>> d = dims(f, name);
     if (!d)
       return d.error();
     *field = *d;
   }
-  if (f.Has("dtypes"))
-    o->dtypes = SplitList(f.Get("dtypes", ""));
+  if (f.has("dtypes"))
+    o->dtypes = splitList(f.get("dtypes", ""));
   if (o->dtypes.empty())
-    return MakeError("--dtypes: empty list");
-  const std::string mode = f.Get("f32-compute", "tf32");
+    return makeError("--dtypes: empty list");
+  const std::string mode = f.get("f32-compute", "tf32");
   if (mode != "tf32" && mode != "strict")
-    return MakeError("--f32-compute: expected tf32 or strict, got '" + mode +
+    return makeError("--f32-compute: expected tf32 or strict, got '" + mode +
                      "'");
   o->f32_compute = mode == "tf32" ? F32Compute::kTf32 : F32Compute::kStrict;
   for (const std::string &d : o->dtypes)
-    if (Result<GemmDtype> r = ResolveGemmDtype(d, o->f32_compute); !r)
+    if (Result<GemmDtype> r = resolveGemmDtype(d, o->f32_compute); !r)
       return r.error();
   return true;
 }
 
 } // namespace
 
-Result<GemmOptions> ParseGemmOptions(const std::vector<std::string> &args) {
-  Result<ParsedFlags> f = ParseFlags(Specs(), args);
+Result<GemmOptions> parseGemmOptions(const std::vector<std::string> &args) {
+  Result<ParsedFlags> f = parseFlags(specs(), args);
   if (!f)
     return f.error();
   GemmOptions o;
-  o.help = f->Has("help"), o.version = f->Has("version");
-  o.dry_run = f->Has("dry-run"), o.quiet = f->Has("quiet");
-  o.overwrite = f->Has("overwrite");
-  o.out = f->Get("out", o.out);
-  for (auto step : {ReadInts, ReadLists}) {
+  o.help = f->has("help"), o.version = f->has("version");
+  o.dry_run = f->has("dry-run"), o.quiet = f->has("quiet");
+  o.overwrite = f->has("overwrite");
+  o.out = f->get("out", o.out);
+  for (auto step : {readInts, readLists}) {
     Result<bool> ok = step(*f, &o);
     if (!ok)
       return ok.error();
@@ -135,20 +135,20 @@ Result<GemmOptions> ParseGemmOptions(const std::vector<std::string> &args) {
   return o;
 }
 
-std::string GemmHelp() {
-  return FormatHelp(
+std::string gemmHelp() {
+  return formatHelp(
       "shardlab-collect-gemm",
       "Measures cuBLASLt GEMMs D[b,m,n] = A[b,m,k] B[b,k,n] over a (b, m, n, "
       "k)\ngrid and dtypes (CUDA events, rotating operand sets, median of "
       "-n) and\nwrites a shardlab GEMM table (*.shardlab.json). Re-running "
       "with the same\n--out resumes: finished points are skipped.",
-      Specs(),
+      specs(),
       "Operands are k-major (cuBLASLt TN layout, required for fp8). The "
       "algorithm\nis cuBLASLt's top heuristic unless --algos > 1. The f32 "
       "compute mode is\nrecorded in the table's metadata.\n");
 }
 
-Result<GemmDtype> ResolveGemmDtype(std::string_view name, F32Compute mode) {
+Result<GemmDtype> resolveGemmDtype(std::string_view name, F32Compute mode) {
   if (name == "bf16" || name == "f16")
     return GemmDtype{std::string(name), std::string(name),    std::string(name),
                      std::string(name), "CUBLAS_COMPUTE_32F", 0};
@@ -163,17 +163,17 @@ Result<GemmDtype> ResolveGemmDtype(std::string_view name, F32Compute mode) {
   if (name == "fp8" || name == "f8e4m3fn")
     return GemmDtype{"fp8",  "f8e4m3fn",           "f8e4m3fn",
                      "bf16", "CUBLAS_COMPUTE_32F", 89};
-  return MakeError("--dtypes: unsupported GEMM type '" + std::string(name) +
+  return makeError("--dtypes: unsupported GEMM type '" + std::string(name) +
                    "' (bf16, f16, f32, fp8)");
 }
 
-std::string GemmEntryKey(const cost::GemmEntry &e) {
-  return cost::GemmDtypeKey(e) + "|" + std::to_string(e.b) + "," +
+std::string gemmEntryKey(const cost::GemmEntry &e) {
+  return cost::gemmDtypeKey(e) + "|" + std::to_string(e.b) + "," +
          std::to_string(e.m) + "," + std::to_string(e.n) + "," +
          std::to_string(e.k);
 }
 
-cost::GemmEntry EntryFor(const GemmPlan &plan, const GemmPoint &p) {
+cost::GemmEntry entryFor(const GemmPlan &plan, const GemmPoint &p) {
   const GemmDtype &d = plan.dtypes[p.dtype];
   cost::GemmEntry e;
   e.b = p.b, e.m = p.m, e.n = p.n, e.k = p.k;
@@ -181,10 +181,10 @@ cost::GemmEntry EntryFor(const GemmPlan &plan, const GemmPoint &p) {
   return e;
 }
 
-Result<GemmPlan> PlanGemms(const GemmOptions &opts, int64_t sm) {
+Result<GemmPlan> planGemms(const GemmOptions &opts, int64_t sm) {
   GemmPlan plan;
   for (const std::string &name : opts.dtypes) {
-    Result<GemmDtype> d = ResolveGemmDtype(name, opts.f32_compute);
+    Result<GemmDtype> d = resolveGemmDtype(name, opts.f32_compute);
     if (!d)
       return d.error();
     if (sm > 0 && d->min_sm > sm) {
@@ -201,13 +201,13 @@ Result<GemmPlan> PlanGemms(const GemmOptions &opts, int64_t sm) {
         for (int64_t n : opts.n)
           for (int64_t k : opts.k) {
             GemmPoint p{b, m, n, k, d, ""};
-            p.key = GemmEntryKey(EntryFor(plan, p));
+            p.key = gemmEntryKey(entryFor(plan, p));
             plan.points.push_back(p);
           }
   return plan;
 }
 
-std::string FormatGemmPlan(const GemmPlan &plan, const GemmOptions &opts) {
+std::string formatGemmPlan(const GemmPlan &plan, const GemmOptions &opts) {
   std::ostringstream os;
   os << "# shardlab-collect-gemm plan: " << opts.warmup << " warm-up + "
      << opts.iters << " timed samples per point, "
@@ -228,21 +228,21 @@ std::string FormatGemmPlan(const GemmPlan &plan, const GemmOptions &opts) {
   return os.str();
 }
 
-int64_t GemmFootprintBytes(const GemmPlan &plan, const GemmPoint &p) {
+int64_t gemmFootprintBytes(const GemmPlan &plan, const GemmPoint &p) {
   const GemmDtype &d = plan.dtypes[p.dtype];
-  return p.b * (p.m * p.k * cost::DtypeBytes(d.lhs) +
-                p.k * p.n * cost::DtypeBytes(d.rhs) +
-                p.m * p.n * cost::DtypeBytes(d.out));
+  return p.b * (p.m * p.k * cost::dtypeBytes(d.lhs) +
+                p.k * p.n * cost::dtypeBytes(d.rhs) +
+                p.m * p.n * cost::dtypeBytes(d.out));
 }
 
-int64_t RotatingSets(int64_t footprint, int64_t target, int64_t max_sets) {
+int64_t rotatingSets(int64_t footprint, int64_t target, int64_t max_sets) {
   if (footprint <= 0)
     return 1;
   const int64_t sets = (target + footprint - 1) / footprint;
   return std::clamp<int64_t>(sets, 1, std::max<int64_t>(1, max_sets));
 }
 
-int64_t LaunchesPerSample(double estimate_us, double target_us,
+int64_t launchesPerSample(double estimate_us, double target_us,
                           int64_t max_launches) {
   if (!(estimate_us > 0) || !(target_us > 0))
     return 1;

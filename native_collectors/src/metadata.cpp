@@ -5,20 +5,20 @@
 
 namespace shardlab::collectors {
 
-std::string SmVersion(int major, int minor) {
+std::string smVersion(int major, int minor) {
   if (major <= 0)
     return "";
   return "sm_" + std::to_string(major) + std::to_string(minor);
 }
 
-std::string CudaVersionString(int version) {
+std::string cudaVersionString(int version) {
   if (version <= 0)
     return "";
   return std::to_string(version / 1000) + "." +
          std::to_string((version % 1000) / 10);
 }
 
-std::string NcclVersionString(int code) {
+std::string ncclVersionString(int code) {
   if (code <= 0)
     return "";
   // NCCL_VERSION(X,Y,Z): X*10000 + Y*100 + Z since 2.9, X*1000 + Y*100 + Z
@@ -29,7 +29,7 @@ std::string NcclVersionString(int code) {
          std::to_string(code % 100);
 }
 
-std::string CublasVersionString(long code) {
+std::string cublasVersionString(long code) {
   if (code <= 0)
     return "";
   return std::to_string(code / 10000) + "." +
@@ -37,7 +37,7 @@ std::string CublasVersionString(long code) {
          std::to_string(code % 100);
 }
 
-std::string IsoDateUtc(std::time_t t) {
+std::string isoDateUtc(std::time_t t) {
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[32];
@@ -45,7 +45,7 @@ std::string IsoDateUtc(std::time_t t) {
   return buf;
 }
 
-std::vector<std::string> SelectEnv(const std::vector<std::string> &environ) {
+std::vector<std::string> selectEnv(const std::vector<std::string> &environ) {
   std::vector<std::string> out;
   for (const std::string &e : environ) {
     const std::string name = e.substr(0, e.find('='));
@@ -58,7 +58,7 @@ std::vector<std::string> SelectEnv(const std::vector<std::string> &environ) {
   return out;
 }
 
-std::string TopologyText(const RunEnvironment &env) {
+std::string topologyText(const RunEnvironment &env) {
   std::string text = std::to_string(env.nodes) +
                      (env.nodes == 1 ? " node x " : " nodes x ") +
                      std::to_string(env.gpus_per_node) +
@@ -68,7 +68,7 @@ std::string TopologyText(const RunEnvironment &env) {
   return text;
 }
 
-cost::TableMetadata BuildMetadata(const RunEnvironment &env,
+cost::TableMetadata buildMetadata(const RunEnvironment &env,
                                   const std::string &collector,
                                   const std::vector<std::string> &args,
                                   const std::string &description,
@@ -76,16 +76,16 @@ cost::TableMetadata BuildMetadata(const RunEnvironment &env,
   cost::TableMetadata m;
   m.source = "measured";
   m.device_name = env.device_name;
-  m.sm_version = SmVersion(env.sm_major, env.sm_minor);
-  m.topology = TopologyText(env);
+  m.sm_version = smVersion(env.sm_major, env.sm_minor);
+  m.topology = topologyText(env);
   m.gpu_count = env.gpu_count;
   m.partition_size = env.partition_size;
   m.clocks_mhz = env.clocks_mhz;
   const std::pair<const char *, std::string> versions[] = {
-      {"cuda_driver", CudaVersionString(env.cuda_driver)},
-      {"cuda_runtime", CudaVersionString(env.cuda_runtime)},
-      {"nccl", NcclVersionString(env.nccl)},
-      {"cublaslt", CublasVersionString(env.cublaslt)},
+      {"cuda_driver", cudaVersionString(env.cuda_driver)},
+      {"cuda_runtime", cudaVersionString(env.cuda_runtime)},
+      {"nccl", ncclVersionString(env.nccl)},
+      {"cublaslt", cublasVersionString(env.cublaslt)},
       {"nvidia_driver", env.nvidia_driver}};
   for (const auto &[key, value] : versions)
     if (!value.empty())
@@ -95,7 +95,7 @@ cost::TableMetadata BuildMetadata(const RunEnvironment &env,
     m.software["env:" + e.substr(0, eq)] =
         eq == std::string::npos ? "" : e.substr(eq + 1);
   }
-  m.date = IsoDateUtc(now);
+  m.date = isoDateUtc(now);
   m.collector_name = collector;
   m.collector_version = kCollectorVersion;
   m.collector_args = args;

@@ -9,12 +9,12 @@
 namespace shardlab::collectors {
 namespace {
 
-bool FileExists(const std::string &path) {
+bool fileExists(const std::string &path) {
   return static_cast<bool>(std::ifstream(path));
 }
 
 // Why an existing table cannot be continued by this run, "" if it can.
-std::string Mismatch(const cost::TableMetadata &old,
+std::string mismatch(const cost::TableMetadata &old,
                      const cost::TableMetadata &fresh) {
   if (old.source != "measured")
     return "it is not a measured table (source \"" + old.source + "\")";
@@ -33,36 +33,36 @@ std::string Mismatch(const cost::TableMetadata &old,
 
 } // namespace
 
-cost::Result<OutputTable> OpenOutputTable(const std::string &path,
-                                          const cost::TableMetadata &fresh,
-                                          bool overwrite) {
+shardlab::Result<OutputTable> openOutputTable(const std::string &path,
+                                              const cost::TableMetadata &fresh,
+                                              bool overwrite) {
   OutputTable out;
   out.table.metadata = fresh;
-  if (overwrite || !FileExists(path))
+  if (overwrite || !fileExists(path))
     return out;
-  cost::Result<cost::PerfTable> old = cost::LoadPerfTable(path);
+  shardlab::Result<cost::PerfTable> old = cost::loadPerfTable(path);
   if (!old)
-    return cost::MakeError("cannot resume: " + old.error().message +
-                           " (use --overwrite to start afresh)");
-  const std::string why = Mismatch(old->metadata, fresh);
+    return shardlab::makeError("cannot resume: " + old.error().message +
+                               " (use --overwrite to start afresh)");
+  const std::string why = mismatch(old->metadata, fresh);
   if (!why.empty())
-    return cost::MakeError("cannot resume " + path + ": " + why +
-                           " (use --overwrite or another --out)");
+    return shardlab::makeError("cannot resume " + path + ": " + why +
+                               " (use --overwrite or another --out)");
   out.table.collectives = old->collectives;
   out.table.gemms = old->gemms;
   for (const cost::CollectiveEntry &e : out.table.collectives)
-    out.done.insert(CollectiveEntryKey(e));
+    out.done.insert(collectiveEntryKey(e));
   for (const cost::GemmEntry &e : out.table.gemms)
-    out.done.insert(GemmEntryKey(e));
+    out.done.insert(gemmEntryKey(e));
   out.resumed = true;
   return out;
 }
 
-cost::Result<bool> CheckpointWriter::Maybe(const cost::PerfTable &table,
-                                           double now_s, bool force) {
+shardlab::Result<bool> CheckpointWriter::maybe(const cost::PerfTable &table,
+                                               double now_s, bool force) {
   if (!force && now_s - last_s_ < min_interval_s_)
     return false;
-  cost::Result<bool> ok = cost::WritePerfTable(table, path_);
+  shardlab::Result<bool> ok = cost::writePerfTable(table, path_);
   if (!ok)
     return ok.error();
   last_s_ = now_s;

@@ -7,7 +7,7 @@
 
 namespace shardlab::collectors {
 
-double PercentileSorted(const std::vector<double> &sorted, double q) {
+double percentileSorted(const std::vector<double> &sorted, double q) {
   if (sorted.empty())
     return 0;
   q = std::clamp(q, 0.0, 1.0);
@@ -18,12 +18,12 @@ double PercentileSorted(const std::vector<double> &sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
 }
 
-double Median(std::vector<double> samples) {
+double median(std::vector<double> samples) {
   std::sort(samples.begin(), samples.end());
-  return PercentileSorted(samples, 0.5);
+  return percentileSorted(samples, 0.5);
 }
 
-cost::TimeStats Summarize(std::vector<double> samples_us) {
+cost::TimeStats summarize(std::vector<double> samples_us) {
   cost::TimeStats s;
   if (samples_us.empty())
     return s;
@@ -34,7 +34,7 @@ cost::TimeStats Summarize(std::vector<double> samples_us) {
   double ss = 0;
   for (double v : samples_us)
     ss += (v - mean) * (v - mean);
-  s.median_us = PercentileSorted(samples_us, 0.5);
+  s.median_us = percentileSorted(samples_us, 0.5);
   s.min_us = samples_us.front();
   s.max_us = samples_us.back();
   s.mean_us = mean;
@@ -43,7 +43,7 @@ cost::TimeStats Summarize(std::vector<double> samples_us) {
   return s;
 }
 
-double Spread(const cost::TimeStats &stats) {
+double spread(const cost::TimeStats &stats) {
   if (!stats.mean_us || !stats.stddev_us || *stats.mean_us <= 0)
     return 0;
   return *stats.stddev_us / *stats.mean_us;

@@ -26,6 +26,9 @@
 #include <vector>
 
 using namespace shardlab::cost;
+using shardlab::Error;
+using shardlab::makeError;
+using shardlab::Result;
 
 namespace {
 
@@ -95,7 +98,7 @@ std::vector<Error> Errors(const std::vector<GemmEntry> &points,
   std::vector<Error> errors;
   PerfTable full;
   full.gemms = points;
-  Result<MatmulInterpolator> all = MatmulInterpolator::Create(full, options);
+  Result<MatmulInterpolator> all = MatmulInterpolator::create(full, options);
   for (size_t i = 0; i < points.size(); ++i) {
     PerfTable rest;
     if (leave_out) {
@@ -103,10 +106,10 @@ std::vector<Error> Errors(const std::vector<GemmEntry> &points,
       rest.gemms.erase(rest.gemms.begin() + long(i));
     }
     Result<MatmulInterpolator> mi =
-        leave_out ? MatmulInterpolator::Create(rest, options) : all;
+        leave_out ? MatmulInterpolator::create(rest, options) : all;
     if (!mi)
       continue;
-    Result<double> t = mi->TimeUs(QueryOf(points[i]));
+    Result<double> t = mi->timeUs(QueryOf(points[i]));
     if (!t)
       continue;
     const double truth = TrueTimeUs(points[i]);
@@ -176,7 +179,7 @@ int main(int argc, char **argv) {
                  "$SHARDLAB_SHARED/data/xla-perf-tables)\n";
     return 2;
   }
-  Result<std::vector<std::string>> devices = ListXlaDeviceKeys(text);
+  Result<std::vector<std::string>> devices = listXlaDeviceKeys(text);
   if (!devices || devices->empty()) {
     std::cerr << path << ": no device in the table\n";
     return 2;
@@ -192,19 +195,19 @@ int main(int argc, char **argv) {
       std::cout << "FAIL: " << what << "\n";
   };
   for (const std::string &device : *devices) {
-    Result<PerfTable> table = ImportXlaGemmTable(text, device);
+    Result<PerfTable> table = importXlaGemmTable(text, device);
     if (!table) {
       std::cerr << path << ": " << table.error().message << "\n";
       return 2;
     }
     std::vector<std::string> keys;
     for (const GemmEntry &g : table->gemms)
-      if (std::find(keys.begin(), keys.end(), GemmDtypeKey(g)) == keys.end())
-        keys.push_back(GemmDtypeKey(g));
+      if (std::find(keys.begin(), keys.end(), gemmDtypeKey(g)) == keys.end())
+        keys.push_back(gemmDtypeKey(g));
     for (const std::string &key : keys) {
       std::vector<GemmEntry> points;
       for (const GemmEntry &g : table->gemms)
-        if (GemmDtypeKey(g) == key)
+        if (gemmDtypeKey(g) == key)
           points.push_back(g);
       for (EstimateMode mode :
            {EstimateMode::kCompatible, EstimateMode::kAccurate}) {
@@ -241,17 +244,17 @@ int main(int argc, char **argv) {
   }
   // The presets' built-in copy (core/src/cost/xla_gemm_presets.inc) must be
   // this table, point for point.
-  for (const std::string &name : HardwarePresetNames()) {
-    Result<HardwarePreset> hw = FindHardwarePreset(name);
+  for (const std::string &name : hardwarePresetNames()) {
+    Result<HardwarePreset> hw = findHardwarePreset(name);
     if (!hw || hw->gemm_table_device.empty())
       continue;
-    Result<PerfTable> table = ImportXlaGemmTable(text, hw->gemm_table_device);
-    const PerfTable preset = PresetTable(*hw);
+    Result<PerfTable> table = importXlaGemmTable(text, hw->gemm_table_device);
+    const PerfTable preset = presetTable(*hw);
     bool same = table && table->gemms.size() == preset.gemms.size();
     for (size_t i = 0; same && i < preset.gemms.size(); ++i) {
       const GemmEntry &a = table->gemms[i], &b = preset.gemms[i];
       same = a.b == b.b && a.m == b.m && a.n == b.n && a.k == b.k &&
-             GemmDtypeKey(a) == GemmDtypeKey(b) && a.flop_per_s == b.flop_per_s;
+             gemmDtypeKey(a) == gemmDtypeKey(b) && a.flop_per_s == b.flop_per_s;
     }
     check(same, "preset " + name + ": its built-in GEMM rates differ from " +
                     hw->gemm_table_device + " in " + path +

@@ -11,14 +11,13 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}
   return %0 : tensor<8xf32>
 }
 )";
-  shardlab::api::RunRequest request;
-  std::string error;
-  if (!shardlab::api::parseRunFlags({"-sdy-propagation-pipeline"}, request,
-                                    error)) {
-    std::cerr << error << "\n";
+  shardlab::Result<shardlab::api::RunRequest> request =
+      shardlab::api::parseRunFlags({"-sdy-propagation-pipeline"});
+  if (!request) {
+    std::cerr << request.error().message << "\n";
     return 1;
   }
-  shardlab::api::RunResult result = shardlab::api::runPipeline(text, request);
+  shardlab::api::RunResult result = shardlab::api::runPipeline(text, *request);
   std::cout << result.output;
   std::cerr << result.stderr_text;
   return result.ok ? 0 : 1;

@@ -15,6 +15,9 @@
 #include <string_view>
 
 using namespace shardlab::cost;
+using shardlab::Error;
+using shardlab::makeError;
+using shardlab::Result;
 
 namespace {
 
@@ -22,19 +25,19 @@ void QueryCollectives(const PerfTable &table) {
   CollectiveQuery q;
   q.op = CollectiveOp::kAllReduce;
   q.dtype = "f32";
-  q.groups = *ParseReplicaGroups("[2,4]<=[8]");
+  q.groups = *parseReplicaGroups("[2,4]<=[8]");
   for (EstimateMode mode : {EstimateMode::kCompatible, EstimateMode::kAccurate})
     for (TableInterpolation interp :
          {TableInterpolation::kNearest, TableInterpolation::kGridSnap}) {
       CollectiveInterpolatorOptions options;
       options.mode = mode;
       options.interpolation = interp;
-      auto ci = CollectiveInterpolator::Create(table, options);
+      auto ci = CollectiveInterpolator::create(table, options);
       if (!ci)
         continue;
       for (int64_t bytes : {int64_t{1}, int64_t{3000}, int64_t{1} << 40}) {
         q.bytes = bytes;
-        (void)ci->EstimateTime(q);
+        (void)ci->estimateTime(q);
       }
     }
 }
@@ -46,17 +49,17 @@ void QueryGemms(const PerfTable &table) {
   for (EstimateMode mode : {EstimateMode::kCompatible, EstimateMode::kAccurate})
     for (GemmTableKind kind :
          {GemmTableKind::kDefault, GemmTableKind::kUserProfiles}) {
-      auto mi = MatmulInterpolator::Create(table, kind, mode);
+      auto mi = MatmulInterpolator::create(table, kind, mode);
       if (mi)
-        (void)mi->EstimateTime(q);
+        (void)mi->estimateTime(q);
     }
   if (!table.gemms.empty())
-    (void)CheckFullGemmGrid(table, GemmDtypeKey(table.gemms.front()));
+    (void)checkFullGemmGrid(table, gemmDtypeKey(table.gemms.front()));
 }
 
 // A loaded table must survive a write/read round trip and be queryable.
 void Exercise(const PerfTable &table) {
-  Result<PerfTable> again = ParsePerfTable(SerializePerfTable(table));
+  Result<PerfTable> again = parsePerfTable(serializePerfTable(table));
   if (!again)
     std::abort(); // the writer produced a table the loader rejects
   QueryCollectives(table);
@@ -67,12 +70,12 @@ void Exercise(const PerfTable &table) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string_view text(reinterpret_cast<const char *>(data), size);
-  if (Result<PerfTable> t = ParsePerfTable(text))
+  if (Result<PerfTable> t = parsePerfTable(text))
     Exercise(*t);
-  if (Result<PerfTable> t = ImportXlaCollectiveProfiles(text, "", 8))
+  if (Result<PerfTable> t = importXlaCollectiveProfiles(text, "", 8))
     Exercise(*t);
-  if (Result<PerfTable> t = ImportXlaGemmTable(text, ""))
+  if (Result<PerfTable> t = importXlaGemmTable(text, ""))
     Exercise(*t);
-  (void)ListXlaDeviceKeys(text);
+  (void)listXlaDeviceKeys(text);
   return 0;
 }

@@ -16,9 +16,9 @@ namespace {
 
 shardlab::schedule::PipelineOptions h100Options() {
   shardlab::schedule::PipelineOptions o;
-  o.program.hardware = *shardlab::cost::FindHardwarePreset("h100");
+  o.program.hardware = *shardlab::cost::findHardwarePreset("h100");
   o.program.sol =
-      shardlab::cost::SolPlatformDefaults(o.program.hardware.device_name);
+      shardlab::cost::solPlatformDefaults(o.program.hardware.device_name);
   return o;
 }
 

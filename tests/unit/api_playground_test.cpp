@@ -101,11 +101,12 @@ TEST_CASE("schedule: the API's report is shardlab-schedule's report") {
                   "reruns": 3, "memory_limit": 4096})"}) {
     json api_report = reply(api::scheduleJson(kModule, options))["report"];
     schedule::TargetOptions target;
-    schedule::PipelineOptions pipeline;
     bool custom = std::string(options) != "{}";
     target.preset = custom ? "b200" : "h100";
-    std::string error;
-    REQUIRE(schedule::pipelineOptionsFor(target, pipeline, error));
+    Result<schedule::PipelineOptions> defaults =
+        schedule::pipelineOptionsFor(target);
+    REQUIRE(defaults.ok());
+    schedule::PipelineOptions pipeline = *defaults;
     if (custom) {
       pipeline.scheduler.overlap_limit = 2;
       pipeline.scheduler

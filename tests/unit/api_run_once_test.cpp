@@ -31,11 +31,10 @@ size_t warnings(const api::RunResult &result) {
 }
 
 api::RunResult runImportFuncCalls(const std::string &text) {
-  api::RunRequest request;
-  std::string error;
-  REQUIRE(api::parseRunFlags({"-split-input-file", "-sdy-import-func-calls"},
-                             request, error));
-  return api::runPipeline(text, request);
+  Result<api::RunRequest> request =
+      api::parseRunFlags({"-split-input-file", "-sdy-import-func-calls"});
+  REQUIRE(request.ok());
+  return api::runPipeline(text, *request);
 }
 
 } // namespace

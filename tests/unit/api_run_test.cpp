@@ -170,11 +170,10 @@ TEST_CASE("pass list and version") {
 }
 
 TEST_CASE("-mlir-timing reports every pass, nested under its pipeline") {
-  api::RunRequest request;
-  std::string error;
-  REQUIRE(api::parseRunFlags({"-sdy-propagation-pipeline", "-mlir-timing"},
-                             request, error));
-  api::RunResult result = api::runPipeline(kModule, request);
+  Result<api::RunRequest> request =
+      api::parseRunFlags({"-sdy-propagation-pipeline", "-mlir-timing"});
+  REQUIRE(request.ok());
+  api::RunResult result = api::runPipeline(kModule, *request);
   REQUIRE(result.ok);
   const std::string &report = result.stderr_text;
   CHECK(report.find("Total Execution Time:") != std::string::npos);
@@ -184,8 +183,9 @@ TEST_CASE("-mlir-timing reports every pass, nested under its pipeline") {
   CHECK(report.find(")      sdy-close-shardings\n") != std::string::npos);
   CHECK(report.find("(100.0%)  Total\n") != std::string::npos);
   // The module output is unchanged by timing.
-  api::RunRequest plain;
-  REQUIRE(api::parseRunFlags({"-sdy-propagation-pipeline"}, plain, error));
-  CHECK(api::runPipeline(kModule, plain).output == result.output);
-  CHECK(api::runPipeline(kModule, plain).stderr_text.empty());
+  Result<api::RunRequest> plain =
+      api::parseRunFlags({"-sdy-propagation-pipeline"});
+  REQUIRE(plain.ok());
+  CHECK(api::runPipeline(kModule, *plain).output == result.output);
+  CHECK(api::runPipeline(kModule, *plain).stderr_text.empty());
 }

@@ -33,10 +33,10 @@ bool contains(const std::string &text, const std::string &part) {
 
 std::string appendError(std::string_view flag, std::string_view options) {
   PassPipeline pipeline;
-  std::string error;
-  CHECK_FALSE(appendPass(pipeline, flag, options, error));
+  Status added = appendPass(pipeline, flag, options);
+  CHECK_FALSE(added.ok());
   CHECK(pipeline.steps.empty());
-  return error;
+  return added ? std::string() : added.error().message;
 }
 
 } // namespace
@@ -66,9 +66,9 @@ TEST_CASE("a value of the wrong type is an error naming what it takes") {
 
 TEST_CASE("resolved options carry defaults, given values and their spelling") {
   PassPipeline pipeline;
-  std::string error;
   REQUIRE(appendPass(pipeline, "sdy-op-priority-propagate",
-                     "conservative-propagation=1 keep-sharding-rules", error));
+                     "conservative-propagation=1 keep-sharding-rules")
+              .ok());
   const PassOptions &options = pipeline.steps.at(0).options;
   CHECK(options.flag("conservative-propagation"));
   CHECK(options.flag("keep-sharding-rules")); // a bare name is true
@@ -99,26 +99,25 @@ TEST_CASE("every declaration is complete and its defaults are valid") {
     RawPassOptions defaults;
     for (const OptionDecl &option : pass.options)
       defaults[std::string(option.name)] = std::string(option.default_value);
-    PassOptions resolved;
-    std::string error;
-    CHECK_MESSAGE(PassOptions::resolve(pass, defaults, resolved, error), error);
+    Result<PassOptions> resolved = PassOptions::resolve(pass, defaults);
+    const std::string why = resolved ? "" : resolved.error().message;
+    CHECK_MESSAGE(resolved.ok(), why);
   }
   CHECK(flags.size() > 50);
 }
 
 TEST_CASE("named pipelines: each builds, and an unknown name lists them") {
   for (const NamedPipeline &named : namedPipelines()) {
-    PassPipeline pipeline;
-    std::string error;
     CAPTURE(named.name);
-    CHECK(buildNamedPipeline(named.name, pipeline, error));
-    CHECK(pipeline.steps.size() == named.steps.size());
+    Result<PassPipeline> pipeline = buildNamedPipeline(named.name);
+    REQUIRE(pipeline.ok());
+    CHECK(pipeline->steps.size() == named.steps.size());
   }
-  PassPipeline pipeline;
-  std::string error;
-  CHECK_FALSE(buildNamedPipeline("fastest", pipeline, error));
-  CHECK(error == "unknown pipeline 'fastest'; the pipelines: basic aggressive "
-                 "op-priority user-priority pipeline explicit");
+  Result<PassPipeline> unknown = buildNamedPipeline("fastest");
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.error().message ==
+        "unknown pipeline 'fastest'; the pipelines: basic aggressive "
+        "op-priority user-priority pipeline explicit");
 }
 
 namespace {
@@ -171,9 +170,8 @@ TEST_CASE("a pass that fails without a diagnostic is named in one") {
 
 TEST_CASE("a pass that is not implemented fails with that message") {
   PassPipeline pipeline;
-  std::string error;
   // Options are not checked for it: it has none declared yet.
-  REQUIRE(appendPass(pipeline, "sdy-pad-for-divisibility", "", error));
+  REQUIRE(appendPass(pipeline, "sdy-pad-for-divisibility", "").ok());
   DiagnosticEngine diags;
   LoadedModule loaded = loadModule(kModule, diags);
   REQUIRE(loaded.module);
@@ -197,10 +195,10 @@ TEST_CASE("loadModule says which stage failed") {
 }
 
 TEST_CASE("the CLI's flags and the JSON API reject an unknown option") {
-  api::RunRequest request;
-  std::string error;
-  CHECK_FALSE(api::parseRunFlags({"-sdy-basic-propagate=no-such-option=true"},
-                                 request, error));
+  Result<api::RunRequest> request =
+      api::parseRunFlags({"-sdy-basic-propagate=no-such-option=true"});
+  REQUIRE_FALSE(request.ok());
+  std::string error = request.error().message;
   CHECK(contains(error, "pass '-sdy-basic-propagate' has no option "
                         "'no-such-option'"));
   json run = reply(

@@ -26,8 +26,7 @@ std::string runPasses(const std::vector<std::string> &flags,
   REQUIRE(module);
   for (const std::string &flag : flags) {
     PassPipeline pipeline;
-    std::string error;
-    REQUIRE(appendPass(pipeline, flag, options, error));
+    REQUIRE(appendPass(pipeline, flag, options).ok());
     if (!runPassPipeline(*module, pipeline, diags))
       return "<failed>";
   }

@@ -27,8 +27,7 @@ bool runFlag(Module &module, const std::string &flag,
              const std::string &options = "") {
   DiagnosticEngine diags;
   PassPipeline pipeline;
-  std::string error;
-  REQUIRE(appendPass(pipeline, flag, options, error));
+  REQUIRE(appendPass(pipeline, flag, options).ok());
   return runPassPipeline(module, pipeline, diags);
 }
 

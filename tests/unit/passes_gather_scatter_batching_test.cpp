@@ -147,8 +147,7 @@ TEST_CASE("the import pipeline runs the pass only when asked to") {
     auto parsed = parseModule(module, diags);
     REQUIRE(parsed);
     PassPipeline pipeline;
-    std::string error;
-    REQUIRE(appendPass(pipeline, "sdy-import-pipeline", options, error));
+    REQUIRE(appendPass(pipeline, "sdy-import-pipeline", options).ok());
     REQUIRE(runPassPipeline(*parsed, pipeline, diags));
     return printModule(*parsed);
   };

@@ -22,8 +22,7 @@ std::string runPass(const std::string &flag, const std::string &text,
   auto module = parseModule(text, diags);
   REQUIRE(module);
   PassPipeline pipeline;
-  std::string error;
-  REQUIRE(appendPass(pipeline, flag, options, error));
+  REQUIRE(appendPass(pipeline, flag, options).ok());
   if (!runPassPipeline(*module, pipeline, diags))
     return "<failed>";
   return printModule(*module);

@@ -8,6 +8,8 @@
 // - renaming mesh axes, the mesh or the values changes nothing but the
 //   names;
 // - every axis propagation adds to a value is explained by the trace.
+#include "shardlab/passes/pass_manager.h"
+
 #include <doctest/doctest.h>
 
 #include "module_gen.h"
@@ -38,14 +40,13 @@ std::string firstError(const DiagnosticEngine &diags) {
                                      : diags.diagnostics()[0].message;
 }
 
+// The module, or null with the first error (loadModule: parse + verify).
 std::unique_ptr<Module> parseAndVerify(const std::string &text,
                                        std::string &error) {
   DiagnosticEngine diags;
-  auto module = parseModule(text, diags);
-  if (!module || !verifyModule(*module, diags) || diags.hasErrors()) {
+  std::unique_ptr<Module> module = loadModule(text, diags).module;
+  if (!module)
     error = firstError(diags);
-    return nullptr;
-  }
   return module;
 }
 

@@ -18,11 +18,10 @@ namespace {
 
 api::RunResult run(const std::string &text,
                    const std::vector<std::string> &flags) {
-  api::RunRequest request;
-  std::string error;
-  REQUIRE(api::parseRunFlags(flags, request, error));
-  request.file = "in.mlir";
-  return api::runPipeline(text, request);
+  Result<api::RunRequest> request = api::parseRunFlags(flags);
+  REQUIRE(request.ok());
+  request->file = "in.mlir";
+  return api::runPipeline(text, *request);
 }
 
 bool has(const std::string &text, const std::string &needle) {

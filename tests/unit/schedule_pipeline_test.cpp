@@ -55,8 +55,8 @@ func.func @main(%arg0: tensor<1024x1024xf32>) -> tensor<512x2048xf32> {
 
 PipelineOptions realOptions() {
   PipelineOptions o;
-  o.program.hardware = *cost::FindHardwarePreset("h100");
-  o.program.sol = cost::SolPlatformDefaults(o.program.hardware.device_name);
+  o.program.hardware = *cost::findHardwarePreset("h100");
+  o.program.sol = cost::solPlatformDefaults(o.program.hardware.device_name);
   o.program.sol.gpus_per_node = 8;
   return o;
 }

@@ -51,8 +51,8 @@ std::unique_ptr<Module> parse(const char *text) {
 
 ProgramOptions realOptions(int64_t gpus_per_node) {
   ProgramOptions o;
-  o.hardware = *cost::FindHardwarePreset("h100");
-  o.sol = cost::SolPlatformDefaults(o.hardware.device_name);
+  o.hardware = *cost::findHardwarePreset("h100");
+  o.sol = cost::solPlatformDefaults(o.hardware.device_name);
   o.sol.gpus_per_node = gpus_per_node;
   return o;
 }
@@ -95,7 +95,7 @@ TEST_CASE("Per-device program: local shapes, groups, comm types, costs") {
   CHECK(ag.comm_type == "single_partition");
   CHECK(ag.time_us > 0);
   // Parameters: 32x512 and 512x256 bf16 per device.
-  const Schedule s = scheduleGraph(p.graph, {}).schedule;
+  const Schedule s = *scheduleGraph(p.graph, {});
   CHECK(s.parameter_bytes == 32 * 512 * 2 + 512 * 256 * 2);
   CHECK(s.step_time_us >= s.lower_bound_us);
   CHECK(s.comm_us == doctest::Approx(ag.time_us + p.collectives[1].time_us));
@@ -166,7 +166,7 @@ func.func @main(%x: tensor<1024x1024xbf16>, %w: tensor<1024x1024xbf16>) -> tenso
   ProgramResult r = buildProgram(*module, realOptions(8));
   REQUIRE_MESSAGE(r.ok, r.error);
   const Graph &g = r.program.graph;
-  const Schedule s = scheduleGraph(g, {}).schedule;
+  const Schedule s = *scheduleGraph(g, {});
   double first_end = 0, second_start = 1e300;
   int second = 0;
   for (int64_t n = 0; n < g.size(); ++n) {
@@ -372,7 +372,7 @@ TEST_CASE("Report JSON and Chrome trace") {
   auto module = parse(kModule);
   ProgramResult r = buildProgram(*module, realOptions(8));
   REQUIRE(r.ok);
-  const Schedule s = scheduleGraph(r.program.graph, {}).schedule;
+  const Schedule s = *scheduleGraph(r.program.graph, {});
   const auto report = nlohmann::json::parse(reportJson(r.program, s));
   for (const char *key :
        {"step_time_us", "compute_us", "exposed_comm_us", "serial_us",

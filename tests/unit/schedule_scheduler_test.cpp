@@ -11,6 +11,7 @@
 #include <random>
 
 using namespace shardlab::schedule;
+using shardlab::Result;
 
 namespace {
 
@@ -56,9 +57,10 @@ struct Builder {
     g.linkAsyncPair(s, d, latency < 0 ? async : latency);
   }
   Schedule run(SchedulerConfig config = {}) {
-    ScheduleResult r = scheduleGraph(g, config);
-    REQUIRE_MESSAGE(r.ok, r.error);
-    return r.schedule;
+    Result<Schedule> r = scheduleGraph(g, config);
+    const std::string why = r ? "" : r.error().message;
+    REQUIRE_MESSAGE(r.ok(), why);
+    return *r;
   }
   int64_t pos(const Schedule &s, const std::string &name) const {
     const int64_t id = ids.at(name);
@@ -197,10 +199,11 @@ TEST_CASE("Collectives: per-kind and stream limits, shared-device rule") {
   SchedulerConfig bad;
   bad.per_kind_limit = 2;
   Builder b = build(CollectiveKind::kAllReduce, {{0, 2}});
-  const ScheduleResult r = scheduleGraph(b.g, bad);
-  CHECK_FALSE(r.ok);
-  CHECK(r.error.find("exceeds the parallel collective overlap limit") !=
-        std::string::npos);
+  const Result<Schedule> r = scheduleGraph(b.g, bad);
+  REQUIRE_FALSE(r.ok());
+  CHECK(
+      r.error().message.find("exceeds the parallel collective overlap limit") !=
+      std::string::npos);
 }
 
 TEST_CASE("Per-kind limits: all-gathers overlap only with their own limit") {
@@ -225,9 +228,9 @@ TEST_CASE("Per-kind limits: all-gathers overlap only with their own limit") {
   CHECK(kindLimit(c, CollectiveKind::kReduceScatter) == 1);
   CHECK(overlapped(b.run(c)));
   c.overlap_limit = 1; // a per-kind limit above the stream limit
-  const ScheduleResult r = scheduleGraph(b.g, c);
-  CHECK_FALSE(r.ok);
-  CHECK(r.error.find("all-gather limit (2)") != std::string::npos);
+  const Result<Schedule> r = scheduleGraph(b.g, c);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("all-gather limit (2)") != std::string::npos);
 }
 
 TEST_CASE("Memory rerun loop: a lower limit until the peak fits") {

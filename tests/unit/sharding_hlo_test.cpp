@@ -8,17 +8,21 @@ using namespace shardlab;
 
 namespace {
 
+/// The error of a failed Result ("" when it succeeded).
+template <class T> std::string errorOf(const Result<T> &result) {
+  return result ? std::string() : result.error().message;
+}
+
 HloSharding read(const std::string &text) {
-  std::string error;
-  std::optional<HloSharding> s = parseHloSharding(text, error);
-  REQUIRE_MESSAGE(s.has_value(), error);
+  Result<HloSharding> s = parseHloSharding(text);
+  REQUIRE_MESSAGE(s.ok(), errorOf(s));
   return *s;
 }
 
 std::string errorOf(const std::string &text) {
-  std::string error;
-  CHECK_FALSE(parseHloSharding(text, error).has_value());
-  return error;
+  Result<HloSharding> s = parseHloSharding(text);
+  CHECK_FALSE(s.ok());
+  return errorOf(s);
 }
 
 std::string dims(const TensorSharding &s) {
@@ -77,36 +81,35 @@ TEST_CASE("the common mesh is the cuts of every tile assignment") {
   HloSharding b = read("{devices=[1,2,16]<=[32] last_tile_dim_replicate}");
   HloSharding c =
       read("{devices=[4,4,2]<=[2,16]T(1,0) last_tile_dim_replicate}");
-  std::string error;
-  std::optional<Mesh> mesh = commonMesh({&a, &b, &c}, "_axis_", error);
-  REQUIRE_MESSAGE(mesh.has_value(), error);
+  Result<Mesh> mesh = commonMesh({&a, &b, &c}, "_axis_");
+  REQUIRE_MESSAGE(mesh.ok(), errorOf(mesh));
   REQUIRE(mesh->axes.size() == 3);
   CHECK(mesh->axes[0].size == 2);
   CHECK(mesh->axes[1].size == 4);
   CHECK(mesh->axes[2].size == 4);
   auto sharding = [&](const HloSharding &s, int64_t rank) {
-    std::optional<TensorSharding> out =
-        toTensorSharding(s, *mesh, "mesh", rank, nullptr, error);
-    REQUIRE_MESSAGE(out.has_value(), error);
+    Result<TensorSharding> out =
+        toTensorSharding(s, *mesh, "mesh", rank, nullptr);
+    REQUIRE_MESSAGE(out.ok(), errorOf(out));
     return dims(*out);
   };
   CHECK(sharding(a, 2) == "{_axis_2 }{_axis_0 _axis_1 }");
   CHECK(sharding(b, 2) == "{}{_axis_0 }");
   CHECK(sharding(c, 2) == "{_axis_1 }{_axis_2 }");
   CHECK(sharding(read("{unknown}"), 2) == "{?}{?}");
-  CHECK_FALSE(toTensorSharding(a, *mesh, "mesh", 3, nullptr, error));
-  CHECK(error.find("rank 3") != std::string::npos);
+  Result<TensorSharding> bad = toTensorSharding(a, *mesh, "mesh", 3, nullptr);
+  CHECK_FALSE(bad.ok());
+  CHECK(errorOf(bad).find("rank 3") != std::string::npos);
 }
 
 TEST_CASE("shardings that share no mesh are an error, not a guess") {
   HloSharding a = read("{devices=[2,3]<=[6]}");
   HloSharding b = read("{devices=[3,2]<=[6]}");
-  std::string error;
-  CHECK_FALSE(commonMesh({&a, &b}, "_axis_", error).has_value());
-  CHECK(error.find("no one mesh") != std::string::npos);
+  CHECK(errorOf(commonMesh({&a, &b}, "_axis_")).find("no one mesh") !=
+        std::string::npos);
   HloSharding c = read("{devices=[4]<=[4]}");
-  CHECK_FALSE(commonMesh({&a, &c}, "_axis_", error).has_value());
-  CHECK(error.find("6 and 4 devices") != std::string::npos);
+  CHECK(errorOf(commonMesh({&a, &c}, "_axis_")).find("6 and 4 devices") !=
+        std::string::npos);
 }
 
 TEST_CASE("a canonical GSPMD string survives import and export") {
@@ -123,13 +126,12 @@ TEST_CASE("a canonical GSPMD string survives import and export") {
   std::vector<const HloSharding *> tiled;
   for (const HloSharding &s : all)
     tiled.push_back(&s);
-  std::string error;
-  std::optional<Mesh> mesh = commonMesh(tiled, "_axis_", error);
-  REQUIRE_MESSAGE(mesh.has_value(), error);
+  Result<Mesh> mesh = commonMesh(tiled, "_axis_");
+  REQUIRE_MESSAGE(mesh.ok(), errorOf(mesh));
   for (size_t i = 0; i < all.size(); ++i) {
-    std::optional<TensorSharding> sharding =
-        toTensorSharding(all[i], *mesh, "mesh", 2, nullptr, error);
-    REQUIRE_MESSAGE(sharding.has_value(), error);
+    Result<TensorSharding> sharding =
+        toTensorSharding(all[i], *mesh, "mesh", 2, nullptr);
+    REQUIRE_MESSAGE(sharding.ok(), errorOf(sharding));
     CHECK(hloShardingText(*sharding, *mesh) == strings[i]);
   }
   TensorSharding replicated;
@@ -144,9 +146,8 @@ TEST_CASE("a canonical GSPMD string survives import and export") {
 }
 
 TEST_CASE("HloShardingV3 strings are read back over inline meshes") {
-  std::string error;
-  auto one = parseHloShardingV3("{mesh[a=8,b=8,c=8], [{b}, {?}]}", error);
-  REQUIRE_MESSAGE(one.has_value(), error);
+  auto one = parseHloShardingV3("{mesh[a=8,b=8,c=8], [{b}, {?}]}");
+  REQUIRE_MESSAGE(one.ok(), errorOf(one));
   REQUIRE(one->size() == 1);
   const TensorSharding &s = (*one)[0];
   REQUIRE(s.mesh.inline_mesh.has_value());
@@ -155,8 +156,8 @@ TEST_CASE("HloShardingV3 strings are read back over inline meshes") {
   CHECK(dims(s) == "{b }{?}");
 
   auto quoted = parseHloShardingV3(
-      "{mesh['x'=2,'y'=4], [{'x', 'y':(2)2}], unreduced={'z'}}", error);
-  REQUIRE_MESSAGE(quoted.has_value(), error);
+      "{mesh['x'=2,'y'=4], [{'x', 'y':(2)2}], unreduced={'z'}}");
+  REQUIRE_MESSAGE(quoted.ok(), errorOf(quoted));
   const TensorSharding &q = (*quoted)[0];
   REQUIRE(q.dims.size() == 1);
   REQUIRE(q.dims[0].axes.size() == 2);
@@ -164,18 +165,19 @@ TEST_CASE("HloShardingV3 strings are read back over inline meshes") {
   CHECK(q.unreduced.size() == 1);
 
   auto tuple = parseHloShardingV3(
-      "{{maximal_mesh[device_id=0]}, {single_device[device_id=3]}}", error);
-  REQUIRE_MESSAGE(tuple.has_value(), error);
+      "{{maximal_mesh[device_id=0]}, {single_device[device_id=3]}}");
+  REQUIRE_MESSAGE(tuple.ok(), errorOf(tuple));
   REQUIRE(tuple->size() == 2);
   CHECK((*tuple)[1].mesh.inline_mesh->isMaximal());
   CHECK((*tuple)[1].mesh.inline_mesh->device_ids == std::vector<int64_t>{3});
 
-  auto replicated = parseHloShardingV3("{mesh[], replicated}", error);
-  REQUIRE(replicated.has_value());
+  auto replicated = parseHloShardingV3("{mesh[], replicated}");
+  REQUIRE(replicated.ok());
   CHECK((*replicated)[0].dims.empty()); // the caller gives the rank
 
-  CHECK_FALSE(parseHloShardingV3("{mesh[a=2], [{a}}", error).has_value());
-  CHECK(error.find("column") != std::string::npos);
-  CHECK_FALSE(parseHloShardingV3("{devices=[2]<=[2]}", error).has_value());
-  CHECK(error.find("expected mesh") != std::string::npos);
+  CHECK(errorOf(parseHloShardingV3("{mesh[a=2], [{a}}")).find("column") !=
+        std::string::npos);
+  CHECK(
+      errorOf(parseHloShardingV3("{devices=[2]<=[2]}")).find("expected mesh") !=
+      std::string::npos);
 }

@@ -31,36 +31,29 @@ bool hasError(const std::vector<Diagnostic> &diagnostics) {
   return false;
 }
 
-/// Reads a JSON array of strings; false with `error` otherwise.
-bool readFlags(std::string_view flags_json, std::vector<std::string> &flags,
-               std::string &error) {
+/// Reads a JSON array of strings.
+Result<std::vector<std::string>> readFlags(std::string_view flags_json) {
   json parsed = detail::parseJson(flags_json);
-  if (!parsed.is_array()) {
-    error = "flags: expected a JSON array of strings";
-    return false;
-  }
-  for (const json &flag : parsed) {
-    if (!flag.is_string()) {
-      error = "flags: expected a JSON array of strings";
-      return false;
-    }
-    flags.push_back(flag.get<std::string>());
-  }
-  return true;
+  std::vector<std::string> flags;
+  for (const json &flag : parsed.is_array() ? parsed : json())
+    if (flag.is_string())
+      flags.push_back(flag.get<std::string>());
+  if (!parsed.is_array() || flags.size() != parsed.size())
+    return makeError("flags: expected a JSON array of strings");
+  return flags;
 }
 
 std::string runReply(std::string_view text, std::string_view flags_json) {
-  std::vector<std::string> flags;
-  RunRequest request;
-  std::string error;
-  if (!readFlags(flags_json, flags, error) ||
-      !parseRunFlags(flags, request, error))
+  Result<std::vector<std::string>> flags = readFlags(flags_json);
+  Result<RunRequest> request =
+      flags ? parseRunFlags(*flags) : Result<RunRequest>(flags.error());
+  if (!request)
     return dumpReply({{"ok", false},
-                      {"error", error},
+                      {"error", request.error().message},
                       {"output", ""},
                       {"stderr", ""},
                       {"diagnostics", json::array()}});
-  RunResult result = runPipeline(text, request);
+  RunResult result = runPipeline(text, *request);
   return dumpReply(
       {{"ok", result.ok},
        {"output", result.output},

@@ -23,6 +23,9 @@ using detail::errorReply;
 using detail::guarded;
 using detail::json;
 using detail::OptionReader;
+using shardlab::Error;
+using shardlab::makeError;
+using shardlab::Result;
 
 /// A loaded table and the format it was read from.
 struct LoadedTable {
@@ -43,18 +46,18 @@ std::string detectFormat(std::string_view text) {
 Result<LoadedTable> loadTable(std::string_view text, std::string format,
                               const std::string &device, int64_t partition) {
   if (int64_t(text.size()) > kMaxPerfTableFileBytes)
-    return TableTooLargeError("table text", int64_t(text.size()));
+    return tableTooLargeError("table text", int64_t(text.size()));
   if (format.empty() || format == "auto")
     format = detectFormat(text);
-  Result<PerfTable> table = MakeError("");
+  Result<PerfTable> table = makeError("");
   if (format == "shardlab")
-    table = ParsePerfTable(text);
+    table = parsePerfTable(text);
   else if (format == "xla-collective")
-    table = ImportXlaCollectiveProfiles(text, device, partition);
+    table = importXlaCollectiveProfiles(text, device, partition);
   else if (format == "xla-gemm")
-    table = ImportXlaGemmTable(text, device);
+    table = importXlaGemmTable(text, device);
   else
-    return MakeError("options.format: expected \"auto\", \"shardlab\", "
+    return makeError("options.format: expected \"auto\", \"shardlab\", "
                      "\"xla-collective\" or \"xla-gemm\", got \"" +
                      format + "\"");
   if (!table)
@@ -67,7 +70,7 @@ json tableSummary(const PerfTable &table) {
   for (const CollectiveEntry &e : table.collectives)
     ops.insert(e.op);
   for (const GemmEntry &e : table.gemms)
-    gemm_keys.insert(GemmDtypeKey(e));
+    gemm_keys.insert(gemmDtypeKey(e));
   return {{"source", table.metadata.source},
           {"device_name", table.metadata.device_name},
           {"partition_size", table.metadata.partition_size},
@@ -97,9 +100,9 @@ std::string loadTableReply(std::string_view text,
       {"ok", true},
       {"format", loaded->format},
       {"summary", tableSummary(loaded->table)},
-      {"table", detail::parseJson(SerializePerfTable(loaded->table))}};
+      {"table", detail::parseJson(serializePerfTable(loaded->table))}};
   if (loaded->format != "shardlab") {
-    Result<std::vector<std::string>> keys = ListXlaDeviceKeys(text);
+    Result<std::vector<std::string>> keys = listXlaDeviceKeys(text);
     reply["devices"] = keys ? json(*keys) : json::array();
   }
   return dumpReply(reply);
@@ -109,12 +112,12 @@ std::string loadTableReply(std::string_view text,
 Result<PerfTable> tableValue(const json &value, const std::string &where,
                              const std::string &device) {
   if (!value.is_string() && !value.is_object())
-    return MakeError(where + ": expected a table object or table text");
+    return makeError(where + ": expected a table object or table text");
   std::string text =
       value.is_string() ? value.get<std::string>() : detail::dumpReply(value);
   Result<LoadedTable> loaded = loadTable(text, "auto", device, 8);
   if (!loaded)
-    return MakeError(where + ": " + loaded.error().message);
+    return makeError(where + ": " + loaded.error().message);
   return std::move(loaded->table);
 }
 
@@ -122,7 +125,7 @@ Result<PerfTable> tableValue(const json &value, const std::string &where,
 /// first table's metadata kept), e.g. a collective and a GEMM table.
 Result<PerfTable> tablesValue(const json &list, const std::string &device) {
   if (!list.is_array() || list.empty())
-    return MakeError("options.tables: expected a non-empty array of tables");
+    return makeError("options.tables: expected a non-empty array of tables");
   PerfTable merged;
   for (size_t i = 0; i < list.size(); ++i) {
     Result<PerfTable> one = tableValue(
@@ -143,10 +146,10 @@ Result<HardwarePreset> hardwareOption(OptionReader &reader) {
   std::string hardware = "h100";
   reader.string("hardware", hardware);
   if (!reader.ok())
-    return MakeError(reader.error());
-  Result<HardwarePreset> hw = FindHardwarePreset(hardware);
+    return makeError(reader.error());
+  Result<HardwarePreset> hw = findHardwarePreset(hardware);
   if (!hw)
-    return MakeError("options.hardware: " + hw.error().message);
+    return makeError("options.hardware: " + hw.error().message);
   return hw;
 }
 
@@ -156,7 +159,7 @@ Result<PerfTable> tableOption(OptionReader &reader, bool &is_default) {
   std::string device; // XLA device key of text-proto tables, e.g. "sm_90"
   reader.string("device", device);
   if (!reader.ok())
-    return MakeError(reader.error());
+    return makeError(reader.error());
   if (const json *tables = reader.get("tables"))
     return tablesValue(*tables, device);
   if (const json *table = reader.get("table"))
@@ -165,7 +168,7 @@ Result<PerfTable> tableOption(OptionReader &reader, bool &is_default) {
   if (!hw)
     return hw.error();
   is_default = true;
-  return PresetTable(*hw);
+  return presetTable(*hw);
 }
 
 Result<EstimateMode> modeOption(OptionReader &reader) {
@@ -175,7 +178,7 @@ Result<EstimateMode> modeOption(OptionReader &reader) {
     return EstimateMode::kCompatible;
   if (mode == "accurate")
     return EstimateMode::kAccurate;
-  return MakeError("options.mode: expected \"compatible\" or \"accurate\"");
+  return makeError("options.mode: expected \"compatible\" or \"accurate\"");
 }
 
 /// The estimate, or the error; `warning` (when not empty) is listed under
@@ -184,7 +187,7 @@ std::string estimateReply(const Result<Estimate> &estimate,
                           const std::string &warning = "") {
   if (!estimate)
     return errorReply(estimate.error().message);
-  json reply = detail::parseJson(ToJson(*estimate));
+  json reply = detail::parseJson(toJson(*estimate));
   if (!reply.is_object())
     return errorReply("estimate could not be rendered");
   reply["ok"] = true;
@@ -198,18 +201,18 @@ Result<ReplicaGroups> groupsOption(const json *value) {
   if (!value)
     return ReplicaGroups{};
   if (value->is_string())
-    return ParseReplicaGroups(value->get<std::string>());
+    return parseReplicaGroups(value->get<std::string>());
   const char *expected = "options.replica_groups: expected a string or an "
                          "array of arrays of device ids";
   if (!value->is_array())
-    return MakeError(expected);
+    return makeError(expected);
   std::vector<std::vector<int64_t>> lists;
   for (const json &group : *value) {
     lists.emplace_back();
     if (!detail::readIntegerArray(group, lists.back()))
-      return MakeError(expected);
+      return makeError(expected);
   }
-  return ReplicaGroups::FromLists(std::move(lists));
+  return ReplicaGroups::fromLists(std::move(lists));
 }
 
 Result<SourceTargetPairs> pairsOption(const json *value) {
@@ -219,11 +222,11 @@ Result<SourceTargetPairs> pairsOption(const json *value) {
   const char *expected = "options.source_target_pairs: expected an array "
                          "of [source, target] pairs";
   if (!value->is_array())
-    return MakeError(expected);
+    return makeError(expected);
   for (const json &pair : *value) {
     std::vector<int64_t> ids;
     if (!detail::readIntegerArray(pair, ids) || ids.size() != 2)
-      return MakeError(expected);
+      return makeError(expected);
     pairs.push_back({ids[0], ids[1]});
   }
   return pairs;
@@ -238,10 +241,10 @@ Result<CollectiveQuery> collectiveQuery(OptionReader &reader) {
   query.dtype = "f32";
   reader.string("dtype", query.dtype);
   if (!reader.ok())
-    return MakeError(reader.error());
-  Result<CollectiveOp> parsed_op = ParseCollectiveOp(op);
+    return makeError(reader.error());
+  Result<CollectiveOp> parsed_op = parseCollectiveOp(op);
   if (!parsed_op)
-    return MakeError("options.op: " + parsed_op.error().message);
+    return makeError("options.op: " + parsed_op.error().message);
   query.op = *parsed_op;
   Result<ReplicaGroups> groups = groupsOption(reader.get("replica_groups"));
   if (!groups)
@@ -266,11 +269,11 @@ Result<CollectiveInterpolatorOptions> collectiveOptions(OptionReader &reader,
   std::string interpolation = default_table ? "grid-snap" : "nearest";
   reader.string("interpolation", interpolation);
   if (!reader.ok())
-    return MakeError(reader.error());
+    return makeError(reader.error());
   if (interpolation == "grid-snap")
     options.interpolation = TableInterpolation::kGridSnap;
   else if (interpolation != "nearest")
-    return MakeError("options.interpolation: expected \"nearest\" or "
+    return makeError("options.interpolation: expected \"nearest\" or "
                      "\"grid-snap\"");
   return options;
 }
@@ -290,24 +293,24 @@ Result<Topology> topologyOption(OptionReader &reader,
   reader.integer("nodes", t.nodes, 1, kMax);
   reader.integer("gpus_per_node", t.gpus_per_node, 1, kMax);
   if (!reader.ok())
-    return MakeError(reader.error());
+    return makeError(reader.error());
   if (t.group_size == 0)
-    return MakeError("options.group_size: required with \"nodes\"");
+    return makeError("options.group_size: required with \"nodes\"");
   return t;
 }
 
 /// The preset's S-curve defaults, gpus_per_node, then "sol_options".
 Result<SolConfig> solOption(OptionReader &reader, const HardwarePreset &hw,
                             const Topology &t) {
-  SolConfig config = SolPlatformDefaults(hw.device_name);
+  SolConfig config = solPlatformDefaults(hw.device_name);
   config.gpus_per_node = t.gpus_per_node;
   std::string text;
   reader.string("sol_options", text);
   if (!reader.ok())
-    return MakeError(reader.error());
-  Result<SolConfig> applied = ApplySolOptions(config, text);
+    return makeError(reader.error());
+  Result<SolConfig> applied = applySolOptions(config, text);
   if (!applied)
-    return MakeError("options.sol_options: " + applied.error().message);
+    return makeError("options.sol_options: " + applied.error().message);
   return applied;
 }
 
@@ -319,7 +322,7 @@ CollectiveQuery intraNodeQuery(CollectiveQuery q, const Topology &t) {
   const std::string groups = "[" + std::to_string(tiles ? p / g : 1) + "," +
                              std::to_string(g) + "]<=[" +
                              std::to_string(tiles ? p : g) + "]";
-  if (Result<ReplicaGroups> parsed = ParseReplicaGroups(groups))
+  if (Result<ReplicaGroups> parsed = parseReplicaGroups(groups))
     q.groups = std::move(*parsed);
   for (int64_t i = 0; g > 1 && i < g; ++i)
     q.pairs.push_back({i, (i + 1) % g});
@@ -333,7 +336,7 @@ Result<Estimate> intraNodeEstimate(OptionReader &reader,
                                    const Topology &t,
                                    const HardwarePreset &hw) {
   if (t.group_size > t.gpus_per_node)
-    return MakeError("options.group_size: a group of " +
+    return makeError("options.group_size: a group of " +
                      std::to_string(t.group_size) +
                      " GPUs does not fit one node of " +
                      std::to_string(t.gpus_per_node) + "; give nodes > 1");
@@ -348,16 +351,16 @@ Result<Estimate> intraNodeEstimate(OptionReader &reader,
     if (!options)
       return options.error();
     options->devices_per_partition = t.gpus_per_node;
-    auto interpolator = CollectiveInterpolator::Create(*table, *options);
+    auto interpolator = CollectiveInterpolator::create(*table, *options);
     if (!interpolator)
       return interpolator.error();
-    Result<Estimate> e = interpolator->EstimateTime(intraNodeQuery(query, t));
+    Result<Estimate> e = interpolator->estimateTime(intraNodeQuery(query, t));
     if (e)
       return e;
     why = "the tables do not cover it: " + e.error().message;
   }
   Result<Estimate> e =
-      IntraNodeCollectiveEstimate(hw, query.op, query.bytes, t.group_size);
+      intraNodeCollectiveEstimate(hw, query.op, query.bytes, t.group_size);
   if (e)
     e->explanation.note += " (" + why + ")";
   return e;
@@ -382,7 +385,7 @@ Result<Estimate> topologyEstimate(OptionReader &reader) {
     return sol.error();
   if (t->nodes == 1)
     return intraNodeEstimate(reader, *query, *t, *hw);
-  return SolTopologyEstimate(*sol, query->op, query->bytes, t->group_size,
+  return solTopologyEstimate(*sol, query->op, query->bytes, t->group_size,
                              t->nodes);
 }
 
@@ -405,10 +408,10 @@ std::string estimateCollectiveReply(std::string_view options_json) {
       collectiveOptions(reader, default_table);
   if (!interp_options)
     return errorReply(interp_options.error().message);
-  auto interpolator = CollectiveInterpolator::Create(*table, *interp_options);
+  auto interpolator = CollectiveInterpolator::create(*table, *interp_options);
   if (!interpolator)
     return errorReply(interpolator.error().message);
-  return estimateReply(interpolator->EstimateTime(*query));
+  return estimateReply(interpolator->estimateTime(*query));
 }
 
 /// Dims and dtypes of a GEMM query ("dtype" sets all three).
@@ -427,11 +430,11 @@ Result<GemmQuery> gemmQuery(OptionReader &reader) {
   std::string dtypes;
   reader.string("dtypes", dtypes);
   if (!reader.ok())
-    return MakeError(reader.error());
+    return makeError(reader.error());
   if (!dtypes.empty()) {
-    Result<std::vector<std::string>> parts = SplitGemmDtypeKey(dtypes);
+    Result<std::vector<std::string>> parts = splitGemmDtypeKey(dtypes);
     if (!parts)
-      return MakeError("options.dtypes: " + parts.error().message);
+      return makeError("options.dtypes: " + parts.error().message);
     query.lhs_dtype = (*parts)[0];
     query.rhs_dtype = (*parts)[1];
     query.out_dtype = (*parts)[2];
@@ -471,18 +474,18 @@ std::string estimateGemmReply(std::string_view options_json) {
                                   : GemmTableKind::kUserProfiles;
   matmul.mode = *mode;
   matmul.min_time_us = hw->kernel_launch_us;
-  auto interpolator = MatmulInterpolator::Create(*table, matmul);
+  auto interpolator = MatmulInterpolator::create(*table, matmul);
   if (!interpolator)
     return errorReply(interpolator.error().message);
   const bool combined = reader.get("hardware") && !default_table;
-  return estimateReply(interpolator->EstimateTime(*query),
-                       combined ? DeviceMismatch(*hw, *table) : "");
+  return estimateReply(interpolator->estimateTime(*query),
+                       combined ? deviceMismatch(*hw, *table) : "");
 }
 
 std::string hardwarePresetsReply() {
   json presets = json::array();
-  for (const std::string &name : HardwarePresetNames()) {
-    Result<HardwarePreset> hw = FindHardwarePreset(name);
+  for (const std::string &name : hardwarePresetNames()) {
+    Result<HardwarePreset> hw = findHardwarePreset(name);
     if (!hw)
       continue;
     presets.push_back({{"name", hw->name},
@@ -493,7 +496,7 @@ std::string hardwarePresetsReply() {
                        {"gpus_per_node", hw->gpus_per_node},
                        {"peak_flop_per_s", hw->peak_flop_per_s},
                        {"kernel_launch_us", hw->kernel_launch_us},
-                       {"gemm_rates", PresetGemmSource(*hw)},
+                       {"gemm_rates", presetGemmSource(*hw)},
                        {"source", hw->source}});
   }
   return dumpReply({{"ok", true}, {"presets", presets}});

@@ -47,21 +47,18 @@ struct ScheduleRequest {
   bool has_table = false;
 };
 
-bool readTable(OptionReader &reader, ScheduleRequest &request,
-               std::string &error) {
+Status readTable(OptionReader &reader, ScheduleRequest &request) {
   const json *table = reader.get("table");
   if (!table)
-    return true;
+    return success();
   std::string text =
       table->is_string() ? table->get<std::string>() : dumpReply(*table);
-  auto parsed = cost::ParsePerfTable(text);
-  if (!parsed.ok()) {
-    error = "options.table: " + parsed.error().message;
-    return false;
-  }
+  auto parsed = cost::parsePerfTable(text);
+  if (!parsed.ok())
+    return makeError("options.table: " + parsed.error().message);
   request.table = std::move(*parsed);
   request.has_table = true;
-  return true;
+  return success();
 }
 
 // `all_gather_limit` and the other per-kind in-flight limits.
@@ -74,8 +71,7 @@ void readKindLimits(OptionReader &reader, ScheduleRequest &request) {
   }
 }
 
-bool readSchedule(OptionReader &reader, ScheduleRequest &request,
-                  std::string &error) {
+Status readSchedule(OptionReader &reader, ScheduleRequest &request) {
   reader.string("preset", request.target.preset);
   reader.integer("gpus_per_node", request.target.gpus_per_node, 0, 1 << 20);
   reader.string("sol_options", request.target.sol_options);
@@ -89,29 +85,26 @@ bool readSchedule(OptionReader &reader, ScheduleRequest &request,
   reader.string("estimator", request.estimator);
   if (const json *trace = reader.get("trace"))
     request.trace = trace->is_boolean() && trace->get<bool>();
-  if (!reader.ok()) {
-    error = reader.error();
-    return false;
-  }
-  if (request.estimator != "real" && request.estimator != "approximate") {
-    error = "options.estimator: expected \"real\" or \"approximate\"";
-    return false;
-  }
+  if (!reader.ok())
+    return makeError(reader.error());
+  if (request.estimator != "real" && request.estimator != "approximate")
+    return makeError("options.estimator: expected \"real\" or \"approximate\"");
   request.target.approximate = request.estimator == "approximate";
-  return readTable(reader, request, error);
+  return readTable(reader, request);
 }
 
 // The same defaults and overrides as shardlab-schedule's flags.
-bool pipelineOptions(const ScheduleRequest &request,
-                     schedule::PipelineOptions &options, std::string &error) {
+Result<schedule::PipelineOptions>
+pipelineOptions(const ScheduleRequest &request) {
   // The table pointer is taken here, not stored: a copied request would
   // otherwise point into the original.
   schedule::TargetOptions target = request.target;
   target.table = request.has_table ? &request.table : nullptr;
-  if (!schedule::pipelineOptionsFor(target, options, error)) {
-    error = "options." + error;
-    return false;
-  }
+  Result<schedule::PipelineOptions> defaults =
+      schedule::pipelineOptionsFor(target);
+  if (!defaults)
+    return makeError("options." + defaults.error().message);
+  schedule::PipelineOptions options = std::move(*defaults);
   options.scheduler.overlap_limit = static_cast<int>(request.overlap_limit);
   for (size_t k = 0; k < request.kind_limits.size(); ++k)
     options.scheduler.kind_limits[k] = static_cast<int>(request.kind_limits[k]);
@@ -120,7 +113,7 @@ bool pipelineOptions(const ScheduleRequest &request,
   options.scheduler.reruns = static_cast<int>(request.reruns);
   if (request.device_memory >= 0)
     options.device_memory_bytes = request.device_memory;
-  return true;
+  return options;
 }
 
 /// Lowers `module` (already propagated) to collectives unless it has them,
@@ -128,18 +121,20 @@ bool pipelineOptions(const ScheduleRequest &request,
 json scheduleModule(Module &module, bool lowered,
                     const ScheduleRequest &request, std::string_view text) {
   DiagnosticEngine diags;
-  std::string error;
   // The export pipeline with explicit collectives: the last step of the
   // "explicit" pipeline (it also all-reduces sharded reductions).
-  if (!lowered && !detail::runFlags(module, {pipelineFlags("explicit").back()},
-                                    diags, error))
-    return detail::failureReply(error, diags.diagnostics(), text);
+  if (!lowered)
+    if (Status ran =
+            detail::runFlags(module, {pipelineFlags("explicit").back()}, diags);
+        !ran)
+      return detail::failureReply(ran.error().message, diags.diagnostics(),
+                                  text);
   json reply = {{"ok", false}, {"explicit_module", printModule(module)}};
-  schedule::PipelineOptions options;
-  if (!pipelineOptions(request, options, error))
-    return detail::failureReply(error, {}, text);
+  Result<schedule::PipelineOptions> options = pipelineOptions(request);
+  if (!options)
+    return detail::failureReply(options.error().message, {}, text);
   schedule::PipelineResult scheduled =
-      schedule::scheduleLowered(module, options);
+      schedule::scheduleLowered(module, *options);
   if (!scheduled.ok)
     return detail::failureReply(scheduled.error, scheduled.diagnostics, text);
   reply["ok"] = true;
@@ -157,38 +152,41 @@ bool isExplicit(const std::string &pipeline) { return pipeline == "explicit"; }
 /// settings.
 struct Request {
   std::vector<std::string> flags;
-  std::string pipeline, error;
+  std::string pipeline;
   ScheduleRequest schedule;
   bool want_schedule = true; ///< the playground's "schedule" option
 };
 
-/// Reads `options_json` into `request`; false with `request.error` set.
-bool readRequest(std::string_view options_json, Request &request,
-                 std::span<const std::string_view> fields) {
+/// Reads `options_json`, which may have `fields`.
+Result<Request> readRequest(std::string_view options_json,
+                            std::span<const std::string_view> fields) {
   json options = detail::parseJson(options_json.empty() ? "{}" : options_json);
-  if (!options.is_object()) {
-    request.error = "options: expected a JSON object";
-    return false;
-  }
+  if (!options.is_object())
+    return makeError("options: expected a JSON object");
   OptionReader reader(options);
   reader.rejectUnknown(fields);
-  if (!detail::pipelineOption(reader, request.flags, request.pipeline,
-                              request.error) ||
-      !readSchedule(reader, request.schedule, request.error))
-    return false;
+  Result<detail::PipelineChoice> choice = detail::pipelineOption(reader);
+  if (!choice)
+    return choice.error();
+  Request request;
+  request.pipeline = choice->name;
+  request.flags = choice->flags;
+  if (Status read = readSchedule(reader, request.schedule); !read)
+    return read.error();
   const json *want = reader.get("schedule");
   request.want_schedule = !want || !want->is_boolean() || want->get<bool>();
-  return true;
+  return request;
 }
 
 std::string playgroundReply(std::string_view text,
                             std::string_view options_json) {
   auto start = std::chrono::steady_clock::now();
-  Request request;
-  if (!readRequest(options_json, request, detail::fields::kPlaygroundOptions))
-    return detail::errorReply(request.error);
+  Result<Request> read =
+      readRequest(options_json, detail::fields::kPlaygroundOptions);
+  if (!read)
+    return detail::errorReply(read.error().message);
+  const Request &request = *read;
   const std::vector<std::string> &flags = request.flags;
-  std::string error;
 
   json reply = {{"ok", false},
                 {"stage", "parse"},
@@ -217,8 +215,8 @@ std::string playgroundReply(std::string_view text,
   if (!importGspmdForm(*module, diags, gspmd) || diags.hasErrors())
     return finish("import");
   reply["input_form"] = gspmd ? "gspmd" : "shardy";
-  if (!detail::runFlags(*module, flags, diags, error)) {
-    reply["error"] = error;
+  if (Status ran = detail::runFlags(*module, flags, diags); !ran) {
+    reply["error"] = ran.error().message;
     return finish("propagate");
   }
   reply["output"] = printModule(*module);
@@ -234,18 +232,20 @@ std::string playgroundReply(std::string_view text,
 
 std::string scheduleReply(std::string_view text,
                           std::string_view options_json) {
-  Request request;
-  if (!readRequest(options_json, request, detail::fields::kScheduleOptions))
-    return detail::errorReply(request.error);
+  Result<Request> read =
+      readRequest(options_json, detail::fields::kScheduleOptions);
+  if (!read)
+    return detail::errorReply(read.error().message);
+  const Request &request = *read;
   const std::vector<std::string> &flags = request.flags;
-  std::string error;
   DiagnosticEngine diags;
   std::unique_ptr<Module> module = detail::parseVerified(text, diags);
   if (!module)
     return dumpReply(
         detail::failureReply("invalid module", diags.diagnostics(), text));
-  if (!detail::runFlags(*module, flags, diags, error))
-    return dumpReply(detail::failureReply(error, diags.diagnostics(), text));
+  if (Status ran = detail::runFlags(*module, flags, diags); !ran)
+    return dumpReply(
+        detail::failureReply(ran.error().message, diags.diagnostics(), text));
   bool lowered = request.pipeline == "none" || isExplicit(request.pipeline);
   return dumpReply(scheduleModule(*module, lowered, request.schedule, text));
 }

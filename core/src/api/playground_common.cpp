@@ -29,37 +29,28 @@ std::unique_ptr<Module> parseVerified(std::string_view text,
   return loadModule(text, diags, load).module;
 }
 
-bool runFlags(Module &module, const std::vector<std::string> &flags,
-              DiagnosticEngine &diags, std::string &error) {
-  RunRequest request;
-  if (!parseRunFlags(flags, request, error))
-    return false;
+Status runFlags(Module &module, const std::vector<std::string> &flags,
+                DiagnosticEngine &diags) {
+  Result<RunRequest> request = parseRunFlags(flags);
+  if (!request)
+    return request.error();
   std::string failed;
-  if (runPassPipeline(module, request.pipeline, diags, &failed))
-    return true;
-  error = failed + " failed";
-  return false;
+  if (runPassPipeline(module, request->pipeline, diags, &failed))
+    return success();
+  return makeError(failed + " failed");
 }
 
-bool pipelineOption(OptionReader &reader, std::vector<std::string> &flags,
-                    std::string &pipeline, std::string &error) {
-  pipeline = "pipeline";
-  reader.string("pipeline", pipeline);
-  if (!reader.ok()) {
-    error = reader.error();
-    return false;
-  }
-  if (pipeline == "none") {
-    flags.clear();
-    return true;
-  }
-  PassPipeline known;
-  if (!buildNamedPipeline(pipeline, known, error)) {
-    error = "options.pipeline: " + error;
-    return false;
-  }
-  flags = pipelineFlags(pipeline);
-  return true;
+Result<PipelineChoice> pipelineOption(OptionReader &reader) {
+  PipelineChoice choice{"pipeline", {}};
+  reader.string("pipeline", choice.name);
+  if (!reader.ok())
+    return makeError(reader.error());
+  if (choice.name == "none")
+    return choice;
+  if (Result<PassPipeline> known = buildNamedPipeline(choice.name); !known)
+    return makeError("options.pipeline: " + known.error().message);
+  choice.flags = pipelineFlags(choice.name);
+  return choice;
 }
 
 bool positionOption(OptionReader &reader, Position &position) {
@@ -155,16 +146,22 @@ Value *sameValue(Module &other, Value &value) {
 
 BeforeAfter parseBoth(std::string_view text, OptionReader &reader) {
   BeforeAfter both;
-  std::vector<std::string> flags;
-  if (!pipelineOption(reader, flags, both.pipeline, both.error))
+  Result<PipelineChoice> choice = pipelineOption(reader);
+  if (!choice) {
+    both.error = choice.error().message;
     return both;
+  }
+  both.pipeline = choice->name;
+  const std::vector<std::string> &flags = choice->flags;
   DiagnosticEngine diags;
   both.before = parseVerified(text, diags);
   both.after = both.before ? parseVerified(text, diags) : nullptr;
   if (!both.after)
     both.error = "invalid module";
-  else if (!runFlags(*both.after, flags, diags, both.error))
+  else if (Status ran = runFlags(*both.after, flags, diags); !ran) {
+    both.error = ran.error().message;
     both.after.reset();
+  }
   both.diagnostics = diags.diagnostics();
   return both;
 }

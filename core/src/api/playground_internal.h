@@ -9,6 +9,7 @@
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
 #include "shardlab/sharding/sharding.h"
+#include "shardlab/support/result.h"
 
 #include <memory>
 #include <string>
@@ -21,16 +22,18 @@ namespace shardlab::api::detail {
 std::unique_ptr<Module> parseVerified(std::string_view text,
                                       DiagnosticEngine &diags);
 
-/// Runs shardlab-opt flags over `module`; false with `error` set for a bad
-/// flag, an unimplemented pass or a failing pass (its diagnostics are in
-/// `diags`).
-bool runFlags(Module &module, const std::vector<std::string> &flags,
-              DiagnosticEngine &diags, std::string &error);
+/// Runs shardlab-opt flags over `module`; an error for a bad flag, an
+/// unimplemented pass or a failing pass (its diagnostics are in `diags`).
+Status runFlags(Module &module, const std::vector<std::string> &flags,
+                DiagnosticEngine &diags);
 
-/// The "pipeline" option's flags (default "pipeline"); false with `error`
-/// for an unknown name.
-bool pipelineOption(OptionReader &reader, std::vector<std::string> &flags,
-                    std::string &pipeline, std::string &error);
+/// A named pipeline and its shardlab-opt flags ("none": no flags).
+struct PipelineChoice {
+  std::string name;
+  std::vector<std::string> flags;
+};
+/// The "pipeline" option (default "pipeline"); an error for an unknown name.
+Result<PipelineChoice> pipelineOption(OptionReader &reader);
 
 /// A 1-based source position read from {"line", "column"}.
 struct Position {

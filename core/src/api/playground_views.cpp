@@ -245,10 +245,10 @@ std::string traceReply(std::string_view text, std::string_view options_json) {
     return detail::errorReply("options: expected a JSON object");
   OptionReader reader(options);
   reader.rejectUnknown(detail::fields::kTraceOptions);
-  std::vector<std::string> flags;
-  std::string pipeline, error;
-  if (!detail::pipelineOption(reader, flags, pipeline, error))
-    return detail::errorReply(error);
+  Result<detail::PipelineChoice> choice = detail::pipelineOption(reader);
+  if (!choice)
+    return detail::errorReply(choice.error().message);
+  const std::string &pipeline = choice->name;
   DiagnosticEngine diags;
   std::unique_ptr<Module> module = detail::parseVerified(text, diags);
   if (!module)

@@ -11,8 +11,7 @@ namespace shardlab::api {
 namespace {
 
 /// Applies one `-flag[=value]` argument to `request`.
-bool applyFlag(const std::string &arg, RunRequest &request,
-               std::string &error) {
+Status applyFlag(const std::string &arg, RunRequest &request) {
   std::string flag = arg.substr(arg.size() > 1 && arg[1] == '-' ? 2 : 1);
   std::string value;
   size_t eq = flag.find('=');
@@ -33,13 +32,12 @@ bool applyFlag(const std::string &arg, RunRequest &request,
     request.timing = true;
   } else if (flag == "allow-unregistered-dialect") {
   } else if (lookupPass(flag)) {
-    return appendPass(request.pipeline, flag, value, error);
+    return appendPass(request.pipeline, flag, value);
   } else {
-    error = "Unknown command line argument '" + arg +
-            "'.  Try: 'shardlab-opt --help'";
-    return false;
+    return makeError("Unknown command line argument '" + arg +
+                     "'.  Try: 'shardlab-opt --help'");
   }
-  return true;
+  return success();
 }
 
 /// A chunk of the input and the line it starts at (0-based).
@@ -117,8 +115,8 @@ bool reportChunk(const Chunk &chunk, const RunRequest &request,
 
 } // namespace
 
-bool parseRunFlags(const std::vector<std::string> &flags, RunRequest &request,
-                   std::string &error) {
+Result<RunRequest> parseRunFlags(const std::vector<std::string> &flags) {
+  RunRequest request;
   bool positional_only = false;
   for (const std::string &arg : flags) {
     if (positional_only || arg == "-" || arg.empty() || arg[0] != '-') {
@@ -131,13 +129,13 @@ bool parseRunFlags(const std::vector<std::string> &flags, RunRequest &request,
     }
     if (arg == "-o" || arg.rfind("-o=", 0) == 0 || arg == "-help" ||
         arg == "--help" || arg == "-h") {
-      error = "'" + arg + "' is not available here (the output is returned)";
-      return false;
+      return makeError("'" + arg +
+                       "' is not available here (the output is returned)");
     }
-    if (!applyFlag(arg, request, error))
-      return false;
+    if (Status applied = applyFlag(arg, request); !applied)
+      return applied.error();
   }
-  return true;
+  return request;
 }
 
 RunResult runPipeline(std::string_view text, const RunRequest &request) {

@@ -150,12 +150,12 @@ ShardingReport shardingReport(std::string_view module_text) {
     return report;
   }
   // The "explicit" pipeline's two steps, printed in between.
-  PassPipeline explicit_steps;
-  std::string error;
-  if (!buildNamedPipeline("explicit", explicit_steps, error)) {
-    report.error = error;
+  Result<PassPipeline> named = buildNamedPipeline("explicit");
+  if (!named) {
+    report.error = named.error().message;
     return report;
   }
+  const PassPipeline &explicit_steps = *named;
   PassPipeline propagate, lower;
   propagate.steps = {explicit_steps.steps.front()};
   lower.steps = {explicit_steps.steps.back()};

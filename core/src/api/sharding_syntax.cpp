@@ -67,13 +67,13 @@ json shardingJson(const TensorSharding &sharding) {
 json parseOne(const json &body, const char *mnemonic, const char *key) {
   if (!body.is_string())
     return {{"ok", false}, {"error", "expected the text of an attribute"}};
-  std::string error;
   // The attribute lives in the context: keep it alive while reading it.
   auto context = std::make_shared<Context>();
-  const Attr *attr = parseAttributeText(
-      std::string(mnemonic) + body.get<std::string>(), context, error);
-  if (!attr)
-    return {{"ok", false}, {"error", error}};
+  Result<const Attr *> parsed = parseAttributeText(
+      std::string(mnemonic) + body.get<std::string>(), context);
+  if (!parsed)
+    return {{"ok", false}, {"error", parsed.error().message}};
+  const Attr *attr = *parsed;
   if (attr->kind == AttrKind::Sharding && std::string_view(key) == "sharding")
     return {{"ok", true}, {key, shardingJson(attr->sharding())}};
   if (attr->kind == AttrKind::Mesh && std::string_view(key) == "mesh")
@@ -81,159 +81,155 @@ json parseOne(const json &body, const char *mnemonic, const char *key) {
   return {{"ok", false}, {"error", std::string("expected a ") + key}};
 }
 
-// ---- JSON -> values (false with `error` naming the field)
+// ---- JSON -> values (an error naming the field)
 
-bool readAxis(const json &j, AxisRef &axis, std::string &error) {
+Result<AxisRef> readAxis(const json &j) {
   if (!j.is_object() || !j.contains("name") || !j["name"].is_string() ||
-      j["name"].get<std::string>().empty()) {
-    error = "an axis is {\"name\": non-empty text, \"sub\"?: {...}}";
-    return false;
-  }
+      j["name"].get<std::string>().empty())
+    return makeError("an axis is {\"name\": non-empty text, \"sub\"?: {...}}");
+  AxisRef axis;
   axis.name = j["name"].get<std::string>();
   if (!j.contains("sub"))
-    return true;
+    return axis;
   const json &sub = j["sub"];
   if (!sub.is_object() || !sub.value("pre_size", json()).is_number_integer() ||
       !sub.value("size", json()).is_number_integer() ||
-      sub["pre_size"].get<int64_t>() < 1 || sub["size"].get<int64_t>() < 1) {
-    error = "a sub-axis is {\"pre_size\": >= 1, \"size\": >= 1}";
-    return false;
-  }
+      sub["pre_size"].get<int64_t>() < 1 || sub["size"].get<int64_t>() < 1)
+    return makeError("a sub-axis is {\"pre_size\": >= 1, \"size\": >= 1}");
   axis.sub =
       SubAxisInfo{sub["pre_size"].get<int64_t>(), sub["size"].get<int64_t>()};
-  return true;
+  return axis;
 }
 
-bool readAxes(const json &j, std::vector<AxisRef> &axes, std::string &error) {
-  if (!j.is_array()) {
-    error = "expected an array of axes";
-    return false;
-  }
+Result<std::vector<AxisRef>> readAxes(const json &j) {
+  if (!j.is_array())
+    return makeError("expected an array of axes");
+  std::vector<AxisRef> axes;
   for (const json &one : j) {
-    axes.emplace_back();
-    if (!readAxis(one, axes.back(), error))
-      return false;
+    Result<AxisRef> axis = readAxis(one);
+    if (!axis)
+      return axis.error();
+    axes.push_back(std::move(*axis));
   }
-  return true;
+  return axes;
 }
 
-bool readMesh(const json &j, Mesh &mesh, std::string &error) {
-  if (!j.is_object() || !j.value("axes", json()).is_array()) {
-    error = "a mesh is {\"axes\": [{\"name\", \"size\"}], \"device_ids\"}";
-    return false;
-  }
+Result<Mesh> readMesh(const json &j) {
+  if (!j.is_object() || !j.value("axes", json()).is_array())
+    return makeError(
+        "a mesh is {\"axes\": [{\"name\", \"size\"}], \"device_ids\"}");
+  Mesh mesh;
   for (const json &axis : j["axes"]) {
     if (!axis.is_object() || !axis.value("name", json()).is_string() ||
         !axis.value("size", json()).is_number_integer() ||
-        axis["size"].get<int64_t>() < 1) {
-      error = "a mesh axis is {\"name\": text, \"size\": >= 1}";
-      return false;
-    }
+        axis["size"].get<int64_t>() < 1)
+      return makeError("a mesh axis is {\"name\": text, \"size\": >= 1}");
     mesh.axes.push_back(
         {axis["name"].get<std::string>(), axis["size"].get<int64_t>()});
   }
   if (j.contains("device_ids") &&
-      !detail::readIntegerArray(j["device_ids"], mesh.device_ids)) {
-    error = "device_ids: expected an array of device ids";
-    return false;
-  }
-  return true;
+      !detail::readIntegerArray(j["device_ids"], mesh.device_ids))
+    return makeError("device_ids: expected an array of device ids");
+  return mesh;
 }
 
-bool readMeshRef(const json &j, MeshRef &ref, std::string &error) {
+Result<MeshRef> readMeshRef(const json &j) {
+  MeshRef ref;
   if (j.is_object() && j.value("symbol", json()).is_string() &&
       !j["symbol"].get<std::string>().empty()) {
     ref.symbol = j["symbol"].get<std::string>();
-    return true;
+    return ref;
   }
-  if (j.is_object() && j.contains("inline")) {
-    ref.inline_mesh.emplace();
-    return readMesh(j["inline"], *ref.inline_mesh, error);
-  }
-  error = "mesh: expected {\"symbol\": name} or {\"inline\": mesh}";
-  return false;
+  if (!j.is_object() || !j.contains("inline"))
+    return makeError("mesh: expected {\"symbol\": name} or {\"inline\": mesh}");
+  Result<Mesh> mesh = readMesh(j["inline"]);
+  if (!mesh)
+    return mesh.error();
+  ref.inline_mesh = std::move(*mesh);
+  return ref;
 }
 
-bool readReductionKind(const json &j, ReductionKind &kind, std::string &error) {
+Result<ReductionKind> readReductionKind(const json &j) {
   if (j.is_null())
-    return true;
-  for (ReductionKind k : kReductionKinds)
-    if (j.is_string() && j.get<std::string>() == reductionKindName(k)) {
-      kind = k;
-      return true;
-    }
-  error = "unreduced_kind: expected \"sum\", \"max\" or \"min\"";
-  return false;
+    return ReductionKind::Sum;
+  for (ReductionKind kind : kReductionKinds)
+    if (j.is_string() && j.get<std::string>() == reductionKindName(kind))
+      return kind;
+  return makeError("unreduced_kind: expected \"sum\", \"max\" or \"min\"");
 }
 
-bool readDims(const json &j, std::vector<DimSharding> &dims,
-              std::string &error) {
-  if (!j.is_array()) {
-    error = "dims: expected an array";
-    return false;
+Result<DimSharding> readDim(const json &d) {
+  if (!d.is_object())
+    return makeError("a dim is {\"axes\", \"closed\", \"priority\"?}");
+  Result<std::vector<AxisRef>> axes = readAxes(d.value("axes", json()));
+  if (!axes)
+    return axes.error();
+  DimSharding dim;
+  dim.axes = std::move(*axes);
+  dim.closed = d.value("closed", true);
+  if (d.contains("priority")) {
+    if (!d["priority"].is_number_integer() || d["priority"].get<int64_t>() < 0)
+      return makeError("priority: expected an integer >= 0");
+    dim.priority = d["priority"].get<int64_t>();
   }
-  for (const json &d : j) {
-    DimSharding dim;
-    if (!d.is_object()) {
-      error = "a dim is {\"axes\", \"closed\", \"priority\"?}";
-      return false;
-    }
-    if (!readAxes(d.value("axes", json()), dim.axes, error))
-      return false;
-    dim.closed = d.value("closed", true);
-    if (d.contains("priority")) {
-      if (!d["priority"].is_number_integer() ||
-          d["priority"].get<int64_t>() < 0) {
-        error = "priority: expected an integer >= 0";
-        return false;
-      }
-      dim.priority = d["priority"].get<int64_t>();
-    }
-    dims.push_back(std::move(dim));
-  }
-  return true;
+  return dim;
 }
 
-bool readSharding(const json &j, TensorSharding &sharding, std::string &error) {
-  if (!j.is_object()) {
-    error = "a sharding is an object";
-    return false;
+Result<TensorSharding> readSharding(const json &j) {
+  if (!j.is_object())
+    return makeError("a sharding is an object");
+  TensorSharding sharding;
+  Result<MeshRef> mesh = readMeshRef(j.value("mesh", json()));
+  if (!mesh)
+    return mesh.error();
+  sharding.mesh = std::move(*mesh);
+  const json dims = j.value("dims", json());
+  if (!dims.is_array())
+    return makeError("dims: expected an array");
+  for (const json &d : dims) {
+    Result<DimSharding> dim = readDim(d);
+    if (!dim)
+      return dim.error();
+    sharding.dims.push_back(std::move(*dim));
   }
-  return readMeshRef(j.value("mesh", json()), sharding.mesh, error) &&
-         readDims(j.value("dims", json()), sharding.dims, error) &&
-         readAxes(j.value("replicated", json::array()), sharding.replicated,
-                  error) &&
-         readAxes(j.value("unreduced", json::array()), sharding.unreduced,
-                  error) &&
-         readReductionKind(j.value("unreduced_kind", json()),
-                           sharding.unreduced_kind, error);
+  Result<std::vector<AxisRef>> replicated =
+      readAxes(j.value("replicated", json::array()));
+  Result<std::vector<AxisRef>> unreduced =
+      readAxes(j.value("unreduced", json::array()));
+  Result<ReductionKind> kind =
+      readReductionKind(j.value("unreduced_kind", json()));
+  if (!replicated)
+    return replicated.error();
+  if (!unreduced)
+    return unreduced.error();
+  if (!kind)
+    return kind.error();
+  sharding.replicated = std::move(*replicated);
+  sharding.unreduced = std::move(*unreduced);
+  sharding.unreduced_kind = *kind;
+  return sharding;
 }
 
-/// The request object, or an error reply in `reply`.
-bool readRequest(std::string_view request_json,
-                 std::span<const std::string_view> fields, json &request,
-                 std::string &reply) {
-  request = detail::parseJson(request_json);
+/// The request object with only `fields`, each an array.
+Result<json> readRequest(std::string_view request_json,
+                         std::span<const std::string_view> fields) {
+  json request = detail::parseJson(request_json);
   detail::OptionReader reader(request);
   reader.rejectUnknown(fields);
-  if (!reader.ok()) {
-    reply = errorReply(reader.error());
-    return false;
-  }
+  if (!reader.ok())
+    return makeError(reader.error());
   for (const char *key : {"shardings", "meshes"})
-    if (request.contains(key) && !request[key].is_array()) {
-      reply = errorReply(std::string("options.") + key + ": expected an array");
-      return false;
-    }
-  return true;
+    if (request.contains(key) && !request[key].is_array())
+      return makeError(std::string("options.") + key + ": expected an array");
+  return request;
 }
 
 std::string parseReply(std::string_view request_json) {
-  json request;
-  std::string reply;
-  if (!readRequest(request_json, detail::fields::kParseShardingsRequest,
-                   request, reply))
-    return reply;
+  Result<json> read =
+      readRequest(request_json, detail::fields::kParseShardingsRequest);
+  if (!read)
+    return errorReply(read.error().message);
+  const json &request = *read;
   json shardings = json::array(), meshes = json::array();
   for (const json &body : request.value("shardings", json::array()))
     shardings.push_back(parseOne(body, "#sdy.sharding", "sharding"));
@@ -244,27 +240,28 @@ std::string parseReply(std::string_view request_json) {
 }
 
 std::string printReply(std::string_view request_json) {
-  json request;
-  std::string reply;
-  if (!readRequest(request_json, detail::fields::kPrintShardingsRequest,
-                   request, reply))
-    return reply;
+  Result<json> read =
+      readRequest(request_json, detail::fields::kPrintShardingsRequest);
+  if (!read)
+    return errorReply(read.error().message);
+  const json &request = *read;
   json shardings = json::array(), meshes = json::array();
-  std::string error;
   const json none = json::array();
   const json &sharding_values = request.value("shardings", none);
   for (size_t i = 0; i < sharding_values.size(); ++i) {
-    TensorSharding sharding;
-    if (!readSharding(sharding_values[i], sharding, error))
-      return errorReply("shardings[" + std::to_string(i) + "]: " + error);
-    shardings.push_back(shardingBodyToString(sharding));
+    Result<TensorSharding> sharding = readSharding(sharding_values[i]);
+    if (!sharding)
+      return errorReply("shardings[" + std::to_string(i) +
+                        "]: " + sharding.error().message);
+    shardings.push_back(shardingBodyToString(*sharding));
   }
   const json &mesh_values = request.value("meshes", none);
   for (size_t i = 0; i < mesh_values.size(); ++i) {
-    Mesh mesh;
-    if (!readMesh(mesh_values[i], mesh, error))
-      return errorReply("meshes[" + std::to_string(i) + "]: " + error);
-    meshes.push_back(meshBodyToString(mesh));
+    Result<Mesh> mesh = readMesh(mesh_values[i]);
+    if (!mesh)
+      return errorReply("meshes[" + std::to_string(i) +
+                        "]: " + mesh.error().message);
+    meshes.push_back(meshBodyToString(*mesh));
   }
   return dumpReply(
       {{"ok", true}, {"shardings", shardings}, {"meshes", meshes}});

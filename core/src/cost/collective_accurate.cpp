@@ -15,7 +15,7 @@ struct SlicePoint {
 
 // Pool-adjacent-violators: the closest non-decreasing sequence (in
 // least squares) to the log-throughputs, so noisy tables stay monotone.
-void MakeMonotone(std::vector<SlicePoint> *slice) {
+void makeMonotone(std::vector<SlicePoint> *slice) {
   std::vector<std::pair<double, int>> blocks; // (mean, count)
   for (const SlicePoint &p : *slice) {
     blocks.push_back({p.log_tp, 1});
@@ -36,7 +36,7 @@ void MakeMonotone(std::vector<SlicePoint> *slice) {
 }
 
 // log(throughput) of one device-count slice at `bytes` (log_bytes = its log).
-double EvalSlice(const AccurateThroughputIndex::Slice &s, int64_t bytes,
+double evalSlice(const AccurateThroughputIndex::Slice &s, int64_t bytes,
                  double log_bytes) {
   if (bytes <= s.bytes.front()) // constant time below the smallest size
     return s.log_tp.front() + log_bytes - s.log_bytes.front();
@@ -52,7 +52,7 @@ double EvalSlice(const AccurateThroughputIndex::Slice &s, int64_t bytes,
 
 } // namespace
 
-AccurateThroughputIndex AccurateThroughputIndex::Build(
+AccurateThroughputIndex AccurateThroughputIndex::build(
     const std::vector<std::pair<GridPoint<2>, double>> &points) {
   std::map<int64_t, std::map<int64_t, std::pair<double, int>>> grouped;
   for (const auto &[p, tp] : points) {
@@ -67,7 +67,7 @@ AccurateThroughputIndex AccurateThroughputIndex::Build(
     std::vector<SlicePoint> points_of_slice;
     for (const auto &[bytes, acc] : by_bytes)
       points_of_slice.push_back({bytes, acc.first / acc.second});
-    MakeMonotone(&points_of_slice);
+    makeMonotone(&points_of_slice);
     Slice slice;
     slice.devices = devices;
     slice.log_devices = std::log(double(devices));
@@ -81,7 +81,7 @@ AccurateThroughputIndex AccurateThroughputIndex::Build(
   return index;
 }
 
-double AccurateThroughputIndex::Throughput(int64_t bytes, int64_t devices,
+double AccurateThroughputIndex::throughput(int64_t bytes, int64_t devices,
                                            std::vector<Neighbour> *used) const {
   if (slices_.empty() || bytes <= 0)
     return 0;
@@ -94,8 +94,8 @@ double AccurateThroughputIndex::Throughput(int64_t bytes, int64_t devices,
   if (hi->devices > devices && hi != slices_.begin())
     --lo;
   const double log_bytes = std::log(double(bytes));
-  const double lo_tp = EvalSlice(*lo, bytes, log_bytes);
-  const double hi_tp = EvalSlice(*hi, bytes, log_bytes);
+  const double lo_tp = evalSlice(*lo, bytes, log_bytes);
+  const double hi_tp = evalSlice(*hi, bytes, log_bytes);
   double t = 0;
   if (lo->devices != hi->devices && devices > lo->devices)
     t = (std::log(double(devices)) - lo->log_devices) /
@@ -109,10 +109,10 @@ double AccurateThroughputIndex::Throughput(int64_t bytes, int64_t devices,
 }
 
 double
-AccurateThroughput(const std::vector<std::pair<GridPoint<2>, double>> &points,
+accurateThroughput(const std::vector<std::pair<GridPoint<2>, double>> &points,
                    int64_t bytes, int64_t devices,
                    std::vector<Neighbour> *used) {
-  return AccurateThroughputIndex::Build(points).Throughput(bytes, devices,
+  return AccurateThroughputIndex::build(points).throughput(bytes, devices,
                                                            used);
 }
 

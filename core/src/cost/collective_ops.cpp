@@ -24,21 +24,21 @@ constexpr OpName kOpNames[] = {
 
 } // namespace
 
-std::string_view ToString(CollectiveOp op) {
+std::string_view toText(CollectiveOp op) {
   for (const OpName &n : kOpNames)
     if (n.op == op)
       return n.name;
   return "?";
 }
 
-Result<CollectiveOp> ParseCollectiveOp(std::string_view text) {
+Result<CollectiveOp> parseCollectiveOp(std::string_view text) {
   for (const OpName &n : kOpNames)
     if (text == n.name)
       return n.op;
-  return MakeError("unknown collective op '" + std::string(text) + "'");
+  return makeError("unknown collective op '" + std::string(text) + "'");
 }
 
-CollectiveOp AsyncToSync(CollectiveOp op) {
+CollectiveOp asyncToSync(CollectiveOp op) {
   switch (op) {
   case CollectiveOp::kAllReduceStart:
     return CollectiveOp::kAllReduce;
@@ -51,18 +51,18 @@ CollectiveOp AsyncToSync(CollectiveOp op) {
   }
 }
 
-bool RequiresAccumulation(CollectiveOp op) {
+bool requiresAccumulation(CollectiveOp op) {
   return op == CollectiveOp::kAllReduce ||
          op == CollectiveOp::kAllReduceStart ||
          op == CollectiveOp::kReduceScatter;
 }
 
-bool IsPermute(CollectiveOp op) {
-  return AsyncToSync(op) == CollectiveOp::kCollectivePermute;
+bool isPermute(CollectiveOp op) {
+  return asyncToSync(op) == CollectiveOp::kCollectivePermute;
 }
 
-int64_t BytesTransferred(CollectiveOp op, const CollectiveShapes &s) {
-  switch (AsyncToSync(op)) {
+int64_t bytesTransferred(CollectiveOp op, const CollectiveShapes &s) {
+  switch (asyncToSync(op)) {
   case CollectiveOp::kReduceScatter:
   case CollectiveOp::kCollectivePermute:
   case CollectiveOp::kSend:
@@ -73,7 +73,7 @@ int64_t BytesTransferred(CollectiveOp op, const CollectiveShapes &s) {
   }
 }
 
-int64_t HbmBytesAccessed(CollectiveOp op, const CollectiveShapes &s,
+int64_t hbmBytesAccessed(CollectiveOp op, const CollectiveShapes &s,
                          int64_t group_size) {
   const int64_t n = group_size > 0 ? group_size : 1;
   switch (op) {

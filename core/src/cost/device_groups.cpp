@@ -8,13 +8,13 @@
 
 namespace shardlab::cost {
 
-ReplicaGroups ReplicaGroups::FromLists(std::vector<std::vector<int64_t>> l) {
+ReplicaGroups ReplicaGroups::fromLists(std::vector<std::vector<int64_t>> l) {
   ReplicaGroups g;
   g.lists = std::move(l);
   return g;
 }
 
-ReplicaGroups ReplicaGroups::FromIota(IotaGroups iota) {
+ReplicaGroups ReplicaGroups::fromIota(IotaGroups iota) {
   ReplicaGroups g;
   g.is_iota = true;
   g.iota = std::move(iota);
@@ -35,18 +35,18 @@ namespace {
 
 constexpr int64_t kMaxDevices = int64_t{1} << 24;
 
-Result<int64_t> CheckedProduct(const std::vector<int64_t> &dims) {
+Result<int64_t> checkedProduct(const std::vector<int64_t> &dims) {
   int64_t total = 1;
   for (int64_t d : dims) {
     if (d <= 0 || total > kMaxDevices / d)
-      return MakeError("iota dimensions must be positive and describe at "
+      return makeError("iota dimensions must be positive and describe at "
                        "most 2^24 devices");
     total *= d;
   }
   return total;
 }
 
-bool IsPermutation(const std::vector<int64_t> &perm, size_t rank) {
+bool isPermutation(const std::vector<int64_t> &perm, size_t rank) {
   if (perm.size() != rank)
     return false;
   std::vector<bool> seen(rank, false);
@@ -59,7 +59,7 @@ bool IsPermutation(const std::vector<int64_t> &perm, size_t rank) {
 }
 
 // Row-major linear ids of reshape_dims, read in the transposed order.
-std::vector<int64_t> TransposedIota(const std::vector<int64_t> &dims,
+std::vector<int64_t> transposedIota(const std::vector<int64_t> &dims,
                                     const std::vector<int64_t> &perm,
                                     int64_t total) {
   const size_t rank = dims.size();
@@ -86,7 +86,7 @@ std::vector<int64_t> TransposedIota(const std::vector<int64_t> &dims,
 
 } // namespace
 
-Result<std::vector<std::vector<int64_t>>> ExpandIota(const IotaGroups &iota) {
+Result<std::vector<std::vector<int64_t>>> expandIota(const IotaGroups &iota) {
   std::vector<int64_t> dims = iota.reshape_dims;
   if (dims.empty())
     dims.push_back(iota.num_groups * iota.group_size);
@@ -94,32 +94,32 @@ Result<std::vector<std::vector<int64_t>>> ExpandIota(const IotaGroups &iota) {
   if (perm.empty())
     for (size_t i = 0; i < dims.size(); ++i)
       perm.push_back(static_cast<int64_t>(i));
-  Result<int64_t> total = CheckedProduct(dims);
+  Result<int64_t> total = checkedProduct(dims);
   if (!total)
     return total.error();
   if (iota.num_groups <= 0 || iota.group_size <= 0 ||
       iota.num_groups * iota.group_size != *total)
-    return MakeError("iota replica groups: num_groups * group_size must "
+    return makeError("iota replica groups: num_groups * group_size must "
                      "equal the product of the reshape dims");
-  if (!IsPermutation(perm, dims.size()))
-    return MakeError("iota replica groups: transpose_perm is not a "
+  if (!isPermutation(perm, dims.size()))
+    return makeError("iota replica groups: transpose_perm is not a "
                      "permutation of the reshape dims");
-  std::vector<int64_t> ids = TransposedIota(dims, perm, *total);
+  std::vector<int64_t> ids = transposedIota(dims, perm, *total);
   std::vector<std::vector<int64_t>> groups(iota.num_groups);
   for (int64_t i = 0; i < *total; ++i)
     groups[i / iota.group_size].push_back(ids[i]);
   return groups;
 }
 
-Result<std::vector<std::vector<int64_t>>> Expand(const ReplicaGroups &g) {
+Result<std::vector<std::vector<int64_t>>> expand(const ReplicaGroups &g) {
   if (g.is_iota)
-    return ExpandIota(g.iota);
+    return expandIota(g.iota);
   return g.lists;
 }
 
 namespace {
 
-std::string JoinInts(const std::vector<int64_t> &v) {
+std::string joinInts(const std::vector<int64_t> &v) {
   std::string out;
   for (size_t i = 0; i < v.size(); ++i) {
     if (i > 0)
@@ -131,7 +131,7 @@ std::string JoinInts(const std::vector<int64_t> &v) {
 
 } // namespace
 
-std::string ToString(const ReplicaGroups &g) {
+std::string toText(const ReplicaGroups &g) {
   if (g.is_iota) {
     std::string out = "[";
     out += std::to_string(g.iota.num_groups) + "," +
@@ -139,24 +139,24 @@ std::string ToString(const ReplicaGroups &g) {
     std::vector<int64_t> dims = g.iota.reshape_dims;
     if (dims.empty())
       dims.push_back(g.iota.num_groups * g.iota.group_size);
-    out += JoinInts(dims) + "]";
+    out += joinInts(dims) + "]";
     bool identity = true;
     for (size_t i = 0; i < g.iota.transpose_perm.size(); ++i)
       identity = identity && g.iota.transpose_perm[i] == int64_t(i);
     if (!identity)
-      out += "T(" + JoinInts(g.iota.transpose_perm) + ")";
+      out += "T(" + joinInts(g.iota.transpose_perm) + ")";
     return out;
   }
   std::string out = "{";
   for (size_t i = 0; i < g.lists.size(); ++i) {
     out += i > 0 ? ",{" : "{";
-    out += JoinInts(g.lists[i]);
+    out += joinInts(g.lists[i]);
     out += '}';
   }
   return out + "}";
 }
 
-ReplicaGroups CanonicalDeviceList(const ReplicaGroups &g) {
+ReplicaGroups canonicalDeviceList(const ReplicaGroups &g) {
   if (g.is_iota)
     return g;
   IotaGroups iota;
@@ -164,15 +164,15 @@ ReplicaGroups CanonicalDeviceList(const ReplicaGroups &g) {
   iota.group_size = g.group_size();
   iota.reshape_dims = {iota.num_groups * iota.group_size};
   iota.transpose_perm = {0};
-  return ReplicaGroups::FromIota(iota);
+  return ReplicaGroups::fromIota(iota);
 }
 
-Result<std::string> CanonicalKey(const ReplicaGroups &g) {
+Result<std::string> canonicalKey(const ReplicaGroups &g) {
   Result<std::vector<std::vector<int64_t>>> lists =
-      Expand(CanonicalDeviceList(g));
+      expand(canonicalDeviceList(g));
   if (!lists)
     return lists.error();
-  return ToString(ReplicaGroups::FromLists(*lists));
+  return toText(ReplicaGroups::fromLists(*lists));
 }
 
 } // namespace shardlab::cost

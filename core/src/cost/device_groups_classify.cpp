@@ -10,7 +10,7 @@ namespace {
 
 using Histogram = std::map<int64_t, int64_t>;
 
-Histogram PartitionHistogram(const std::vector<int64_t> &group,
+Histogram partitionHistogram(const std::vector<int64_t> &group,
                              int64_t partition_size) {
   Histogram h;
   for (int64_t id : group)
@@ -18,7 +18,7 @@ Histogram PartitionHistogram(const std::vector<int64_t> &group,
   return h;
 }
 
-std::vector<int64_t> SortedCounts(const Histogram &h) {
+std::vector<int64_t> sortedCounts(const Histogram &h) {
   std::vector<int64_t> counts;
   for (const auto &[partition, count] : h)
     counts.push_back(count);
@@ -28,7 +28,7 @@ std::vector<int64_t> SortedCounts(const Histogram &h) {
 
 } // namespace
 
-std::string_view ToString(CommType type) {
+std::string_view toText(CommType type) {
   switch (type) {
   case CommType::kSinglePartition:
     return "single_partition";
@@ -40,32 +40,32 @@ std::string_view ToString(CommType type) {
   return "?";
 }
 
-Result<CommType> ParseCommType(std::string_view text) {
+Result<CommType> parseCommType(std::string_view text) {
   for (CommType t : {CommType::kSinglePartition, CommType::kWorldLevel,
                      CommType::kNonWorldLevel})
-    if (text == ToString(t))
+    if (text == toText(t))
       return t;
-  return MakeError("unknown comm_type '" + std::string(text) +
+  return makeError("unknown comm_type '" + std::string(text) +
                    "' (expected single_partition, world_level or "
                    "non_world_level)");
 }
 
-Result<CommType> ClassifyCommType(const ReplicaGroups &groups,
+Result<CommType> classifyCommType(const ReplicaGroups &groups,
                                   int64_t partition_size,
                                   int64_t replica_count) {
   if (partition_size <= 0)
-    return MakeError("partition size must be positive");
-  Result<std::vector<std::vector<int64_t>>> lists = Expand(groups);
+    return makeError("partition size must be positive");
+  Result<std::vector<std::vector<int64_t>>> lists = expand(groups);
   if (!lists)
     return lists.error();
   if (lists->empty())
     return replica_count <= partition_size ? CommType::kSinglePartition
                                            : CommType::kWorldLevel;
-  const Histogram first = PartitionHistogram((*lists)[0], partition_size);
-  const std::vector<int64_t> counts = SortedCounts(first);
+  const Histogram first = partitionHistogram((*lists)[0], partition_size);
+  const std::vector<int64_t> counts = sortedCounts(first);
   for (const auto &group : *lists)
-    if (SortedCounts(PartitionHistogram(group, partition_size)) != counts)
-      return MakeError("Non homogenous replica group");
+    if (sortedCounts(partitionHistogram(group, partition_size)) != counts)
+      return makeError("Non homogenous replica group");
   if (first.size() == 1)
     return CommType::kSinglePartition;
   for (const auto &[partition, count] : first)
@@ -87,7 +87,7 @@ constexpr PermuteType kAllPermuteTypes[] = {
 
 } // namespace
 
-std::string_view ToString(PermuteType type) {
+std::string_view toText(PermuteType type) {
   switch (type) {
   case PermuteType::kIntraPartitionOneWay:
     return "intra_partition_one_way";
@@ -105,29 +105,29 @@ std::string_view ToString(PermuteType type) {
   return "?";
 }
 
-Result<PermuteType> ParsePermuteType(std::string_view text) {
+Result<PermuteType> parsePermuteType(std::string_view text) {
   for (PermuteType t : kAllPermuteTypes)
-    if (text == ToString(t))
+    if (text == toText(t))
       return t;
-  return MakeError("unknown permute_type '" + std::string(text) + "'");
+  return makeError("unknown permute_type '" + std::string(text) + "'");
 }
 
-bool IsInterPartition(PermuteType type) {
+bool isInterPartition(PermuteType type) {
   return type == PermuteType::kInterPartitionOneWay ||
          type == PermuteType::kInterPartitionTwoWayAllMutual ||
          type == PermuteType::kInterPartitionTwoWayHasNonMutual;
 }
 
-Result<PermuteType> ClassifyPermute(const SourceTargetPairs &pairs,
+Result<PermuteType> classifyPermute(const SourceTargetPairs &pairs,
                                     int64_t partition_size) {
   if (partition_size <= 0)
-    return MakeError("partition size must be positive");
+    return makeError("partition size must be positive");
   std::set<int64_t> sources, targets;
   std::set<std::pair<int64_t, int64_t>> edges(pairs.begin(), pairs.end());
   bool inter = false, mutual = true;
   for (const auto &[s, t] : pairs) {
     if (s < 0 || t < 0)
-      return MakeError("source/target ids must be non-negative");
+      return makeError("source/target ids must be non-negative");
     inter = inter || (s / partition_size != t / partition_size);
     mutual = mutual && edges.count({t, s}) != 0;
     sources.insert(s);

@@ -9,23 +9,23 @@ namespace {
 class Cursor {
 public:
   explicit Cursor(std::string_view text) : text_(text) {}
-  void SkipSpace() {
+  void skipSpace() {
     while (pos_ < text_.size() && std::isspace((unsigned char)text_[pos_]))
       ++pos_;
   }
-  bool Consume(std::string_view token) {
-    SkipSpace();
+  bool consume(std::string_view token) {
+    skipSpace();
     if (text_.substr(pos_, token.size()) != token)
       return false;
     pos_ += token.size();
     return true;
   }
-  bool Peek(char c) {
-    SkipSpace();
+  bool peek(char c) {
+    skipSpace();
     return pos_ < text_.size() && text_[pos_] == c;
   }
-  bool Int(int64_t *out) {
-    SkipSpace();
+  bool integer(int64_t *out) {
+    skipSpace();
     size_t start = pos_;
     int64_t value = 0;
     while (pos_ < text_.size() && std::isdigit((unsigned char)text_[pos_])) {
@@ -36,8 +36,8 @@ public:
     *out = value;
     return pos_ > start;
   }
-  bool AtEnd() {
-    SkipSpace();
+  bool atEnd() {
+    skipSpace();
     return pos_ == text_.size();
   }
   size_t pos() const { return pos_; }
@@ -48,73 +48,73 @@ private:
 };
 
 // Parses `<open> int, int, ... <close>` (possibly empty).
-bool IntList(Cursor &c, char open, char close, std::vector<int64_t> *out) {
-  if (!c.Consume(std::string_view(&open, 1)))
+bool intList(Cursor &c, char open, char close, std::vector<int64_t> *out) {
+  if (!c.consume(std::string_view(&open, 1)))
     return false;
-  if (c.Consume(std::string_view(&close, 1)))
+  if (c.consume(std::string_view(&close, 1)))
     return true;
   do {
     int64_t v = 0;
-    if (!c.Int(&v))
+    if (!c.integer(&v))
       return false;
     out->push_back(v);
-  } while (c.Consume(","));
-  return c.Consume(std::string_view(&close, 1));
+  } while (c.consume(","));
+  return c.consume(std::string_view(&close, 1));
 }
 
-Result<ReplicaGroups> ParseIota(Cursor &c, std::string_view text) {
+Result<ReplicaGroups> parseIota(Cursor &c, std::string_view text) {
   std::vector<int64_t> shape;
   IotaGroups iota;
-  if (!IntList(c, '[', ']', &shape) || shape.size() != 2 || !c.Consume("<=") ||
-      !IntList(c, '[', ']', &iota.reshape_dims))
-    return MakeError("replica groups '" + std::string(text) +
+  if (!intList(c, '[', ']', &shape) || shape.size() != 2 || !c.consume("<=") ||
+      !intList(c, '[', ']', &iota.reshape_dims))
+    return makeError("replica groups '" + std::string(text) +
                      "': expected [G,S]<=[dims] with optional T(perm)");
-  if (c.Consume("T") && !IntList(c, '(', ')', &iota.transpose_perm))
-    return MakeError("replica groups '" + std::string(text) +
+  if (c.consume("T") && !intList(c, '(', ')', &iota.transpose_perm))
+    return makeError("replica groups '" + std::string(text) +
                      "': expected T(perm) after the reshape dims");
   iota.num_groups = shape[0];
   iota.group_size = shape[1];
   if (iota.transpose_perm.empty())
     for (size_t i = 0; i < iota.reshape_dims.size(); ++i)
       iota.transpose_perm.push_back(static_cast<int64_t>(i));
-  ReplicaGroups g = ReplicaGroups::FromIota(iota);
-  Result<std::vector<std::vector<int64_t>>> check = ExpandIota(g.iota);
+  ReplicaGroups g = ReplicaGroups::fromIota(iota);
+  Result<std::vector<std::vector<int64_t>>> check = expandIota(g.iota);
   if (!check)
-    return MakeError("replica groups '" + std::string(text) +
+    return makeError("replica groups '" + std::string(text) +
                      "': " + check.error().message);
   return g;
 }
 
-Result<ReplicaGroups> ParseLists(Cursor &c, std::string_view text) {
+Result<ReplicaGroups> parseLists(Cursor &c, std::string_view text) {
   std::vector<std::vector<int64_t>> lists;
-  c.Consume("{");
-  if (!c.Consume("}")) {
+  c.consume("{");
+  if (!c.consume("}")) {
     do {
       std::vector<int64_t> group;
-      if (!IntList(c, '{', '}', &group))
-        return MakeError("replica groups '" + std::string(text) +
+      if (!intList(c, '{', '}', &group))
+        return makeError("replica groups '" + std::string(text) +
                          "': expected {{ids},{ids},...}");
       lists.push_back(group);
-    } while (c.Consume(","));
-    if (!c.Consume("}"))
-      return MakeError("replica groups '" + std::string(text) +
+    } while (c.consume(","));
+    if (!c.consume("}"))
+      return makeError("replica groups '" + std::string(text) +
                        "': missing closing '}'");
   }
   for (const auto &g : lists)
     if (g.size() != lists[0].size())
-      return MakeError("replica groups '" + std::string(text) +
+      return makeError("replica groups '" + std::string(text) +
                        "': all groups must have the same size");
-  return ReplicaGroups::FromLists(std::move(lists));
+  return ReplicaGroups::fromLists(std::move(lists));
 }
 
 } // namespace
 
-Result<ReplicaGroups> ParseReplicaGroups(std::string_view text) {
+Result<ReplicaGroups> parseReplicaGroups(std::string_view text) {
   Cursor c(text);
   Result<ReplicaGroups> out =
-      c.Peek('[') ? ParseIota(c, text) : ParseLists(c, text);
-  if (out && !c.AtEnd())
-    return MakeError("replica groups '" + std::string(text) +
+      c.peek('[') ? parseIota(c, text) : parseLists(c, text);
+  if (out && !c.atEnd())
+    return makeError("replica groups '" + std::string(text) +
                      "': unexpected text at offset " + std::to_string(c.pos()));
   return out;
 }

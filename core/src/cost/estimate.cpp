@@ -7,7 +7,7 @@
 
 namespace shardlab::cost {
 
-std::string ToText(const Estimate &e) {
+std::string toText(const Estimate &e) {
   std::ostringstream out;
   out.precision(10);
   out << "time_us = " << e.time_us << "\nmodel: " << e.explanation.model;
@@ -26,7 +26,7 @@ std::string ToText(const Estimate &e) {
   return out.str();
 }
 
-std::string ToJson(const Estimate &e) {
+std::string toJson(const Estimate &e) {
   nlohmann::json neighbours = nlohmann::json::array();
   for (const Neighbour &n : e.explanation.neighbours)
     neighbours.push_back(

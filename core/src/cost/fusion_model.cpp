@@ -5,13 +5,13 @@
 
 namespace shardlab::cost {
 
-Result<Estimate> FusionRooflineEstimate(const HardwarePreset &hw,
+Result<Estimate> fusionRooflineEstimate(const HardwarePreset &hw,
                                         const FusionQuery &q) {
   if (q.flops < 0 || q.bytes_read < 0 || q.bytes_written < 0)
-    return MakeError("fusion: flops and byte counts must be >= 0");
+    return makeError("fusion: flops and byte counts must be >= 0");
   if (!(hw.hbm_bytes_per_s > 0))
-    return MakeError("preset '" + hw.name + "' has no HBM bandwidth");
-  Result<double> peak = PeakFlopRate(hw, q.dtype);
+    return makeError("preset '" + hw.name + "' has no HBM bandwidth");
+  Result<double> peak = peakFlopRate(hw, q.dtype);
   if (!peak)
     return peak.error();
   const double compute_us = 1e6 * q.flops / *peak;
@@ -33,17 +33,17 @@ Result<Estimate> FusionRooflineEstimate(const HardwarePreset &hw,
   return e;
 }
 
-Result<Estimate> IntraNodeCollectiveEstimate(const HardwarePreset &hw,
+Result<Estimate> intraNodeCollectiveEstimate(const HardwarePreset &hw,
                                              CollectiveOp op, int64_t bytes,
                                              int64_t group_size) {
   if (bytes < 0 || group_size < 1 || !(hw.nvlink_bytes_per_s > 0))
-    return MakeError("intra-node collective: need bytes >= 0, a group of at "
+    return makeError("intra-node collective: need bytes >= 0, a group of at "
                      "least one device and a preset NVLink bandwidth");
   const double n = double(group_size);
   double factor = (n - 1) / n;
-  if (AsyncToSync(op) == CollectiveOp::kAllReduce)
+  if (asyncToSync(op) == CollectiveOp::kAllReduce)
     factor = 2 * (n - 1) / n;
-  else if (IsPermute(op) || op == CollectiveOp::kSend ||
+  else if (isPermute(op) || op == CollectiveOp::kSend ||
            op == CollectiveOp::kRecv)
     factor = 1;
   const double wire_us = 1e6 * factor * double(bytes) / hw.nvlink_bytes_per_s;
@@ -60,7 +60,7 @@ Result<Estimate> IntraNodeCollectiveEstimate(const HardwarePreset &hw,
 
 namespace {
 
-void AddCollectives(const HardwarePreset &hw, PerfTable *t) {
+void addCollectives(const HardwarePreset &hw, PerfTable *t) {
   const char *ops[] = {"all-reduce", "all-gather", "reduce-scatter",
                        "all-to-all"};
   for (const char *name : ops)
@@ -75,10 +75,10 @@ void AddCollectives(const HardwarePreset &hw, PerfTable *t) {
         e.bytes = bytes;
         e.devices_per_group = size;
         e.num_groups = 8 / size;
-        e.replica_groups = *ParseReplicaGroups(groups);
+        e.replica_groups = *parseReplicaGroups(groups);
         e.comm_type = CommType::kSinglePartition;
-        const double us = IntraNodeCollectiveEstimate(
-                              hw, *ParseCollectiveOp(name), bytes, size)
+        const double us = intraNodeCollectiveEstimate(
+                              hw, *parseCollectiveOp(name), bytes, size)
                               ->time_us;
         e.time = TimeStats{};
         e.time->median_us = us;
@@ -88,20 +88,20 @@ void AddCollectives(const HardwarePreset &hw, PerfTable *t) {
     }
 }
 
-void AddGemms(const HardwarePreset &hw, PerfTable *t) {
+void addGemms(const HardwarePreset &hw, PerfTable *t) {
   for (const char *dtype : {"bf16", "f32"})
     for (int64_t b : {1, 2, 4})
       for (int64_t m = 256; m <= 4096; m *= 2)
         for (int64_t n = 256; n <= 4096; n *= 2)
           for (int64_t k = 256; k <= 4096; k *= 2) {
             GemmEntry g{b, m, n, k, dtype, dtype, dtype, {}, 0};
-            const int64_t s = DtypeBytes(dtype);
+            const int64_t s = dtypeBytes(dtype);
             FusionQuery q;
             q.flops = 2.0 * b * m * n * k;
             q.bytes_read = b * (m * k + k * n) * s;
             q.bytes_written = b * m * n * s;
             q.dtype = dtype;
-            const double us = FusionRooflineEstimate(hw, q)->time_us;
+            const double us = fusionRooflineEstimate(hw, q)->time_us;
             g.flop_per_s = q.flops / (us * 1e-6);
             t->gemms.push_back(g);
           }
@@ -109,7 +109,7 @@ void AddGemms(const HardwarePreset &hw, PerfTable *t) {
 
 } // namespace
 
-PerfTable GenerateAnalyticalTable(const HardwarePreset &hw) {
+PerfTable generateAnalyticalTable(const HardwarePreset &hw) {
   PerfTable t;
   t.metadata.source = "analytical";
   t.metadata.device_name = hw.device_name;
@@ -126,8 +126,8 @@ PerfTable GenerateAnalyticalTable(const HardwarePreset &hw) {
       "the preset's public peak numbers (";
   t.metadata.description += hw.source;
   t.metadata.description += ").";
-  AddCollectives(hw, &t);
-  AddGemms(hw, &t);
+  addCollectives(hw, &t);
+  addGemms(hw, &t);
   return t;
 }
 

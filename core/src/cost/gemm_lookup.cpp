@@ -18,13 +18,13 @@ GridContext<4> Context(int64_t min_dim, int64_t max_dim) {
   return c;
 }
 
-double Flops(const GridPoint<4> &p) {
+double flops(const GridPoint<4> &p) {
   return 2.0 * double(p[0]) * double(p[1]) * double(p[2]) * double(p[3]);
 }
 
 /// Each point once (clamped corners coincide: their weights are added),
 /// weights as shares of the total.
-std::vector<Neighbour> Distinct(std::vector<Neighbour> used) {
+std::vector<Neighbour> distinct(std::vector<Neighbour> used) {
   std::vector<Neighbour> out;
   double total = 0;
   for (const Neighbour &n : used)
@@ -44,95 +44,95 @@ std::vector<Neighbour> Distinct(std::vector<Neighbour> used) {
 }
 
 // Stored value of a user profile: FLOP/s on byte-scaled dims (int64).
-int64_t UserProfileValue(const GemmEntry &g, const GridPoint<4> &scaled) {
+int64_t userProfileValue(const GemmEntry &g, const GridPoint<4> &scaled) {
   if (g.time) {
-    const int64_t ns = SaturatingInt64(std::round(g.time->median_us * 1e3));
+    const int64_t ns = saturatingInt64(std::round(g.time->median_us * 1e3));
     if (ns > 0)
-      return SaturatingInt64(Flops(scaled) * 1e9 / double(ns));
+      return saturatingInt64(flops(scaled) * 1e9 / double(ns));
   }
-  const double s = double(DtypeBytes(g.out_dtype));
-  return SaturatingInt64(g.flop_per_s * s * s * s);
+  const double s = double(dtypeBytes(g.out_dtype));
+  return saturatingInt64(g.flop_per_s * s * s * s);
 }
 
-template <class T> std::vector<int64_t> ToVector(const T &p) {
+template <class T> std::vector<int64_t> toVector(const T &p) {
   return std::vector<int64_t>(p.begin(), p.end());
 }
 
-Result<double> WeightedRate(const WeightedAverageInterpolator<4> &table,
+Result<double> weightedRate(const WeightedAverageInterpolator<4> &table,
                             const GridPoint<4> &p,
                             std::vector<Neighbour> *used) {
   if (!used)
-    return table.Eval(p);
+    return table.eval(p);
   std::vector<WeightedCorner<4>> corners;
-  Result<double> rate = table.Eval(p, &corners);
+  Result<double> rate = table.eval(p, &corners);
   for (const auto &c : corners)
-    used->push_back({ToVector(c.point), c.value, c.weight});
+    used->push_back({toVector(c.point), c.value, c.weight});
   return rate;
 }
 
 } // namespace
 
-Result<MatmulInterpolator> MatmulInterpolator::Create(const PerfTable &table,
+Result<MatmulInterpolator> MatmulInterpolator::create(const PerfTable &table,
                                                       GemmTableKind kind,
                                                       EstimateMode mode) {
   MatmulOptions options;
   options.kind = kind;
   options.mode = mode;
   options.dtype_fallback = true;
-  return Create(table, options);
+  return create(table, options);
 }
 
 Result<MatmulInterpolator>
-MatmulInterpolator::Create(const PerfTable &table,
+MatmulInterpolator::create(const PerfTable &table,
                            const MatmulOptions &options) {
   MatmulInterpolator mi(options);
   for (const GemmEntry &g : table.gemms) {
-    const int64_t s = DtypeBytes(g.out_dtype);
+    const int64_t s = dtypeBytes(g.out_dtype);
     if (s == 0)
-      return MakeError("gemm entry with unknown out dtype '" + g.out_dtype +
+      return makeError("gemm entry with unknown out dtype '" + g.out_dtype +
                        "'");
     if (options.kind == GemmTableKind::kUserProfiles) {
       const GridPoint<4> p = {g.b, g.m * s, g.k * s, g.n * s};
-      mi.nearest_.Add(p, UserProfileValue(g, p));
+      mi.nearest_.add(p, userProfileValue(g, p));
       continue;
     }
-    const std::string key = GemmDtypeKey(g);
+    const std::string key = gemmDtypeKey(g);
     auto it = mi.per_dtype_.find(key);
     if (it == mi.per_dtype_.end())
       it = mi.per_dtype_.emplace(key, Context(256, 4096)).first;
-    it->second.Add({g.b, g.m, g.k, g.n}, g.flop_per_s);
+    it->second.add({g.b, g.m, g.k, g.n}, g.flop_per_s);
     if (key == kBf16Key) {
       if (!mi.bf16_fallback_)
         mi.bf16_fallback_.emplace(Context(512, 8192));
-      mi.bf16_fallback_->Add({g.b, 2 * g.m, 2 * g.k, 2 * g.n}, g.flop_per_s);
+      mi.bf16_fallback_->add({g.b, 2 * g.m, 2 * g.k, 2 * g.n}, g.flop_per_s);
     }
   }
   for (auto &[key, per_dtype] : mi.per_dtype_) {
-    per_dtype.BuildIndex();
+    per_dtype.buildIndex();
     mi.scattered_.emplace(key, ScatteredRates(per_dtype.values()));
   }
-  mi.nearest_.BuildIndex();
+  mi.nearest_.buildIndex();
   if (mi.bf16_fallback_) {
-    mi.bf16_fallback_->BuildIndex();
+    mi.bf16_fallback_->buildIndex();
     mi.bf16_fallback_scattered_.emplace(mi.bf16_fallback_->values());
   }
   return mi;
 }
 
-Result<bool> MatmulInterpolator::CheckQuery(const GemmQuery &q) const {
+Result<bool> MatmulInterpolator::checkQuery(const GemmQuery &q) const {
   const GemmDims &d = q.dims;
   constexpr int64_t kMaxDim = int64_t{1} << 40; // byte-scaled dims fit
   if (d.b <= 0 || d.m <= 0 || d.k <= 0 || d.n <= 0 || d.b > kMaxDim ||
       d.m > kMaxDim || d.k > kMaxDim || d.n > kMaxDim)
-    return MakeError("gemm query: b, m, k, n must be in [1, 2^40]");
-  if (DtypeBytes(q.out_dtype) == 0)
-    return MakeError("gemm query: unknown out dtype '" + q.out_dtype + "'");
+    return makeError("gemm query: b, m, k, n must be in [1, 2^40]");
+  if (dtypeBytes(q.out_dtype) == 0)
+    return makeError("gemm query: unknown out dtype '" + q.out_dtype + "'");
   if (options_.kind == GemmTableKind::kUserProfiles && nearest_.empty())
-    return MakeError("gemm table has no entries");
+    return makeError("gemm table has no entries");
   return true;
 }
 
-std::string MatmulInterpolator::DtypeKeys() const {
+std::string MatmulInterpolator::dtypeKeys() const {
   std::string keys;
   for (const auto &[key, table] : per_dtype_)
     keys += (keys.empty() ? "" : ", ") + key;
@@ -140,31 +140,31 @@ std::string MatmulInterpolator::DtypeKeys() const {
 }
 
 Result<MatmulInterpolator::Lookup>
-MatmulInterpolator::SelectChecked(const GemmQuery &q) const {
-  if (Result<bool> ok = CheckQuery(q); !ok)
+MatmulInterpolator::selectChecked(const GemmQuery &q) const {
+  if (Result<bool> ok = checkQuery(q); !ok)
     return ok.error();
-  Lookup l = Select(q);
+  Lookup l = select(q);
   if (!l.table && options_.kind == GemmTableKind::kDefault) {
     std::string error = "gemm table has no '" + l.key +
-                        "' entries (it has: " + DtypeKeys() + ")";
+                        "' entries (it has: " + dtypeKeys() + ")";
     if (!options_.dtype_fallback)
       error += "; XLA's bf16 byte-normalised fallback is off (option "
                "dtype_fallback / --dtype-fallback turns it on)";
     else
       error += " and no bf16xbf16->bf16 entries to fall back on";
-    return MakeError(error);
+    return makeError(error);
   }
   return l;
 }
 
-Result<Estimate> MatmulInterpolator::EstimateTime(const GemmQuery &q) const {
-  Result<Lookup> selected = SelectChecked(q);
+Result<Estimate> MatmulInterpolator::estimateTime(const GemmQuery &q) const {
+  Result<Lookup> selected = selectChecked(q);
   if (!selected)
     return selected.error();
   Lookup &l = *selected;
   std::vector<Neighbour> used;
   std::string how;
-  Result<double> rate = RateOf(l, &used, &how);
+  Result<double> rate = rateOf(l, &used, &how);
   if (!rate)
     return rate.error();
   std::string model = l.model;
@@ -178,7 +178,7 @@ Result<Estimate> MatmulInterpolator::EstimateTime(const GemmQuery &q) const {
   // fallback and user paths); the FLOPs reported are the problem's own.
   const double problem_flops = 2.0 * double(q.dims.b) * double(q.dims.m) *
                                double(q.dims.k) * double(q.dims.n);
-  const double looked_up_flops = Flops(l.point);
+  const double looked_up_flops = flops(l.point);
   const double exec_us = 1e6 * (looked_up_flops / *rate);
   Estimate e;
   e.time_us = std::max(exec_us, options_.min_time_us);
@@ -200,25 +200,25 @@ Result<Estimate> MatmulInterpolator::EstimateTime(const GemmQuery &q) const {
   }
   if (!how.empty())
     e.explanation.note += "; " + how;
-  e.explanation.neighbours = Distinct(std::move(used));
+  e.explanation.neighbours = distinct(std::move(used));
   return e;
 }
 
-Result<double> MatmulInterpolator::TimeUs(const GemmQuery &q) const {
-  Result<Lookup> selected = SelectChecked(q);
+Result<double> MatmulInterpolator::timeUs(const GemmQuery &q) const {
+  Result<Lookup> selected = selectChecked(q);
   if (!selected)
     return selected.error();
   const Lookup &l = *selected;
-  Result<double> rate = RateOf(l, nullptr, nullptr);
+  Result<double> rate = rateOf(l, nullptr, nullptr);
   if (!rate)
     return rate.error();
-  return std::max(1e6 * (Flops(l.point) / *rate), options_.min_time_us);
+  return std::max(1e6 * (flops(l.point) / *rate), options_.min_time_us);
 }
 
 MatmulInterpolator::Lookup
-MatmulInterpolator::Select(const GemmQuery &q) const {
+MatmulInterpolator::select(const GemmQuery &q) const {
   Lookup l;
-  const int64_t s = DtypeBytes(q.out_dtype);
+  const int64_t s = dtypeBytes(q.out_dtype);
   if (options_.kind == GemmTableKind::kUserProfiles) {
     l.point = {q.dims.b, q.dims.m * s, q.dims.k * s, q.dims.n * s};
     l.model = "gemm-table/nearest";
@@ -250,24 +250,24 @@ MatmulInterpolator::Select(const GemmQuery &q) const {
   return l;
 }
 
-Result<double> MatmulInterpolator::RateOf(const Lookup &l,
+Result<double> MatmulInterpolator::rateOf(const Lookup &l,
                                           std::vector<Neighbour> *used,
                                           std::string *how) const {
   if (options_.kind == GemmTableKind::kUserProfiles) {
     const auto &[point, rate] =
-        nearest_.points()[nearest_.NearestIndex(l.point)];
+        nearest_.points()[nearest_.nearestIndex(l.point)];
     if (rate <= 0)
-      return MakeError("gemm table entry has a non-positive FLOP rate");
+      return makeError("gemm table entry has a non-positive FLOP rate");
     if (used)
-      used->push_back({ToVector(point), double(rate), 1});
+      used->push_back({toVector(point), double(rate), 1});
     return double(rate);
   }
-  Result<double> rate = MakeError("");
+  Result<double> rate = makeError("");
   if (options_.mode == EstimateMode::kAccurate) {
-    rate = l.scattered->Rate(l.point, used, how);
+    rate = l.scattered->rate(l.point, used, how);
   } else {
     std::vector<Neighbour> corners;
-    rate = WeightedRate(*l.table, l.point, used ? &corners : nullptr);
+    rate = weightedRate(*l.table, l.point, used ? &corners : nullptr);
     if (rate) {
       if (used)
         used->insert(used->end(), corners.begin(), corners.end());
@@ -275,13 +275,13 @@ Result<double> MatmulInterpolator::RateOf(const Lookup &l,
       // XLA needs every corner of the power-of-two bracket; where the table
       // lacks one, answer from the measured points instead of failing.
       std::string rule;
-      rate = l.scattered->Rate(l.point, used, &rule);
+      rate = l.scattered->rate(l.point, used, &rule);
       if (rate && how)
         *how = "the table lacks a corner XLA's weighted average needs; " + rule;
     }
   }
   if (!rate)
-    return MakeError("gemm '" + l.key + "': " + rate.error().message);
+    return makeError("gemm '" + l.key + "': " + rate.error().message);
   return rate;
 }
 

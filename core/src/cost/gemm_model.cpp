@@ -7,30 +7,30 @@
 namespace shardlab::cost {
 namespace {
 
-bool Contains(const std::vector<int64_t> &v, int64_t x) {
+bool contains(const std::vector<int64_t> &v, int64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-Result<int64_t> ProductOf(const std::vector<int64_t> &shape,
+Result<int64_t> productOf(const std::vector<int64_t> &shape,
                           const std::vector<int64_t> &dims, const char *what) {
   int64_t p = 1;
   for (int64_t d : dims) {
     if (d < 0 || d >= int64_t(shape.size()) || shape[d] < 0)
-      return MakeError(std::string("gemm: ") + what + " dimension " +
+      return makeError(std::string("gemm: ") + what + " dimension " +
                        std::to_string(d) + " is out of range");
     p *= shape[d];
   }
   return p;
 }
 
-Result<int64_t> FreeProduct(const std::vector<int64_t> &shape,
+Result<int64_t> freeProduct(const std::vector<int64_t> &shape,
                             const std::vector<int64_t> &batch,
                             const std::vector<int64_t> &contracting) {
   int64_t p = 1;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] < 0)
-      return MakeError("gemm: dynamic or negative dimension");
-    if (!Contains(batch, d) && !Contains(contracting, d))
+      return makeError("gemm: dynamic or negative dimension");
+    if (!contains(batch, d) && !contains(contracting, d))
       p *= shape[d];
   }
   return p;
@@ -38,33 +38,33 @@ Result<int64_t> FreeProduct(const std::vector<int64_t> &shape,
 
 } // namespace
 
-Result<GemmDims> ExtractGemmDims(const std::vector<int64_t> &lhs_shape,
+Result<GemmDims> extractGemmDims(const std::vector<int64_t> &lhs_shape,
                                  const std::vector<int64_t> &rhs_shape,
                                  const std::vector<int64_t> &lhs_batch,
                                  const std::vector<int64_t> &lhs_contracting,
                                  const std::vector<int64_t> &rhs_batch,
                                  const std::vector<int64_t> &rhs_contracting) {
-  Result<int64_t> b = ProductOf(lhs_shape, lhs_batch, "lhs batch");
-  Result<int64_t> k = ProductOf(lhs_shape, lhs_contracting, "lhs contracting");
-  Result<int64_t> rb = ProductOf(rhs_shape, rhs_batch, "rhs batch");
-  Result<int64_t> rk = ProductOf(rhs_shape, rhs_contracting, "rhs contracting");
+  Result<int64_t> b = productOf(lhs_shape, lhs_batch, "lhs batch");
+  Result<int64_t> k = productOf(lhs_shape, lhs_contracting, "lhs contracting");
+  Result<int64_t> rb = productOf(rhs_shape, rhs_batch, "rhs batch");
+  Result<int64_t> rk = productOf(rhs_shape, rhs_contracting, "rhs contracting");
   for (const Result<int64_t> *r : {&b, &k, &rb, &rk})
     if (!*r)
       return r->error();
-  Result<int64_t> m = FreeProduct(lhs_shape, lhs_batch, lhs_contracting);
-  Result<int64_t> n = FreeProduct(rhs_shape, rhs_batch, rhs_contracting);
+  Result<int64_t> m = freeProduct(lhs_shape, lhs_batch, lhs_contracting);
+  Result<int64_t> n = freeProduct(rhs_shape, rhs_batch, rhs_contracting);
   if (!m || !n)
     return !m ? m.error() : n.error();
   if (*b != *rb || *k != *rk)
-    return MakeError("gemm: lhs and rhs batch/contracting sizes differ");
+    return makeError("gemm: lhs and rhs batch/contracting sizes differ");
   return GemmDims{*b, *m, *k, *n};
 }
 
-int64_t RuntimeNsFromClockCycles(int64_t clock_cycles, float clock_ghz) {
+int64_t runtimeNsFromClockCycles(int64_t clock_cycles, float clock_ghz) {
   return static_cast<int64_t>(static_cast<float>(clock_cycles) / clock_ghz);
 }
 
-int64_t ClockCyclesFromRuntimeNs(int64_t runtime_ns, float clock_ghz) {
+int64_t clockCyclesFromRuntimeNs(int64_t runtime_ns, float clock_ghz) {
   return static_cast<int64_t>(static_cast<float>(runtime_ns) * clock_ghz);
 }
 

@@ -13,20 +13,20 @@ constexpr double kHuberLog = 0.03; // residuals above 3% are down-weighted
 constexpr int kHuberSteps = 3;
 constexpr double kPointsPerTerm = 1.5;
 
-std::array<double, kDims> Log2Of(const GridPoint<4> &p) {
+std::array<double, kDims> log2Of(const GridPoint<4> &p) {
   std::array<double, kDims> out;
   for (size_t d = 0; d < kDims; ++d)
     out[d] = std::log2(double(p[d]));
   return out;
 }
 
-std::vector<int64_t> ToVector(const GridPoint<4> &p) {
+std::vector<int64_t> toVector(const GridPoint<4> &p) {
   return std::vector<int64_t>(p.begin(), p.end());
 }
 
 /// Solves a * x = b (n x n, row-major) by Gaussian elimination with partial
 /// pivoting; false when the system is singular.
-bool Solve(std::vector<double> a, std::vector<double> &b, size_t n) {
+bool solve(std::vector<double> a, std::vector<double> &b, size_t n) {
   for (size_t col = 0; col < n; ++col) {
     size_t pivot = col;
     for (size_t r = col + 1; r < n; ++r)
@@ -65,7 +65,7 @@ struct TermSet {
     const size_t l = linear.size();
     return 1 + l + square.size() + (cross ? l * (l - (l > 0)) / 2 : 0);
   }
-  void Row(const std::array<double, kDims> &delta,
+  void row(const std::array<double, kDims> &delta,
            std::vector<double> &row) const {
     row.clear();
     row.push_back(1);
@@ -82,7 +82,7 @@ struct TermSet {
 
 /// Terms at `level` (3: full quadratic, 2: no cross terms, 1: linear, 0:
 /// constant) for the dims that vary among the selected deltas.
-TermSet TermsFor(const std::vector<std::array<double, kDims>> &deltas,
+TermSet termsFor(const std::vector<std::array<double, kDims>> &deltas,
                  int level) {
   TermSet t;
   for (size_t d = 0; d < kDims; ++d) {
@@ -104,7 +104,7 @@ TermSet TermsFor(const std::vector<std::array<double, kDims>> &deltas,
 /// Weighted least squares with Huber reweighting; the intercept (the value
 /// at the query), or nothing when the system is singular.
 std::optional<double>
-FitIntercept(const std::vector<std::array<double, kDims>> &deltas,
+fitIntercept(const std::vector<std::array<double, kDims>> &deltas,
              const std::vector<double> &y, const std::vector<double> &w0,
              const TermSet &terms, std::vector<double> &weights) {
   const size_t n = terms.size();
@@ -114,19 +114,19 @@ FitIntercept(const std::vector<std::array<double, kDims>> &deltas,
     std::vector<double> a(n * n, 0.0);
     beta.assign(n, 0.0);
     for (size_t i = 0; i < deltas.size(); ++i) {
-      terms.Row(deltas[i], row);
+      terms.row(deltas[i], row);
       for (size_t r = 0; r < n; ++r) {
         beta[r] += weights[i] * row[r] * y[i];
         for (size_t c = 0; c < n; ++c)
           a[r * n + c] += weights[i] * row[r] * row[c];
       }
     }
-    if (!Solve(a, beta, n))
+    if (!solve(a, beta, n))
       return std::nullopt;
     if (step == kHuberSteps)
       break;
     for (size_t i = 0; i < deltas.size(); ++i) {
-      terms.Row(deltas[i], row);
+      terms.row(deltas[i], row);
       double fitted = 0;
       for (size_t r = 0; r < n; ++r)
         fitted += beta[r] * row[r];
@@ -143,7 +143,7 @@ ScatteredRates::ScatteredRates(const std::map<GridPoint<4>, double> &values) {
   for (const auto &[at, rate] : values) {
     if (!(rate > 0))
       continue;
-    points_.push_back({at, Log2Of(at), std::log(rate)});
+    points_.push_back({at, log2Of(at), std::log(rate)});
     for (size_t d = 0; d < kDims; ++d)
       coords_[d].push_back(at[d]);
   }
@@ -153,7 +153,7 @@ ScatteredRates::ScatteredRates(const std::map<GridPoint<4>, double> &values) {
   }
 }
 
-GridPoint<4> ScatteredRates::Clamp(const GridPoint<4> &query) const {
+GridPoint<4> ScatteredRates::clamp(const GridPoint<4> &query) const {
   GridPoint<4> q = query;
   for (size_t d = 0; d < kDims; ++d)
     if (!coords_[d].empty())
@@ -161,14 +161,14 @@ GridPoint<4> ScatteredRates::Clamp(const GridPoint<4> &query) const {
   return q;
 }
 
-const ScatteredRates::Point *ScatteredRates::Find(const GridPoint<4> &p) const {
+const ScatteredRates::Point *ScatteredRates::find(const GridPoint<4> &p) const {
   auto it = std::lower_bound(
       points_.begin(), points_.end(), p,
       [](const Point &a, const GridPoint<4> &b) { return a.at < b; });
   return it != points_.end() && it->at == p ? &*it : nullptr;
 }
 
-bool ScatteredRates::Multilinear(const GridPoint<4> &q,
+bool ScatteredRates::multilinear(const GridPoint<4> &q,
                                  std::vector<Neighbour> *used,
                                  double *rate) const {
   std::array<int64_t, kDims> lo, hi;
@@ -194,11 +194,11 @@ bool ScatteredRates::Multilinear(const GridPoint<4> &q,
     }
     if (w == 0)
       continue;
-    const Point *p = Find(c);
+    const Point *p = find(c);
     if (!p)
       return false;
     log_rate += w * p->log_rate;
-    corners.push_back({ToVector(c), std::exp(p->log_rate), w});
+    corners.push_back({toVector(c), std::exp(p->log_rate), w});
   }
   *rate = std::exp(log_rate);
   if (used)
@@ -206,9 +206,9 @@ bool ScatteredRates::Multilinear(const GridPoint<4> &q,
   return true;
 }
 
-Result<double> ScatteredRates::LocalFit(const GridPoint<4> &q,
+Result<double> ScatteredRates::localFit(const GridPoint<4> &q,
                                         std::vector<Neighbour> *used) const {
-  const std::array<double, kDims> lq = Log2Of(q);
+  const std::array<double, kDims> lq = log2Of(q);
   double span = 1;
   for (size_t d = 0; d < kDims; ++d)
     span = std::max(span, std::log2(double(coords_[d].back())) -
@@ -242,10 +242,10 @@ Result<double> ScatteredRates::LocalFit(const GridPoint<4> &q,
     const bool widest = radius >= span;
     for (double per_term : {kPointsPerTerm, 1.0}) {
       for (int level = 3; level >= (widest ? 0 : 3); --level) {
-        const TermSet terms = TermsFor(deltas, level);
+        const TermSet terms = termsFor(deltas, level);
         if (double(deltas.size()) < per_term * double(terms.size()))
           continue;
-        std::optional<double> fit = FitIntercept(deltas, y, w0, terms, weights);
+        std::optional<double> fit = fitIntercept(deltas, y, w0, terms, weights);
         if (!fit)
           continue;
         const auto [low, high] = std::minmax_element(y.begin(), y.end());
@@ -256,7 +256,7 @@ Result<double> ScatteredRates::LocalFit(const GridPoint<4> &q,
           for (double w : weights)
             total += w;
           for (size_t i = 0; i < chosen.size(); ++i)
-            used->push_back({ToVector(chosen[i]->at),
+            used->push_back({toVector(chosen[i]->at),
                              std::exp(chosen[i]->log_rate),
                              weights[i] / total});
         }
@@ -266,26 +266,26 @@ Result<double> ScatteredRates::LocalFit(const GridPoint<4> &q,
         break;
     }
     if (widest)
-      return MakeError("no measured point to estimate from");
+      return makeError("no measured point to estimate from");
   }
 }
 
-Result<double> ScatteredRates::Rate(const GridPoint<4> &query,
+Result<double> ScatteredRates::rate(const GridPoint<4> &query,
                                     std::vector<Neighbour> *used,
                                     std::string *how) const {
   if (points_.empty())
-    return MakeError("the table has no measured point for this dtype");
-  const GridPoint<4> q = Clamp(query);
+    return makeError("the table has no measured point for this dtype");
+  const GridPoint<4> q = clamp(query);
   const char *clamped = q == query ? "" : " (query clamped to the table)";
-  if (const Point *p = Find(q)) {
+  if (const Point *p = find(q)) {
     if (used)
-      used->push_back({ToVector(q), std::exp(p->log_rate), 1});
+      used->push_back({toVector(q), std::exp(p->log_rate), 1});
     if (how)
       *how = std::string("measured point") + clamped;
     return std::exp(p->log_rate);
   }
   double rate = 0;
-  if (Multilinear(q, used, &rate)) {
+  if (multilinear(q, used, &rate)) {
     if (how)
       *how = std::string("log-multilinear between the bracket's measured "
                          "corners") +
@@ -296,7 +296,7 @@ Result<double> ScatteredRates::Rate(const GridPoint<4> &query,
     *how = std::string("local quadratic fit in log space (the bracket has "
                        "unmeasured corners)") +
            clamped;
-  return LocalFit(q, used);
+  return localFit(q, used);
 }
 
 } // namespace shardlab::cost

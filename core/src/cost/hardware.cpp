@@ -70,60 +70,60 @@ HardwarePreset A100() {
 
 } // namespace
 
-std::vector<std::string> HardwarePresetNames() {
+std::vector<std::string> hardwarePresetNames() {
   return {"h100", "h200", "b200", "a100"};
 }
 
-Result<HardwarePreset> FindHardwarePreset(std::string_view name) {
+Result<HardwarePreset> findHardwarePreset(std::string_view name) {
   for (HardwarePreset p : {H100(), H200(), B200(), A100()})
     if (p.name == name)
       return p;
-  return MakeError("unknown hardware preset '" + std::string(name) +
+  return makeError("unknown hardware preset '" + std::string(name) +
                    "' (known: h100, h200, b200, a100)");
 }
 
-Result<double> PeakFlopRate(const HardwarePreset &hw, std::string_view dtype) {
+Result<double> peakFlopRate(const HardwarePreset &hw, std::string_view dtype) {
   std::string key(dtype);
   if (key.rfind("f8", 0) == 0)
     key = "f8";
   auto it = hw.peak_flop_per_s.find(key);
   if (it == hw.peak_flop_per_s.end())
-    it = hw.peak_flop_per_s.find(DtypeBytes(dtype) >= 4 ? "f32" : "bf16");
+    it = hw.peak_flop_per_s.find(dtypeBytes(dtype) >= 4 ? "f32" : "bf16");
   if (it == hw.peak_flop_per_s.end() || !(it->second > 0))
-    return MakeError("preset '" + hw.name + "' has no peak rate for '" +
+    return makeError("preset '" + hw.name + "' has no peak rate for '" +
                      std::string(dtype) + "'");
   return it->second;
 }
 
-Result<HardwarePreset> ParseHardwarePreset(std::string_view json_text) {
-  Result<detail::json> root = detail::ParseJsonText(json_text);
+Result<HardwarePreset> parseHardwarePreset(std::string_view json_text) {
+  Result<detail::json> root = detail::parseJsonText(json_text);
   if (!root)
     return root.error();
   std::vector<std::string> errors;
   detail::FieldReader r(*root, "preset", &errors);
   HardwarePreset h;
-  r.String("name", &h.name, true);
-  r.String("device_name", &h.device_name, false);
-  r.String("sm_version", &h.sm_version, false);
-  r.Int("sm_count", &h.sm_count, false, 0);
-  r.Int("gpus_per_node", &h.gpus_per_node, false, 1);
-  r.Positive("clock_ghz", &h.clock_ghz, false);
-  r.Positive("hbm_bytes_per_s", &h.hbm_bytes_per_s, true);
-  r.Positive("nvlink_bytes_per_s", &h.nvlink_bytes_per_s, true);
-  r.String("source", &h.source, false);
-  r.Int("device_memory_bytes", &h.device_memory_bytes, false, 0);
-  r.Positive("kernel_launch_us", &h.kernel_launch_us, false);
-  const detail::json *peaks = r.Get("peak_flop_per_s");
+  r.string("name", &h.name, true);
+  r.string("device_name", &h.device_name, false);
+  r.string("sm_version", &h.sm_version, false);
+  r.integer("sm_count", &h.sm_count, false, 0);
+  r.integer("gpus_per_node", &h.gpus_per_node, false, 1);
+  r.positive("clock_ghz", &h.clock_ghz, false);
+  r.positive("hbm_bytes_per_s", &h.hbm_bytes_per_s, true);
+  r.positive("nvlink_bytes_per_s", &h.nvlink_bytes_per_s, true);
+  r.string("source", &h.source, false);
+  r.integer("device_memory_bytes", &h.device_memory_bytes, false, 0);
+  r.positive("kernel_launch_us", &h.kernel_launch_us, false);
+  const detail::json *peaks = r.get("peak_flop_per_s");
   if (!peaks || !peaks->is_object() || peaks->empty())
-    r.Fail("peak_flop_per_s", "an object of dtype -> FLOP/s", peaks);
+    r.fail("peak_flop_per_s", "an object of dtype -> FLOP/s", peaks);
   else
     for (auto it = peaks->begin(); it != peaks->end(); ++it)
       if (it->is_number() && it->get<double>() > 0)
         h.peak_flop_per_s[it.key()] = it->get<double>();
       else
-        r.Fail("peak_flop_per_s", "positive numbers", &*it);
+        r.fail("peak_flop_per_s", "positive numbers", &*it);
   if (!errors.empty())
-    return detail::JoinErrors(errors);
+    return detail::joinErrors(errors);
   return h;
 }
 

@@ -22,18 +22,18 @@ public:
 
 } // namespace
 
-Result<json> ParseJsonText(std::string_view text) {
+Result<json> parseJsonText(std::string_view text) {
   json root;
   ErrorKeepingSax sax(root);
   const bool ok = json::sax_parse(text.begin(), text.end(), &sax,
                                   nlohmann::detail::input_format_t::json,
                                   /*strict=*/true);
   if (!ok || !sax.message.empty())
-    return MakeError("invalid JSON: " + sax.message);
+    return makeError("invalid JSON: " + sax.message);
   return root;
 }
 
-std::string Describe(const json &value) {
+std::string describe(const json &value) {
   std::string text = value.dump();
   if (text.size() > 60)
     text = text.substr(0, 57) + "...";
@@ -45,89 +45,89 @@ FieldReader::FieldReader(const json &object, std::string path,
     : object_(object), path_(std::move(path)), errors_(errors) {
   if (!object_.is_object())
     errors_->push_back(path_ + ": expected an object, got " +
-                       Describe(object_));
+                       describe(object_));
 }
 
-bool FieldReader::Has(const char *key) const { return Get(key) != nullptr; }
+bool FieldReader::has(const char *key) const { return get(key) != nullptr; }
 
-const json *FieldReader::Get(const char *key) const {
+const json *FieldReader::get(const char *key) const {
   if (!object_.is_object())
     return nullptr;
   auto it = object_.find(key);
   return it == object_.end() || it->is_null() ? nullptr : &*it;
 }
 
-std::string FieldReader::FieldPath(const char *key) const {
+std::string FieldReader::fieldPath(const char *key) const {
   return path_.empty() ? std::string(key) : path_ + "." + key;
 }
 
-void FieldReader::Fail(const char *key, const std::string &expected,
+void FieldReader::fail(const char *key, const std::string &expected,
                        const json *got) {
-  std::string msg = FieldPath(key) + ": expected " + expected;
-  msg += got ? ", got " + Describe(*got) : " (field is missing)";
+  std::string msg = fieldPath(key) + ": expected " + expected;
+  msg += got ? ", got " + describe(*got) : " (field is missing)";
   errors_->push_back(msg);
 }
 
-bool FieldReader::Int(const char *key, int64_t *out, bool required,
-                      int64_t min_value) {
-  const json *v = Get(key);
+bool FieldReader::integer(const char *key, int64_t *out, bool required,
+                          int64_t min_value) {
+  const json *v = get(key);
   const std::string expected = "an integer >= " + std::to_string(min_value);
   if (!v) {
     if (required)
-      Fail(key, expected);
+      fail(key, expected);
     return false;
   }
   if (!v->is_number_integer() ||
       (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(INT64_MAX)) ||
       v->get<int64_t>() < min_value) {
-    Fail(key, expected, v);
+    fail(key, expected, v);
     return false;
   }
   *out = v->get<int64_t>();
   return true;
 }
 
-bool FieldReader::Positive(const char *key, double *out, bool required,
+bool FieldReader::positive(const char *key, double *out, bool required,
                            bool allow_zero) {
-  const json *v = Get(key);
+  const json *v = get(key);
   const char *expected =
       allow_zero ? "a finite number >= 0" : "a finite number > 0";
   if (!v) {
     if (required)
-      Fail(key, expected);
+      fail(key, expected);
     return false;
   }
   if (!v->is_number() || !std::isfinite(v->get<double>()) ||
       v->get<double>() < 0 || (!allow_zero && v->get<double>() == 0)) {
-    Fail(key, expected, v);
+    fail(key, expected, v);
     return false;
   }
   *out = v->get<double>();
   return true;
 }
 
-bool FieldReader::String(const char *key, std::string *out, bool required) {
-  const json *v = Get(key);
+bool FieldReader::string(const char *key, std::string *out, bool required) {
+  const json *v = get(key);
   if (!v) {
     if (required)
-      Fail(key, "a string");
+      fail(key, "a string");
     return false;
   }
   if (!v->is_string()) {
-    Fail(key, "a string", v);
+    fail(key, "a string", v);
     return false;
   }
   *out = v->get<std::string>();
   return true;
 }
 
-Error JoinErrors(const std::vector<std::string> &errors) {
+Error joinErrors(const std::vector<std::string> &errors) {
   std::string msg;
   for (size_t i = 0; i < errors.size() && i < 50; ++i)
     msg += i > 0 ? "\n" + errors[i] : errors[i];
   if (errors.size() > 50)
     msg += "\n... and " + std::to_string(errors.size() - 50) + " more";
-  return MakeError(msg);
+  return makeError(msg);
 }
 
 } // namespace shardlab::cost::detail

@@ -7,7 +7,7 @@
 
 namespace shardlab::cost {
 
-int64_t DtypeBytes(std::string_view t) {
+int64_t dtypeBytes(std::string_view t) {
   if (t == "f64" || t == "s64" || t == "u64" || t == "c64")
     return 8;
   if (t == "f32" || t == "s32" || t == "u32" || t == "tf32")
@@ -21,48 +21,48 @@ int64_t DtypeBytes(std::string_view t) {
   return 0;
 }
 
-std::string GemmDtypeKey(const GemmEntry &e) {
+std::string gemmDtypeKey(const GemmEntry &e) {
   return e.lhs_dtype + "x" + e.rhs_dtype + "->" + e.out_dtype;
 }
 
-Result<std::vector<std::string>> SplitGemmDtypeKey(std::string_view key) {
+Result<std::vector<std::string>> splitGemmDtypeKey(std::string_view key) {
   const size_t arrow = key.find("->");
   const size_t x = key.find('x');
   if (arrow == std::string_view::npos || x == std::string_view::npos ||
       x > arrow || key.find('x', x + 1) < arrow)
-    return MakeError("dtype key '" + std::string(key) +
+    return makeError("dtype key '" + std::string(key) +
                      "': expected \"<lhs>x<rhs>-><out>\"");
   std::vector<std::string> out = {std::string(key.substr(0, x)),
                                   std::string(key.substr(x + 1, arrow - x - 1)),
                                   std::string(key.substr(arrow + 2))};
   for (const std::string &t : out)
-    if (DtypeBytes(t) == 0)
-      return MakeError("dtype key '" + std::string(key) +
+    if (dtypeBytes(t) == 0)
+      return makeError("dtype key '" + std::string(key) +
                        "': unknown element type '" + t + "'");
   return out;
 }
 
 namespace {
 
-std::string EntryPath(const char *array, size_t i) {
+std::string entryPath(const char *array, size_t i) {
   return std::string(array) + "[" + std::to_string(i) + "]";
 }
 
-std::string CollectiveIdentity(const CollectiveEntry &e) {
+std::string collectiveIdentity(const CollectiveEntry &e) {
   std::string id = e.op + "|" + e.dtype + "|" + std::to_string(e.bytes) + "|" +
                    std::to_string(e.devices_per_group) + "|";
   if (e.comm_type)
-    id += ToString(*e.comm_type);
+    id += toText(*e.comm_type);
   if (e.permute_type)
-    id += ToString(*e.permute_type);
+    id += toText(*e.permute_type);
   if (e.replica_groups) {
     id += '|';
-    id += ToString(*e.replica_groups);
+    id += toText(*e.replica_groups);
   }
   return id;
 }
 
-void CheckCollective(const CollectiveEntry &e, const std::string &path,
+void checkCollective(const CollectiveEntry &e, const std::string &path,
                      std::vector<std::string> *errors) {
   if (e.bytes <= 0)
     errors->push_back(path + ".bytes: expected an integer >= 1");
@@ -80,7 +80,7 @@ void CheckCollective(const CollectiveEntry &e, const std::string &path,
     errors->push_back(path + ".comm_type: required for " + e.op);
 }
 
-void CheckGemm(const GemmEntry &e, const std::string &path,
+void checkGemm(const GemmEntry &e, const std::string &path,
                std::vector<std::string> *errors) {
   constexpr int64_t kMaxDim = int64_t{1} << 40;
   if (e.b <= 0 || e.m <= 0 || e.n <= 0 || e.k <= 0 || e.b > kMaxDim ||
@@ -92,7 +92,7 @@ void CheckGemm(const GemmEntry &e, const std::string &path,
 
 } // namespace
 
-Result<bool> ValidatePerfTable(const PerfTable &table) {
+Result<bool> validatePerfTable(const PerfTable &table) {
   std::vector<std::string> errors;
   if (table.metadata.source != "measured" &&
       table.metadata.source != "analytical")
@@ -101,42 +101,42 @@ Result<bool> ValidatePerfTable(const PerfTable &table) {
                      table.metadata.source + "\"");
   std::map<std::string, size_t> seen;
   for (size_t i = 0; i < table.collectives.size(); ++i) {
-    CheckCollective(table.collectives[i], EntryPath("collectives", i), &errors);
+    checkCollective(table.collectives[i], entryPath("collectives", i), &errors);
     auto [it, fresh] =
-        seen.emplace(CollectiveIdentity(table.collectives[i]), i);
+        seen.emplace(collectiveIdentity(table.collectives[i]), i);
     if (!fresh)
-      errors.push_back(EntryPath("collectives", i) + ": duplicate of " +
-                       EntryPath("collectives", it->second) +
+      errors.push_back(entryPath("collectives", i) + ": duplicate of " +
+                       entryPath("collectives", it->second) +
                        " (same op, kind, dtype, bytes, group)");
   }
   seen.clear();
   for (size_t i = 0; i < table.gemms.size(); ++i) {
     const GemmEntry &g = table.gemms[i];
-    CheckGemm(g, EntryPath("gemms", i), &errors);
-    const std::string id = GemmDtypeKey(g) + "|" + std::to_string(g.b) + "," +
+    checkGemm(g, entryPath("gemms", i), &errors);
+    const std::string id = gemmDtypeKey(g) + "|" + std::to_string(g.b) + "," +
                            std::to_string(g.m) + "," + std::to_string(g.n) +
                            "," + std::to_string(g.k);
     auto [it, fresh] = seen.emplace(id, i);
     if (!fresh)
-      errors.push_back(EntryPath("gemms", i) + ": duplicate of " +
-                       EntryPath("gemms", it->second) +
+      errors.push_back(entryPath("gemms", i) + ": duplicate of " +
+                       entryPath("gemms", it->second) +
                        " (same b, m, n, k and dtypes)");
   }
   if (!errors.empty()) {
     std::string msg;
     for (size_t i = 0; i < errors.size() && i < 50; ++i)
       msg += i > 0 ? "\n" + errors[i] : errors[i];
-    return MakeError(msg);
+    return makeError(msg);
   }
   return true;
 }
 
-Result<bool> CheckFullGemmGrid(const PerfTable &table,
+Result<bool> checkFullGemmGrid(const PerfTable &table,
                                std::string_view dtype_key) {
   std::set<int64_t> bs, ms, ns, ks;
   std::set<std::tuple<int64_t, int64_t, int64_t, int64_t>> present;
   for (const GemmEntry &g : table.gemms) {
-    if (GemmDtypeKey(g) != dtype_key)
+    if (gemmDtypeKey(g) != dtype_key)
       continue;
     bs.insert(g.b), ms.insert(g.m), ns.insert(g.n), ks.insert(g.k);
     present.insert({g.b, g.m, g.n, g.k});
@@ -146,7 +146,7 @@ Result<bool> CheckFullGemmGrid(const PerfTable &table,
       for (int64_t n : ns)
         for (int64_t k : ks)
           if (present.count({b, m, n, k}) == 0)
-            return MakeError(
+            return makeError(
                 "gemms (" + std::string(dtype_key) +
                 "): not a full grid, missing b=" + std::to_string(b) +
                 " m=" + std::to_string(m) + " n=" + std::to_string(n) +

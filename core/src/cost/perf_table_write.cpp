@@ -12,7 +12,7 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-json TimeToJson(const TimeStats &t) {
+json timeToJson(const TimeStats &t) {
   json j = {{"median", t.median_us}};
   if (t.min_us)
     j["min"] = *t.min_us;
@@ -27,7 +27,7 @@ json TimeToJson(const TimeStats &t) {
   return j;
 }
 
-json MetadataToJson(const TableMetadata &m) {
+json metadataToJson(const TableMetadata &m) {
   json j = {{"source", m.source}};
   json device = json::object();
   if (!m.device_name.empty())
@@ -56,12 +56,12 @@ json MetadataToJson(const TableMetadata &m) {
   return j;
 }
 
-json CollectiveToJson(const CollectiveEntry &e) {
+json collectiveToJson(const CollectiveEntry &e) {
   json j = {{"op", e.op}};
   if (e.comm_type)
-    j["comm_type"] = std::string(ToString(*e.comm_type));
+    j["comm_type"] = std::string(toText(*e.comm_type));
   if (e.permute_type)
-    j["permute_type"] = std::string(ToString(*e.permute_type));
+    j["permute_type"] = std::string(toText(*e.permute_type));
   if (!e.dtype.empty())
     j["dtype"] = e.dtype;
   j["bytes"] = e.bytes;
@@ -69,14 +69,14 @@ json CollectiveToJson(const CollectiveEntry &e) {
   j["num_groups"] = e.num_groups;
   j["nodes"] = e.nodes;
   if (e.replica_groups)
-    j["replica_groups"] = ToString(*e.replica_groups);
+    j["replica_groups"] = toText(*e.replica_groups);
   if (e.time)
-    j["time_us"] = TimeToJson(*e.time);
+    j["time_us"] = timeToJson(*e.time);
   j["throughput_bytes_per_s"] = e.throughput_bytes_per_s;
   return j;
 }
 
-json GemmToJson(const GemmEntry &e) {
+json gemmToJson(const GemmEntry &e) {
   json j = {{"b", e.b},
             {"m", e.m},
             {"n", e.n},
@@ -85,23 +85,23 @@ json GemmToJson(const GemmEntry &e) {
             {"rhs_dtype", e.rhs_dtype},
             {"out_dtype", e.out_dtype}};
   if (e.time)
-    j["time_us"] = TimeToJson(*e.time);
+    j["time_us"] = timeToJson(*e.time);
   j["flop_per_s"] = e.flop_per_s;
   return j;
 }
 
 } // namespace
 
-std::string SerializePerfTable(const PerfTable &table) {
+std::string serializePerfTable(const PerfTable &table) {
   json j = {{"format", kPerfTableFormat},
             {"version", kPerfTableVersion},
-            {"metadata", MetadataToJson(table.metadata)}};
+            {"metadata", metadataToJson(table.metadata)}};
   json collectives = json::array();
   for (const CollectiveEntry &e : table.collectives)
-    collectives.push_back(CollectiveToJson(e));
+    collectives.push_back(collectiveToJson(e));
   json gemms = json::array();
   for (const GemmEntry &e : table.gemms)
-    gemms.push_back(GemmToJson(e));
+    gemms.push_back(gemmToJson(e));
   if (!table.collectives.empty() || table.gemms.empty())
     j["collectives"] = collectives;
   if (!table.gemms.empty())
@@ -109,14 +109,14 @@ std::string SerializePerfTable(const PerfTable &table) {
   return j.dump(2) + "\n";
 }
 
-Result<bool> WritePerfTable(const PerfTable &table, const std::string &path) {
-  Result<bool> valid = ValidatePerfTable(table);
+Result<bool> writePerfTable(const PerfTable &table, const std::string &path) {
+  Result<bool> valid = validatePerfTable(table);
   if (!valid)
-    return MakeError(path + ": refusing to write an invalid table: " +
+    return makeError(path + ": refusing to write an invalid table: " +
                      valid.error().message);
-  std::string error;
-  if (!writeFileAtomically(path, SerializePerfTable(table), error))
-    return MakeError(error);
+  Status written = writeFileAtomically(path, serializePerfTable(table));
+  if (!written)
+    return written.error();
   return true;
 }
 

@@ -22,7 +22,7 @@ constexpr MeasuredGemm kXlaGemms[] = {
 
 /// Device keys agree when equal or when one extends the other with "_..."
 /// (XLA's "sm_100" and "sm_100_B200").
-bool SameDeviceKey(std::string_view a, std::string_view b) {
+bool sameDeviceKey(std::string_view a, std::string_view b) {
   if (a.size() > b.size())
     std::swap(a, b);
   return b.substr(0, a.size()) == a &&
@@ -31,35 +31,35 @@ bool SameDeviceKey(std::string_view a, std::string_view b) {
 
 } // namespace
 
-PerfTable PresetTable(const HardwarePreset &hw) {
-  PerfTable table = GenerateAnalyticalTable(hw);
+PerfTable presetTable(const HardwarePreset &hw) {
+  PerfTable table = generateAnalyticalTable(hw);
   if (hw.gemm_table_device.empty())
     return table;
   table.gemms.clear();
   for (const MeasuredGemm &g : kXlaGemms) {
     if (g.device != hw.gemm_table_device)
       continue;
-    Result<std::vector<std::string>> dtypes = SplitGemmDtypeKey(g.dtype_key);
+    Result<std::vector<std::string>> dtypes = splitGemmDtypeKey(g.dtype_key);
     if (!dtypes)
       continue;
     table.gemms.push_back({g.b, g.m, g.n, g.k, (*dtypes)[0], (*dtypes)[1],
                            (*dtypes)[2], std::nullopt, g.flop_per_s});
   }
-  table.metadata.description += " GEMM rates measured: " + PresetGemmSource(hw);
+  table.metadata.description += " GEMM rates measured: " + presetGemmSource(hw);
   return table;
 }
 
-std::string PresetGemmSource(const HardwarePreset &hw) {
+std::string presetGemmSource(const HardwarePreset &hw) {
   if (hw.gemm_table_device.empty())
     return "analytical roofline grid from the preset's peak numbers";
   return "XLA's measured GemmPerfTable, device " + hw.gemm_table_device +
          " (openxla/xla, Apache-2.0; third_party/xla-perf-tables)";
 }
 
-std::string DeviceMismatch(const HardwarePreset &hw, const PerfTable &table) {
+std::string deviceMismatch(const HardwarePreset &hw, const PerfTable &table) {
   const TableMetadata &m = table.metadata;
   if (!m.sm_version.empty() && !hw.sm_version.empty() &&
-      !SameDeviceKey(m.sm_version, hw.sm_version))
+      !sameDeviceKey(m.sm_version, hw.sm_version))
     return "the table was measured on " + m.sm_version + " but preset '" +
            hw.name + "' is " + hw.sm_version +
            "; estimates mix two devices (choose the matching --preset)";

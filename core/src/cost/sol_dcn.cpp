@@ -11,20 +11,20 @@ struct Topology {
   int64_t comms = 0;
 };
 
-Result<Topology> DcnTopology(const SolConfig &c, const DcnQuery &q) {
+Result<Topology> dcnTopology(const SolConfig &c, const DcnQuery &q) {
   const int64_t partition =
       c.partition_size > 0 ? c.partition_size : c.gpus_per_node;
-  if (IsPermute(q.op) || q.op == CollectiveOp::kSend ||
+  if (isPermute(q.op) || q.op == CollectiveOp::kSend ||
       q.op == CollectiveOp::kRecv) {
-    Result<PermuteType> t = ClassifyPermute(q.pairs, partition);
+    Result<PermuteType> t = classifyPermute(q.pairs, partition);
     if (!t)
       return t.error();
-    if (q.pairs.empty() || IsInterPartition(*t))
+    if (q.pairs.empty() || isInterPartition(*t))
       return Topology{2, 1};
-    return MakeError("intra-partition collective-permute: use the "
+    return makeError("intra-partition collective-permute: use the "
                      "collective table (collective interpolator required)");
   }
-  Result<CommType> comm = ClassifyCommType(q.groups, partition);
+  Result<CommType> comm = classifyCommType(q.groups, partition);
   if (!comm)
     return comm.error();
   const int64_t g = q.groups.num_groups(), s = q.groups.group_size();
@@ -32,33 +32,33 @@ Result<Topology> DcnTopology(const SolConfig &c, const DcnQuery &q) {
     return Topology{s / partition, g};
   if (*comm == CommType::kNonWorldLevel)
     return Topology{s, g};
-  return MakeError("single-partition collective: use the collective table, "
+  return makeError("single-partition collective: use the collective table, "
                    "not the S-curve model");
 }
 
-Result<double> CollectiveUs(const SolConfig &c, const DcnQuery &q,
+Result<double> collectiveUs(const SolConfig &c, const DcnQuery &q,
                             const Topology &t, Explanation *ex) {
-  switch (AsyncToSync(q.op)) {
+  switch (asyncToSync(q.op)) {
   case CollectiveOp::kAllGather:
     ex->model = "s-curve/ring all-gather";
-    return RingLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::kAllGather,
+    return ringLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::kAllGather,
                          t.comms);
   case CollectiveOp::kAllReduce:
     ex->model = "s-curve/ring all-reduce";
-    return RingLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::kAllReduce,
+    return ringLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::kAllReduce,
                          t.comms);
   case CollectiveOp::kReduceScatter:
     ex->model = "s-curve/ring reduce-scatter";
-    return RingLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::kReduceScatter,
+    return ringLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::kReduceScatter,
                          t.comms);
   case CollectiveOp::kAllToAll:
     ex->model = "s-curve/all-to-all";
-    return AllToAllLatencyUs(c, q.msg_bytes, t.hosts, t.comms);
+    return allToAllLatencyUs(c, q.msg_bytes, t.hosts, t.comms);
   case CollectiveOp::kCollectivePermute:
   case CollectiveOp::kSend:
   case CollectiveOp::kRecv:
     ex->model = "s-curve/send-recv";
-    return RingLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::kSendRecv,
+    return ringLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::kSendRecv,
                          t.comms);
   default:
     ex->model = "s-curve/launch-only";
@@ -68,25 +68,25 @@ Result<double> CollectiveUs(const SolConfig &c, const DcnQuery &q,
 
 } // namespace
 
-Result<Estimate> DcnCollectiveEstimate(const SolConfig &c,
+Result<Estimate> dcnCollectiveEstimate(const SolConfig &c,
                                        double memory_bandwidth_bytes_per_s,
                                        const DcnQuery &q) {
   if (!(memory_bandwidth_bytes_per_s > 0) || q.msg_bytes < 0 ||
       q.hbm_bytes_accessed < 0)
-    return MakeError("DCN estimate: memory bandwidth must be positive and "
+    return makeError("DCN estimate: memory bandwidth must be positive and "
                      "byte counts non-negative");
-  Result<Topology> t = DcnTopology(c, q);
+  Result<Topology> t = dcnTopology(c, q);
   if (!t)
     return t.error();
   Estimate e;
-  Result<double> net_us = CollectiveUs(c, q, *t, &e.explanation);
+  Result<double> net_us = collectiveUs(c, q, *t, &e.explanation);
   if (!net_us)
     return net_us.error();
   // XLA computes the HBM term in float32 seconds.
   const float hbm_s = static_cast<float>(q.hbm_bytes_accessed) /
                       static_cast<float>(memory_bandwidth_bytes_per_s);
   const double hbm_us = 1e6 * double(hbm_s);
-  const bool reduces = RequiresAccumulation(q.op);
+  const bool reduces = requiresAccumulation(q.op);
   const double compute_us = reduces ? q.reduction_compute_us : 0.0;
   e.time_us = hbm_us + compute_us + *net_us;
   e.explanation.terms = {{"hbm", hbm_us, "us"},
@@ -99,7 +99,7 @@ Result<Estimate> DcnCollectiveEstimate(const SolConfig &c,
   return e;
 }
 
-Estimate NodeCost(const NodeCostInput &in) {
+Estimate nodeCost(const NodeCostInput &in) {
   Estimate e;
   if (in.latency_metadata_ns) {
     e.time_us = *in.latency_metadata_ns / 1000.0;

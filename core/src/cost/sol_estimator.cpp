@@ -9,7 +9,7 @@
 namespace shardlab::cost {
 namespace {
 
-std::vector<std::string_view> Split(std::string_view text, char sep) {
+std::vector<std::string_view> split(std::string_view text, char sep) {
   std::vector<std::string_view> parts;
   size_t start = 0;
   while (start <= text.size()) {
@@ -22,7 +22,7 @@ std::vector<std::string_view> Split(std::string_view text, char sep) {
   return parts;
 }
 
-std::string_view Trim(std::string_view s) {
+std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
     s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
@@ -31,7 +31,7 @@ std::string_view Trim(std::string_view s) {
 }
 
 // strtod/strtoll on a copy; nullopt unless the whole value parses.
-std::optional<double> ParseNumber(std::string_view v, bool integer) {
+std::optional<double> parseNumber(std::string_view v, bool integer) {
   const std::string text(v);
   if (text.empty())
     return std::nullopt;
@@ -44,7 +44,7 @@ std::optional<double> ParseNumber(std::string_view v, bool integer) {
   return value;
 }
 
-bool SetOption(SolConfig *c, std::string_view key, double v) {
+bool setOption(SolConfig *c, std::string_view key, double v) {
   if (key == "nccl_op_launch_us")
     c->nccl_op_launch_us = v;
   else if (key == "nic_speed_gbps")
@@ -66,25 +66,25 @@ bool SetOption(SolConfig *c, std::string_view key, double v) {
 
 } // namespace
 
-Result<SolConfig> ApplySolOptions(SolConfig config, std::string_view options) {
-  for (std::string_view item : Split(options, ',')) {
-    item = Trim(item);
+Result<SolConfig> applySolOptions(SolConfig config, std::string_view options) {
+  for (std::string_view item : split(options, ',')) {
+    item = trim(item);
     if (item.empty())
       continue;
     const size_t eq = item.find('=');
-    const std::string_view key = Trim(item.substr(0, eq));
+    const std::string_view key = trim(item.substr(0, eq));
     const std::string_view value =
-        eq == std::string_view::npos ? "" : Trim(item.substr(eq + 1));
+        eq == std::string_view::npos ? "" : trim(item.substr(eq + 1));
     SolConfig probe;
-    if (!SetOption(&probe, key, 0))
-      return MakeError("unknown S-curve option '" + std::string(key) +
+    if (!setOption(&probe, key, 0))
+      return makeError("unknown S-curve option '" + std::string(key) +
                        "' (known: nccl_op_launch_us, nic_speed_gbps, "
                        "chunk_prep_us, rtt_us, gpus_per_node, "
                        "chunk_size_bytes, partition_size)");
     // XLA: only nic_speed_gbps is a double; a value overrides iff > 0.
-    std::optional<double> v = ParseNumber(value, key != "nic_speed_gbps");
+    std::optional<double> v = parseNumber(value, key != "nic_speed_gbps");
     if (v && *v > 0)
-      SetOption(&config, key, *v);
+      setOption(&config, key, *v);
   }
   return config;
 }

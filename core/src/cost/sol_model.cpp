@@ -21,45 +21,45 @@ constexpr PlatformBase kPlatforms[] = {
     {"<unknown>", 100.0f, 111.12f, 13.34f, 68.89f, 1.5f, 20.0f},
 };
 
-double Scaled(float base) { return double(base * kNcclCostModelCoeff); }
+double scaled(float base) { return double(base * kNcclCostModelCoeff); }
 
 } // namespace
 
-SolConfig SolPlatformDefaults(std::string_view device_name) {
+SolConfig solPlatformDefaults(std::string_view device_name) {
   const PlatformBase *p = &kPlatforms[2];
   for (const PlatformBase &candidate : kPlatforms)
     if (device_name == candidate.name)
       p = &candidate;
   SolConfig c;
-  c.nccl_op_launch_us = Scaled(p->launch_us);
-  c.nic_speed_gbps = Scaled(p->nic_gbps);
-  c.chunk_prep_us = Scaled(p->chunk_prep_us);
-  c.rtt_us = Scaled(p->rtt_us);
+  c.nccl_op_launch_us = scaled(p->launch_us);
+  c.nic_speed_gbps = scaled(p->nic_gbps);
+  c.chunk_prep_us = scaled(p->chunk_prep_us);
+  c.rtt_us = scaled(p->rtt_us);
   c.nvlink_barrier_us = p->barrier_us;
   c.nvlink_bw_per_lane_gbps = p->lane_gbps;
   return c;
 }
 
-double TransferDurationUs(const SolConfig &c, int64_t bytes) {
+double transferDurationUs(const SolConfig &c, int64_t bytes) {
   return (1e6 * double(bytes)) / (1e9 * c.nic_speed_gbps) *
          (1 + c.header_overhead);
 }
 
-double ChunkPrepUs(const SolConfig &c, int64_t bytes) {
+double chunkPrepUs(const SolConfig &c, int64_t bytes) {
   const int64_t chunks =
       bytes / c.chunk_size_bytes + (bytes % c.chunk_size_bytes != 0 ? 1 : 0);
   return double(chunks) * c.chunk_prep_us;
 }
 
-Result<int64_t> NumGpusPerComm(const SolConfig &c, int64_t nodes,
+Result<int64_t> numGpusPerComm(const SolConfig &c, int64_t nodes,
                                SolCollective type, int64_t comms) {
   if (type == SolCollective::kSendRecv)
     return int64_t{2};
   if (comms <= 0 || nodes <= 0 || c.gpus_per_node <= 0)
-    return MakeError("S-curve: nodes, communicators and gpus_per_node must "
+    return makeError("S-curve: nodes, communicators and gpus_per_node must "
                      "be positive");
   if (c.gpus_per_node % comms != 0)
-    return MakeError("S-curve: gpus_per_node (" +
+    return makeError("S-curve: gpus_per_node (" +
                      std::to_string(c.gpus_per_node) +
                      ") must be a multiple of the number of communicators (" +
                      std::to_string(comms) + ")");
@@ -68,74 +68,74 @@ Result<int64_t> NumGpusPerComm(const SolConfig &c, int64_t nodes,
 
 namespace {
 
-Result<bool> CheckConfig(const SolConfig &c, int64_t bytes, int64_t nodes) {
+Result<bool> checkConfig(const SolConfig &c, int64_t bytes, int64_t nodes) {
   if (!(c.nic_speed_gbps > 0) || c.chunk_size_bytes <= 0)
-    return MakeError("S-curve: nic_speed_gbps and chunk_size_bytes must be "
+    return makeError("S-curve: nic_speed_gbps and chunk_size_bytes must be "
                      "positive");
   if (bytes < 0 || nodes <= 0)
-    return MakeError("S-curve: bytes must be >= 0 and nodes >= 1");
+    return makeError("S-curve: bytes must be >= 0 and nodes >= 1");
   return true;
 }
 
-double PeerStepUs(const SolConfig &c, int64_t bytes) {
-  return TransferDurationUs(c, bytes) + ChunkPrepUs(c, bytes) + c.rtt_us;
+double peerStepUs(const SolConfig &c, int64_t bytes) {
+  return transferDurationUs(c, bytes) + chunkPrepUs(c, bytes) + c.rtt_us;
 }
 
 } // namespace
 
-Result<double> RingLatencyUs(const SolConfig &c, int64_t buffer_bytes,
+Result<double> ringLatencyUs(const SolConfig &c, int64_t buffer_bytes,
                              int64_t nodes, SolCollective type, int64_t comms) {
-  if (Result<bool> ok = CheckConfig(c, buffer_bytes, nodes); !ok)
+  if (Result<bool> ok = checkConfig(c, buffer_bytes, nodes); !ok)
     return ok.error();
-  Result<int64_t> g = NumGpusPerComm(c, nodes, type, comms);
+  Result<int64_t> g = numGpusPerComm(c, nodes, type, comms);
   if (!g)
     return g.error();
   const bool send_recv = type == SolCollective::kSendRecv;
   const int64_t per = send_recv ? buffer_bytes : buffer_bytes / *g;
   const int64_t gpn = *g / nodes;
   if (gpn <= 0)
-    return MakeError("S-curve: fewer GPUs per communicator than nodes");
-  double t = PeerStepUs(c, per) * ((double(*g) - 1.0) / double(gpn));
+    return makeError("S-curve: fewer GPUs per communicator than nodes");
+  double t = peerStepUs(c, per) * ((double(*g) - 1.0) / double(gpn));
   if (type == SolCollective::kAllReduce)
     t *= 2;
   return t + c.nccl_op_launch_us;
 }
 
-Result<double> AllToAllLatencyUs(const SolConfig &c, int64_t buffer_bytes,
+Result<double> allToAllLatencyUs(const SolConfig &c, int64_t buffer_bytes,
                                  int64_t nodes, int64_t comms) {
-  if (Result<bool> ok = CheckConfig(c, buffer_bytes, nodes); !ok)
+  if (Result<bool> ok = checkConfig(c, buffer_bytes, nodes); !ok)
     return ok.error();
-  Result<int64_t> g = NumGpusPerComm(c, nodes, SolCollective::kAllToAll, comms);
+  Result<int64_t> g = numGpusPerComm(c, nodes, SolCollective::kAllToAll, comms);
   if (!g)
     return g.error();
   const int64_t peers = (*g / nodes) * (nodes - 1);
   if (peers <= 0 || *g < 2)
     return c.nccl_op_launch_us;
   const int64_t per_peer = buffer_bytes / (*g - 1);
-  return double(peers) * PeerStepUs(c, per_peer) + c.nccl_op_launch_us;
+  return double(peers) * peerStepUs(c, per_peer) + c.nccl_op_launch_us;
 }
 
-Result<double> AllToAllLatencyLegacyUs(const SolConfig &c, int64_t buffer_bytes,
+Result<double> allToAllLatencyLegacyUs(const SolConfig &c, int64_t buffer_bytes,
                                        int64_t nodes, int64_t comms) {
-  if (Result<bool> ok = CheckConfig(c, buffer_bytes, nodes); !ok)
+  if (Result<bool> ok = checkConfig(c, buffer_bytes, nodes); !ok)
     return ok.error();
-  Result<int64_t> g = NumGpusPerComm(c, nodes, SolCollective::kAllToAll, comms);
+  Result<int64_t> g = numGpusPerComm(c, nodes, SolCollective::kAllToAll, comms);
   if (!g)
     return g.error();
   const int64_t peers = (*g / nodes) * (nodes - 1);
   if (peers <= 0)
     return c.nccl_op_launch_us;
   const int64_t per_peer = (buffer_bytes / *g) / peers;
-  return double(peers) * PeerStepUs(c, per_peer) + c.nccl_op_launch_us;
+  return double(peers) * peerStepUs(c, per_peer) + c.nccl_op_launch_us;
 }
 
-Result<double> IntraNodeAllReduceUs(const SolConfig &c, int64_t size_bytes,
+Result<double> intraNodeAllReduceUs(const SolConfig &c, int64_t size_bytes,
                                     int64_t num_gpus, int64_t nvlink_links) {
   if (nvlink_links <= 0 || !(c.nvlink_bw_per_lane_gbps > 0))
-    return MakeError("NVLink all-reduce: active links and per-lane "
+    return makeError("NVLink all-reduce: active links and per-lane "
                      "bandwidth must be positive");
   if (num_gpus < 1 || size_bytes < 0)
-    return MakeError("NVLink all-reduce: need >= 1 GPU and bytes >= 0");
+    return makeError("NVLink all-reduce: need >= 1 GPU and bytes >= 0");
   const double bw = double(nvlink_links) * c.nvlink_bw_per_lane_gbps * 1e9;
   const double n = double(num_gpus);
   if (size_bytes <= kOneShotMaxBytes)

@@ -10,20 +10,20 @@ constexpr int64_t kMaxTopologyCount = int64_t{1} << 20;
 
 // Communicators per node for groups of `group_size` spread evenly over
 // `nodes` nodes of c.gpus_per_node GPUs each.
-Result<int64_t> Communicators(const SolConfig &c, int64_t group_size,
+Result<int64_t> communicators(const SolConfig &c, int64_t group_size,
                               int64_t nodes) {
   if (group_size < 2 || nodes < 2 || c.gpus_per_node < 1 ||
       group_size > kMaxTopologyCount || nodes > kMaxTopologyCount ||
       c.gpus_per_node > kMaxTopologyCount)
-    return MakeError("S-curve: need a group of at least 2 devices over at "
+    return makeError("S-curve: need a group of at least 2 devices over at "
                      "least 2 nodes (and at most 2^20 of each)");
   if (group_size % nodes != 0)
-    return MakeError("S-curve: group size " + std::to_string(group_size) +
+    return makeError("S-curve: group size " + std::to_string(group_size) +
                      " is not a multiple of the node count " +
                      std::to_string(nodes));
   const int64_t per_node = group_size / nodes;
   if (per_node > c.gpus_per_node || c.gpus_per_node % per_node != 0)
-    return MakeError("S-curve: " + std::to_string(per_node) +
+    return makeError("S-curve: " + std::to_string(per_node) +
                      " group members per node do not divide gpus_per_node = " +
                      std::to_string(c.gpus_per_node));
   return c.gpus_per_node / per_node;
@@ -33,44 +33,44 @@ constexpr const char *kRingNote =
     "S-curve ring: launch + (g - 1) / gpn x (transfer x 1.025 + chunk prep + "
     "rtt), x2 for all-reduce; network time only, no HBM term";
 
-Result<double> NetworkUs(const SolConfig &c, CollectiveOp op, int64_t bytes,
+Result<double> networkUs(const SolConfig &c, CollectiveOp op, int64_t bytes,
                          int64_t nodes, int64_t comms, std::string *model,
                          std::string *note) {
   *note = kRingNote;
-  switch (AsyncToSync(op)) {
+  switch (asyncToSync(op)) {
   case CollectiveOp::kAllGather:
     *model = "s-curve/ring all-gather";
-    return RingLatencyUs(c, bytes, nodes, SolCollective::kAllGather, comms);
+    return ringLatencyUs(c, bytes, nodes, SolCollective::kAllGather, comms);
   case CollectiveOp::kAllReduce:
     *model = "s-curve/ring all-reduce";
-    return RingLatencyUs(c, bytes, nodes, SolCollective::kAllReduce, comms);
+    return ringLatencyUs(c, bytes, nodes, SolCollective::kAllReduce, comms);
   case CollectiveOp::kReduceScatter:
     *model = "s-curve/ring reduce-scatter";
-    return RingLatencyUs(c, bytes, nodes, SolCollective::kReduceScatter, comms);
+    return ringLatencyUs(c, bytes, nodes, SolCollective::kReduceScatter, comms);
   case CollectiveOp::kAllToAll:
     *model = "s-curve/all-to-all";
     *note = "S-curve all-to-all: launch + gpn x (nodes - 1) peers x "
             "(transfer(bytes / (g - 1)) x 1.025 + chunk prep + rtt); network "
             "time only, no HBM term";
-    return AllToAllLatencyUs(c, bytes, nodes, comms);
+    return allToAllLatencyUs(c, bytes, nodes, comms);
   default: // permute, send, recv: one peer on another node (XLA: hosts = 2)
     *model = "s-curve/send-recv";
     *note = "S-curve send/recv between 2 hosts: launch + transfer x 1.025 + "
             "chunk prep + rtt; network time only, no HBM term";
-    return RingLatencyUs(c, bytes, 2, SolCollective::kSendRecv, 1);
+    return ringLatencyUs(c, bytes, 2, SolCollective::kSendRecv, 1);
   }
 }
 
 } // namespace
 
-Result<Estimate> SolTopologyEstimate(const SolConfig &c, CollectiveOp op,
+Result<Estimate> solTopologyEstimate(const SolConfig &c, CollectiveOp op,
                                      int64_t bytes, int64_t group_size,
                                      int64_t nodes) {
-  Result<int64_t> comms = Communicators(c, group_size, nodes);
+  Result<int64_t> comms = communicators(c, group_size, nodes);
   if (!comms)
     return comms.error();
   Estimate e;
-  Result<double> us = NetworkUs(c, op, bytes, nodes, *comms,
+  Result<double> us = networkUs(c, op, bytes, nodes, *comms,
                                 &e.explanation.model, &e.explanation.note);
   if (!us)
     return us.error();

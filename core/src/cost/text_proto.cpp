@@ -12,90 +12,90 @@ class TextProtoParser {
 public:
   explicit TextProtoParser(std::string_view text) : text_(text) {}
 
-  Result<TextProtoField> ParseRoot() {
+  Result<TextProtoField> parseRoot() {
     TextProtoField root;
     root.is_message = true;
-    if (!ParseFields(&root, '\0', 0))
-      return MakeError(error_);
+    if (!parseFields(&root, '\0', 0))
+      return makeError(error_);
     return root;
   }
 
 private:
-  bool ParseFields(TextProtoField *msg, char close, int depth) {
+  bool parseFields(TextProtoField *msg, char close, int depth) {
     if (depth > kMaxDepth)
-      return Fail("messages nested deeper than 64 levels");
+      return fail("messages nested deeper than 64 levels");
     while (true) {
-      SkipSpace();
+      skipSpace();
       if (pos_ == text_.size())
-        return close == '\0' || Fail("unexpected end of input");
+        return close == '\0' || fail("unexpected end of input");
       if (text_[pos_] == close) {
         ++pos_;
         return true;
       }
-      if (!ParseField(msg, depth))
+      if (!parseField(msg, depth))
         return false;
-      SkipSpace();
+      skipSpace();
       if (pos_ < text_.size() && (text_[pos_] == ',' || text_[pos_] == ';'))
         ++pos_;
     }
   }
 
-  bool ParseField(TextProtoField *msg, int depth) {
+  bool parseField(TextProtoField *msg, int depth) {
     std::string name;
-    if (!Identifier(&name))
-      return Fail("expected a field name");
-    SkipSpace();
-    const bool colon = Consume(':');
-    SkipSpace();
-    if (Peek('{') || Peek('<')) {
+    if (!identifier(&name))
+      return fail("expected a field name");
+    skipSpace();
+    const bool colon = consume(':');
+    skipSpace();
+    if (peek('{') || peek('<')) {
       const char close = text_[pos_++] == '{' ? '}' : '>';
       TextProtoField child{name, "", true, {}};
-      if (!ParseFields(&child, close, depth + 1))
+      if (!parseFields(&child, close, depth + 1))
         return false;
       msg->fields.push_back(std::move(child));
       return true;
     }
     if (!colon)
-      return Fail("expected ':' or '{' after '" + name + "'");
-    if (Consume('['))
-      return ParseList(msg, name);
+      return fail("expected ':' or '{' after '" + name + "'");
+    if (consume('['))
+      return parseList(msg, name);
     std::string value;
-    if (!Scalar(&value))
+    if (!scalar(&value))
       return false;
     msg->fields.push_back({name, value, false, {}});
     return true;
   }
 
-  bool ParseList(TextProtoField *msg, const std::string &name) {
-    SkipSpace();
-    if (Consume(']'))
+  bool parseList(TextProtoField *msg, const std::string &name) {
+    skipSpace();
+    if (consume(']'))
       return true;
     do {
       std::string value;
-      SkipSpace();
-      if (!Scalar(&value))
+      skipSpace();
+      if (!scalar(&value))
         return false;
       msg->fields.push_back({name, value, false, {}});
-      SkipSpace();
-    } while (Consume(','));
-    return Consume(']') || Fail("expected ']' to close the list");
+      skipSpace();
+    } while (consume(','));
+    return consume(']') || fail("expected ']' to close the list");
   }
 
-  bool Scalar(std::string *out) {
-    if (Peek('"') || Peek('\''))
-      return QuotedString(out);
+  bool scalar(std::string *out) {
+    if (peek('"') || peek('\''))
+      return quotedString(out);
     const size_t start = pos_;
     while (pos_ < text_.size() && (std::isalnum((unsigned char)text_[pos_]) ||
                                    std::string_view("-+._").find(text_[pos_]) !=
                                        std::string_view::npos))
       ++pos_;
     if (pos_ == start)
-      return Fail("expected a value");
+      return fail("expected a value");
     *out = std::string(text_.substr(start, pos_ - start));
     return true;
   }
 
-  bool QuotedString(std::string *out) {
+  bool quotedString(std::string *out) {
     const char quote = text_[pos_++];
     while (pos_ < text_.size() && text_[pos_] != quote) {
       char c = text_[pos_++];
@@ -106,12 +106,12 @@ private:
       out->push_back(c);
     }
     if (pos_ == text_.size())
-      return Fail("unterminated string");
+      return fail("unterminated string");
     ++pos_;
     return true;
   }
 
-  bool Identifier(std::string *out) {
+  bool identifier(std::string *out) {
     const size_t start = pos_;
     while (pos_ < text_.size() && (std::isalnum((unsigned char)text_[pos_]) ||
                                    text_[pos_] == '_' || text_[pos_] == '.'))
@@ -120,7 +120,7 @@ private:
     return !out->empty();
   }
 
-  void SkipSpace() {
+  void skipSpace() {
     while (pos_ < text_.size()) {
       if (text_[pos_] == '#') {
         while (pos_ < text_.size() && text_[pos_] != '\n')
@@ -133,15 +133,15 @@ private:
     }
   }
 
-  bool Peek(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
-  bool Consume(char c) {
-    if (!Peek(c))
+  bool peek(char c) const { return pos_ < text_.size() && text_[pos_] == c; }
+  bool consume(char c) {
+    if (!peek(c))
       return false;
     ++pos_;
     return true;
   }
 
-  bool Fail(const std::string &message) {
+  bool fail(const std::string &message) {
     if (!error_.empty())
       return false;
     size_t line = 1, col = 1;
@@ -161,7 +161,7 @@ private:
 
 } // namespace
 
-const TextProtoField *TextProtoField::Find(std::string_view n) const {
+const TextProtoField *TextProtoField::find(std::string_view n) const {
   for (const TextProtoField &f : fields)
     if (f.name == n)
       return &f;
@@ -169,7 +169,7 @@ const TextProtoField *TextProtoField::Find(std::string_view n) const {
 }
 
 std::vector<const TextProtoField *>
-TextProtoField::FindAll(std::string_view n) const {
+TextProtoField::findAll(std::string_view n) const {
   std::vector<const TextProtoField *> out;
   for (const TextProtoField &f : fields)
     if (f.name == n)
@@ -177,10 +177,10 @@ TextProtoField::FindAll(std::string_view n) const {
   return out;
 }
 
-Result<TextProtoField> ParseTextProto(std::string_view text) {
+Result<TextProtoField> parseTextProto(std::string_view text) {
   if (int64_t(text.size()) > kMaxPerfTableFileBytes)
-    return TableTooLargeError("text proto", int64_t(text.size()));
-  return TextProtoParser(text).ParseRoot();
+    return tableTooLargeError("text proto", int64_t(text.size()));
+  return TextProtoParser(text).parseRoot();
 }
 
 } // namespace shardlab::cost

@@ -43,23 +43,25 @@ bool runStep(Module &module, const PassStep &step, DiagnosticEngine &diags,
 
 } // namespace
 
-bool appendPass(PassPipeline &pipeline, std::string_view flag,
-                std::string_view options_text, std::string &error) {
+Status appendPass(PassPipeline &pipeline, std::string_view flag,
+                  std::string_view options_text) {
   const PassInfo *pass = lookupPass(flag);
-  if (!pass) {
-    error = "unknown pass '" + dashed(flag) + "'";
-    return false;
-  }
-  RawPassOptions raw;
-  if (!parsePassOptions(options_text, raw, error))
-    return false;
+  if (!pass)
+    return makeError("unknown pass '" + dashed(flag) + "'");
+  Result<RawPassOptions> raw = parsePassOptions(options_text);
+  if (!raw)
+    return raw.error();
   PassStep step{pass, {}};
   // A pass that is not implemented fails when it runs, with that message,
   // rather than here over options nobody has declared for it yet.
-  if (pass->run && !PassOptions::resolve(*pass, raw, step.options, error))
-    return false;
+  if (pass->run) {
+    Result<PassOptions> options = PassOptions::resolve(*pass, *raw);
+    if (!options)
+      return options.error();
+    step.options = std::move(*options);
+  }
   pipeline.steps.push_back(std::move(step));
-  return true;
+  return success();
 }
 
 const std::vector<NamedPipeline> &namedPipelines() {
@@ -89,20 +91,21 @@ const std::vector<NamedPipeline> &namedPipelines() {
   return pipelines;
 }
 
-bool buildNamedPipeline(std::string_view name, PassPipeline &pipeline,
-                        std::string &error) {
+Result<PassPipeline> buildNamedPipeline(std::string_view name) {
   for (const NamedPipeline &named : namedPipelines()) {
     if (named.name != name)
       continue;
+    PassPipeline pipeline;
     for (const auto &[flag, options] : named.steps)
-      if (!appendPass(pipeline, flag, options, error))
-        return false;
-    return true;
+      if (Status added = appendPass(pipeline, flag, options); !added)
+        return added.error();
+    return pipeline;
   }
-  error = "unknown pipeline '" + std::string(name) + "'; the pipelines:";
+  std::string error =
+      "unknown pipeline '" + std::string(name) + "'; the pipelines:";
   for (const NamedPipeline &named : namedPipelines())
     error += " " + std::string(named.name);
-  return false;
+  return makeError(error);
 }
 
 bool runPassPipeline(Module &module, const PassPipeline &pipeline,
@@ -121,12 +124,19 @@ bool runNestedPass(Module &module, std::string_view flag,
                    DiagnosticEngine &diags, const RawPassOptions &options,
                    VerifyAfter verify) {
   PassStep step{lookupPass(flag), {}};
-  std::string error = "pass '" + dashed(flag) + "' is not registered";
-  if (!step.pass ||
-      (step.pass->run &&
-       !PassOptions::resolve(*step.pass, options, step.options, error))) {
-    diags.error(module.op().loc, "internal error: " + error);
+  if (!step.pass) {
+    diags.error(module.op().loc, "internal error: pass '" + dashed(flag) +
+                                     "' is not registered");
     return false;
+  }
+  if (step.pass->run) {
+    Result<PassOptions> resolved = PassOptions::resolve(*step.pass, options);
+    if (!resolved) {
+      diags.error(module.op().loc,
+                  "internal error: " + resolved.error().message);
+      return false;
+    }
+    step.options = std::move(*resolved);
   }
   return runStep(module, step, diags, verify);
 }

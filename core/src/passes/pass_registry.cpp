@@ -117,30 +117,26 @@ std::string expectedValues(const OptionDecl &option) {
 
 } // namespace
 
-bool PassOptions::resolve(const PassInfo &pass, const RawPassOptions &raw,
-                          PassOptions &out, std::string &error) {
-  out = PassOptions();
+Result<PassOptions> PassOptions::resolve(const PassInfo &pass,
+                                         const RawPassOptions &raw) {
+  PassOptions out;
   out.pass_ = &pass;
   const std::string flag = "-" + std::string(pass.flag);
   for (const auto &[name, written] : raw) {
     const OptionDecl *option = findOption(pass, name);
-    if (!option) {
-      error = "pass '" + flag + "' has no option '" + name + "'; " +
-              optionList(pass);
-      return false;
-    }
+    if (!option)
+      return makeError("pass '" + flag + "' has no option '" + name + "'; " +
+                       optionList(pass));
     std::string value = written;
-    if (!normalise(*option, value)) {
-      error = "option '" + name + "' of pass '" + flag + "' takes " +
-              expectedValues(*option) + ", not '" + written + "'";
-      return false;
-    }
+    if (!normalise(*option, value))
+      return makeError("option '" + name + "' of pass '" + flag + "' takes " +
+                       expectedValues(*option) + ", not '" + written + "'");
     out.values_[name] = value;
     out.given_.insert(name);
   }
   for (const OptionDecl &option : pass.options)
     out.values_.try_emplace(std::string(option.name), option.default_value);
-  return true;
+  return out;
 }
 
 const std::string &PassOptions::value(std::string_view name,
@@ -232,8 +228,8 @@ std::string formatPassTiming(const PassTiming &timing) {
   return out;
 }
 
-bool parsePassOptions(std::string_view text, RawPassOptions &options,
-                      std::string &error) {
+Result<RawPassOptions> parsePassOptions(std::string_view text) {
+  RawPassOptions options;
   size_t i = 0;
   while (i < text.size()) {
     while (i < text.size() && (text[i] == ' ' || text[i] == ','))
@@ -258,14 +254,13 @@ bool parsePassOptions(std::string_view text, RawPassOptions &options,
         else
           value += c;
       }
-      if (quote) {
-        error = "unbalanced quote in pass options: " + std::string(text);
-        return false;
-      }
+      if (quote)
+        return makeError("unbalanced quote in pass options: " +
+                         std::string(text));
     }
     options[key] = value;
   }
-  return true;
+  return options;
 }
 
 namespace {

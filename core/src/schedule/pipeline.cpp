@@ -38,20 +38,18 @@ PipelineResult failed(PipelineResult r, const char *stage, std::string error,
 
 } // namespace
 
-bool lowerToCollectives(Module &module, DiagnosticEngine &diags,
-                        std::string &error) {
-  PassPipeline lowering;
-  if (!buildNamedPipeline("explicit", lowering, error))
-    return false;
+Status lowerToCollectives(Module &module, DiagnosticEngine &diags) {
+  Result<PassPipeline> lowering = buildNamedPipeline("explicit");
+  if (!lowering)
+    return lowering.error();
   std::string failed;
-  if (runPassPipeline(module, lowering, diags, &failed))
-    return true;
-  error = failed + " failed";
-  return false;
+  if (runPassPipeline(module, *lowering, diags, &failed))
+    return success();
+  return makeError(failed + " failed");
 }
 
 int64_t presetDeviceMemoryBytes(std::string_view preset) {
-  auto hw = cost::FindHardwarePreset(preset);
+  auto hw = cost::findHardwarePreset(preset);
   return hw.ok() ? hw->device_memory_bytes : 0;
 }
 
@@ -71,9 +69,9 @@ PipelineResult runSchedulePipeline(std::string_view text,
                   "cannot import the module's GSPMD shardings", diags);
   Module *module = loaded.module.get();
   bool gspmd = loaded.from_gspmd;
-  std::string error;
-  if (options.propagate && !lowerToCollectives(*module, diags, error))
-    return failed(std::move(r), "lower", error, diags);
+  if (options.propagate)
+    if (Status lowered = lowerToCollectives(*module, diags); !lowered)
+      return failed(std::move(r), "lower", lowered.error().message, diags);
   PipelineResult scheduled = scheduleLowered(*module, options);
   if (gspmd)
     scheduled.program.topology.input_form = "gspmd";
@@ -95,47 +93,45 @@ PipelineResult scheduleLowered(Module &module, const PipelineOptions &options) {
   }
   r.program = std::move(program.program);
   r.program.topology.device_memory_bytes = options.device_memory_bytes;
-  ScheduleResult s =
+  Result<Schedule> s =
       scheduleGraph(r.program.graph, schedulerConfig(options, r.program));
-  if (!s.ok)
-    return failed(std::move(r), "schedule", s.error, diags);
-  r.schedule = std::move(s.schedule);
+  if (!s)
+    return failed(std::move(r), "schedule", s.error().message, diags);
+  r.schedule = std::move(*s);
   r.stage = "done";
   r.ok = true;
   return r;
 }
 
-bool programOptionsFor(const TargetOptions &target, ProgramOptions &out,
-                       std::string &error) {
-  auto hw = cost::FindHardwarePreset(target.preset);
-  if (!hw.ok()) {
-    error = "preset: " + hw.error().message;
-    return false;
-  }
+Result<ProgramOptions> programOptionsFor(const TargetOptions &target) {
+  auto hw = cost::findHardwarePreset(target.preset);
+  if (!hw.ok())
+    return makeError("preset: " + hw.error().message);
+  ProgramOptions out;
   out.hardware = *hw;
   out.estimator =
       target.approximate ? EstimatorMode::kApproximate : EstimatorMode::kReal;
-  out.sol = cost::SolPlatformDefaults(hw->device_name);
+  out.sol = cost::solPlatformDefaults(hw->device_name);
   out.sol.gpus_per_node =
       target.gpus_per_node > 0 ? target.gpus_per_node : hw->gpus_per_node;
-  auto sol = cost::ApplySolOptions(out.sol, target.sol_options);
-  if (!sol.ok()) {
-    error = "sol_options: " + sol.error().message;
-    return false;
-  }
+  auto sol = cost::applySolOptions(out.sol, target.sol_options);
+  if (!sol.ok())
+    return makeError("sol_options: " + sol.error().message);
   out.sol = *sol;
   out.table = target.table;
   out.while_trip_count = target.while_trip_count;
-  return true;
+  return out;
 }
 
-bool pipelineOptionsFor(const TargetOptions &target, PipelineOptions &out,
-                        std::string &error) {
+Result<PipelineOptions> pipelineOptionsFor(const TargetOptions &target) {
+  Result<ProgramOptions> program = programOptionsFor(target);
+  if (!program)
+    return program.error();
+  PipelineOptions out;
   out.scheduler.reruns = 1;
-  if (!programOptionsFor(target, out.program, error))
-    return false;
+  out.program = std::move(*program);
   out.device_memory_bytes = out.program.hardware.device_memory_bytes;
-  return true;
+  return out;
 }
 
 } // namespace shardlab::schedule

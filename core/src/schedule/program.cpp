@@ -482,9 +482,9 @@ ProgramResult buildProgram(Module &module, const ProgramOptions &options) {
   std::string error = detail::dynamicShapeError(*func, where);
   if (!error.empty())
     return {false, error, where, {}};
-  std::optional<detail::Coster> coster = detail::Coster::create(options, error);
+  Result<detail::Coster> coster = detail::Coster::create(options);
   if (!coster)
-    return {false, error, {}};
+    return {false, coster.error().message, {}};
   result.program.topology =
       detail::topologyOf(module, options.sol.gpus_per_node);
   detail::Builder b{module, *coster, result.program, options, {}};

@@ -98,32 +98,29 @@ CollectiveKind sdyCollectiveKind(const Operation &op) {
   return CollectiveKind::kNone;
 }
 
-std::optional<Coster> Coster::create(const ProgramOptions &options,
-                                     std::string &error) {
+Result<Coster> Coster::create(const ProgramOptions &options) {
   Coster c;
   c.options_ = options;
   if (c.approximate())
     return c;
-  if (options.hardware.hbm_bytes_per_s <= 0) {
-    error = "the real estimator needs a hardware preset";
-    return std::nullopt;
-  }
+  if (options.hardware.hbm_bytes_per_s <= 0)
+    return makeError("the real estimator needs a hardware preset");
   const cost::PerfTable *table = options.table;
   if (!table) {
     c.owned_table_ =
-        std::make_shared<cost::PerfTable>(cost::PresetTable(options.hardware));
+        std::make_shared<cost::PerfTable>(cost::presetTable(options.hardware));
     table = c.owned_table_.get();
   }
   cost::CollectiveInterpolatorOptions copts;
   copts.devices_per_partition = options.sol.gpus_per_node;
-  auto coll = cost::CollectiveInterpolator::Create(*table, copts);
+  auto coll = cost::CollectiveInterpolator::create(*table, copts);
   if (coll.ok())
     c.collectives_ = std::make_shared<cost::CollectiveInterpolator>(*coll);
   // Per dtype key, no dtype fallback (a dot of a dtype the table lacks takes
   // the roofline, said so), never below the kernel-launch floor.
   cost::MatmulOptions gemm_options;
   gemm_options.min_time_us = options.hardware.kernel_launch_us;
-  auto gemm = cost::MatmulInterpolator::Create(*table, gemm_options);
+  auto gemm = cost::MatmulInterpolator::create(*table, gemm_options);
   if (gemm.ok())
     c.gemms_ = std::make_shared<cost::MatmulInterpolator>(*gemm);
   return c;
@@ -137,10 +134,10 @@ OpCost Coster::roofline(double flops, int64_t read, int64_t written,
   q.bytes_read = read;
   q.bytes_written = written;
   q.dtype = dtype.empty() ? "f32" : dtype;
-  auto est = cost::FusionRooflineEstimate(options_.hardware, q);
+  auto est = cost::fusionRooflineEstimate(options_.hardware, q);
   if (!est.ok())
     return {0, "roofline failed: " + est.error().message};
-  return {est->time_us, why + cost::ToText(*est)};
+  return {est->time_us, why + cost::toText(*est)};
 }
 
 OpCost Coster::dot(const Module &module, Operation &op) const {
@@ -154,7 +151,7 @@ OpCost Coster::dot(const Module &module, Operation &op) const {
     lc = {int64_t(lhs.shape.size()) - 1};
     rc = {0};
   }
-  auto gd = cost::ExtractGemmDims(lhs.shape, rhs.shape,
+  auto gd = cost::extractGemmDims(lhs.shape, rhs.shape,
                                   dimsOf(dims, "lhs_batching_dimensions"), lc,
                                   dimsOf(dims, "rhs_batching_dimensions"), rc);
   const std::string read_bytes = std::to_string(lhs.bytes + rhs.bytes);
@@ -166,9 +163,9 @@ OpCost Coster::dot(const Module &module, Operation &op) const {
   const double flops = 2.0 * double(gd->b * gd->m * gd->k * gd->n);
   std::string why = "no GEMM table";
   if (gemms_) {
-    auto est = gemms_->EstimateTime({*gd, lhs.dtype, rhs.dtype, out.dtype});
+    auto est = gemms_->estimateTime({*gd, lhs.dtype, rhs.dtype, out.dtype});
     if (est.ok())
-      return {est->time_us, cost::ToText(*est)};
+      return {est->time_us, cost::toText(*est)};
     why = est.error().message;
   }
   return roofline(flops, lhs.bytes + rhs.bytes, out.bytes, out.dtype,
@@ -208,7 +205,7 @@ OpCost Coster::collective(const CollectiveCall &call,
                           CollectiveInfo &info) const {
   info.kind = call.kind;
   info.groups = call.groups;
-  info.bytes = cost::BytesTransferred(toCostOp(call.kind),
+  info.bytes = cost::bytesTransferred(toCostOp(call.kind),
                                       {call.operand_bytes, call.output_bytes});
   if (approximate()) {
     info.time_us = kHighCost;
@@ -222,42 +219,42 @@ OpCost Coster::realCollective(const CollectiveCall &call,
                               CollectiveInfo &info) const {
   const cost::CollectiveOp op = toCostOp(call.kind);
   const cost::ReplicaGroups groups =
-      cost::ReplicaGroups::FromLists(call.groups);
+      cost::ReplicaGroups::fromLists(call.groups);
   const int64_t partition = options_.sol.gpus_per_node;
   bool inter = false;
   if (call.kind == CollectiveKind::kCollectivePermute) {
-    auto type = cost::ClassifyPermute(call.pairs, partition);
-    inter = type.ok() && cost::IsInterPartition(*type);
-    info.comm_type = type.ok() ? std::string(cost::ToString(*type)) : "?";
+    auto type = cost::classifyPermute(call.pairs, partition);
+    inter = type.ok() && cost::isInterPartition(*type);
+    info.comm_type = type.ok() ? std::string(cost::toText(*type)) : "?";
   } else {
-    auto type = cost::ClassifyCommType(groups, partition);
+    auto type = cost::classifyCommType(groups, partition);
     inter = type.ok() && *type != cost::CommType::kSinglePartition;
-    info.comm_type = type.ok() ? std::string(cost::ToString(*type)) : "?";
+    info.comm_type = type.ok() ? std::string(cost::toText(*type)) : "?";
   }
-  cost::Result<cost::Estimate> est = cost::MakeError("no table");
+  shardlab::Result<cost::Estimate> est = shardlab::makeError("no table");
   if (inter) {
     cost::DcnQuery q{
         op,
         info.bytes,
-        cost::HbmBytesAccessed(op, {call.operand_bytes, call.output_bytes},
+        cost::hbmBytesAccessed(op, {call.operand_bytes, call.output_bytes},
                                groups.group_size()),
         groups,
         call.pairs,
         0};
-    est = cost::DcnCollectiveEstimate(options_.sol,
+    est = cost::dcnCollectiveEstimate(options_.sol,
                                       options_.hardware.hbm_bytes_per_s, q);
   } else if (collectives_) {
-    est = collectives_->EstimateTime(
+    est = collectives_->estimateTime(
         {op, call.dtype, info.bytes, groups, call.pairs});
   }
   if (!est.ok() && !inter)
-    est = cost::IntraNodeCollectiveEstimate(options_.hardware, op, info.bytes,
+    est = cost::intraNodeCollectiveEstimate(options_.hardware, op, info.bytes,
                                             groups.group_size());
   if (!est.ok())
     return {0, "collective estimate failed: " + est.error().message};
   info.time_us = est->time_us;
   info.model = est->explanation.model;
-  return {est->time_us, cost::ToText(*est)};
+  return {est->time_us, cost::toText(*est)};
 }
 
 } // namespace shardlab::schedule::detail

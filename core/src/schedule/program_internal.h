@@ -36,8 +36,7 @@ struct CollectiveCall {
 /// Costs ops in the chosen estimator mode; holds the interpolators.
 class Coster {
 public:
-  static std::optional<Coster> create(const ProgramOptions &options,
-                                      std::string &error);
+  static Result<Coster> create(const ProgramOptions &options);
   bool approximate() const {
     return options_.estimator == EstimatorMode::kApproximate;
   }

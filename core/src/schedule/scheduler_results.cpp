@@ -147,17 +147,17 @@ MemoryAttempt attemptOf(const Schedule &s) {
 
 } // namespace
 
-ScheduleResult scheduleGraph(const Graph &graph,
-                             const SchedulerConfig &config) {
+Result<Schedule> scheduleGraph(const Graph &graph,
+                               const SchedulerConfig &config) {
   const std::string error = checkLimits(config);
   if (!error.empty())
-    return {false, error, {}};
+    return makeError(error);
   const std::vector<int64_t> topo = graph.topologicalOrder();
   if (topo.size() != size_t(graph.size()))
-    return {false, "the dependency graph has a cycle", {}};
+    return makeError("the dependency graph has a cycle");
   Schedule out = scheduleOnce(graph, config, topo);
   if (!config.memory_limit_bytes)
-    return {true, "", std::move(out)};
+    return out;
   // XLA's RunImpl: reschedule under a lower limit while the peak stays
   // above the initial one; the last schedule is kept.
   const int64_t initial = *config.memory_limit_bytes;
@@ -174,7 +174,7 @@ ScheduleResult scheduleGraph(const Graph &graph,
   out.memory_over_limit = attempts.back().peak_live_bytes > initial;
   out.memory_attempts = std::move(attempts);
   out.reruns = reruns;
-  return {true, "", std::move(out)};
+  return out;
 }
 
 } // namespace shardlab::schedule

@@ -289,16 +289,15 @@ bool parseOne(Reader &reader, HloSharding &s, int depth) {
 
 } // namespace
 
-std::optional<HloSharding> parseHloSharding(std::string_view text,
-                                            std::string &error) {
-  error.clear();
+Result<HloSharding> parseHloSharding(std::string_view text) {
+  std::string error;
   Reader reader(text, error);
   HloSharding sharding;
   if (!parseOne(reader, sharding, 0))
-    return std::nullopt;
+    return makeError(error);
   if (!reader.atEnd()) {
     reader.fail("unexpected text after the sharding");
-    return std::nullopt;
+    return makeError(error);
   }
   return sharding;
 }
@@ -363,8 +362,8 @@ tilePieces(const HloSharding &s) {
   return pieces;
 }
 
-std::optional<Mesh> commonMesh(const std::vector<const HloSharding *> &tiled,
-                               std::string_view prefix, std::string &error) {
+Result<Mesh> commonMesh(const std::vector<const HloSharding *> &tiled,
+                        std::string_view prefix) {
   Mesh mesh;
   if (tiled.empty())
     return mesh;
@@ -372,16 +371,15 @@ std::optional<Mesh> commonMesh(const std::vector<const HloSharding *> &tiled,
   std::vector<int64_t> cuts = {1, n};
   for (const HloSharding *s : tiled) {
     if (static_cast<int64_t>(s->devices.size()) != n) {
-      error = "shardings over " + std::to_string(n) + " and " +
-              std::to_string(s->devices.size()) +
-              " devices cannot share one mesh";
-      return std::nullopt;
+      return makeError("shardings over " + std::to_string(n) + " and " +
+                       std::to_string(s->devices.size()) +
+                       " devices cannot share one mesh");
     }
     auto pieces = tilePieces(*s);
     if (!pieces) {
-      error = "a tile assignment is not a mixed-radix numbering of the "
-              "devices, so no mesh axes express it";
-      return std::nullopt;
+      return makeError(
+          "a tile assignment is not a mixed-radix numbering of the "
+          "devices, so no mesh axes express it");
     }
     for (const auto &dim : *pieces)
       for (const TilePiece &piece : dim) {
@@ -393,10 +391,9 @@ std::optional<Mesh> commonMesh(const std::vector<const HloSharding *> &tiled,
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
   for (size_t i = 1; i < cuts.size(); ++i)
     if (cuts[i] % cuts[i - 1] != 0) {
-      error = "the tile assignments split the devices at strides " +
-              std::to_string(cuts[i - 1]) + " and " + std::to_string(cuts[i]) +
-              ", which no one mesh has";
-      return std::nullopt;
+      return makeError("the tile assignments split the devices at strides " +
+                       std::to_string(cuts[i - 1]) + " and " +
+                       std::to_string(cuts[i]) + ", which no one mesh has");
     }
   for (size_t i = cuts.size() - 1; i > 0; --i)
     mesh.axes.push_back(
@@ -405,10 +402,10 @@ std::optional<Mesh> commonMesh(const std::vector<const HloSharding *> &tiled,
   return mesh;
 }
 
-std::optional<TensorSharding>
-toTensorSharding(const HloSharding &s, const Mesh &mesh,
-                 const std::string &mesh_name, int64_t rank,
-                 std::vector<std::string> *manual_axes, std::string &error) {
+Result<TensorSharding> toTensorSharding(const HloSharding &s, const Mesh &mesh,
+                                        const std::string &mesh_name,
+                                        int64_t rank,
+                                        std::vector<std::string> *manual_axes) {
   TensorSharding out;
   out.mesh.symbol = mesh_name;
   if (s.kind == HloSharding::Kind::Replicated ||
@@ -423,18 +420,16 @@ toTensorSharding(const HloSharding &s, const Mesh &mesh,
     return out;
   }
   if (s.kind != HloSharding::Kind::Tiled) {
-    error = "expected a tiled, replicated or unknown sharding";
-    return std::nullopt;
+    return makeError("expected a tiled, replicated or unknown sharding");
   }
   if (static_cast<int64_t>(s.numTensorDims()) != rank) {
-    error = "the sharding tiles " + std::to_string(s.numTensorDims()) +
-            " dims but the value has rank " + std::to_string(rank);
-    return std::nullopt;
+    return makeError("the sharding tiles " + std::to_string(s.numTensorDims()) +
+                     " dims but the value has rank " + std::to_string(rank));
   }
   auto pieces = tilePieces(s);
   if (!pieces) {
-    error = "the tile assignment is not a mixed-radix numbering of the devices";
-    return std::nullopt;
+    return makeError(
+        "the tile assignment is not a mixed-radix numbering of the devices");
   }
   // Mesh axis k covers device strides [low[k], low[k] * size[k]).
   std::vector<int64_t> low(mesh.axes.size(), 1);

@@ -212,9 +212,13 @@ private:
 
 } // namespace
 
-std::optional<std::vector<TensorSharding>>
-parseHloShardingV3(std::string_view text, std::string &error) {
-  return V3Reader(text).read(error);
+Result<std::vector<TensorSharding>> parseHloShardingV3(std::string_view text) {
+  std::string error;
+  std::optional<std::vector<TensorSharding>> shardings =
+      V3Reader(text).read(error);
+  if (!shardings)
+    return makeError(error);
+  return std::move(*shardings);
 }
 
 namespace {

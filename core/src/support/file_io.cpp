@@ -24,29 +24,24 @@ bool readFile(const std::string &path, std::string &text) {
   return true;
 }
 
-bool writeFileAtomically(const std::string &path, std::string_view text,
-                         std::string &error) {
+Status writeFileAtomically(const std::string &path, std::string_view text) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      error = tmp + ": cannot create the temporary file";
-      return false;
-    }
+    if (!out)
+      return makeError(tmp + ": cannot create the temporary file");
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.flush();
     if (!out) {
       std::remove(tmp.c_str());
-      error = tmp + ": write failed";
-      return false;
+      return makeError(tmp + ": write failed");
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
-    error = path + ": cannot rename the temporary file into place";
-    return false;
+    return makeError(path + ": cannot rename the temporary file into place");
   }
-  return true;
+  return success();
 }
 
 } // namespace shardlab

@@ -910,9 +910,8 @@ std::unique_ptr<Module> Parser::parseTopLevel() {
   return module;
 }
 
-const Attr *parseAttributeText(std::string_view text,
-                               std::shared_ptr<Context> context,
-                               std::string &error) {
+Result<const Attr *> parseAttributeText(std::string_view text,
+                                        std::shared_ptr<Context> context) {
   DiagnosticEngine diags;
   Parser parser(text, std::move(context), diags, {});
   const Attr *attr = parser.parseAttribute();
@@ -920,13 +919,12 @@ const Attr *parseAttributeText(std::string_view text,
     parser.error("expected the end of the attribute");
     attr = nullptr;
   }
-  if (!attr) {
-    const auto &all = diags.diagnostics();
-    error = all.empty() ? "cannot parse the attribute"
-                        : "col " + std::to_string(all.front().loc.col) + ": " +
-                              all.front().message;
-  }
-  return attr;
+  if (attr)
+    return attr;
+  const auto &all = diags.diagnostics();
+  return makeError(all.empty() ? "cannot parse the attribute"
+                               : "col " + std::to_string(all.front().loc.col) +
+                                     ": " + all.front().message);
 }
 
 std::unique_ptr<Module> parseModule(std::string_view text,

@@ -2,7 +2,7 @@
 // vectors (vectors.json) and evaluates one case's `query` in the case unit.
 #pragma once
 
-#include "shardlab/cost/result.h"
+#include "shardlab/support/result.h"
 
 #include <nlohmann/json.hpp>
 
@@ -12,9 +12,9 @@ namespace shardlab::conformance {
 
 /// Evaluates one case; an error if the group is unknown or the query is
 /// malformed or the model reports an error.
-cost::Result<double> EvaluateCase(const std::string &group,
-                                  const nlohmann::json &setup,
-                                  const nlohmann::json &query);
+shardlab::Result<double> EvaluateCase(const std::string &group,
+                                      const nlohmann::json &setup,
+                                      const nlohmann::json &query);
 
 /// True when EvaluateCase knows the group.
 bool IsKnownGroup(const std::string &group);

@@ -7,11 +7,14 @@ namespace shardlab::conformance {
 
 using namespace shardlab::cost;
 using nlohmann::json;
+using shardlab::Error;
+using shardlab::makeError;
+using shardlab::Result;
 
 namespace {
 
 int64_t ShapeBytes(const json &shape, const std::string &dtype) {
-  int64_t n = DtypeBytes(dtype);
+  int64_t n = dtypeBytes(dtype);
   for (const json &d : shape)
     n *= d.get<int64_t>();
   return n;
@@ -20,7 +23,7 @@ int64_t ShapeBytes(const json &shape, const std::string &dtype) {
 Result<double> CheckBytes(const DcnQuery &q, const json &query) {
   if (q.msg_bytes != query.at("msg_bytes").get<int64_t>() ||
       q.hbm_bytes_accessed != query.at("hbm_bytes_accessed").get<int64_t>())
-    return MakeError("byte rules give msg " + std::to_string(q.msg_bytes) +
+    return makeError("byte rules give msg " + std::to_string(q.msg_bytes) +
                      ", hbm " + std::to_string(q.hbm_bytes_accessed));
   return 0.0;
 }
@@ -29,7 +32,7 @@ Result<double> RunDcn(const SolConfig &c, const json &setup, DcnQuery &q,
                       const json &query) {
   if (Result<double> ok = CheckBytes(q, query); !ok)
     return ok;
-  Result<Estimate> e = DcnCollectiveEstimate(
+  Result<Estimate> e = dcnCollectiveEstimate(
       c, setup.at("memory_bandwidth_Bps").get<double>(), q);
   if (!e)
     return e.error();
@@ -50,27 +53,27 @@ Result<double> DcnCollectiveGroup(const json &setup, const json &query) {
   c.partition_size = setup.at("partition_size").get<int64_t>();
   DcnQuery q;
   Result<CollectiveOp> op =
-      ParseCollectiveOp(query.at("op").get<std::string>());
+      parseCollectiveOp(query.at("op").get<std::string>());
   if (!op)
     return op.error();
   q.op = *op;
-  q.groups = ReplicaGroups::FromLists(
+  q.groups = ReplicaGroups::fromLists(
       query.at("replica_groups").get<std::vector<std::vector<int64_t>>>());
   const std::string dtype = query.at("dtype").get<std::string>();
   const CollectiveShapes shapes{ShapeBytes(query.at("operand_shape"), dtype),
                                 ShapeBytes(query.at("output_shape"), dtype)};
-  q.msg_bytes = BytesTransferred(q.op, shapes);
-  q.hbm_bytes_accessed = HbmBytesAccessed(q.op, shapes, q.groups.group_size());
+  q.msg_bytes = bytesTransferred(q.op, shapes);
+  q.hbm_bytes_accessed = hbmBytesAccessed(q.op, shapes, q.groups.group_size());
   return RunDcn(c, setup, q, query);
 }
 
 Result<double> DcnPermuteGroup(const json &setup, const json &query) {
   // The unnamed test device gets XLA's "<unknown>" platform defaults.
-  SolConfig c = SolPlatformDefaults("");
+  SolConfig c = solPlatformDefaults("");
   c.partition_size = setup.at("partition_size").get<int64_t>();
   DcnQuery q;
   Result<CollectiveOp> op =
-      ParseCollectiveOp(query.at("op").get<std::string>());
+      parseCollectiveOp(query.at("op").get<std::string>());
   if (!op)
     return op.error();
   q.op = *op;
@@ -81,8 +84,8 @@ Result<double> DcnPermuteGroup(const json &setup, const json &query) {
   const int64_t bytes =
       ShapeBytes(query.at("shape"), query.at("dtype").get<std::string>());
   const CollectiveShapes shapes{bytes, bytes};
-  q.msg_bytes = BytesTransferred(q.op, shapes);
-  q.hbm_bytes_accessed = HbmBytesAccessed(q.op, shapes, 2);
+  q.msg_bytes = bytesTransferred(q.op, shapes);
+  q.hbm_bytes_accessed = hbmBytesAccessed(q.op, shapes, 2);
   return RunDcn(c, setup, q, query);
 }
 
@@ -94,7 +97,7 @@ Result<double> NodeCostRulesGroup(const json &, const json &query) {
                                            .at("latency_metadata")
                                            .get<std::string>());
   in.wrapped_cost = 0; // the upstream test's wrapped estimator returns 0
-  return NodeCost(in).time_us;
+  return nodeCost(in).time_us;
 }
 
 namespace {
@@ -140,7 +143,7 @@ Result<double> EvaluateCase(const std::string &group, const json &setup,
   for (const GroupEntry &g : kGroups)
     if (group == g.name)
       return g.fn(setup, query);
-  return MakeError("unknown group '" + group + "'");
+  return makeError("unknown group '" + group + "'");
 }
 
 } // namespace shardlab::conformance

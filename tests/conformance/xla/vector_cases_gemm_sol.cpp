@@ -8,10 +8,13 @@ namespace shardlab::conformance {
 
 using namespace shardlab::cost;
 using nlohmann::json;
+using shardlab::Error;
+using shardlab::makeError;
+using shardlab::Result;
 
 namespace {
 
-std::vector<int64_t> Ints(const json &j, const char *key) {
+std::vector<int64_t> ints(const json &j, const char *key) {
   return j.contains(key) ? j.at(key).get<std::vector<int64_t>>()
                          : std::vector<int64_t>{};
 }
@@ -26,30 +29,30 @@ Result<GemmQuery> GemmQueryFrom(const json &q) {
             q.at("k").get<int64_t>(), q.at("n").get<int64_t>()};
   if (!q.contains("lhs_shape"))
     return g;
-  Result<GemmDims> d = ExtractGemmDims(
-      Ints(q, "lhs_shape"), Ints(q, "rhs_shape"), Ints(q, "lhs_batch_dims"),
-      Ints(q, "lhs_contracting_dims"), Ints(q, "rhs_batch_dims"),
-      Ints(q, "rhs_contracting_dims"));
+  Result<GemmDims> d = extractGemmDims(
+      ints(q, "lhs_shape"), ints(q, "rhs_shape"), ints(q, "lhs_batch_dims"),
+      ints(q, "lhs_contracting_dims"), ints(q, "rhs_batch_dims"),
+      ints(q, "rhs_contracting_dims"));
   if (!d)
     return d.error();
   if (d->b != g.dims.b || d->m != g.dims.m || d->k != g.dims.k ||
       d->n != g.dims.n)
-    return MakeError("dims extracted from the shapes differ from b,m,n,k");
+    return makeError("dims extracted from the shapes differ from b,m,n,k");
   return g;
 }
 
 Result<double> GemmTimeUs(const PerfTable &t, GemmTableKind kind,
                           const json &query) {
-  if (Result<bool> ok = ValidatePerfTable(t); !ok)
+  if (Result<bool> ok = validatePerfTable(t); !ok)
     return ok.error();
   Result<MatmulInterpolator> mi =
-      MatmulInterpolator::Create(t, kind, EstimateMode::kCompatible);
+      MatmulInterpolator::create(t, kind, EstimateMode::kCompatible);
   if (!mi)
     return mi.error();
   Result<GemmQuery> q = GemmQueryFrom(query);
   if (!q)
     return q.error();
-  Result<Estimate> e = mi->EstimateTime(*q);
+  Result<Estimate> e = mi->estimateTime(*q);
   if (!e)
     return e.error();
   return e->time_us;
@@ -60,7 +63,7 @@ Result<PerfTable> DefaultGemmTable(const json &setup) {
   t.metadata.source = "measured";
   for (const json &j : setup.at("table_entries"))
     for (const auto &[key, rate] : j.at("flops_per_s").items()) {
-      Result<std::vector<std::string>> types = SplitGemmDtypeKey(key);
+      Result<std::vector<std::string>> types = splitGemmDtypeKey(key);
       if (!types)
         return types.error();
       GemmEntry g;
@@ -95,10 +98,10 @@ Result<double> MatmulUserGroup(const json &setup, const json &query) {
   t.metadata.source = "measured";
   const float clock_ghz = setup.at("device_clock_ghz").get<float>();
   for (const json &p : setup.at("profiles")) {
-    const int64_t ns = RuntimeNsFromClockCycles(
+    const int64_t ns = runtimeNsFromClockCycles(
         p.at("clock_cycles").get<int64_t>(), clock_ghz);
     if (ns != p.at("runtime_ns").get<int64_t>())
-      return MakeError("clock decoding gives " + std::to_string(ns) + " ns");
+      return makeError("clock decoding gives " + std::to_string(ns) + " ns");
     GemmEntry g;
     g.b = p.at("b").get<int64_t>(), g.m = p.at("m").get<int64_t>();
     g.n = p.at("n").get<int64_t>(), g.k = p.at("k").get<int64_t>();
@@ -128,7 +131,7 @@ Result<double> MatmulNodeCostGroup(const json &setup, const json &query) {
     return us;
   NodeCostInput in;
   in.gemm_us = *us;
-  return NodeCost(in).time_us;
+  return nodeCost(in).time_us;
 }
 
 Result<double> SolRingGroup(const json &setup, const json &query) {
@@ -139,31 +142,31 @@ Result<double> SolRingGroup(const json &setup, const json &query) {
   const int64_t nodes = query.at("num_nodes").get<int64_t>();
   const int64_t comms = query.at("num_communicators").get<int64_t>();
   if (fn == "all_to_all_latency")
-    return AllToAllLatencyUs(c, buf, nodes, comms);
+    return allToAllLatencyUs(c, buf, nodes, comms);
   if (fn == "all_to_all_latency_legacy")
-    return AllToAllLatencyLegacyUs(c, buf, nodes, comms);
+    return allToAllLatencyLegacyUs(c, buf, nodes, comms);
   const SolCollective type = op == "all-gather"   ? SolCollective::kAllGather
                              : op == "all-reduce" ? SolCollective::kAllReduce
                              : op == "reduce-scatter"
                                  ? SolCollective::kReduceScatter
                                  : SolCollective::kSendRecv;
-  return RingLatencyUs(c, buf, nodes, type, comms);
+  return ringLatencyUs(c, buf, nodes, type, comms);
 }
 
 Result<double> SolPlatformGroup(const json &, const json &query) {
   const SolConfig c =
-      SolPlatformDefaults(query.at("device_name").get<std::string>());
+      solPlatformDefaults(query.at("device_name").get<std::string>());
   const std::string field = query.at("field").get<std::string>();
   if (field == "nic_speed")
     return c.nic_speed_gbps * 1e9;
   if (field == "chunk_prep_time")
     return c.chunk_prep_us;
-  return MakeError("unknown platform field '" + field + "'");
+  return makeError("unknown platform field '" + field + "'");
 }
 
 Result<double> SolIntraNodeGroup(const json &setup, const json &query) {
   SolConfig c = ConfigFrom(setup.at("config"));
-  return IntraNodeAllReduceUs(c, query.at("size_bytes").get<int64_t>(),
+  return intraNodeAllReduceUs(c, query.at("size_bytes").get<int64_t>(),
                               query.at("num_gpus").get<int64_t>(),
                               query.at("active_nvlink_links").get<int64_t>());
 }

@@ -8,6 +8,9 @@ namespace shardlab::conformance {
 
 using namespace shardlab::cost;
 using nlohmann::json;
+using shardlab::Error;
+using shardlab::makeError;
+using shardlab::Result;
 
 GridPoint<2> Point2(const json &coord) {
   return {coord.at(0).get<int64_t>(), coord.at(1).get<int64_t>()};
@@ -27,8 +30,8 @@ template <size_t N> GridContext<N> ContextFrom(const json &c) {
 Result<double> NearestGroup(const json &setup, const json &query) {
   NearestNeighbourInterpolator<int64_t, 2> nn;
   for (const json &p : setup.at("points"))
-    nn.Add(Point2(p.at("coord")), p.at("value").get<int64_t>());
-  return double(*nn.Eval(Point2(query.at("coord"))));
+    nn.add(Point2(p.at("coord")), p.at("value").get<int64_t>());
+  return double(*nn.eval(Point2(query.at("coord"))));
 }
 
 Result<double> GridSnapGroup(const json &setup, const json &query) {
@@ -39,11 +42,11 @@ Result<double> GridSnapGroup(const json &setup, const json &query) {
   for (int r = 0; r < 2; ++r) {
     GridSnapInterpolator<int64_t, 2> snap(ctx, rules[r]);
     for (const json &p : setup.at("points"))
-      snap.Add(Point2(p.at("coord")), p.at("value").get<int64_t>());
-    results[r] = double(*snap.Eval(Point2(query.at("coord"))));
+      snap.add(Point2(p.at("coord")), p.at("value").get<int64_t>());
+    results[r] = double(*snap.eval(Point2(query.at("coord"))));
   }
   if (results[0] != results[1])
-    return MakeError(
+    return makeError(
         "the two snap rules disagree: " + std::to_string(results[0]) + " vs " +
         std::to_string(results[1]));
   return results[0];
@@ -52,8 +55,8 @@ Result<double> GridSnapGroup(const json &setup, const json &query) {
 Result<double> WeightedGroup(const json &setup, const json &query) {
   WeightedAverageInterpolator<2> wa(ContextFrom<2>(setup.at("contexts")));
   for (const json &p : setup.at("points"))
-    wa.Add(Point2(p.at("coord")), p.at("value").get<double>());
-  return wa.Eval(Point2(query.at("coord")));
+    wa.add(Point2(p.at("coord")), p.at("value").get<double>());
+  return wa.eval(Point2(query.at("coord")));
 }
 
 Result<ReplicaGroups> GroupsFromIota(const json &iota) {
@@ -62,7 +65,7 @@ Result<ReplicaGroups> GroupsFromIota(const json &iota) {
   g.group_size = iota.at("num_devices_per_group").get<int64_t>();
   g.reshape_dims = iota.at("reshape_dims").get<std::vector<int64_t>>();
   g.transpose_perm = iota.at("transpose_perm").get<std::vector<int64_t>>();
-  ReplicaGroups groups = ReplicaGroups::FromIota(g);
+  ReplicaGroups groups = ReplicaGroups::fromIota(g);
   // The iota form must expand to the explicit groups listed next to it.
   return groups;
 }
@@ -72,35 +75,35 @@ Result<ReplicaGroups> GroupsFromIota(const json &iota) {
 Result<CollectiveEntry> CollectiveFrom(const json &j, int64_t partition) {
   CollectiveEntry e;
   e.op = j.at("op").get<std::string>();
-  Result<CollectiveOp> op = ParseCollectiveOp(e.op);
+  Result<CollectiveOp> op = parseCollectiveOp(e.op);
   if (!op)
     return op.error();
   e.dtype = j.at("dtype").get<std::string>();
-  const int64_t s = DtypeBytes(e.dtype);
+  const int64_t s = dtypeBytes(e.dtype);
   const int64_t out = j.contains("output_elements")
                           ? j.at("output_elements").get<int64_t>()
                           : j.at("elements").get<int64_t>();
   const int64_t in = j.contains("operand_elements")
                          ? j.at("operand_elements").get<int64_t>()
                          : out;
-  e.bytes = BytesTransferred(*op, {in * s, out * s});
+  e.bytes = bytesTransferred(*op, {in * s, out * s});
   if (e.bytes != j.at("bytes").get<int64_t>())
-    return MakeError("bytes rule gives " + std::to_string(e.bytes) +
+    return makeError("bytes rule gives " + std::to_string(e.bytes) +
                      ", vectors list " + j.at("bytes").dump());
   Result<ReplicaGroups> groups = GroupsFromIota(j.at("replica_groups_iota"));
   if (!groups)
     return groups.error();
-  Result<std::vector<std::vector<int64_t>>> lists = Expand(*groups);
+  Result<std::vector<std::vector<int64_t>>> lists = expand(*groups);
   if (!lists)
     return lists.error();
   if (j.contains("replica_groups") && json(*lists) != j.at("replica_groups"))
-    return MakeError("iota groups expand differently from replica_groups");
-  Result<CommType> comm = ClassifyCommType(*groups, partition);
+    return makeError("iota groups expand differently from replica_groups");
+  Result<CommType> comm = classifyCommType(*groups, partition);
   if (!comm)
     return comm.error();
   if (j.contains("comm_type") &&
-      std::string(ToString(*comm)) != j.at("comm_type").get<std::string>())
-    return MakeError("classified as " + std::string(ToString(*comm)) +
+      std::string(toText(*comm)) != j.at("comm_type").get<std::string>())
+    return makeError("classified as " + std::string(toText(*comm)) +
                      ", vectors say " + j.at("comm_type").dump());
   e.comm_type = *comm;
   e.replica_groups = *groups;
@@ -113,13 +116,13 @@ Result<CollectiveEntry> CollectiveFrom(const json &j, int64_t partition) {
 Result<double> CollectiveTime(const PerfTable &table,
                               const CollectiveInterpolatorOptions &opts,
                               const CollectiveQuery &q) {
-  if (Result<bool> ok = ValidatePerfTable(table); !ok)
+  if (Result<bool> ok = validatePerfTable(table); !ok)
     return ok.error();
   Result<CollectiveInterpolator> ci =
-      CollectiveInterpolator::Create(table, opts);
+      CollectiveInterpolator::create(table, opts);
   if (!ci)
     return ci.error();
-  Result<Estimate> e = ci->EstimateTime(q);
+  Result<Estimate> e = ci->estimateTime(q);
   if (!e)
     return e.error();
   return e->time_us;
@@ -130,7 +133,7 @@ Result<CollectiveQuery> QueryFrom(const json &j, int64_t partition) {
   if (!e)
     return e.error();
   CollectiveQuery q;
-  q.op = *ParseCollectiveOp(e->op);
+  q.op = *parseCollectiveOp(e->op);
   q.dtype = e->dtype;
   q.bytes = e->bytes;
   q.groups = *e->replica_groups;
@@ -144,7 +147,7 @@ Result<double> UserTableGroup(const json &setup, const json &query) {
   for (const json &j : setup.at("table")) {
     Result<CollectiveEntry> e = CollectiveFrom(j, partition);
     if (!e)
-      return MakeError("table entry: " + e.error().message);
+      return makeError("table entry: " + e.error().message);
     table.collectives.push_back(*e);
   }
   Result<CollectiveQuery> q = QueryFrom(query, partition);
@@ -169,9 +172,9 @@ Result<double> PermuteGroup(const json &setup, const json &query) {
   table.metadata.source = "measured";
   for (const auto &[name, t] : setup.at("tables").items()) {
     Result<PermuteType> type =
-        ClassifyPermute(PairsFrom(t.at("source_target_pairs")), partition);
-    if (!type || std::string(ToString(*type)) != name)
-      return MakeError("permute table '" + name + "' classified differently");
+        classifyPermute(PairsFrom(t.at("source_target_pairs")), partition);
+    if (!type || std::string(toText(*type)) != name)
+      return makeError("permute table '" + name + "' classified differently");
     for (const json &p : t.at("points")) {
       CollectiveEntry e;
       e.op = "collective-permute";
@@ -185,7 +188,7 @@ Result<double> PermuteGroup(const json &setup, const json &query) {
   CollectiveQuery q;
   q.op = CollectiveOp::kCollectivePermute;
   q.pairs = PairsFrom(query.at("source_target_pairs"));
-  q.bytes = BytesTransferred(q.op, {query.at("elements").get<int64_t>() * 4,
+  q.bytes = bytesTransferred(q.op, {query.at("elements").get<int64_t>() * 4,
                                     query.at("elements").get<int64_t>() * 4});
   CollectiveInterpolatorOptions opts;
   opts.devices_per_partition = partition;
@@ -203,7 +206,7 @@ Result<double> DefaultCollectiveGroup(const json &setup, const json &query) {
       continue;
     Result<CollectiveEntry> e = CollectiveFrom(j, partition);
     if (!e)
-      return MakeError("table entry: " + e.error().message);
+      return makeError("table entry: " + e.error().message);
     table.collectives.push_back(*e);
   }
   json q = query;

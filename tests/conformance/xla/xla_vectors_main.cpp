@@ -64,12 +64,12 @@ CaseResult RunCase(const std::string &group, const json &setup, const json &c) {
   CaseResult r;
   r.id = group + "/" + c.at("name").get<std::string>();
   r.expect = c.at("expect").get<double>();
-  shardlab::cost::Result<double> actual = [&]() {
+  shardlab::Result<double> actual = [&]() {
     try {
       return shardlab::conformance::EvaluateCase(group, setup, c.at("query"));
     } catch (const std::exception &e) {
-      return shardlab::cost::Result<double>(shardlab::cost::MakeError(
-          std::string("malformed case: ") + e.what()));
+      return shardlab::Result<double>(
+          shardlab::makeError(std::string("malformed case: ") + e.what()));
     }
   }();
   if (!actual) {

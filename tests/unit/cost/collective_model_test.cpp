@@ -6,6 +6,9 @@
 #include <cmath>
 
 using namespace shardlab::cost;
+using shardlab::Error;
+using shardlab::makeError;
+using shardlab::Result;
 
 namespace {
 
@@ -14,9 +17,9 @@ CollectiveEntry Entry(const char *op, const char *groups, int64_t bytes,
   CollectiveEntry e;
   e.op = op;
   e.dtype = "f32";
-  e.replica_groups = *ParseReplicaGroups(groups);
+  e.replica_groups = *parseReplicaGroups(groups);
   e.devices_per_group = e.replica_groups->group_size();
-  e.comm_type = *ClassifyCommType(*e.replica_groups, 8);
+  e.comm_type = *classifyCommType(*e.replica_groups, 8);
   e.bytes = bytes;
   e.throughput_bytes_per_s = throughput;
   return e;
@@ -26,7 +29,7 @@ CollectiveQuery Query(CollectiveOp op, const char *groups, int64_t bytes) {
   CollectiveQuery q;
   q.op = op;
   q.dtype = "f32";
-  q.groups = *ParseReplicaGroups(groups);
+  q.groups = *parseReplicaGroups(groups);
   q.bytes = bytes;
   return q;
 }
@@ -45,57 +48,57 @@ PerfTable Table() {
 
 TEST_CASE("byte conventions per collective") {
   const CollectiveShapes s{100, 800};
-  CHECK(BytesTransferred(CollectiveOp::kAllGather, s) == 800);
-  CHECK(BytesTransferred(CollectiveOp::kReduceScatter, {800, 100}) == 800);
-  CHECK(BytesTransferred(CollectiveOp::kCollectivePermuteStart, s) == 100);
-  CHECK(HbmBytesAccessed(CollectiveOp::kAllGatherStart, {50, 800}, 16) ==
+  CHECK(bytesTransferred(CollectiveOp::kAllGather, s) == 800);
+  CHECK(bytesTransferred(CollectiveOp::kReduceScatter, {800, 100}) == 800);
+  CHECK(bytesTransferred(CollectiveOp::kCollectivePermuteStart, s) == 100);
+  CHECK(hbmBytesAccessed(CollectiveOp::kAllGatherStart, {50, 800}, 16) ==
         50 * 31 + 50 * 16);
 }
 
 TEST_CASE("exact key hit: time is bytes / throughput") {
-  auto ci = CollectiveInterpolator::Create(Table(), {});
+  auto ci = CollectiveInterpolator::create(Table(), {});
   REQUIRE(ci);
   auto e =
-      ci->EstimateTime(Query(CollectiveOp::kAllReduce, "[1,8]<=[8]", 2048));
+      ci->estimateTime(Query(CollectiveOp::kAllReduce, "[1,8]<=[8]", 2048));
   REQUIRE(e);
   CHECK(e->time_us == doctest::Approx(2048 / 1e6 * 1e6));
   CHECK(e->explanation.model == "collective-table/exact");
 }
 
 TEST_CASE("async starts miss the exact map and use the fallback") {
-  auto ci = CollectiveInterpolator::Create(Table(), {});
-  auto e = ci->EstimateTime(
+  auto ci = CollectiveInterpolator::create(Table(), {});
+  auto e = ci->estimateTime(
       Query(CollectiveOp::kAllReduceStart, "[1,8]<=[8]", 2048));
   REQUIRE(e);
   CHECK(e->explanation.model == "collective-table/fallback");
-  // Nearest (bytes, devices) to (2048, 8) is (1024, 8) at 1e6 B/s.
+  // nearest (bytes, devices) to (2048, 8) is (1024, 8) at 1e6 B/s.
   CHECK(e->time_us == doctest::Approx(2048 / 1e6 * 1e6));
   // With 4 devices per group the (1024, 4) entry at 5e5 B/s wins.
-  auto four = ci->EstimateTime(
+  auto four = ci->estimateTime(
       Query(CollectiveOp::kAllReduceStart, "[2,4]<=[8]", 2048));
   CHECK(four->time_us == doctest::Approx(2048 / 5e5 * 1e6));
 }
 
 TEST_CASE("missing keys are errors") {
-  auto ci = CollectiveInterpolator::Create(Table(), {});
+  auto ci = CollectiveInterpolator::create(Table(), {});
   CHECK_FALSE(
-      ci->EstimateTime(Query(CollectiveOp::kAllGather, "[1,8]<=[8]", 1024)));
+      ci->estimateTime(Query(CollectiveOp::kAllGather, "[1,8]<=[8]", 1024)));
   CollectiveQuery permute;
   permute.op = CollectiveOp::kCollectivePermute;
   permute.pairs = {{0, 1}};
   permute.bytes = 10;
-  CHECK_FALSE(ci->EstimateTime(permute));
+  CHECK_FALSE(ci->estimateTime(permute));
   CHECK_FALSE(
-      ci->EstimateTime(Query(CollectiveOp::kAllReduce, "[1,8]<=[8]", 0)));
+      ci->estimateTime(Query(CollectiveOp::kAllReduce, "[1,8]<=[8]", 0)));
 }
 
 TEST_CASE("accurate mode: monotone, saturating, constant time below range") {
   CollectiveInterpolatorOptions opts;
   opts.mode = EstimateMode::kAccurate;
-  auto ci = CollectiveInterpolator::Create(Table(), opts);
+  auto ci = CollectiveInterpolator::create(Table(), opts);
   auto at = [&](int64_t bytes) {
     return ci
-        ->EstimateTime(Query(CollectiveOp::kAllReduce, "[1,8]<=[8]", bytes))
+        ->estimateTime(Query(CollectiveOp::kAllReduce, "[1,8]<=[8]", bytes))
         ->time_us;
   };
   CHECK(at(512) == doctest::Approx(at(1024)));            // latency floor
@@ -110,6 +113,6 @@ TEST_CASE("accurate mode: monotone, saturating, constant time below range") {
 TEST_CASE("accurate throughput interpolates across device counts") {
   std::vector<std::pair<GridPoint<2>, double>> pts = {{{1024, 2}, 100},
                                                       {{1024, 8}, 400}};
-  CHECK(AccurateThroughput(pts, 1024, 4, nullptr) == doctest::Approx(200));
-  CHECK(AccurateThroughput(pts, 1024, 16, nullptr) == doctest::Approx(400));
+  CHECK(accurateThroughput(pts, 1024, 4, nullptr) == doctest::Approx(200));
+  CHECK(accurateThroughput(pts, 1024, 16, nullptr) == doctest::Approx(400));
 }

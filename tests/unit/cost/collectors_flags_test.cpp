@@ -8,55 +8,55 @@
 using namespace shardlab::collectors;
 
 TEST_CASE("collectors: byte sizes use binary suffixes") {
-  CHECK(*ParseBytes("1024") == 1024);
-  CHECK(*ParseBytes("1K") == 1024);
-  CHECK(*ParseBytes("32M") == 32 << 20);
-  CHECK(*ParseBytes("2G") == int64_t{2} << 30);
-  CHECK(*ParseBytes("1KiB") == 1024);
-  CHECK(*ParseBytes("4kb") == 4096);
-  CHECK_FALSE(ParseBytes("0"));
-  CHECK_FALSE(ParseBytes("-1K"));
-  CHECK_FALSE(ParseBytes("1X"));
-  CHECK_FALSE(ParseBytes(""));
-  CHECK(ParseBytes("abc").error().message.find("not a byte size") !=
+  CHECK(*parseBytes("1024") == 1024);
+  CHECK(*parseBytes("1K") == 1024);
+  CHECK(*parseBytes("32M") == 32 << 20);
+  CHECK(*parseBytes("2G") == int64_t{2} << 30);
+  CHECK(*parseBytes("1KiB") == 1024);
+  CHECK(*parseBytes("4kb") == 4096);
+  CHECK_FALSE(parseBytes("0"));
+  CHECK_FALSE(parseBytes("-1K"));
+  CHECK_FALSE(parseBytes("1X"));
+  CHECK_FALSE(parseBytes(""));
+  CHECK(parseBytes("abc").error().message.find("not a byte size") !=
         std::string::npos);
-  CHECK(FormatBytes(1024) == "1K");
-  CHECK(FormatBytes(int64_t{2} << 30) == "2G");
-  CHECK(FormatBytes(1000) == "1000");
+  CHECK(formatBytes(1024) == "1K");
+  CHECK(formatBytes(int64_t{2} << 30) == "2G");
+  CHECK(formatBytes(1000) == "1000");
 }
 
 TEST_CASE("collectors: integer lists accept ranges and dedupe") {
-  CHECK(*ParseIntList("1,2,4", "x") == std::vector<int64_t>{1, 2, 4});
-  CHECK(*ParseIntList("256..4096", "x") ==
+  CHECK(*parseIntList("1,2,4", "x") == std::vector<int64_t>{1, 2, 4});
+  CHECK(*parseIntList("256..4096", "x") ==
         std::vector<int64_t>{256, 512, 1024, 2048, 4096});
-  CHECK(*ParseIntList("4, 1,16..32,4", "x") ==
+  CHECK(*parseIntList("4, 1,16..32,4", "x") ==
         std::vector<int64_t>{1, 4, 16, 32});
-  CHECK_FALSE(ParseIntList("8..2", "x"));
-  CHECK_FALSE(ParseIntList("", "x"));
-  CHECK(ParseIntList("1,0", "--batch").error().message.find("--batch") == 0);
+  CHECK_FALSE(parseIntList("8..2", "x"));
+  CHECK_FALSE(parseIntList("", "x"));
+  CHECK(parseIntList("1,0", "--batch").error().message.find("--batch") == 0);
 }
 
 TEST_CASE("collectors: flag forms and errors") {
   const std::vector<FlagSpec> specs = {{"iters", 'n', "N", "", ""},
                                        {"dry-run", 0, "", "", ""}};
-  Result<ParsedFlags> f = ParseFlags(specs, {"-n", "5", "--dry-run"});
+  Result<ParsedFlags> f = parseFlags(specs, {"-n", "5", "--dry-run"});
   REQUIRE(f);
-  CHECK(f->Get("iters", "") == "5");
-  CHECK(f->Has("dry-run"));
-  CHECK(ParseFlags(specs, {"-n7"})->Get("iters", "") == "7");
-  CHECK(ParseFlags(specs, {"--iters=9"})->Get("iters", "") == "9");
-  CHECK(ParseFlags(specs, {"--iters"}).error().message ==
+  CHECK(f->get("iters", "") == "5");
+  CHECK(f->has("dry-run"));
+  CHECK(parseFlags(specs, {"-n7"})->get("iters", "") == "7");
+  CHECK(parseFlags(specs, {"--iters=9"})->get("iters", "") == "9");
+  CHECK(parseFlags(specs, {"--iters"}).error().message ==
         "--iters needs a value (N)");
-  CHECK(ParseFlags(specs, {"--dry-run=1"}).error().message ==
+  CHECK(parseFlags(specs, {"--dry-run=1"}).error().message ==
         "--dry-run takes no value");
-  CHECK(ParseFlags(specs, {"--nope"}).error().message ==
+  CHECK(parseFlags(specs, {"--nope"}).error().message ==
         "unknown flag '--nope' (see --help)");
-  CHECK(ParseFlags(specs, {"stray"}).error().message ==
+  CHECK(parseFlags(specs, {"stray"}).error().message ==
         "unexpected argument 'stray' (see --help)");
 }
 
 TEST_CASE("collectors: collective options defaults follow XLA's sweep") {
-  Result<CollectiveOptions> o = ParseCollectiveOptions({});
+  Result<CollectiveOptions> o = parseCollectiveOptions({});
   REQUIRE(o);
   CHECK(o->min_bytes == 1024);
   CHECK(o->max_bytes == int64_t{2} << 30);
@@ -67,7 +67,7 @@ TEST_CASE("collectors: collective options defaults follow XLA's sweep") {
 }
 
 TEST_CASE("collectors: collective options parse nccl-tests style flags") {
-  Result<CollectiveOptions> o = ParseCollectiveOptions(
+  Result<CollectiveOptions> o = parseCollectiveOptions(
       {"-b",       "8K",
        "-e",       "64M",
        "-f",       "4",
@@ -95,31 +95,31 @@ TEST_CASE("collectors: collective options parse nccl-tests style flags") {
 }
 
 TEST_CASE("collectors: collective option errors say what is wrong") {
-  CHECK(ParseCollectiveOptions({"-b", "2G", "-e", "1K"}).error().message ==
+  CHECK(parseCollectiveOptions({"-b", "2G", "-e", "1K"}).error().message ==
         "--minbytes 2G > --maxbytes 1K");
-  CHECK(ParseCollectiveOptions({"-d", "f64"})
+  CHECK(parseCollectiveOptions({"-d", "f64"})
             .error()
             .message.find("unsupported type 'f64'") != std::string::npos);
-  CHECK(ParseCollectiveOptions({"--ops", "broadcast"})
+  CHECK(parseCollectiveOptions({"--ops", "broadcast"})
             .error()
             .message.find("unknown op 'broadcast'") != std::string::npos);
-  CHECK(ParseCollectiveOptions({"-f", "1"})
+  CHECK(parseCollectiveOptions({"-f", "1"})
             .error()
             .message.find("expected a number > 1") != std::string::npos);
-  CHECK(ParseCollectiveOptions({"-n", "0"})
+  CHECK(parseCollectiveOptions({"-n", "0"})
             .error()
             .message.find("--iters: expected a positive integer") == 0);
-  CHECK(CollectiveHelp().find("--minbytes SIZE") != std::string::npos);
+  CHECK(collectiveHelp().find("--minbytes SIZE") != std::string::npos);
 }
 
 TEST_CASE("collectors: gemm options") {
-  Result<GemmOptions> d = ParseGemmOptions({});
+  Result<GemmOptions> d = parseGemmOptions({});
   REQUIRE(d);
   CHECK(d->batch == std::vector<int64_t>{1, 2, 4});
   CHECK(d->m == std::vector<int64_t>{256, 512, 1024, 2048, 4096});
   CHECK(d->k == d->m);
   CHECK(d->f32_compute == F32Compute::kTf32);
-  Result<GemmOptions> o = ParseGemmOptions(
+  Result<GemmOptions> o = parseGemmOptions(
       {"-b", "128", "-e", "512", "-k", "64", "--batch", "8", "-d", "f32,fp8",
        "--f32-compute", "strict", "--rotate-bytes", "1G", "--algos", "4"});
   REQUIRE(o);
@@ -130,11 +130,11 @@ TEST_CASE("collectors: gemm options") {
   CHECK(o->f32_compute == F32Compute::kStrict);
   CHECK(o->rotate_bytes == int64_t{1} << 30);
   CHECK(o->algos == 4);
-  CHECK(ParseGemmOptions({"--f32-compute", "fast"})
+  CHECK(parseGemmOptions({"--f32-compute", "fast"})
             .error()
             .message.find("tf32 or strict") != std::string::npos);
-  CHECK(ParseGemmOptions({"-d", "int4"})
+  CHECK(parseGemmOptions({"-d", "int4"})
             .error()
             .message.find("unsupported GEMM type 'int4'") != std::string::npos);
-  CHECK(GemmHelp().find("--f32-compute MODE") != std::string::npos);
+  CHECK(gemmHelp().find("--f32-compute MODE") != std::string::npos);
 }

@@ -11,57 +11,57 @@ using namespace shardlab::collectors;
 
 TEST_CASE("collectors: percentiles interpolate like numpy") {
   const std::vector<double> s = {1, 2, 3, 4};
-  CHECK(PercentileSorted(s, 0.5) == doctest::Approx(2.5));
-  CHECK(PercentileSorted(s, 0.0) == 1);
-  CHECK(PercentileSorted(s, 1.0) == 4);
-  CHECK(PercentileSorted(s, 0.99) == doctest::Approx(3.97));
-  CHECK(Median({5, 1, 3}) == 3);
-  CHECK(Median({7}) == 7);
+  CHECK(percentileSorted(s, 0.5) == doctest::Approx(2.5));
+  CHECK(percentileSorted(s, 0.0) == 1);
+  CHECK(percentileSorted(s, 1.0) == 4);
+  CHECK(percentileSorted(s, 0.99) == doctest::Approx(3.97));
+  CHECK(median({5, 1, 3}) == 3);
+  CHECK(median({7}) == 7);
 }
 
 TEST_CASE("collectors: summary of a sample") {
-  shardlab::cost::TimeStats t = Summarize({4, 2, 8, 6});
+  shardlab::cost::TimeStats t = summarize({4, 2, 8, 6});
   CHECK(t.median_us == doctest::Approx(5));
   CHECK(*t.min_us == 2);
   CHECK(*t.max_us == 8);
   CHECK(*t.mean_us == doctest::Approx(5));
   CHECK(*t.stddev_us == doctest::Approx(2.5819889)); // sample stddev
   CHECK(t.samples == 4);
-  CHECK(Spread(t) == doctest::Approx(2.5819889 / 5));
-  CHECK(*Summarize({3}).stddev_us == 0);
+  CHECK(spread(t) == doctest::Approx(2.5819889 / 5));
+  CHECK(*summarize({3}).stddev_us == 0);
 }
 
 TEST_CASE("collectors: per-rank counts round like nccl-tests") {
   // 1000 f32 elements over 3 ranks: 333 per rank, rounded down to 16 B.
-  RankCounts ag = CollCounts(CollOp::kAllGather, 4000, 4, 3);
+  RankCounts ag = collCounts(CollOp::kAllGather, 4000, 4, 3);
   CHECK(ag.send_count == 332);
   CHECK(ag.recv_count == 996);
   CHECK(ag.bytes == 996 * 4); // AG: output bytes
-  RankCounts rs = CollCounts(CollOp::kReduceScatter, 4000, 4, 3);
+  RankCounts rs = collCounts(CollOp::kReduceScatter, 4000, 4, 3);
   CHECK(rs.send_count == 996);
   CHECK(rs.recv_count == 332);
   CHECK(rs.bytes == 996 * 4); // RS: input bytes
-  RankCounts ar = CollCounts(CollOp::kAllReduce, 4000, 4, 3);
+  RankCounts ar = collCounts(CollOp::kAllReduce, 4000, 4, 3);
   CHECK(ar.send_count == 1000);
   CHECK(ar.bytes == 4000);
-  RankCounts a2a = CollCounts(CollOp::kAllToAll, 4000, 4, 3);
+  RankCounts a2a = collCounts(CollOp::kAllToAll, 4000, 4, 3);
   CHECK(a2a.chunk == 333);
   CHECK(a2a.bytes == 3996);
-  CHECK(CollCounts(CollOp::kAllGather, 32, 2, 8).bytes == 0);
-  CHECK(CollCounts(CollOp::kAllGather, 1024, 4, 8).bytes == 1024);
+  CHECK(collCounts(CollOp::kAllGather, 32, 2, 8).bytes == 0);
+  CHECK(collCounts(CollOp::kAllGather, 1024, 4, 8).bytes == 1024);
 }
 
 TEST_CASE("collectors: algbw and busbw factors") {
-  CHECK(BusBwFactor(CollOp::kAllReduce, 8) == doctest::Approx(1.75));
-  CHECK(BusBwFactor(CollOp::kAllGather, 8) == doctest::Approx(0.875));
-  CHECK(BusBwFactor(CollOp::kReduceScatter, 4) == doctest::Approx(0.75));
-  CHECK(BusBwFactor(CollOp::kAllToAll, 2) == doctest::Approx(0.5));
-  CHECK(BusBwFactor(CollOp::kCollectivePermute, 8) == 1);
-  CHECK(BusBwFactor(CollOp::kAllReduce, 1) == 0);
-  Bandwidth b = ComputeBandwidth(CollOp::kAllReduce, 1 << 30, 8, 0.01);
+  CHECK(busBwFactor(CollOp::kAllReduce, 8) == doctest::Approx(1.75));
+  CHECK(busBwFactor(CollOp::kAllGather, 8) == doctest::Approx(0.875));
+  CHECK(busBwFactor(CollOp::kReduceScatter, 4) == doctest::Approx(0.75));
+  CHECK(busBwFactor(CollOp::kAllToAll, 2) == doctest::Approx(0.5));
+  CHECK(busBwFactor(CollOp::kCollectivePermute, 8) == 1);
+  CHECK(busBwFactor(CollOp::kAllReduce, 1) == 0);
+  Bandwidth b = computeBandwidth(CollOp::kAllReduce, 1 << 30, 8, 0.01);
   CHECK(b.algbw_gb_per_s == doctest::Approx(107.3741824));
   CHECK(b.busbw_gb_per_s == doctest::Approx(107.3741824 * 1.75));
-  CHECK(GemmFlops(2, 3, 4, 5) == 240);
+  CHECK(gemmFlops(2, 3, 4, 5) == 240);
 }
 
 namespace {
@@ -75,7 +75,7 @@ int64_t HostRun(PatternKind kind, int64_t n, int64_t chunk) {
   std::vector<std::vector<int64_t>> in(n);
   for (int64_t r = 0; r < n; ++r)
     for (int64_t i = 0; i < in_count; ++i)
-      in[r].push_back(InputValue({kind, r, n, chunk, -1}, i));
+      in[r].push_back(inputValue({kind, r, n, chunk, -1}, i));
   int64_t wrong = 0;
   for (int64_t r = 0; r < n; ++r) {
     std::vector<int64_t> out;
@@ -95,7 +95,7 @@ int64_t HostRun(PatternKind kind, int64_t n, int64_t chunk) {
                    in[q].begin() + (r + 1) * chunk);
     for (size_t i = 0; i < out.size(); ++i)
       wrong += out[i] !=
-               ExpectedValue({kind, r, n, chunk, -1}, static_cast<int64_t>(i));
+               expectedValue({kind, r, n, chunk, -1}, static_cast<int64_t>(i));
   }
   return wrong;
 }
@@ -111,8 +111,8 @@ TEST_CASE("collectors: patterns predict every collective's output") {
   PatternSpec src{PatternKind::kPermute, 3, 4, 10, -1};
   PatternSpec dst{PatternKind::kPermute, 0, 4, 10, 3};
   for (int64_t i = 0; i < 10; ++i)
-    CHECK(ExpectedValue(dst, i) == InputValue(src, i));
-  CHECK(ExpectedValue({PatternKind::kPermute, 1, 4, 10, -1}, 0) == -1);
+    CHECK(expectedValue(dst, i) == inputValue(src, i));
+  CHECK(expectedValue({PatternKind::kPermute, 1, 4, 10, -1}, 0) == -1);
 }
 
 TEST_CASE("collectors: patterns catch misplaced data and stay exact") {
@@ -120,9 +120,9 @@ TEST_CASE("collectors: patterns catch misplaced data and stay exact") {
   const int64_t n = 4, chunk = 5;
   int64_t detected = 0;
   for (int64_t i = 0; i < chunk; ++i)
-    detected += TagValue(1, 0, i) !=
-                ExpectedValue({PatternKind::kAllGather, 0, n, chunk, -1}, i);
+    detected += tagValue(1, 0, i) !=
+                expectedValue({PatternKind::kAllGather, 0, n, chunk, -1}, i);
   CHECK(detected > 0);
   // Sums stay small: exact in bf16 (8-bit mantissa) up to 254 ranks.
-  CHECK(ExpectedValue({PatternKind::kAllReduce, 0, 254, 1, -1}, 2) == 256);
+  CHECK(expectedValue({PatternKind::kAllReduce, 0, 254, 1, -1}, 2) == 256);
 }

@@ -45,61 +45,61 @@ std::string TempPath(const char *name) {
 } // namespace
 
 TEST_CASE("collectors: size sweep is log2 from 1 KiB to 2 GiB") {
-  std::vector<int64_t> s = SizeSweep(1024, int64_t{2} << 30, 2);
+  std::vector<int64_t> s = sizeSweep(1024, int64_t{2} << 30, 2);
   CHECK(s.size() == 22);
   CHECK(s.front() == 1024);
   CHECK(s.back() == int64_t{2} << 30);
-  CHECK(SizeSweep(1000, 5000, 2) == std::vector<int64_t>{1000, 2000, 4000});
-  CHECK(SizeSweep(10, 13, 1.1) == std::vector<int64_t>{10, 11, 12});
-  CHECK(SizeSweep(1, 3, 1.2) == std::vector<int64_t>{1, 2, 3});
-  CHECK(SizeSweep(5, 1, 2).empty());
+  CHECK(sizeSweep(1000, 5000, 2) == std::vector<int64_t>{1000, 2000, 4000});
+  CHECK(sizeSweep(10, 13, 1.1) == std::vector<int64_t>{10, 11, 12});
+  CHECK(sizeSweep(1, 3, 1.2) == std::vector<int64_t>{1, 2, 3});
+  CHECK(sizeSweep(5, 1, 2).empty());
 }
 
 TEST_CASE("collectors: default groups are XLA's, plus rails on many nodes") {
-  CHECK(DefaultGroupSpecs(Node8(), {2, 4, 8}) ==
+  CHECK(defaultGroupSpecs(Node8(), {2, 4, 8}) ==
         std::vector<std::string>{"[4,2]<=[8]", "[2,4]<=[8]", "[1,8]<=[8]"});
-  CHECK(DefaultGroupSpecs(Topology{4, 4, 4}, {2, 4, 8}) ==
+  CHECK(defaultGroupSpecs(Topology{4, 4, 4}, {2, 4, 8}) ==
         std::vector<std::string>{"[2,2]<=[4]", "[1,4]<=[4]"});
-  CHECK(DefaultGroupSpecs(Topology{16, 8, 8}, {2, 4, 8}) ==
+  CHECK(defaultGroupSpecs(Topology{16, 8, 8}, {2, 4, 8}) ==
         std::vector<std::string>{"[8,2]<=[16]", "[4,4]<=[16]", "[2,8]<=[16]",
                                  "[1,16]<=[16]", "[8,2]<=[2,8]T(1,0)"});
-  CHECK(DefaultGroupSpecs(Topology{1, 1, 1}, {2, 4, 8}).empty());
+  CHECK(defaultGroupSpecs(Topology{1, 1, 1}, {2, 4, 8}).empty());
 }
 
 TEST_CASE("collectors: group specs are checked and deduplicated") {
   Result<std::vector<GroupSet>> sets =
-      ParseGroupSets(Node8(), {"[4,2]<=[8]", "{{0,1},{2,3},{4,5},{6,7}}",
+      parseGroupSets(Node8(), {"[4,2]<=[8]", "{{0,1},{2,3},{4,5},{6,7}}",
                                "[4,2]<=[2,4]T(1,0)"});
   REQUIRE(sets);
   REQUIRE(sets->size() == 2); // the explicit list repeats [4,2]<=[8]
   CHECK((*sets)[1].lists[0] == std::vector<int64_t>{0, 4});
-  CHECK(ParseGroupSets(Node8(), {"[1,16]<=[16]"})
+  CHECK(parseGroupSets(Node8(), {"[1,16]<=[16]"})
             .error()
             .message.find("outside the job's 8 ranks") != std::string::npos);
-  CHECK(ParseGroupSets(Node8(), {"{{0,1},{1,2}}"})
+  CHECK(parseGroupSets(Node8(), {"{{0,1},{1,2}}"})
             .error()
             .message.find("rank 1 appears twice") != std::string::npos);
-  CHECK(ParseGroupSets(Node8(), {"{{0},{1}}"})
+  CHECK(parseGroupSets(Node8(), {"{{0},{1}}"})
             .error()
             .message.find("at least 2 ranks") != std::string::npos);
-  CHECK_FALSE(ParseGroupSets(Node8(), {"[4,2]<="}));
+  CHECK_FALSE(parseGroupSets(Node8(), {"[4,2]<="}));
 }
 
 TEST_CASE("collectors: permute patterns and their XLA classification") {
-  CHECK(PermutePairs(PermutePattern::kOneWay, 4) ==
+  CHECK(permutePairs(PermutePattern::kOneWay, 4) ==
         cost::SourceTargetPairs{{0, 2}, {1, 3}});
-  CHECK(PermutePairs(PermutePattern::kRing, 3) ==
+  CHECK(permutePairs(PermutePattern::kRing, 3) ==
         cost::SourceTargetPairs{{0, 1}, {1, 2}, {2, 0}});
-  CHECK(PermutePairs(PermutePattern::kMutual, 4) ==
+  CHECK(permutePairs(PermutePattern::kMutual, 4) ==
         cost::SourceTargetPairs{{0, 1}, {1, 0}, {2, 3}, {3, 2}});
   CollectiveOptions o;
   o.ops = {CollOp::kCollectivePermute};
   o.min_bytes = o.max_bytes = 4096;
-  Result<CollectivePlan> p = PlanCollectives(o, Node8());
+  Result<CollectivePlan> p = planCollectives(o, Node8());
   REQUIRE(p);
   std::set<std::string> kinds;
   for (const CollectivePoint &pt : p->points)
-    kinds.insert(std::string(cost::ToString(*pt.permute_type)) + "/" +
+    kinds.insert(std::string(cost::toText(*pt.permute_type)) + "/" +
                  std::to_string(p->group_sets[pt.group_set].group_size));
   // Size 2: ring == mutual, listed once; sizes 4 and 8: all three.
   CHECK(kinds ==
@@ -113,7 +113,7 @@ TEST_CASE("collectors: permute patterns and their XLA classification") {
 }
 
 TEST_CASE("collectors: the default 8-GPU plan") {
-  Result<CollectivePlan> p = PlanCollectives(CollectiveOptions{}, Node8());
+  Result<CollectivePlan> p = planCollectives(CollectiveOptions{}, Node8());
   REQUIRE(p);
   CHECK(p->group_sets.size() == 3);
   CHECK(Count(*p, CollOp::kAllReduce) == 66);
@@ -123,10 +123,10 @@ TEST_CASE("collectors: the default 8-GPU plan") {
   for (const CollectivePoint &pt : p->points)
     if (pt.comm_type)
       CHECK(*pt.comm_type == cost::CommType::kSinglePartition);
-  const auto [send, recv] = MaxBufferBytes(*p);
+  const auto [send, recv] = maxBufferBytes(*p);
   CHECK(send == int64_t{2} << 30);
   CHECK(recv == int64_t{2} << 30);
-  const std::string text = FormatCollectivePlan(*p, CollectiveOptions{});
+  const std::string text = formatCollectivePlan(*p, CollectiveOptions{});
   CHECK(text.find("all-reduce f32 1024 [4,2]<=[8] single_partition\n") !=
         std::string::npos);
   CHECK(text.find("# 440 points") != std::string::npos);
@@ -136,22 +136,22 @@ TEST_CASE("collectors: two nodes add world and rail groups") {
   CollectiveOptions o;
   o.ops = {CollOp::kAllReduce};
   o.min_bytes = o.max_bytes = 1 << 20;
-  Result<CollectivePlan> p = PlanCollectives(o, Topology{16, 8, 8});
+  Result<CollectivePlan> p = planCollectives(o, Topology{16, 8, 8});
   REQUIRE(p);
   std::vector<std::string> kinds;
   for (const CollectivePoint &pt : p->points)
-    kinds.push_back(std::string(cost::ToString(*pt.comm_type)));
+    kinds.push_back(std::string(cost::toText(*pt.comm_type)));
   CHECK(kinds == std::vector<std::string>{
                      "single_partition", "single_partition", "single_partition",
                      "world_level", "non_world_level"});
-  cost::CollectiveEntry e = EntryFor(*p, p->points.back());
+  cost::CollectiveEntry e = entryFor(*p, p->points.back());
   CHECK(e.nodes == 2);
   CHECK(e.num_groups == 8);
   CHECK(e.devices_per_group == 2);
 }
 
 TEST_CASE("collectors: one GPU cannot run a collective sweep") {
-  Result<CollectivePlan> p = PlanCollectives(CollectiveOptions{}, {1, 1, 1});
+  Result<CollectivePlan> p = planCollectives(CollectiveOptions{}, {1, 1, 1});
   REQUIRE_FALSE(p);
   CHECK(p.error().message.find("no device groups fit a job of 1 GPU") == 0);
 }
@@ -160,7 +160,7 @@ TEST_CASE("collectors: small gathers that round to nothing are noted") {
   CollectiveOptions o;
   o.ops = {CollOp::kAllGather};
   o.min_bytes = 16, o.max_bytes = 64;
-  Result<CollectivePlan> p = PlanCollectives(o, Node8());
+  Result<CollectivePlan> p = planCollectives(o, Node8());
   REQUIRE(p);
   CHECK_FALSE(p->notes.empty());
   for (const CollectivePoint &pt : p->points)
@@ -168,7 +168,7 @@ TEST_CASE("collectors: small gathers that round to nothing are noted") {
 }
 
 TEST_CASE("collectors: gemm plan and helpers") {
-  Result<GemmPlan> p = PlanGemms(GemmOptions{}, 90);
+  Result<GemmPlan> p = planGemms(GemmOptions{}, 90);
   REQUIRE(p);
   CHECK(p->points.size() == 750);
   CHECK(p->dtypes[1].compute == "CUBLAS_COMPUTE_32F_FAST_TF32");
@@ -176,42 +176,42 @@ TEST_CASE("collectors: gemm plan and helpers") {
   GemmOptions fp8;
   fp8.dtypes = {"fp8"};
   fp8.batch = {1};
-  Result<GemmPlan> old = PlanGemms(fp8, 80);
+  Result<GemmPlan> old = planGemms(fp8, 80);
   REQUIRE(old);
   CHECK(old->points.empty());
   CHECK(old->notes.at(0).find("needs sm_89+") != std::string::npos);
-  Result<GemmPlan> h = PlanGemms(fp8, 90);
+  Result<GemmPlan> h = planGemms(fp8, 90);
   CHECK(h->points.size() == 125);
-  CHECK(cost::GemmDtypeKey(EntryFor(*h, h->points[0])) ==
+  CHECK(cost::gemmDtypeKey(entryFor(*h, h->points[0])) ==
         "f8e4m3fnxf8e4m3fn->bf16");
-  CHECK(GemmFootprintBytes(*p, p->points[0]) == 3 * 256 * 256 * 2);
-  CHECK(RotatingSets(100, 1000, 64) == 10);
-  CHECK(RotatingSets(100, 1001, 64) == 11);
-  CHECK(RotatingSets(100, 100000, 64) == 64);
-  CHECK(RotatingSets(5000, 1000, 64) == 1);
-  CHECK(LaunchesPerSample(2.0, 100.0, 1000) == 50);
-  CHECK(LaunchesPerSample(500.0, 100.0, 1000) == 1);
-  CHECK(LaunchesPerSample(0.001, 100.0, 1000) == 1000);
-  const std::string text = FormatGemmPlan(*p, GemmOptions{});
+  CHECK(gemmFootprintBytes(*p, p->points[0]) == 3 * 256 * 256 * 2);
+  CHECK(rotatingSets(100, 1000, 64) == 10);
+  CHECK(rotatingSets(100, 1001, 64) == 11);
+  CHECK(rotatingSets(100, 100000, 64) == 64);
+  CHECK(rotatingSets(5000, 1000, 64) == 1);
+  CHECK(launchesPerSample(2.0, 100.0, 1000) == 50);
+  CHECK(launchesPerSample(500.0, 100.0, 1000) == 1);
+  CHECK(launchesPerSample(0.001, 100.0, 1000) == 1000);
+  const std::string text = formatGemmPlan(*p, GemmOptions{});
   CHECK(text.find("1 256 256 256 bf16\n") != std::string::npos);
   CHECK(text.find("# 750 points") != std::string::npos);
 }
 
 TEST_CASE("collectors: version strings and metadata") {
-  CHECK(SmVersion(9, 0) == "sm_90");
-  CHECK(SmVersion(10, 0) == "sm_100");
-  CHECK(CudaVersionString(13000) == "13.0");
-  CHECK(CudaVersionString(12080) == "12.8");
-  CHECK(NcclVersionString(22809) == "2.28.9");
-  CHECK(NcclVersionString(2708) == "2.7.8");
-  CHECK(CublasVersionString(130100) == "13.1.0");
-  CHECK(IsoDateUtc(0) == "1970-01-01T00:00:00Z");
-  CHECK(SelectEnv({"PATH=/bin", "NCCL_PROTO=Simple", "HOME=/root",
+  CHECK(smVersion(9, 0) == "sm_90");
+  CHECK(smVersion(10, 0) == "sm_100");
+  CHECK(cudaVersionString(13000) == "13.0");
+  CHECK(cudaVersionString(12080) == "12.8");
+  CHECK(ncclVersionString(22809) == "2.28.9");
+  CHECK(ncclVersionString(2708) == "2.7.8");
+  CHECK(cublasVersionString(130100) == "13.1.0");
+  CHECK(isoDateUtc(0) == "1970-01-01T00:00:00Z");
+  CHECK(selectEnv({"PATH=/bin", "NCCL_PROTO=Simple", "HOME=/root",
                    "CUDA_VISIBLE_DEVICES=0,1", "NCCL_ALGO=Ring"}) ==
         std::vector<std::string>{"CUDA_VISIBLE_DEVICES=0,1", "NCCL_ALGO=Ring",
                                  "NCCL_PROTO=Simple"});
   cost::TableMetadata m =
-      BuildMetadata(FakeEnv(), "shardlab-collect-collectives", {"-n", "5"},
+      buildMetadata(FakeEnv(), "shardlab-collect-collectives", {"-n", "5"},
                     "settings", 86400);
   CHECK(m.source == "measured");
   CHECK(m.sm_version == "sm_90");
@@ -228,11 +228,11 @@ namespace {
 // A table as the collective runner builds it (timings are test data).
 cost::PerfTable CollectiveTable(const CollectivePlan &plan) {
   cost::PerfTable t;
-  t.metadata = BuildMetadata(FakeEnv(), "shardlab-collect-collectives", {},
+  t.metadata = buildMetadata(FakeEnv(), "shardlab-collect-collectives", {},
                              "settings", 0);
   for (const CollectivePoint &p : plan.points) {
-    cost::CollectiveEntry e = EntryFor(plan, p);
-    e.time = Summarize({10.0, 11.0, 12.0});
+    cost::CollectiveEntry e = entryFor(plan, p);
+    e.time = summarize({10.0, 11.0, 12.0});
     e.throughput_bytes_per_s = e.bytes / (e.time->median_us * 1e-6);
     t.collectives.push_back(e);
   }
@@ -244,20 +244,20 @@ cost::PerfTable CollectiveTable(const CollectivePlan &plan) {
 TEST_CASE("collectors: written tables load and resume skips their points") {
   CollectiveOptions o;
   o.min_bytes = 1024, o.max_bytes = 4096;
-  Result<CollectivePlan> plan = PlanCollectives(o, Node8());
+  Result<CollectivePlan> plan = planCollectives(o, Node8());
   REQUIRE(plan);
   const std::string path = TempPath("coll");
   std::remove(path.c_str());
   cost::PerfTable t = CollectiveTable(*plan);
   CheckpointWriter w(path, 5.0);
-  CHECK(*w.Maybe(t, 100.0, false));
-  CHECK_FALSE(*w.Maybe(t, 101.0, false)); // throttled
-  CHECK(*w.Maybe(t, 101.0, true));
-  Result<cost::PerfTable> loaded = cost::LoadPerfTable(path);
+  CHECK(*w.maybe(t, 100.0, false));
+  CHECK_FALSE(*w.maybe(t, 101.0, false)); // throttled
+  CHECK(*w.maybe(t, 101.0, true));
+  Result<cost::PerfTable> loaded = cost::loadPerfTable(path);
   REQUIRE(loaded);
   CHECK(loaded->collectives.size() == plan->points.size());
   CHECK(loaded->metadata.software.at("nccl") == "2.28.9");
-  Result<OutputTable> out = OpenOutputTable(path, t.metadata, false);
+  Result<OutputTable> out = openOutputTable(path, t.metadata, false);
   REQUIRE(out);
   CHECK(out->resumed);
   for (const CollectivePoint &p : plan->points)
@@ -268,24 +268,24 @@ TEST_CASE("collectors: written tables load and resume skips their points") {
 TEST_CASE("collectors: resume refuses other devices and broken files") {
   const std::string path = TempPath("mismatch");
   cost::PerfTable t;
-  t.metadata = BuildMetadata(FakeEnv(), "shardlab-collect-gemm", {}, "s", 0);
-  REQUIRE(cost::WritePerfTable(t, path));
+  t.metadata = buildMetadata(FakeEnv(), "shardlab-collect-gemm", {}, "s", 0);
+  REQUIRE(cost::writePerfTable(t, path));
   cost::TableMetadata other = t.metadata;
   other.device_name = "Other GPU";
-  CHECK(OpenOutputTable(path, other, false)
+  CHECK(openOutputTable(path, other, false)
             .error()
             .message.find("it was measured on 'Test GPU'") !=
         std::string::npos);
   other = t.metadata;
   other.description = "t";
-  CHECK_FALSE(OpenOutputTable(path, other, false));
-  CHECK(OpenOutputTable(path, other, true)); // --overwrite
+  CHECK_FALSE(openOutputTable(path, other, false));
+  CHECK(openOutputTable(path, other, true)); // --overwrite
   std::ofstream(path) << "{ not json";
-  CHECK(OpenOutputTable(path, t.metadata, false)
+  CHECK(openOutputTable(path, t.metadata, false)
             .error()
             .message.find("cannot resume") == 0);
   std::remove(path.c_str());
-  Result<OutputTable> fresh = OpenOutputTable(path, t.metadata, false);
+  Result<OutputTable> fresh = openOutputTable(path, t.metadata, false);
   REQUIRE(fresh);
   CHECK_FALSE(fresh->resumed);
 }
@@ -293,24 +293,24 @@ TEST_CASE("collectors: resume refuses other devices and broken files") {
 TEST_CASE("collectors: gemm entries round-trip through the loader") {
   GemmOptions o;
   o.batch = {1}, o.m = {256, 512}, o.n = {256}, o.k = {256};
-  Result<GemmPlan> plan = PlanGemms(o, 90);
+  Result<GemmPlan> plan = planGemms(o, 90);
   REQUIRE(plan);
   cost::PerfTable t;
-  t.metadata = BuildMetadata(FakeEnv(), "shardlab-collect-gemm", {}, "s", 0);
+  t.metadata = buildMetadata(FakeEnv(), "shardlab-collect-gemm", {}, "s", 0);
   for (const GemmPoint &p : plan->points) {
-    cost::GemmEntry e = EntryFor(*plan, p);
-    e.time = Summarize({20.0, 21.0});
-    e.flop_per_s = GemmFlops(e.b, e.m, e.n, e.k) / (e.time->median_us * 1e-6);
+    cost::GemmEntry e = entryFor(*plan, p);
+    e.time = summarize({20.0, 21.0});
+    e.flop_per_s = gemmFlops(e.b, e.m, e.n, e.k) / (e.time->median_us * 1e-6);
     t.gemms.push_back(e);
   }
   Result<cost::PerfTable> back =
-      cost::ParsePerfTable(cost::SerializePerfTable(t));
+      cost::parsePerfTable(cost::serializePerfTable(t));
   REQUIRE(back);
   CHECK(back->gemms.size() == 4);
-  CHECK(cost::CheckFullGemmGrid(*back, "f32xf32->f32"));
+  CHECK(cost::checkFullGemmGrid(*back, "f32xf32->f32"));
   std::set<std::string> keys;
   for (const cost::GemmEntry &e : back->gemms)
-    keys.insert(GemmEntryKey(e));
+    keys.insert(gemmEntryKey(e));
   for (const GemmPoint &p : plan->points)
     CHECK(keys.count(p.key) == 1);
 }

@@ -5,16 +5,19 @@
 #include <doctest/doctest.h>
 
 using namespace shardlab::cost;
+using shardlab::Error;
+using shardlab::makeError;
+using shardlab::Result;
 
 TEST_CASE("gemm dims from dimension numbers") {
-  auto d = ExtractGemmDims({4, 32, 64}, {4, 64, 16}, {0}, {2}, {0}, {1});
+  auto d = extractGemmDims({4, 32, 64}, {4, 64, 16}, {0}, {2}, {0}, {1});
   REQUIRE(d);
   CHECK(d->b == 4);
   CHECK(d->m == 32);
   CHECK(d->k == 64);
   CHECK(d->n == 16);
-  CHECK_FALSE(ExtractGemmDims({4, 32}, {4, 32}, {}, {5}, {}, {0}));
-  CHECK_FALSE(ExtractGemmDims({4, 32}, {16, 8}, {}, {1}, {}, {0}));
+  CHECK_FALSE(extractGemmDims({4, 32}, {4, 32}, {}, {5}, {}, {0}));
+  CHECK_FALSE(extractGemmDims({4, 32}, {16, 8}, {}, {1}, {}, {0}));
 }
 
 TEST_CASE("default GEMM table: a missing corner is answered from the points") {
@@ -25,15 +28,15 @@ TEST_CASE("default GEMM table: a missing corner is answered from the points") {
   g.lhs_dtype = g.rhs_dtype = g.out_dtype = "bf16";
   g.flop_per_s = 1e12;
   t.gemms.push_back(g);
-  auto mi = MatmulInterpolator::Create(t, GemmTableKind::kDefault,
+  auto mi = MatmulInterpolator::create(t, GemmTableKind::kDefault,
                                        EstimateMode::kCompatible);
   REQUIRE(mi);
   GemmQuery q{{1, 256, 256, 256}, "bf16", "bf16", "bf16"};
-  auto e = mi->EstimateTime(q);
+  auto e = mi->estimateTime(q);
   REQUIRE(e);
   CHECK(e->time_us == doctest::Approx(2.0 * 256 * 256 * 256 / 1e12 * 1e6));
   q.dims.m = 300;
-  auto miss = mi->EstimateTime(q);
+  auto miss = mi->estimateTime(q);
   REQUIRE(miss); // one point: its rate, said so
   CHECK(miss->time_us == doctest::Approx(2.0 * 300 * 256 * 256 / 1e12 * 1e6));
   CHECK(miss->explanation.note.find("lacks a corner XLA's weighted average "
@@ -47,10 +50,10 @@ TEST_CASE(
   t.gemms.push_back({1, 256, 256, 256, "bf16", "bf16", "bf16", {}, 1e12});
   t.gemms.push_back({1, 256, 256, 256, "f32", "f32", "f32", {}, 5e11});
   MatmulOptions options; // dtype_fallback off: a loaded table's default
-  auto mi = MatmulInterpolator::Create(t, options);
+  auto mi = MatmulInterpolator::create(t, options);
   REQUIRE(mi);
   GemmQuery q{{1, 256, 256, 256}, "f8e4m3fn", "f8e4m3fn", "bf16"};
-  auto e = mi->EstimateTime(q);
+  auto e = mi->estimateTime(q);
   REQUIRE_FALSE(e);
   CHECK(e.error().message ==
         "gemm table has no 'f8e4m3fnxf8e4m3fn->bf16' entries (it has: "
@@ -59,11 +62,11 @@ TEST_CASE(
   // XLA's rule, asked for: the bf16 point at byte-normalised dims, and the
   // problem's own flops reported.
   options.dtype_fallback = true;
-  auto xla = MatmulInterpolator::Create(t, options);
+  auto xla = MatmulInterpolator::create(t, options);
   q.out_dtype = "s8";
   q.lhs_dtype = q.rhs_dtype = "s8";
   q.dims = {1, 512, 512, 512};
-  auto f = xla->EstimateTime(q);
+  auto f = xla->estimateTime(q);
   REQUIRE(f);
   CHECK(f->explanation.model == "gemm-table/bf16-byte-normalised-fallback");
   CHECK(f->explanation.terms[0].name == "flops");
@@ -78,11 +81,11 @@ TEST_CASE("GEMM estimates: launch floor and each neighbour once") {
         t.gemms.push_back({1, m, n, k, "f32", "f32", "f32", {}, 4e13});
   MatmulOptions options;
   options.min_time_us = 1.0;
-  auto mi = MatmulInterpolator::Create(t, options);
+  auto mi = MatmulInterpolator::create(t, options);
   REQUIRE(mi);
   // hello.mlir's per-device GEMM: 4x16x16 f32, far below the smallest point.
   GemmQuery tiny{{1, 4, 16, 16}, "f32", "f32", "f32"};
-  auto e = mi->EstimateTime(tiny);
+  auto e = mi->estimateTime(tiny);
   REQUIRE(e);
   CHECK(e->time_us == 1.0);
   CHECK(e->explanation.note.find("kernel-launch floor") != std::string::npos);
@@ -101,43 +104,43 @@ TEST_CASE("S-curve ring latency by hand") {
   c.chunk_size_bytes = 1000;
   c.header_overhead = 0;
   // 2 nodes x 2 GPUs: g = 4, per = 1000, gpn = 2; step = 1 + 1 + 2 = 4 us.
-  CHECK(*RingLatencyUs(c, 4000, 2, SolCollective::kAllGather, 1) ==
+  CHECK(*ringLatencyUs(c, 4000, 2, SolCollective::kAllGather, 1) ==
         doctest::Approx(4 * 3.0 / 2 + 10));
-  CHECK(*RingLatencyUs(c, 4000, 2, SolCollective::kAllReduce, 1) ==
+  CHECK(*ringLatencyUs(c, 4000, 2, SolCollective::kAllReduce, 1) ==
         doctest::Approx(2 * 4 * 3.0 / 2 + 10));
-  CHECK_FALSE(RingLatencyUs(c, 4000, 2, SolCollective::kAllGather, 3));
+  CHECK_FALSE(ringLatencyUs(c, 4000, 2, SolCollective::kAllGather, 3));
 }
 
 TEST_CASE("S-curve options: > 0 overrides, integers must be integers") {
-  SolConfig base = SolPlatformDefaults("NVIDIA H100 80GB HBM3");
+  SolConfig base = solPlatformDefaults("NVIDIA H100 80GB HBM3");
   CHECK(base.nic_speed_gbps == doctest::Approx(25.002));
   auto c =
-      ApplySolOptions(base, "nic_speed_gbps=12.5, gpus_per_node=4,"
+      applySolOptions(base, "nic_speed_gbps=12.5, gpus_per_node=4,"
                             "rtt_us=2.5,chunk_prep_us=-1,nccl_op_launch_us");
   REQUIRE(c);
   CHECK(c->nic_speed_gbps == 12.5);
   CHECK(c->gpus_per_node == 4);
   CHECK(c->rtt_us == base.rtt_us);               // 2.5 is not an integer
   CHECK(c->chunk_prep_us == base.chunk_prep_us); // <= 0 ignored
-  CHECK_FALSE(ApplySolOptions(base, "nic_speed=3"));
+  CHECK_FALSE(applySolOptions(base, "nic_speed=3"));
 }
 
 TEST_CASE("unknown devices get the <unknown> defaults") {
-  SolConfig h200 = SolPlatformDefaults("NVIDIA H200");
-  SolConfig b200 = SolPlatformDefaults("NVIDIA B200");
+  SolConfig h200 = solPlatformDefaults("NVIDIA H200");
+  SolConfig b200 = solPlatformDefaults("NVIDIA B200");
   CHECK(h200.nic_speed_gbps == b200.nic_speed_gbps);
   CHECK(h200.chunk_prep_us != b200.chunk_prep_us);
 }
 
 TEST_CASE("DCN dispatch refuses single-partition collectives") {
-  SolConfig c = SolPlatformDefaults("");
+  SolConfig c = solPlatformDefaults("");
   DcnQuery q;
   q.op = CollectiveOp::kAllGather;
-  q.groups = *ParseReplicaGroups("[2,8]<=[16]");
+  q.groups = *parseReplicaGroups("[2,8]<=[16]");
   q.msg_bytes = 1 << 20;
-  CHECK_FALSE(DcnCollectiveEstimate(c, 1e12, q));
-  q.groups = *ParseReplicaGroups("[1,16]<=[16]");
-  auto e = DcnCollectiveEstimate(c, 1e12, q);
+  CHECK_FALSE(dcnCollectiveEstimate(c, 1e12, q));
+  q.groups = *parseReplicaGroups("[1,16]<=[16]");
+  auto e = dcnCollectiveEstimate(c, 1e12, q);
   REQUIRE(e);
   CHECK(e->explanation.model == "s-curve/ring all-gather");
 }
@@ -146,10 +149,10 @@ TEST_CASE("node cost precedence") {
   NodeCostInput in;
   in.gemm_us = 7;
   in.wrapped_cost = 100;
-  CHECK(NodeCost(in).time_us == 7);
+  CHECK(nodeCost(in).time_us == 7);
   in.is_async_collective = true;
-  CHECK(NodeCost(in).time_us == 1);
+  CHECK(nodeCost(in).time_us == 1);
   in.latency_metadata_ns = 2500;
-  CHECK(NodeCost(in).time_us == 2.5);
-  CHECK(NodeCost(NodeCostInput{{}, false, {}, {}, 100}).time_us == 1);
+  CHECK(nodeCost(in).time_us == 2.5);
+  CHECK(nodeCost(NodeCostInput{{}, false, {}, {}, 100}).time_us == 1);
 }

@@ -12,6 +12,9 @@
 #include <vector>
 
 using namespace shardlab::cost;
+using shardlab::Error;
+using shardlab::makeError;
+using shardlab::Result;
 
 namespace {
 
@@ -21,7 +24,7 @@ size_t BruteForce(const std::vector<GridPoint<N>> &points,
                   const GridPoint<N> &q) {
   size_t best = 0;
   for (size_t i = 1; i < points.size(); ++i)
-    if (SquaredDistance<N>(points[i], q) < SquaredDistance<N>(points[best], q))
+    if (squaredDistance<N>(points[i], q) < squaredDistance<N>(points[best], q))
       best = i;
   return best;
 }
@@ -39,16 +42,16 @@ void CheckAgainstBruteForce(std::mt19937_64 &rng, size_t count, Coord coord) {
     if (!points.empty() && rng() % 8 == 0)
       p = points[rng() % points.size()]; // exact duplicate of an earlier one
     points.push_back(p);
-    nn.Add(p, int64_t(i));
+    nn.add(p, int64_t(i));
   }
-  nn.BuildIndex();
+  nn.buildIndex();
   for (int i = 0; i < 300; ++i) {
     GridPoint<N> q;
     for (size_t d = 0; d < N; ++d)
       q[d] = coord(rng, d);
     if (rng() % 4 == 0)
       q = points[rng() % points.size()]; // a stored point: distance 0 ties
-    REQUIRE(nn.NearestIndex(q) == BruteForce<N>(points, q));
+    REQUIRE(nn.nearestIndex(q) == BruteForce<N>(points, q));
   }
 }
 
@@ -115,11 +118,11 @@ TEST_CASE("user-table GEMM estimates read the brute-force nearest profile") {
     g.n = int64_t{256} << (rng() % 4);
     g.lhs_dtype = g.rhs_dtype = g.out_dtype = rng() % 2 ? "bf16" : "f32";
     g.flop_per_s = 1e12 * double(1 + i);
-    const int64_t s = DtypeBytes(g.out_dtype);
+    const int64_t s = dtypeBytes(g.out_dtype);
     scaled.push_back({g.b, g.m * s, g.k * s, g.n * s});
     table.gemms.push_back(g);
   }
-  auto mi = MatmulInterpolator::Create(table, GemmTableKind::kUserProfiles,
+  auto mi = MatmulInterpolator::create(table, GemmTableKind::kUserProfiles,
                                        EstimateMode::kCompatible);
   REQUIRE(mi);
   for (int i = 0; i < 300; ++i) {
@@ -127,15 +130,15 @@ TEST_CASE("user-table GEMM estimates read the brute-force nearest profile") {
     q.dims = {int64_t(1 + rng() % 4), int64_t(128 + rng() % 3000),
               int64_t(128 + rng() % 3000), int64_t(128 + rng() % 3000)};
     q.lhs_dtype = q.rhs_dtype = q.out_dtype = rng() % 2 ? "bf16" : "f32";
-    const int64_t s = DtypeBytes(q.out_dtype);
+    const int64_t s = dtypeBytes(q.out_dtype);
     const GridPoint<4> p = {q.dims.b, q.dims.m * s, q.dims.k * s, q.dims.n * s};
-    auto e = mi->EstimateTime(q);
+    auto e = mi->estimateTime(q);
     REQUIRE(e);
     REQUIRE(e->explanation.neighbours.size() == 1);
     const size_t want = BruteForce<4>(scaled, p);
     CHECK(e->explanation.neighbours[0].point ==
           std::vector<int64_t>(scaled[want].begin(), scaled[want].end()));
-    const double ws = double(DtypeBytes(table.gemms[want].out_dtype));
+    const double ws = double(dtypeBytes(table.gemms[want].out_dtype));
     CHECK(e->explanation.neighbours[0].value ==
           double(int64_t(table.gemms[want].flop_per_s * ws * ws * ws)));
   }

@@ -7,6 +7,9 @@
 #include <fstream>
 
 using namespace shardlab::cost;
+using shardlab::Error;
+using shardlab::makeError;
+using shardlab::Result;
 
 namespace {
 
@@ -31,7 +34,7 @@ std::string Replace(std::string text, const std::string &from,
 }
 
 std::string ErrorOf(const std::string &text) {
-  Result<PerfTable> t = ParsePerfTable(text);
+  Result<PerfTable> t = parsePerfTable(text);
   REQUIRE_FALSE(t);
   return t.error().message;
 }
@@ -39,13 +42,13 @@ std::string ErrorOf(const std::string &text) {
 } // namespace
 
 TEST_CASE("a valid table loads with derived FLOP rate") {
-  Result<PerfTable> t = ParsePerfTable(kValid);
+  Result<PerfTable> t = parsePerfTable(kValid);
   REQUIRE(t);
   CHECK(t->collectives.size() == 1);
   CHECK(t->collectives[0].replica_groups->group_size() == 8);
   CHECK(t->gemms[0].flop_per_s ==
         doctest::Approx(2.0 * 256 * 256 * 256 / 2e-6));
-  CHECK(GemmDtypeKey(t->gemms[0]) == "bf16xbf16->bf16");
+  CHECK(gemmDtypeKey(t->gemms[0]) == "bf16xbf16->bf16");
 }
 
 TEST_CASE("errors name the entry, the field and what was expected") {
@@ -73,47 +76,47 @@ TEST_CASE("inconsistent throughput and time are rejected") {
 }
 
 TEST_CASE("duplicate entries are rejected") {
-  PerfTable t = *ParsePerfTable(kValid);
+  PerfTable t = *parsePerfTable(kValid);
   t.gemms.push_back(t.gemms[0]);
-  Result<bool> v = ValidatePerfTable(t);
+  Result<bool> v = validatePerfTable(t);
   REQUIRE_FALSE(v);
   CHECK(v.error().message.find("gemms[1]: duplicate of gemms[0]") == 0);
 }
 
 TEST_CASE("write is atomic and round-trips") {
   const std::string path = "cost_test_table.shardlab.json";
-  PerfTable t = *ParsePerfTable(kValid);
-  REQUIRE(WritePerfTable(t, path));
+  PerfTable t = *parsePerfTable(kValid);
+  REQUIRE(writePerfTable(t, path));
   CHECK_FALSE(std::ifstream(path + ".tmp").good());
-  Result<PerfTable> back = LoadPerfTable(path);
+  Result<PerfTable> back = loadPerfTable(path);
   REQUIRE(back);
-  CHECK(SerializePerfTable(*back) == SerializePerfTable(t));
+  CHECK(serializePerfTable(*back) == serializePerfTable(t));
   t.metadata.source = "made-up";
-  CHECK_FALSE(WritePerfTable(t, path)); // invalid tables are not written
-  CHECK(LoadPerfTable(path));           // and the old file is intact
+  CHECK_FALSE(writePerfTable(t, path)); // invalid tables are not written
+  CHECK(loadPerfTable(path));           // and the old file is intact
   std::remove(path.c_str());
-  CHECK(LoadPerfTable(path).error().message.find("cannot open") !=
+  CHECK(loadPerfTable(path).error().message.find("cannot open") !=
         std::string::npos);
 }
 
 TEST_CASE("full-grid check reports the missing corner") {
-  PerfTable t = *ParsePerfTable(kValid);
+  PerfTable t = *parsePerfTable(kValid);
   GemmEntry g = t.gemms[0];
   g.m = 512;
   g.n = 512;
   t.gemms.push_back(g);
-  Result<bool> grid = CheckFullGemmGrid(t, "bf16xbf16->bf16");
+  Result<bool> grid = checkFullGemmGrid(t, "bf16xbf16->bf16");
   REQUIRE_FALSE(grid);
   CHECK(grid.error().message.find("missing b=1 m=256 n=512 k=256") !=
         std::string::npos);
 }
 
 TEST_CASE("dtype keys split and reject unknown types") {
-  auto parts = SplitGemmDtypeKey("f8e4m3fnxf8e5m2->bf16");
+  auto parts = splitGemmDtypeKey("f8e4m3fnxf8e5m2->bf16");
   REQUIRE(parts);
   CHECK((*parts)[0] == "f8e4m3fn");
   CHECK((*parts)[1] == "f8e5m2");
   CHECK((*parts)[2] == "bf16");
-  CHECK_FALSE(SplitGemmDtypeKey("bf16->bf16"));
-  CHECK_FALSE(SplitGemmDtypeKey("qqxbf16->bf16"));
+  CHECK_FALSE(splitGemmDtypeKey("bf16->bf16"));
+  CHECK_FALSE(splitGemmDtypeKey("qqxbf16->bf16"));
 }

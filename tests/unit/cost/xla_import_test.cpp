@@ -6,6 +6,9 @@
 #include <doctest/doctest.h>
 
 using namespace shardlab::cost;
+using shardlab::Error;
+using shardlab::makeError;
+using shardlab::Result;
 
 namespace {
 
@@ -71,21 +74,21 @@ entries {
 } // namespace
 
 TEST_CASE("text proto parse errors carry line and column") {
-  Result<TextProtoField> bad = ParseTextProto("a {\n  b: \"x\n");
+  Result<TextProtoField> bad = parseTextProto("a {\n  b: \"x\n");
   REQUIRE_FALSE(bad);
   CHECK(bad.error().message == "text proto 3:1: unterminated string");
-  CHECK(ParseTextProto("a {\n  b c\n}").error().message ==
+  CHECK(parseTextProto("a {\n  b c\n}").error().message ==
         "text proto 2:5: expected ':' or '{' after 'b'");
-  CHECK_FALSE(ParseTextProto("a {"));
-  CHECK_FALSE(ParseTextProto("a b"));
+  CHECK_FALSE(parseTextProto("a {"));
+  CHECK_FALSE(parseTextProto("a b"));
   std::string deep(200, '{');
-  CHECK_FALSE(ParseTextProto("x " + deep));
+  CHECK_FALSE(parseTextProto("x " + deep));
 }
 
 TEST_CASE("collective profiles import with XLA's byte conventions") {
-  CHECK(*ListXlaDeviceKeys(kProfiles) ==
+  CHECK(*listXlaDeviceKeys(kProfiles) ==
         std::vector<std::string>{"sm_90", "sm_100_B200"});
-  Result<PerfTable> t = ImportXlaCollectiveProfiles(kProfiles, "sm_90");
+  Result<PerfTable> t = importXlaCollectiveProfiles(kProfiles, "sm_90");
   REQUIRE(t);
   REQUIRE(t->collectives.size() == 3);
   const CollectiveEntry &ar = t->collectives[0];
@@ -98,34 +101,34 @@ TEST_CASE("collective profiles import with XLA's byte conventions") {
   CHECK(t->collectives[2].permute_type ==
         PermuteType::kIntraPartitionTwoWayAllMutual);
   CHECK(t->metadata.source == "measured");
-  Result<PerfTable> missing = ImportXlaCollectiveProfiles(kProfiles, "sm_80");
+  Result<PerfTable> missing = importXlaCollectiveProfiles(kProfiles, "sm_80");
   REQUIRE_FALSE(missing);
   CHECK(missing.error().message.find("sm_90, sm_100_B200") !=
         std::string::npos);
 }
 
 TEST_CASE("imported default table reproduces XLA's H100 1 KiB all-reduce") {
-  PerfTable t = *ImportXlaCollectiveProfiles(kProfiles, "sm_90");
+  PerfTable t = *importXlaCollectiveProfiles(kProfiles, "sm_90");
   CollectiveInterpolatorOptions opts;
   opts.interpolation = TableInterpolation::kGridSnap;
-  auto ci = CollectiveInterpolator::Create(t, opts);
+  auto ci = CollectiveInterpolator::create(t, opts);
   CollectiveQuery q;
   q.op = CollectiveOp::kAllReduce;
   q.dtype = "f32";
   q.bytes = 1024;
-  q.groups = *ParseReplicaGroups("[1,8]<=[8]");
-  CHECK(ci->EstimateTime(q)->time_us == doctest::Approx(49.312).epsilon(1e-6));
+  q.groups = *parseReplicaGroups("[1,8]<=[8]");
+  CHECK(ci->estimateTime(q)->time_us == doctest::Approx(49.312).epsilon(1e-6));
 }
 
 TEST_CASE("GEMM tables import per dtype key") {
-  Result<PerfTable> t = ImportXlaGemmTable(kGemms, "");
+  Result<PerfTable> t = importXlaGemmTable(kGemms, "");
   REQUIRE(t);
   REQUIRE(t->gemms.size() == 2);
-  CHECK(GemmDtypeKey(t->gemms[1]) == "f32xf32->f32");
+  CHECK(gemmDtypeKey(t->gemms[1]) == "f32xf32->f32");
   CHECK(t->gemms[0].flop_per_s == 6765006451612.0);
-  auto mi = MatmulInterpolator::Create(*t, GemmTableKind::kDefault,
+  auto mi = MatmulInterpolator::create(*t, GemmTableKind::kDefault,
                                        EstimateMode::kCompatible);
   GemmQuery q{{1, 512, 512, 512}, "s8", "s8", "s8"};
   // B200 vector: s8 (1,512^3) falls back to bf16 (1,256^3) -> 39.68 us.
-  CHECK(mi->EstimateTime(q)->time_us == doctest::Approx(39.68).epsilon(1e-4));
+  CHECK(mi->estimateTime(q)->time_us == doctest::Approx(39.68).epsilon(1e-4));
 }

@@ -16,6 +16,7 @@
 
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/passes/pass_manager.h"
+#include "shardlab/support/result.h"
 
 #include <string>
 #include <string_view>
@@ -41,10 +42,9 @@ struct RunRequest {
 
 /// Parses shardlab-opt's flags (`-sdy-basic-propagate=...`, `-o` is
 /// refused: the output is returned). A positional argument only names the
-/// input in messages. Returns false with `error` set on a bad flag, an
-/// unknown pass option or an option value of the wrong type.
-bool parseRunFlags(const std::vector<std::string> &flags, RunRequest &request,
-                   std::string &error);
+/// input in messages. An error on a bad flag, an unknown pass option or an
+/// option value of the wrong type.
+Result<RunRequest> parseRunFlags(const std::vector<std::string> &flags);
 
 /// What a run produced: shardlab-opt's stdout, its stderr, its diagnostics.
 struct RunResult {

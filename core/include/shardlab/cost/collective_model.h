@@ -9,7 +9,7 @@
 #include "shardlab/cost/estimate.h"
 #include "shardlab/cost/interpolator.h"
 #include "shardlab/cost/perf_table.h"
-#include "shardlab/cost/result.h"
+#include "shardlab/support/result.h"
 
 #include <map>
 #include <optional>
@@ -31,13 +31,13 @@ enum class CollectiveOp {
   kSend,
   kRecv,
 };
-std::string_view ToString(CollectiveOp op);
-Result<CollectiveOp> ParseCollectiveOp(std::string_view text);
+std::string_view toText(CollectiveOp op);
+Result<CollectiveOp> parseCollectiveOp(std::string_view text);
 /// all-reduce-start -> all-reduce, all-gather-start -> all-gather, ...
-CollectiveOp AsyncToSync(CollectiveOp op);
+CollectiveOp asyncToSync(CollectiveOp op);
 /// All-reduce(-start) and reduce-scatter accumulate (tables key on dtype).
-bool RequiresAccumulation(CollectiveOp op);
-bool IsPermute(CollectiveOp op);
+bool requiresAccumulation(CollectiveOp op);
+bool isPermute(CollectiveOp op);
 
 /// Byte sizes of a collective's data operand and (non-tuple) result.
 struct CollectiveShapes {
@@ -46,9 +46,9 @@ struct CollectiveShapes {
 };
 /// XLA's bytes_transferred: output bytes (AR, AG, A2A), input bytes (RS),
 /// operand bytes (permute, send/recv).
-int64_t BytesTransferred(CollectiveOp op, const CollectiveShapes &s);
+int64_t bytesTransferred(CollectiveOp op, const CollectiveShapes &s);
 /// XLA's bytes_accessed (HBM traffic) for a group of `group_size` devices.
-int64_t HbmBytesAccessed(CollectiveOp op, const CollectiveShapes &s,
+int64_t hbmBytesAccessed(CollectiveOp op, const CollectiveShapes &s,
                          int64_t group_size);
 
 /// What the collective interpolator needs to know about one op.
@@ -85,10 +85,10 @@ public:
     std::vector<double> log_bytes, log_tp;
   };
   static AccurateThroughputIndex
-  Build(const std::vector<std::pair<GridPoint<2>, double>> &points);
+  build(const std::vector<std::pair<GridPoint<2>, double>> &points);
   bool empty() const { return slices_.empty(); }
   /// Interpolated throughput (B/s); 0 for an empty index or bytes <= 0.
-  double Throughput(int64_t bytes, int64_t devices,
+  double throughput(int64_t bytes, int64_t devices,
                     std::vector<Neighbour> *used = nullptr) const;
 
 private:
@@ -99,9 +99,9 @@ class CollectiveInterpolator {
 public:
   /// Builds the exact and fallback maps from a table's collective entries.
   static Result<CollectiveInterpolator>
-  Create(const PerfTable &table, const CollectiveInterpolatorOptions &opts);
+  create(const PerfTable &table, const CollectiveInterpolatorOptions &opts);
   /// Estimated time; an error when no table key covers the query.
-  Result<Estimate> EstimateTime(const CollectiveQuery &query) const;
+  Result<Estimate> estimateTime(const CollectiveQuery &query) const;
 
 private:
   struct Exact;
@@ -118,11 +118,11 @@ public:
     int64_t devices = 0;
     std::string key;
   };
-  Result<Resolved> Resolve(const CollectiveQuery &query) const;
+  Result<Resolved> resolve(const CollectiveQuery &query) const;
   /// Time in us of `bytes` through a resolved query, without explanation;
   /// does not allocate (except for an error message). Same value as
   /// EstimateTime for a query with these bytes.
-  Result<double> TimeUs(const Resolved &resolved, int64_t bytes) const;
+  Result<double> timeUs(const Resolved &resolved, int64_t bytes) const;
 
 private:
   struct Exact {
@@ -137,12 +137,12 @@ private:
   };
   explicit CollectiveInterpolator(CollectiveInterpolatorOptions o)
       : options_(o) {}
-  void AddEntry(const CollectiveEntry &e, CollectiveOp op,
+  void addEntry(const CollectiveEntry &e, CollectiveOp op,
                 const std::string *exact_key);
-  Exact NewExact() const;
-  Fallback NewFallback() const;
-  Result<std::string> QueryExactKey(const CollectiveQuery &q) const;
-  Result<double> ThroughputOf(const Resolved &r, int64_t bytes,
+  Exact newExact() const;
+  Fallback newFallback() const;
+  Result<std::string> queryExactKey(const CollectiveQuery &q) const;
+  Result<double> throughputOf(const Resolved &r, int64_t bytes,
                               std::vector<Neighbour> *used) const;
 
   CollectiveInterpolatorOptions options_;
@@ -155,7 +155,7 @@ private:
 /// size, constant time below the smallest; monotone non-decreasing in bytes.
 /// Builds the index for one query (use AccurateThroughputIndex to reuse).
 double
-AccurateThroughput(const std::vector<std::pair<GridPoint<2>, double>> &points,
+accurateThroughput(const std::vector<std::pair<GridPoint<2>, double>> &points,
                    int64_t bytes, int64_t devices,
                    std::vector<Neighbour> *used = nullptr);
 

@@ -3,7 +3,7 @@
 // partition / world level / non-world level) and collective-permute type.
 #pragma once
 
-#include "shardlab/cost/result.h"
+#include "shardlab/support/result.h"
 
 #include <cstdint>
 #include <string>
@@ -27,34 +27,34 @@ struct ReplicaGroups {
   bool is_iota = false;
   IotaGroups iota;
 
-  static ReplicaGroups FromLists(std::vector<std::vector<int64_t>> lists);
-  static ReplicaGroups FromIota(IotaGroups iota);
+  static ReplicaGroups fromLists(std::vector<std::vector<int64_t>> lists);
+  static ReplicaGroups fromIota(IotaGroups iota);
   int64_t num_groups() const;
   int64_t group_size() const;
 };
 
 /// Expands an iota description into explicit groups; checks the sizes.
-Result<std::vector<std::vector<int64_t>>> ExpandIota(const IotaGroups &iota);
+Result<std::vector<std::vector<int64_t>>> expandIota(const IotaGroups &iota);
 /// Expands any ReplicaGroups into explicit lists.
-Result<std::vector<std::vector<int64_t>>> Expand(const ReplicaGroups &groups);
+Result<std::vector<std::vector<int64_t>>> expand(const ReplicaGroups &groups);
 /// Parses `[G,S]<=[d...]` with optional `T(p...)`, or `{{0,1},{2,3}}`.
-Result<ReplicaGroups> ParseReplicaGroups(std::string_view text);
+Result<ReplicaGroups> parseReplicaGroups(std::string_view text);
 /// Prints the canonical text form (iota form for iota groups).
-std::string ToString(const ReplicaGroups &groups);
+std::string toText(const ReplicaGroups &groups);
 /// XLA's CanonicalDeviceList: iota groups kept, explicit lists replaced by
 /// the contiguous iota [G,S]<=[G*S] (the device pattern is dropped).
-ReplicaGroups CanonicalDeviceList(const ReplicaGroups &groups);
+ReplicaGroups canonicalDeviceList(const ReplicaGroups &groups);
 /// A key that identifies canonical groups (used by exact table lookups).
-Result<std::string> CanonicalKey(const ReplicaGroups &groups);
+Result<std::string> canonicalKey(const ReplicaGroups &groups);
 
 /// XLA's GPUCommunicationType ("transfer scheme").
 enum class CommType { kSinglePartition, kWorldLevel, kNonWorldLevel };
-std::string_view ToString(CommType type);
-Result<CommType> ParseCommType(std::string_view text);
+std::string_view toText(CommType type);
+Result<CommType> parseCommType(std::string_view text);
 
 /// Classifies groups given the NVLink partition size (devices per host).
 /// `replica_count` is used only when there are no groups.
-Result<CommType> ClassifyCommType(const ReplicaGroups &groups,
+Result<CommType> classifyCommType(const ReplicaGroups &groups,
                                   int64_t partition_size,
                                   int64_t replica_count = 0);
 
@@ -67,13 +67,13 @@ enum class PermuteType {
   kInterPartitionTwoWayAllMutual,
   kInterPartitionTwoWayHasNonMutual,
 };
-std::string_view ToString(PermuteType type);
-Result<PermuteType> ParsePermuteType(std::string_view text);
-bool IsInterPartition(PermuteType type);
+std::string_view toText(PermuteType type);
+Result<PermuteType> parsePermuteType(std::string_view text);
+bool isInterPartition(PermuteType type);
 
 using SourceTargetPairs = std::vector<std::pair<int64_t, int64_t>>;
 /// Classifies a collective-permute's pairs given the partition size.
-Result<PermuteType> ClassifyPermute(const SourceTargetPairs &pairs,
+Result<PermuteType> classifyPermute(const SourceTargetPairs &pairs,
                                     int64_t partition_size);
 
 } // namespace shardlab::cost

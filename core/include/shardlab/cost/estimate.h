@@ -40,8 +40,8 @@ struct Estimate {
 };
 
 /// Multi-line human-readable rendering of an explanation.
-std::string ToText(const Estimate &estimate);
+std::string toText(const Estimate &estimate);
 /// JSON object text: {"time_us", "model", "key", "explanation": {...}}.
-std::string ToJson(const Estimate &estimate);
+std::string toJson(const Estimate &estimate);
 
 } // namespace shardlab::cost

@@ -11,7 +11,7 @@
 #include "shardlab/cost/gemm_scattered.h"
 #include "shardlab/cost/interpolator.h"
 #include "shardlab/cost/perf_table.h"
-#include "shardlab/cost/result.h"
+#include "shardlab/support/result.h"
 
 #include <map>
 #include <optional>
@@ -26,7 +26,7 @@ struct GemmDims {
 };
 
 /// Dims of a dot from operand shapes and dimension numbers.
-Result<GemmDims> ExtractGemmDims(const std::vector<int64_t> &lhs_shape,
+Result<GemmDims> extractGemmDims(const std::vector<int64_t> &lhs_shape,
                                  const std::vector<int64_t> &rhs_shape,
                                  const std::vector<int64_t> &lhs_batch,
                                  const std::vector<int64_t> &lhs_contracting,
@@ -56,21 +56,21 @@ struct MatmulOptions {
 };
 
 /// XLA's profile clock encoding (float32 arithmetic, int64 truncation).
-int64_t RuntimeNsFromClockCycles(int64_t clock_cycles, float clock_ghz);
-int64_t ClockCyclesFromRuntimeNs(int64_t runtime_ns, float clock_ghz);
+int64_t runtimeNsFromClockCycles(int64_t clock_cycles, float clock_ghz);
+int64_t clockCyclesFromRuntimeNs(int64_t runtime_ns, float clock_ghz);
 
 class MatmulInterpolator {
 public:
-  static Result<MatmulInterpolator> Create(const PerfTable &table,
+  static Result<MatmulInterpolator> create(const PerfTable &table,
                                            const MatmulOptions &options);
   /// XLA's semantics exactly: the bf16 dtype fallback on, no time floor.
   static Result<MatmulInterpolator>
-  Create(const PerfTable &table, GemmTableKind kind, EstimateMode mode);
-  Result<Estimate> EstimateTime(const GemmQuery &query) const;
+  create(const PerfTable &table, GemmTableKind kind, EstimateMode mode);
+  Result<Estimate> estimateTime(const GemmQuery &query) const;
   /// EstimateTime's time_us without the explanation: no allocation for the
   /// common dtype keys (up to 15 characters) in compatible mode, except for
   /// error messages.
-  Result<double> TimeUs(const GemmQuery &query) const;
+  Result<double> timeUs(const GemmQuery &query) const;
 
 private:
   /// Which table a query reads, at which point, under which model name.
@@ -83,16 +83,16 @@ private:
     std::string key; // dtype key (default tables)
   };
   explicit MatmulInterpolator(const MatmulOptions &options);
-  Result<bool> CheckQuery(const GemmQuery &q) const;
-  Lookup Select(const GemmQuery &q) const;
+  Result<bool> checkQuery(const GemmQuery &q) const;
+  Lookup select(const GemmQuery &q) const;
   /// CheckQuery, then Select; an error when a default table has nothing
   /// for the query's dtypes (naming the keys it has).
-  Result<Lookup> SelectChecked(const GemmQuery &q) const;
+  Result<Lookup> selectChecked(const GemmQuery &q) const;
   /// The rate at the lookup's point; `how` (when given) gets a note on the
   /// rule used where it is not XLA's plain one.
-  Result<double> RateOf(const Lookup &l, std::vector<Neighbour> *used,
+  Result<double> rateOf(const Lookup &l, std::vector<Neighbour> *used,
                         std::string *how) const;
-  std::string DtypeKeys() const;
+  std::string dtypeKeys() const;
 
   MatmulOptions options_;
   std::map<std::string, WeightedAverageInterpolator<4>> per_dtype_;

@@ -24,7 +24,7 @@
 
 #include "shardlab/cost/estimate.h"
 #include "shardlab/cost/interpolator.h"
-#include "shardlab/cost/result.h"
+#include "shardlab/support/result.h"
 
 #include <array>
 #include <map>
@@ -40,10 +40,10 @@ public:
 
   /// FLOP/s at `query` (b, m, k, n); `used` gets the points that contributed
   /// (each once) and `how` says which rule answered.
-  Result<double> Rate(const GridPoint<4> &query, std::vector<Neighbour> *used,
+  Result<double> rate(const GridPoint<4> &query, std::vector<Neighbour> *used,
                       std::string *how) const;
   /// The query clamped to the measured range of each dimension.
-  GridPoint<4> Clamp(const GridPoint<4> &query) const;
+  GridPoint<4> clamp(const GridPoint<4> &query) const;
 
 private:
   struct Point {
@@ -51,10 +51,10 @@ private:
     std::array<double, 4> log2_at;
     double log_rate;
   };
-  const Point *Find(const GridPoint<4> &p) const;
-  bool Multilinear(const GridPoint<4> &q, std::vector<Neighbour> *used,
+  const Point *find(const GridPoint<4> &p) const;
+  bool multilinear(const GridPoint<4> &q, std::vector<Neighbour> *used,
                    double *rate) const;
-  Result<double> LocalFit(const GridPoint<4> &q,
+  Result<double> localFit(const GridPoint<4> &q,
                           std::vector<Neighbour> *used) const;
 
   std::vector<Point> points_;                  // sorted by `at`

@@ -7,7 +7,7 @@
 #include "shardlab/cost/collective_model.h"
 #include "shardlab/cost/estimate.h"
 #include "shardlab/cost/perf_table.h"
-#include "shardlab/cost/result.h"
+#include "shardlab/support/result.h"
 
 #include <map>
 #include <string>
@@ -36,13 +36,13 @@ struct HardwarePreset {
 };
 
 /// Built-in presets: h100, h200, b200, a100.
-Result<HardwarePreset> FindHardwarePreset(std::string_view name);
-std::vector<std::string> HardwarePresetNames();
+Result<HardwarePreset> findHardwarePreset(std::string_view name);
+std::vector<std::string> hardwarePresetNames();
 /// A user-defined preset from JSON: {"name", "hbm_bytes_per_s",
 /// "nvlink_bytes_per_s", "peak_flop_per_s": {"bf16": ...}, ...}.
-Result<HardwarePreset> ParseHardwarePreset(std::string_view json_text);
+Result<HardwarePreset> parseHardwarePreset(std::string_view json_text);
 /// Peak rate for a dtype: exact key, else f32 for wide types, else bf16.
-Result<double> PeakFlopRate(const HardwarePreset &hw, std::string_view dtype);
+Result<double> peakFlopRate(const HardwarePreset &hw, std::string_view dtype);
 
 inline constexpr double kKernelLaunchOverheadUs = 1.0;
 inline constexpr double kNcclKernelLaunchOverheadUs = 5.0;
@@ -57,31 +57,31 @@ struct FusionQuery {
 };
 
 /// XLA's roofline: exec = compute + memory - 0.95 * min(compute, memory).
-Result<Estimate> FusionRooflineEstimate(const HardwarePreset &hw,
+Result<Estimate> fusionRooflineEstimate(const HardwarePreset &hw,
                                         const FusionQuery &q);
 
 /// NVLink ring collective inside one node: NCCL launch + algorithm factor x
 /// bytes / NVLink bandwidth (AR 2(N-1)/N, AG/RS/A2A (N-1)/N, permute 1).
-Result<Estimate> IntraNodeCollectiveEstimate(const HardwarePreset &hw,
+Result<Estimate> intraNodeCollectiveEstimate(const HardwarePreset &hw,
                                              CollectiveOp op, int64_t bytes,
                                              int64_t group_size);
 
 /// An analytical table (`"source": "analytical"`) from the models above:
 /// collectives over 1 KiB..1 GiB for groups of 2, 4 and 8, and a full
 /// power-of-two GEMM grid for bf16 and f32.
-PerfTable GenerateAnalyticalTable(const HardwarePreset &hw);
+PerfTable generateAnalyticalTable(const HardwarePreset &hw);
 
 /// The table a preset stands for when no table is given: the analytical
 /// collectives, and the measured GEMM rates built in when the preset has
 /// them (h100: XLA's sm_90 table, b200: sm_100), else the analytical grid.
-PerfTable PresetTable(const HardwarePreset &hw);
+PerfTable presetTable(const HardwarePreset &hw);
 
 /// Where a preset's GEMM rates come from, in one line.
-std::string PresetGemmSource(const HardwarePreset &hw);
+std::string presetGemmSource(const HardwarePreset &hw);
 
 /// A warning when `table` says it was measured on another device than `hw`
 /// describes (sm_version or device name); "" when they agree or one side
 /// does not say.
-std::string DeviceMismatch(const HardwarePreset &hw, const PerfTable &table);
+std::string deviceMismatch(const HardwarePreset &hw, const PerfTable &table);
 
 } // namespace shardlab::cost

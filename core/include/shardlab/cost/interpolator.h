@@ -4,7 +4,7 @@
 // tables). Distances are squared Euclidean on raw coordinates (no scaling).
 #pragma once
 
-#include "shardlab/cost/result.h"
+#include "shardlab/support/result.h"
 
 #include <algorithm>
 #include <array>
@@ -23,7 +23,7 @@ template <size_t N> using GridPoint = std::array<int64_t, N>;
 /// Squared Euclidean distance on raw coordinates (XLA's Norm2). Where
 /// XLA's int64 arithmetic would overflow, saturates at INT64_MAX.
 template <size_t N>
-int64_t SquaredDistance(const GridPoint<N> &a, const GridPoint<N> &b) {
+int64_t squaredDistance(const GridPoint<N> &a, const GridPoint<N> &b) {
   constexpr uint64_t kMaxDiff = 3037000499u; // floor(sqrt(INT64_MAX))
   constexpr uint64_t kMax = uint64_t(INT64_MAX);
   uint64_t dist = 0;
@@ -41,7 +41,7 @@ int64_t SquaredDistance(const GridPoint<N> &a, const GridPoint<N> &b) {
 
 /// `v` truncated toward zero to int64 (XLA's static_cast), saturating at
 /// the int64 range instead of undefined behaviour; NaN gives 0.
-inline int64_t SaturatingInt64(double v) {
+inline int64_t saturatingInt64(double v) {
   if (!(v == v))
     return 0;
   if (v >= 9223372036854775807.0)
@@ -52,13 +52,13 @@ inline int64_t SaturatingInt64(double v) {
 }
 
 /// Smallest power of two >= n (1 for n <= 1).
-int64_t NextPowerOfTwo(int64_t n);
-/// XLA's PrevPowerOfTwo: NextPowerOfTwo((n >> 1) + 1).
-int64_t PrevPowerOfTwo(int64_t n);
+int64_t nextPowerOfTwo(int64_t n);
+/// XLA's PrevPowerOfTwo: nextPowerOfTwo((n >> 1) + 1).
+int64_t prevPowerOfTwo(int64_t n);
 
-std::string PointToString(const int64_t *coords, size_t n);
-template <size_t N> std::string PointToString(const GridPoint<N> &p) {
-  return PointToString(p.data(), N);
+std::string pointToString(const int64_t *coords, size_t n);
+template <size_t N> std::string pointToString(const GridPoint<N> &p) {
+  return pointToString(p.data(), N);
 }
 
 /// Per-dimension snapping contexts. A dimension uses a step grid when
@@ -72,7 +72,7 @@ template <size_t N> struct GridContext {
 };
 
 /// The lower and upper grid candidates of x in one dimension (unclamped).
-std::pair<int64_t, int64_t> GridBracket(int64_t x, int64_t step, int64_t pow2);
+std::pair<int64_t, int64_t> gridBracket(int64_t x, int64_t step, int64_t pow2);
 
 /// Exact nearest-neighbour index: a k-d tree over distinct points (of equal
 /// points only the first inserted is kept) with a bounding box per node.
@@ -86,7 +86,7 @@ std::pair<int64_t, int64_t> GridBracket(int64_t x, int64_t step, int64_t pow2);
 template <size_t N> class KdTreeIndex {
 public:
   /// Indexes points[i].first as index i (after the last change to points).
-  template <class P> void Build(const std::vector<P> &points) {
+  template <class P> void build(const std::vector<P> &points) {
     items_.clear();
     nodes_.clear();
     std::map<GridPoint<N>, size_t> first;
@@ -94,13 +94,13 @@ public:
       if (first.emplace(points[i].first, i).second)
         items_.push_back({points[i].first, i});
     if (!items_.empty())
-      BuildNode(0, items_.size());
+      buildNode(0, items_.size());
   }
   bool empty() const { return nodes_.empty(); }
   /// Index of the nearest point; the index must not be empty.
-  size_t Nearest(const GridPoint<N> &q) const {
+  size_t nearest(const GridPoint<N> &q) const {
     Best best;
-    Search(0, q, best);
+    search(0, q, best);
     return best.index;
   }
 
@@ -121,17 +121,17 @@ private:
     int64_t dist = INT64_MAX;
   };
 
-  void BuildNode(size_t begin, size_t end) {
+  void buildNode(size_t begin, size_t end) {
     const size_t id = nodes_.size();
-    nodes_.push_back(BoxOf(begin, end));
+    nodes_.push_back(boxOf(begin, end));
     if (end - begin <= kLeafSize)
       return;
-    const size_t mid = SplitPoint(id);
-    BuildNode(begin, mid);
+    const size_t mid = splitPoint(id);
+    buildNode(begin, mid);
     nodes_[id].right = nodes_.size();
-    BuildNode(mid, end);
+    buildNode(mid, end);
   }
-  Node BoxOf(size_t begin, size_t end) const {
+  Node boxOf(size_t begin, size_t end) const {
     Node n;
     n.begin = begin;
     n.end = end;
@@ -148,7 +148,7 @@ private:
   }
   /// Sorts the node's items along its widest dimension; returns where the
   /// right child starts.
-  size_t SplitPoint(size_t id) {
+  size_t splitPoint(size_t id) {
     const Node &n = nodes_[id];
     size_t dim = 0;
     for (size_t d = 1; d < N; ++d)
@@ -173,39 +173,39 @@ private:
     return mid;
   }
   /// Squared distance from q to the node's box: no point in it is nearer.
-  static int64_t BoxDistance(const Node &n, const GridPoint<N> &q) {
+  static int64_t boxDistance(const Node &n, const GridPoint<N> &q) {
     GridPoint<N> c;
     for (size_t d = 0; d < N; ++d)
       c[d] = std::clamp(q[d], n.lo[d], n.hi[d]);
-    return SquaredDistance<N>(q, c);
+    return squaredDistance<N>(q, c);
   }
-  static bool MayImprove(const Node &n, int64_t bound, const Best &best) {
+  static bool mayImprove(const Node &n, int64_t bound, const Best &best) {
     return bound < best.dist ||
            (bound == best.dist && n.min_index < best.index);
   }
   /// Visits the child with the nearer box first, each only if it may hold
   /// a better point than the best so far.
-  void Search(size_t id, const GridPoint<N> &q, Best &best) const {
+  void search(size_t id, const GridPoint<N> &q, Best &best) const {
     const Node &n = nodes_[id];
     if (n.right == 0) {
       for (size_t i = n.begin; i < n.end; ++i)
-        Consider(items_[i], q, best);
+        consider(items_[i], q, best);
       return;
     }
     size_t a = id + 1, b = n.right;
-    int64_t bound_a = BoxDistance(nodes_[a], q);
-    int64_t bound_b = BoxDistance(nodes_[b], q);
+    int64_t bound_a = boxDistance(nodes_[a], q);
+    int64_t bound_b = boxDistance(nodes_[b], q);
     if (bound_b < bound_a) {
       std::swap(a, b);
       std::swap(bound_a, bound_b);
     }
-    if (MayImprove(nodes_[a], bound_a, best))
-      Search(a, q, best);
-    if (MayImprove(nodes_[b], bound_b, best))
-      Search(b, q, best);
+    if (mayImprove(nodes_[a], bound_a, best))
+      search(a, q, best);
+    if (mayImprove(nodes_[b], bound_b, best))
+      search(b, q, best);
   }
-  static void Consider(const Item &item, const GridPoint<N> &q, Best &best) {
-    const int64_t d = SquaredDistance<N>(item.point, q);
+  static void consider(const Item &item, const GridPoint<N> &q, Best &best) {
+    const int64_t d = squaredDistance<N>(item.point, q);
     if (d < best.dist || (d == best.dist && item.index < best.index)) {
       best.dist = d;
       best.index = item.index;
@@ -220,7 +220,7 @@ private:
 /// or after BuildIndex an exact k-d tree search (same result).
 template <class R, size_t N> class NearestNeighbourInterpolator {
 public:
-  void Add(const GridPoint<N> &p, R value) {
+  void add(const GridPoint<N> &p, R value) {
     points_.push_back({p, value});
     index_ = {};
   }
@@ -229,26 +229,26 @@ public:
     return points_;
   }
   /// Builds the k-d tree (after the last Add); small tables stay linear.
-  void BuildIndex() {
+  void buildIndex() {
     if (points_.size() >= 16)
-      index_.Build(points_);
+      index_.build(points_);
   }
   /// Index of the nearest point; points() must not be empty.
-  size_t NearestIndex(const GridPoint<N> &q) const {
-    return index_.empty() ? LinearNearest(q) : index_.Nearest(q);
+  size_t nearestIndex(const GridPoint<N> &q) const {
+    return index_.empty() ? linearNearest(q) : index_.nearest(q);
   }
-  std::optional<R> Eval(const GridPoint<N> &q) const {
+  std::optional<R> eval(const GridPoint<N> &q) const {
     if (points_.empty())
       return std::nullopt;
-    return points_[NearestIndex(q)].second;
+    return points_[nearestIndex(q)].second;
   }
 
 private:
-  size_t LinearNearest(const GridPoint<N> &q) const {
+  size_t linearNearest(const GridPoint<N> &q) const {
     size_t best = 0;
-    int64_t best_dist = SquaredDistance<N>(points_[0].first, q);
+    int64_t best_dist = squaredDistance<N>(points_[0].first, q);
     for (size_t i = 1; i < points_.size(); ++i) {
-      const int64_t d = SquaredDistance<N>(points_[i].first, q);
+      const int64_t d = squaredDistance<N>(points_[i].first, q);
       if (d < best_dist) {
         best_dist = d;
         best = i;
@@ -277,38 +277,38 @@ template <class R, size_t N> class GridSnapInterpolator {
 public:
   GridSnapInterpolator(GridContext<N> context, SnapRule rule)
       : context_(context), rule_(rule) {}
-  void Add(const GridPoint<N> &p, R value) {
-    nearest_.Add(p, value);
+  void add(const GridPoint<N> &p, R value) {
+    nearest_.add(p, value);
     exact_[p] = value;
   }
   bool empty() const { return exact_.empty(); }
   /// The stored point a query resolves to and its value.
   std::optional<std::pair<GridPoint<N>, R>>
-  Lookup(const GridPoint<N> &q) const {
+  lookup(const GridPoint<N> &q) const {
     if (exact_.empty())
       return std::nullopt;
     if (rule_ == SnapRule::kStoredCoordinate) {
-      const GridPoint<N> p = SnapToStored(q);
+      const GridPoint<N> p = snapToStored(q);
       return std::make_pair(p, exact_.at(p));
     }
-    auto it = exact_.find(SnapToGrid(q));
+    auto it = exact_.find(snapToGrid(q));
     if (it != exact_.end())
       return *it;
-    return nearest_.points()[nearest_.NearestIndex(q)];
+    return nearest_.points()[nearest_.nearestIndex(q)];
   }
-  std::optional<R> Eval(const GridPoint<N> &q) const {
-    auto hit = Lookup(q);
+  std::optional<R> eval(const GridPoint<N> &q) const {
+    auto hit = lookup(q);
     if (!hit)
       return std::nullopt;
     return hit->second;
   }
 
 private:
-  GridPoint<N> SnapToGrid(const GridPoint<N> &q) const {
+  GridPoint<N> snapToGrid(const GridPoint<N> &q) const {
     GridPoint<N> out = q;
     for (size_t d = 0; d < N; ++d) {
       auto [lo, hi] =
-          GridBracket(q[d], context_.next_step[d], context_.next_pow2[d]);
+          gridBracket(q[d], context_.next_step[d], context_.next_pow2[d]);
       int64_t v = (q[d] - lo < hi - q[d]) ? lo : hi;
       if (v < context_.min[d])
         v = context_.min[d];
@@ -318,13 +318,13 @@ private:
     }
     return out;
   }
-  GridPoint<N> SnapToStored(const GridPoint<N> &q) const {
+  GridPoint<N> snapToStored(const GridPoint<N> &q) const {
     GridPoint<N> out = q;
     for (size_t d = 0; d < N; ++d) {
       bool found = false;
       int64_t best = 0;
       for (const auto &[p, value] : exact_) {
-        if (!SharesPrefix(p, out, d))
+        if (!sharesPrefix(p, out, d))
           continue;
         const int64_t dist = p[d] > q[d] ? p[d] - q[d] : q[d] - p[d];
         const int64_t best_dist = best > q[d] ? best - q[d] : q[d] - best;
@@ -336,7 +336,7 @@ private:
     }
     return out;
   }
-  static bool SharesPrefix(const GridPoint<N> &a, const GridPoint<N> &b,
+  static bool sharesPrefix(const GridPoint<N> &a, const GridPoint<N> &b,
                            size_t len) {
     for (size_t i = 0; i < len; ++i)
       if (a[i] != b[i])
@@ -363,7 +363,7 @@ template <size_t N> class WeightedAverageInterpolator {
 public:
   explicit WeightedAverageInterpolator(GridContext<N> context)
       : context_(context) {}
-  void Add(const GridPoint<N> &p, double value) {
+  void add(const GridPoint<N> &p, double value) {
     values_[p] = value;
     coords_ = {};
     dense_.clear();
@@ -374,7 +374,7 @@ public:
   /// Builds a dense array over the distinct coordinates of each dimension
   /// (after the last Add) when the points nearly fill that grid, so corner
   /// lookups are a few binary searches instead of map walks.
-  void BuildIndex() {
+  void buildIndex() {
     std::array<std::vector<int64_t>, N> coords;
     for (const auto &[p, value] : values_)
       for (size_t d = 0; d < N; ++d)
@@ -390,37 +390,37 @@ public:
     coords_ = std::move(coords);
     dense_.assign(cells, {0.0, false});
     for (const auto &[p, value] : values_)
-      dense_[*DenseIndex(p)] = {value, true};
+      dense_[*denseIndex(p)] = {value, true};
   }
 
   /// The value stored at `p`, or nullptr.
-  const double *Find(const GridPoint<N> &p) const {
+  const double *find(const GridPoint<N> &p) const {
     if (!dense_.empty()) {
-      const std::optional<size_t> i = DenseIndex(p);
+      const std::optional<size_t> i = denseIndex(p);
       return i && dense_[*i].second ? &dense_[*i].first : nullptr;
     }
     auto it = values_.find(p);
     return it == values_.end() ? nullptr : &it->second;
   }
 
-  Result<double> Eval(const GridPoint<N> &q,
+  Result<double> eval(const GridPoint<N> &q,
                       std::vector<WeightedCorner<N>> *corners = nullptr) const {
     std::array<std::pair<int64_t, int64_t>, N> bracket;
     for (size_t d = 0; d < N; ++d)
-      bracket[d] = ClampedBracket(q[d], d);
+      bracket[d] = clampedBracket(q[d], d);
     double sum = 0.0;
     double weight_sum = 0.0;
     for (size_t mask = 0; mask < (size_t{1} << N); ++mask) {
       GridPoint<N> c;
       for (size_t d = 0; d < N; ++d)
         c[d] = (mask >> d) & 1 ? bracket[d].second : bracket[d].first;
-      const double *value = Find(c);
+      const double *value = find(c);
       if (!value)
-        return MakeError("table has no entry at grid corner " +
-                         PointToString<N>(c) + " needed for query " +
-                         PointToString<N>(q) + " (a full grid is required)");
+        return makeError("table has no entry at grid corner " +
+                         pointToString<N>(c) + " needed for query " +
+                         pointToString<N>(q) + " (a full grid is required)");
       const float weight =
-          1.0f / (static_cast<float>(SquaredDistance<N>(c, q)) + 1.0f);
+          1.0f / (static_cast<float>(squaredDistance<N>(c, q)) + 1.0f);
       sum += *value * weight;
       weight_sum += weight;
       if (corners)
@@ -430,18 +430,18 @@ public:
   }
 
 private:
-  std::pair<int64_t, int64_t> ClampedBracket(int64_t x, size_t d) const {
+  std::pair<int64_t, int64_t> clampedBracket(int64_t x, size_t d) const {
     int64_t lo = x;
     int64_t hi = x;
     if (context_.next_pow2[d] > 0) {
-      lo = PrevPowerOfTwo(x);
-      hi = NextPowerOfTwo(x);
+      lo = prevPowerOfTwo(x);
+      hi = nextPowerOfTwo(x);
     } else if (context_.next_step[d] > 0) {
-      std::tie(lo, hi) = GridBracket(x, context_.next_step[d], 0);
+      std::tie(lo, hi) = gridBracket(x, context_.next_step[d], 0);
     }
-    return {Clamp(lo, d), Clamp(hi, d)};
+    return {clamp(lo, d), clamp(hi, d)};
   }
-  int64_t Clamp(int64_t v, size_t d) const {
+  int64_t clamp(int64_t v, size_t d) const {
     if (v < context_.min[d])
       return context_.min[d];
     if (v > context_.max[d])
@@ -449,7 +449,7 @@ private:
     return v;
   }
 
-  std::optional<size_t> DenseIndex(const GridPoint<N> &p) const {
+  std::optional<size_t> denseIndex(const GridPoint<N> &p) const {
     size_t index = 0;
     for (size_t d = 0; d < N; ++d) {
       const std::vector<int64_t> &c = coords_[d];

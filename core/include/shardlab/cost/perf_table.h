@@ -5,7 +5,7 @@
 #pragma once
 
 #include "shardlab/cost/device_groups.h"
-#include "shardlab/cost/result.h"
+#include "shardlab/support/result.h"
 
 #include <cstdint>
 #include <map>
@@ -24,7 +24,7 @@ inline constexpr int kPerfTableVersion = 1;
 inline constexpr int64_t kMaxPerfTableFileBytes = int64_t{64} << 20;
 
 /// The error for a table text or file of `size` bytes over the limit.
-Error TableTooLargeError(const std::string &what, int64_t size);
+Error tableTooLargeError(const std::string &what, int64_t size);
 
 /// Statistics of repeated time measurements, in microseconds.
 struct TimeStats {
@@ -76,25 +76,25 @@ struct PerfTable {
 };
 
 /// The dtype key XLA uses for GEMM tables: "<lhs>x<rhs>-><out>".
-std::string GemmDtypeKey(const GemmEntry &e);
+std::string gemmDtypeKey(const GemmEntry &e);
 /// Splits "<lhs>x<rhs>-><out>" into its three dtypes.
-Result<std::vector<std::string>> SplitGemmDtypeKey(std::string_view key);
+Result<std::vector<std::string>> splitGemmDtypeKey(std::string_view key);
 /// Bytes per element of an XLA primitive type name (lowercase), 0 if unknown.
-int64_t DtypeBytes(std::string_view dtype);
+int64_t dtypeBytes(std::string_view dtype);
 
 /// Parses and validates table JSON text.
-Result<PerfTable> ParsePerfTable(std::string_view json_text);
+Result<PerfTable> parsePerfTable(std::string_view json_text);
 /// Reads, parses and validates a table file.
-Result<PerfTable> LoadPerfTable(const std::string &path);
+Result<PerfTable> loadPerfTable(const std::string &path);
 /// Validates a table built in memory (same checks as the loader).
-Result<bool> ValidatePerfTable(const PerfTable &table);
+Result<bool> validatePerfTable(const PerfTable &table);
 /// Serialises a table to JSON text (2-space indent).
-std::string SerializePerfTable(const PerfTable &table);
+std::string serializePerfTable(const PerfTable &table);
 /// Writes a table atomically: a temporary file next to `path`, then rename.
-Result<bool> WritePerfTable(const PerfTable &table, const std::string &path);
+Result<bool> writePerfTable(const PerfTable &table, const std::string &path);
 /// Checks that the GEMM entries of one dtype key form a full grid over the
 /// distinct b, m, n, k values (required by weighted-average lookup).
-Result<bool> CheckFullGemmGrid(const PerfTable &table,
+Result<bool> checkFullGemmGrid(const PerfTable &table,
                                std::string_view dtype_key);
 
 } // namespace shardlab::cost

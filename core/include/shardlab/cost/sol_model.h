@@ -8,7 +8,7 @@
 #include "shardlab/cost/collective_model.h"
 #include "shardlab/cost/device_groups.h"
 #include "shardlab/cost/estimate.h"
-#include "shardlab/cost/result.h"
+#include "shardlab/support/result.h"
 
 #include <cstdint>
 #include <optional>
@@ -32,10 +32,10 @@ struct SolConfig {
 
 /// XLA's per-device defaults (base values x 0.45 in float32); names other
 /// than "NVIDIA H100 80GB HBM3" and "NVIDIA B200" get the "<unknown>" entry.
-SolConfig SolPlatformDefaults(std::string_view device_name);
+SolConfig solPlatformDefaults(std::string_view device_name);
 /// Applies `k=v,k=v` options; a value overrides only if it parses and is > 0
 /// (integer keys must be integers). Unknown keys are an error.
-Result<SolConfig> ApplySolOptions(SolConfig config, std::string_view options);
+Result<SolConfig> applySolOptions(SolConfig config, std::string_view options);
 
 enum class SolCollective {
   kAllGather,
@@ -45,23 +45,23 @@ enum class SolCollective {
   kAllToAll
 };
 
-double TransferDurationUs(const SolConfig &c, int64_t bytes);
-double ChunkPrepUs(const SolConfig &c, int64_t bytes);
-Result<int64_t> NumGpusPerComm(const SolConfig &c, int64_t nodes,
+double transferDurationUs(const SolConfig &c, int64_t bytes);
+double chunkPrepUs(const SolConfig &c, int64_t bytes);
+Result<int64_t> numGpusPerComm(const SolConfig &c, int64_t nodes,
                                SolCollective type, int64_t comms);
-Result<double> RingLatencyUs(const SolConfig &c, int64_t buffer_bytes,
+Result<double> ringLatencyUs(const SolConfig &c, int64_t buffer_bytes,
                              int64_t nodes, SolCollective type, int64_t comms);
 /// Current formula: per_peer = buf / (g - 1).
-Result<double> AllToAllLatencyUs(const SolConfig &c, int64_t buffer_bytes,
+Result<double> allToAllLatencyUs(const SolConfig &c, int64_t buffer_bytes,
                                  int64_t nodes, int64_t comms);
 /// Superseded formula: per_peer = (buf / g) / peers; launch only if no peers.
-Result<double> AllToAllLatencyLegacyUs(const SolConfig &c, int64_t buffer_bytes,
+Result<double> allToAllLatencyLegacyUs(const SolConfig &c, int64_t buffer_bytes,
                                        int64_t nodes, int64_t comms);
 
 inline constexpr int64_t kOneShotMaxBytes = 256 * 1024;
 inline constexpr double kKernelLaunchUs = 1.0;
 /// NVLink one-shot (<= 256 KiB) / two-shot all-reduce kernel latency.
-Result<double> IntraNodeAllReduceUs(const SolConfig &c, int64_t size_bytes,
+Result<double> intraNodeAllReduceUs(const SolConfig &c, int64_t size_bytes,
                                     int64_t num_gpus, int64_t nvlink_links);
 
 /// A collective crossing NVLink partitions, as the SoL estimator sees it.
@@ -76,7 +76,7 @@ struct DcnQuery {
 
 /// SolLatencyEstimator's DCN path: HBM term + S-curve (ring / all-to-all /
 /// send-recv). Errors for single-partition collectives (those use tables).
-Result<Estimate> DcnCollectiveEstimate(const SolConfig &c,
+Result<Estimate> dcnCollectiveEstimate(const SolConfig &c,
                                        double memory_bandwidth_bytes_per_s,
                                        const DcnQuery &q);
 
@@ -85,7 +85,7 @@ Result<Estimate> DcnCollectiveEstimate(const SolConfig &c,
 /// c.gpus_per_node GPUs (communicators = gpus_per_node / members per node).
 /// Ring for AG/AR/RS, all-to-all, send/recv (2 hosts) for permutes. No HBM
 /// term (the CLI's `--nodes K > 1` path).
-Result<Estimate> SolTopologyEstimate(const SolConfig &c, CollectiveOp op,
+Result<Estimate> solTopologyEstimate(const SolConfig &c, CollectiveOp op,
                                      int64_t bytes, int64_t group_size,
                                      int64_t nodes);
 
@@ -97,6 +97,6 @@ struct NodeCostInput {
   std::optional<double> fusion_us;
   double wrapped_cost = 0;
 };
-Estimate NodeCost(const NodeCostInput &in);
+Estimate nodeCost(const NodeCostInput &in);
 
 } // namespace shardlab::cost

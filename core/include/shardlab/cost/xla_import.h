@@ -5,7 +5,7 @@
 #pragma once
 
 #include "shardlab/cost/perf_table.h"
-#include "shardlab/cost/result.h"
+#include "shardlab/support/result.h"
 
 #include <string>
 #include <string_view>
@@ -22,27 +22,27 @@ struct TextProtoField {
   std::vector<TextProtoField> fields;
 
   /// First field with this name, or nullptr.
-  const TextProtoField *Find(std::string_view field_name) const;
+  const TextProtoField *find(std::string_view field_name) const;
   /// All fields with this name, in order.
-  std::vector<const TextProtoField *> FindAll(std::string_view name) const;
+  std::vector<const TextProtoField *> findAll(std::string_view name) const;
 };
 
 /// Parses protobuf text format (comments, nested messages, `[a, b]` lists,
 /// quoted strings). Errors say line and column.
-Result<TextProtoField> ParseTextProto(std::string_view text);
+Result<TextProtoField> parseTextProto(std::string_view text);
 
 /// Device keys (e.g. "sm_90", "sm_100_B200") present in either table kind.
-Result<std::vector<std::string>> ListXlaDeviceKeys(std::string_view text);
+Result<std::vector<std::string>> listXlaDeviceKeys(std::string_view text);
 
 /// Imports one device's collective profiles. An empty key selects the only
 /// device present. Entries identical to an earlier one are dropped (XLA's
 /// nearest-neighbour lookup would never reach them).
-Result<PerfTable> ImportXlaCollectiveProfiles(std::string_view text,
+Result<PerfTable> importXlaCollectiveProfiles(std::string_view text,
                                               std::string_view device_key,
                                               int64_t default_partition = 8);
 
 /// Imports one device's GEMM FLOP rates from a GemmPerfTable.
-Result<PerfTable> ImportXlaGemmTable(std::string_view text,
+Result<PerfTable> importXlaGemmTable(std::string_view text,
                                      std::string_view device_key);
 
 } // namespace shardlab::cost

@@ -34,10 +34,10 @@ struct PassPipeline {
 };
 
 /// Appends the pass `flag` (no leading '-') with `options_text` (Shardy's
-/// `k=v k2` syntax). False with `error` set for an unknown pass, an unknown
-/// option or a bad value; the message names the pass and its options.
-bool appendPass(PassPipeline &pipeline, std::string_view flag,
-                std::string_view options_text, std::string &error);
+/// `k=v k2` syntax). An error for an unknown pass, an unknown option or a
+/// bad value; the message names the pass and its options.
+Status appendPass(PassPipeline &pipeline, std::string_view flag,
+                  std::string_view options_text);
 
 /// A pipeline the playground and the scheduler offer by name.
 struct NamedPipeline {
@@ -49,9 +49,8 @@ struct NamedPipeline {
 
 /// basic, aggressive, op-priority, user-priority, pipeline, explicit.
 const std::vector<NamedPipeline> &namedPipelines();
-/// The steps of the named pipeline; false with `error` listing the names.
-bool buildNamedPipeline(std::string_view name, PassPipeline &pipeline,
-                        std::string &error);
+/// The steps of the named pipeline; an error listing the names.
+Result<PassPipeline> buildNamedPipeline(std::string_view name);
 
 /// Runs every step (see the file comment). On failure returns false and,
 /// when given, sets `failed_flag` to the flag of the step that failed.

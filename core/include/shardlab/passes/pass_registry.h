@@ -13,6 +13,7 @@
 
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
+#include "shardlab/support/result.h"
 
 #include <chrono>
 #include <cstdint>
@@ -66,10 +67,11 @@ struct PassInfo {
 class PassOptions {
 public:
   PassOptions() = default;
-  /// Checks `raw` against `pass`'s declarations and fills in defaults.
-  /// Returns false with `error` set on an unknown option or a bad value.
-  static bool resolve(const PassInfo &pass, const RawPassOptions &raw,
-                      PassOptions &out, std::string &error);
+  /// Checks `raw` against `pass`'s declarations and fills in defaults; an
+  /// error naming the pass and its options on an unknown option or a bad
+  /// value.
+  static Result<PassOptions> resolve(const PassInfo &pass,
+                                     const RawPassOptions &raw);
 
   bool flag(std::string_view name) const;
   int64_t integer(std::string_view name) const;
@@ -122,10 +124,8 @@ std::string formatPassTiming(const PassTiming &timing);
 const std::vector<PassInfo> &allPasses();
 const PassInfo *lookupPass(std::string_view flag);
 
-/// Parses `a=1 b="x y" c` into raw options; returns false (with `error`
-/// set) on unbalanced quotes.
-bool parsePassOptions(std::string_view text, RawPassOptions &options,
-                      std::string &error);
+/// Parses `a=1 b="x y" c` into raw options; an error on unbalanced quotes.
+Result<RawPassOptions> parsePassOptions(std::string_view text);
 
 /// `--help-pass=FLAG`: the pass's summary, description and options.
 std::string passHelp(const PassInfo &pass);

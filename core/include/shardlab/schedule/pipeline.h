@@ -9,6 +9,7 @@
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/schedule/program.h"
 #include "shardlab/schedule/scheduler.h"
+#include "shardlab/support/result.h"
 
 #include <optional>
 #include <string>
@@ -40,15 +41,13 @@ struct TargetOptions {
 };
 
 /// ProgramOptions for `target`: the preset's hardware, its S-curve defaults
-/// with the option string applied, the table. False with `error` (naming
-/// the bad option) when the preset or the option string is unknown.
-bool programOptionsFor(const TargetOptions &target, ProgramOptions &out,
-                       std::string &error);
+/// with the option string applied, the table. An error (naming the bad
+/// option) when the preset or the option string is unknown.
+Result<ProgramOptions> programOptionsFor(const TargetOptions &target);
 
 /// PipelineOptions for `target` with the defaults of shardlab-schedule: the
 /// preset's device memory for XLA's memory limit, one rerun.
-bool pipelineOptionsFor(const TargetOptions &target, PipelineOptions &out,
-                        std::string &error);
+Result<PipelineOptions> pipelineOptionsFor(const TargetOptions &target);
 
 struct PipelineResult {
   bool ok = false;
@@ -70,8 +69,7 @@ PipelineResult scheduleLowered(Module &module, const PipelineOptions &options);
 
 /// The lowering it runs: the propagation pipeline, then Shardy's export
 /// pipeline with explicit collectives (meshes kept as symbols).
-bool lowerToCollectives(Module &module, DiagnosticEngine &diags,
-                        std::string &error);
+Status lowerToCollectives(Module &module, DiagnosticEngine &diags);
 
 /// Device memory of a built-in hardware preset (h100, h200, b200, a100);
 /// 0 when unknown.

@@ -10,6 +10,8 @@
 // simulation of the final order) and the memory curve.
 #pragma once
 
+#include "shardlab/support/result.h"
+
 #include "shardlab/schedule/graph.h"
 
 #include <array>
@@ -89,15 +91,10 @@ struct Schedule {
   SchedulerConfig config; ///< as the last run used it (reduced limit)
 };
 
-struct ScheduleResult {
-  bool ok = false;
-  std::string error;
-  Schedule schedule;
-};
-
 /// Schedules `graph` (node order = original order), rerunning with a lower
 /// memory limit as configured. Errors: a cycle, or a per-kind limit above
 /// the stream limit (XLA's CHECK in jax#25404).
-ScheduleResult scheduleGraph(const Graph &graph, const SchedulerConfig &config);
+Result<Schedule> scheduleGraph(const Graph &graph,
+                               const SchedulerConfig &config);
 
 } // namespace shardlab::schedule

@@ -19,6 +19,8 @@
 // is sharded by the axes its pieces cover.
 #pragma once
 
+#include "shardlab/support/result.h"
+
 #include "shardlab/sharding/sharding.h"
 
 #include <cstdint>
@@ -45,9 +47,8 @@ struct HloSharding {
   bool isManualSubgroup(size_t dim) const;
 };
 
-/// Parses `{...}`; nothing (and `error` set) when the text is not one.
-std::optional<HloSharding> parseHloSharding(std::string_view text,
-                                            std::string &error);
+/// Parses `{...}`; an error saying where when the text is not one.
+Result<HloSharding> parseHloSharding(std::string_view text);
 
 /// One run of a tile dim over the device ids: `size` steps of `stride`.
 struct TilePiece {
@@ -63,17 +64,18 @@ tilePieces(const HloSharding &sharding);
 
 /// The mesh shared by `shardings` (all tiled over the same device count):
 /// the cuts of all their pieces, axes named `prefix0`, `prefix1`, ...
-/// major to minor. Nothing (and `error` set) when no one mesh fits.
-std::optional<Mesh> commonMesh(const std::vector<const HloSharding *> &tiled,
-                               std::string_view prefix, std::string &error);
+/// major to minor. An error when no one mesh fits.
+Result<Mesh> commonMesh(const std::vector<const HloSharding *> &tiled,
+                        std::string_view prefix);
 
 /// The Shardy sharding of a tensor of `rank` dims for `sharding` (not a
 /// tuple or maximal) over `mesh` (from commonMesh) named `mesh_name`.
 /// Manual subgroup axes are listed in `manual_axes` when not null.
-std::optional<TensorSharding>
-toTensorSharding(const HloSharding &sharding, const Mesh &mesh,
-                 const std::string &mesh_name, int64_t rank,
-                 std::vector<std::string> *manual_axes, std::string &error);
+Result<TensorSharding> toTensorSharding(const HloSharding &sharding,
+                                        const Mesh &mesh,
+                                        const std::string &mesh_name,
+                                        int64_t rank,
+                                        std::vector<std::string> *manual_axes);
 
 /// The GSPMD string of `sharding` over `mesh`, as XLA's Shardy export
 /// writes it: `{replicated}` when no axis shards, `{maximal device=N}` on a
@@ -104,8 +106,7 @@ std::string hloShardingV3Text(const TensorSharding &sharding, const Mesh &mesh,
 ///   dims: the caller gives the rank), {maximal_mesh[device_id=5]} or
 ///   {single_device[device_id=5]} -> mesh<[], device_ids=[5]>, []
 ///   {{...}, {...}}                    ->  two shardings
-/// Nothing, and `error` says where, when the text is not such a string.
-std::optional<std::vector<TensorSharding>>
-parseHloShardingV3(std::string_view text, std::string &error);
+/// An error saying where when the text is not such a string.
+Result<std::vector<TensorSharding>> parseHloShardingV3(std::string_view text);
 
 } // namespace shardlab

@@ -3,6 +3,8 @@
 // beside it and a rename, so a reader never sees half a file.
 #pragma once
 
+#include "shardlab/support/result.h"
+
 #include <string>
 #include <string_view>
 
@@ -13,9 +15,8 @@ namespace shardlab {
 bool readFile(const std::string &path, std::string &text);
 
 /// Writes `text` to `path` through `path.tmp` and a rename. On failure
-/// returns false with `error` saying what failed, removes the temporary
-/// file and leaves `path` as it was.
-bool writeFileAtomically(const std::string &path, std::string_view text,
-                         std::string &error);
+/// the error says what failed; the temporary file is removed and `path`
+/// is left as it was.
+Status writeFileAtomically(const std::string &path, std::string_view text);
 
 } // namespace shardlab

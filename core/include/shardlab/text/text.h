@@ -5,6 +5,7 @@
 
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
+#include "shardlab/support/result.h"
 
 #include <memory>
 #include <string>
@@ -28,11 +29,10 @@ std::unique_ptr<Module> parseModule(std::string_view text,
 
 /// Parses one attribute written as text (`#sdy.sharding_per_value<[...]>`,
 /// as XLA stores Shardy attributes in frontend-attribute strings) into
-/// `context`. Returns null and sets `error` when the text is not exactly
-/// one attribute.
-const Attr *parseAttributeText(std::string_view text,
-                               std::shared_ptr<Context> context,
-                               std::string &error);
+/// `context` (which owns it: keep the context alive while using it). An
+/// error (with the column) when the text is not exactly one attribute.
+Result<const Attr *> parseAttributeText(std::string_view text,
+                                        std::shared_ptr<Context> context);
 
 struct PrintOptions {
   bool generic = false; ///< print every op in the generic form

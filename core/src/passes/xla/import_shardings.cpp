@@ -41,11 +41,10 @@ bool readSite(Site &site, const Attr *text, Location loc,
     site.empty = true;
     return true;
   }
-  std::string error;
-  std::optional<HloSharding> parsed = parseHloSharding(text->str(), error);
+  Result<HloSharding> parsed = parseHloSharding(text->str());
   if (!parsed) {
-    diags.error(loc,
-                "cannot read mhlo.sharding \"" + text->str() + "\": " + error);
+    diags.error(loc, "cannot read mhlo.sharding \"" + text->str() +
+                         "\": " + parsed.error().message);
     return false;
   }
   site.sharding = std::move(*parsed);
@@ -130,12 +129,13 @@ public:
       return std::nullopt;
     }
     const int64_t rank = type && type->isRankedTensor() ? type->rank() : 0;
-    std::string error;
-    std::optional<TensorSharding> out =
-        toTensorSharding(s, mesh_, "mesh", rank, &manual_axes_, error);
-    if (!out)
-      diags_.error(loc, "cannot import mhlo.sharding: " + error);
-    return out;
+    Result<TensorSharding> out =
+        toTensorSharding(s, mesh_, "mesh", rank, &manual_axes_);
+    if (!out) {
+      diags_.error(loc, "cannot import mhlo.sharding: " + out.error().message);
+      return std::nullopt;
+    }
+    return std::move(*out);
   }
 
   /// One sharding per value of `types`: the tuple's elements, or the same
@@ -223,12 +223,11 @@ bool xlaImportShardingsPass(Module &module, const PassOptions &options,
   for (const Site &site : sites)
     if (!site.empty)
       collectKinds(site.sharding, tiled, maximal);
-  std::string error;
-  std::optional<Mesh> mesh = commonMesh(tiled, "_axis_", error);
+  Result<Mesh> mesh = commonMesh(tiled, "_axis_");
   if (!mesh) {
     diags.error(module.op().loc, "cannot import the module's mhlo.sharding "
                                  "strings into one mesh: " +
-                                     error);
+                                     mesh.error().message);
     return false;
   }
   Operation *first = module.body().front();

@@ -47,15 +47,15 @@ public:
                            : nullptr;
     if (!text || text->kind != AttrKind::String)
       return nullptr;
-    std::string error;
-    const Attr *attr =
-        parseAttributeText(text->str(), module_.sharedContext(), error);
+    Result<const Attr *> attr =
+        parseAttributeText(text->str(), module_.sharedContext());
     if (!attr) {
       diags_.error(loc, "cannot read " + std::string(key) + " \"" +
-                            text->str() + "\": " + error);
+                            text->str() + "\": " + attr.error().message);
       ok = false;
+      return nullptr;
     }
-    return attr;
+    return *attr;
   }
 
   void importMeshes() {
@@ -352,11 +352,10 @@ private:
   parse(const Attr *text, const std::vector<Type> &types, Location loc) {
     if (!text || text->kind != AttrKind::String)
       return std::nullopt;
-    std::string error;
-    auto shardings = parseHloShardingV3(text->str(), error);
+    auto shardings = parseHloShardingV3(text->str());
     if (!shardings) {
       diags_.error(loc, "cannot read mhlo.sharding \"" + text->str() +
-                            "\": " + error);
+                            "\": " + shardings.error().message);
       ok_ = false;
       return std::nullopt;
     }
@@ -368,7 +367,7 @@ private:
           types[i]->isRankedTensor())
         sharding.dims.resize(size_t(types[i]->rank()));
     }
-    return shardings;
+    return std::move(*shardings);
   }
 
   static bool hasFrontendSharding(const Attr *frontend) {
@@ -434,11 +433,13 @@ private:
       const Attr *text = frontend->get(key);
       if (!text || text->kind != AttrKind::String)
         continue;
-      std::string error;
-      const Attr *list =
-          parseAttributeText(text->str(), module_.sharedContext(), error);
+      Result<const Attr *> parsed =
+          parseAttributeText(text->str(), module_.sharedContext());
+      const Attr *list = parsed ? *parsed : nullptr;
       if (!list || list->kind != AttrKind::ShardingPerValue) {
-        diags_.error(top.loc, "cannot read " + std::string(key) + ": " + error);
+        diags_.error(top.loc, "cannot read " + std::string(key) + ": " +
+                                  (parsed ? "expected #sdy.sharding_per_value"
+                                          : parsed.error().message));
         ok_ = false;
         continue;
       }

@@ -49,13 +49,14 @@ public:
         continue;
       if (text->kind != AttrKind::String)
         break;
-      std::string error;
-      const Attr *attr =
-          parseAttributeText(text->str(), module_.sharedContext(), error);
-      if (!attr)
+      Result<const Attr *> attr =
+          parseAttributeText(text->str(), module_.sharedContext());
+      if (!attr) {
         diags_.error(loc, "cannot read " + std::string(key) + " \"" +
-                              text->str() + "\": " + error);
-      return attr;
+                              text->str() + "\": " + attr.error().message);
+        return nullptr;
+      }
+      return *attr;
     }
     return fallback;
   }

@@ -20,7 +20,7 @@ enum class CollOp {
 };
 
 /// The table's op name: all-reduce, all-gather, ...
-std::string_view OpName(CollOp op);
+std::string_view opName(CollOp op);
 
 /// Element counts each rank sends and receives for one collective.
 struct RankCounts {
@@ -32,20 +32,20 @@ struct RankCounts {
 
 /// nccl-tests' rounding: AG/RS per-rank counts rounded down to 16 bytes,
 /// A2A per-peer counts rounded down to whole elements.
-RankCounts CollCounts(CollOp op, int64_t total_bytes, int64_t elem_bytes,
+RankCounts collCounts(CollOp op, int64_t total_bytes, int64_t elem_bytes,
                       int64_t nranks);
 
 /// busbw / algbw: 2(n-1)/n, (n-1)/n or 1 (0 for n = 1).
-double BusBwFactor(CollOp op, int64_t nranks);
+double busBwFactor(CollOp op, int64_t nranks);
 
 struct Bandwidth {
   double algbw_gb_per_s = 0; // 1e9 bytes/s, as nccl-tests prints
   double busbw_gb_per_s = 0;
 };
-Bandwidth ComputeBandwidth(CollOp op, int64_t bytes, int64_t nranks,
+Bandwidth computeBandwidth(CollOp op, int64_t bytes, int64_t nranks,
                            double seconds);
 
 /// 2*b*m*n*k.
-double GemmFlops(int64_t b, int64_t m, int64_t n, int64_t k);
+double gemmFlops(int64_t b, int64_t m, int64_t n, int64_t k);
 
 } // namespace shardlab::collectors

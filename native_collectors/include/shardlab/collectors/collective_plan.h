@@ -48,10 +48,10 @@ struct CollectiveOptions {
   bool version = false;
 };
 
-/// Parses the collective collector's flags (see CollectiveHelp()).
+/// Parses the collective collector's flags (see collectiveHelp()).
 Result<CollectiveOptions>
-ParseCollectiveOptions(const std::vector<std::string> &args);
-std::string CollectiveHelp();
+parseCollectiveOptions(const std::vector<std::string> &args);
+std::string collectiveHelp();
 
 /// The ranks of a job: world size, ranks per node, NVLink partition size.
 struct Topology {
@@ -69,19 +69,19 @@ struct GroupSet {
 };
 
 /// The group specs used when CollectiveOptions::groups is empty.
-std::vector<std::string> DefaultGroupSpecs(const Topology &topo,
+std::vector<std::string> defaultGroupSpecs(const Topology &topo,
                                            const std::vector<int64_t> &sizes);
 /// Parses and checks specs: groups of equal size >= 2, disjoint, ranks
 /// below the world size; the same expanded groups are listed once.
 Result<std::vector<GroupSet>>
-ParseGroupSets(const Topology &topo, const std::vector<std::string> &specs);
+parseGroupSets(const Topology &topo, const std::vector<std::string> &specs);
 
 /// min, min*f, ... <= max, rounded to whole bytes, unique, ascending.
-std::vector<int64_t> SizeSweep(int64_t min_bytes, int64_t max_bytes,
+std::vector<int64_t> sizeSweep(int64_t min_bytes, int64_t max_bytes,
                                double factor);
 
 /// Source -> target pairs (positions inside one group of `s`).
-cost::SourceTargetPairs PermutePairs(PermutePattern p, int64_t s);
+cost::SourceTargetPairs permutePairs(PermutePattern p, int64_t s);
 
 /// One measurement: an op on a group set, dtype and size.
 struct CollectivePoint {
@@ -105,22 +105,22 @@ struct CollectivePlan {
 };
 
 /// Enumerates the sweep for a job of `topo`.
-Result<CollectivePlan> PlanCollectives(const CollectiveOptions &opts,
+Result<CollectivePlan> planCollectives(const CollectiveOptions &opts,
                                        const Topology &topo);
 /// The point's table entry skeleton (op, kind, dtype, bytes, groups).
-cost::CollectiveEntry EntryFor(const CollectivePlan &plan,
+cost::CollectiveEntry entryFor(const CollectivePlan &plan,
                                const CollectivePoint &p);
 /// Identity of an entry; equal for a point and the entry it produced.
-std::string CollectiveEntryKey(const cost::CollectiveEntry &e);
+std::string collectiveEntryKey(const cost::CollectiveEntry &e);
 /// Human-readable plan (what --dry-run prints).
-std::string FormatCollectivePlan(const CollectivePlan &plan,
+std::string formatCollectivePlan(const CollectivePlan &plan,
                                  const CollectiveOptions &opts);
 
 /// Largest send and receive buffer (bytes) any point needs on one rank.
-std::pair<int64_t, int64_t> MaxBufferBytes(const CollectivePlan &plan);
+std::pair<int64_t, int64_t> maxBufferBytes(const CollectivePlan &plan);
 
 /// Bytes of one element of a collective dtype (f32, bf16, f16, s32), 0 if
 /// the collectors do not support it.
-int64_t CollectiveDtypeBytes(std::string_view dtype);
+int64_t collectiveDtypeBytes(std::string_view dtype);
 
 } // namespace shardlab::collectors

@@ -4,7 +4,7 @@
 // 256..4096 doubling). Errors are returned as data, never thrown.
 #pragma once
 
-#include "shardlab/cost/result.h"
+#include "shardlab/support/result.h"
 
 #include <cstdint>
 #include <map>
@@ -14,9 +14,9 @@
 
 namespace shardlab::collectors {
 
-using cost::Error;
-using cost::MakeError;
-using cost::Result;
+using shardlab::Error;
+using shardlab::makeError;
+using shardlab::Result;
 
 /// One accepted flag. `value_name` empty = boolean flag (no value).
 struct FlagSpec {
@@ -30,31 +30,31 @@ struct FlagSpec {
 /// Flags seen on the command line, by long name ("1" for boolean flags).
 struct ParsedFlags {
   std::map<std::string, std::string> values;
-  bool Has(const std::string &name) const { return values.count(name) != 0; }
+  bool has(const std::string &name) const { return values.count(name) != 0; }
   /// The value given, or `fallback` when the flag was not given.
-  std::string Get(const std::string &name, const std::string &fallback) const;
+  std::string get(const std::string &name, const std::string &fallback) const;
 };
 
 /// Parses `args` (without the program name) against `specs`.
-Result<ParsedFlags> ParseFlags(const std::vector<FlagSpec> &specs,
+Result<ParsedFlags> parseFlags(const std::vector<FlagSpec> &specs,
                                const std::vector<std::string> &args);
 /// Formats usage text: summary, one line per flag, then `epilogue`.
-std::string FormatHelp(const std::string &program, const std::string &summary,
+std::string formatHelp(const std::string &program, const std::string &summary,
                        const std::vector<FlagSpec> &specs,
                        const std::string &epilogue);
 
 /// "1024", "1K", "32M", "2G", "1KiB" (binary suffixes) -> bytes (>= 1).
-Result<int64_t> ParseBytes(std::string_view text);
+Result<int64_t> parseBytes(std::string_view text);
 /// 1024 -> "1K", 3145728 -> "3M", 1000 -> "1000" (exact binary units only).
-std::string FormatBytes(int64_t bytes);
+std::string formatBytes(int64_t bytes);
 /// A positive integer ("20"); `what` names the flag in errors.
-Result<int64_t> ParsePositiveInt(std::string_view text, std::string_view what);
+Result<int64_t> parsePositiveInt(std::string_view text, std::string_view what);
 /// A number > 1 (the size step factor).
-Result<double> ParseFactor(std::string_view text, std::string_view what);
+Result<double> parseFactor(std::string_view text, std::string_view what);
 /// Comma-separated words, trimmed, empties dropped.
-std::vector<std::string> SplitList(std::string_view text);
+std::vector<std::string> splitList(std::string_view text);
 /// "1,2,4", "256..4096" (doubling) or a mix ("1,16..64") -> sorted, unique.
-Result<std::vector<int64_t>> ParseIntList(std::string_view text,
+Result<std::vector<int64_t>> parseIntList(std::string_view text,
                                           std::string_view what);
 
 } // namespace shardlab::collectors

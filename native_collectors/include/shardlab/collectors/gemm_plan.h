@@ -30,8 +30,8 @@ struct GemmOptions {
   bool version = false;
 };
 
-Result<GemmOptions> ParseGemmOptions(const std::vector<std::string> &args);
-std::string GemmHelp();
+Result<GemmOptions> parseGemmOptions(const std::vector<std::string> &args);
+std::string gemmHelp();
 
 /// One dtype configuration (table dtypes + what cuBLASLt runs).
 struct GemmDtype {
@@ -41,7 +41,7 @@ struct GemmDtype {
   int64_t min_sm = 0;        // minimum SM (major*10+minor), 0 = any
 };
 /// bf16, f16, f32 (with the compute mode), fp8 / f8e4m3fn.
-Result<GemmDtype> ResolveGemmDtype(std::string_view name, F32Compute mode);
+Result<GemmDtype> resolveGemmDtype(std::string_view name, F32Compute mode);
 
 struct GemmPoint {
   int64_t b = 1, m = 0, n = 0, k = 0;
@@ -57,17 +57,17 @@ struct GemmPlan {
 
 /// Cartesian product dtype x b x m x n x k, skipping dtypes the device's
 /// SM (`sm`, major*10+minor; 0 = unknown, keep all) cannot run.
-Result<GemmPlan> PlanGemms(const GemmOptions &opts, int64_t sm);
+Result<GemmPlan> planGemms(const GemmOptions &opts, int64_t sm);
 /// Identity of an entry (dims + dtypes); equal for a point and its entry.
-std::string GemmEntryKey(const cost::GemmEntry &e);
-cost::GemmEntry EntryFor(const GemmPlan &plan, const GemmPoint &p);
-std::string FormatGemmPlan(const GemmPlan &plan, const GemmOptions &opts);
+std::string gemmEntryKey(const cost::GemmEntry &e);
+cost::GemmEntry entryFor(const GemmPlan &plan, const GemmPoint &p);
+std::string formatGemmPlan(const GemmPlan &plan, const GemmOptions &opts);
 /// Bytes of A, B and D of one point (what one rotating buffer set holds).
-int64_t GemmFootprintBytes(const GemmPlan &plan, const GemmPoint &p);
+int64_t gemmFootprintBytes(const GemmPlan &plan, const GemmPoint &p);
 /// Buffer sets to rotate through so that `target` bytes are touched.
-int64_t RotatingSets(int64_t footprint, int64_t target, int64_t max_sets);
+int64_t rotatingSets(int64_t footprint, int64_t target, int64_t max_sets);
 /// Launches per timed sample so one sample lasts about `target_us`.
-int64_t LaunchesPerSample(double estimate_us, double target_us,
+int64_t launchesPerSample(double estimate_us, double target_us,
                           int64_t max_launches);
 
 } // namespace shardlab::collectors

@@ -29,23 +29,23 @@ struct RunEnvironment {
 };
 
 /// "sm_90" for (9, 0).
-std::string SmVersion(int major, int minor);
+std::string smVersion(int major, int minor);
 /// 13000 -> "13.0", 12080 -> "12.8" (CUDA's 1000*major + 10*minor).
-std::string CudaVersionString(int version);
+std::string cudaVersionString(int version);
 /// 22809 -> "2.28.9" (NCCL >= 2.9 codes), 2708 -> "2.7.8" (older codes).
-std::string NcclVersionString(int code);
+std::string ncclVersionString(int code);
 /// 130100 -> "13.1.0" (cuBLASLt's major*10000 + minor*100 + patch).
-std::string CublasVersionString(long code);
+std::string cublasVersionString(long code);
 /// 2026-07-09T12:34:56Z.
-std::string IsoDateUtc(std::time_t t);
+std::string isoDateUtc(std::time_t t);
 /// The environment entries a table records: NCCL_*, CUDA_VISIBLE_DEVICES,
 /// NVIDIA_TF32_OVERRIDE, CUBLAS_WORKSPACE_CONFIG (sorted).
-std::vector<std::string> SelectEnv(const std::vector<std::string> &environ);
+std::vector<std::string> selectEnv(const std::vector<std::string> &environ);
 /// "2 nodes x 8 GPUs, P2P ..." from the environment.
-std::string TopologyText(const RunEnvironment &env);
+std::string topologyText(const RunEnvironment &env);
 
 /// Metadata with source "measured".
-cost::TableMetadata BuildMetadata(const RunEnvironment &env,
+cost::TableMetadata buildMetadata(const RunEnvironment &env,
                                   const std::string &collector,
                                   const std::vector<std::string> &args,
                                   const std::string &description,

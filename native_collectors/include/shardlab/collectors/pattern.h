@@ -34,44 +34,44 @@ struct PatternSpec {
 
 /// The reduction pattern: 1 everywhere, plus i%3 on one rank per index, so
 /// the sum over ranks is nranks + i%3.
-SHARDLAB_HD inline int64_t ReduceInput(int64_t rank, int64_t nranks,
+SHARDLAB_HD inline int64_t reduceInput(int64_t rank, int64_t nranks,
                                        int64_t i) {
   return 1 + ((i + rank) % nranks == 0 ? i % 3 : 0);
 }
 /// A value that depends on the rank and the position (0..60).
-SHARDLAB_HD inline int64_t TagValue(int64_t rank, int64_t peer, int64_t j) {
+SHARDLAB_HD inline int64_t tagValue(int64_t rank, int64_t peer, int64_t j) {
   return (rank * 7 + peer * 3 + j) % 61;
 }
 
 /// Value of element `i` of this rank's input (send) buffer.
-SHARDLAB_HD inline int64_t InputValue(const PatternSpec &s, int64_t i) {
+SHARDLAB_HD inline int64_t inputValue(const PatternSpec &s, int64_t i) {
   switch (s.kind) {
   case PatternKind::kAllReduce:
   case PatternKind::kReduceScatter:
-    return ReduceInput(s.rank, s.nranks, i);
+    return reduceInput(s.rank, s.nranks, i);
   case PatternKind::kAllToAll:
-    return TagValue(s.rank, i / s.chunk, i % s.chunk);
+    return tagValue(s.rank, i / s.chunk, i % s.chunk);
   case PatternKind::kAllGather:
   case PatternKind::kPermute:
-    return TagValue(s.rank, 0, i);
+    return tagValue(s.rank, 0, i);
   }
   return 0;
 }
 
 /// Expected value of element `i` of this rank's output, -1 = not checked
 /// (a permute rank that receives nothing).
-SHARDLAB_HD inline int64_t ExpectedValue(const PatternSpec &s, int64_t i) {
+SHARDLAB_HD inline int64_t expectedValue(const PatternSpec &s, int64_t i) {
   switch (s.kind) {
   case PatternKind::kAllReduce:
     return s.nranks + i % 3;
   case PatternKind::kReduceScatter:
     return s.nranks + (s.rank * s.chunk + i) % 3;
   case PatternKind::kAllGather:
-    return TagValue(i / s.chunk, 0, i % s.chunk);
+    return tagValue(i / s.chunk, 0, i % s.chunk);
   case PatternKind::kAllToAll:
-    return TagValue(i / s.chunk, s.rank, i % s.chunk);
+    return tagValue(i / s.chunk, s.rank, i % s.chunk);
   case PatternKind::kPermute:
-    return s.source < 0 ? -1 : TagValue(s.source, 0, i);
+    return s.source < 0 ? -1 : tagValue(s.source, 0, i);
   }
   return -1;
 }

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "shardlab/cost/perf_table.h"
-#include "shardlab/cost/result.h"
+#include "shardlab/support/result.h"
 
 #include <set>
 #include <string>
@@ -22,9 +22,9 @@ struct OutputTable {
 /// `overwrite`) gives an empty table. An existing one must be a valid table
 /// from the same collector on the same device; its entries are kept, its
 /// metadata replaced by `fresh`.
-cost::Result<OutputTable> OpenOutputTable(const std::string &path,
-                                          const cost::TableMetadata &fresh,
-                                          bool overwrite);
+shardlab::Result<OutputTable> openOutputTable(const std::string &path,
+                                              const cost::TableMetadata &fresh,
+                                              bool overwrite);
 
 /// Writes the table when forced or `min_interval_s` passed since the last
 /// write; remembers the time of the last write.
@@ -33,8 +33,8 @@ public:
   CheckpointWriter(std::string path, double min_interval_s)
       : path_(std::move(path)), min_interval_s_(min_interval_s) {}
   /// `now_s` is any monotonic clock in seconds. Returns true if written.
-  cost::Result<bool> Maybe(const cost::PerfTable &table, double now_s,
-                           bool force);
+  shardlab::Result<bool> maybe(const cost::PerfTable &table, double now_s,
+                               bool force);
 
 private:
   std::string path_;

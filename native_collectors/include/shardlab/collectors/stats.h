@@ -10,13 +10,13 @@
 namespace shardlab::collectors {
 
 /// q in [0, 1] of an ascending-sorted, non-empty sample.
-double PercentileSorted(const std::vector<double> &sorted, double q);
+double percentileSorted(const std::vector<double> &sorted, double q);
 /// Median of any non-empty sample.
-double Median(std::vector<double> samples);
+double median(std::vector<double> samples);
 /// Median, min, max, mean, sample standard deviation and count. Requires a
 /// non-empty sample of positive values.
-cost::TimeStats Summarize(std::vector<double> samples_us);
+cost::TimeStats summarize(std::vector<double> samples_us);
 /// Coefficient of variation (stddev / mean) of a summary; 0 when unknown.
-double Spread(const cost::TimeStats &stats);
+double spread(const cost::TimeStats &stats);
 
 } // namespace shardlab::collectors

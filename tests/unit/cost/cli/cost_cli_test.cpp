@@ -10,13 +10,13 @@
 #include <sstream>
 
 using shardlab::tools::CostCommand;
-using shardlab::tools::ParseCostArgs;
-using shardlab::tools::RunCost;
+using shardlab::tools::parseCostArgs;
+using shardlab::tools::runCost;
 
 namespace {
 
 std::string ErrorOf(const std::vector<std::string> &args) {
-  auto parsed = ParseCostArgs(args);
+  auto parsed = parseCostArgs(args);
   return parsed ? "" : parsed.error().message;
 }
 
@@ -26,7 +26,7 @@ const std::string kTable = std::string(SHARDLAB_SOURCE_DIR) +
 } // namespace
 
 TEST_CASE("collective flags become API options") {
-  auto c = ParseCostArgs({"collective",
+  auto c = parseCostArgs({"collective",
                           "--op",
                           "all-reduce",
                           "--bytes",
@@ -62,12 +62,12 @@ TEST_CASE("collective flags become API options") {
 }
 
 TEST_CASE("defaults: one node, no JSON; gemm dims and dtypes") {
-  auto c = ParseCostArgs({"collective", "--op", "all-gather", "--bytes", "1",
+  auto c = parseCostArgs({"collective", "--op", "all-gather", "--bytes", "1",
                           "--group-size", "2"});
   REQUIRE(c);
   CHECK(c->options["nodes"] == 1);
   CHECK_FALSE(c->json);
-  auto g = ParseCostArgs({"gemm", "--b", "2", "--m", "512", "--n", "256", "--k",
+  auto g = parseCostArgs({"gemm", "--b", "2", "--m", "512", "--n", "256", "--k",
                           "1024", "--dtypes", "f32xf32->f32"});
   REQUIRE(g);
   CHECK(g->options["b"] == 2);
@@ -76,10 +76,10 @@ TEST_CASE("defaults: one node, no JSON; gemm dims and dtypes") {
 }
 
 TEST_CASE("help") {
-  CHECK(ParseCostArgs({"--help"})->help);
-  CHECK(ParseCostArgs({"gemm", "--help"})->help);
+  CHECK(parseCostArgs({"--help"})->help);
+  CHECK(parseCostArgs({"gemm", "--help"})->help);
   std::ostringstream out, err;
-  CHECK(RunCost(*ParseCostArgs({"--help"}), out, err) == 0);
+  CHECK(runCost(*parseCostArgs({"--help"}), out, err) == 0);
   CHECK(out.str().find("shardlab-cost collective") != std::string::npos);
 }
 
@@ -113,34 +113,34 @@ TEST_CASE("bad commands, flags and values are errors naming them") {
 }
 
 TEST_CASE("runs print the JSON API's reply, errors go to stderr") {
-  auto c = ParseCostArgs({"gemm", "--m", "1024", "--n", "1024", "--k", "1024",
+  auto c = parseCostArgs({"gemm", "--m", "1024", "--n", "1024", "--k", "1024",
                           "--tables", kTable, "--json"});
   REQUIRE(c);
   std::ostringstream out, err;
-  CHECK(RunCost(*c, out, err) == 0);
+  CHECK(runCost(*c, out, err) == 0);
   CHECK(err.str().empty());
   CHECK(out.str().find("\"time_us\"") != std::string::npos);
-  auto bad = ParseCostArgs({"collective", "--op", "all-reduce", "--bytes", "8",
+  auto bad = parseCostArgs({"collective", "--op", "all-reduce", "--bytes", "8",
                             "--group-size", "3", "--nodes", "2"});
   REQUIRE(bad);
   std::ostringstream out2, err2;
-  CHECK(RunCost(*bad, out2, err2) == 1);
+  CHECK(runCost(*bad, out2, err2) == 1);
   CHECK(err2.str().find("not a multiple of the node count") !=
         std::string::npos);
-  auto missing = ParseCostArgs({"gemm", "--m", "1", "--n", "1", "--k", "1",
+  auto missing = parseCostArgs({"gemm", "--m", "1", "--n", "1", "--k", "1",
                                 "--tables", "/nonexistent.json"});
   std::ostringstream out3, err3;
-  CHECK(RunCost(*missing, out3, err3) == 1);
+  CHECK(runCost(*missing, out3, err3) == 1);
   CHECK(err3.str().find("cannot open file") != std::string::npos);
 }
 
 TEST_CASE("CLI and API agree; K > 1 is the S-curve alone") {
   auto c =
-      ParseCostArgs({"collective", "--op", "all-reduce", "--bytes", "1048576",
+      parseCostArgs({"collective", "--op", "all-reduce", "--bytes", "1048576",
                      "--group-size", "16", "--nodes", "2", "--json"});
   REQUIRE(c);
   std::ostringstream out, err;
-  REQUIRE(RunCost(*c, out, err) == 0);
+  REQUIRE(runCost(*c, out, err) == 0);
   const std::string api = shardlab::api::estimateCollectiveJson(
       R"({"op":"all-reduce","bytes":1048576,"group_size":16,"nodes":2})");
   CHECK(out.str() == api + "\n");
@@ -156,19 +156,19 @@ TEST_CASE("XLA text-proto tables: --device picks one of several devices") {
   std::vector<std::string> args = {
       "collective",   "--op", "all-reduce", "--bytes", "1024",
       "--group-size", "8",    "--tables",   xla,       "--json"};
-  auto without = ParseCostArgs(args);
+  auto without = parseCostArgs(args);
   REQUIRE(without);
   std::ostringstream out, err;
-  CHECK(RunCost(*without, out, err) == 1);
+  CHECK(runCost(*without, out, err) == 1);
   CHECK(err.str().find("the table holds several devices (sm_90, "
                        "sm_100_B200); choose one with --device") !=
         std::string::npos);
   args.insert(args.end(), {"--device", "sm_90"});
-  auto with = ParseCostArgs(args);
+  auto with = parseCostArgs(args);
   REQUIRE(with);
   CHECK(with->options["device"] == "sm_90");
   std::ostringstream out2, err2;
-  REQUIRE(RunCost(*with, out2, err2) == 0);
+  REQUIRE(runCost(*with, out2, err2) == 0);
   auto reply = nlohmann::json::parse(out2.str());
   CHECK(reply["model"] == "collective-table/exact");
   CHECK(reply["explanation"]["key"] == "all-reduce|{{0,1,2,3,4,5,6,7}}|f32");

@@ -1,12 +1,14 @@
-// Result<T>: a value or an error message, the cost model's way of reporting
-// bad user input (tables, options, queries) without throwing.
+// Result<T>: a value or an error message. The way every layer reports an
+// error that has no place in a module's text (a flag, an option, a table, a
+// file, a query) without throwing; errors about a module's text are
+// Diagnostics (ir/diagnostics.h). See CONTRIBUTING.md, "Errors".
 #pragma once
 
 #include <string>
 #include <utility>
 #include <variant>
 
-namespace shardlab::cost {
+namespace shardlab {
 
 /// A human-readable error: what went wrong, where, and what was expected.
 struct Error {
@@ -33,9 +35,13 @@ private:
   std::variant<T, Error> data_;
 };
 
+/// Success or an Error, for a function whose result is its effect.
+using Status = Result<std::monostate>;
+inline Status success() { return Status(std::monostate{}); }
+
 /// Builds an Error from a message.
-inline Error MakeError(std::string message) {
+inline Error makeError(std::string message) {
   return Error{std::move(message)};
 }
 
-} // namespace shardlab::cost
+} // namespace shardlab
