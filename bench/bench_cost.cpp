@@ -86,9 +86,9 @@ Row measure(size_t n, double seconds, F estimate, std::string what,
 std::vector<CollectiveQuery> CollectiveQueries(size_t n) {
   const char *groups[] = {"[4,2]<=[8]", "[2,4]<=[8]", "[1,8]<=[8]",
                           "{{0,1,2},{3,4,5}}"};
-  const CollectiveOp ops[] = {
-      CollectiveOp::kAllReduce, CollectiveOp::kAllGather,
-      CollectiveOp::kReduceScatter, CollectiveOp::kAllToAll};
+  const CollectiveOp ops[] = {CollectiveOp::AllReduce, CollectiveOp::AllGather,
+                              CollectiveOp::ReduceScatter,
+                              CollectiveOp::AllToAll};
   std::mt19937_64 rng(42);
   std::vector<CollectiveQuery> queries;
   for (size_t i = 0; i < n; ++i) {
@@ -117,7 +117,7 @@ std::vector<GemmQuery> GemmQueries(size_t n) {
 }
 
 std::string ModeName(EstimateMode mode) {
-  return mode == EstimateMode::kAccurate ? "accurate" : "compatible";
+  return mode == EstimateMode::Accurate ? "accurate" : "compatible";
 }
 
 CollectiveInterpolator MakeCollective(const PerfTable &table, EstimateMode mode,
@@ -139,7 +139,7 @@ void BenchCollective(const PerfTable &table, EstimateMode mode,
                      std::vector<Row> *rows) {
   const CollectiveInterpolator ci = MakeCollective(table, mode, interp);
   const auto queries = CollectiveQueries(4096);
-  const std::string name = interp == TableInterpolation::kGridSnap
+  const std::string name = interp == TableInterpolation::GridSnap
                                ? "collective, grid-snap"
                                : "collective, nearest";
   rows->push_back(measure(
@@ -169,7 +169,7 @@ void BenchGemm(const PerfTable &table, EstimateMode mode, GemmTableKind kind,
     std::exit(1);
   }
   const auto queries = GemmQueries(4096);
-  const std::string name = kind == GemmTableKind::kDefault
+  const std::string name = kind == GemmTableKind::Default
                                ? "gemm, weighted-average"
                                : "gemm, nearest (user table)";
   rows->push_back(measure(
@@ -218,13 +218,13 @@ int main(int argc, char **argv) {
   std::printf("table %s: %zu collectives, %zu gemms\n\n", path.c_str(),
               table->collectives.size(), table->gemms.size());
   std::vector<Row> rows;
-  for (EstimateMode mode : {EstimateMode::kCompatible, EstimateMode::kAccurate})
+  for (EstimateMode mode : {EstimateMode::Compatible, EstimateMode::Accurate})
     for (TableInterpolation interp :
-         {TableInterpolation::kGridSnap, TableInterpolation::kNearest})
+         {TableInterpolation::GridSnap, TableInterpolation::Nearest})
       BenchCollective(*table, mode, interp, seconds, &rows);
-  for (EstimateMode mode : {EstimateMode::kCompatible, EstimateMode::kAccurate})
+  for (EstimateMode mode : {EstimateMode::Compatible, EstimateMode::Accurate})
     for (GemmTableKind kind :
-         {GemmTableKind::kDefault, GemmTableKind::kUserProfiles})
+         {GemmTableKind::Default, GemmTableKind::UserProfiles})
       BenchGemm(*table, mode, kind, seconds, &rows);
   Print(rows);
   return 0;

@@ -11,7 +11,7 @@
 // Usage: bench_propagation [--repeats N] [--layer user|op|aggressive|basic]
 //                          MODULE.mlir...
 #include "bench_common.h"
-#include "shardlab/propagation/propagate.h"
+#include "propagation/propagate.h"
 #include "shardlab/support/file_io.h"
 #include "shardlab/text/text.h"
 

@@ -15,7 +15,7 @@ namespace {
 
 int64_t addOp(Graph &g, double cost, std::vector<int64_t> operands) {
   Node n;
-  n.kind = operands.empty() ? NodeKind::kNop : NodeKind::kCompute;
+  n.kind = operands.empty() ? NodeKind::Nop : NodeKind::Compute;
   n.is_parameter = operands.empty();
   n.name = "op";
   n.cost_us = cost;
@@ -29,12 +29,12 @@ int64_t addOp(Graph &g, double cost, std::vector<int64_t> operands) {
 int64_t addPair(Graph &g, CollectiveKind kind, int64_t operand) {
   Node s;
   s.name = "collective";
-  s.kind = NodeKind::kAsyncStart;
+  s.kind = NodeKind::AsyncStart;
   s.collective = kind;
   s.device_groups = {{0, 1, 2, 3, 4, 5, 6, 7}};
   s.output_bytes = 4 << 20;
   Node d = s;
-  d.kind = NodeKind::kAsyncDone;
+  d.kind = NodeKind::AsyncDone;
   const int64_t a = g.addNode(s), b = g.addNode(d);
   g.addEdge(operand, a, 0);
   g.linkAsyncPair(a, b, 200);
@@ -47,13 +47,13 @@ Graph makeGraph(int64_t target_nodes) {
   int64_t x = addOp(g, 1, {});
   for (int64_t layer = 0; g.size() < target_nodes; ++layer) {
     const int64_t w =
-        addPair(g, CollectiveKind::kAllGather, addOp(g, 0, {})); // weights
+        addPair(g, CollectiveKind::AllGather, addOp(g, 0, {})); // weights
     int64_t h = addOp(g, 100 + double(rng() % 50), {x, w});
     for (int i = 0; i < 6; ++i)
       h = addOp(g, 5 + double(rng() % 10), {h});
     x = addOp(g, 100, {h, x});
     if (layer % 2 == 1)
-      x = addPair(g, CollectiveKind::kAllReduce, x);
+      x = addPair(g, CollectiveKind::AllReduce, x);
   }
   return g;
 }

@@ -4,7 +4,7 @@
 #include "bench_common.h"
 #include "shardlab/support/file_io.h"
 #include "shardlab/text/text.h"
-#include "shardlab/verify/verifier.h"
+#include "verify/verifier.h"
 
 #include <chrono>
 #include <cstdio>

@@ -6,14 +6,18 @@
 Each LAYER=DEPS names the layers LAYER uses directly (CMakeLists.txt
 declares them once and passes them here); a layer may include headers of
 those layers and, through them, of theirs. Files are core/src/LAYER/** and
-core/include/shardlab/LAYER/**. Prints file:line: for each violation.
+core/include/shardlab/LAYER/**; a public header (core/include) may not
+include a private one (core/src/LAYER/x.h, spelled "LAYER/x.h"), since it
+is not installed. Prints file:line: for each violation.
 """
 import argparse
 import pathlib
 import re
 import sys
 
-INCLUDE = re.compile(r'^\s*#\s*include\s+"shardlab/([a-z_]+)/')
+# "shardlab/LAYER/x.h" (a public header) or "LAYER/x.h" (a private one,
+# core/src/LAYER/x.h).
+INCLUDE = re.compile(r'^\s*#\s*include\s+"(shardlab/)?([a-z_]+)/')
 
 
 def closure(deps):
@@ -50,7 +54,13 @@ def main():
                     match = INCLUDE.match(line)
                     if not match:
                         continue
-                    used = match.group(1)
+                    public, used = match.group(1), match.group(2)
+                    if not public and "include" in path.relative_to(args.root).parts[:1]:
+                        problems.append(
+                            f"{path}:{number}: a public header includes the private "
+                            f"header '{used}/...': move that header to "
+                            f"core/include/shardlab/ or do not include it here")
+                        continue
                     if used not in deps:
                         problems.append(f"{path}:{number}: unknown layer '{used}'")
                     elif used not in allowed[layer]:

@@ -17,7 +17,7 @@ using nlohmann::json;
 using shardlab::makeError;
 using shardlab::Result;
 
-enum class FlagKind { kInt, kString, kTables, kBool };
+enum class FlagKind { Int, String, Tables, Bool };
 
 struct Flag {
   const char *name;
@@ -27,25 +27,25 @@ struct Flag {
 };
 
 constexpr Flag kFlags[] = {
-    {"--op", "op", FlagKind::kString, "c"},
-    {"--bytes", "bytes", FlagKind::kInt, "c"},
-    {"--group-size", "group_size", FlagKind::kInt, "c"},
-    {"--nodes", "nodes", FlagKind::kInt, "c"},
-    {"--gpus-per-node", "gpus_per_node", FlagKind::kInt, "c"},
-    {"--sol-options", "sol_options", FlagKind::kString, "c"},
-    {"--dtype", "dtype", FlagKind::kString, "c"},
-    {"--b", "b", FlagKind::kInt, "g"},
-    {"--m", "m", FlagKind::kInt, "g"},
-    {"--n", "n", FlagKind::kInt, "g"},
-    {"--k", "k", FlagKind::kInt, "g"},
-    {"--dtypes", "dtypes", FlagKind::kString, "g"},
-    {"--preset", "hardware", FlagKind::kString, "cg"},
-    {"--mode", "mode", FlagKind::kString, "cg"},
-    {"--tables", "tables", FlagKind::kTables, "cg"},
-    {"--device", "device", FlagKind::kString, "cg"},
-    {"--json", "", FlagKind::kBool, "cg"},
-    {"--dtype-fallback", "dtype_fallback", FlagKind::kBool, "g"},
-    {"--table-kind", "table_kind", FlagKind::kString, "g"},
+    {"--op", "op", FlagKind::String, "c"},
+    {"--bytes", "bytes", FlagKind::Int, "c"},
+    {"--group-size", "group_size", FlagKind::Int, "c"},
+    {"--nodes", "nodes", FlagKind::Int, "c"},
+    {"--gpus-per-node", "gpus_per_node", FlagKind::Int, "c"},
+    {"--sol-options", "sol_options", FlagKind::String, "c"},
+    {"--dtype", "dtype", FlagKind::String, "c"},
+    {"--b", "b", FlagKind::Int, "g"},
+    {"--m", "m", FlagKind::Int, "g"},
+    {"--n", "n", FlagKind::Int, "g"},
+    {"--k", "k", FlagKind::Int, "g"},
+    {"--dtypes", "dtypes", FlagKind::String, "g"},
+    {"--preset", "hardware", FlagKind::String, "cg"},
+    {"--mode", "mode", FlagKind::String, "cg"},
+    {"--tables", "tables", FlagKind::Tables, "cg"},
+    {"--device", "device", FlagKind::String, "cg"},
+    {"--json", "", FlagKind::Bool, "cg"},
+    {"--dtype-fallback", "dtype_fallback", FlagKind::Bool, "g"},
+    {"--table-kind", "table_kind", FlagKind::String, "g"},
 };
 
 const char *const kCollectiveRequired[] = {"--op", "--bytes", "--group-size"};
@@ -73,13 +73,13 @@ Result<int64_t> parsePositive(const std::string &flag, const std::string &v) {
 
 Result<bool> setValue(CostCommand &c, const Flag &f, const std::string &v) {
   const std::string flag = f.name;
-  if (f.kind == FlagKind::kTables) {
+  if (f.kind == FlagKind::Tables) {
     c.table_paths.push_back(v);
     return true;
   }
   if (c.options.contains(f.key))
     return makeError(flag + ": given more than once");
-  if (f.kind == FlagKind::kInt) {
+  if (f.kind == FlagKind::Int) {
     Result<int64_t> n = parsePositive(flag, v);
     if (!n)
       return n.error();
@@ -116,7 +116,7 @@ Result<bool> parseFlags(CostCommand &c, const std::vector<std::string> &args) {
     if (!f)
       return makeError("unknown argument '" + args[i] + "' for " + c.command +
                        " (see --help)");
-    if (f->kind == FlagKind::kBool) {
+    if (f->kind == FlagKind::Bool) {
       if (*f->key)
         c.options[f->key] = true;
       else

@@ -78,21 +78,21 @@ schedule::CollectiveKind kindOfLimitFlag(const std::string &flag) {
   const std::string suffix = "-limit";
   if (flag.size() <= 2 + suffix.size() ||
       flag.compare(flag.size() - suffix.size(), suffix.size(), suffix) != 0)
-    return schedule::CollectiveKind::kNone;
+    return schedule::CollectiveKind::None;
   const std::string name = flag.substr(2, flag.size() - 2 - suffix.size());
   for (int k = 1; k < schedule::kNumCollectiveKinds; ++k)
     if (schedule::toString(schedule::CollectiveKind(k)) == name)
       return schedule::CollectiveKind(k);
-  return schedule::CollectiveKind::kNone;
+  return schedule::CollectiveKind::None;
 }
 
 Status parseValue(Options &o, const std::string &flag, const std::string &v) {
   int64_t n = 0;
   const schedule::CollectiveKind kind = kindOfLimitFlag(flag);
   const bool in_range = parseInt(v, n);
-  if (kind != schedule::CollectiveKind::kNone && in_range && n > 0 && n < 1024)
+  if (kind != schedule::CollectiveKind::None && in_range && n > 0 && n < 1024)
     o.kind_limits[size_t(kind)] = int(n);
-  else if (kind != schedule::CollectiveKind::kNone)
+  else if (kind != schedule::CollectiveKind::None)
     return makeError("bad value '" + v + "' for " + flag);
   else if (flag == "--preset")
     o.preset = v;

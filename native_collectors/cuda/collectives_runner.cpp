@@ -61,21 +61,21 @@ void issue(const CollectivePoint &p, const Slot &s, int64_t n) {
   const size_t eb = static_cast<size_t>(collectiveDtypeBytes(p.dtype));
   const RankCounts &c = p.counts;
   switch (p.op) {
-  case CollOp::kAllReduce:
+  case CollOp::AllReduce:
     ncclCheck(ncclAllReduce(s.send, s.recv, c.send_count, t, ncclSum, s.group,
                             s.stream),
               "ncclAllReduce");
     return;
-  case CollOp::kAllGather:
+  case CollOp::AllGather:
     ncclCheck(ncclAllGather(s.send, s.recv, c.send_count, t, s.group, s.stream),
               "ncclAllGather");
     return;
-  case CollOp::kReduceScatter:
+  case CollOp::ReduceScatter:
     ncclCheck(ncclReduceScatter(s.send, s.recv, c.recv_count, t, ncclSum,
                                 s.group, s.stream),
               "ncclReduceScatter");
     return;
-  case CollOp::kAllToAll:
+  case CollOp::AllToAll:
     for (int64_t peer = 0; peer < n; ++peer) {
       const size_t off = static_cast<size_t>(peer * c.chunk) * eb;
       ncclCheck(ncclSend(static_cast<char *>(s.send) + off, c.chunk, t,
@@ -86,7 +86,7 @@ void issue(const CollectivePoint &p, const Slot &s, int64_t n) {
                 "ncclRecv");
     }
     return;
-  case CollOp::kCollectivePermute:
+  case CollOp::CollectivePermute:
     for (const auto &[src, dst] : p.pairs) {
       if (src == s.pos)
         ncclCheck(ncclSend(s.send, c.send_count, t, static_cast<int>(dst),
@@ -123,18 +123,18 @@ void syncAll(Job &job) {
 
 PatternKind kindOf(CollOp op) {
   switch (op) {
-  case CollOp::kAllReduce:
-    return PatternKind::kAllReduce;
-  case CollOp::kAllGather:
-    return PatternKind::kAllGather;
-  case CollOp::kReduceScatter:
-    return PatternKind::kReduceScatter;
-  case CollOp::kAllToAll:
-    return PatternKind::kAllToAll;
-  case CollOp::kCollectivePermute:
-    return PatternKind::kPermute;
+  case CollOp::AllReduce:
+    return PatternKind::AllReduce;
+  case CollOp::AllGather:
+    return PatternKind::AllGather;
+  case CollOp::ReduceScatter:
+    return PatternKind::ReduceScatter;
+  case CollOp::AllToAll:
+    return PatternKind::AllToAll;
+  case CollOp::CollectivePermute:
+    return PatternKind::Permute;
   }
-  return PatternKind::kAllReduce;
+  return PatternKind::AllReduce;
 }
 
 PatternSpec specFor(const CollectivePoint &p, const Slot &s, int64_t n) {

@@ -239,8 +239,8 @@ cost::GemmEntry measure(const Session &s, const GemmPoint &p, void *workspace) {
 std::string description(const GemmOptions &o, int64_t rotate_bytes) {
   return std::string("cuBLASLt GEMM D[b,m,n] = A[b,m,k] B[b,k,n], k-major "
                      "operands (TN); f32 compute ") +
-         (o.f32_compute == F32Compute::kTf32 ? "TF32 (COMPUTE_32F_FAST_TF32)"
-                                             : "strict FP32 (COMPUTE_32F)") +
+         (o.f32_compute == F32Compute::Tf32 ? "TF32 (COMPUTE_32F_FAST_TF32)"
+                                            : "strict FP32 (COMPUTE_32F)") +
          "; " +
          (o.algos > 1 ? "best of " + std::to_string(o.algos) + " heuristic"
                       : std::string("top heuristic")) +

@@ -72,19 +72,19 @@ __global__ void fillRandomKernel(T *buf, int64_t count, uint32_t seed) {
 // Calls f(typed pointer) for the buffer's element type.
 template <class F> cudaError_t dispatch(void *buf, DeviceType t, F f) {
   switch (t) {
-  case DeviceType::kF32:
+  case DeviceType::F32:
     f(static_cast<float *>(buf));
     break;
-  case DeviceType::kBF16:
+  case DeviceType::BF16:
     f(static_cast<__nv_bfloat16 *>(buf));
     break;
-  case DeviceType::kF16:
+  case DeviceType::F16:
     f(static_cast<__half *>(buf));
     break;
-  case DeviceType::kS32:
+  case DeviceType::S32:
     f(static_cast<int32_t *>(buf));
     break;
-  case DeviceType::kF8E4M3:
+  case DeviceType::F8E4M3:
     f(static_cast<__nv_fp8_e4m3 *>(buf));
     break;
   }
@@ -95,15 +95,15 @@ template <class F> cudaError_t dispatch(void *buf, DeviceType t, F f) {
 
 bool deviceTypeOf(std::string_view d, DeviceType *out) {
   if (d == "f32")
-    *out = DeviceType::kF32;
+    *out = DeviceType::F32;
   else if (d == "bf16")
-    *out = DeviceType::kBF16;
+    *out = DeviceType::BF16;
   else if (d == "f16")
-    *out = DeviceType::kF16;
+    *out = DeviceType::F16;
   else if (d == "s32")
-    *out = DeviceType::kS32;
+    *out = DeviceType::S32;
   else if (d == "f8e4m3fn")
-    *out = DeviceType::kF8E4M3;
+    *out = DeviceType::F8E4M3;
   else
     return false;
   return true;

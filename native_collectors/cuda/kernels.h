@@ -11,7 +11,7 @@
 
 namespace shardlab::collectors {
 
-enum class DeviceType { kF32, kBF16, kF16, kS32, kF8E4M3 };
+enum class DeviceType { F32, BF16, F16, S32, F8E4M3 };
 /// f32, bf16, f16, s32, f8e4m3fn; false if unknown.
 bool deviceTypeOf(std::string_view dtype, DeviceType *out);
 

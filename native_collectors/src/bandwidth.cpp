@@ -5,15 +5,15 @@ namespace shardlab::collectors {
 
 std::string_view opName(CollOp op) {
   switch (op) {
-  case CollOp::kAllReduce:
+  case CollOp::AllReduce:
     return "all-reduce";
-  case CollOp::kAllGather:
+  case CollOp::AllGather:
     return "all-gather";
-  case CollOp::kReduceScatter:
+  case CollOp::ReduceScatter:
     return "reduce-scatter";
-  case CollOp::kAllToAll:
+  case CollOp::AllToAll:
     return "all-to-all";
-  case CollOp::kCollectivePermute:
+  case CollOp::CollectivePermute:
     return "collective-permute";
   }
   return "?";
@@ -29,25 +29,25 @@ RankCounts collCounts(CollOp op, int64_t total_bytes, int64_t elem_bytes,
   const int64_t align = elem_bytes >= 16 ? 1 : 16 / elem_bytes;
   const int64_t base = (count / nranks) & ~(align - 1);
   switch (op) {
-  case CollOp::kAllReduce:
-  case CollOp::kCollectivePermute:
+  case CollOp::AllReduce:
+  case CollOp::CollectivePermute:
     c.send_count = c.recv_count = c.chunk = count;
     break;
-  case CollOp::kAllGather:
+  case CollOp::AllGather:
     c.send_count = c.chunk = base;
     c.recv_count = base * nranks;
     break;
-  case CollOp::kReduceScatter:
+  case CollOp::ReduceScatter:
     c.send_count = base * nranks;
     c.recv_count = c.chunk = base;
     break;
-  case CollOp::kAllToAll:
+  case CollOp::AllToAll:
     c.chunk = count / nranks;
     c.send_count = c.recv_count = c.chunk * nranks;
     break;
   }
   const int64_t total =
-      op == CollOp::kReduceScatter ? c.send_count : c.recv_count;
+      op == CollOp::ReduceScatter ? c.send_count : c.recv_count;
   c.bytes = total * elem_bytes;
   return c;
 }
@@ -57,13 +57,13 @@ double busBwFactor(CollOp op, int64_t nranks) {
     return 0;
   const double n = static_cast<double>(nranks);
   switch (op) {
-  case CollOp::kAllReduce:
+  case CollOp::AllReduce:
     return 2.0 * (n - 1) / n;
-  case CollOp::kAllGather:
-  case CollOp::kReduceScatter:
-  case CollOp::kAllToAll:
+  case CollOp::AllGather:
+  case CollOp::ReduceScatter:
+  case CollOp::AllToAll:
     return (n - 1) / n;
-  case CollOp::kCollectivePermute:
+  case CollOp::CollectivePermute:
     return 1.0;
   }
   return 0;

@@ -39,13 +39,12 @@ const std::vector<FlagSpec> &specs() {
 }
 
 Result<CollOp> parseOp(const std::string &text) {
-  for (CollOp op :
-       {CollOp::kAllReduce, CollOp::kAllGather, CollOp::kReduceScatter,
-        CollOp::kAllToAll, CollOp::kCollectivePermute})
+  for (CollOp op : {CollOp::AllReduce, CollOp::AllGather, CollOp::ReduceScatter,
+                    CollOp::AllToAll, CollOp::CollectivePermute})
     if (text == opName(op))
       return op;
   if (text == "send-recv" || text == "sendrecv")
-    return CollOp::kCollectivePermute;
+    return CollOp::CollectivePermute;
   return makeError("--ops: unknown op '" + text +
                    "' (all-reduce, all-gather, reduce-scatter, all-to-all, "
                    "collective-permute)");
@@ -53,11 +52,11 @@ Result<CollOp> parseOp(const std::string &text) {
 
 Result<PermutePattern> parsePermute(const std::string &text) {
   if (text == "one-way")
-    return PermutePattern::kOneWay;
+    return PermutePattern::OneWay;
   if (text == "ring")
-    return PermutePattern::kRing;
+    return PermutePattern::Ring;
   if (text == "mutual")
-    return PermutePattern::kMutual;
+    return PermutePattern::Mutual;
   return makeError("--permutes: unknown pattern '" + text +
                    "' (one-way, ring, mutual)");
 }

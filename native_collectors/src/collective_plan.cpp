@@ -123,11 +123,11 @@ std::vector<int64_t> sizeSweep(int64_t min_bytes, int64_t max_bytes,
 cost::SourceTargetPairs permutePairs(PermutePattern p, int64_t s) {
   cost::SourceTargetPairs pairs;
   for (int64_t i = 0; i < s; ++i) {
-    if (p == PermutePattern::kOneWay && i < s / 2)
+    if (p == PermutePattern::OneWay && i < s / 2)
       pairs.push_back({i, i + s / 2});
-    if (p == PermutePattern::kRing)
+    if (p == PermutePattern::Ring)
       pairs.push_back({i, (i + 1) % s});
-    if (p == PermutePattern::kMutual && (i ^ 1) < s)
+    if (p == PermutePattern::Mutual && (i ^ 1) < s)
       pairs.push_back({i, i ^ 1});
   }
   return pairs;
@@ -222,7 +222,7 @@ std::vector<CollectivePoint> pointsFor(const CollectiveOptions &o,
   std::vector<CollectivePoint> out;
   const int64_t n = plan.group_sets[gs].group_size;
   std::vector<std::optional<PermutePattern>> patterns = {std::nullopt};
-  if (op == CollOp::kCollectivePermute)
+  if (op == CollOp::CollectivePermute)
     patterns.assign(o.permutes.begin(), o.permutes.end());
   for (const auto &pattern : patterns)
     for (const std::string &dtype : o.dtypes)

@@ -109,7 +109,7 @@ Result<bool> readLists(const ParsedFlags &f, GemmOptions *o) {
   if (mode != "tf32" && mode != "strict")
     return makeError("--f32-compute: expected tf32 or strict, got '" + mode +
                      "'");
-  o->f32_compute = mode == "tf32" ? F32Compute::kTf32 : F32Compute::kStrict;
+  o->f32_compute = mode == "tf32" ? F32Compute::Tf32 : F32Compute::Strict;
   for (const std::string &d : o->dtypes)
     if (Result<GemmDtype> r = resolveGemmDtype(d, o->f32_compute); !r)
       return r.error();
@@ -157,8 +157,8 @@ Result<GemmDtype> resolveGemmDtype(std::string_view name, F32Compute mode) {
                      "f32",
                      "f32",
                      "f32",
-                     mode == F32Compute::kTf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32"
-                                               : "CUBLAS_COMPUTE_32F",
+                     mode == F32Compute::Tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32"
+                                              : "CUBLAS_COMPUTE_32F",
                      0};
   if (name == "fp8" || name == "f8e4m3fn")
     return GemmDtype{"fp8",  "f8e4m3fn",           "f8e4m3fn",

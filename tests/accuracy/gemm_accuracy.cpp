@@ -210,11 +210,11 @@ int main(int argc, char **argv) {
         if (gemmDtypeKey(g) == key)
           points.push_back(g);
       for (EstimateMode mode :
-           {EstimateMode::kCompatible, EstimateMode::kAccurate}) {
+           {EstimateMode::Compatible, EstimateMode::Accurate}) {
         MatmulOptions options;
         options.mode = mode;
         const std::string name =
-            mode == EstimateMode::kAccurate ? "accurate" : "compatible";
+            mode == EstimateMode::Accurate ? "accurate" : "compatible";
         Row in = Summarise({device, key, name + ", in sample", points.size()},
                            Errors(points, options, false));
         Print(in, markdown);
@@ -229,13 +229,13 @@ int main(int argc, char **argv) {
         check(loo.answered == loo.points, device + " " + key + " " + name +
                                               ": a left-out point was not "
                                               "answered");
-        if (mode == EstimateMode::kAccurate)
+        if (mode == EstimateMode::Accurate)
           check(loo.median <= kGoalMedian && loo.p90 <= kGoalP90,
                 device + " " + key + " accurate leave-one-out above the goal");
       }
       // XLA's user-profile path (nearest neighbour), for reference only.
       MatmulOptions nearest;
-      nearest.kind = GemmTableKind::kUserProfiles;
+      nearest.kind = GemmTableKind::UserProfiles;
       Print(Summarise({device, key, "nearest (XLA user path), leave one out",
                        points.size()},
                       Errors(points, nearest, true)),

@@ -23,12 +23,12 @@ namespace {
 
 void QueryCollectives(const PerfTable &table) {
   CollectiveQuery q;
-  q.op = CollectiveOp::kAllReduce;
+  q.op = CollectiveOp::AllReduce;
   q.dtype = "f32";
   q.groups = *parseReplicaGroups("[2,4]<=[8]");
-  for (EstimateMode mode : {EstimateMode::kCompatible, EstimateMode::kAccurate})
+  for (EstimateMode mode : {EstimateMode::Compatible, EstimateMode::Accurate})
     for (TableInterpolation interp :
-         {TableInterpolation::kNearest, TableInterpolation::kGridSnap}) {
+         {TableInterpolation::Nearest, TableInterpolation::GridSnap}) {
       CollectiveInterpolatorOptions options;
       options.mode = mode;
       options.interpolation = interp;
@@ -46,9 +46,9 @@ void QueryGemms(const PerfTable &table) {
   GemmQuery q;
   q.dims = {2, 300, 5000, 700};
   q.lhs_dtype = q.rhs_dtype = q.out_dtype = "bf16";
-  for (EstimateMode mode : {EstimateMode::kCompatible, EstimateMode::kAccurate})
+  for (EstimateMode mode : {EstimateMode::Compatible, EstimateMode::Accurate})
     for (GemmTableKind kind :
-         {GemmTableKind::kDefault, GemmTableKind::kUserProfiles}) {
+         {GemmTableKind::Default, GemmTableKind::UserProfiles}) {
       auto mi = MatmulInterpolator::create(table, kind, mode);
       if (mi)
         (void)mi->estimateTime(q);

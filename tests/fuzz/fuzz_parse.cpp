@@ -2,7 +2,7 @@
 // leak, sanitizer report or hang is a bug: bad input must only produce
 // diagnostics.
 #include "shardlab/text/text.h"
-#include "shardlab/verify/verifier.h"
+#include "verify/verifier.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -110,7 +110,7 @@ TEST_CASE("schedule: the API's report is shardlab-schedule's report") {
     if (custom) {
       pipeline.scheduler.overlap_limit = 2;
       pipeline.scheduler
-          .kind_limits[size_t(schedule::CollectiveKind::kAllGather)] = 2;
+          .kind_limits[size_t(schedule::CollectiveKind::AllGather)] = 2;
       pipeline.scheduler.reruns = 3;
       pipeline.scheduler.memory_limit_bytes = 4096;
     }

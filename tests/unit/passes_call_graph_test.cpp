@@ -2,7 +2,7 @@
 // func data-flow edges, symbol DCE, pre-order), the constant merger, and
 // the property that running the import or propagation pipeline twice gives
 // what running it once gives, over generated call graphs.
-#include "shardlab/passes/call_graph.h"
+#include "passes/call_graph.h"
 #include "shardlab/passes/pass_manager.h"
 #include "shardlab/text/text.h"
 

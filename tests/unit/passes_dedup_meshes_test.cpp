@@ -1,7 +1,7 @@
 // Meshes over the same devices merged into one (XLA's round-trip export and
 // lift-and-dedup-meshes): axes and sub-axes mapped by their place in the
 // device order, and the meshes that must stay.
-#include "shardlab/passes/xla_support.h"
+#include "passes/xla_support.h"
 #include "shardlab/text/text.h"
 
 #include <doctest/doctest.h>

@@ -7,12 +7,12 @@
 // collectives the export pipeline is not, in Shardy either: a second run
 // all-reduces a dot over its sharded contracting dim again, since nothing
 // marks the already-reduced result.)
+#include "propagation/projection.h"
+#include "rules/registry.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_manager.h"
-#include "shardlab/propagation/projection.h"
-#include "shardlab/rules/registry.h"
 #include "shardlab/text/text.h"
-#include "shardlab/verify/verifier.h"
+#include "verify/verifier.h"
 
 #include <doctest/doctest.h>
 

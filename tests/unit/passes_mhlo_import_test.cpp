@@ -1,8 +1,8 @@
 // MHLO input (older XLA dumps): mhlo.* spellings of StableHLO ops read and
 // print as themselves, and the MHLO import turns them into StableHLO ops
 // before the GSPMD import.
+#include "passes/xla_support.h"
 #include "shardlab/passes/pass_manager.h"
-#include "shardlab/passes/xla_support.h"
 #include "shardlab/text/text.h"
 
 #include <doctest/doctest.h>

@@ -1,6 +1,6 @@
 // Reading and rewriting StableHLO replica_group_mesh_axes / mesh text, which
 // lift-inlined-meshes and inline-meshes use on collectives' replica groups.
-#include "shardlab/passes/replica_group_mesh.h"
+#include "passes/replica_group_mesh.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // The sdy passes that need no propagation, run through the pass registry on
 // small modules: canonicalization patterns, import and export passes, and
 // the failures they report.
-#include "shardlab/passes/call_graph.h"
+#include "passes/call_graph.h"
 #include "shardlab/passes/pass_manager.h"
 #include "shardlab/text/text.h"
 

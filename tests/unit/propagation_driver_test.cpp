@@ -2,7 +2,7 @@
 // rules they read, checked on the printed shardings.
 #include <doctest/doctest.h>
 
-#include "shardlab/propagation/propagate.h"
+#include "propagation/propagate.h"
 #include "shardlab/text/text.h"
 
 #include <string>

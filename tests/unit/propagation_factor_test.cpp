@@ -4,8 +4,8 @@
 // aggressive_factor_propagation.h.
 #include <doctest/doctest.h>
 
-#include "shardlab/propagation/factor_propagation.h"
-#include "shardlab/propagation/projection.h"
+#include "propagation/factor_propagation.h"
+#include "propagation/projection.h"
 #include "shardlab/sharding/axis.h"
 
 using namespace shardlab;

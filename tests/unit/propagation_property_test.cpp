@@ -14,13 +14,13 @@
 
 #include "module_gen.h"
 
+#include "propagation/projection.h"
+#include "propagation/propagate.h"
+#include "propagation/trace.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/propagation/projection.h"
-#include "shardlab/propagation/propagate.h"
-#include "shardlab/propagation/trace.h"
 #include "shardlab/sharding/axis.h"
 #include "shardlab/text/text.h"
-#include "shardlab/verify/verifier.h"
+#include "verify/verifier.h"
 
 #include <algorithm>
 #include <memory>

@@ -3,8 +3,8 @@
 // sharding-origins and propagation-edges views, and the JSON form.
 #include <doctest/doctest.h>
 
-#include "shardlab/propagation/debug_info.h"
-#include "shardlab/propagation/trace.h"
+#include "propagation/debug_info.h"
+#include "propagation/trace.h"
 #include "shardlab/sharding/axis.h"
 #include "shardlab/text/text.h"
 

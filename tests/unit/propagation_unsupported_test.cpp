@@ -5,8 +5,8 @@
 // debug and trace machinery copes with modules lacking data-flow edges.
 #include <doctest/doctest.h>
 
+#include "propagation/trace.h"
 #include "shardlab/api/api.h"
-#include "shardlab/propagation/trace.h"
 #include "shardlab/text/text.h"
 
 #include <string>

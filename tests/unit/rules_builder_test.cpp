@@ -1,6 +1,6 @@
 // Unit tests of the rule builder: factor kinds, size-1 handling, compound
 // factors, fill of unmapped dims, and rejection of out-of-range dims.
-#include "shardlab/rules/rule_builder.h"
+#include "rules/rule_builder.h"
 
 #include <doctest/doctest.h>
 

@@ -2,11 +2,11 @@
 // ops (reshape in both modes, dot_general, gather/scatter, convolution),
 // generic-form attributes, custom rules and the unknown-op warnings. Rules
 // are compared in their printed form, as Shardy's tests do.
+#include "rules/registry.h"
 #include "shardlab/passes/pass_manager.h"
-#include "shardlab/rules/registry.h"
 #include "shardlab/text/text.h"
 
-#include "shardlab/rules/stablehlo_attrs.h"
+#include "rules/stablehlo_attrs.h"
 
 #include <doctest/doctest.h>
 

@@ -111,7 +111,7 @@ TEST_CASE("Pipeline: propagation and explicit collectives, then schedule") {
   const PipelineResult r = run(kMegatronMlp, realOptions());
   REQUIRE(r.program.collectives.size() == 1);
   const CollectiveInfo &ar = r.program.collectives[0];
-  CHECK((ar.kind == CollectiveKind::kAllReduce));
+  CHECK((ar.kind == CollectiveKind::AllReduce));
   CHECK(ar.groups ==
         std::vector<std::vector<int64_t>>{{0, 1, 2, 3, 4, 5, 6, 7}});
   CHECK(ar.comm_type == "single_partition");
@@ -136,7 +136,7 @@ TEST_CASE("Pipeline: errors come back as values with their stage") {
   CHECK(r.stage == "parse");
   CHECK_FALSE(r.diagnostics.empty());
   PipelineOptions bad = realOptions();
-  bad.scheduler.kind_limits[size_t(CollectiveKind::kAllReduce)] = 4;
+  bad.scheduler.kind_limits[size_t(CollectiveKind::AllReduce)] = 4;
   r = runSchedulePipeline(kMegatronMlp, bad);
   CHECK_FALSE(r.ok);
   CHECK(r.stage == "schedule");
@@ -226,19 +226,19 @@ TEST_CASE("StableHLO collectives: groups from replica_groups and pairs") {
   CHECK(r.program.topology.num_nodes == 2);
   const auto &c = r.program.collectives;
   REQUIRE(c.size() == 5);
-  CHECK((c[0].kind == CollectiveKind::kAllReduce));
+  CHECK((c[0].kind == CollectiveKind::AllReduce));
   CHECK(c[0].groups.size() == 2);
   CHECK(c[0].comm_type == "single_partition");
   CHECK(c[0].bytes == 1024 * 1024 * 4);
-  CHECK((c[1].kind == CollectiveKind::kAllGather));
+  CHECK((c[1].kind == CollectiveKind::AllGather));
   CHECK(c[1].groups[1] == std::vector<int64_t>{1, 9});
   CHECK(c[1].comm_type != "single_partition"); // across the two nodes
   CHECK(c[1].bytes == 2048 * 1024 * 4);        // output bytes
-  CHECK((c[2].kind == CollectiveKind::kCollectivePermute));
+  CHECK((c[2].kind == CollectiveKind::CollectivePermute));
   CHECK(c[2].groups == std::vector<std::vector<int64_t>>{{0, 1}, {1, 0}});
-  CHECK((c[3].kind == CollectiveKind::kReduceScatter));
+  CHECK((c[3].kind == CollectiveKind::ReduceScatter));
   CHECK(c[3].bytes == 2048 * 1024 * 4); // input bytes
-  CHECK((c[4].kind == CollectiveKind::kAllToAll));
+  CHECK((c[4].kind == CollectiveKind::AllToAll));
   for (const CollectiveInfo &info : c)
     CHECK(info.time_us > 0);
   checkReport(json::parse(reportJson(r.program, r.schedule)));

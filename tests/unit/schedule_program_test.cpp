@@ -88,7 +88,7 @@ TEST_CASE("Per-device program: local shapes, groups, comm types, costs") {
   CHECK(p.topology.num_nodes == 1);
   REQUIRE(p.collectives.size() == 2);
   const CollectiveInfo &ag = p.collectives[0];
-  CHECK((ag.kind == CollectiveKind::kAllGather));
+  CHECK((ag.kind == CollectiveKind::AllGather));
   CHECK(ag.groups ==
         std::vector<std::vector<int64_t>>{{0, 1, 2, 3}, {4, 5, 6, 7}});
   CHECK(ag.bytes == 512 * 1024 * 2); // output bytes of an all-gather
@@ -111,7 +111,7 @@ TEST_CASE("Per-device program: local shapes, groups, comm types, costs") {
 TEST_CASE("Approximate estimator: XLA's 1 / 1000 / 5000") {
   auto module = parse(kModule);
   ProgramOptions o;
-  o.estimator = EstimatorMode::kApproximate;
+  o.estimator = EstimatorMode::Approximate;
   ProgramResult r = buildProgram(*module, o);
   REQUIRE_MESSAGE(r.ok, r.error);
   const Graph &g = r.program.graph;
@@ -121,13 +121,13 @@ TEST_CASE("Approximate estimator: XLA's 1 / 1000 / 5000") {
       CHECK(g.node(i).cost_us == 5000);
       ++dots;
     }
-    if (g.node(i).kind == NodeKind::kAsyncStart)
+    if (g.node(i).kind == NodeKind::AsyncStart)
       CHECK(g.node(i).cost_us == 1);
   }
   CHECK(dots == 1);
   for (const Edge &e : g.edges())
     CHECK(e.latency_us ==
-          (g.node(e.from).kind == NodeKind::kAsyncStart ? 5000 : 1));
+          (g.node(e.from).kind == NodeKind::AsyncStart ? 5000 : 1));
 }
 
 TEST_CASE("While loop with a constant trip count is its body repeated") {
@@ -171,7 +171,7 @@ func.func @main(%x: tensor<1024x1024xbf16>, %w: tensor<1024x1024xbf16>) -> tenso
   int second = 0;
   for (int64_t n = 0; n < g.size(); ++n) {
     const NodeTiming &t = s.timing[size_t(n)];
-    const bool start = g.node(n).kind == NodeKind::kAsyncStart;
+    const bool start = g.node(n).kind == NodeKind::AsyncStart;
     const double begin = start ? t.transfer_start_us : t.start_us;
     const double end = start ? t.transfer_end_us : t.end_us;
     if (g.node(n).name.find("while@7#0") != std::string::npos &&
@@ -254,7 +254,7 @@ func.func @main(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
   for (int64_t i = 0; i < g.size(); ++i) {
     const Node &node = g.node(i);
     if (node.name.rfind("stablehlo.custom_call@3", 0) == 0)
-      CHECK((node.kind == NodeKind::kNop));
+      CHECK((node.kind == NodeKind::Nop));
     if (node.name.rfind("stablehlo.custom_call@4", 0) == 0) {
       CHECK(node.cost_us > 0);
       CHECK(node.explanation.find("not costed") == std::string::npos);

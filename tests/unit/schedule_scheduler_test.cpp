@@ -35,19 +35,19 @@ struct Builder {
     return id;
   }
   void pair(const std::string &name, const std::string &operand,
-            CollectiveKind kind = CollectiveKind::kAllGather,
+            CollectiveKind kind = CollectiveKind::AllGather,
             std::vector<std::vector<int64_t>> groups = {{0, 1}},
             double latency = -1, int64_t bytes = 0) {
     Node start;
     start.name = name + "-start";
-    start.kind = NodeKind::kAsyncStart;
+    start.kind = NodeKind::AsyncStart;
     start.cost_us = 1;
     start.collective = kind;
     start.device_groups = groups;
     start.output_bytes = bytes;
     Node done = start;
     done.name = name + "-done";
-    done.kind = NodeKind::kAsyncDone;
+    done.kind = NodeKind::AsyncDone;
     done.output_bytes = 0;
     const int64_t s = g.addNode(start), d = g.addNode(done);
     ids[start.name] = s;
@@ -169,7 +169,7 @@ TEST_CASE("Collectives: per-kind and stream limits, shared-device rule") {
     Builder b;
     b.plain = 0;
     b.op("x", 1);
-    b.pair("c0", "x", CollectiveKind::kAllGather, {{0, 1}, {2, 3}}, 100);
+    b.pair("c0", "x", CollectiveKind::AllGather, {{0, 1}, {2, 3}}, 100);
     b.pair("c1", "x", second, groups, 100);
     b.op("big", 500, {"x"});
     b.op("y", 1, {"c0", "c1", "big"});
@@ -182,23 +182,23 @@ TEST_CASE("Collectives: per-kind and stream limits, shared-device rule") {
   SchedulerConfig two;
   two.overlap_limit = 2;
   {
-    Builder b = build(CollectiveKind::kAllReduce, {{0, 2}, {1, 3}});
+    Builder b = build(CollectiveKind::AllReduce, {{0, 2}, {1, 3}});
     CHECK_FALSE(overlapped(b, b.run())); // one stream slot by default
     CHECK(overlapped(b, b.run(two)));    // two slots, disjoint devices
   }
   {
-    Builder b = build(CollectiveKind::kAllGather, {{0, 2}, {1, 3}});
+    Builder b = build(CollectiveKind::AllGather, {{0, 2}, {1, 3}});
     CHECK_FALSE(overlapped(b, b.run(two))); // all-gather limit stays 1
   }
   {
-    Builder b = build(CollectiveKind::kAllReduce, {{0, 1}, {2, 3}});
+    Builder b = build(CollectiveKind::AllReduce, {{0, 1}, {2, 3}});
     CHECK_FALSE(overlapped(b, b.run(two))); // groups share two devices
     two.gpu_no_shared_device_overlap = false;
     CHECK(overlapped(b, b.run(two)));
   }
   SchedulerConfig bad;
   bad.per_kind_limit = 2;
-  Builder b = build(CollectiveKind::kAllReduce, {{0, 2}});
+  Builder b = build(CollectiveKind::AllReduce, {{0, 2}});
   const Result<Schedule> r = scheduleGraph(b.g, bad);
   REQUIRE_FALSE(r.ok());
   CHECK(
@@ -210,8 +210,8 @@ TEST_CASE("Per-kind limits: all-gathers overlap only with their own limit") {
   Builder b;
   b.plain = 0;
   b.op("x", 1);
-  b.pair("g0", "x", CollectiveKind::kAllGather, {{0, 2}}, 100);
-  b.pair("g1", "x", CollectiveKind::kAllGather, {{1, 3}}, 100);
+  b.pair("g0", "x", CollectiveKind::AllGather, {{0, 2}}, 100);
+  b.pair("g1", "x", CollectiveKind::AllGather, {{1, 3}}, 100);
   b.op("big", 500, {"x"});
   b.op("y", 1, {"g0", "g1", "big"});
   auto overlapped = [&](const Schedule &s) {
@@ -221,11 +221,11 @@ TEST_CASE("Per-kind limits: all-gathers overlap only with their own limit") {
   SchedulerConfig c;
   c.overlap_limit = 2;
   CHECK_FALSE(overlapped(b.run(c)));
-  c.kind_limits[size_t(CollectiveKind::kAllReduce)] = 2;
+  c.kind_limits[size_t(CollectiveKind::AllReduce)] = 2;
   CHECK_FALSE(overlapped(b.run(c))); // another kind's limit
-  c.kind_limits[size_t(CollectiveKind::kAllGather)] = 2;
-  CHECK(kindLimit(c, CollectiveKind::kAllGather) == 2);
-  CHECK(kindLimit(c, CollectiveKind::kReduceScatter) == 1);
+  c.kind_limits[size_t(CollectiveKind::AllGather)] = 2;
+  CHECK(kindLimit(c, CollectiveKind::AllGather) == 2);
+  CHECK(kindLimit(c, CollectiveKind::ReduceScatter) == 1);
   CHECK(overlapped(b.run(c)));
   c.overlap_limit = 1; // a per-kind limit above the stream limit
   const Result<Schedule> r = scheduleGraph(b.g, c);
@@ -278,13 +278,13 @@ TEST_CASE("Timeline: exposed communication and wasted time") {
   Builder b;
   b.plain = 0;
   b.op("x", 10);
-  b.pair("ar", "x", CollectiveKind::kAllReduce, {{0, 1}}, 100);
+  b.pair("ar", "x", CollectiveKind::AllReduce, {{0, 1}}, 100);
   b.op("w", 30, {"x"});
   b.op("y", 5, {"ar", "w"});
   const Schedule s = b.run();
   // 10 + start 1 + 30 of compute under the transfer; 70 exposed; done 1; 5.
   CHECK(s.exposed_comm_us == doctest::Approx(100 - 30 - 1));
-  CHECK(s.per_kind[size_t(CollectiveKind::kAllReduce)].hidden_us ==
+  CHECK(s.per_kind[size_t(CollectiveKind::AllReduce)].hidden_us ==
         doctest::Approx(31));
   CHECK(s.step_time_us == doctest::Approx(10 + 1 + 100 + 5));
   CHECK(s.forward_sim_us == doctest::Approx(s.step_time_us));
@@ -348,12 +348,12 @@ void checkLimits(const Graph &g, const Schedule &s, const SchedulerConfig &c) {
   std::map<CollectiveKind, int> kind;
   for (int64_t n : s.order) {
     const Node &node = g.node(n);
-    const int delta = node.kind == NodeKind::kAsyncStart  ? 1
-                      : node.kind == NodeKind::kAsyncDone ? -1
-                                                          : 0;
-    stream[node.stream] += node.kind == NodeKind::kCompute ? 0 : delta;
+    const int delta = node.kind == NodeKind::AsyncStart  ? 1
+                      : node.kind == NodeKind::AsyncDone ? -1
+                                                         : 0;
+    stream[node.stream] += node.kind == NodeKind::Compute ? 0 : delta;
     kind[node.collective] += delta;
-    if (node.kind == NodeKind::kAsyncStart) {
+    if (node.kind == NodeKind::AsyncStart) {
       CHECK(stream[node.stream] <= c.overlap_limit);
       CHECK(kind[node.collective] <= c.per_kind_limit);
     }
@@ -379,7 +379,7 @@ TEST_CASE("Invariants over 1000 random programs") {
       REQUIRE(pos[size_t(e.from)] < pos[size_t(e.to)]);
       const NodeTiming &f = s.timing[size_t(e.from)],
                        &t = s.timing[size_t(e.to)];
-      const double ready = b.g.node(e.from).kind == NodeKind::kAsyncStart
+      const double ready = b.g.node(e.from).kind == NodeKind::AsyncStart
                                ? f.transfer_end_us
                                : f.end_us;
       REQUIRE(ready <= (e.latency_us > 0 ? t.end_us : t.start_us) + 1e-6);

@@ -2,10 +2,10 @@
 // document Shardy's AxisRefAttr methods, plus mesh helpers and local shapes.
 #include <doctest/doctest.h>
 
+#include "sharding/sharding_utils.h"
 #include "shardlab/sharding/axis.h"
 #include "shardlab/sharding/mesh.h"
 #include "shardlab/sharding/shape.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 using namespace shardlab;
 

@@ -4,12 +4,12 @@
 // manual_computation_verification tests.
 #include <doctest/doctest.h>
 
+#include "sharding/collective_verify.h"
+#include "sharding/manual_verify.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/sharding/axis.h"
-#include "shardlab/sharding/collective_verify.h"
-#include "shardlab/sharding/manual_verify.h"
 #include "shardlab/sharding/mesh.h"
 #include "shardlab/sharding/shape.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 using namespace shardlab;
 

@@ -1,6 +1,6 @@
 // GSPMD sharding strings: what is read, the pieces of a tile assignment,
 // the mesh shared by several shardings, and the errors for bad strings.
-#include "shardlab/sharding/hlo_sharding.h"
+#include "sharding/hlo_sharding.h"
 
 #include <doctest/doctest.h>
 

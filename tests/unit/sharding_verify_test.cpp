@@ -4,10 +4,10 @@
 // sharding_rule_verification tests; plus the text forms (format.h).
 #include <doctest/doctest.h>
 
+#include "sharding/verify.h"
 #include "shardlab/sharding/axis.h"
 #include "shardlab/sharding/format.h"
 #include "shardlab/sharding/shape.h"
-#include "shardlab/sharding/verify.h"
 
 using namespace shardlab;
 

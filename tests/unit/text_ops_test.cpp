@@ -2,7 +2,7 @@
 // and printed back exactly as StableHLO prints it, and its generic form reads
 // back to the same op.
 #include "shardlab/text/text.h"
-#include "shardlab/verify/verifier.h"
+#include "verify/verifier.h"
 
 #include <doctest/doctest.h>
 

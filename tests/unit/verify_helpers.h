@@ -3,7 +3,7 @@
 #pragma once
 
 #include "shardlab/text/text.h"
-#include "shardlab/verify/verifier.h"
+#include "verify/verifier.h"
 
 #include <string>
 #include <string_view>

@@ -175,9 +175,9 @@ Result<EstimateMode> modeOption(OptionReader &reader) {
   std::string mode = "compatible";
   reader.string("mode", mode);
   if (mode == "compatible")
-    return EstimateMode::kCompatible;
+    return EstimateMode::Compatible;
   if (mode == "accurate")
-    return EstimateMode::kAccurate;
+    return EstimateMode::Accurate;
   return makeError("options.mode: expected \"compatible\" or \"accurate\"");
 }
 
@@ -271,7 +271,7 @@ Result<CollectiveInterpolatorOptions> collectiveOptions(OptionReader &reader,
   if (!reader.ok())
     return makeError(reader.error());
   if (interpolation == "grid-snap")
-    options.interpolation = TableInterpolation::kGridSnap;
+    options.interpolation = TableInterpolation::GridSnap;
   else if (interpolation != "nearest")
     return makeError("options.interpolation: expected \"nearest\" or "
                      "\"grid-snap\"");
@@ -470,8 +470,8 @@ std::string estimateGemmReply(std::string_view options_json) {
                               : reader.error());
   if (kind != "default" && kind != "user")
     return errorReply("options.table_kind: expected \"default\" or \"user\"");
-  matmul.kind = kind == "default" ? GemmTableKind::kDefault
-                                  : GemmTableKind::kUserProfiles;
+  matmul.kind =
+      kind == "default" ? GemmTableKind::Default : GemmTableKind::UserProfiles;
   matmul.mode = *mode;
   matmul.min_time_us = hw->kernel_launch_us;
   auto interpolator = MatmulInterpolator::create(*table, matmul);

@@ -2,7 +2,7 @@
 // chosen propagation, then (on the same module) explicit collectives and
 // the latency-hiding schedule with the cost model.
 #include "shardlab/api/playground_api.h"
-#include "shardlab/passes/xla_support.h"
+#include "passes/xla_support.h"
 
 #include "guard.h"
 #include "playground_internal.h"

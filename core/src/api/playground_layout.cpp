@@ -5,13 +5,13 @@
 #include "shardlab/api/playground_api.h"
 
 #include "guard.h"
+#include "passes/pass_utils.h"
 #include "playground_internal.h"
 #include "request_fields.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/passes/pass_utils.h"
 #include "shardlab/sharding/axis.h"
 #include "shardlab/sharding/format.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 #include <algorithm>
 

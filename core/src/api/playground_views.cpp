@@ -5,16 +5,16 @@
 #include "shardlab/api/playground_api.h"
 
 #include "guard.h"
+#include "passes/pass_utils.h"
 #include "playground_internal.h"
+#include "propagation/projection.h"
+#include "propagation/trace.h"
 #include "request_fields.h"
+#include "rules/registry.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/propagation/projection.h"
-#include "shardlab/propagation/trace.h"
-#include "shardlab/rules/registry.h"
 #include "shardlab/sharding/axis.h"
 #include "shardlab/sharding/format.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

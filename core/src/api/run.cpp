@@ -1,8 +1,8 @@
 // The run pipeline: shardlab-opt's flags, input splitting and per-chunk
 // parse → verify → passes → print, returning text and diagnostics as values.
 #include "shardlab/api/api.h"
-#include "shardlab/text/expected_diagnostics.h"
 #include "shardlab/text/text.h"
+#include "text/expected_diagnostics.h"
 
 #include <memory>
 #include <sstream>

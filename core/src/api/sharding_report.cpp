@@ -4,11 +4,11 @@
 // the report, never as exceptions.
 #include "shardlab/api/sharding_report.h"
 
+#include "passes/pass_utils.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_manager.h"
-#include "shardlab/passes/pass_utils.h"
 #include "shardlab/sharding/format.h"
-#include "shardlab/sharding/sharding_utils.h"
 #include "shardlab/text/text.h"
 
 #include <algorithm>

@@ -50,7 +50,7 @@ Estimate timeFromThroughput(int64_t bytes, double throughput, std::string model,
 
 CollectiveInterpolator::Exact CollectiveInterpolator::newExact() const {
   Exact e;
-  if (options_.interpolation == TableInterpolation::kNearest) {
+  if (options_.interpolation == TableInterpolation::Nearest) {
     e.nearest.emplace();
     return e;
   }
@@ -65,7 +65,7 @@ CollectiveInterpolator::Exact CollectiveInterpolator::newExact() const {
 
 CollectiveInterpolator::Fallback CollectiveInterpolator::newFallback() const {
   Fallback f;
-  if (options_.interpolation == TableInterpolation::kNearest) {
+  if (options_.interpolation == TableInterpolation::Nearest) {
     f.nearest.emplace();
     return f;
   }
@@ -112,7 +112,7 @@ CollectiveInterpolator::create(const PerfTable &table,
   CollectiveInterpolator ci(opts);
   // XLA's user-table path keys every exact entry on its dtype; the default
   // path only for accumulating ops (queries always follow the latter rule).
-  const bool always_dtype = opts.interpolation == TableInterpolation::kNearest;
+  const bool always_dtype = opts.interpolation == TableInterpolation::Nearest;
   for (size_t i = 0; i < table.collectives.size(); ++i) {
     const CollectiveEntry &e = table.collectives[i];
     Result<CollectiveOp> op = parseCollectiveOp(e.op);
@@ -133,7 +133,7 @@ CollectiveInterpolator::create(const PerfTable &table,
     ci.addEntry(e, *op, key ? &*key : nullptr);
   }
   for (auto &[key, fallback] : ci.fallback_) {
-    if (opts.mode == EstimateMode::kAccurate)
+    if (opts.mode == EstimateMode::Accurate)
       fallback.accurate = AccurateThroughputIndex::build(fallback.points);
     fallback.points.clear();
     fallback.points.shrink_to_fit();
@@ -165,7 +165,7 @@ CollectiveInterpolator::resolve(const CollectiveQuery &q) const {
   Resolved r;
   auto it = exact_.find(*key);
   if (it != exact_.end() &&
-      (options_.mode == EstimateMode::kCompatible || isPermute(q.op))) {
+      (options_.mode == EstimateMode::Compatible || isPermute(q.op))) {
     r.exact = &it->second;
     r.key = std::move(*key);
     return r;
@@ -201,7 +201,7 @@ CollectiveInterpolator::throughputOf(const Resolved &r, int64_t bytes,
     tp = hit ? double(hit->second) : 0;
     if (used && hit)
       used->push_back({{hit->first[0]}, tp, 1});
-  } else if (r.fallback && options_.mode == EstimateMode::kAccurate) {
+  } else if (r.fallback && options_.mode == EstimateMode::Accurate) {
     tp = r.fallback->accurate.throughput(bytes, r.devices, used);
   } else if (r.fallback) {
     const Fallback &f = *r.fallback;
@@ -242,7 +242,7 @@ CollectiveInterpolator::estimateTime(const CollectiveQuery &q) const {
   if (!tp)
     return tp.error();
   const char *model = r->exact ? "collective-table/exact"
-                      : options_.mode == EstimateMode::kAccurate
+                      : options_.mode == EstimateMode::Accurate
                           ? "collective-table/accurate"
                           : "collective-table/fallback";
   Estimate e = timeFromThroughput(q.bytes, *tp, model, std::move(r->key));

@@ -10,16 +10,16 @@ struct OpName {
 };
 
 constexpr OpName kOpNames[] = {
-    {CollectiveOp::kAllReduce, "all-reduce"},
-    {CollectiveOp::kAllReduceStart, "all-reduce-start"},
-    {CollectiveOp::kAllGather, "all-gather"},
-    {CollectiveOp::kAllGatherStart, "all-gather-start"},
-    {CollectiveOp::kReduceScatter, "reduce-scatter"},
-    {CollectiveOp::kAllToAll, "all-to-all"},
-    {CollectiveOp::kCollectivePermute, "collective-permute"},
-    {CollectiveOp::kCollectivePermuteStart, "collective-permute-start"},
-    {CollectiveOp::kSend, "send"},
-    {CollectiveOp::kRecv, "recv"},
+    {CollectiveOp::AllReduce, "all-reduce"},
+    {CollectiveOp::AllReduceStart, "all-reduce-start"},
+    {CollectiveOp::AllGather, "all-gather"},
+    {CollectiveOp::AllGatherStart, "all-gather-start"},
+    {CollectiveOp::ReduceScatter, "reduce-scatter"},
+    {CollectiveOp::AllToAll, "all-to-all"},
+    {CollectiveOp::CollectivePermute, "collective-permute"},
+    {CollectiveOp::CollectivePermuteStart, "collective-permute-start"},
+    {CollectiveOp::Send, "send"},
+    {CollectiveOp::Recv, "recv"},
 };
 
 } // namespace
@@ -40,33 +40,32 @@ Result<CollectiveOp> parseCollectiveOp(std::string_view text) {
 
 CollectiveOp asyncToSync(CollectiveOp op) {
   switch (op) {
-  case CollectiveOp::kAllReduceStart:
-    return CollectiveOp::kAllReduce;
-  case CollectiveOp::kAllGatherStart:
-    return CollectiveOp::kAllGather;
-  case CollectiveOp::kCollectivePermuteStart:
-    return CollectiveOp::kCollectivePermute;
+  case CollectiveOp::AllReduceStart:
+    return CollectiveOp::AllReduce;
+  case CollectiveOp::AllGatherStart:
+    return CollectiveOp::AllGather;
+  case CollectiveOp::CollectivePermuteStart:
+    return CollectiveOp::CollectivePermute;
   default:
     return op;
   }
 }
 
 bool requiresAccumulation(CollectiveOp op) {
-  return op == CollectiveOp::kAllReduce ||
-         op == CollectiveOp::kAllReduceStart ||
-         op == CollectiveOp::kReduceScatter;
+  return op == CollectiveOp::AllReduce || op == CollectiveOp::AllReduceStart ||
+         op == CollectiveOp::ReduceScatter;
 }
 
 bool isPermute(CollectiveOp op) {
-  return asyncToSync(op) == CollectiveOp::kCollectivePermute;
+  return asyncToSync(op) == CollectiveOp::CollectivePermute;
 }
 
 int64_t bytesTransferred(CollectiveOp op, const CollectiveShapes &s) {
   switch (asyncToSync(op)) {
-  case CollectiveOp::kReduceScatter:
-  case CollectiveOp::kCollectivePermute:
-  case CollectiveOp::kSend:
-  case CollectiveOp::kRecv:
+  case CollectiveOp::ReduceScatter:
+  case CollectiveOp::CollectivePermute:
+  case CollectiveOp::Send:
+  case CollectiveOp::Recv:
     return s.operand_bytes;
   default:
     return s.output_bytes;
@@ -77,18 +76,18 @@ int64_t hbmBytesAccessed(CollectiveOp op, const CollectiveShapes &s,
                          int64_t group_size) {
   const int64_t n = group_size > 0 ? group_size : 1;
   switch (op) {
-  case CollectiveOp::kAllGather:
-  case CollectiveOp::kAllGatherStart: {
+  case CollectiveOp::AllGather:
+  case CollectiveOp::AllGatherStart: {
     const int64_t r = s.output_bytes / n;
     return r * (2 * n - 1) + r * n;
   }
-  case CollectiveOp::kReduceScatter: {
+  case CollectiveOp::ReduceScatter: {
     const int64_t r = s.operand_bytes / n;
     return r * n + r * (2 * n - 1);
   }
-  case CollectiveOp::kAllReduceStart:
+  case CollectiveOp::AllReduceStart:
     return s.output_bytes;
-  case CollectiveOp::kCollectivePermuteStart:
+  case CollectiveOp::CollectivePermuteStart:
     // The start op returns the tuple (operand alias, output).
     return s.operand_bytes + s.operand_bytes + s.output_bytes;
   default:

@@ -30,19 +30,19 @@ std::vector<int64_t> sortedCounts(const Histogram &h) {
 
 std::string_view toText(CommType type) {
   switch (type) {
-  case CommType::kSinglePartition:
+  case CommType::SinglePartition:
     return "single_partition";
-  case CommType::kWorldLevel:
+  case CommType::WorldLevel:
     return "world_level";
-  case CommType::kNonWorldLevel:
+  case CommType::NonWorldLevel:
     return "non_world_level";
   }
   return "?";
 }
 
 Result<CommType> parseCommType(std::string_view text) {
-  for (CommType t : {CommType::kSinglePartition, CommType::kWorldLevel,
-                     CommType::kNonWorldLevel})
+  for (CommType t : {CommType::SinglePartition, CommType::WorldLevel,
+                     CommType::NonWorldLevel})
     if (text == toText(t))
       return t;
   return makeError("unknown comm_type '" + std::string(text) +
@@ -59,47 +59,47 @@ Result<CommType> classifyCommType(const ReplicaGroups &groups,
   if (!lists)
     return lists.error();
   if (lists->empty())
-    return replica_count <= partition_size ? CommType::kSinglePartition
-                                           : CommType::kWorldLevel;
+    return replica_count <= partition_size ? CommType::SinglePartition
+                                           : CommType::WorldLevel;
   const Histogram first = partitionHistogram((*lists)[0], partition_size);
   const std::vector<int64_t> counts = sortedCounts(first);
   for (const auto &group : *lists)
     if (sortedCounts(partitionHistogram(group, partition_size)) != counts)
       return makeError("Non homogenous replica group");
   if (first.size() == 1)
-    return CommType::kSinglePartition;
+    return CommType::SinglePartition;
   for (const auto &[partition, count] : first)
     if (count != partition_size)
-      return CommType::kNonWorldLevel;
-  return CommType::kWorldLevel;
+      return CommType::NonWorldLevel;
+  return CommType::WorldLevel;
 }
 
 namespace {
 
 constexpr PermuteType kAllPermuteTypes[] = {
-    PermuteType::kIntraPartitionOneWay,
-    PermuteType::kIntraPartitionTwoWayAllMutual,
-    PermuteType::kIntraPartitionTwoWayHasNonMutual,
-    PermuteType::kInterPartitionOneWay,
-    PermuteType::kInterPartitionTwoWayAllMutual,
-    PermuteType::kInterPartitionTwoWayHasNonMutual,
+    PermuteType::IntraPartitionOneWay,
+    PermuteType::IntraPartitionTwoWayAllMutual,
+    PermuteType::IntraPartitionTwoWayHasNonMutual,
+    PermuteType::InterPartitionOneWay,
+    PermuteType::InterPartitionTwoWayAllMutual,
+    PermuteType::InterPartitionTwoWayHasNonMutual,
 };
 
 } // namespace
 
 std::string_view toText(PermuteType type) {
   switch (type) {
-  case PermuteType::kIntraPartitionOneWay:
+  case PermuteType::IntraPartitionOneWay:
     return "intra_partition_one_way";
-  case PermuteType::kIntraPartitionTwoWayAllMutual:
+  case PermuteType::IntraPartitionTwoWayAllMutual:
     return "intra_partition_two_way_all_mutual";
-  case PermuteType::kIntraPartitionTwoWayHasNonMutual:
+  case PermuteType::IntraPartitionTwoWayHasNonMutual:
     return "intra_partition_two_way_has_non_mutual";
-  case PermuteType::kInterPartitionOneWay:
+  case PermuteType::InterPartitionOneWay:
     return "inter_partition_one_way";
-  case PermuteType::kInterPartitionTwoWayAllMutual:
+  case PermuteType::InterPartitionTwoWayAllMutual:
     return "inter_partition_two_way_all_mutual";
-  case PermuteType::kInterPartitionTwoWayHasNonMutual:
+  case PermuteType::InterPartitionTwoWayHasNonMutual:
     return "inter_partition_two_way_has_non_mutual";
   }
   return "?";
@@ -113,9 +113,9 @@ Result<PermuteType> parsePermuteType(std::string_view text) {
 }
 
 bool isInterPartition(PermuteType type) {
-  return type == PermuteType::kInterPartitionOneWay ||
-         type == PermuteType::kInterPartitionTwoWayAllMutual ||
-         type == PermuteType::kInterPartitionTwoWayHasNonMutual;
+  return type == PermuteType::InterPartitionOneWay ||
+         type == PermuteType::InterPartitionTwoWayAllMutual ||
+         type == PermuteType::InterPartitionTwoWayHasNonMutual;
 }
 
 Result<PermuteType> classifyPermute(const SourceTargetPairs &pairs,

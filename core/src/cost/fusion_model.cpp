@@ -41,10 +41,10 @@ Result<Estimate> intraNodeCollectiveEstimate(const HardwarePreset &hw,
                      "least one device and a preset NVLink bandwidth");
   const double n = double(group_size);
   double factor = (n - 1) / n;
-  if (asyncToSync(op) == CollectiveOp::kAllReduce)
+  if (asyncToSync(op) == CollectiveOp::AllReduce)
     factor = 2 * (n - 1) / n;
-  else if (isPermute(op) || op == CollectiveOp::kSend ||
-           op == CollectiveOp::kRecv)
+  else if (isPermute(op) || op == CollectiveOp::Send ||
+           op == CollectiveOp::Recv)
     factor = 1;
   const double wire_us = 1e6 * factor * double(bytes) / hw.nvlink_bytes_per_s;
   Estimate e;
@@ -76,7 +76,7 @@ void addCollectives(const HardwarePreset &hw, PerfTable *t) {
         e.devices_per_group = size;
         e.num_groups = 8 / size;
         e.replica_groups = *parseReplicaGroups(groups);
-        e.comm_type = CommType::kSinglePartition;
+        e.comm_type = CommType::SinglePartition;
         const double us = intraNodeCollectiveEstimate(
                               hw, *parseCollectiveOp(name), bytes, size)
                               ->time_us;

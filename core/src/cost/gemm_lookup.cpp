@@ -91,7 +91,7 @@ MatmulInterpolator::create(const PerfTable &table,
     if (s == 0)
       return makeError("gemm entry with unknown out dtype '" + g.out_dtype +
                        "'");
-    if (options.kind == GemmTableKind::kUserProfiles) {
+    if (options.kind == GemmTableKind::UserProfiles) {
       const GridPoint<4> p = {g.b, g.m * s, g.k * s, g.n * s};
       mi.nearest_.add(p, userProfileValue(g, p));
       continue;
@@ -127,7 +127,7 @@ Result<bool> MatmulInterpolator::checkQuery(const GemmQuery &q) const {
     return makeError("gemm query: b, m, k, n must be in [1, 2^40]");
   if (dtypeBytes(q.out_dtype) == 0)
     return makeError("gemm query: unknown out dtype '" + q.out_dtype + "'");
-  if (options_.kind == GemmTableKind::kUserProfiles && nearest_.empty())
+  if (options_.kind == GemmTableKind::UserProfiles && nearest_.empty())
     return makeError("gemm table has no entries");
   return true;
 }
@@ -144,7 +144,7 @@ MatmulInterpolator::selectChecked(const GemmQuery &q) const {
   if (Result<bool> ok = checkQuery(q); !ok)
     return ok.error();
   Lookup l = select(q);
-  if (!l.table && options_.kind == GemmTableKind::kDefault) {
+  if (!l.table && options_.kind == GemmTableKind::Default) {
     std::string error = "gemm table has no '" + l.key +
                         "' entries (it has: " + dtypeKeys() + ")";
     if (!options_.dtype_fallback)
@@ -168,11 +168,11 @@ Result<Estimate> MatmulInterpolator::estimateTime(const GemmQuery &q) const {
   if (!rate)
     return rate.error();
   std::string model = l.model;
-  if (options_.kind == GemmTableKind::kDefault &&
-      options_.mode == EstimateMode::kAccurate)
+  if (options_.kind == GemmTableKind::Default &&
+      options_.mode == EstimateMode::Accurate)
     model = model == "gemm-table/weighted-average" ? "gemm-table/accurate"
                                                    : model + "/accurate";
-  if (options_.kind == GemmTableKind::kUserProfiles)
+  if (options_.kind == GemmTableKind::UserProfiles)
     l.key = "byte-normalised (b, m, k, n)";
   // XLA divides the FLOPs of the point it looked up (byte-normalised on the
   // fallback and user paths); the FLOPs reported are the problem's own.
@@ -219,7 +219,7 @@ MatmulInterpolator::Lookup
 MatmulInterpolator::select(const GemmQuery &q) const {
   Lookup l;
   const int64_t s = dtypeBytes(q.out_dtype);
-  if (options_.kind == GemmTableKind::kUserProfiles) {
+  if (options_.kind == GemmTableKind::UserProfiles) {
     l.point = {q.dims.b, q.dims.m * s, q.dims.k * s, q.dims.n * s};
     l.model = "gemm-table/nearest";
     return l;
@@ -228,7 +228,7 @@ MatmulInterpolator::select(const GemmQuery &q) const {
   l.point = {q.dims.b, q.dims.m, q.dims.k, q.dims.n};
   l.model = "gemm-table/weighted-average";
   l.context = Context(256, 4096);
-  const bool accurate = options_.mode == EstimateMode::kAccurate;
+  const bool accurate = options_.mode == EstimateMode::Accurate;
   auto it = per_dtype_.find(l.key);
   auto bf16 = per_dtype_.find(kBf16Key);
   if (it != per_dtype_.end()) {
@@ -253,7 +253,7 @@ MatmulInterpolator::select(const GemmQuery &q) const {
 Result<double> MatmulInterpolator::rateOf(const Lookup &l,
                                           std::vector<Neighbour> *used,
                                           std::string *how) const {
-  if (options_.kind == GemmTableKind::kUserProfiles) {
+  if (options_.kind == GemmTableKind::UserProfiles) {
     const auto &[point, rate] =
         nearest_.points()[nearest_.nearestIndex(l.point)];
     if (rate <= 0)
@@ -263,7 +263,7 @@ Result<double> MatmulInterpolator::rateOf(const Lookup &l,
     return double(rate);
   }
   Result<double> rate = makeError("");
-  if (options_.mode == EstimateMode::kAccurate) {
+  if (options_.mode == EstimateMode::Accurate) {
     rate = l.scattered->rate(l.point, used, how);
   } else {
     std::vector<Neighbour> corners;

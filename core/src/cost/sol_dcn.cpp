@@ -14,8 +14,8 @@ struct Topology {
 Result<Topology> dcnTopology(const SolConfig &c, const DcnQuery &q) {
   const int64_t partition =
       c.partition_size > 0 ? c.partition_size : c.gpus_per_node;
-  if (isPermute(q.op) || q.op == CollectiveOp::kSend ||
-      q.op == CollectiveOp::kRecv) {
+  if (isPermute(q.op) || q.op == CollectiveOp::Send ||
+      q.op == CollectiveOp::Recv) {
     Result<PermuteType> t = classifyPermute(q.pairs, partition);
     if (!t)
       return t.error();
@@ -28,9 +28,9 @@ Result<Topology> dcnTopology(const SolConfig &c, const DcnQuery &q) {
   if (!comm)
     return comm.error();
   const int64_t g = q.groups.num_groups(), s = q.groups.group_size();
-  if (*comm == CommType::kWorldLevel)
+  if (*comm == CommType::WorldLevel)
     return Topology{s / partition, g};
-  if (*comm == CommType::kNonWorldLevel)
+  if (*comm == CommType::NonWorldLevel)
     return Topology{s, g};
   return makeError("single-partition collective: use the collective table, "
                    "not the S-curve model");
@@ -39,26 +39,26 @@ Result<Topology> dcnTopology(const SolConfig &c, const DcnQuery &q) {
 Result<double> collectiveUs(const SolConfig &c, const DcnQuery &q,
                             const Topology &t, Explanation *ex) {
   switch (asyncToSync(q.op)) {
-  case CollectiveOp::kAllGather:
+  case CollectiveOp::AllGather:
     ex->model = "s-curve/ring all-gather";
-    return ringLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::kAllGather,
+    return ringLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::AllGather,
                          t.comms);
-  case CollectiveOp::kAllReduce:
+  case CollectiveOp::AllReduce:
     ex->model = "s-curve/ring all-reduce";
-    return ringLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::kAllReduce,
+    return ringLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::AllReduce,
                          t.comms);
-  case CollectiveOp::kReduceScatter:
+  case CollectiveOp::ReduceScatter:
     ex->model = "s-curve/ring reduce-scatter";
-    return ringLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::kReduceScatter,
+    return ringLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::ReduceScatter,
                          t.comms);
-  case CollectiveOp::kAllToAll:
+  case CollectiveOp::AllToAll:
     ex->model = "s-curve/all-to-all";
     return allToAllLatencyUs(c, q.msg_bytes, t.hosts, t.comms);
-  case CollectiveOp::kCollectivePermute:
-  case CollectiveOp::kSend:
-  case CollectiveOp::kRecv:
+  case CollectiveOp::CollectivePermute:
+  case CollectiveOp::Send:
+  case CollectiveOp::Recv:
     ex->model = "s-curve/send-recv";
-    return ringLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::kSendRecv,
+    return ringLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::SendRecv,
                          t.comms);
   default:
     ex->model = "s-curve/launch-only";

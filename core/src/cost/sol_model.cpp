@@ -53,7 +53,7 @@ double chunkPrepUs(const SolConfig &c, int64_t bytes) {
 
 Result<int64_t> numGpusPerComm(const SolConfig &c, int64_t nodes,
                                SolCollective type, int64_t comms) {
-  if (type == SolCollective::kSendRecv)
+  if (type == SolCollective::SendRecv)
     return int64_t{2};
   if (comms <= 0 || nodes <= 0 || c.gpus_per_node <= 0)
     return makeError("S-curve: nodes, communicators and gpus_per_node must "
@@ -90,13 +90,13 @@ Result<double> ringLatencyUs(const SolConfig &c, int64_t buffer_bytes,
   Result<int64_t> g = numGpusPerComm(c, nodes, type, comms);
   if (!g)
     return g.error();
-  const bool send_recv = type == SolCollective::kSendRecv;
+  const bool send_recv = type == SolCollective::SendRecv;
   const int64_t per = send_recv ? buffer_bytes : buffer_bytes / *g;
   const int64_t gpn = *g / nodes;
   if (gpn <= 0)
     return makeError("S-curve: fewer GPUs per communicator than nodes");
   double t = peerStepUs(c, per) * ((double(*g) - 1.0) / double(gpn));
-  if (type == SolCollective::kAllReduce)
+  if (type == SolCollective::AllReduce)
     t *= 2;
   return t + c.nccl_op_launch_us;
 }
@@ -105,7 +105,7 @@ Result<double> allToAllLatencyUs(const SolConfig &c, int64_t buffer_bytes,
                                  int64_t nodes, int64_t comms) {
   if (Result<bool> ok = checkConfig(c, buffer_bytes, nodes); !ok)
     return ok.error();
-  Result<int64_t> g = numGpusPerComm(c, nodes, SolCollective::kAllToAll, comms);
+  Result<int64_t> g = numGpusPerComm(c, nodes, SolCollective::AllToAll, comms);
   if (!g)
     return g.error();
   const int64_t peers = (*g / nodes) * (nodes - 1);
@@ -119,7 +119,7 @@ Result<double> allToAllLatencyLegacyUs(const SolConfig &c, int64_t buffer_bytes,
                                        int64_t nodes, int64_t comms) {
   if (Result<bool> ok = checkConfig(c, buffer_bytes, nodes); !ok)
     return ok.error();
-  Result<int64_t> g = numGpusPerComm(c, nodes, SolCollective::kAllToAll, comms);
+  Result<int64_t> g = numGpusPerComm(c, nodes, SolCollective::AllToAll, comms);
   if (!g)
     return g.error();
   const int64_t peers = (*g / nodes) * (nodes - 1);

@@ -38,16 +38,16 @@ Result<double> networkUs(const SolConfig &c, CollectiveOp op, int64_t bytes,
                          std::string *note) {
   *note = kRingNote;
   switch (asyncToSync(op)) {
-  case CollectiveOp::kAllGather:
+  case CollectiveOp::AllGather:
     *model = "s-curve/ring all-gather";
-    return ringLatencyUs(c, bytes, nodes, SolCollective::kAllGather, comms);
-  case CollectiveOp::kAllReduce:
+    return ringLatencyUs(c, bytes, nodes, SolCollective::AllGather, comms);
+  case CollectiveOp::AllReduce:
     *model = "s-curve/ring all-reduce";
-    return ringLatencyUs(c, bytes, nodes, SolCollective::kAllReduce, comms);
-  case CollectiveOp::kReduceScatter:
+    return ringLatencyUs(c, bytes, nodes, SolCollective::AllReduce, comms);
+  case CollectiveOp::ReduceScatter:
     *model = "s-curve/ring reduce-scatter";
-    return ringLatencyUs(c, bytes, nodes, SolCollective::kReduceScatter, comms);
-  case CollectiveOp::kAllToAll:
+    return ringLatencyUs(c, bytes, nodes, SolCollective::ReduceScatter, comms);
+  case CollectiveOp::AllToAll:
     *model = "s-curve/all-to-all";
     *note = "S-curve all-to-all: launch + gpn x (nodes - 1) peers x "
             "(transfer(bytes / (g - 1)) x 1.025 + chunk prep + rtt); network "
@@ -57,7 +57,7 @@ Result<double> networkUs(const SolConfig &c, CollectiveOp op, int64_t bytes,
     *model = "s-curve/send-recv";
     *note = "S-curve send/recv between 2 hosts: launch + transfer x 1.025 + "
             "chunk prep + rtt; network time only, no HBM term";
-    return ringLatencyUs(c, bytes, 2, SolCollective::kSendRecv, 1);
+    return ringLatencyUs(c, bytes, 2, SolCollective::SendRecv, 1);
   }
 }
 

@@ -104,9 +104,9 @@ int64_t operandBytes(const Field &profile, CollectiveOp op, int64_t out_bytes,
     if (Result<ArrayShape> s = shapeOf(operand->find("shape"), 0); s)
       return s->bytes;
   const int64_t n = std::max<int64_t>(group_size, 1);
-  if (asyncToSync(op) == CollectiveOp::kReduceScatter)
+  if (asyncToSync(op) == CollectiveOp::ReduceScatter)
     return out_bytes * n;
-  if (asyncToSync(op) == CollectiveOp::kAllGather)
+  if (asyncToSync(op) == CollectiveOp::AllGather)
     return out_bytes / n;
   return out_bytes;
 }
@@ -149,8 +149,8 @@ Result<CollectiveEntry> collectiveFromProfile(const Field &profile,
     return op.error();
   CollectiveEntry e;
   e.op = std::string(toText(asyncToSync(*op)));
-  const bool tuple_out = *op == CollectiveOp::kAllGatherStart ||
-                         *op == CollectiveOp::kCollectivePermuteStart;
+  const bool tuple_out = *op == CollectiveOp::AllGatherStart ||
+                         *op == CollectiveOp::CollectivePermuteStart;
   Result<ArrayShape> out = shapeOf(instr->find("shape"), tuple_out ? 1 : 0);
   if (!out)
     return out.error();

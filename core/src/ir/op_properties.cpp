@@ -1,5 +1,5 @@
 // The op property lists (see op_properties.h).
-#include "shardlab/ir/op_properties.h"
+#include "ir/op_properties.h"
 
 #include <algorithm>
 

@@ -1,9 +1,9 @@
 // The call graph of func.func ops (see call_graph.h).
-#include "shardlab/passes/call_graph.h"
+#include "passes/call_graph.h"
 
+#include "passes/pass_utils.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 #include <unordered_map>
 

@@ -1,8 +1,8 @@
 // The one pass runner (see pass_manager.h) and loadModule.
 #include "shardlab/passes/pass_manager.h"
 
-#include "shardlab/passes/xla_support.h"
-#include "shardlab/verify/verifier.h"
+#include "passes/xla_support.h"
+#include "verify/verifier.h"
 
 namespace shardlab {
 

@@ -1,6 +1,6 @@
 // IR helpers shared by the sdy passes (see pass_utils.h).
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/ir/op_registry.h"
+#include "passes/pass_utils.h"
+#include "ir/op_registry.h"
 
 #include <unordered_map>
 #include <unordered_set>

@@ -1,6 +1,6 @@
 // Splitting and rewriting the opaque text of StableHLO's
 // replica_group_mesh_axes and mesh attributes (see replica_group_mesh.h).
-#include "shardlab/passes/replica_group_mesh.h"
+#include "passes/replica_group_mesh.h"
 
 #include <cctype>
 #include <charconv>

@@ -1,5 +1,5 @@
 #include "factor_propagation_internal.h"
-#include "shardlab/propagation/factor_propagation.h"
+#include "propagation/factor_propagation.h"
 
 #include "shardlab/sharding/axis.h"
 

@@ -1,14 +1,14 @@
 // Shardy's debugging/source_sharding.cc on top of the propagation trace:
 // seeding the user shardings, recording -sdy-apply-sharding-constraints
 // steps, and writing the origin and edge attributes.
-#include "shardlab/propagation/debug_info.h"
+#include "propagation/debug_info.h"
 
 #include "edges.h"
 #include "trace_recorder.h"
 
+#include "propagation/projection.h"
+#include "rules/registry.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/propagation/projection.h"
-#include "shardlab/rules/registry.h"
 #include "shardlab/sharding/format.h"
 #include "shardlab/sharding/mesh.h"
 

@@ -2,11 +2,11 @@
 
 #include "edges.h"
 #include "factor_propagation_internal.h"
-#include "shardlab/ir/op_properties.h"
+#include "ir/op_properties.h"
+#include "propagation/projection.h"
+#include "rules/registry.h"
+#include "rules/rule_builder.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/propagation/projection.h"
-#include "shardlab/rules/registry.h"
-#include "shardlab/rules/rule_builder.h"
 
 #include <algorithm>
 #include <string_view>

@@ -5,10 +5,10 @@
 // sharding affects, keeping sharding groups identical.
 #pragma once
 
+#include "propagation/factor_propagation.h"
+#include "rules/registry.h"
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
-#include "shardlab/propagation/factor_propagation.h"
-#include "shardlab/rules/registry.h"
 #include "trace_recorder.h"
 
 #include <algorithm>

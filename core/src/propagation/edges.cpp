@@ -1,7 +1,7 @@
 #include "edges.h"
 
+#include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 #include <algorithm>
 #include <string>

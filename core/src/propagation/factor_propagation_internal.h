@@ -2,7 +2,7 @@
 // (Shardy's compatiblePrefixNoConflicts* and truncateAxesByRemovingConflicts).
 #pragma once
 
-#include "shardlab/propagation/factor_propagation.h"
+#include "propagation/factor_propagation.h"
 #include "shardlab/sharding/axis.h"
 
 #include <functional>

@@ -3,9 +3,9 @@
 #include "edges.h"
 #include "layers.h"
 
-#include "shardlab/ir/op_registry.h"
+#include "ir/op_registry.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 #include <string>
 

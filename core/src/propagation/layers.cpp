@@ -1,12 +1,12 @@
 // The propagation layers above the driver: strategies (aggressive layer),
 // the five op-priority levels, and user priorities.
 #include "layers.h"
-#include "shardlab/ir/op_properties.h"
+#include "ir/op_properties.h"
 
 #include "driver.h"
 #include "edges.h"
+#include "rules/registry.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/rules/registry.h"
 #include "shardlab/sharding/axis.h"
 
 #include <algorithm>

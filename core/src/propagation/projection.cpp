@@ -1,4 +1,4 @@
-#include "shardlab/propagation/projection.h"
+#include "propagation/projection.h"
 
 #include "shardlab/sharding/axis.h"
 

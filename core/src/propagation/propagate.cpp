@@ -1,9 +1,9 @@
-#include "shardlab/propagation/propagate.h"
+#include "propagation/propagate.h"
 
 #include "layers.h"
-#include "shardlab/propagation/debug_info.h"
-#include "shardlab/propagation/trace.h"
-#include "shardlab/rules/registry.h"
+#include "propagation/debug_info.h"
+#include "propagation/trace.h"
+#include "rules/registry.h"
 
 #include <optional>
 #include <string>

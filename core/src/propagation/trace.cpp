@@ -1,6 +1,6 @@
 // The propagation trace: recording steps (Shardy's createSourceMap over the
 // projections before and after a step) and the views derived from it.
-#include "shardlab/propagation/trace.h"
+#include "propagation/trace.h"
 
 #include "edges.h"
 #include "trace_recorder.h"

@@ -24,7 +24,7 @@
 //        "from": SLOT, "user_priority": -1, "op_priority_level": 2,
 //        "strategy": "aggressive", "via": "propagation" | "sharding_group"}.
 // Axes are spelled without quotes ("a", "c:(1)4").
-#include "shardlab/propagation/trace.h"
+#include "propagation/trace.h"
 
 #include "edges.h"
 

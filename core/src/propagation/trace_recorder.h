@@ -2,8 +2,8 @@
 // (Shardy's SourceShardingAction and SourceShardingHandler).
 #pragma once
 
-#include "shardlab/propagation/projection.h"
-#include "shardlab/propagation/trace.h"
+#include "propagation/projection.h"
+#include "propagation/trace.h"
 
 #include <vector>
 

@@ -1,9 +1,9 @@
 // Dispatch of the op sharding rule registry by op name, Shardy's explicit
 // "no rule" list, and the warning for ops the registry does not know.
-#include "shardlab/rules/registry.h"
+#include "rules/registry.h"
 
+#include "ir/op_properties.h"
 #include "rules_internal.h"
-#include "shardlab/ir/op_properties.h"
 
 #include <string>
 #include <unordered_map>

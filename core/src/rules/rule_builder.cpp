@@ -1,4 +1,4 @@
-#include "shardlab/rules/rule_builder.h"
+#include "rules/rule_builder.h"
 
 namespace shardlab {
 

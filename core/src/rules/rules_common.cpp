@@ -1,7 +1,7 @@
 // Helpers shared by the per-op builders, and the rules of pointwise ops and
 // of the StableHLO collectives.
+#include "rules/stablehlo_attrs.h"
 #include "rules_internal.h"
-#include "shardlab/rules/stablehlo_attrs.h"
 
 #include <algorithm>
 

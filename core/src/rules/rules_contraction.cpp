@@ -1,6 +1,6 @@
 // Rules of the contracting ops: dot, dot_general and convolution.
+#include "rules/stablehlo_attrs.h"
 #include "rules_internal.h"
-#include "shardlab/rules/stablehlo_attrs.h"
 
 #include <algorithm>
 

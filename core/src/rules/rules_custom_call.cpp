@@ -1,8 +1,8 @@
 // Rules of stablehlo.custom_call by call target name: the targets Shardy
 // knows (linear algebra helpers, top-k, host offloading, SPMD internals),
 // no rule for opaque callbacks, and a warning for any other target.
+#include "rules/stablehlo_attrs.h"
 #include "rules_internal.h"
-#include "shardlab/rules/stablehlo_attrs.h"
 
 #include <algorithm>
 #include <string>

@@ -2,21 +2,15 @@
 // (window) dims between the input and the slices, batch dims between the
 // slices, the indices and (if explicit) the input, collapsed (inserted)
 // dims on the input only, and the index vector dim on the indices only.
+#include "rules/gather_scatter_dims.h"
+#include "rules/stablehlo_attrs.h"
 #include "rules_internal.h"
-#include "shardlab/rules/stablehlo_attrs.h"
 
 #include <functional>
 
 namespace shardlab::rules {
 
 namespace {
-
-// The dimension numbers both ops share, under gather's names.
-struct GatherScatterDims {
-  std::vector<int64_t> offset_dims, collapsed_dims, input_batching,
-      indices_batching;
-  int64_t index_vector_dim = 0;
-};
 
 using AddFactorFn = std::function<void(int64_t input_dim, int64_t indices_dim,
                                        int64_t slices_dim, int64_t size,
@@ -29,32 +23,6 @@ struct GatherScatterShapes {
   bool is_scatter = false;
   bool scatter_reduces = false;
 };
-
-std::optional<GatherScatterDims> readDims(const Operation &op, bool scatter) {
-  const Attr *attr =
-      findAttr(op, scatter ? "scatter_dimension_numbers" : "dimension_numbers");
-  if (!attr || attr->kind != AttrKind::Opaque)
-    return std::nullopt;
-  std::optional<DimNumberFields> fields = parseDimNumberFields(attr->text);
-  if (!fields)
-    return std::nullopt;
-  auto get = [&](const char *key) {
-    auto it = fields->find(key);
-    return it == fields->end() ? std::vector<int64_t>() : it->second;
-  };
-  GatherScatterDims dims;
-  dims.offset_dims = get(scatter ? "update_window_dims" : "offset_dims");
-  dims.collapsed_dims =
-      get(scatter ? "inserted_window_dims" : "collapsed_slice_dims");
-  dims.input_batching =
-      get(scatter ? "input_batching_dims" : "operand_batching_dims");
-  dims.indices_batching = get(scatter ? "scatter_indices_batching_dims"
-                                      : "start_indices_batching_dims");
-  std::vector<int64_t> index_vector_dim = get("index_vector_dim");
-  if (index_vector_dim.size() == 1)
-    dims.index_vector_dim = index_vector_dim[0];
-  return dims;
-}
 
 // Factors of an offset (window) dimension `slices_dim` of size `size`,
 // mapped to `input_dim` of the input.
@@ -90,10 +58,10 @@ bool addBatchDim(const GatherScatterShapes &shapes,
   if (indices_dim >= static_cast<int64_t>(shapes.indices.size()))
     return false;
   int64_t input_dim = kNullDim;
-  for (size_t i = 0; i < dims.indices_batching.size(); ++i)
-    if (dims.indices_batching[i] == indices_dim &&
-        i < dims.input_batching.size())
-      input_dim = dims.input_batching[i];
+  for (size_t i = 0; i < dims.indices_batching_dims.size(); ++i)
+    if (dims.indices_batching_dims[i] == indices_dim &&
+        i < dims.operand_batching_dims.size())
+      input_dim = dims.operand_batching_dims[i];
   FactorType type = FactorType::PassThrough;
   if (shapes.is_scatter && input_dim == kNullDim)
     type = shapes.scatter_reduces ? FactorType::Reduction
@@ -115,7 +83,7 @@ bool addGatherScatterFactors(const GatherScatterShapes &shapes,
       continue;
     }
     while (contains(dims.collapsed_dims, input_dim) ||
-           contains(dims.input_batching, input_dim))
+           contains(dims.operand_batching_dims, input_dim))
       ++input_dim;
     if (input_dim >= input_rank)
       return false;
@@ -178,7 +146,7 @@ bool hasCommonReduction(Operation &op, size_t num_inputs) {
 } // namespace
 
 Rule gather(Operation &op, const RuleOptions &) {
-  std::optional<GatherScatterDims> dims = readDims(op, false);
+  std::optional<GatherScatterDims> dims = readGatherScatterDims(op);
   if (!dims || op.numOperands() != 2 || op.numResults() != 1)
     return std::nullopt;
   GatherScatterShapes shapes{shapeOf(op.operand(0)), shapeOf(op.result(0)),
@@ -195,7 +163,7 @@ Rule gather(Operation &op, const RuleOptions &) {
 }
 
 Rule scatter(Operation &op, const RuleOptions &) {
-  std::optional<GatherScatterDims> dims = readDims(op, true);
+  std::optional<GatherScatterDims> dims = readGatherScatterDims(op);
   size_t n = op.numResults();
   if (!dims || n == 0 || op.numOperands() != 2 * n + 1)
     return std::nullopt;

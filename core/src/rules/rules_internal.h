@@ -3,8 +3,8 @@
 // registry.cpp dispatches to by op name.
 #pragma once
 
+#include "rules/rule_builder.h"
 #include "shardlab/ir/diagnostics.h"
-#include "shardlab/rules/rule_builder.h"
 
 #include <optional>
 #include <vector>

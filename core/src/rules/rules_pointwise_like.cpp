@@ -1,8 +1,8 @@
 // Rules of ops that are pointwise over most dimensions with a few special
 // ones: select, clamp, reverse, bitcast_convert, dynamic_update_slice,
 // cholesky, sort, fft, batch_norm_inference, rng_bit_generator.
+#include "rules/stablehlo_attrs.h"
 #include "rules_internal.h"
-#include "shardlab/rules/stablehlo_attrs.h"
 
 namespace shardlab::rules {
 

@@ -1,7 +1,7 @@
 // Rules of the reducing and windowed ops: reduce, reduce_window,
 // select_and_scatter, and of triangular_solve.
+#include "rules/stablehlo_attrs.h"
 #include "rules_internal.h"
-#include "shardlab/rules/stablehlo_attrs.h"
 
 namespace shardlab::rules {
 

@@ -1,7 +1,7 @@
 // Rules of the data-movement ops: transpose, broadcast_in_dim, concatenate,
 // slice, pad, dynamic_slice, dynamic_update_slice, reverse, bitcast_convert.
+#include "rules/stablehlo_attrs.h"
 #include "rules_internal.h"
-#include "shardlab/rules/stablehlo_attrs.h"
 
 #include <algorithm>
 

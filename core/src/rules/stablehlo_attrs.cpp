@@ -1,4 +1,4 @@
-#include "shardlab/rules/stablehlo_attrs.h"
+#include "rules/stablehlo_attrs.h"
 
 #include <cctype>
 #include <cstdlib>

@@ -5,17 +5,17 @@ namespace shardlab::schedule {
 
 std::string_view toString(CollectiveKind kind) {
   switch (kind) {
-  case CollectiveKind::kAllGather:
+  case CollectiveKind::AllGather:
     return "all-gather";
-  case CollectiveKind::kAllReduce:
+  case CollectiveKind::AllReduce:
     return "all-reduce";
-  case CollectiveKind::kReduceScatter:
+  case CollectiveKind::ReduceScatter:
     return "reduce-scatter";
-  case CollectiveKind::kAllToAll:
+  case CollectiveKind::AllToAll:
     return "all-to-all";
-  case CollectiveKind::kCollectivePermute:
+  case CollectiveKind::CollectivePermute:
     return "collective-permute";
-  case CollectiveKind::kNone:
+  case CollectiveKind::None:
     break;
   }
   return "none";
@@ -23,13 +23,13 @@ std::string_view toString(CollectiveKind kind) {
 
 std::string_view toString(NodeKind kind) {
   switch (kind) {
-  case NodeKind::kAsyncStart:
+  case NodeKind::AsyncStart:
     return "async-start";
-  case NodeKind::kAsyncDone:
+  case NodeKind::AsyncDone:
     return "async-done";
-  case NodeKind::kNop:
+  case NodeKind::Nop:
     return "nop";
-  case NodeKind::kCompute:
+  case NodeKind::Compute:
     break;
   }
   return "compute";
@@ -76,7 +76,7 @@ const std::vector<int64_t> &Graph::predecessors(int64_t i) const {
 
 int64_t Graph::bufferOf(int64_t i) const {
   const Node &n = node(i);
-  return n.kind == NodeKind::kAsyncDone && n.partner >= 0 ? n.partner : i;
+  return n.kind == NodeKind::AsyncDone && n.partner >= 0 ? n.partner : i;
 }
 
 std::vector<int64_t> Graph::topologicalOrder() const {

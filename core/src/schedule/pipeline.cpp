@@ -110,7 +110,7 @@ Result<ProgramOptions> programOptionsFor(const TargetOptions &target) {
   ProgramOptions out;
   out.hardware = *hw;
   out.estimator =
-      target.approximate ? EstimatorMode::kApproximate : EstimatorMode::kReal;
+      target.approximate ? EstimatorMode::Approximate : EstimatorMode::Real;
   out.sol = cost::solPlatformDefaults(hw->device_name);
   out.sol.gpus_per_node =
       target.gpus_per_node > 0 ? target.gpus_per_node : hw->gpus_per_node;

@@ -1,9 +1,9 @@
 // buildProgram: walks a function of a module lowered to explicit
 // collectives and emits the costed per-device graph.
+#include "passes/xla_support.h"
 #include "program_internal.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/passes/xla_support.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -85,7 +85,7 @@ void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
   node.name = label(op, suffix);
   node.output_bytes = resultBytes(op);
   if (isNopOp(op) || isFreeCustomCall(op)) {
-    node.kind = NodeKind::kNop;
+    node.kind = NodeKind::Nop;
     node.explanation = "no-op (bitcast, constant or bookkeeping)";
     if (op.is("sdy.reshard"))
       program.assumptions.push_back(
@@ -234,9 +234,9 @@ bool Builder::emitCollective(Env &env, Operation &op,
     call = stablehloCollectiveCall(module, op, program.topology.num_devices);
   if (!call)
     return false;
-  if (call->kind == CollectiveKind::kNone) {
+  if (call->kind == CollectiveKind::None) {
     emitCompute(env, op, suffix + " (single-device group)");
-    graph().node(graph().size() - 1).kind = NodeKind::kNop;
+    graph().node(graph().size() - 1).kind = NodeKind::Nop;
     graph().node(graph().size() - 1).cost_us = 0;
     return true;
   }
@@ -244,7 +244,7 @@ bool Builder::emitCollective(Env &env, Operation &op,
   const OpCost c = coster.collective(*call, info);
   Node start;
   start.name = label(op, suffix) + "-start";
-  start.kind = NodeKind::kAsyncStart;
+  start.kind = NodeKind::AsyncStart;
   start.collective = call->kind;
   start.device_groups = call->groups;
   start.output_bytes = call->output_bytes;
@@ -253,7 +253,7 @@ bool Builder::emitCollective(Env &env, Operation &op,
     start.cost_us = 1;
   Node done = start;
   done.name = label(op, suffix) + "-done";
-  done.kind = NodeKind::kAsyncDone;
+  done.kind = NodeKind::AsyncDone;
   done.output_bytes = 0;
   const int64_t s = graph().addNode(std::move(start));
   const int64_t d = graph().addNode(std::move(done));
@@ -297,7 +297,7 @@ int64_t Builder::separateIteration(int64_t first, int64_t previous_end,
     return -1;
   Node end;
   end.name = "iteration-end@" + std::to_string(op.loc.line) + iteration;
-  end.kind = NodeKind::kNop;
+  end.kind = NodeKind::Nop;
   end.explanation = "end of a loop iteration (iterations do not overlap)";
   const int64_t barrier = graph().addNode(std::move(end));
   for (int64_t node = first; node < last; ++node)
@@ -418,7 +418,7 @@ void emitParameters(Builder &b, Env &env, Operation &func) {
   for (size_t i = 0; i < entry.numArguments(); ++i) {
     Node param;
     param.name = "arg" + std::to_string(i);
-    param.kind = NodeKind::kNop;
+    param.kind = NodeKind::Nop;
     param.is_parameter = true;
     param.output_bytes = localTensor(b.module, entry.argument(i)).bytes;
     param.explanation = "entry parameter";
@@ -429,7 +429,7 @@ void emitParameters(Builder &b, Env &env, Operation &func) {
 void emitReturn(Builder &b, const std::vector<int64_t> &yielded) {
   Node ret;
   ret.name = "return";
-  ret.kind = NodeKind::kNop;
+  ret.kind = NodeKind::Nop;
   const int64_t id = b.graph().addNode(std::move(ret));
   for (int64_t from : yielded)
     if (from >= 0)

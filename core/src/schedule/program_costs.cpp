@@ -1,8 +1,8 @@
 // Op costs for the per-device program: XLA's approximate estimator, or the
 // cost model (GEMM table, fusion roofline, collective table inside a node,
 // S-curve across nodes), each with an explanation.
+#include "passes/pass_utils.h"
 #include "program_internal.h"
-#include "shardlab/passes/pass_utils.h"
 
 #include <set>
 #include <string_view>
@@ -22,16 +22,16 @@ bool isMatmulLike(const Operation &op) {
 
 cost::CollectiveOp toCostOp(CollectiveKind kind) {
   switch (kind) {
-  case CollectiveKind::kAllGather:
-    return cost::CollectiveOp::kAllGather;
-  case CollectiveKind::kReduceScatter:
-    return cost::CollectiveOp::kReduceScatter;
-  case CollectiveKind::kAllToAll:
-    return cost::CollectiveOp::kAllToAll;
-  case CollectiveKind::kCollectivePermute:
-    return cost::CollectiveOp::kCollectivePermute;
+  case CollectiveKind::AllGather:
+    return cost::CollectiveOp::AllGather;
+  case CollectiveKind::ReduceScatter:
+    return cost::CollectiveOp::ReduceScatter;
+  case CollectiveKind::AllToAll:
+    return cost::CollectiveOp::AllToAll;
+  case CollectiveKind::CollectivePermute:
+    return cost::CollectiveOp::CollectivePermute;
   default:
-    return cost::CollectiveOp::kAllReduce;
+    return cost::CollectiveOp::AllReduce;
   }
 }
 
@@ -86,16 +86,16 @@ bool isCheckCustomCall(const Operation &op) {
 
 CollectiveKind sdyCollectiveKind(const Operation &op) {
   if (op.is("sdy.all_gather"))
-    return CollectiveKind::kAllGather;
+    return CollectiveKind::AllGather;
   if (op.is("sdy.all_reduce"))
-    return CollectiveKind::kAllReduce;
+    return CollectiveKind::AllReduce;
   if (op.is("sdy.reduce_scatter"))
-    return CollectiveKind::kReduceScatter;
+    return CollectiveKind::ReduceScatter;
   if (op.is("sdy.all_to_all"))
-    return CollectiveKind::kAllToAll;
+    return CollectiveKind::AllToAll;
   if (op.is("sdy.collective_permute"))
-    return CollectiveKind::kCollectivePermute;
-  return CollectiveKind::kNone;
+    return CollectiveKind::CollectivePermute;
+  return CollectiveKind::None;
 }
 
 Result<Coster> Coster::create(const ProgramOptions &options) {
@@ -222,13 +222,13 @@ OpCost Coster::realCollective(const CollectiveCall &call,
       cost::ReplicaGroups::fromLists(call.groups);
   const int64_t partition = options_.sol.gpus_per_node;
   bool inter = false;
-  if (call.kind == CollectiveKind::kCollectivePermute) {
+  if (call.kind == CollectiveKind::CollectivePermute) {
     auto type = cost::classifyPermute(call.pairs, partition);
     inter = type.ok() && cost::isInterPartition(*type);
     info.comm_type = type.ok() ? std::string(cost::toText(*type)) : "?";
   } else {
     auto type = cost::classifyCommType(groups, partition);
-    inter = type.ok() && *type != cost::CommType::kSinglePartition;
+    inter = type.ok() && *type != cost::CommType::SinglePartition;
     info.comm_type = type.ok() ? std::string(cost::toText(*type)) : "?";
   }
   shardlab::Result<cost::Estimate> est = shardlab::makeError("no table");

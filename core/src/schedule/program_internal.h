@@ -26,7 +26,7 @@ struct OpCost {
 
 /// A collective as the coster needs it.
 struct CollectiveCall {
-  CollectiveKind kind = CollectiveKind::kNone;
+  CollectiveKind kind = CollectiveKind::None;
   std::vector<std::vector<int64_t>> groups;
   std::vector<std::pair<int64_t, int64_t>> pairs; // permute only
   std::string dtype;
@@ -38,7 +38,7 @@ class Coster {
 public:
   static Result<Coster> create(const ProgramOptions &options);
   bool approximate() const {
-    return options_.estimator == EstimatorMode::kApproximate;
+    return options_.estimator == EstimatorMode::Approximate;
   }
   double plainLatency() const { return approximate() ? 1.0 : 0.0; }
   OpCost compute(const Module &module, Operation &op) const;

@@ -1,7 +1,7 @@
 // What the scheduler reads from the IR beyond shapes: the device groups and
 // bytes of sdy collectives, and constant trip counts of while loops.
+#include "ir/op_properties.h"
 #include "program_internal.h"
-#include "shardlab/ir/op_properties.h"
 #include "shardlab/ir/sharding_access.h"
 
 #include <cmath>
@@ -50,7 +50,7 @@ std::optional<CollectiveCall> sdyCollectiveCall(const Module &module,
                                                 Operation &op) {
   const CollectiveKind kind = sdyCollectiveKind(op);
   const Attr *out = op.attrs.get("out_sharding");
-  if (kind == CollectiveKind::kNone || !out || out->kind != AttrKind::Sharding)
+  if (kind == CollectiveKind::None || !out || out->kind != AttrKind::Sharding)
     return std::nullopt;
   const Mesh *mesh = lookupMesh(module, out->sharding().mesh);
   if (!mesh || op.numOperands() != 1 || op.numResults() != 1)
@@ -61,7 +61,7 @@ std::optional<CollectiveCall> sdyCollectiveCall(const Module &module,
   call.operand_bytes = in.bytes;
   call.output_bytes = localTensor(module, op.result(0)).bytes;
   call.dtype = in.dtype;
-  if (kind == CollectiveKind::kCollectivePermute) {
+  if (kind == CollectiveKind::CollectivePermute) {
     const TensorSharding *from = getSharding(op.operand(0));
     if (from)
       call.pairs = permutePairs(*mesh, *from, out->sharding());
@@ -72,7 +72,7 @@ std::optional<CollectiveCall> sdyCollectiveCall(const Module &module,
   }
   const bool trivial = call.groups.empty() || call.groups.front().size() < 2;
   if (trivial)
-    call.kind = CollectiveKind::kNone;
+    call.kind = CollectiveKind::None;
   return call;
 }
 

@@ -73,23 +73,23 @@ std::optional<DenseInts> denseInts(const Attr *attr) {
 
 CollectiveKind stablehloCollectiveKind(const Operation &op) {
   if (op.is("stablehlo.all_gather"))
-    return CollectiveKind::kAllGather;
+    return CollectiveKind::AllGather;
   if (op.is("stablehlo.all_reduce"))
-    return CollectiveKind::kAllReduce;
+    return CollectiveKind::AllReduce;
   if (op.is("stablehlo.reduce_scatter"))
-    return CollectiveKind::kReduceScatter;
+    return CollectiveKind::ReduceScatter;
   if (op.is("stablehlo.all_to_all"))
-    return CollectiveKind::kAllToAll;
+    return CollectiveKind::AllToAll;
   if (op.is("stablehlo.collective_permute"))
-    return CollectiveKind::kCollectivePermute;
-  return CollectiveKind::kNone;
+    return CollectiveKind::CollectivePermute;
+  return CollectiveKind::None;
 }
 
 std::optional<CollectiveCall> stablehloCollectiveCall(const Module &module,
                                                       Operation &op,
                                                       int64_t num_devices) {
   const CollectiveKind kind = stablehloCollectiveKind(op);
-  if (kind == CollectiveKind::kNone || op.numOperands() == 0)
+  if (kind == CollectiveKind::None || op.numOperands() == 0)
     return std::nullopt;
   CollectiveCall call;
   call.kind = kind;
@@ -97,7 +97,7 @@ std::optional<CollectiveCall> stablehloCollectiveCall(const Module &module,
   call.operand_bytes = bytes[0];
   call.output_bytes = bytes[1];
   call.dtype = localTensor(module, op.operand(0)).dtype;
-  if (kind == CollectiveKind::kCollectivePermute) {
+  if (kind == CollectiveKind::CollectivePermute) {
     const std::optional<DenseInts> pairs =
         denseInts(inherent(op, "source_target_pairs"));
     if (pairs)
@@ -118,14 +118,14 @@ std::optional<CollectiveCall> stablehloCollectiveCall(const Module &module,
       call.groups = {allDevices(num_devices)};
   }
   if (call.groups.empty() || call.groups.front().size() < 2)
-    call.kind = CollectiveKind::kNone;
+    call.kind = CollectiveKind::None;
   return call;
 }
 
 int64_t maxStablehloDeviceId(Module &module) {
   int64_t highest = -1;
   walk(module.op(), [&](Operation &op) {
-    if (stablehloCollectiveKind(op) == CollectiveKind::kNone)
+    if (stablehloCollectiveKind(op) == CollectiveKind::None)
       return;
     for (const char *name : {"replica_groups", "source_target_pairs"})
       if (const std::optional<DenseInts> d = denseInts(inherent(op, name)))

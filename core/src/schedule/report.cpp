@@ -11,7 +11,7 @@ namespace {
 using nlohmann::json;
 
 std::string streamName(const Node &node) {
-  return node.kind == NodeKind::kAsyncStart
+  return node.kind == NodeKind::AsyncStart
              ? "collective-" + std::to_string(node.stream)
              : "compute";
 }
@@ -22,12 +22,12 @@ std::vector<int64_t> entryIndex(const Graph &g, const Schedule &s,
                                 std::vector<int64_t> &entries) {
   std::vector<int64_t> index(size_t(g.size()), -1);
   for (int64_t n : s.order)
-    if (g.node(n).kind != NodeKind::kAsyncDone) {
+    if (g.node(n).kind != NodeKind::AsyncDone) {
       index[size_t(n)] = int64_t(entries.size());
       entries.push_back(n);
     }
   for (int64_t n = 0; n < g.size(); ++n)
-    if (g.node(n).kind == NodeKind::kAsyncDone && g.node(n).partner >= 0)
+    if (g.node(n).kind == NodeKind::AsyncDone && g.node(n).partner >= 0)
       index[size_t(n)] = index[size_t(g.node(n).partner)];
   return index;
 }
@@ -36,7 +36,7 @@ json opEntry(const Graph &g, const Schedule &s, int64_t n,
              const std::vector<int64_t> &index) {
   const Node &node = g.node(n);
   const NodeTiming &t = s.timing[size_t(n)];
-  const bool coll = node.kind == NodeKind::kAsyncStart;
+  const bool coll = node.kind == NodeKind::AsyncStart;
   json deps = json::array();
   for (int64_t e : g.predecessors(n))
     deps.push_back(index[size_t(g.edges()[size_t(e)].from)]);
@@ -185,7 +185,7 @@ json chromeTraceValue(const Program &program, const Schedule &s) {
     const Node &node = g.node(n);
     const NodeTiming &t = s.timing[size_t(n)];
     max_stream = std::max(max_stream, node.stream);
-    if (node.kind == NodeKind::kAsyncStart)
+    if (node.kind == NodeKind::AsyncStart)
       events.push_back({{"name", node.name},
                         {"cat", "collective"},
                         {"ph", "X"},
@@ -194,7 +194,7 @@ json chromeTraceValue(const Program &program, const Schedule &s) {
                         {"ts", t.transfer_start_us},
                         {"dur", t.transfer_end_us - t.transfer_start_us},
                         {"args", {{"kind", toString(node.collective)}}}});
-    if (node.kind != NodeKind::kNop && t.end_us > t.start_us)
+    if (node.kind != NodeKind::Nop && t.end_us > t.start_us)
       events.push_back({{"name", node.name},
                         {"cat", "compute"},
                         {"ph", "X"},

@@ -22,7 +22,7 @@ namespace {
 // XLA's InitializeGraphAnalysis: async latency accumulated from the top.
 void computeAsyncDepth(State &s, const std::vector<int64_t> &topo) {
   for (int64_t n : topo) {
-    const bool done = s.graph.node(n).kind == NodeKind::kAsyncDone;
+    const bool done = s.graph.node(n).kind == NodeKind::AsyncDone;
     double depth = 0;
     for (int64_t e : s.graph.predecessors(n)) {
       const Edge &edge = s.graph.edges()[size_t(e)];
@@ -49,7 +49,7 @@ void makeReady(State &s, int64_t n) {
   if (occupiesResource(node))
     for (int r : resourcesOf(node))
       ++s.users_in_queue[size_t(r)];
-  (node.kind == NodeKind::kNop ? s.nops : s.ready).push_back(n);
+  (node.kind == NodeKind::Nop ? s.nops : s.ready).push_back(n);
   if (ns.ready_time > s.current_time)
     s.next_ready.push({ns.ready_time, n});
 }

@@ -34,7 +34,7 @@ void fillTimeline(const detail::State &s, Schedule &out) {
     t.reason = s.reasons[size_t(n)];
   }
   for (int64_t n = 0; n < g.size(); ++n)
-    if (g.node(n).kind == NodeKind::kAsyncStart) {
+    if (g.node(n).kind == NodeKind::AsyncStart) {
       NodeTiming &t = out.timing[size_t(n)];
       t.transfer_start_us = t.end_us;
       t.transfer_end_us = t.end_us + asyncLatency(g, n);
@@ -49,9 +49,9 @@ void forwardStatistics(const Graph &g, Schedule &out) {
   for (int64_t n : out.order) {
     const Node &node = g.node(n);
     now += node.cost_us;
-    if (node.kind == NodeKind::kAsyncStart)
+    if (node.kind == NodeKind::AsyncStart)
       started[size_t(n)] = now;
-    if (node.kind != NodeKind::kAsyncDone || node.partner < 0)
+    if (node.kind != NodeKind::AsyncDone || node.partner < 0)
       continue;
     const double latency = asyncLatency(g, node.partner);
     const double wasted =

@@ -8,7 +8,7 @@
 namespace shardlab::schedule::detail {
 
 std::vector<int> resourcesOf(const Node &node) {
-  if (node.kind != NodeKind::kAsyncStart && node.kind != NodeKind::kAsyncDone)
+  if (node.kind != NodeKind::AsyncStart && node.kind != NodeKind::AsyncDone)
     return {};
   return {int(node.collective) - 1, kNumCollectiveKinds - 1 + node.stream};
 }
@@ -21,11 +21,11 @@ int numResources(const Graph &graph) {
 }
 
 bool occupiesResource(const Node &node) {
-  return node.kind == NodeKind::kAsyncDone;
+  return node.kind == NodeKind::AsyncDone;
 }
 
 bool releasesResource(const Node &node) {
-  return node.kind == NodeKind::kAsyncStart;
+  return node.kind == NodeKind::AsyncStart;
 }
 
 namespace {
@@ -62,7 +62,7 @@ std::pair<int64_t, int64_t> memoryChange(const State &s, Candidate &c) {
 bool hasDoneOperand(const Graph &g, int64_t node) {
   for (int64_t e : g.predecessors(node)) {
     const Edge &edge = g.edges()[size_t(e)];
-    if (edge.data && g.node(edge.from).kind == NodeKind::kAsyncDone)
+    if (edge.data && g.node(edge.from).kind == NodeKind::AsyncDone)
       return true;
   }
   return false;

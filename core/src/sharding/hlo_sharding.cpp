@@ -3,7 +3,7 @@
 // over one mesh, and a sharding written back as the canonical text (which
 // reuses the reader's iota expansion to check a device list). The
 // mesh-and-axes form (HloShardingV3) is in hlo_sharding_v3.cpp.
-#include "shardlab/sharding/hlo_sharding.h"
+#include "sharding/hlo_sharding.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,7 +1,7 @@
 // XLA's mesh-and-axes sharding strings (HloShardingV3): written from a
 // sharding and its mesh (hloShardingV3Text), and read back into shardings
 // over inline meshes (parseHloShardingV3).
-#include "shardlab/sharding/hlo_sharding.h"
+#include "sharding/hlo_sharding.h"
 
 #include <cctype>
 

@@ -1,5 +1,5 @@
 // Queries and constructors on TensorSharding values (see sharding_utils.h).
-#include "shardlab/sharding/sharding_utils.h"
+#include "sharding/sharding_utils.h"
 
 #include "shardlab/sharding/axis.h"
 #include "shardlab/sharding/shape.h"

@@ -1,9 +1,9 @@
 // Collective op verification (see collective_verify.h): Shardy's
 // verifyCollectiveOp and the collectives' verifySymbolUses.
+#include "sharding/collective_verify.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/sharding/axis.h"
-#include "shardlab/sharding/collective_verify.h"
 #include "shardlab/sharding/format.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 #include <algorithm>
 

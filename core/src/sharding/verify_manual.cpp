@@ -1,5 +1,5 @@
 // sdy.manual_computation verification (see manual_verify.h).
-#include "shardlab/sharding/manual_verify.h"
+#include "sharding/manual_verify.h"
 
 #include "shardlab/sharding/axis.h"
 #include "shardlab/sharding/format.h"

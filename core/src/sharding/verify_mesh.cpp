@@ -1,5 +1,5 @@
 // Mesh verification (see verify.h): Shardy's MeshAxisAttr / MeshAttr verify.
-#include "shardlab/sharding/verify.h"
+#include "sharding/verify.h"
 
 #include <algorithm>
 #include <set>

@@ -1,8 +1,8 @@
 // Op sharding rule verification (see verify.h): Shardy's
 // verifyOpShardingRuleAttr, verifyShardingRuleMapping and
 // indicesSortedUniqueInBound.
+#include "sharding/verify.h"
 #include "shardlab/sharding/format.h"
-#include "shardlab/sharding/verify.h"
 
 #include <algorithm>
 #include <set>

@@ -1,9 +1,9 @@
 // Tensor sharding verification (see verify.h): Shardy's
 // verifyTensorShardingAttr, verifyAxisRefList, verifySubAxes and
 // verifyTensorShardingPerValueAttr.
+#include "sharding/verify.h"
 #include "shardlab/sharding/axis.h"
 #include "shardlab/sharding/format.h"
-#include "shardlab/sharding/verify.h"
 
 #include "shardlab/sharding/shape.h"
 

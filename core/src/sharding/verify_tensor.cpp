@@ -1,7 +1,7 @@
 // verifyTensorSharding and verifyShardingPerValue (see verify.h).
+#include "sharding/verify.h"
 #include "shardlab/sharding/axis.h"
 #include "shardlab/sharding/format.h"
-#include "shardlab/sharding/verify.h"
 
 #include "shardlab/sharding/shape.h"
 

@@ -1,9 +1,9 @@
 // Verification involving unreduced axes (see collective_verify.h):
 // all_reduce, replicated_to_unreduced and unreduced-axis transitions.
+#include "sharding/collective_verify.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/sharding/axis.h"
-#include "shardlab/sharding/collective_verify.h"
 #include "shardlab/sharding/format.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "shardlab/text/expected_diagnostics.h"
+#include "text/expected_diagnostics.h"
 
 namespace shardlab {
 

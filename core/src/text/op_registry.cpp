@@ -1,4 +1,4 @@
-#include "shardlab/ir/op_registry.h"
+#include "ir/op_registry.h"
 #include "ops_common.h"
 
 #include <deque>

@@ -2,9 +2,9 @@
 // and the recurring `%a, %b : type` / functional-type patterns.
 #pragma once
 
+#include "ir/op_registry.h"
 #include "parser.h"
 #include "printer.h"
-#include "shardlab/ir/op_registry.h"
 
 #include <optional>
 #include <string>

@@ -1,7 +1,7 @@
 // Custom ("pretty") syntax of the StableHLO ops, as StableHLO's printers
 // produce it. Ops without a pretty form here use the generic form.
+#include "ir/op_properties.h"
 #include "ops_common.h"
-#include "shardlab/ir/op_properties.h"
 
 #include <cstdio>
 

@@ -2,8 +2,8 @@
 // functional-type` with a fixed list of keys (pad, fft, cholesky,
 // rng_bit_generator), plus token ops and convolution (whose dimension
 // numbers and window are kept as text).
+#include "ir/op_properties.h"
 #include "ops_common.h"
-#include "shardlab/ir/op_properties.h"
 
 namespace shardlab {
 

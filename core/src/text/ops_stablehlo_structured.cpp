@@ -1,8 +1,8 @@
 // Custom syntax of the StableHLO ops with structure: reduce (compact
 // `applies` and full `reducer` forms), while (`cond {} do {}`), compare,
 // dot_general and dot.
+#include "ir/op_properties.h"
 #include "ops_common.h"
-#include "shardlab/ir/op_properties.h"
 
 namespace shardlab {
 

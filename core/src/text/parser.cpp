@@ -1,7 +1,7 @@
 // Lexical helpers, types, values, regions and the generic op form.
 #include "parser.h"
 
-#include "shardlab/ir/op_registry.h"
+#include "ir/op_registry.h"
 
 #include <algorithm>
 #include <cstring>

@@ -4,8 +4,8 @@
 // chain that MLIR's generated parsers emit).
 #include "parser.h"
 
+#include "sharding/verify.h"
 #include "shardlab/sharding/mesh.h"
-#include "shardlab/sharding/verify.h"
 
 namespace shardlab {
 

@@ -1,6 +1,6 @@
 #include "printer.h"
 
-#include "shardlab/ir/op_registry.h"
+#include "ir/op_registry.h"
 
 #include <algorithm>
 #include <cmath>

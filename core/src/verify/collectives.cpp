@@ -5,8 +5,8 @@
 // library (collective_verify.h).
 #include "verify_ops.h"
 
-#include "shardlab/sharding/collective_verify.h"
-#include "shardlab/sharding/sharding_utils.h"
+#include "sharding/collective_verify.h"
+#include "sharding/sharding_utils.h"
 
 namespace shardlab::verify {
 

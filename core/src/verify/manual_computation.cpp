@@ -3,7 +3,7 @@
 // types, and the common mesh of all shardings.
 #include "verify_ops.h"
 
-#include "shardlab/sharding/manual_verify.h"
+#include "sharding/manual_verify.h"
 
 namespace shardlab::verify {
 

@@ -4,7 +4,7 @@
 // manual computations have their own files.
 #include "verify_ops.h"
 
-#include "shardlab/sharding/collective_verify.h"
+#include "sharding/collective_verify.h"
 
 namespace shardlab::verify {
 

@@ -1,9 +1,9 @@
 // The IR verifier driver: visits ops in pre-order as MLIR's verifier does
 // (an op's attributes and invariants on entrance, its region-dependent
 // checks on exit) and stops at the first op that fails.
-#include "shardlab/verify/verifier.h"
+#include "verify/verifier.h"
 
-#include "shardlab/ir/op_registry.h"
+#include "ir/op_registry.h"
 
 #include "verify_ops.h"
 

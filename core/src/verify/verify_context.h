@@ -4,10 +4,10 @@
 // emission of op errors with MLIR's "'<op>' op " prefix.
 #pragma once
 
+#include "sharding/verify.h"
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
 #include "shardlab/sharding/mesh.h"
-#include "shardlab/sharding/verify.h"
 
 #include <optional>
 #include <string>

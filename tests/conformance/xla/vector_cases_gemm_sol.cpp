@@ -46,7 +46,7 @@ Result<double> GemmTimeUs(const PerfTable &t, GemmTableKind kind,
   if (Result<bool> ok = validatePerfTable(t); !ok)
     return ok.error();
   Result<MatmulInterpolator> mi =
-      MatmulInterpolator::create(t, kind, EstimateMode::kCompatible);
+      MatmulInterpolator::create(t, kind, EstimateMode::Compatible);
   if (!mi)
     return mi.error();
   Result<GemmQuery> q = GemmQueryFrom(query);
@@ -114,7 +114,7 @@ Result<double> MatmulUserGroup(const json &setup, const json &query) {
     g.flop_per_s = 2.0 * g.b * g.m * g.n * g.k / (double(ns) * 1e-9);
     t.gemms.push_back(g);
   }
-  Result<double> us = GemmTimeUs(t, GemmTableKind::kUserProfiles, query);
+  Result<double> us = GemmTimeUs(t, GemmTableKind::UserProfiles, query);
   return us ? Result<double>(*us * 1e-6) : us;
 }
 
@@ -122,7 +122,7 @@ Result<double> MatmulDefaultGroup(const json &setup, const json &query) {
   Result<PerfTable> t = DefaultGemmTable(setup);
   if (!t)
     return t.error();
-  return GemmTimeUs(*t, GemmTableKind::kDefault, query);
+  return GemmTimeUs(*t, GemmTableKind::Default, query);
 }
 
 Result<double> MatmulNodeCostGroup(const json &setup, const json &query) {
@@ -145,11 +145,11 @@ Result<double> SolRingGroup(const json &setup, const json &query) {
     return allToAllLatencyUs(c, buf, nodes, comms);
   if (fn == "all_to_all_latency_legacy")
     return allToAllLatencyLegacyUs(c, buf, nodes, comms);
-  const SolCollective type = op == "all-gather"   ? SolCollective::kAllGather
-                             : op == "all-reduce" ? SolCollective::kAllReduce
+  const SolCollective type = op == "all-gather"   ? SolCollective::AllGather
+                             : op == "all-reduce" ? SolCollective::AllReduce
                              : op == "reduce-scatter"
-                                 ? SolCollective::kReduceScatter
-                                 : SolCollective::kSendRecv;
+                                 ? SolCollective::ReduceScatter
+                                 : SolCollective::SendRecv;
   return ringLatencyUs(c, buf, nodes, type, comms);
 }
 

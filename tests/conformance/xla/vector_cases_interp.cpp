@@ -37,8 +37,8 @@ Result<double> NearestGroup(const json &setup, const json &query) {
 Result<double> GridSnapGroup(const json &setup, const json &query) {
   const GridContext<2> ctx = ContextFrom<2>(setup.at("contexts"));
   double results[2];
-  const SnapRule rules[2] = {SnapRule::kGridThenNearest,
-                             SnapRule::kStoredCoordinate};
+  const SnapRule rules[2] = {SnapRule::GridThenNearest,
+                             SnapRule::StoredCoordinate};
   for (int r = 0; r < 2; ++r) {
     GridSnapInterpolator<int64_t, 2> snap(ctx, rules[r]);
     for (const json &p : setup.at("points"))
@@ -186,7 +186,7 @@ Result<double> PermuteGroup(const json &setup, const json &query) {
     }
   }
   CollectiveQuery q;
-  q.op = CollectiveOp::kCollectivePermute;
+  q.op = CollectiveOp::CollectivePermute;
   q.pairs = PairsFrom(query.at("source_target_pairs"));
   q.bytes = bytesTransferred(q.op, {query.at("elements").get<int64_t>() * 4,
                                     query.at("elements").get<int64_t>() * 4});
@@ -216,7 +216,7 @@ Result<double> DefaultCollectiveGroup(const json &setup, const json &query) {
     return cq.error();
   CollectiveInterpolatorOptions opts;
   opts.devices_per_partition = partition;
-  opts.interpolation = TableInterpolation::kGridSnap;
+  opts.interpolation = TableInterpolation::GridSnap;
   return CollectiveTime(table, opts, *cq);
 }
 

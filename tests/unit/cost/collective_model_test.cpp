@@ -48,18 +48,17 @@ PerfTable Table() {
 
 TEST_CASE("byte conventions per collective") {
   const CollectiveShapes s{100, 800};
-  CHECK(bytesTransferred(CollectiveOp::kAllGather, s) == 800);
-  CHECK(bytesTransferred(CollectiveOp::kReduceScatter, {800, 100}) == 800);
-  CHECK(bytesTransferred(CollectiveOp::kCollectivePermuteStart, s) == 100);
-  CHECK(hbmBytesAccessed(CollectiveOp::kAllGatherStart, {50, 800}, 16) ==
+  CHECK(bytesTransferred(CollectiveOp::AllGather, s) == 800);
+  CHECK(bytesTransferred(CollectiveOp::ReduceScatter, {800, 100}) == 800);
+  CHECK(bytesTransferred(CollectiveOp::CollectivePermuteStart, s) == 100);
+  CHECK(hbmBytesAccessed(CollectiveOp::AllGatherStart, {50, 800}, 16) ==
         50 * 31 + 50 * 16);
 }
 
 TEST_CASE("exact key hit: time is bytes / throughput") {
   auto ci = CollectiveInterpolator::create(Table(), {});
   REQUIRE(ci);
-  auto e =
-      ci->estimateTime(Query(CollectiveOp::kAllReduce, "[1,8]<=[8]", 2048));
+  auto e = ci->estimateTime(Query(CollectiveOp::AllReduce, "[1,8]<=[8]", 2048));
   REQUIRE(e);
   CHECK(e->time_us == doctest::Approx(2048 / 1e6 * 1e6));
   CHECK(e->explanation.model == "collective-table/exact");
@@ -67,38 +66,37 @@ TEST_CASE("exact key hit: time is bytes / throughput") {
 
 TEST_CASE("async starts miss the exact map and use the fallback") {
   auto ci = CollectiveInterpolator::create(Table(), {});
-  auto e = ci->estimateTime(
-      Query(CollectiveOp::kAllReduceStart, "[1,8]<=[8]", 2048));
+  auto e =
+      ci->estimateTime(Query(CollectiveOp::AllReduceStart, "[1,8]<=[8]", 2048));
   REQUIRE(e);
   CHECK(e->explanation.model == "collective-table/fallback");
   // nearest (bytes, devices) to (2048, 8) is (1024, 8) at 1e6 B/s.
   CHECK(e->time_us == doctest::Approx(2048 / 1e6 * 1e6));
   // With 4 devices per group the (1024, 4) entry at 5e5 B/s wins.
-  auto four = ci->estimateTime(
-      Query(CollectiveOp::kAllReduceStart, "[2,4]<=[8]", 2048));
+  auto four =
+      ci->estimateTime(Query(CollectiveOp::AllReduceStart, "[2,4]<=[8]", 2048));
   CHECK(four->time_us == doctest::Approx(2048 / 5e5 * 1e6));
 }
 
 TEST_CASE("missing keys are errors") {
   auto ci = CollectiveInterpolator::create(Table(), {});
   CHECK_FALSE(
-      ci->estimateTime(Query(CollectiveOp::kAllGather, "[1,8]<=[8]", 1024)));
+      ci->estimateTime(Query(CollectiveOp::AllGather, "[1,8]<=[8]", 1024)));
   CollectiveQuery permute;
-  permute.op = CollectiveOp::kCollectivePermute;
+  permute.op = CollectiveOp::CollectivePermute;
   permute.pairs = {{0, 1}};
   permute.bytes = 10;
   CHECK_FALSE(ci->estimateTime(permute));
   CHECK_FALSE(
-      ci->estimateTime(Query(CollectiveOp::kAllReduce, "[1,8]<=[8]", 0)));
+      ci->estimateTime(Query(CollectiveOp::AllReduce, "[1,8]<=[8]", 0)));
 }
 
 TEST_CASE("accurate mode: monotone, saturating, constant time below range") {
   CollectiveInterpolatorOptions opts;
-  opts.mode = EstimateMode::kAccurate;
+  opts.mode = EstimateMode::Accurate;
   auto ci = CollectiveInterpolator::create(Table(), opts);
   auto at = [&](int64_t bytes) {
-    return ci
-        ->estimateTime(Query(CollectiveOp::kAllReduce, "[1,8]<=[8]", bytes))
+    return ci->estimateTime(Query(CollectiveOp::AllReduce, "[1,8]<=[8]", bytes))
         ->time_us;
   };
   CHECK(at(512) == doctest::Approx(at(1024)));            // latency floor

@@ -88,7 +88,7 @@ TEST_CASE("collectors: collective options parse nccl-tests style flags") {
   CHECK(o->check == 0);
   CHECK(o->dtypes == std::vector<std::string>{"bf16", "f32"});
   REQUIRE(o->ops.size() == 2);
-  CHECK(o->ops[1] == CollOp::kCollectivePermute);
+  CHECK(o->ops[1] == CollOp::CollectivePermute);
   CHECK(o->groups.size() == 2);
   CHECK(o->out == "x.json");
   CHECK(o->dry_run);
@@ -118,7 +118,7 @@ TEST_CASE("collectors: gemm options") {
   CHECK(d->batch == std::vector<int64_t>{1, 2, 4});
   CHECK(d->m == std::vector<int64_t>{256, 512, 1024, 2048, 4096});
   CHECK(d->k == d->m);
-  CHECK(d->f32_compute == F32Compute::kTf32);
+  CHECK(d->f32_compute == F32Compute::Tf32);
   Result<GemmOptions> o = parseGemmOptions(
       {"-b", "128", "-e", "512", "-k", "64", "--batch", "8", "-d", "f32,fp8",
        "--f32-compute", "strict", "--rotate-bytes", "1G", "--algos", "4"});
@@ -127,7 +127,7 @@ TEST_CASE("collectors: gemm options") {
   CHECK(o->n == o->m);
   CHECK(o->k == std::vector<int64_t>{64});
   CHECK(o->batch == std::vector<int64_t>{8});
-  CHECK(o->f32_compute == F32Compute::kStrict);
+  CHECK(o->f32_compute == F32Compute::Strict);
   CHECK(o->rotate_bytes == int64_t{1} << 30);
   CHECK(o->algos == 4);
   CHECK(parseGemmOptions({"--f32-compute", "fast"})

@@ -86,14 +86,14 @@ TEST_CASE("collectors: group specs are checked and deduplicated") {
 }
 
 TEST_CASE("collectors: permute patterns and their XLA classification") {
-  CHECK(permutePairs(PermutePattern::kOneWay, 4) ==
+  CHECK(permutePairs(PermutePattern::OneWay, 4) ==
         cost::SourceTargetPairs{{0, 2}, {1, 3}});
-  CHECK(permutePairs(PermutePattern::kRing, 3) ==
+  CHECK(permutePairs(PermutePattern::Ring, 3) ==
         cost::SourceTargetPairs{{0, 1}, {1, 2}, {2, 0}});
-  CHECK(permutePairs(PermutePattern::kMutual, 4) ==
+  CHECK(permutePairs(PermutePattern::Mutual, 4) ==
         cost::SourceTargetPairs{{0, 1}, {1, 0}, {2, 3}, {3, 2}});
   CollectiveOptions o;
-  o.ops = {CollOp::kCollectivePermute};
+  o.ops = {CollOp::CollectivePermute};
   o.min_bytes = o.max_bytes = 4096;
   Result<CollectivePlan> p = planCollectives(o, Node8());
   REQUIRE(p);
@@ -116,13 +116,13 @@ TEST_CASE("collectors: the default 8-GPU plan") {
   Result<CollectivePlan> p = planCollectives(CollectiveOptions{}, Node8());
   REQUIRE(p);
   CHECK(p->group_sets.size() == 3);
-  CHECK(Count(*p, CollOp::kAllReduce) == 66);
-  CHECK(Count(*p, CollOp::kAllGather) == 66);
-  CHECK(Count(*p, CollOp::kCollectivePermute) == 8 * 22);
+  CHECK(Count(*p, CollOp::AllReduce) == 66);
+  CHECK(Count(*p, CollOp::AllGather) == 66);
+  CHECK(Count(*p, CollOp::CollectivePermute) == 8 * 22);
   CHECK(p->points.size() == 4 * 66 + 8 * 22);
   for (const CollectivePoint &pt : p->points)
     if (pt.comm_type)
-      CHECK(*pt.comm_type == cost::CommType::kSinglePartition);
+      CHECK(*pt.comm_type == cost::CommType::SinglePartition);
   const auto [send, recv] = maxBufferBytes(*p);
   CHECK(send == int64_t{2} << 30);
   CHECK(recv == int64_t{2} << 30);
@@ -134,7 +134,7 @@ TEST_CASE("collectors: the default 8-GPU plan") {
 
 TEST_CASE("collectors: two nodes add world and rail groups") {
   CollectiveOptions o;
-  o.ops = {CollOp::kAllReduce};
+  o.ops = {CollOp::AllReduce};
   o.min_bytes = o.max_bytes = 1 << 20;
   Result<CollectivePlan> p = planCollectives(o, Topology{16, 8, 8});
   REQUIRE(p);
@@ -158,7 +158,7 @@ TEST_CASE("collectors: one GPU cannot run a collective sweep") {
 
 TEST_CASE("collectors: small gathers that round to nothing are noted") {
   CollectiveOptions o;
-  o.ops = {CollOp::kAllGather};
+  o.ops = {CollOp::AllGather};
   o.min_bytes = 16, o.max_bytes = 64;
   Result<CollectivePlan> p = planCollectives(o, Node8());
   REQUIRE(p);

@@ -37,9 +37,9 @@ TEST_CASE("communication type from partition histograms") {
   auto classify = [](const char *text) {
     return *classifyCommType(*parseReplicaGroups(text), 8);
   };
-  CHECK(classify("[2,8]<=[16]") == CommType::kSinglePartition);
-  CHECK(classify("[1,16]<=[16]") == CommType::kWorldLevel);
-  CHECK(classify("[8,2]<=[2,8]T(1,0)") == CommType::kNonWorldLevel);
+  CHECK(classify("[2,8]<=[16]") == CommType::SinglePartition);
+  CHECK(classify("[1,16]<=[16]") == CommType::WorldLevel);
+  CHECK(classify("[8,2]<=[2,8]T(1,0)") == CommType::NonWorldLevel);
   Result<CommType> mixed =
       classifyCommType(ReplicaGroups::fromLists({{0, 1}, {2, 9}}), 8);
   REQUIRE_FALSE(mixed);
@@ -48,11 +48,11 @@ TEST_CASE("communication type from partition histograms") {
 
 TEST_CASE("collective-permute types") {
   CHECK(*classifyPermute({{0, 2}, {1, 3}}, 8) ==
-        PermuteType::kIntraPartitionOneWay);
+        PermuteType::IntraPartitionOneWay);
   CHECK(*classifyPermute({{0, 1}, {1, 0}}, 8) ==
-        PermuteType::kIntraPartitionTwoWayAllMutual);
+        PermuteType::IntraPartitionTwoWayAllMutual);
   CHECK(*classifyPermute({{0, 1}, {1, 2}, {2, 0}}, 8) ==
-        PermuteType::kIntraPartitionTwoWayHasNonMutual);
-  CHECK(*classifyPermute({{0, 8}}, 8) == PermuteType::kInterPartitionOneWay);
+        PermuteType::IntraPartitionTwoWayHasNonMutual);
+  CHECK(*classifyPermute({{0, 8}}, 8) == PermuteType::InterPartitionOneWay);
   CHECK(isInterPartition(*classifyPermute({{0, 8}, {8, 0}}, 8)));
 }

@@ -27,9 +27,9 @@ PerfTable BundledTable() {
 
 TEST_CASE("collective TimeUs equals EstimateTime in every mode") {
   const PerfTable table = BundledTable();
-  for (EstimateMode mode : {EstimateMode::kCompatible, EstimateMode::kAccurate})
+  for (EstimateMode mode : {EstimateMode::Compatible, EstimateMode::Accurate})
     for (TableInterpolation interp :
-         {TableInterpolation::kNearest, TableInterpolation::kGridSnap}) {
+         {TableInterpolation::Nearest, TableInterpolation::GridSnap}) {
       CollectiveInterpolatorOptions options;
       options.mode = mode;
       options.interpolation = interp;
@@ -39,7 +39,7 @@ TEST_CASE("collective TimeUs equals EstimateTime in every mode") {
            {"[4,2]<=[8]", "[1,8]<=[8]", "{{0,1,2},{3,4,5}}"})
         for (int64_t bytes : {int64_t{1}, int64_t{5000}, int64_t{3} << 28}) {
           CollectiveQuery q;
-          q.op = CollectiveOp::kReduceScatter;
+          q.op = CollectiveOp::ReduceScatter;
           q.dtype = "f32";
           q.bytes = bytes;
           q.groups = *parseReplicaGroups(groups);
@@ -65,9 +65,9 @@ TEST_CASE("the precomputed accurate index matches the per-query build") {
 
 TEST_CASE("GEMM TimeUs equals EstimateTime; dense grid equals the map") {
   const PerfTable table = BundledTable();
-  for (EstimateMode mode : {EstimateMode::kCompatible, EstimateMode::kAccurate})
+  for (EstimateMode mode : {EstimateMode::Compatible, EstimateMode::Accurate})
     for (GemmTableKind kind :
-         {GemmTableKind::kDefault, GemmTableKind::kUserProfiles}) {
+         {GemmTableKind::Default, GemmTableKind::UserProfiles}) {
       auto mi = MatmulInterpolator::create(table, kind, mode);
       REQUIRE(mi);
       for (const char *dtype : {"bf16", "f32", "f16"}) {

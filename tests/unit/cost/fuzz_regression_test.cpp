@@ -38,8 +38,8 @@ entries {
 })pb";
   Result<PerfTable> t = importXlaGemmTable(text, "");
   REQUIRE(t);
-  auto mi = MatmulInterpolator::create(*t, GemmTableKind::kUserProfiles,
-                                       EstimateMode::kCompatible);
+  auto mi = MatmulInterpolator::create(*t, GemmTableKind::UserProfiles,
+                                       EstimateMode::Compatible);
   REQUIRE(mi);
   GemmQuery q;
   q.dims = {5, 256, 256, 256};
@@ -52,7 +52,7 @@ TEST_CASE("fuzz: huge collective throughputs and GEMM dims") {
   t.metadata.source = "measured";
   CollectiveEntry e;
   e.op = "all-gather";
-  e.comm_type = CommType::kSinglePartition;
+  e.comm_type = CommType::SinglePartition;
   e.bytes = 1024;
   e.devices_per_group = 2;
   e.throughput_bytes_per_s = 1e300;
@@ -104,10 +104,9 @@ TEST_CASE("non-grid GEMM tables: answered from the measured points") {
   CHECK(checkFullGemmGrid(t, "bf16xbf16->bf16").error().message ==
         "gemms (bf16xbf16->bf16): not a full grid, missing b=1 m=256 n=256 "
         "k=512");
-  for (EstimateMode mode :
-       {EstimateMode::kCompatible, EstimateMode::kAccurate}) {
+  for (EstimateMode mode : {EstimateMode::Compatible, EstimateMode::Accurate}) {
     CAPTURE(int(mode));
-    auto mi = MatmulInterpolator::create(t, GemmTableKind::kDefault, mode);
+    auto mi = MatmulInterpolator::create(t, GemmTableKind::Default, mode);
     REQUIRE(mi);
     GemmQuery q;
     // Its bracket in (k, n) needs (256, 512, 256), which is not measured.

@@ -28,8 +28,8 @@ TEST_CASE("default GEMM table: a missing corner is answered from the points") {
   g.lhs_dtype = g.rhs_dtype = g.out_dtype = "bf16";
   g.flop_per_s = 1e12;
   t.gemms.push_back(g);
-  auto mi = MatmulInterpolator::create(t, GemmTableKind::kDefault,
-                                       EstimateMode::kCompatible);
+  auto mi = MatmulInterpolator::create(t, GemmTableKind::Default,
+                                       EstimateMode::Compatible);
   REQUIRE(mi);
   GemmQuery q{{1, 256, 256, 256}, "bf16", "bf16", "bf16"};
   auto e = mi->estimateTime(q);
@@ -104,11 +104,11 @@ TEST_CASE("S-curve ring latency by hand") {
   c.chunk_size_bytes = 1000;
   c.header_overhead = 0;
   // 2 nodes x 2 GPUs: g = 4, per = 1000, gpn = 2; step = 1 + 1 + 2 = 4 us.
-  CHECK(*ringLatencyUs(c, 4000, 2, SolCollective::kAllGather, 1) ==
+  CHECK(*ringLatencyUs(c, 4000, 2, SolCollective::AllGather, 1) ==
         doctest::Approx(4 * 3.0 / 2 + 10));
-  CHECK(*ringLatencyUs(c, 4000, 2, SolCollective::kAllReduce, 1) ==
+  CHECK(*ringLatencyUs(c, 4000, 2, SolCollective::AllReduce, 1) ==
         doctest::Approx(2 * 4 * 3.0 / 2 + 10));
-  CHECK_FALSE(ringLatencyUs(c, 4000, 2, SolCollective::kAllGather, 3));
+  CHECK_FALSE(ringLatencyUs(c, 4000, 2, SolCollective::AllGather, 3));
 }
 
 TEST_CASE("S-curve options: > 0 overrides, integers must be integers") {
@@ -135,7 +135,7 @@ TEST_CASE("unknown devices get the <unknown> defaults") {
 TEST_CASE("DCN dispatch refuses single-partition collectives") {
   SolConfig c = solPlatformDefaults("");
   DcnQuery q;
-  q.op = CollectiveOp::kAllGather;
+  q.op = CollectiveOp::AllGather;
   q.groups = *parseReplicaGroups("[2,8]<=[16]");
   q.msg_bytes = 1 << 20;
   CHECK_FALSE(dcnCollectiveEstimate(c, 1e12, q));

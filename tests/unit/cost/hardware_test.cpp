@@ -54,8 +54,8 @@ TEST_CASE("user-defined presets are validated") {
 TEST_CASE("NVLink ring factors") {
   HardwarePreset hw = *findHardwarePreset("a100");
   const int64_t bytes = int64_t(300e9 * 1e-3); // 1 ms at full bandwidth
-  auto ar = intraNodeCollectiveEstimate(hw, CollectiveOp::kAllReduce, bytes, 8);
-  auto ag = intraNodeCollectiveEstimate(hw, CollectiveOp::kAllGather, bytes, 8);
+  auto ar = intraNodeCollectiveEstimate(hw, CollectiveOp::AllReduce, bytes, 8);
+  auto ag = intraNodeCollectiveEstimate(hw, CollectiveOp::AllGather, bytes, 8);
   CHECK(ar->time_us == doctest::Approx(5 + 1000 * 2 * 7.0 / 8));
   CHECK(ag->time_us == doctest::Approx(5 + 1000 * 7.0 / 8));
 }
@@ -106,8 +106,8 @@ TEST_CASE("checked-in analytical table matches the generator") {
   REQUIRE(loaded);
   CHECK(loaded->metadata.source == "analytical");
   CHECK(serializePerfTable(*loaded) == serializePerfTable(generated));
-  auto mi = MatmulInterpolator::create(*loaded, GemmTableKind::kDefault,
-                                       EstimateMode::kCompatible);
+  auto mi = MatmulInterpolator::create(*loaded, GemmTableKind::Default,
+                                       EstimateMode::Compatible);
   GemmQuery q{{1, 1000, 3000, 700}, "bf16", "bf16", "bf16"};
   CHECK(mi->estimateTime(q)->time_us > 0);
 }

@@ -43,7 +43,7 @@ TEST_CASE("grid snap: ties go to the larger candidate, then clamp") {
   ctx.next_pow2 = {1};
   ctx.min = {4};
   ctx.max = {16};
-  GridSnapInterpolator<int64_t, 1> snap(ctx, SnapRule::kGridThenNearest);
+  GridSnapInterpolator<int64_t, 1> snap(ctx, SnapRule::GridThenNearest);
   for (int64_t x : {4, 8, 16})
     snap.add({x}, x * 10);
   CHECK(*snap.eval({6}) == 80);   // 6-4 == 8-6: tie -> 8
@@ -54,7 +54,7 @@ TEST_CASE("grid snap: ties go to the larger candidate, then clamp") {
 
 TEST_CASE("grid snap: a later duplicate overwrites in the exact map") {
   GridContext<1> ctx{{-1}, {1}, {1}, {1024}};
-  GridSnapInterpolator<int64_t, 1> snap(ctx, SnapRule::kStoredCoordinate);
+  GridSnapInterpolator<int64_t, 1> snap(ctx, SnapRule::StoredCoordinate);
   snap.add({8}, 1);
   snap.add({8}, 2);
   CHECK(*snap.eval({8}) == 2);
@@ -62,7 +62,7 @@ TEST_CASE("grid snap: a later duplicate overwrites in the exact map") {
 
 TEST_CASE("stored-coordinate snap resolves off-grid tables") {
   GridContext<2> ctx{{-1, -1}, {-1, -1}, {0, 0}, {100, 100}};
-  GridSnapInterpolator<int64_t, 2> snap(ctx, SnapRule::kStoredCoordinate);
+  GridSnapInterpolator<int64_t, 2> snap(ctx, SnapRule::StoredCoordinate);
   snap.add({10, 3}, 1);
   snap.add({30, 5}, 2);
   auto hit = snap.lookup({12, 5});

@@ -122,8 +122,8 @@ TEST_CASE("user-table GEMM estimates read the brute-force nearest profile") {
     scaled.push_back({g.b, g.m * s, g.k * s, g.n * s});
     table.gemms.push_back(g);
   }
-  auto mi = MatmulInterpolator::create(table, GemmTableKind::kUserProfiles,
-                                       EstimateMode::kCompatible);
+  auto mi = MatmulInterpolator::create(table, GemmTableKind::UserProfiles,
+                                       EstimateMode::Compatible);
   REQUIRE(mi);
   for (int i = 0; i < 300; ++i) {
     GemmQuery q;

@@ -14,20 +14,20 @@ using shardlab::Result;
 TEST_CASE("S-curve by topology: communicators from group members per node") {
   const SolConfig h100 = solPlatformDefaults("NVIDIA H100 80GB HBM3");
   // research/xla_lhs.md §d.2: AR of 1 MiB over 2 nodes x 8 GPUs.
-  auto ar = solTopologyEstimate(h100, CollectiveOp::kAllReduce, 1 << 20, 16, 2);
+  auto ar = solTopologyEstimate(h100, CollectiveOp::AllReduce, 1 << 20, 16, 2);
   REQUIRE(ar);
   CHECK(ar->time_us == doctest::Approx(193.8).epsilon(1e-3));
   CHECK(ar->explanation.model == "s-curve/ring all-reduce");
   // 2 members per node -> 4 communicators; same as RingLatencyUs directly.
-  auto ag = solTopologyEstimate(h100, CollectiveOp::kAllGather, 4096, 4, 2);
+  auto ag = solTopologyEstimate(h100, CollectiveOp::AllGather, 4096, 4, 2);
   REQUIRE(ag);
   CHECK(ag->time_us ==
-        *ringLatencyUs(h100, 4096, 2, SolCollective::kAllGather, 4));
+        *ringLatencyUs(h100, 4096, 2, SolCollective::AllGather, 4));
   auto cp =
-      solTopologyEstimate(h100, CollectiveOp::kCollectivePermute, 4096, 8, 4);
+      solTopologyEstimate(h100, CollectiveOp::CollectivePermute, 4096, 8, 4);
   REQUIRE(cp);
   CHECK(cp->explanation.model == "s-curve/send-recv");
-  CHECK(solTopologyEstimate(h100, CollectiveOp::kAllToAll, 4096, 16, 2));
+  CHECK(solTopologyEstimate(h100, CollectiveOp::AllToAll, 4096, 16, 2));
 }
 
 TEST_CASE("S-curve by topology: impossible topologies are errors") {
@@ -38,7 +38,7 @@ TEST_CASE("S-curve by topology: impossible topologies are errors") {
                       {48, 2},
                       {12, 2},
                       {int64_t{1} << 40, 2}}) {
-    auto e = solTopologyEstimate(c, CollectiveOp::kAllReduce, 1024, g, k);
+    auto e = solTopologyEstimate(c, CollectiveOp::AllReduce, 1024, g, k);
     CHECK_FALSE(e);
     CHECK_FALSE(e.error().message.empty());
   }
@@ -57,8 +57,8 @@ TEST_CASE("squared distance saturates instead of overflowing") {
 TEST_CASE("gemm dims beyond 2^40 are refused, not overflowed") {
   PerfTable t;
   t.gemms.push_back({1, 256, 256, 256, "bf16", "bf16", "bf16", {}, 1e12});
-  auto mi = MatmulInterpolator::create(t, GemmTableKind::kUserProfiles,
-                                       EstimateMode::kCompatible);
+  auto mi = MatmulInterpolator::create(t, GemmTableKind::UserProfiles,
+                                       EstimateMode::Compatible);
   REQUIRE(mi);
   GemmQuery q;
   q.lhs_dtype = q.rhs_dtype = q.out_dtype = "bf16";

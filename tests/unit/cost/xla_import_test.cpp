@@ -94,12 +94,12 @@ TEST_CASE("collective profiles import with XLA's byte conventions") {
   const CollectiveEntry &ar = t->collectives[0];
   CHECK(ar.op == "all-reduce");
   CHECK(ar.bytes == 1024);
-  CHECK(ar.comm_type == CommType::kSinglePartition);
+  CHECK(ar.comm_type == CommType::SinglePartition);
   const CollectiveEntry &rs = t->collectives[1];
   CHECK(rs.dtype == "bf16");
   CHECK(rs.bytes == 64 * 2 * 2); // input bytes = output x group size
   CHECK(t->collectives[2].permute_type ==
-        PermuteType::kIntraPartitionTwoWayAllMutual);
+        PermuteType::IntraPartitionTwoWayAllMutual);
   CHECK(t->metadata.source == "measured");
   Result<PerfTable> missing = importXlaCollectiveProfiles(kProfiles, "sm_80");
   REQUIRE_FALSE(missing);
@@ -110,10 +110,10 @@ TEST_CASE("collective profiles import with XLA's byte conventions") {
 TEST_CASE("imported default table reproduces XLA's H100 1 KiB all-reduce") {
   PerfTable t = *importXlaCollectiveProfiles(kProfiles, "sm_90");
   CollectiveInterpolatorOptions opts;
-  opts.interpolation = TableInterpolation::kGridSnap;
+  opts.interpolation = TableInterpolation::GridSnap;
   auto ci = CollectiveInterpolator::create(t, opts);
   CollectiveQuery q;
-  q.op = CollectiveOp::kAllReduce;
+  q.op = CollectiveOp::AllReduce;
   q.dtype = "f32";
   q.bytes = 1024;
   q.groups = *parseReplicaGroups("[1,8]<=[8]");
@@ -126,8 +126,8 @@ TEST_CASE("GEMM tables import per dtype key") {
   REQUIRE(t->gemms.size() == 2);
   CHECK(gemmDtypeKey(t->gemms[1]) == "f32xf32->f32");
   CHECK(t->gemms[0].flop_per_s == 6765006451612.0);
-  auto mi = MatmulInterpolator::create(*t, GemmTableKind::kDefault,
-                                       EstimateMode::kCompatible);
+  auto mi = MatmulInterpolator::create(*t, GemmTableKind::Default,
+                                       EstimateMode::Compatible);
   GemmQuery q{{1, 512, 512, 512}, "s8", "s8", "s8"};
   // B200 vector: s8 (1,512^3) falls back to bf16 (1,256^3) -> 39.68 us.
   CHECK(mi->estimateTime(q)->time_us == doctest::Approx(39.68).epsilon(1e-4));

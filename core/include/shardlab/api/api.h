@@ -58,50 +58,36 @@ struct RunResult {
 RunResult runPipeline(std::string_view text, const RunRequest &request);
 
 // ---- JSON layer (WASM, JS, tools) ----
+// Each takes and returns the JSON that schemas/api/ describes (the file
+// named after the method, e.g. run.schema.json for runJson); the core
+// rejects a request field the schema does not declare.
 
-/// {"ok", "name", "version", "api_version"}.
+/// version.schema.json: name, version and API version.
 std::string versionJson();
 
-/// {"ok", "passes": [{"flag", "description", "implemented"}]}.
+/// passes.schema.json: every pass flag, its stage and declared options.
 std::string listPassesJson();
 
-/// Parses and verifies `text`. {"ok", "output" (printed module, "" when
-/// parsing failed), "diagnostics"}. ok is false when an error was reported.
+/// run.schema.json CheckResult: parse + verify, the printed module.
 std::string checkJson(std::string_view text);
 
-/// Runs shardlab-opt over `text` with `flags_json`, a JSON array of
-/// argument strings (e.g. ["-sdy-basic-propagate=conservative-propagation=
-/// true"]). {"ok", "output", "stderr", "diagnostics"} or, for a bad flag,
-/// {"ok": false, "error", "output": "", "stderr": "", "diagnostics": []}.
+/// run.schema.json RunResult: shardlab-opt over `text` with `flags_json`, a
+/// JSON array of its arguments (["-sdy-basic-propagate=..."]); a bad flag
+/// or option is an error naming it.
 std::string runJson(std::string_view text, std::string_view flags_json);
 
-/// Loads and validates a performance table. `options_json`:
-/// {"format": "auto" | "shardlab" | "xla-collective" | "xla-gemm",
-///  "device": XLA device key ("" = the only one), "partition_size": 8}.
-/// Returns {"ok", "format", "summary": {...}, "table": <shardlab table
-/// object>} or {"ok": false, "error"}; "devices" lists XLA device keys.
+/// tables.schema.json: a performance table loaded and validated
+/// (shardlab JSON or XLA text-proto), normalised to shardlab's schema.
 std::string loadTableJson(std::string_view text, std::string_view options_json);
 
-/// Built-in hardware presets: {"ok", "presets": [{"name", ...}]}.
+/// tables.schema.json: the built-in hardware presets.
 std::string hardwarePresetsJson();
 
-/// Estimates one collective. `options_json`: {"op": "all-reduce", "bytes",
-/// "dtype", "replica_groups": "[2,4]<=[8]" | [[0,1],[2,3]],
-/// "source_target_pairs": [[0,1],...], "table": <table object or text>
-/// (default: the analytical table of "hardware"), "hardware": "h100",
-/// "mode": "compatible" | "accurate", "interpolation": "nearest" |
-/// "grid-snap", "partition_size": 8}. "tables": [table, ...] merges several
-/// tables. With "group_size" (and "nodes", default 1; "gpus_per_node",
-/// default the preset's; "sol_options": "nic_speed_gbps=...,...") the query
-/// is by topology, as shardlab-cost's: nodes > 1 the S-curve model alone,
-/// nodes = 1 the tables, else the preset's NVLink model. Returns {"ok",
-/// "time_us", "model", "explanation": {...}} or {"ok": false, "error"}.
+/// estimate.schema.json: one collective, from a table, several merged
+/// tables, or (with "group_size") by topology as shardlab-cost does.
 std::string estimateCollectiveJson(std::string_view options_json);
 
-/// Estimates one GEMM. `options_json`: {"b", "m", "k", "n", "dtype" (or
-/// "lhs_dtype", "rhs_dtype", "out_dtype", or "dtypes": "bf16xbf16->bf16"),
-/// "table" or "tables", "hardware", "mode",
-/// "table_kind": "default" | "user"}. Same result shape as collectives.
+/// estimate.schema.json: one GEMM.
 std::string estimateGemmJson(std::string_view options_json);
 
 } // namespace shardlab::api

@@ -20,16 +20,16 @@
 namespace shardlab::cost {
 
 enum class CollectiveOp {
-  kAllReduce,
-  kAllReduceStart,
-  kAllGather,
-  kAllGatherStart,
-  kReduceScatter,
-  kAllToAll,
-  kCollectivePermute,
-  kCollectivePermuteStart,
-  kSend,
-  kRecv,
+  AllReduce,
+  AllReduceStart,
+  AllGather,
+  AllGatherStart,
+  ReduceScatter,
+  AllToAll,
+  CollectivePermute,
+  CollectivePermuteStart,
+  Send,
+  Recv,
 };
 std::string_view toText(CollectiveOp op);
 Result<CollectiveOp> parseCollectiveOp(std::string_view text);
@@ -53,7 +53,7 @@ int64_t hbmBytesAccessed(CollectiveOp op, const CollectiveShapes &s,
 
 /// What the collective interpolator needs to know about one op.
 struct CollectiveQuery {
-  CollectiveOp op = CollectiveOp::kAllReduce;
+  CollectiveOp op = CollectiveOp::AllReduce;
   std::string dtype;
   int64_t bytes = 0; // BytesTransferred
   ReplicaGroups groups;
@@ -61,15 +61,15 @@ struct CollectiveQuery {
 };
 
 enum class TableInterpolation {
-  kNearest,  // user-supplied tables (XLA: EuclideanNNInterpolator)
-  kGridSnap, // default tables (XLA: EuclideanComplementInterpolator)
+  Nearest,  // user-supplied tables (XLA: EuclideanNNInterpolator)
+  GridSnap, // default tables (XLA: EuclideanComplementInterpolator)
 };
 
 struct CollectiveInterpolatorOptions {
   int64_t devices_per_partition = 8; // GPUs per NVLink domain
-  TableInterpolation interpolation = TableInterpolation::kNearest;
-  SnapRule snap_rule = SnapRule::kStoredCoordinate;
-  EstimateMode mode = EstimateMode::kCompatible;
+  TableInterpolation interpolation = TableInterpolation::Nearest;
+  SnapRule snap_rule = SnapRule::StoredCoordinate;
+  EstimateMode mode = EstimateMode::Compatible;
 };
 
 /// Accurate-mode throughput over one (op, comm type) plane of (bytes,

@@ -48,7 +48,7 @@ ReplicaGroups canonicalDeviceList(const ReplicaGroups &groups);
 Result<std::string> canonicalKey(const ReplicaGroups &groups);
 
 /// XLA's GPUCommunicationType ("transfer scheme").
-enum class CommType { kSinglePartition, kWorldLevel, kNonWorldLevel };
+enum class CommType { SinglePartition, WorldLevel, NonWorldLevel };
 std::string_view toText(CommType type);
 Result<CommType> parseCommType(std::string_view text);
 
@@ -60,12 +60,12 @@ Result<CommType> classifyCommType(const ReplicaGroups &groups,
 
 /// XLA's CollectivePermuteCostModelType.
 enum class PermuteType {
-  kIntraPartitionOneWay,
-  kIntraPartitionTwoWayAllMutual,
-  kIntraPartitionTwoWayHasNonMutual,
-  kInterPartitionOneWay,
-  kInterPartitionTwoWayAllMutual,
-  kInterPartitionTwoWayHasNonMutual,
+  IntraPartitionOneWay,
+  IntraPartitionTwoWayAllMutual,
+  IntraPartitionTwoWayHasNonMutual,
+  InterPartitionOneWay,
+  InterPartitionTwoWayAllMutual,
+  InterPartitionTwoWayHasNonMutual,
 };
 std::string_view toText(PermuteType type);
 Result<PermuteType> parsePermuteType(std::string_view text);

@@ -10,7 +10,7 @@
 namespace shardlab::cost {
 
 /// How estimates are made: bit-for-bit XLA, or shardlab's accurate mode.
-enum class EstimateMode { kCompatible, kAccurate };
+enum class EstimateMode { Compatible, Accurate };
 
 /// One named quantity of a formula, with its unit.
 struct Term {

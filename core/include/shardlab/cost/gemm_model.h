@@ -39,13 +39,13 @@ struct GemmQuery {
 };
 
 enum class GemmTableKind {
-  kDefault,      // per dtype key (XLA's default tables, and any table loaded)
-  kUserProfiles, // XLA's user-profile path: nearest neighbour, byte-scaled
+  Default,      // per dtype key (XLA's default tables, and any table loaded)
+  UserProfiles, // XLA's user-profile path: nearest neighbour, byte-scaled
 };
 
 struct MatmulOptions {
-  GemmTableKind kind = GemmTableKind::kDefault;
-  EstimateMode mode = EstimateMode::kCompatible;
+  GemmTableKind kind = GemmTableKind::Default;
+  EstimateMode mode = EstimateMode::Compatible;
   /// XLA's rule for a dtype key the default table lacks: read the bf16
   /// entries at byte-normalised dims. Off, such a query is an error naming
   /// the dtype keys the table has.

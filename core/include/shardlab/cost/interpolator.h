@@ -265,10 +265,10 @@ private:
 enum class SnapRule {
   /// Snap each coordinate to its grid (ties to the larger candidate), clamp,
   /// look up exactly, else fall back to nearest neighbour.
-  kGridThenNearest,
+  GridThenNearest,
   /// Per dimension in order, snap to the nearest stored coordinate among the
   /// points sharing the already-snapped prefix (ties to the larger one).
-  kStoredCoordinate,
+  StoredCoordinate,
 };
 
 /// Grid snap ("EuclideanComplementInterpolator"). A later point with the same
@@ -287,7 +287,7 @@ public:
   lookup(const GridPoint<N> &q) const {
     if (exact_.empty())
       return std::nullopt;
-    if (rule_ == SnapRule::kStoredCoordinate) {
+    if (rule_ == SnapRule::StoredCoordinate) {
       const GridPoint<N> p = snapToStored(q);
       return std::make_pair(p, exact_.at(p));
     }

@@ -38,11 +38,11 @@ SolConfig solPlatformDefaults(std::string_view device_name);
 Result<SolConfig> applySolOptions(SolConfig config, std::string_view options);
 
 enum class SolCollective {
-  kAllGather,
-  kAllReduce,
-  kReduceScatter,
-  kSendRecv,
-  kAllToAll
+  AllGather,
+  AllReduce,
+  ReduceScatter,
+  SendRecv,
+  AllToAll
 };
 
 double transferDurationUs(const SolConfig &c, int64_t bytes);
@@ -66,7 +66,7 @@ Result<double> intraNodeAllReduceUs(const SolConfig &c, int64_t size_bytes,
 
 /// A collective crossing NVLink partitions, as the SoL estimator sees it.
 struct DcnQuery {
-  CollectiveOp op = CollectiveOp::kAllGather;
+  CollectiveOp op = CollectiveOp::AllGather;
   int64_t msg_bytes = 0;           // BytesTransferred
   int64_t hbm_bytes_accessed = 0;  // HbmBytesAccessed
   ReplicaGroups groups;            // non-permute ops

@@ -14,15 +14,15 @@
 
 namespace shardlab::schedule {
 
-enum class NodeKind { kCompute, kAsyncStart, kAsyncDone, kNop };
+enum class NodeKind { Compute, AsyncStart, AsyncDone, Nop };
 
 enum class CollectiveKind {
-  kNone,
-  kAllGather,
-  kAllReduce,
-  kReduceScatter,
-  kAllToAll,
-  kCollectivePermute,
+  None,
+  AllGather,
+  AllReduce,
+  ReduceScatter,
+  AllToAll,
+  CollectivePermute,
 };
 inline constexpr int kNumCollectiveKinds = 6;
 std::string_view toString(CollectiveKind kind);
@@ -31,9 +31,9 @@ std::string_view toString(NodeKind kind);
 /// One instruction of the per-device program.
 struct Node {
   std::string name;
-  NodeKind kind = NodeKind::kCompute;
+  NodeKind kind = NodeKind::Compute;
   double cost_us = 0; ///< busy time on the compute stream
-  CollectiveKind collective = CollectiveKind::kNone;
+  CollectiveKind collective = CollectiveKind::None;
   int64_t partner = -1; ///< start <-> done of an async pair
   int stream = 0;       ///< collective stream (start/done only)
   /// Device groups of the collective (start/done only).

@@ -23,12 +23,12 @@
 namespace shardlab::schedule {
 
 enum class EstimatorMode {
-  kReal,        ///< the cost model (tables, roofline, S-curve), microseconds
-  kApproximate, ///< XLA's ApproximateLatencyEstimator: 1 / 1000 / 5000
+  Real,        ///< the cost model (tables, roofline, S-curve), microseconds
+  Approximate, ///< XLA's ApproximateLatencyEstimator: 1 / 1000 / 5000
 };
 
 struct ProgramOptions {
-  EstimatorMode estimator = EstimatorMode::kReal;
+  EstimatorMode estimator = EstimatorMode::Real;
   cost::HardwarePreset hardware; ///< required in real mode
   /// Collective and GEMM table; null: the hardware's analytical table.
   const cost::PerfTable *table = nullptr;
@@ -70,7 +70,7 @@ struct Topology {
 /// One collective of the per-device program, as the cost model saw it.
 struct CollectiveInfo {
   int64_t start_node = -1;
-  CollectiveKind kind = CollectiveKind::kNone;
+  CollectiveKind kind = CollectiveKind::None;
   std::vector<std::vector<int64_t>> groups;
   std::string comm_type; ///< single-partition / world-level / ...
   int64_t bytes = 0;     ///< XLA's bytes_transferred

@@ -6,7 +6,7 @@
 // worklist is empty.
 #include "canonicalize_passes.h"
 #include "canonicalize_patterns.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/pass_utils.h"
 
 namespace shardlab {
 

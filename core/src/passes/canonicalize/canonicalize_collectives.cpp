@@ -6,10 +6,10 @@
 // chained all_to_alls on disjoint dims fuse.
 #include "canonicalize_passes.h"
 #include "canonicalize_patterns.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/pass_utils.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/sharding/axis.h"
 #include "shardlab/sharding/mesh.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 #include <algorithm>
 #include <set>

@@ -3,7 +3,7 @@
 // size 1 (or that has no inputs, outputs or body) is inlined or erased.
 #include "canonicalize_passes.h"
 #include "canonicalize_patterns.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/pass_utils.h"
 #include "shardlab/sharding/mesh.h"
 
 namespace shardlab::canon {

@@ -2,7 +2,7 @@
 // true when it changed the IR. Used by canonicalize_driver.cpp only.
 #pragma once
 
-#include "shardlab/passes/canonicalize.h"
+#include "passes/canonicalize.h"
 
 namespace shardlab::canon {
 

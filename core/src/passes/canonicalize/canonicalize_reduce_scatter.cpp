@@ -4,9 +4,9 @@
 // remaining slicing axes; it applies only when every axis of R is used.
 #include "canonicalize_passes.h"
 #include "canonicalize_patterns.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/pass_utils.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/sharding/axis.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 #include <algorithm>
 #include <optional>

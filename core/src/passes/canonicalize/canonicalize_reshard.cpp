@@ -5,7 +5,7 @@
 // result, re-applying the reshapes and transposes in between.
 #include "canonicalize_passes.h"
 #include "canonicalize_patterns.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/pass_utils.h"
 #include "shardlab/sharding/axis.h"
 
 #include <algorithm>

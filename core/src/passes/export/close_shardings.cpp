@@ -1,7 +1,7 @@
 // -sdy-close-shardings: every dimension sharding becomes closed, without
 // priority, and the replicated axes are dropped.
 #include "export_passes.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/pass_utils.h"
 
 namespace shardlab {
 

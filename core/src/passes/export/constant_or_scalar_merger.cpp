@@ -4,7 +4,7 @@
 // same scalar with the same attributes and type, is replaced by the earlier
 // op.
 #include "export_passes.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/pass_utils.h"
 
 #include <map>
 #include <tuple>

@@ -1,6 +1,6 @@
 // -sdy-drop-sharding-and-mesh: removes every sharding and sdy.mesh.
 #include "export_passes.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/pass_utils.h"
 
 namespace shardlab {
 

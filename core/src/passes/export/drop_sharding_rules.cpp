@@ -1,7 +1,7 @@
 // -sdy-drop-sharding-rules: removes the sdy.sharding_rule attributes
 // propagation attached (custom rules stay).
 #include "export_passes.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/pass_utils.h"
 
 namespace shardlab {
 

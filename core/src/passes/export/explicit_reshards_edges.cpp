@@ -6,11 +6,11 @@
 #include "explicit_reshards_util.h"
 #include "export_passes.h"
 
+#include "passes/call_graph.h"
+#include "passes/data_flow_edges.h"
+#include "passes/pass_utils.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/passes/call_graph.h"
-#include "shardlab/passes/data_flow_edges.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 namespace shardlab {
 

@@ -5,9 +5,9 @@
 #include "explicit_reshards_util.h"
 #include "export_passes.h"
 
+#include "passes/pass_utils.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 namespace shardlab {
 

@@ -3,8 +3,8 @@
 #include "explicit_reshards_util.h"
 #include "export_passes.h"
 
+#include "passes/data_flow_edges.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/passes/data_flow_edges.h"
 #include "shardlab/sharding/axis.h"
 
 #include <algorithm>

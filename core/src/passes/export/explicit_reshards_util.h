@@ -4,9 +4,9 @@
 // is then resharded to (Shardy's explicit_reshards_util).
 #pragma once
 
+#include "propagation/projection.h"
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
-#include "shardlab/propagation/projection.h"
 
 #include <deque>
 #include <memory>

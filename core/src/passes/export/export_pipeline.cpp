@@ -5,9 +5,9 @@
 // two label-restricted canonicalizations) runs unless
 // `avoid-export-for-partitioning`. Passes not implemented yet are skipped.
 #include "export_passes.h"
-#include "shardlab/passes/canonicalize.h"
+#include "passes/canonicalize.h"
+#include "passes/pass_utils.h"
 #include "shardlab/passes/pass_manager.h"
-#include "shardlab/passes/pass_utils.h"
 
 namespace shardlab {
 

@@ -1,8 +1,8 @@
 // -sdy-inline-meshes: every sharding (and StableHLO replica-group mesh)
 // names its mesh inline; the sdy.mesh symbols go.
 #include "export_passes.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/replica_group_mesh.h"
+#include "passes/pass_utils.h"
+#include "passes/replica_group_mesh.h"
 
 namespace shardlab {
 

@@ -12,13 +12,13 @@
 #include "explicit_reshards_util.h"
 #include "export_passes.h"
 
+#include "passes/data_flow_edges.h"
+#include "passes/pass_utils.h"
+#include "rules/registry.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/passes/data_flow_edges.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/rules/registry.h"
 #include "shardlab/sharding/axis.h"
 #include "shardlab/sharding/mesh.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 #include <algorithm>
 #include <string>

@@ -1,11 +1,11 @@
 // -sdy-propagate-to-func-results: a function result without a sharding
 // takes the sharding of the value it returns.
 #include "export_passes.h"
-#include "shardlab/passes/call_graph.h"
-#include "shardlab/passes/data_flow_edges.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/call_graph.h"
+#include "passes/data_flow_edges.h"
+#include "passes/pass_utils.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/sharding/axis.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 #include <numeric>
 

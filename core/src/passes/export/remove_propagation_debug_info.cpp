@@ -1,7 +1,7 @@
 // -sdy-remove-propagation-debug-info: removes the sharding-origin and
 // propagation-edge attributes the debug options add.
 #include "export_passes.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/pass_utils.h"
 
 namespace shardlab {
 

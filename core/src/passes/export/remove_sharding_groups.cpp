@@ -1,6 +1,6 @@
 // -sdy-remove-sharding-groups: erases every sdy.sharding_group op.
 #include "export_passes.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/pass_utils.h"
 
 namespace shardlab {
 

@@ -1,11 +1,11 @@
 // -sdy-remove-sub-axes-in-input-output-shardings: function argument and
 // result shardings keep only full axes.
 #include "export_passes.h"
-#include "shardlab/passes/call_graph.h"
-#include "shardlab/passes/data_flow_edges.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/call_graph.h"
+#include "passes/data_flow_edges.h"
+#include "passes/pass_utils.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/sharding/axis.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 #include <numeric>
 

@@ -7,10 +7,10 @@
 #include "export_passes.h"
 #include "reshard_to_collectives_state.h"
 
-#include "shardlab/passes/data_flow_edges.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/data_flow_edges.h"
+#include "passes/pass_utils.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/sharding/mesh.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 namespace shardlab {
 

@@ -5,7 +5,7 @@
 #include "reshard_to_collectives_state.h"
 #include "export_passes.h"
 
-#include "shardlab/passes/pass_utils.h"
+#include "passes/pass_utils.h"
 
 #include <algorithm>
 #include <numeric>

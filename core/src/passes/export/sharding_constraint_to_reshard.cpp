@@ -1,7 +1,7 @@
 // -sdy-sharding-constraint-to-reshard: every sdy.sharding_constraint
 // becomes an sdy.reshard with the same attributes.
 #include "export_passes.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/pass_utils.h"
 
 namespace shardlab {
 

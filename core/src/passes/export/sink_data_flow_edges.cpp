@@ -2,10 +2,10 @@
 // onto their edge owners (all owners of an op at once; owners whose edge
 // has no sharding become fully open on the same mesh) and erases the edges.
 #include "export_passes.h"
-#include "shardlab/passes/data_flow_edges.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/propagation/debug_info.h"
-#include "shardlab/sharding/sharding_utils.h"
+#include "passes/data_flow_edges.h"
+#include "passes/pass_utils.h"
+#include "propagation/debug_info.h"
+#include "sharding/sharding_utils.h"
 
 #include <optional>
 

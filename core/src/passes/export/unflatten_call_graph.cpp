@@ -2,13 +2,13 @@
 // back into one per distinct sharding (with dedup-functions-fully, into the
 // most-called one).
 #include "export_passes.h"
+#include "passes/call_graph.h"
+#include "passes/call_graph_passes.h"
+#include "passes/data_flow_edges.h"
+#include "passes/pass_utils.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/passes/call_graph.h"
-#include "shardlab/passes/call_graph_passes.h"
-#include "shardlab/passes/data_flow_edges.h"
-#include "shardlab/passes/pass_utils.h"
 #include "shardlab/sharding/format.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 #include <map>
 

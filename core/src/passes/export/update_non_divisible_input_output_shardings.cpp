@@ -2,11 +2,11 @@
 // input or output sharding (and of manual computations and calls) that do
 // not divide their dimension are dropped.
 #include "export_passes.h"
-#include "shardlab/passes/call_graph.h"
-#include "shardlab/passes/data_flow_edges.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/call_graph.h"
+#include "passes/data_flow_edges.h"
+#include "passes/pass_utils.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/sharding/axis.h"
-#include "shardlab/sharding/sharding_utils.h"
 
 #include <numeric>
 

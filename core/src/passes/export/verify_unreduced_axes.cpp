@@ -5,12 +5,12 @@
 // and returns unless an sdy.reshard / sdy.sharding_constraint blesses the
 // transition.
 #include "export_passes.h"
+#include "passes/call_graph.h"
+#include "passes/call_graph_passes.h"
+#include "passes/data_flow_edges.h"
+#include "passes/pass_utils.h"
+#include "sharding/collective_verify.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/passes/call_graph.h"
-#include "shardlab/passes/call_graph_passes.h"
-#include "shardlab/passes/data_flow_edges.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/sharding/collective_verify.h"
 #include "shardlab/sharding/format.h"
 
 #include <algorithm>

@@ -3,8 +3,8 @@
 // shape, carrying the owner's sharding, and routes the owner's uses through
 // it.
 #include "import_passes.h"
-#include "shardlab/passes/data_flow_edges.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/data_flow_edges.h"
+#include "passes/pass_utils.h"
 
 #include <algorithm>
 

@@ -6,10 +6,10 @@
 // on an otherwise unconstrained value also takes over the uses of that value
 // that come after the chain.
 #include "import_passes.h"
-#include "shardlab/passes/data_flow_edges.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/propagation/debug_info.h"
-#include "shardlab/sharding/sharding_utils.h"
+#include "passes/data_flow_edges.h"
+#include "passes/pass_utils.h"
+#include "propagation/debug_info.h"
+#include "sharding/sharding_utils.h"
 
 #include <optional>
 

@@ -6,9 +6,9 @@
 // as constant preserving when every op of its callee (body) is; a copied
 // call gets a recursively cloned callee.
 #include "import_passes.h"
-#include "shardlab/ir/op_properties.h"
-#include "shardlab/passes/call_graph.h"
-#include "shardlab/passes/pass_utils.h"
+#include "ir/op_properties.h"
+#include "passes/call_graph.h"
+#include "passes/pass_utils.h"
 
 #include <algorithm>
 #include <set>

@@ -6,13 +6,13 @@
 // an explicit batching dimension of operand and indices, and drops its
 // component from the indices, so that propagation sees the batch factor.
 // Run per func with MLIR's greedy driver semantics (dead ops are erased).
-#include "gather_scatter_dims.h"
 #include "import_passes.h"
+#include "rules/gather_scatter_dims.h"
 
-#include "shardlab/rules/stablehlo_attrs.h"
+#include "rules/stablehlo_attrs.h"
 
-#include "shardlab/passes/canonicalize.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/canonicalize.h"
+#include "passes/pass_utils.h"
 
 #include <algorithm>
 

@@ -1,11 +1,11 @@
 // -sdy-flatten-call-graph: every call site gets its own copy of the
 // function it calls, tagged with sdy.original_func_name.
 #include "import_passes.h"
+#include "passes/call_graph.h"
+#include "passes/call_graph_passes.h"
+#include "passes/data_flow_edges.h"
+#include "passes/pass_utils.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/passes/call_graph.h"
-#include "shardlab/passes/call_graph_passes.h"
-#include "shardlab/passes/data_flow_edges.h"
-#include "shardlab/passes/pass_utils.h"
 
 #include <map>
 #include <set>

@@ -2,8 +2,8 @@
 // StableHLO replica-group mesh) becomes an sdy.mesh symbol, one per distinct
 // mesh, and duplicate mesh symbols merge.
 #include "import_passes.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/replica_group_mesh.h"
+#include "passes/pass_utils.h"
+#include "passes/replica_group_mesh.h"
 #include "shardlab/sharding/axis.h"
 
 #include <iterator>

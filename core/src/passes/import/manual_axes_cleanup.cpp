@@ -3,8 +3,8 @@
 // sharding does not mention to its replicated axes, so manual axes are
 // always fully specified.
 #include "import_passes.h"
-#include "shardlab/passes/data_flow_edges.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/data_flow_edges.h"
+#include "passes/pass_utils.h"
 #include "shardlab/sharding/axis.h"
 
 #include <algorithm>

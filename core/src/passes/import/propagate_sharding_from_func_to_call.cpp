@@ -1,11 +1,11 @@
 // -sdy-propagate-sharding-from-func-to-call: a call's operands and results
 // without a sharding take the callee's argument and result shardings.
 #include "import_passes.h"
+#include "passes/call_graph.h"
+#include "passes/call_graph_passes.h"
+#include "passes/data_flow_edges.h"
+#include "passes/pass_utils.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/passes/call_graph.h"
-#include "shardlab/passes/call_graph_passes.h"
-#include "shardlab/passes/data_flow_edges.h"
-#include "shardlab/passes/pass_utils.h"
 
 #include <map>
 #include <set>

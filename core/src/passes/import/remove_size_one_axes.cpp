@@ -1,8 +1,8 @@
 // -sdy-remove-size-one-axes: axes of size one split nothing and are dropped
 // from every sharding.
 #include "import_passes.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/replica_group_mesh.h"
+#include "passes/pass_utils.h"
+#include "passes/replica_group_mesh.h"
 #include "shardlab/sharding/axis.h"
 
 #include <iterator>

@@ -3,7 +3,7 @@
 // appearance, drops duplicate members, and checks that a group neither
 // crosses a manual-computation boundary nor mixes tensor shapes.
 #include "import_passes.h"
-#include "shardlab/passes/pass_utils.h"
+#include "passes/pass_utils.h"
 
 #include <map>
 #include <unordered_map>

@@ -1,7 +1,7 @@
 
+#include "passes/pass_utils.h"
 #include "propagation_passes.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/rules/registry.h"
+#include "rules/registry.h"
 
 namespace shardlab {
 

@@ -2,9 +2,9 @@
 // -sdy-aggressive-propagate, -sdy-op-priority-propagate and
 // -sdy-user-priority-propagate, with Shardy's option names.
 
-#include "shardlab/propagation/propagate.h"
+#include "propagation/propagate.h"
+#include "passes/pass_utils.h"
 #include "propagation_passes.h"
-#include "shardlab/passes/pass_utils.h"
 
 namespace shardlab {
 

@@ -19,8 +19,8 @@
 // an axis unevenly) and only shardings refer to its axes (no manual
 // computation or collective names them); a main mesh whose axes such an op
 // names still takes the others.
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_support.h"
+#include "passes/pass_utils.h"
+#include "passes/xla_support.h"
 #include "shardlab/sharding/axis.h"
 #include "xla_passes.h"
 

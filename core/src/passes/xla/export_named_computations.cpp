@@ -3,12 +3,12 @@
 // sdy.original_func_name), plus the out shardings on the func's results,
 // as XLA's copy of the pass writes them; with dedup-functions-fully=true the
 // functions of one name are then merged (xla unflatten-call-graph).
+#include "passes/call_graph.h"
+#include "passes/call_graph_passes.h"
+#include "passes/pass_utils.h"
+#include "passes/xla_support.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/passes/call_graph.h"
-#include "shardlab/passes/call_graph_passes.h"
 #include "shardlab/passes/pass_manager.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_support.h"
 #include "xla_passes.h"
 
 #include <map>

@@ -1,8 +1,8 @@
 // Automatic form detection: which modules are in GSPMD form, how many
 // devices a module says it runs on, and the import every user-facing entry
 // point runs before propagation.
+#include "passes/xla_support.h"
 #include "shardlab/passes/pass_manager.h"
-#include "shardlab/passes/xla_support.h"
 #include "xla_passes.h"
 
 namespace shardlab {

@@ -1,8 +1,8 @@
 // -xla-sdy-import-constants: `stablehlo.constant` becomes `sdy.constant`
 // (same value and attributes), which canonicalization neither folds nor
 // hoists out of the regions it sits in.
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_support.h"
+#include "passes/pass_utils.h"
+#include "passes/xla_support.h"
 #include "xla_passes.h"
 
 namespace shardlab {

@@ -3,8 +3,8 @@
 // {mhlo.frontend_attributes = {xla.sdy.sharding_group_id = "21 : i64"}}`
 // becomes `sdy.sharding_group %x group_id=21`; a call without the id, or
 // whose result is used, is an error.
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_support.h"
+#include "passes/pass_utils.h"
+#include "passes/xla_support.h"
 #include "xla_passes.h"
 
 #include <cstdlib>

@@ -1,9 +1,9 @@
 // -xla-sdy-import-shardings: GSPMD `mhlo.sharding` strings to one Shardy
 // mesh and `sdy.sharding`s (rules and a worked example in
 // shardlab/sharding/hlo_sharding.h).
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_support.h"
-#include "shardlab/sharding/hlo_sharding.h"
+#include "passes/pass_utils.h"
+#include "passes/xla_support.h"
+#include "sharding/hlo_sharding.h"
 #include "xla_passes.h"
 
 #include <map>

@@ -2,7 +2,7 @@
 #include "manual_computation_from_func.h"
 #include "xla_passes.h"
 
-#include "shardlab/passes/pass_utils.h"
+#include "passes/pass_utils.h"
 
 namespace shardlab {
 

@@ -4,11 +4,11 @@
 // becomes that StableHLO op (same operands, results, attributes and
 // regions), then -xla-sdy-stablehlo-import-pipeline runs. MHLO ops without
 // a StableHLO twin (mhlo.copy) stay as they are.
-#include "shardlab/ir/op_registry.h"
-#include "shardlab/passes/call_graph.h"
+#include "ir/op_registry.h"
+#include "passes/call_graph.h"
+#include "passes/pass_utils.h"
+#include "passes/xla_support.h"
 #include "shardlab/passes/pass_manager.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_support.h"
 #include "xla_passes.h"
 
 namespace shardlab {

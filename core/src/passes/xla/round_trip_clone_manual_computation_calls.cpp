@@ -2,9 +2,9 @@
 // first to one `@...xla.sdy.manual_computation_body...` func gets a copy of
 // it under a fresh name (`_0`, `_1`, ...), so each manual computation is
 // later imported from a body of its own.
-#include "shardlab/passes/call_graph.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_support.h"
+#include "passes/call_graph.h"
+#include "passes/pass_utils.h"
+#include "passes/xla_support.h"
 #include "xla_passes.h"
 
 #include <set>

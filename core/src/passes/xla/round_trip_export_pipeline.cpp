@@ -21,12 +21,12 @@
 //   sdy.sharding_rule R          -> xla.sdy.sharding_rule = "R"
 //
 // A module with no Shardy content is left as it is.
+#include "passes/pass_utils.h"
+#include "passes/xla_support.h"
 #include "propagation_direction.h"
+#include "sharding/hlo_sharding.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_manager.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_support.h"
-#include "shardlab/sharding/hlo_sharding.h"
 #include "shardlab/text/text.h"
 #include "xla_passes.h"
 

@@ -9,9 +9,9 @@
 //                                       xla.sdy.out_shardings = "..."}}
 // Inner manual computations are exported first (post order), so nested
 // ones end up inside the outer body function.
-#include "shardlab/passes/call_graph.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_support.h"
+#include "passes/call_graph.h"
+#include "passes/pass_utils.h"
+#include "passes/xla_support.h"
 #include "shardlab/text/text.h"
 #include "xla_passes.h"
 

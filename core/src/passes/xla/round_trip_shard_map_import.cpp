@@ -12,9 +12,9 @@
 // position. The attributes may also sit on the call. Body funcs are
 // removed; stray unused shape custom calls too.
 #include "manual_computation_from_func.h"
-#include "shardlab/passes/call_graph.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_support.h"
+#include "passes/call_graph.h"
+#include "passes/pass_utils.h"
+#include "passes/xla_support.h"
 #include "shardlab/text/text.h"
 #include "tuple_flattening.h"
 #include "xla_passes.h"

@@ -15,12 +15,12 @@
 //   - sdy.manual_computation becomes copy + `@SPMDFullToShardShape`, the
 //     body inlined, copy + `@SPMDShardToFullShape`;
 //   - sdy.mesh ops and sharding groups go away.
+#include "passes/pass_utils.h"
+#include "passes/xla_support.h"
+#include "sharding/hlo_sharding.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_manager.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_support.h"
-#include "shardlab/sharding/hlo_sharding.h"
-#include "shardlab/sharding/sharding_utils.h"
 #include "xla_passes.h"
 
 #include <algorithm>

@@ -15,9 +15,9 @@
 //   4. custom calls on tuples flattened to several operands and results;
 //   5. -xla-sdy-import-constants.
 #include "manual_computation_from_func.h"
+#include "passes/pass_utils.h"
+#include "passes/xla_support.h"
 #include "shardlab/passes/pass_manager.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_support.h"
 #include "tuple_flattening.h"
 #include "xla_passes.h"
 

@@ -2,7 +2,7 @@
 #include "tuple_flattening.h"
 #include "xla_passes.h"
 
-#include "shardlab/passes/pass_utils.h"
+#include "passes/pass_utils.h"
 
 namespace shardlab {
 

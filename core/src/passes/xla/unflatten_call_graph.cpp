@@ -5,11 +5,11 @@
 // now calls disagree: `mhlo.copy` of an operand to the function's argument
 // sharding, and of a result from the function's result sharding to the one
 // the call site had.
-#include "shardlab/passes/call_graph.h"
-#include "shardlab/passes/call_graph_passes.h"
+#include "passes/call_graph.h"
+#include "passes/call_graph_passes.h"
+#include "passes/pass_utils.h"
+#include "passes/xla_support.h"
 #include "shardlab/passes/pass_manager.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_support.h"
 #include "xla_passes.h"
 
 namespace shardlab {

@@ -1,9 +1,9 @@
 // Open sharding constraints on the free variables of while loops (the
 // import step XLA's stablehlo and round-trip import pipelines share).
+#include "passes/pass_utils.h"
+#include "passes/xla_support.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
-#include "shardlab/passes/pass_utils.h"
-#include "shardlab/passes/xla_support.h"
-#include "shardlab/sharding/sharding_utils.h"
 #include "xla_passes.h"
 
 #include <algorithm>

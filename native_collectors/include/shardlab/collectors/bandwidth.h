@@ -12,11 +12,11 @@
 namespace shardlab::collectors {
 
 enum class CollOp {
-  kAllReduce,
-  kAllGather,
-  kReduceScatter,
-  kAllToAll,
-  kCollectivePermute,
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  AllToAll,
+  CollectivePermute,
 };
 
 /// The table's op name: all-reduce, all-gather, ...

@@ -17,9 +17,9 @@ namespace shardlab::collectors {
 
 /// Source -> target pattern of a collective-permute inside a group.
 enum class PermutePattern {
-  kOneWay, // first half sends to second half
-  kRing,   // i -> i+1 mod s
-  kMutual, // pairwise exchange 2j <-> 2j+1
+  OneWay, // first half sends to second half
+  Ring,   // i -> i+1 mod s
+  Mutual, // pairwise exchange 2j <-> 2j+1
 };
 
 struct CollectiveOptions {
@@ -30,16 +30,16 @@ struct CollectiveOptions {
   int64_t warmup = 5;
   int64_t check = 1; // 0 = do not check results
   std::vector<std::string> dtypes = {"f32"};
-  std::vector<CollOp> ops = {CollOp::kAllReduce, CollOp::kAllGather,
-                             CollOp::kReduceScatter, CollOp::kAllToAll,
-                             CollOp::kCollectivePermute};
+  std::vector<CollOp> ops = {CollOp::AllReduce, CollOp::AllGather,
+                             CollOp::ReduceScatter, CollOp::AllToAll,
+                             CollOp::CollectivePermute};
   std::vector<int64_t> group_sizes = {2, 4, 8};
   /// Explicit replica-group specs ("[2,4]<=[8]", "{{0,4},{1,5}}", ...);
   /// empty = contiguous groups of each size in group_sizes, plus on several
   /// nodes the world group and XLA's [D,N]<=[N,D]T(1,0) (one GPU per node).
   std::vector<std::string> groups;
   std::vector<PermutePattern> permutes = {
-      PermutePattern::kOneWay, PermutePattern::kRing, PermutePattern::kMutual};
+      PermutePattern::OneWay, PermutePattern::Ring, PermutePattern::Mutual};
   int64_t ngpus = 0;          // GPUs driven by this process; 0 = all visible
   int64_t nodes = 1;          // --dry-run only: nodes of the planned job
   int64_t partition_size = 0; // GPUs per NVLink domain; 0 = GPUs per node
@@ -85,7 +85,7 @@ cost::SourceTargetPairs permutePairs(PermutePattern p, int64_t s);
 
 /// One measurement: an op on a group set, dtype and size.
 struct CollectivePoint {
-  CollOp op = CollOp::kAllReduce;
+  CollOp op = CollOp::AllReduce;
   std::string dtype;
   int64_t requested_bytes = 0;
   RankCounts counts;

@@ -11,14 +11,14 @@
 namespace shardlab::collectors {
 
 /// How an "f32" GEMM may compute: TF32 tensor cores or strict FP32.
-enum class F32Compute { kTf32, kStrict };
+enum class F32Compute { Tf32, Strict };
 
 struct GemmOptions {
   std::vector<int64_t> batch = {1, 2, 4};
   std::vector<int64_t> m = {256, 512, 1024, 2048, 4096};
   std::vector<int64_t> n = m, k = m;
   std::vector<std::string> dtypes = {"bf16", "f32"};
-  F32Compute f32_compute = F32Compute::kTf32;
+  F32Compute f32_compute = F32Compute::Tf32;
   int64_t iters = 20;
   int64_t warmup = 5;
   int64_t algos = 1; // heuristic candidates timed; 1 = top heuristic only

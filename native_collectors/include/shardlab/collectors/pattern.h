@@ -16,16 +16,16 @@ namespace shardlab::collectors {
 
 /// Which buffer of which collective a pattern describes.
 enum class PatternKind : int {
-  kAllReduce,
-  kAllGather,
-  kReduceScatter,
-  kAllToAll,
-  kPermute,
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+  AllToAll,
+  Permute,
 };
 
 /// Everything a rank needs to fill its input or check its output.
 struct PatternSpec {
-  PatternKind kind = PatternKind::kAllReduce;
+  PatternKind kind = PatternKind::AllReduce;
   int64_t rank = 0;    // position in the group
   int64_t nranks = 1;  // group size
   int64_t chunk = 0;   // per-rank (AG/RS) or per-peer (A2A) count
@@ -46,13 +46,13 @@ SHARDLAB_HD inline int64_t tagValue(int64_t rank, int64_t peer, int64_t j) {
 /// Value of element `i` of this rank's input (send) buffer.
 SHARDLAB_HD inline int64_t inputValue(const PatternSpec &s, int64_t i) {
   switch (s.kind) {
-  case PatternKind::kAllReduce:
-  case PatternKind::kReduceScatter:
+  case PatternKind::AllReduce:
+  case PatternKind::ReduceScatter:
     return reduceInput(s.rank, s.nranks, i);
-  case PatternKind::kAllToAll:
+  case PatternKind::AllToAll:
     return tagValue(s.rank, i / s.chunk, i % s.chunk);
-  case PatternKind::kAllGather:
-  case PatternKind::kPermute:
+  case PatternKind::AllGather:
+  case PatternKind::Permute:
     return tagValue(s.rank, 0, i);
   }
   return 0;
@@ -62,15 +62,15 @@ SHARDLAB_HD inline int64_t inputValue(const PatternSpec &s, int64_t i) {
 /// (a permute rank that receives nothing).
 SHARDLAB_HD inline int64_t expectedValue(const PatternSpec &s, int64_t i) {
   switch (s.kind) {
-  case PatternKind::kAllReduce:
+  case PatternKind::AllReduce:
     return s.nranks + i % 3;
-  case PatternKind::kReduceScatter:
+  case PatternKind::ReduceScatter:
     return s.nranks + (s.rank * s.chunk + i) % 3;
-  case PatternKind::kAllGather:
+  case PatternKind::AllGather:
     return tagValue(i / s.chunk, 0, i % s.chunk);
-  case PatternKind::kAllToAll:
+  case PatternKind::AllToAll:
     return tagValue(i / s.chunk, s.rank, i % s.chunk);
-  case PatternKind::kPermute:
+  case PatternKind::Permute:
     return s.source < 0 ? -1 : tagValue(s.source, 0, i);
   }
   return -1;

@@ -10,8 +10,8 @@
 // verifyManualComputationMesh (all in verifySymbolUses).
 #pragma once
 
+#include "sharding/verify.h"
 #include "shardlab/sharding/sharding.h"
-#include "shardlab/sharding/verify.h"
 
 #include <optional>
 #include <string>

@@ -1,7 +1,8 @@
 // The dimension numbers of stablehlo.gather and stablehlo.scatter as one
 // struct under gather's names. The parser keeps `#stablehlo.gather<...>` and
 // `#stablehlo.scatter<...>` as opaque text; these read that text and write it
-// back the way MLIR prints it, so a pass can rewrite the dimension numbers.
+// back the way MLIR prints it, so a pass can rewrite the dimension numbers;
+// the gather and scatter sharding rules read them here too.
 #pragma once
 
 #include "shardlab/ir/ir.h"

@@ -20,8 +20,8 @@
 // Shardy's getOrCreateSharding does. `mesh` is the result's resolved mesh.
 #pragma once
 
+#include "sharding/verify.h"
 #include "shardlab/sharding/sharding.h"
-#include "shardlab/sharding/verify.h"
 
 #include <optional>
 #include <string>

@@ -5,7 +5,7 @@
 // (Shardy's BasicFactorPropagation / AggressiveFactorPropagation).
 #pragma once
 
-#include "shardlab/propagation/projection.h"
+#include "propagation/projection.h"
 
 #include <functional>
 #include <optional>

@@ -4,9 +4,9 @@
 // passes call propagateShardings with their layer.
 #pragma once
 
+#include "propagation/factor_propagation.h"
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
-#include "shardlab/propagation/factor_propagation.h"
 
 #include <vector>
 

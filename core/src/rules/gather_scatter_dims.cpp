@@ -1,7 +1,6 @@
-#include "gather_scatter_dims.h"
-#include "import_passes.h"
+#include "rules/gather_scatter_dims.h"
 
-#include "shardlab/rules/stablehlo_attrs.h"
+#include "rules/stablehlo_attrs.h"
 
 namespace shardlab {
 

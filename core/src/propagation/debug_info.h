@@ -15,7 +15,7 @@
 // SourceShardingHandler.
 #pragma once
 
-#include "shardlab/propagation/trace.h"
+#include "propagation/trace.h"
 
 #include <functional>
 #include <memory>

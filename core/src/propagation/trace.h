@@ -21,10 +21,10 @@
 // - traceToJson: all of the above as JSON for the playground.
 #pragma once
 
+#include "propagation/factor_propagation.h"
+#include "propagation/propagate.h"
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
-#include "shardlab/propagation/factor_propagation.h"
-#include "shardlab/propagation/propagate.h"
 
 #include <nlohmann/json_fwd.hpp>
 
