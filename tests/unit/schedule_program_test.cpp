@@ -57,6 +57,11 @@ ProgramOptions realOptions(int64_t gpus_per_node) {
   return o;
 }
 
+/// The error of a failed Result ("" when it succeeded).
+template <class T> std::string errorOf(const Result<T> &result) {
+  return result ? std::string() : result.error().message;
+}
+
 } // namespace
 
 TEST_CASE("Device groups over axes, sub-axes and device ids") {
@@ -81,9 +86,10 @@ TEST_CASE("Device groups over axes, sub-axes and device ids") {
 
 TEST_CASE("Per-device program: local shapes, groups, comm types, costs") {
   auto module = parse(kModule);
-  ProgramResult r = buildProgram(*module, realOptions(8));
-  REQUIRE_MESSAGE(r.ok, r.error);
-  const Program &p = r.program;
+  DiagnosticEngine r_diags;
+  Result<Program> r = buildProgram(*module, realOptions(8), r_diags);
+  REQUIRE_MESSAGE(r.ok(), errorOf(r));
+  const Program &p = *r;
   CHECK(p.topology.num_devices == 8);
   CHECK(p.topology.num_nodes == 1);
   REQUIRE(p.collectives.size() == 2);
@@ -101,20 +107,22 @@ TEST_CASE("Per-device program: local shapes, groups, comm types, costs") {
   CHECK(s.comm_us == doctest::Approx(ag.time_us + p.collectives[1].time_us));
 
   // Two GPUs per node: the all-gather over "y" crosses nodes (S-curve).
-  ProgramResult r2 = buildProgram(*module, realOptions(2));
-  REQUIRE(r2.ok);
-  CHECK(r2.program.topology.num_nodes == 4);
-  CHECK(r2.program.collectives[0].comm_type != "single_partition");
-  CHECK(r2.program.collectives[0].time_us > ag.time_us);
+  DiagnosticEngine r2_diags;
+  Result<Program> r2 = buildProgram(*module, realOptions(2), r2_diags);
+  REQUIRE(r2.ok());
+  CHECK(r2->topology.num_nodes == 4);
+  CHECK(r2->collectives[0].comm_type != "single_partition");
+  CHECK(r2->collectives[0].time_us > ag.time_us);
 }
 
 TEST_CASE("Approximate estimator: XLA's 1 / 1000 / 5000") {
   auto module = parse(kModule);
   ProgramOptions o;
   o.estimator = EstimatorMode::Approximate;
-  ProgramResult r = buildProgram(*module, o);
-  REQUIRE_MESSAGE(r.ok, r.error);
-  const Graph &g = r.program.graph;
+  DiagnosticEngine r_diags;
+  Result<Program> r = buildProgram(*module, o, r_diags);
+  REQUIRE_MESSAGE(r.ok(), errorOf(r));
+  const Graph &g = r->graph;
   int dots = 0;
   for (int64_t i = 0; i < g.size(); ++i) {
     if (g.node(i).name.rfind("stablehlo.dot_general", 0) == 0) {
@@ -132,13 +140,14 @@ TEST_CASE("Approximate estimator: XLA's 1 / 1000 / 5000") {
 
 TEST_CASE("While loop with a constant trip count is its body repeated") {
   auto module = parse(kLoop);
-  ProgramResult r = buildProgram(*module, realOptions(8));
-  REQUIRE_MESSAGE(r.ok, r.error);
+  DiagnosticEngine r_diags;
+  Result<Program> r = buildProgram(*module, realOptions(8), r_diags);
+  REQUIRE_MESSAGE(r.ok(), errorOf(r));
   int adds = 0;
-  for (int64_t i = 0; i < r.program.graph.size(); ++i)
-    adds += r.program.graph.node(i).name.rfind("stablehlo.add", 0) == 0;
+  for (int64_t i = 0; i < r->graph.size(); ++i)
+    adds += r->graph.node(i).name.rfind("stablehlo.add", 0) == 0;
   CHECK(adds == 6); // two adds per iteration, three iterations
-  CHECK(r.program.assumptions.empty());
+  CHECK(r->assumptions.empty());
 }
 
 TEST_CASE("Loop iterations do not overlap, as XLA schedules a loop body") {
@@ -163,9 +172,10 @@ func.func @main(%x: tensor<1024x1024xbf16>, %w: tensor<1024x1024xbf16>) -> tenso
   return %3#1 : tensor<1024x1024xbf16>
 }
 )");
-  ProgramResult r = buildProgram(*module, realOptions(8));
-  REQUIRE_MESSAGE(r.ok, r.error);
-  const Graph &g = r.program.graph;
+  DiagnosticEngine r_diags;
+  Result<Program> r = buildProgram(*module, realOptions(8), r_diags);
+  REQUIRE_MESSAGE(r.ok(), errorOf(r));
+  const Graph &g = r->graph;
   const Schedule s = *scheduleGraph(g, {});
   double first_end = 0, second_start = 1e300;
   int second = 0;
@@ -212,9 +222,10 @@ func.func private @self(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
 )");
   ProgramOptions options = realOptions(1);
   options.func_name = "main";
-  ProgramResult r = buildProgram(*module, options);
-  REQUIRE_MESSAGE(r.ok, r.error);
-  const Graph &g = r.program.graph;
+  DiagnosticEngine r_diags;
+  Result<Program> r = buildProgram(*module, options, r_diags);
+  REQUIRE_MESSAGE(r.ok(), errorOf(r));
+  const Graph &g = r->graph;
   int dots = 0, tanhs = 0;
   for (int64_t i = 0; i < g.size(); ++i) {
     const std::string &name = g.node(i).name;
@@ -231,9 +242,8 @@ func.func private @self(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
   }
   CHECK(dots == 2);
   CHECK(tanhs == 2);
-  REQUIRE(r.program.assumptions.size() == 1);
-  CHECK(r.program.assumptions[0].find("recursive call to @self") !=
-        std::string::npos);
+  REQUIRE(r->assumptions.size() == 1);
+  CHECK(r->assumptions[0].find("recursive call to @self") != std::string::npos);
 }
 
 TEST_CASE("custom calls: sharding markers free, GEMMs and interpreter checks "
@@ -248,9 +258,10 @@ func.func @main(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
   return %3 : tensor<256x256xf32>
 }
 )");
-  ProgramResult r = buildProgram(*module, realOptions(1));
-  REQUIRE_MESSAGE(r.ok, r.error);
-  const Graph &g = r.program.graph;
+  DiagnosticEngine r_diags;
+  Result<Program> r = buildProgram(*module, realOptions(1), r_diags);
+  REQUIRE_MESSAGE(r.ok(), errorOf(r));
+  const Graph &g = r->graph;
   for (int64_t i = 0; i < g.size(); ++i) {
     const Node &node = g.node(i);
     if (node.name.rfind("stablehlo.custom_call@3", 0) == 0)
@@ -267,8 +278,8 @@ func.func @main(%a: tensor<256x256xf32>) -> tensor<256x256xf32> {
       CHECK(node.explanation.rfind("interpreter check", 0) == 0);
     }
   }
-  REQUIRE(r.program.not_costed.size() == 1);
-  CHECK(r.program.not_costed.at("my_kernel") == 2);
+  REQUIRE(r->not_costed.size() == 1);
+  CHECK(r->not_costed.at("my_kernel") == 2);
 }
 
 TEST_CASE("Loops: trip counts from bounds, XLA's backend_config, frontend "
@@ -316,30 +327,30 @@ func.func @main(%a: tensor<8xf32>, %n: tensor<i32>) -> tensor<8xf32> {
     return n;
   };
   auto module = parse(text);
-  ProgramResult r = buildProgram(*module, realOptions(1));
-  REQUIRE_MESSAGE(r.ok, r.error);
-  REQUIRE(r.program.loops.size() == 3);
-  CHECK(r.program.loops[0].source == "unknown (one iteration)");
-  CHECK(r.program.loops[1].source == "backend_config known_trip_count");
-  CHECK(r.program.loops[1].trip_count == 7);
-  CHECK(r.program.loops[2].source ==
-        "mhlo.frontend_attributes known_trip_count");
-  CHECK(r.program.loops[2].trip_count == 3);
-  CHECK(count(r.program, "stablehlo.tan") == 3);
-  CHECK(count(r.program, "stablehlo.sine") == 1);
-  CHECK(count(r.program, "stablehlo.cosine") == 7);
-  REQUIRE(r.program.assumptions.size() == 1);
-  CHECK(r.program.assumptions[0].find("--while-trip-count") !=
-        std::string::npos);
+  DiagnosticEngine r_diags;
+  Result<Program> r = buildProgram(*module, realOptions(1), r_diags);
+  REQUIRE_MESSAGE(r.ok(), errorOf(r));
+  REQUIRE(r->loops.size() == 3);
+  CHECK(r->loops[0].source == "unknown (one iteration)");
+  CHECK(r->loops[1].source == "backend_config known_trip_count");
+  CHECK(r->loops[1].trip_count == 7);
+  CHECK(r->loops[2].source == "mhlo.frontend_attributes known_trip_count");
+  CHECK(r->loops[2].trip_count == 3);
+  CHECK(count(*r, "stablehlo.tan") == 3);
+  CHECK(count(*r, "stablehlo.sine") == 1);
+  CHECK(count(*r, "stablehlo.cosine") == 7);
+  REQUIRE(r->assumptions.size() == 1);
+  CHECK(r->assumptions[0].find("--while-trip-count") != std::string::npos);
 
   ProgramOptions options = realOptions(1);
   options.while_trip_count = 4;
   auto again = parse(text);
-  ProgramResult with = buildProgram(*again, options);
-  REQUIRE_MESSAGE(with.ok, with.error);
-  CHECK(with.program.loops[0].source == "--while-trip-count");
-  CHECK(count(with.program, "stablehlo.sine") == 4);
-  CHECK(with.program.assumptions.empty());
+  DiagnosticEngine with_diags;
+  Result<Program> with = buildProgram(*again, options, with_diags);
+  REQUIRE_MESSAGE(with.ok(), errorOf(with));
+  CHECK(with->loops[0].source == "--while-trip-count");
+  CHECK(count(*with, "stablehlo.sine") == 4);
+  CHECK(with->assumptions.empty());
 }
 
 TEST_CASE("case: the costliest branch is scheduled, and said") {
@@ -356,24 +367,26 @@ func.func @main(%i: tensor<i32>, %a: tensor<512x512xf32>) -> tensor<512x512xf32>
   return %0 : tensor<512x512xf32>
 }
 )");
-  ProgramResult r = buildProgram(*module, realOptions(1));
-  REQUIRE_MESSAGE(r.ok, r.error);
+  DiagnosticEngine r_diags;
+  Result<Program> r = buildProgram(*module, realOptions(1), r_diags);
+  REQUIRE_MESSAGE(r.ok(), errorOf(r));
   double case_cost = -1;
-  for (int64_t i = 0; i < r.program.graph.size(); ++i)
-    if (r.program.graph.node(i).name.rfind("stablehlo.case", 0) == 0)
-      case_cost = r.program.graph.node(i).cost_us;
+  for (int64_t i = 0; i < r->graph.size(); ++i)
+    if (r->graph.node(i).name.rfind("stablehlo.case", 0) == 0)
+      case_cost = r->graph.node(i).cost_us;
   CHECK(case_cost > 1.0); // the GEMM branch, not the sine alone
-  REQUIRE(r.program.assumptions.size() == 1);
-  CHECK(r.program.assumptions[0].find("costliest of 2 branches (branch 1)") !=
+  REQUIRE(r->assumptions.size() == 1);
+  CHECK(r->assumptions[0].find("costliest of 2 branches (branch 1)") !=
         std::string::npos);
 }
 
 TEST_CASE("Report JSON and Chrome trace") {
   auto module = parse(kModule);
-  ProgramResult r = buildProgram(*module, realOptions(8));
-  REQUIRE(r.ok);
-  const Schedule s = *scheduleGraph(r.program.graph, {});
-  const auto report = nlohmann::json::parse(reportJson(r.program, s));
+  DiagnosticEngine r_diags;
+  Result<Program> r = buildProgram(*module, realOptions(8), r_diags);
+  REQUIRE(r.ok());
+  const Schedule s = *scheduleGraph(r->graph, {});
+  const auto report = nlohmann::json::parse(reportJson(*r, s));
   for (const char *key :
        {"step_time_us", "compute_us", "exposed_comm_us", "serial_us",
         "lower_bound_us", "peak_memory_bytes", "overlap_limit", "ops"})
@@ -386,7 +399,7 @@ TEST_CASE("Report JSON and Chrome trace") {
     collectives += op["kind"] == "collective";
   }
   CHECK(collectives == 2);
-  const auto trace = nlohmann::json::parse(chromeTraceJson(r.program, s));
+  const auto trace = nlohmann::json::parse(chromeTraceJson(*r, s));
   CHECK(trace["traceEvents"].size() > 3);
-  CHECK(summaryText(r.program, s).find("step time") != std::string::npos);
+  CHECK(summaryText(*r, s).find("step time") != std::string::npos);
 }

@@ -85,13 +85,10 @@ PipelineResult runSchedulePipeline(std::string_view text,
 PipelineResult scheduleLowered(Module &module, const PipelineOptions &options) {
   PipelineResult r;
   DiagnosticEngine diags;
-  ProgramResult program = buildProgram(module, options.program);
-  if (!program.ok) {
-    if (program.error_loc.line)
-      diags.error(program.error_loc, program.error);
-    return failed(std::move(r), "program", program.error, diags);
-  }
-  r.program = std::move(program.program);
+  Result<Program> program = buildProgram(module, options.program, diags);
+  if (!program)
+    return failed(std::move(r), "program", program.error().message, diags);
+  r.program = std::move(*program);
   r.program.topology.device_memory_bytes = options.device_memory_bytes;
   Result<Schedule> s =
       scheduleGraph(r.program.graph, schedulerConfig(options, r.program));

@@ -469,32 +469,31 @@ std::string dynamicShapeError(Operation &func, Location &error_loc) {
 } // namespace
 } // namespace detail
 
-ProgramResult buildProgram(Module &module, const ProgramOptions &options) {
-  ProgramResult result;
+Result<Program> buildProgram(Module &module, const ProgramOptions &options,
+                             DiagnosticEngine &diags) {
   Operation *func = detail::findFunc(module, options.func_name);
   if (!func || func->numRegions() == 0 || func->region(0).empty())
-    return {false,
-            "no function '" + options.func_name +
-                "' (and not exactly one func.func) in the module",
-            {},
-            {}};
+    return makeError("no function '" + options.func_name +
+                     "' (and not exactly one func.func) in the module");
   Location where;
   std::string error = detail::dynamicShapeError(*func, where);
-  if (!error.empty())
-    return {false, error, where, {}};
+  if (!error.empty()) {
+    if (where.line)
+      diags.error(where, error);
+    return makeError(error);
+  }
   Result<detail::Coster> coster = detail::Coster::create(options);
   if (!coster)
-    return {false, coster.error().message, {}};
-  result.program.topology =
-      detail::topologyOf(module, options.sol.gpus_per_node);
-  detail::Builder b{module, *coster, result.program, options, {}};
+    return coster.error();
+  Program program;
+  program.topology = detail::topologyOf(module, options.sol.gpus_per_node);
+  detail::Builder b{module, *coster, program, options, {}};
   detail::Env env;
   detail::emitParameters(b, env, *func);
   detail::emitReturn(b, b.emitBlock(env, func->region(0).front(), ""));
   if (!b.error.empty())
-    return {false, b.error, {}};
-  result.ok = true;
-  return result;
+    return makeError(b.error);
+  return program;
 }
 
 } // namespace shardlab::schedule

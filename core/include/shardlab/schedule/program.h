@@ -13,8 +13,10 @@
 #include "shardlab/cost/hardware.h"
 #include "shardlab/cost/perf_table.h"
 #include "shardlab/cost/sol_model.h"
+#include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
 #include "shardlab/schedule/graph.h"
+#include "shardlab/support/result.h"
 
 #include <map>
 #include <string>
@@ -89,16 +91,11 @@ struct Program {
   std::vector<LoopInfo> loops;
 };
 
-struct ProgramResult {
-  bool ok = false;
-  std::string error;
-  Location error_loc; ///< where the error is, when it is in the module
-  Program program;
-};
-
 /// Builds the costed per-device program of `options.func_name` (or the only
-/// function) in `module`.
-ProgramResult buildProgram(Module &module, const ProgramOptions &options);
+/// function) in `module`. An error when it cannot; when the error is at a
+/// place in the module (a dynamic shape), it is also a diagnostic there.
+Result<Program> buildProgram(Module &module, const ProgramOptions &options,
+                             DiagnosticEngine &diags);
 
 /// Device groups of a collective over `axes` of `mesh`: devices that differ
 /// only in those axes, ordered by the axes' coordinates (major first), as
