@@ -8,6 +8,8 @@
 
 #include "api_reply.h"
 
+#include "result_text.h"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -100,8 +102,7 @@ TEST_CASE("every declaration is complete and its defaults are valid") {
     for (const OptionDecl &option : pass.options)
       defaults[std::string(option.name)] = std::string(option.default_value);
     Result<PassOptions> resolved = PassOptions::resolve(pass, defaults);
-    const std::string why = resolved ? "" : resolved.error().message;
-    CHECK_MESSAGE(resolved.ok(), why);
+    CHECK_MESSAGE(resolved.ok(), errorOf(resolved));
   }
   CHECK(flags.size() > 50);
 }

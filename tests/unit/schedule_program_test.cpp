@@ -5,6 +5,8 @@
 #include "shardlab/schedule/report.h"
 #include "shardlab/text/text.h"
 
+#include "result_text.h"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -55,11 +57,6 @@ ProgramOptions realOptions(int64_t gpus_per_node) {
   o.sol = cost::solPlatformDefaults(o.hardware.device_name);
   o.sol.gpus_per_node = gpus_per_node;
   return o;
-}
-
-/// The error of a failed Result ("" when it succeeded).
-template <class T> std::string errorOf(const Result<T> &result) {
-  return result ? std::string() : result.error().message;
 }
 
 } // namespace

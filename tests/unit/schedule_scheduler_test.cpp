@@ -4,6 +4,8 @@
 // shared-device rule, memory tracking and invariants over random graphs.
 #include "shardlab/schedule/scheduler.h"
 
+#include "result_text.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -58,8 +60,7 @@ struct Builder {
   }
   Schedule run(SchedulerConfig config = {}) {
     Result<Schedule> r = scheduleGraph(g, config);
-    const std::string why = r ? "" : r.error().message;
-    REQUIRE_MESSAGE(r.ok(), why);
+    REQUIRE_MESSAGE(r.ok(), errorOf(r));
     return *r;
   }
   int64_t pos(const Schedule &s, const std::string &name) const {

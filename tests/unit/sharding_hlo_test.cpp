@@ -2,16 +2,13 @@
 // the mesh shared by several shardings, and the errors for bad strings.
 #include "sharding/hlo_sharding.h"
 
+#include "result_text.h"
+
 #include <doctest/doctest.h>
 
 using namespace shardlab;
 
 namespace {
-
-/// The error of a failed Result ("" when it succeeded).
-template <class T> std::string errorOf(const Result<T> &result) {
-  return result ? std::string() : result.error().message;
-}
 
 HloSharding read(const std::string &text) {
   Result<HloSharding> s = parseHloSharding(text);
@@ -19,7 +16,7 @@ HloSharding read(const std::string &text) {
   return *s;
 }
 
-std::string errorOf(const std::string &text) {
+std::string parseErrorOf(const std::string &text) {
   Result<HloSharding> s = parseHloSharding(text);
   CHECK_FALSE(s.ok());
   return errorOf(s);
@@ -63,14 +60,17 @@ TEST_CASE("GSPMD strings of every kind are read") {
 }
 
 TEST_CASE("bad GSPMD strings say what was expected") {
-  CHECK(errorOf("{devices=[2,2]0,1,2}").find("expected 4 devices, got 3") !=
+  CHECK(
+      parseErrorOf("{devices=[2,2]0,1,2}").find("expected 4 devices, got 3") !=
+      std::string::npos);
+  CHECK(parseErrorOf("{devices=[4]<=[8]}").find("the iota has 8 devices") !=
         std::string::npos);
-  CHECK(errorOf("{devices=[4]<=[8]}").find("the iota has 8 devices") !=
+  CHECK(parseErrorOf("{maximal}").find("device=N") != std::string::npos);
+  CHECK(parseErrorOf("{tiled}").find("expected replicated") !=
         std::string::npos);
-  CHECK(errorOf("{maximal}").find("device=N") != std::string::npos);
-  CHECK(errorOf("{tiled}").find("expected replicated") != std::string::npos);
-  CHECK(errorOf("{replicated} x").find("unexpected text") != std::string::npos);
-  CHECK(errorOf("{devices=[2]<=[2]T(0,1)}").find("transpose") !=
+  CHECK(parseErrorOf("{replicated} x").find("unexpected text") !=
+        std::string::npos);
+  CHECK(parseErrorOf("{devices=[2]<=[2]T(0,1)}").find("transpose") !=
         std::string::npos);
 }
 

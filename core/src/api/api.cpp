@@ -34,12 +34,14 @@ bool hasError(const std::vector<Diagnostic> &diagnostics) {
 /// Reads a JSON array of strings.
 Result<std::vector<std::string>> readFlags(std::string_view flags_json) {
   json parsed = detail::parseJson(flags_json);
-  std::vector<std::string> flags;
-  for (const json &flag : parsed.is_array() ? parsed : json())
-    if (flag.is_string())
-      flags.push_back(flag.get<std::string>());
-  if (!parsed.is_array() || flags.size() != parsed.size())
+  if (!parsed.is_array())
     return makeError("flags: expected a JSON array of strings");
+  std::vector<std::string> flags;
+  for (const json &flag : parsed) {
+    if (!flag.is_string())
+      return makeError("flags: expected a JSON array of strings");
+    flags.push_back(flag.get<std::string>());
+  }
   return flags;
 }
 

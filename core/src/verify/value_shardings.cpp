@@ -72,13 +72,10 @@ bool verifyFuncValue(VerifyContext &ctx, Operation &func, const Attr *dict,
   const Attr *attr = dict->get("sdy.sharding");
   if (!attr)
     return true;
-  const std::string layer =
-      (kind == VerifyContext::FuncValue::Arg ? "arg " : "result ") +
-      std::to_string(index) + " - ";
   if (attr->kind != AttrKind::Sharding)
     return ctx.funcValueError(func, kind, index,
-                              layer + "should have a sharding attribute of "
-                                      "type TensorShardingAttr");
+                              "should have a sharding attribute of type "
+                              "TensorShardingAttr");
   ctx.startKey(VerifyContext::Check::FuncValue, attr);
   ctx.addKeyType(type);
   if (ctx.passed())
@@ -87,7 +84,7 @@ bool verifyFuncValue(VerifyContext &ctx, Operation &func, const Attr *dict,
       attr->sharding(), ctx.lookupMesh(attr->sharding().mesh), shapeInfo(type),
       optionsFor(func));
   if (error)
-    return ctx.funcValueError(func, kind, index, layer + *error);
+    return ctx.funcValueError(func, kind, index, *error);
   ctx.recordPassed();
   return true;
 }

@@ -43,7 +43,9 @@ bool VerifyContext::shardingError(const Operation &op,
 
 bool VerifyContext::funcValueError(const Operation &func, FuncValue kind,
                                    size_t index, const std::string &message) {
-  opError(func, message);
+  const std::string what =
+      (kind == FuncValue::Arg ? "arg " : "result ") + std::to_string(index);
+  opError(func, what + " - " + message);
   // MLIR reports it at the func.func (the lit tests expect that line); the
   // range says which argument or result it is about, the related location
   // which function.

@@ -43,8 +43,9 @@ public:
   /// bound by a parent manual computation, the note at that parent.
   bool shardingError(const Operation &op, const std::string &message);
   enum class FuncValue { Arg, Result };
-  /// shardingError at `func` about its argument or result `index`: the
-  /// diagnostic's range is where that argument or result was written.
+  /// shardingError at `func` about its argument or result `index`
+  /// ("arg 1 - <message>"): the diagnostic's range is where that argument or
+  /// result was written.
   bool funcValueError(const Operation &func, FuncValue kind, size_t index,
                       const std::string &message);
 
