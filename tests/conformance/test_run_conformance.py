@@ -125,6 +125,18 @@ class ParsingTests(unittest.TestCase):
                     self.assertEqual(line, tf.lines[n] if start <= n < end else "")
             self.assertNotIn("// -----", tf.chunk_text(0) + tf.chunk_text(1))
 
+    def test_chunk_without_checks_drops_filecheck(self):
+        run = "sdy_opt %s -split-input-file -verify-diagnostics | FileCheck %s"
+        self.assertEqual(
+            rc.without_vacuous_filecheck(run, "// expected-error @+1 {{x}}\nop"),
+            "sdy_opt %s -split-input-file -verify-diagnostics > /dev/null")
+        self.assertEqual(rc.without_vacuous_filecheck(run, "// CHECK: op\nop"), run)
+        prefixed = run + " --check-prefixes=A,B"
+        self.assertEqual(
+            rc.without_vacuous_filecheck(prefixed, "// B-NEXT: op"), prefixed)
+        self.assertNotEqual(
+            rc.without_vacuous_filecheck(prefixed, "// CHECK: op"), prefixed)
+
     def test_marker_without_split_flag_is_one_case(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "plain.mlir")

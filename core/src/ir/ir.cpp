@@ -174,7 +174,9 @@ Operation *Block::insertBefore(Operation *before,
   return op;
 }
 
-void Block::erase(Operation *op) {
+void Block::erase(Operation *op) { take(op).reset(); }
+
+std::unique_ptr<Operation> Block::take(Operation *op) {
   if (op->prev_)
     op->prev_->next_ = op->next_;
   else
@@ -185,7 +187,9 @@ void Block::erase(Operation *op) {
     last_ = op->prev_;
   --size_;
   ++version_;
-  delete op;
+  op->parent_ = nullptr;
+  op->next_ = op->prev_ = nullptr;
+  return std::unique_ptr<Operation>(op);
 }
 
 Block &Region::addBlock() {

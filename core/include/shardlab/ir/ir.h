@@ -227,6 +227,8 @@ public:
   Operation *insertBefore(Operation *before, std::unique_ptr<Operation> op);
   /// Unlinks and destroys `op` (its uses must be gone).
   void erase(Operation *op);
+  /// Unlinks `op` and hands it over (to insert it in another block).
+  std::unique_ptr<Operation> take(Operation *op);
   /// Changes whenever an op is inserted or erased (for caches).
   uint64_t version() const { return version_; }
   Operation *front() const { return first_; }

@@ -76,10 +76,31 @@ void addPartitionerPasses(std::vector<PassInfo> &passes,
                     "anything else is an error.",
                     {},
                     verifyUnreducedAxesPass});
+  passes.push_back(
+      {"sdy-convert-global-to-local",
+       stage,
+       "Convert the global program to the per-device program",
+       "Every value takes its local (per-device) type; sdy collectives "
+       "become StableHLO collectives with replica groups and channel ids; "
+       "all_slice, sharded constants and iotas read the device's offset "
+       "from a table indexed by partition_id; manual computations are "
+       "inlined.",
+       {{"per-dim-all-gather", OptionType::Bool, "false",
+         "Gather a multi-dimension all_gather one dimension at a time "
+         "instead of as one all_gather on a reshaped tensor"},
+        {"combine-multi-dimension-reduce-scatter", OptionType::Bool, "false",
+         "Scatter a multi-dimension reduce_scatter as one reduce_scatter on "
+         "a reshaped tensor instead of an all_reduce and a slice"},
+        {"enable-rgv3", OptionType::Bool, "false",
+         "Write replica groups as mesh axes "
+         "(#stablehlo.replica_group_mesh_axes) when they are full axes"},
+        {"replica-count", OptionType::Int, "1", "Number of replicas"},
+        {"partition-count", OptionType::Int, "0",
+         "Number of partitions (0: the mesh's devices); with one partition "
+         "and several replicas, offsets are indexed by replica_id"}},
+       convertGlobalToLocalPass});
   for (auto [flag, summary] :
-       {std::pair{"sdy-convert-global-to-local",
-                  "Convert to local (per-device) shapes"},
-        {"sdy-pad-for-divisibility", "Pad tensors for divisibility"},
+       {std::pair{"sdy-pad-for-divisibility", "Pad tensors for divisibility"},
         {"sdy-per-instruction-partitioning", "Per-instruction partitioning"},
         {"sdy-remove-all-gather-reduce-scatter-for-cmv1",
          "Remove all-gather/reduce-scatter pairs (CMV1)"},

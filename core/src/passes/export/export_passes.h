@@ -7,6 +7,8 @@
 namespace shardlab {
 
 bool closeShardingsPass(Module &, const PassOptions &, DiagnosticEngine &);
+bool convertGlobalToLocalPass(Module &, const PassOptions &,
+                              DiagnosticEngine &);
 bool constantOrScalarMergerPass(Module &, const PassOptions &,
                                 DiagnosticEngine &);
 bool dropShardingAndMeshPass(Module &, const PassOptions &, DiagnosticEngine &);

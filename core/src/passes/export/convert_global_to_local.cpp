@@ -1,0 +1,233 @@
+// -sdy-convert-global-to-local: the sharded global program becomes the
+// program one device runs. Every value takes its local type (a dimension
+// divided by its number of shards); sdy collectives become StableHLO
+// collectives with explicit replica groups and channel ids; sdy.all_slice,
+// sharded constants and iotas read the device's offset from a table indexed
+// by partition_id; manual computations are inlined (their bodies are local
+// already). See global_to_local.h for the rule and an example.
+#include "export_passes.h"
+#include "global_to_local.h"
+#include "local_builder.h"
+
+#include "passes/pass_utils.h"
+#include "sharding/device_layout.h"
+#include "sharding/sharding_utils.h"
+#include "shardlab/ir/sharding_access.h"
+
+#include <algorithm>
+
+namespace shardlab {
+
+GlobalToLocal::GlobalToLocal(Module &target, DiagnosticEngine &engine,
+                             GlobalToLocalOptions chosen)
+    : module(target), ctx(target.ctx()), diags(engine), options(chosen) {}
+
+const Mesh *GlobalToLocal::meshOf(const TensorSharding &sharding,
+                                  Operation &op) {
+  const Mesh *mesh = lookupMesh(module, sharding);
+  if (!mesh)
+    diags.error(op.loc, "unknown mesh '@" + sharding.mesh.symbol + "'");
+  return mesh;
+}
+
+Type GlobalToLocal::localType(Type global, const TensorSharding *sharding) {
+  if (!sharding || !global || !global->isRankedTensor())
+    return global;
+  const Mesh *mesh = lookupMesh(module, *sharding);
+  if (!mesh || sharding->dims.size() != global->shape.size())
+    return global;
+  return ctx.types.rankedTensor(localShape(global->shape, *sharding, *mesh),
+                                global->element, global->encoding);
+}
+
+const Attr *GlobalToLocal::nextChannelHandle() {
+  return ctx.attrs.opaque("#stablehlo.channel_handle<handle = " +
+                          std::to_string(next_channel_++) + ", type = 1>");
+}
+
+const Attr *GlobalToLocal::replicaGroups(LocalBuilder &b, const Mesh &mesh,
+                                         const TensorSharding &sharding,
+                                         const std::vector<AxisRef> &axes) {
+  const bool full_axes = std::none_of(
+      axes.begin(), axes.end(), [](const AxisRef &a) { return a.isSubAxis(); });
+  if (options.enable_rgv3 && full_axes && !sharding.mesh.symbol.empty()) {
+    std::string text = "#stablehlo.replica_group_mesh_axes<mesh = @" +
+                       sharding.mesh.symbol + ", axes = [";
+    for (size_t i = 0; i < axes.size(); ++i)
+      text += (i ? ", " : "") + std::string("#stablehlo.axis_ref<name = \"") +
+              axes[i].name + "\">";
+    return ctx.attrs.opaque(text + "]>");
+  }
+  return b.denseMatrixAttr(deviceGroups(mesh, axes));
+}
+
+Value *GlobalToLocal::shardOffset(LocalBuilder &b, const Mesh &mesh,
+                                  const std::vector<AxisRef> &axes,
+                                  int64_t step) {
+  if (axes.empty())
+    return b.scalarI64(0);
+  std::vector<int64_t> table = shardIndexByDevice(mesh, axes);
+  for (int64_t &entry : table)
+    entry *= step;
+  return b.lookup(table, useReplicaId());
+}
+
+std::string_view reductionOpName(std::string_view kind) {
+  if (kind == "max")
+    return "stablehlo.maximum";
+  if (kind == "min")
+    return "stablehlo.minimum";
+  return "stablehlo.add";
+}
+
+void GlobalToLocal::localizeResults(Operation &op) {
+  for (size_t i = 0; i < op.numResults(); ++i) {
+    Value *result = op.result(i);
+    result->type = localType(result->type, getSharding(result));
+  }
+}
+
+// Loop-carried values: the block arguments of a while's regions have the
+// types of its results.
+void GlobalToLocal::localizeRegionArguments(Operation &op) {
+  if (!op.is("stablehlo.while"))
+    return;
+  for (size_t r = 0; r < op.numRegions(); ++r)
+    for (auto &block : op.region(r).blocks)
+      for (size_t i = 0; i < block->numArguments() && i < op.numResults(); ++i)
+        block->argument(i)->type = op.result(i)->type;
+}
+
+// The body of a manual computation is written in local types for its
+// manual axes already: its arguments become the (local) operands, its ops
+// are localized for the free axes, and they replace the computation.
+bool GlobalToLocal::inlineManualComputation(Operation &op) {
+  Block &body = op.region(0).front();
+  for (size_t i = 0; i < body.numArguments() && i < op.numOperands(); ++i)
+    body.argument(i)->replaceAllUsesWith(op.operand(i));
+  if (!convertBlock(body))
+    return false;
+  Operation *ret = body.back();
+  for (size_t i = 0; i < op.numResults() && i < ret->numOperands(); ++i)
+    op.result(i)->replaceAllUsesWith(ret->operand(i));
+  Block &outer = *op.parentBlock();
+  while (body.front() != ret)
+    outer.insertBefore(&op, body.take(body.front()));
+  eraseOp(*ret);
+  op.dropAllUses();
+  outer.erase(&op);
+  return true;
+}
+
+bool GlobalToLocal::convertOp(Operation &op) {
+  const std::string_view name = op.name;
+  if (name == "sdy.manual_computation")
+    return inlineManualComputation(op);
+  if (name == "sdy.all_gather")
+    return convertAllGather(op);
+  if (name == "sdy.all_slice")
+    return convertAllSlice(op);
+  if (name == "sdy.all_reduce")
+    return convertAllReduce(op);
+  if (name == "sdy.reduce_scatter")
+    return convertReduceScatter(op);
+  if (name == "sdy.all_to_all")
+    return convertAllToAll(op);
+  if (name == "sdy.collective_permute")
+    return convertCollectivePermute(op);
+  if (name == "sdy.constant" || name == "stablehlo.constant")
+    return convertConstant(op);
+  if (name == "stablehlo.iota")
+    return convertIota(op);
+  if (name == "stablehlo.slice")
+    return convertSlice(op);
+  if (name == "stablehlo.pad")
+    return convertPad(op);
+  if (name == "stablehlo.convolution")
+    return convertConvolution(op);
+  if (name == "stablehlo.concatenate" && !checkConcatenate(op))
+    return false;
+  localizeResults(op);
+  if (name == "sdy.named_computation") {
+    const std::vector<TensorSharding> in = shardingList(op, "in_shardings");
+    Block &body = op.region(0).front();
+    for (size_t i = 0; i < body.numArguments() && i < in.size(); ++i)
+      body.argument(i)->type = localType(body.argument(i)->type, &in[i]);
+  }
+  localizeRegionArguments(op);
+  for (size_t r = 0; r < op.numRegions(); ++r)
+    for (auto &block : op.region(r).blocks)
+      if (!convertBlock(*block))
+        return false;
+  return true;
+}
+
+bool GlobalToLocal::convertBlock(Block &block) {
+  for (Operation *op = block.front(); op;) {
+    Operation *next = op->nextInBlock();
+    if (!convertOp(*op))
+      return false;
+    op = next;
+  }
+  return true;
+}
+
+bool GlobalToLocal::convertFunc(Operation &func) {
+  Block &body = func.region(0).front();
+  std::vector<Type> inputs, results;
+  for (size_t i = 0; i < body.numArguments(); ++i) {
+    Value *arg = body.argument(i);
+    arg->type = localType(arg->type, getSharding(arg));
+    inputs.push_back(arg->type);
+  }
+  const Attr *type_attr = func.attrs.get("function_type");
+  Type type = std::get<Type>(type_attr->payload);
+  for (size_t i = 0; i < type->results.size(); ++i)
+    results.push_back(
+        localType(type->results[i], getFuncResultSharding(func, i)));
+  func.attrs.set(ctx.intern("function_type"),
+                 ctx.attrs.make(Attr{AttrKind::TypeAttr,
+                                     ctx.types.function(inputs, results),
+                                     nullptr,
+                                     {}}));
+  return convertBlock(body);
+}
+
+// Channel ids continue after the largest one the module has.
+static int64_t firstFreeChannel(Module &module) {
+  int64_t largest = 0;
+  walk(module.op(), [&](Operation &op) {
+    const Attr *handle = op.attrs.get("channel_handle");
+    if (!handle || handle->kind != AttrKind::Opaque)
+      return;
+    const size_t at = handle->text.find("handle = ");
+    if (at != std::string::npos)
+      largest =
+          std::max<int64_t>(largest, std::atoll(handle->text.c_str() + at + 9));
+  });
+  return largest + 1;
+}
+
+bool GlobalToLocal::run() {
+  next_channel_ = firstFreeChannel(module);
+  bool ok = true;
+  forEachFunc(module, [&](Operation &func) {
+    if (ok && !func.region(0).empty())
+      ok = convertFunc(func);
+  });
+  return ok;
+}
+
+bool convertGlobalToLocalPass(Module &module, const PassOptions &options,
+                              DiagnosticEngine &diags) {
+  GlobalToLocalOptions local;
+  local.per_dim_all_gather = options.flag("per-dim-all-gather");
+  local.combine_multi_dim_reduce_scatter =
+      options.flag("combine-multi-dimension-reduce-scatter");
+  local.enable_rgv3 = options.flag("enable-rgv3");
+  local.replica_count = options.integer("replica-count");
+  local.partition_count = options.integer("partition-count");
+  return GlobalToLocal(module, diags, local).run();
+}
+
+} // namespace shardlab

@@ -1,0 +1,104 @@
+// The state of -sdy-convert-global-to-local while it rewrites a module: the
+// options, the next channel id, and the rewrites of the op kinds that are
+// more than a change of type. The pass itself (convert_global_to_local.cpp)
+// walks the module; collectives are in global_to_local_collectives.cpp and
+// the other ops (constants, iota, slice, pad, concatenate) in
+// global_to_local_ops.cpp.
+//
+// The rule every rewrite keeps: a value of global type T with sharding S
+// becomes a value of the local type, T with each dimension divided by the
+// number of shards of S along it; a device holds the shard whose index along
+// a dimension is its index along that dimension's axes (device_layout.h).
+// Example, mesh <["x"=2, "y"=4]>:
+//   %0 = sdy.all_gather [{"y"}, {}] %arg0 out_sharding=<@m, [{"x"}, {}]>
+//        : tensor<8x16xf32>            (%arg0: [{"x", "y"}, {}], 1x16 local)
+// becomes
+//   %0 = "stablehlo.all_gather"(%arg0) <{all_gather_dim = 0 : i64,
+//        channel_handle = ..., replica_groups = dense<[[0, 1, 2, 3],
+//        [4, 5, 6, 7]]>, use_global_device_ids}> : (tensor<1x16xf32>)
+//        -> tensor<4x16xf32>
+#pragma once
+
+#include "shardlab/ir/diagnostics.h"
+#include "shardlab/ir/ir.h"
+#include "shardlab/sharding/sharding.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace shardlab {
+
+class LocalBuilder;
+
+struct GlobalToLocalOptions {
+  bool per_dim_all_gather = false;
+  bool combine_multi_dim_reduce_scatter = false;
+  bool enable_rgv3 = false; ///< mesh-axes replica groups where possible
+  int64_t replica_count = 1;
+  int64_t partition_count = 0; ///< 0: the mesh's device count
+};
+
+class GlobalToLocal {
+public:
+  GlobalToLocal(Module &module, DiagnosticEngine &diags,
+                GlobalToLocalOptions options);
+
+  /// Rewrites every function; false after an error was reported.
+  bool run();
+
+  // Shared by the rewrites.
+  Module &module;
+  Context &ctx;
+  DiagnosticEngine &diags;
+  GlobalToLocalOptions options;
+
+  /// The mesh of `sharding`; reports an error at `op` when unknown.
+  const Mesh *meshOf(const TensorSharding &sharding, Operation &op);
+  /// `global` divided by the shards of `sharding` (unchanged when null or
+  /// not a ranked tensor).
+  Type localType(Type global, const TensorSharding *sharding);
+  /// A fresh `#stablehlo.channel_handle<handle = N, type = 1>`.
+  const Attr *nextChannelHandle();
+  /// The replica groups of a collective over `axes` of `mesh`: the mesh
+  /// axes form (enable-rgv3) when every axis is a full one, else dense.
+  const Attr *replicaGroups(LocalBuilder &b, const Mesh &mesh,
+                            const TensorSharding &sharding,
+                            const std::vector<AxisRef> &axes);
+  /// Whether device indices come from replica_id (replica-count > 1 and a
+  /// single partition) instead of partition_id.
+  bool useReplicaId() const {
+    return options.partition_count == 1 && options.replica_count > 1;
+  }
+  /// The offset of this device's shard along `axes` of `mesh`, in elements
+  /// of size `step`: a constant 0 when `axes` is empty, else a table lookup.
+  Value *shardOffset(LocalBuilder &b, const Mesh &mesh,
+                     const std::vector<AxisRef> &axes, int64_t step);
+
+  // The rewrites; each replaces `op` and returns false on an error.
+  bool convertAllGather(Operation &op);
+  bool convertAllSlice(Operation &op);
+  bool convertAllReduce(Operation &op);
+  bool convertReduceScatter(Operation &op);
+  bool convertAllToAll(Operation &op);
+  bool convertCollectivePermute(Operation &op);
+  bool convertConstant(Operation &op);
+  bool convertIota(Operation &op);
+  bool convertSlice(Operation &op);
+  bool convertPad(Operation &op);
+  bool convertConvolution(Operation &op);
+  bool checkConcatenate(Operation &op);
+
+private:
+  bool convertFunc(Operation &func);
+  bool convertBlock(Block &block);
+  bool convertOp(Operation &op);
+  bool inlineManualComputation(Operation &op);
+  void localizeResults(Operation &op);
+  void localizeRegionArguments(Operation &op);
+  int64_t next_channel_ = 1;
+};
+
+/// The stablehlo op computing `kind` ("sum", "max", "min") of two scalars.
+std::string_view reductionOpName(std::string_view kind);
+
+} // namespace shardlab

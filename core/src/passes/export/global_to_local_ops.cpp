@@ -1,0 +1,273 @@
+// The ops that are more than a change of type in local form
+// (global_to_local.h): sharded constants and iotas depend on where the
+// device's shard starts; a slice or pad of a sharded dimension is cut at
+// local bounds, with a dynamic_slice at the device's offset where shards
+// do not all look alike; a concatenation along a sharded dimension has no
+// local form.
+#include "global_to_local.h"
+#include "local_builder.h"
+
+#include "passes/pass_utils.h"
+#include "rules/stablehlo_attrs.h"
+#include "sharding/device_layout.h"
+#include "sharding/sharding_utils.h"
+#include "shardlab/ir/sharding_access.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace shardlab {
+namespace {
+
+const std::vector<int64_t> &intsOf(const Operation &op, std::string_view name) {
+  return op.attrs.get(name)->ints();
+}
+
+bool isSplat(const Attr &value) {
+  if (value.kind != AttrKind::DenseElements)
+    return false;
+  const auto &dense = std::get<DenseElements>(value.payload);
+  if (!dense.raw.empty() || dense.values.empty())
+    return false;
+  return std::all_of(
+      dense.values.begin(), dense.values.end(), [&](const DenseValue &v) {
+        return v.real == dense.values[0].real && v.imag == dense.values[0].imag;
+      });
+}
+
+void replaceWith(Operation &op, Value *value) {
+  op.result(0)->replaceAllUsesWith(value);
+  eraseOp(op);
+}
+
+} // namespace
+
+// A splat keeps its value at the local shape; other sharded literals stay
+// global and each device slices its part out.
+bool GlobalToLocal::convertConstant(Operation &op) {
+  const TensorSharding *sharding = getSharding(op.result(0));
+  if (!sharding && op.is("stablehlo.constant"))
+    return true;
+  const Attr *value = op.attrs.get("value");
+  Type global = op.result(0)->type;
+  Type local = localType(global, sharding);
+  LocalBuilder b(ctx, op);
+  if (local == global) {
+    replaceWith(op, b.constant(value));
+    return true;
+  }
+  if (isSplat(*value)) {
+    Attr splat = *value;
+    splat.type = local;
+    replaceWith(op, b.constant(ctx.attrs.make(std::move(splat))));
+    return true;
+  }
+  const Mesh *mesh = meshOf(*sharding, op);
+  if (!mesh)
+    return false;
+  Value *whole = b.constant(value);
+  std::vector<Value *> starts;
+  for (size_t d = 0; d < local->shape.size(); ++d)
+    starts.push_back(
+        shardOffset(b, *mesh, sharding->dims[d].axes, local->shape[d]));
+  replaceWith(op, b.dynamicSlice(whole, starts, local->shape));
+  return true;
+}
+
+// iota along a sharded dimension: the local iota plus the index where the
+// device's shard starts.
+bool GlobalToLocal::convertIota(Operation &op) {
+  const TensorSharding *sharding = getSharding(op.result(0));
+  const int64_t dim = op.attrs.get("iota_dimension")->intValue();
+  Type local = localType(op.result(0)->type, sharding);
+  LocalBuilder b(ctx, op);
+  Value *iota = b.create("stablehlo.iota", {}, {local},
+                         {{"iota_dimension", b.int64Attr(dim)}})
+                    ->result(0);
+  if (!sharding || size_t(dim) >= sharding->dims.size() ||
+      sharding->dims[size_t(dim)].axes.empty()) {
+    replaceWith(op, iota);
+    return true;
+  }
+  const Mesh *mesh = meshOf(*sharding, op);
+  if (!mesh)
+    return false;
+  Value *offset = shardOffset(b, *mesh, sharding->dims[size_t(dim)].axes,
+                              local->shape[size_t(dim)]);
+  Value *typed = b.convert(offset, local->element);
+  replaceWith(op,
+              b.binary("stablehlo.add", iota, b.broadcastScalar(typed, local)));
+  return true;
+}
+
+// A slice of a sharded dimension keeps its start and stride and ends after
+// the local number of elements.
+bool GlobalToLocal::convertSlice(Operation &op) {
+  const TensorSharding *sharding = getSharding(op.result(0));
+  if (!sharding) {
+    localizeResults(op);
+    return true;
+  }
+  Type global = op.result(0)->type;
+  Type local = localType(global, sharding);
+  std::vector<int64_t> limits = intsOf(op, "limit_indices");
+  const std::vector<int64_t> &starts = intsOf(op, "start_indices");
+  const std::vector<int64_t> &strides = intsOf(op, "strides");
+  const std::vector<int64_t> &in_shape = op.operand(0)->type->shape;
+  for (size_t d = 0; d < limits.size(); ++d)
+    if (local->shape[d] != global->shape[d])
+      limits[d] =
+          std::min(in_shape[d], starts[d] + local->shape[d] * strides[d]);
+  op.attrs.set(ctx.intern("limit_indices"),
+               ctx.attrs.denseArray(ctx.types.element("i64"), limits));
+  op.attrs.erase("sdy.sharding");
+  op.result(0)->type = local;
+  return true;
+}
+
+namespace {
+
+// How one dimension of a pad is done locally: the pad every device
+// applies, and where each shard (by index) starts in its padded tensor.
+struct LocalPadDim {
+  int64_t low = 0, high = 0, interior = 0;
+  std::vector<int64_t> offsets; ///< by shard index; empty: all zero
+};
+
+// Shard k of the output starts at k * out; its first input element is
+// input element k * in, at low + k * in * (interior + 1) globally. Padding
+// every shard with the same low (the largest any shard needs) and high
+// makes each shard's output a window of its padded tensor.
+LocalPadDim localPadDim(int64_t low, int64_t high, int64_t interior, int64_t in,
+                        int64_t out, int64_t shards) {
+  const int64_t stride = interior + 1;
+  LocalPadDim pad{low, high, interior, {}};
+  if (shards <= 1)
+    return pad;
+  int64_t local_low = 0;
+  for (int64_t k = 0; k < shards; ++k)
+    local_low = std::max(local_low, low + k * (in * stride - out));
+  int64_t end = 0;
+  bool shifted = false;
+  std::vector<int64_t> offsets;
+  for (int64_t k = 0; k < shards; ++k) {
+    const int64_t offset = k * out - low - k * in * stride + local_low;
+    offsets.push_back(offset);
+    shifted = shifted || offset != 0;
+    end = std::max(end, offset + out);
+  }
+  pad.low = local_low;
+  pad.high = end - (local_low + (in - 1) * stride + 1);
+  if (shifted)
+    pad.offsets = std::move(offsets);
+  return pad;
+}
+
+} // namespace
+
+bool GlobalToLocal::convertPad(Operation &op) {
+  const TensorSharding *sharding = getSharding(op.result(0));
+  if (!sharding) {
+    localizeResults(op);
+    return true;
+  }
+  const Mesh *mesh = meshOf(*sharding, op);
+  if (!mesh)
+    return false;
+  Type local = localType(op.result(0)->type, sharding);
+  const std::vector<int64_t> &in = op.operand(0)->type->shape;
+  const std::vector<int64_t> &lows = intsOf(op, "edge_padding_low");
+  const std::vector<int64_t> &highs = intsOf(op, "edge_padding_high");
+  const std::vector<int64_t> &interiors = intsOf(op, "interior_padding");
+  std::vector<LocalPadDim> dims;
+  std::vector<int64_t> low, high, padded;
+  bool needs_slice = false;
+  for (size_t d = 0; d < in.size(); ++d) {
+    const int64_t shards = shardedSize(sharding->dims[d], *mesh);
+    dims.push_back(localPadDim(lows[d], highs[d], interiors[d], in[d],
+                               local->shape[d], shards));
+    const LocalPadDim &pad = dims.back();
+    low.push_back(pad.low);
+    high.push_back(pad.high);
+    padded.push_back(pad.low + pad.high +
+                     (in[d] > 0 ? (in[d] - 1) * (pad.interior + 1) + 1 : 0));
+    needs_slice =
+        needs_slice || !pad.offsets.empty() || padded.back() != local->shape[d];
+  }
+  LocalBuilder b(ctx, op);
+  Value *result = b.create("stablehlo.pad", {op.operand(0), op.operand(1)},
+                           {needs_slice ? b.reshaped(local, padded) : local},
+                           {{"edge_padding_low", b.denseArrayAttr(low)},
+                            {"edge_padding_high", b.denseArrayAttr(high)},
+                            {"interior_padding", b.denseArrayAttr(interiors)}})
+                      ->result(0);
+  if (needs_slice) {
+    std::vector<Value *> starts;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d].offsets.empty()) {
+        starts.push_back(b.scalarI64(0));
+        continue;
+      }
+      std::vector<int64_t> table =
+          shardIndexByDevice(*mesh, sharding->dims[d].axes);
+      for (int64_t &entry : table)
+        entry = dims[d].offsets[size_t(entry)];
+      starts.push_back(b.lookup(table, useReplicaId()));
+    }
+    result = b.dynamicSlice(result, starts, local->shape);
+  }
+  replaceWith(op, result);
+  return true;
+}
+
+// Feature and batch groups split across devices with the dimension that
+// holds them: a device convolves fewer groups.
+bool GlobalToLocal::convertConvolution(Operation &op) {
+  const TensorSharding *sharding = getSharding(op.result(0));
+  localizeResults(op);
+  const Attr *dims_attr = op.attrs.get("dimension_numbers");
+  const std::optional<rules::ConvDims> dims =
+      dims_attr && dims_attr->kind == AttrKind::Opaque
+          ? rules::parseConvDims(dims_attr->text)
+          : std::nullopt;
+  if (!sharding || !dims)
+    return true;
+  const Mesh *mesh = meshOf(*sharding, op);
+  if (!mesh)
+    return false;
+  auto shards = [&](const TensorSharding *s, int64_t dim) -> int64_t {
+    return s && dim >= 0 && size_t(dim) < s->dims.size()
+               ? shardedSize(s->dims[size_t(dim)], *mesh)
+               : 1;
+  };
+  auto divide = [&](std::string_view name, int64_t by) {
+    const Attr *count = op.attrs.get(name);
+    if (!count || by <= 1)
+      return;
+    const int64_t groups = count->intValue();
+    op.attrs.set(ctx.intern(name),
+                 ctx.attrs.integer(groups / std::gcd(groups, by),
+                                   ctx.types.element("i64")));
+  };
+  divide("feature_group_count",
+         shards(getSharding(op.operand(0)), dims->input_feature));
+  divide("batch_group_count", shards(sharding, dims->output_feature));
+  op.attrs.erase("sdy.sharding");
+  return true;
+}
+
+bool GlobalToLocal::checkConcatenate(Operation &op) {
+  const TensorSharding *sharding = getSharding(op.result(0));
+  const int64_t dim = op.attrs.get("dimension")->intValue();
+  if (!sharding || size_t(dim) >= sharding->dims.size() ||
+      sharding->dims[size_t(dim)].axes.empty())
+    return true;
+  diags.error(op.loc, "dimension " + std::to_string(dim) +
+                          " is sharded but the concatenation is on this "
+                          "dimension.");
+  diags.error(op.loc, "failed to legalize operation 'stablehlo.concatenate' "
+                      "that was explicitly marked illegal");
+  return false;
+}
+
+} // namespace shardlab

@@ -1,0 +1,120 @@
+// Op builders for the per-device program (local_builder.h).
+#include "local_builder.h"
+
+#include "../pass_utils.h"
+
+namespace shardlab {
+
+LocalBuilder::LocalBuilder(Context &ctx, Operation &before)
+    : ctx_(ctx), block_(*before.parentBlock()), before_(before) {}
+
+Operation *LocalBuilder::create(
+    std::string_view name, const std::vector<Value *> &operands,
+    const std::vector<Type> &results,
+    const std::vector<std::pair<std::string_view, const Attr *>> &attrs) {
+  auto op = makeOp(ctx_, name, operands, results, before_.loc);
+  for (const auto &[attr_name, value] : attrs)
+    op->attrs.set(ctx_.intern(attr_name), value);
+  return block_.insertBefore(&before_, std::move(op));
+}
+
+const Attr *LocalBuilder::int64Attr(int64_t value) {
+  return ctx_.attrs.integer(value, i64());
+}
+
+const Attr *LocalBuilder::denseArrayAttr(const std::vector<int64_t> &values) {
+  return ctx_.attrs.denseArray(i64(), values);
+}
+
+const Attr *LocalBuilder::denseIntsAttr(const std::vector<int64_t> &values,
+                                        const std::vector<int64_t> &shape) {
+  DenseElements dense;
+  dense.values.reserve(values.size());
+  for (int64_t v : values)
+    dense.values.push_back({static_cast<double>(v), 0, false});
+  dense.literal_shape = shape;
+  return ctx_.attrs.make(Attr{
+      AttrKind::DenseElements, std::move(dense), tensorOf(shape, i64()), {}});
+}
+
+const Attr *
+LocalBuilder::denseMatrixAttr(const std::vector<std::vector<int64_t>> &rows) {
+  std::vector<int64_t> flat;
+  for (const auto &row : rows)
+    flat.insert(flat.end(), row.begin(), row.end());
+  const int64_t cols = rows.empty() ? 0 : int64_t(rows.front().size());
+  return denseIntsAttr(flat, {int64_t(rows.size()), cols});
+}
+
+Value *LocalBuilder::constant(const Attr *value) {
+  return create("stablehlo.constant", {}, {value->type}, {{"value", value}})
+      ->result(0);
+}
+
+Value *LocalBuilder::scalarI64(int64_t value) {
+  return constant(denseIntsAttr({value}, {}));
+}
+
+Value *LocalBuilder::vectorI64(const std::vector<int64_t> &values) {
+  return constant(denseIntsAttr(values, {int64_t(values.size())}));
+}
+
+Value *LocalBuilder::deviceIndex(bool use_replica_id) {
+  Value *id =
+      create(use_replica_id ? "stablehlo.replica_id" : "stablehlo.partition_id",
+             {}, {tensorOf({}, ctx_.types.element("ui32"))})
+          ->result(0);
+  return convert(id, i64());
+}
+
+Value *LocalBuilder::lookup(const std::vector<int64_t> &table,
+                            bool use_replica_id) {
+  Value *index = deviceIndex(use_replica_id);
+  Value *entries = vectorI64(table);
+  Value *entry = dynamicSlice(entries, {index}, {1});
+  return reshape(entry, {});
+}
+
+Value *LocalBuilder::convert(Value *input, Type element) {
+  return create("stablehlo.convert", {input},
+                {tensorOf(input->type->shape, element)})
+      ->result(0);
+}
+
+Value *LocalBuilder::reshape(Value *input, const std::vector<int64_t> &shape) {
+  return create("stablehlo.reshape", {input}, {reshaped(input->type, shape)})
+      ->result(0);
+}
+
+Value *LocalBuilder::transpose(Value *input,
+                               const std::vector<int64_t> &permutation) {
+  std::vector<int64_t> shape;
+  for (int64_t dim : permutation)
+    shape.push_back(input->type->shape[size_t(dim)]);
+  return create("stablehlo.transpose", {input}, {reshaped(input->type, shape)},
+                {{"permutation", denseArrayAttr(permutation)}})
+      ->result(0);
+}
+
+Value *LocalBuilder::dynamicSlice(Value *input,
+                                  const std::vector<Value *> &starts,
+                                  const std::vector<int64_t> &sizes) {
+  std::vector<Value *> operands{input};
+  operands.insert(operands.end(), starts.begin(), starts.end());
+  return create("stablehlo.dynamic_slice", operands,
+                {reshaped(input->type, sizes)},
+                {{"slice_sizes", denseArrayAttr(sizes)}})
+      ->result(0);
+}
+
+Value *LocalBuilder::broadcastScalar(Value *scalar, Type type) {
+  return create("stablehlo.broadcast_in_dim", {scalar}, {type},
+                {{"broadcast_dimensions", denseArrayAttr({})}})
+      ->result(0);
+}
+
+Value *LocalBuilder::binary(std::string_view name, Value *lhs, Value *rhs) {
+  return create(name, {lhs, rhs}, {lhs->type})->result(0);
+}
+
+} // namespace shardlab

@@ -1,0 +1,172 @@
+// Device coordinates, groups and permutations of a mesh (device_layout.h).
+#include "sharding/device_layout.h"
+
+#include "shardlab/sharding/axis.h"
+
+#include <algorithm>
+#include <map>
+
+namespace shardlab {
+namespace {
+
+// The digit of `ref` in a device's coordinate of its axis, and the weight
+// of one step of that digit inside the axis coordinate.
+std::pair<int64_t, int64_t> digitOf(const Mesh &mesh, const AxisRef &ref,
+                                    const std::vector<int64_t> &coords) {
+  const int index = mesh.axisIndex(ref.name);
+  if (index < 0)
+    return {0, 1};
+  const int64_t full = mesh.axes[size_t(index)].size;
+  const int64_t size = axisRefSize(ref, mesh);
+  const int64_t minor = full / (subAxisPreSize(ref) * size);
+  return {(coords[size_t(index)] / minor) % size, minor};
+}
+
+// `coords` with the digits of `axes` set to zero: what devices that differ
+// only along `axes` have in common.
+std::vector<int64_t> withoutAxes(const Mesh &mesh,
+                                 const std::vector<AxisRef> &axes,
+                                 std::vector<int64_t> coords) {
+  for (const AxisRef &ref : axes) {
+    const auto [digit, weight] = digitOf(mesh, ref, coords);
+    const int index = mesh.axisIndex(ref.name);
+    if (index >= 0)
+      coords[size_t(index)] -= digit * weight;
+  }
+  return coords;
+}
+
+// The parts of the axis of `size` that `used` (sub-axes of it) leave out,
+// major first, as sub-axes (the whole axis when none is used).
+std::vector<AxisRef> freeParts(const MeshAxis &axis,
+                               std::vector<SubAxisInfo> used) {
+  std::sort(used.begin(), used.end(),
+            [](const SubAxisInfo &a, const SubAxisInfo &b) {
+              return a.pre_size < b.pre_size;
+            });
+  std::vector<AxisRef> parts;
+  auto add = [&](int64_t pre, int64_t part) {
+    if (part <= 1)
+      return;
+    if (pre == 1 && part == axis.size)
+      parts.push_back({axis.name, std::nullopt});
+    else
+      parts.push_back({axis.name, SubAxisInfo{pre, part}});
+  };
+  int64_t covered = 1;
+  for (const SubAxisInfo &sub : used) {
+    if (sub.pre_size > covered)
+      add(covered, sub.pre_size / covered);
+    covered = std::max(covered, sub.pre_size * sub.size);
+  }
+  if (covered < axis.size)
+    add(covered, axis.size / covered);
+  return parts;
+}
+
+} // namespace
+
+std::vector<AxisRef> deviceOrder(const Mesh &mesh,
+                                 const TensorSharding &sharding) {
+  std::vector<AxisRef> order;
+  for (const DimSharding &dim : sharding.dims)
+    order.insert(order.end(), dim.axes.begin(), dim.axes.end());
+  for (const MeshAxis &axis : mesh.axes) {
+    std::vector<SubAxisInfo> used;
+    bool whole = false;
+    for (const AxisRef &ref : order)
+      if (ref.name == axis.name) {
+        if (ref.sub)
+          used.push_back(*ref.sub);
+        else
+          whole = true;
+      }
+    if (whole)
+      continue;
+    const std::vector<AxisRef> parts = freeParts(axis, used);
+    order.insert(order.end(), parts.begin(), parts.end());
+  }
+  return order;
+}
+
+std::vector<int64_t> meshCoordinates(const Mesh &mesh, int64_t linear) {
+  std::vector<int64_t> coords(mesh.axes.size());
+  for (size_t i = mesh.axes.size(); i-- > 0;) {
+    coords[i] = linear % mesh.axes[i].size;
+    linear /= mesh.axes[i].size;
+  }
+  return coords;
+}
+
+int64_t deviceIdAt(const Mesh &mesh, int64_t linear) {
+  return mesh.device_ids.empty() ? linear : mesh.device_ids[size_t(linear)];
+}
+
+int64_t indexAlongAxes(const Mesh &mesh, const std::vector<AxisRef> &axes,
+                       const std::vector<int64_t> &coords) {
+  int64_t index = 0;
+  for (const AxisRef &ref : axes)
+    index = index * axisRefSize(ref, mesh) + digitOf(mesh, ref, coords).first;
+  return index;
+}
+
+std::vector<int64_t> shardIndexByDevice(const Mesh &mesh,
+                                        const std::vector<AxisRef> &axes) {
+  const int64_t total = mesh.totalSize();
+  std::vector<int64_t> table(size_t(total), 0);
+  for (int64_t linear = 0; linear < total; ++linear) {
+    const int64_t id = deviceIdAt(mesh, linear);
+    if (id >= 0 && id < total)
+      table[size_t(id)] =
+          indexAlongAxes(mesh, axes, meshCoordinates(mesh, linear));
+  }
+  return table;
+}
+
+std::vector<std::vector<int64_t>>
+deviceGroups(const Mesh &mesh, const std::vector<AxisRef> &axes) {
+  std::map<std::vector<int64_t>, std::vector<int64_t>> groups;
+  const int64_t total = mesh.totalSize();
+  const int64_t group_size = axesTotalSize(axes, mesh);
+  for (int64_t linear = 0; linear < total; ++linear) {
+    const std::vector<int64_t> coords = meshCoordinates(mesh, linear);
+    const int64_t position = indexAlongAxes(mesh, axes, coords);
+    std::vector<int64_t> &group = groups[withoutAxes(mesh, axes, coords)];
+    group.resize(size_t(group_size), -1);
+    if (position < group_size)
+      group[size_t(position)] = deviceIdAt(mesh, linear);
+  }
+  std::vector<std::vector<int64_t>> out;
+  out.reserve(groups.size());
+  for (auto &entry : groups)
+    out.push_back(std::move(entry.second));
+  return out;
+}
+
+std::vector<std::pair<int64_t, int64_t>>
+permutationPairs(const Mesh &from_mesh, const TensorSharding &from,
+                 const Mesh &to_mesh, const TensorSharding &to) {
+  const std::vector<AxisRef> from_order = deviceOrder(from_mesh, from);
+  const std::vector<AxisRef> to_order = deviceOrder(to_mesh, to);
+  const int64_t total = to_mesh.totalSize();
+  std::vector<int64_t> at_position(size_t(total), -1);
+  for (int64_t linear = 0; linear < total; ++linear) {
+    const int64_t position =
+        indexAlongAxes(to_mesh, to_order, meshCoordinates(to_mesh, linear));
+    if (position < total)
+      at_position[size_t(position)] = deviceIdAt(to_mesh, linear);
+  }
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  const int64_t sources = from_mesh.totalSize();
+  for (int64_t linear = 0; linear < sources; ++linear) {
+    const int64_t position = indexAlongAxes(from_mesh, from_order,
+                                            meshCoordinates(from_mesh, linear));
+    if (position < total && at_position[size_t(position)] >= 0)
+      pairs.push_back(
+          {deviceIdAt(from_mesh, linear), at_position[size_t(position)]});
+  }
+  std::sort(pairs.begin(), pairs.end());
+  return pairs;
+}
+
+} // namespace shardlab

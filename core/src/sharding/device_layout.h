@@ -1,0 +1,64 @@
+// Where each device of a mesh sits and which shard it holds: a device's
+// coordinates are the mixed-radix digits of its position in the mesh (axes
+// major to minor, a sub-axis "x":(m)k is the middle digit of x split as
+// [m, k, rest]); its id is that position, or device_ids[position].
+//
+// Worked example, mesh <["x"=2, "y"=4]> (device id = 4x + y):
+//   deviceGroups({"y"})          = [[0,1,2,3], [4,5,6,7]]
+//   deviceGroups({"y":(1)2})     = [[0,2], [1,3], [4,6], [5,7]]
+//   shardIndexByDevice({"x"})    = [0,0,0,0, 1,1,1,1]
+//   deviceOrder([{}, {"y"}])      = ["y", "x"]: device 4x + y is at 2y + x
+//   permutationPairs([{"x"}, {}] -> [{}, {"x"}]) = [[0,0], [1,1], ...]: the
+//   device at position p keeps it, as [{}, {"x"}] orders devices by x first
+//   too; with [{"y"}, {}] -> [{}, {"y"}] every device keeps its place too.
+// These are what the partitioner writes into collectives (replica groups,
+// source-target pairs) and offset tables, and what the cost model reads.
+#pragma once
+
+#include "shardlab/sharding/sharding.h"
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace shardlab {
+
+/// Coordinates of the device at mesh position `linear` (row-major).
+std::vector<int64_t> meshCoordinates(const Mesh &mesh, int64_t linear);
+
+/// The id of the device at mesh position `linear`.
+int64_t deviceIdAt(const Mesh &mesh, int64_t linear);
+
+/// Index of the device at `coords` along `axes` (major first): the shard
+/// of a dimension sharded by `axes` that it holds.
+int64_t indexAlongAxes(const Mesh &mesh, const std::vector<AxisRef> &axes,
+                       const std::vector<int64_t> &coords);
+
+/// For every device id, its index along `axes` (indexAlongAxes).
+std::vector<int64_t> shardIndexByDevice(const Mesh &mesh,
+                                        const std::vector<AxisRef> &axes);
+
+/// Device groups of a collective over `axes`: devices that differ only in
+/// those axes, each ordered by its index along `axes`; groups ordered by
+/// the coordinates of the other axes (mesh order).
+std::vector<std::vector<int64_t>>
+deviceGroups(const Mesh &mesh, const std::vector<AxisRef> &axes);
+
+/// The axes that order the devices for `sharding`: the dimension axes
+/// (dimension by dimension, major first), then what is left of the mesh
+/// axes, in mesh order. A device's index along them is its position; a
+/// collective permute sends from each position under one sharding to the
+/// same position under the other.
+std::vector<AxisRef> deviceOrder(const Mesh &mesh,
+                                 const TensorSharding &sharding);
+
+/// Source-target pairs of a collective permute from `from` (on
+/// `from_mesh`) to `to` (on `to_mesh`, the same axes in another device
+/// order, or the same mesh): every device sends its shard to the device
+/// that holds it under `to` and agrees with the source on the axes `to`
+/// leaves free. One pair per device, self pairs included, by source id.
+std::vector<std::pair<int64_t, int64_t>>
+permutationPairs(const Mesh &from_mesh, const TensorSharding &from,
+                 const Mesh &to_mesh, const TensorSharding &to);
+
+} // namespace shardlab
