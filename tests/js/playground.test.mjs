@@ -27,7 +27,7 @@ test("every playground pipeline runs on every example", () => {
   for (const name of ["hello.mlir", "schedule/dp_mlp.mlir", "playground/tensor_parallel_mlp.mlir",
     "playground/priorities.mlir", "playground/reshape_sub_axes.mlir", "playground/reduce_and_broadcast.mlir"]) {
     const text = readExample(name);
-    for (const pipeline of ["basic", "aggressive", "op-priority", "user-priority", "pipeline", "explicit"]) {
+    for (const pipeline of ["basic", "aggressive", "op-priority", "user-priority", "pipeline", "explicit", "partition"]) {
       const r = sl.playground(text, { pipeline });
       assert.equal(r.ok, true, `${name} ${pipeline}: ${r.error} ${JSON.stringify(r.diagnostics)}`);
       assert.equal(r.schedule?.ok, true, `${name} ${pipeline}: ${r.schedule?.error}`);
@@ -35,6 +35,17 @@ test("every playground pipeline runs on every example", () => {
   }
   const tp = sl.playground(readExample("playground/tensor_parallel_mlp.mlir"), { pipeline: "explicit" });
   assert.match(tp.output, /sdy\.all_reduce \{"model"\}/);
+});
+
+test("the partition pipeline shows the per-device program the schedule estimates", () => {
+  const text = readExample("playground/tensor_parallel_mlp.mlir");
+  const explicit = sl.playground(text, { pipeline: "explicit" });
+  const local = sl.playground(text, { pipeline: "partition" });
+  assert.equal(local.ok, true, JSON.stringify(local.diagnostics));
+  assert.doesNotMatch(local.output, /sdy\.all_reduce/);
+  assert.match(local.output, /"stablehlo\.all_reduce"\(.*replica_groups = dense</);
+  assert.equal(local.schedule.ok, true, local.schedule.error);
+  assert.equal(local.schedule.report.step_time_us, explicit.schedule.report.step_time_us);
 });
 
 test("a module in GSPMD form is imported before propagation, and the schedule says so", () => {

@@ -118,7 +118,7 @@ TEST_CASE("named pipelines: each builds, and an unknown name lists them") {
   REQUIRE_FALSE(unknown.ok());
   CHECK(unknown.error().message ==
         "unknown pipeline 'fastest'; the pipelines: basic aggressive "
-        "op-priority user-priority pipeline explicit");
+        "op-priority user-priority pipeline explicit partition");
 }
 
 namespace {

@@ -61,26 +61,6 @@ ProgramOptions realOptions(int64_t gpus_per_node) {
 
 } // namespace
 
-TEST_CASE("Device groups over axes, sub-axes and device ids") {
-  Mesh mesh{{{"x", 2}, {"y", 4}}, {}};
-  using Groups = std::vector<std::vector<int64_t>>;
-  CHECK(deviceGroups(mesh, {{"y", {}}}) == Groups{{0, 1, 2, 3}, {4, 5, 6, 7}});
-  CHECK(deviceGroups(mesh, {{"x", {}}}) ==
-        Groups{{0, 4}, {1, 5}, {2, 6}, {3, 7}});
-  CHECK(deviceGroups(mesh, {{"y", SubAxisInfo{1, 2}}}) ==
-        Groups{{0, 2}, {1, 3}, {4, 6}, {5, 7}});
-  CHECK(deviceGroups(mesh, {{"y", SubAxisInfo{2, 2}}}) ==
-        Groups{{0, 1}, {2, 3}, {4, 5}, {6, 7}});
-  Mesh permuted{{{"x", 2}}, {1, 0}};
-  CHECK(deviceGroups(permuted, {{"x", {}}}) == Groups{{1, 0}});
-  // Moving dim 0 from "x" to "y" (both size 2) swaps devices 1 and 2.
-  Mesh square{{{"x", 2}, {"y", 2}}, {}};
-  TensorSharding from{{"", {}}, {{{{"x", {}}}}}, {}, {}};
-  TensorSharding to{{"", {}}, {{{{"y", {}}}}}, {}, {}};
-  const auto pairs = permutePairs(square, from, to);
-  CHECK(pairs == std::vector<std::pair<int64_t, int64_t>>{{1, 2}, {2, 1}});
-}
-
 TEST_CASE("Per-device program: local shapes, groups, comm types, costs") {
   auto module = parse(kModule);
   DiagnosticEngine r_diags;

@@ -82,7 +82,7 @@ export type Severity = "error" | "warning" | "note" | "remark";
  * A named propagation pipeline of the playground (passes/pass_manager.h namedPipelines).
  */
 export type PipelineName =
-  "basic" | "aggressive" | "op-priority" | "user-priority" | "pipeline" | "explicit";
+  "basic" | "aggressive" | "op-priority" | "user-priority" | "pipeline" | "explicit" | "partition";
 export type CollectiveOpName =
   | "all-reduce"
   | "all-reduce-start"

@@ -146,7 +146,11 @@ json scheduleModule(Module &module, bool lowered,
   return reply;
 }
 
-bool isExplicit(const std::string &pipeline) { return pipeline == "explicit"; }
+/// Whether the pipeline already lowered the module to collectives (and, for
+/// "partition", to the per-device program).
+bool isLowered(const std::string &pipeline) {
+  return pipeline == "explicit" || pipeline == "partition";
+}
 
 /// The options both entry points read: the pipeline and the schedule
 /// settings.
@@ -222,7 +226,7 @@ std::string playgroundReply(std::string_view text,
   reply["output"] = printModule(*module);
   timings["propagate"] = msSince(start);
   if (request.want_schedule) {
-    reply["schedule"] = scheduleModule(*module, isExplicit(request.pipeline),
+    reply["schedule"] = scheduleModule(*module, isLowered(request.pipeline),
                                        request.schedule, text);
     timings["schedule"] = msSince(start);
   }
@@ -246,7 +250,7 @@ std::string scheduleReply(std::string_view text,
   if (Status ran = detail::runFlags(*module, flags, diags); !ran)
     return dumpReply(
         detail::failureReply(ran.error().message, diags.diagnostics(), text));
-  bool lowered = request.pipeline == "none" || isExplicit(request.pipeline);
+  bool lowered = request.pipeline == "none" || isLowered(request.pipeline);
   return dumpReply(scheduleModule(*module, lowered, request.schedule, text));
 }
 

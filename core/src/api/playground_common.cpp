@@ -152,7 +152,13 @@ BeforeAfter parseBoth(std::string_view text, OptionReader &reader) {
     return both;
   }
   both.pipeline = choice->name;
-  const std::vector<std::string> &flags = choice->flags;
+  // The views describe values in global terms (shape, sharding, shards per
+  // device): the per-device step of the "partition" pipeline, which turns
+  // every type into a local one, is not run for them.
+  std::vector<std::string> flags;
+  for (const std::string &flag : choice->flags)
+    if (flag.rfind("-sdy-convert-global-to-local", 0) != 0)
+      flags.push_back(flag);
   DiagnosticEngine diags;
   both.before = parseVerified(text, diags);
   both.after = both.before ? parseVerified(text, diags) : nullptr;

@@ -82,11 +82,17 @@ const std::vector<NamedPipeline> &namedPipelines() {
       // The export pipeline also all-reduces sharded reductions, which
       // insert-explicit-reshards + reshard-to-collectives alone leave out.
       {"explicit",
-       "The propagation pipeline, then explicit reshards and collectives "
-       "(what the scheduler estimates)",
+       "The propagation pipeline, then explicit reshards and collectives",
        {{"sdy-propagation-pipeline", ""},
         {"sdy-export-pipeline",
          "enable-insert-explicit-collectives=true inline-meshes=false"}}},
+      {"partition",
+       "Explicit collectives, then the program one device runs: local "
+       "shapes and StableHLO collectives (what the scheduler estimates)",
+       {{"sdy-propagation-pipeline", ""},
+        {"sdy-export-pipeline",
+         "enable-insert-explicit-collectives=true inline-meshes=false"},
+        {"sdy-convert-global-to-local", ""}}},
   };
   return pipelines;
 }

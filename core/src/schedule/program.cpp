@@ -1,6 +1,7 @@
 // buildProgram: walks a function of a module lowered to explicit
 // collectives and emits the costed per-device graph.
 #include "passes/xla_support.h"
+#include "shardlab/passes/pass_manager.h"
 #include "program_internal.h"
 #include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
@@ -13,16 +14,13 @@
 namespace shardlab::schedule {
 namespace detail {
 
-LocalTensor localTensor(const Module &module, Value *value) {
+LocalTensor localTensor(Value *value) {
   LocalTensor t;
   Type type = value ? value->type : nullptr;
   if (!type || !type->isRankedTensor() || !type->hasStaticShape())
     return t;
   t.shape = type->shape;
   t.dtype = type->element ? type->element->text : "";
-  if (const TensorSharding *s = getSharding(value))
-    if (const Mesh *mesh = lookupMesh(module, s->mesh))
-      t.shape = localShape(type->shape, *s, *mesh);
   t.elements = 1;
   for (int64_t d : t.shape)
     t.elements *= d;
@@ -56,7 +54,7 @@ struct Builder {
   int64_t resultBytes(Operation &op) {
     int64_t bytes = 0;
     for (size_t i = 0; i < op.numResults(); ++i)
-      bytes += localTensor(module, op.result(i)).bytes;
+      bytes += localTensor(op.result(i)).bytes;
     return bytes;
   }
   void bindResults(Env &env, Operation &op, int64_t node) {
@@ -229,9 +227,8 @@ void Builder::emitManual(Env &env, Operation &op, const std::string &suffix) {
 
 bool Builder::emitCollective(Env &env, Operation &op,
                              const std::string &suffix) {
-  std::optional<CollectiveCall> call = sdyCollectiveCall(module, op);
-  if (!call)
-    call = stablehloCollectiveCall(module, op, program.topology.num_devices);
+  std::optional<CollectiveCall> call =
+      stablehloCollectiveCall(module, op, program.topology.num_devices);
   if (!call)
     return false;
   if (call->kind == CollectiveKind::None) {
@@ -420,7 +417,7 @@ void emitParameters(Builder &b, Env &env, Operation &func) {
     param.name = "arg" + std::to_string(i);
     param.kind = NodeKind::Nop;
     param.is_parameter = true;
-    param.output_bytes = localTensor(b.module, entry.argument(i)).bytes;
+    param.output_bytes = localTensor(entry.argument(i)).bytes;
     param.explanation = "entry parameter";
     env[entry.argument(i)] = b.graph().addNode(std::move(param));
   }
@@ -469,8 +466,31 @@ std::string dynamicShapeError(Operation &func, Location &error_loc) {
 } // namespace
 } // namespace detail
 
+namespace {
+
+// The program one device runs is what -sdy-convert-global-to-local makes of
+// the module: the scheduler reads types as per-device sizes and collectives
+// as StableHLO ones, never shardings.
+Status toPerDevice(Module &module, DiagnosticEngine &diags) {
+  if (module.per_device)
+    return success();
+  PassPipeline pipeline;
+  if (Status added = appendPass(pipeline, "sdy-convert-global-to-local", "");
+      !added)
+    return added;
+  std::string failed;
+  if (!runPassPipeline(module, pipeline, diags, &failed))
+    return makeError("cannot make the per-device program: " + failed +
+                     " failed");
+  return success();
+}
+
+} // namespace
+
 Result<Program> buildProgram(Module &module, const ProgramOptions &options,
                              DiagnosticEngine &diags) {
+  if (Status local = toPerDevice(module, diags); !local)
+    return local.error();
   Operation *func = detail::findFunc(module, options.func_name);
   if (!func || func->numRegions() == 0 || func->region(0).empty())
     return makeError("no function '" + options.func_name +

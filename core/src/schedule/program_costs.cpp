@@ -84,20 +84,6 @@ bool isCheckCustomCall(const Operation &op) {
   return customCallTarget(op).rfind("check.", 0) == 0;
 }
 
-CollectiveKind sdyCollectiveKind(const Operation &op) {
-  if (op.is("sdy.all_gather"))
-    return CollectiveKind::AllGather;
-  if (op.is("sdy.all_reduce"))
-    return CollectiveKind::AllReduce;
-  if (op.is("sdy.reduce_scatter"))
-    return CollectiveKind::ReduceScatter;
-  if (op.is("sdy.all_to_all"))
-    return CollectiveKind::AllToAll;
-  if (op.is("sdy.collective_permute"))
-    return CollectiveKind::CollectivePermute;
-  return CollectiveKind::None;
-}
-
 Result<Coster> Coster::create(const ProgramOptions &options) {
   Coster c;
   c.options_ = options;
@@ -141,9 +127,9 @@ OpCost Coster::roofline(double flops, int64_t read, int64_t written,
 }
 
 OpCost Coster::dot(const Module &module, Operation &op) const {
-  const LocalTensor lhs = localTensor(module, op.operand(0));
-  const LocalTensor rhs = localTensor(module, op.operand(1));
-  const LocalTensor out = localTensor(module, op.result(0));
+  const LocalTensor lhs = localTensor(op.operand(0));
+  const LocalTensor rhs = localTensor(op.operand(1));
+  const LocalTensor out = localTensor(op.result(0));
   const Attr *dims = op.attrs.get("dot_dimension_numbers");
   std::vector<int64_t> lc = dimsOf(dims, "lhs_contracting_dimensions"),
                        rc = dimsOf(dims, "rhs_contracting_dimensions");
@@ -184,16 +170,16 @@ OpCost Coster::compute(const Module &module, Operation &op) const {
     return dot(module, op);
   int64_t read = 0;
   for (size_t i = 0; i < op.numOperands(); ++i)
-    read += localTensor(module, op.operand(i)).bytes;
+    read += localTensor(op.operand(i)).bytes;
   LocalTensor out;
   int64_t written = 0;
   for (size_t i = 0; i < op.numResults(); ++i) {
-    out = localTensor(module, op.result(i));
+    out = localTensor(op.result(i));
     written += out.bytes;
   }
   double flops = double(out.elements);
   if (op.is("stablehlo.convolution") && op.numOperands() > 1) {
-    const LocalTensor rhs = localTensor(module, op.operand(1));
+    const LocalTensor rhs = localTensor(op.operand(1));
     const int64_t features = rhs.shape.empty() ? 1 : rhs.shape.back();
     flops = 2.0 * double(out.elements) * double(rhs.elements) /
             double(features > 0 ? features : 1);

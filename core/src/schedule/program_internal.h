@@ -17,7 +17,7 @@ struct LocalTensor {
   int64_t bytes = 0;
   int64_t elements = 0;
 };
-LocalTensor localTensor(const Module &module, Value *value);
+LocalTensor localTensor(Value *value);
 
 struct OpCost {
   double cost_us = 0;
@@ -70,12 +70,6 @@ bool isCheckCustomCall(const Operation &op);
 /// Trip count of a stablehlo.while counting a constant-initialised
 /// iteration argument up to a constant (`compare LT`), by a constant step.
 std::optional<int64_t> constantTripCount(Operation &while_op);
-/// What an sdy collective moves: groups (or pairs), dtype, local bytes.
-/// nullopt for other ops, and for collectives whose mesh is unknown.
-std::optional<CollectiveCall> sdyCollectiveCall(const Module &module,
-                                                Operation &op);
-/// The sdy collective kind of `op` (kNone for all_slice and others).
-CollectiveKind sdyCollectiveKind(const Operation &op);
 
 /// A dense integer attribute: its tensor shape and row-major values.
 struct DenseInts {

@@ -21,9 +21,9 @@ const Attr *inherent(const Operation &op, std::string_view name) {
 std::vector<int64_t> operandsBytes(const Module &module, Operation &op) {
   int64_t in = 0, out = 0;
   for (size_t i = 0; i < op.numOperands(); ++i)
-    in += localTensor(module, op.operand(i)).bytes;
+    in += localTensor(op.operand(i)).bytes;
   for (size_t i = 0; i < op.numResults(); ++i)
-    out += localTensor(module, op.result(i)).bytes;
+    out += localTensor(op.result(i)).bytes;
   return {in, out};
 }
 
@@ -96,7 +96,7 @@ std::optional<CollectiveCall> stablehloCollectiveCall(const Module &module,
   const std::vector<int64_t> bytes = operandsBytes(module, op);
   call.operand_bytes = bytes[0];
   call.output_bytes = bytes[1];
-  call.dtype = localTensor(module, op.operand(0)).dtype;
+  call.dtype = localTensor(op.operand(0)).dtype;
   if (kind == CollectiveKind::CollectivePermute) {
     const std::optional<DenseInts> pairs =
         denseInts(inherent(op, "source_target_pairs"));

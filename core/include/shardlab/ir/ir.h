@@ -288,6 +288,10 @@ public:
   /// Set by a pass (markUnchanged) that left the module as it was: the pass
   /// runner then skips verifying it again. Reset before every pass.
   bool unchanged_by_pass = false;
+  /// Set by -sdy-convert-global-to-local: every type is what one device
+  /// holds (shardings stay as annotations). Not printed: a module read back
+  /// from text is taken as global.
+  bool per_device = false;
   /// Finds a top-level op with `sym_name = @name` (sdy.mesh, func.func).
   /// The index is rebuilt when top-level ops are inserted or erased; a pass
   /// that renames a symbol in place calls invalidateSymbols().

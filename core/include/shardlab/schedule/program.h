@@ -97,16 +97,4 @@ struct Program {
 Result<Program> buildProgram(Module &module, const ProgramOptions &options,
                              DiagnosticEngine &diags);
 
-/// Device groups of a collective over `axes` of `mesh`: devices that differ
-/// only in those axes, ordered by the axes' coordinates (major first), as
-/// device ids.
-std::vector<std::vector<int64_t>>
-deviceGroups(const Mesh &mesh, const std::vector<AxisRef> &axes);
-
-/// Source-target pairs moving each shard from its device under `from` to a
-/// device holding it under `to` (self pairs left out).
-std::vector<std::pair<int64_t, int64_t>>
-permutePairs(const Mesh &mesh, const TensorSharding &from,
-             const TensorSharding &to);
-
 } // namespace shardlab::schedule

@@ -227,7 +227,12 @@ bool convertGlobalToLocalPass(Module &module, const PassOptions &options,
   local.enable_rgv3 = options.flag("enable-rgv3");
   local.replica_count = options.integer("replica-count");
   local.partition_count = options.integer("partition-count");
-  return GlobalToLocal(module, diags, local).run();
+  if (module.per_device)
+    return markUnchanged(module);
+  if (!GlobalToLocal(module, diags, local).run())
+    return false;
+  module.per_device = true;
+  return true;
 }
 
 } // namespace shardlab

@@ -1,30 +1,12 @@
-// What the scheduler reads from the IR beyond shapes: the device groups and
-// bytes of sdy collectives, and constant trip counts of while loops.
+// Constant trip counts of while loops: how often the scheduler repeats a
+// loop body.
 #include "ir/op_properties.h"
 #include "program_internal.h"
-#include "shardlab/ir/sharding_access.h"
 
 #include <cmath>
 
 namespace shardlab::schedule::detail {
 namespace {
-
-std::vector<AxisRef> collectiveAxes(const Operation &op) {
-  std::vector<AxisRef> axes;
-  for (const NamedAttr &entry : op.attrs.entries()) {
-    const AttrPayload &p = entry.value->payload;
-    if (const auto *flat = std::get_if<std::vector<AxisRef>>(&p))
-      axes.insert(axes.end(), flat->begin(), flat->end());
-    else if (const auto *dims =
-                 std::get_if<std::vector<std::vector<AxisRef>>>(&p))
-      for (const auto &dim : *dims)
-        axes.insert(axes.end(), dim.begin(), dim.end());
-    else if (const auto *params = std::get_if<std::vector<AllToAllParam>>(&p))
-      for (const AllToAllParam &param : *params)
-        axes.insert(axes.end(), param.axes.begin(), param.axes.end());
-  }
-  return axes;
-}
 
 std::optional<double> constantValue(Value *value) {
   Operation *def = value ? value->defining_op : nullptr;
@@ -45,36 +27,6 @@ Operation *terminator(Region &region) {
 }
 
 } // namespace
-
-std::optional<CollectiveCall> sdyCollectiveCall(const Module &module,
-                                                Operation &op) {
-  const CollectiveKind kind = sdyCollectiveKind(op);
-  const Attr *out = op.attrs.get("out_sharding");
-  if (kind == CollectiveKind::None || !out || out->kind != AttrKind::Sharding)
-    return std::nullopt;
-  const Mesh *mesh = lookupMesh(module, out->sharding().mesh);
-  if (!mesh || op.numOperands() != 1 || op.numResults() != 1)
-    return std::nullopt;
-  CollectiveCall call;
-  call.kind = kind;
-  const LocalTensor in = localTensor(module, op.operand(0));
-  call.operand_bytes = in.bytes;
-  call.output_bytes = localTensor(module, op.result(0)).bytes;
-  call.dtype = in.dtype;
-  if (kind == CollectiveKind::CollectivePermute) {
-    const TensorSharding *from = getSharding(op.operand(0));
-    if (from)
-      call.pairs = permutePairs(*mesh, *from, out->sharding());
-    for (const auto &[src, dst] : call.pairs)
-      call.groups.push_back({src, dst});
-  } else {
-    call.groups = deviceGroups(*mesh, collectiveAxes(op));
-  }
-  const bool trivial = call.groups.empty() || call.groups.front().size() < 2;
-  if (trivial)
-    call.kind = CollectiveKind::None;
-  return call;
-}
 
 std::optional<int64_t> constantTripCount(Operation &op) {
   if (op.numRegions() < 2)
