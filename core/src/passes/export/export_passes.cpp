@@ -99,14 +99,30 @@ void addPartitionerPasses(std::vector<PassInfo> &passes,
          "Number of partitions (0: the mesh's devices); with one partition "
          "and several replicas, offsets are indexed by replica_id"}},
        convertGlobalToLocalPass});
+  passes.push_back(
+      {"sdy-remove-all-gather-reduce-scatter-for-cmv1",
+       stage,
+       "Leave all-gathers and reduce-scatters around dots to CMV1",
+       "An sdy.all_gather whose one use is a dot goes (the dot reads its "
+       "operand); an sdy.reduce_scatter that is a dot's one use goes and the "
+       "dot takes its sharding, unless an axis stays unreduced. The backend's "
+       "collective matmul does that communication inside the dot.",
+       {},
+       removeAllGatherReduceScatterForCmv1Pass});
+  passes.push_back(
+      {"sdy-resolve-single-device-sharding",
+       stage,
+       "Run single-device ops on their device only",
+       "An op whose results live on a maximal mesh runs inside a "
+       "stablehlo.if on that device's partition_id; the other devices yield "
+       "zeros, and the reshards of its results to a replicated mesh become "
+       "all-reduces over that mesh's axes.",
+       {},
+       resolveSingleDeviceShardingPass});
   for (auto [flag, summary] :
        {std::pair{"sdy-pad-for-divisibility", "Pad tensors for divisibility"},
         {"sdy-per-instruction-partitioning", "Per-instruction partitioning"},
-        {"sdy-remove-all-gather-reduce-scatter-for-cmv1",
-         "Remove all-gather/reduce-scatter pairs (CMV1)"},
-        {"sdy-resolve-permutation-factors", "Resolve permutation factors"},
-        {"sdy-resolve-single-device-sharding",
-         "Resolve single-device shardings"}})
+        {"sdy-resolve-permutation-factors", "Resolve permutation factors"}})
     passes.push_back({flag, stage, summary, "", {}, nullptr});
 }
 
@@ -119,8 +135,8 @@ std::vector<OptionDecl> exportPipelineOptions() {
       {"enable-insert-explicit-collectives", OptionType::Bool, "false",
        "Lower reshards to collectives"},
       {"remove-all-gather-reduce-scatter-for-cmv1", OptionType::Bool, "false",
-       "Remove all-gather/reduce-scatter pairs (CMV1; not implemented yet, "
-       "the step is skipped)"},
+       "Leave the all-gathers feeding dots and the reduce-scatters after them "
+       "to the backend's collective matmul (CMV1)"},
       {"update-non-divisible-input-output-shardings", OptionType::Bool, "true",
        "Make function input and output shardings evenly divisible"},
       {"dump-sharding-origins", OptionType::Bool, "false",

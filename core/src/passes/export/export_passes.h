@@ -23,12 +23,16 @@ bool insertFuncCallReshardsPass(Module &, const PassOptions &,
                                 DiagnosticEngine &);
 bool propagateToFuncResultsPass(Module &, const PassOptions &,
                                 DiagnosticEngine &);
+bool removeAllGatherReduceScatterForCmv1Pass(Module &, const PassOptions &,
+                                             DiagnosticEngine &);
 bool removePropagationDebugInfoPass(Module &, const PassOptions &,
                                     DiagnosticEngine &);
 bool removeShardingGroupsPass(Module &, const PassOptions &,
                               DiagnosticEngine &);
 bool removeSubAxesInInputOutputShardingsPass(Module &, const PassOptions &,
                                              DiagnosticEngine &);
+bool resolveSingleDeviceShardingPass(Module &, const PassOptions &,
+                                     DiagnosticEngine &);
 bool reshardToCollectivesPass(Module &, const PassOptions &,
                               DiagnosticEngine &);
 bool shardingConstraintToReshardPass(Module &, const PassOptions &,

@@ -3,7 +3,7 @@
 // partitioner part (verify-unreduced-axes, insert-explicit-reshards and, with
 // `enable-insert-explicit-collectives`, reshard-to-collectives between the
 // two label-restricted canonicalizations) runs unless
-// `avoid-export-for-partitioning`. Passes not implemented yet are skipped.
+// `avoid-export-for-partitioning`.
 #include "export_passes.h"
 #include "passes/canonicalize.h"
 #include "passes/pass_utils.h"
@@ -13,14 +13,9 @@ namespace shardlab {
 
 namespace {
 
-// Runs the registered pass `flag`. Shardy's passes that shardlab has not
-// implemented yet (only remove-all-gather-reduce-scatter-for-cmv1 here) are
-// skipped, so the rest of the export still runs.
+// Runs the registered pass `flag` through the pass runner.
 bool runPass(std::string_view flag, Module &module, DiagnosticEngine &diags,
              const RawPassOptions &options = {}) {
-  const PassInfo *pass = lookupPass(flag);
-  if (pass && !pass->run)
-    return true;
   return runNestedPass(module, flag, diags, options);
 }
 
