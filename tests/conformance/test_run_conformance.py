@@ -222,6 +222,15 @@ class EndToEndTests(unittest.TestCase):
         code, out, _ = self.run_runner("--check-regressions", FAKE_DROP="@two")
         self.assertEqual(code, 0, out)
 
+    def test_chunks_of_a_passing_file_pass(self):
+        # Every chunk fails alone (its copy lives in the runner's work
+        # directory); the whole file passes, and lit's verdict covers them.
+        code, out, _ = self.run_runner(FAKE_FAIL_PATH="shardlab-conformance.")
+        self.assertEqual(code, 0, out)
+        self.assertEqual(out.strip().splitlines()[-1], "3 passed, 0 failed")
+        code, out, _ = self.run_runner(FAKE_DROP="@two")
+        self.assertEqual(out.strip().splitlines()[-1], "2 passed, 1 failed")
+
     def test_listed_entries_that_did_not_run_fail_the_gate(self):
         with open(self.passing, "w") as f:
             f.write("a/plain.mlir\ngone/x.mlir\na/split.mlir#7\nb/tools.mlir\n"
