@@ -119,9 +119,20 @@ void addPartitionerPasses(std::vector<PassInfo> &passes,
        "all-reduces over that mesh's axes.",
        {},
        resolveSingleDeviceShardingPass});
+  passes.push_back(
+      {"sdy-pad-for-divisibility",
+       stage,
+       "Pad dimensions their shards do not divide",
+       "A sharded dimension its shards do not divide is padded up to the "
+       "next multiple (zeros where this pass pads), computed on padded and "
+       "trimmed back where the value leaves the sharded world; unknown "
+       "padding is masked before a contraction over it. A function argument "
+       "or result whose sharding does not divide it is an error.",
+       {},
+       padForDivisibilityPass});
   for (auto [flag, summary] :
-       {std::pair{"sdy-pad-for-divisibility", "Pad tensors for divisibility"},
-        {"sdy-per-instruction-partitioning", "Per-instruction partitioning"},
+       {std::pair{"sdy-per-instruction-partitioning",
+                  "Per-instruction partitioning"},
         {"sdy-resolve-permutation-factors", "Resolve permutation factors"}})
     passes.push_back({flag, stage, summary, "", {}, nullptr});
 }

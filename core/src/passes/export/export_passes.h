@@ -21,6 +21,7 @@ bool insertExplicitReshardsPass(Module &, const PassOptions &,
                                 DiagnosticEngine &);
 bool insertFuncCallReshardsPass(Module &, const PassOptions &,
                                 DiagnosticEngine &);
+bool padForDivisibilityPass(Module &, const PassOptions &, DiagnosticEngine &);
 bool propagateToFuncResultsPass(Module &, const PassOptions &,
                                 DiagnosticEngine &);
 bool removeAllGatherReduceScatterForCmv1Pass(Module &, const PassOptions &,
