@@ -172,14 +172,15 @@ TEST_CASE("a pass that fails without a diagnostic is named in one") {
 TEST_CASE("a pass that is not implemented fails with that message") {
   PassPipeline pipeline;
   // Options are not checked for it: it has none declared yet.
-  REQUIRE(appendPass(pipeline, "sdy-pad-for-divisibility", "").ok());
+  REQUIRE(appendPass(pipeline, "sdy-per-instruction-partitioning", "").ok());
   DiagnosticEngine diags;
   LoadedModule loaded = loadModule(kModule, diags);
   REQUIRE(loaded.module);
   CHECK_FALSE(runPassPipeline(*loaded.module, pipeline, diags));
   REQUIRE(diags.diagnostics().size() == 1);
   CHECK(diags.diagnostics()[0].message ==
-        "pass '-sdy-pad-for-divisibility' is not implemented yet in shardlab");
+        "pass '-sdy-per-instruction-partitioning' is not implemented yet "
+        "in shardlab");
 }
 
 TEST_CASE("loadModule says which stage failed") {

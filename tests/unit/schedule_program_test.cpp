@@ -132,7 +132,7 @@ TEST_CASE("Loop iterations do not overlap, as XLA schedules a loop body") {
   // barrier, the scheduler would prefetch iteration 1's during iteration 0.
   auto module = parse(R"(
 sdy.mesh @mesh = <["x"=8]>
-func.func @main(%x: tensor<1024x1024xbf16>, %w: tensor<1024x1024xbf16>) -> tensor<1024x1024xbf16> {
+func.func @main(%x: tensor<1024x1024xbf16>, %w: tensor<1024x1024xbf16> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) -> tensor<1024x1024xbf16> {
   %0 = stablehlo.constant dense<0> : tensor<i32>
   %1 = stablehlo.constant dense<1> : tensor<i32>
   %2 = stablehlo.constant dense<2> : tensor<i32>

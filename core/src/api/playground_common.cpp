@@ -153,11 +153,12 @@ BeforeAfter parseBoth(std::string_view text, OptionReader &reader) {
   }
   both.pipeline = choice->name;
   // The views describe values in global terms (shape, sharding, shards per
-  // device): the per-device step of the "partition" pipeline, which turns
-  // every type into a local one, is not run for them.
+  // device): the per-device steps of the "partition" pipeline, which pad
+  // and turn every type into a local one, are not run for them.
   std::vector<std::string> flags;
   for (const std::string &flag : choice->flags)
-    if (flag.rfind("-sdy-convert-global-to-local", 0) != 0)
+    if (flag.rfind("-sdy-convert-global-to-local", 0) != 0 &&
+        flag.rfind("-sdy-pad-for-divisibility", 0) != 0)
       flags.push_back(flag);
   DiagnosticEngine diags;
   both.before = parseVerified(text, diags);

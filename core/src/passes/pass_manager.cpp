@@ -87,11 +87,13 @@ const std::vector<NamedPipeline> &namedPipelines() {
         {"sdy-export-pipeline",
          "enable-insert-explicit-collectives=true inline-meshes=false"}}},
       {"partition",
-       "Explicit collectives, then the program one device runs: local "
-       "shapes and StableHLO collectives (what the scheduler estimates)",
+       "Explicit collectives, then the program one device runs: padded "
+       "where shards do not divide, local shapes and StableHLO collectives "
+       "(what the scheduler estimates)",
        {{"sdy-propagation-pipeline", ""},
         {"sdy-export-pipeline",
          "enable-insert-explicit-collectives=true inline-meshes=false"},
+        {"sdy-pad-for-divisibility", ""},
         {"sdy-convert-global-to-local", ""}}},
   };
   return pipelines;

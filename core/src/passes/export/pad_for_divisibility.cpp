@@ -124,6 +124,7 @@ private:
   Context &ctx_;
   DiagnosticEngine &diags_;
   std::unordered_map<Value *, PaddedValue> padded_;
+  bool changed_ = false;
 };
 
 std::vector<int64_t>
@@ -152,6 +153,7 @@ void PadForDivisibility::setShape(Value *value,
                                   const std::vector<int64_t> &shape,
                                   std::vector<int64_t> global,
                                   std::vector<PadKind> kinds) {
+  changed_ = changed_ || value->type->shape != shape;
   value->type = ctx_.types.rankedTensor(shape, value->type->element,
                                         value->type->encoding);
   if (shape == global) {
@@ -174,6 +176,7 @@ void setShardingOf(Operation &op, const TensorSharding *sharding,
 Value *PadForDivisibility::padBefore(Value *value,
                                      const std::vector<int64_t> &shape,
                                      Operation &before) {
+  changed_ = true;
   LocalBuilder b(ctx_, before);
   Type element = value->type->element;
   DenseElements zero;
@@ -203,6 +206,7 @@ Value *PadForDivisibility::trimBefore(Value *value,
                                       const std::vector<int64_t> &shape,
                                       Operation &before,
                                       const TensorSharding *sharding) {
+  changed_ = true;
   LocalBuilder b(ctx_, before);
   const size_t rank = shape.size();
   Operation *slice = b.create(
@@ -235,6 +239,7 @@ Value *PadForDivisibility::reshapeBefore(Value *value,
 // Zeroes (with `fill`) what lies beyond the global size of `dim`.
 Value *PadForDivisibility::maskBefore(Value *value, size_t dim, Value *fill,
                                       Operation &before) {
+  changed_ = true;
   LocalBuilder b(ctx_, before);
   const TensorSharding *sharding = getSharding(value);
   Type i32 = ctx_.types.element("i32");
@@ -616,7 +621,7 @@ bool PadForDivisibility::run() {
     }
     convertBlock(func.region(0).front());
   });
-  return ok;
+  return ok && (changed_ || markUnchanged(module_));
 }
 
 } // namespace
