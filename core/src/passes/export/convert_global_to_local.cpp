@@ -145,6 +145,10 @@ bool GlobalToLocal::convertOp(Operation &op) {
     return convertPad(op);
   if (name == "stablehlo.convolution")
     return convertConvolution(op);
+  if (name == "stablehlo.gather")
+    return convertGather(op);
+  if (name == "stablehlo.scatter")
+    return convertScatter(op);
   if (name == "stablehlo.concatenate" && !checkConcatenate(op))
     return false;
   localizeResults(op);

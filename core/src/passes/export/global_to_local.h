@@ -3,7 +3,8 @@
 // more than a change of type. The pass itself (convert_global_to_local.cpp)
 // walks the module; collectives are in global_to_local_collectives.cpp and
 // the other ops (constants, iota, slice, pad, concatenate) in
-// global_to_local_ops.cpp.
+// global_to_local_ops.cpp, gather and scatter in
+// global_to_local_gather_scatter.cpp.
 //
 // The rule every rewrite keeps: a value of global type T with sharding S
 // becomes a value of the local type, T with each dimension divided by the
@@ -86,6 +87,8 @@ public:
   bool convertSlice(Operation &op);
   bool convertPad(Operation &op);
   bool convertConvolution(Operation &op);
+  bool convertGather(Operation &op);
+  bool convertScatter(Operation &op);
   bool checkConcatenate(Operation &op);
 
 private:

@@ -1,0 +1,366 @@
+// stablehlo.gather and stablehlo.scatter in local form (global_to_local.h).
+//
+// A gather whose
+// operand is sharded only along pass-through dimensions (sliced whole) and
+// batching dimensions is local as it is, with its slice sizes divided. When
+// it is sharded along a dimension it indexes into (a reduction factor: the
+// rows live on different devices), each device gathers what it holds and
+// zeros the rest, and the all-reduce that export put after the gather sums
+// the pieces:
+//   - indexed dimensions (in start_index_map): indices are clamped to the
+//     global bounds as gather would, shifted by where the device's shard
+//     starts, and masked to those inside it;
+//   - other sharded dimensions with slice size 1 are read at index 0, which
+//     only the device holding the first shard has.
+//
+// A scatter into an operand sharded along a dimension it indexes shifts its
+// indices by where the device's shard starts: updates that land outside
+// the shard are dropped, as scatter drops out-of-bounds windows. When the
+// updates are split across devices the operand is not (a reduction the
+// all-reduce after the scatter completes), one device of each group keeps
+// the operand and the others start from the reduction's identity, so the
+// operand is counted once.
+#include "global_to_local.h"
+#include "local_builder.h"
+
+#include "ir/op_properties.h"
+#include "passes/pass_utils.h"
+#include "rules/gather_scatter_dims.h"
+#include "sharding/device_layout.h"
+#include "sharding/sharding_utils.h"
+#include "shardlab/ir/sharding_access.h"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+namespace shardlab {
+namespace {
+
+const Attr *splatOf(LocalBuilder &b, Type type, double value) {
+  DenseElements dense;
+  dense.values.push_back({value, 0, false});
+  dense.splat = true;
+  return b.ctx().attrs.make(
+      Attr{AttrKind::DenseElements, std::move(dense), type, {}});
+}
+
+Value *compare(LocalBuilder &b, std::string_view direction, Value *lhs,
+               Value *rhs) {
+  Type i1 = b.tensorOf(lhs->type->shape, b.ctx().types.element("i1"));
+  return b
+      .create("stablehlo.compare", {lhs, rhs}, {i1},
+              {{"comparison_direction",
+                makeStablehloEnum(b.ctx().attrs, "comparison_direction",
+                                  direction)}})
+      ->result(0);
+}
+
+Value *broadcast(LocalBuilder &b, Value *value, Type type,
+                 const std::vector<int64_t> &dims) {
+  return b
+      .create("stablehlo.broadcast_in_dim", {value}, {type},
+              {{"broadcast_dimensions", b.denseArrayAttr(dims)}})
+      ->result(0);
+}
+
+// reduce(`mask`, true) with `and` over dimension `dim`.
+Value *allAlong(LocalBuilder &b, Value *mask, int64_t dim) {
+  Context &ctx = b.ctx();
+  Type scalar = b.tensorOf({}, ctx.types.element("i1"));
+  Value *init = b.constant(splatOf(b, scalar, 1));
+  std::vector<int64_t> shape = mask->type->shape;
+  shape.erase(shape.begin() + dim);
+  Operation *reduce = b.create("stablehlo.reduce", {mask, init},
+                               {b.reshaped(mask->type, shape)},
+                               {{"dimensions", b.denseArrayAttr({dim})}});
+  Block &body = reduce->addRegion().addBlock();
+  Value *lhs = body.addArgument(scalar, reduce->loc);
+  Value *rhs = body.addArgument(scalar, reduce->loc);
+  Operation *both = body.push_back(
+      makeOp(ctx, "stablehlo.and", {lhs, rhs}, {scalar}, reduce->loc));
+  body.push_back(
+      makeOp(ctx, "stablehlo.return", {both->result(0)}, {}, reduce->loc));
+  return reduce->result(0);
+}
+
+// The identity of the scatter's combiner (its region's one op), as a
+// scalar of `element`; nullopt for a combiner it cannot name.
+std::optional<double> identityOf(Operation &scatter, Type element) {
+  Block &body = scatter.region(0).front();
+  Operation *combine = body.front();
+  if (!combine || combine == body.back())
+    return std::nullopt;
+  const bool is_float = element->isFloatElement();
+  if (combine->is("stablehlo.add") || combine->is("stablehlo.or") ||
+      combine->is("stablehlo.xor"))
+    return 0.0;
+  if (combine->is("stablehlo.multiply"))
+    return 1.0;
+  if (combine->is("stablehlo.and"))
+    return element->text == "i1" ? 1.0 : -1.0;
+  if (combine->is("stablehlo.maximum"))
+    return is_float ? -std::numeric_limits<double>::infinity()
+           : element->text.front() == 'u' ? 0.0
+                                          : -9.2233720368547758e18;
+  if (combine->is("stablehlo.minimum"))
+    return is_float ? std::numeric_limits<double>::infinity()
+                    : 9.2233720368547758e18;
+  return std::nullopt;
+}
+
+// Offsets of the device's shard along each indexed dimension, as one index
+// vector broadcast to the indices' shape (`starts[k]` null: 0).
+Value *indexVector(LocalBuilder &b, std::vector<Value *> starts,
+                   Type index_type, int64_t vector_dim) {
+  if (starts.size() == 1)
+    return b
+        .create("stablehlo.broadcast_in_dim", {starts[0]}, {index_type},
+                {{"broadcast_dimensions", b.denseArrayAttr({})}})
+        ->result(0);
+  std::vector<Value *> pieces;
+  for (Value *start : starts)
+    pieces.push_back(b.reshape(start, {1}));
+  Value *joined =
+      b.create("stablehlo.concatenate", pieces,
+               {b.tensorOf({int64_t(starts.size())}, index_type->element)},
+               {{"dimension", b.int64Attr(0)}})
+          ->result(0);
+  return b
+      .create("stablehlo.broadcast_in_dim", {joined}, {index_type},
+              {{"broadcast_dimensions", b.denseArrayAttr({vector_dim})}})
+      ->result(0);
+}
+
+} // namespace
+
+bool GlobalToLocal::convertScatter(Operation &op) {
+  const std::optional<GatherScatterDims> dims = readGatherScatterDims(op);
+  const size_t inputs = (op.numOperands() - 1) / 2;
+  if (!dims || inputs == 0) {
+    localizeResults(op);
+    return true;
+  }
+  writeGatherScatterDims(op, *dims, ctx); // as MLIR prints them
+  Value *indices = op.operand(inputs);
+  Value *updates = op.operand(inputs + 1);
+  const TensorSharding *sharding = getSharding(op.operand(0));
+  const TensorSharding *update_sharding = getSharding(updates);
+  const Mesh *mesh = sharding          ? lookupMesh(module, *sharding)
+                     : update_sharding ? lookupMesh(module, *update_sharding)
+                                       : nullptr;
+  localizeResults(op);
+  if (!mesh)
+    return true;
+  LocalBuilder b(ctx, op);
+  // Updates split along their scatter (non-window) dimensions: one device
+  // per group keeps the operand.
+  std::vector<AxisRef> split;
+  if (update_sharding)
+    for (size_t d = 0; d < update_sharding->dims.size(); ++d)
+      if (std::count(dims->offset_dims.begin(), dims->offset_dims.end(),
+                     int64_t(d)) == 0)
+        for (const AxisRef &axis : update_sharding->dims[d].axes)
+          split.push_back(axis);
+  const std::optional<double> identity =
+      identityOf(op, op.operand(0)->type->element);
+  if (!split.empty() && identity) {
+    Type element = op.operand(0)->type->element;
+    Value *neutral = b.constant(splatOf(b, b.tensorOf({}, element), *identity));
+    Value *index = b.deviceIndex(useReplicaId());
+    std::vector<int64_t> table = shardIndexByDevice(*mesh, split);
+    DenseElements leaders;
+    for (int64_t position : table)
+      leaders.values.push_back({position == 0 ? 1.0 : 0.0, 0, false});
+    Type flags = b.tensorOf({int64_t(table.size())}, ctx.types.element("i1"));
+    Value *is_leader = b.dynamicSlice(
+        b.constant(ctx.attrs.make(
+            Attr{AttrKind::DenseElements, std::move(leaders), flags, {}})),
+        {index}, {1});
+    for (size_t i = 0; i < inputs; ++i) {
+      Value *input = op.operand(i);
+      Type mask_type = b.tensorOf(input->type->shape, ctx.types.element("i1"));
+      Value *mask = broadcast(b, is_leader, mask_type, {0});
+      Value *fill = broadcast(b, neutral, input->type, {});
+      op.setOperand(
+          i, b.create("stablehlo.select", {mask, input, fill}, {input->type})
+                 ->result(0));
+    }
+  }
+  // Indices into sharded operand dimensions become local.
+  if (!sharding)
+    return true;
+  const std::vector<int64_t> &local = op.operand(0)->type->shape;
+  std::vector<bool> sharded(dims->index_map.size(), false);
+  bool any = false;
+  for (size_t k = 0; k < dims->index_map.size(); ++k) {
+    const size_t d = size_t(dims->index_map[k]);
+    sharded[k] = d < sharding->dims.size() &&
+                 shardedSize(sharding->dims[d], *mesh) > 1 &&
+                 std::count(dims->operand_batching_dims.begin(),
+                            dims->operand_batching_dims.end(), int64_t(d)) == 0;
+    any = any || sharded[k];
+  }
+  if (!any)
+    return true;
+  std::vector<Value *> starts(sharded.size(), nullptr);
+  for (size_t k = 0; k < sharded.size(); ++k)
+    if (!sharded[k])
+      starts[k] = b.scalarI64(0);
+  for (size_t k = 0; k < sharded.size(); ++k)
+    if (sharded[k]) {
+      const size_t d = size_t(dims->index_map[k]);
+      starts[k] =
+          b.convert(shardOffset(b, *mesh, sharding->dims[d].axes, local[d]),
+                    indices->type->element);
+    }
+  Value *shift = indexVector(b, starts, indices->type, dims->index_vector_dim);
+  op.setOperand(inputs, b.binary("stablehlo.subtract", indices, shift));
+  return true;
+}
+
+bool GlobalToLocal::convertGather(Operation &op) {
+  const std::optional<GatherScatterDims> dims = readGatherScatterDims(op);
+  Value *operand = op.operand(0);
+  const TensorSharding *sharding = getSharding(operand);
+  const Attr *sizes_attr = op.attrs.get("slice_sizes");
+  const Mesh *mesh = sharding ? lookupMesh(module, *sharding) : nullptr;
+  if (!dims || !mesh || !sizes_attr ||
+      sharding->dims.size() != operand->type->shape.size()) {
+    localizeResults(op);
+    return true;
+  }
+  const std::vector<int64_t> &local = operand->type->shape;
+  std::vector<int64_t> slice_sizes = sizes_attr->ints();
+  std::vector<size_t> indexed, unindexed; // operand dims, by kind
+  for (size_t d = 0; d < local.size(); ++d) {
+    const int64_t shards = shardedSize(sharding->dims[d], *mesh);
+    const bool batching =
+        std::count(dims->operand_batching_dims.begin(),
+                   dims->operand_batching_dims.end(), int64_t(d)) != 0;
+    if (shards <= 1 || batching)
+      continue;
+    if (slice_sizes[d] == local[d] * shards) {
+      slice_sizes[d] = local[d]; // sliced whole: the local dimension
+      continue;
+    }
+    const bool in_map = std::count(dims->index_map.begin(),
+                                   dims->index_map.end(), int64_t(d)) != 0;
+    (in_map ? indexed : unindexed).push_back(d);
+  }
+  op.attrs.set(ctx.intern("slice_sizes"),
+               ctx.attrs.denseArray(ctx.types.element("i64"), slice_sizes));
+  writeGatherScatterDims(op, *dims, ctx); // as MLIR prints them
+  localizeResults(op);
+  if (indexed.empty() && unindexed.empty())
+    return true;
+
+  LocalBuilder b(ctx, op);
+  Value *indices = op.operand(1);
+  Type index_type = indices->type;
+  const int64_t vector_dim = dims->index_vector_dim;
+  const size_t count = dims->index_map.size();
+  auto global = [&](size_t d) {
+    return local[d] * shardedSize(sharding->dims[d], *mesh);
+  };
+  Value *mask = nullptr;
+  if (!indexed.empty()) {
+    // Clamped as gather clamps start indices, then made local.
+    Value *zero = b.constant(splatOf(b, index_type, 0));
+    Value *upper = nullptr;
+    if (count == 1) {
+      upper = b.constant(splatOf(
+          b, index_type, double(global(size_t(dims->index_map[0])) - 1)));
+    } else {
+      std::vector<int64_t> limits;
+      for (int64_t d : dims->index_map)
+        limits.push_back(global(size_t(d)) - 1);
+      upper = broadcast(b, b.vectorI64(limits), index_type, {vector_dim});
+    }
+    Value *clamped =
+        b.create("stablehlo.clamp", {zero, indices, upper}, {index_type})
+            ->result(0);
+    std::vector<Value *> starts(count), lasts(count);
+    Type element = index_type->element;
+    for (size_t k = 0; k < count; ++k) {
+      const size_t d = size_t(dims->index_map[k]);
+      if (std::find(indexed.begin(), indexed.end(), d) == indexed.end())
+        continue;
+      starts[k] = b.convert(
+          shardOffset(b, *mesh, sharding->dims[d].axes, local[d]), element);
+      lasts[k] = b.binary("stablehlo.add", starts[k],
+                          b.constant(splatOf(b, b.tensorOf({}, element),
+                                             double(local[d] - 1))));
+    }
+    Value *first = nullptr, *last = nullptr;
+    if (count == 1) {
+      first = broadcast(b, starts[0], index_type, {});
+      last = broadcast(b, lasts[0], index_type, {});
+    } else {
+      auto vectorOf = [&](std::vector<Value *> &parts, bool upper_bound) {
+        std::vector<Value *> pieces;
+        for (size_t k = 0; k < count; ++k) {
+          Value *part = parts[k];
+          if (!part)
+            part = b.scalarI64(
+                upper_bound ? global(size_t(dims->index_map[k])) - 1 : 0);
+          pieces.push_back(b.reshape(part, {1}));
+        }
+        Value *joined = b.create("stablehlo.concatenate", pieces,
+                                 {b.tensorOf({int64_t(count)}, element)},
+                                 {{"dimension", b.int64Attr(0)}})
+                            ->result(0);
+        return broadcast(b, joined, index_type, {vector_dim});
+      };
+      first = vectorOf(starts, false);
+      last = vectorOf(lasts, true);
+    }
+    op.setOperand(1, b.binary("stablehlo.subtract", clamped, first));
+    Value *above = compare(b, "GE", clamped, first);
+    Value *below = compare(b, "LE", clamped, last);
+    mask = b.binary("stablehlo.and", above, below);
+  }
+  // Dimensions read at index 0: only the first shard's devices have it.
+  Value *first_shard = nullptr;
+  for (size_t d : unindexed) {
+    Value *offset = shardOffset(b, *mesh, sharding->dims[d].axes, local[d]);
+    Value *at_zero = compare(b, "EQ", offset, b.scalarI64(0));
+    first_shard =
+        first_shard ? b.binary("stablehlo.and", first_shard, at_zero) : at_zero;
+  }
+  if (mask && first_shard)
+    mask = b.binary("stablehlo.and", mask,
+                    broadcast(b, first_shard, mask->type, {}));
+
+  // After the gather: keep what this device held, zeros elsewhere.
+  Operation *after = op.nextInBlock();
+  LocalBuilder post(ctx, *after);
+  Value *gathered = op.result(0);
+  Type result_type = gathered->type;
+  Type flags = post.tensorOf(result_type->shape, ctx.types.element("i1"));
+  Value *keep = nullptr;
+  if (mask) {
+    if (vector_dim < int64_t(index_type->shape.size()))
+      mask = allAlong(post, mask, vector_dim);
+    std::vector<int64_t> batch;
+    for (int64_t d = 0; d < int64_t(result_type->shape.size()); ++d)
+      if (std::count(dims->offset_dims.begin(), dims->offset_dims.end(), d) ==
+          0)
+        batch.push_back(d);
+    keep = broadcast(post, mask, flags, batch);
+  } else {
+    keep = broadcast(post, first_shard, flags, {});
+  }
+  Value *zeros = post.constant(splatOf(post, result_type, 0));
+  std::vector<OpOperand *> uses;
+  for (OpOperand *use = gathered->firstUse(); use; use = use->next_use)
+    uses.push_back(use);
+  Value *selected =
+      post.create("stablehlo.select", {keep, gathered, zeros}, {result_type})
+          ->result(0);
+  for (OpOperand *use : uses)
+    use->set(selected);
+  return true;
+}
+
+} // namespace shardlab
