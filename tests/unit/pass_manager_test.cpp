@@ -172,14 +172,14 @@ TEST_CASE("a pass that fails without a diagnostic is named in one") {
 TEST_CASE("a pass that is not implemented fails with that message") {
   PassPipeline pipeline;
   // Options are not checked for it: it has none declared yet.
-  REQUIRE(appendPass(pipeline, "sdy-per-instruction-partitioning", "").ok());
+  REQUIRE(appendPass(pipeline, "sdy-resolve-permutation-factors", "").ok());
   DiagnosticEngine diags;
   LoadedModule loaded = loadModule(kModule, diags);
   REQUIRE(loaded.module);
   CHECK_FALSE(runPassPipeline(*loaded.module, pipeline, diags));
   REQUIRE(diags.diagnostics().size() == 1);
   CHECK(diags.diagnostics()[0].message ==
-        "pass '-sdy-per-instruction-partitioning' is not implemented yet "
+        "pass '-sdy-resolve-permutation-factors' is not implemented yet "
         "in shardlab");
 }
 

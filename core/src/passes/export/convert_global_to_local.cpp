@@ -212,6 +212,11 @@ static int64_t firstFreeChannel(Module &module) {
   return largest + 1;
 }
 
+bool GlobalToLocal::convertBody(Block &block) {
+  next_channel_ = firstFreeChannel(module);
+  return convertBlock(block);
+}
+
 bool GlobalToLocal::run() {
   next_channel_ = firstFreeChannel(module);
   bool ok = true;

@@ -130,11 +130,24 @@ void addPartitionerPasses(std::vector<PassInfo> &passes,
        "or result whose sharding does not divide it is an error.",
        {},
        padForDivisibilityPass});
-  for (auto [flag, summary] :
-       {std::pair{"sdy-per-instruction-partitioning",
-                  "Per-instruction partitioning"},
-        {"sdy-resolve-permutation-factors", "Resolve permutation factors"}})
-    passes.push_back({flag, stage, summary, "", {}, nullptr});
+  passes.push_back(
+      {"sdy-per-instruction-partitioning",
+       stage,
+       "Partition the ops a filter selects, one at a time",
+       "Each selected op becomes a manual computation over all its mesh's "
+       "axes whose body is its per-device form (a reshard: its collectives); "
+       "operands its sharding does not divide are padded and padded results "
+       "sliced back. Everything else stays global.",
+       {{"filter", OptionType::String, "",
+         "Op names without their dialect (dot,constant,reshard), or a range "
+         "of op positions in the module ('selectLow=0, selectHigh=3')"}},
+       perInstructionPartitioningPass});
+  passes.push_back({"sdy-resolve-permutation-factors",
+                    stage,
+                    "Resolve permutation factors",
+                    "",
+                    {},
+                    nullptr});
 }
 
 std::vector<OptionDecl> exportPipelineOptions() {

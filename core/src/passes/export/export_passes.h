@@ -22,6 +22,8 @@ bool insertExplicitReshardsPass(Module &, const PassOptions &,
 bool insertFuncCallReshardsPass(Module &, const PassOptions &,
                                 DiagnosticEngine &);
 bool padForDivisibilityPass(Module &, const PassOptions &, DiagnosticEngine &);
+bool perInstructionPartitioningPass(Module &, const PassOptions &,
+                                    DiagnosticEngine &);
 bool propagateToFuncResultsPass(Module &, const PassOptions &,
                                 DiagnosticEngine &);
 bool removeAllGatherReduceScatterForCmv1Pass(Module &, const PassOptions &,

@@ -46,6 +46,10 @@ public:
 
   /// Rewrites every function; false after an error was reported.
   bool run();
+  /// Rewrites the ops of one block whose arguments are local already (the
+  /// body of a manual computation being built); channel ids continue after
+  /// those the module has.
+  bool convertBody(Block &block);
 
   // Shared by the rewrites.
   Module &module;
