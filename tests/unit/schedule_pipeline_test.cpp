@@ -308,3 +308,31 @@ TEST_CASE("Examples: each schedules with the collectives it describes") {
     checkReport(report);
   }
 }
+
+TEST_CASE("Pipeline: the per-device program pads what its shards do not "
+          "divide") {
+  // 7 rows on 4 devices: the slice reads an 8th row, each device computes
+  // 2 rows, the all-gather moves 8 and the result is cut back to 7.
+  const PipelineResult r = run(R"(
+sdy.mesh @mesh = <["x"=4]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> tensor<7x16xf32> {
+  %0 = stablehlo.slice %arg0 [0:7, 0:16] : (tensor<8x16xf32>) -> tensor<7x16xf32>
+  %1 = stablehlo.tanh %0 : tensor<7x16xf32>
+  return %1 : tensor<7x16xf32>
+}
+)",
+                               realOptions());
+  REQUIRE(r.program.collectives.size() == 1);
+  const CollectiveInfo &gather = r.program.collectives.front();
+  CHECK((gather.kind == CollectiveKind::AllGather));
+  CHECK(gather.groups == std::vector<std::vector<int64_t>>{{0, 1, 2, 3}});
+  CHECK(gather.bytes == 8 * 16 * 4); // the padded rows travel too
+  int slices = 0, tanhs = 0;
+  for (int64_t i = 0; i < r.program.graph.size(); ++i) {
+    const std::string &name = r.program.graph.node(i).name;
+    slices += name.rfind("stablehlo.slice", 0) == 0;
+    tanhs += name.rfind("stablehlo.tanh", 0) == 0;
+  }
+  CHECK(tanhs == 1);
+  CHECK(slices == 2); // the widened slice and the trim after the gather
+}
