@@ -211,6 +211,14 @@ test("pipeline choice: explicit collectives", async () => {
   await afterUpdate(() => page.getByTestId("pipeline").selectOption("explicit"));
   assert.match(await page.locator("#output .cm-content").textContent(), /sdy\.all_reduce/);
   await shot("03-explicit-collectives");
+  // The per-device program: local shapes and the StableHLO all-reduce the
+  // schedule estimates.
+  await afterUpdate(() => page.getByTestId("pipeline").selectOption("partition"));
+  const local = await page.locator("#output .cm-content").textContent();
+  assert.match(local, /"stablehlo\.all_reduce"/);
+  assert.match(local, /replica_groups = dense<\[\[0, 1, 2, 3\], \[4, 5, 6, 7\]\]>/);
+  assert.doesNotMatch(local, /sdy\.all_reduce/);
+  await shot("03b-per-device-program");
   await afterUpdate(() => page.getByTestId("pipeline").selectOption("pipeline"));
   await afterUpdate(() => page.getByTestId("examples").selectOption("hello"));
 });
