@@ -1,7 +1,8 @@
 // Export benchmark: the full -sdy-propagation-pipeline, then
 // -sdy-export-pipeline with explicit collectives, then
-// -sdy-convert-global-to-local (the per-device program the scheduler
-// reads: the "partition" pipeline), on the modules given on
+// -sdy-pad-for-divisibility and -sdy-convert-global-to-local (the
+// per-device program the scheduler reads: the "partition" pipeline), on the
+// modules given on
 // the command line (made by bench/gen_module.py; bench/run_export_bench.sh
 // makes 10k and 100k ops). Prints time per stage, ops/s over both, and the
 // heap in use (mallinfo2) per op after each stage, the larger one reported.
@@ -53,7 +54,8 @@ bool measure(const std::string &text, Measurement &r, PassTiming *timing) {
     return false;
   r.export_s = secondsSince(start);
   start = std::chrono::steady_clock::now();
-  if (!runPass(*module, "sdy-convert-global-to-local", ""))
+  if (!runPass(*module, "sdy-pad-for-divisibility", "") ||
+      !runPass(*module, "sdy-convert-global-to-local", ""))
     return false;
   r.local_s = secondsSince(start);
   r.cpu_s = cpuSeconds() - cpu_start;
