@@ -72,8 +72,8 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "usage: bench_export [--timing] MODULE.mlir...\n");
     return 2;
   }
-  std::printf("%-28s %9s %12s %10s %10s %10s %10s %10s %9s\n", "module",
-              "ops", "propagate s", "export s", "local s", "total s", "cpu s",
+  std::printf("%-28s %9s %12s %10s %10s %10s %10s %10s %9s\n", "module", "ops",
+              "propagate s", "export s", "local s", "total s", "cpu s",
               "kops/s", "heap/op");
   for (int i = first; i < argc; ++i) {
     std::string text;

@@ -8,6 +8,7 @@
 #include "passes/pass_utils.h"
 #include "playground_internal.h"
 #include "request_fields.h"
+#include "sharding/device_layout.h"
 #include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/sharding/axis.h"
@@ -23,53 +24,25 @@ using detail::guarded;
 using detail::json;
 using detail::OptionReader;
 
-/// Coordinates of mesh device `index` (iota order, first axis major).
-std::vector<int64_t> deviceCoords(const Mesh &mesh, int64_t index) {
-  std::vector<int64_t> coords(mesh.axes.size());
-  for (size_t i = mesh.axes.size(); i-- > 0;) {
-    coords[i] = index % mesh.axes[i].size;
-    index /= mesh.axes[i].size;
-  }
-  return coords;
-}
-
-/// Coordinate of a device along an axis ref: a sub-axis `(m)k` of an axis of
-/// size n is the middle of [m, k, n / (m k)] (row major), so its coordinate
-/// is (coord / (n / (m k))) mod k.
-int64_t axisCoord(const Mesh &mesh, const std::vector<int64_t> &coords,
-                  const AxisRef &axis) {
-  int index = mesh.axisIndex(axis.name);
-  if (index < 0)
-    return 0;
-  int64_t coord = coords[size_t(index)];
-  if (axis.sub) {
-    int64_t minor =
-        mesh.axes[size_t(index)].size / (axis.sub->pre_size * axis.sub->size);
-    coord = (coord / std::max<int64_t>(minor, 1)) % axis.sub->size;
-  }
-  return coord;
-}
-
+// Which shard the device at mesh position `index` holds: the same
+// definition the partitioner writes into its offset tables.
 json deviceJson(const Mesh &mesh, const TensorSharding &sharding,
                 const std::vector<int64_t> &shape, int64_t index) {
-  std::vector<int64_t> coords = deviceCoords(mesh, index);
+  std::vector<int64_t> coords = meshCoordinates(mesh, index);
   std::vector<int64_t> shard, offsets, sizes;
   for (size_t d = 0; d < shape.size(); ++d) {
     int64_t position = 0, shards = 1;
-    if (d < sharding.dims.size())
-      for (const AxisRef &axis : sharding.dims[d].axes) {
-        int64_t size = axisRefSize(axis, mesh);
-        position = position * size + axisCoord(mesh, coords, axis);
-        shards *= size;
-      }
+    if (d < sharding.dims.size()) {
+      position = indexAlongAxes(mesh, sharding.dims[d].axes, coords);
+      shards = axesTotalSize(sharding.dims[d].axes, mesh);
+    }
     int64_t local = shape[d] < 0 ? -1 : (shape[d] + shards - 1) / shards;
     int64_t offset = local < 0 ? 0 : std::min(position * local, shape[d]);
     shard.push_back(position);
     offsets.push_back(offset);
     sizes.push_back(local < 0 ? -1 : std::min(local, shape[d] - offset));
   }
-  int64_t id = mesh.device_ids.empty() ? index : mesh.device_ids[size_t(index)];
-  return {{"id", id},
+  return {{"id", deviceIdAt(mesh, index)},
           {"coords", coords},
           {"shard", shard},
           {"offsets", offsets},

@@ -5,6 +5,7 @@
 #include "shardlab/api/sharding_report.h"
 
 #include "passes/pass_utils.h"
+#include "sharding/device_layout.h"
 #include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_manager.h"
@@ -26,24 +27,21 @@ std::string axisName(const AxisRef &axis) {
   return text;
 }
 
-// Axis names of a collective's axes attribute (any of its three forms).
-std::vector<std::string> collectiveAxes(const Operation &op) {
-  std::vector<std::string> names;
+// The axes of a collective's axes attribute (any of its three forms).
+std::vector<AxisRef> collectiveAxes(const Operation &op) {
+  std::vector<AxisRef> axes;
   for (const NamedAttr &entry : op.attrs.entries()) {
     const auto &payload = entry.value->payload;
     if (auto *flat = std::get_if<std::vector<AxisRef>>(&payload))
-      for (const AxisRef &a : *flat)
-        names.push_back(axisName(a));
+      axes.insert(axes.end(), flat->begin(), flat->end());
     if (auto *dims = std::get_if<std::vector<std::vector<AxisRef>>>(&payload))
       for (const auto &dim : *dims)
-        for (const AxisRef &a : dim)
-          names.push_back(axisName(a));
+        axes.insert(axes.end(), dim.begin(), dim.end());
     if (auto *params = std::get_if<std::vector<AllToAllParam>>(&payload))
       for (const AllToAllParam &p : *params)
-        for (const AxisRef &a : p.axes)
-          names.push_back(axisName(a));
+        axes.insert(axes.end(), p.axes.begin(), p.axes.end());
   }
-  return names;
+  return axes;
 }
 
 int64_t bytesPerDevice(Module &module, Value *value) {
@@ -58,32 +56,6 @@ int64_t bytesPerDevice(Module &module, Value *value) {
   for (int64_t dim : shape)
     bytes *= dim < 0 ? 0 : dim;
   return bytes;
-}
-
-// Devices grouped by their coordinates on the axes not in `axes` (full
-// axes; a sub-axis counts as its whole axis).
-std::vector<std::vector<int64_t>>
-deviceGroups(const Mesh &mesh, const std::vector<std::string> &axes) {
-  std::map<std::vector<int64_t>, std::vector<int64_t>> groups;
-  int64_t total = mesh.totalSize();
-  for (int64_t d = 0; d < total; ++d) {
-    std::vector<int64_t> key;
-    int64_t rest = d;
-    for (size_t i = mesh.axes.size(); i-- > 0;) {
-      int64_t coord = rest % mesh.axes[i].size;
-      rest /= mesh.axes[i].size;
-      const std::string &name = mesh.axes[i].name;
-      bool used = false;
-      for (const std::string &a : axes)
-        used = used || a == name || a.rfind(name + ":", 0) == 0;
-      key.push_back(used ? -1 : coord);
-    }
-    groups[key].push_back(mesh.device_ids.empty() ? d : mesh.device_ids[d]);
-  }
-  std::vector<std::vector<int64_t>> out;
-  for (auto &entry : groups)
-    out.push_back(entry.second);
-  return out;
 }
 
 bool isCollective(const Operation &op) {
@@ -124,11 +96,13 @@ void collect(Module &module, ShardingReport &report) {
       return;
     CollectiveReport c;
     c.kind = std::string(op.name.substr(4));
-    c.mesh_axes = collectiveAxes(op);
+    const std::vector<AxisRef> axes = collectiveAxes(op);
+    for (const AxisRef &axis : axes)
+      c.mesh_axes.push_back(axisName(axis));
     c.bytes_per_device = bytesPerDevice(module, op.operand(0));
     const Mesh *mesh = lookupMesh(module, opSharding(op, "out_sharding"));
-    if (mesh)
-      c.device_groups = deviceGroups(*mesh, c.mesh_axes);
+    if (mesh) // the groups the partitioner writes into the collective
+      c.device_groups = deviceGroups(*mesh, axes);
     const Operation *user = requiredBy(op);
     c.required_by = user ? std::string(user->name) : "";
     c.line = user ? user->loc.line : op.loc.line;
