@@ -21,6 +21,8 @@ missing. Then runs, in order:
   browser        node --test tests/browser: the playground in headless Chromium
   runner         the conformance runner's self-tests
   corpus-count   the corpus runner's collective count, self-tests
+  bench          bench/run_all.sh --quick: every benchmark case once on small
+                 modules, native and WASM (proves they run; times are not checked)
   roundtrip      parse/print fixed point over Shardy's suite
   conformance    Shardy's lit tests, gated on tests/conformance/passing_cases.txt
   corpus-local   tests/corpus/*/*.mlir (JAX with and without Shardy, PyTorch/XLA,
@@ -211,6 +213,7 @@ fi
 
 suite runner unittest python3 tests/conformance/test_run_conformance.py
 suite corpus-count unittest python3 tests/corpus/test_collective_count.py
+suite bench plain env SHARDLAB_BUILD_DIR="$BUILD_DIR" bash bench/run_all.sh --quick
 suite roundtrip plain python3 tests/conformance/roundtrip.py "${allow_flag[@]}" \
   --opt "$BUILD_DIR/shardlab-opt"
 suite conformance gate python3 tests/conformance/run_conformance.py "${allow_flag[@]}" \

@@ -1,0 +1,161 @@
+// Every benchmark case in one table: native time (bench_api, in-process),
+// WebAssembly time (the npm package's raw binding, in-process), their ratio,
+// instructions (callgrind, when valgrind is installed; the 10k cases) and
+// heap per op (bench_propagation), with the load average at the start and
+// the end. bench/run_all.sh builds what this needs and runs it.
+//
+//   node bench/run_all.mjs [--build build] [--dist wasm/dist] [--repeats 3]
+//                          [--quick] [--no-callgrind] [--markdown FILE]
+//
+// --quick: 1k-op modules and one repeat, to prove the benchmarks run (CI).
+// Cases are JSON API calls (api/api.h), the same on both sides, so the
+// ratio compares the same code on the same input.
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const args = process.argv.slice(2);
+const flag = (name) => args.includes(name);
+const arg = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : fallback;
+};
+const quick = flag("--quick");
+const build = path.resolve(ROOT, arg("--build", "build"));
+const dist = path.resolve(ROOT, arg("--dist", path.join("wasm", "dist")));
+const repeats = Number(arg("--repeats", quick ? "1" : "3"));
+const benchApi = path.join(build, "bench_api");
+const benchPropagation = path.join(build, "bench_propagation");
+const callgrind = !flag("--no-callgrind") && !quick &&
+  spawnSync("valgrind", ["--version"]).status === 0;
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "shardlab-bench-"));
+process.on("exit", () => fs.rmSync(tmp, { recursive: true, force: true }));
+
+function generate(name, genArgs, edit = (t) => t) {
+  const out = path.join(tmp, `${name}.mlir`);
+  execFileSync("python3", [path.join(ROOT, "bench", "gen_module.py"), ...genArgs, "-o", out],
+    { stdio: "ignore" });
+  fs.writeFileSync(out, edit(fs.readFileSync(out, "utf8")));
+  return out;
+}
+
+const small = quick ? "1000" : "10000";
+const large = quick ? "2000" : "100000";
+const modules = {
+  small: generate("small", ["--ops", small]),
+  large: generate("large", ["--ops", large]),
+  playground: generate("playground", ["--ops", "2000"]),
+  // One function named main (the schedule's entry), ~1.3k ops.
+  main: generate("main", ["--ops", "1200", "--layers-per-func", "40"],
+    (t) => t.replaceAll("@block_0", "@main")),
+};
+const pipeline = ["-sdy-propagation-pipeline"];
+const explicit = [...pipeline, "-sdy-export-pipeline=enable-insert-explicit-collectives=true"];
+const partition = [...explicit, "-sdy-pad-for-divisibility", "-sdy-convert-global-to-local"];
+const k = (n) => `${Number(n) / 1000}k`;
+const cases = [
+  { name: `parse + verify + print, ${k(small)} ops`, file: modules.small, call: "check", counted: true },
+  { name: `propagation pipeline, ${k(small)} ops`, file: modules.small, call: "run", arg: pipeline, counted: true },
+  { name: `propagation pipeline, ${k(large)} ops`, file: modules.large, call: "run", arg: pipeline },
+  { name: `propagation + export (explicit collectives), ${k(small)} ops`, file: modules.small, call: "run", arg: explicit, counted: true },
+  { name: `propagation + export (explicit collectives), ${k(large)} ops`, file: modules.large, call: "run", arg: explicit },
+  { name: `per-device program ("partition"), ${k(small)} ops`, file: modules.small, call: "run", arg: partition, counted: true },
+  { name: "schedule (propagate, export, per-device, schedule), 1.2k ops", file: modules.main, call: "schedule", arg: {} },
+  { name: "playground update (full pipeline, no schedule), 2k ops", file: modules.playground, call: "playground", arg: { pipeline: "pipeline", schedule: false } },
+];
+
+const loadAverage = () => os.loadavg().map((l) => l.toFixed(2)).join(", ");
+const loadBefore = loadAverage();
+
+function native(c) {
+  const argv = ["--repeats", String(repeats), c.file, c.call];
+  if (c.arg) argv.push(JSON.stringify(c.arg));
+  return JSON.parse(execFileSync(benchApi, argv, { maxBuffer: 1 << 30 }).toString());
+}
+
+function instructions(c) {
+  const argv = ["--tool=callgrind", "--callgrind-out-file=/dev/null", benchApi, "--repeats", "1", c.file, c.call];
+  if (c.arg) argv.push(JSON.stringify(c.arg));
+  const r = spawnSync("valgrind", argv, { maxBuffer: 1 << 30 });
+  const m = /Collected : (\d+)/.exec(r.stderr.toString());
+  return m ? Number(m[1]) : null;
+}
+
+let wasm = null;
+if (fs.existsSync(path.join(dist, "shardlab.mjs")))
+  wasm = await (await import(path.join(dist, "shardlab.mjs"))).default();
+
+function wasmTime(c) {
+  const text = fs.readFileSync(c.file, "utf8");
+  // One call first: the engine compiles the module's hot functions lazily.
+  let reply = c.arg ? wasm[c.call](text, JSON.stringify(c.arg)) : wasm[c.call](text);
+  let wall = Infinity, cpu = Infinity;
+  for (let i = 0; i < repeats; ++i) {
+    const c0 = process.cpuUsage();
+    const t0 = performance.now();
+    reply = c.arg ? wasm[c.call](text, JSON.stringify(c.arg)) : wasm[c.call](text);
+    wall = Math.min(wall, performance.now() - t0);
+    const used = process.cpuUsage(c0);
+    cpu = Math.min(cpu, (used.user + used.system) / 1e3);
+  }
+  return { ms: wall, cpu_ms: cpu, ok: JSON.parse(reply).ok === true };
+}
+
+// Heap per op during propagation, from bench_propagation on the large module.
+function heapPerOp() {
+  const out = execFileSync(benchPropagation, ["--repeats", "1", modules.large]).toString();
+  const row = out.split("\n").find((l) => l.startsWith("| large.mlir"));
+  if (!row) return null;
+  const cells = row.split("|").map((s) => s.trim());
+  // | module | ops | time | cpu | ops/s | module heap | heap after | peak extra | growth |
+  return { module: Number(cells[6]), after: Number(cells[7]), peak_extra: Number(cells[8]) };
+}
+
+const rows = [];
+for (const c of cases) {
+  const n = native(c);
+  const w = wasm ? wasmTime(c) : null;
+  rows.push({
+    case: c.name, ok: n.ok && (!w || w.ok),
+    native_ms: n.ms, native_cpu_ms: n.cpu_ms,
+    wasm_ms: w?.ms ?? null, wasm_cpu_ms: w?.cpu_ms ?? null,
+    // Wall time: Node's process CPU time also counts its compiler and GC
+    // threads, so a CPU ratio would overstate the WASM side.
+    ratio: w ? w.ms / n.ms : null,
+    instructions: callgrind && c.counted ? instructions(c) : null,
+  });
+}
+const heap = heapPerOp();
+const loadAfter = loadAverage();
+
+const fmt = (v, digits = 1) => (v === null || v === undefined ? "" : v.toFixed(digits));
+const lines = [];
+lines.push(`load average ${loadBefore} (start), ${loadAfter} (end); ${os.cpus().length} cores; ` +
+  `best of ${repeats}; times are wall ms (process CPU ms in parentheses; Node's counts its ` +
+  `compiler and GC threads too); the ratio is of wall times`);
+lines.push("");
+lines.push("| case | native ms | WASM ms | WASM / native | instructions | beyond parse+print |");
+lines.push("|---|---|---|---|---|---|");
+const base = rows[0].instructions;
+for (const r of rows) {
+  const beyond = r.instructions !== null && base && r !== rows[0]
+    ? `${((r.instructions - base) / 1e6).toFixed(0)} M` : "";
+  lines.push(`| ${r.case}${r.ok ? "" : " (FAILED)"} | ${fmt(r.native_ms)} (${fmt(r.native_cpu_ms)}) | ` +
+    `${r.wasm_ms === null ? "no WASM build" : `${fmt(r.wasm_ms)} (${fmt(r.wasm_cpu_ms)})`} | ` +
+    `${r.ratio === null ? "" : `**${fmt(r.ratio, 2)}**`} | ` +
+    `${r.instructions === null ? "" : `${(r.instructions / 1e6).toFixed(0)} M`} | ${beyond} |`);
+}
+if (heap)
+  lines.push("", `heap per op, ${k(large)} ops (bench_propagation): module ${heap.module} B, ` +
+    `after propagation ${heap.after} B, peak extra during propagation ${heap.peak_extra} B`);
+const table = lines.join("\n");
+console.log(table);
+const markdown = arg("--markdown", "");
+if (markdown) fs.writeFileSync(markdown, table + "\n");
+const failed = rows.filter((r) => !r.ok).length;
+console.log(`${rows.length - failed} passed, ${failed} failed`);
+if (failed) process.exitCode = 1;
