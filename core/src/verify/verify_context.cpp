@@ -4,6 +4,7 @@
 #include "shardlab/ir/sharding_access.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace shardlab::verify {
 
@@ -86,6 +87,20 @@ void VerifyContext::startKey(Check check, const Attr *attr) {
 
 void VerifyContext::addKeyType(Type type) {
   key_.append(reinterpret_cast<const char *>(&type), sizeof type);
+}
+
+size_t VerifyContext::KeyHash::operator()(const std::string &key) const {
+  uint64_t hash = 0x9E3779B97F4A7C15ull ^ key.size();
+  size_t i = 0;
+  for (; i + 8 <= key.size(); i += 8) {
+    uint64_t word;
+    std::memcpy(&word, key.data() + i, 8);
+    hash = (hash ^ word) * 0xBF58476D1CE4E5B9ull;
+    hash ^= hash >> 31;
+  }
+  for (; i < key.size(); ++i)
+    hash = (hash ^ static_cast<unsigned char>(key[i])) * 0x94D049BB133111EBull;
+  return static_cast<size_t>(hash ^ (hash >> 29));
 }
 
 bool VerifyContext::passed() const { return passed_.count(key_) != 0; }
