@@ -31,6 +31,19 @@ std::vector<int64_t> localShape(const std::vector<int64_t> &global,
   return local;
 }
 
+std::vector<int64_t> paddedShape(const std::vector<int64_t> &global,
+                                 const TensorSharding &sharding,
+                                 const Mesh &mesh) {
+  std::vector<int64_t> padded = global;
+  for (size_t i = 0; i < padded.size() && padded.size() == sharding.dims.size();
+       ++i) {
+    const int64_t shards = shardedSize(sharding.dims[i], mesh);
+    if (padded[i] != kDynamic && shards > 1)
+      padded[i] = (padded[i] + shards - 1) / shards * shards;
+  }
+  return padded;
+}
+
 bool isDivisible(const std::vector<int64_t> &global,
                  const TensorSharding &sharding, const Mesh &mesh) {
   if (global.size() != sharding.dims.size()) {

@@ -20,6 +20,12 @@ int64_t shardedSize(const DimSharding &dim, const Mesh &mesh);
 std::vector<int64_t> localShape(const std::vector<int64_t> &global,
                                 const TensorSharding &sharding,
                                 const Mesh &mesh);
+/// `global` with each static dim rounded up to a multiple of its sharded
+/// size: the shape -sdy-pad-for-divisibility pads a value to. Returns
+/// `global` unchanged when the ranks differ.
+std::vector<int64_t> paddedShape(const std::vector<int64_t> &global,
+                                 const TensorSharding &sharding,
+                                 const Mesh &mesh);
 /// Whether every static dim of `global` divides by its sharded size.
 bool isDivisible(const std::vector<int64_t> &global,
                  const TensorSharding &sharding, const Mesh &mesh);

@@ -142,11 +142,9 @@ PadForDivisibility::shardsOf(const TensorSharding *sharding,
 std::vector<int64_t>
 PadForDivisibility::required(Value *value,
                              const TensorSharding *sharding) const {
-  std::vector<int64_t> shape = globalShape(value);
-  const std::vector<int64_t> shards = shardsOf(sharding, shape.size());
-  for (size_t d = 0; d < shape.size(); ++d)
-    shape[d] = roundUp(shape[d], shards[d]);
-  return shape;
+  const Mesh *mesh = sharding ? lookupMesh(module_, *sharding) : nullptr;
+  return mesh ? paddedShape(globalShape(value), *sharding, *mesh)
+              : globalShape(value);
 }
 
 void PadForDivisibility::setShape(Value *value,

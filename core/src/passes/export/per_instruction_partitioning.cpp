@@ -78,21 +78,6 @@ Result<OpFilter> parseFilter(const std::string &text) {
   return filter;
 }
 
-TensorSharding replicatedOn(const MeshRef &mesh, size_t rank) {
-  return fullyClosedSharding(mesh, rank);
-}
-
-std::vector<int64_t> roundedUp(const std::vector<int64_t> &shape,
-                               const TensorSharding &sharding,
-                               const Mesh &mesh) {
-  std::vector<int64_t> out = shape;
-  for (size_t d = 0; d < out.size() && d < sharding.dims.size(); ++d) {
-    const int64_t shards = shardedSize(sharding.dims[d], mesh);
-    out[d] = (out[d] + shards - 1) / shards * shards;
-  }
-  return out;
-}
-
 class Partitioner {
 public:
   Partitioner(Module &module, DiagnosticEngine &diags)
@@ -113,7 +98,7 @@ private:
 Value *Partitioner::padded(Value *value, const TensorSharding &sharding,
                            const Mesh &mesh, Operation &before) {
   const std::vector<int64_t> &shape = value->type->shape;
-  const std::vector<int64_t> wanted = roundedUp(shape, sharding, mesh);
+  const std::vector<int64_t> wanted = paddedShape(shape, sharding, mesh);
   if (wanted == shape)
     return value;
   LocalBuilder b(ctx_, before);
@@ -159,7 +144,8 @@ bool Partitioner::partition(Operation &op) {
     Value *value = op.operand(i);
     const TensorSharding *s = getSharding(value);
     ins.push_back(
-        s ? *s : replicatedOn(outs.front().mesh, value->type->shape.size()));
+        s ? *s
+          : fullyClosedSharding(outs.front().mesh, value->type->shape.size()));
     operands.push_back(padded(value, ins.back(), *mesh, op));
   }
   // The body, first in global form: the op (or the collectives of the
@@ -198,8 +184,8 @@ bool Partitioner::partition(Operation &op) {
     for (size_t i = 0; i < copy->numResults(); ++i) {
       // Padded operands give a result padded as its sharding needs.
       Value *result = copy->result(i);
-      result->type = b.reshaped(result->type,
-                                roundedUp(result->type->shape, outs[i], *mesh));
+      result->type = b.reshaped(
+          result->type, paddedShape(result->type->shape, outs[i], *mesh));
       results.push_back(result);
     }
   }
