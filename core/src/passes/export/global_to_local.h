@@ -25,6 +25,7 @@
 #include "shardlab/sharding/sharding.h"
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace shardlab {
@@ -74,6 +75,11 @@ public:
   bool useReplicaId() const {
     return options.partition_count == 1 && options.replica_count > 1;
   }
+  /// `stablehlo.all_reduce` of `input` over `axes` of `mesh` with the
+  /// reduction `kind` ("sum", "max", "min").
+  Value *allReduce(LocalBuilder &b, const Mesh &mesh,
+                   const TensorSharding &sharding, Value *input,
+                   const std::vector<AxisRef> &axes, std::string_view kind);
   /// The offset of this device's shard along `axes` of `mesh`, in elements
   /// of size `step`: a constant 0 when `axes` is empty, else a table lookup.
   Value *shardOffset(LocalBuilder &b, const Mesh &mesh,

@@ -69,6 +69,19 @@ std::vector<int64_t> shapeOf(Value *value) { return value->type->shape; }
 
 } // namespace
 
+Value *GlobalToLocal::allReduce(LocalBuilder &b, const Mesh &mesh,
+                                const TensorSharding &sharding, Value *input,
+                                const std::vector<AxisRef> &axes,
+                                std::string_view kind) {
+  Operation *reduce =
+      b.create("stablehlo.all_reduce", {input}, {input->type},
+               {{"channel_handle", nextChannelHandle()},
+                {"replica_groups", replicaGroups(b, mesh, sharding, axes)},
+                {"use_global_device_ids", ctx.attrs.unit()}});
+  addReducer(ctx, *reduce, input->type->element, kind);
+  return reduce->result(0);
+}
+
 bool GlobalToLocal::convertAllGather(Operation &op) {
   const TensorSharding &out = opSharding(op, "out_sharding");
   const Mesh *mesh = meshOf(out, op);
@@ -152,14 +165,8 @@ bool GlobalToLocal::convertAllReduce(Operation &op) {
     return true;
   }
   LocalBuilder b(ctx, op);
-  Value *input = op.operand(0);
-  Operation *reduce =
-      b.create("stablehlo.all_reduce", {input}, {input->type},
-               {{"channel_handle", nextChannelHandle()},
-                {"replica_groups", replicaGroups(b, *mesh, out, axes)},
-                {"use_global_device_ids", ctx.attrs.unit()}});
-  addReducer(ctx, *reduce, input->type->element, reductionKind(op));
-  replaceWith(op, reduce->result(0));
+  replaceWith(op,
+              allReduce(b, *mesh, out, op.operand(0), axes, reductionKind(op)));
   return true;
 }
 
@@ -225,17 +232,12 @@ bool GlobalToLocal::convertReduceScatter(Operation &op) {
     return true;
   }
   // An all_reduce over every axis, then each device keeps its slice.
-  const std::vector<AxisRef> all = concatAxes(axes, dims);
-  Operation *reduce =
-      b.create("stablehlo.all_reduce", {input}, {input->type},
-               {{"channel_handle", nextChannelHandle()},
-                {"replica_groups", replicaGroups(b, *mesh, out, all)},
-                {"use_global_device_ids", ctx.attrs.unit()}});
-  addReducer(ctx, *reduce, input->type->element, kind);
+  Value *reduced =
+      allReduce(b, *mesh, out, input, concatAxes(axes, dims), kind);
   std::vector<Value *> starts;
   for (size_t d = 0; d < local.size(); ++d)
     starts.push_back(shardOffset(b, *mesh, axes[d], local[d]));
-  replaceWith(op, b.dynamicSlice(reduce->result(0), starts, local));
+  replaceWith(op, b.dynamicSlice(reduced, starts, local));
   return true;
 }
 

@@ -37,38 +37,11 @@
 namespace shardlab {
 namespace {
 
-const Attr *splatOf(LocalBuilder &b, Type type, double value) {
-  DenseElements dense;
-  dense.values.push_back({value, 0, false});
-  dense.splat = true;
-  return b.ctx().attrs.make(
-      Attr{AttrKind::DenseElements, std::move(dense), type, {}});
-}
-
-Value *compare(LocalBuilder &b, std::string_view direction, Value *lhs,
-               Value *rhs) {
-  Type i1 = b.tensorOf(lhs->type->shape, b.ctx().types.element("i1"));
-  return b
-      .create("stablehlo.compare", {lhs, rhs}, {i1},
-              {{"comparison_direction",
-                makeStablehloEnum(b.ctx().attrs, "comparison_direction",
-                                  direction)}})
-      ->result(0);
-}
-
-Value *broadcast(LocalBuilder &b, Value *value, Type type,
-                 const std::vector<int64_t> &dims) {
-  return b
-      .create("stablehlo.broadcast_in_dim", {value}, {type},
-              {{"broadcast_dimensions", b.denseArrayAttr(dims)}})
-      ->result(0);
-}
-
 // reduce(`mask`, true) with `and` over dimension `dim`.
 Value *allAlong(LocalBuilder &b, Value *mask, int64_t dim) {
   Context &ctx = b.ctx();
   Type scalar = b.tensorOf({}, ctx.types.element("i1"));
-  Value *init = b.constant(splatOf(b, scalar, 1));
+  Value *init = b.splat(scalar, 1);
   std::vector<int64_t> shape = mask->type->shape;
   shape.erase(shape.begin() + dim);
   Operation *reduce = b.create("stablehlo.reduce", {mask, init},
@@ -111,13 +84,10 @@ std::optional<double> identityOf(Operation &scatter, Type element) {
 
 // Offsets of the device's shard along each indexed dimension, as one index
 // vector broadcast to the indices' shape (`starts[k]` null: 0).
-Value *indexVector(LocalBuilder &b, std::vector<Value *> starts,
+Value *indexVector(LocalBuilder &b, const std::vector<Value *> &starts,
                    Type index_type, int64_t vector_dim) {
   if (starts.size() == 1)
-    return b
-        .create("stablehlo.broadcast_in_dim", {starts[0]}, {index_type},
-                {{"broadcast_dimensions", b.denseArrayAttr({})}})
-        ->result(0);
+    return b.broadcast(starts[0], index_type, {});
   std::vector<Value *> pieces;
   for (Value *start : starts)
     pieces.push_back(b.reshape(start, {1}));
@@ -126,10 +96,7 @@ Value *indexVector(LocalBuilder &b, std::vector<Value *> starts,
                {b.tensorOf({int64_t(starts.size())}, index_type->element)},
                {{"dimension", b.int64Attr(0)}})
           ->result(0);
-  return b
-      .create("stablehlo.broadcast_in_dim", {joined}, {index_type},
-              {{"broadcast_dimensions", b.denseArrayAttr({vector_dim})}})
-      ->result(0);
+  return b.broadcast(joined, index_type, {vector_dim});
 }
 
 } // namespace
@@ -166,7 +133,7 @@ bool GlobalToLocal::convertScatter(Operation &op) {
       identityOf(op, op.operand(0)->type->element);
   if (!split.empty() && identity) {
     Type element = op.operand(0)->type->element;
-    Value *neutral = b.constant(splatOf(b, b.tensorOf({}, element), *identity));
+    Value *neutral = b.splat(b.tensorOf({}, element), *identity);
     Value *index = b.deviceIndex(useReplicaId());
     std::vector<int64_t> table = shardIndexByDevice(*mesh, split);
     DenseElements leaders;
@@ -180,8 +147,8 @@ bool GlobalToLocal::convertScatter(Operation &op) {
     for (size_t i = 0; i < inputs; ++i) {
       Value *input = op.operand(i);
       Type mask_type = b.tensorOf(input->type->shape, ctx.types.element("i1"));
-      Value *mask = broadcast(b, is_leader, mask_type, {0});
-      Value *fill = broadcast(b, neutral, input->type, {});
+      Value *mask = b.broadcast(is_leader, mask_type, {0});
+      Value *fill = b.broadcast(neutral, input->type, {});
       op.setOperand(
           i, b.create("stablehlo.select", {mask, input, fill}, {input->type})
                  ->result(0));
@@ -266,16 +233,16 @@ bool GlobalToLocal::convertGather(Operation &op) {
   Value *mask = nullptr;
   if (!indexed.empty()) {
     // Clamped as gather clamps start indices, then made local.
-    Value *zero = b.constant(splatOf(b, index_type, 0));
+    Value *zero = b.splat(index_type, 0);
     Value *upper = nullptr;
     if (count == 1) {
-      upper = b.constant(splatOf(
-          b, index_type, double(global(size_t(dims->index_map[0])) - 1)));
+      upper =
+          b.splat(index_type, double(global(size_t(dims->index_map[0])) - 1));
     } else {
       std::vector<int64_t> limits;
       for (int64_t d : dims->index_map)
         limits.push_back(global(size_t(d)) - 1);
-      upper = broadcast(b, b.vectorI64(limits), index_type, {vector_dim});
+      upper = b.broadcast(b.vectorI64(limits), index_type, {vector_dim});
     }
     Value *clamped =
         b.create("stablehlo.clamp", {zero, indices, upper}, {index_type})
@@ -288,49 +255,34 @@ bool GlobalToLocal::convertGather(Operation &op) {
         continue;
       starts[k] = b.convert(
           shardOffset(b, *mesh, sharding->dims[d].axes, local[d]), element);
-      lasts[k] = b.binary("stablehlo.add", starts[k],
-                          b.constant(splatOf(b, b.tensorOf({}, element),
-                                             double(local[d] - 1))));
+      lasts[k] =
+          b.binary("stablehlo.add", starts[k],
+                   b.splat(b.tensorOf({}, element), double(local[d] - 1)));
     }
-    Value *first = nullptr, *last = nullptr;
-    if (count == 1) {
-      first = broadcast(b, starts[0], index_type, {});
-      last = broadcast(b, lasts[0], index_type, {});
-    } else {
-      auto vectorOf = [&](std::vector<Value *> &parts, bool upper_bound) {
-        std::vector<Value *> pieces;
-        for (size_t k = 0; k < count; ++k) {
-          Value *part = parts[k];
-          if (!part)
-            part = b.scalarI64(
-                upper_bound ? global(size_t(dims->index_map[k])) - 1 : 0);
-          pieces.push_back(b.reshape(part, {1}));
-        }
-        Value *joined = b.create("stablehlo.concatenate", pieces,
-                                 {b.tensorOf({int64_t(count)}, element)},
-                                 {{"dimension", b.int64Attr(0)}})
-                            ->result(0);
-        return broadcast(b, joined, index_type, {vector_dim});
-      };
-      first = vectorOf(starts, false);
-      last = vectorOf(lasts, true);
-    }
+    // Unsharded index components: from 0 to the last global index.
+    for (size_t k = 0; k < count; ++k)
+      if (!starts[k]) {
+        starts[k] = b.scalarI64(0);
+        lasts[k] = b.scalarI64(global(size_t(dims->index_map[k])) - 1);
+      }
+    Value *first = indexVector(b, starts, index_type, vector_dim);
+    Value *last = indexVector(b, lasts, index_type, vector_dim);
     op.setOperand(1, b.binary("stablehlo.subtract", clamped, first));
-    Value *above = compare(b, "GE", clamped, first);
-    Value *below = compare(b, "LE", clamped, last);
+    Value *above = b.compare("GE", clamped, first);
+    Value *below = b.compare("LE", clamped, last);
     mask = b.binary("stablehlo.and", above, below);
   }
   // Dimensions read at index 0: only the first shard's devices have it.
   Value *first_shard = nullptr;
   for (size_t d : unindexed) {
     Value *offset = shardOffset(b, *mesh, sharding->dims[d].axes, local[d]);
-    Value *at_zero = compare(b, "EQ", offset, b.scalarI64(0));
+    Value *at_zero = b.compare("EQ", offset, b.scalarI64(0));
     first_shard =
         first_shard ? b.binary("stablehlo.and", first_shard, at_zero) : at_zero;
   }
   if (mask && first_shard)
     mask = b.binary("stablehlo.and", mask,
-                    broadcast(b, first_shard, mask->type, {}));
+                    b.broadcast(first_shard, mask->type, {}));
 
   // After the gather: keep what this device held, zeros elsewhere.
   Operation *after = op.nextInBlock();
@@ -347,11 +299,11 @@ bool GlobalToLocal::convertGather(Operation &op) {
       if (std::count(dims->offset_dims.begin(), dims->offset_dims.end(), d) ==
           0)
         batch.push_back(d);
-    keep = broadcast(post, mask, flags, batch);
+    keep = post.broadcast(mask, flags, batch);
   } else {
-    keep = broadcast(post, first_shard, flags, {});
+    keep = post.broadcast(first_shard, flags, {});
   }
-  Value *zeros = post.constant(splatOf(post, result_type, 0));
+  Value *zeros = post.splat(result_type, 0);
   std::vector<OpOperand *> uses;
   for (OpOperand *use = gathered->firstUse(); use; use = use->next_use)
     uses.push_back(use);

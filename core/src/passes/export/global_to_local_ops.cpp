@@ -96,7 +96,7 @@ bool GlobalToLocal::convertIota(Operation &op) {
                               local->shape[size_t(dim)]);
   Value *typed = b.convert(offset, local->element);
   replaceWith(op,
-              b.binary("stablehlo.add", iota, b.broadcastScalar(typed, local)));
+              b.binary("stablehlo.add", iota, b.broadcast(typed, local, {})));
   return true;
 }
 

@@ -2,6 +2,7 @@
 #include "local_builder.h"
 
 #include "../pass_utils.h"
+#include "ir/op_properties.h"
 
 namespace shardlab {
 
@@ -107,10 +108,52 @@ Value *LocalBuilder::dynamicSlice(Value *input,
       ->result(0);
 }
 
-Value *LocalBuilder::broadcastScalar(Value *scalar, Type type) {
-  return create("stablehlo.broadcast_in_dim", {scalar}, {type},
-                {{"broadcast_dimensions", denseArrayAttr({})}})
+Value *LocalBuilder::broadcast(Value *value, Type type,
+                               const std::vector<int64_t> &dims) {
+  return create("stablehlo.broadcast_in_dim", {value}, {type},
+                {{"broadcast_dimensions", denseArrayAttr(dims)}})
       ->result(0);
+}
+
+Value *LocalBuilder::compare(std::string_view direction, Value *lhs,
+                             Value *rhs) {
+  Type flags = tensorOf(lhs->type->shape, ctx_.types.element("i1"));
+  return create("stablehlo.compare", {lhs, rhs}, {flags},
+                {{"comparison_direction",
+                  makeStablehloEnum(ctx_.attrs, "comparison_direction",
+                                    direction)}})
+      ->result(0);
+}
+
+const Attr *LocalBuilder::splatAttr(Type type, double value) {
+  DenseElements dense;
+  dense.values.push_back({value, 0, false});
+  dense.splat = true;
+  return ctx_.attrs.make(
+      Attr{AttrKind::DenseElements, std::move(dense), type, {}});
+}
+
+Operation *LocalBuilder::padHighWithZeros(Value *value,
+                                          const std::vector<int64_t> &shape) {
+  Value *zero = splat(tensorOf({}, value->type->element), 0);
+  const std::vector<int64_t> &from = value->type->shape;
+  std::vector<int64_t> high(from.size()), none(from.size(), 0);
+  for (size_t d = 0; d < from.size(); ++d)
+    high[d] = shape[d] - from[d];
+  return create("stablehlo.pad", {value, zero}, {reshaped(value->type, shape)},
+                {{"edge_padding_low", denseArrayAttr(none)},
+                 {"edge_padding_high", denseArrayAttr(high)},
+                 {"interior_padding", denseArrayAttr(none)}});
+}
+
+Operation *LocalBuilder::sliceFromStart(Value *value,
+                                        const std::vector<int64_t> &shape) {
+  const size_t rank = shape.size();
+  return create(
+      "stablehlo.slice", {value}, {reshaped(value->type, shape)},
+      {{"start_indices", denseArrayAttr(std::vector<int64_t>(rank, 0))},
+       {"limit_indices", denseArrayAttr(shape)},
+       {"strides", denseArrayAttr(std::vector<int64_t>(rank, 1))}});
 }
 
 Value *LocalBuilder::binary(std::string_view name, Value *lhs, Value *rhs) {

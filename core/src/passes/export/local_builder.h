@@ -51,8 +51,22 @@ public:
   Value *transpose(Value *input, const std::vector<int64_t> &permutation);
   Value *dynamicSlice(Value *input, const std::vector<Value *> &starts,
                       const std::vector<int64_t> &sizes);
-  /// Broadcasts a scalar to `type`.
-  Value *broadcastScalar(Value *scalar, Type type);
+  /// `stablehlo.broadcast_in_dim` of `value` to `type` (`dims`: where
+  /// `value`'s dimensions go; empty for a scalar).
+  Value *broadcast(Value *value, Type type, const std::vector<int64_t> &dims);
+  /// `stablehlo.compare direction, lhs, rhs` (an i1 tensor).
+  Value *compare(std::string_view direction, Value *lhs, Value *rhs);
+  /// The dense splat attribute `value : type`.
+  const Attr *splatAttr(Type type, double value);
+  /// `stablehlo.constant` of `value` splat to `type`.
+  Value *splat(Type type, double value) {
+    return constant(splatAttr(type, value));
+  }
+  /// `value` padded with zeros at the high end of each dimension up to
+  /// `shape`; the pad op, to annotate.
+  Operation *padHighWithZeros(Value *value, const std::vector<int64_t> &shape);
+  /// The leading `shape` part of `value` (a slice from 0); the slice op.
+  Operation *sliceFromStart(Value *value, const std::vector<int64_t> &shape);
   Value *binary(std::string_view name, Value *lhs, Value *rhs);
 
   /// The i64 integer attribute `value`.

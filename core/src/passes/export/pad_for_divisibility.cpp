@@ -176,21 +176,8 @@ Value *PadForDivisibility::padBefore(Value *value,
                                      Operation &before) {
   changed_ = true;
   LocalBuilder b(ctx_, before);
-  Type element = value->type->element;
-  DenseElements zero;
-  zero.values.push_back({0, 0, false});
-  zero.splat = true;
-  Value *fill = b.constant(ctx_.attrs.make(Attr{
-      AttrKind::DenseElements, std::move(zero), b.tensorOf({}, element), {}}));
   const std::vector<int64_t> &from = value->type->shape;
-  std::vector<int64_t> high(from.size()), none(from.size(), 0);
-  for (size_t d = 0; d < from.size(); ++d)
-    high[d] = shape[d] - from[d];
-  Operation *pad =
-      b.create("stablehlo.pad", {value, fill}, {b.reshaped(value->type, shape)},
-               {{"edge_padding_low", b.denseArrayAttr(none)},
-                {"edge_padding_high", b.denseArrayAttr(high)},
-                {"interior_padding", b.denseArrayAttr(none)}});
+  Operation *pad = b.padHighWithZeros(value, shape);
   setShardingOf(*pad, getSharding(value), ctx_);
   std::vector<PadKind> kinds(from.size());
   for (size_t d = 0; d < from.size(); ++d)
@@ -207,11 +194,7 @@ Value *PadForDivisibility::trimBefore(Value *value,
   changed_ = true;
   LocalBuilder b(ctx_, before);
   const size_t rank = shape.size();
-  Operation *slice = b.create(
-      "stablehlo.slice", {value}, {b.reshaped(value->type, shape)},
-      {{"start_indices", b.denseArrayAttr(std::vector<int64_t>(rank, 0))},
-       {"limit_indices", b.denseArrayAttr(shape)},
-       {"strides", b.denseArrayAttr(std::vector<int64_t>(rank, 1))}});
+  Operation *slice = b.sliceFromStart(value, shape);
   setShardingOf(*slice, sharding, ctx_);
   std::vector<PadKind> kinds(rank);
   for (size_t d = 0; d < rank; ++d)
@@ -242,30 +225,22 @@ Value *PadForDivisibility::maskBefore(Value *value, size_t dim, Value *fill,
   const TensorSharding *sharding = getSharding(value);
   Type i32 = ctx_.types.element("i32");
   Type indices = b.tensorOf(value->type->shape, i32);
-  auto sharded = [&](Operation *op) {
-    setShardingOf(*op, sharding, ctx_);
-    return op->result(0);
+  // Every new op shares the masked value's sharding.
+  auto sharded = [&](Value *result) {
+    setShardingOf(*result->defining_op, sharding, ctx_);
+    return result;
   };
   Value *iota =
       sharded(b.create("stablehlo.iota", {}, {indices},
-                       {{"iota_dimension", b.int64Attr(int64_t(dim))}}));
-  DenseElements limit;
-  limit.values.push_back({double(globalShape(value)[dim]), 0, false});
-  Value *bound = b.constant(ctx_.attrs.make(Attr{
-      AttrKind::DenseElements, std::move(limit), b.tensorOf({}, i32), {}}));
-  Value *bounds =
-      sharded(b.create("stablehlo.broadcast_in_dim", {bound}, {indices},
-                       {{"broadcast_dimensions", b.denseArrayAttr({})}}));
-  Value *inside = sharded(b.create(
-      "stablehlo.compare", {iota, bounds},
-      {b.tensorOf(value->type->shape, ctx_.types.element("i1"))},
-      {{"comparison_direction",
-        makeStablehloEnum(ctx_.attrs, "comparison_direction", "LT")}}));
-  Value *fills =
-      sharded(b.create("stablehlo.broadcast_in_dim", {fill}, {value->type},
-                       {{"broadcast_dimensions", b.denseArrayAttr({})}}));
+                       {{"iota_dimension", b.int64Attr(int64_t(dim))}})
+                  ->result(0));
+  Value *bound = b.splat(b.tensorOf({}, i32), double(globalShape(value)[dim]));
+  Value *bounds = sharded(b.broadcast(bound, indices, {}));
+  Value *inside = sharded(b.compare("LT", iota, bounds));
+  Value *fills = sharded(b.broadcast(fill, value->type, {}));
   Value *masked = sharded(
-      b.create("stablehlo.select", {inside, value, fills}, {value->type}));
+      b.create("stablehlo.select", {inside, value, fills}, {value->type})
+          ->result(0));
   std::vector<PadKind> kinds(value->type->shape.size());
   for (size_t d = 0; d < kinds.size(); ++d)
     kinds[d] = kindOf(value, d);
@@ -454,14 +429,7 @@ void PadForDivisibility::convertDot(Operation &op) {
     for (int64_t dim : *contracted)
       if (kindOf(operand, size_t(dim)) == PadKind::Unknown) {
         LocalBuilder b(ctx_, op);
-        DenseElements zero;
-        zero.values.push_back({0, 0, false});
-        zero.splat = true;
-        Value *fill = b.constant(
-            ctx_.attrs.make(Attr{AttrKind::DenseElements,
-                                 std::move(zero),
-                                 b.tensorOf({}, operand->type->element),
-                                 {}}));
+        Value *fill = b.splat(b.tensorOf({}, operand->type->element), 0);
         operand = maskBefore(operand, size_t(dim), fill, op);
       }
     op.setOperand(index, operand);

@@ -102,22 +102,7 @@ Value *Partitioner::padded(Value *value, const TensorSharding &sharding,
   if (wanted == shape)
     return value;
   LocalBuilder b(ctx_, before);
-  DenseElements zero;
-  zero.values.push_back({0, 0, false});
-  zero.splat = true;
-  Value *fill =
-      b.constant(ctx_.attrs.make(Attr{AttrKind::DenseElements,
-                                      std::move(zero),
-                                      b.tensorOf({}, value->type->element),
-                                      {}}));
-  std::vector<int64_t> high(shape.size()), none(shape.size(), 0);
-  for (size_t d = 0; d < shape.size(); ++d)
-    high[d] = wanted[d] - shape[d];
-  Operation *pad = b.create("stablehlo.pad", {value, fill},
-                            {b.reshaped(value->type, wanted)},
-                            {{"edge_padding_low", b.denseArrayAttr(none)},
-                             {"edge_padding_high", b.denseArrayAttr(high)},
-                             {"interior_padding", b.denseArrayAttr(none)}});
+  Operation *pad = b.padHighWithZeros(value, wanted);
   pad->attrs.set(ctx_.intern("sdy.sharding"),
                  ctx_.attrs.shardingPerValue({sharding}));
   return pad->result(0);
@@ -215,13 +200,7 @@ bool Partitioner::partition(Operation &op) {
     const std::vector<int64_t> &shape = op.result(i)->type->shape;
     if (value->type->shape != shape) {
       LocalBuilder post(ctx_, *after);
-      const size_t rank = shape.size();
-      Operation *slice = post.create(
-          "stablehlo.slice", {value}, {op.result(i)->type},
-          {{"start_indices",
-            post.denseArrayAttr(std::vector<int64_t>(rank, 0))},
-           {"limit_indices", post.denseArrayAttr(shape)},
-           {"strides", post.denseArrayAttr(std::vector<int64_t>(rank, 1))}});
+      Operation *slice = post.sliceFromStart(value, shape);
       slice->attrs.set(ctx_.intern("sdy.sharding"),
                        ctx_.attrs.shardingPerValue({outs[i]}));
       value = slice->result(0);

@@ -16,7 +16,6 @@
 #include "export_passes.h"
 #include "local_builder.h"
 
-#include "ir/op_properties.h"
 #include "passes/pass_utils.h"
 #include "shardlab/ir/sharding_access.h"
 
@@ -52,25 +51,16 @@ const Operation *replicatedMesh(Module &module) {
 void fillElseRegion(Context &ctx, Operation &if_op,
                     const std::vector<Type> &types, Location loc) {
   Block &block = if_op.addRegion().addBlock();
+  Operation *ret =
+      block.push_back(makeOp(ctx, "stablehlo.return", {}, {}, loc));
+  LocalBuilder b(ctx, *ret);
   std::vector<Value *> zeros;
-  for (Type type : types) {
-    if (!type->isTensor()) {
-      zeros.push_back(
-          block
-              .push_back(makeOp(ctx, "stablehlo.create_token", {}, {type}, loc))
-              ->result(0));
-      continue;
-    }
-    DenseElements dense;
-    dense.values.push_back({0, 0, false});
-    dense.splat = true;
-    auto zero = makeOp(ctx, "stablehlo.constant", {}, {type}, loc);
-    zero->attrs.set(ctx.intern("value"),
-                    ctx.attrs.make(Attr{
-                        AttrKind::DenseElements, std::move(dense), type, {}}));
-    zeros.push_back(block.push_back(std::move(zero))->result(0));
-  }
-  block.push_back(makeOp(ctx, "stablehlo.return", zeros, {}, loc));
+  for (Type type : types)
+    zeros.push_back(
+        type->isTensor()
+            ? b.splat(type, 0)
+            : b.create("stablehlo.create_token", {}, {type})->result(0));
+  ret->setOperands(zeros);
 }
 
 // Replaces `reshard` of a single-device value by an all-reduce over the
@@ -113,12 +103,7 @@ void resolve(Module &module, Operation &op, int64_t device,
   }
   LocalBuilder b(ctx, op);
   Value *index = b.deviceIndex(false);
-  Value *is_device =
-      b.create("stablehlo.compare", {index, b.scalarI64(device)},
-               {b.tensorOf({}, ctx.types.element("i1"))},
-               {{"comparison_direction",
-                 makeStablehloEnum(ctx.attrs, "comparison_direction", "EQ")}})
-          ->result(0);
+  Value *is_device = b.compare("EQ", index, b.scalarI64(device));
   const std::vector<Type> types = resultTypes(op);
   Operation *if_op = b.create("stablehlo.if", {is_device}, types);
   Block &then_block = if_op->addRegion().addBlock();
