@@ -380,3 +380,29 @@ TEST_CASE("Report JSON and Chrome trace") {
   CHECK(trace["traceEvents"].size() > 3);
   CHECK(summaryText(*r, s).find("step time") != std::string::npos);
 }
+
+TEST_CASE("A named computation's body is scheduled op by op") {
+  // The per-device program keeps named computations (manual computations
+  // are inlined into it): their ops are the program's.
+  auto module = parse(R"(
+sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) {
+  %0 = sdy.named_computation<"body">(%arg0) in_shardings=[<@mesh, [{"x"}, {}]>] out_shardings=[<@mesh, [{"x"}, {}]>] (%arg1: tensor<16x32xf32>) {
+    %1 = stablehlo.tanh %arg1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<16x32xf32>
+    %2 = stablehlo.exponential %1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : tensor<16x32xf32>
+    sdy.return %2 : tensor<16x32xf32>
+  } : (tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %0 : tensor<16x32xf32>
+}
+)");
+  DiagnosticEngine diags;
+  Result<Program> r = buildProgram(*module, realOptions(8), diags);
+  REQUIRE_MESSAGE(r.ok(), errorOf(r));
+  std::vector<std::string> names;
+  for (int64_t i = 0; i < r->graph.size(); ++i)
+    names.push_back(
+        r->graph.node(i).name.substr(0, r->graph.node(i).name.find('@')));
+  CHECK(std::count(names.begin(), names.end(), "stablehlo.tanh") == 1);
+  CHECK(std::count(names.begin(), names.end(), "stablehlo.exponential") == 1);
+  CHECK(std::count(names.begin(), names.end(), "sdy.named_computation") == 0);
+}

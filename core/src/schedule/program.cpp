@@ -1,10 +1,10 @@
 // buildProgram: walks a function of a module lowered to explicit
 // collectives and emits the costed per-device graph.
 #include "passes/xla_support.h"
-#include "shardlab/passes/pass_manager.h"
 #include "program_internal.h"
 #include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
+#include "shardlab/passes/pass_manager.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -65,7 +65,7 @@ struct Builder {
   void emitCompute(Env &env, Operation &op, const std::string &suffix);
   bool emitCollective(Env &env, Operation &op, const std::string &suffix);
   void emitWhile(Env &env, Operation &op, const std::string &suffix);
-  void emitManual(Env &env, Operation &op, const std::string &suffix);
+  void emitNamed(Env &env, Operation &op, const std::string &suffix);
   bool emitCall(Env &env, Operation &op, const std::string &suffix);
   void emitBranches(Env &env, Operation &op, const std::string &suffix);
   double regionCost(Region &region);
@@ -134,8 +134,8 @@ std::vector<int64_t> Builder::emitBlock(Env &env, Block &block,
       continue;
     else if (op.is("stablehlo.case") || op.is("stablehlo.if"))
       emitBranches(env, op, suffix);
-    else if (op.is("sdy.manual_computation"))
-      emitManual(env, op, suffix);
+    else if (op.is("sdy.named_computation"))
+      emitNamed(env, op, suffix);
     else if (!emitCollective(env, op, suffix))
       emitCompute(env, op, suffix);
   }
@@ -214,7 +214,9 @@ void Builder::emitBranches(Env &env, Operation &op, const std::string &suffix) {
   bindResults(env, op, id);
 }
 
-void Builder::emitManual(Env &env, Operation &op, const std::string &suffix) {
+// A named computation (the per-device program keeps them; manual
+// computations are inlined into it) runs its body in place.
+void Builder::emitNamed(Env &env, Operation &op, const std::string &suffix) {
   Block &body = op.region(0).front();
   for (size_t i = 0; i < body.numArguments() && i < op.numOperands(); ++i)
     if (env.count(op.operand(i)))
