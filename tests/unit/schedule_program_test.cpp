@@ -92,6 +92,27 @@ TEST_CASE("Per-device program: local shapes, groups, comm types, costs") {
   CHECK(r2->collectives[0].time_us > ag.time_us);
 }
 
+TEST_CASE("A sharded pad that moves rows between devices is communication") {
+  // Rows shift up by one along the sharded dimension: device 0's last row
+  // is device 1's first. The per-device program replicates the dimension
+  // around the pad (an all-gather), as -sdy-resolve-permutation-factors
+  // does; without it each device would pad its own rows only.
+  auto module = parse(R"(
+sdy.mesh @mesh = <["a"=2]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) {
+  %c = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = stablehlo.pad %arg0, %c, low = [-1, 0], high = [1, 0], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>]>} : (tensor<8x16xf32>, tensor<f32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+)");
+  DiagnosticEngine diags;
+  Result<Program> program = buildProgram(*module, realOptions(8), diags);
+  REQUIRE_MESSAGE(program.ok(), errorOf(program));
+  REQUIRE(program->collectives.size() == 1);
+  CHECK((program->collectives[0].kind == CollectiveKind::AllGather));
+  CHECK(program->collectives[0].bytes == 8 * 16 * 4);
+}
+
 TEST_CASE("Approximate estimator: XLA's 1 / 1000 / 5000") {
   auto module = parse(kModule);
   ProgramOptions o;

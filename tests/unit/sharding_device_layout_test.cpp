@@ -58,3 +58,20 @@ TEST_CASE("Permutation pairs keep positions: every device has one target") {
                          sharded({{full("x")}})) ==
         Pairs{{0, 1}, {1, 2}, {2, 3}, {3, 0}});
 }
+
+TEST_CASE("Moving a device along axes keeps the other coordinates") {
+  Mesh mesh{{{"a", 4}, {"b", 2}}, {}};
+  // Device 5 is (a=2, b=1); shard 0 along "a" is held by (0, 1).
+  const std::vector<int64_t> at5 = meshCoordinates(mesh, 5);
+  CHECK(meshPosition(mesh, coordinatesWithIndex(mesh, {full("a")}, at5, 0)) ==
+        1);
+  // Along "a":(2)2 (the minor half of a) device 5 has index 0; index 1 is
+  // a = 3, so position 7.
+  CHECK(indexAlongAxes(mesh, {sub("a", 2, 2)}, at5) == 0);
+  CHECK(meshPosition(
+            mesh, coordinatesWithIndex(mesh, {sub("a", 2, 2)}, at5, 1)) == 7);
+  // Along ["a", "b"] the index is the position itself.
+  for (int64_t p = 0; p < 8; ++p)
+    CHECK(meshPosition(mesh, coordinatesWithIndex(mesh, {full("a"), full("b")},
+                                                  at5, p)) == p);
+}

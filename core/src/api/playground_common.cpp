@@ -155,10 +155,17 @@ BeforeAfter parseBoth(std::string_view text, OptionReader &reader) {
   // The views describe values in global terms (shape, sharding, shards per
   // device): the per-device steps of the "partition" pipeline, which pad
   // and turn every type into a local one, are not run for them.
+  auto per_device = [](const std::string &flag) {
+    const std::string_view name =
+        std::string_view(flag).substr(1, flag.find('=') - 1);
+    for (const auto &step : perDeviceSteps())
+      if (step.first == name)
+        return true;
+    return false;
+  };
   std::vector<std::string> flags;
   for (const std::string &flag : choice->flags)
-    if (flag.rfind("-sdy-convert-global-to-local", 0) != 0 &&
-        flag.rfind("-sdy-pad-for-divisibility", 0) != 0)
+    if (!per_device(flag))
       flags.push_back(flag);
   DiagnosticEngine diags;
   both.before = parseVerified(text, diags);

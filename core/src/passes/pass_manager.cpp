@@ -64,6 +64,34 @@ Status appendPass(PassPipeline &pipeline, std::string_view flag,
   return success();
 }
 
+const std::vector<std::pair<std::string_view, std::string_view>> &
+perDeviceSteps() {
+  static const std::vector<std::pair<std::string_view, std::string_view>>
+      steps = {{"sdy-resolve-permutation-factors", ""},
+               {"sdy-reshard-to-collectives", ""},
+               {"sdy-pad-for-divisibility", ""},
+               {"sdy-convert-global-to-local", ""}};
+  return steps;
+}
+
+namespace {
+
+NamedPipeline partitionPipeline() {
+  NamedPipeline partition{
+      "partition",
+      "Explicit collectives, then the program one device runs: permutation "
+      "factors resolved, padded where shards do not divide, local shapes "
+      "and StableHLO collectives (what the scheduler estimates)",
+      {{"sdy-propagation-pipeline", ""},
+       {"sdy-export-pipeline",
+        "enable-insert-explicit-collectives=true inline-meshes=false"}}};
+  for (const auto &step : perDeviceSteps())
+    partition.steps.push_back(step);
+  return partition;
+}
+
+} // namespace
+
 const std::vector<NamedPipeline> &namedPipelines() {
   static const std::vector<NamedPipeline> pipelines = {
       {"basic", "Basic propagation only", {{"sdy-basic-propagate", ""}}},
@@ -86,15 +114,7 @@ const std::vector<NamedPipeline> &namedPipelines() {
        {{"sdy-propagation-pipeline", ""},
         {"sdy-export-pipeline",
          "enable-insert-explicit-collectives=true inline-meshes=false"}}},
-      {"partition",
-       "Explicit collectives, then the program one device runs: padded "
-       "where shards do not divide, local shapes and StableHLO collectives "
-       "(what the scheduler estimates)",
-       {{"sdy-propagation-pipeline", ""},
-        {"sdy-export-pipeline",
-         "enable-insert-explicit-collectives=true inline-meshes=false"},
-        {"sdy-pad-for-divisibility", ""},
-        {"sdy-convert-global-to-local", ""}}},
+      partitionPipeline(),
   };
   return pipelines;
 }

@@ -470,17 +470,16 @@ std::string dynamicShapeError(Operation &func, Location &error_loc) {
 
 namespace {
 
-// The program one device runs is what -sdy-pad-for-divisibility and
-// -sdy-convert-global-to-local make of the module (the end of the
-// "partition" pipeline): the scheduler reads types as per-device sizes and
-// collectives as StableHLO ones, never shardings.
+// The program one device runs is what the per-device steps make of the
+// module (perDeviceSteps, the end of the "partition" pipeline): the
+// scheduler reads types as per-device sizes and collectives as StableHLO
+// ones, never shardings.
 Status toPerDevice(Module &module, DiagnosticEngine &diags) {
   if (module.per_device)
     return success();
   PassPipeline pipeline;
-  for (const char *flag :
-       {"sdy-pad-for-divisibility", "sdy-convert-global-to-local"})
-    if (Status added = appendPass(pipeline, flag, ""); !added)
+  for (const auto &[flag, options] : perDeviceSteps())
+    if (Status added = appendPass(pipeline, flag, options); !added)
       return added;
   std::string failed;
   if (!runPassPipeline(module, pipeline, diags, &failed))

@@ -102,6 +102,29 @@ int64_t deviceIdAt(const Mesh &mesh, int64_t linear) {
   return mesh.device_ids.empty() ? linear : mesh.device_ids[size_t(linear)];
 }
 
+int64_t meshPosition(const Mesh &mesh, const std::vector<int64_t> &coords) {
+  int64_t linear = 0;
+  for (size_t i = 0; i < mesh.axes.size() && i < coords.size(); ++i)
+    linear = linear * mesh.axes[i].size + coords[i];
+  return linear;
+}
+
+std::vector<int64_t> coordinatesWithIndex(const Mesh &mesh,
+                                          const std::vector<AxisRef> &axes,
+                                          std::vector<int64_t> coords,
+                                          int64_t index) {
+  coords = withoutAxes(mesh, axes, std::move(coords));
+  for (size_t k = axes.size(); k-- > 0;) {
+    const int axis = mesh.axisIndex(axes[k].name);
+    const int64_t size = axisRefSize(axes[k], mesh);
+    if (axis >= 0)
+      coords[size_t(axis)] +=
+          (index % size) * digitOf(mesh, axes[k], coords).second;
+    index /= size;
+  }
+  return coords;
+}
+
 int64_t indexAlongAxes(const Mesh &mesh, const std::vector<AxisRef> &axes,
                        const std::vector<int64_t> &coords) {
   int64_t index = 0;

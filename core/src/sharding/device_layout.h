@@ -29,6 +29,17 @@ std::vector<int64_t> meshCoordinates(const Mesh &mesh, int64_t linear);
 /// The id of the device at mesh position `linear`.
 int64_t deviceIdAt(const Mesh &mesh, int64_t linear);
 
+/// The mesh position (row-major) of the device at `coords`.
+int64_t meshPosition(const Mesh &mesh, const std::vector<int64_t> &coords);
+
+/// `coords` moved along `axes` to index `index` (the inverse of
+/// indexAlongAxes there): the device that holds shard `index` of a
+/// dimension sharded by `axes` and agrees with `coords` on the other axes.
+std::vector<int64_t> coordinatesWithIndex(const Mesh &mesh,
+                                          const std::vector<AxisRef> &axes,
+                                          std::vector<int64_t> coords,
+                                          int64_t index);
+
 /// Index of the device at `coords` along `axes` (major first): the shard
 /// of a dimension sharded by `axes` that it holds.
 int64_t indexAlongAxes(const Mesh &mesh, const std::vector<AxisRef> &axes,

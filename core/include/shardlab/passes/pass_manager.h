@@ -47,8 +47,17 @@ struct NamedPipeline {
   std::vector<std::pair<std::string_view, std::string_view>> steps;
 };
 
-/// basic, aggressive, op-priority, user-priority, pipeline, explicit.
+/// basic, aggressive, op-priority, user-priority, pipeline, explicit,
+/// partition.
 const std::vector<NamedPipeline> &namedPipelines();
+
+/// The (flag, options) steps that turn a module with explicit collectives
+/// into the program one device runs: permutation factors resolved and their
+/// reshards lowered, dimensions padded where shards do not divide them,
+/// local types and StableHLO collectives. The end of the "partition"
+/// pipeline and the scheduler's first step.
+const std::vector<std::pair<std::string_view, std::string_view>> &
+perDeviceSteps();
 /// The steps of the named pipeline; an error listing the names.
 Result<PassPipeline> buildNamedPipeline(std::string_view name);
 

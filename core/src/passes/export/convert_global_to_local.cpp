@@ -41,8 +41,7 @@ Type GlobalToLocal::localType(Type global, const TensorSharding *sharding) {
 }
 
 const Attr *GlobalToLocal::nextChannelHandle() {
-  return ctx.attrs.opaque("#stablehlo.channel_handle<handle = " +
-                          std::to_string(next_channel_++) + ", type = 1>");
+  return channelHandleAttr(ctx, next_channel_++);
 }
 
 const Attr *GlobalToLocal::replicaGroups(LocalBuilder &b, const Mesh &mesh,
@@ -197,28 +196,13 @@ bool GlobalToLocal::convertFunc(Operation &func) {
   return convertBlock(body);
 }
 
-// Channel ids continue after the largest one the module has.
-static int64_t firstFreeChannel(Module &module) {
-  int64_t largest = 0;
-  walk(module.op(), [&](Operation &op) {
-    const Attr *handle = op.attrs.get("channel_handle");
-    if (!handle || handle->kind != AttrKind::Opaque)
-      return;
-    const size_t at = handle->text.find("handle = ");
-    if (at != std::string::npos)
-      largest =
-          std::max<int64_t>(largest, std::atoll(handle->text.c_str() + at + 9));
-  });
-  return largest + 1;
-}
-
 bool GlobalToLocal::convertBody(Block &block) {
-  next_channel_ = firstFreeChannel(module);
+  next_channel_ = firstFreeChannelId(module);
   return convertBlock(block);
 }
 
 bool GlobalToLocal::run() {
-  next_channel_ = firstFreeChannel(module);
+  next_channel_ = firstFreeChannelId(module);
   bool ok = true;
   forEachFunc(module, [&](Operation &func) {
     if (ok && !func.region(0).empty())

@@ -142,12 +142,25 @@ void addPartitionerPasses(std::vector<PassInfo> &passes,
          "Op names without their dialect (dot,constant,reshard), or a range "
          "of op positions in the module ('selectLow=0, selectHigh=3')"}},
        perInstructionPartitioningPass});
-  passes.push_back({"sdy-resolve-permutation-factors",
-                    stage,
-                    "Resolve permutation factors",
-                    "",
-                    {},
-                    nullptr});
+  passes.push_back(
+      {"sdy-resolve-permutation-factors",
+       stage,
+       "Make ops that move data between shards run shard by shard",
+       "A sharded dimension along which a pad, slice, reverse, reshape, "
+       "window or concatenate moves rows between devices is replicated "
+       "around the op (resharded before, and back after). With halo "
+       "exchange, pads and slices reaching at most two devices away, "
+       "reshapes splitting one dimension and reverses instead run in a "
+       "manual computation where each device receives the rows it lacks "
+       "from its neighbours with collective permutes.",
+       {{"enable-halo-exchange", OptionType::Bool, "false",
+         "Exchange halos with neighbours instead of replicating"},
+        {"replica-count", OptionType::Int, "1", "Number of replicas"},
+        {"partition-count", OptionType::Int, "0",
+         "Number of partitions (0: the mesh's device count); with one "
+         "partition and several replicas, device indices come from "
+         "replica_id"}},
+       resolvePermutationFactorsPass});
 }
 
 std::vector<OptionDecl> exportPipelineOptions() {

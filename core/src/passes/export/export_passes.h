@@ -34,6 +34,8 @@ bool removeShardingGroupsPass(Module &, const PassOptions &,
                               DiagnosticEngine &);
 bool removeSubAxesInInputOutputShardingsPass(Module &, const PassOptions &,
                                              DiagnosticEngine &);
+bool resolvePermutationFactorsPass(Module &, const PassOptions &,
+                                   DiagnosticEngine &);
 bool resolveSingleDeviceShardingPass(Module &, const PassOptions &,
                                      DiagnosticEngine &);
 bool reshardToCollectivesPass(Module &, const PassOptions &,

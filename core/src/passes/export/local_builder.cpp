@@ -4,6 +4,10 @@
 #include "../pass_utils.h"
 #include "ir/op_properties.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
 namespace shardlab {
 
 LocalBuilder::LocalBuilder(Context &ctx, Operation &before)
@@ -70,7 +74,10 @@ Value *LocalBuilder::deviceIndex(bool use_replica_id) {
 
 Value *LocalBuilder::lookup(const std::vector<int64_t> &table,
                             bool use_replica_id) {
-  Value *index = deviceIndex(use_replica_id);
+  return lookupAt(table, deviceIndex(use_replica_id));
+}
+
+Value *LocalBuilder::lookupAt(const std::vector<int64_t> &table, Value *index) {
   Value *entries = vectorI64(table);
   Value *entry = dynamicSlice(entries, {index}, {1});
   return reshape(entry, {});
@@ -133,6 +140,45 @@ const Attr *LocalBuilder::splatAttr(Type type, double value) {
       Attr{AttrKind::DenseElements, std::move(dense), type, {}});
 }
 
+Operation *LocalBuilder::pad(Value *value, Value *pad_value,
+                             const std::vector<int64_t> &low,
+                             const std::vector<int64_t> &high,
+                             const std::vector<int64_t> &interior) {
+  std::vector<int64_t> shape = value->type->shape;
+  for (size_t d = 0; d < shape.size(); ++d)
+    shape[d] = low[d] + high[d] + shape[d] +
+               (shape[d] > 0 ? (shape[d] - 1) * interior[d] : 0);
+  return create("stablehlo.pad", {value, pad_value},
+                {reshaped(value->type, shape)},
+                {{"edge_padding_low", denseArrayAttr(low)},
+                 {"edge_padding_high", denseArrayAttr(high)},
+                 {"interior_padding", denseArrayAttr(interior)}});
+}
+
+Operation *LocalBuilder::slice(Value *value, const std::vector<int64_t> &start,
+                               const std::vector<int64_t> &limit,
+                               const std::vector<int64_t> &strides) {
+  std::vector<int64_t> shape(start.size());
+  for (size_t d = 0; d < shape.size(); ++d)
+    shape[d] = std::max<int64_t>(0, (limit[d] - start[d] + strides[d] - 1) /
+                                        strides[d]);
+  return create("stablehlo.slice", {value}, {reshaped(value->type, shape)},
+                {{"start_indices", denseArrayAttr(start)},
+                 {"limit_indices", denseArrayAttr(limit)},
+                 {"strides", denseArrayAttr(strides)}});
+}
+
+Operation *LocalBuilder::concatenate(const std::vector<Value *> &values,
+                                     int64_t dim) {
+  std::vector<int64_t> shape = values.front()->type->shape;
+  shape[size_t(dim)] = 0;
+  for (Value *value : values)
+    shape[size_t(dim)] += value->type->shape[size_t(dim)];
+  return create("stablehlo.concatenate", values,
+                {reshaped(values.front()->type, shape)},
+                {{"dimension", int64Attr(dim)}});
+}
+
 Operation *LocalBuilder::padHighWithZeros(Value *value,
                                           const std::vector<int64_t> &shape) {
   Value *zero = splat(tensorOf({}, value->type->element), 0);
@@ -140,24 +186,37 @@ Operation *LocalBuilder::padHighWithZeros(Value *value,
   std::vector<int64_t> high(from.size()), none(from.size(), 0);
   for (size_t d = 0; d < from.size(); ++d)
     high[d] = shape[d] - from[d];
-  return create("stablehlo.pad", {value, zero}, {reshaped(value->type, shape)},
-                {{"edge_padding_low", denseArrayAttr(none)},
-                 {"edge_padding_high", denseArrayAttr(high)},
-                 {"interior_padding", denseArrayAttr(none)}});
+  return pad(value, zero, none, high, none);
 }
 
 Operation *LocalBuilder::sliceFromStart(Value *value,
                                         const std::vector<int64_t> &shape) {
   const size_t rank = shape.size();
-  return create(
-      "stablehlo.slice", {value}, {reshaped(value->type, shape)},
-      {{"start_indices", denseArrayAttr(std::vector<int64_t>(rank, 0))},
-       {"limit_indices", denseArrayAttr(shape)},
-       {"strides", denseArrayAttr(std::vector<int64_t>(rank, 1))}});
+  return slice(value, std::vector<int64_t>(rank, 0), shape,
+               std::vector<int64_t>(rank, 1));
 }
 
 Value *LocalBuilder::binary(std::string_view name, Value *lhs, Value *rhs) {
   return create(name, {lhs, rhs}, {lhs->type})->result(0);
+}
+
+int64_t firstFreeChannelId(Module &module) {
+  int64_t largest = 0;
+  walk(module.op(), [&](Operation &op) {
+    const Attr *handle = op.attrs.get("channel_handle");
+    if (!handle || handle->kind != AttrKind::Opaque)
+      return;
+    const size_t at = handle->text.find("handle = ");
+    if (at != std::string::npos)
+      largest =
+          std::max<int64_t>(largest, std::atoll(handle->text.c_str() + at + 9));
+  });
+  return largest + 1;
+}
+
+const Attr *channelHandleAttr(Context &ctx, int64_t id) {
+  return ctx.attrs.opaque("#stablehlo.channel_handle<handle = " +
+                          std::to_string(id) + ", type = 1>");
 }
 
 } // namespace shardlab

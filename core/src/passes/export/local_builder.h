@@ -46,6 +46,8 @@ public:
   /// `table[device]` as a tensor<i64>: dynamic_slice of a constant table
   /// by the device index, reshaped to a scalar.
   Value *lookup(const std::vector<int64_t> &table, bool use_replica_id);
+  /// `table[index]` for an i64 scalar `index`, as a tensor<i64>.
+  Value *lookupAt(const std::vector<int64_t> &table, Value *index);
   Value *convert(Value *input, Type element);
   Value *reshape(Value *input, const std::vector<int64_t> &shape);
   Value *transpose(Value *input, const std::vector<int64_t> &permutation);
@@ -62,6 +64,17 @@ public:
   Value *splat(Type type, double value) {
     return constant(splatAttr(type, value));
   }
+  /// `stablehlo.pad value, pad_value` with these paddings; the pad op.
+  Operation *pad(Value *value, Value *pad_value,
+                 const std::vector<int64_t> &low,
+                 const std::vector<int64_t> &high,
+                 const std::vector<int64_t> &interior);
+  /// `stablehlo.slice value [start:limit:strides]`; the slice op.
+  Operation *slice(Value *value, const std::vector<int64_t> &start,
+                   const std::vector<int64_t> &limit,
+                   const std::vector<int64_t> &strides);
+  /// `stablehlo.concatenate values, dim`; the concatenate op.
+  Operation *concatenate(const std::vector<Value *> &values, int64_t dim);
   /// `value` padded with zeros at the high end of each dimension up to
   /// `shape`; the pad op, to annotate.
   Operation *padHighWithZeros(Value *value, const std::vector<int64_t> &shape);
@@ -83,5 +96,10 @@ private:
   Block &block_;
   Operation &before_;
 };
+
+/// The first channel id no op of `module` uses (one past the largest).
+int64_t firstFreeChannelId(Module &module);
+/// `#stablehlo.channel_handle<handle = id, type = 1>`.
+const Attr *channelHandleAttr(Context &ctx, int64_t id);
 
 } // namespace shardlab

@@ -87,7 +87,8 @@ void addPropagationPasses(std::vector<PassInfo> &passes) {
       {"enable-insert-explicit-collectives", OptionType::Bool, "false",
        "Lower reshards to collectives in the export"},
       {"remove-all-gather-reduce-scatter-for-cmv1", OptionType::Bool, "false",
-       "Remove all-gather/reduce-scatter pairs (CMV1; not implemented yet)"},
+       "Leave the all-gathers feeding dots and the reduce-scatters after them "
+       "to the backend's collective matmul (CMV1)"},
       {"update-non-divisible-input-output-shardings", OptionType::Bool, "true",
        "Make function input and output shardings evenly divisible"},
       {"inline-meshes", OptionType::Bool, "false",

@@ -1,0 +1,215 @@
+// Data movement of pads, slices and reshapes between shards
+// (permutation_analysis.h).
+#include "permutation_analysis.h"
+
+#include "sharding/device_layout.h"
+#include "sharding/sharding_utils.h"
+
+#include <algorithm>
+
+namespace shardlab {
+namespace {
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// A group is checked element by element; past this many (devices times
+// elements per device) it is judged by divisibility alone.
+constexpr int64_t kMaxCheckedElements = int64_t(1) << 22;
+
+int64_t shardsOf(const TensorSharding &sharding, size_t dim, const Mesh &mesh) {
+  return dim < sharding.dims.size() ? shardedSize(sharding.dims[dim], mesh) : 1;
+}
+
+std::vector<AxisRef> axesOf(const TensorSharding &sharding, size_t dim) {
+  return dim < sharding.dims.size() ? sharding.dims[dim].axes
+                                    : std::vector<AxisRef>{};
+}
+
+// One tensor's dims of a group, for one device: the block it holds.
+struct Block {
+  std::vector<int64_t> begin, end; ///< end clipped to the real size
+  std::vector<int64_t> local;      ///< padded local sizes
+};
+
+Block blockOf(const std::vector<int64_t> &shape, size_t first, size_t last,
+              const TensorSharding &sharding, const Mesh &mesh,
+              const std::vector<int64_t> &coords) {
+  Block block;
+  for (size_t d = first; d < last; ++d) {
+    const int64_t local = ceilDiv(shape[d], shardsOf(sharding, d, mesh));
+    const int64_t index = indexAlongAxes(mesh, axesOf(sharding, d), coords);
+    block.begin.push_back(index * local);
+    block.end.push_back(std::min(shape[d], (index + 1) * local));
+    block.local.push_back(local);
+  }
+  return block;
+}
+
+bool allDivisible(const std::vector<int64_t> &shape, size_t first, size_t last,
+                  const TensorSharding &sharding, const Mesh &mesh) {
+  for (size_t d = first; d < last; ++d)
+    if (shape[d] % shardsOf(sharding, d, mesh) != 0)
+      return false;
+  return true;
+}
+
+// Whether each device's output block is one run of flat indices: going
+// from the minor dim, dims are whole until the first partial one, and the
+// dims before that hold one index each.
+bool isContiguousBlock(const std::vector<int64_t> &out, const Block &block) {
+  size_t d = block.local.size();
+  while (d > 0 && block.local[d - 1] == out[d - 1])
+    --d;
+  if (d == 0)
+    return true;
+  for (size_t k = 0; k + 1 < d; ++k)
+    if (block.local[k] != 1)
+      return false;
+  return true;
+}
+
+} // namespace
+
+DimShift analyzeDimShift(int64_t in_size, int64_t low, int64_t high,
+                         int64_t interior, int64_t shards) {
+  DimShift shift;
+  shift.in_size = in_size;
+  shift.low = low;
+  shift.high = high;
+  shift.interior = interior;
+  shift.shards = shards;
+  const int64_t step = interior + 1;
+  shift.out_size = in_size == 0
+                       ? low + high
+                       : low + high + in_size + (in_size - 1) * interior;
+  shift.in_local = ceilDiv(in_size, shards);
+  shift.out_local = ceilDiv(shift.out_size, shards);
+  if (shards <= 1 || shift.in_local == 0)
+    return shift;
+  for (int64_t i = 0; i < shards; ++i) {
+    const int64_t first = i * shift.out_local;
+    const int64_t last = std::min((i + 1) * shift.out_local, shift.out_size);
+    // Positions in the interior-padded input; an interior gap counts as
+    // part of the row before it (Shardy's view).
+    const int64_t from = std::max<int64_t>(first - low, 0);
+    const int64_t to = std::min(last - 1 - low, (in_size - 1) * step);
+    if (first >= last || from > to)
+      continue;
+    const int64_t row_from = from / step, row_to = to / step;
+    shift.left_hops = std::max(shift.left_hops, i - row_from / shift.in_local);
+    shift.right_hops = std::max(shift.right_hops, row_to / shift.in_local - i);
+  }
+  // With interior padding Shardy exchanges as far on both sides.
+  if (interior > 0 && shift.needsCommunication())
+    shift.left_hops = shift.right_hops =
+        std::max(shift.left_hops, shift.right_hops);
+  return shift;
+}
+
+std::vector<ReshapeGroup> reshapeGroups(const std::vector<int64_t> &in,
+                                        const std::vector<int64_t> &out) {
+  std::vector<ReshapeGroup> groups;
+  size_t i = 0, o = 0;
+  while (i < in.size() || o < out.size()) {
+    ReshapeGroup group{i, i, o, o};
+    int64_t in_product = 1, out_product = 1;
+    if (i < in.size())
+      in_product *= in[i++];
+    if (o < out.size())
+      out_product *= out[o++];
+    while (in_product != out_product) {
+      if (in_product < out_product && i < in.size())
+        in_product *= in[i++];
+      else if (o < out.size())
+        out_product *= out[o++];
+      else if (i < in.size())
+        in_product *= in[i++];
+      else
+        break;
+    }
+    // Trailing size-1 dims belong to this group.
+    while (i < in.size() && in[i] == 1 && (o >= out.size() || out[o] != 1))
+      ++i;
+    while (o < out.size() && out[o] == 1 && (i >= in.size() || in[i] != 1))
+      ++o;
+    group.in_end = i;
+    group.out_end = o;
+    groups.push_back(group);
+  }
+  return groups;
+}
+
+ReshapeMove analyzeReshapeGroup(const ReshapeGroup &group,
+                                const std::vector<int64_t> &in,
+                                const TensorSharding &in_sharding,
+                                const std::vector<int64_t> &out,
+                                const TensorSharding &out_sharding,
+                                const Mesh &mesh) {
+  ReshapeMove move;
+  const int64_t devices = mesh.totalSize();
+  const std::vector<int64_t> out_group(out.begin() + long(group.out_begin),
+                                       out.begin() + long(group.out_end));
+  int64_t volume = 1;
+  for (size_t d = group.out_begin; d < group.out_end; ++d)
+    volume *= ceilDiv(out[d], shardsOf(out_sharding, d, mesh));
+  move.out_flat_local = volume;
+  if (devices * volume > kMaxCheckedElements) {
+    move.analyzed = false;
+    move.needs_communication =
+        !allDivisible(in, group.in_begin, group.in_end, in_sharding, mesh) ||
+        !allDivisible(out, group.out_begin, group.out_end, out_sharding, mesh);
+    return move;
+  }
+  move.contiguous = true;
+  const bool split = group.isSplit();
+  const size_t in_dims = group.in_end - group.in_begin;
+  for (int64_t position = 0; position < devices; ++position) {
+    const std::vector<int64_t> coords = meshCoordinates(mesh, position);
+    const Block own =
+        blockOf(in, group.in_begin, group.in_end, in_sharding, mesh, coords);
+    const Block block = blockOf(out, group.out_begin, group.out_end,
+                                out_sharding, mesh, coords);
+    move.contiguous = move.contiguous && isContiguousBlock(out_group, block);
+    int64_t flat_start = 0;
+    for (size_t k = 0; k < out_group.size(); ++k)
+      flat_start = flat_start * out_group[k] + block.begin[k];
+    if (split) {
+      move.in_index.push_back(own.local[0] ? own.begin[0] / own.local[0] : 0);
+      move.flat_start.push_back(flat_start);
+    }
+    // Every real element of the block, as a flat index, then as input
+    // indices: is it this device's?
+    std::vector<int64_t> at = block.begin;
+    bool empty = false;
+    for (size_t k = 0; k < at.size(); ++k)
+      empty = empty || block.begin[k] >= block.end[k];
+    while (!empty) {
+      int64_t flat = 0;
+      for (size_t k = 0; k < at.size(); ++k)
+        flat = flat * out_group[k] + at[k];
+      for (size_t k = in_dims; k-- > 0;) {
+        const size_t d = group.in_begin + k;
+        const int64_t index = flat % in[d];
+        flat /= in[d];
+        if (index >= own.begin[k] && index < own.end[k])
+          continue;
+        move.needs_communication = true;
+        if (split && own.local[0] > 0) {
+          const int64_t source = index / own.local[0];
+          const int64_t self = own.begin[0] / own.local[0];
+          move.left_hops = std::max(move.left_hops, self - source);
+          move.right_hops = std::max(move.right_hops, source - self);
+        }
+      }
+      size_t k = at.size();
+      while (k > 0 && ++at[k - 1] == block.end[k - 1]) {
+        at[k - 1] = block.begin[k - 1];
+        --k;
+      }
+      empty = k == 0;
+    }
+  }
+  return move;
+}
+
+} // namespace shardlab

@@ -1,0 +1,110 @@
+// Which devices need their neighbours' rows for a pad, slice or reshape
+// (passes/export/permutation_analysis.h), on the shapes of Shardy's
+// resolve_permutation_factors tests.
+#include "passes/export/permutation_analysis.h"
+#include "shardlab/sharding/axis.h"
+
+#include <doctest/doctest.h>
+
+using namespace shardlab;
+
+namespace {
+
+TensorSharding sharded(std::vector<std::vector<AxisRef>> dims) {
+  TensorSharding s;
+  s.mesh.symbol = "m";
+  for (auto &axes : dims)
+    s.dims.push_back({std::move(axes), true, std::nullopt});
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("A pad shifting rows left needs the right neighbour") {
+  // tensor<4> over 2 shards, low = -1, high = 4 -> tensor<7>: device 0's
+  // output rows 0..3 are input rows 1..4, rows 2 and 3 on device 1.
+  const DimShift shift = analyzeDimShift(4, -1, 4, 0, 2);
+  CHECK(shift.out_size == 7);
+  CHECK(shift.in_local == 2);
+  CHECK(shift.out_local == 4);
+  CHECK(shift.left_hops == 0);
+  CHECK(shift.right_hops == 1);
+  CHECK_FALSE(shift.isIdentity());
+}
+
+TEST_CASE("A pad that only adds rows where devices end moves nothing") {
+  // tensor<8> over 2, low = high = 4 -> 16: device 0 holds 4 padding rows
+  // and its own 4, device 1 its own 4 and 4 padding rows.
+  const DimShift shift = analyzeDimShift(8, 4, 4, 0, 2);
+  CHECK_FALSE(shift.needsCommunication());
+  // A slice [0:3] of tensor<4> over 2: each device keeps its rows.
+  CHECK_FALSE(analyzeDimShift(4, 0, -1, 0, 2).needsCommunication());
+  // Unsharded: never.
+  CHECK_FALSE(analyzeDimShift(4, -3, 7, 0, 1).needsCommunication());
+}
+
+TEST_CASE("Hops count how many devices away the rows are") {
+  // tensor<4> over 4, low = -3, high = 7: device 0 needs row 3 (device 3).
+  CHECK(analyzeDimShift(4, -3, 7, 0, 4).right_hops == 3);
+  // tensor<4> over 4, low = 9 -> 13: device 2 needs rows 0..2.
+  CHECK(analyzeDimShift(4, 9, 0, 0, 4).left_hops == 2);
+}
+
+TEST_CASE("Interior padding exchanges as far on both sides") {
+  // tensor<3> over 2 with interior 2 -> tensor<7>: device 1's window
+  // starts in the gap after row 1 (device 0's).
+  const DimShift shift = analyzeDimShift(3, 0, 0, 2, 2);
+  CHECK(shift.out_size == 7);
+  CHECK(shift.left_hops == 1);
+  CHECK(shift.right_hops == 1);
+}
+
+TEST_CASE("Reshape groups pair input and output dimensions") {
+  const auto groups = reshapeGroups({12, 24}, {4, 3, 4, 6});
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[0].isSplit());
+  CHECK(groups[0].out_end == 2);
+  CHECK(groups[1].in_begin == 1);
+  CHECK(groups[1].out_begin == 2);
+  REQUIRE(reshapeGroups({6}, {1, 6}).size() == 1);
+  CHECK(reshapeGroups({6}, {1, 6})[0].isSplit());
+  const auto merge = reshapeGroups({2, 3, 5}, {30});
+  REQUIRE(merge.size() == 1);
+  CHECK_FALSE(merge[0].isSplit());
+  CHECK(reshapeGroups({6, 8}, {4, 12}).size() == 1);
+  CHECK(reshapeGroups({4, 8}, {4, 8}).size() == 2);
+}
+
+TEST_CASE("A non-divisible split needs the left neighbour's last row") {
+  // tensor<6> over "a"=4 (2 rows each, padded to 8) -> tensor<2x3> sharded
+  // [{"a":(1)2}, {"a":(2)2}] (blocks of 1x2): device 2 holds row 1,
+  // columns 0..1 = flat 3, 4; flat 3 is device 1's.
+  const Mesh mesh{{{"a", 4}}, {}};
+  const ReshapeGroup group = reshapeGroups({6}, {2, 3})[0];
+  const ReshapeMove move = analyzeReshapeGroup(
+      group, {6}, sharded({{fullAxis("a")}}), {2, 3},
+      sharded({{subAxis("a", 1, 2)}, {subAxis("a", 2, 2)}}), mesh);
+  CHECK(move.needs_communication);
+  CHECK(move.contiguous);
+  CHECK(move.left_hops == 1);
+  CHECK(move.right_hops == 0);
+  CHECK(move.out_flat_local == 2);
+  CHECK(move.flat_start == std::vector<int64_t>{0, 2, 3, 5});
+  CHECK(move.in_index == std::vector<int64_t>{0, 1, 2, 3});
+}
+
+TEST_CASE("A split that keeps each device's elements moves nothing") {
+  // tensor<6> over "a"=4 -> tensor<1x6> [{}, {"a"}]: same flat blocks.
+  const Mesh mesh{{{"a", 4}}, {}};
+  const ReshapeGroup group = reshapeGroups({6}, {1, 6})[0];
+  CHECK_FALSE(analyzeReshapeGroup(group, {6}, sharded({{fullAxis("a")}}),
+                                  {1, 6}, sharded({{}, {fullAxis("a")}}), mesh)
+                  .needs_communication);
+  // tensor<8> [{"a"}] over "a"=2 -> tensor<2x4> [{}, {"a"}]: device 0
+  // holds flat 0..3 but must produce columns 0..1 of both rows.
+  const Mesh two{{{"a", 2}}, {}};
+  CHECK(analyzeReshapeGroup(reshapeGroups({8}, {2, 4})[0], {8},
+                            sharded({{fullAxis("a")}}), {2, 4},
+                            sharded({{}, {fullAxis("a")}}), two)
+            .needs_communication);
+}
