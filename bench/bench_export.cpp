@@ -1,10 +1,9 @@
 // Export benchmark: the full -sdy-propagation-pipeline, then
-// -sdy-export-pipeline with explicit collectives, then
-// -sdy-pad-for-divisibility and -sdy-convert-global-to-local (the
-// per-device program the scheduler reads: the "partition" pipeline), on the
-// modules given on
-// the command line (made by bench/gen_module.py; bench/run_export_bench.sh
-// makes 10k and 100k ops). Prints time per stage, ops/s over both, and the
+// -sdy-export-pipeline with explicit collectives, then the per-device steps
+// (perDeviceSteps: resolve permutation factors, lower their reshards, pad,
+// convert to local; the program the scheduler reads, the end of the
+// "partition" pipeline), on the modules given on the command line (made by
+// bench/gen_module.py; bench/run_export_bench.sh makes 10k and 100k ops). Prints time per stage, ops/s over both, and the
 // heap in use (mallinfo2) per op after each stage, the larger one reported.
 // With --timing first, also prints every pass's wall time per module.
 #include "bench_common.h"
@@ -54,9 +53,10 @@ bool measure(const std::string &text, Measurement &r, PassTiming *timing) {
     return false;
   r.export_s = secondsSince(start);
   start = std::chrono::steady_clock::now();
-  if (!runPass(*module, "sdy-pad-for-divisibility", "") ||
-      !runPass(*module, "sdy-convert-global-to-local", ""))
-    return false;
+  for (const auto &[flag, options] : perDeviceSteps())
+    if (!runPass(*module, std::string(flag).c_str(),
+                 std::string(options).c_str()))
+      return false;
   r.local_s = secondsSince(start);
   r.cpu_s = cpuSeconds() - cpu_start;
   r.heap = std::max(r.heap, heapInUse() - heap_before);

@@ -25,6 +25,17 @@ std::vector<AxisRef> axesOf(const TensorSharding &sharding, size_t dim) {
                                     : std::vector<AxisRef>{};
 }
 
+// The dims [first, last) of `sharding`, as a sharding of their own.
+TensorSharding shardingOfDims(const TensorSharding &sharding, size_t first,
+                              size_t last) {
+  TensorSharding part;
+  part.mesh = sharding.mesh;
+  for (size_t d = first; d < last; ++d)
+    part.dims.push_back(d < sharding.dims.size() ? sharding.dims[d]
+                                                 : DimSharding{});
+  return part;
+}
+
 // One tensor's dims of a group, for one device: the block it holds.
 struct Block {
   std::vector<int64_t> begin, end; ///< end clipped to the real size
@@ -139,6 +150,127 @@ std::vector<ReshapeGroup> reshapeGroups(const std::vector<int64_t> &in,
   return groups;
 }
 
+namespace {
+
+bool anySharded(const TensorSharding &sharding, size_t first, size_t last,
+                const Mesh &mesh) {
+  for (size_t d = first; d < last; ++d)
+    if (shardsOf(sharding, d, mesh) > 1)
+      return true;
+  return false;
+}
+
+int64_t flatIndex(const std::vector<int64_t> &shape,
+                  const std::vector<int64_t> &at) {
+  int64_t flat = 0;
+  for (size_t k = 0; k < at.size(); ++k)
+    flat = flat * shape[k] + at[k];
+  return flat;
+}
+
+// Checks every real element of each device's output block against the
+// input block it holds (groups that merge dimensions).
+void checkElementwise(const ReshapeGroup &group, const std::vector<int64_t> &in,
+                      const TensorSharding &in_sharding,
+                      const std::vector<int64_t> &out_group,
+                      const TensorSharding &out_sharding, const Mesh &mesh,
+                      ReshapeMove &move) {
+  for (int64_t position = 0; position < mesh.totalSize(); ++position) {
+    const std::vector<int64_t> coords = meshCoordinates(mesh, position);
+    const Block own =
+        blockOf(in, group.in_begin, group.in_end, in_sharding, mesh, coords);
+    const Block block =
+        blockOf(out_group, 0, out_group.size(),
+                shardingOfDims(out_sharding, group.out_begin, group.out_end),
+                mesh, coords);
+    std::vector<int64_t> at = block.begin;
+    bool done = false;
+    for (size_t k = 0; k < at.size(); ++k)
+      done = done || block.begin[k] >= block.end[k];
+    while (!done && !move.needs_communication) {
+      int64_t flat = flatIndex(out_group, at);
+      for (size_t k = group.in_end - group.in_begin; k-- > 0;) {
+        const int64_t index = flat % in[group.in_begin + k];
+        flat /= in[group.in_begin + k];
+        if (index < own.begin[k] || index >= own.end[k])
+          move.needs_communication = true;
+      }
+      size_t k = at.size();
+      while (k > 0 && ++at[k - 1] == block.end[k - 1]) {
+        at[k - 1] = block.begin[k - 1];
+        --k;
+      }
+      done = k == 0;
+    }
+  }
+}
+
+// A split group: a device holds one run of the input dimension, so its
+// output block stays local when the block's first and last real elements
+// are in that run; the hops are how far those two are.
+void checkSplit(const ReshapeGroup &group, const std::vector<int64_t> &in,
+                const TensorSharding &in_sharding,
+                const std::vector<int64_t> &out_group,
+                const TensorSharding &out_sharding, const Mesh &mesh,
+                ReshapeMove &move) {
+  const TensorSharding out_dims =
+      shardingOfDims(out_sharding, group.out_begin, group.out_end);
+  for (int64_t position = 0; position < mesh.totalSize(); ++position) {
+    const std::vector<int64_t> coords = meshCoordinates(mesh, position);
+    const Block own =
+        blockOf(in, group.in_begin, group.in_end, in_sharding, mesh, coords);
+    const Block block =
+        blockOf(out_group, 0, out_group.size(), out_dims, mesh, coords);
+    const int64_t local = own.local[0];
+    const int64_t self = local ? own.begin[0] / local : 0;
+    move.in_index.push_back(self);
+    move.flat_start.push_back(flatIndex(out_group, block.begin));
+    move.contiguous = move.contiguous && isContiguousBlock(out_group, block);
+    std::vector<int64_t> last = block.end;
+    bool empty = false;
+    for (size_t k = 0; k < last.size(); ++k) {
+      empty = empty || block.begin[k] >= block.end[k];
+      --last[k];
+    }
+    if (empty || local == 0)
+      continue;
+    const int64_t first_flat = flatIndex(out_group, block.begin);
+    const int64_t last_flat = flatIndex(out_group, last);
+    if (first_flat >= own.begin[0] && last_flat < own.end[0])
+      continue;
+    move.needs_communication = true;
+    move.left_hops = std::max(move.left_hops, self - first_flat / local);
+    move.right_hops = std::max(move.right_hops, last_flat / local - self);
+  }
+}
+
+// A split whose output dims take the input dimension's axes in order,
+// each whole but the last sharded one, with no padding: device i's output
+// block is its own input run.
+bool isAlignedSplit(const ReshapeGroup &group, const std::vector<int64_t> &in,
+                    const TensorSharding &in_sharding,
+                    const std::vector<int64_t> &out,
+                    const TensorSharding &out_sharding, const Mesh &mesh) {
+  const int64_t in_shards = shardsOf(in_sharding, group.in_begin, mesh);
+  if (in[group.in_begin] % in_shards != 0)
+    return false;
+  std::vector<AxisRef> axes;
+  bool partial_seen = false;
+  for (size_t d = group.out_begin; d < group.out_end; ++d) {
+    const std::vector<AxisRef> dim_axes = axesOf(out_sharding, d);
+    const int64_t shards = shardsOf(out_sharding, d, mesh);
+    if (partial_seen && shards > 1)
+      return false;
+    if (out[d] % shards != 0)
+      return false;
+    partial_seen = partial_seen || out[d] != shards;
+    axes.insert(axes.end(), dim_axes.begin(), dim_axes.end());
+  }
+  return axes == axesOf(in_sharding, group.in_begin);
+}
+
+} // namespace
+
 ReshapeMove analyzeReshapeGroup(const ReshapeGroup &group,
                                 const std::vector<int64_t> &in,
                                 const TensorSharding &in_sharding,
@@ -146,69 +278,37 @@ ReshapeMove analyzeReshapeGroup(const ReshapeGroup &group,
                                 const TensorSharding &out_sharding,
                                 const Mesh &mesh) {
   ReshapeMove move;
-  const int64_t devices = mesh.totalSize();
   const std::vector<int64_t> out_group(out.begin() + long(group.out_begin),
                                        out.begin() + long(group.out_end));
-  int64_t volume = 1;
   for (size_t d = group.out_begin; d < group.out_end; ++d)
-    volume *= ceilDiv(out[d], shardsOf(out_sharding, d, mesh));
-  move.out_flat_local = volume;
-  if (devices * volume > kMaxCheckedElements) {
+    move.out_flat_local *= ceilDiv(out[d], shardsOf(out_sharding, d, mesh));
+  move.contiguous = true;
+  const bool sharded =
+      anySharded(in_sharding, group.in_begin, group.in_end, mesh) ||
+      anySharded(out_sharding, group.out_begin, group.out_end, mesh);
+  // Unsharded, or one dimension to one of its size with the same axes:
+  // every device holds the same block on both sides.
+  if (!sharded ||
+      (group.isOneToOne() &&
+       shardingOfDims(in_sharding, group.in_begin, group.in_end).dims ==
+           shardingOfDims(out_sharding, group.out_begin, group.out_end).dims))
+    return move;
+  if (group.isSplit() &&
+      isAlignedSplit(group, in, in_sharding, out, out_sharding, mesh))
+    return move;
+  if (group.isSplit()) {
+    checkSplit(group, in, in_sharding, out_group, out_sharding, mesh, move);
+    return move;
+  }
+  move.contiguous = false;
+  if (mesh.totalSize() * move.out_flat_local > kMaxCheckedElements) {
     move.analyzed = false;
     move.needs_communication =
         !allDivisible(in, group.in_begin, group.in_end, in_sharding, mesh) ||
         !allDivisible(out, group.out_begin, group.out_end, out_sharding, mesh);
     return move;
   }
-  move.contiguous = true;
-  const bool split = group.isSplit();
-  const size_t in_dims = group.in_end - group.in_begin;
-  for (int64_t position = 0; position < devices; ++position) {
-    const std::vector<int64_t> coords = meshCoordinates(mesh, position);
-    const Block own =
-        blockOf(in, group.in_begin, group.in_end, in_sharding, mesh, coords);
-    const Block block = blockOf(out, group.out_begin, group.out_end,
-                                out_sharding, mesh, coords);
-    move.contiguous = move.contiguous && isContiguousBlock(out_group, block);
-    int64_t flat_start = 0;
-    for (size_t k = 0; k < out_group.size(); ++k)
-      flat_start = flat_start * out_group[k] + block.begin[k];
-    if (split) {
-      move.in_index.push_back(own.local[0] ? own.begin[0] / own.local[0] : 0);
-      move.flat_start.push_back(flat_start);
-    }
-    // Every real element of the block, as a flat index, then as input
-    // indices: is it this device's?
-    std::vector<int64_t> at = block.begin;
-    bool empty = false;
-    for (size_t k = 0; k < at.size(); ++k)
-      empty = empty || block.begin[k] >= block.end[k];
-    while (!empty) {
-      int64_t flat = 0;
-      for (size_t k = 0; k < at.size(); ++k)
-        flat = flat * out_group[k] + at[k];
-      for (size_t k = in_dims; k-- > 0;) {
-        const size_t d = group.in_begin + k;
-        const int64_t index = flat % in[d];
-        flat /= in[d];
-        if (index >= own.begin[k] && index < own.end[k])
-          continue;
-        move.needs_communication = true;
-        if (split && own.local[0] > 0) {
-          const int64_t source = index / own.local[0];
-          const int64_t self = own.begin[0] / own.local[0];
-          move.left_hops = std::max(move.left_hops, self - source);
-          move.right_hops = std::max(move.right_hops, source - self);
-        }
-      }
-      size_t k = at.size();
-      while (k > 0 && ++at[k - 1] == block.end[k - 1]) {
-        at[k - 1] = block.begin[k - 1];
-        --k;
-      }
-      empty = k == 0;
-    }
-  }
+  checkElementwise(group, in, in_sharding, out_group, out_sharding, mesh, move);
   return move;
 }
 

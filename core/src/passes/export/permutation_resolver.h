@@ -9,6 +9,7 @@
 
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
+#include "shardlab/ir/sharding_access.h"
 #include "shardlab/sharding/sharding.h"
 
 #include <cstdint>
@@ -92,8 +93,14 @@ private:
                                  const std::vector<std::string> &manual_axes,
                                  const std::vector<int64_t> &shape);
 
+  /// The mesh of `sharding` (memoized: the pass looks up the same few).
+  const Mesh *meshOf(const TensorSharding &sharding) {
+    return meshes_.of(sharding);
+  }
+
   Module &module_;
   Context &ctx_;
+  MeshCache meshes_;
   bool halo_exchange_;
   bool use_replica_id_;
   int64_t next_channel_;

@@ -131,7 +131,8 @@ std::vector<std::string> axisNamesOf(const TensorSharding &sharding,
 
 PermutationResolver::PermutationResolver(Module &module, bool halo_exchange,
                                          bool use_replica_id)
-    : module_(module), ctx_(module.ctx()), halo_exchange_(halo_exchange),
+    : module_(module), ctx_(module.ctx()), meshes_(module),
+      halo_exchange_(halo_exchange),
       use_replica_id_(use_replica_id),
       next_channel_(firstFreeChannelId(module)) {}
 
@@ -201,7 +202,7 @@ void PermutationResolver::replicate(
 
 void PermutationResolver::resolvePadOrSlice(Operation &op) {
   const TensorSharding *out = getSharding(op.result(0));
-  const Mesh *mesh = out ? lookupMesh(module_, *out) : nullptr;
+  const Mesh *mesh = out ? meshOf(*out) : nullptr;
   if (!mesh)
     return;
   const std::vector<int64_t> &shape = op.operand(0)->type->shape;
@@ -266,7 +267,7 @@ void PermutationResolver::resolvePadOrSlice(Operation &op) {
 
 void PermutationResolver::resolveReshape(Operation &op) {
   const TensorSharding *out = getSharding(op.result(0));
-  const Mesh *mesh = out ? lookupMesh(module_, *out) : nullptr;
+  const Mesh *mesh = out ? meshOf(*out) : nullptr;
   if (!mesh)
     return;
   const std::vector<int64_t> &in_shape = op.operand(0)->type->shape;
@@ -308,7 +309,7 @@ void PermutationResolver::resolveReshape(Operation &op) {
 
 void PermutationResolver::resolveReverse(Operation &op) {
   const TensorSharding *out = getSharding(op.result(0));
-  const Mesh *mesh = out ? lookupMesh(module_, *out) : nullptr;
+  const Mesh *mesh = out ? meshOf(*out) : nullptr;
   if (!mesh)
     return;
   std::vector<int64_t> sharded;
@@ -328,7 +329,7 @@ void PermutationResolver::resolveReverse(Operation &op) {
 
 void PermutationResolver::resolveWindowed(Operation &op) {
   const TensorSharding *out = getSharding(op.result(0));
-  const Mesh *mesh = out ? lookupMesh(module_, *out) : nullptr;
+  const Mesh *mesh = out ? meshOf(*out) : nullptr;
   if (!mesh || op.numResults() == 0)
     return;
   const size_t rank = op.result(0)->type->shape.size();
@@ -381,7 +382,7 @@ void PermutationResolver::resolveWindowed(Operation &op) {
 
 void PermutationResolver::resolveConcatenate(Operation &op) {
   const TensorSharding *out = getSharding(op.result(0));
-  const Mesh *mesh = out ? lookupMesh(module_, *out) : nullptr;
+  const Mesh *mesh = out ? meshOf(*out) : nullptr;
   const std::optional<int64_t> dim = rules::intAttr(op, "dimension");
   if (!mesh || !dim)
     return;
