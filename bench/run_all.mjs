@@ -55,7 +55,9 @@ const modules = {
 };
 const pipeline = ["-sdy-propagation-pipeline"];
 const explicit = [...pipeline, "-sdy-export-pipeline=enable-insert-explicit-collectives=true"];
-const partition = [...explicit, "-sdy-pad-for-divisibility", "-sdy-convert-global-to-local"];
+// The per-device steps (perDeviceSteps in passes/pass_manager.h).
+const partition = [...explicit, "-sdy-resolve-permutation-factors", "-sdy-reshard-to-collectives",
+  "-sdy-pad-for-divisibility", "-sdy-convert-global-to-local"];
 const k = (n) => `${Number(n) / 1000}k`;
 const cases = [
   { name: `parse + verify + print, ${k(small)} ops`, file: modules.small, call: "check", counted: true },

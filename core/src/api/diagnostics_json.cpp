@@ -12,9 +12,9 @@ class LineIndex {
 public:
   explicit LineIndex(std::string_view text) : text_(text) {
     starts_.push_back(0);
-    for (size_t i = 0; i < text.size(); ++i)
-      if (text[i] == '\n')
-        starts_.push_back(i + 1);
+    for (size_t i = text.find('\n'); i != std::string_view::npos;
+         i = text.find('\n', i + 1))
+      starts_.push_back(i + 1);
   }
   /// The offset of 1-based line:column, or npos when outside the text.
   size_t offset(Location loc) const {
@@ -76,8 +76,10 @@ json position(Location loc) {
 
 json diagnosticsJson(const std::vector<Diagnostic> &diagnostics,
                      std::string_view source) {
-  LineIndex lines(source);
   json array = json::array();
+  if (diagnostics.empty()) // the line index reads the whole source
+    return array;
+  LineIndex lines(source);
   for (const Diagnostic &diag : diagnostics) {
     SourceRange range = rangeOf(diag, lines);
     json related = json::array();

@@ -1,11 +1,23 @@
 // The IR verifier driver: visits ops in pre-order as MLIR's verifier does
 // (an op's attributes and invariants on entrance, its region-dependent
 // checks on exit) and stops at the first op that fails.
+//
+// The pass runner verifies after every pass, and most passes change a few
+// functions of a module or none. So verifyModule remembers a fingerprint of
+// each top-level op it found valid (names, attributes, operands, types and
+// nesting: attributes and types are interned, so their addresses stand for
+// their contents) and verifies again only the functions whose fingerprint
+// changed. Anything else at the top level that changed (a mesh, a symbol
+// added or gone) means everything is verified again, since functions read
+// meshes by name.
 #include "verify/verifier.h"
 
 #include "ir/op_registry.h"
 
 #include "verify_ops.h"
+
+#include <algorithm>
+#include <cstdint>
 
 namespace shardlab {
 
@@ -148,14 +160,99 @@ bool verifyTree(VerifyContext &ctx, Operation &op) {
   return verifyOnExit(ctx, op);
 }
 
+// Each step is a bijection of the hash for a given word, so changing any
+// one word always changes the result.
+uint64_t mix(uint64_t hash, uint64_t word) {
+  return (hash ^ word) * 0x9E3779B97F4A7C15ull;
+}
+
+uint64_t mixPointer(uint64_t hash, const void *pointer) {
+  return mix(hash, uint64_t(reinterpret_cast<uintptr_t>(pointer)));
+}
+
+uint64_t mixAttrs(uint64_t hash, const std::vector<NamedAttr> &entries) {
+  hash = mix(hash, entries.size());
+  for (const NamedAttr &entry : entries)
+    hash = mixPointer(mixPointer(hash, entry.name.data()), entry.value);
+  return hash;
+}
+
+// The fingerprint of `op` and everything nested in it.
+uint64_t fingerprint(const Operation &op, uint64_t hash) {
+  hash = mix(mixPointer(hash, op.name.data()), op.name.size());
+  hash = mixAttrs(hash, op.attrs.entries());
+  if (!op.props.empty())
+    hash = mixAttrs(hash, op.props.entries());
+  hash = mix(hash, op.numOperands());
+  for (size_t i = 0; i < op.numOperands(); ++i)
+    hash = mixPointer(hash, op.operand(i));
+  hash = mix(hash, op.numResults());
+  for (size_t i = 0; i < op.numResults(); ++i)
+    hash = mixPointer(mixPointer(hash, op.result(i)), op.result(i)->type);
+  hash = mix(hash, op.numRegions());
+  for (size_t r = 0; r < op.numRegions(); ++r)
+    for (const auto &block : op.region(r).blocks) {
+      hash = mix(hash, block->numArguments());
+      for (size_t i = 0; i < block->numArguments(); ++i) {
+        const Value *arg = block->argument(i);
+        hash = mixAttrs(mixPointer(mixPointer(hash, arg), arg->type),
+                        arg->arg_attrs);
+      }
+      for (const Operation *child = block->front(); child;
+           child = child->nextInBlock())
+        hash = fingerprint(*child, hash);
+      hash = mix(hash, 0xB10C);
+    }
+  return hash;
+}
+
+using Fingerprints = std::vector<std::pair<const Operation *, uint64_t>>;
+
+// Whether the top-level ops other than functions are the ones verified
+// last time, unchanged and in the same order.
+bool sameNonFunctions(const Fingerprints &now, const Fingerprints &before) {
+  auto next = [](const Fingerprints &list, size_t &i) {
+    while (i < list.size() && list[i].first->is("func.func"))
+      ++i;
+    return i < list.size();
+  };
+  size_t i = 0, j = 0;
+  while (true) {
+    const bool has_now = next(now, i), has_before = next(before, j);
+    if (has_now != has_before)
+      return false;
+    if (!has_now)
+      return true;
+    if (now[i] != before[j])
+      return false;
+    ++i;
+    ++j;
+  }
+}
+
 } // namespace
 } // namespace verify
 
 bool verifyModule(Module &module, DiagnosticEngine &diags) {
+  verify::Fingerprints now;
+  for (const Operation *op = module.body().front(); op; op = op->nextInBlock())
+    now.push_back({op, verify::fingerprint(*op, 0)});
+  const bool only_changed =
+      verify::sameNonFunctions(now, module.verified_top_level);
+  std::sort(module.verified_top_level.begin(), module.verified_top_level.end());
+  auto verified = [&](const std::pair<const Operation *, uint64_t> &entry) {
+    return only_changed &&
+           std::binary_search(module.verified_top_level.begin(),
+                              module.verified_top_level.end(), entry);
+  };
   verify::VerifyContext ctx(module, diags);
-  for (Operation *op = module.body().front(); op; op = op->nextInBlock())
-    if (!verify::verifyTree(ctx, *op))
+  size_t i = 0;
+  for (Operation *op = module.body().front(); op; op = op->nextInBlock(), ++i)
+    if (!verified(now[i]) && !verify::verifyTree(ctx, *op)) {
+      module.verified_top_level.clear();
       return false;
+    }
+  module.verified_top_level = std::move(now);
   return true;
 }
 

@@ -292,6 +292,10 @@ public:
   /// holds (shardings stay as annotations). Not printed: a module read back
   /// from text is taken as global.
   bool per_device = false;
+  /// What verifyModule last found valid: each top-level op with the
+  /// fingerprint of its contents then (verify/verifier.cpp). A function
+  /// whose fingerprint has not changed is not verified again.
+  std::vector<std::pair<const Operation *, uint64_t>> verified_top_level;
   /// Finds a top-level op with `sym_name = @name` (sdy.mesh, func.func).
   /// The index is rebuilt when top-level ops are inserted or erased; a pass
   /// that renames a symbol in place calls invalidateSymbols().

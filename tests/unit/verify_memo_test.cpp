@@ -1,0 +1,85 @@
+// verifyModule verifies again only the functions that changed since it last
+// found the module valid (verify/verifier.cpp): a change anywhere in a
+// function, or to a mesh, is still caught.
+#include "shardlab/ir/sharding_access.h"
+#include "shardlab/text/text.h"
+#include "verify/verifier.h"
+
+#include <doctest/doctest.h>
+
+using namespace shardlab;
+
+namespace {
+
+const char *kTwoFunctions = R"(
+sdy.mesh @mesh = <["x"=2]>
+func.func @f(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
+  %0 = stablehlo.negate %arg0 : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+func.func @g(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.abs %arg0 : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+)";
+
+std::unique_ptr<Module> parsed() {
+  DiagnosticEngine diags;
+  auto module = parseModule(kTwoFunctions, diags);
+  REQUIRE(module);
+  REQUIRE(verifyModule(*module, diags));
+  return module;
+}
+
+Operation &firstOpOf(Module &module, std::string_view func) {
+  Operation *f = module.lookupSymbol(func);
+  REQUIRE(f);
+  return *f->region(0).front().front();
+}
+
+// A sharding on an axis the mesh does not have.
+void breakSharding(Module &module, std::string_view func) {
+  Operation &op = firstOpOf(module, func);
+  TensorSharding bad;
+  bad.mesh.symbol = "mesh";
+  bad.dims.push_back({{AxisRef{"nope", std::nullopt}}, true, std::nullopt});
+  setSharding(op.result(0), bad, module.ctx());
+}
+
+} // namespace
+
+TEST_CASE("A function changed after a valid verify is verified again") {
+  auto module = parsed();
+  breakSharding(*module, "g");
+  DiagnosticEngine diags;
+  CHECK_FALSE(verifyModule(*module, diags));
+  CHECK(diags.hasErrors());
+}
+
+TEST_CASE("An unchanged module verifies, and so does an undone change") {
+  auto module = parsed();
+  DiagnosticEngine diags;
+  CHECK(verifyModule(*module, diags));
+  Operation &op = firstOpOf(*module, "f");
+  const Attr *before = op.attrs.get("sdy.sharding");
+  breakSharding(*module, "f");
+  CHECK_FALSE(verifyModule(*module, diags));
+  if (before)
+    op.attrs.set(module->ctx().intern("sdy.sharding"), before);
+  else
+    op.attrs.erase("sdy.sharding");
+  DiagnosticEngine again;
+  CHECK(verifyModule(*module, again));
+}
+
+TEST_CASE("A changed mesh verifies every function again") {
+  auto module = parsed();
+  // Rename the mesh: @f's argument now names an unknown mesh.
+  Operation *mesh = module->lookupSymbol("mesh");
+  REQUIRE(mesh);
+  mesh->attrs.set(module->ctx().intern("sym_name"),
+                  module->ctx().attrs.string("other"));
+  module->invalidateSymbols();
+  DiagnosticEngine diags;
+  CHECK_FALSE(verifyModule(*module, diags));
+}
