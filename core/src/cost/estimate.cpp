@@ -3,27 +3,58 @@
 
 #include <nlohmann/json.hpp>
 
-#include <sstream>
+#include <algorithm>
+#include <cstdio>
+#include <string>
 
 namespace shardlab::cost {
 
+namespace {
+
+// `value` as `std::ostream` with precision 10 writes it (%.10g), without
+// a stream: the scheduler writes one explanation per op.
+void appendNumber(std::string &out, double value) {
+  char buffer[32];
+  const int length = std::snprintf(buffer, sizeof buffer, "%.10g", value);
+  out.append(buffer, size_t(std::max(length, 0)));
+}
+
+} // namespace
+
 std::string toText(const Estimate &e) {
-  std::ostringstream out;
-  out.precision(10);
-  out << "time_us = " << e.time_us << "\nmodel: " << e.explanation.model;
-  if (!e.explanation.key.empty())
-    out << "\nkey: " << e.explanation.key;
-  for (const Neighbour &n : e.explanation.neighbours) {
-    out << "\nneighbour (";
-    for (size_t i = 0; i < n.point.size(); ++i)
-      out << (i ? ", " : "") << n.point[i];
-    out << ") value " << n.value << " weight " << n.weight;
+  std::string out = "time_us = ";
+  appendNumber(out, e.time_us);
+  out += "\nmodel: ";
+  out += e.explanation.model;
+  if (!e.explanation.key.empty()) {
+    out += "\nkey: ";
+    out += e.explanation.key;
   }
-  for (const Term &t : e.explanation.terms)
-    out << "\n" << t.name << " = " << t.value << " " << t.unit;
-  if (!e.explanation.note.empty())
-    out << "\nnote: " << e.explanation.note;
-  return out.str();
+  for (const Neighbour &n : e.explanation.neighbours) {
+    out += "\nneighbour (";
+    for (size_t i = 0; i < n.point.size(); ++i) {
+      if (i)
+        out += ", ";
+      out += std::to_string(n.point[i]);
+    }
+    out += ") value ";
+    appendNumber(out, n.value);
+    out += " weight ";
+    appendNumber(out, n.weight);
+  }
+  for (const Term &t : e.explanation.terms) {
+    out += "\n";
+    out += t.name;
+    out += " = ";
+    appendNumber(out, t.value);
+    out += " ";
+    out += t.unit;
+  }
+  if (!e.explanation.note.empty()) {
+    out += "\nnote: ";
+    out += e.explanation.note;
+  }
+  return out;
 }
 
 std::string toJson(const Estimate &e) {

@@ -69,11 +69,26 @@ const Attr *withEntry(const Attr *old, const std::vector<Type> &types,
   return ctx.attrs.shardingPerValue(std::move(list));
 }
 
+const Attr *dictArrayEntry(const Attr *array, size_t index,
+                           std::string_view name) {
+  if (!array || array->kind != AttrKind::Array ||
+      index >= array->elements().size())
+    return nullptr;
+  const Attr *dict = array->elements()[index];
+  return dict && dict->kind == AttrKind::Dict ? dict->get(name) : nullptr;
+}
+
 // A copy of a dict-array attribute (arg_attrs / res_attrs) of `count`
 // dictionaries with entry `name` of dictionary `index` set to `value`.
 const Attr *withDictEntry(const Attr *old, size_t count, size_t index,
                           std::string_view name, const Attr *value,
                           Context &ctx) {
+  // Already so: the same array. Attributes are interned, so rebuilding it
+  // would cost a copy of every function argument's dictionary, kept for
+  // the context's life (quadratic for a pass over a large signature).
+  if (old && dictArrayEntry(old, index, name) == value &&
+      old->elements().size() >= count)
+    return old;
   std::vector<const Attr *> dicts;
   if (old && old->kind == AttrKind::Array)
     dicts = old->elements();
@@ -88,15 +103,6 @@ const Attr *withDictEntry(const Attr *old, size_t count, size_t index,
   dicts[index] =
       ctx.attrs.make(Attr{AttrKind::Dict, dict.entries(), nullptr, {}});
   return ctx.attrs.array(std::move(dicts));
-}
-
-const Attr *dictArrayEntry(const Attr *array, size_t index,
-                           std::string_view name) {
-  if (!array || array->kind != AttrKind::Array ||
-      index >= array->elements().size())
-    return nullptr;
-  const Attr *dict = array->elements()[index];
-  return dict && dict->kind == AttrKind::Dict ? dict->get(name) : nullptr;
 }
 
 } // namespace
