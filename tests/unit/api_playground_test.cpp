@@ -168,6 +168,36 @@ TEST_CASE("device layout of a value: shards and local shapes") {
   CHECK(arg["devices"][1]["shard"] == json::array({0, 1}));
 }
 
+TEST_CASE("views through a ViewCache answer as without one") {
+  // The cache keeps the last text's modules: other positions, the other
+  // view and "before" reuse them; another pipeline or text does not.
+  api::ViewCache cache;
+  const std::string calls[][2] = {
+      {"factors", R"({"line": 4})"},
+      {"factors", R"({"line": 5})"},
+      {"layout", R"({"line": 4})"},
+      {"layout", R"({"line": 4, "before": true})"},
+      {"factors", R"({"line": 4, "pipeline": "basic"})"},
+      {"layout", R"({"line": 5, "pipeline": "explicit"})"},
+      {"factors", R"({"line": 99})"},
+  };
+  for (const auto &[view, options] : calls) {
+    const bool factors = view == "factors";
+    const std::string plain = factors ? api::opFactorsJson(kModule, options)
+                                      : api::valueLayoutJson(kModule, options);
+    const std::string cached =
+        factors ? api::opFactorsJson(kModule, options, &cache)
+                : api::valueLayoutJson(kModule, options, &cache);
+    CHECK_MESSAGE(cached == plain, view << " " << options);
+  }
+  // A different text is not answered from the cache.
+  const std::string other = std::string(kModule).replace(
+      std::string(kModule).find("[{\"x\"}, {}]"),
+      std::string("[{\"x\"}, {}]").size(), "[{}, {\"x\"}]");
+  CHECK(api::valueLayoutJson(other, R"({"line": 4})", &cache) ==
+        api::valueLayoutJson(other, R"({"line": 4})"));
+}
+
 TEST_CASE("trace: per-op steps with the factor and source of each axis") {
   json r =
       reply(api::propagationTraceJson(kModule, R"({"pipeline": "basic"})"));

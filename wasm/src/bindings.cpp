@@ -11,6 +11,13 @@
 
 namespace {
 
+/// The modules the selection views last read (see ViewCache): one per
+/// instance, so moving the cursor over the same text propagates once.
+shardlab::api::ViewCache &viewCache() {
+  static shardlab::api::ViewCache cache;
+  return cache;
+}
+
 std::string version() { return shardlab::api::versionJson(); }
 
 std::string listPasses() { return shardlab::api::listPassesJson(); }
@@ -62,12 +69,12 @@ std::string shardingReport(const std::string &text) {
 
 std::string opFactors(const std::string &text,
                       const std::string &options_json) {
-  return shardlab::api::opFactorsJson(text, options_json);
+  return shardlab::api::opFactorsJson(text, options_json, &viewCache());
 }
 
 std::string valueLayout(const std::string &text,
                         const std::string &options_json) {
-  return shardlab::api::valueLayoutJson(text, options_json);
+  return shardlab::api::valueLayoutJson(text, options_json, &viewCache());
 }
 
 std::string propagationTrace(const std::string &text,

@@ -1,7 +1,8 @@
 // The playground page: wires the editor, the worker running the WASM core,
-// the URL/local-storage state and the views. After each edit (debounced)
-// one `playground` call verifies, propagates and schedules; the views of
-// the selection (factor table, devices, trace) are fetched when shown.
+// the URL/local-storage state and the views. After each edit (at once when
+// the core is fast, after a pause in the typing when it is not) one
+// `playground` call verifies, propagates and schedules; the views of the
+// selection (factor table, devices, trace) are fetched when shown.
 import "./style.css";
 import { CoreClient } from "./client";
 import { createInputEditor, createOutputView, diagnosticText, offsetOf } from "./editor";
@@ -139,9 +140,15 @@ $("share").addEventListener("click", async () => {
 
 // ---- Updates
 let updateTimer = 0;
+/** The core's time for the last update; below this an edit is sent at once. */
+const IMMEDIATE_BELOW_MS = 50;
 function scheduleUpdate(): void {
   clearTimeout(updateTimer);
-  updateTimer = window.setTimeout(() => void update(), 25);
+  // A fast core answers each keystroke (the update channel keeps one call in
+  // flight and sends only the newest waiting one); a slow one waits for a
+  // pause in the typing first.
+  const delay = window.__shardlab.lastCoreMs < IMMEDIATE_BELOW_MS ? 0 : 25;
+  updateTimer = window.setTimeout(() => void update(), delay);
 }
 
 function scheduleOptions(): Record<string, unknown> {

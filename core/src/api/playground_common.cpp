@@ -144,17 +144,17 @@ Value *sameValue(Module &other, Value &value) {
   return nullptr;
 }
 
-BeforeAfter parseBoth(std::string_view text, OptionReader &reader) {
-  BeforeAfter both;
+namespace {
+
+// The flags the views run for the "pipeline" option: the pipeline's, less
+// the per-device steps (the views describe values in global terms: shape,
+// sharding, shards per device; the "partition" pipeline's last steps pad
+// and turn every type into a local one).
+Result<std::pair<std::string, std::vector<std::string>>>
+viewFlags(OptionReader &reader) {
   Result<PipelineChoice> choice = pipelineOption(reader);
-  if (!choice) {
-    both.error = choice.error().message;
-    return both;
-  }
-  both.pipeline = choice->name;
-  // The views describe values in global terms (shape, sharding, shards per
-  // device): the per-device steps of the "partition" pipeline, which pad
-  // and turn every type into a local one, are not run for them.
+  if (!choice)
+    return choice.error();
   auto per_device = [](const std::string &flag) {
     const std::string_view name =
         std::string_view(flag).substr(1, flag.find('=') - 1);
@@ -167,6 +167,13 @@ BeforeAfter parseBoth(std::string_view text, OptionReader &reader) {
   for (const std::string &flag : choice->flags)
     if (!per_device(flag))
       flags.push_back(flag);
+  return std::pair{choice->name, std::move(flags)};
+}
+
+BeforeAfter runBoth(std::string_view text, std::string pipeline,
+                    const std::vector<std::string> &flags) {
+  BeforeAfter both;
+  both.pipeline = std::move(pipeline);
   DiagnosticEngine diags;
   both.before = parseVerified(text, diags);
   both.after = both.before ? parseVerified(text, diags) : nullptr;
@@ -179,6 +186,49 @@ BeforeAfter parseBoth(std::string_view text, OptionReader &reader) {
   both.diagnostics = diags.diagnostics();
   return both;
 }
+
+} // namespace
+
+std::shared_ptr<BeforeAfter>
+parseBothCached(std::string_view text, OptionReader &reader, ViewCache *cache) {
+  auto flags = viewFlags(reader);
+  if (!flags) {
+    auto failed = std::make_shared<BeforeAfter>();
+    failed->error = flags.error().message;
+    return failed;
+  }
+  std::string key;
+  for (const std::string &flag : flags->second)
+    key += flag + '\n';
+  key += '\0';
+  key += text;
+  if (cache)
+    if (std::shared_ptr<BeforeAfter> hit = cache->find(key))
+      return hit;
+  auto both =
+      std::make_shared<BeforeAfter>(runBoth(text, flags->first, flags->second));
+  if (cache && both->after)
+    cache->store(std::move(key), both);
+  return both;
+}
+
+} // namespace detail
+
+ViewCache::ViewCache() = default;
+ViewCache::~ViewCache() = default;
+
+std::shared_ptr<detail::BeforeAfter>
+ViewCache::find(const std::string &key) const {
+  return key == key_ ? value_ : nullptr;
+}
+
+void ViewCache::store(std::string key,
+                      std::shared_ptr<detail::BeforeAfter> value) {
+  key_ = std::move(key);
+  value_ = std::move(value);
+}
+
+namespace detail {
 
 json axesJson(const std::vector<AxisRef> &axes) {
   json out = json::array();

@@ -6,6 +6,7 @@
 
 #include "diagnostics_json.h"
 #include "json_options.h"
+#include "shardlab/api/playground_api.h"
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
 #include "shardlab/sharding/sharding.h"
@@ -60,7 +61,11 @@ struct BeforeAfter {
   std::string error;
   std::vector<Diagnostic> diagnostics;
 };
-BeforeAfter parseBoth(std::string_view text, OptionReader &reader);
+/// The input parsed twice, the second run through the "pipeline" option's
+/// flags, or the pair `cache` holds for the same text and pipeline (stored
+/// there when it succeeded). The views only read the modules.
+std::shared_ptr<BeforeAfter>
+parseBothCached(std::string_view text, OptionReader &reader, ViewCache *cache);
 
 /// Axis refs as their printed strings.
 json axesJson(const std::vector<AxisRef> &axes);

@@ -95,7 +95,8 @@ json layoutJson(Module &module, Value &value) {
   return reply;
 }
 
-std::string layoutReply(std::string_view text, std::string_view options_json) {
+std::string layoutReply(std::string_view text, std::string_view options_json,
+                        ViewCache *cache) {
   json options = detail::parseJson(options_json.empty() ? "{}" : options_json);
   if (!options.is_object())
     return detail::errorReply("options: expected a JSON object");
@@ -107,7 +108,9 @@ std::string layoutReply(std::string_view text, std::string_view options_json) {
   const json *before_flag = reader.get("before");
   bool before =
       before_flag && before_flag->is_boolean() && before_flag->get<bool>();
-  detail::BeforeAfter both = detail::parseBoth(text, reader);
+  std::shared_ptr<detail::BeforeAfter> cached =
+      detail::parseBothCached(text, reader, cache);
+  detail::BeforeAfter &both = *cached;
   if (!both.after)
     return dumpReply(detail::failureReply(both.error, both.diagnostics, text));
   Value *value = detail::findValue(*both.before, position);
@@ -122,8 +125,8 @@ std::string layoutReply(std::string_view text, std::string_view options_json) {
 } // namespace
 
 std::string valueLayoutJson(std::string_view text,
-                            std::string_view options_json) {
-  return guarded([&] { return layoutReply(text, options_json); });
+                            std::string_view options_json, ViewCache *cache) {
+  return guarded([&] { return layoutReply(text, options_json, cache); });
 }
 
 } // namespace shardlab::api

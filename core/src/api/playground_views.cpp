@@ -127,8 +127,8 @@ json factorRows(Operation &before, Operation &after, const OpShardingRule &rule,
   return rows;
 }
 
-std::string opFactorsReply(std::string_view text,
-                           std::string_view options_json) {
+std::string opFactorsReply(std::string_view text, std::string_view options_json,
+                           ViewCache *cache) {
   json options = detail::parseJson(options_json.empty() ? "{}" : options_json);
   if (!options.is_object())
     return detail::errorReply("options: expected a JSON object");
@@ -137,7 +137,9 @@ std::string opFactorsReply(std::string_view text,
   detail::Position position;
   if (!detail::positionOption(reader, position))
     return detail::errorReply(reader.error());
-  detail::BeforeAfter both = detail::parseBoth(text, reader);
+  std::shared_ptr<detail::BeforeAfter> cached =
+      detail::parseBothCached(text, reader, cache);
+  detail::BeforeAfter &both = *cached;
   if (!both.after)
     return dumpReply(detail::failureReply(both.error, both.diagnostics, text));
   Operation *before = detail::findOp(*both.before, position);
@@ -280,9 +282,9 @@ std::string propagationTraceJson(std::string_view text,
   return guarded([&] { return traceReply(text, options_json); });
 }
 
-std::string opFactorsJson(std::string_view text,
-                          std::string_view options_json) {
-  return guarded([&] { return opFactorsReply(text, options_json); });
+std::string opFactorsJson(std::string_view text, std::string_view options_json,
+                          ViewCache *cache) {
+  return guarded([&] { return opFactorsReply(text, options_json, cache); });
 }
 
 } // namespace shardlab::api
