@@ -87,6 +87,49 @@ async function shot(name) {
   await page.screenshot({ path: path.join(OUT, `${name}.png`) });
 }
 
+/**
+ * A Chrome performance trace (DevTools protocol) of `action`: saved to
+ * out/browser/`name`.json for the Performance panel, summarized as busy time
+ * per thread and time per event kind (milliseconds, events nest).
+ */
+async function traceOf(name, action) {
+  const cdp = await context.newCDPSession(page);
+  const complete = new Promise((resolve) => cdp.once("Tracing.tracingComplete", resolve));
+  await cdp.send("Tracing.start", {
+    transferMode: "ReturnAsStream",
+    traceConfig: { includedCategories: ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute", "v8"] },
+  });
+  await action();
+  await cdp.send("Tracing.end");
+  const { stream } = await complete;
+  const chunks = [];
+  for (;;) {
+    const chunk = await cdp.send("IO.read", { handle: stream });
+    chunks.push(chunk.base64Encoded ? Buffer.from(chunk.data, "base64").toString() : chunk.data);
+    if (chunk.eof) break;
+  }
+  await cdp.send("IO.close", { handle: stream });
+  await cdp.detach();
+  const text = chunks.join("");
+  fs.writeFileSync(path.join(OUT, `${name}.json`), text);
+  const parsed = JSON.parse(text);
+  const events = Array.isArray(parsed) ? parsed : parsed.traceEvents;
+  const threads = new Map();
+  for (const e of events)
+    if (e.ph === "M" && e.name === "thread_name") threads.set(`${e.pid}:${e.tid}`, e.args.name);
+  const kinds = ["RunTask", "FunctionCall", "v8.run", "v8.compile", "V8.GCScavenger", "MajorGC", "MinorGC",
+    "EventDispatch", "TimerFire", "Layout", "UpdateLayoutTree", "Paint", "HandlePostMessage"];
+  const summary = {};
+  for (const e of events) {
+    if (e.ph !== "X" || !kinds.includes(e.name)) continue;
+    const thread = threads.get(`${e.pid}:${e.tid}`) ?? `${e.tid}`;
+    if (!/CrRendererMain|DedicatedWorker/.test(thread)) continue;
+    const key = `${thread.replace(/ thread$/, "")} ${e.name}`;
+    summary[key] = Math.round(((summary[key] ?? 0) + e.dur / 1000) * 10) / 10;
+  }
+  return summary;
+}
+
 /** Edit-to-update latency: type at the end of the document `n` times. */
 async function measureLatency(n = 5) {
   const samples = [], core = [], reply = [];
@@ -461,6 +504,9 @@ test("a generated 2k-op module propagates and updates after an edit (latency rec
   results.reply_ms["generated-2k-ops"] = Math.round(m.reply);
   results.core_stages_ms["generated-2k-ops"] = m.stages;
   await shot("13-generated-2k");
+  results.trace_2k_edit_ms = await traceOf("trace-2k-edit", () => afterUpdate(() => page.keyboard.type(" ")));
+  t.diagnostic(`2k-op edit, trace (out/browser/trace-2k-edit.json): ${JSON.stringify(results.trace_2k_edit_ms)}`);
+  assert.ok(Object.keys(results.trace_2k_edit_ms).length > 0, "the trace has the page's tasks");
   // Speed is measured by benchmarks, not asserted here (a loaded 2-core
   // machine makes any bound flaky); the latencies are printed and saved.
   t.diagnostic(`2k ops: edit-to-update ${m.latency} ms (core ${m.core} ms, reply ${m.reply} ms)`);

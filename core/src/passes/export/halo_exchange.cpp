@@ -210,6 +210,24 @@ Value *PermutationResolver::finishManualComputation(
   return slice->result(0);
 }
 
+Value *PermutationResolver::withNeighbourRows(LocalBuilder &b, Value *rows,
+                                              size_t dim, int64_t left,
+                                              int64_t right, const Mesh &mesh,
+                                              const TensorSharding &sharding) {
+  const std::vector<AxisRef> &axes = sharding.dims[dim].axes;
+  std::vector<Value *> parts;
+  for (int64_t k = left; k >= 1; --k)
+    parts.push_back(permute(b, rows, mesh, axes, k));
+  parts.push_back(rows);
+  for (int64_t k = 1; k <= right; ++k)
+    parts.push_back(permute(b, rows, mesh, axes, -k));
+  if (parts.size() == 1)
+    return rows;
+  Operation *concat = b.concatenate(parts, int64_t(dim));
+  annotate(concat, replicated(sharding, rows->type->shape.size()));
+  return concat->result(0);
+}
+
 Value *PermutationResolver::haloStep(LocalBuilder &b, Value *rows,
                                      Value *pad_value, size_t dim,
                                      const DimShift &shift, const Mesh &mesh,
@@ -218,18 +236,8 @@ Value *PermutationResolver::haloStep(LocalBuilder &b, Value *rows,
   const std::vector<AxisRef> &axes = sharding.dims[dim].axes;
   const TensorSharding closed = replicated(sharding, rank);
   const int64_t step = shift.interior + 1;
-  std::vector<Value *> parts;
-  for (int64_t k = shift.left_hops; k >= 1; --k)
-    parts.push_back(permute(b, rows, mesh, axes, k));
-  parts.push_back(rows);
-  for (int64_t k = 1; k <= shift.right_hops; ++k)
-    parts.push_back(permute(b, rows, mesh, axes, -k));
-  Value *joined = rows;
-  if (parts.size() > 1) {
-    Operation *concat = b.concatenate(parts, int64_t(dim));
-    annotate(concat, closed);
-    joined = concat->result(0);
-  }
+  Value *joined = withNeighbourRows(b, rows, dim, shift.left_hops,
+                                    shift.right_hops, mesh, sharding);
   const int64_t border = shift.out_local * step;
   std::vector<int64_t> low(rank, 0), high(rank, 0), interior(rank, 0);
   low[dim] = high[dim] = border;
@@ -351,20 +359,9 @@ void PermutationResolver::haloReshape(Operation &op, const TensorSharding &in,
   Block &body = manual->region(0).front();
   LocalBuilder b(ctx_, *body.back());
   Value *rows = body.argument(0);
-  const std::vector<AxisRef> &axes = in.dims[dim].axes;
   const int64_t in_local = rows->type->shape[dim];
-  std::vector<Value *> parts;
-  for (int64_t k = move.left_hops; k >= 1; --k)
-    parts.push_back(permute(b, rows, mesh, axes, k));
-  parts.push_back(rows);
-  for (int64_t k = 1; k <= move.right_hops; ++k)
-    parts.push_back(permute(b, rows, mesh, axes, -k));
-  Value *joined = rows;
-  if (parts.size() > 1) {
-    Operation *concat = b.concatenate(parts, int64_t(dim));
-    annotate(concat, replicated(in, rank));
-    joined = concat->result(0);
-  }
+  Value *joined = withNeighbourRows(b, rows, dim, move.left_hops,
+                                    move.right_hops, mesh, in);
   const int64_t border = move.out_flat_local;
   std::vector<int64_t> low(rank, 0), high(rank, 0), none(rank, 0);
   low[dim] = high[dim] = border;

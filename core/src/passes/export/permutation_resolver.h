@@ -50,6 +50,12 @@ private:
                    const ReshapeGroup &group, const ReshapeMove &move);
   void haloReverse(Operation &op, const TensorSharding &sharding,
                    const Mesh &mesh, const std::vector<int64_t> &dims);
+  /// `rows` with the rows of the devices up to `left` shards before and
+  /// `right` shards after along `dim` around them (collective permutes,
+  /// concatenated farthest left first).
+  Value *withNeighbourRows(LocalBuilder &b, Value *rows, size_t dim,
+                           int64_t left, int64_t right, const Mesh &mesh,
+                           const TensorSharding &sharding);
   /// One dimension of a pad or slice inside the manual computation: the
   /// neighbours' rows, this device's, padded, then this device's window.
   Value *haloStep(LocalBuilder &b, Value *rows, Value *pad_value, size_t dim,
