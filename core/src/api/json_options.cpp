@@ -64,7 +64,6 @@ bool plainWord(const char *at) {
 
 bool appendString(std::string &out, std::string_view text) {
   static const char *const kHex = "0123456789abcdef";
-  out.reserve(out.size() + text.size() + 2);
   out.push_back('"');
   size_t run = 0;
   for (size_t i = 0; i < text.size(); ++i) {
