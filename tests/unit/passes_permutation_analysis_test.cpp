@@ -1,8 +1,10 @@
 // Which devices need their neighbours' rows for a pad, slice or reshape
 // (passes/export/permutation_analysis.h), on the shapes of Shardy's
-// resolve_permutation_factors tests.
+// resolve_permutation_factors tests, and when the pass may exchange halos.
 #include "passes/export/permutation_analysis.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/sharding/axis.h"
+#include "shardlab/text/text.h"
 
 #include <doctest/doctest.h>
 
@@ -107,4 +109,40 @@ TEST_CASE("A split that keeps each device's elements moves nothing") {
                             sharded({{fullAxis("a")}}), {2, 4},
                             sharded({{}, {fullAxis("a")}}), two)
             .needs_communication);
+}
+
+namespace {
+
+std::string resolvedWithHalo(const std::string &pad_value) {
+  const std::string text = R"(sdy.mesh @mesh = <["a"=2]>
+func.func @main(%arg0: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> tensor<7x8xf32> {
+  %c = stablehlo.constant dense<)" +
+                           pad_value +
+                           R"(> : tensor<f32>
+  %0 = stablehlo.pad %arg0, %c, low = [-1, 0], high = [4, 0], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>]>} : (tensor<4x8xf32>, tensor<f32>) -> tensor<7x8xf32>
+  return %0 : tensor<7x8xf32>
+})";
+  DiagnosticEngine diags;
+  LoadedModule loaded = loadModule(text, diags);
+  REQUIRE(loaded.module);
+  PassPipeline pipeline;
+  REQUIRE(appendPass(pipeline, "sdy-resolve-permutation-factors",
+                     "enable-halo-exchange=true")
+              .ok());
+  REQUIRE(runPassPipeline(*loaded.module, pipeline, diags));
+  return printModule(*loaded.module);
+}
+
+} // namespace
+
+TEST_CASE("Halo exchange pads only with a zero padding value") {
+  // A device without a right neighbour receives zeros from the collective
+  // permute, and those rows are padding in the pad's output: exact for a
+  // zero padding value only. Any other value is replicated instead.
+  const std::string zero = resolvedWithHalo("0.000000e+00");
+  CHECK(zero.find("sdy.manual_computation") != std::string::npos);
+  CHECK(zero.find("collective_permute") != std::string::npos);
+  const std::string one = resolvedWithHalo("1.000000e+00");
+  CHECK(one.find("sdy.manual_computation") == std::string::npos);
+  CHECK(one.find("sdy.reshard") != std::string::npos);
 }

@@ -103,6 +103,19 @@ bool isPassthroughWindow(const Operation &op, size_t rank, int64_t window_size,
   return true;
 }
 
+bool isZeroConstant(const Value *value) {
+  const Operation *def = value->defining_op;
+  if (!def || !def->is("stablehlo.constant"))
+    return false;
+  const Attr *attr = def->attrs.get("value");
+  if (!attr || attr->kind != AttrKind::DenseElements)
+    return false;
+  const auto &dense = std::get<DenseElements>(attr->payload);
+  return dense.raw.empty() && !dense.values.empty() &&
+         std::all_of(dense.values.begin(), dense.values.end(),
+                     [](const auto &v) { return v.real == 0 && v.imag == 0; });
+}
+
 bool insideManualComputation(const Operation &op) {
   for (const Operation *parent = op.parentOp(); parent;
        parent = parent->parentOp())
@@ -132,8 +145,7 @@ std::vector<std::string> axisNamesOf(const TensorSharding &sharding,
 PermutationResolver::PermutationResolver(Module &module, bool halo_exchange,
                                          bool use_replica_id)
     : module_(module), ctx_(module.ctx()), meshes_(module),
-      halo_exchange_(halo_exchange),
-      use_replica_id_(use_replica_id),
+      halo_exchange_(halo_exchange), use_replica_id_(use_replica_id),
       next_channel_(firstFreeChannelId(module)) {}
 
 TensorSharding PermutationResolver::replicated(const TensorSharding &like,
@@ -227,7 +239,10 @@ void PermutationResolver::resolvePadOrSlice(Operation &op) {
   }
   std::vector<DimShift> shifts;
   std::vector<int64_t> moving;
-  bool can_halo = halo_exchange_;
+  // A device with no neighbour on a side receives zeros from the collective
+  // permute; in a pad's output those rows stand for padding, so the halo
+  // form is exact only when the padding value is zero.
+  bool can_halo = halo_exchange_ && (!is_pad || isZeroConstant(op.operand(1)));
   for (size_t d = 0; d < rank; ++d) {
     const int64_t in_shards = shardsAt(in, d, *mesh);
     const int64_t out_shards = shardsAt(*out, d, *mesh);
