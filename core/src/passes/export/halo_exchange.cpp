@@ -325,6 +325,7 @@ void PermutationResolver::haloPadOrSlice(Operation &op,
                                           op.result(0)->type->shape);
   op.result(0)->replaceAllUsesWith(result);
   eraseOp(op);
+  changed_ = true;
 }
 
 void PermutationResolver::haloReshape(Operation &op, const TensorSharding &in,
@@ -394,6 +395,7 @@ void PermutationResolver::haloReshape(Operation &op, const TensorSharding &in,
       finishManualComputation(manual, block, out, mesh, manual_axes, out_shape);
   op.result(0)->replaceAllUsesWith(result);
   eraseOp(op);
+  changed_ = true;
 }
 
 Value *PermutationResolver::shiftRows(LocalBuilder &b, Value *rows, size_t dim,
@@ -518,6 +520,7 @@ void PermutationResolver::haloReverse(Operation &op,
   }
   op.result(0)->replaceAllUsesWith(result);
   eraseOp(op);
+  changed_ = true;
 }
 
 } // namespace shardlab

@@ -27,6 +27,8 @@ public:
   /// Resolves the permutation factors of `op` (erasing it when it is
   /// replaced).
   void resolve(Operation &op);
+  /// Whether any op was rewritten.
+  bool changed() const { return changed_; }
 
 private:
   // Decisions and the replication rewrite (resolve_permutation_factors.cpp).
@@ -110,6 +112,7 @@ private:
   bool halo_exchange_;
   bool use_replica_id_;
   int64_t next_channel_;
+  bool changed_ = false;
 };
 
 /// The names of the mesh axes `sharding`'s dimensions `dims` use, in mesh

@@ -191,6 +191,7 @@ void PermutationResolver::replicate(
     reshard->attrs.set(ctx_.intern("sharding"), ctx_.attrs.sharding(wanted));
     op.setOperand(
         i, op.parentBlock()->insertBefore(&op, std::move(reshard))->result(0));
+    changed_ = true;
   }
   Operation *after = op.nextInBlock();
   for (size_t i = 0; i < result_dims.size() && i < op.numResults(); ++i) {
@@ -209,6 +210,7 @@ void PermutationResolver::replicate(
     Operation *back = op.parentBlock()->insertBefore(after, std::move(reshard));
     result->replaceAllUsesWith(back->result(0));
     back->setOperand(0, result);
+    changed_ = true;
   }
 }
 
@@ -429,7 +431,7 @@ bool resolvePermutationFactorsPass(Module &module, const PassOptions &options,
                                use_replica_id);
   for (Operation *op : ops)
     resolver.resolve(*op);
-  return true;
+  return resolver.changed() || markUnchanged(module);
 }
 
 } // namespace shardlab
