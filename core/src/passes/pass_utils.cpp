@@ -424,4 +424,11 @@ bool markUnchanged(Module &module) {
   return true;
 }
 
+Operation *enclosingManualComputation(const Operation &op) {
+  for (Operation *parent = op.parentOp(); parent; parent = parent->parentOp())
+    if (parent->is("sdy.manual_computation"))
+      return parent;
+  return nullptr;
+}
+
 } // namespace shardlab

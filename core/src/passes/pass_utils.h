@@ -66,6 +66,9 @@ void eraseMeshOps(Module &module);
 /// The users of a value, in use-list order (each op once).
 std::vector<Operation *> usersOf(const Value *value);
 
+/// The sdy.manual_computation `op` is nested in (the innermost), or null.
+Operation *enclosingManualComputation(const Operation &op);
+
 /// Calls `fn(func)` for every top-level func.func with a body.
 void forEachFunc(Module &module, const std::function<void(Operation &)> &fn);
 

@@ -12,6 +12,11 @@ int64_t shardedSize(const DimSharding &dim, const Mesh &mesh) {
   return axesTotalSize(dim.axes, mesh);
 }
 
+int64_t shardedSizeAt(const TensorSharding &sharding, size_t dim,
+                      const Mesh &mesh) {
+  return dim < sharding.dims.size() ? shardedSize(sharding.dims[dim], mesh) : 1;
+}
+
 std::vector<int64_t> localShape(const std::vector<int64_t> &global,
                                 const TensorSharding &sharding,
                                 const Mesh &mesh) {

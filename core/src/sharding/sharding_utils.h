@@ -12,6 +12,9 @@ namespace shardlab {
 
 /// Product of the sizes of the axes sharding `dim`.
 int64_t shardedSize(const DimSharding &dim, const Mesh &mesh);
+/// The shards of dimension `dim` of `sharding` (1 when it has no such dim).
+int64_t shardedSizeAt(const TensorSharding &sharding, size_t dim,
+                      const Mesh &mesh);
 
 /// Per-device shape of a tensor of shape `global` with `sharding`: each
 /// static dim is divided by its sharded size rounding up (non-divisible

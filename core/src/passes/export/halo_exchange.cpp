@@ -275,10 +275,7 @@ void PermutationResolver::haloPadOrSlice(Operation &op,
              : outer.splat(outer.tensorOf({}, input->type->element), 0);
   const std::vector<int64_t> padded = paddedShape(shape, in, mesh);
   if (padded != shape) {
-    std::vector<int64_t> none(rank, 0), high(rank, 0);
-    for (size_t d = 0; d < rank; ++d)
-      high[d] = padded[d] - shape[d];
-    Operation *pre = outer.pad(input, pad_value, none, high, none);
+    Operation *pre = outer.padHighTo(input, pad_value, padded);
     annotate(pre, in);
     input = pre->result(0);
   }
@@ -348,10 +345,7 @@ void PermutationResolver::haloReshape(Operation &op, const TensorSharding &in,
   const std::vector<int64_t> padded =
       alongManual(shape, in, mesh, manual_axes, false);
   if (padded != shape) {
-    std::vector<int64_t> none(rank, 0), high(rank, 0);
-    for (size_t d = 0; d < rank; ++d)
-      high[d] = padded[d] - shape[d];
-    Operation *pre = outer.pad(input, zero, none, high, none);
+    Operation *pre = outer.padHighTo(input, zero, padded);
     annotate(pre, in);
     input = pre->result(0);
   }
@@ -454,7 +448,6 @@ void PermutationResolver::haloReverse(Operation &op,
                                       const Mesh &mesh,
                                       const std::vector<int64_t> &dims) {
   const std::vector<int64_t> shape = op.result(0)->type->shape;
-  const size_t rank = shape.size();
   std::vector<int64_t> shifted, padded = shape;
   for (int64_t dim : dims) {
     const int64_t shards = shardedSize(sharding.dims[size_t(dim)], mesh);
@@ -465,11 +458,7 @@ void PermutationResolver::haloReverse(Operation &op,
   Value *input = op.operand(0);
   if (!shifted.empty()) {
     LocalBuilder outer(ctx_, op);
-    Value *zero = outer.splat(outer.tensorOf({}, input->type->element), 0);
-    std::vector<int64_t> none(rank, 0), high(rank, 0);
-    for (size_t d = 0; d < rank; ++d)
-      high[d] = padded[d] - shape[d];
-    Operation *pre = outer.pad(input, zero, none, high, none);
+    Operation *pre = outer.padHighWithZeros(input, padded);
     annotate(pre, sharding);
     const std::vector<std::string> manual_axes =
         axisNamesOf(sharding, shifted, mesh);

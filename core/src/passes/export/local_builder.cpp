@@ -179,14 +179,18 @@ Operation *LocalBuilder::concatenate(const std::vector<Value *> &values,
                 {{"dimension", int64Attr(dim)}});
 }
 
-Operation *LocalBuilder::padHighWithZeros(Value *value,
-                                          const std::vector<int64_t> &shape) {
-  Value *zero = splat(tensorOf({}, value->type->element), 0);
+Operation *LocalBuilder::padHighTo(Value *value, Value *pad_value,
+                                   const std::vector<int64_t> &shape) {
   const std::vector<int64_t> &from = value->type->shape;
   std::vector<int64_t> high(from.size()), none(from.size(), 0);
   for (size_t d = 0; d < from.size(); ++d)
     high[d] = shape[d] - from[d];
-  return pad(value, zero, none, high, none);
+  return pad(value, pad_value, none, high, none);
+}
+
+Operation *LocalBuilder::padHighWithZeros(Value *value,
+                                          const std::vector<int64_t> &shape) {
+  return padHighTo(value, splat(tensorOf({}, value->type->element), 0), shape);
 }
 
 Operation *LocalBuilder::sliceFromStart(Value *value,

@@ -75,6 +75,10 @@ public:
                    const std::vector<int64_t> &strides);
   /// `stablehlo.concatenate values, dim`; the concatenate op.
   Operation *concatenate(const std::vector<Value *> &values, int64_t dim);
+  /// `value` padded with `pad_value` at the high end of each dimension up
+  /// to `shape`; the pad op, to annotate.
+  Operation *padHighTo(Value *value, Value *pad_value,
+                       const std::vector<int64_t> &shape);
   /// `value` padded with zeros at the high end of each dimension up to
   /// `shape`; the pad op, to annotate.
   Operation *padHighWithZeros(Value *value, const std::vector<int64_t> &shape);

@@ -16,10 +16,6 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // elements per device) it is judged by divisibility alone.
 constexpr int64_t kMaxCheckedElements = int64_t(1) << 22;
 
-int64_t shardsOf(const TensorSharding &sharding, size_t dim, const Mesh &mesh) {
-  return dim < sharding.dims.size() ? shardedSize(sharding.dims[dim], mesh) : 1;
-}
-
 std::vector<AxisRef> axesOf(const TensorSharding &sharding, size_t dim) {
   return dim < sharding.dims.size() ? sharding.dims[dim].axes
                                     : std::vector<AxisRef>{};
@@ -47,7 +43,7 @@ Block blockOf(const std::vector<int64_t> &shape, size_t first, size_t last,
               const std::vector<int64_t> &coords) {
   Block block;
   for (size_t d = first; d < last; ++d) {
-    const int64_t local = ceilDiv(shape[d], shardsOf(sharding, d, mesh));
+    const int64_t local = ceilDiv(shape[d], shardedSizeAt(sharding, d, mesh));
     const int64_t index = indexAlongAxes(mesh, axesOf(sharding, d), coords);
     block.begin.push_back(index * local);
     block.end.push_back(std::min(shape[d], (index + 1) * local));
@@ -59,7 +55,7 @@ Block blockOf(const std::vector<int64_t> &shape, size_t first, size_t last,
 bool allDivisible(const std::vector<int64_t> &shape, size_t first, size_t last,
                   const TensorSharding &sharding, const Mesh &mesh) {
   for (size_t d = first; d < last; ++d)
-    if (shape[d] % shardsOf(sharding, d, mesh) != 0)
+    if (shape[d] % shardedSizeAt(sharding, d, mesh) != 0)
       return false;
   return true;
 }
@@ -155,7 +151,7 @@ namespace {
 bool anySharded(const TensorSharding &sharding, size_t first, size_t last,
                 const Mesh &mesh) {
   for (size_t d = first; d < last; ++d)
-    if (shardsOf(sharding, d, mesh) > 1)
+    if (shardedSizeAt(sharding, d, mesh) > 1)
       return true;
   return false;
 }
@@ -251,14 +247,14 @@ bool isAlignedSplit(const ReshapeGroup &group, const std::vector<int64_t> &in,
                     const TensorSharding &in_sharding,
                     const std::vector<int64_t> &out,
                     const TensorSharding &out_sharding, const Mesh &mesh) {
-  const int64_t in_shards = shardsOf(in_sharding, group.in_begin, mesh);
+  const int64_t in_shards = shardedSizeAt(in_sharding, group.in_begin, mesh);
   if (in[group.in_begin] % in_shards != 0)
     return false;
   std::vector<AxisRef> axes;
   bool partial_seen = false;
   for (size_t d = group.out_begin; d < group.out_end; ++d) {
     const std::vector<AxisRef> dim_axes = axesOf(out_sharding, d);
-    const int64_t shards = shardsOf(out_sharding, d, mesh);
+    const int64_t shards = shardedSizeAt(out_sharding, d, mesh);
     if (partial_seen && shards > 1)
       return false;
     if (out[d] % shards != 0)
@@ -281,7 +277,8 @@ ReshapeMove analyzeReshapeGroup(const ReshapeGroup &group,
   const std::vector<int64_t> out_group(out.begin() + long(group.out_begin),
                                        out.begin() + long(group.out_end));
   for (size_t d = group.out_begin; d < group.out_end; ++d)
-    move.out_flat_local *= ceilDiv(out[d], shardsOf(out_sharding, d, mesh));
+    move.out_flat_local *=
+        ceilDiv(out[d], shardedSizeAt(out_sharding, d, mesh));
   move.contiguous = true;
   const bool sharded =
       anySharded(in_sharding, group.in_begin, group.in_end, mesh) ||

@@ -42,10 +42,6 @@ namespace {
 // Hops a halo exchange goes at most (further: replication).
 constexpr int64_t kMaxHaloHops = 2;
 
-int64_t shardsAt(const TensorSharding &sharding, size_t dim, const Mesh &mesh) {
-  return dim < sharding.dims.size() ? shardedSize(sharding.dims[dim], mesh) : 1;
-}
-
 bool sameAxes(const TensorSharding &a, const TensorSharding &b, size_t dim) {
   const bool a_has = dim < a.dims.size(), b_has = dim < b.dims.size();
   if (!a_has || !b_has)
@@ -114,14 +110,6 @@ bool isZeroConstant(const Value *value) {
   return dense.raw.empty() && !dense.values.empty() &&
          std::all_of(dense.values.begin(), dense.values.end(),
                      [](const auto &v) { return v.real == 0 && v.imag == 0; });
-}
-
-bool insideManualComputation(const Operation &op) {
-  for (const Operation *parent = op.parentOp(); parent;
-       parent = parent->parentOp())
-    if (parent->is("sdy.manual_computation"))
-      return true;
-  return false;
 }
 
 } // namespace
@@ -246,8 +234,8 @@ void PermutationResolver::resolvePadOrSlice(Operation &op) {
   // form is exact only when the padding value is zero.
   bool can_halo = halo_exchange_ && (!is_pad || isZeroConstant(op.operand(1)));
   for (size_t d = 0; d < rank; ++d) {
-    const int64_t in_shards = shardsAt(in, d, *mesh);
-    const int64_t out_shards = shardsAt(*out, d, *mesh);
+    const int64_t in_shards = shardedSizeAt(in, d, *mesh);
+    const int64_t out_shards = shardedSizeAt(*out, d, *mesh);
     if (!sameAxes(in, *out, d)) {
       shifts.push_back(analyzeDimShift(shape[d], low[d], high[d], 0, 1));
       moving.push_back(int64_t(d));
@@ -332,7 +320,7 @@ void PermutationResolver::resolveReverse(Operation &op) {
   std::vector<int64_t> sharded;
   for (int64_t dim :
        rules::intsAttr(op, "dimensions").value_or(std::vector<int64_t>{}))
-    if (shardsAt(*out, size_t(dim), *mesh) > 1)
+    if (shardedSizeAt(*out, size_t(dim), *mesh) > 1)
       sharded.push_back(dim);
   if (sharded.empty())
     return;
@@ -352,7 +340,7 @@ void PermutationResolver::resolveWindowed(Operation &op) {
   const size_t rank = op.result(0)->type->shape.size();
   auto sharded = [&](size_t operand, int64_t dim) {
     const TensorSharding *s = getSharding(op.operand(operand));
-    return s && shardsAt(*s, size_t(dim), *mesh) > 1;
+    return s && shardedSizeAt(*s, size_t(dim), *mesh) > 1;
   };
   if (op.is("stablehlo.convolution")) {
     const Attr *attr = op.attrs.get("dimension_numbers");
@@ -368,7 +356,7 @@ void PermutationResolver::resolveWindowed(Operation &op) {
       const int64_t window = kernel[size_t(dims->kernel_spatial[i])];
       const int64_t lhs = dims->input_spatial[i], res = dims->output_spatial[i];
       if (isPassthroughWindow(op, dims->input_spatial.size(), window, i) ||
-          (!sharded(0, lhs) && shardsAt(*out, size_t(res), *mesh) == 1))
+          (!sharded(0, lhs) && shardedSizeAt(*out, size_t(res), *mesh) == 1))
         continue;
       lhs_dims.push_back(lhs);
       out_dims.push_back(res);
@@ -381,7 +369,7 @@ void PermutationResolver::resolveWindowed(Operation &op) {
   std::vector<int64_t> dims;
   for (size_t d = 0; d < rank; ++d)
     if (!isPassthroughWindow(op, rank, windows[d], d) &&
-        (sharded(0, int64_t(d)) || shardsAt(*out, d, *mesh) > 1))
+        (sharded(0, int64_t(d)) || shardedSizeAt(*out, d, *mesh) > 1))
       dims.push_back(int64_t(d));
   if (dims.empty())
     return;
@@ -403,10 +391,10 @@ void PermutationResolver::resolveConcatenate(Operation &op) {
   const std::optional<int64_t> dim = rules::intAttr(op, "dimension");
   if (!mesh || !dim)
     return;
-  bool sharded = shardsAt(*out, size_t(*dim), *mesh) > 1;
+  bool sharded = shardedSizeAt(*out, size_t(*dim), *mesh) > 1;
   for (size_t i = 0; i < op.numOperands(); ++i) {
     const TensorSharding *s = getSharding(op.operand(i));
-    sharded = sharded || (s && shardsAt(*s, size_t(*dim), *mesh) > 1);
+    sharded = sharded || (s && shardedSizeAt(*s, size_t(*dim), *mesh) > 1);
   }
   if (!sharded)
     return;
@@ -421,7 +409,7 @@ bool resolvePermutationFactorsPass(Module &module, const PassOptions &options,
   std::vector<Operation *> ops;
   forEachFunc(module, [&](Operation &func) {
     walk(func, [&](Operation &op) {
-      if (op.numResults() == 1 && !insideManualComputation(op))
+      if (op.numResults() == 1 && !enclosingManualComputation(op))
         ops.push_back(&op);
     });
   });

@@ -34,13 +34,6 @@ struct GroupUnion {
   }
 };
 
-Operation *enclosingManualComputation(Operation &op) {
-  for (Operation *parent = op.parentOp(); parent; parent = parent->parentOp())
-    if (parent->is("sdy.manual_computation"))
-      return parent;
-  return nullptr;
-}
-
 int64_t groupIdOf(const Operation &op) {
   return op.attrs.get("group_id")->intValue();
 }
