@@ -62,6 +62,28 @@ test("printing round-trips to a fixed point", () => {
   assert.equal(sl.run(once.output).output, once.output);
 });
 
+test("texts cross the boundary intact: non-ASCII, a large module, and replies kept across calls", () => {
+  // Multi-byte UTF-8 in an op name (printed as is) and comments: byte and JS
+  // string lengths differ, so a length taken from the wrong one would cut it.
+  const named = "// é 𝔸\n" + MODULE.replace("return %0",
+    '"größe·λ→𝔸.op"() : () -> ()\n  return %0') + "// é 𝔸 end\n";
+  const first = sl.run(named);
+  assert.equal(first.ok, true, JSON.stringify(first.diagnostics));
+  assert.match(first.output, /"größe·λ→𝔸\.op"\(\)/);
+  // A second, larger call reuses the binding's reply buffer; the first reply
+  // is a JS string already and must not change.
+  const big = MODULE.replace("return %0", Array.from({ length: 3000 }, (_, i) =>
+    `%a${i} = stablehlo.add %arg0, %arg0 : tensor<8x16xf32>\n  `).join("") + "return %0");
+  const second = sl.check(big);
+  assert.equal(second.ok, true, JSON.stringify(second.diagnostics));
+  assert.equal((second.output.match(/stablehlo.add/g) ?? []).length, 3001);
+  assert.match(first.output, /"größe·λ→𝔸\.op"\(\)/);
+  // A diagnostic after multi-byte characters points at the right column.
+  const bad = sl.check('// ü𝔸\nsdy.mesh @m = <["x"=2]>\nfunc.func @f() { %0 = bogus }');
+  assert.equal(bad.ok, false);
+  assert.equal(bad.diagnostics[0].line, 3);
+});
+
 test("a pass runs by its Shardy flag, with options", () => {
   const r = sl.run(MODULE, ["-sdy-basic-propagate=conservative-propagation=true"]);
   assert.equal(r.ok, true, r.stderr);

@@ -33,7 +33,8 @@ test("npm pack installs into an empty project and imports from ESM, CJS and TS",
     const packed = JSON.parse(sh("npm", ["pack", "--json", "--pack-destination", tmp], WASM));
     const files = packed[0].files.map((f) => f.path).sort();
     assert.deepEqual(files, ["README.md", "dist/LICENSE-xla-perf-tables",
-      "dist/PROVENANCE-xla-perf-tables.md", "dist/api-types.d.ts", "dist/index.d.ts", "dist/index.js",
+      "dist/PROVENANCE-xla-perf-tables.md", "dist/api-types.d.ts", "dist/boundary.d.ts",
+      "dist/boundary.js", "dist/index.d.ts", "dist/index.js",
       "dist/shardlab.d.mts", "dist/shardlab.mjs", "package.json"]);
     const tarball = path.join(tmp, packed[0].filename);
     const app = path.join(tmp, "app");

@@ -1,39 +1,53 @@
-// Embind bindings of the JSON API: strings in, JSON strings out. No C++
-// object crosses the boundary, so JS never holds a handle to free, and every
-// entry point returns errors as values (see shardlab/api/api.h).
+// Embind bindings of the JSON API: no C++ object crosses the boundary, so JS
+// never holds a handle to free, and every entry point returns errors as
+// values (see shardlab/api/api.h).
+//
+// Module texts arrive as (pointer, length) of UTF-8 bytes the caller copied
+// into the instance's memory, and their replies leave as a view of a reply
+// buffer, valid until the next call: both cross with one native copy (see
+// wasm/src/boundary.ts). Small option strings use embind's std::string.
 #include "shardlab/api/api.h"
 #include "shardlab/api/playground_api.h"
 #include "shardlab/api/sharding_syntax.h"
 
 #include <emscripten/bind.h>
+#include <emscripten/val.h>
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace {
 
-/// The modules the selection views last read (see ViewCache): one per
-/// instance, so moving the cursor over the same text propagates once.
-shardlab::api::ViewCache &viewCache() {
-  static shardlab::api::ViewCache cache;
-  return cache;
+/// Per-instance state of the binding (the core keeps none): the last reply
+/// of a text call, which JS reads through a memory view, and the modules the
+/// selection views last read (see ViewCache), so moving the cursor over the
+/// same text propagates once.
+struct BindingState {
+  std::string reply;
+  shardlab::api::ViewCache view_cache;
+};
+
+BindingState &state() {
+  static BindingState instance;
+  return instance;
+}
+
+std::string_view textAt(std::uintptr_t bytes, std::size_t length) {
+  return {reinterpret_cast<const char *>(bytes), length};
+}
+
+/// Keeps `reply` alive in the binding and returns a Uint8Array over it.
+emscripten::val replyView(std::string reply) {
+  std::string &kept = state().reply;
+  kept = std::move(reply);
+  return emscripten::val(emscripten::typed_memory_view(
+      kept.size(), reinterpret_cast<const unsigned char *>(kept.data())));
 }
 
 std::string version() { return shardlab::api::versionJson(); }
 
 std::string listPasses() { return shardlab::api::listPassesJson(); }
-
-std::string check(const std::string &text) {
-  return shardlab::api::checkJson(text);
-}
-
-std::string run(const std::string &text, const std::string &flags_json) {
-  return shardlab::api::runJson(text, flags_json);
-}
-
-std::string loadTable(const std::string &text,
-                      const std::string &options_json) {
-  return shardlab::api::loadTableJson(text, options_json);
-}
 
 std::string hardwarePresets() { return shardlab::api::hardwarePresetsJson(); }
 
@@ -53,33 +67,57 @@ std::string printShardings(const std::string &request_json) {
   return shardlab::api::printShardingsJson(request_json);
 }
 
-std::string playground(const std::string &text,
-                       const std::string &options_json) {
-  return shardlab::api::playgroundJson(text, options_json);
+// Text calls: (text bytes, text length, options JSON) -> reply view.
+
+emscripten::val check(std::uintptr_t text, std::size_t length,
+                      const std::string & /*unused*/) {
+  return replyView(shardlab::api::checkJson(textAt(text, length)));
 }
 
-std::string scheduleModule(const std::string &text,
+emscripten::val run(std::uintptr_t text, std::size_t length,
+                    const std::string &flags_json) {
+  return replyView(shardlab::api::runJson(textAt(text, length), flags_json));
+}
+
+emscripten::val loadTable(std::uintptr_t text, std::size_t length,
+                          const std::string &options_json) {
+  return replyView(
+      shardlab::api::loadTableJson(textAt(text, length), options_json));
+}
+
+emscripten::val playground(std::uintptr_t text, std::size_t length,
                            const std::string &options_json) {
-  return shardlab::api::scheduleJson(text, options_json);
+  return replyView(
+      shardlab::api::playgroundJson(textAt(text, length), options_json));
 }
 
-std::string shardingReport(const std::string &text) {
-  return shardlab::api::shardingReportApiJson(text);
+emscripten::val scheduleModule(std::uintptr_t text, std::size_t length,
+                               const std::string &options_json) {
+  return replyView(
+      shardlab::api::scheduleJson(textAt(text, length), options_json));
 }
 
-std::string opFactors(const std::string &text,
-                      const std::string &options_json) {
-  return shardlab::api::opFactorsJson(text, options_json, &viewCache());
+emscripten::val shardingReport(std::uintptr_t text, std::size_t length,
+                               const std::string & /*unused*/) {
+  return replyView(shardlab::api::shardingReportApiJson(textAt(text, length)));
 }
 
-std::string valueLayout(const std::string &text,
-                        const std::string &options_json) {
-  return shardlab::api::valueLayoutJson(text, options_json, &viewCache());
+emscripten::val opFactors(std::uintptr_t text, std::size_t length,
+                          const std::string &options_json) {
+  return replyView(shardlab::api::opFactorsJson(
+      textAt(text, length), options_json, &state().view_cache));
 }
 
-std::string propagationTrace(const std::string &text,
-                             const std::string &options_json) {
-  return shardlab::api::propagationTraceJson(text, options_json);
+emscripten::val valueLayout(std::uintptr_t text, std::size_t length,
+                            const std::string &options_json) {
+  return replyView(shardlab::api::valueLayoutJson(
+      textAt(text, length), options_json, &state().view_cache));
+}
+
+emscripten::val propagationTrace(std::uintptr_t text, std::size_t length,
+                                 const std::string &options_json) {
+  return replyView(
+      shardlab::api::propagationTraceJson(textAt(text, length), options_json));
 }
 
 } // namespace
@@ -87,14 +125,14 @@ std::string propagationTrace(const std::string &text,
 EMSCRIPTEN_BINDINGS(shardlab) {
   emscripten::function("version", &version);
   emscripten::function("listPasses", &listPasses);
-  emscripten::function("check", &check);
-  emscripten::function("run", &run);
-  emscripten::function("loadTable", &loadTable);
   emscripten::function("hardwarePresets", &hardwarePresets);
   emscripten::function("estimateCollective", &estimateCollective);
   emscripten::function("estimateGemm", &estimateGemm);
   emscripten::function("parseShardings", &parseShardings);
   emscripten::function("printShardings", &printShardings);
+  emscripten::function("check", &check);
+  emscripten::function("run", &run);
+  emscripten::function("loadTable", &loadTable);
   emscripten::function("playground", &playground);
   emscripten::function("schedule", &scheduleModule);
   emscripten::function("shardingReport", &shardingReport);

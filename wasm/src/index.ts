@@ -9,6 +9,7 @@
 //   const r = sl.run(text, ["-sdy-basic-propagate"]);
 //   if (!r.ok) console.log(r.diagnostics);
 import createShardlabModule, { type RawShardlabModule } from "./shardlab.mjs";
+import { callWithText } from "./boundary.js";
 
 import type {
   CheckResult,
@@ -51,16 +52,9 @@ function call<T>(body: () => string, onError: (f: Failure) => T): T {
   }
 }
 
-const utf8 = new TextEncoder();
-
-/**
- * A text argument as UTF-8 bytes: embind copies a Uint8Array into the
- * instance byte by byte, while a JS string goes through Emscripten's
- * JavaScript UTF-8 encoder (half of a 10k-op `check` call was that).
- */
-function text(value: unknown, what: string): Uint8Array {
+function text(value: unknown, what: string): string {
   if (typeof value !== "string") throw new TypeError(`${what} must be a string`);
-  return utf8.encode(value);
+  return value;
 }
 
 function options(value: unknown): string {
@@ -95,14 +89,14 @@ function wrap(raw: RawShardlabModule): Shardlab {
       call<{ passes: PassInfo[] }>(() => raw.listPasses(), () => ({ passes: [] })).passes,
     check: (t) =>
       call<CheckResult>(
-        () => raw.check(text(t, "text")),
+        () => callWithText(raw, "check", text(t, "text")),
         (f) => ({ ok: false, output: "", diagnostics: [], error: f.error }),
       ),
     run: (t, flags) =>
-      call<RunResult>(() => raw.run(text(t, "text"), flagList(flags)), runFailure),
+      call<RunResult>(() => callWithText(raw, "run", text(t, "text"), flagList(flags)), runFailure),
     loadTable: (t, opts) =>
       call<LoadedTable | Failure>(
-        () => raw.loadTable(text(t, "table text"), options(opts)),
+        () => callWithText(raw, "loadTable", text(t, "table text"), options(opts)),
         (f) => f,
       ),
     hardwarePresets: () =>
@@ -120,14 +114,14 @@ function wrap(raw: RawShardlabModule): Shardlab {
       call<PrintedShardings | Failure>(() => raw.printShardings(options(request)), (f) => f),
     playground: (t, opts) =>
       call<PlaygroundResult | Failure>(
-        () => raw.playground(text(t, "text"), options(opts)),
+        () => callWithText(raw, "playground", text(t, "text"), options(opts)),
         (f) => f,
       ),
     schedule: (t, opts) =>
-      call<ScheduleResult>(() => raw.schedule(text(t, "text"), options(opts)), (f) => f),
+      call<ScheduleResult>(() => callWithText(raw, "schedule", text(t, "text"), options(opts)), (f) => f),
     shardingReport: (t) =>
       call<ShardingReportResult>(
-        () => raw.shardingReport(text(t, "text")),
+        () => callWithText(raw, "shardingReport", text(t, "text")),
         (f) => ({
           ok: false,
           error: f.error,
@@ -139,12 +133,12 @@ function wrap(raw: RawShardlabModule): Shardlab {
         }),
       ),
     opFactors: (t, position) =>
-      call<FactorTable>(() => raw.opFactors(text(t, "text"), options(position)), (f) => f),
+      call<FactorTable>(() => callWithText(raw, "opFactors", text(t, "text"), options(position)), (f) => f),
     valueLayout: (t, position) =>
-      call<ValueLayout>(() => raw.valueLayout(text(t, "text"), options(position)), (f) => f),
+      call<ValueLayout>(() => callWithText(raw, "valueLayout", text(t, "text"), options(position)), (f) => f),
     propagationTrace: (t, opts) =>
       call<PropagationTrace>(
-        () => raw.propagationTrace(text(t, "text"), options(opts)),
+        () => callWithText(raw, "propagationTrace", text(t, "text"), options(opts)),
         (f) => f,
       ),
     memoryBytes: () => raw.HEAP8.length,

@@ -1,25 +1,32 @@
 // Types of the Emscripten-generated module (dist/shardlab.mjs): an embind
-// factory whose functions take strings (module texts also as UTF-8 bytes,
-// which cross the boundary faster) and return strings (JSON replies).
+// factory. Calls on a module text take the text as (pointer, length) of
+// UTF-8 bytes in the instance's memory plus an options JSON string, and
+// return the reply JSON as a view of the instance's memory, valid until the
+// next call (see boundary.ts); the others take and return strings.
 // Internal: the public, typed API is index.ts.
+type TextCallFn = (text: number, length: number, optionsJson: string) => Uint8Array;
+
 export interface RawShardlabModule {
   version(): string;
   listPasses(): string;
-  check(text: string | Uint8Array): string;
-  run(text: string | Uint8Array, flagsJson: string): string;
-  loadTable(text: string | Uint8Array, optionsJson: string): string;
   hardwarePresets(): string;
   estimateCollective(optionsJson: string): string;
   estimateGemm(optionsJson: string): string;
   parseShardings(requestJson: string): string;
   printShardings(requestJson: string): string;
-  playground(text: string | Uint8Array, optionsJson: string): string;
-  schedule(text: string | Uint8Array, optionsJson: string): string;
-  shardingReport(text: string | Uint8Array): string;
-  opFactors(text: string | Uint8Array, optionsJson: string): string;
-  valueLayout(text: string | Uint8Array, optionsJson: string): string;
-  propagationTrace(text: string | Uint8Array, optionsJson: string): string;
+  check: TextCallFn;
+  run: TextCallFn;
+  loadTable: TextCallFn;
+  playground: TextCallFn;
+  schedule: TextCallFn;
+  shardingReport: TextCallFn;
+  opFactors: TextCallFn;
+  valueLayout: TextCallFn;
+  propagationTrace: TextCallFn;
+  _malloc(size: number): number;
+  _free(pointer: number): void;
   HEAP8: Int8Array;
+  HEAPU8: Uint8Array;
 }
 
 declare function createShardlabModule(
