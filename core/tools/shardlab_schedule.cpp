@@ -4,9 +4,11 @@
 // program, the latency-hiding scheduler with its memory rerun loop); prints
 // the totals and optionally writes a Chrome trace (Perfetto) and a JSON
 // report, atomically.
+#include "shardlab/api/strategy_api.h"
 #include "shardlab/cost/perf_table.h"
 #include "shardlab/schedule/pipeline.h"
 #include "shardlab/schedule/report.h"
+#include "shardlab/strategy/strategy.h"
 #include "shardlab/support/file_io.h"
 #include "shardlab/text/text.h"
 
@@ -23,7 +25,7 @@ using namespace shardlab;
 namespace {
 
 struct Options {
-  std::string input, trace, report, preset = "h100", sol_options;
+  std::string input, trace, report, svg, preset = "h100", sol_options;
   std::vector<std::string> tables;
   int64_t gpus_per_node = 0; // 0: the preset's
   int overlap_limit = 1;
@@ -32,6 +34,9 @@ struct Options {
   int reruns = 1;
   int64_t while_trip_count = 0;
   bool approximate = false, propagate = true;
+  bool compare = false, suggest = false;
+  int64_t devices = 0; // --compare/--suggest: 0 = the module's mesh, or 8
+  int64_t budget_ms = 5000;
 };
 
 const char *kHelp =
@@ -64,8 +69,23 @@ const char *kHelp =
     "1/1000/5000\n"
     "  --no-propagation       the module already holds explicit collectives\n"
     "  --trace FILE, -o FILE  write a Chrome trace (open in ui.perfetto.dev)\n"
-    "  --report FILE          write the JSON report\n"
-    "  --help                 this text\n";
+    "  --report FILE          write the JSON report (with --compare or\n"
+    "                         --suggest: the rows, shardings included)\n"
+    "\nCOMPARING STRATEGIES:\n"
+    "  --compare              estimate data, FSDP, tensor and sequence\n"
+    "                         parallelism and their 2-D mixes on the same\n"
+    "                         devices, beside the module as written\n"
+    "  --suggest              search argument shardings from the best of\n"
+    "                         those for faster ones, and say why\n"
+    "  --devices N            devices to compare on (default: the module's\n"
+    "                         mesh, or 8)\n"
+    "  --budget-ms N          --suggest's time budget (default 5000)\n"
+    "  --svg FILE             with --compare: write the bars as SVG\n"
+    "  --help                 this text\n\n"
+    "EXAMPLES:\n"
+    "  shardlab-schedule examples/schedule/megatron_block.mlir\n"
+    "  shardlab-schedule examples/schedule/transformer_train_step.mlir "
+    "--compare --devices 64 --svg bars.svg\n";
 
 bool parseInt(const std::string &text, int64_t &out) {
   char *end = nullptr;
@@ -104,6 +124,12 @@ Status parseValue(Options &o, const std::string &flag, const std::string &v) {
     o.trace = v;
   else if (flag == "--report")
     o.report = v;
+  else if (flag == "--svg")
+    o.svg = v;
+  else if (flag == "--devices" && in_range && n > 0 && n <= (1 << 20))
+    o.devices = n;
+  else if (flag == "--budget-ms" && in_range && n > 0)
+    o.budget_ms = n;
   else if (flag == "--estimator" && (v == "real" || v == "approximate"))
     o.approximate = v == "approximate";
   else if (flag == "--gpus-per-node" && in_range && n > 0)
@@ -133,6 +159,10 @@ Result<bool> parseArgs(int argc, char **argv, Options &o) {
     }
     if (arg == "--no-propagation") {
       o.propagate = false;
+    } else if (arg == "--compare") {
+      o.compare = true;
+    } else if (arg == "--suggest") {
+      o.suggest = true;
     } else if (arg.rfind("-", 0) == 0 && arg.size() > 1) {
       if (i + 1 >= argc)
         return makeError("missing value for " + arg);
@@ -146,6 +176,11 @@ Result<bool> parseArgs(int argc, char **argv, Options &o) {
   }
   if (o.input.empty())
     return makeError("no input module (see --help)");
+  if (!o.svg.empty() && !o.compare)
+    return makeError("--svg needs --compare");
+  if ((o.compare || o.suggest) && !o.propagate)
+    return makeError("--compare and --suggest propagate each strategy; "
+                     "drop --no-propagation");
   return true;
 }
 
@@ -222,6 +257,9 @@ pipelineOptions(const Options &o, const cost::PerfTable &table) {
   return p;
 }
 
+Status runStrategies(const Options &o, std::string_view text,
+                     const schedule::PipelineOptions &pipeline);
+
 Status runSchedule(const Options &o) {
   std::string text;
   if (!readFile(o.input, text))
@@ -232,6 +270,8 @@ Status runSchedule(const Options &o) {
   Result<schedule::PipelineOptions> popts = pipelineOptions(o, *table);
   if (!popts)
     return popts.error();
+  if (o.compare || o.suggest)
+    return runStrategies(o, text, *popts);
   const schedule::PipelineResult r =
       schedule::runSchedulePipeline(text, *popts);
   for (const Diagnostic &d : r.diagnostics)
@@ -241,4 +281,42 @@ Status runSchedule(const Options &o) {
     return makeError(r.stage + ": " + r.error);
   std::cout << schedule::summaryText(r.program, r.schedule);
   return writeOutputs(o, r.program, r.schedule);
+}
+
+Status runStrategies(const Options &o, std::string_view text,
+                     const schedule::PipelineOptions &pipeline) {
+  strategy::CompareOptions compare;
+  compare.devices = o.devices;
+  compare.pipeline = pipeline;
+  std::string report;
+  if (o.compare) {
+    Result<strategy::Comparison> c = strategy::compareStrategies(text, compare);
+    if (!c)
+      return makeError(o.input + ": " + c.error().message);
+    std::cout << strategy::comparisonText(*c);
+    if (!o.svg.empty())
+      if (Status written =
+              writeFileAtomically(o.svg, strategy::comparisonSvg(*c));
+          !written)
+        return written;
+    report = api::comparisonJson(*c);
+  }
+  if (o.suggest) {
+    strategy::SuggestOptions suggest;
+    suggest.compare = compare;
+    suggest.budget_ms = double(o.budget_ms);
+    std::cerr << "shardlab-schedule: searching for up to " << o.budget_ms
+              << " ms...\n";
+    Result<strategy::Suggestions> s = strategy::suggestShardings(text, suggest);
+    if (!s)
+      return makeError(o.input + ": " + s.error().message);
+    std::cout << (o.compare ? "\n" : "") << strategy::suggestionsText(*s);
+    report = o.compare
+                 ? "{\"comparison\":" + report +
+                       ",\"suggestions\":" + api::suggestionsJson(*s) + "}"
+                 : api::suggestionsJson(*s);
+  }
+  if (!o.report.empty())
+    return writeFileAtomically(o.report, report);
+  return success();
 }

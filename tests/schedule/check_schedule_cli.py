@@ -172,6 +172,58 @@ def check_svg(cli, tmp):
         check(text.startswith("<svg") and text.count("<rect") > 5, "svg")
 
 
+def check_compare(cli, tmp):
+    """--compare on every example: >= 8 candidates beside the module as
+    written, rows sorted, failures with reasons, the SVG; the transformer
+    step at 64 devices orders as Megatron-LM's takeaways say (tensor
+    parallelism within a node, data parallelism across nodes beats tensor
+    parallelism across all 64); --suggest finds something and says why."""
+    svg = os.path.join(tmp, "bars.svg")
+    for path in sorted(glob.glob(os.path.join(ROOT, "examples/schedule/*.mlir"))):
+        name = os.path.basename(path)
+        proc, r = run_cli(cli, [path, "--compare", "--svg", svg], tmp)
+        if not check(r is not None, "%s --compare: exit %d: %s" % (
+                name, proc.returncode, proc.stderr)):
+            continue
+        rows = r["rows"]
+        users = [x for x in rows if x["is_user"]]
+        check(len(rows) - len(users) >= 8, "%s: %d candidates" % (name, len(rows) - 1))
+        check(len(users) == 1, "%s: %d rows as written" % (name, len(users)))
+        ran = [x for x in rows if x["ok"]]
+        check([x["step_time_us"] for x in ran] ==
+              sorted(x["step_time_us"] for x in ran), "%s: rows not sorted" % name)
+        check(all(x.get("error") for x in rows if not x["ok"]),
+              "%s: a failed row without its reason" % name)
+        check(rows.index(ran[-1]) + 1 == len(ran) if ran else True,
+              "%s: failed rows before evaluated ones" % name)
+        with open(svg) as f:
+            picture = f.read()
+        check(picture.startswith("<svg") and picture.count("<rect") >= len(ran),
+              "%s: the SVG lacks its bars" % name)
+        print("ok %-32s --compare: %d rows, %d evaluated, fastest %s" % (
+            name, len(rows), len(ran), ran[0]["name"] if ran else "-"))
+    step = os.path.join(ROOT, "examples/schedule/transformer_train_step.mlir")
+    proc, r = run_cli(cli, [step, "--compare", "--devices", "64"], tmp)
+    if check(r is not None, "transformer --compare 64: %s" % proc.stderr):
+        time = {x["name"]: x["step_time_us"] for x in r["rows"] if x["ok"]}
+        check(time.get("DP×TP 8×8", 1e30) < time.get("TP", 0),
+              "transformer at 64: DP×TP 8×8 not faster than TP %s" % time)
+        check(time.get("DP", 1e30) < time.get("TP", 0),
+              "transformer at 64: DP not faster than TP")
+    megatron = os.path.join(ROOT, "examples/schedule/megatron_block.mlir")
+    proc, r = run_cli(cli, [megatron, "--suggest", "--budget-ms", "3000"], tmp)
+    if check(r is not None, "--suggest: %s" % proc.stderr):
+        found = r["suggestions"]
+        check(len(found) >= 1, "--suggest found nothing")
+        for g in found:
+            check(g["changes"] and g["reasons"], "a suggestion without changes or reasons")
+        check(found and found[0]["candidate"]["step_time_us"] <=
+              r["user"]["step_time_us"], "the best suggestion is slower than the user's")
+    proc = subprocess.run([cli, megatron, "--svg", svg], capture_output=True, text=True)
+    check(proc.returncode != 0 and "--svg needs --compare" in proc.stderr,
+          "--svg without --compare accepted")
+
+
 def main(argv):
     parser = argparse.ArgumentParser()
     parser.add_argument("--cli", required=True)
@@ -180,6 +232,7 @@ def main(argv):
         check_examples(args.cli, tmp)
         check_flags(args.cli, tmp)
         check_svg(args.cli, tmp)
+        check_compare(args.cli, tmp)
     for f in failures:
         print("FAIL:", f)
     print("%d failure(s)" % len(failures))

@@ -126,6 +126,36 @@ export type ParsedMesh =
       mesh: MeshValue;
     }
   | Failure;
+/**
+ * Options of compareStrategies: the devices, the candidates, and how each is scheduled (the schedule settings).
+ */
+export type StrategyOptions = ScheduleSettings & {
+  /**
+   * Devices to compare on (default: the module's first mesh, or 8).
+   */
+  devices?: number;
+  /**
+   * Candidate names to evaluate (default: all); the module as written is always a row.
+   */
+  only?: string[];
+};
+/**
+ * Options of suggestShardings: compareStrategies' options and the search's bounds.
+ */
+export type SuggestOptions = StrategyOptions & {
+  /**
+   * Stop searching after this long (default 2000).
+   */
+  budget_ms?: number;
+  /**
+   * Strategies expanded per round (default 3).
+   */
+  beam?: number;
+  /**
+   * Suggestions returned (default 3).
+   */
+  keep?: number;
+};
 export type TableFormat = "auto" | "shardlab" | "xla-collective" | "xla-gemm";
 /**
  * Collective throughputs and GEMM FLOP rates, measured by the native collectors or generated analytically, with metadata saying which. Loaded by shardlab::cost::LoadPerfTable, which applies these rules plus: no duplicate entries, throughput consistent with bytes / time_us.median within 1%, replica_groups of devices_per_group devices.
@@ -591,6 +621,10 @@ export interface MemoryLimit {
 }
 export interface KindTotals {
   count: number;
+  /**
+   * Output bytes of these collectives on one device.
+   */
+  bytes: number;
   comm_us: number;
   exposed_us: number;
   hidden_us: number;
@@ -870,6 +904,117 @@ export interface PrintedShardings {
   shardings: string[];
   meshes: string[];
 }
+/**
+ * An argument of the entry function and its role.
+ */
+export interface ArgInfo {
+  index: number;
+  /**
+   * As written (`%x`), else `%argN`.
+   */
+  name: string;
+  shape: number[];
+  role: "data" | "parameter" | "scalar";
+  /**
+   * Why the argument got its role.
+   */
+  reason: string;
+}
+export interface CollectiveTotals {
+  kind: string;
+  count: number;
+  /**
+   * Output bytes on one device.
+   */
+  bytes: number;
+  comm_us: number;
+  exposed_us: number;
+}
+/**
+ * One strategy, evaluated.
+ */
+export interface Candidate {
+  name: string;
+  description: string;
+  /**
+   * `<["data"=2, "model"=4]>`
+   */
+  mesh: string;
+  /**
+   * The module as written.
+   */
+  is_user: boolean;
+  shardings: {
+    name: string;
+    /**
+     * Dims of the #sdy.sharding: `[{"data"}, {}]`.
+     */
+    sharding: string;
+  }[];
+  ok: boolean;
+  /**
+   * Why it was not evaluated (ok false).
+   */
+  error?: string;
+  /**
+   * Where it stopped: plan, parse, verify, import, propagate, program, schedule, or done.
+   */
+  stage: string;
+  step_time_us: number;
+  compute_us: number;
+  comm_us: number;
+  exposed_comm_us: number;
+  hidden_comm_us: number;
+  collectives: CollectiveTotals[];
+  peak_memory_bytes: number;
+  /**
+   * Device memory (0: unknown).
+   */
+  capacity_bytes: number;
+  /**
+   * Peak memory within capacity (absent when the capacity is unknown).
+   */
+  fits?: boolean;
+  elapsed_ms: number;
+}
+export interface Comparison {
+  ok: boolean;
+  error?: string;
+  devices?: number;
+  args?: ArgInfo[];
+  /**
+   * Rows that ran, fastest first, then the failed ones.
+   */
+  rows?: Candidate[];
+  elapsed_ms?: number;
+}
+export interface Suggestion {
+  candidate: Candidate;
+  /**
+   * Mesh and argument shardings that differ from the user's.
+   */
+  changes: string[];
+  /**
+   * Which collectives went or got smaller, compute and exposed time.
+   */
+  reasons: string[];
+  /**
+   * The user's step time over this one's (0 when the user's did not run).
+   */
+  speedup: number;
+}
+export interface Suggestions {
+  ok: boolean;
+  error?: string;
+  user?: Candidate;
+  suggestions?: Suggestion[];
+  /**
+   * Strategies scheduled.
+   */
+  evaluated?: number;
+  elapsed_ms?: number;
+  budget_exhausted?: boolean;
+}
 export interface LoadTableOptions {
   format?: TableFormat;
   /**
@@ -1035,6 +1180,14 @@ export interface ShardlabApi {
    * Prints sharding and mesh values with the core's printer.
    */
   printShardings(request: PrintShardingsRequest): PrintedShardings | Failure;
+  /**
+   * Data, FSDP, tensor and sequence parallelism and their 2-D mixes beside the module as written: step time, communication, memory, fastest first.
+   */
+  compareStrategies(text: string, options?: StrategyOptions): Comparison;
+  /**
+   * A bounded search over argument shardings from the best candidates; the best few with what changed and why they are faster.
+   */
+  suggestShardings(text: string, options?: SuggestOptions): Suggestions;
   /**
    * Loads and validates a table (shardlab JSON or XLA text-proto).
    */

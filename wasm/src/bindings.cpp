@@ -9,6 +9,7 @@
 #include "shardlab/api/api.h"
 #include "shardlab/api/playground_api.h"
 #include "shardlab/api/sharding_syntax.h"
+#include "shardlab/api/strategy_api.h"
 
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
@@ -120,6 +121,18 @@ emscripten::val propagationTrace(std::uintptr_t text, std::size_t length,
       shardlab::api::propagationTraceJson(textAt(text, length), options_json));
 }
 
+emscripten::val compareStrategies(std::uintptr_t text, std::size_t length,
+                                  const std::string &options_json) {
+  return replyView(
+      shardlab::api::compareStrategiesJson(textAt(text, length), options_json));
+}
+
+emscripten::val suggestShardings(std::uintptr_t text, std::size_t length,
+                                 const std::string &options_json) {
+  return replyView(
+      shardlab::api::suggestShardingsJson(textAt(text, length), options_json));
+}
+
 } // namespace
 
 EMSCRIPTEN_BINDINGS(shardlab) {
@@ -139,4 +152,6 @@ EMSCRIPTEN_BINDINGS(shardlab) {
   emscripten::function("opFactors", &opFactors);
   emscripten::function("valueLayout", &valueLayout);
   emscripten::function("propagationTrace", &propagationTrace);
+  emscripten::function("compareStrategies", &compareStrategies);
+  emscripten::function("suggestShardings", &suggestShardings);
 }

@@ -19,7 +19,9 @@ export type TextCall =
   | "shardingReport"
   | "opFactors"
   | "valueLayout"
-  | "propagationTrace";
+  | "propagationTrace"
+  | "compareStrategies"
+  | "suggestShardings";
 
 const utf8 = new TextEncoder();
 const decoder = new TextDecoder();

@@ -13,6 +13,8 @@ import { callWithText } from "./boundary.js";
 
 import type {
   CheckResult,
+  Comparison,
+  Suggestions,
   Estimate,
   Failure,
   FactorTable,
@@ -139,6 +141,16 @@ function wrap(raw: RawShardlabModule): Shardlab {
     propagationTrace: (t, opts) =>
       call<PropagationTrace>(
         () => callWithText(raw, "propagationTrace", text(t, "text"), options(opts)),
+        (f) => f,
+      ),
+    compareStrategies: (t, opts) =>
+      call<Comparison>(
+        () => callWithText(raw, "compareStrategies", text(t, "text"), options(opts)),
+        (f) => f,
+      ),
+    suggestShardings: (t, opts) =>
+      call<Suggestions>(
+        () => callWithText(raw, "suggestShardings", text(t, "text"), options(opts)),
         (f) => f,
       ),
     memoryBytes: () => raw.HEAP8.length,

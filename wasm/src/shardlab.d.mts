@@ -23,6 +23,8 @@ export interface RawShardlabModule {
   opFactors: TextCallFn;
   valueLayout: TextCallFn;
   propagationTrace: TextCallFn;
+  compareStrategies: TextCallFn;
+  suggestShardings: TextCallFn;
   _malloc(size: number): number;
   _free(pointer: number): void;
   HEAP8: Int8Array;

@@ -112,6 +112,51 @@ inline constexpr std::string_view kSourcePosition[] = {
     "pipeline",
 };
 
+inline constexpr std::string_view kStrategyOptions[] = {
+    "all_gather_limit",
+    "all_reduce_limit",
+    "all_to_all_limit",
+    "collective_permute_limit",
+    "device_memory",
+    "devices",
+    "estimator",
+    "gpus_per_node",
+    "memory_limit",
+    "only",
+    "overlap_limit",
+    "preset",
+    "reduce_scatter_limit",
+    "reruns",
+    "sol_options",
+    "table",
+    "trace",
+    "while_trip_count",
+};
+
+inline constexpr std::string_view kSuggestOptions[] = {
+    "all_gather_limit",
+    "all_reduce_limit",
+    "all_to_all_limit",
+    "beam",
+    "budget_ms",
+    "collective_permute_limit",
+    "device_memory",
+    "devices",
+    "estimator",
+    "gpus_per_node",
+    "keep",
+    "memory_limit",
+    "only",
+    "overlap_limit",
+    "preset",
+    "reduce_scatter_limit",
+    "reruns",
+    "sol_options",
+    "table",
+    "trace",
+    "while_trip_count",
+};
+
 inline constexpr std::string_view kTraceOptions[] = {
     "pipeline",
 };

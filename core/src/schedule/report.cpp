@@ -89,6 +89,7 @@ json perKind(const Schedule &s) {
     if (t.count > 0)
       j[std::string(toString(CollectiveKind(k)))] = {
           {"count", t.count},
+          {"bytes", t.bytes},
           {"comm_us", t.comm_us},
           {"exposed_us", t.exposed_us},
           {"hidden_us", t.hidden_us}};

@@ -59,6 +59,7 @@ void forwardStatistics(const Graph &g, Schedule &out) {
     out.timing[size_t(n)].exposed_us = wasted;
     KindTotals &k = out.per_kind[size_t(node.collective)];
     ++k.count;
+    k.bytes += g.node(node.partner).output_bytes;
     k.comm_us += latency;
     k.exposed_us += wasted;
     k.hidden_us += latency - wasted;

@@ -67,6 +67,7 @@ struct MemoryAttempt {
 
 struct KindTotals {
   int64_t count = 0;
+  int64_t bytes = 0; ///< output bytes of the collectives, per device
   double comm_us = 0, exposed_us = 0, hidden_us = 0;
 };
 

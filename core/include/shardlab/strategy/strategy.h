@@ -1,0 +1,156 @@
+// Sharding strategies compared side by side, and a bounded search for
+// better ones: the answer to "for this model on these devices, which
+// sharding is fastest, and does it fit?".
+//
+// A strategy is a mesh plus a sharding for each argument of the entry
+// function. Each one is applied to a copy of the module (the user's own
+// shardings, constraints and meshes removed), then propagated, exported to
+// explicit collectives, lowered to the per-device program and scheduled,
+// exactly as shardlab-schedule does for one module. The user's module as
+// written is always a row of its own.
+//
+// The entry function's arguments are first given roles (see arg_roles.h):
+// data (activations: the batch lives in dimension 0, the sequence in
+// dimension 1 of rank >= 3), parameters (weights, optimizer state) and
+// scalars. The candidates for N devices are then
+//
+//   DP        data dim 0 on "data"=N; parameters replicated
+//   FSDP      as DP, and each parameter's largest divisible dim on "data"
+//             (ZeRO-3: parameters are all-gathered where they are used)
+//   TP        parameters Megatron-style on "model"=N: a matmul weight whose
+//             input comes from a column-parallel matmul is row-parallel
+//             (contracting dim sharded), others column-parallel
+//             (non-contracting dim sharded); data replicated
+//   SP        data dim 1 (sequence) on "seq"=N; parameters replicated
+//   DP×TP, FSDP×TP, DP×SP  for every split N = a×b (a, b >= 2) on a 2-D
+//             mesh ["data"=a, "model"|"seq"=b]
+//
+// e.g. 8 devices: 4 + 3 × 2 = 10 candidates. A candidate whose sharding
+// does not divide a dimension, or that propagation or scheduling rejects,
+// is a row with the reason instead of numbers.
+#pragma once
+
+#include "shardlab/schedule/pipeline.h"
+#include "shardlab/support/result.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardlab::strategy {
+
+/// What an argument of the entry function is, for choosing its sharding.
+enum class ArgRole { Data, Parameter, Scalar };
+std::string_view toString(ArgRole role);
+
+/// An argument of the entry function and why it got its role.
+struct ArgInfo {
+  size_t index = 0;
+  std::string name; ///< as written (`%x`), else `%argN`
+  std::vector<int64_t> shape;
+  ArgRole role = ArgRole::Data;
+  std::string reason; ///< e.g. "weight of the dot_general at 21:8"
+};
+
+struct CompareOptions {
+  /// Devices to spread over; 0: the size of the module's first mesh, or 8
+  /// when it has none.
+  int64_t devices = 0;
+  /// How each candidate is costed and scheduled (see
+  /// schedule::pipelineOptionsFor); `propagate` is ignored: candidates are
+  /// always propagated.
+  schedule::PipelineOptions pipeline;
+  /// Candidate names to evaluate (empty: all); the user's row is always
+  /// there.
+  std::vector<std::string> only;
+};
+
+/// Count, bytes (per device, the collectives' outputs) and time of the
+/// collectives of one kind in a candidate's program.
+struct CollectiveTotals {
+  std::string kind;
+  int64_t count = 0;
+  int64_t bytes = 0;
+  double comm_us = 0, exposed_us = 0;
+};
+
+/// One argument's sharding in a candidate.
+struct ArgSharding {
+  std::string name;
+  std::string sharding; ///< `[{"data"}, {}]`, the dims of #sdy.sharding
+};
+
+/// One row of the comparison.
+struct Candidate {
+  std::string name;        ///< "DP", "FSDP×TP 2×4", "as written"
+  std::string description; ///< one sentence: what is sharded on what
+  std::string mesh;        ///< `<["data"=2, "model"=4]>`
+  bool is_user = false;
+  std::vector<ArgSharding> shardings;
+  bool ok = false;
+  std::string error; ///< why it failed (when !ok)
+  std::string stage; ///< where it failed: plan, propagate, schedule, ...
+  double step_time_us = 0, compute_us = 0, comm_us = 0;
+  double exposed_comm_us = 0, hidden_comm_us = 0;
+  std::vector<CollectiveTotals> collectives;
+  int64_t peak_memory_bytes = 0;
+  int64_t capacity_bytes = 0; ///< device memory (0: unknown)
+  std::optional<bool> fits;
+  double elapsed_ms = 0; ///< time to evaluate this row
+};
+
+struct Comparison {
+  int64_t devices = 0;
+  std::vector<ArgInfo> args;
+  /// Rows that ran, fastest first, then the failed ones.
+  std::vector<Candidate> rows;
+  double elapsed_ms = 0;
+};
+
+/// Compares the candidates for `text` (a module, Shardy or GSPMD form).
+/// An error when the module does not parse or verify, or has no entry
+/// function.
+Result<Comparison> compareStrategies(std::string_view text,
+                                     const CompareOptions &options);
+
+struct SuggestOptions {
+  CompareOptions compare;
+  double budget_ms = 2000; ///< stop searching after this long
+  int beam = 3;            ///< strategies kept between search rounds
+  int keep = 3;            ///< suggestions returned
+};
+
+/// A strategy the search found, against the user's.
+struct Suggestion {
+  Candidate candidate;
+  std::vector<std::string> changes; ///< "mesh: ... -> ...", "%w1: ... -> ..."
+  std::vector<std::string> reasons; ///< which collectives went, got smaller
+  double speedup = 0;               ///< user's step time / this one's
+};
+
+struct Suggestions {
+  Candidate user;
+  std::vector<Suggestion> suggestions; ///< fastest first
+  int64_t evaluated = 0;               ///< strategies scheduled
+  double elapsed_ms = 0;
+  bool budget_exhausted = false;
+};
+
+/// Searches argument shardings from the best candidates: each round
+/// changes one group of alike arguments (same role and shape) by one
+/// sharded dimension, keeps the `beam` fastest, and stops when no change
+/// helps or the budget is spent.
+Result<Suggestions> suggestShardings(std::string_view text,
+                                     const SuggestOptions &options);
+
+/// The comparison as a text table (rows, then failed candidates with their
+/// reasons, then the arguments' roles), for shardlab-schedule --compare.
+std::string comparisonText(const Comparison &comparison);
+/// The suggestions as text, for shardlab-schedule --suggest.
+std::string suggestionsText(const Suggestions &suggestions);
+/// The comparison as an SVG picture: per candidate a stacked bar (compute,
+/// exposed communication) and a memory bar against the device's capacity.
+std::string comparisonSvg(const Comparison &comparison);
+
+} // namespace shardlab::strategy

@@ -1,0 +1,460 @@
+// Roles of the entry function's arguments (see arg_roles.h).
+#include "strategy/arg_roles.h"
+
+#include "rules/stablehlo_attrs.h"
+#include "shardlab/ir/sharding_access.h"
+#include "shardlab/passes/pass_manager.h"
+#include "strategy/plan.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace shardlab::strategy {
+namespace {
+
+constexpr int kMaxTraceSteps = 256;
+
+/// An argument of the entry function a value comes from, with the
+/// argument's dimension behind each of the value's (-1: none). While
+/// tracing, `dims` holds the dims of the value reached so far.
+struct Trace {
+  int64_t arg = -1;
+  std::vector<int64_t> dims;
+};
+
+const std::vector<int64_t> &shapeOf(const Value *value) {
+  static const std::vector<int64_t> kNone;
+  return value && value->type ? value->type->shape : kNone;
+}
+
+std::vector<int64_t> identityDims(const Value *value) {
+  std::vector<int64_t> dims(shapeOf(value).size());
+  for (size_t d = 0; d < dims.size(); ++d)
+    dims[d] = int64_t(d);
+  return dims;
+}
+
+// For each dim of a reshape's result, the operand dim it is (-1 for
+// none), matched from the innermost outwards while sizes agree
+// (`1x4096x16384 -> 4096x16384` keeps both).
+std::vector<int64_t> reshapeSources(const Value *operand, const Value *result) {
+  const std::vector<int64_t> &from = shapeOf(operand);
+  const std::vector<int64_t> &to = shapeOf(result);
+  std::vector<int64_t> source(to.size(), -1);
+  size_t i = from.size(), j = to.size();
+  while (i > 0 && j > 0) {
+    if (to[j - 1] == 1 && from[i - 1] != 1) {
+      --j;
+      continue;
+    }
+    if (from[i - 1] == 1 && to[j - 1] != 1) {
+      --i;
+      continue;
+    }
+    if (from[i - 1] != to[j - 1])
+      break;
+    source[j - 1] = int64_t(i - 1);
+    --i;
+    --j;
+  }
+  return source;
+}
+
+// Maps each traced dim (a dim of the op's result) to the operand's dim it
+// comes from, through `source` (result dim -> operand dim).
+void remap(std::vector<int64_t> &dims, const std::vector<int64_t> &source) {
+  for (int64_t &d : dims)
+    d = d >= 0 && d < int64_t(source.size()) ? source[size_t(d)] : -1;
+}
+
+class Tracer {
+public:
+  Tracer(Module &module, Operation &entry) : entry_(entry) {
+    walk(module.op(), [&](Operation &op) {
+      if (op.is("func.call"))
+        if (const Attr *callee = op.attrs.get("callee"))
+          calls_.emplace(callee->str(), &op);
+    });
+  }
+
+  /// Follows `value` back through data movement to an entry argument.
+  Trace trace(Value *value) const {
+    Trace t{-1, identityDims(value)};
+    for (int step = 0; value && step < kMaxTraceSteps; ++step) {
+      if (value->isBlockArgument()) {
+        value = throughBlockArgument(*value, t);
+        if (t.arg >= 0)
+          return t;
+        continue;
+      }
+      value = throughOp(*value->defining_op, *value, t.dims);
+    }
+    return {};
+  }
+
+private:
+  Value *throughBlockArgument(Value &value, Trace &t) const {
+    Operation *owner = value.owner_block && value.owner_block->parent
+                           ? value.owner_block->parent->parent
+                           : nullptr;
+    if (!owner)
+      return nullptr;
+    if (owner == &entry_) {
+      t.arg = value.index;
+      return nullptr;
+    }
+    if ((owner->is("stablehlo.while") || owner->is("sdy.named_computation")) &&
+        value.index < owner->numOperands())
+      return owner->operand(value.index);
+    if (owner->is("func.func"))
+      if (const Attr *name = owner->attrs.get("sym_name"))
+        if (auto call = calls_.find(name->str());
+            call != calls_.end() && value.index < call->second->numOperands())
+          return call->second->operand(value.index);
+    return nullptr;
+  }
+
+  static Value *throughOp(Operation &op, Value &value,
+                          std::vector<int64_t> &dims) {
+    if (op.numOperands() == 0)
+      return nullptr;
+    std::string_view name = op.name;
+    if (name == "stablehlo.convert" || name == "stablehlo.copy" ||
+        name == "stablehlo.bitcast_convert" ||
+        name == "sdy.sharding_constraint" || name == "sdy.reshard" ||
+        name == "stablehlo.dynamic_slice" || name == "stablehlo.slice")
+      return op.operand(0);
+    if (name == "stablehlo.optimization_barrier" || name == "stablehlo.while" ||
+        name == "sdy.named_computation")
+      return value.index < op.numOperands() ? op.operand(value.index) : nullptr;
+    if (name == "stablehlo.transpose") {
+      // Result dim r is operand dim permutation[r].
+      auto perm = rules::intsAttr(op, "permutation");
+      if (!perm)
+        return nullptr;
+      remap(dims, *perm);
+      return op.operand(0);
+    }
+    if (name == "stablehlo.broadcast_in_dim") {
+      // Operand dim i is result dim broadcast_dimensions[i].
+      auto bd = rules::intsAttr(op, "broadcast_dimensions");
+      if (!bd)
+        return nullptr;
+      std::vector<int64_t> source(shapeOf(&value).size(), -1);
+      for (size_t i = 0; i < bd->size(); ++i)
+        if ((*bd)[i] >= 0 && (*bd)[i] < int64_t(source.size()))
+          source[size_t((*bd)[i])] = int64_t(i);
+      remap(dims, source);
+      return op.operand(0);
+    }
+    if (name == "stablehlo.reshape") {
+      remap(dims, reshapeSources(op.operand(0), &value));
+      return op.operand(0);
+    }
+    return nullptr;
+  }
+
+  Operation &entry_;
+  std::unordered_map<std::string, Operation *> calls_;
+};
+
+std::string positionText(const Operation &op) {
+  return std::to_string(op.loc.line) + ":" + std::to_string(op.loc.col);
+}
+
+// The argument dims among `dims` with size > 1, outermost first.
+std::vector<int64_t> splittable(std::vector<int64_t> dims,
+                                const std::vector<int64_t> &shape) {
+  std::erase_if(dims, [&](int64_t d) {
+    return d < 0 || d >= int64_t(shape.size()) || shape[size_t(d)] <= 1;
+  });
+  std::sort(dims.begin(), dims.end());
+  return dims;
+}
+
+/// A matmul-like op: which operand is the input, which the weight, and the
+/// weight's contracting dims.
+struct Contraction {
+  Operation *op = nullptr;
+  size_t input = 0, weight = 1;
+  std::vector<int64_t> weight_contracting;
+};
+
+std::optional<Contraction> contractionOf(Operation &op) {
+  if (op.is("stablehlo.dot_general") && op.numOperands() == 2) {
+    const Attr *attr = rules::findAttr(op, "dot_dimension_numbers");
+    auto dims = attr ? rules::dotDims(*attr) : std::nullopt;
+    if (!dims || !dims->lhs_batching.empty())
+      return std::nullopt;
+    return Contraction{&op, 0, 1, dims->rhs_contracting};
+  }
+  if (op.is("stablehlo.convolution") && op.numOperands() == 2) {
+    const Attr *attr = rules::findAttr(op, "dimension_numbers");
+    auto dims = attr && attr->kind == AttrKind::Opaque
+                    ? rules::parseConvDims(attr->text)
+                    : std::nullopt;
+    if (!dims)
+      return std::nullopt;
+    return Contraction{&op, 0, 1, {dims->kernel_input_feature}};
+  }
+  return std::nullopt;
+}
+
+enum class Parallel { None, Column, Row };
+
+/// Which Megatron split the matmul producing a value used, following
+/// elementwise ops back through their first operand.
+class ProducerKinds {
+public:
+  explicit ProducerKinds(const std::unordered_map<Operation *, Parallel> &ops)
+      : ops_(ops) {}
+
+  Parallel of(Value *value, int depth = 0) {
+    for (; value && !value->isBlockArgument() && depth < kMaxTraceSteps;
+         ++depth) {
+      Operation &op = *value->defining_op;
+      if (auto known = ops_.find(&op); known != ops_.end())
+        return known->second;
+      if (op.is("stablehlo.dot_general")) {
+        // Attention's batched matmuls: split like their inputs' heads.
+        for (size_t i = 0; i < op.numOperands(); ++i)
+          if (of(op.operand(i), depth + 1) == Parallel::Column)
+            return Parallel::Column;
+        return Parallel::None;
+      }
+      if (op.numOperands() == 0)
+        return Parallel::None;
+      value = op.operand(0);
+    }
+    return Parallel::None;
+  }
+
+private:
+  const std::unordered_map<Operation *, Parallel> &ops_;
+};
+
+std::string argName(const Module &module, const Operation &entry,
+                    std::string_view text, size_t index) {
+  const Attr *sym = entry.attrs.get("sym_name");
+  auto ranges = sym ? module.signature_ranges.find(sym->str())
+                    : module.signature_ranges.end();
+  std::string fallback = "%arg" + std::to_string(index);
+  if (ranges == module.signature_ranges.end() ||
+      index >= ranges->second.args.size())
+    return fallback;
+  const Location &at = ranges->second.args[index].start;
+  size_t pos = 0;
+  for (uint32_t line = 1; line < at.line && pos != std::string_view::npos;
+       ++line)
+    if ((pos = text.find('\n', pos)) != std::string_view::npos)
+      ++pos;
+  if (pos == std::string_view::npos || at.col == 0)
+    return fallback;
+  pos += at.col - 1;
+  if (pos >= text.size() || text[pos] != '%')
+    return fallback;
+  size_t end = pos + 1;
+  while (end < text.size() &&
+         (std::isalnum(static_cast<unsigned char>(text[end])) ||
+          text[end] == '_' || text[end] == '.' || text[end] == '$' ||
+          text[end] == '-'))
+    ++end;
+  return end > pos + 1 ? std::string(text.substr(pos, end - pos)) : fallback;
+}
+
+/// An argument's first use as a matmul weight, in argument dims.
+struct WeightUse {
+  Operation *op = nullptr;
+  std::vector<int64_t> contracting, others;
+  Parallel parallel = Parallel::None;
+};
+
+/// Seeds and weights from the matmuls and gathers (rule 1).
+struct Evidence {
+  std::vector<bool> seed;
+  std::vector<std::string> seed_reason;
+  std::vector<WeightUse> weight_use; ///< per argument
+};
+
+Evidence collectEvidence(Module &module, Operation &entry, size_t num_args) {
+  Evidence e{std::vector<bool>(num_args, false),
+             std::vector<std::string>(num_args),
+             std::vector<WeightUse>(num_args)};
+  Tracer tracer(module, entry);
+  std::unordered_map<Operation *, Parallel> op_kinds;
+  ProducerKinds producers(op_kinds);
+  walk(module.op(), [&](Operation &op) {
+    if (op.is("stablehlo.gather") && op.numOperands() == 2) {
+      Trace indices = tracer.trace(op.operand(1));
+      if (indices.arg >= 0 && !e.seed[size_t(indices.arg)]) {
+        e.seed[size_t(indices.arg)] = true;
+        e.seed_reason[size_t(indices.arg)] =
+            "indices of the gather at " + positionText(op);
+      }
+      return;
+    }
+    std::optional<Contraction> c = contractionOf(op);
+    if (!c)
+      return;
+    Trace input = tracer.trace(op.operand(c->input));
+    Trace weight = tracer.trace(op.operand(c->weight));
+    if (input.arg >= 0 && weight.arg >= 0 && !e.seed[size_t(input.arg)]) {
+      e.seed[size_t(input.arg)] = true;
+      e.seed_reason[size_t(input.arg)] = "input of the " +
+                                         std::string(op.name.substr(10)) +
+                                         " at " + positionText(op);
+    }
+    if (weight.arg < 0)
+      return;
+    Parallel kind = producers.of(op.operand(c->input)) == Parallel::Column
+                        ? Parallel::Row
+                        : Parallel::Column;
+    op_kinds[&op] = kind;
+    WeightUse &first = e.weight_use[size_t(weight.arg)];
+    if (first.op)
+      return;
+    first.op = &op;
+    first.parallel = kind;
+    const std::vector<int64_t> &contracting = c->weight_contracting;
+    for (size_t d = 0; d < weight.dims.size(); ++d)
+      (std::count(contracting.begin(), contracting.end(), int64_t(d))
+           ? first.contracting
+           : first.others)
+          .push_back(weight.dims[d]);
+  });
+  return e;
+}
+
+/// Rule 2: which arguments the batch reaches, and in which dimension.
+Result<std::vector<int64_t>> probeBatch(std::string_view text,
+                                        const std::vector<bool> &seed) {
+  DiagnosticEngine diags;
+  LoadOptions load;
+  load.import_gspmd = true;
+  LoadedModule loaded = loadModule(text, diags, load);
+  if (!loaded.module)
+    return makeError("the module does not load");
+  Operation *entry = entryFunction(*loaded.module);
+  Plan probe;
+  probe.mesh = {MeshAxis{"probe", 2}};
+  Block &body = entry->region(0).front();
+  probe.args.resize(body.numArguments());
+  for (size_t i = 0; i < body.numArguments(); ++i) {
+    probe.args[i].resize(shapeOf(body.argument(i)).size());
+    if (seed[i] && !probe.args[i].empty())
+      probe.args[i][0] = {"probe"};
+  }
+  if (Status applied = applyPlan(*loaded.module, *entry, probe); !applied)
+    return applied.error();
+  Result<PassPipeline> pipeline = buildNamedPipeline("pipeline");
+  if (!pipeline || !runPassPipeline(*loaded.module, *pipeline, diags))
+    return makeError("propagation failed");
+  std::vector<int64_t> batch(body.numArguments(), -1);
+  for (size_t i = 0; i < body.numArguments(); ++i)
+    if (const TensorSharding *s = getSharding(body.argument(i)))
+      for (size_t d = 0; d < s->dims.size() && batch[i] < 0; ++d)
+        for (const AxisRef &axis : s->dims[d].axes)
+          if (axis.name == "probe")
+            batch[i] = int64_t(d);
+  return batch;
+}
+
+} // namespace
+
+std::string_view toString(ArgRole role) {
+  switch (role) {
+  case ArgRole::Data:
+    return "data";
+  case ArgRole::Parameter:
+    return "parameter";
+  case ArgRole::Scalar:
+    return "scalar";
+  }
+  return "?";
+}
+
+Operation *entryFunction(Module &module) { return module.mainFunc(); }
+
+Result<ModuleAnalysis> analyzeArguments(std::string_view text) {
+  DiagnosticEngine diags;
+  LoadOptions load;
+  load.import_gspmd = true;
+  LoadedModule loaded = loadModule(text, diags, load);
+  if (!loaded.module)
+    return makeError(std::string("the module does not ") +
+                     (loaded.failed_stage == "parse"    ? "parse"
+                      : loaded.failed_stage == "verify" ? "verify"
+                                                        : "import"));
+  Module &module = *loaded.module;
+  Operation *entry = entryFunction(module);
+  if (!entry || entry->numRegions() == 0 || entry->region(0).empty())
+    return makeError("the module has no entry function");
+  Block &body = entry->region(0).front();
+  const size_t n = body.numArguments();
+  Evidence evidence = collectEvidence(module, *entry, n);
+  bool any_seed = std::find(evidence.seed.begin(), evidence.seed.end(), true) !=
+                  evidence.seed.end();
+  std::vector<int64_t> batch(n, -1);
+  if (any_seed) {
+    Result<std::vector<int64_t>> probed = probeBatch(text, evidence.seed);
+    if (probed)
+      batch = *probed;
+    for (size_t i = 0; i < n; ++i)
+      if (evidence.seed[i] && batch[i] < 0)
+        batch[i] = 0;
+  }
+  ModuleAnalysis result;
+  for (Operation &op : module.body())
+    if (op.is("sdy.mesh")) {
+      result.mesh_devices = op.attrs.get("mesh")->mesh().totalSize();
+      break;
+    }
+  std::vector<ArgAnalysis> &out = result.args;
+  out.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    ArgAnalysis &a = out[i];
+    a.info.index = i;
+    a.info.name = argName(module, *entry, text, i);
+    a.info.shape = shapeOf(body.argument(i));
+    if (a.info.shape.empty()) {
+      a.info.role = ArgRole::Scalar;
+      a.info.reason = "a scalar";
+    } else if (!any_seed) {
+      a.info.role = ArgRole::Data;
+      a.batch_dim = 0;
+      a.info.reason = "no matmul reads two arguments: every argument is data";
+    } else if (batch[i] >= 0) {
+      a.info.role = ArgRole::Data;
+      a.batch_dim = batch[i];
+      a.info.reason = evidence.seed[i] ? evidence.seed_reason[i]
+                                       : "the batch reaches it (dimension " +
+                                             std::to_string(batch[i]) + ")";
+    } else {
+      a.info.role = ArgRole::Parameter;
+      const WeightUse &use = evidence.weight_use[i];
+      if (use.op) {
+        a.row_dims = splittable(use.contracting, a.info.shape);
+        a.column_dims = splittable(use.others, a.info.shape);
+        a.row_parallel = use.parallel == Parallel::Row;
+        a.info.reason =
+            "weight of the " + std::string(use.op->name.substr(10)) + " at " +
+            positionText(*use.op) +
+            (a.row_parallel ? " (row-parallel)" : " (column-parallel)");
+      } else {
+        a.info.reason = "the batch does not reach it";
+      }
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    ArgAnalysis &a = out[i];
+    const size_t rank = a.info.shape.size();
+    const bool token_ids = rank == 2 && body.argument(i)->type->element &&
+                           body.argument(i)->type->element->isIntegerElement();
+    if (a.info.role == ArgRole::Data && a.batch_dim >= 0 &&
+        size_t(a.batch_dim) + 1 < rank && (rank >= 3 || token_ids))
+      a.sequence_dim = a.batch_dim + 1;
+  }
+  return result;
+}
+
+} // namespace shardlab::strategy

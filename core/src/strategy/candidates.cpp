@@ -1,0 +1,152 @@
+// Candidate strategies (see candidates.h and shardlab/strategy/strategy.h).
+#include "strategy/candidates.h"
+
+#include <functional>
+
+namespace shardlab::strategy {
+namespace {
+
+/// How one family of strategies shards each argument, given the axis names
+/// it uses ("" when the family does not use that kind of axis).
+struct Axes {
+  std::string batch;      ///< data dim 0 (the batch)
+  std::string sequence;   ///< data dim 1 (rank >= 3)
+  std::string tensor;     ///< Megatron dims of weights
+  std::string parameters; ///< FSDP: the largest free dim of parameters
+};
+
+void shardDim(ArgAxes &axes, int64_t dim, const std::string &axis) {
+  if (!axis.empty() && dim >= 0 && dim < int64_t(axes.size()))
+    axes[size_t(dim)].push_back(axis);
+}
+
+// The largest dim of `shape` with no axis yet that divides by `ways`.
+int64_t freeDim(const ArgAxes &axes, const std::vector<int64_t> &shape,
+                int64_t ways) {
+  int64_t best = -1;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (axes[d].empty() && shape[d] % ways == 0 &&
+        (best < 0 || shape[d] > shape[size_t(best)]))
+      best = int64_t(d);
+  return best;
+}
+
+int64_t axisSize(const std::vector<MeshAxis> &mesh, const std::string &axis) {
+  for (const MeshAxis &m : mesh)
+    if (m.name == axis)
+      return m.size;
+  return 1;
+}
+
+// The first of `dims` that divides by `ways`, else the first (the plan
+// then fails with the reason), or -1.
+int64_t firstDividing(const std::vector<int64_t> &dims,
+                      const std::vector<int64_t> &shape, int64_t ways) {
+  for (int64_t d : dims)
+    if (shape[size_t(d)] % ways == 0)
+      return d;
+  return dims.empty() ? -1 : dims[0];
+}
+
+ArgAxes argAxes(const ArgAnalysis &a, const Axes &use,
+                const std::vector<MeshAxis> &mesh) {
+  ArgAxes axes(a.info.shape.size());
+  if (a.info.role == ArgRole::Data) {
+    shardDim(axes, a.batch_dim, use.batch);
+    shardDim(axes, a.sequence_dim, use.sequence);
+  } else if (a.info.role == ArgRole::Parameter) {
+    if (!use.tensor.empty())
+      shardDim(axes,
+               firstDividing(a.row_parallel ? a.row_dims : a.column_dims,
+                             a.info.shape, axisSize(mesh, use.tensor)),
+               use.tensor);
+    if (!use.parameters.empty())
+      shardDim(axes,
+               freeDim(axes, a.info.shape, axisSize(mesh, use.parameters)),
+               use.parameters);
+  }
+  return axes;
+}
+
+Plan makePlan(std::string name, std::string description,
+              std::vector<MeshAxis> mesh, const Axes &use,
+              const std::vector<ArgAnalysis> &args) {
+  Plan plan;
+  plan.name = std::move(name);
+  plan.description = std::move(description);
+  plan.mesh = std::move(mesh);
+  std::vector<std::string> names;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const ArgAnalysis &a : args) {
+    plan.args.push_back(argAxes(a, use, plan.mesh));
+    plan.priorities.push_back(a.info.role == ArgRole::Data ? 0 : 1);
+    names.push_back(a.info.name);
+    shapes.push_back(a.info.shape);
+  }
+  if (Status divides = checkDivisible(plan, names, shapes); !divides)
+    plan.error = divides.error().message;
+  return plan;
+}
+
+bool hasSequence(const std::vector<ArgAnalysis> &args) {
+  for (const ArgAnalysis &a : args)
+    if (a.info.role == ArgRole::Data && a.sequence_dim >= 0)
+      return true;
+  return false;
+}
+
+} // namespace
+
+std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
+                                 int64_t n) {
+  std::vector<Plan> plans;
+  const std::string N = std::to_string(n);
+  plans.push_back(makePlan(
+      "DP", "batch split over " + N + " devices; parameters replicated",
+      {{"data", n}}, {"data", "", "", ""}, args));
+  plans.push_back(makePlan("FSDP",
+                           "batch and every parameter split over " + N +
+                               " devices (ZeRO-3: parameters gathered "
+                               "where used)",
+                           {{"data", n}}, {"data", "", "", "data"}, args));
+  plans.push_back(makePlan("TP",
+                           "weights split Megatron-style (column, then row) "
+                           "over " +
+                               N + " devices; data replicated",
+                           {{"model", n}}, {"", "", "model", ""}, args));
+  Plan sp = makePlan(
+      "SP", "sequence split over " + N + " devices; parameters replicated",
+      {{"seq", n}}, {"", "seq", "", ""}, args);
+  if (!hasSequence(args))
+    sp.error =
+        "no data argument has a sequence dimension (rank >= 3, or token ids)";
+  plans.push_back(std::move(sp));
+  for (int64_t a = 2; a * 2 <= n; ++a) {
+    if (n % a != 0)
+      continue;
+    const int64_t b = n / a;
+    const std::string split = std::to_string(a) + "×" + std::to_string(b);
+    const std::string A = std::to_string(a), B = std::to_string(b);
+    plans.push_back(makePlan("DP×TP " + split,
+                             "batch over " + A +
+                                 ", weights Megatron-style "
+                                 "over " +
+                                 B,
+                             {{"data", a}, {"model", b}},
+                             {"data", "", "model", ""}, args));
+    plans.push_back(makePlan(
+        "FSDP×TP " + split,
+        "batch and parameters over " + A + ", weights Megatron-style over " + B,
+        {{"data", a}, {"model", b}}, {"data", "", "model", "data"}, args));
+    Plan dpsp =
+        makePlan("DP×SP " + split, "batch over " + A + ", sequence over " + B,
+                 {{"data", a}, {"seq", b}}, {"data", "seq", "", ""}, args);
+    if (!hasSequence(args))
+      dpsp.error =
+          "no data argument has a sequence dimension (rank >= 3, or token ids)";
+    plans.push_back(std::move(dpsp));
+  }
+  return plans;
+}
+
+} // namespace shardlab::strategy

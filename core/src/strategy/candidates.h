@@ -1,0 +1,18 @@
+// The candidate strategies for N devices (the list and its rules are in
+// shardlab/strategy/strategy.h): DP, FSDP, TP, SP and, for every split
+// N = a x b, DP×TP, FSDP×TP and DP×SP on a 2-D mesh.
+#pragma once
+
+#include "strategy/arg_roles.h"
+#include "strategy/plan.h"
+
+#include <vector>
+
+namespace shardlab::strategy {
+
+/// Every candidate for `devices` devices; a plan whose sharding does not
+/// divide a dimension carries the reason in Plan::error.
+std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
+                                 int64_t devices);
+
+} // namespace shardlab::strategy

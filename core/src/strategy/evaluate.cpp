@@ -1,0 +1,128 @@
+// Evaluating one plan (see evaluate.h).
+#include "strategy/evaluate.h"
+
+#include "shardlab/ir/sharding_access.h"
+#include "shardlab/passes/pass_manager.h"
+#include "shardlab/sharding/format.h"
+
+#include <chrono>
+
+namespace shardlab::strategy {
+namespace {
+
+Candidate failedRow(Candidate row, std::string stage, std::string error) {
+  row.ok = false;
+  row.stage = std::move(stage);
+  row.error = std::move(error);
+  return row;
+}
+
+// The first error diagnostic's message, for a row's reason.
+std::string firstError(const DiagnosticEngine &diags,
+                       const std::string &fallback) {
+  for (const Diagnostic &d : diags.diagnostics())
+    if (d.severity == Severity::Error)
+      return fallback + ": " + d.message;
+  return fallback;
+}
+
+std::string dimsText(const TensorSharding *sharding, size_t rank) {
+  std::string out = "[";
+  for (size_t d = 0; d < rank; ++d) {
+    out += d ? ", " : "";
+    out += sharding && d < sharding->dims.size()
+               ? dimShardingToString(sharding->dims[d])
+               : "{}";
+  }
+  return out + "]";
+}
+
+// The user's mesh and argument shardings, as written.
+void describeUser(Module &module, Operation &entry, const EvaluationContext &c,
+                  Candidate &row) {
+  for (Operation &op : module.body())
+    if (op.is("sdy.mesh")) {
+      row.mesh = meshToString(op.attrs.get("mesh")->mesh());
+      break;
+    }
+  Block &body = entry.region(0).front();
+  for (size_t i = 0; i < body.numArguments() && i < c.args.size(); ++i)
+    row.shardings.push_back(
+        {c.args[i].info.name,
+         dimsText(getSharding(body.argument(i)), c.args[i].info.shape.size())});
+}
+
+void readSchedule(const schedule::PipelineResult &r, int64_t capacity,
+                  Candidate &row) {
+  const schedule::Schedule &s = r.schedule;
+  row.ok = true;
+  row.stage = "done";
+  row.step_time_us = s.step_time_us;
+  row.compute_us = s.compute_us;
+  row.comm_us = s.comm_us;
+  row.exposed_comm_us = s.exposed_comm_us;
+  row.hidden_comm_us = s.comm_us - s.exposed_comm_us;
+  for (int k = 1; k < schedule::kNumCollectiveKinds; ++k) {
+    const schedule::KindTotals &t = s.per_kind[size_t(k)];
+    if (t.count > 0)
+      row.collectives.push_back(
+          {std::string(schedule::toString(schedule::CollectiveKind(k))),
+           t.count, t.bytes, t.comm_us, t.exposed_us});
+  }
+  row.peak_memory_bytes = s.peak_memory_bytes;
+  row.capacity_bytes = capacity;
+  if (capacity > 0)
+    row.fits = s.peak_memory_bytes <= capacity;
+}
+
+Candidate run(const EvaluationContext &c, const Plan &plan, Candidate row) {
+  if (!plan.error.empty())
+    return failedRow(std::move(row), "plan", plan.error);
+  DiagnosticEngine diags;
+  LoadOptions load;
+  load.import_gspmd = true;
+  LoadedModule loaded = loadModule(c.text, diags, load);
+  if (!loaded.module)
+    return failedRow(std::move(row), std::string(loaded.failed_stage),
+                     firstError(diags, "the module does not load"));
+  Module &module = *loaded.module;
+  Operation *entry = entryFunction(module);
+  if (!entry)
+    return failedRow(std::move(row), "plan", "no entry function");
+  if (plan.is_user)
+    describeUser(module, *entry, c, row);
+  if (Status applied = applyPlan(module, *entry, plan); !applied)
+    return failedRow(std::move(row), "plan", applied.error().message);
+  if (Status lowered = schedule::lowerToCollectives(module, diags); !lowered)
+    return failedRow(std::move(row), "propagate",
+                     firstError(diags, lowered.error().message));
+  schedule::PipelineResult scheduled =
+      schedule::scheduleLowered(module, c.options);
+  if (!scheduled.ok)
+    return failedRow(std::move(row), scheduled.stage, scheduled.error);
+  readSchedule(scheduled, c.options.device_memory_bytes, row);
+  return row;
+}
+
+} // namespace
+
+Candidate evaluatePlan(const EvaluationContext &c, const Plan &plan) {
+  auto start = std::chrono::steady_clock::now();
+  Candidate row;
+  row.name = plan.name;
+  row.description = plan.description;
+  row.is_user = plan.is_user;
+  if (!plan.is_user) {
+    row.mesh = meshText(plan.mesh);
+    for (size_t i = 0; i < plan.args.size() && i < c.args.size(); ++i)
+      row.shardings.push_back({c.args[i].info.name,
+                               argAxesText(plan.args[i], priorityOf(plan, i))});
+  }
+  row = run(c, plan, std::move(row));
+  row.elapsed_ms = std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  return row;
+}
+
+} // namespace shardlab::strategy

@@ -1,0 +1,27 @@
+// Evaluating one plan: the module loaded afresh, the plan applied, then
+// propagation, explicit collectives, the per-device program and the
+// latency-hiding schedule (schedule::lowerToCollectives and
+// scheduleLowered, as shardlab-schedule runs them), read into a Candidate
+// row.
+#pragma once
+
+#include "shardlab/schedule/pipeline.h"
+#include "shardlab/strategy/strategy.h"
+#include "strategy/arg_roles.h"
+#include "strategy/plan.h"
+
+#include <string_view>
+
+namespace shardlab::strategy {
+
+/// What every evaluation of one comparison shares.
+struct EvaluationContext {
+  std::string_view text;
+  std::vector<ArgAnalysis> args;
+  schedule::PipelineOptions options;
+};
+
+/// The row of `plan`: its numbers, or why it failed and where.
+Candidate evaluatePlan(const EvaluationContext &context, const Plan &plan);
+
+} // namespace shardlab::strategy

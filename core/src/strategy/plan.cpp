@@ -1,0 +1,184 @@
+// Building, naming and applying strategy plans (see plan.h).
+#include "strategy/plan.h"
+
+#include "passes/pass_utils.h"
+#include "shardlab/ir/sharding_access.h"
+#include "shardlab/sharding/format.h"
+
+namespace shardlab::strategy {
+namespace {
+
+// Ops whose presence means the module is already partitioned, or whose
+// shardings bind the program to the user's mesh in ways a plan cannot
+// rewrite.
+constexpr std::string_view kBoundOps[] = {
+    "sdy.manual_computation",   "sdy.all_gather",
+    "sdy.all_reduce",           "sdy.all_slice",
+    "sdy.all_to_all",           "sdy.collective_permute",
+    "sdy.reduce_scatter",       "stablehlo.all_gather",
+    "stablehlo.all_reduce",     "stablehlo.all_to_all",
+    "stablehlo.reduce_scatter", "stablehlo.collective_permute"};
+
+bool isBound(const Operation &op) {
+  for (std::string_view name : kBoundOps)
+    if (op.name == name)
+      return true;
+  return false;
+}
+
+// A dict-array attribute (arg_attrs / res_attrs) without entries `name`.
+const Attr *withoutEntry(const Attr *array, std::string_view name,
+                         Context &ctx) {
+  if (!array || array->kind != AttrKind::Array)
+    return array;
+  bool found = false;
+  std::vector<const Attr *> dicts;
+  for (const Attr *dict : array->elements()) {
+    if (!dict || dict->kind != AttrKind::Dict || !dict->get(name)) {
+      dicts.push_back(dict);
+      continue;
+    }
+    found = true;
+    std::vector<NamedAttr> kept;
+    for (const NamedAttr &entry : dict->entries())
+      if (entry.name != name)
+        kept.push_back(entry);
+    dicts.push_back(ctx.attrs.make(Attr{AttrKind::Dict, kept, nullptr, {}}));
+  }
+  return found ? ctx.attrs.array(std::move(dicts)) : array;
+}
+
+void clearFuncShardings(Operation &func, Context &ctx) {
+  for (const char *key : {"arg_attrs", "res_attrs"})
+    if (const Attr *attrs = func.attrs.get(key))
+      func.attrs.set(ctx.intern(key), withoutEntry(attrs, "sdy.sharding", ctx));
+}
+
+// Removes every sharding the user wrote; an error when an op binds the
+// program to the user's mesh.
+Status clearShardings(Module &module) {
+  Context &ctx = module.ctx();
+  std::vector<Operation *> passthrough, erased;
+  std::string bound;
+  walk(module.op(), [&](Operation &op) {
+    if (isBound(op) && bound.empty())
+      bound = std::string(op.name);
+    if (op.is("sdy.sharding_constraint") || op.is("sdy.reshard"))
+      passthrough.push_back(&op);
+    else if (op.is("sdy.sharding_group") || op.is("sdy.mesh"))
+      erased.push_back(&op);
+    else if (op.is("func.func"))
+      clearFuncShardings(op, ctx);
+    else if (op.is("sdy.named_computation")) {
+      op.attrs.erase("in_shardings");
+      op.attrs.erase("out_shardings");
+    }
+    op.attrs.erase("sdy.sharding");
+  });
+  if (!bound.empty())
+    return makeError("the module holds " + bound +
+                     ", bound to its own mesh; only the module as written "
+                     "is estimated");
+  for (Operation *op : passthrough)
+    replaceOp(*op, {op->operand(0)});
+  for (Operation *op : erased)
+    eraseOp(*op);
+  module.invalidateSymbols();
+  return success();
+}
+
+TensorSharding shardingOf(const ArgAxes &axes, int64_t priority) {
+  TensorSharding sharding;
+  sharding.mesh.symbol = "mesh";
+  for (const std::vector<std::string> &dim : axes) {
+    DimSharding d;
+    for (const std::string &axis : dim)
+      d.axes.push_back(AxisRef{axis, std::nullopt});
+    if (priority >= 0 && !dim.empty())
+      d.priority = priority;
+    sharding.dims.push_back(std::move(d));
+  }
+  return sharding;
+}
+
+} // namespace
+
+int64_t priorityOf(const Plan &plan, size_t arg) {
+  return arg < plan.priorities.size() ? plan.priorities[arg] : -1;
+}
+
+std::string meshText(const std::vector<MeshAxis> &mesh) {
+  std::string out = "<[";
+  for (size_t i = 0; i < mesh.size(); ++i)
+    out += (i ? ", \"" : "\"") + mesh[i].name +
+           "\"=" + std::to_string(mesh[i].size);
+  return out + "]>";
+}
+
+std::string argAxesText(const ArgAxes &axes, int64_t priority) {
+  std::string out = "[";
+  for (size_t d = 0; d < axes.size(); ++d) {
+    out += d ? ", {" : "{";
+    for (size_t a = 0; a < axes[d].size(); ++a)
+      out += (a ? ", \"" : "\"") + axes[d][a] + "\"";
+    out += "}";
+    if (priority >= 0 && !axes[d].empty())
+      out += "p" + std::to_string(priority);
+  }
+  return out + "]";
+}
+
+std::string planKey(const Plan &plan) {
+  if (plan.is_user)
+    return "user";
+  std::string key = meshText(plan.mesh);
+  for (size_t i = 0; i < plan.args.size(); ++i)
+    key += argAxesText(plan.args[i], priorityOf(plan, i));
+  return key;
+}
+
+Status checkDivisible(const Plan &plan, const std::vector<std::string> &names,
+                      const std::vector<std::vector<int64_t>> &shapes) {
+  for (size_t a = 0; a < plan.args.size() && a < shapes.size(); ++a)
+    for (size_t d = 0; d < plan.args[a].size() && d < shapes[a].size(); ++d) {
+      int64_t ways = 1;
+      for (const std::string &axis : plan.args[a][d])
+        for (const MeshAxis &m : plan.mesh)
+          if (m.name == axis)
+            ways *= m.size;
+      if (ways > 1 && shapes[a][d] % ways != 0)
+        return makeError("dimension " + std::to_string(d) + " of " + names[a] +
+                         " (size " + std::to_string(shapes[a][d]) +
+                         ") does not divide by " + std::to_string(ways) +
+                         " devices");
+    }
+  return success();
+}
+
+Status applyPlan(Module &module, Operation &entry, const Plan &plan) {
+  if (plan.is_user)
+    return success();
+  if (Status cleared = clearShardings(module); !cleared)
+    return cleared;
+  Context &ctx = module.ctx();
+  Mesh mesh;
+  mesh.axes = plan.mesh;
+  auto op = makeOp(ctx, "sdy.mesh", {}, {}, module.op().loc);
+  op->attrs.set(ctx.intern("sym_name"), ctx.attrs.string("mesh"));
+  op->attrs.set(ctx.intern("mesh"),
+                ctx.attrs.make(Attr{AttrKind::Mesh, mesh, nullptr, {}}));
+  module.body().insertBefore(module.body().front(), std::move(op));
+  module.invalidateSymbols();
+  Block &body = entry.region(0).front();
+  for (size_t i = 0; i < plan.args.size() && i < body.numArguments(); ++i) {
+    bool sharded = false;
+    for (const auto &dim : plan.args[i])
+      sharded = sharded || !dim.empty();
+    if (sharded)
+      setSharding(body.argument(i),
+                  shardingOf(plan.args[i], priorityOf(plan, i)), ctx);
+  }
+  return success();
+}
+
+} // namespace shardlab::strategy

@@ -1,0 +1,65 @@
+// A strategy before it is evaluated: a mesh and, for each argument of the
+// entry function, the mesh axes of each dimension. Applying a plan strips
+// the module of the user's shardings (argument and result shardings,
+// per-op shardings, sharding constraints, reshards, sharding groups and
+// meshes) and installs the plan's, so the candidate's program is what
+// propagation derives from the arguments alone.
+//
+//   plan {mesh ["data"=2, "model"=4]; %x: [["data"], [], []],
+//         %w1: [[], ["model"]]}
+//   -> sdy.mesh @mesh = <["data"=2, "model"=4]>
+//      func.func @main(%x {sdy.sharding = <@mesh, [{"data"}, {}, {}]>},
+//                      %w1 {sdy.sharding = <@mesh, [{}, {"model"}]>}) ...
+#pragma once
+
+#include "shardlab/ir/ir.h"
+#include "shardlab/sharding/sharding.h"
+#include "shardlab/support/result.h"
+
+#include <string>
+#include <vector>
+
+namespace shardlab::strategy {
+
+/// Per argument, per dimension: the mesh axes sharding it, major first.
+using ArgAxes = std::vector<std::vector<std::string>>;
+
+struct Plan {
+  std::string name;
+  std::string description;
+  std::vector<MeshAxis> mesh;
+  std::vector<ArgAxes> args; ///< indexed like the entry's arguments
+  /// Shardy user priority of each argument's sharded dims (`p0` wins over
+  /// `p1`; -1: none). Candidates give data p0 and parameters p1, so where
+  /// the batch and a weight want the same axis the batch keeps it and the
+  /// weight is gathered where it is used (ZeRO-3), as GSPMD would.
+  std::vector<int64_t> priorities;
+  bool is_user = false; ///< the module as written: nothing applied
+  /// Why the plan cannot be built (a dimension does not divide); the
+  /// candidate is reported failed without running anything.
+  std::string error;
+};
+
+/// The priority of argument `arg`'s sharded dims (-1: none).
+int64_t priorityOf(const Plan &plan, size_t arg);
+
+/// Identifies a plan's mesh and shardings (not its name), to skip
+/// strategies already evaluated.
+std::string planKey(const Plan &plan);
+
+/// The mesh as Shardy prints its body: `<["data"=2, "model"=4]>`.
+std::string meshText(const std::vector<MeshAxis> &mesh);
+/// One argument's dims as `[{"data"}p0, {}]` (priority -1: none).
+std::string argAxesText(const ArgAxes &axes, int64_t priority = -1);
+
+/// Removes the user's shardings from `module` and installs the plan's mesh
+/// (as @mesh) and argument shardings on `entry`. An error for a module the
+/// plan cannot replace (manual computations are bound to the user's mesh).
+Status applyPlan(Module &module, Operation &entry, const Plan &plan);
+
+/// Whether every sharded dimension of `plan` divides by its axes; else a
+/// message naming the first that does not.
+Status checkDivisible(const Plan &plan, const std::vector<std::string> &names,
+                      const std::vector<std::vector<int64_t>> &shapes);
+
+} // namespace shardlab::strategy

@@ -1,0 +1,228 @@
+// Text tables and the SVG picture of a comparison (see strategy.h).
+#include "shardlab/strategy/strategy.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace shardlab::strategy {
+namespace {
+
+std::string format(const char *pattern, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, pattern, value);
+  return text;
+}
+
+std::string gib(int64_t bytes) {
+  return format("%.2f", double(bytes) / double(int64_t(1) << 30));
+}
+
+std::string msText(double us) { return format("%.3f", us / 1000); }
+
+std::string collectivesText(const Candidate &row) {
+  std::string out;
+  for (const CollectiveTotals &t : row.collectives)
+    out += (out.empty() ? "" : ", ") + t.kind + " " + std::to_string(t.count) +
+           "x " + format("%.1f", double(t.bytes) / (1 << 20)) + " MiB";
+  return out.empty() ? "none" : out;
+}
+
+std::string padded(std::string text, size_t width) {
+  // Count UTF-8 characters, not bytes ("×" is two bytes, one column).
+  size_t columns = 0;
+  for (unsigned char c : text)
+    columns += (c & 0xC0) != 0x80;
+  if (columns < width)
+    text.append(width - columns, ' ');
+  return text;
+}
+
+std::string xmlEscaped(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+    case '&':
+      out += "&amp;";
+      break;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string rowText(size_t rank, const Candidate &row) {
+  std::string fits = row.fits ? (*row.fits ? "yes" : "NO") : "?";
+  return padded(std::to_string(rank), 4) +
+         padded(row.name + (row.is_user ? " *" : ""), 22) +
+         padded(msText(row.step_time_us), 12) +
+         padded(msText(row.compute_us), 12) +
+         padded(msText(row.exposed_comm_us), 12) +
+         padded(msText(row.hidden_comm_us), 12) +
+         padded(gib(row.peak_memory_bytes), 10) + padded(fits, 6) +
+         collectivesText(row) + "\n";
+}
+
+} // namespace
+
+std::string comparisonText(const Comparison &c) {
+  std::string out = "Sharding strategies on " + std::to_string(c.devices) +
+                    " devices (" + std::to_string(c.rows.size()) +
+                    " candidates, " + format("%.0f", c.elapsed_ms) +
+                    " ms; * = the module as written)\n\n";
+  out += padded("#", 4) + padded("candidate", 22) + padded("step ms", 12) +
+         padded("compute", 12) + padded("exposed", 12) + padded("hidden", 12) +
+         padded("peak GiB", 10) + padded("fits", 6) + "collectives\n";
+  size_t rank = 0;
+  for (const Candidate &row : c.rows)
+    if (row.ok)
+      out += rowText(++rank, row);
+  bool header = false;
+  for (const Candidate &row : c.rows) {
+    if (row.ok)
+      continue;
+    if (!header)
+      out += "\nnot evaluated:\n";
+    header = true;
+    out += "  " + padded(row.name, 20) + row.error + "\n";
+  }
+  out += "\narguments:\n";
+  for (const ArgInfo &a : c.args) {
+    std::string shape;
+    for (int64_t d : a.shape)
+      shape += (shape.empty() ? "" : "x") + std::to_string(d);
+    out += "  " + padded(a.name, 12) +
+           padded(shape.empty() ? "scalar" : shape, 20) +
+           padded(std::string(toString(a.role)), 11) + a.reason + "\n";
+  }
+  out += "\nthe shardings of every candidate: --report FILE (JSON)\n";
+  return out;
+}
+
+std::string suggestionsText(const Suggestions &s) {
+  std::string out = "Searched " + std::to_string(s.evaluated) +
+                    " strategies in " + format("%.0f", s.elapsed_ms) + " ms" +
+                    (s.budget_exhausted ? " (budget spent)" : "") + "\n";
+  if (s.user.ok)
+    out += "as written: " + msText(s.user.step_time_us) + " ms per step\n";
+  else
+    out += "as written: not evaluated (" + s.user.error + ")\n";
+  int n = 0;
+  for (const Suggestion &g : s.suggestions) {
+    out += "\n" + std::to_string(++n) + ". " + g.candidate.name + ": " +
+           msText(g.candidate.step_time_us) + " ms" +
+           (g.speedup > 0 ? " (" + format("%.2f", g.speedup) + "x)" : "") +
+           "\n   " + g.candidate.description + "\n";
+    for (const std::string &change : g.changes)
+      out += "   change  " + change + "\n";
+    for (const std::string &reason : g.reasons)
+      out += "   why     " + reason + "\n";
+  }
+  return out;
+}
+
+std::string comparisonSvg(const Comparison &c) {
+  constexpr int kLabel = 150, kBars = 470, kGap = 20, kMemory = 250;
+  constexpr int kRow = 26, kTop = 56;
+  const int width = kLabel + kBars + kGap + kMemory + 20;
+  const int height = kTop + kRow * int(c.rows.size()) + 40;
+  double max_us = 1;
+  int64_t max_bytes = 1;
+  for (const Candidate &row : c.rows)
+    if (row.ok) {
+      max_us = std::max(max_us, row.compute_us + row.exposed_comm_us);
+      max_us = std::max(max_us, row.step_time_us);
+      max_bytes =
+          std::max({max_bytes, row.peak_memory_bytes, row.capacity_bytes});
+    }
+  std::string svg =
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
+      std::to_string(width) + "\" height=\"" + std::to_string(height) +
+      "\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">"
+      "Sharding strategies on " +
+      std::to_string(c.devices) +
+      " devices</text>\n"
+      "<rect x=\"" +
+      std::to_string(kLabel) +
+      "\" y=\"30\" width=\"10\" height=\"10\" fill=\"#4c78a8\"/>"
+      "<text x=\"" +
+      std::to_string(kLabel + 14) +
+      "\" y=\"39\">compute</text>\n"
+      "<rect x=\"" +
+      std::to_string(kLabel + 80) +
+      "\" y=\"30\" width=\"10\" height=\"10\" fill=\"#e45756\"/>"
+      "<text x=\"" +
+      std::to_string(kLabel + 94) +
+      "\" y=\"39\">exposed communication</text>\n"
+      "<text x=\"" +
+      std::to_string(kLabel + kBars + kGap) +
+      "\" y=\"39\">peak memory per device (| capacity)</text>\n";
+  int y = kTop;
+  for (const Candidate &row : c.rows) {
+    const std::string label = xmlEscaped(row.name + (row.is_user ? " *" : ""));
+    svg += "<text x=\"10\" y=\"" + std::to_string(y + 16) + "\"" +
+           (row.is_user ? " font-weight=\"bold\"" : "") + ">" + label +
+           "</text>\n";
+    if (!row.ok) {
+      svg += "<text x=\"" + std::to_string(kLabel) + "\" y=\"" +
+             std::to_string(y + 16) + "\" fill=\"#888\">" +
+             xmlEscaped(row.error.substr(0, 90)) + "</text>\n";
+      y += kRow;
+      continue;
+    }
+    const double scale = (kBars - 90) / max_us;
+    const int compute = int(row.compute_us * scale + 0.5);
+    const int exposed = int(row.exposed_comm_us * scale + 0.5);
+    svg += "<rect x=\"" + std::to_string(kLabel) + "\" y=\"" +
+           std::to_string(y + 4) + "\" width=\"" + std::to_string(compute) +
+           "\" height=\"16\" fill=\"#4c78a8\"><title>compute " +
+           msText(row.compute_us) + " ms</title></rect>\n";
+    svg += "<rect x=\"" + std::to_string(kLabel + compute) + "\" y=\"" +
+           std::to_string(y + 4) + "\" width=\"" + std::to_string(exposed) +
+           "\" height=\"16\" fill=\"#e45756\"><title>exposed communication " +
+           msText(row.exposed_comm_us) + " ms</title></rect>\n";
+    svg += "<text x=\"" + std::to_string(kLabel + compute + exposed + 4) +
+           "\" y=\"" + std::to_string(y + 16) + "\">" +
+           msText(row.step_time_us) + " ms</text>\n";
+    const int mx = kLabel + kBars + kGap;
+    const int memory =
+        int(double(row.peak_memory_bytes) / double(max_bytes) * (kMemory - 70));
+    const bool fits = !row.fits || *row.fits;
+    svg += "<rect x=\"" + std::to_string(mx) + "\" y=\"" +
+           std::to_string(y + 4) + "\" width=\"" + std::to_string(memory) +
+           "\" height=\"16\" fill=\"" + (fits ? "#54a24b" : "#b279a2") +
+           "\"><title>" + gib(row.peak_memory_bytes) +
+           " GiB peak</title></rect>\n";
+    if (row.capacity_bytes > 0) {
+      const int cap = mx + int(double(row.capacity_bytes) / double(max_bytes) *
+                               (kMemory - 70));
+      svg += "<line x1=\"" + std::to_string(cap) + "\" x2=\"" +
+             std::to_string(cap) + "\" y1=\"" + std::to_string(y + 2) +
+             "\" y2=\"" + std::to_string(y + 22) +
+             "\" stroke=\"black\" stroke-width=\"2\"/>\n";
+    }
+    svg += "<text x=\"" + std::to_string(mx + kMemory - 62) + "\" y=\"" +
+           std::to_string(y + 16) + "\">" + gib(row.peak_memory_bytes) +
+           " GiB</text>\n";
+    y += kRow;
+  }
+  svg +=
+      "<text x=\"10\" y=\"" + std::to_string(y + 24) +
+      "\" fill=\"#555\">* the module as written. Estimated by shardlab "
+      "(propagation, explicit collectives, latency-hiding schedule).</text>\n"
+      "</svg>\n";
+  return svg;
+}
+
+} // namespace shardlab::strategy

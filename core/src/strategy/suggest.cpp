@@ -1,0 +1,245 @@
+// suggestShardings: a beam search over argument shardings from the best
+// candidates (see shardlab/strategy/strategy.h).
+//
+// A move changes one group of alike arguments (same role and shape, so the
+// layers of a model move together) in one dimension: puts a mesh axis the
+// arguments do not use on it, takes an axis off it, or moves an axis there
+// from another dimension. Each round expands the `beam` fastest strategies
+// not yet expanded; the search ends when a round finds nothing faster or
+// the budget is spent.
+#include "strategy/compare_internal.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+namespace shardlab::strategy {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Arguments that move together: same role and shape.
+std::vector<std::vector<size_t>> argGroups(const std::vector<ArgAnalysis> &a) {
+  std::map<std::pair<int, std::vector<int64_t>>, std::vector<size_t>> by_key;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].info.role != ArgRole::Scalar)
+      by_key[{int(a[i].info.role), a[i].info.shape}].push_back(i);
+  std::vector<std::vector<size_t>> groups;
+  for (auto &[key, members] : by_key)
+    groups.push_back(std::move(members));
+  return groups;
+}
+
+int64_t axisSize(const Plan &plan, const std::string &axis) {
+  for (const MeshAxis &m : plan.mesh)
+    if (m.name == axis)
+      return m.size;
+  return 1;
+}
+
+// `axes` with `axis` set on dim `d` only (taken off any other dim), or
+// taken off `d` when it was there.
+ArgAxes toggled(ArgAxes axes, size_t d, const std::string &axis) {
+  auto &dim = axes[d];
+  if (auto at = std::find(dim.begin(), dim.end(), axis); at != dim.end()) {
+    dim.erase(at);
+    return axes;
+  }
+  for (auto &other : axes)
+    std::erase(other, axis);
+  axes[d].push_back(axis);
+  return axes;
+}
+
+std::string moveText(const std::vector<ArgAnalysis> &args,
+                     const std::vector<size_t> &group, const ArgAxes &before,
+                     const ArgAxes &after) {
+  std::string who = args[group[0]].info.name;
+  if (group.size() > 1)
+    who += " and " + std::to_string(group.size() - 1) + " alike";
+  return who + " " + argAxesText(before) + " -> " + argAxesText(after);
+}
+
+/// Every plan one move away from `plan` whose shardings divide.
+std::vector<Plan> neighbours(const Plan &plan,
+                             const std::vector<ArgAnalysis> &args,
+                             const std::vector<std::vector<size_t>> &groups) {
+  std::vector<Plan> out;
+  for (const std::vector<size_t> &group : groups) {
+    const ArgAnalysis &rep = args[group[0]];
+    for (size_t d = 0; d < rep.info.shape.size(); ++d)
+      for (const MeshAxis &axis : plan.mesh) {
+        ArgAxes after = toggled(plan.args[group[0]], d, axis.name);
+        int64_t ways = 1;
+        for (const std::string &a : after[d])
+          ways *= axisSize(plan, a);
+        if (rep.info.shape[d] % ways != 0)
+          continue;
+        Plan next = plan;
+        for (size_t member : group)
+          next.args[member] = after;
+        next.name = plan.name.find(" + ") == std::string::npos
+                        ? plan.name + " + tuned"
+                        : plan.name;
+        next.description = plan.description + "; " +
+                           moveText(args, group, plan.args[group[0]], after);
+        out.push_back(std::move(next));
+      }
+  }
+  return out;
+}
+
+std::string ms(double us) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f ms", us / 1000);
+  return text;
+}
+
+std::string bytesText(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / (1 << 20));
+  return text;
+}
+
+const CollectiveTotals *findKind(const Candidate &row,
+                                 const std::string &kind) {
+  for (const CollectiveTotals &t : row.collectives)
+    if (t.kind == kind)
+      return &t;
+  return nullptr;
+}
+
+/// Why `row` is faster (or slower) than `user`, collective by collective.
+std::vector<std::string> reasons(const Candidate &user, const Candidate &row) {
+  std::vector<std::string> out;
+  std::set<std::string> kinds;
+  for (const Candidate *c : {&user, &row})
+    for (const CollectiveTotals &t : c->collectives)
+      kinds.insert(t.kind);
+  for (const std::string &kind : kinds) {
+    const CollectiveTotals *was = findKind(user, kind);
+    const CollectiveTotals *now = findKind(row, kind);
+    if (was && !now)
+      out.push_back(kind + ": " + std::to_string(was->count) + " (" +
+                    bytesText(was->bytes) + ", " + ms(was->comm_us) +
+                    ") no longer needed");
+    else if (!was && now)
+      out.push_back(kind + ": " + std::to_string(now->count) + " added (" +
+                    bytesText(now->bytes) + ", " + ms(now->comm_us) + ", " +
+                    ms(now->exposed_us) + " exposed)");
+    else if (was->bytes != now->bytes || was->count != now->count)
+      out.push_back(kind + ": " + std::to_string(was->count) + " x " +
+                    bytesText(was->bytes) + " -> " +
+                    std::to_string(now->count) + " x " + bytesText(now->bytes) +
+                    " (" + ms(was->comm_us) + " -> " + ms(now->comm_us) + ")");
+  }
+  if (user.compute_us != row.compute_us)
+    out.push_back("compute: " + ms(user.compute_us) + " -> " +
+                  ms(row.compute_us));
+  out.push_back("exposed communication: " + ms(user.exposed_comm_us) + " -> " +
+                ms(row.exposed_comm_us));
+  return out;
+}
+
+std::vector<std::string> changes(const Candidate &user, const Candidate &row) {
+  std::vector<std::string> out;
+  if (user.mesh != row.mesh)
+    out.push_back("mesh: " + (user.mesh.empty() ? "none" : user.mesh) + " -> " +
+                  row.mesh);
+  for (size_t i = 0; i < row.shardings.size(); ++i) {
+    const std::string before =
+        i < user.shardings.size() ? user.shardings[i].sharding : "";
+    if (before != row.shardings[i].sharding)
+      out.push_back(row.shardings[i].name + ": " +
+                    (before.empty() ? "unsharded" : before) + " -> " +
+                    row.shardings[i].sharding);
+  }
+  return out;
+}
+
+struct Searched {
+  Plan plan;
+  Candidate row;
+  bool expanded = false;
+};
+
+} // namespace
+
+Result<Suggestions> suggestShardings(std::string_view text,
+                                     const SuggestOptions &options) {
+  auto start = Clock::now();
+  Result<Prepared> prepared = prepare(text, options.compare);
+  if (!prepared)
+    return prepared.error();
+  const EvaluationContext &context = prepared->context;
+  Suggestions out;
+  out.user = evaluatePlan(context, userPlan());
+  std::vector<Searched> pool;
+  std::set<std::string> seen;
+  auto spent = [&] { return msSince(start) >= options.budget_ms; };
+  auto evaluate = [&](Plan plan) {
+    if (!seen.insert(planKey(plan)).second)
+      return;
+    Candidate row = evaluatePlan(context, plan);
+    ++out.evaluated;
+    if (row.ok)
+      pool.push_back({std::move(plan), std::move(row), false});
+  };
+  for (const Plan &plan : prepared->plans) {
+    if (spent())
+      break;
+    if (plan.error.empty())
+      evaluate(plan);
+  }
+  const auto groups = argGroups(context.args);
+  auto faster = [](const Searched &a, const Searched &b) {
+    return a.row.step_time_us < b.row.step_time_us;
+  };
+  double best = pool.empty()
+                    ? 0
+                    : std::min_element(pool.begin(), pool.end(), faster)
+                          ->row.step_time_us;
+  while (!pool.empty() && !spent()) {
+    std::sort(pool.begin(), pool.end(), faster);
+    std::vector<Plan> frontier;
+    for (Searched &s : pool)
+      if (!s.expanded && int(frontier.size()) < options.beam) {
+        s.expanded = true;
+        frontier.push_back(s.plan);
+      }
+    if (frontier.empty())
+      break;
+    for (const Plan &plan : frontier)
+      for (Plan &next : neighbours(plan, context.args, groups)) {
+        if (spent())
+          break;
+        evaluate(std::move(next));
+      }
+    double now =
+        std::min_element(pool.begin(), pool.end(), faster)->row.step_time_us;
+    if (now >= best)
+      break;
+    best = now;
+  }
+  out.budget_exhausted = spent();
+  std::sort(pool.begin(), pool.end(), faster);
+  for (const Searched &s : pool) {
+    if (int(out.suggestions.size()) >= options.keep)
+      break;
+    Suggestion suggestion;
+    suggestion.candidate = s.row;
+    suggestion.changes = changes(out.user, s.row);
+    if (out.user.ok) {
+      suggestion.reasons = reasons(out.user, s.row);
+      suggestion.speedup = s.row.step_time_us > 0
+                               ? out.user.step_time_us / s.row.step_time_us
+                               : 0;
+    }
+    out.suggestions.push_back(std::move(suggestion));
+  }
+  out.elapsed_ms = msSince(start);
+  return out;
+}
+
+} // namespace shardlab::strategy
