@@ -29,7 +29,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 assert.ok(fs.existsSync(path.join(DIST, "index.html")), "web/dist missing: cd web && npm run build");
 fs.mkdirSync(OUT, { recursive: true });
 
-const results = { latency_ms: {}, core_ms: {}, reply_ms: {}, core_stages_ms: {}, weight: {} };
+const results = { latency_ms: {}, core_ms: {}, reply_ms: {}, core_stages_ms: {}, weight: {}, compare_ms: {} };
 const consoleErrors = [];
 const foreignRequests = [];
 let server, context, page, origin, userDataDir;
@@ -481,6 +481,9 @@ test("keyboard: tabs switch with arrow keys; dark theme renders", async () => {
   await page.keyboard.press("ArrowRight");
   assert.equal(await page.getByTestId("tab-sharding").getAttribute("aria-selected"), "true");
   await page.keyboard.press("End");
+  assert.equal(await page.getByTestId("tab-compare").getAttribute("aria-selected"), "true");
+  await page.keyboard.press("ArrowLeft");
+  await page.keyboard.press("ArrowLeft");
   assert.equal(await page.getByTestId("tab-schedule").getAttribute("aria-selected"), "true");
   await page.getByTestId("theme").click();
   const theme = await page.evaluate(() => document.documentElement.dataset.theme);
@@ -550,6 +553,88 @@ test("schedule: a counted loop is drawn once, marked ×N, and unfolds on request
   await afterUpdate(() => page.getByTestId("set-while_trip_count").fill("0").then(() => page.getByTestId("set-while_trip_count").press("Tab")));
 });
 
+/** "1.23 ms" / "456.00 µs" / "7.0 ns" (dom.ts's fmtUs) in microseconds. */
+function parseUs(text) {
+  const m = /([\d.]+)\s*(ms|µs|ns)/.exec(text);
+  assert.ok(m, `not a time: ${text}`);
+  return Number(m[1]) * { ms: 1000, "µs": 1, ns: 1e-3 }[m[2]];
+}
+
+async function compared(action) {
+  const before = await page.evaluate(() => Number(document.body.dataset.compared ?? 0));
+  await action();
+  await page.waitForFunction((n) => Number(document.body.dataset.compared ?? 0) > n, before, { timeout: 120_000 });
+}
+
+test("compare: every candidate a row, sorted, with bars; Suggest says what to change and why", async () => {
+  await afterUpdate(() => page.getByTestId("examples").selectOption("schedule/megatron_block"));
+  await compared(() => openTab("compare"));
+  const rows = await page.getByTestId("compare-row").count();
+  const failed = await page.getByTestId("compare-failed").count();
+  assert.ok(rows + failed >= 9, `${rows} rows + ${failed} failed`);
+  const names = await page.getByTestId("compare-name").allTextContents();
+  assert.equal(names.filter((n) => n.endsWith("(as written)")).length, 1);
+  const steps = (await page.getByTestId("compare-step").allTextContents()).map(parseUs);
+  assert.deepEqual(steps, [...steps].sort((a, b) => a - b));
+  assert.match((await page.getByTestId("compare-failed").allTextContents()).join("\n"), /DP: dimension 0 of %x \(size 2\) does not divide by 8 devices/);
+  assert.equal(await page.locator("[data-testid=compare-bars] svg rect").count() >= rows, true);
+  await shot("17-compare");
+
+  await page.getByTestId("suggest").click();
+  await page.getByTestId("suggestion").first().waitFor({ timeout: 60_000 });
+  const first = await page.getByTestId("suggestion").first().textContent();
+  assert.match(first, /change: /);
+  assert.match(first, /why: /);
+  await shot("18-suggest");
+
+  // Another device count compares again (4: the batch of 2 splits 2 ways).
+  await compared(() => page.getByTestId("compare-devices").fill("4").then(() => page.getByTestId("compare-devices").press("Tab")));
+  assert.match(await page.getByTestId("compare-status").textContent(), /on 4 devices/);
+  await openTab("output");
+});
+
+test("compare: 8+ candidates of a generated 2k-op module, timed", async (t) => {
+  const file = path.join(os.tmpdir(), `shardlab-2k-compare-${process.pid}.mlir`);
+  // One function (@block_0, the entry) of about 2k ops.
+  execFileSync("python3", [path.join(ROOT, "bench/gen_module.py"), "--ops", "2000", "--layers-per-func", "60", "-o", file], { stdio: "ignore" });
+  const text = fs.readFileSync(file, "utf8");
+  fs.rmSync(file);
+  // A query makes it a new page (a new hash alone would not reload).
+  await gotoAndWait(`${origin}/?compare-2k#code=${LZ.compressToEncodedURIComponent(text)}`);
+  await compared(() => openTab("compare"));
+  const status = await page.getByTestId("compare-status").textContent();
+  const m = /(\d+) strategies on (\d+) devices in (\d+) ms/.exec(status);
+  assert.ok(m, status);
+  assert.ok(Number(m[1]) >= 9, status);
+  results.compare_ms["generated-2k-ops"] = Number(m[3]);
+  t.diagnostic(`compare, generated 2k ops: ${status}`);
+  await shot("19-compare-2k");
+  await openTab("output");
+});
+
+test("graph: ops and values by sharding, collectives marked, linked to the editor and the Gantt", async () => {
+  await gotoAndWait(`${origin}/?example=playground/tensor_parallel_mlp`);
+  const graphs = await page.evaluate(() => Number(document.body.dataset.graphs ?? 0));
+  await openTab("graph");
+  await page.waitForFunction((n) => Number(document.body.dataset.graphs ?? 0) > n, graphs);
+  await page.getByTestId("graph").waitFor();
+  assert.ok(await page.getByTestId("graph-node-op").count() >= 3);
+  assert.ok(await page.getByTestId("graph-node-argument").count() >= 2);
+  const collective = page.getByTestId("graph-node-collective").first();
+  assert.ok(await page.getByTestId("graph-node-collective").count() >= 1, "the explicit all-reduce is a node");
+  assert.match(await page.getByTestId("graph-legend").textContent(), /@mesh/);
+  const line = Number(await collective.getAttribute("data-line"));
+  assert.ok(line > 0);
+  await collective.click();
+  await page.locator(`[data-testid=graph-node-collective][data-line="${line}"].selected`).waitFor();
+  await shot("20-graph");
+  await openTab("schedule");
+  await page.getByTestId("gantt").waitFor();
+  await page.locator("rect.bar.highlight").first().waitFor();
+  await shot("21-gantt-linked");
+  await openTab("output");
+});
+
 test("budgets: weight, no console errors, no foreign requests; latencies printed", (t) => {
   let raw = 0, gzip = 0;
   const walk = (dir) => {
@@ -568,6 +653,8 @@ test("budgets: weight, no console errors, no foreign requests; latencies printed
   assert.ok(gzip <= 2 * 1024 * 1024, `gzip weight ${gzip}`);
   for (const [name, ms] of Object.entries(results.latency_ms))
     t.diagnostic(`edit-to-update ${name}: ${ms} ms`);
+  for (const [name, ms] of Object.entries(results.compare_ms))
+    t.diagnostic(`compare ${name}: ${ms} ms`);
   assert.deepEqual(foreignRequests, []);
   assert.deepEqual(consoleErrors, []);
 });

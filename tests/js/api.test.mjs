@@ -275,3 +275,22 @@ test("parseShardings / printShardings: the core's sharding and mesh syntax as va
   assert.match(sl.printShardings({ shardings: [{ mesh: { symbol: "m" }, dims: [{ axes: [{ name: "" }], closed: true }] }] }).error, /shardings\[0\]: an axis/);
   assert.match(sl.parseShardings({ sharding: [] }).error, /unknown field 'sharding'/);
 });
+
+test("dataflowGraph: arguments, ops, the explicit collective, values with their shardings", () => {
+  const g = sl.dataflowGraph(readExample("playground/tensor_parallel_mlp.mlir"), { pipeline: "explicit" });
+  assert.equal(g.ok, true, g.error);
+  assert.equal(g.function, "main");
+  const kinds = g.nodes.map((n) => n.kind);
+  assert.ok(kinds.includes("argument") && kinds.includes("op") && kinds.includes("output"));
+  const collective = g.nodes.find((n) => n.kind === "collective");
+  assert.ok(collective, JSON.stringify(g.nodes.map((n) => n.name)));
+  assert.match(collective.name, /all_reduce/);
+  assert.ok(collective.line > 0);
+  // Every edge joins two nodes, in program order, and sharded values say how.
+  for (const e of g.edges) assert.ok(e.from < e.to && e.to < g.nodes.length);
+  assert.ok(g.edges.some((e) => /@mesh/.test(e.sharding)));
+  assert.ok(!g.nodes.some((n) => n.name === "stablehlo.constant"));
+  assert.equal(g.truncated, false);
+  assert.match(sl.dataflowGraph("func.func @main(", {}).error ?? "", /./);
+  assert.match(sl.dataflowGraph(MODULE, { pipeline: "nope" }).error, /pipeline/);
+});

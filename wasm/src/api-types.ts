@@ -138,6 +138,10 @@ export type StrategyOptions = ScheduleSettings & {
    * Candidate names to evaluate (default: all); the module as written is always a row.
    */
   only?: string[];
+  /**
+   * Also return the comparison as an SVG picture (what shardlab-schedule --compare --svg writes).
+   */
+  svg?: boolean;
 };
 /**
  * Options of suggestShardings: compareStrategies' options and the search's bounds.
@@ -264,6 +268,58 @@ export interface SourcePosition {
   line: number;
   column?: number;
   pipeline?: PipelineName;
+}
+export interface DataflowGraphOptions {
+  /**
+   * A named propagation pipeline of the playground (passes/pass_manager.h namedPipelines).
+   */
+  pipeline?:
+    | "basic"
+    | "aggressive"
+    | "op-priority"
+    | "user-priority"
+    | "pipeline"
+    | "explicit"
+    | "partition";
+}
+export interface GraphNode {
+  id: number;
+  /**
+   * The op's name, or %argN.
+   */
+  name: string;
+  kind: "argument" | "op" | "collective" | "output";
+  /**
+   * Where the op was written (0: made by a pass).
+   */
+  line: number;
+  column: number;
+  /**
+   * The type of its (first) result.
+   */
+  label: string;
+}
+export interface GraphEdge {
+  from: number;
+  to: number;
+  type: string;
+  /**
+   * The value's sharding (`<@mesh, [{"x"}, {}]>`), empty when it has none.
+   */
+  sharding: string;
+}
+export interface DataflowGraph {
+  ok: boolean;
+  error?: string;
+  diagnostics?: Diagnostic[];
+  function?: string;
+  pipeline?: string;
+  nodes?: GraphNode[];
+  edges?: GraphEdge[];
+  /**
+   * Ops beyond the first 600 were left out.
+   */
+  truncated?: boolean;
 }
 export interface CollectiveOptions {
   table?: TableInput;
@@ -987,6 +1043,10 @@ export interface Comparison {
    */
   rows?: Candidate[];
   elapsed_ms?: number;
+  /**
+   * The SVG picture, when asked for.
+   */
+  svg?: string;
 }
 export interface Suggestion {
   candidate: Candidate;
@@ -1132,6 +1192,10 @@ export interface VersionInfo {
 
 /** One instance of the WebAssembly module: every method of the API. */
 export interface ShardlabApi {
+  /**
+   * The entry function after a pipeline as a graph: ops as nodes, values as edges with their shardings, collectives marked.
+   */
+  dataflowGraph(text: string, options?: DataflowGraphOptions): DataflowGraph;
   /**
    * Estimates one collective from a table or a topology.
    */

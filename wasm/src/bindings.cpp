@@ -121,6 +121,12 @@ emscripten::val propagationTrace(std::uintptr_t text, std::size_t length,
       shardlab::api::propagationTraceJson(textAt(text, length), options_json));
 }
 
+emscripten::val dataflowGraph(std::uintptr_t text, std::size_t length,
+                              const std::string &options_json) {
+  return replyView(shardlab::api::dataflowGraphJson(
+      textAt(text, length), options_json, &state().view_cache));
+}
+
 emscripten::val compareStrategies(std::uintptr_t text, std::size_t length,
                                   const std::string &options_json) {
   return replyView(
@@ -152,6 +158,7 @@ EMSCRIPTEN_BINDINGS(shardlab) {
   emscripten::function("opFactors", &opFactors);
   emscripten::function("valueLayout", &valueLayout);
   emscripten::function("propagationTrace", &propagationTrace);
+  emscripten::function("dataflowGraph", &dataflowGraph);
   emscripten::function("compareStrategies", &compareStrategies);
   emscripten::function("suggestShardings", &suggestShardings);
 }

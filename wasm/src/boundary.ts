@@ -20,6 +20,7 @@ export type TextCall =
   | "opFactors"
   | "valueLayout"
   | "propagationTrace"
+  | "dataflowGraph"
   | "compareStrategies"
   | "suggestShardings";
 

@@ -14,6 +14,7 @@ import { callWithText } from "./boundary.js";
 import type {
   CheckResult,
   Comparison,
+  DataflowGraph,
   Suggestions,
   Estimate,
   Failure,
@@ -141,6 +142,11 @@ function wrap(raw: RawShardlabModule): Shardlab {
     propagationTrace: (t, opts) =>
       call<PropagationTrace>(
         () => callWithText(raw, "propagationTrace", text(t, "text"), options(opts)),
+        (f) => f,
+      ),
+    dataflowGraph: (t, opts) =>
+      call<DataflowGraph>(
+        () => callWithText(raw, "dataflowGraph", text(t, "text"), options(opts)),
         (f) => f,
       ),
     compareStrategies: (t, opts) =>

@@ -23,6 +23,7 @@ export interface RawShardlabModule {
   opFactors: TextCallFn;
   valueLayout: TextCallFn;
   propagationTrace: TextCallFn;
+  dataflowGraph: TextCallFn;
   compareStrategies: TextCallFn;
   suggestShardings: TextCallFn;
   _malloc(size: number): number;

@@ -16,9 +16,11 @@ import { renderFactors } from "./views/factors";
 import { renderTrace } from "./views/trace";
 import { renderDevices } from "./views/devices";
 import { renderSchedule, type TableState } from "./views/schedule";
+import { renderCompare, type CompareState } from "./views/compare";
+import { renderGraph } from "./views/graph";
 import type {
   FactorTable, HardwarePreset, LoadedTable, Failure, ParsedShardings, PerfTable, PlaygroundResult, PrintedShardings,
-  PropagationTrace, ScheduleResult, ValueLayout,
+  PropagationTrace, ScheduleResult, ValueLayout, Comparison, Suggestions, DataflowGraph,
 } from "@shardlab/wasm";
 
 const $ = (id: string) => document.getElementById(id) as HTMLElement;
@@ -65,6 +67,12 @@ const app = {
   traceIndex: 0,
   devicesBefore: false,
   editAt: performance.now(),
+  compare: { devices: 0, comparison: null, comparing: false, compareMs: 0, suggestions: null, suggesting: false } as CompareState,
+  /** The text and devices the shown comparison is of. */
+  comparedKey: "",
+  graph: null as DataflowGraph | null,
+  /** The text and pipeline the graph is of. */
+  graphKey: "",
 };
 
 window.__shardlab = { updates: 0, lastLatencyMs: 0, lastCoreMs: 0, lastReplyMs: 0, lastTimings: {} };
@@ -250,6 +258,71 @@ function renderActive(): void {
   if (app.tab === "tab-sharding")
     void renderShardingEditor($("view-sharding"), app.text, app.cursor.line, app.cursor.column, applyEdit, syntaxCore);
   if (app.tab === "tab-schedule") renderScheduleView();
+  if (app.tab === "tab-compare") void refreshCompare();
+  if (app.tab === "tab-graph") void refreshGraph();
+}
+
+// ---- Graph
+/** The graph shows collectives: the explicit pipeline unless the per-device one is chosen. */
+function graphPipeline(): string {
+  return app.settings.pipeline === "partition" ? "partition" : "explicit";
+}
+
+function drawGraph(): void {
+  renderGraph($("view-graph"), app.graph, app.cursor.line, (line) => jumpTo(line));
+}
+
+async function refreshGraph(): Promise<void> {
+  const options = { pipeline: graphPipeline() };
+  const key = JSON.stringify([app.text, options]);
+  if (key !== app.graphKey) {
+    const r = await core.latest<DataflowGraph>("graph", "dataflowGraph", app.text, options);
+    if (r.stale) return;
+    app.graph = r.result;
+    app.graphKey = key;
+    document.body.dataset.graphs = String(Number(document.body.dataset.graphs ?? 0) + 1);
+  }
+  drawGraph();
+}
+
+// ---- Compare
+/** compareStrategies' options: the schedule settings, the devices, the SVG. */
+function compareOptions(): Record<string, unknown> {
+  const { pipeline: _pipeline, ...settings } = scheduleOptions();
+  return { ...settings, ...(app.compare.devices ? { devices: app.compare.devices } : {}), svg: true };
+}
+
+function drawCompare(): void {
+  renderCompare($("view-compare"), app.compare, {
+    onDevices: (devices) => { app.compare.devices = devices; app.compare.suggestions = null; void refreshCompare(); },
+    onSuggest: () => void suggest(),
+  });
+}
+
+/** Compares the current text's strategies unless the shown ones are of it. */
+async function refreshCompare(): Promise<void> {
+  const options = compareOptions();
+  const key = JSON.stringify([app.text, options]);
+  if (key === app.comparedKey) return; // the view already shows it
+  app.compare.comparing = true;
+  drawCompare();
+  const r = await core.latest<Comparison>("compare", "compareStrategies", app.text, options);
+  if (r.stale) return;
+  if (app.comparedKey !== key) app.compare.suggestions = null;
+  app.comparedKey = key;
+  app.compare = { ...app.compare, comparison: r.result, comparing: false, compareMs: r.ms };
+  drawCompare();
+  document.body.dataset.compared = String(Number(document.body.dataset.compared ?? 0) + 1);
+}
+
+async function suggest(): Promise<void> {
+  app.compare.suggesting = true;
+  drawCompare();
+  const { svg: _svg, ...options } = compareOptions();
+  const r = await core.latest<Suggestions>("suggest", "suggestShardings", app.text, { ...options, budget_ms: 2000 });
+  app.compare.suggesting = false;
+  if (!r.stale) app.compare.suggestions = r.result;
+  drawCompare();
 }
 
 function renderScheduleView(): void {
@@ -259,7 +332,7 @@ function renderScheduleView(): void {
     onClearTable: () => { app.table = null; app.tableStatus = null; void update(); },
     onExportTrace: () => void exportTrace(),
     onExportReport: () => download("shardlab-report.json", JSON.stringify(app.result?.schedule?.report ?? {}, null, 1)),
-  });
+  }, app.cursor.line);
 }
 
 async function refreshSelection(): Promise<void> {

@@ -24,7 +24,7 @@ export interface Response {
 
 const ready: Promise<Shardlab> = load();
 
-const CACHED: ReadonlySet<Method> = new Set<Method>(["playground", "opFactors", "valueLayout", "propagationTrace", "schedule"]);
+const CACHED: ReadonlySet<Method> = new Set<Method>(["playground", "opFactors", "valueLayout", "propagationTrace", "schedule", "compareStrategies", "dataflowGraph"]);
 const CACHE_SIZE = 8;
 /** Newest last (a Map keeps insertion order): method + JSON of the args. */
 const cache = new Map<string, unknown>();

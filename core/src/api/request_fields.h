@@ -30,6 +30,10 @@ inline constexpr std::string_view kCollectiveOptions[] = {
     "tables",
 };
 
+inline constexpr std::string_view kDataflowGraphOptions[] = {
+    "pipeline",
+};
+
 inline constexpr std::string_view kGemmOptions[] = {
     "b",
     "device",
@@ -128,6 +132,7 @@ inline constexpr std::string_view kStrategyOptions[] = {
     "reduce_scatter_limit",
     "reruns",
     "sol_options",
+    "svg",
     "table",
     "trace",
     "while_trip_count",
@@ -152,6 +157,7 @@ inline constexpr std::string_view kSuggestOptions[] = {
     "reduce_scatter_limit",
     "reruns",
     "sol_options",
+    "svg",
     "table",
     "trace",
     "while_trip_count",

@@ -123,10 +123,17 @@ std::string compareReply(std::string_view text, std::string_view options_json) {
   strategy::CompareOptions compare;
   if (Status read = readCompare(reader, request, compare); !read)
     return detail::errorReply(read.error().message);
+  bool svg = false;
+  reader.boolean("svg", svg);
+  if (!reader.ok())
+    return detail::errorReply(reader.error());
   Result<strategy::Comparison> c = strategy::compareStrategies(text, compare);
   if (!c)
     return detail::errorReply(c.error().message);
-  return dumpReply(comparisonValue(*c));
+  json reply = comparisonValue(*c);
+  if (svg)
+    reply["svg"] = strategy::comparisonSvg(*c);
+  return dumpReply(reply);
 }
 
 std::string suggestReply(std::string_view text, std::string_view options_json) {

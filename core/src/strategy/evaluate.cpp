@@ -42,7 +42,7 @@ void describeUser(Module &module, Operation &entry, const EvaluationContext &c,
                   Candidate &row) {
   for (Operation &op : module.body())
     if (op.is("sdy.mesh")) {
-      row.mesh = meshToString(op.attrs.get("mesh")->mesh());
+      row.mesh = meshBodyToString(op.attrs.get("mesh")->mesh());
       break;
     }
   Block &body = entry.region(0).front();

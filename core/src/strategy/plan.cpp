@@ -107,12 +107,10 @@ int64_t priorityOf(const Plan &plan, size_t arg) {
   return arg < plan.priorities.size() ? plan.priorities[arg] : -1;
 }
 
-std::string meshText(const std::vector<MeshAxis> &mesh) {
-  std::string out = "<[";
-  for (size_t i = 0; i < mesh.size(); ++i)
-    out += (i ? ", \"" : "\"") + mesh[i].name +
-           "\"=" + std::to_string(mesh[i].size);
-  return out + "]>";
+std::string meshText(const std::vector<MeshAxis> &axes) {
+  Mesh mesh;
+  mesh.axes = axes;
+  return meshBodyToString(mesh);
 }
 
 std::string argAxesText(const ArgAxes &axes, int64_t priority) {

@@ -147,6 +147,8 @@ std::string comparisonSvg(const Comparison &c) {
   std::string svg =
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
       std::to_string(width) + "\" height=\"" + std::to_string(height) +
+      "\" viewBox=\"0 0 " + std::to_string(width) + " " +
+      std::to_string(height) +
       "\" font-family=\"sans-serif\" font-size=\"12\">\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">"

@@ -227,6 +227,12 @@ Result<Suggestions> suggestShardings(std::string_view text,
   for (const Searched &s : pool) {
     if (int(out.suggestions.size()) >= options.keep)
       break;
+    // A strategy as fast as one already suggested (a change that made no
+    // difference) is not another suggestion.
+    if (!out.suggestions.empty() &&
+        s.row.step_time_us <=
+            out.suggestions.back().candidate.step_time_us * 1.001)
+      continue;
     Suggestion suggestion;
     suggestion.candidate = s.row;
     suggestion.changes = changes(out.user, s.row);

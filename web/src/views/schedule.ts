@@ -99,7 +99,12 @@ function loopLabel(loop: FoldedLoop): string {
   return `${loop.name.replace(/^stablehlo\./, "")} ×${loop.trips}`;
 }
 
-function gantt(r: NonNullable<ScheduleResult["report"]>, fold: FoldedSchedule, detail: HTMLElement): SVGElement {
+/** Whether a scheduled op is the op written on `line` (its name's first part ends in `@line`). */
+function writtenOn(op: ScheduledOp, line: number): boolean {
+  return line > 0 && new RegExp(`@${line}(-start|-done)?(#\\d+)?$`).test(op.name.split("/")[0]);
+}
+
+function gantt(r: NonNullable<ScheduleResult["report"]>, fold: FoldedSchedule, detail: HTMLElement, line: number): SVGElement {
   const ops = fold.ops.filter((o) => o.end_us > o.start_us || o.kind === "collective");
   const streams = [...new Set(r.ops.map((o) => o.stream))].sort((a, b) => (a === "compute" ? -1 : b === "compute" ? 1 : a.localeCompare(b)));
   const W = 720, L = 96, row = 30, top = fold.loops.length ? 36 : 20;
@@ -130,7 +135,7 @@ function gantt(r: NonNullable<ScheduleResult["report"]>, fold: FoldedSchedule, d
     const exposed = typeof op.exposed_us === "number" && op.exposed_us > 0;
     const w = Math.max(x(op.end_us) - x(op.start_us), 2);
     const rect = s("rect", { x: x(op.start_us), y: top + i * row + 3, width: w, height: row - 6, rx: 2, tabindex: 0,
-      class: `bar ${op.kind}${exposed ? " exposed" : ""}`, "data-testid": `bar-${op.kind}` },
+      class: `bar ${op.kind}${exposed ? " exposed" : ""}${writtenOn(op, line) ? " highlight" : ""}`, "data-testid": `bar-${op.kind}` },
       s("title", {}, opDetails(op)));
     const show = () => { detail.textContent = opDetails(op); };
     rect.addEventListener("mouseenter", show);
@@ -163,7 +168,8 @@ function memoryCurve(r: NonNullable<ScheduleResult["report"]>, fold: FoldedSched
     s("path", { d, class: "mem-line" }));
 }
 
-export function renderSchedule(root: HTMLElement, result: ScheduleResult | null | undefined, settings: Settings, presets: HardwarePreset[], table: TableState | null, hs: ScheduleHandlers): void {
+/** `line`: the editor's cursor line; the bars of the op written there are outlined. */
+export function renderSchedule(root: HTMLElement, result: ScheduleResult | null | undefined, settings: Settings, presets: HardwarePreset[], table: TableState | null, hs: ScheduleHandlers, line = 0): void {
   const r = result?.ok ? result.report : undefined;
   const devices = Number((r?.topology as { num_devices?: number } | undefined)?.num_devices ?? 1);
   const detail = h("pre", { class: "detail", "data-testid": "gantt-detail", "aria-live": "polite" }, "Hover or focus a bar for its op, times and cost model.");
@@ -174,7 +180,7 @@ export function renderSchedule(root: HTMLElement, result: ScheduleResult | null 
     result && !result.ok ? h("p", { class: "error", "data-testid": "schedule-error" }, `schedule: ${result.error ?? "failed"}`) : null,
     r ? totals(r) : h("p", { class: "muted" }, result ? "" : "Estimating the schedule… (it needs a module that verifies)."),
     r && hasLoops ? loopsLine(r, settings, hs) : null,
-    r ? gantt(r, fold, detail) : null,
+    r ? gantt(r, fold, detail, line) : null,
     r ? memoryCurve(r, fold) : null,
     r ? detail : null,
     r && r.assumptions.length ? h("ul", { class: "muted" }, r.assumptions.map((a) => h("li", {}, a))) : null,

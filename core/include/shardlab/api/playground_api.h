@@ -87,4 +87,11 @@ std::string valueLayoutJson(std::string_view text,
 std::string propagationTraceJson(std::string_view text,
                                  std::string_view options_json);
 
+/// dataflow-graph.schema.json: the entry function after {"pipeline"} as a
+/// graph (ops as nodes, values as edges with type and sharding, collectives
+/// marked), for the playground's Graph view.
+std::string dataflowGraphJson(std::string_view text,
+                              std::string_view options_json,
+                              ViewCache *cache = nullptr);
+
 } // namespace shardlab::api

@@ -1,0 +1,108 @@
+// The Compare tab: the module's candidate sharding strategies side by side
+// (the core's compareStrategies: step time, compute, exposed and hidden
+// communication, collectives by kind, peak memory per device against its
+// capacity), drawn with the same bars `shardlab-schedule --compare --svg`
+// writes, each row's shardings on request, the arguments' roles, and a
+// Suggest button that runs the bounded search (suggestShardings) and says
+// what each suggestion changes and why it is faster.
+import { h, fmtUs, fmtBytes, fill } from "../dom";
+import type { Candidate, Comparison, Suggestions } from "@shardlab/wasm";
+
+export interface CompareState {
+  /** Devices asked for; 0: the module's mesh, or 8. */
+  devices: number;
+  comparison: Comparison | null;
+  comparing: boolean;
+  compareMs: number;
+  suggestions: Suggestions | null;
+  suggesting: boolean;
+}
+
+export interface CompareHandlers {
+  onDevices(devices: number): void;
+  onSuggest(): void;
+}
+
+function collectives(row: Candidate): string {
+  if (!row.collectives.length) return "none";
+  return row.collectives.map((c) => `${c.kind} ×${c.count} (${fmtBytes(c.bytes)})`).join(", ");
+}
+
+function memory(row: Candidate): string {
+  const peak = fmtBytes(row.peak_memory_bytes);
+  if (!row.capacity_bytes) return peak;
+  return row.fits === false ? `${peak} > ${fmtBytes(row.capacity_bytes)}: does not fit` : `${peak} of ${fmtBytes(row.capacity_bytes)}`;
+}
+
+function rowView(row: Candidate, rank: number): HTMLElement[] {
+  const main = h("tr", { "data-testid": "compare-row", class: row.is_user ? "user" : "" },
+    h("td", {}, String(rank)),
+    h("td", { "data-testid": "compare-name" }, row.name, row.is_user ? " (as written)" : ""),
+    h("td", { class: "num", "data-testid": "compare-step" }, fmtUs(row.step_time_us)),
+    h("td", { class: "num" }, fmtUs(row.compute_us)),
+    h("td", { class: "num" }, fmtUs(row.exposed_comm_us)),
+    h("td", { class: "num" }, fmtUs(row.hidden_comm_us)),
+    h("td", { class: row.fits === false ? "error" : "" }, memory(row)),
+    h("td", {}, collectives(row)));
+  const shardings = h("tr", { class: "shardings" },
+    h("td", {}),
+    h("td", { colspan: 7 },
+      h("details", {},
+        h("summary", {}, row.description, row.mesh ? ` — mesh ${row.mesh}` : ""),
+        h("ul", {}, row.shardings.map((s) => h("li", {}, h("code", {}, `${s.name}: ${s.sharding}`)))))));
+  return [main, shardings];
+}
+
+function table(c: Comparison): HTMLElement {
+  const rows = c.rows ?? [];
+  const ran = rows.filter((r) => r.ok);
+  const failed = rows.filter((r) => !r.ok);
+  return h("div", {},
+    h("table", { class: "compare", "data-testid": "compare-table" },
+      h("thead", {}, h("tr", {}, ["#", "candidate", "step", "compute", "exposed comm", "hidden comm", "peak memory / device", "collectives"].map((t) => h("th", {}, t)))),
+      h("tbody", {}, ran.flatMap((row, i) => rowView(row, i + 1)))),
+    failed.length ? h("div", { class: "failed" },
+      h("div", { class: "muted" }, "Not evaluated:"),
+      h("ul", {}, failed.map((row) => h("li", { "data-testid": "compare-failed" }, h("b", {}, row.name), `: ${row.error ?? row.stage}`)))) : null);
+}
+
+function roles(c: Comparison): HTMLElement {
+  return h("details", { class: "roles" },
+    h("summary", {}, `Arguments (${c.args?.length ?? 0}): how each was classified`),
+    h("ul", {}, (c.args ?? []).map((a) => h("li", {}, h("code", {}, a.name), ` ${a.shape.join("×") || "scalar"} — ${a.role}: ${a.reason}`))));
+}
+
+function suggestionsView(s: Suggestions): HTMLElement {
+  if (!s.ok) return h("div", { class: "error", "data-testid": "suggest-error" }, s.error ?? "the search failed");
+  const found = s.suggestions ?? [];
+  return h("div", { class: "suggestions", "data-testid": "suggestions" },
+    h("div", { class: "muted" }, `Searched ${s.evaluated} strategies in ${(s.elapsed_ms ?? 0).toFixed(0)} ms${s.budget_exhausted ? " (budget spent)" : ""}; as written: ${s.user?.ok ? fmtUs(s.user.step_time_us) : "not evaluated"}.`),
+    found.map((g, i) => h("div", { class: "suggestion", "data-testid": "suggestion" },
+      h("div", {}, h("b", {}, `${i + 1}. ${g.candidate.name}`), `: ${fmtUs(g.candidate.step_time_us)}`, g.speedup > 0 ? ` (${g.speedup.toFixed(2)}× the module as written)` : ""),
+      h("div", { class: "muted" }, g.candidate.description),
+      h("ul", {},
+        g.changes.map((c) => h("li", {}, "change: ", h("code", {}, c))),
+        g.reasons.map((r) => h("li", {}, "why: ", r))))));
+}
+
+export function renderCompare(root: HTMLElement, state: CompareState, hs: CompareHandlers): void {
+  const devices = h("input", { type: "number", min: 0, class: "num", value: state.devices, "data-testid": "compare-devices",
+    onchange: (e: Event) => hs.onDevices(Math.max(0, Math.floor(Number((e.target as HTMLInputElement).value) || 0))) });
+  const suggest = h("button", { type: "button", "data-testid": "suggest", disabled: state.suggesting || !state.comparison?.ok,
+    onclick: () => hs.onSuggest() }, state.suggesting ? "Searching…" : "Suggest");
+  const c = state.comparison;
+  const bars = h("div", { class: "compare-bars", "data-testid": "compare-bars" });
+  // The core's own SVG (text escaped there), the picture the CLI writes.
+  if (c?.ok && c.svg) bars.innerHTML = c.svg;
+  fill(root,
+    h("div", { class: "settings" },
+      h("label", {}, "Devices (0 = the module's mesh, or 8) ", devices),
+      suggest,
+      h("span", { class: "muted", "data-testid": "compare-status" },
+        state.comparing ? "comparing…" : c?.ok ? `${c.rows?.length ?? 0} strategies on ${c.devices} devices in ${state.compareMs.toFixed(0)} ms` : "")),
+    c && !c.ok ? h("div", { class: "error", "data-testid": "compare-error" }, c.error ?? "comparison failed") : null,
+    state.suggestions ? suggestionsView(state.suggestions) : null,
+    c?.ok ? bars : null,
+    c?.ok ? table(c) : null,
+    c?.ok ? roles(c) : null);
+}
