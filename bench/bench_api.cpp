@@ -11,6 +11,7 @@
 // "reply_bytes"}.
 #include "shardlab/api/api.h"
 #include "shardlab/api/playground_api.h"
+#include "shardlab/api/strategy_api.h"
 #include "shardlab/support/file_io.h"
 
 #include <time.h>
@@ -34,6 +35,8 @@ std::string callApi(const std::string &call, const std::string &text,
     return runJson(text, arg.empty() ? "[]" : arg);
   if (call == "schedule")
     return scheduleJson(text, arg.empty() ? "{}" : arg);
+  if (call == "compareStrategies")
+    return compareStrategiesJson(text, arg.empty() ? "{}" : arg);
   return playgroundJson(text, arg.empty() ? "{}" : arg);
 }
 
@@ -57,13 +60,14 @@ int main(int argc, char **argv) {
   }
   if (argc - i < 2) {
     std::fprintf(stderr, "usage: bench_api [--repeats N] MODULE.mlir "
-                         "check|run|schedule|playground [ARG_JSON]\n");
+                         "check|run|schedule|playground|compareStrategies "
+                         "[ARG_JSON]\n");
     return 2;
   }
   std::string text, call = argv[i + 1];
   std::string arg = argc - i > 2 ? argv[i + 2] : "";
   if (call != "check" && call != "run" && call != "schedule" &&
-      call != "playground") {
+      call != "playground" && call != "compareStrategies") {
     std::fprintf(stderr, "bench_api: unknown call %s\n", call.c_str());
     return 2;
   }

@@ -52,6 +52,8 @@ const modules = {
   // One function named main (the schedule's entry), ~1.3k ops.
   main: generate("main", ["--ops", "1200", "--layers-per-func", "40"],
     (t) => t.replaceAll("@block_0", "@main")),
+  // One function (the entry) of ~2k ops.
+  compare: generate("compare", ["--ops", "2000", "--layers-per-func", "60"]),
 };
 const pipeline = ["-sdy-propagation-pipeline"];
 const explicit = [...pipeline, "-sdy-export-pipeline=enable-insert-explicit-collectives=true"];
@@ -68,6 +70,7 @@ const cases = [
   { name: `per-device program ("partition"), ${k(small)} ops`, file: modules.small, call: "run", arg: partition, counted: true },
   { name: "schedule (propagate, export, per-device, schedule), 1.2k ops", file: modules.main, call: "schedule", arg: {} },
   { name: "playground update (full pipeline, no schedule), 2k ops", file: modules.playground, call: "playground", arg: { pipeline: "pipeline", schedule: false } },
+  { name: "compare 10 strategies + the module as written, 2k ops", file: modules.compare, call: "compareStrategies", arg: {} },
 ];
 
 const loadAverage = () => os.loadavg().map((l) => l.toFixed(2)).join(", ");

@@ -282,6 +282,7 @@ test("dataflowGraph: arguments, ops, the explicit collective, values with their 
   assert.equal(g.function, "main");
   const kinds = g.nodes.map((n) => n.kind);
   assert.ok(kinds.includes("argument") && kinds.includes("op") && kinds.includes("output"));
+  assert.deepEqual(g.nodes.filter((n) => n.kind === "argument").map((n) => n.name), ["%x", "%w1", "%w2"]);
   const collective = g.nodes.find((n) => n.kind === "collective");
   assert.ok(collective, JSON.stringify(g.nodes.map((n) => n.name)));
   assert.match(collective.name, /all_reduce/);

@@ -285,7 +285,7 @@ export interface DataflowGraphOptions {
 export interface GraphNode {
   id: number;
   /**
-   * The op's name, or %argN.
+   * The op's name; an argument's as written (`%x`), else `%argN`.
    */
   name: string;
   kind: "argument" | "op" | "collective" | "output";

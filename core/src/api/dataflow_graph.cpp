@@ -12,6 +12,7 @@
 #include "request_fields.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/sharding/format.h"
+#include "shardlab/text/text.h"
 
 #include <unordered_map>
 
@@ -72,12 +73,14 @@ struct GraphBuilder {
     }
   }
 
-  void build(Operation &func) {
+  /// `text` is what `module` was parsed from: arguments keep their names.
+  void build(const Module &module, Operation &func, std::string_view text) {
     Block &body = func.region(0).front();
     for (size_t i = 0; i < body.numArguments(); ++i) {
       Value *arg = body.argument(i);
-      source[arg] = addNode("%arg" + std::to_string(i), "argument", arg->loc,
-                            arg->type ? arg->type->text : "");
+      source[arg] =
+          addNode(writtenArgumentName(module, func, text, i), "argument",
+                  arg->loc, arg->type ? arg->type->text : "");
     }
     for (Operation &op : body) {
       if (op.is("stablehlo.constant"))
@@ -118,7 +121,7 @@ std::string graphReply(std::string_view text, std::string_view options_json,
   if (!func || func->numRegions() == 0 || func->region(0).empty())
     return detail::errorReply("the module has no entry function");
   GraphBuilder graph;
-  graph.build(*func);
+  graph.build(*both->after, *func, text);
   const Attr *name = func->attrs.get("sym_name");
   return dumpReply({{"ok", true},
                     {"function", name ? name->str() : ""},

@@ -4,6 +4,7 @@
 #include "rules/stablehlo_attrs.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_manager.h"
+#include "shardlab/text/text.h"
 #include "strategy/plan.h"
 
 #include <algorithm>
@@ -233,35 +234,6 @@ private:
   const std::unordered_map<Operation *, Parallel> &ops_;
 };
 
-std::string argName(const Module &module, const Operation &entry,
-                    std::string_view text, size_t index) {
-  const Attr *sym = entry.attrs.get("sym_name");
-  auto ranges = sym ? module.signature_ranges.find(sym->str())
-                    : module.signature_ranges.end();
-  std::string fallback = "%arg" + std::to_string(index);
-  if (ranges == module.signature_ranges.end() ||
-      index >= ranges->second.args.size())
-    return fallback;
-  const Location &at = ranges->second.args[index].start;
-  size_t pos = 0;
-  for (uint32_t line = 1; line < at.line && pos != std::string_view::npos;
-       ++line)
-    if ((pos = text.find('\n', pos)) != std::string_view::npos)
-      ++pos;
-  if (pos == std::string_view::npos || at.col == 0)
-    return fallback;
-  pos += at.col - 1;
-  if (pos >= text.size() || text[pos] != '%')
-    return fallback;
-  size_t end = pos + 1;
-  while (end < text.size() &&
-         (std::isalnum(static_cast<unsigned char>(text[end])) ||
-          text[end] == '_' || text[end] == '.' || text[end] == '$' ||
-          text[end] == '-'))
-    ++end;
-  return end > pos + 1 ? std::string(text.substr(pos, end - pos)) : fallback;
-}
-
 /// An argument's first use as a matmul weight, in argument dims.
 struct WeightUse {
   Operation *op = nullptr;
@@ -414,7 +386,7 @@ Result<ModuleAnalysis> analyzeArguments(std::string_view text) {
   for (size_t i = 0; i < n; ++i) {
     ArgAnalysis &a = out[i];
     a.info.index = i;
-    a.info.name = argName(module, *entry, text, i);
+    a.info.name = writtenArgumentName(module, *entry, text, i);
     a.info.shape = shapeOf(body.argument(i));
     if (a.info.shape.empty()) {
       a.info.role = ArgRole::Scalar;

@@ -54,4 +54,10 @@ std::string printAttribute(const Attr *attr);
 std::unordered_map<const Value *, std::string>
 printedValueNames(Module &module, const PrintOptions &options = {});
 
+/// The name argument `index` of `func` was written with in `text`, the
+/// text `module` was parsed from (`%x` in `func.func @main(%x: ...)`), or
+/// `%argN` when the parser did not record where it was.
+std::string writtenArgumentName(const Module &module, const Operation &func,
+                                std::string_view text, size_t index);
+
 } // namespace shardlab
