@@ -8,6 +8,7 @@
 #include "shardlab/api/playground_api.h"
 
 #include "guard.h"
+#include "passes/pass_utils.h"
 #include "playground_internal.h"
 #include "request_fields.h"
 #include "shardlab/ir/sharding_access.h"
@@ -26,17 +27,6 @@ using detail::OptionReader;
 /// Nodes beyond this are left out (the reply says so): a browser draws a
 /// few hundred nodes well, not tens of thousands.
 constexpr size_t kMaxNodes = 600;
-
-bool isCollective(std::string_view name) {
-  for (std::string_view c :
-       {"sdy.all_gather", "sdy.all_reduce", "sdy.all_slice", "sdy.all_to_all",
-        "sdy.collective_permute", "sdy.reduce_scatter", "stablehlo.all_gather",
-        "stablehlo.all_reduce", "stablehlo.all_to_all",
-        "stablehlo.reduce_scatter", "stablehlo.collective_permute"})
-    if (name == c)
-      return true;
-  return false;
-}
 
 std::string shardingText(Value *value) {
   const TensorSharding *s = getSharding(value);
@@ -90,9 +80,9 @@ struct GraphBuilder {
         truncated = true;
         continue;
       }
-      const char *kind = output                  ? "output"
-                         : isCollective(op.name) ? "collective"
-                                                 : "op";
+      const char *kind = output               ? "output"
+                         : isCollectiveOp(op) ? "collective"
+                                              : "op";
       std::string label =
           op.numResults() && op.result(0)->type ? op.result(0)->type->text : "";
       int64_t id = addNode(std::string(op.name), kind, op.loc, label);

@@ -1,6 +1,8 @@
 // IR helpers shared by the sdy passes (see pass_utils.h).
 #include "passes/pass_utils.h"
+
 #include "ir/op_registry.h"
+#include "verify/verify_ops.h"
 
 #include <unordered_map>
 #include <unordered_set>
@@ -82,6 +84,18 @@ void replaceOp(Operation &op, const std::vector<Value *> &values) {
   for (size_t i = 0; i < op.numResults(); ++i)
     op.result(i)->replaceAllUsesWith(values[i]);
   eraseOp(op);
+}
+
+bool isCollectiveOp(const Operation &op) {
+  if (verify::isCollective(op))
+    return true;
+  for (std::string_view name :
+       {"stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.all_to_all",
+        "stablehlo.reduce_scatter", "stablehlo.collective_permute",
+        "stablehlo.collective_broadcast"})
+    if (op.name == name)
+      return true;
+  return false;
 }
 
 bool isBeforeInBlock(const Operation *a, const Operation *b) {

@@ -43,6 +43,11 @@ bool mayContain(const Module &module,
 /// Replaces every use of op's results by `values` and erases it.
 void replaceOp(Operation &op, const std::vector<Value *> &values);
 
+/// Whether `op` is a collective: one of sdy's explicit collectives
+/// (verify::isCollective) or a StableHLO one (all_gather, all_reduce,
+/// all_to_all, reduce_scatter, collective_permute, collective_broadcast).
+bool isCollectiveOp(const Operation &op);
+
 /// Whether `a` comes before `b`; both are in the same block.
 bool isBeforeInBlock(const Operation *a, const Operation *b);
 

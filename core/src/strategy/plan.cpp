@@ -8,22 +8,11 @@
 namespace shardlab::strategy {
 namespace {
 
-// Ops whose presence means the module is already partitioned, or whose
-// shardings bind the program to the user's mesh in ways a plan cannot
-// rewrite.
-constexpr std::string_view kBoundOps[] = {
-    "sdy.manual_computation",   "sdy.all_gather",
-    "sdy.all_reduce",           "sdy.all_slice",
-    "sdy.all_to_all",           "sdy.collective_permute",
-    "sdy.reduce_scatter",       "stablehlo.all_gather",
-    "stablehlo.all_reduce",     "stablehlo.all_to_all",
-    "stablehlo.reduce_scatter", "stablehlo.collective_permute"};
-
+// Whether `op` binds the program to the user's mesh in a way a plan cannot
+// rewrite: a manual computation, or a collective (the module is already
+// partitioned, or holds explicit collectives).
 bool isBound(const Operation &op) {
-  for (std::string_view name : kBoundOps)
-    if (op.name == name)
-      return true;
-  return false;
+  return op.is("sdy.manual_computation") || isCollectiveOp(op);
 }
 
 // A dict-array attribute (arg_attrs / res_attrs) without entries `name`.
