@@ -194,7 +194,7 @@ TEST_CASE("Pipeline: the report says whether a step fits device memory") {
   PipelineOptions small = realOptions();
   small.device_memory_bytes = 1 << 20; // 1 MiB: the MLP's weights do not fit
   PipelineResult r = run(kMegatronMlp, small);
-  json report = reportValue(r.program, r.schedule);
+  json report = json::parse(reportJson(r.program, r.schedule));
   CHECK(report["memory_per_device"]["capacity_bytes"] == 1 << 20);
   CHECK(report["memory_per_device"]["fits"] == false);
   CHECK(summaryText(r.program, r.schedule).find("DOES NOT FIT") !=
@@ -202,8 +202,8 @@ TEST_CASE("Pipeline: the report says whether a step fits device memory") {
   PipelineOptions big = realOptions();
   big.device_memory_bytes = int64_t{80} << 30;
   PipelineResult fits = run(kMegatronMlp, big);
-  CHECK(reportValue(fits.program, fits.schedule)["memory_per_device"]["fits"] ==
-        true);
+  CHECK(json::parse(reportJson(
+            fits.program, fits.schedule))["memory_per_device"]["fits"] == true);
 }
 
 TEST_CASE("Pipeline: a call to a declaration stays a call") {

@@ -1,6 +1,8 @@
 // Non-throwing option reading and reply rendering for the API.
 #include "json_options.h"
 
+#include "support/json_writer.h"
+
 #include <cstdint>
 #include <cstring>
 
@@ -21,109 +23,6 @@ std::string errorReply(std::string_view message) {
 
 namespace {
 
-// The length of the valid UTF-8 sequence at `at` (RFC 3629: no overlong
-// forms, no surrogates, nothing above U+10FFFF), or 0.
-size_t utf8Length(std::string_view text, size_t at) {
-  const auto byte = [&](size_t i) {
-    return i < text.size() ? static_cast<unsigned char>(text[i]) : 0u;
-  };
-  const unsigned lead = byte(at);
-  const auto tail = [&](size_t i, unsigned low = 0x80, unsigned high = 0xBF) {
-    return byte(i) >= low && byte(i) <= high;
-  };
-  if (lead >= 0xC2 && lead <= 0xDF)
-    return tail(at + 1) ? 2 : 0;
-  if (lead >= 0xE0 && lead <= 0xEF) {
-    const unsigned low = lead == 0xE0 ? 0xA0 : 0x80;
-    const unsigned high = lead == 0xED ? 0x9F : 0xBF;
-    return tail(at + 1, low, high) && tail(at + 2) ? 3 : 0;
-  }
-  if (lead >= 0xF0 && lead <= 0xF4) {
-    const unsigned low = lead == 0xF0 ? 0x90 : 0x80;
-    const unsigned high = lead == 0xF4 ? 0x8F : 0xBF;
-    return tail(at + 1, low, high) && tail(at + 2) && tail(at + 3) ? 4 : 0;
-  }
-  return 0;
-}
-
-// A JSON string as nlohmann::json writes it (ensure_ascii off): runs of
-// plain bytes are copied at once. Strings with invalid UTF-8 go through
-// nlohmann, which replaces the bad bytes; false when that is needed.
-// Whether none of the 8 bytes at `at` needs a look: all ASCII, none below
-// 0x20, no quote, no backslash (SWAR tests, 8 bytes at a time).
-bool plainWord(const char *at) {
-  constexpr uint64_t kOnes = 0x0101010101010101ull;
-  constexpr uint64_t kHigh = 0x8080808080808080ull;
-  uint64_t word;
-  std::memcpy(&word, at, 8);
-  auto has_zero = [&](uint64_t x) { return (x - kOnes) & ~x & kHigh; };
-  const uint64_t below_space = (word - kOnes * 0x20) & ~word & kHigh;
-  return ((word & kHigh) | below_space | has_zero(word ^ (kOnes * '"')) |
-          has_zero(word ^ (kOnes * '\\'))) == 0;
-}
-
-bool appendString(std::string &out, std::string_view text) {
-  static const char *const kHex = "0123456789abcdef";
-  out.push_back('"');
-  size_t run = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    while (i + 8 <= text.size() && plainWord(text.data() + i))
-      i += 8;
-    if (i >= text.size())
-      break;
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x80) {
-      const size_t length = utf8Length(text, i);
-      if (length == 0)
-        return false;
-      i += length - 1;
-      continue;
-    }
-    if (c >= 0x20 && c != '"' && c != '\\')
-      continue;
-    out.append(text.data() + run, i - run);
-    run = i + 1;
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\b':
-      out += "\\b";
-      break;
-    case '\f':
-      out += "\\f";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\r':
-      out += "\\r";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      out += "\\u00";
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
-    }
-  }
-  out.append(text.data() + run, text.size() - run);
-  out.push_back('"');
-  return true;
-}
-
-void appendStringOrReplaced(std::string &out, const std::string &text) {
-  const size_t mark = out.size();
-  if (appendString(out, text))
-    return;
-  out.resize(mark);
-  out += json(text).dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 void appendJson(std::string &out, const json &value) {
   switch (value.type()) {
   case json::value_t::object: {
@@ -133,7 +32,7 @@ void appendJson(std::string &out, const json &value) {
       if (!first)
         out.push_back(',');
       first = false;
-      appendStringOrReplaced(out, key);
+      appendJsonString(out, key);
       out.push_back(':');
       appendJson(out, item);
     }
@@ -151,7 +50,7 @@ void appendJson(std::string &out, const json &value) {
     return;
   }
   case json::value_t::string:
-    appendStringOrReplaced(out, value.get_ref<const std::string &>());
+    appendJsonString(out, value.get_ref<const std::string &>());
     return;
   case json::value_t::number_integer:
     out += std::to_string(value.get<int64_t>());
@@ -173,6 +72,25 @@ std::string dumpReply(const json &reply) {
   // texts, and escaping them was 13% of an API call.
   std::string out;
   appendJson(out, reply);
+  return out;
+}
+
+std::string dumpReplyWith(
+    const json &reply,
+    std::initializer_list<std::pair<std::string_view, std::string_view>>
+        raw_fields) {
+  std::string out = dumpReply(reply);
+  if (out.empty() || out.back() != '}')
+    return out;
+  out.pop_back();
+  for (const auto &[key, value] : raw_fields) {
+    if (out.size() > 1)
+      out.push_back(',');
+    appendJsonString(out, key);
+    out.push_back(':');
+    out += value;
+  }
+  out.push_back('}');
   return out;
 }
 

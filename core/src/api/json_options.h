@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,6 +27,13 @@ std::string errorReply(std::string_view message);
 
 /// Dumps `reply` (invalid UTF-8 replaced, never throws).
 std::string dumpReply(const json &reply);
+
+/// Dumps the object `reply` with more members whose values are already
+/// JSON text (a streamed schedule, say), added after its own.
+std::string dumpReplyWith(
+    const json &reply,
+    std::initializer_list<std::pair<std::string_view, std::string_view>>
+        raw_fields);
 
 /// Reads named fields of one options object, collecting the first error.
 class OptionReader {

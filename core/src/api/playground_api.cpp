@@ -24,6 +24,7 @@ namespace shardlab::api {
 namespace {
 
 using detail::dumpReply;
+using detail::dumpReplyWith;
 using detail::guarded;
 using detail::json;
 using detail::OptionReader;
@@ -38,9 +39,12 @@ double msSince(std::chrono::steady_clock::time_point start) {
 }
 
 /// Lowers `module` (already propagated) to collectives unless it has them,
-/// then builds and schedules the program. Returns the reply's fields.
-json scheduleModule(Module &module, bool lowered,
-                    const ScheduleRequest &request, std::string_view text) {
+/// then builds and schedules the program. Returns the reply (schedule.schema
+/// .json's ScheduleResult) as JSON text: the report and trace are written
+/// as they are produced, never held as a tree.
+std::string scheduleModule(Module &module, bool lowered,
+                           const ScheduleRequest &request,
+                           std::string_view text) {
   DiagnosticEngine diags;
   // The export pipeline with explicit collectives: the last step of the
   // "explicit" pipeline (it also all-reduces sharded reductions).
@@ -48,23 +52,26 @@ json scheduleModule(Module &module, bool lowered,
     if (Status ran =
             detail::runFlags(module, {pipelineFlags("explicit").back()}, diags);
         !ran)
-      return detail::failureReply(ran.error().message, diags.diagnostics(),
-                                  text);
-  json reply = {{"ok", false}, {"explicit_module", printModule(module)}};
+      return dumpReply(
+          detail::failureReply(ran.error().message, diags.diagnostics(), text));
+  std::string explicit_module = printModule(module);
   Result<schedule::PipelineOptions> options = pipelineOptions(request);
   if (!options)
-    return detail::failureReply(options.error().message, {}, text);
+    return dumpReply(detail::failureReply(options.error().message, {}, text));
   schedule::PipelineResult scheduled =
       schedule::scheduleLowered(module, *options);
   if (!scheduled.ok)
-    return detail::failureReply(scheduled.error, scheduled.diagnostics, text);
-  reply["ok"] = true;
-  reply["report"] =
-      schedule::reportValue(scheduled.program, scheduled.schedule);
-  if (request.trace)
-    reply["trace"] =
-        schedule::chromeTraceValue(scheduled.program, scheduled.schedule);
-  return reply;
+    return dumpReply(
+        detail::failureReply(scheduled.error, scheduled.diagnostics, text));
+  const std::string report =
+      schedule::reportJson(scheduled.program, scheduled.schedule);
+  if (!request.trace)
+    return dumpReplyWith({{"ok", true}, {"explicit_module", explicit_module}},
+                         {{"report", report}});
+  return dumpReplyWith({{"ok", true}, {"explicit_module", explicit_module}},
+                       {{"report", report},
+                        {"trace", schedule::chromeTraceJson(
+                                      scheduled.program, scheduled.schedule)}});
 }
 
 /// Whether the pipeline already lowered the module to collectives (and, for
@@ -124,11 +131,14 @@ std::string playgroundReply(std::string_view text,
   LoadedModule loaded = loadModule(text, diags);
   std::unique_ptr<Module> module = std::move(loaded.module);
   json timings = json::object();
-  auto finish = [&](const char *stage) {
+  auto settle = [&](const char *stage) {
     reply["stage"] = stage;
     reply["diagnostics"] = detail::diagnosticsJson(diags.diagnostics(), text);
     timings["total"] = msSince(start);
     reply["timings_ms"] = timings;
+  };
+  auto finish = [&](const char *stage) {
+    settle(stage);
     return dumpReply(reply);
   };
   timings["parse_verify"] = msSince(start);
@@ -146,13 +156,17 @@ std::string playgroundReply(std::string_view text,
   }
   reply["output"] = printModule(*module);
   timings["propagate"] = msSince(start);
+  std::string schedule;
   if (request.want_schedule) {
-    reply["schedule"] = scheduleModule(*module, isLowered(request.pipeline),
-                                       request.schedule, text);
+    schedule = scheduleModule(*module, isLowered(request.pipeline),
+                              request.schedule, text);
     timings["schedule"] = msSince(start);
   }
   reply["ok"] = true;
-  return finish("done");
+  if (schedule.empty())
+    return finish("done");
+  settle("done");
+  return dumpReplyWith(reply, {{"schedule", schedule}});
 }
 
 std::string scheduleReply(std::string_view text,
@@ -172,7 +186,7 @@ std::string scheduleReply(std::string_view text,
     return dumpReply(
         detail::failureReply(ran.error().message, diags.diagnostics(), text));
   bool lowered = request.pipeline == "none" || isLowered(request.pipeline);
-  return dumpReply(scheduleModule(*module, lowered, request.schedule, text));
+  return scheduleModule(*module, lowered, request.schedule, text);
 }
 
 } // namespace

@@ -1,14 +1,12 @@
 // JSON report, Chrome trace and text summary of a schedule.
 #include "shardlab/schedule/report.h"
 
-#include <nlohmann/json.hpp>
+#include "support/json_writer.h"
 
 #include <cstdio>
 
 namespace shardlab::schedule {
 namespace {
-
-using nlohmann::json;
 
 std::string streamName(const Node &node) {
   return node.kind == NodeKind::AsyncStart
@@ -32,39 +30,40 @@ std::vector<int64_t> entryIndex(const Graph &g, const Schedule &s,
   return index;
 }
 
-json opEntry(const Graph &g, const Schedule &s, int64_t n,
+void writeOp(JsonWriter &w, const Graph &g, const Schedule &s, int64_t n,
              const std::vector<int64_t> &index) {
   const Node &node = g.node(n);
   const NodeTiming &t = s.timing[size_t(n)];
   const bool coll = node.kind == NodeKind::AsyncStart;
-  json deps = json::array();
+  w.beginObject()
+      .field("name", node.name)
+      .field("kind", coll ? "collective" : "compute")
+      .field("stream", streamName(node))
+      .field("start_us", coll ? t.transfer_start_us : t.start_us)
+      .field("end_us", coll ? t.transfer_end_us : t.end_us);
+  w.key("deps").beginArray();
   for (int64_t e : g.predecessors(n))
-    deps.push_back(index[size_t(g.edges()[size_t(e)].from)]);
-  json j = {{"name", node.name},
-            {"kind", coll ? "collective" : "compute"},
-            {"stream", streamName(node)},
-            {"start_us", coll ? t.transfer_start_us : t.start_us},
-            {"end_us", coll ? t.transfer_end_us : t.end_us},
-            {"deps", deps},
-            {"cost_explanation", node.explanation},
-            {"reason", t.reason}};
+    w.value(index[size_t(g.edges()[size_t(e)].from)]);
+  w.endArray();
+  w.field("cost_explanation", node.explanation).field("reason", t.reason);
   if (coll) {
     const NodeTiming &done = s.timing[size_t(node.partner)];
-    j["collective"] = std::string(toString(node.collective));
-    j["done_us"] = done.end_us;
-    j["exposed_us"] = done.exposed_us;
+    w.field("collective", toString(node.collective))
+        .field("done_us", done.end_us)
+        .field("exposed_us", done.exposed_us);
   }
-  return j;
+  w.endObject();
 }
 
 // Parameters plus peak live temporaries of one device against its memory.
-json memoryFit(const Program &program, const Schedule &s) {
+void writeMemoryFit(JsonWriter &w, const Program &program, const Schedule &s) {
   const int64_t capacity = program.topology.device_memory_bytes;
-  json fit = {{"peak_bytes", s.peak_memory_bytes},
-              {"capacity_bytes", capacity}};
+  w.beginObject()
+      .field("peak_bytes", s.peak_memory_bytes)
+      .field("capacity_bytes", capacity);
   if (capacity > 0)
-    fit["fits"] = s.peak_memory_bytes <= capacity;
-  return fit;
+    w.field("fits", s.peak_memory_bytes <= capacity);
+  w.endObject();
 }
 
 std::string gib(int64_t bytes) {
@@ -73,159 +72,201 @@ std::string gib(int64_t bytes) {
   return text;
 }
 
-json loopsValue(const Program &program) {
-  json loops = json::array();
+void writeLoops(JsonWriter &w, const Program &program) {
+  w.beginArray();
   for (const LoopInfo &loop : program.loops)
-    loops.push_back({{"name", loop.name},
-                     {"trip_count", loop.trip_count},
-                     {"source", loop.source}});
-  return loops;
+    w.beginObject()
+        .field("name", loop.name)
+        .field("trip_count", loop.trip_count)
+        .field("source", loop.source)
+        .endObject();
+  w.endArray();
 }
 
-json perKind(const Schedule &s) {
-  json j = json::object();
+void writePerKind(JsonWriter &w, const Schedule &s) {
+  w.beginObject();
   for (int k = 1; k < kNumCollectiveKinds; ++k) {
     const KindTotals &t = s.per_kind[size_t(k)];
     if (t.count > 0)
-      j[std::string(toString(CollectiveKind(k)))] = {
-          {"count", t.count},
-          {"bytes", t.bytes},
-          {"comm_us", t.comm_us},
-          {"exposed_us", t.exposed_us},
-          {"hidden_us", t.hidden_us}};
+      w.key(toString(CollectiveKind(k)))
+          .beginObject()
+          .field("count", t.count)
+          .field("bytes", t.bytes)
+          .field("comm_us", t.comm_us)
+          .field("exposed_us", t.exposed_us)
+          .field("hidden_us", t.hidden_us)
+          .endObject();
   }
-  return j;
+  w.endObject();
 }
 
-json perKindLimits(const SchedulerConfig &c) {
-  json j = json::object();
+void writePerKindLimits(JsonWriter &w, const SchedulerConfig &c) {
+  w.beginObject();
   for (int k = 1; k < kNumCollectiveKinds; ++k)
-    j[std::string(toString(CollectiveKind(k)))] =
-        kindLimit(c, CollectiveKind(k));
-  return j;
+    w.field(toString(CollectiveKind(k)), kindLimit(c, CollectiveKind(k)));
+  w.endObject();
 }
 
 // The memory limit and XLA's rerun loop: every run's limit and peak.
-json memoryLimit(const Schedule &s) {
-  json attempts = json::array();
-  for (const MemoryAttempt &a : s.memory_attempts)
-    attempts.push_back({{"limit_bytes", a.limit_bytes},
-                        {"peak_live_bytes", a.peak_live_bytes},
-                        {"step_time_us", a.step_time_us}});
+void writeMemoryLimit(JsonWriter &w, const Schedule &s) {
   const auto &limit = s.config.memory_limit_bytes;
-  return {{"limit_bytes", limit ? json(*limit) : json(nullptr)},
-          {"initial_limit_bytes",
-           attempts.empty() ? json(nullptr) : attempts[0]["limit_bytes"]},
-          {"reruns", s.reruns},
-          {"max_reruns", s.config.reruns},
-          {"over_limit", s.memory_over_limit},
-          {"attempts", attempts}};
+  w.beginObject().key("limit_bytes");
+  limit ? w.value(*limit) : w.null();
+  w.key("initial_limit_bytes");
+  s.memory_attempts.empty() ? w.null()
+                            : w.value(s.memory_attempts[0].limit_bytes);
+  w.field("reruns", s.reruns)
+      .field("max_reruns", s.config.reruns)
+      .field("over_limit", s.memory_over_limit);
+  w.key("attempts").beginArray();
+  for (const MemoryAttempt &a : s.memory_attempts)
+    w.beginObject()
+        .field("limit_bytes", a.limit_bytes)
+        .field("peak_live_bytes", a.peak_live_bytes)
+        .field("step_time_us", a.step_time_us)
+        .endObject();
+  w.endArray().endObject();
 }
 
-json memoryCurve(const Schedule &s) {
-  json curve = json::array();
+void writeMemoryCurve(JsonWriter &w, const Schedule &s) {
+  w.beginArray();
   for (int64_t n : s.order)
-    curve.push_back({s.timing[size_t(n)].start_us,
-                     s.parameter_bytes + s.timing[size_t(n)].live_bytes});
-  return curve;
+    w.beginArray()
+        .value(s.timing[size_t(n)].start_us)
+        .value(s.parameter_bytes + s.timing[size_t(n)].live_bytes)
+        .endArray();
+  w.endArray();
+}
+
+void writeTopology(JsonWriter &w, const Topology &t) {
+  w.beginObject()
+      .field("mesh", t.mesh_name)
+      .field("num_devices", t.num_devices)
+      .field("device_count_source", t.device_count_source)
+      .field("input_form", t.input_form)
+      .field("gpus_per_node", t.gpus_per_node)
+      .field("num_nodes", t.num_nodes)
+      .endObject();
+}
+
+void writeStrings(JsonWriter &w, const std::vector<std::string> &strings) {
+  w.beginArray();
+  for (const std::string &text : strings)
+    w.value(text);
+  w.endArray();
+}
+
+void writeReport(JsonWriter &w, const Program &program, const Schedule &s) {
+  const Graph &g = program.graph;
+  std::vector<int64_t> entries;
+  const std::vector<int64_t> index = entryIndex(g, s, entries);
+  w.beginObject()
+      .field("step_time_us", s.step_time_us)
+      .field("compute_us", s.compute_us)
+      .field("comm_us", s.comm_us)
+      .field("exposed_comm_us", s.exposed_comm_us)
+      .field("hidden_comm_us", s.comm_us - s.exposed_comm_us)
+      .field("wasted_us", s.exposed_comm_us)
+      .field("serial_us", s.serial_us)
+      .field("lower_bound_us", s.lower_bound_us)
+      .field("critical_path_us", s.critical_path_us)
+      .field("forward_sim_us", s.forward_sim_us)
+      .field("peak_memory_bytes", s.peak_memory_bytes)
+      .field("parameter_bytes", s.parameter_bytes)
+      .field("memory_over_limit", s.memory_over_limit)
+      .field("overlap_limit", s.config.overlap_limit);
+  writePerKindLimits(w.key("per_kind_limits"), s.config);
+  writeMemoryLimit(w.key("memory_limit"), s);
+  w.field("limit_overrides", s.limit_overrides);
+  writePerKind(w.key("per_kind"), s);
+  writeTopology(w.key("topology"), program.topology);
+  writeStrings(w.key("assumptions"), program.assumptions);
+  w.key("not_costed").beginObject();
+  for (const auto &[target, count] : program.not_costed)
+    w.field(target, count);
+  w.endObject();
+  writeLoops(w.key("loops"), program);
+  writeMemoryFit(w.key("memory_per_device"), program, s);
+  writeMemoryCurve(w.key("memory_curve"), s);
+  w.key("ops").beginArray();
+  for (int64_t n : entries)
+    writeOp(w, g, s, n, index);
+  w.endArray().endObject();
+}
+
+void writeEvent(JsonWriter &w, std::string_view name, std::string_view cat,
+                int tid, double ts, double dur) {
+  w.beginObject().field("name", name);
+  if (!cat.empty())
+    w.field("cat", cat);
+  w.field("ph", "X")
+      .field("pid", 0)
+      .field("tid", tid)
+      .field("ts", ts)
+      .field("dur", dur);
+}
+
+void writeThreadName(JsonWriter &w, int tid, const std::string &name) {
+  w.beginObject()
+      .field("name", "thread_name")
+      .field("ph", "M")
+      .field("pid", 0)
+      .field("tid", tid)
+      .key("args")
+      .beginObject()
+      .field("name", name)
+      .endObject()
+      .endObject();
 }
 
 } // namespace
 
-json reportValue(const Program &program, const Schedule &s) {
-  const Graph &g = program.graph;
-  std::vector<int64_t> entries;
-  const std::vector<int64_t> index = entryIndex(g, s, entries);
-  json ops = json::array();
-  for (int64_t n : entries)
-    ops.push_back(opEntry(g, s, n, index));
-  const Topology &t = program.topology;
-  json j = {{"step_time_us", s.step_time_us},
-            {"compute_us", s.compute_us},
-            {"comm_us", s.comm_us},
-            {"exposed_comm_us", s.exposed_comm_us},
-            {"hidden_comm_us", s.comm_us - s.exposed_comm_us},
-            {"wasted_us", s.exposed_comm_us},
-            {"serial_us", s.serial_us},
-            {"lower_bound_us", s.lower_bound_us},
-            {"critical_path_us", s.critical_path_us},
-            {"forward_sim_us", s.forward_sim_us},
-            {"peak_memory_bytes", s.peak_memory_bytes},
-            {"parameter_bytes", s.parameter_bytes},
-            {"memory_over_limit", s.memory_over_limit},
-            {"overlap_limit", s.config.overlap_limit},
-            {"per_kind_limits", perKindLimits(s.config)},
-            {"memory_limit", memoryLimit(s)},
-            {"limit_overrides", s.limit_overrides},
-            {"per_kind", perKind(s)},
-            {"topology",
-             {{"mesh", t.mesh_name},
-              {"num_devices", t.num_devices},
-              {"device_count_source", t.device_count_source},
-              {"input_form", t.input_form},
-              {"gpus_per_node", t.gpus_per_node},
-              {"num_nodes", t.num_nodes}}},
-            {"assumptions", program.assumptions},
-            {"not_costed", program.not_costed},
-            {"loops", loopsValue(program)},
-            {"memory_per_device", memoryFit(program, s)},
-            {"memory_curve", memoryCurve(s)},
-            {"ops", ops}};
-  return j;
-}
-
 std::string reportJson(const Program &program, const Schedule &s) {
-  return reportValue(program, s).dump(1);
+  std::string out;
+  JsonWriter w(out);
+  writeReport(w, program, s);
+  return out;
 }
 
-json chromeTraceValue(const Program &program, const Schedule &s) {
+std::string chromeTraceJson(const Program &program, const Schedule &s) {
   const Graph &g = program.graph;
-  json events = json::array();
+  std::string out;
+  JsonWriter w(out);
+  w.beginObject().key("traceEvents").beginArray();
   int max_stream = 0;
   for (int64_t n : s.order) {
     const Node &node = g.node(n);
     const NodeTiming &t = s.timing[size_t(n)];
     max_stream = std::max(max_stream, node.stream);
-    if (node.kind == NodeKind::AsyncStart)
-      events.push_back({{"name", node.name},
-                        {"cat", "collective"},
-                        {"ph", "X"},
-                        {"pid", 0},
-                        {"tid", 1 + node.stream},
-                        {"ts", t.transfer_start_us},
-                        {"dur", t.transfer_end_us - t.transfer_start_us},
-                        {"args", {{"kind", toString(node.collective)}}}});
-    if (node.kind != NodeKind::Nop && t.end_us > t.start_us)
-      events.push_back({{"name", node.name},
-                        {"cat", "compute"},
-                        {"ph", "X"},
-                        {"pid", 0},
-                        {"tid", 0},
-                        {"ts", t.start_us},
-                        {"dur", t.end_us - t.start_us}});
-    events.push_back({{"name", "memory"},
-                      {"ph", "C"},
-                      {"pid", 0},
-                      {"ts", t.start_us},
-                      {"args", {{"bytes", s.parameter_bytes + t.live_bytes}}}});
+    if (node.kind == NodeKind::AsyncStart) {
+      writeEvent(w, node.name, "collective", 1 + node.stream,
+                 t.transfer_start_us, t.transfer_end_us - t.transfer_start_us);
+      w.key("args")
+          .beginObject()
+          .field("kind", toString(node.collective))
+          .endObject()
+          .endObject();
+    }
+    if (node.kind != NodeKind::Nop && t.end_us > t.start_us) {
+      writeEvent(w, node.name, "compute", 0, t.start_us, t.end_us - t.start_us);
+      w.endObject();
+    }
+    w.beginObject()
+        .field("name", "memory")
+        .field("ph", "C")
+        .field("pid", 0)
+        .field("ts", t.start_us)
+        .key("args")
+        .beginObject()
+        .field("bytes", s.parameter_bytes + t.live_bytes)
+        .endObject()
+        .endObject();
   }
-  events.push_back({{"name", "thread_name"},
-                    {"ph", "M"},
-                    {"pid", 0},
-                    {"tid", 0},
-                    {"args", {{"name", "compute"}}}});
+  writeThreadName(w, 0, "compute");
   for (int st = 0; st <= max_stream; ++st)
-    events.push_back(
-        {{"name", "thread_name"},
-         {"ph", "M"},
-         {"pid", 0},
-         {"tid", 1 + st},
-         {"args", {{"name", "collectives-" + std::to_string(st)}}}});
-  return json{{"traceEvents", events}, {"displayTimeUnit", "ms"}};
-}
-
-std::string chromeTraceJson(const Program &program, const Schedule &s) {
-  return chromeTraceValue(program, s).dump();
+    writeThreadName(w, 1 + st, "collectives-" + std::to_string(st));
+  w.endArray().field("displayTimeUnit", "ms").endObject();
+  return out;
 }
 
 std::string summaryText(const Program &program, const Schedule &s) {

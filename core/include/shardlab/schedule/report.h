@@ -1,13 +1,13 @@
 // Exports of a schedule: the JSON report (totals, per-kind communication,
 // memory, and `ops` with start/end on their streams and dependencies), a
 // Chrome trace event file (one track for compute, one per collective
-// stream, a memory counter; loads in Perfetto) and a text summary.
+// stream, a memory counter; loads in Perfetto) and a text summary. The JSON
+// is written as it is produced (no tree first: a 1M-op report was 6 GB as
+// a nlohmann tree).
 #pragma once
 
 #include "shardlab/schedule/program.h"
 #include "shardlab/schedule/scheduler.h"
-
-#include <nlohmann/json.hpp>
 
 #include <string>
 
@@ -23,14 +23,9 @@ namespace shardlab::schedule {
 ///  "ops": [{"name", "kind": "compute"|"collective", "stream", "start_us",
 ///  "end_us", "deps": [indices], ...}]}.
 std::string reportJson(const Program &program, const Schedule &schedule);
-/// The same report as a JSON value, for callers that embed it in a larger
-/// reply (the API) without printing and re-parsing it.
-nlohmann::json reportValue(const Program &program, const Schedule &schedule);
 
 /// Chrome trace event JSON ({"traceEvents": [...]}, µs timestamps).
 std::string chromeTraceJson(const Program &program, const Schedule &schedule);
-nlohmann::json chromeTraceValue(const Program &program,
-                                const Schedule &schedule);
 
 /// A few lines for the terminal.
 std::string summaryText(const Program &program, const Schedule &schedule);

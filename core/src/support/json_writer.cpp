@@ -1,0 +1,202 @@
+// JsonWriter and JSON string escaping (see json_writer.h).
+#include "support/json_writer.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstring>
+
+namespace shardlab {
+namespace {
+
+// The length of the valid UTF-8 sequence at `at` (RFC 3629: no overlong
+// forms, no surrogates, nothing above U+10FFFF), or 0.
+size_t utf8Length(std::string_view text, size_t at) {
+  const auto byte = [&](size_t i) {
+    return i < text.size() ? static_cast<unsigned char>(text[i]) : 0u;
+  };
+  const unsigned lead = byte(at);
+  const auto tail = [&](size_t i, unsigned low = 0x80, unsigned high = 0xBF) {
+    return byte(i) >= low && byte(i) <= high;
+  };
+  if (lead >= 0xC2 && lead <= 0xDF)
+    return tail(at + 1) ? 2 : 0;
+  if (lead >= 0xE0 && lead <= 0xEF) {
+    const unsigned low = lead == 0xE0 ? 0xA0 : 0x80;
+    const unsigned high = lead == 0xED ? 0x9F : 0xBF;
+    return tail(at + 1, low, high) && tail(at + 2) ? 3 : 0;
+  }
+  if (lead >= 0xF0 && lead <= 0xF4) {
+    const unsigned low = lead == 0xF0 ? 0x90 : 0x80;
+    const unsigned high = lead == 0xF4 ? 0x8F : 0xBF;
+    return tail(at + 1, low, high) && tail(at + 2) && tail(at + 3) ? 4 : 0;
+  }
+  return 0;
+}
+
+// A JSON string as nlohmann::json writes it (ensure_ascii off): runs of
+// plain bytes are copied at once. Strings with invalid UTF-8 go through
+// nlohmann, which replaces the bad bytes; false when that is needed.
+// Whether none of the 8 bytes at `at` needs a look: all ASCII, none below
+// 0x20, no quote, no backslash (SWAR tests, 8 bytes at a time).
+bool plainWord(const char *at) {
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  uint64_t word;
+  std::memcpy(&word, at, 8);
+  auto has_zero = [&](uint64_t x) { return (x - kOnes) & ~x & kHigh; };
+  const uint64_t below_space = (word - kOnes * 0x20) & ~word & kHigh;
+  return ((word & kHigh) | below_space | has_zero(word ^ (kOnes * '"')) |
+          has_zero(word ^ (kOnes * '\\'))) == 0;
+}
+
+bool appendString(std::string &out, std::string_view text) {
+  static const char *const kHex = "0123456789abcdef";
+  out.push_back('"');
+  size_t run = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    while (i + 8 <= text.size() && plainWord(text.data() + i))
+      i += 8;
+    if (i >= text.size())
+      break;
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      const size_t length = utf8Length(text, i);
+      if (length == 0)
+        return false;
+      i += length - 1;
+      continue;
+    }
+    if (c >= 0x20 && c != '"' && c != '\\')
+      continue;
+    out.append(text.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\b':
+      out += "\\b";
+      break;
+    case '\f':
+      out += "\\f";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    default:
+      out += "\\u00";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 15]);
+    }
+  }
+  out.append(text.data() + run, text.size() - run);
+  out.push_back('"');
+  return true;
+}
+
+} // namespace
+
+void appendJsonString(std::string &out, std::string_view text) {
+  const size_t mark = out.size();
+  if (appendString(out, text))
+    return;
+  out.resize(mark);
+  out += nlohmann::json(std::string(text))
+             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void JsonWriter::beforeValue() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (!started_.empty()) {
+    if (started_.back())
+      out_.push_back(',');
+    started_.back() = true;
+  }
+}
+
+JsonWriter &JsonWriter::beginObject() {
+  beforeValue();
+  out_.push_back('{');
+  started_.push_back(false);
+  return *this;
+}
+
+JsonWriter &JsonWriter::endObject() {
+  out_.push_back('}');
+  started_.pop_back();
+  return *this;
+}
+
+JsonWriter &JsonWriter::beginArray() {
+  beforeValue();
+  out_.push_back('[');
+  started_.push_back(false);
+  return *this;
+}
+
+JsonWriter &JsonWriter::endArray() {
+  out_.push_back(']');
+  started_.pop_back();
+  return *this;
+}
+
+JsonWriter &JsonWriter::key(std::string_view name) {
+  beforeValue();
+  appendJsonString(out_, name);
+  out_.push_back(':');
+  after_key_ = true;
+  return *this;
+}
+
+JsonWriter &JsonWriter::value(std::string_view text) {
+  beforeValue();
+  appendJsonString(out_, text);
+  return *this;
+}
+
+JsonWriter &JsonWriter::value(double number) {
+  beforeValue();
+  // nlohmann's spelling (shortest round trip); it writes null for NaN and
+  // the infinities, as JSON has no spelling for them.
+  out_ += nlohmann::json(number).dump();
+  return *this;
+}
+
+JsonWriter &JsonWriter::value(int64_t number) {
+  beforeValue();
+  out_ += std::to_string(number);
+  return *this;
+}
+
+JsonWriter &JsonWriter::value(bool flag) {
+  beforeValue();
+  out_ += flag ? "true" : "false";
+  return *this;
+}
+
+JsonWriter &JsonWriter::null() {
+  beforeValue();
+  out_ += "null";
+  return *this;
+}
+
+JsonWriter &JsonWriter::raw(std::string_view json) {
+  beforeValue();
+  out_ += json;
+  return *this;
+}
+
+} // namespace shardlab
