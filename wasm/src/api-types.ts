@@ -701,6 +701,10 @@ export interface ScheduleTopology {
  */
 export interface ScheduledOp {
   name: string;
+  /**
+   * Line of the op in the module's text (0: none, as for parameters).
+   */
+  line: number;
   kind: "compute" | "collective";
   stream: string;
   start_us: number;

@@ -68,12 +68,32 @@ const app = {
   devicesBefore: false,
   editAt: performance.now(),
   compare: { devices: 0, comparison: null, comparing: false, compareMs: 0, suggestions: null, suggesting: false } as CompareState,
-  /** The text and devices the shown comparison is of. */
-  comparedKey: "",
+  /** What the shown comparison was computed from. */
+  compared: null as InputKey | null,
   graph: null as DataflowGraph | null,
-  /** The text and pipeline the graph is of. */
-  graphKey: "",
+  /** What the shown graph was computed from. */
+  graphed: null as InputKey | null,
 };
+
+/**
+ * What a view's reply was computed from, checked on every cursor move: the
+ * text (the same string until an edit, so comparing it costs nothing), the
+ * loaded table by identity, and the remaining options (small) as JSON.
+ */
+interface InputKey {
+  text: string;
+  table: unknown;
+  rest: string;
+}
+
+function inputKey(options: Record<string, unknown>): InputKey {
+  const { table, ...rest } = options;
+  return { text: app.text, table, rest: JSON.stringify(rest) };
+}
+
+function sameInput(a: InputKey | null, b: InputKey): boolean {
+  return a !== null && a.text === b.text && a.table === b.table && a.rest === b.rest;
+}
 
 window.__shardlab = { updates: 0, lastLatencyMs: 0, lastCoreMs: 0, lastReplyMs: 0, lastTimings: {} };
 const core = new CoreClient();
@@ -274,12 +294,12 @@ function drawGraph(): void {
 
 async function refreshGraph(): Promise<void> {
   const options = { pipeline: graphPipeline() };
-  const key = JSON.stringify([app.text, options]);
-  if (key !== app.graphKey) {
-    const r = await core.latest<DataflowGraph>("graph", "dataflowGraph", app.text, options);
+  const key = inputKey(options);
+  if (!sameInput(app.graphed, key)) {
+    const r = await core.latest<DataflowGraph>("graph", "dataflowGraph", key.text, options);
     if (r.stale) return;
     app.graph = r.result;
-    app.graphKey = key;
+    app.graphed = key;
     document.body.dataset.graphs = String(Number(document.body.dataset.graphs ?? 0) + 1);
   }
   drawGraph();
@@ -302,14 +322,14 @@ function drawCompare(): void {
 /** Compares the current text's strategies unless the shown ones are of it. */
 async function refreshCompare(): Promise<void> {
   const options = compareOptions();
-  const key = JSON.stringify([app.text, options]);
-  if (key === app.comparedKey) return; // the view already shows it
+  const key = inputKey(options);
+  if (sameInput(app.compared, key)) return; // the view already shows it
   app.compare.comparing = true;
   drawCompare();
-  const r = await core.latest<Comparison>("compare", "compareStrategies", app.text, options);
+  const r = await core.latest<Comparison>("compare", "compareStrategies", key.text, options);
   if (r.stale) return;
-  if (app.comparedKey !== key) app.compare.suggestions = null;
-  app.comparedKey = key;
+  app.compare.suggestions = null;
+  app.compared = key;
   app.compare = { ...app.compare, comparison: r.result, comparing: false, compareMs: r.ms };
   drawCompare();
   document.body.dataset.compared = String(Number(document.body.dataset.compared ?? 0) + 1);

@@ -15,6 +15,7 @@
 #include "shardlab/schedule/pipeline.h"
 #include "shardlab/schedule/report.h"
 #include "shardlab/text/text.h"
+#include "support/elapsed.h"
 
 #include <algorithm>
 #include <array>
@@ -31,12 +32,6 @@ using detail::OptionReader;
 using detail::pipelineOptions;
 using detail::readSchedule;
 using detail::ScheduleRequest;
-
-double msSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
-}
 
 /// Lowers `module` (already propagated) to collectives unless it has them,
 /// then builds and schedules the program. Returns the reply (schedule.schema

@@ -81,6 +81,7 @@ struct Builder {
 void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
   Node node;
   node.name = label(op, suffix);
+  node.line = op.loc.line;
   node.output_bytes = resultBytes(op);
   if (isNopOp(op) || isFreeCustomCall(op)) {
     node.kind = NodeKind::Nop;
@@ -202,6 +203,7 @@ void Builder::emitBranches(Env &env, Operation &op, const std::string &suffix) {
   }
   Node node;
   node.name = label(op, suffix);
+  node.line = op.loc.line;
   node.output_bytes = resultBytes(op);
   node.cost_us = std::max(best, 0.0);
   node.explanation = "costliest of " + std::to_string(op.numRegions()) +
@@ -243,6 +245,7 @@ bool Builder::emitCollective(Env &env, Operation &op,
   const OpCost c = coster.collective(*call, info);
   Node start;
   start.name = label(op, suffix) + "-start";
+  start.line = op.loc.line;
   start.kind = NodeKind::AsyncStart;
   start.collective = call->kind;
   start.device_groups = call->groups;
@@ -252,6 +255,7 @@ bool Builder::emitCollective(Env &env, Operation &op,
     start.cost_us = 1;
   Node done = start;
   done.name = label(op, suffix) + "-done";
+  done.line = op.loc.line;
   done.kind = NodeKind::AsyncDone;
   done.output_bytes = 0;
   const int64_t s = graph().addNode(std::move(start));

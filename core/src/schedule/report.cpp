@@ -37,6 +37,7 @@ void writeOp(JsonWriter &w, const Graph &g, const Schedule &s, int64_t n,
   const bool coll = node.kind == NodeKind::AsyncStart;
   w.beginObject()
       .field("name", node.name)
+      .field("line", node.line)
       .field("kind", coll ? "collective" : "compute")
       .field("stream", streamName(node))
       .field("start_us", coll ? t.transfer_start_us : t.start_us)

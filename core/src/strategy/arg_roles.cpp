@@ -1,6 +1,7 @@
 // Roles of the entry function's arguments (see arg_roles.h).
 #include "strategy/arg_roles.h"
 
+#include "rules/rules_internal.h"
 #include "rules/stablehlo_attrs.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_manager.h"
@@ -13,6 +14,8 @@
 namespace shardlab::strategy {
 namespace {
 
+using rules::shapeOf;
+
 constexpr int kMaxTraceSteps = 256;
 
 /// An argument of the entry function a value comes from, with the
@@ -22,11 +25,6 @@ struct Trace {
   int64_t arg = -1;
   std::vector<int64_t> dims;
 };
-
-const std::vector<int64_t> &shapeOf(const Value *value) {
-  static const std::vector<int64_t> kNone;
-  return value && value->type ? value->type->shape : kNone;
-}
 
 std::vector<int64_t> identityDims(const Value *value) {
   std::vector<int64_t> dims(shapeOf(value).size());
@@ -173,21 +171,16 @@ std::vector<int64_t> splittable(std::vector<int64_t> dims,
   return dims;
 }
 
-/// A matmul-like op: which operand is the input, which the weight, and the
-/// weight's contracting dims.
-struct Contraction {
-  Operation *op = nullptr;
-  size_t input = 0, weight = 1;
-  std::vector<int64_t> weight_contracting;
-};
-
-std::optional<Contraction> contractionOf(Operation &op) {
+/// The weight's (operand 1's) contracting dims of a matmul-like op: a
+/// dot_general without batching dims, or a convolution (the kernel's input
+/// feature); nullopt for any other op. Operand 0 is its input.
+std::optional<std::vector<int64_t>> weightContractingDims(Operation &op) {
   if (op.is("stablehlo.dot_general") && op.numOperands() == 2) {
     const Attr *attr = rules::findAttr(op, "dot_dimension_numbers");
     auto dims = attr ? rules::dotDims(*attr) : std::nullopt;
     if (!dims || !dims->lhs_batching.empty())
       return std::nullopt;
-    return Contraction{&op, 0, 1, dims->rhs_contracting};
+    return dims->rhs_contracting;
   }
   if (op.is("stablehlo.convolution") && op.numOperands() == 2) {
     const Attr *attr = rules::findAttr(op, "dimension_numbers");
@@ -196,7 +189,7 @@ std::optional<Contraction> contractionOf(Operation &op) {
                     : std::nullopt;
     if (!dims)
       return std::nullopt;
-    return Contraction{&op, 0, 1, {dims->kernel_input_feature}};
+    return std::vector<int64_t>{dims->kernel_input_feature};
   }
   return std::nullopt;
 }
@@ -265,11 +258,11 @@ Evidence collectEvidence(Module &module, Operation &entry, size_t num_args) {
       }
       return;
     }
-    std::optional<Contraction> c = contractionOf(op);
-    if (!c)
+    std::optional<std::vector<int64_t>> contracting = weightContractingDims(op);
+    if (!contracting)
       return;
-    Trace input = tracer.trace(op.operand(c->input));
-    Trace weight = tracer.trace(op.operand(c->weight));
+    Trace input = tracer.trace(op.operand(0));
+    Trace weight = tracer.trace(op.operand(1));
     if (input.arg >= 0 && weight.arg >= 0 && !e.seed[size_t(input.arg)]) {
       e.seed[size_t(input.arg)] = true;
       e.seed_reason[size_t(input.arg)] = "input of the " +
@@ -278,7 +271,7 @@ Evidence collectEvidence(Module &module, Operation &entry, size_t num_args) {
     }
     if (weight.arg < 0)
       return;
-    Parallel kind = producers.of(op.operand(c->input)) == Parallel::Column
+    Parallel kind = producers.of(op.operand(0)) == Parallel::Column
                         ? Parallel::Row
                         : Parallel::Column;
     op_kinds[&op] = kind;
@@ -287,9 +280,8 @@ Evidence collectEvidence(Module &module, Operation &entry, size_t num_args) {
       return;
     first.op = &op;
     first.parallel = kind;
-    const std::vector<int64_t> &contracting = c->weight_contracting;
     for (size_t d = 0; d < weight.dims.size(); ++d)
-      (std::count(contracting.begin(), contracting.end(), int64_t(d))
+      (std::count(contracting->begin(), contracting->end(), int64_t(d))
            ? first.contracting
            : first.others)
           .push_back(weight.dims[d]);
@@ -306,7 +298,7 @@ Result<std::vector<int64_t>> probeBatch(std::string_view text,
   LoadedModule loaded = loadModule(text, diags, load);
   if (!loaded.module)
     return makeError("the module does not load");
-  Operation *entry = entryFunction(*loaded.module);
+  Operation *entry = loaded.module->mainFunc();
   Plan probe;
   probe.mesh = {MeshAxis{"probe", 2}};
   Block &body = entry->region(0).front();
@@ -345,8 +337,6 @@ std::string_view toString(ArgRole role) {
   return "?";
 }
 
-Operation *entryFunction(Module &module) { return module.mainFunc(); }
-
 Result<ModuleAnalysis> analyzeArguments(std::string_view text) {
   DiagnosticEngine diags;
   LoadOptions load;
@@ -358,7 +348,7 @@ Result<ModuleAnalysis> analyzeArguments(std::string_view text) {
                       : loaded.failed_stage == "verify" ? "verify"
                                                         : "import"));
   Module &module = *loaded.module;
-  Operation *entry = entryFunction(module);
+  Operation *entry = module.mainFunc();
   if (!entry || entry->numRegions() == 0 || entry->region(0).empty())
     return makeError("the module has no entry function");
   Block &body = entry->region(0).front();

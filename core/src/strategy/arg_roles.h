@@ -48,9 +48,6 @@ struct ArgAnalysis {
   bool row_parallel = false; ///< tensor parallelism shards row_dim
 };
 
-/// The entry function of `module` (see Module::mainFunc), or nullptr.
-Operation *entryFunction(Module &module);
-
 struct ModuleAnalysis {
   std::vector<ArgAnalysis> args;
   int64_t mesh_devices = 0; ///< devices of the first mesh (0: none)

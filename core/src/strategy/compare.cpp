@@ -9,12 +9,6 @@
 
 namespace shardlab::strategy {
 
-double msSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
-}
-
 Result<Prepared> prepare(std::string_view text, const CompareOptions &options) {
   Result<ModuleAnalysis> analysis = analyzeArguments(text);
   if (!analysis)

@@ -6,6 +6,7 @@
 #include "shardlab/strategy/strategy.h"
 #include "strategy/evaluate.h"
 #include "strategy/plan.h"
+#include "support/elapsed.h"
 
 #include <chrono>
 
@@ -24,7 +25,5 @@ void sortRows(std::vector<Candidate> &rows);
 
 /// The user's module as written.
 Plan userPlan();
-
-double msSince(std::chrono::steady_clock::time_point start);
 
 } // namespace shardlab::strategy

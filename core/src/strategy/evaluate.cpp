@@ -4,6 +4,7 @@
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_manager.h"
 #include "shardlab/sharding/format.h"
+#include "support/elapsed.h"
 
 #include <chrono>
 
@@ -86,7 +87,7 @@ Candidate run(const EvaluationContext &c, const Plan &plan, Candidate row) {
     return failedRow(std::move(row), std::string(loaded.failed_stage),
                      firstError(diags, "the module does not load"));
   Module &module = *loaded.module;
-  Operation *entry = entryFunction(module);
+  Operation *entry = module.mainFunc();
   if (!entry)
     return failedRow(std::move(row), "plan", "no entry function");
   if (plan.is_user)
@@ -119,9 +120,7 @@ Candidate evaluatePlan(const EvaluationContext &c, const Plan &plan) {
                                argAxesText(plan.args[i], priorityOf(plan, i))});
   }
   row = run(c, plan, std::move(row));
-  row.elapsed_ms = std::chrono::duration<double, std::milli>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  row.elapsed_ms = msSince(start);
   return row;
 }
 

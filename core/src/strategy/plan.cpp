@@ -3,6 +3,7 @@
 
 #include "passes/pass_utils.h"
 #include "shardlab/ir/sharding_access.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/sharding/format.h"
 
 namespace shardlab::strategy {
@@ -15,54 +16,22 @@ bool isBound(const Operation &op) {
   return op.is("sdy.manual_computation") || isCollectiveOp(op);
 }
 
-// A dict-array attribute (arg_attrs / res_attrs) without entries `name`.
-const Attr *withoutEntry(const Attr *array, std::string_view name,
-                         Context &ctx) {
-  if (!array || array->kind != AttrKind::Array)
-    return array;
-  bool found = false;
-  std::vector<const Attr *> dicts;
-  for (const Attr *dict : array->elements()) {
-    if (!dict || dict->kind != AttrKind::Dict || !dict->get(name)) {
-      dicts.push_back(dict);
-      continue;
-    }
-    found = true;
-    std::vector<NamedAttr> kept;
-    for (const NamedAttr &entry : dict->entries())
-      if (entry.name != name)
-        kept.push_back(entry);
-    dicts.push_back(ctx.attrs.make(Attr{AttrKind::Dict, kept, nullptr, {}}));
-  }
-  return found ? ctx.attrs.array(std::move(dicts)) : array;
-}
-
-void clearFuncShardings(Operation &func, Context &ctx) {
-  for (const char *key : {"arg_attrs", "res_attrs"})
-    if (const Attr *attrs = func.attrs.get(key))
-      func.attrs.set(ctx.intern(key), withoutEntry(attrs, "sdy.sharding", ctx));
-}
-
-// Removes every sharding the user wrote; an error when an op binds the
-// program to the user's mesh.
+// Removes every sharding the user wrote: sharding constraints and reshards
+// pass their operand through, named computations lose their shardings, and
+// Shardy's own passes drop the sharding groups, every other sharding and
+// the meshes. An error when an op binds the program to the user's mesh.
 Status clearShardings(Module &module) {
-  Context &ctx = module.ctx();
-  std::vector<Operation *> passthrough, erased;
+  std::vector<Operation *> passthrough;
   std::string bound;
   walk(module.op(), [&](Operation &op) {
     if (isBound(op) && bound.empty())
       bound = std::string(op.name);
     if (op.is("sdy.sharding_constraint") || op.is("sdy.reshard"))
       passthrough.push_back(&op);
-    else if (op.is("sdy.sharding_group") || op.is("sdy.mesh"))
-      erased.push_back(&op);
-    else if (op.is("func.func"))
-      clearFuncShardings(op, ctx);
     else if (op.is("sdy.named_computation")) {
       op.attrs.erase("in_shardings");
       op.attrs.erase("out_shardings");
     }
-    op.attrs.erase("sdy.sharding");
   });
   if (!bound.empty())
     return makeError("the module holds " + bound +
@@ -70,9 +39,13 @@ Status clearShardings(Module &module) {
                      "is estimated");
   for (Operation *op : passthrough)
     replaceOp(*op, {op->operand(0)});
-  for (Operation *op : erased)
-    eraseOp(*op);
-  module.invalidateSymbols();
+  // The candidate's mesh and shardings come next; the propagation that
+  // follows verifies the result.
+  DiagnosticEngine diags;
+  for (std::string_view flag :
+       {"sdy-remove-sharding-groups", "sdy-drop-sharding-and-mesh"})
+    if (!runNestedPass(module, flag, diags, {}, VerifyAfter::No))
+      return makeError(std::string(flag) + " failed");
   return success();
 }
 

@@ -1,5 +1,6 @@
 // Text tables and the SVG picture of a comparison (see strategy.h).
 #include "shardlab/strategy/strategy.h"
+#include "strategy/units.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,23 +8,11 @@
 namespace shardlab::strategy {
 namespace {
 
-std::string format(const char *pattern, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, pattern, value);
-  return text;
-}
-
-std::string gib(int64_t bytes) {
-  return format("%.2f", double(bytes) / double(int64_t(1) << 30));
-}
-
-std::string msText(double us) { return format("%.3f", us / 1000); }
-
 std::string collectivesText(const Candidate &row) {
   std::string out;
   for (const CollectiveTotals &t : row.collectives)
     out += (out.empty() ? "" : ", ") + t.kind + " " + std::to_string(t.count) +
-           "x " + format("%.1f", double(t.bytes) / (1 << 20)) + " MiB";
+           "x " + mibText(t.bytes);
   return out.empty() ? "none" : out;
 }
 
@@ -68,7 +57,7 @@ std::string rowText(size_t rank, const Candidate &row) {
          padded(msText(row.compute_us), 12) +
          padded(msText(row.exposed_comm_us), 12) +
          padded(msText(row.hidden_comm_us), 12) +
-         padded(gib(row.peak_memory_bytes), 10) + padded(fits, 6) +
+         padded(gibText(row.peak_memory_bytes), 10) + padded(fits, 6) +
          collectivesText(row) + "\n";
 }
 
@@ -77,7 +66,7 @@ std::string rowText(size_t rank, const Candidate &row) {
 std::string comparisonText(const Comparison &c) {
   std::string out = "Sharding strategies on " + std::to_string(c.devices) +
                     " devices (" + std::to_string(c.rows.size()) +
-                    " candidates, " + format("%.0f", c.elapsed_ms) +
+                    " candidates, " + formatNumber("%.0f", c.elapsed_ms) +
                     " ms; * = the module as written)\n\n";
   out += padded("#", 4) + padded("candidate", 22) + padded("step ms", 12) +
          padded("compute", 12) + padded("exposed", 12) + padded("hidden", 12) +
@@ -110,18 +99,20 @@ std::string comparisonText(const Comparison &c) {
 
 std::string suggestionsText(const Suggestions &s) {
   std::string out = "Searched " + std::to_string(s.evaluated) +
-                    " strategies in " + format("%.0f", s.elapsed_ms) + " ms" +
-                    (s.budget_exhausted ? " (budget spent)" : "") + "\n";
+                    " strategies in " + formatNumber("%.0f", s.elapsed_ms) +
+                    " ms" + (s.budget_exhausted ? " (budget spent)" : "") +
+                    "\n";
   if (s.user.ok)
     out += "as written: " + msText(s.user.step_time_us) + " ms per step\n";
   else
     out += "as written: not evaluated (" + s.user.error + ")\n";
   int n = 0;
   for (const Suggestion &g : s.suggestions) {
-    out += "\n" + std::to_string(++n) + ". " + g.candidate.name + ": " +
-           msText(g.candidate.step_time_us) + " ms" +
-           (g.speedup > 0 ? " (" + format("%.2f", g.speedup) + "x)" : "") +
-           "\n   " + g.candidate.description + "\n";
+    out +=
+        "\n" + std::to_string(++n) + ". " + g.candidate.name + ": " +
+        msText(g.candidate.step_time_us) + " ms" +
+        (g.speedup > 0 ? " (" + formatNumber("%.2f", g.speedup) + "x)" : "") +
+        "\n   " + g.candidate.description + "\n";
     for (const std::string &change : g.changes)
       out += "   change  " + change + "\n";
     for (const std::string &reason : g.reasons)
@@ -204,7 +195,7 @@ std::string comparisonSvg(const Comparison &c) {
     svg += "<rect x=\"" + std::to_string(mx) + "\" y=\"" +
            std::to_string(y + 4) + "\" width=\"" + std::to_string(memory) +
            "\" height=\"16\" fill=\"" + (fits ? "#54a24b" : "#b279a2") +
-           "\"><title>" + gib(row.peak_memory_bytes) +
+           "\"><title>" + gibText(row.peak_memory_bytes) +
            " GiB peak</title></rect>\n";
     if (row.capacity_bytes > 0) {
       const int cap = mx + int(double(row.capacity_bytes) / double(max_bytes) *
@@ -215,7 +206,7 @@ std::string comparisonSvg(const Comparison &c) {
              "\" stroke=\"black\" stroke-width=\"2\"/>\n";
     }
     svg += "<text x=\"" + std::to_string(mx + kMemory - 62) + "\" y=\"" +
-           std::to_string(y + 16) + "\">" + gib(row.peak_memory_bytes) +
+           std::to_string(y + 16) + "\">" + gibText(row.peak_memory_bytes) +
            " GiB</text>\n";
     y += kRow;
   }

@@ -8,9 +8,9 @@
 // not yet expanded; the search ends when a round finds nothing faster or
 // the budget is spent.
 #include "strategy/compare_internal.h"
+#include "strategy/units.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <set>
 
@@ -90,18 +90,6 @@ std::vector<Plan> neighbours(const Plan &plan,
   return out;
 }
 
-std::string ms(double us) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3f ms", us / 1000);
-  return text;
-}
-
-std::string bytesText(int64_t bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / (1 << 20));
-  return text;
-}
-
 const CollectiveTotals *findKind(const Candidate &row,
                                  const std::string &kind) {
   for (const CollectiveTotals &t : row.collectives)
@@ -122,23 +110,24 @@ std::vector<std::string> reasons(const Candidate &user, const Candidate &row) {
     const CollectiveTotals *now = findKind(row, kind);
     if (was && !now)
       out.push_back(kind + ": " + std::to_string(was->count) + " (" +
-                    bytesText(was->bytes) + ", " + ms(was->comm_us) +
+                    mibText(was->bytes) + ", " + msWithUnit(was->comm_us) +
                     ") no longer needed");
     else if (!was && now)
       out.push_back(kind + ": " + std::to_string(now->count) + " added (" +
-                    bytesText(now->bytes) + ", " + ms(now->comm_us) + ", " +
-                    ms(now->exposed_us) + " exposed)");
+                    mibText(now->bytes) + ", " + msWithUnit(now->comm_us) +
+                    ", " + msWithUnit(now->exposed_us) + " exposed)");
     else if (was->bytes != now->bytes || was->count != now->count)
       out.push_back(kind + ": " + std::to_string(was->count) + " x " +
-                    bytesText(was->bytes) + " -> " +
-                    std::to_string(now->count) + " x " + bytesText(now->bytes) +
-                    " (" + ms(was->comm_us) + " -> " + ms(now->comm_us) + ")");
+                    mibText(was->bytes) + " -> " + std::to_string(now->count) +
+                    " x " + mibText(now->bytes) + " (" +
+                    msWithUnit(was->comm_us) + " -> " +
+                    msWithUnit(now->comm_us) + ")");
   }
   if (user.compute_us != row.compute_us)
-    out.push_back("compute: " + ms(user.compute_us) + " -> " +
-                  ms(row.compute_us));
-  out.push_back("exposed communication: " + ms(user.exposed_comm_us) + " -> " +
-                ms(row.exposed_comm_us));
+    out.push_back("compute: " + msWithUnit(user.compute_us) + " -> " +
+                  msWithUnit(row.compute_us));
+  out.push_back("exposed communication: " + msWithUnit(user.exposed_comm_us) +
+                " -> " + msWithUnit(row.exposed_comm_us));
   return out;
 }
 

@@ -99,11 +99,6 @@ function loopLabel(loop: FoldedLoop): string {
   return `${loop.name.replace(/^stablehlo\./, "")} ×${loop.trips}`;
 }
 
-/** Whether a scheduled op is the op written on `line` (its name's first part ends in `@line`). */
-function writtenOn(op: ScheduledOp, line: number): boolean {
-  return line > 0 && new RegExp(`@${line}(-start|-done)?(#\\d+)?$`).test(op.name.split("/")[0]);
-}
-
 function gantt(r: NonNullable<ScheduleResult["report"]>, fold: FoldedSchedule, detail: HTMLElement, line: number): SVGElement {
   const ops = fold.ops.filter((o) => o.end_us > o.start_us || o.kind === "collective");
   const streams = [...new Set(r.ops.map((o) => o.stream))].sort((a, b) => (a === "compute" ? -1 : b === "compute" ? 1 : a.localeCompare(b)));
@@ -135,7 +130,7 @@ function gantt(r: NonNullable<ScheduleResult["report"]>, fold: FoldedSchedule, d
     const exposed = typeof op.exposed_us === "number" && op.exposed_us > 0;
     const w = Math.max(x(op.end_us) - x(op.start_us), 2);
     const rect = s("rect", { x: x(op.start_us), y: top + i * row + 3, width: w, height: row - 6, rx: 2, tabindex: 0,
-      class: `bar ${op.kind}${exposed ? " exposed" : ""}${writtenOn(op, line) ? " highlight" : ""}`, "data-testid": `bar-${op.kind}` },
+      class: `bar ${op.kind}${exposed ? " exposed" : ""}${line > 0 && op.line === line ? " highlight" : ""}`, "data-testid": `bar-${op.kind}` },
       s("title", {}, opDetails(op)));
     const show = () => { detail.textContent = opDetails(op); };
     rect.addEventListener("mouseenter", show);

@@ -31,6 +31,8 @@ std::string_view toString(NodeKind kind);
 /// One instruction of the per-device program.
 struct Node {
   std::string name;
+  /// Line of the op it stands for in the module's text (0: none).
+  int64_t line = 0;
   NodeKind kind = NodeKind::Compute;
   double cost_us = 0; ///< busy time on the compute stream
   CollectiveKind collective = CollectiveKind::None;
