@@ -65,7 +65,7 @@ size_t mix(size_t seed, size_t value) {
 size_t hashAxes(size_t h, const std::vector<AxisRef> &axes) {
   h = mix(h, axes.size());
   for (const AxisRef &axis : axes) {
-    h = mix(h, std::hash<std::string>()(axis.name));
+    h = mix(h, std::hash<AxisName>()(axis.name));
     if (axis.sub)
       h = mix(mix(h, static_cast<size_t>(axis.sub->pre_size)),
               static_cast<size_t>(axis.sub->size));

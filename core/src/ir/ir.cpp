@@ -53,13 +53,14 @@ void AttrDict::set(std::string_view interned_name, const Attr *value) {
   if (it != entries_.end() && it->name == interned_name)
     it->value = value;
   else
-    entries_.insert(it, NamedAttr{interned_name, value});
+    entries_.insert(static_cast<size_t>(it - entries_.begin()),
+                    NamedAttr{interned_name, value});
 }
 
 bool AttrDict::erase(std::string_view name) {
-  for (auto it = entries_.begin(); it != entries_.end(); ++it)
-    if (it->name == name) {
-      entries_.erase(it);
+  for (size_t i = 0; i < entries_.size(); ++i)
+    if (entries_[i].name == name) {
+      entries_.erase(i);
       return true;
     }
   return false;
@@ -94,7 +95,7 @@ void Operation::dropAllUses() {
 
 void Operation::setOperands(const std::vector<Value *> &values) {
   dropAllUses();
-  operands_ = std::vector<OpOperand>(values.size());
+  operands_.reset(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
     operands_[i].owner = this;
     operands_[i].index = static_cast<uint32_t>(i);
@@ -103,7 +104,7 @@ void Operation::setOperands(const std::vector<Value *> &values) {
 }
 
 void Operation::setResultTypes(const std::vector<Type> &types) {
-  results_ = std::vector<Value>(types.size());
+  results_.reset(types.size());
   for (size_t i = 0; i < types.size(); ++i) {
     results_[i].type = types[i];
     results_[i].defining_op = this;

@@ -101,7 +101,7 @@ const Attr *withDictEntry(const Attr *old, size_t count, size_t index,
       dict.set(entry.name, entry.value);
   dict.set(ctx.intern(name), value);
   dicts[index] =
-      ctx.attrs.make(Attr{AttrKind::Dict, dict.entries(), nullptr, {}});
+      ctx.attrs.make(Attr{AttrKind::Dict, dict.toVector(), nullptr, {}});
   return ctx.attrs.array(std::move(dicts));
 }
 

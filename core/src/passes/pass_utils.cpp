@@ -359,7 +359,7 @@ const Attr *dictWith(const Attr *dict, std::string_view key, const Attr *value,
     for (const NamedAttr &entry : dict->entries())
       entries.set(entry.name, entry.value);
   entries.set(ctx.intern(key), value);
-  return ctx.attrs.make(Attr{AttrKind::Dict, entries.entries(), nullptr, {}});
+  return ctx.attrs.make(Attr{AttrKind::Dict, entries.toVector(), nullptr, {}});
 }
 
 const Attr *dictWithout(const Attr *dict, std::string_view key, Context &ctx) {

@@ -104,10 +104,11 @@ void capByResults(const ShardingProjection &projection, int64_t factor,
 
 } // namespace
 
-TensorUpdates propagateAggressive(ShardingProjection &projection,
-                                  const FactorPropagationInput &in) {
-  TensorUpdates updates{std::vector<bool>(projection.operands.size()),
-                        std::vector<bool>(projection.results.size())};
+void propagateAggressive(ShardingProjection &projection,
+                         const FactorPropagationInput &in,
+                         TensorUpdates &updates) {
+  updates.operands.assign(projection.operands.size(), false);
+  updates.results.assign(projection.results.size(), false);
   FactorScratch local;
   FactorScratch &scratch = in.scratch ? *in.scratch : local;
   size_t num_factors = in.factor_sizes->size();
@@ -121,7 +122,7 @@ TensorUpdates propagateAggressive(ShardingProjection &projection,
     any |= !axes_per_factor[f].empty();
   }
   if (!any)
-    return updates;
+    return;
   // Only the first `num_factors` entries of the scratch belong to this call.
   const std::vector<std::vector<AxisRef>> *per_factor = &axes_per_factor;
   sortFactors(projection, axes_per_factor, in, scratch);
@@ -140,7 +141,6 @@ TensorUpdates propagateAggressive(ShardingProjection &projection,
   };
   run(projection.results, updates.results, false);
   run(projection.operands, updates.operands, true);
-  return updates;
 }
 
 } // namespace shardlab::detail

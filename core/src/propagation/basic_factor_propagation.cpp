@@ -210,10 +210,10 @@ compatibleMajorShardingAxes(const ShardingProjection &projection,
 
 namespace detail {
 
-TensorUpdates propagateBasic(ShardingProjection &projection,
-                             const FactorPropagationInput &in) {
-  TensorUpdates updates{std::vector<bool>(projection.operands.size()),
-                        std::vector<bool>(projection.results.size())};
+void propagateBasic(ShardingProjection &projection,
+                    const FactorPropagationInput &in, TensorUpdates &updates) {
+  updates.operands.assign(projection.operands.size(), false);
+  updates.results.assign(projection.results.size(), false);
   for (size_t factor = 0; factor < in.factor_sizes->size(); ++factor) {
     PropagationDirection dir = (*in.direction)(factor);
     std::vector<AxisRef> axes =
@@ -227,17 +227,26 @@ TensorUpdates propagateBasic(ShardingProjection &projection,
       if (projection.results[i].expand(factor, axes))
         updates.results[i] = true;
   }
-  return updates;
 }
 
 } // namespace detail
 
+void propagateFactorsInto(FactorStrategy strategy,
+                          ShardingProjection &projection,
+                          const FactorPropagationInput &in,
+                          TensorUpdates &updates) {
+  if (strategy == FactorStrategy::Basic)
+    detail::propagateBasic(projection, in, updates);
+  else
+    detail::propagateAggressive(projection, in, updates);
+}
+
 TensorUpdates propagateFactors(FactorStrategy strategy,
                                ShardingProjection &projection,
                                const FactorPropagationInput &in) {
-  return strategy == FactorStrategy::Basic
-             ? detail::propagateBasic(projection, in)
-             : detail::propagateAggressive(projection, in);
+  TensorUpdates updates;
+  propagateFactorsInto(strategy, projection, in, updates);
+  return updates;
 }
 
 } // namespace shardlab

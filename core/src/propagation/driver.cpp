@@ -180,6 +180,8 @@ private:
   /// Storage reused by every step (a step never starts another one).
   TensorSide sides_[2];
   ShardingProjection projection_;
+  TensorUpdates updates_;
+  TensorSharding fresh_; ///< applyUpdates' unprojected sharding
   FactorScratch scratch_;
 };
 
@@ -363,8 +365,8 @@ bool Driver::applyUpdates(
   for (size_t i = 0; i < flags.size(); ++i) {
     if (!flags[i])
       continue;
-    TensorSharding fresh =
-        unproject(rows[i], maps[i], rule.factor_sizes, ref, mesh);
+    TensorSharding &fresh = fresh_;
+    unprojectInto(fresh, rows[i], maps[i], rule.factor_sizes, ref, mesh);
     const TensorSharding *old = side.shardings[i];
     if ((!old && allDimsEmpty(fresh)) || (old && *old == fresh))
       continue;
@@ -456,7 +458,8 @@ bool Driver::propagate(TensorSide &operands, TensorSide &results,
   std::optional<ShardingProjection> before;
   if (config_.observer)
     before = projection;
-  TensorUpdates updates = propagateFactors(config_.strategy, projection, in);
+  TensorUpdates &updates = updates_;
+  propagateFactorsInto(config_.strategy, projection, in, updates);
   bool any = applyUpdates(operands, projection.operands, rule.operands,
                           updates.operands, rule, mesh_ref, *mesh, notify);
   any |= applyUpdates(results, projection.results, rule.results,

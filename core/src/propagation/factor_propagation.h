@@ -72,5 +72,11 @@ compatibleMajorShardingAxes(const ShardingProjection &projection,
 TensorUpdates propagateFactors(FactorStrategy strategy,
                                ShardingProjection &projection,
                                const FactorPropagationInput &in);
+/// propagateFactors into `updates`, reusing its storage (the driver runs
+/// one step per op visit and keeps one).
+void propagateFactorsInto(FactorStrategy strategy,
+                          ShardingProjection &projection,
+                          const FactorPropagationInput &in,
+                          TensorUpdates &updates);
 
 } // namespace shardlab

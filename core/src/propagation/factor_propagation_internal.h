@@ -59,9 +59,10 @@ void truncateByConflicts(std::vector<AxisRef> &axes, const RemoveFn &remove,
   }
 }
 
-TensorUpdates propagateBasic(ShardingProjection &projection,
-                             const FactorPropagationInput &in);
-TensorUpdates propagateAggressive(ShardingProjection &projection,
-                                  const FactorPropagationInput &in);
+void propagateBasic(ShardingProjection &projection,
+                    const FactorPropagationInput &in, TensorUpdates &updates);
+void propagateAggressive(ShardingProjection &projection,
+                         const FactorPropagationInput &in,
+                         TensorUpdates &updates);
 
 } // namespace shardlab::detail

@@ -55,7 +55,7 @@ struct AxisCursor {
     load(mesh);
   }
   AxisRef current() const {
-    const std::string &name = (*axes)[index].name;
+    const AxisName &name = (*axes)[index].name;
     return pre ? subAxis(name, *pre, size) : fullAxis(name);
   }
 };
@@ -76,7 +76,7 @@ void takeDividing(FactorSharding &f, AxisCursor &cursor, int64_t factor_size,
   int64_t g = 1;
   while (cursor.valid() &&
          (cursor.size == 1 || (g = std::gcd(remaining, cursor.size)) > 1)) {
-    const std::string &name = (*cursor.axes)[cursor.index].name;
+    const AxisName &name = (*cursor.axes)[cursor.index].name;
     if (cursor.size > g) {
       int64_t pre = cursor.pre.value_or(1);
       f.axes.push_back(subAxis(name, pre, g));
@@ -201,10 +201,22 @@ TensorSharding unproject(const TensorFactorShardings &row,
                          const std::vector<int64_t> &factor_sizes,
                          const MeshRef &mesh_ref, const Mesh &mesh) {
   TensorSharding out;
-  out.mesh = mesh_ref;
-  out.dims.reserve(mapping.size());
-  for (const OpShardingRule::DimMapping &factors : mapping) {
-    DimSharding dim;
+  unprojectInto(out, row, mapping, factor_sizes, mesh_ref, mesh);
+  return out;
+}
+
+void unprojectInto(TensorSharding &out, const TensorFactorShardings &row,
+                   const OpShardingRule::TensorMapping &mapping,
+                   const std::vector<int64_t> &factor_sizes,
+                   const MeshRef &mesh_ref, const Mesh &mesh) {
+  if (!(out.mesh == mesh_ref))
+    out.mesh = mesh_ref;
+  out.dims.resize(mapping.size());
+  for (size_t d = 0; d < mapping.size(); ++d) {
+    const OpShardingRule::DimMapping &factors = mapping[d];
+    DimSharding &dim = out.dims[d];
+    dim.axes.clear();
+    dim.priority.reset();
     dim.closed = false;
     for (int64_t factor : factors) {
       const FactorSharding &f = row.factors[factor];
@@ -217,12 +229,10 @@ TensorSharding unproject(const TensorFactorShardings &row,
       if (sharded < factor_sizes[factor])
         break;
     }
-    out.dims.push_back(std::move(dim));
   }
   out.replicated = row.replicated;
   out.unreduced = row.unreduced;
   out.unreduced_kind = row.unreduced_kind;
-  return out;
 }
 
 } // namespace shardlab

@@ -92,5 +92,10 @@ TensorSharding unproject(const TensorFactorShardings &row,
                          const OpShardingRule::TensorMapping &mapping,
                          const std::vector<int64_t> &factor_sizes,
                          const MeshRef &mesh_ref, const Mesh &mesh);
+/// unproject into `out`, reusing its storage.
+void unprojectInto(TensorSharding &out, const TensorFactorShardings &row,
+                   const OpShardingRule::TensorMapping &mapping,
+                   const std::vector<int64_t> &factor_sizes,
+                   const MeshRef &mesh_ref, const Mesh &mesh);
 
 } // namespace shardlab

@@ -6,9 +6,9 @@
 
 namespace shardlab {
 
-AxisRef fullAxis(const std::string &name) { return AxisRef{name, {}}; }
+AxisRef fullAxis(const AxisName &name) { return AxisRef{name, {}}; }
 
-AxisRef subAxis(const std::string &name, int64_t pre_size, int64_t size) {
+AxisRef subAxis(const AxisName &name, int64_t pre_size, int64_t size) {
   return AxisRef{name, SubAxisInfo{pre_size, size}};
 }
 
@@ -56,7 +56,7 @@ bool axisRefLess(const AxisRef &lhs, const AxisRef &rhs) {
 
 namespace {
 
-int meshRank(const Mesh &mesh, const std::string &name) {
+int meshRank(const Mesh &mesh, std::string_view name) {
   int index = mesh.axisIndex(name);
   return index < 0 ? INT_MAX : index;
 }

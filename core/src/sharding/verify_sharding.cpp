@@ -75,7 +75,7 @@ AxisListChecker::check(const std::vector<AxisRef> &axes) {
       prevSub = &axis;
       continue;
     }
-    sub_axes_[axis.name].push_back(axis);
+    sub_axes_[axis.name.str()].push_back(axis);
     if (prevSub && canMerge(*prevSub, axis)) {
       return "two consecutive sub-axes can be merged: " +
              axisRefToString(*prevSub) + ", " + axisRefToString(axis);

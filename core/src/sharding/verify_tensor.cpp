@@ -148,14 +148,14 @@ axisBoundByParent(const TensorSharding &sharding,
   for (const DimSharding &dim : sharding.dims) {
     for (const AxisRef &axis : dim.axes) {
       if (isBound(axis)) {
-        return axis.name;
+        return axis.name.str();
       }
     }
   }
   for (const auto *list : {&sharding.replicated, &sharding.unreduced}) {
     for (const AxisRef &axis : *list) {
       if (isBound(axis)) {
-        return axis.name;
+        return axis.name.str();
       }
     }
   }

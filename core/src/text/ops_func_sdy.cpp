@@ -148,7 +148,7 @@ bool parseFuncResults(Parser &parser, std::vector<Type> &types,
     if (with_attrs && !parser.parseOptionalAttrDict(dict))
       return false;
     ranges.push_back({start, parser.locHere()});
-    Attr attr{AttrKind::Dict, dict.entries(), nullptr, {}};
+    Attr attr{AttrKind::Dict, dict.toVector(), nullptr, {}};
     attrs.push_back(parser.ctx().attrs.make(std::move(attr)));
     return true;
   };
@@ -195,7 +195,7 @@ bool parseFuncArgs(Parser &parser, std::vector<ArgDecl> &args,
     ranges.push_back({arg.loc, parser.locHere()});
     if (!parser.parseTrailingLocation(arg.loc))
       return false;
-    arg.attrs = dict.entries();
+    arg.attrs = dict.toVector();
     types.push_back(arg.type);
     args.push_back(std::move(arg));
   } while (parser.tryChar(','));

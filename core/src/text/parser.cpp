@@ -573,7 +573,7 @@ bool Parser::parseArgDeclList(std::vector<ArgDecl> &args, bool allow_attrs) {
       AttrDict dict;
       if (!parseAttrDict(dict))
         return false;
-      arg.attrs = dict.entries();
+      arg.attrs = dict.toVector();
     }
     if (!parseTrailingLocation(arg.loc))
       return false;

@@ -322,7 +322,7 @@ const Attr *Parser::parseAttribute(Type hint) {
     AttrDict dict;
     if (!parseAttrDict(dict))
       return nullptr;
-    Attr attr{AttrKind::Dict, dict.entries(), nullptr, {}};
+    Attr attr{AttrKind::Dict, dict.toVector(), nullptr, {}};
     return ctx_.attrs.make(std::move(attr));
   }
   if (c == '@') {

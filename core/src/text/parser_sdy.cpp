@@ -32,8 +32,10 @@ bool Parser::parseAxisRef(AxisRef &axis) {
     return chainError("failed to parse Sdy_AxisRef parameter 'name' which is "
                       "to be a `::llvm::StringRef`");
   }
-  if (!parseString(axis.name))
+  std::string name;
+  if (!parseString(name))
     return false;
+  axis.name = name;
   if (!tryChar(':'))
     return true;
   SubAxisInfo sub;

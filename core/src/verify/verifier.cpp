@@ -170,7 +170,7 @@ uint64_t mixPointer(uint64_t hash, const void *pointer) {
   return mix(hash, uint64_t(reinterpret_cast<uintptr_t>(pointer)));
 }
 
-uint64_t mixAttrs(uint64_t hash, const std::vector<NamedAttr> &entries) {
+uint64_t mixAttrs(uint64_t hash, std::span<const NamedAttr> entries) {
   hash = mix(hash, entries.size());
   for (const NamedAttr &entry : entries)
     hash = mixPointer(mixPointer(hash, entry.name.data()), entry.value);

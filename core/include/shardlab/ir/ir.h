@@ -5,6 +5,7 @@
 #pragma once
 
 #include "shardlab/ir/attributes.h"
+#include "shardlab/ir/inline_storage.h"
 #include "shardlab/ir/op_pool.h"
 #include "shardlab/ir/types.h"
 
@@ -127,12 +128,17 @@ public:
   /// Inserts or replaces, keeping name order.
   void set(std::string_view interned_name, const Attr *value);
   bool erase(std::string_view name);
-  const std::vector<NamedAttr> &entries() const { return entries_; }
+  std::span<const NamedAttr> entries() const { return entries_; }
+  /// The entries as a vector (for an attribute's Dict payload).
+  std::vector<NamedAttr> toVector() const {
+    return {entries_.begin(), entries_.end()};
+  }
   bool empty() const { return entries_.empty(); }
   void clear() { entries_.clear(); }
 
 private:
-  std::vector<NamedAttr> entries_;
+  // Two inline: most ops carry at most two attributes.
+  SmallVector<NamedAttr, 2> entries_;
 };
 
 /// A generic operation. `info` points at the registry entry of a known op
@@ -204,8 +210,9 @@ public:
 
 private:
   friend class Block;
-  std::vector<OpOperand> operands_;
-  std::vector<Value> results_;
+  // Inline: most ops have at most two operands and one result.
+  InlineArray<OpOperand, 2> operands_;
+  InlineArray<Value, 1> results_;
 };
 
 /// A block: arguments and an ordered list of operations it owns.

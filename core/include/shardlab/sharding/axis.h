@@ -17,9 +17,9 @@
 namespace shardlab {
 
 /// A full axis reference `"name"`.
-AxisRef fullAxis(const std::string &name);
+AxisRef fullAxis(const AxisName &name);
 /// A sub-axis reference `"name":(pre_size)size`.
-AxisRef subAxis(const std::string &name, int64_t pre_size, int64_t size);
+AxisRef subAxis(const AxisName &name, int64_t pre_size, int64_t size);
 
 /// Size of the axis or sub-axis ("x" -> mesh size of x, "x":(2)4 -> 4).
 int64_t axisRefSize(const AxisRef &axis, const Mesh &mesh);

@@ -4,6 +4,8 @@
 // verifier, propagation and cost model read them.
 #pragma once
 
+#include "shardlab/sharding/axis_name.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -31,9 +33,9 @@ struct Mesh {
   /// Product of the axis sizes (1 for an empty or maximal mesh).
   int64_t totalSize() const;
   /// Size of the named axis, or nullopt when the mesh has no such axis.
-  std::optional<int64_t> axisSize(const std::string &name) const;
+  std::optional<int64_t> axisSize(std::string_view name) const;
   /// Position of the named axis in declaration order, or -1.
-  int axisIndex(const std::string &name) const;
+  int axisIndex(std::string_view name) const;
   bool operator==(const Mesh &) const = default;
 };
 
@@ -47,7 +49,7 @@ struct SubAxisInfo {
 
 /// A reference to a full mesh axis `"x"` or to a sub-axis `"x":(m)k`.
 struct AxisRef {
-  std::string name;
+  AxisName name;
   std::optional<SubAxisInfo> sub;
 
   bool isSubAxis() const { return sub.has_value(); }

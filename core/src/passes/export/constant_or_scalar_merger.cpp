@@ -33,8 +33,7 @@ bool samePayload(const std::vector<const Attr *> &x,
   return true;
 }
 
-bool samePayload(const std::vector<NamedAttr> &x,
-                 const std::vector<NamedAttr> &y) {
+bool samePayload(std::span<const NamedAttr> x, std::span<const NamedAttr> y) {
   if (x.size() != y.size())
     return false;
   for (size_t i = 0; i < x.size(); ++i)
@@ -53,6 +52,12 @@ bool samePayload(const DenseElements &x, const DenseElements &y) {
         x.values[i].is_complex != y.values[i].is_complex)
       return false;
   return true;
+}
+
+bool samePayload(const std::vector<NamedAttr> &x,
+                 const std::vector<NamedAttr> &y) {
+  return samePayload(std::span<const NamedAttr>(x),
+                     std::span<const NamedAttr>(y));
 }
 
 template <typename T> bool samePayload(const T &x, const T &y) {

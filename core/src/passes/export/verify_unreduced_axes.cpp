@@ -134,10 +134,10 @@ bool sameAxes(Checker &checker, Operation &op, const TensorSharding *source,
   std::vector<std::string> names;
   for (const AxisRef &axis : from)
     if (std::find(to.begin(), to.end(), axis) == to.end())
-      names.push_back(axis.name);
+      names.push_back(axis.name.str());
   for (const AxisRef &axis : to)
     if (std::find(from.begin(), from.end(), axis) == from.end())
-      names.push_back(axis.name);
+      names.push_back(axis.name.str());
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   std::string joined;

@@ -228,7 +228,7 @@ private:
       dict.set(ctx_.intern("mhlo.sharding"), string(hlo));
       op.attrs.set(
           ctx_.intern("mhlo.attributes"),
-          ctx_.attrs.make(Attr{AttrKind::Dict, dict.entries(), nullptr, {}}));
+          ctx_.attrs.make(Attr{AttrKind::Dict, dict.toVector(), nullptr, {}}));
       return true;
     }
     op.attrs.set(ctx_.intern("mhlo.sharding"), string(hlo));
