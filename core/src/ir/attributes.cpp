@@ -1,5 +1,7 @@
 #include "shardlab/ir/attributes.h"
 
+#include <algorithm>
+
 namespace shardlab {
 
 int64_t Attr::intValue() const {
@@ -52,10 +54,6 @@ const Attr *AttrArena::array(std::vector<const Attr *> elements) {
   return make(Attr{AttrKind::Array, std::move(elements), nullptr, {}});
 }
 
-const Attr *AttrArena::denseArray(Type element, std::vector<int64_t> values) {
-  return make(Attr{AttrKind::DenseArray, std::move(values), element, {}});
-}
-
 namespace {
 
 size_t mix(size_t seed, size_t value) {
@@ -73,11 +71,15 @@ size_t hashAxes(size_t h, const std::vector<AxisRef> &axes) {
   return h;
 }
 
-size_t hashInts(size_t h, const std::vector<int64_t> &ints) {
+size_t hashInts(size_t h, std::span<const int64_t> ints) {
   h = mix(h, ints.size());
   for (int64_t v : ints)
     h = mix(h, static_cast<size_t>(v));
   return h;
+}
+
+bool sameInts(const std::vector<int64_t> &a, std::span<const int64_t> b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
 }
 
 size_t hashSharding(size_t h, const TensorSharding &s) {
@@ -140,11 +142,79 @@ const Attr *AttrArena::internStructural(size_t hash, Attr &&attr) {
   return made;
 }
 
-const Attr *AttrArena::sharding(TensorSharding sharding) {
+const Attr *AttrArena::findDenseArray(size_t hash, Type element,
+                                      std::span<const int64_t> values) const {
+  auto [begin, end] = structural_.equal_range(hash);
+  for (auto it = begin; it != end; ++it) {
+    const Attr &old = *it->second;
+    if (old.kind == AttrKind::DenseArray && old.type == element &&
+        sameInts(old.ints(), values))
+      return &old;
+  }
+  return nullptr;
+}
+
+const Attr *AttrArena::denseArray(Type element,
+                                  std::span<const int64_t> values) {
+  size_t hash = hashInts(mix(4, std::hash<const void *>()(element)), values);
+  if (const Attr *old = findDenseArray(hash, element, values))
+    return old;
+  const Attr *made =
+      make(Attr{AttrKind::DenseArray,
+                std::vector<int64_t>(values.begin(), values.end()),
+                element,
+                {}});
+  structural_.emplace(hash, made);
+  return made;
+}
+
+const Attr *AttrArena::denseArray(Type element, std::vector<int64_t> &&values) {
+  size_t hash = hashInts(mix(4, std::hash<const void *>()(element)), values);
+  if (const Attr *old = findDenseArray(hash, element, values))
+    return old;
+  const Attr *made =
+      make(Attr{AttrKind::DenseArray, std::move(values), element, {}});
+  structural_.emplace(hash, made);
+  return made;
+}
+
+const Attr *AttrArena::sharding(TensorSharding &&sharding) {
   any_unreduced_ = any_unreduced_ || !sharding.unreduced.empty();
   size_t hash = hashSharding(1, sharding);
   return internStructural(
       hash, Attr{AttrKind::Sharding, std::move(sharding), nullptr, {}});
+}
+
+const Attr *AttrArena::findOrMake(AttrKind kind, size_t hash,
+                                  const TensorSharding &sharding) {
+  auto [begin, end] = structural_.equal_range(hash);
+  for (auto it = begin; it != end; ++it) {
+    const Attr &old = *it->second;
+    if (old.kind != kind || old.type || !old.text.empty())
+      continue;
+    if (kind == AttrKind::Sharding && old.sharding() == sharding)
+      return &old;
+    if (kind == AttrKind::ShardingPerValue && old.shardings().size() == 1 &&
+        old.shardings()[0] == sharding)
+      return &old;
+  }
+  any_unreduced_ = any_unreduced_ || !sharding.unreduced.empty();
+  const Attr *made =
+      kind == AttrKind::Sharding
+          ? make(Attr{kind, sharding, nullptr, {}})
+          : make(
+                Attr{kind, std::vector<TensorSharding>{sharding}, nullptr, {}});
+  structural_.emplace(hash, made);
+  return made;
+}
+
+const Attr *AttrArena::sharding(const TensorSharding &sharding) {
+  return findOrMake(AttrKind::Sharding, hashSharding(1, sharding), sharding);
+}
+
+const Attr *AttrArena::shardingPerValueOf(const TensorSharding &sharding) {
+  return findOrMake(AttrKind::ShardingPerValue,
+                    hashSharding(mix(2, 1), sharding), sharding);
 }
 
 const Attr *AttrArena::shardingPerValue(std::vector<TensorSharding> values) {

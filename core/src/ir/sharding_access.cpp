@@ -199,7 +199,7 @@ void setSharding(Value *value, const TensorSharding &sharding, Context &ctx) {
                  old->shardings().size() <= 1);
     op.attrs.set(
         ctx.intern("sdy.sharding"),
-        only ? ctx.attrs.shardingPerValue({sharding})
+        only ? ctx.attrs.shardingPerValueOf(sharding)
              : withEntry(old, resultTypes(op), value->index, sharding, ctx));
   }
 }

@@ -50,13 +50,15 @@ const std::string_view kBinaryOps[] = {
 
 // `%a[, %b] {attrs} : ta[, tb] -> tr`, the operand count fixed by the op.
 bool parseOperandsArrowResult(Parser &parser, Operation &op, size_t count) {
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   if (!parser.parseOperandList(operands))
     return false;
   if (operands.size() != count)
     return parser.error("expected " + std::to_string(count) + " operand(s)");
   op.setOperands(operands);
-  std::vector<Type> types;
+  auto types_lease = parser.typeList();
+  std::vector<Type> &types = *types_lease;
   Type result = nullptr;
   if (!parser.parseOptionalAttrDict(op.attrs) || !parser.expectChar(':') ||
       !parser.parseTypeList(types) || !parser.expectPunct("->") ||

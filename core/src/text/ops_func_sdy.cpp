@@ -51,7 +51,8 @@ bool parseShardingAttr(Parser &parser, Operation &op, std::string_view name) {
 
 bool parseFunctionalTypeFor(Parser &parser, Operation &op,
                             const std::vector<Value *> &operands) {
-  std::vector<Type> inputs, results;
+  auto inputs_lease = parser.typeList(), results_lease = parser.typeList();
+  std::vector<Type> &inputs = *inputs_lease, &results = *results_lease;
   Location where = parser.loc();
   if (!parser.expectChar(':') || !parser.parseFunctionType(inputs, results))
     return false;
@@ -85,7 +86,8 @@ std::string intListText(const std::vector<int64_t> &values) {
 }
 
 bool parseOperandsInto(Parser &parser, Operation &op) {
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   if (!parser.parseOperandList(operands))
     return false;
   op.setOperands(operands);

@@ -107,7 +107,8 @@ void printShardingList(Printer &printer, const Attr *attr) {
 }
 
 bool parseParenOperands(Parser &parser, Operation &op) {
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   if (!parser.expectChar('(') || !parser.parseOperandList(operands) ||
       !parser.expectChar(')'))
     return false;
@@ -121,7 +122,8 @@ bool parseBodyAndType(Parser &parser, Operation &op) {
       !parser.parseRegion(op.addRegion(), args) ||
       !parser.parseOptionalAttrDict(op.attrs))
     return false;
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   for (size_t i = 0; i < op.numOperands(); ++i)
     operands.push_back(op.operand(i));
   return parseFunctionalTypeFor(parser, op, operands);

@@ -14,11 +14,11 @@ namespace {
 Type i64Type(Parser &parser) { return parser.ctx().types.element("i64"); }
 
 bool parseDenseArrayKey(Parser &parser, Operation &op, std::string_view attr) {
-  std::vector<int64_t> values;
-  if (!parseIntList(parser, values))
+  auto values = parser.intList();
+  if (!parseIntList(parser, *values))
     return false;
   setAttr(parser, op, attr,
-          parser.ctx().attrs.denseArray(i64Type(parser), std::move(values)));
+          parser.ctx().attrs.denseArray(i64Type(parser), *values));
   return true;
 }
 
@@ -31,7 +31,8 @@ const std::vector<int64_t> &ints(Operation &op, std::string_view attr) {
 // ---------------------------------------------------------- elementwise
 
 bool parseElementwise(Parser &parser, Operation &op, size_t num_results) {
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   if (!parser.parseOperandList(operands))
     return false;
   op.setOperands(operands);
@@ -51,7 +52,8 @@ void printElementwise(Printer &printer, Operation &op) {
 // type when the branches' types differ from the result's (StableHLO's
 // SelectOpType).
 bool parseSelect(Parser &parser, Operation &op, size_t) {
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   if (!parser.parseOperandList(operands))
     return false;
   op.setOperands(operands);
@@ -66,7 +68,8 @@ bool parseSelect(Parser &parser, Operation &op, size_t) {
     op.setResultTypes(results);
     return true;
   }
-  std::vector<Type> types;
+  auto types_lease = parser.typeList();
+  std::vector<Type> &types = *types_lease;
   if (!parser.parseTypeList(types))
     return false;
   if (types.size() != 2)
@@ -119,7 +122,8 @@ const KeyedSpec &keyedSpec(std::string_view name) {
 
 bool parseKeyed(Parser &parser, Operation &op, size_t) {
   const KeyedSpec &spec = keyedSpec(op.name);
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   do {
     if (parser.peekKeyword(spec.keyword))
       break;
@@ -154,7 +158,8 @@ void printKeyed(Printer &printer, Operation &op) {
 
 // `%a : (t) -> t2` (reshape, bitcast_convert, ...).
 bool parseUnaryFunctional(Parser &parser, Operation &op, size_t) {
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   if (!parser.parseOperandList(operands))
     return false;
   op.setOperands(operands);
@@ -185,7 +190,8 @@ bool isComplexOfParts(Type result, Type part) {
 }
 
 bool parseComplex(Parser &parser, Operation &op, size_t) {
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   if (!parser.parseOperandList(operands))
     return false;
   op.setOperands(operands);
@@ -252,7 +258,8 @@ void printReducePrecision(Printer &printer, Operation &op) {
 
 // `%a, %b : tuple<ta, tb>`.
 bool parseTuple(Parser &parser, Operation &op, size_t) {
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   if (!parser.parseOperandList(operands))
     return false;
   op.setOperands(operands);
@@ -309,7 +316,8 @@ bool parseComposite(Parser &parser, Operation &op, size_t) {
   if (!parser.parseString(name))
     return false;
   setAttr(parser, op, "name", parser.ctx().attrs.string(std::move(name)));
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   if (!parser.parseOperandList(operands))
     return false;
   op.setOperands(operands);
@@ -351,7 +359,8 @@ bool parseCustomCall(Parser &parser, Operation &op, size_t) {
   }
   setAttr(parser, op, "call_target_name",
           parser.ctx().attrs.string(std::move(target)));
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   if (!parser.expectChar('(') || !parser.parseOperandList(operands) ||
       !parser.expectChar(')'))
     return false;
@@ -375,7 +384,8 @@ void printCustomCall(Printer &printer, Operation &op) {
 bool parseVariadicSameTypes(Parser &parser, Operation &op, size_t) {
   if (!parser.parseOptionalAttrDict(op.attrs))
     return false;
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   if (parser.tryChar('(')) {
     if (!parser.expectChar(')'))
       return false;
@@ -387,7 +397,8 @@ bool parseVariadicSameTypes(Parser &parser, Operation &op, size_t) {
     op.setResultTypes({});
     return true;
   }
-  std::vector<Type> types;
+  auto types_lease = parser.typeList();
+  std::vector<Type> &types = *types_lease;
   if (!parser.expectChar(':') || !parser.parseTypeList(types))
     return false;
   op.setResultTypes(types);
@@ -430,7 +441,8 @@ void printIota(Printer &printer, Operation &op) {
 }
 
 bool parseConcatenate(Parser &parser, Operation &op, size_t) {
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   do {
     if (parser.peekKeyword("dim"))
       break;

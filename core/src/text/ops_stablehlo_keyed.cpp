@@ -64,10 +64,10 @@ bool parseKeyValue(Parser &parser, Operation &op, const Key &key) {
   Context &ctx = parser.ctx();
   const Attr *value = nullptr;
   if (key.kind == KeyKind::IntList) {
-    std::vector<int64_t> values;
-    if (!parseIntList(parser, values))
+    auto values = parser.intList();
+    if (!parseIntList(parser, *values))
       return false;
-    value = ctx.attrs.denseArray(ctx.types.element("i64"), std::move(values));
+    value = ctx.attrs.denseArray(ctx.types.element("i64"), *values);
   } else if (key.kind == KeyKind::Bool) {
     if (!parser.peekKeyword("true") && !parser.peekKeyword("false"))
       return parser.error("expected 'true' or 'false'");
@@ -96,7 +96,8 @@ bool parseKeyValue(Parser &parser, Operation &op, const Key &key) {
 
 bool parseKeyedOp(Parser &parser, Operation &op, size_t) {
   const KeyedOp &spec = keyedOp(op.name);
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   if (!parser.parseOperandList(operands))
     return false;
   op.setOperands(operands);
@@ -173,7 +174,8 @@ void printKeyedOp(Printer &printer, Operation &op) {
 
 // after_all / create_token: `%a, %b : !stablehlo.token`.
 bool parseTokenOp(Parser &parser, Operation &op, size_t) {
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   if (!parser.parseOperandList(operands))
     return false;
   op.setOperands(operands);
@@ -291,7 +293,8 @@ bool parseConvWindow(Parser &parser, Operation &op) {
 constexpr std::string_view kConvPrefix = "#stablehlo.conv<";
 
 bool parseConvolution(Parser &parser, Operation &op, size_t) {
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   if (!parser.expectChar('(') || !parser.parseOperandList(operands) ||
       !parser.expectChar(')'))
     return false;

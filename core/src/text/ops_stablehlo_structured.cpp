@@ -10,9 +10,9 @@ using namespace syntax;
 
 namespace {
 
-const Attr *denseI64(Parser &parser, std::vector<int64_t> values) {
+const Attr *denseI64(Parser &parser, std::span<const int64_t> values) {
   return parser.ctx().attrs.denseArray(parser.ctx().types.element("i64"),
-                                       std::move(values));
+                                       values);
 }
 
 // ------------------------------------------------------------- reduce
@@ -89,7 +89,8 @@ bool parseReduce(Parser &parser, Operation &op, size_t) {
     if (body_op.empty())
       return parser.error("expected op name after 'applies'");
   }
-  std::vector<int64_t> dims;
+  auto dims_lease = parser.intList();
+  std::vector<int64_t> &dims = *dims_lease;
   if (!parser.expectKeyword("across") || !parser.expectKeyword("dimensions") ||
       !parser.expectChar('=') || !parseIntList(parser, dims))
     return false;
@@ -161,7 +162,8 @@ void printReduce(Printer &printer, Operation &op) {
 
 bool parseWhile(Parser &parser, Operation &op, size_t) {
   std::vector<ArgDecl> args;
-  std::vector<Value *> operands;
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
   if (!parser.expectChar('('))
     return false;
   if (!parser.tryChar(')')) {
@@ -180,7 +182,8 @@ bool parseWhile(Parser &parser, Operation &op, size_t) {
       return false;
   }
   op.setOperands(operands);
-  std::vector<Type> types;
+  auto types_lease = parser.typeList();
+  std::vector<Type> &types = *types_lease;
   if (!operands.empty() &&
       (!parser.expectChar(':') || !parser.parseTypeList(types)))
     return false;
@@ -315,22 +318,27 @@ bool parseDotTail(Parser &parser, Operation &op) {
 }
 
 bool parseDotGeneral(Parser &parser, Operation &op, size_t) {
-  std::vector<Value *> operands(2);
+  auto operands_lease = parser.valueList();
+  std::vector<Value *> &operands = *operands_lease;
+  operands.resize(2);
   if (!parser.parseOperand(operands[0]) || !parser.expectChar(',') ||
       !parser.parseOperand(operands[1]) || !parser.expectChar(','))
     return false;
   op.setOperands(operands);
-  std::vector<int64_t> dims[4];
+  ScratchPool<int64_t>::Lease leases[4] = {parser.intList(), parser.intList(),
+                                           parser.intList(), parser.intList()};
+  std::vector<int64_t> *dims[4] = {&*leases[0], &*leases[1], &*leases[2],
+                                   &*leases[3]};
   if (parser.tryKeyword("batching_dims")) {
-    if (!parseDimPair(parser, dims[0], dims[1]) || !parser.expectChar(','))
+    if (!parseDimPair(parser, *dims[0], *dims[1]) || !parser.expectChar(','))
       return false;
   }
   if (!parser.expectKeyword("contracting_dims") ||
-      !parseDimPair(parser, dims[2], dims[3]) || !parseDotTail(parser, op))
+      !parseDimPair(parser, *dims[2], *dims[3]) || !parseDotTail(parser, op))
     return false;
   std::vector<NamedAttr> entries;
   for (int i = 0; i < 4; ++i)
-    entries.push_back({parser.intern(kDotKeys[i]), denseI64(parser, dims[i])});
+    entries.push_back({parser.intern(kDotKeys[i]), denseI64(parser, *dims[i])});
   Attr attr{AttrKind::Dict, std::move(entries), nullptr, "#stablehlo.dot"};
   setAttr(parser, op, "dot_dimension_numbers",
           parser.ctx().attrs.make(std::move(attr)));

@@ -686,7 +686,8 @@ bool Parser::bindResults(Operation &op, const std::vector<ResultName> &names) {
 }
 
 bool Parser::parseOperation(Block &block) {
-  std::vector<ResultName> names;
+  ScratchPool<ResultName>::Lease names_lease(name_lists_);
+  std::vector<ResultName> &names = *names_lease;
   if (!parseResultNames(names))
     return false;
   size_t num_results = 0;
@@ -745,7 +746,8 @@ bool Parser::parseGenericOp(Operation *&op, Location where) {
     return false;
   const OpInfo *info = lookupOp(name);
   auto owned = Operation::create(ctx_.ops, ctx_.intern(name), info, where);
-  std::vector<Value *> operands;
+  auto operands_lease = valueList();
+  std::vector<Value *> &operands = *operands_lease;
   if (!expectChar('(') || !parseOperandList(operands) || !expectChar(')'))
     return false;
   owned->setOperands(operands);
@@ -772,7 +774,8 @@ bool Parser::parseGenericOp(Operation *&op, Location where) {
   }
   if (!parseOptionalAttrDict(owned->attrs))
     return false;
-  std::vector<Type> inputs, results;
+  auto inputs_lease = typeList(), results_lease = typeList();
+  std::vector<Type> &inputs = *inputs_lease, &results = *results_lease;
   Location type_loc = loc();
   if (!expectChar(':') || !parseFunctionType(inputs, results))
     return false;

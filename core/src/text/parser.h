@@ -26,6 +26,38 @@ struct ArgDecl {
   std::vector<NamedAttr> attrs;
 };
 
+/// Vectors parse steps borrow and give back with their capacity: parsing
+/// an op needs a few short lists (operands, types, result names), and
+/// allocating them afresh per op was a fifth of the parser's instructions.
+template <typename T> class ScratchPool {
+public:
+  /// One borrowed vector, empty, given back when the lease ends.
+  class Lease {
+  public:
+    explicit Lease(ScratchPool &pool) : pool_(pool), list_(pool.take()) {}
+    Lease(const Lease &) = delete;
+    Lease &operator=(const Lease &) = delete;
+    ~Lease() { pool_.free_.push_back(std::move(list_)); }
+    std::vector<T> &operator*() { return list_; }
+    std::vector<T> *operator->() { return &list_; }
+
+  private:
+    ScratchPool &pool_;
+    std::vector<T> list_;
+  };
+
+private:
+  std::vector<T> take() {
+    if (free_.empty())
+      return {};
+    std::vector<T> list = std::move(free_.back());
+    free_.pop_back();
+    list.clear();
+    return list;
+  }
+  std::vector<std::vector<T>> free_;
+};
+
 class Parser {
 public:
   Parser(std::string_view text, std::shared_ptr<Context> context,
@@ -98,6 +130,17 @@ public:
   bool parseAxisRefList(std::vector<AxisRef> &axes); ///< {"a", "b":(1)2}
   bool parseDimShardingListList(std::vector<std::vector<AxisRef>> &dims);
   bool parseShardingRuleBody(OpShardingRule &rule);
+
+  // ---- scratch lists (see ScratchPool)
+  ScratchPool<Value *>::Lease valueList() {
+    return ScratchPool<Value *>::Lease(value_lists_);
+  }
+  ScratchPool<Type>::Lease typeList() {
+    return ScratchPool<Type>::Lease(type_lists_);
+  }
+  ScratchPool<int64_t>::Lease intList() {
+    return ScratchPool<int64_t>::Lease(int_lists_);
+  }
 
   // ---- values and regions
   bool parseOperand(Value *&value);
@@ -200,6 +243,10 @@ private:
   std::vector<Attr *> pending_locations_; ///< locations naming aliases
   std::unordered_map<std::string_view, Type> type_cache_; ///< by spelling
   std::unordered_map<std::string, FuncSignatureRanges> signature_ranges_;
+  ScratchPool<Value *> value_lists_;
+  ScratchPool<Type> type_lists_;
+  ScratchPool<int64_t> int_lists_;
+  ScratchPool<ResultName> name_lists_;
   size_t loc_cache_pos_ = 0;  ///< position of the last loc() answer
   size_t loc_cache_line_ = 0; ///< its line index
 };

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -121,8 +122,16 @@ public:
   const Attr *string(std::string value);
   const Attr *symbol(std::string name);
   const Attr *array(std::vector<const Attr *> elements);
-  const Attr *denseArray(Type element, std::vector<int64_t> values);
-  const Attr *sharding(TensorSharding sharding);
+  /// Dense arrays are uniqued (as MLIR does): `dimensions = [1]` on ten
+  /// thousand ops is one attribute.
+  const Attr *denseArray(Type element, std::span<const int64_t> values);
+  const Attr *denseArray(Type element, std::vector<int64_t> &&values);
+  const Attr *sharding(TensorSharding &&sharding);
+  /// The same, copying `sharding` only when no equal attribute exists yet
+  /// (propagation writes mostly shardings it has written before).
+  const Attr *sharding(const TensorSharding &sharding);
+  /// shardingPerValue({sharding}), copying only when new.
+  const Attr *shardingPerValueOf(const TensorSharding &sharding);
   const Attr *shardingPerValue(std::vector<TensorSharding> shardings);
   const Attr *rule(OpShardingRule rule);
   const Attr *opaque(std::string text);
@@ -153,6 +162,10 @@ private:
   /// Returns the interned attribute equal to `attr` (same kind, same
   /// sharding / per-value shardings / rule payload), creating it if new.
   const Attr *internStructural(size_t hash, Attr &&attr);
+  const Attr *findDenseArray(size_t hash, Type element,
+                             std::span<const int64_t> values) const;
+  const Attr *findOrMake(AttrKind kind, size_t hash,
+                         const TensorSharding &sharding);
 
   std::deque<Attr> attrs_;
   std::unordered_map<IntKey, const Attr *, IntKeyHash> integers_;
