@@ -83,3 +83,42 @@ TEST_CASE("A changed mesh verifies every function again") {
   DiagnosticEngine diags;
   CHECK_FALSE(verifyModule(*module, diags));
 }
+
+TEST_CASE("A mesh whose axes change verifies every function again") {
+  auto module = parsed();
+  Operation *mesh = module->lookupSymbol("mesh");
+  REQUIRE(mesh);
+  Mesh renamed_axis;
+  renamed_axis.axes.push_back({"y", 2});
+  mesh->attrs.set(module->ctx().intern("mesh"),
+                  module->ctx().attrs.make(
+                      Attr{AttrKind::Mesh, renamed_axis, nullptr, {}}));
+  DiagnosticEngine diags;
+  CHECK_FALSE(verifyModule(*module, diags)); // @f shards along "x"
+}
+
+TEST_CASE("A mesh that only gained an attribute still lets changed functions "
+          "be caught") {
+  auto module = parsed();
+  Operation *mesh = module->lookupSymbol("mesh");
+  REQUIRE(mesh);
+  mesh->attrs.set(module->ctx().intern("tag"), module->ctx().attrs.unit());
+  DiagnosticEngine ok;
+  CHECK(verifyModule(*module, ok));
+  breakSharding(*module, "g");
+  mesh->attrs.erase("tag");
+  DiagnosticEngine diags;
+  CHECK_FALSE(verifyModule(*module, diags));
+}
+
+TEST_CASE("A function moved within the module stays valid and checked") {
+  auto module = parsed();
+  Block &body = module->body();
+  Operation *f = module->lookupSymbol("f");
+  body.push_back(body.take(f));
+  DiagnosticEngine ok;
+  CHECK(verifyModule(*module, ok));
+  breakSharding(*module, "f");
+  DiagnosticEngine diags;
+  CHECK_FALSE(verifyModule(*module, diags));
+}

@@ -54,7 +54,11 @@ size_t OpPool::liveNamed(std::string_view op_name) const {
 }
 
 void OpPool::countNamed(std::string_view op_name, int delta) {
-  named_[op_name] += static_cast<size_t>(delta);
+  auto address = reinterpret_cast<uintptr_t>(op_name.data());
+  CountSlot &slot = count_slots_[(address >> 4) % kCountSlots];
+  if (slot.data != op_name.data() || slot.size != op_name.size())
+    slot = {op_name.data(), op_name.size(), &named_[op_name]};
+  *slot.count += static_cast<size_t>(delta);
 }
 
 OpPool &OpPool::ownerOf(const void *slot) {

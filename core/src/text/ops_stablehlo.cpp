@@ -146,7 +146,7 @@ void printKeyed(Printer &printer, Operation &op) {
   printer << ' ';
   printer.printOperands(op);
   printer << ", " << spec.keyword << " = ";
-  printer << intListText(ints(op, spec.attr));
+  printer.printIntList(ints(op, spec.attr));
   printer.printAttrDict(op.attrs, {spec.attr});
   if (spec.same_type) {
     printSameOperandsAndResultType(printer, op);

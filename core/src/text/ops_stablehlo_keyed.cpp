@@ -152,7 +152,7 @@ void printKeyedOp(Printer &printer, Operation &op) {
     if (!value)
       continue;
     if (key.kind == KeyKind::IntList) {
-      printer << intListText(value->ints());
+      printer.printIntList(value->ints());
     } else if (key.kind == KeyKind::Bool) {
       printer << (value->intValue() ? "true" : "false");
     } else if (key.kind == KeyKind::Int) {
@@ -339,7 +339,8 @@ void printConvolution(Printer &printer, Operation &op) {
   const char *sep = "";
   auto list = [&](const char *attr, const char *key) {
     if (const Attr *a = op.attrs.get(attr)) {
-      printer << sep << key << " = " << intListText(a->ints());
+      printer << sep << key << " = ";
+      printer.printIntList(a->ints());
       sep = ", ";
     }
   };

@@ -138,8 +138,8 @@ void printReduce(Printer &printer, Operation &op) {
   const Operation *body = compactBodyOp(op);
   if (body)
     printer << " applies " << body->name;
-  printer << " across dimensions = "
-          << intListText(op.attrs.get("dimensions")->ints());
+  printer << " across dimensions = ";
+  printer.printIntList(op.attrs.get("dimensions")->ints());
   printer.printAttrDict(op.attrs, {"dimensions"});
   printer << " : ";
   printer.printFunctionalType(op);

@@ -38,7 +38,7 @@ Parser::Parser(std::string_view text, std::shared_ptr<Context> context,
 
 // ---------------------------------------------------------------- lexical
 
-void Parser::skipSpace() {
+void Parser::skipSpaceSlow() {
   while (pos_ < text_.size()) {
     char c = text_[pos_];
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
@@ -55,11 +55,6 @@ void Parser::skipSpace() {
 bool Parser::atEnd() {
   skipSpace();
   return pos_ >= text_.size();
-}
-
-char Parser::peek() {
-  skipSpace();
-  return pos_ < text_.size() ? text_[pos_] : '\0';
 }
 
 char Parser::peekAt(size_t offset) {

@@ -66,9 +66,20 @@ public:
   std::unique_ptr<Module> parseTopLevel();
 
   // ---- lexical helpers (each skips leading white space and comments)
-  void skipSpace();
+  /// Inline: called before every token, and most tokens follow no blank.
+  void skipSpace() {
+    if (pos_ < text_.size()) {
+      char c = text_[pos_];
+      if (c > ' ' && c != '/')
+        return;
+    }
+    skipSpaceSlow();
+  }
   bool atEnd();
-  char peek();
+  char peek() {
+    skipSpace();
+    return pos_ < text_.size() ? text_[pos_] : '\0';
+  }
   char peekAt(size_t offset);
   bool tryChar(char c);
   bool expectChar(char c);
@@ -176,6 +187,7 @@ private:
     Location loc;
   };
   Location locationAt(size_t pos);
+  void skipSpaceSlow();
   bool parseTopLevelItem(Module &module);
   bool parseExplicitModule(Module &module);
   bool parseGenericModule(Module &module);

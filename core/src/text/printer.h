@@ -6,6 +6,8 @@
 #include "shardlab/ir/ir.h"
 #include "shardlab/text/text.h"
 
+#include <charconv>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -35,8 +37,20 @@ public:
     return *this;
   }
   Printer &operator<<(int64_t value) {
-    out_ += std::to_string(value);
+    char digits[24];
+    auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
+    out_.append(digits, end);
     return *this;
+  }
+  /// `[1, 2, 3]`.
+  void printIntList(std::span<const int64_t> values) {
+    out_ += '[';
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (i)
+        out_ += ", ";
+      *this << values[i];
+    }
+    out_ += ']';
   }
   void printValue(const Value *value);
   void printOperands(Operation &op, size_t begin = 0, size_t end = SIZE_MAX);

@@ -208,26 +208,24 @@ uint64_t fingerprint(const Operation &op, uint64_t hash) {
 
 using Fingerprints = std::vector<std::pair<const Operation *, uint64_t>>;
 
-// Whether the top-level ops other than functions are the ones verified
-// last time, unchanged and in the same order.
-bool sameNonFunctions(const Fingerprints &now, const Fingerprints &before) {
-  auto next = [](const Fingerprints &list, size_t &i) {
-    while (i < list.size() && list[i].first->is("func.func"))
-      ++i;
-    return i < list.size();
-  };
-  size_t i = 0, j = 0;
-  while (true) {
-    const bool has_now = next(now, i), has_before = next(before, j);
-    if (has_now != has_before)
-      return false;
-    if (!has_now)
-      return true;
-    if (now[i] != before[j])
-      return false;
-    ++i;
-    ++j;
+// What verifying a function reads of the other top-level ops: which ops
+// there are, in order, and for a mesh its symbol and its axes. A mesh that
+// only gained an attribute (-sdy-lift-inlined-meshes tags each with its
+// stablehlo form) is verified again alone; any other top-level op that is
+// not a function counts with its whole fingerprint.
+uint64_t nonFunctionInterface(const Fingerprints &ops) {
+  uint64_t hash = 0;
+  for (const auto &[op, print] : ops) {
+    if (op->is("func.func"))
+      continue;
+    if (op->is("sdy.mesh"))
+      hash = mixPointer(
+          mixPointer(mixPointer(hash, op), op->attrs.get("sym_name")),
+          op->attrs.get("mesh"));
+    else
+      hash = mix(mixPointer(hash, op), print);
   }
+  return hash;
 }
 
 } // namespace
@@ -237,8 +235,9 @@ bool verifyModule(Module &module, DiagnosticEngine &diags) {
   verify::Fingerprints now;
   for (const Operation *op = module.body().front(); op; op = op->nextInBlock())
     now.push_back({op, verify::fingerprint(*op, 0)});
-  const bool only_changed =
-      verify::sameNonFunctions(now, module.verified_top_level);
+  const uint64_t interface = verify::nonFunctionInterface(now);
+  const bool only_changed = !module.verified_top_level.empty() &&
+                            interface == module.verified_interface;
   std::sort(module.verified_top_level.begin(), module.verified_top_level.end());
   auto verified = [&](const std::pair<const Operation *, uint64_t> &entry) {
     return only_changed &&
@@ -253,6 +252,7 @@ bool verifyModule(Module &module, DiagnosticEngine &diags) {
       return false;
     }
   module.verified_top_level = std::move(now);
+  module.verified_interface = interface;
   return true;
 }
 

@@ -303,6 +303,8 @@ public:
   /// fingerprint of its contents then (verify/verifier.cpp). A function
   /// whose fingerprint has not changed is not verified again.
   std::vector<std::pair<const Operation *, uint64_t>> verified_top_level;
+  /// What the functions read of the other top-level ops then (their meshes).
+  uint64_t verified_interface = 0;
   /// Finds a top-level op with `sym_name = @name` (sdy.mesh, func.func).
   /// The index is rebuilt when top-level ops are inserted or erased; a pass
   /// that renames a symbol in place calls invalidateSymbols().

@@ -58,6 +58,16 @@ private:
   size_t live_ = 0;
   // Keys view op names, which are interned or static, so they outlive ops.
   std::unordered_map<std::string_view, size_t> named_;
+  // countNamed runs for every op made or destroyed, mostly with a few names
+  // whose text sits at one address (the registry's or the interned name):
+  // a small cache by address skips hashing the name.
+  struct CountSlot {
+    const char *data = nullptr;
+    size_t size = 0;
+    size_t *count = nullptr; ///< into named_ (node addresses are stable)
+  };
+  static constexpr size_t kCountSlots = 32;
+  CountSlot count_slots_[kCountSlots];
 };
 
 } // namespace shardlab
