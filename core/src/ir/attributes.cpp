@@ -86,7 +86,7 @@ size_t hashSharding(size_t h, const TensorSharding &s) {
   h = mix(h, std::hash<std::string>()(s.mesh.symbol));
   if (s.mesh.inline_mesh)
     for (const MeshAxis &axis : s.mesh.inline_mesh->axes)
-      h = mix(h, std::hash<std::string>()(axis.name));
+      h = mix(h, std::hash<AxisName>()(axis.name));
   h = mix(h, s.dims.size());
   for (const DimSharding &dim : s.dims) {
     h = mix(h, (dim.closed ? 1u : 2u) +

@@ -69,6 +69,9 @@ bool AttrDict::erase(std::string_view name) {
 Operation::Operation(std::string_view op_name, const OpInfo *op_info,
                      Location location)
     : name(op_name), info(op_info), loc(location) {
+  size_t dot = name.find('.');
+  dialect_size_ =
+      dot == std::string_view::npos ? 0 : static_cast<uint32_t>(dot);
   pool().countNamed(name, +1);
 }
 
@@ -121,12 +124,6 @@ Region &Operation::addRegion() {
 
 Operation *Operation::parentOp() const {
   return parent_ && parent_->parent ? parent_->parent->parent : nullptr;
-}
-
-std::string_view Operation::dialect() const {
-  size_t dot = name.find('.');
-  return dot == std::string_view::npos ? std::string_view()
-                                       : name.substr(0, dot);
 }
 
 Block::~Block() {

@@ -78,10 +78,6 @@ PropagationDirection passThrough(PassThrough kind, const Operation &op,
              : d;
 }
 
-PropagationDirection passThrough(Operation &op, bool allow_multi_use) {
-  return passThrough(passThroughKind(op, nullptr), op, allow_multi_use);
-}
-
 bool contains(const std::vector<int64_t> &list, int64_t value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
@@ -98,29 +94,6 @@ PropagationDirection onlyPassThroughFactors(const OpShardingRule *rule,
                    : PropagationDirection::Both;
 }
 
-PropagationDirection onlyPassThroughFactors(Operation &op, int64_t factor) {
-  const Attr *attr = op.attrs.get(kShardingRuleAttr);
-  return onlyPassThroughFactors(
-      attr && attr->kind == AttrKind::OpShardingRule ? &attr->rule() : nullptr,
-      op.is("stablehlo.broadcast_in_dim"), factor);
-}
-
-PropagationDirection levelDirection(int level, Operation &op, int64_t factor) {
-  switch (level) {
-  case 0:
-    return passThrough(op, false);
-  case 1:
-    return passThrough(op, true);
-  case 2:
-    return onlyPassThroughFactors(op, factor);
-  case 3:
-    return op.is("stablehlo.broadcast_in_dim") ? PropagationDirection::Backward
-                                               : PropagationDirection::Both;
-  default:
-    return PropagationDirection::Both;
-  }
-}
-
 } // namespace
 
 void runOpPriority(Module &module, const LayerContext &lc,
@@ -131,6 +104,22 @@ void runOpPriority(Module &module, const LayerContext &lc,
     runStrategies(module, lc, outer);
     return;
   }
+  // An op's pass-through kind and whether it is a broadcast depend on the
+  // op alone: classified once for all five levels (bit 0: known, bits 1-2:
+  // the kind, bit 3: broadcast_in_dim).
+  const OpIndex *index = lc.index;
+  std::vector<uint8_t> classes(index ? index->order.size() + 1 : 0, 0);
+  auto classify = [&classes, index](Operation &op) -> uint8_t {
+    uint32_t i = index ? index->indexOf(&op) : 0;
+    if (i && classes[i])
+      return classes[i];
+    uint8_t c = static_cast<uint8_t>(
+        1 | (static_cast<uint8_t>(passThroughKind(op, index)) << 1) |
+        (op.is("stablehlo.broadcast_in_dim") ? 8 : 0));
+    if (i)
+      classes[i] = c;
+    return c;
+  };
   for (int level = 0; level < 5; ++level) {
     if (lc.observer)
       lc.observer->position.op_priority_level = level;
@@ -144,17 +133,22 @@ void runOpPriority(Module &module, const LayerContext &lc,
       bool broadcast = false;
     };
     auto memo = std::make_shared<Memo>();
-    const OpIndex *index = lc.index;
-    OpDirectionFn dir = [level, &outer, memo, index](Operation &op,
-                                                     int64_t factor) {
+    OpDirectionFn dir = [level, &outer, memo, index,
+                         &classify](Operation &op, int64_t factor) {
       if (memo->op != &op) {
         // Levels 0, 1, 3 and 4 do not depend on the factor.
         // From level 1 on, level 1's direction contains level 0's, whose
         // use counts need not be read.
-        PassThrough kind = passThroughKind(op, index);
+        uint8_t c = classify(op);
+        auto kind = static_cast<PassThrough>((c >> 1) & 3);
+        bool broadcast = (c & 8) != 0;
         PropagationDirection acc = passThrough(kind, op, level >= 1);
-        for (int l = 3; l <= level; ++l)
-          acc = unionOfDirections(acc, levelDirection(l, op, factor));
+        if (level >= 3)
+          acc =
+              unionOfDirections(acc, broadcast ? PropagationDirection::Backward
+                                               : PropagationDirection::Both);
+        if (level >= 4)
+          acc = PropagationDirection::Both;
         memo->op = &op;
         memo->fixed = acc;
         // The driver's rule, when it has one, is the attached rule.
@@ -167,7 +161,7 @@ void runOpPriority(Module &module, const LayerContext &lc,
                                                                 : nullptr;
         }
         memo->rule = rule;
-        memo->broadcast = op.is("stablehlo.broadcast_in_dim");
+        memo->broadcast = broadcast;
       }
       PropagationDirection acc = memo->fixed;
       if (level >= 2)

@@ -416,7 +416,7 @@ Result<TensorSharding> toTensorSharding(const HloSharding &s, const Mesh &mesh,
       dim.closed = s.kind != HloSharding::Kind::Unknown;
     if (s.kind == HloSharding::Kind::Manual && manual_axes)
       for (const MeshAxis &axis : mesh.axes)
-        manual_axes->push_back(axis.name);
+        manual_axes->push_back(axis.name.str());
     return out;
   }
   if (s.kind != HloSharding::Kind::Tiled) {
@@ -440,7 +440,7 @@ Result<TensorSharding> toTensorSharding(const HloSharding &s, const Mesh &mesh,
     for (size_t k = 0; k < mesh.axes.size(); ++k)
       if (low[k] >= piece.stride &&
           low[k] * mesh.axes[k].size <= piece.stride * piece.size)
-        names.push_back(mesh.axes[k].name);
+        names.push_back(mesh.axes[k].name.str());
     return names;
   };
   for (size_t d = 0; d < pieces->size(); ++d) {

@@ -13,7 +13,7 @@ int64_t Mesh::totalSize() const {
   return total;
 }
 
-std::optional<int64_t> Mesh::axisSize(std::string_view name) const {
+std::optional<int64_t> Mesh::axisSize(const AxisName &name) const {
   for (const MeshAxis &axis : axes) {
     if (axis.name == name) {
       return axis.size;
@@ -22,7 +22,7 @@ std::optional<int64_t> Mesh::axisSize(std::string_view name) const {
   return std::nullopt;
 }
 
-int Mesh::axisIndex(std::string_view name) const {
+int Mesh::axisIndex(const AxisName &name) const {
   for (size_t i = 0; i < axes.size(); ++i) {
     if (axes[i].name == name) {
       return static_cast<int>(i);

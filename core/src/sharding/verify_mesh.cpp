@@ -18,7 +18,7 @@ namespace {
 std::optional<std::string> verifyAxisNames(const Mesh &mesh) {
   std::set<std::string> seen;
   for (const MeshAxis &axis : mesh.axes) {
-    if (!seen.insert(axis.name).second) {
+    if (!seen.insert(axis.name.str()).second) {
       return "duplicate axis name: \"" + axis.name + "\"";
     }
   }

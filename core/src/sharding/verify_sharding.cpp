@@ -122,7 +122,7 @@ std::optional<std::string> checkOneSubAxis(const AxisRef &axis,
 
 std::optional<std::string> AxisListChecker::checkSubAxes() const {
   for (const MeshAxis &meshAxis : mesh_.axes) {
-    auto it = sub_axes_.find(meshAxis.name);
+    auto it = sub_axes_.find(meshAxis.name.str());
     if (it == sub_axes_.end() || it->second.empty()) {
       continue;
     }

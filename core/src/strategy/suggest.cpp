@@ -70,7 +70,7 @@ std::vector<Plan> neighbours(const Plan &plan,
     const ArgAnalysis &rep = args[group[0]];
     for (size_t d = 0; d < rep.info.shape.size(); ++d)
       for (const MeshAxis &axis : plan.mesh) {
-        ArgAxes after = toggled(plan.args[group[0]], d, axis.name);
+        ArgAxes after = toggled(plan.args[group[0]], d, axis.name.str());
         int64_t ways = 1;
         for (const std::string &a : after[d])
           ways *= axisSize(plan, a);

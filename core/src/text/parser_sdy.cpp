@@ -207,8 +207,10 @@ bool Parser::parseMesh(Mesh &mesh) {
   if (!tryChar(']')) {
     do {
       MeshAxis axis;
-      if (!parseString(axis.name) || !expectChar('=') || !parseInt(axis.size))
+      std::string name;
+      if (!parseString(name) || !expectChar('=') || !parseInt(axis.size))
         return chainError(std::string(mesh_error_prefix_) + axes_error);
+      axis.name = name;
       if (axis.size < 1) {
         error("axis size must be at least 1, got: " +
               std::to_string(axis.size));

@@ -204,12 +204,14 @@ public:
 
   // Op-name checks used everywhere.
   bool is(std::string_view op_name) const { return name == op_name; }
-  std::string_view dialect() const;
+  /// The name up to its first '.' (empty when it has none).
+  std::string_view dialect() const { return name.substr(0, dialect_size_); }
 
   AttrDict props; ///< `<{...}>` properties of an unknown op
 
 private:
   friend class Block;
+  uint32_t dialect_size_ = 0; ///< computed once: dialect() is on hot paths
   // Inline: most ops have at most two operands and one result.
   InlineArray<OpOperand, 2> operands_;
   InlineArray<Value, 1> results_;

@@ -15,7 +15,7 @@ namespace shardlab {
 
 /// One named axis of a mesh, e.g. `"x"=4`.
 struct MeshAxis {
-  std::string name;
+  AxisName name;
   int64_t size = 1;
   bool operator==(const MeshAxis &) const = default;
 };
@@ -33,9 +33,9 @@ struct Mesh {
   /// Product of the axis sizes (1 for an empty or maximal mesh).
   int64_t totalSize() const;
   /// Size of the named axis, or nullopt when the mesh has no such axis.
-  std::optional<int64_t> axisSize(std::string_view name) const;
+  std::optional<int64_t> axisSize(const AxisName &name) const;
   /// Position of the named axis in declaration order, or -1.
-  int axisIndex(std::string_view name) const;
+  int axisIndex(const AxisName &name) const;
   bool operator==(const Mesh &) const = default;
 };
 

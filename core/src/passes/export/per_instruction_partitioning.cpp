@@ -138,7 +138,7 @@ bool Partitioner::partition(Operation &op) {
   LocalBuilder b(ctx_, op);
   std::vector<std::string> axes;
   for (const MeshAxis &axis : mesh->axes)
-    axes.push_back(axis.name);
+    axes.push_back(axis.name.str());
   Operation *manual = b.create(
       "sdy.manual_computation", operands, {},
       {{"in_shardings", ctx_.attrs.shardingPerValue(ins)},

@@ -126,7 +126,7 @@ std::vector<std::string> axisNamesOf(const TensorSharding &sharding,
               sharding.dims[size_t(dim)].axes.end(),
               [&](const AxisRef &ref) { return ref.name == axis.name; }) &&
           std::find(names.begin(), names.end(), axis.name) == names.end())
-        names.push_back(axis.name);
+        names.push_back(axis.name.str());
   return names;
 }
 

@@ -157,7 +157,7 @@ const Attr *stablehloMeshDict(const Mesh &mesh, Context &ctx) {
     axes.push_back(ctx.attrs.make(
         Attr{AttrKind::Dict,
              std::vector<NamedAttr>{
-                 {ctx.intern("name"), ctx.attrs.string(axis.name)},
+                 {ctx.intern("name"), ctx.attrs.string(axis.name.str())},
                  {ctx.intern("size"), ctx.attrs.integer(axis.size, i64)}},
              nullptr,
              {}}));

@@ -97,8 +97,8 @@ std::vector<std::string> manualAxes(Module &module, const ManualPattern &p) {
   std::vector<std::string> ordered;
   if (const Mesh *mesh = lookupMesh(module, std::string_view("mesh")))
     for (const MeshAxis &axis : mesh->axes)
-      if (axes.count(axis.name))
-        ordered.push_back(axis.name);
+      if (axes.count(axis.name.str()))
+        ordered.push_back(axis.name.str());
   return ordered;
 }
 
