@@ -85,13 +85,14 @@ public:
   friend bool operator==(const AxisName &a, const std::string &b) {
     return a.view() == std::string_view(b);
   }
+  // Through compare(): Emscripten's libc++ has no <=> for string_view.
   friend std::strong_ordering operator<=>(const AxisName &a,
                                           const AxisName &b) {
-    return a.view() <=> b.view();
+    return order(a.view().compare(b.view()));
   }
   friend std::strong_ordering operator<=>(const AxisName &a,
                                           std::string_view b) {
-    return a.view() <=> b;
+    return order(a.view().compare(b));
   }
   friend std::ostream &operator<<(std::ostream &os, const AxisName &name) {
     return os << name.view();
@@ -118,6 +119,11 @@ public:
   }
 
 private:
+  static std::strong_ordering order(int compared) {
+    return compared < 0   ? std::strong_ordering::less
+           : compared > 0 ? std::strong_ordering::greater
+                          : std::strong_ordering::equal;
+  }
   static constexpr size_t kInline = 23;
   static constexpr uint8_t kLong = 0xFF;
 
