@@ -156,24 +156,24 @@ const Attr *AttrArena::findDenseArray(size_t hash, Type element,
 
 const Attr *AttrArena::denseArray(Type element,
                                   std::span<const int64_t> values) {
-  size_t hash = hashInts(mix(4, std::hash<const void *>()(element)), values);
-  if (const Attr *old = findDenseArray(hash, element, values))
-    return old;
-  const Attr *made =
-      make(Attr{AttrKind::DenseArray,
-                std::vector<int64_t>(values.begin(), values.end()),
-                element,
-                {}});
-  structural_.emplace(hash, made);
-  return made;
+  return internDenseArray(element, values, nullptr);
 }
 
 const Attr *AttrArena::denseArray(Type element, std::vector<int64_t> &&values) {
+  return internDenseArray(element, values, &values);
+}
+
+const Attr *AttrArena::internDenseArray(Type element,
+                                        std::span<const int64_t> values,
+                                        std::vector<int64_t> *owned) {
   size_t hash = hashInts(mix(4, std::hash<const void *>()(element)), values);
   if (const Attr *old = findDenseArray(hash, element, values))
     return old;
+  std::vector<int64_t> payload =
+      owned ? std::move(*owned)
+            : std::vector<int64_t>(values.begin(), values.end());
   const Attr *made =
-      make(Attr{AttrKind::DenseArray, std::move(values), element, {}});
+      make(Attr{AttrKind::DenseArray, std::move(payload), element, {}});
   structural_.emplace(hash, made);
   return made;
 }

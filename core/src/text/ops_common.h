@@ -34,8 +34,6 @@ bool parseFunctionalTypeFor(Parser &parser, Operation &op,
 
 /// `[1, 2, 3]` (possibly empty).
 bool parseIntList(Parser &parser, std::vector<int64_t> &values);
-/// `[1, 2, 3]` as printed by StableHLO's pretty forms.
-std::string intListText(const std::vector<int64_t> &values);
 
 /// A `dense<...> : tensor<Nxcolsxi64>` attribute of `flat` (row-major), as
 /// StableHLO's padding attributes are.

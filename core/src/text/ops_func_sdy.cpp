@@ -78,13 +78,6 @@ bool parseIntList(Parser &parser, std::vector<int64_t> &values) {
   return parser.expectChar(']');
 }
 
-std::string intListText(const std::vector<int64_t> &values) {
-  std::string text = "[";
-  for (size_t i = 0; i < values.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(values[i]);
-  return text + "]";
-}
-
 bool parseOperandsInto(Parser &parser, Operation &op) {
   auto operands_lease = parser.valueList();
   std::vector<Value *> &operands = *operands_lease;

@@ -390,12 +390,15 @@ void printDotGeneral(Printer &printer, Operation &op) {
   printer << ' ';
   printer.printOperands(op);
   const Attr *dims = op.attrs.get("dot_dimension_numbers");
-  auto list = [&](int i) {
-    return intListText(dims->get(kDotKeys[i])->ints());
+  auto pair = [&](const char *key, int i) {
+    printer << key;
+    printer.printIntList(dims->get(kDotKeys[i])->ints());
+    printer << " x ";
+    printer.printIntList(dims->get(kDotKeys[i + 1])->ints());
   };
   if (!dims->get(kDotKeys[0])->ints().empty())
-    printer << ", batching_dims = " << list(0) << " x " << list(1);
-  printer << ", contracting_dims = " << list(2) << " x " << list(3);
+    pair(", batching_dims = ", 0);
+  pair(", contracting_dims = ", 2);
   printDotTail(printer, op);
   printer.printAttrDict(
       op.attrs, {"dot_dimension_numbers", "precision_config", "algorithm"});

@@ -164,6 +164,10 @@ private:
   const Attr *internStructural(size_t hash, Attr &&attr);
   const Attr *findDenseArray(size_t hash, Type element,
                              std::span<const int64_t> values) const;
+  /// The uniqued dense array equal to `values`; a new one takes `*owned`
+  /// when given (`values` views it), else copies `values`.
+  const Attr *internDenseArray(Type element, std::span<const int64_t> values,
+                               std::vector<int64_t> *owned);
   const Attr *findOrMake(AttrKind kind, size_t hash,
                          const TensorSharding &sharding);
 

@@ -2,14 +2,6 @@
 // which propagation visits them.
 #include "import_passes.h"
 #include "passes/call_graph.h"
-#include "passes/call_graph_passes.h"
-#include "passes/data_flow_edges.h"
-#include "passes/pass_utils.h"
-#include "shardlab/ir/sharding_access.h"
-
-#include <map>
-#include <set>
-#include <unordered_map>
 
 namespace shardlab {
 
