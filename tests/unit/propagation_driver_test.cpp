@@ -2,6 +2,7 @@
 // rules they read, checked on the printed shardings.
 #include <doctest/doctest.h>
 
+#include "propagation/layers.h"
 #include "propagation/propagate.h"
 #include "shardlab/text/text.h"
 
@@ -104,4 +105,82 @@ func.func @main(%arg0: tensor<?xf32>) -> tensor<?xf32> {
   REQUIRE(module);
   CHECK_FALSE(propagateShardings(*module, PropagationOptions{}, diags));
   CHECK(diags.hasErrors());
+}
+
+namespace {
+
+// Four equal layers: each matmul and add reads what the one in the layer
+// before read, once propagation has reached it.
+const char *kLayers = R"(
+sdy.mesh @m = <["a"=2, "b"=2]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@m, [{"a"}, {}]>},
+                %w: tensor<16x16xf32> {sdy.sharding = #sdy.sharding<@m, [{}, {"b"}]>}) -> tensor<8x16xf32> {
+  %0 = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+  %1 = stablehlo.add %0, %arg0 : tensor<8x16xf32>
+  %2 = stablehlo.dot_general %1, %w, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+  %3 = stablehlo.add %2, %1 : tensor<8x16xf32>
+  %4 = stablehlo.dot_general %3, %w, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+  %5 = stablehlo.add %4, %3 : tensor<8x16xf32>
+  %6 = stablehlo.dot_general %5, %w, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x16xf32>) -> tensor<8x16xf32>
+  %7 = stablehlo.add %6, %5 : tensor<8x16xf32>
+  return %7 : tensor<8x16xf32>
+})";
+
+// Runs the aggressive layer over `text` with `memo` (null: none).
+std::string runAggressive(const std::string &text, prop::StepMemo *memo) {
+  DiagnosticEngine diags;
+  auto module = parseModule(text, diags);
+  if (!module)
+    return "<parse error>";
+  prop::LayerContext lc;
+  lc.strategies = {FactorStrategy::Aggressive};
+  lc.steps = memo;
+  lc.warnings = &diags;
+  RuleCache rules;
+  lc.rules = &rules;
+  prop::runStrategies(*module, lc, [](Operation &, int64_t) {
+    return PropagationDirection::Both;
+  });
+  return printModule(*module);
+}
+
+} // namespace
+
+TEST_CASE("equal ops take their steps from the step memo, to the same end") {
+  prop::StepMemo memo;
+  std::string memoized = runAggressive(kLayers, &memo);
+  std::string computed = runAggressive(kLayers, nullptr);
+  CHECK(memoized == computed);
+  // The layers' shardings reached the last layer...
+  CHECK(has(memoized,
+            "stablehlo.add %6, %5 {sdy.sharding = "
+            "#sdy.sharding_per_value<[<@m, [{\"a\", ?}, {\"b\", ?}]>]>"));
+  // ...and the steps of layers 2-4 equal layer 1's: the memo holds fewer
+  // outcomes than the 8 ops took steps (each at least once).
+  CHECK(memo.size() > 0);
+  CHECK(memo.size() < 8);
+}
+
+TEST_CASE("the step memo keys on the rule, the flags and what a step read") {
+  prop::StepMemo memo;
+  TensorSharding s;
+  const TensorSharding *outcome[] = {nullptr, &s};
+  prop::StepMemo::Key key;
+  key.reads.words[0] = 1;
+  key.reads.size = 1;
+  key.rule = &memo;
+  memo.insert(key, outcome);
+  auto found = memo.find(key);
+  REQUIRE(found.size() == 2);
+  CHECK(found[0] == nullptr);
+  CHECK(found[1] == &s);
+  prop::StepMemo::Key other = key;
+  other.flags = 2;
+  CHECK(memo.find(other).empty());
+  other = key;
+  other.rule = &s;
+  CHECK(memo.find(other).empty());
+  other = key;
+  other.reads.words[0] = 2;
+  CHECK(memo.find(other).empty());
 }

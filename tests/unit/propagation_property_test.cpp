@@ -51,12 +51,15 @@ std::unique_ptr<Module> parseAndVerify(const std::string &text,
 }
 
 // Propagates `text` with the default stack; "" and `error` on failure.
-std::string propagate(const std::string &text, std::string &error) {
+std::string propagate(const std::string &text, std::string &error,
+                      bool memoize_steps = true) {
   auto module = parseAndVerify(text, error);
   if (!module)
     return "";
   DiagnosticEngine diags;
-  if (!propagateShardings(*module, PropagationOptions{}, diags)) {
+  PropagationOptions options;
+  options.memoize_steps = memoize_steps;
+  if (!propagateShardings(*module, options, diags)) {
     error = firstError(diags);
     return "";
   }
@@ -230,6 +233,9 @@ TEST_CASE("properties of propagation over generated modules") {
 
     // Propagating the output again changes nothing.
     CHECK(propagate(once, error) == once);
+
+    // Reusing the outcomes of equal steps changes nothing either.
+    CHECK(propagate(text, error, /*memoize_steps=*/false) == once);
 
     // Closed and user-given dimension shardings are kept.
     std::string kept = userShardingsKept(*input, *output);

@@ -52,6 +52,29 @@ void OpIndex::build(Module &module) {
       walk(top, [&](Operation &op) { add(op, module.ctx()); });
 }
 
+size_t StepMemo::Hash::operator()(const Key &key) const {
+  uint64_t hash = reinterpret_cast<uintptr_t>(key.rule) ^ key.flags;
+  for (uint8_t i = 0; i < key.reads.size; ++i)
+    hash = (hash ^ key.reads.words[i]) * 0x9E3779B97F4A7C15ull;
+  return static_cast<size_t>(hash ^ (hash >> 29));
+}
+
+std::span<const TensorSharding *const> StepMemo::find(const Key &key) const {
+  auto it = entries_.find(key);
+  if (it == entries_.end())
+    return {};
+  return {outcomes_.data() + it->second.offset, it->second.size};
+}
+
+void StepMemo::insert(const Key &key,
+                      std::span<const TensorSharding *const> outcome) {
+  Slice slice{static_cast<uint32_t>(outcomes_.size()),
+              static_cast<uint32_t>(outcome.size())};
+  if (!entries_.emplace(key, slice).second)
+    return;
+  outcomes_.insert(outcomes_.end(), outcome.begin(), outcome.end());
+}
+
 namespace {
 
 // One side (operands or results) of a propagation step: the values, their
@@ -151,11 +174,27 @@ private:
   bool propagate(TensorSide &operands, TensorSide &results,
                  const OpShardingRule &rule, Operation *op, bool conservative,
                  bool notify, StepKind kind, int64_t func_result = -1);
+  /// Unprojects the updated rows of `side` and commits those that differ
+  /// from the tensor's sharding. With `outcome`, also appends per tensor
+  /// the interned new sharding (null: unchanged), for the StepMemo.
   bool applyUpdates(TensorSide &side,
                     const std::vector<TensorFactorShardings> &rows,
                     const std::vector<OpShardingRule::TensorMapping> &maps,
                     const std::vector<bool> &flags, const OpShardingRule &rule,
-                    const MeshRef &ref, const Mesh &mesh, bool notify);
+                    const MeshRef &ref, const Mesh &mesh, bool notify,
+                    std::vector<const TensorSharding *> *outcome);
+  /// Gives tensor `i` of `side` the new `sharding`: its value (and the
+  /// members of its sharding group) and the ops that read it.
+  void commit(TensorSide &side, size_t i, const TensorSharding &sharding,
+              bool notify);
+  /// Tells the NoChangeCache whether the step of op `op_index` (0: not
+  /// cached) reading `key` changed a sharding.
+  void rememberOutcome(uint32_t op_index, const NoChangeCache::Key &key,
+                       bool changed);
+  /// Commits a remembered outcome (see StepMemo); whether any changed.
+  bool applyOutcome(TensorSide &operands, TensorSide &results,
+                    std::span<const TensorSharding *const> outcome,
+                    bool notify);
 
   void push(Operation *op);
   void pop(Operation *op);
@@ -182,6 +221,7 @@ private:
   ShardingProjection projection_;
   TensorUpdates updates_;
   TensorSharding fresh_; ///< applyUpdates' unprojected sharding
+  std::vector<const TensorSharding *> outcome_; ///< a step's, for StepMemo
   FactorScratch scratch_;
 };
 
@@ -360,38 +400,76 @@ bool Driver::applyUpdates(
     TensorSide &side, const std::vector<TensorFactorShardings> &rows,
     const std::vector<OpShardingRule::TensorMapping> &maps,
     const std::vector<bool> &flags, const OpShardingRule &rule,
-    const MeshRef &ref, const Mesh &mesh, bool notify) {
+    const MeshRef &ref, const Mesh &mesh, bool notify,
+    std::vector<const TensorSharding *> *outcome) {
   bool any = false;
   for (size_t i = 0; i < flags.size(); ++i) {
-    if (!flags[i])
-      continue;
-    TensorSharding &fresh = fresh_;
-    unprojectInto(fresh, rows[i], maps[i], rule.factor_sizes, ref, mesh);
-    const TensorSharding *old = side.shardings[i];
-    if ((!old && allDimsEmpty(fresh)) || (old && *old == fresh))
-      continue;
-    set(side, i, fresh);
-    any = true;
-    if (side.func_result)
-      continue;
-    Value *value = shardableValue(side.values[i]);
-    if (!value)
-      continue;
-    if (notify)
-      notifyShardingModified(value);
-    const std::vector<Value *> *group =
-        config_.groups ? config_.groups->groupOf(value) : nullptr;
-    if (!group)
-      continue;
-    for (Value *member : *group) {
-      if (member == value)
-        continue;
-      setValueSharding(member, fresh, ctx_);
-      if (config_.observer)
-        config_.observer->onGroupCopy(value, member, fresh);
-      if (notify)
-        notifyShardingModified(member);
+    const TensorSharding *changed = nullptr;
+    if (flags[i]) {
+      unprojectInto(fresh_, rows[i], maps[i], rule.factor_sizes, ref, mesh);
+      const TensorSharding *old = side.shardings[i];
+      if (!(!old && allDimsEmpty(fresh_)) && !(old && *old == fresh_))
+        changed = &fresh_;
     }
+    if (outcome)
+      outcome->push_back(changed ? &ctx_.attrs.sharding(fresh_)->sharding()
+                                 : nullptr);
+    if (!changed)
+      continue;
+    commit(side, i, fresh_, notify);
+    any = true;
+  }
+  return any;
+}
+
+void Driver::commit(TensorSide &side, size_t i, const TensorSharding &sharding,
+                    bool notify) {
+  set(side, i, sharding);
+  if (side.func_result)
+    return;
+  Value *value = shardableValue(side.values[i]);
+  if (!value)
+    return;
+  if (notify)
+    notifyShardingModified(value);
+  const std::vector<Value *> *group =
+      config_.groups ? config_.groups->groupOf(value) : nullptr;
+  if (!group)
+    return;
+  for (Value *member : *group) {
+    if (member == value)
+      continue;
+    setValueSharding(member, sharding, ctx_);
+    if (config_.observer)
+      config_.observer->onGroupCopy(value, member, sharding);
+    if (notify)
+      notifyShardingModified(member);
+  }
+}
+
+void Driver::rememberOutcome(uint32_t op_index, const NoChangeCache::Key &key,
+                             bool changed) {
+  if (!op_index)
+    return;
+  if (changed)
+    config_.no_change->forget(op_index);
+  else
+    config_.no_change->remember(op_index, key);
+}
+
+bool Driver::applyOutcome(TensorSide &operands, TensorSide &results,
+                          std::span<const TensorSharding *const> outcome,
+                          bool notify) {
+  bool any = false;
+  size_t num_operands = operands.values.size();
+  for (size_t i = 0; i < outcome.size(); ++i) {
+    if (!outcome[i])
+      continue;
+    if (i < num_operands)
+      commit(operands, i, *outcome[i], notify);
+    else
+      commit(results, i - num_operands, *outcome[i], notify);
+    any = true;
   }
   return any;
 }
@@ -437,11 +515,29 @@ bool Driver::propagate(TensorSide &operands, TensorSide &results,
   if (!mesh || mesh->isMaximal())
     return false;
   NoChangeCache::Key key;
-  bool cacheable = config_.no_change && kind != StepKind::FuncResult &&
-                   noChangeKey(operands, results, key);
-  uint32_t op_index = cacheable ? index_->indexOf(op) : 0;
+  bool keyed = (config_.no_change || config_.steps) &&
+               kind != StepKind::FuncResult &&
+               noChangeKey(operands, results, key);
+  uint32_t op_index = keyed && config_.no_change ? index_->indexOf(op) : 0;
   if (op_index && config_.no_change->unchanged(op_index, key))
     return false;
+  // Only an op's rule is shared (the others are built for the step).
+  StepMemo *memo = keyed && kind == StepKind::Op && !config_.observer
+                       ? config_.steps
+                       : nullptr;
+  StepMemo::Key step;
+  if (memo) {
+    step.reads = key;
+    step.rule = &rule;
+    step.flags = static_cast<uint8_t>((conservative ? 1 : 0) |
+                                      (op && index_->elementwise(*op) ? 2 : 0));
+    std::span<const TensorSharding *const> outcome = memo->find(step);
+    if (!outcome.empty()) {
+      rememberOutcome(op_index, key,
+                      applyOutcome(operands, results, outcome, notify));
+      return true;
+    }
+  }
   MeshRef mesh_ref = *ref;
   ShardingProjection &projection = projection_;
   buildProjectionInto(projection, operands.shardings, results.shardings, rule,
@@ -460,16 +556,16 @@ bool Driver::propagate(TensorSide &operands, TensorSide &results,
     before = projection;
   TensorUpdates &updates = updates_;
   propagateFactorsInto(config_.strategy, projection, in, updates);
-  bool any = applyUpdates(operands, projection.operands, rule.operands,
-                          updates.operands, rule, mesh_ref, *mesh, notify);
+  std::vector<const TensorSharding *> *outcome = memo ? &outcome_ : nullptr;
+  outcome_.clear();
+  bool any =
+      applyUpdates(operands, projection.operands, rule.operands,
+                   updates.operands, rule, mesh_ref, *mesh, notify, outcome);
   any |= applyUpdates(results, projection.results, rule.results,
-                      updates.results, rule, mesh_ref, *mesh, notify);
-  if (op_index) {
-    if (any)
-      config_.no_change->forget(op_index);
-    else
-      config_.no_change->remember(op_index, key);
-  }
+                      updates.results, rule, mesh_ref, *mesh, notify, outcome);
+  if (memo)
+    memo->insert(step, outcome_);
+  rememberOutcome(op_index, key, any);
   if (config_.observer && any) {
     StepEvent event;
     event.kind = kind;

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -118,6 +119,47 @@ private:
   std::vector<Key> entries_;
 };
 
+/// Outcomes of propagation steps through ops with a sharding rule, shared by
+/// every driver run of one propagation. A step's outcome (the new sharding
+/// of each of its tensors) is a pure function of what NoChangeCache keys on,
+/// of the rule (rules are shared by equal ops, so its address stands for it),
+/// of the run's conservative option and of whether the op is elementwise:
+/// the meshes cannot change during propagation and the mesh a step uses is
+/// named by its shardings. Modules repeat layers, so most steps have been
+/// taken before by an equal op; the driver then applies the remembered
+/// shardings instead of projecting, propagating and unprojecting again.
+///
+///   layer 3's dot_general reads (s0, s1 | null) with rule R -> (-, -, s2)
+///   layer 7's dot_general reads the same -> sets its result to s2 as well
+class StepMemo {
+public:
+  struct Key {
+    NoChangeCache::Key reads;
+    const void *rule = nullptr;
+    uint8_t flags = 0; ///< bit 0 conservative, bit 1 elementwise
+    bool operator==(const Key &other) const {
+      return rule == other.rule && flags == other.flags && reads == other.reads;
+    }
+  };
+  /// The new sharding of each tensor (operands, then results; null:
+  /// unchanged) of the step with `key`; empty when no such step was taken.
+  std::span<const TensorSharding *const> find(const Key &key) const;
+  /// Remembers a step's outcome; the shardings must be interned.
+  void insert(const Key &key, std::span<const TensorSharding *const> outcome);
+  size_t size() const { return entries_.size(); }
+
+private:
+  struct Hash {
+    size_t operator()(const Key &key) const;
+  };
+  struct Slice {
+    uint32_t offset = 0;
+    uint32_t size = 0;
+  };
+  std::unordered_map<Key, Slice, Hash> entries_;
+  std::vector<const TensorSharding *> outcomes_;
+};
+
 /// What one driver run needs besides the module.
 struct DriverConfig {
   FactorStrategy strategy = FactorStrategy::Aggressive;
@@ -134,6 +176,9 @@ struct DriverConfig {
   RuleCache *rules = nullptr;
   /// The numbered ops; null: the driver numbers them itself.
   const OpIndex *index = nullptr;
+  /// Outcomes of steps taken before; may be null. Not used while an
+  /// observer records steps (it needs each step's projections).
+  StepMemo *steps = nullptr;
 };
 
 /// Runs propagation to a fixed point over `module`.

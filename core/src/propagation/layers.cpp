@@ -21,9 +21,9 @@ void runStrategies(Module &module, const LayerContext &lc,
   for (FactorStrategy strategy : lc.strategies) {
     if (lc.observer)
       lc.observer->position.strategy = strategy;
-    DriverConfig config{strategy,     lc.conservative, direction,
-                        lc.groups,    lc.warnings,     lc.observer,
-                        lc.no_change, lc.rules,        lc.index};
+    DriverConfig config{strategy,    lc.conservative, direction,    lc.groups,
+                        lc.warnings, lc.observer,     lc.no_change, lc.rules,
+                        lc.index,    lc.steps};
     runDriver(module, config);
   }
 }

@@ -18,6 +18,7 @@ struct LayerContext {
   StepObserver *observer = nullptr;
   /// Shared by every driver run of the propagation; may be null.
   NoChangeCache *no_change = nullptr;
+  StepMemo *steps = nullptr;
   RuleCache *rules = nullptr;
   const OpIndex *index = nullptr;
 };

@@ -113,6 +113,8 @@ bool propagateImpl(Module &module, const PropagationOptions &options,
   lc.index = &index;
   prop::NoChangeCache no_change(index.order.size());
   lc.no_change = &no_change;
+  prop::StepMemo steps;
+  lc.steps = options.memoize_steps ? &steps : nullptr;
   RuleCache rules;
   lc.rules = &rules;
   lc.strategies = options.strategies;

@@ -25,6 +25,10 @@ struct PropagationOptions {
   bool run_op_priority = true;
   bool debug_sharding_origins = false;
   bool debug_propagation_edge_sharding = false;
+  /// Reuse the outcome of a step through an op when an equal op took the
+  /// same step before (prop::StepMemo). Off, every step is computed; the
+  /// result is the same (the unit tests compare both).
+  bool memoize_steps = true;
 };
 
 /// Propagates shardings in `module` in place. Returns false (with an error
