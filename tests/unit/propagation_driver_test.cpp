@@ -138,9 +138,8 @@ std::string runAggressive(const std::string &text, prop::StepMemo *memo) {
   lc.warnings = &diags;
   RuleCache rules;
   lc.rules = &rules;
-  prop::runStrategies(*module, lc, [](Operation &, int64_t) {
-    return PropagationDirection::Both;
-  });
+  prop::runStrategies(*module, lc,
+                      [](Operation &, std::span<PropagationDirection>) {});
   return printModule(*module);
 }
 

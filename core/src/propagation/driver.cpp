@@ -477,19 +477,15 @@ bool Driver::applyOutcome(TensorSide &operands, TensorSide &results,
 bool Driver::setDirections(const OpShardingRule &rule, const OpDirectionFn *dir,
                            PropagationDirection fixed, Operation *op) {
   size_t num_factors = rule.factor_sizes.size();
-  directions_.assign(num_factors, PropagationDirection::None);
-  bool any_direction = false;
-  for (size_t f = 0; f < num_factors; ++f) {
-    int64_t factor = static_cast<int64_t>(f);
-    if (std::find(rule.blocked_propagation.begin(),
-                  rule.blocked_propagation.end(),
-                  factor) != rule.blocked_propagation.end())
-      continue;
-    directions_[f] = dir ? (*dir)(*op, factor) : fixed;
-    any_direction =
-        any_direction || directions_[f] != PropagationDirection::None;
-  }
-  return any_direction;
+  directions_.assign(num_factors, dir ? PropagationDirection::Both : fixed);
+  if (dir && num_factors)
+    (*dir)(*op, directions_);
+  for (int64_t factor : rule.blocked_propagation)
+    if (factor >= 0 && static_cast<size_t>(factor) < num_factors)
+      directions_[static_cast<size_t>(factor)] = PropagationDirection::None;
+  return std::any_of(
+      directions_.begin(), directions_.end(),
+      [](PropagationDirection d) { return d != PropagationDirection::None; });
 }
 
 bool Driver::propagate(TensorSide &operands, TensorSide &results,

@@ -20,9 +20,13 @@
 
 namespace shardlab::prop {
 
-/// Direction along a factor of an op, as a layer decides it.
-using OpDirectionFn =
-    std::function<PropagationDirection(Operation &op, int64_t factor)>;
+/// Narrows the direction along each factor of `op` as a layer decides it:
+/// `directions[f]` comes in as what the layers below allow (Both at the
+/// bottom) and leaves as its intersection with what this layer allows. One
+/// call per op visit, not per factor: most of a layer's answer depends on
+/// the op alone.
+using OpDirectionFn = std::function<void(
+    Operation &op, std::span<PropagationDirection> directions)>;
 
 /// Values that must carry identical shardings (sdy.sharding_group).
 struct ShardingGroups {

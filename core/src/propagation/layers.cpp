@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <array>
 #include <map>
-#include <memory>
 
 namespace shardlab::prop {
 
@@ -94,6 +93,18 @@ PropagationDirection onlyPassThroughFactors(const OpShardingRule *rule,
                    : PropagationDirection::Both;
 }
 
+// The rule attached to `op` (the driver's rule, when it has one).
+const OpShardingRule *attachedRule(Operation &op, const OpIndex *index) {
+  bool known = false;
+  const OpShardingRule *rule =
+      index ? index->cachedRule(index->indexOf(&op), known) : nullptr;
+  if (rule)
+    return rule;
+  const Attr *attr = op.attrs.get(kShardingRuleAttr);
+  return attr && attr->kind == AttrKind::OpShardingRule ? &attr->rule()
+                                                        : nullptr;
+}
+
 } // namespace
 
 void runOpPriority(Module &module, const LayerContext &lc,
@@ -123,51 +134,33 @@ void runOpPriority(Module &module, const LayerContext &lc,
   for (int level = 0; level < 5; ++level) {
     if (lc.observer)
       lc.observer->position.op_priority_level = level;
-    // The driver asks for every factor of an op in a row: the levels that do
-    // not depend on the factor are computed once per op. Propagation does not
-    // change the IR's structure or uses, so an op's entry stays valid.
-    struct Memo {
-      Operation *op = nullptr;
-      PropagationDirection fixed = PropagationDirection::None;
-      const OpShardingRule *rule = nullptr; ///< attached rule (level 2)
-      bool broadcast = false;
-    };
-    auto memo = std::make_shared<Memo>();
-    OpDirectionFn dir = [level, &outer, memo, index,
-                         &classify](Operation &op, int64_t factor) {
-      if (memo->op != &op) {
-        // Levels 0, 1, 3 and 4 do not depend on the factor.
-        // From level 1 on, level 1's direction contains level 0's, whose
-        // use counts need not be read.
-        uint8_t c = classify(op);
-        auto kind = static_cast<PassThrough>((c >> 1) & 3);
-        bool broadcast = (c & 8) != 0;
-        PropagationDirection acc = passThrough(kind, op, level >= 1);
-        if (level >= 3)
-          acc =
-              unionOfDirections(acc, broadcast ? PropagationDirection::Backward
+    OpDirectionFn dir = [level, &outer, index, &classify](
+                            Operation &op,
+                            std::span<PropagationDirection> directions) {
+      outer(op, directions);
+      // Levels 0, 1, 3 and 4 do not depend on the factor. From level 1 on,
+      // level 1's direction contains level 0's, whose use counts need not be
+      // read.
+      uint8_t c = classify(op);
+      auto kind = static_cast<PassThrough>((c >> 1) & 3);
+      bool broadcast = (c & 8) != 0;
+      PropagationDirection fixed = passThrough(kind, op, level >= 1);
+      if (level >= 3)
+        fixed =
+            unionOfDirections(fixed, broadcast ? PropagationDirection::Backward
                                                : PropagationDirection::Both);
-        if (level >= 4)
-          acc = PropagationDirection::Both;
-        memo->op = &op;
-        memo->fixed = acc;
-        // The driver's rule, when it has one, is the attached rule.
-        bool known = false;
-        const OpShardingRule *rule =
-            index ? index->cachedRule(index->indexOf(&op), known) : nullptr;
-        if (!rule) {
-          const Attr *attr = op.attrs.get(kShardingRuleAttr);
-          rule = attr && attr->kind == AttrKind::OpShardingRule ? &attr->rule()
-                                                                : nullptr;
-        }
-        memo->rule = rule;
-        memo->broadcast = broadcast;
+      if (level >= 4)
+        fixed = PropagationDirection::Both;
+      const OpShardingRule *rule =
+          level >= 2 ? attachedRule(op, index) : nullptr;
+      for (size_t f = 0; f < directions.size(); ++f) {
+        PropagationDirection acc = fixed;
+        if (level >= 2)
+          acc = unionOfDirections(
+              acc,
+              onlyPassThroughFactors(rule, broadcast, static_cast<int64_t>(f)));
+        directions[f] = intersectionOfDirections(acc, directions[f]);
       }
-      PropagationDirection acc = memo->fixed;
-      if (level >= 2)
-        acc = unionOfDirections(
-            acc, onlyPassThroughFactors(memo->rule, memo->broadcast, factor));
-      return intersectionOfDirections(acc, outer(op, factor));
     };
     runStrategies(module, lc, dir);
   }

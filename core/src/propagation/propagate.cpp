@@ -122,9 +122,7 @@ bool propagateImpl(Module &module, const PropagationOptions &options,
   lc.run_op_priority = options.run_op_priority;
   lc.groups = &groups;
   lc.warnings = &diags;
-  prop::OpDirectionFn any = [](Operation &, int64_t) {
-    return PropagationDirection::Both;
-  };
+  prop::OpDirectionFn any = [](Operation &, std::span<PropagationDirection>) {};
   switch (options.layer) {
   case PropagationLayer::Basic:
     lc.strategies = {FactorStrategy::Basic};
