@@ -81,31 +81,63 @@ void VerifyContext::noteManualAxisOwner(const Operation &op,
 }
 
 void VerifyContext::startKey(Check check, const Attr *attr) {
-  key_.assign(1, static_cast<char>(check));
-  key_.append(reinterpret_cast<const char *>(&attr), sizeof attr);
+  key_.clear();
+  key_hash_ = 0x9E3779B97F4A7C15ull;
+  addKeyWord(static_cast<uintptr_t>(check));
+  addKeyWord(reinterpret_cast<uintptr_t>(attr));
 }
 
 void VerifyContext::addKeyType(Type type) {
-  key_.append(reinterpret_cast<const char *>(&type), sizeof type);
+  addKeyWord(reinterpret_cast<uintptr_t>(type));
 }
 
-size_t VerifyContext::KeyHash::operator()(const std::string &key) const {
-  uint64_t hash = 0x9E3779B97F4A7C15ull ^ key.size();
-  size_t i = 0;
-  for (; i + 8 <= key.size(); i += 8) {
-    uint64_t word;
-    std::memcpy(&word, key.data() + i, 8);
-    hash = (hash ^ word) * 0xBF58476D1CE4E5B9ull;
-    hash ^= hash >> 31;
+void VerifyContext::addKeyWord(uintptr_t word) {
+  key_.push_back(word);
+  key_hash_ = (key_hash_ ^ word) * 0xBF58476D1CE4E5B9ull;
+  key_hash_ ^= key_hash_ >> 31;
+}
+
+size_t VerifyContext::findSlot() const {
+  size_t mask = slots_.size() - 1;
+  for (size_t i = key_hash_ & mask;; i = (i + 1) & mask) {
+    const Slot &slot = slots_[i];
+    if (!slot.size ||
+        (slot.hash == key_hash_ && slot.size == key_.size() &&
+         std::equal(key_.begin(), key_.end(), keys_.begin() + slot.offset)))
+      return i;
   }
-  for (; i < key.size(); ++i)
-    hash = (hash ^ static_cast<unsigned char>(key[i])) * 0x94D049BB133111EBull;
-  return static_cast<size_t>(hash ^ (hash >> 29));
 }
 
-bool VerifyContext::passed() const { return passed_.count(key_) != 0; }
+bool VerifyContext::passed() const {
+  return !slots_.empty() && slots_[findSlot()].size != 0;
+}
 
-void VerifyContext::recordPassed() { passed_.insert(key_); }
+void VerifyContext::recordPassed() {
+  if ((num_passed_ + 1) * 2 > slots_.size())
+    grow();
+  Slot &slot = slots_[findSlot()];
+  if (slot.size)
+    return;
+  slot = {key_hash_, static_cast<uint32_t>(keys_.size()),
+          static_cast<uint32_t>(key_.size())};
+  keys_.insert(keys_.end(), key_.begin(), key_.end());
+  ++num_passed_;
+}
+
+// Doubles the table (at least 64 slots), placing every key again.
+void VerifyContext::grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(std::max<size_t>(64, old.size() * 2), Slot{});
+  size_t mask = slots_.size() - 1;
+  for (const Slot &slot : old) {
+    if (!slot.size)
+      continue;
+    size_t i = slot.hash & mask;
+    while (slots_[i].size)
+      i = (i + 1) & mask;
+    slots_[i] = slot;
+  }
+}
 
 ValueShapeInfo shapeInfo(Type type) {
   if (!type)

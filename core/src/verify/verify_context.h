@@ -9,10 +9,10 @@
 #include "shardlab/ir/ir.h"
 #include "shardlab/sharding/mesh.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 namespace shardlab::verify {
@@ -63,17 +63,26 @@ public:
   void recordPassed();
 
 private:
-  /// The keys are a check byte and pointers: a multiply-xor over their
-  /// 8-byte words spreads them well and costs a few instructions a word
-  /// (std::hash<std::string> ran over every byte).
-  struct KeyHash {
-    size_t operator()(const std::string &key) const;
+  /// One remembered key: its hash and where its words are in keys_.
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t offset = 0;
+    uint32_t size = 0; ///< 0: empty slot
   };
+  void addKeyWord(uintptr_t word);
+  /// The slot holding key_ or the empty slot where it would go.
+  size_t findSlot() const;
+  void grow();
   void noteManualAxisOwner(const Operation &op, const std::string &message);
   Module &module_;
   DiagnosticEngine &diags_;
-  std::unordered_set<std::string, KeyHash> passed_;
-  std::string key_; ///< the key being built
+  /// The keys that passed, in an open-addressed table (a lookup per op
+  /// with a sharding: no allocation, no per-byte hashing).
+  std::vector<Slot> slots_;
+  std::vector<uintptr_t> keys_;
+  size_t num_passed_ = 0;
+  std::vector<uintptr_t> key_; ///< the key being built
+  uint64_t key_hash_ = 0;
 };
 
 /// The shape info of a type, for the sharding library.
