@@ -30,6 +30,7 @@ OpPool::OpPool(size_t slot_size) {
 
 void *OpPool::allocate() {
   ++live_;
+  ++allocated_;
   if (free_) {
     Header *header = free_;
     free_ = header->next_free;

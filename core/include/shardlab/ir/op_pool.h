@@ -33,6 +33,9 @@ public:
 
   /// Slots handed out and not given back.
   size_t live() const { return live_; }
+  /// Slots ever handed out: unchanged across some work means it made no op
+  /// (even one it erased again).
+  size_t allocated() const { return allocated_; }
 
   /// Live ops named `op_name` made in this pool (Operation's constructor and
   /// destructor keep the count). Zero lets a pass skip a whole-module walk
@@ -56,6 +59,7 @@ private:
   std::byte *end_ = nullptr;
   Header *free_ = nullptr; // given-back slots, newest first
   size_t live_ = 0;
+  size_t allocated_ = 0;
   // Keys view op names, which are interned or static, so they outlive ops.
   std::unordered_map<std::string_view, size_t> named_;
   // countNamed runs for every op made or destroyed, mostly with a few names

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 
 namespace shardlab {
@@ -373,13 +374,60 @@ const OpShardingRule *ruleOf(Operation &op, Context &ctx, RuleCache &cache,
   return &attr->rule();
 }
 
-// What the pass keeps from op to op: the rule memo, the mesh memo, and the
-// storage of one op's shardings and projection (rebuilt in place).
+// Ops whose processing changed nothing, by what the processing read: the
+// op's name, its rule, the version flag and each tensor's sharding and type.
+// Attributes and types are interned and immutable, so their addresses stand
+// for their values, and rules are shared by equal ops: an op that reads the
+// same as one that changed nothing changes nothing either. Modules repeat
+// layers, so most ops are skipped before their projection is built.
+class UnchangedOps {
+public:
+  /// Builds the key of `op` into the scratch key; false when the op cannot
+  /// be keyed (a sharding computed for it, not interned).
+  bool key(const Operation &op, const OpShardingRule &rule,
+           const OpShardings &s, bool full) {
+    if (!s.owned.empty())
+      return false;
+    key_.clear();
+    key_.push_back(reinterpret_cast<uintptr_t>(op.name.data()));
+    key_.push_back(reinterpret_cast<uintptr_t>(&rule));
+    key_.push_back(full ? 1 : 0);
+    key_.push_back(s.in.size());
+    for (size_t i = 0; i < s.in.size(); ++i) {
+      key_.push_back(reinterpret_cast<uintptr_t>(s.in[i]));
+      key_.push_back(reinterpret_cast<uintptr_t>(op.operand(i)->type));
+    }
+    for (size_t i = 0; i < s.out.size(); ++i) {
+      key_.push_back(reinterpret_cast<uintptr_t>(s.out[i]));
+      key_.push_back(reinterpret_cast<uintptr_t>(op.result(i)->type));
+    }
+    return true;
+  }
+  bool contains() const { return seen_.count(key_) != 0; }
+  void insert() { seen_.insert(key_); }
+
+private:
+  struct Hash {
+    size_t operator()(const std::vector<uintptr_t> &words) const {
+      uint64_t hash = words.size();
+      for (uintptr_t word : words)
+        hash = (hash ^ word) * 0x9E3779B97F4A7C15ull;
+      return static_cast<size_t>(hash ^ (hash >> 29));
+    }
+  };
+  std::unordered_set<std::vector<uintptr_t>, Hash> seen_;
+  std::vector<uintptr_t> key_;
+};
+
+// What the pass keeps from op to op: the rule memo, the mesh memo, the ops
+// that changed nothing, and the storage of one op's shardings and
+// projection (rebuilt in place).
 struct Scratch {
   explicit Scratch(const Module &module) : meshes(module) {}
   RuleCache rules;
   std::string rule_key;
   MeshCache meshes;
+  UnchangedOps unchanged;
   OpShardings shardings;
   ShardingProjection projection;
 };
@@ -413,6 +461,13 @@ void processRuleOp(Module &module, Operation &op, const OpShardings &s,
   const Mesh *mesh = mesh_ref ? scratch.meshes.get(*mesh_ref) : nullptr;
   if (!mesh)
     return;
+  bool keyed = scratch.unchanged.key(op, *rule, s, full);
+  if (keyed && scratch.unchanged.contains())
+    return;
+  // Every change the processing makes creates an op (a reshard, an
+  // all-reduce) or sets the op's sharding.
+  const size_t made_before = module.ctx().ops.allocated();
+  const Attr *sharding_before = op.attrs.get("sdy.sharding");
   OpContext c{module, op, *rule, *mesh, *mesh_ref, s, scratch.meshes};
   ShardingProjection &projection = scratch.projection;
   buildProjectionInto(projection, s.in, s.out, *rule, *mesh);
@@ -424,6 +479,9 @@ void processRuleOp(Module &module, Operation &op, const OpShardings &s,
   if (op.numResults() > 0)
     allReduceResults(module, op, reductionAxes(c, projection, common, full),
                      *mesh, *mesh_ref);
+  if (keyed && module.ctx().ops.allocated() == made_before &&
+      op.attrs.get("sdy.sharding") == sharding_before)
+    scratch.unchanged.insert();
 }
 
 bool isSingleDeviceOp(MeshCache &meshes, const OpShardings &s) {
