@@ -7,24 +7,6 @@
 
 namespace shardlab {
 
-PropagationDirection unionOfDirections(PropagationDirection a,
-                                       PropagationDirection b) {
-  using D = PropagationDirection;
-  if ((a == D::Forward && b == D::Backward) ||
-      (a == D::Backward && b == D::Forward))
-    return D::Both;
-  return std::max(a, b);
-}
-
-PropagationDirection intersectionOfDirections(PropagationDirection a,
-                                              PropagationDirection b) {
-  using D = PropagationDirection;
-  if ((a == D::Forward && b == D::Backward) ||
-      (a == D::Backward && b == D::Forward))
-    return D::None;
-  return std::min(a, b);
-}
-
 namespace detail {
 
 std::optional<AxisRef> prefixWithoutOverlap(AxisRef axis,

@@ -17,10 +17,19 @@ namespace shardlab {
 /// Shardy (the union and intersection below rely on it).
 enum class PropagationDirection { None, Forward, Backward, Both };
 
-PropagationDirection unionOfDirections(PropagationDirection a,
-                                       PropagationDirection b);
-PropagationDirection intersectionOfDirections(PropagationDirection a,
-                                              PropagationDirection b);
+/// As sets of {Forward, Backward}: None = {}, Both = {Forward, Backward}.
+/// Forward and Backward are the bits 1 and 2, so union and intersection are
+/// bitwise (Forward | Backward = Both, Forward & Backward = None).
+constexpr PropagationDirection unionOfDirections(PropagationDirection a,
+                                                 PropagationDirection b) {
+  return static_cast<PropagationDirection>(static_cast<int>(a) |
+                                           static_cast<int>(b));
+}
+constexpr PropagationDirection
+intersectionOfDirections(PropagationDirection a, PropagationDirection b) {
+  return static_cast<PropagationDirection>(static_cast<int>(a) &
+                                           static_cast<int>(b));
+}
 
 /// The direction for a factor index.
 using FactorDirectionFn = std::function<PropagationDirection(int64_t factor)>;
