@@ -1,5 +1,6 @@
 // The op property lists (see op_properties.h).
 #include "ir/op_properties.h"
+#include "ir/op_registry.h"
 
 #include <algorithm>
 
@@ -90,6 +91,8 @@ bool isElementwise(const Operation &op) {
   if (op.is("sdy.propagation_barrier") || op.is("sdy.sharding_constraint") ||
       op.is("sdy.reshard"))
     return true;
+  if (op.info && op.info->name == op.name)
+    return op.info->elementwise_name;
   const std::vector<std::string_view> &ops = elementwiseOps();
   return std::binary_search(ops.begin(), ops.end(), op.name);
 }

@@ -35,6 +35,9 @@ struct OpInfo {
   /// One name per result (MLIR result groups, e.g. rng_bit_generator's
   /// `%output_state, %output`); null: results print as `%N:k`.
   std::vector<std::string_view> (*result_names)(Operation &op) = nullptr;
+  /// The op is in elementwiseOps() (set by the registry, so isElementwise
+  /// reads a flag instead of searching the list by name for every op).
+  bool elementwise_name = false;
 };
 
 /// Looks up a known op; nullptr for ops the project does not model.

@@ -1,5 +1,8 @@
 #include "ir/op_registry.h"
+#include "ir/op_properties.h"
 #include "ops_common.h"
+
+#include <algorithm>
 
 #include <deque>
 #include <string>
@@ -19,6 +22,11 @@ public:
     addMhloAliases();
     for (const OpInfo &info : mhlo_)
       by_name_.emplace(info.name, &info);
+    const std::vector<std::string_view> &elementwise = elementwiseOps();
+    for (auto *list : {&func_, &sdy_, &stablehlo_, &chlo_, &mhlo_})
+      for (OpInfo &info : *list)
+        info.elementwise_name = std::binary_search(
+            elementwise.begin(), elementwise.end(), info.name);
   }
   const OpInfo *lookup(std::string_view name) const {
     auto it = by_name_.find(name);
