@@ -189,6 +189,14 @@ void appendString(std::string &out, std::string_view text) {
 bool appendAttr(std::string &out, const Attr *attr) {
   if (!attr)
     return false;
+  // Dense arrays are uniqued (but those keeping float spellings): the
+  // address is an exact encoding, and the dimension lists of dots and
+  // broadcasts are most of what keys hold.
+  if (attr->kind == AttrKind::DenseArray && attr->text.empty()) {
+    appendBytes(out, attr->kind);
+    appendBytes(out, attr);
+    return true;
+  }
   appendBytes(out, attr->kind);
   appendBytes(out, attr->type);
   appendString(out, attr->text);
@@ -240,18 +248,21 @@ bool appendAttr(std::string &out, const Attr *attr) {
 // Ops whose rule reads nothing but the op's name, types and attributes
 // (some rules look at operand producers, users or bodies).
 bool contextFreeRule(const Operation &op) {
-  static const std::unordered_set<std::string_view> names = {
-      "stablehlo.dot_general",
-      "stablehlo.dot",
-      "stablehlo.reshape",
-      "stablehlo.transpose",
-      "stablehlo.broadcast_in_dim",
-      "stablehlo.select",
-      "stablehlo.clamp"};
-  if (names.count(op.name))
-    return true;
-  auto it = ruleTable().find(op.name);
-  return it != ruleTable().end() && it->second == rules::pointwise;
+  // These and the pointwise ops, in one set (one lookup per op).
+  static const std::unordered_set<std::string_view> names = [] {
+    std::unordered_set<std::string_view> set = {"stablehlo.dot_general",
+                                                "stablehlo.dot",
+                                                "stablehlo.reshape",
+                                                "stablehlo.transpose",
+                                                "stablehlo.broadcast_in_dim",
+                                                "stablehlo.select",
+                                                "stablehlo.clamp"};
+    for (const auto &[name, rule] : ruleTable())
+      if (rule == rules::pointwise)
+        set.insert(name);
+    return set;
+  }();
+  return names.count(op.name) != 0;
 }
 
 bool RuleCache::key(const Operation &op, bool conservative, std::string &out) {

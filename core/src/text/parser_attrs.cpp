@@ -210,6 +210,9 @@ const Attr *Parser::parseDenseArray() {
   }
   if (!expectChar('>'))
     return nullptr;
+  // Uniqued unless float spellings must be kept for printing.
+  if (text.empty())
+    return ctx_.attrs.denseArray(elem, std::move(values));
   Attr attr{AttrKind::DenseArray, std::move(values), elem, std::move(text)};
   return ctx_.attrs.make(std::move(attr));
 }
