@@ -184,7 +184,7 @@ void setSharding(Value *value, const TensorSharding &sharding, Context &ctx) {
                 op.is("sdy.sharding_constraint") ||
                 (op.dialect() == "sdy" && op.attrs.get("sharding"));
   if (single) {
-    op.attrs.set(ctx.intern("sharding"), ctx.attrs.sharding(sharding));
+    op.attrs.set("sharding", ctx.attrs.sharding(sharding));
   } else if (op.is("sdy.manual_computation") ||
              op.is("sdy.named_computation")) {
     op.attrs.set(ctx.intern("out_shardings"),
@@ -197,10 +197,9 @@ void setSharding(Value *value, const TensorSharding &sharding, Context &ctx) {
     bool only = op.numResults() == 1 &&
                 (!old || old->kind != AttrKind::ShardingPerValue ||
                  old->shardings().size() <= 1);
-    op.attrs.set(
-        ctx.intern("sdy.sharding"),
-        only ? ctx.attrs.shardingPerValueOf(sharding)
-             : withEntry(old, resultTypes(op), value->index, sharding, ctx));
+    op.attrs.set("sdy.sharding", only ? ctx.attrs.shardingPerValueOf(sharding)
+                                      : withEntry(old, resultTypes(op),
+                                                  value->index, sharding, ctx));
   }
 }
 

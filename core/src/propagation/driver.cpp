@@ -367,10 +367,9 @@ void Driver::set(TensorSide &side, size_t i, const TensorSharding &sharding) {
     setFuncResultSharding(*side.owner, side.func_index, sharding, ctx_);
     return;
   case TensorSide::Sink::Edge:
-    side.owner->attrs.set(
-        ctx_.intern("sharding"),
-        ctx_.attrs.sharding(transformEdgeSharding(*side.owner, sharding,
-                                                  /*before=*/false)));
+    side.owner->attrs.set("sharding", ctx_.attrs.sharding(transformEdgeSharding(
+                                          *side.owner, sharding,
+                                          /*before=*/false)));
     return;
   }
 }

@@ -165,8 +165,7 @@ static void openPerValueList(Value &value, const MeshRef &mesh, Context &ctx) {
   for (size_t i = 0; i < op.numResults(); ++i)
     list.push_back(fullyOpenSharding(
         mesh, static_cast<size_t>(op.result(i)->type->rank())));
-  op.attrs.set(ctx.intern("sdy.sharding"),
-               ctx.attrs.shardingPerValue(std::move(list)));
+  op.attrs.set("sdy.sharding", ctx.attrs.shardingPerValue(std::move(list)));
 }
 
 namespace {
@@ -270,8 +269,7 @@ void setValueSharding(Value *value, const TensorSharding &sharding,
   if (!v)
     return;
   if (!v->isBlockArgument() && v->defining_op->is("sdy.data_flow_edge")) {
-    v->defining_op->attrs.set(ctx.intern("sharding"),
-                              ctx.attrs.sharding(sharding));
+    v->defining_op->attrs.set("sharding", ctx.attrs.sharding(sharding));
     return;
   }
   // A manual computation's body argument without an edge: the stored in

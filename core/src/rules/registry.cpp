@@ -170,7 +170,7 @@ getOrCreateShardingRule(Operation &op, Context &ctx,
   // A rule on an op with dynamic shapes would not verify (Shardy's rule
   // verifier wants static shapes); propagation still uses it unattached.
   if (attach && rule && hasStaticTensorTypes(op))
-    op.attrs.set(ctx.intern(kShardingRuleAttr), ctx.attrs.rule(*rule));
+    op.attrs.set(kShardingRuleAttr, ctx.attrs.rule(*rule));
   return rule;
 }
 
@@ -313,7 +313,7 @@ const OpShardingRule *getOrAttachShardingRule(Operation &op, Context &ctx,
   // Unattached on dynamic shapes, as in getOrCreateShardingRule; the rule
   // lives in the context either way.
   if (hasStaticTensorTypes(op))
-    op.attrs.set(ctx.intern(kShardingRuleAttr), attr);
+    op.attrs.set(kShardingRuleAttr, attr);
   return &attr->rule();
 }
 

@@ -125,7 +125,9 @@ public:
         return entry.value;
     return nullptr;
   }
-  /// Inserts or replaces, keeping name order.
+  /// Inserts or replaces, keeping name order. The name's characters must
+  /// outlive the dictionary: an interned name or a string literal (hot
+  /// paths pass literals and skip the interning lookup).
   void set(std::string_view interned_name, const Attr *value);
   bool erase(std::string_view name);
   std::span<const NamedAttr> entries() const { return entries_; }
