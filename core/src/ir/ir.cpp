@@ -75,6 +75,17 @@ Operation::Operation(std::string_view op_name, const OpInfo *op_info,
   pool().countNamed(name, +1);
 }
 
+const AttrDict &Operation::emptyDict() {
+  static const AttrDict empty{};
+  return empty;
+}
+
+AttrDict &Operation::mutableProps() {
+  if (!props_)
+    props_ = std::make_unique<AttrDict>();
+  return *props_;
+}
+
 Operation::~Operation() {
   dropAllUses();
   pool().countNamed(name, -1);

@@ -28,7 +28,6 @@ void cloneRegionInto(Region &from, Region &into, ValueMap &map) {
     for (size_t i = 0; i < block->numArguments(); ++i) {
       Value *arg = block->argument(i);
       Value *new_arg = copy.addArgument(arg->type, arg->loc);
-      new_arg->arg_attrs = arg->arg_attrs;
       map[arg] = new_arg;
     }
     cloneBlockBefore(*block, copy, nullptr, map, false);
@@ -49,7 +48,8 @@ bool mayContain(const Module &module,
 std::unique_ptr<Operation> cloneOp(Operation &op, ValueMap &map) {
   auto copy = Operation::create(op.pool(), op.name, op.info, op.loc);
   copy->attrs = op.attrs;
-  copy->props = op.props;
+  if (!op.props().empty())
+    copy->mutableProps() = op.props();
   std::vector<Value *> operands;
   for (size_t i = 0; i < op.numOperands(); ++i) {
     auto it = map.find(op.operand(i));

@@ -103,8 +103,8 @@ void writeGatherScatterDims(Operation &op, const GatherScatterDims &dims,
                             Context &ctx) {
   std::string_view name = ctx.intern(attrName(dims.scatter));
   const Attr *attr = ctx.attrs.opaque(formatGatherScatterDims(dims));
-  if (op.props.get(name))
-    op.props.set(name, attr);
+  if (op.props().get(name))
+    op.mutableProps().set(name, attr);
   else
     op.attrs.set(name, attr);
 }

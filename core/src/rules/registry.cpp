@@ -277,8 +277,8 @@ bool RuleCache::key(const Operation &op, bool conservative, std::string &out) {
   appendBytes(out, op.numResults());
   for (size_t i = 0; i < op.numResults(); ++i)
     appendBytes(out, op.result(i)->type);
-  for (const AttrDict *dict : {&op.attrs, &op.props}) {
-    appendBytes(out, dict == &op.props);
+  for (const AttrDict *dict : {&op.attrs, &op.props()}) {
+    appendBytes(out, dict != &op.attrs);
     for (const NamedAttr &entry : dict->entries()) {
       if (entry.name.substr(0, 4) == "sdy.")
         continue; // shardings and other sdy attributes do not shape the rule

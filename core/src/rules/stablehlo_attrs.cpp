@@ -8,7 +8,7 @@ namespace shardlab::rules {
 const Attr *findAttr(const Operation &op, std::string_view name) {
   if (const Attr *attr = op.attrs.get(name))
     return attr;
-  return op.props.get(name);
+  return op.props().get(name);
 }
 
 std::optional<int64_t> intAttr(const Operation &op, std::string_view name) {

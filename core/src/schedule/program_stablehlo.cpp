@@ -15,7 +15,7 @@ namespace {
 const Attr *inherent(const Operation &op, std::string_view name) {
   if (const Attr *a = op.attrs.get(name))
     return a;
-  return op.props.get(name);
+  return op.props().get(name);
 }
 
 std::vector<int64_t> operandsBytes(const Module &module, Operation &op) {

@@ -629,8 +629,8 @@ bool Parser::parseBlock(Region &region, bool entry,
   const std::vector<ArgDecl> &decls =
       entry && !args.empty() ? args : label_args;
   for (const ArgDecl &decl : decls) {
+    // A func.func keeps its arguments' attributes in its `arg_attrs`.
     Value *value = block.addArgument(decl.type, decl.loc);
-    value->arg_attrs = decl.attrs;
     if (!defineValues(decl.name, nullptr, value, decl.loc))
       return false;
   }
@@ -750,7 +750,8 @@ bool Parser::parseGenericOp(Operation *&op, Location where) {
     return error("successors are not supported");
   if (tryPunct("<{")) {
     --pos_;
-    if (!parseAttrDict(info ? owned->attrs : owned->props) || !expectChar('>'))
+    if (!parseAttrDict(info ? owned->attrs : owned->mutableProps()) ||
+        !expectChar('>'))
       return false;
   }
   if (peek() == '(') {

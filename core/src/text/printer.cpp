@@ -264,7 +264,7 @@ void Printer::printGenericOp(Operation &op) {
   printOperands(op);
   out_ += ')';
   // Inherent attributes of known ops are properties: `<{...}>`.
-  std::vector<NamedAttr> props = op.props.toVector(), attrs;
+  std::vector<NamedAttr> props = op.props().toVector(), attrs;
   for (const NamedAttr &entry : op.attrs.entries()) {
     bool inherent = false;
     if (op.info)

@@ -181,8 +181,8 @@ uint64_t mixAttrs(uint64_t hash, std::span<const NamedAttr> entries) {
 uint64_t fingerprint(const Operation &op, uint64_t hash) {
   hash = mix(mixPointer(hash, op.name.data()), op.name.size());
   hash = mixAttrs(hash, op.attrs.entries());
-  if (!op.props.empty())
-    hash = mixAttrs(hash, op.props.entries());
+  if (!op.props().empty())
+    hash = mixAttrs(hash, op.props().entries());
   hash = mix(hash, op.numOperands());
   for (size_t i = 0; i < op.numOperands(); ++i)
     hash = mixPointer(hash, op.operand(i));
@@ -195,8 +195,7 @@ uint64_t fingerprint(const Operation &op, uint64_t hash) {
       hash = mix(hash, block->numArguments());
       for (size_t i = 0; i < block->numArguments(); ++i) {
         const Value *arg = block->argument(i);
-        hash = mixAttrs(mixPointer(mixPointer(hash, arg), arg->type),
-                        arg->arg_attrs);
+        hash = mixPointer(mixPointer(hash, arg), arg->type);
       }
       for (const Operation *child = block->front(); child;
            child = child->nextInBlock())

@@ -93,8 +93,6 @@ public:
   Block *owner_block = nullptr;     ///< set for block arguments
   uint32_t index = 0;               ///< result or argument number
   Location loc;
-  /// Argument attributes (func.func arguments only; empty otherwise).
-  std::vector<NamedAttr> arg_attrs;
   /// The printer's SSA name slot (set while printing; see text/printer.h).
   int64_t print_slot = 0;
 
@@ -209,9 +207,15 @@ public:
   /// The name up to its first '.' (empty when it has none).
   std::string_view dialect() const { return name.substr(0, dialect_size_); }
 
-  AttrDict props; ///< `<{...}>` properties of an unknown op
+  /// The `<{...}>` properties of an unknown op (a known op keeps its
+  /// inherent attributes in `attrs`): empty for nearly every op, so the
+  /// dictionary is allocated on the first write (mutableProps).
+  const AttrDict &props() const { return props_ ? *props_ : emptyDict(); }
+  AttrDict &mutableProps();
 
 private:
+  static const AttrDict &emptyDict();
+  std::unique_ptr<AttrDict> props_;
   friend class Block;
   uint32_t dialect_size_ = 0; ///< computed once: dialect() is on hot paths
   // Inline: most ops have at most two operands and one result.

@@ -36,7 +36,7 @@ std::vector<std::string> symbolRefsUnder(Operation &root) {
   auto scan = [&](Operation &op) {
     for (const NamedAttr &entry : op.attrs.entries())
       collectSymbolRefs(entry.value, refs);
-    for (const NamedAttr &entry : op.props.entries())
+    for (const NamedAttr &entry : op.props().entries())
       collectSymbolRefs(entry.value, refs);
   };
   scan(root);
