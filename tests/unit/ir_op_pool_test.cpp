@@ -69,3 +69,43 @@ TEST_CASE("the attribute arena remembers whether any unreduced axis exists") {
   arena.shardingPerValue({plain, unreduced});
   CHECK(arena.anyUnreduced());
 }
+
+TEST_CASE("the attribute arena uniques equal attributes, and only those") {
+  AttrArena arena;
+  Context ctx;
+  const Attr *one = arena.integer(1, nullptr), *two = arena.integer(2, nullptr);
+  auto dict = [&](const Attr *value) {
+    return arena.make(Attr{AttrKind::Dict,
+                           std::vector<NamedAttr>{{"a", one}, {"b", value}},
+                           nullptr,
+                           {}});
+  };
+  // Equal dictionaries are one, whatever storage their names came from.
+  std::string name = "b";
+  const Attr *spelled = arena.make(
+      Attr{AttrKind::Dict,
+           std::vector<NamedAttr>{{"a", one}, {std::string_view(name), two}},
+           nullptr,
+           {}});
+  CHECK(dict(two) == spelled);
+  CHECK(dict(two) != dict(one));
+  // Arrays, strings, symbols, opaque attributes.
+  const Attr *array = arena.array({one, two});
+  CHECK(arena.array({one, two}) == array);
+  CHECK(arena.array({two, one}) != array);
+  CHECK(arena.string("x") == arena.string("x"));
+  CHECK(arena.string("x") != arena.symbol("x"));
+  CHECK(arena.opaque("#stablehlo<comparison_direction GT>") ==
+        arena.opaque("#stablehlo<comparison_direction GT>"));
+  // Floats bit for bit: 0.0 and -0.0 are two attributes.
+  auto real = [&](double v) {
+    return arena.make(Attr{AttrKind::Float, v, nullptr, {}});
+  };
+  CHECK(real(0.5) == real(0.5));
+  CHECK(real(0.0) != real(-0.0));
+  // The attribute type is part of the value.
+  Type f32 = ctx.types.element("f32");
+  CHECK(arena.make(Attr{AttrKind::Float, 1.0, f32, {}}) != real(1.0));
+  // Locations are not uniqued: the parser fills their body in later.
+  CHECK(arena.location("unknown") != arena.location("unknown"));
+}

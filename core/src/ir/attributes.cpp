@@ -1,6 +1,8 @@
 #include "shardlab/ir/attributes.h"
 
 #include <algorithm>
+#include <cstring>
+#include <string_view>
 
 namespace shardlab {
 
@@ -22,23 +24,44 @@ const Attr *Attr::get(std::string_view name) const {
   return nullptr;
 }
 
+namespace {
+
+// Attribute kinds make() uniques by value (the others have their own
+// constructors that do, or are not uniqued).
+bool uniquedByMake(AttrKind kind) {
+  switch (kind) {
+  case AttrKind::String:
+  case AttrKind::SymbolRef:
+  case AttrKind::TypeAttr:
+  case AttrKind::Array:
+  case AttrKind::Dict:
+  case AttrKind::Opaque:
+  case AttrKind::Float:
+    return true;
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
 const Attr *AttrArena::unit() {
   if (!unit_)
-    unit_ = make(Attr{AttrKind::Unit, {}, nullptr, {}});
+    unit_ = append(Attr{AttrKind::Unit, {}, nullptr, {}});
   return unit_;
 }
 
 const Attr *AttrArena::boolean(bool value) {
   const Attr *&cached = bools_[value ? 1 : 0];
   if (!cached)
-    cached = make(Attr{AttrKind::Bool, value, nullptr, {}});
+    cached = append(Attr{AttrKind::Bool, value, nullptr, {}});
   return cached;
 }
 
 const Attr *AttrArena::integer(int64_t value, Type type) {
   const Attr *&cached = integers_[IntKey{value, type}];
   if (!cached)
-    cached = make(Attr{AttrKind::Integer, value, type, {}});
+    cached = append(Attr{AttrKind::Integer, value, type, {}});
   return cached;
 }
 
@@ -115,10 +138,62 @@ size_t hashRule(const OpShardingRule &rule) {
   return h;
 }
 
+size_t hashMade(const Attr &attr) {
+  size_t h = mix(
+      mix(static_cast<size_t>(attr.kind), std::hash<const void *>()(attr.type)),
+      std::hash<std::string>()(attr.text));
+  switch (attr.kind) {
+  case AttrKind::String:
+  case AttrKind::SymbolRef:
+    return mix(h, std::hash<std::string>()(attr.str()));
+  case AttrKind::TypeAttr:
+    return mix(h, std::hash<const void *>()(std::get<Type>(attr.payload)));
+  case AttrKind::Array:
+    for (const Attr *element : attr.elements())
+      h = mix(h, std::hash<const void *>()(element));
+    return h;
+  case AttrKind::Dict:
+    for (const NamedAttr &entry : attr.entries())
+      h = mix(mix(h, std::hash<std::string_view>()(entry.name)),
+              std::hash<const void *>()(entry.value));
+    return h;
+  case AttrKind::Float:
+    return mix(h, std::hash<double>()(std::get<double>(attr.payload)));
+  default:
+    return h;
+  }
+}
+
+bool sameEntries(const std::vector<NamedAttr> &a,
+                 const std::vector<NamedAttr> &b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].value != b[i].value || a[i].name != b[i].name)
+      return false;
+  return true;
+}
+
 bool samePayload(const Attr &a, const Attr &b) {
   if (a.kind != b.kind || a.type != b.type || a.text != b.text)
     return false;
   switch (a.kind) {
+  case AttrKind::String:
+  case AttrKind::SymbolRef:
+    return a.str() == b.str();
+  case AttrKind::TypeAttr:
+    return std::get<Type>(a.payload) == std::get<Type>(b.payload);
+  case AttrKind::Array:
+    return a.elements() == b.elements();
+  case AttrKind::Dict:
+    return sameEntries(a.entries(), b.entries());
+  case AttrKind::Float: {
+    // Bit for bit (-0.0 and 0.0 differ; a NaN equals itself).
+    double x = std::get<double>(a.payload), y = std::get<double>(b.payload);
+    return std::memcmp(&x, &y, sizeof x) == 0;
+  }
+  case AttrKind::Opaque:
+    return true; // the text is the payload
   case AttrKind::Sharding:
     return a.sharding() == b.sharding();
   case AttrKind::ShardingPerValue:
@@ -132,12 +207,18 @@ bool samePayload(const Attr &a, const Attr &b) {
 
 } // namespace
 
+const Attr *AttrArena::make(Attr &&attr) {
+  if (!uniquedByMake(attr.kind))
+    return append(std::move(attr));
+  return internStructural(hashMade(attr), std::move(attr));
+}
+
 const Attr *AttrArena::internStructural(size_t hash, Attr &&attr) {
   auto [begin, end] = structural_.equal_range(hash);
   for (auto it = begin; it != end; ++it)
     if (samePayload(*it->second, attr))
       return it->second;
-  const Attr *made = make(std::move(attr));
+  const Attr *made = append(std::move(attr));
   structural_.emplace(hash, made);
   return made;
 }
@@ -173,7 +254,7 @@ const Attr *AttrArena::internDenseArray(Type element,
       owned ? std::move(*owned)
             : std::vector<int64_t>(values.begin(), values.end());
   const Attr *made =
-      make(Attr{AttrKind::DenseArray, std::move(payload), element, {}});
+      append(Attr{AttrKind::DenseArray, std::move(payload), element, {}});
   structural_.emplace(hash, made);
   return made;
 }
@@ -201,8 +282,8 @@ const Attr *AttrArena::findOrMake(AttrKind kind, size_t hash,
   any_unreduced_ = any_unreduced_ || !sharding.unreduced.empty();
   const Attr *made =
       kind == AttrKind::Sharding
-          ? make(Attr{kind, sharding, nullptr, {}})
-          : make(
+          ? append(Attr{kind, sharding, nullptr, {}})
+          : append(
                 Attr{kind, std::vector<TensorSharding>{sharding}, nullptr, {}});
   structural_.emplace(hash, made);
   return made;

@@ -185,58 +185,50 @@ void appendString(std::string &out, std::string_view text) {
   out.append(text);
 }
 
+// Whether equal attributes of `attr`'s kind are one attribute (AttrArena):
+// then its address is an exact encoding.
+bool uniqued(const Attr &attr) {
+  switch (attr.kind) {
+  case AttrKind::String:
+  case AttrKind::SymbolRef:
+  case AttrKind::TypeAttr:
+  case AttrKind::Array:
+  case AttrKind::Dict:
+  case AttrKind::Opaque:
+  case AttrKind::Float:
+    return true;
+  case AttrKind::DenseArray: // but those keeping float spellings
+    return attr.text.empty();
+  default:
+    return false;
+  }
+}
+
 // Appends an exact encoding of `attr`; false for kinds it does not encode.
+// Uniqued attributes are encoded by address: a dot's dimension numbers are
+// one word, not a walk of their dictionary.
 bool appendAttr(std::string &out, const Attr *attr) {
   if (!attr)
     return false;
-  // Dense arrays are uniqued (but those keeping float spellings): the
-  // address is an exact encoding, and the dimension lists of dots and
-  // broadcasts are most of what keys hold.
-  if (attr->kind == AttrKind::DenseArray && attr->text.empty()) {
-    appendBytes(out, attr->kind);
+  appendBytes(out, attr->kind);
+  if (uniqued(*attr)) {
     appendBytes(out, attr);
     return true;
   }
-  appendBytes(out, attr->kind);
   appendBytes(out, attr->type);
   appendString(out, attr->text);
   switch (attr->kind) {
   case AttrKind::Unit:
-  case AttrKind::Opaque:
   case AttrKind::Location:
     return true;
   case AttrKind::Bool:
   case AttrKind::Integer:
     appendBytes(out, attr->intValue());
     return true;
-  case AttrKind::Float:
-    appendBytes(out, std::get<double>(attr->payload));
-    return true;
-  case AttrKind::String:
-  case AttrKind::SymbolRef:
-    appendString(out, attr->str());
-    return true;
-  case AttrKind::TypeAttr:
-    appendBytes(out, std::get<Type>(attr->payload));
-    return true;
   case AttrKind::DenseArray:
     appendBytes(out, attr->ints().size());
     for (int64_t v : attr->ints())
       appendBytes(out, v);
-    return true;
-  case AttrKind::Array:
-    appendBytes(out, attr->elements().size());
-    for (const Attr *element : attr->elements())
-      if (!appendAttr(out, element))
-        return false;
-    return true;
-  case AttrKind::Dict:
-    appendBytes(out, attr->entries().size());
-    for (const NamedAttr &entry : attr->entries()) {
-      appendString(out, entry.name);
-      if (!appendAttr(out, entry.value))
-        return false;
-    }
     return true;
   default:
     return false;

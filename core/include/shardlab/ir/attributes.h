@@ -107,13 +107,19 @@ struct Attr {
   const Attr *get(std::string_view name) const;
 };
 
-/// Owns the attributes of one context. Attributes never move.
+/// Owns the attributes of one context. Attributes never move and never
+/// change. Most kinds are uniqued, as MLIR's attributes are: strings,
+/// symbols, types, floats, arrays, dictionaries and opaque attributes
+/// (make), integers, booleans, dense arrays, shardings, per-value shardings
+/// and rules (their own constructors). Equal attributes of those kinds are
+/// one, so memo keys may name them by address: a module of repeated layers
+/// holds each `dot_dimension_numbers` once. Not uniqued: locations (the
+/// parser fills in their body after making them), dense literals (large,
+/// rarely repeated), and the sdy collective payloads.
 class AttrArena {
 public:
-  const Attr *make(Attr &&attr) {
-    attrs_.push_back(std::move(attr));
-    return &attrs_.back();
-  }
+  /// The attribute equal to `attr`, made if new.
+  const Attr *make(Attr &&attr);
   const Attr *unit();
   const Attr *boolean(bool value);
   /// Integers are uniqued: large literal arrays share one attribute per
@@ -170,6 +176,12 @@ private:
                                std::vector<int64_t> *owned);
   const Attr *findOrMake(AttrKind kind, size_t hash,
                          const TensorSharding &sharding);
+
+  /// Appends `attr` without looking for an equal one.
+  const Attr *append(Attr &&attr) {
+    attrs_.push_back(std::move(attr));
+    return &attrs_.back();
+  }
 
   std::deque<Attr> attrs_;
   std::unordered_map<IntKey, const Attr *, IntKeyHash> integers_;
