@@ -2,6 +2,7 @@
 // found the module valid (verify/verifier.cpp): a change anywhere in a
 // function, or to a mesh, is still caught.
 #include "shardlab/ir/sharding_access.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/text/text.h"
 #include "verify/verifier.h"
 
@@ -121,4 +122,64 @@ TEST_CASE("A function moved within the module stays valid and checked") {
   breakSharding(*module, "f");
   DiagnosticEngine diags;
   CHECK_FALSE(verifyModule(*module, diags));
+}
+
+namespace {
+
+TensorSharding onMissingAxis() {
+  TensorSharding bad;
+  bad.mesh.symbol = "mesh";
+  bad.dims.push_back({{AxisRef{"nope", std::nullopt}}, true, std::nullopt});
+  return bad;
+}
+
+} // namespace
+
+TEST_CASE("A function whose op alone changed gets its own checks") {
+  // -sdy-propagate-to-func-results changes only func ops: their body is not
+  // walked again, but a result sharding on a missing axis is still caught.
+  auto module = parsed();
+  Operation *g = module->lookupSymbol("g");
+  REQUIRE(g);
+  TensorSharding good;
+  good.mesh.symbol = "mesh";
+  good.dims.push_back({{AxisRef{"x", std::nullopt}}, true, std::nullopt});
+  setFuncResultSharding(*g, 0, good, module->ctx());
+  DiagnosticEngine ok;
+  CHECK(verifyModule(*module, ok));
+  setFuncResultSharding(*g, 0, onMissingAxis(), module->ctx());
+  DiagnosticEngine diags;
+  CHECK_FALSE(verifyModule(*module, diags));
+  CHECK(diags.hasErrors());
+}
+
+TEST_CASE("A function whose op and body changed is verified whole") {
+  auto module = parsed();
+  Operation *g = module->lookupSymbol("g");
+  REQUIRE(g);
+  TensorSharding good;
+  good.mesh.symbol = "mesh";
+  good.dims.push_back({{AxisRef{"x", std::nullopt}}, true, std::nullopt});
+  setFuncResultSharding(*g, 0, good, module->ctx());
+  breakSharding(*module, "g"); // in the body
+  DiagnosticEngine diags;
+  CHECK_FALSE(verifyModule(*module, diags));
+}
+
+TEST_CASE("A pass that keeps modules valid skips the check only after one") {
+  // -sdy-drop-sharding-rules is declared keeps_valid: run on a module
+  // verified as it is, its result is recorded as verified; run after a
+  // change nobody verified, the module is verified whole and the change
+  // caught.
+  auto module = parsed();
+  PassPipeline pipeline;
+  REQUIRE(appendPass(pipeline, "sdy-drop-sharding-rules", "").ok());
+  DiagnosticEngine ok;
+  CHECK(runPassPipeline(*module, pipeline, ok));
+  CHECK(verifiedAsIs(*module));
+  breakSharding(*module, "f");
+  CHECK_FALSE(verifiedAsIs(*module));
+  DiagnosticEngine diags;
+  CHECK_FALSE(runPassPipeline(*module, pipeline, diags));
+  CHECK(diags.hasErrors());
 }

@@ -27,15 +27,25 @@ bool runStep(Module &module, const PassStep &step, DiagnosticEngine &diags,
   }
   size_t errors_before = errorCount(diags);
   module.unchanged_by_pass = false;
+  // A pass that keeps a valid module valid, run on one verified as it is,
+  // needs no check after it: its result is recorded as verified.
+  bool valid_before =
+      pass.keeps_valid && verify == VerifyAfter::Yes && verifiedAsIs(module);
   bool ok;
   {
     PassTimingScope scope(module, pass.flag);
     ok = pass.run(module, step.options, diags);
   }
   bool reported = errorCount(diags) > errors_before;
-  if (ok && !reported)
-    return verify == VerifyAfter::No || module.unchanged_by_pass ||
-           verifyModule(module, diags);
+  if (ok && !reported) {
+    if (verify == VerifyAfter::No || module.unchanged_by_pass)
+      return true;
+    if (valid_before) {
+      recordVerified(module);
+      return true;
+    }
+    return verifyModule(module, diags);
+  }
   if (!reported)
     diags.error(module.op().loc, "pass '" + dashed(pass.flag) + "' failed");
   return false;

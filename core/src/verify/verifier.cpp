@@ -3,13 +3,15 @@
 // checks on exit) and stops at the first op that fails.
 //
 // The pass runner verifies after every pass, and most passes change a few
-// functions of a module or none. So verifyModule remembers a fingerprint of
-// each top-level op it found valid (names, attributes, operands, types and
-// nesting: attributes and types are interned, so their addresses stand for
-// their contents) and verifies again only the functions whose fingerprint
-// changed. Anything else at the top level that changed (a mesh, a symbol
-// added or gone) means everything is verified again, since functions read
-// meshes by name.
+// functions of a module or none. So verifyModule remembers two fingerprints
+// of each top-level op it found valid (names, attributes, operands, types
+// and nesting: attributes and types are uniqued, so their addresses stand
+// for their contents), one of the op itself and one of its body, and
+// verifies again only the functions whose fingerprints changed: whole when
+// the body changed, only the function op's own checks (its attributes and
+// argument and result shardings) when only the op did. Anything else at the
+// top level that changed (a mesh, a symbol added or gone) means everything
+// is verified again, since functions read meshes by name.
 #include "verify/verifier.h"
 
 #include "ir/op_registry.h"
@@ -177,12 +179,20 @@ uint64_t mixAttrs(uint64_t hash, std::span<const NamedAttr> entries) {
   return hash;
 }
 
-// The fingerprint of `op` and everything nested in it.
-uint64_t fingerprint(const Operation &op, uint64_t hash) {
+// The fingerprint of `op` itself: its name and attributes.
+uint64_t ownFingerprint(const Operation &op, uint64_t hash) {
   hash = mix(mixPointer(hash, op.name.data()), op.name.size());
   hash = mixAttrs(hash, op.attrs.entries());
   if (!op.props().empty())
     hash = mixAttrs(hash, op.props().entries());
+  return hash;
+}
+
+uint64_t fingerprint(const Operation &op, uint64_t hash);
+
+// The fingerprint of what `op` holds: its operands, results and everything
+// nested in it.
+uint64_t bodyFingerprint(const Operation &op, uint64_t hash) {
   hash = mix(hash, op.numOperands());
   for (size_t i = 0; i < op.numOperands(); ++i)
     hash = mixPointer(hash, op.operand(i));
@@ -205,7 +215,28 @@ uint64_t fingerprint(const Operation &op, uint64_t hash) {
   return hash;
 }
 
-using Fingerprints = std::vector<std::pair<const Operation *, uint64_t>>;
+// The fingerprint of `op` and everything nested in it.
+uint64_t fingerprint(const Operation &op, uint64_t hash) {
+  return bodyFingerprint(op, ownFingerprint(op, hash));
+}
+
+// A top-level op's two fingerprints. A function's body print also covers
+// its function type: the checks of its return read it.
+Module::VerifiedOp topLevelPrints(const Operation &op) {
+  uint64_t body = 0;
+  if (op.is("func.func"))
+    body = mixPointer(body, op.attrs.get("function_type"));
+  return {&op, ownFingerprint(op, 0), bodyFingerprint(op, body)};
+}
+
+using Fingerprints = std::vector<Module::VerifiedOp>;
+
+Fingerprints fingerprintsOf(Module &module) {
+  Fingerprints prints;
+  for (const Operation *op = module.body().front(); op; op = op->nextInBlock())
+    prints.push_back(topLevelPrints(*op));
+  return prints;
+}
 
 // What verifying a function reads of the other top-level ops: which ops
 // there are, in order, and for a mesh its symbol and its axes. A mesh that
@@ -214,7 +245,8 @@ using Fingerprints = std::vector<std::pair<const Operation *, uint64_t>>;
 // not a function counts with its whole fingerprint.
 uint64_t nonFunctionInterface(const Fingerprints &ops) {
   uint64_t hash = 0;
-  for (const auto &[op, print] : ops) {
+  for (const Module::VerifiedOp &entry : ops) {
+    const Operation *op = entry.op;
     if (op->is("func.func"))
       continue;
     if (op->is("sdy.mesh"))
@@ -222,37 +254,79 @@ uint64_t nonFunctionInterface(const Fingerprints &ops) {
           mixPointer(mixPointer(hash, op), op->attrs.get("sym_name")),
           op->attrs.get("mesh"));
     else
-      hash = mix(mixPointer(hash, op), print);
+      hash = mix(mix(mixPointer(hash, op), entry.own), entry.body);
   }
   return hash;
+}
+
+bool byOp(const Module::VerifiedOp &a, const Module::VerifiedOp &b) {
+  return a.op < b.op;
+}
+
+// The checks of a function that read the function op itself (its
+// attributes, argument and result shardings), not its body: enough when
+// only the op changed (-sdy-propagate-to-func-results sets result
+// shardings).
+bool verifyFunctionItself(VerifyContext &ctx, Operation &func) {
+  return verifyOnEntrance(ctx, func) && verifyFuncShardings(ctx, func);
 }
 
 } // namespace
 } // namespace verify
 
 bool verifyModule(Module &module, DiagnosticEngine &diags) {
-  verify::Fingerprints now;
-  for (const Operation *op = module.body().front(); op; op = op->nextInBlock())
-    now.push_back({op, verify::fingerprint(*op, 0)});
+  verify::Fingerprints now = verify::fingerprintsOf(module);
   const uint64_t interface = verify::nonFunctionInterface(now);
-  const bool only_changed = !module.verified_top_level.empty() &&
-                            interface == module.verified_interface;
-  std::sort(module.verified_top_level.begin(), module.verified_top_level.end());
-  auto verified = [&](const std::pair<const Operation *, uint64_t> &entry) {
-    return only_changed &&
-           std::binary_search(module.verified_top_level.begin(),
-                              module.verified_top_level.end(), entry);
-  };
+  // Without a previous run, or when what functions read of the others
+  // changed, everything is verified.
+  const bool incremental = !module.verified_top_level.empty() &&
+                           interface == module.verified_interface;
+  std::vector<Module::VerifiedOp> &before = module.verified_top_level;
+  std::sort(before.begin(), before.end(), verify::byOp);
   verify::VerifyContext ctx(module, diags);
   size_t i = 0;
-  for (Operation *op = module.body().front(); op; op = op->nextInBlock(), ++i)
-    if (!verified(now[i]) && !verify::verifyTree(ctx, *op)) {
+  for (Operation *op = module.body().front(); op; op = op->nextInBlock(), ++i) {
+    const Module::VerifiedOp &print = now[i];
+    auto it = incremental ? std::lower_bound(before.begin(), before.end(),
+                                             print, verify::byOp)
+                          : before.end();
+    bool known = it != before.end() && it->op == op;
+    if (known && it->own == print.own && it->body == print.body)
+      continue;
+    bool ok = known && it->body == print.body && op->is("func.func")
+                  ? verify::verifyFunctionItself(ctx, *op)
+                  : verify::verifyTree(ctx, *op);
+    if (!ok) {
       module.verified_top_level.clear();
       return false;
     }
+  }
   module.verified_top_level = std::move(now);
   module.verified_interface = interface;
   return true;
+}
+
+bool verifiedAsIs(Module &module) {
+  if (module.verified_top_level.empty())
+    return false;
+  verify::Fingerprints now = verify::fingerprintsOf(module);
+  if (verify::nonFunctionInterface(now) != module.verified_interface ||
+      now.size() != module.verified_top_level.size())
+    return false;
+  std::vector<Module::VerifiedOp> before = module.verified_top_level;
+  std::sort(before.begin(), before.end(), verify::byOp);
+  std::sort(now.begin(), now.end(), verify::byOp);
+  for (size_t i = 0; i < now.size(); ++i)
+    if (now[i].op != before[i].op || now[i].own != before[i].own ||
+        now[i].body != before[i].body)
+      return false;
+  return true;
+}
+
+void recordVerified(Module &module) {
+  verify::Fingerprints now = verify::fingerprintsOf(module);
+  module.verified_interface = verify::nonFunctionInterface(now);
+  module.verified_top_level = std::move(now);
 }
 
 } // namespace shardlab

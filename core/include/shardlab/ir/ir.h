@@ -307,10 +307,17 @@ public:
   /// holds (shardings stay as annotations). Not printed: a module read back
   /// from text is taken as global.
   bool per_device = false;
-  /// What verifyModule last found valid: each top-level op with the
-  /// fingerprint of its contents then (verify/verifier.cpp). A function
-  /// whose fingerprint has not changed is not verified again.
-  std::vector<std::pair<const Operation *, uint64_t>> verified_top_level;
+  /// What verifyModule last found valid: each top-level op with two
+  /// fingerprints (verify/verifier.cpp), one of the op itself (its name and
+  /// attributes), one of its body (its function type and everything nested
+  /// in it). A function whose fingerprints have not changed is not verified
+  /// again; one whose body has not changed gets only its own checks.
+  struct VerifiedOp {
+    const Operation *op = nullptr;
+    uint64_t own = 0;
+    uint64_t body = 0;
+  };
+  std::vector<VerifiedOp> verified_top_level;
   /// What the functions read of the other top-level ops then (their meshes).
   uint64_t verified_interface = 0;
   /// Finds a top-level op with `sym_name = @name` (sdy.mesh, func.func).

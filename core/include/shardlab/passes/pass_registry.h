@@ -59,6 +59,11 @@ struct PassInfo {
   std::string_view description; ///< paragraphs, for --help-pass and docs
   std::vector<OptionDecl> options;
   PassFn run = nullptr; ///< null: known to Shardy, not implemented yet
+  /// The pass only removes attributes that no check but their own reads
+  /// (sdy.sharding_rule): what it leaves of a valid module is valid. The
+  /// runner then records the module as verified without checking it again,
+  /// when it was verified just before the pass.
+  bool keeps_valid = false;
 };
 
 /// The typed options of one pass invocation: every declared option has a

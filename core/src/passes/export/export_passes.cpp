@@ -212,7 +212,8 @@ void addExportPasses(std::vector<PassInfo> &passes) {
                     "Drop sharding rules",
                     "Removes every sdy.sharding_rule attribute.",
                     {},
-                    dropShardingRulesPass});
+                    dropShardingRulesPass,
+                    /*keeps_valid=*/true});
   passes.push_back(
       {"sdy-export-pipeline", stage, "Shardy's export pipeline",
        "constant-or-scalar-merger, sink-data-flow-edges, "
