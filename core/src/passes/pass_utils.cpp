@@ -48,7 +48,7 @@ bool mayContain(const Module &module,
 std::unique_ptr<Operation> cloneOp(Operation &op, ValueMap &map) {
   auto copy = Operation::create(op.pool(), op.name, op.info, op.loc);
   copy->attrs = op.attrs;
-  if (!op.props().empty())
+  if (op.hasProps())
     copy->mutableProps() = op.props();
   std::vector<Value *> operands;
   for (size_t i = 0; i < op.numOperands(); ++i) {

@@ -180,10 +180,10 @@ uint64_t mixAttrs(uint64_t hash, std::span<const NamedAttr> entries) {
 }
 
 // The fingerprint of `op` itself: its name and attributes.
-uint64_t ownFingerprint(const Operation &op, uint64_t hash) {
+inline uint64_t ownFingerprint(const Operation &op, uint64_t hash) {
   hash = mix(mixPointer(hash, op.name.data()), op.name.size());
   hash = mixAttrs(hash, op.attrs.entries());
-  if (!op.props().empty())
+  if (op.hasProps())
     hash = mixAttrs(hash, op.props().entries());
   return hash;
 }

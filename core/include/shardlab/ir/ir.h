@@ -211,6 +211,7 @@ public:
   /// inherent attributes in `attrs`): empty for nearly every op, so the
   /// dictionary is allocated on the first write (mutableProps).
   const AttrDict &props() const { return props_ ? *props_ : emptyDict(); }
+  bool hasProps() const { return props_ && !props_->empty(); }
   AttrDict &mutableProps();
 
 private:
