@@ -174,68 +174,12 @@ getOrCreateShardingRule(Operation &op, Context &ctx,
   return rule;
 }
 
-namespace {
-
-template <typename T> void appendBytes(std::string &out, const T &value) {
-  out.append(reinterpret_cast<const char *>(&value), sizeof(value));
+size_t RuleCache::KeyHash::operator()(const Key &key) const {
+  uint64_t hash = key.size();
+  for (uintptr_t word : key)
+    hash = (hash ^ word) * 0x9E3779B97F4A7C15ull;
+  return static_cast<size_t>(hash ^ (hash >> 29));
 }
-
-void appendString(std::string &out, std::string_view text) {
-  appendBytes(out, text.size());
-  out.append(text);
-}
-
-// Whether equal attributes of `attr`'s kind are one attribute (AttrArena):
-// then its address is an exact encoding.
-bool uniqued(const Attr &attr) {
-  switch (attr.kind) {
-  case AttrKind::String:
-  case AttrKind::SymbolRef:
-  case AttrKind::TypeAttr:
-  case AttrKind::Array:
-  case AttrKind::Dict:
-  case AttrKind::Opaque:
-  case AttrKind::Float:
-    return true;
-  case AttrKind::DenseArray: // but those keeping float spellings
-    return attr.text.empty();
-  default:
-    return false;
-  }
-}
-
-// Appends an exact encoding of `attr`; false for kinds it does not encode.
-// Uniqued attributes are encoded by address: a dot's dimension numbers are
-// one word, not a walk of their dictionary.
-bool appendAttr(std::string &out, const Attr *attr) {
-  if (!attr)
-    return false;
-  appendBytes(out, attr->kind);
-  if (uniqued(*attr)) {
-    appendBytes(out, attr);
-    return true;
-  }
-  appendBytes(out, attr->type);
-  appendString(out, attr->text);
-  switch (attr->kind) {
-  case AttrKind::Unit:
-  case AttrKind::Location:
-    return true;
-  case AttrKind::Bool:
-  case AttrKind::Integer:
-    appendBytes(out, attr->intValue());
-    return true;
-  case AttrKind::DenseArray:
-    appendBytes(out, attr->ints().size());
-    for (int64_t v : attr->ints())
-      appendBytes(out, v);
-    return true;
-  default:
-    return false;
-  }
-}
-
-} // namespace
 
 // Ops whose rule reads nothing but the op's name, types and attributes
 // (some rules look at operand producers, users or bodies).
@@ -257,26 +201,30 @@ bool contextFreeRule(const Operation &op) {
   return names.count(op.name) != 0;
 }
 
-bool RuleCache::key(const Operation &op, bool conservative, std::string &out) {
+bool RuleCache::key(const Operation &op, bool conservative, Key &out) {
   if (op.numRegions() != 0 || !contextFreeRule(op))
     return false;
+  auto word = [&out](const void *address) {
+    out.push_back(reinterpret_cast<uintptr_t>(address));
+  };
   out.clear();
-  appendString(out, op.name);
-  appendBytes(out, conservative);
-  appendBytes(out, op.numOperands());
+  word(op.name.data());
+  out.push_back(op.name.size());
+  out.push_back(conservative ? 1 : 0);
+  out.push_back(op.numOperands());
   for (size_t i = 0; i < op.numOperands(); ++i)
-    appendBytes(out, op.operand(i)->type);
-  appendBytes(out, op.numResults());
+    word(op.operand(i)->type);
+  out.push_back(op.numResults());
   for (size_t i = 0; i < op.numResults(); ++i)
-    appendBytes(out, op.result(i)->type);
+    word(op.result(i)->type);
   for (const AttrDict *dict : {&op.attrs, &op.props()}) {
-    appendBytes(out, dict != &op.attrs);
+    out.push_back(dict != &op.attrs ? 1 : 0);
     for (const NamedAttr &entry : dict->entries()) {
       if (entry.name.substr(0, 4) == "sdy.")
         continue; // shardings and other sdy attributes do not shape the rule
-      appendString(out, entry.name);
-      if (!appendAttr(out, entry.value))
-        return false;
+      word(entry.name.data());
+      out.push_back(entry.name.size());
+      word(entry.value);
     }
   }
   return true;
@@ -289,8 +237,8 @@ const OpShardingRule *getOrAttachShardingRule(Operation &op, Context &ctx,
   if (const Attr *existing = op.attrs.get(kShardingRuleAttr);
       existing && existing->kind == AttrKind::OpShardingRule)
     return &existing->rule();
-  std::string local;
-  std::string &key = cache ? cache->scratch() : local;
+  RuleCache::Key local;
+  RuleCache::Key &key = cache ? cache->scratch() : local;
   bool memo = cache && RuleCache::key(op, conservative_propagation, key);
   const Attr *attr = memo ? cache->find(key) : nullptr;
   if (!attr) {

@@ -37,25 +37,31 @@ getOrCreateShardingRule(Operation &op, Context &ctx,
 /// Memo of createOpShardingRule within one context: a rule depends only on
 /// the op's name, operand and result types and (non-sdy) attributes, so ops
 /// that agree on all of them get the same rule attribute. Ops with regions
-/// (whose bodies some rules read) and attributes it cannot compare are not
-/// memoized.
+/// (whose bodies some rules read) are not memoized.
+///
+/// A key is words: the addresses of the op's name, its types, its
+/// attributes' names and its attributes. Types and attributes are uniqued
+/// (AttrArena), so equal addresses mean equal values; two spellings of one
+/// name at two addresses only make two entries for one rule.
 class RuleCache {
 public:
+  using Key = std::vector<uintptr_t>;
   /// The key of `op`; false when the op is not memoized.
-  static bool key(const Operation &op, bool conservative, std::string &out);
-  const Attr *find(const std::string &key) const {
+  static bool key(const Operation &op, bool conservative, Key &out);
+  const Attr *find(const Key &key) const {
     auto it = rules_.find(key);
     return it == rules_.end() ? nullptr : it->second;
   }
-  void insert(std::string key, const Attr *rule) {
-    rules_.emplace(std::move(key), rule);
-  }
+  void insert(const Key &key, const Attr *rule) { rules_.emplace(key, rule); }
   /// Storage for building keys, so a lookup does not allocate one.
-  std::string &scratch() { return scratch_; }
+  Key &scratch() { return scratch_; }
 
 private:
-  std::unordered_map<std::string, const Attr *> rules_;
-  std::string scratch_;
+  struct KeyHash {
+    size_t operator()(const Key &key) const;
+  };
+  std::unordered_map<Key, const Attr *, KeyHash> rules_;
+  Key scratch_;
 };
 
 /// getOrCreateShardingRule with `attach`, without copying the rule: the

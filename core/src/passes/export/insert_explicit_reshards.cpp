@@ -354,7 +354,7 @@ bool allReplicated(const OpShardings &s) {
 // for ops whose rules cannot be shared (regions, uncomparable attributes).
 // `key` is scratch storage, reused so that building keys does not allocate.
 const OpShardingRule *ruleOf(Operation &op, Context &ctx, RuleCache &cache,
-                             std::string &key,
+                             RuleCache::Key &key,
                              std::optional<OpShardingRule> &owned) {
   if (const Attr *attached = op.attrs.get(kShardingRuleAttr);
       attached && attached->kind == AttrKind::OpShardingRule)
@@ -425,7 +425,7 @@ private:
 struct Scratch {
   explicit Scratch(const Module &module) : meshes(module) {}
   RuleCache rules;
-  std::string rule_key;
+  RuleCache::Key rule_key;
   MeshCache meshes;
   UnchangedOps unchanged;
   OpShardings shardings;
