@@ -7,6 +7,7 @@
 #include "rules/registry.h"
 #include "rules/rule_builder.h"
 #include "shardlab/ir/sharding_access.h"
+#include "support/word_hash.h"
 
 #include <algorithm>
 #include <string_view>
@@ -53,10 +54,8 @@ void OpIndex::build(Module &module) {
 }
 
 size_t StepMemo::Hash::operator()(const Key &key) const {
-  uint64_t hash = reinterpret_cast<uintptr_t>(key.rule) ^ key.flags;
-  for (uint8_t i = 0; i < key.reads.size; ++i)
-    hash = (hash ^ key.reads.words[i]) * 0x9E3779B97F4A7C15ull;
-  return static_cast<size_t>(hash ^ (hash >> 29));
+  return hashWords({key.reads.words, key.reads.size},
+                   reinterpret_cast<uintptr_t>(key.rule) ^ key.flags);
 }
 
 std::span<const TensorSharding *const> StepMemo::find(const Key &key) const {

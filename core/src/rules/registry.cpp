@@ -174,13 +174,6 @@ getOrCreateShardingRule(Operation &op, Context &ctx,
   return rule;
 }
 
-size_t RuleCache::KeyHash::operator()(const Key &key) const {
-  uint64_t hash = key.size();
-  for (uintptr_t word : key)
-    hash = (hash ^ word) * 0x9E3779B97F4A7C15ull;
-  return static_cast<size_t>(hash ^ (hash >> 29));
-}
-
 // Ops whose rule reads nothing but the op's name, types and attributes
 // (some rules look at operand producers, users or bodies).
 bool contextFreeRule(const Operation &op) {

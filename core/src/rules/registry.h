@@ -7,6 +7,7 @@
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
 #include "shardlab/sharding/sharding.h"
+#include "support/word_hash.h"
 
 #include <optional>
 #include <string>
@@ -57,10 +58,7 @@ public:
   Key &scratch() { return scratch_; }
 
 private:
-  struct KeyHash {
-    size_t operator()(const Key &key) const;
-  };
-  std::unordered_map<Key, const Attr *, KeyHash> rules_;
+  std::unordered_map<Key, const Attr *, WordsHash> rules_;
   Key scratch_;
 };
 

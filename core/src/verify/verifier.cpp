@@ -16,6 +16,7 @@
 
 #include "ir/op_registry.h"
 
+#include "support/word_hash.h"
 #include "verify_ops.h"
 
 #include <algorithm>
@@ -162,18 +163,12 @@ bool verifyTree(VerifyContext &ctx, Operation &op) {
   return verifyOnExit(ctx, op);
 }
 
-// Each step is a bijection of the hash for a given word, so changing any
-// one word always changes the result.
-uint64_t mix(uint64_t hash, uint64_t word) {
-  return (hash ^ word) * 0x9E3779B97F4A7C15ull;
-}
-
 uint64_t mixPointer(uint64_t hash, const void *pointer) {
-  return mix(hash, uint64_t(reinterpret_cast<uintptr_t>(pointer)));
+  return mixWord(hash, uint64_t(reinterpret_cast<uintptr_t>(pointer)));
 }
 
 uint64_t mixAttrs(uint64_t hash, std::span<const NamedAttr> entries) {
-  hash = mix(hash, entries.size());
+  hash = mixWord(hash, entries.size());
   for (const NamedAttr &entry : entries)
     hash = mixPointer(mixPointer(hash, entry.name.data()), entry.value);
   return hash;
@@ -181,7 +176,7 @@ uint64_t mixAttrs(uint64_t hash, std::span<const NamedAttr> entries) {
 
 // The fingerprint of `op` itself: its name and attributes.
 inline uint64_t ownFingerprint(const Operation &op, uint64_t hash) {
-  hash = mix(mixPointer(hash, op.name.data()), op.name.size());
+  hash = mixWord(mixPointer(hash, op.name.data()), op.name.size());
   hash = mixAttrs(hash, op.attrs.entries());
   if (op.hasProps())
     hash = mixAttrs(hash, op.props().entries());
@@ -193,16 +188,16 @@ uint64_t fingerprint(const Operation &op, uint64_t hash);
 // The fingerprint of what `op` holds: its operands, results and everything
 // nested in it.
 uint64_t bodyFingerprint(const Operation &op, uint64_t hash) {
-  hash = mix(hash, op.numOperands());
+  hash = mixWord(hash, op.numOperands());
   for (size_t i = 0; i < op.numOperands(); ++i)
     hash = mixPointer(hash, op.operand(i));
-  hash = mix(hash, op.numResults());
+  hash = mixWord(hash, op.numResults());
   for (size_t i = 0; i < op.numResults(); ++i)
     hash = mixPointer(mixPointer(hash, op.result(i)), op.result(i)->type);
-  hash = mix(hash, op.numRegions());
+  hash = mixWord(hash, op.numRegions());
   for (size_t r = 0; r < op.numRegions(); ++r)
     for (const auto &block : op.region(r).blocks) {
-      hash = mix(hash, block->numArguments());
+      hash = mixWord(hash, block->numArguments());
       for (size_t i = 0; i < block->numArguments(); ++i) {
         const Value *arg = block->argument(i);
         hash = mixPointer(mixPointer(hash, arg), arg->type);
@@ -210,7 +205,7 @@ uint64_t bodyFingerprint(const Operation &op, uint64_t hash) {
       for (const Operation *child = block->front(); child;
            child = child->nextInBlock())
         hash = fingerprint(*child, hash);
-      hash = mix(hash, 0xB10C);
+      hash = mixWord(hash, 0xB10C);
     }
   return hash;
 }
@@ -254,7 +249,7 @@ uint64_t nonFunctionInterface(const Fingerprints &ops) {
           mixPointer(mixPointer(hash, op), op->attrs.get("sym_name")),
           op->attrs.get("mesh"));
     else
-      hash = mix(mix(mixPointer(hash, op), entry.own), entry.body);
+      hash = mixWord(mixWord(mixPointer(hash, op), entry.own), entry.body);
   }
   return hash;
 }

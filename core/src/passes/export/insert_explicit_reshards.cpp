@@ -19,6 +19,7 @@
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/sharding/axis.h"
 #include "shardlab/sharding/mesh.h"
+#include "support/word_hash.h"
 
 #include <algorithm>
 #include <string>
@@ -407,15 +408,7 @@ public:
   void insert() { seen_.insert(key_); }
 
 private:
-  struct Hash {
-    size_t operator()(const std::vector<uintptr_t> &words) const {
-      uint64_t hash = words.size();
-      for (uintptr_t word : words)
-        hash = (hash ^ word) * 0x9E3779B97F4A7C15ull;
-      return static_cast<size_t>(hash ^ (hash >> 29));
-    }
-  };
-  std::unordered_set<std::vector<uintptr_t>, Hash> seen_;
+  std::unordered_set<std::vector<uintptr_t>, WordsHash> seen_;
   std::vector<uintptr_t> key_;
 };
 
