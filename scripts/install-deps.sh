@@ -32,6 +32,7 @@ PACKAGES=(
   ninja-build
   doctest-dev
   nlohmann-json3-dev
+  robin-map-dev       # tsl::robin_map, header-only hash tables
   llvm-14-tools       # FileCheck at /usr/lib/llvm-14/bin/FileCheck
   python3
   clang-14            # fuzzing and sanitizer builds

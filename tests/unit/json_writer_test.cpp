@@ -54,3 +54,23 @@ TEST_CASE("JsonWriter: NaN and infinities are null, as nlohmann writes them") {
       .endArray();
   CHECK(out == "[null,null]");
 }
+
+TEST_CASE("appendJsonString: a byte that needs escaping at every position "
+          "of the 8-byte scan is escaped as nlohmann escapes it") {
+  // The scan skips plain words and jumps to the first special byte of a
+  // word; put each kind of special byte at every offset, after runs of
+  // every length, with and without a second special byte behind it.
+  const std::string specials[] = {"\"", "\\", "\n", std::string(1, '\x01'),
+                                  "\x1f", "é", "\xff"};
+  for (const std::string &special : specials)
+    for (size_t before = 0; before < 19; ++before)
+      for (const std::string &tail : {std::string(), std::string("\"x")}) {
+        const std::string text =
+            std::string(before, 'a') + special + std::string(9, 'b') + tail;
+        std::string out;
+        shardlab::appendJsonString(out, text);
+        CAPTURE(before);
+        CHECK(out ==
+              json(text).dump(-1, ' ', false, json::error_handler_t::replace));
+      }
+}

@@ -1,4 +1,5 @@
 #include "shardlab/ir/attributes.h"
+#include "shardlab/support/string_hash.h"
 
 #include <algorithm>
 #include <cstring>
@@ -106,7 +107,7 @@ bool sameInts(const std::vector<int64_t> &a, std::span<const int64_t> b) {
 }
 
 size_t hashSharding(size_t h, const TensorSharding &s) {
-  h = mix(h, std::hash<std::string>()(s.mesh.symbol));
+  h = mix(h, hashString(s.mesh.symbol));
   if (s.mesh.inline_mesh)
     for (const MeshAxis &axis : s.mesh.inline_mesh->axes)
       h = mix(h, std::hash<AxisName>()(axis.name));
@@ -141,11 +142,11 @@ size_t hashRule(const OpShardingRule &rule) {
 size_t hashMade(const Attr &attr) {
   size_t h = mix(
       mix(static_cast<size_t>(attr.kind), std::hash<const void *>()(attr.type)),
-      std::hash<std::string>()(attr.text));
+      hashString(attr.text));
   switch (attr.kind) {
   case AttrKind::String:
   case AttrKind::SymbolRef:
-    return mix(h, std::hash<std::string>()(attr.str()));
+    return mix(h, hashString(attr.str()));
   case AttrKind::TypeAttr:
     return mix(h, std::hash<const void *>()(std::get<Type>(attr.payload)));
   case AttrKind::Array:
@@ -154,7 +155,7 @@ size_t hashMade(const Attr &attr) {
     return h;
   case AttrKind::Dict:
     for (const NamedAttr &entry : attr.entries())
-      h = mix(mix(h, std::hash<std::string_view>()(entry.name)),
+      h = mix(mix(h, hashString(entry.name)),
               std::hash<const void *>()(entry.value));
     return h;
   case AttrKind::Float:

@@ -123,7 +123,7 @@ Type TypeContext::intern(TypeStorage &&storage) {
 }
 
 Type TypeContext::element(std::string_view text) {
-  auto it = types_.find(std::string(text));
+  auto it = types_.find(text);
   if (it != types_.end())
     return it->second.get();
   TypeStorage storage;

@@ -9,19 +9,31 @@
 namespace shardlab {
 
 bool readFile(const std::string &path, std::string &text) {
-  std::ostringstream buffer;
   if (path == "-") {
+    std::ostringstream buffer;
     buffer << std::cin.rdbuf();
-  } else {
-    std::ifstream file(path, std::ios::binary);
-    if (!file)
-      return false;
-    buffer << file.rdbuf();
-    if (file.bad())
-      return false;
+    text = buffer.str();
+    return true;
   }
-  text = buffer.str();
-  return true;
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  if (!file)
+    return false;
+  // A regular file is read at its size in one go: through a stringstream a
+  // 1 MB module was copied three times as the buffer grew.
+  const std::streamoff size = file.tellg();
+  if (size <= 0) { // a pipe, or a file that reports no size (/proc)
+    file.clear();
+    file.seekg(0);
+    std::ostringstream buffer;
+    buffer << file.rdbuf();
+    text = buffer.str();
+    return !file.bad();
+  }
+  text.resize(static_cast<size_t>(size));
+  file.seekg(0);
+  file.read(text.data(), size);
+  text.resize(static_cast<size_t>(file.gcount()));
+  return !file.bad();
 }
 
 Status writeFileAtomically(const std::string &path, std::string_view text) {

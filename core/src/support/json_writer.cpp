@@ -34,29 +34,39 @@ size_t utf8Length(std::string_view text, size_t at) {
   return 0;
 }
 
-// A JSON string as nlohmann::json writes it (ensure_ascii off): runs of
-// plain bytes are copied at once. Strings with invalid UTF-8 go through
-// nlohmann, which replaces the bad bytes; false when that is needed.
-// Whether none of the 8 bytes at `at` needs a look: all ASCII, none below
-// 0x20, no quote, no backslash (SWAR tests, 8 bytes at a time).
-bool plainWord(const char *at) {
+// The bytes among the 8 at `at` that need a look (non-ASCII, below 0x20,
+// a quote or a backslash), as the high bit of each byte (SWAR tests). Bits
+// above the lowest set one may be false alarms (a borrow runs upward); the
+// lowest set one is exact.
+uint64_t specialBytes(const char *at) {
   constexpr uint64_t kOnes = 0x0101010101010101ull;
   constexpr uint64_t kHigh = 0x8080808080808080ull;
   uint64_t word;
   std::memcpy(&word, at, 8);
   auto has_zero = [&](uint64_t x) { return (x - kOnes) & ~x & kHigh; };
   const uint64_t below_space = (word - kOnes * 0x20) & ~word & kHigh;
-  return ((word & kHigh) | below_space | has_zero(word ^ (kOnes * '"')) |
-          has_zero(word ^ (kOnes * '\\'))) == 0;
+  return (word & kHigh) | below_space | has_zero(word ^ (kOnes * '"')) |
+         has_zero(word ^ (kOnes * '\\'));
 }
 
+// A JSON string as nlohmann::json writes it (ensure_ascii off): runs of
+// plain bytes are copied at once. Strings with invalid UTF-8 go through
+// nlohmann, which replaces the bad bytes; false when that is needed.
 bool appendString(std::string &out, std::string_view text) {
   static const char *const kHex = "0123456789abcdef";
+  out.reserve(out.size() + text.size() + text.size() / 16 + 2);
   out.push_back('"');
   size_t run = 0;
   for (size_t i = 0; i < text.size(); ++i) {
-    while (i + 8 <= text.size() && plainWord(text.data() + i))
+    // Skip to the next byte that needs a look, 8 bytes at a time.
+    while (i + 8 <= text.size()) {
+      const uint64_t special = specialBytes(text.data() + i);
+      if (special) {
+        i += static_cast<size_t>(__builtin_ctzll(special)) / 8;
+        break;
+      }
       i += 8;
+    }
     if (i >= text.size())
       break;
     const auto c = static_cast<unsigned char>(text[i]);

@@ -5,18 +5,14 @@
 // over every byte).
 #pragma once
 
+#include "shardlab/support/string_hash.h" // mixWord
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
 
 namespace shardlab {
-
-/// One step: for a given word it is a bijection of the hash, so changing
-/// any one word of a sequence always changes the result.
-constexpr uint64_t mixWord(uint64_t hash, uint64_t word) {
-  return (hash ^ word) * 0x9E3779B97F4A7C15ull;
-}
 
 /// The hash of `words` after `seed`, with the high bits folded into the low
 /// ones (hash tables index by the low bits).

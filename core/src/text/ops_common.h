@@ -13,9 +13,11 @@
 
 namespace shardlab::syntax {
 
-inline void setAttr(Parser &parser, Operation &op, std::string_view name,
+/// `name` is static (a literal or an entry of a static table), so it is
+/// stored as it is: interning it cost a hash lookup per attribute.
+inline void setAttr(Parser &, Operation &op, std::string_view name,
                     const Attr *value) {
-  op.attrs.set(parser.intern(name), value);
+  op.attrs.set(name, value);
 }
 
 /// `: type` shared by every operand and the result, or `: (ins) -> out`.

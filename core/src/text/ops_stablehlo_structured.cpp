@@ -338,7 +338,7 @@ bool parseDotGeneral(Parser &parser, Operation &op, size_t) {
     return false;
   std::vector<NamedAttr> entries;
   for (int i = 0; i < 4; ++i)
-    entries.push_back({parser.intern(kDotKeys[i]), denseI64(parser, *dims[i])});
+    entries.push_back({kDotKeys[i], denseI64(parser, *dims[i])}); // static
   Attr attr{AttrKind::Dict, std::move(entries), nullptr, "#stablehlo.dot"};
   setAttr(parser, op, "dot_dimension_numbers",
           parser.ctx().attrs.make(std::move(attr)));

@@ -4,19 +4,51 @@
 #include "ir/op_registry.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace shardlab {
 
 namespace {
 
-bool isIdStart(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+// Character classes, one table lookup per character on the lexer's hot
+// loops (a chain of range compares per character was a tenth of parsing).
+enum CharClass : uint8_t {
+  kIdStart = 1,  ///< a-z A-Z _
+  kIdChar = 2,   ///< kIdStart, digits, '$', '.'
+  kDigit = 4,    ///< 0-9
+  kBlank = 8,    ///< ' ' '\t' '\n' '\r'
+  kSpanStop = 16 ///< ends a simple type span's `<...>`: > < \n " (
+};
+
+constexpr std::array<uint8_t, 256> makeCharClasses() {
+  std::array<uint8_t, 256> classes{};
+  for (int c = 0; c < 256; ++c) {
+    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    const bool digit = c >= '0' && c <= '9';
+    uint8_t bits = 0;
+    if (letter || c == '_')
+      bits |= kIdStart | kIdChar;
+    if (digit)
+      bits |= kDigit | kIdChar;
+    if (c == '$' || c == '.')
+      bits |= kIdChar;
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+      bits |= kBlank;
+    if (c == '>' || c == '<' || c == '\n' || c == '"' || c == '(')
+      bits |= kSpanStop;
+    classes[static_cast<size_t>(c)] = bits;
+  }
+  return classes;
 }
-bool isIdChar(char c) {
-  return isIdStart(c) || (c >= '0' && c <= '9') || c == '$' || c == '.';
+constexpr std::array<uint8_t, 256> kCharClasses = makeCharClasses();
+
+bool hasClass(char c, CharClass bits) {
+  return (kCharClasses[static_cast<unsigned char>(c)] & bits) != 0;
 }
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isIdStart(char c) { return hasClass(c, kIdStart); }
+bool isIdChar(char c) { return hasClass(c, kIdChar); }
+bool isDigit(char c) { return hasClass(c, kDigit); }
 
 } // namespace
 
@@ -41,7 +73,7 @@ Parser::Parser(std::string_view text, std::shared_ptr<Context> context,
 void Parser::skipSpaceSlow() {
   while (pos_ < text_.size()) {
     char c = text_[pos_];
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+    if (hasClass(c, kBlank)) {
       ++pos_;
     } else if (c == '/' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '/') {
       size_t nl = text_.find('\n', pos_);
@@ -357,8 +389,7 @@ std::string_view Parser::simpleTypeSpan() const {
     return {};
   if (end < text_.size() && text_[end] == '<') {
     size_t close = end + 1;
-    while (close < text_.size() && text_[close] != '>' && text_[close] != '<' &&
-           text_[close] != '\n' && text_[close] != '"' && text_[close] != '(')
+    while (close < text_.size() && !hasClass(text_[close], kSpanStop))
       ++close;
     if (close >= text_.size() || text_[close] != '>')
       return {};

@@ -5,7 +5,10 @@
 #pragma once
 
 #include "shardlab/ir/ir.h"
+#include "shardlab/support/string_hash.h"
 #include "shardlab/text/text.h"
+
+#include <tsl/robin_map.h>
 
 #include <algorithm>
 #include <optional>
@@ -17,6 +20,14 @@
 namespace shardlab {
 
 struct OpInfo;
+
+/// An open-addressing table keyed by views of text that outlives it; the
+/// hashes are stored, so a probe compares characters only on a hash match.
+template <typename T>
+using StringTable =
+    tsl::robin_map<std::string_view, T, StringHash,
+                   std::equal_to<std::string_view>,
+                   std::allocator<std::pair<std::string_view, T>>, true>;
 
 /// An entry block argument declared in a custom syntax (`%arg1: tensor<..>`).
 struct ArgDecl {
@@ -66,12 +77,18 @@ public:
   std::unique_ptr<Module> parseTopLevel();
 
   // ---- lexical helpers (each skips leading white space and comments)
-  /// Inline: called before every token, and most tokens follow no blank.
+  /// Inline: called before every token, and most tokens follow no blank
+  /// or a single space.
   void skipSpace() {
-    if (pos_ < text_.size()) {
+    if (pos_ + 1 < text_.size()) {
       char c = text_[pos_];
       if (c > ' ' && c != '/')
         return;
+      char next = text_[pos_ + 1];
+      if (c == ' ' && next > ' ' && next != '/') {
+        ++pos_;
+        return;
+      }
     }
     skipSpaceSlow();
   }
@@ -246,14 +263,18 @@ private:
   bool soft_failed_ = false; ///< an error was reported but parsing goes on
   uint32_t depth_ = 0;
   std::vector<size_t> line_starts_;
-  std::unordered_map<std::string_view, ValueDef> values_;
+  /// SSA names in scope (open addressing: a name is defined and looked up
+  /// once or twice per op, and erased when its region closes).
+  using ValueTable = StringTable<ValueDef>;
+  ValueTable values_;
   std::vector<std::vector<std::string_view>> scopes_;
-  std::vector<std::unordered_map<std::string_view, ValueDef>> hidden_;
+  std::vector<ValueTable> hidden_;
   std::vector<std::string_view> dialect_stack_;
   std::unordered_map<std::string, const Attr *> attr_aliases_;
   std::unordered_map<std::string, Type> type_aliases_;
   std::vector<Attr *> pending_locations_; ///< locations naming aliases
-  std::unordered_map<std::string_view, Type> type_cache_; ///< by spelling
+  /// Types by spelling.
+  StringTable<Type> type_cache_;
   std::unordered_map<std::string, FuncSignatureRanges> signature_ranges_;
   ScratchPool<Value *> value_lists_;
   ScratchPool<Type> type_lists_;

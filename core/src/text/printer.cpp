@@ -106,7 +106,7 @@ void Printer::numberValues(Operation &root) {
 void Printer::appendName(const Value *value) {
   int64_t slot = value->print_slot;
   if (slot > 0) {
-    out_ += std::to_string(slot - 1);
+    *this << (slot - 1); // digits straight into the output (to_chars)
   } else if (slot < 0 && static_cast<size_t>(-slot) <= custom_names_.size()) {
     out_ += custom_names_[static_cast<size_t>(-slot - 1)];
   } else {
@@ -131,7 +131,7 @@ void Printer::printValue(const Value *value) {
   bool named_groups = def->numResults() > 1 && hasName(def->result(1));
   if (def->numResults() > 1 && !named_groups) {
     out_ += '#';
-    out_ += std::to_string(value->index);
+    *this << int64_t{value->index};
   }
 }
 

@@ -108,7 +108,7 @@ private:
   void appendName(const Value *value);
   // Naming state (see numberValues).
   unsigned next_value_ = 0, next_arg_ = 0, next_conflict_ = 0;
-  std::unordered_map<std::string, int> used_names_;
+  std::unordered_map<std::string, int, StringHash, std::equal_to<>> used_names_;
   std::vector<std::vector<std::string>> used_scopes_;
 };
 

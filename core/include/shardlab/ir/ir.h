@@ -8,6 +8,7 @@
 #include "shardlab/ir/inline_storage.h"
 #include "shardlab/ir/op_pool.h"
 #include "shardlab/ir/types.h"
+#include "shardlab/support/string_hash.h"
 
 #include <cstdint>
 #include <deque>
@@ -67,7 +68,7 @@ public:
 private:
   // Views into `storage_` (a deque: elements never move), so a lookup of a
   // string already interned allocates nothing.
-  std::unordered_set<std::string_view> strings_;
+  std::unordered_set<std::string_view, StringHash> strings_;
   std::deque<std::string> storage_;
 };
 
@@ -336,7 +337,8 @@ private:
   std::unique_ptr<Operation> op_;
   // sym_name -> top-level op, rebuilt when the body changed.
   // Keys view the sym_name attributes (arena-owned, so they stay valid).
-  mutable std::unordered_map<std::string_view, Operation *> symbols_;
+  mutable std::unordered_map<std::string_view, Operation *, StringHash>
+      symbols_;
   mutable uint64_t symbols_version_ = ~uint64_t{0};
 };
 

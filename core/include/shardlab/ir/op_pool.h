@@ -6,6 +6,8 @@
 // 100k-op walk went from 15.8 ms to 3.4 ms).
 #pragma once
 
+#include "shardlab/support/string_hash.h"
+
 #include <cstddef>
 #include <memory>
 #include <string_view>
@@ -61,7 +63,7 @@ private:
   size_t live_ = 0;
   size_t allocated_ = 0;
   // Keys view op names, which are interned or static, so they outlive ops.
-  std::unordered_map<std::string_view, size_t> named_;
+  std::unordered_map<std::string_view, size_t, StringHash> named_;
   // countNamed runs for every op made or destroyed, mostly with a few names
   // whose text sits at one address (the registry's or the interned name):
   // a small cache by address skips hashing the name.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "shardlab/sharding/shape.h"
+#include "shardlab/support/string_hash.h"
 
 #include <cstdint>
 #include <memory>
@@ -67,7 +68,9 @@ public:
 
 private:
   Type intern(TypeStorage &&storage);
-  std::unordered_map<std::string, std::unique_ptr<TypeStorage>> types_;
+  // Keyed by views of the types' own spellings (TypeStorage::text).
+  std::unordered_map<std::string_view, std::unique_ptr<TypeStorage>, StringHash>
+      types_;
 };
 
 /// Prints a shape dimension list as MLIR does: `8x?x4x` style prefix.

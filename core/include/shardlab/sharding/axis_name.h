@@ -9,6 +9,8 @@
 // word compares. Longer names (allowed, as in Shardy) go to the heap.
 #pragma once
 
+#include "shardlab/support/string_hash.h"
+
 #include <compare>
 #include <cstdint>
 #include <cstring>
@@ -161,6 +163,6 @@ private:
 
 template <> struct std::hash<shardlab::AxisName> {
   size_t operator()(const shardlab::AxisName &name) const {
-    return std::hash<std::string_view>()(name.view());
+    return shardlab::hashString(name.view());
   }
 };

@@ -1,0 +1,60 @@
+// hashString: the word-at-a-time string hash of the name tables.
+#include "shardlab/support/string_hash.h"
+#include "shardlab/support/file_io.h"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <string>
+
+using shardlab::hashString;
+
+TEST_CASE("hashString: depends on every byte and on the length") {
+  // Every string of length 0..24 over "ab", one byte changed at each
+  // position: a tail read as overlapping words must still see each byte.
+  for (size_t length = 1; length <= 24; ++length) {
+    const std::string base(length, 'a');
+    for (size_t i = 0; i < length; ++i) {
+      std::string changed = base;
+      changed[i] = 'b';
+      CAPTURE(length);
+      CAPTURE(i);
+      CHECK(hashString(changed) != hashString(base));
+    }
+  }
+  CHECK(hashString("a") != hashString(std::string_view("a\0", 2)));
+  CHECK(hashString("") != hashString(std::string_view("\0", 1)));
+  // Only the characters count, not where they are.
+  const std::string copy = "stablehlo.dot_general";
+  CHECK(hashString(copy) == hashString("stablehlo.dot_general"));
+}
+
+TEST_CASE("hashString: SSA names spread over the low bits tables index by") {
+  // Open-addressing tables take the low bits: 10000 names like the
+  // parser's (%0 .. %9999) must not pile into few of 16384 buckets.
+  std::set<size_t> buckets;
+  for (int i = 0; i < 10000; ++i)
+    buckets.insert(hashString(std::to_string(i)) & 16383);
+  CHECK(buckets.size() > 7000);
+}
+
+TEST_CASE("readFile: a regular file whole, an empty one, a missing one") {
+  const std::string path = "support_string_hash_test.tmp";
+  std::string big(300000, 'x');
+  big[123456] = '\n';
+  big.back() = 'y';
+  {
+    std::ofstream out(path, std::ios::binary);
+    out << big;
+  }
+  std::string text = "stale";
+  REQUIRE(shardlab::readFile(path, text));
+  CHECK(text == big);
+  { std::ofstream out(path, std::ios::binary | std::ios::trunc); }
+  REQUIRE(shardlab::readFile(path, text));
+  CHECK(text.empty());
+  std::remove(path.c_str());
+  CHECK_FALSE(shardlab::readFile(path, text));
+}
