@@ -10,8 +10,10 @@
 using nlohmann::json;
 using shardlab::JsonWriter;
 
-TEST_CASE("JsonWriter: the same text as nlohmann for strings, numbers, nesting") {
-  const std::string tricky = std::string("q\"b\\s\n\t\x01 é 𝔸 ") + "\xff\xfe bad";
+TEST_CASE(
+    "JsonWriter: the same text as nlohmann for strings, numbers, nesting") {
+  const std::string tricky =
+      std::string("q\"b\\s\n\t\x01 é 𝔸 ") + "\xff\xfe bad";
   const double numbers[] = {0.1, -2.5e-300, 1e300, 3.0, 123456789.125};
   std::string out;
   JsonWriter w(out);
@@ -20,8 +22,8 @@ TEST_CASE("JsonWriter: the same text as nlohmann for strings, numbers, nesting")
     w.value(d);
   w.value(int64_t(-42)).value(true).null().endArray();
   w.key("empty").beginObject().endObject();
-  w.key("nested").beginArray().beginArray().endArray().beginObject().field(
-      "k", "v");
+  w.key("nested").beginArray().beginArray().endArray().beginObject().field("k",
+                                                                           "v");
   w.endObject().endArray().endObject();
 
   json expected;
@@ -36,8 +38,8 @@ TEST_CASE("JsonWriter: the same text as nlohmann for strings, numbers, nesting")
   expected["nested"] = json::array({json::array(), json{{"k", "v"}}});
   // Same value; keys come in writing order here, sorted in nlohmann.
   CHECK(json::parse(out) ==
-        json::parse(expected.dump(-1, ' ', false,
-                                  json::error_handler_t::replace)));
+        json::parse(
+            expected.dump(-1, ' ', false, json::error_handler_t::replace)));
   // The string's own spelling is nlohmann's, byte for byte.
   std::string one;
   JsonWriter(one).value(tricky);
@@ -60,8 +62,8 @@ TEST_CASE("appendJsonString: a byte that needs escaping at every position "
   // The scan skips plain words and jumps to the first special byte of a
   // word; put each kind of special byte at every offset, after runs of
   // every length, with and without a second special byte behind it.
-  const std::string specials[] = {"\"", "\\", "\n", std::string(1, '\x01'),
-                                  "\x1f", "é", "\xff"};
+  const std::string specials[] = {"\"",   "\\", "\n",  std::string(1, '\x01'),
+                                  "\x1f", "é",  "\xff"};
   for (const std::string &special : specials)
     for (size_t before = 0; before < 19; ++before)
       for (const std::string &tail : {std::string(), std::string("\"x")}) {

@@ -1,6 +1,6 @@
 // hashString: the word-at-a-time string hash of the name tables.
-#include "shardlab/support/string_hash.h"
 #include "shardlab/support/file_io.h"
+#include "shardlab/support/string_hash.h"
 
 #include <doctest/doctest.h>
 

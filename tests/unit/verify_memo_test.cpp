@@ -183,3 +183,39 @@ TEST_CASE("A pass that keeps modules valid skips the check only after one") {
   CHECK_FALSE(runPassPipeline(*module, pipeline, diags));
   CHECK(diags.hasErrors());
 }
+
+TEST_CASE("Ops whose memo key is longer than the memo keeps are checked "
+          "each on its own") {
+  // Two ops with one sharding attribute and 20 results each (a key longer
+  // than the memo's 16 words), the same up to result 18, whose type is a
+  // scalar in the second: the second must fail although the first passed.
+  auto manyResults = [](const std::string &name, bool scalar_at_18) {
+    std::string op = "  %" + name +
+                     ":20 = \"test.many\"(%arg0) {sdy.sharding = "
+                     "#sdy.sharding_per_value<[";
+    for (int i = 0; i < 20; ++i)
+      op += std::string(i ? ", " : "") + "<@mesh, [{\"x\"}]>";
+    op += "]>} : (tensor<8xf32>) -> (";
+    for (int i = 0; i < 20; ++i)
+      op += std::string(i ? ", " : "") +
+            (scalar_at_18 && i == 18 ? "tensor<f32>" : "tensor<8xf32>");
+    return op + ")\n";
+  };
+  const std::string head =
+      "sdy.mesh @mesh = <[\"x\"=2]>\n"
+      "func.func @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n";
+  const std::string tail = "  return %arg0 : tensor<8xf32>\n}\n";
+  DiagnosticEngine good_diags;
+  auto good = parseModule(head + manyResults("a", false) +
+                              manyResults("b", false) + tail,
+                          good_diags);
+  REQUIRE(good);
+  CHECK(verifyModule(*good, good_diags));
+  DiagnosticEngine bad_diags;
+  auto bad = parseModule(head + manyResults("a", false) +
+                             manyResults("b", true) + tail,
+                         bad_diags);
+  REQUIRE(bad);
+  CHECK_FALSE(verifyModule(*bad, bad_diags));
+  CHECK(bad_diags.hasErrors());
+}

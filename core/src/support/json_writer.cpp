@@ -49,67 +49,79 @@ uint64_t specialBytes(const char *at) {
          has_zero(word ^ (kOnes * '\\'));
 }
 
-// A JSON string as nlohmann::json writes it (ensure_ascii off): runs of
-// plain bytes are copied at once. Strings with invalid UTF-8 go through
+// A JSON string as nlohmann::json writes it (ensure_ascii off), plain
+// bytes copied a word at a time. Strings with invalid UTF-8 go through
 // nlohmann, which replaces the bad bytes; false when that is needed.
 bool appendString(std::string &out, std::string_view text) {
   static const char *const kHex = "0123456789abcdef";
   out.reserve(out.size() + text.size() + text.size() / 16 + 2);
   out.push_back('"');
-  size_t run = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    // Skip to the next byte that needs a look, 8 bytes at a time.
-    while (i + 8 <= text.size()) {
-      const uint64_t special = specialBytes(text.data() + i);
-      if (special) {
-        i += static_cast<size_t>(__builtin_ctzll(special)) / 8;
-        break;
-      }
-      i += 8;
+  // Bytes go through a small buffer that joins the output in chunks: an
+  // append per escape was most of the cost (shardings quote axis names).
+  char buffer[1024];
+  size_t used = 0;
+  const char *at = text.data();
+  const char *const end = at + text.size();
+  while (at < end) {
+    if (used > sizeof(buffer) - 16) { // room for 8 plain bytes or an escape
+      out.append(buffer, used);
+      used = 0;
     }
-    if (i >= text.size())
-      break;
-    const auto c = static_cast<unsigned char>(text[i]);
+    if (end - at >= 8) { // copy the word; keep the bytes before a special
+      const uint64_t special = specialBytes(at);
+      std::memcpy(buffer + used, at, 8);
+      if (!special) {
+        used += 8;
+        at += 8;
+        continue;
+      }
+      const size_t plain = static_cast<size_t>(__builtin_ctzll(special)) / 8;
+      used += plain;
+      at += plain;
+    }
+    const auto c = static_cast<unsigned char>(*at);
     if (c >= 0x80) {
-      const size_t length = utf8Length(text, i);
+      const size_t length =
+          utf8Length(text, static_cast<size_t>(at - text.data()));
       if (length == 0)
         return false;
-      i += length - 1;
+      for (size_t k = 0; k < length; ++k)
+        buffer[used++] = at[k];
+      at += length;
       continue;
     }
-    if (c >= 0x20 && c != '"' && c != '\\')
+    ++at;
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      buffer[used++] = static_cast<char>(c);
       continue;
-    out.append(text.data() + run, i - run);
-    run = i + 1;
+    }
+    buffer[used++] = '\\';
     switch (c) {
     case '"':
-      out += "\\\"";
-      break;
     case '\\':
-      out += "\\\\";
+      buffer[used++] = static_cast<char>(c);
       break;
     case '\b':
-      out += "\\b";
+      buffer[used++] = 'b';
       break;
     case '\f':
-      out += "\\f";
+      buffer[used++] = 'f';
       break;
     case '\n':
-      out += "\\n";
+      buffer[used++] = 'n';
       break;
     case '\r':
-      out += "\\r";
+      buffer[used++] = 'r';
       break;
     case '\t':
-      out += "\\t";
+      buffer[used++] = 't';
       break;
     default:
-      out += "\\u00";
-      out.push_back(kHex[c >> 4]);
-      out.push_back(kHex[c & 15]);
+      for (char digit : {'u', '0', '0', kHex[c >> 4], kHex[c & 15]})
+        buffer[used++] = digit;
     }
   }
-  out.append(text.data() + run, text.size() - run);
+  out.append(buffer, used);
   out.push_back('"');
   return true;
 }

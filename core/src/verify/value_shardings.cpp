@@ -9,9 +9,11 @@ namespace shardlab::verify {
 
 namespace {
 
-ShardingVerifyOptions optionsFor(const Operation &op) {
+ShardingVerifyOptions optionsFor(const VerifyContext &ctx,
+                                 const Operation &op) {
   ShardingVerifyOptions options;
-  options.already_manual_axes = enclosingManualAxes(op);
+  if (ctx.mayHaveManualAxes())
+    options.already_manual_axes = enclosingManualAxes(op);
   return options;
 }
 
@@ -21,7 +23,7 @@ bool verifyOpSharding(VerifyContext &ctx, Operation &op, const Attr &attr) {
                            "TensorShardingPerValueAttr");
   // Inside a manual computation the answer also depends on the enclosing
   // manual axes: those ops are not memoized.
-  ShardingVerifyOptions options = optionsFor(op);
+  ShardingVerifyOptions options = optionsFor(ctx, op);
   bool memo = options.already_manual_axes.empty();
   ctx.startKey(VerifyContext::Check::OpSharding, &attr);
   for (size_t i = 0; i < op.numResults(); ++i)
@@ -82,7 +84,7 @@ bool verifyFuncValue(VerifyContext &ctx, Operation &func, const Attr *dict,
     return true;
   std::optional<std::string> error = verifyTensorSharding(
       attr->sharding(), ctx.lookupMesh(attr->sharding().mesh), shapeInfo(type),
-      optionsFor(func));
+      optionsFor(ctx, func));
   if (error)
     return ctx.funcValueError(func, kind, index, *error);
   ctx.recordPassed();
@@ -100,7 +102,9 @@ const Attr *dictAt(const Attr *array, size_t index) {
 
 bool verifyDiscardableAttrs(VerifyContext &ctx, Operation &op) {
   for (const NamedAttr &entry : op.attrs.entries()) {
-    if (!entry.value)
+    // Every name checked here is an sdy one: most entries fail this first.
+    if (!entry.value || entry.name.size() < 12 ||
+        entry.name.compare(0, 4, "sdy.") != 0)
       continue;
     if (entry.name == "sdy.sharding" &&
         !verifyOpSharding(ctx, op, *entry.value))

@@ -80,47 +80,17 @@ void VerifyContext::noteManualAxisOwner(const Operation &op,
     note(owner->loc, "parent bounding this axis as manual");
 }
 
-void VerifyContext::startKey(Check check, const Attr *attr) {
-  key_.clear();
-  key_hash_ = 0x9E3779B97F4A7C15ull;
-  addKeyWord(static_cast<uintptr_t>(check));
-  addKeyWord(reinterpret_cast<uintptr_t>(attr));
-}
-
-void VerifyContext::addKeyType(Type type) {
-  addKeyWord(reinterpret_cast<uintptr_t>(type));
-}
-
-void VerifyContext::addKeyWord(uintptr_t word) {
-  key_.push_back(word);
-  key_hash_ = (key_hash_ ^ word) * 0xBF58476D1CE4E5B9ull;
-  key_hash_ ^= key_hash_ >> 31;
-}
-
-size_t VerifyContext::findSlot() const {
-  size_t mask = slots_.size() - 1;
-  for (size_t i = key_hash_ & mask;; i = (i + 1) & mask) {
-    const Slot &slot = slots_[i];
-    if (!slot.size ||
-        (slot.hash == key_hash_ && slot.size == key_.size() &&
-         std::equal(key_.begin(), key_.end(), keys_.begin() + slot.offset)))
-      return i;
-  }
-}
-
-bool VerifyContext::passed() const {
-  return !slots_.empty() && slots_[findSlot()].size != 0;
-}
-
 void VerifyContext::recordPassed() {
+  if (!keyFits())
+    return;
   if ((num_passed_ + 1) * 2 > slots_.size())
     grow();
   Slot &slot = slots_[findSlot()];
   if (slot.size)
     return;
   slot = {key_hash_, static_cast<uint32_t>(keys_.size()),
-          static_cast<uint32_t>(key_.size())};
-  keys_.insert(keys_.end(), key_.begin(), key_.end());
+          static_cast<uint32_t>(key_size_)};
+  keys_.insert(keys_.end(), key_.begin(), key_.begin() + key_size_);
   ++num_passed_;
 }
 

@@ -9,6 +9,8 @@
 #include "shardlab/ir/ir.h"
 #include "shardlab/sharding/mesh.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,7 +23,9 @@ namespace shardlab::verify {
 class VerifyContext {
 public:
   VerifyContext(Module &module, DiagnosticEngine &diags)
-      : module_(module), diags_(diags) {}
+      : module_(module), diags_(diags),
+        may_have_manual_axes_(
+            module.ctx().ops.liveNamed("sdy.manual_computation") != 0) {}
 
   Module &module() { return module_; }
   DiagnosticEngine &diags() { return diags_; }
@@ -57,10 +61,23 @@ public:
   /// repeated layers is then verified once per distinct key. Usage:
   ///   startKey(check, attr); addKeyType(t)...; if (passed()) ...;
   ///   ... recordPassed();
-  void startKey(Check check, const Attr *attr);
-  void addKeyType(Type type);
-  bool passed() const;
+  /// (Inline: every op with a sharding builds a key, several times per
+  /// pipeline.)
+  void startKey(Check check, const Attr *attr) {
+    key_size_ = 0;
+    key_hash_ = 0x9E3779B97F4A7C15ull;
+    addKeyWord(static_cast<uintptr_t>(check));
+    addKeyWord(reinterpret_cast<uintptr_t>(attr));
+  }
+  void addKeyType(Type type) { addKeyWord(reinterpret_cast<uintptr_t>(type)); }
+  bool passed() const {
+    return keyFits() && !slots_.empty() && slots_[findSlot()].size;
+  }
   void recordPassed();
+
+  /// Whether the module holds an sdy.manual_computation (when not, no op
+  /// has enclosing manual axes, and nobody needs to walk up to look).
+  bool mayHaveManualAxes() const { return may_have_manual_axes_; }
 
 private:
   /// One remembered key: its hash and where its words are in keys_.
@@ -69,9 +86,24 @@ private:
     uint32_t offset = 0;
     uint32_t size = 0; ///< 0: empty slot
   };
-  void addKeyWord(uintptr_t word);
+  void addKeyWord(uintptr_t word) {
+    if (key_size_ < kMaxKeyWords)
+      key_[key_size_] = word;
+    ++key_size_;
+    key_hash_ = (key_hash_ ^ word) * 0xBF58476D1CE4E5B9ull;
+    key_hash_ ^= key_hash_ >> 31;
+  }
   /// The slot holding key_ or the empty slot where it would go.
-  size_t findSlot() const;
+  size_t findSlot() const {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = key_hash_ & mask;; i = (i + 1) & mask) {
+      const Slot &slot = slots_[i];
+      if (!slot.size || (slot.hash == key_hash_ && slot.size == key_size_ &&
+                         std::equal(key_.begin(), key_.begin() + key_size_,
+                                    keys_.begin() + slot.offset)))
+        return i;
+    }
+  }
   void grow();
   void noteManualAxisOwner(const Operation &op, const std::string &message);
   Module &module_;
@@ -81,8 +113,15 @@ private:
   std::vector<Slot> slots_;
   std::vector<uintptr_t> keys_;
   size_t num_passed_ = 0;
-  std::vector<uintptr_t> key_; ///< the key being built
+  /// The key being built, in place (a vector's bookkeeping per word was
+  /// most of a memo lookup). Longer keys (ops with many results) are not
+  /// remembered.
+  static constexpr size_t kMaxKeyWords = 16;
+  bool keyFits() const { return key_size_ <= kMaxKeyWords; }
+  std::array<uintptr_t, kMaxKeyWords> key_{};
+  size_t key_size_ = 0;
   uint64_t key_hash_ = 0;
+  bool may_have_manual_axes_ = true;
 };
 
 /// The shape info of a type, for the sharding library.
