@@ -113,6 +113,8 @@ void exportNamedComputation(Module &module, Operation &named,
 
 bool exportNamedComputationsPass(Module &module, const PassOptions &options,
                                  DiagnosticEngine &) {
+  if (!mayContain(module, {"sdy.named_computation"}))
+    return markUnchanged(module);
   std::vector<Operation *> named = namedComputationsPostOrder(module.op());
   SymbolInserter symbols(module);
   std::vector<Value *> call_results;

@@ -111,6 +111,8 @@ expectedCallResultShardings(Module &module, Operation &call, Operation &func) {
 
 bool insertFuncCallReshardsPass(Module &module, const PassOptions &,
                                 DiagnosticEngine &) {
+  if (!mayContain(module, {"func.call"}))
+    return markUnchanged(module);
   for (Operation *call : callsUnder(module.op()))
     if (Operation *func = calleeOf(module, *call))
       if (auto expected = expectedCallResultShardings(module, *call, *func))

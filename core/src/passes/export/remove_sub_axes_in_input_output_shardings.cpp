@@ -31,22 +31,29 @@ bool removeSubAxesInInputOutputShardingsPass(Module &module,
                                              DiagnosticEngine &) {
   Operation *main = module.mainFunc();
   if (!main)
-    return true;
+    return markUnchanged(module);
   Context &ctx = module.ctx();
   Block &entry = main->region(0).front();
+  bool changed = false;
   for (size_t i = 0; i < entry.numArguments(); ++i)
     if (const TensorSharding *old = getSharding(entry.argument(i))) {
       TensorSharding sharding = *old;
       removeSubAxesInOpenDims(sharding);
-      setSharding(entry.argument(i), sharding, ctx);
+      if (!(sharding == *old)) {
+        setSharding(entry.argument(i), sharding, ctx);
+        changed = true;
+      }
     }
   for (size_t i = 0; i < funcNumResults(*main); ++i)
     if (const TensorSharding *old = getFuncResultSharding(*main, i)) {
       TensorSharding sharding = *old;
       removeSubAxesInOpenDims(sharding);
-      setFuncResultSharding(*main, i, sharding, ctx);
+      if (!(sharding == *old)) {
+        setFuncResultSharding(*main, i, sharding, ctx);
+        changed = true;
+      }
     }
-  return true;
+  return changed || markUnchanged(module);
 }
 
 } // namespace shardlab

@@ -78,11 +78,12 @@ bool unflattenCallGraphPass(Module &module, const PassOptions &options,
     if (Operation *func = calleeOf(module, *call))
       setCallee(*call, symbolName(*cache[computationKey(module, *func, dedup)]),
                 module.ctx());
-  forEachFunc(module, [](Operation &func) {
-    func.attrs.erase("sdy.original_func_name");
-    func.attrs.erase("sdy.func_manual_axes");
+  bool erased = false;
+  forEachFunc(module, [&erased](Operation &func) {
+    erased |= func.attrs.erase("sdy.original_func_name");
+    erased |= func.attrs.erase("sdy.func_manual_axes");
   });
-  return true;
+  return !calls.empty() || erased || markUnchanged(module);
 }
 
 } // namespace shardlab

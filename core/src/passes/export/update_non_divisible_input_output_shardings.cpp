@@ -65,8 +65,10 @@ void updateManualComputation(Module &module, Operation &op) {
     setShardingList(op, "out_shardings", std::move(out), ctx);
 }
 
-void updateFuncBoundary(Module &module, Operation &func) {
+// Whether it changed a sharding.
+bool updateFuncBoundary(Module &module, Operation &func) {
   Context &ctx = module.ctx();
+  bool changed = false;
   Block &entry = func.region(0).front();
   for (size_t i = 0; i < entry.numArguments(); ++i) {
     Value *arg = entry.argument(i);
@@ -75,8 +77,10 @@ void updateFuncBoundary(Module &module, Operation &func) {
     if (!mesh || !isStaticTensor(arg->type))
       continue;
     TensorSharding even = evenlySharded(*sharding, arg->type, *mesh);
-    if (!(even == *sharding)) // each set rebuilds the func's arg_attrs
+    if (!(even == *sharding)) { // each set rebuilds the func's arg_attrs
       setSharding(arg, even, ctx);
+      changed = true;
+    }
   }
   const auto &types =
       std::get<Type>(func.attrs.get("function_type")->payload)->results;
@@ -86,9 +90,12 @@ void updateFuncBoundary(Module &module, Operation &func) {
     if (!mesh || !isStaticTensor(types[i]))
       continue;
     TensorSharding even = evenlySharded(*sharding, types[i], *mesh);
-    if (!(even == *sharding))
+    if (!(even == *sharding)) {
       setFuncResultSharding(func, i, even, ctx);
+      changed = true;
+    }
   }
+  return changed;
 }
 
 void updateCall(Module &module, Operation &call) {
@@ -106,11 +113,13 @@ void updateCall(Module &module, Operation &call) {
 bool updateNonDivisibleInputOutputShardingsPass(Module &module,
                                                 const PassOptions &,
                                                 DiagnosticEngine &) {
-  forEachFunc(module,
-              [&](Operation &func) { updateFuncBoundary(module, func); });
+  bool changed = false;
+  forEachFunc(module, [&](Operation &func) {
+    changed |= updateFuncBoundary(module, func);
+  });
   // Calls and manual computations do not share attributes: one walk.
   if (!mayContain(module, {"func.call", "sdy.manual_computation"}))
-    return true;
+    return changed || markUnchanged(module);
   walk(module.op(), [&](Operation &op) {
     if (op.is("func.call"))
       updateCall(module, op);

@@ -15,6 +15,8 @@ namespace shardlab {
 
 bool flattenCallGraphPass(Module &module, const PassOptions &,
                           DiagnosticEngine &) {
+  if (!mayContain(module, {"func.call"}))
+    return markUnchanged(module);
   SymbolInserter symbols(module);
   std::set<std::string> called;
   walkCalls(module, [&](Operation &call) {

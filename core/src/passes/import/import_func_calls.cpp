@@ -87,12 +87,16 @@ struct CallImporter {
 
 bool importFuncCallsPass(Module &module, const PassOptions &options,
                          DiagnosticEngine &diags) {
+  const bool edges = options.flag("add-data-flow-edges-on-named-computations");
+  if (!mayContain(module, {"func.call"}) &&
+      (!edges || !mayContain(module, {"sdy.named_computation"})))
+    return markUnchanged(module);
   CallImporter importer{module, diags, {}};
   walkCalls(module, [&](Operation &call) { importer.import(call); });
   for (const auto &entry : importer.moved)
     if (Operation *func = module.lookupSymbol(entry.first))
       eraseOp(*func);
-  if (!options.flag("add-data-flow-edges-on-named-computations"))
+  if (!edges)
     return true;
   for (Operation *op : namedComputationsPostOrder(module.op()))
     addDataFlowEdgesOf(*op, module.ctx());

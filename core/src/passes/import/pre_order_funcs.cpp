@@ -2,6 +2,9 @@
 // which propagation visits them.
 #include "import_passes.h"
 #include "passes/call_graph.h"
+#include "passes/pass_utils.h"
+
+#include <vector>
 
 namespace shardlab {
 
@@ -18,9 +21,17 @@ void moveFuncToEnd(Module &module, Operation &func) {
 
 bool preOrderFuncsPass(Module &module, const PassOptions &,
                        DiagnosticEngine &) {
+  std::vector<Operation *> before;
+  for (Operation *op = module.body().front(); op; op = op->nextInBlock())
+    before.push_back(op);
   for (Operation *func : funcsInCallOrder(module, /*pre_order=*/true))
     moveFuncToEnd(module, *func);
-  return true;
+  // Already in that order (always, without calls): nothing changed.
+  size_t i = 0;
+  for (Operation *op = module.body().front(); op; op = op->nextInBlock(), ++i)
+    if (before[i] != op)
+      return true;
+  return markUnchanged(module);
 }
 
 } // namespace shardlab

@@ -15,6 +15,8 @@ namespace shardlab {
 
 bool propagateShardingFromFuncToCallPass(Module &module, const PassOptions &,
                                          DiagnosticEngine &) {
+  if (!mayContain(module, {"func.call"}))
+    return markUnchanged(module);
   Context &ctx = module.ctx();
   walk(module.op(), [&](Operation &op) {
     if (!op.is("func.call") || op.attrs.get("sdy.sharding"))
