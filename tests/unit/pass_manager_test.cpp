@@ -226,3 +226,42 @@ TEST_CASE("the pass list carries each pass's stage and declared options") {
     }
   CHECK(found);
 }
+
+TEST_CASE("passes with nothing to do say so, and only then") {
+  // The runner skips fingerprinting and verifying after a pass that marks
+  // the module unchanged: a pass that marks it wrongly would hide its own
+  // breakage. Without calls or named computations, these have nothing to
+  // do; with a call, the call-graph ones do work and must not say so.
+  const char *with_call = R"(sdy.mesh @mesh = <["x"=2]>
+func.func @callee(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  return %arg0 : tensor<8xf32>
+}
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
+  %0 = call @callee(%arg0) : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+)";
+  auto unchangedAfter = [](const char *text, std::string_view flag) {
+    DiagnosticEngine diags;
+    LoadedModule loaded = loadModule(text, diags);
+    REQUIRE(loaded.module);
+    REQUIRE(runNestedPass(*loaded.module, flag, diags));
+    return loaded.module->unchanged_by_pass;
+  };
+  for (std::string_view flag :
+       {"sdy-flatten-call-graph", "sdy-import-func-calls",
+        "sdy-propagate-sharding-from-func-to-call",
+        "sdy-export-named-computations", "sdy-unflatten-call-graph",
+        "sdy-insert-func-call-reshards", "sdy-pre-order-funcs",
+        "sdy-remove-sub-axes-in-input-output-shardings",
+        "sdy-update-non-divisible-input-output-shardings"}) {
+    CAPTURE(flag);
+    CHECK(unchangedAfter(kModule, flag));
+  }
+  for (std::string_view flag :
+       {"sdy-flatten-call-graph", "sdy-import-func-calls",
+        "sdy-unflatten-call-graph", "sdy-pre-order-funcs"}) {
+    CAPTURE(flag);
+    CHECK_FALSE(unchangedAfter(with_call, flag));
+  }
+}

@@ -15,16 +15,6 @@ int64_t Attr::intValue() const {
   return 0;
 }
 
-const Attr *Attr::get(std::string_view name) const {
-  const auto *dict = std::get_if<std::vector<NamedAttr>>(&payload);
-  if (!dict)
-    return nullptr;
-  for (const NamedAttr &entry : *dict)
-    if (entry.name == name)
-      return entry.value;
-  return nullptr;
-}
-
 namespace {
 
 // Attribute kinds make() uniques by value (the others have their own

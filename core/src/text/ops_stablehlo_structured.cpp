@@ -380,9 +380,11 @@ bool canPrintDotGeneral(Operation &op) {
   const Attr *dims = op.attrs.get("dot_dimension_numbers");
   if (!dims || dims->kind != AttrKind::Dict || !canPrintDot(op))
     return false;
-  for (const char *key : kDotKeys)
-    if (!dims->get(key) || dims->get(key)->kind != AttrKind::DenseArray)
+  for (const char *key : kDotKeys) {
+    const Attr *entry = dims->get(key);
+    if (!entry || entry->kind != AttrKind::DenseArray)
       return false;
+  }
   return true;
 }
 

@@ -103,8 +103,19 @@ struct Attr {
   const OpShardingRule &rule() const {
     return std::get<OpShardingRule>(payload);
   }
-  /// Looks up a dictionary entry; nullptr when absent.
-  const Attr *get(std::string_view name) const;
+  /// Looks up a dictionary entry; nullptr when absent. Inline, as
+  /// AttrDict::get: a literal name's length rejects most entries at once,
+  /// and a name stored from the same literal matches by address.
+  const Attr *get(std::string_view name) const {
+    const auto *dict = std::get_if<std::vector<NamedAttr>>(&payload);
+    if (!dict)
+      return nullptr;
+    for (const NamedAttr &entry : *dict)
+      if (entry.name.size() == name.size() &&
+          (entry.name.data() == name.data() || entry.name == name))
+        return entry.value;
+    return nullptr;
+  }
 };
 
 /// Owns the attributes of one context. Attributes never move and never
