@@ -35,18 +35,22 @@ size_t utf8Length(std::string_view text, size_t at) {
 }
 
 // The bytes among the 8 at `at` that need a look (non-ASCII, below 0x20,
-// a quote or a backslash), as the high bit of each byte (SWAR tests). Bits
-// above the lowest set one may be false alarms (a borrow runs upward); the
-// lowest set one is exact.
+// a quote or a backslash), as the high bit of each byte. For an ASCII byte
+// x, x + 0x60 reaches 0x80 exactly when x >= 0x20, and (t + 0x7F) | t has
+// its high bit clear exactly when t == 0; no sum of ASCII bytes carries
+// into the next byte. A byte >= 0x80 is flagged itself (and its carry may
+// flag bytes above it), so the lowest flagged byte is always exact.
 uint64_t specialBytes(const char *at) {
   constexpr uint64_t kOnes = 0x0101010101010101ull;
-  constexpr uint64_t kHigh = 0x8080808080808080ull;
+  constexpr uint64_t kHigh = kOnes * 0x80;
   uint64_t word;
   std::memcpy(&word, at, 8);
-  auto has_zero = [&](uint64_t x) { return (x - kOnes) & ~x & kHigh; };
-  const uint64_t below_space = (word - kOnes * 0x20) & ~word & kHigh;
-  return (word & kHigh) | below_space | has_zero(word ^ (kOnes * '"')) |
-         has_zero(word ^ (kOnes * '\\'));
+  const uint64_t quote = word ^ (kOnes * '"');
+  const uint64_t backslash = word ^ (kOnes * '\\');
+  const uint64_t plain = (word + kOnes * 0x60) &
+                         ((quote + kOnes * 0x7F) | quote) &
+                         ((backslash + kOnes * 0x7F) | backslash);
+  return (~plain | word) & kHigh;
 }
 
 // A JSON string as nlohmann::json writes it (ensure_ascii off), plain

@@ -1,7 +1,7 @@
 #include "ir/op_registry.h"
 #include "ir/op_properties.h"
 #include "ops_common.h"
-#include "shardlab/support/string_hash.h"
+#include "support/string_table.h"
 
 #include <algorithm>
 
@@ -60,7 +60,7 @@ private:
   std::vector<OpInfo> chlo_ = chloOpInfos();
   std::deque<std::string> alias_names_; // stable storage for mhlo_ names
   std::vector<OpInfo> mhlo_;
-  std::unordered_map<std::string_view, const OpInfo *, StringHash> by_name_;
+  StringTable<const OpInfo *> by_name_;
 };
 
 } // namespace

@@ -5,10 +5,8 @@
 #pragma once
 
 #include "shardlab/ir/ir.h"
-#include "shardlab/support/string_hash.h"
 #include "shardlab/text/text.h"
-
-#include <tsl/robin_map.h>
+#include "support/string_table.h"
 
 #include <algorithm>
 #include <optional>
@@ -20,14 +18,6 @@
 namespace shardlab {
 
 struct OpInfo;
-
-/// An open-addressing table keyed by views of text that outlives it; the
-/// hashes are stored, so a probe compares characters only on a hash match.
-template <typename T>
-using StringTable =
-    tsl::robin_map<std::string_view, T, StringHash,
-                   std::equal_to<std::string_view>,
-                   std::allocator<std::pair<std::string_view, T>>, true>;
 
 /// An entry block argument declared in a custom syntax (`%arg1: tensor<..>`).
 struct ArgDecl {
