@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -58,7 +59,12 @@ uint64_t specialBytes(const char *at) {
 // nlohmann, which replaces the bad bytes; false when that is needed.
 bool appendString(std::string &out, std::string_view text) {
   static const char *const kHex = "0123456789abcdef";
-  out.reserve(out.size() + text.size() + text.size() / 16 + 2);
+  // Room for the text, growing geometrically: a reply appends thousands of
+  // strings, and reserving each one's size exactly made libc++ (the WASM
+  // build's) copy the whole reply every time, quadratic.
+  const size_t need = out.size() + text.size() + text.size() / 16 + 2;
+  if (need > out.capacity())
+    out.reserve(std::max(need, 2 * out.capacity()));
   out.push_back('"');
   // Bytes go through a small buffer that joins the output in chunks: an
   // append per escape was most of the cost (shardings quote axis names).
