@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+using shardlab::equalStrings;
 using shardlab::hashString;
 
 TEST_CASE("hashString: depends on every byte and on the length") {
@@ -29,6 +30,28 @@ TEST_CASE("hashString: depends on every byte and on the length") {
   // Only the characters count, not where they are.
   const std::string copy = "stablehlo.dot_general";
   CHECK(hashString(copy) == hashString("stablehlo.dot_general"));
+}
+
+TEST_CASE("equalStrings: equal characters only, at every length and position") {
+  // Word-at-a-time with an overlapping tail: a difference at any position
+  // of any length up to three words is seen, and only the characters count.
+  for (size_t length = 0; length <= 24; ++length) {
+    const std::string base(length, 'a');
+    const std::string copy(length, 'a');
+    CHECK(equalStrings(base, copy));
+    for (size_t i = 0; i < length; ++i) {
+      std::string changed = base;
+      changed[i] = 'b';
+      CAPTURE(length);
+      CAPTURE(i);
+      CHECK_FALSE(equalStrings(changed, base));
+    }
+    CHECK_FALSE(equalStrings(base, base + "a"));
+  }
+  // Views into a longer text compare only their own characters.
+  const std::string text = "stablehlo.add stablehlo.addx";
+  CHECK(equalStrings(std::string_view(text).substr(0, 13),
+                     std::string_view(text).substr(14, 13)));
 }
 
 TEST_CASE("hashString: SSA names spread over the low bits tables index by") {

@@ -18,8 +18,7 @@ namespace shardlab {
 
 template <typename T>
 using StringTable =
-    tsl::robin_map<std::string_view, T, StringHash,
-                   std::equal_to<std::string_view>,
+    tsl::robin_map<std::string_view, T, StringHash, StringEqual,
                    std::allocator<std::pair<std::string_view, T>>, true>;
 
 } // namespace shardlab

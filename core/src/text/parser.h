@@ -69,7 +69,8 @@ public:
   // ---- lexical helpers (each skips leading white space and comments)
   /// Inline: called before every token, and most tokens follow no blank
   /// or a single space.
-  void skipSpace() {
+  /// (Forced: clang, the WASM build's compiler, kept it out of line.)
+  __attribute__((always_inline)) void skipSpace() {
     if (pos_ + 1 < text_.size()) {
       char c = text_[pos_];
       if (c > ' ' && c != '/')

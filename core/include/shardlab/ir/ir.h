@@ -68,7 +68,7 @@ public:
 private:
   // Views into `storage_` (a deque: elements never move), so a lookup of a
   // string already interned allocates nothing.
-  std::unordered_set<std::string_view, StringHash> strings_;
+  std::unordered_set<std::string_view, StringHash, StringEqual> strings_;
   std::deque<std::string> storage_;
 };
 
@@ -337,7 +337,8 @@ private:
   std::unique_ptr<Operation> op_;
   // sym_name -> top-level op, rebuilt when the body changed.
   // Keys view the sym_name attributes (arena-owned, so they stay valid).
-  mutable std::unordered_map<std::string_view, Operation *, StringHash>
+  mutable std::unordered_map<std::string_view, Operation *, StringHash,
+                             StringEqual>
       symbols_;
   mutable uint64_t symbols_version_ = ~uint64_t{0};
 };

@@ -63,7 +63,7 @@ private:
   size_t live_ = 0;
   size_t allocated_ = 0;
   // Keys view op names, which are interned or static, so they outlive ops.
-  std::unordered_map<std::string_view, size_t, StringHash> named_;
+  std::unordered_map<std::string_view, size_t, StringHash, StringEqual> named_;
   // countNamed runs for every op made or destroyed, mostly with a few names
   // whose text sits at one address (the registry's or the interned name):
   // a small cache by address skips hashing the name.

@@ -69,7 +69,8 @@ public:
 private:
   Type intern(TypeStorage &&storage);
   // Keyed by views of the types' own spellings (TypeStorage::text).
-  std::unordered_map<std::string_view, std::unique_ptr<TypeStorage>, StringHash>
+  std::unordered_map<std::string_view, std::unique_ptr<TypeStorage>, StringHash,
+                     StringEqual>
       types_;
 };
 

@@ -46,6 +46,44 @@ inline size_t hashString(std::string_view text) {
   return static_cast<size_t>(hash ^ (hash >> 32));
 }
 
+/// Whether `a` and `b` hold the same characters, compared a word at a time
+/// inline: hash tables compare keys on every hit, and a call to memcmp per
+/// compare (a byte loop in the WASM build's libc) cost more than the hash.
+inline bool equalStrings(std::string_view a, std::string_view b) {
+  if (a.size() != b.size())
+    return false;
+  const char *x = a.data();
+  const char *y = b.data();
+  size_t left = a.size();
+  for (; left >= 8; x += 8, y += 8, left -= 8) {
+    uint64_t u, v;
+    std::memcpy(&u, x, 8);
+    std::memcpy(&v, y, 8);
+    if (u != v)
+      return false;
+  }
+  if (left >= 4) { // two overlapping 4-byte words cover the 4-7 left
+    uint32_t u1, v1, u2, v2;
+    std::memcpy(&u1, x, 4);
+    std::memcpy(&v1, y, 4);
+    std::memcpy(&u2, x + left - 4, 4);
+    std::memcpy(&v2, y + left - 4, 4);
+    return u1 == v1 && u2 == v2;
+  }
+  for (size_t i = 0; i < left; ++i)
+    if (x[i] != y[i])
+      return false;
+  return true;
+}
+
+/// Equality functor to go with StringHash.
+struct StringEqual {
+  using is_transparent = void;
+  bool operator()(std::string_view a, std::string_view b) const {
+    return equalStrings(a, b);
+  }
+};
+
 /// Hash functor for string keys (transparent: a std::string-keyed table
 /// can be searched with a string_view, without building a string).
 struct StringHash {
