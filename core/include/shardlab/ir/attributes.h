@@ -6,6 +6,7 @@
 
 #include "shardlab/ir/types.h"
 #include "shardlab/sharding/sharding.h"
+#include "shardlab/support/string_hash.h"
 
 #include <cstdint>
 #include <deque>
@@ -26,6 +27,19 @@ struct NamedAttr {
   std::string_view name;
   const Attr *value = nullptr;
 };
+
+/// The value named `name` among `entries` (nullptr when absent): the lookup
+/// of AttrDict::get and Attr::get, on hot paths, so inline. A literal
+/// name's length rejects most entries at once, and a name stored from the
+/// same literal matches by address.
+inline const Attr *findNamed(std::span<const NamedAttr> entries,
+                             std::string_view name) {
+  for (const NamedAttr &entry : entries)
+    if (entry.name.size() == name.size() &&
+        (entry.name.data() == name.data() || equalStrings(entry.name, name)))
+      return entry.value;
+  return nullptr;
+}
 
 enum class AttrKind {
   Unit,             ///< `{foo}` in a dictionary
@@ -103,18 +117,10 @@ struct Attr {
   const OpShardingRule &rule() const {
     return std::get<OpShardingRule>(payload);
   }
-  /// Looks up a dictionary entry; nullptr when absent. Inline, as
-  /// AttrDict::get: a literal name's length rejects most entries at once,
-  /// and a name stored from the same literal matches by address.
+  /// Looks up a dictionary entry; nullptr when absent (findNamed).
   const Attr *get(std::string_view name) const {
     const auto *dict = std::get_if<std::vector<NamedAttr>>(&payload);
-    if (!dict)
-      return nullptr;
-    for (const NamedAttr &entry : *dict)
-      if (entry.name.size() == name.size() &&
-          (entry.name.data() == name.data() || entry.name == name))
-        return entry.value;
-    return nullptr;
+    return dict ? findNamed(*dict, name) : nullptr;
   }
 };
 

@@ -118,11 +118,7 @@ public:
   /// Inline so that a literal name's length is known where it is called:
   /// most entries are then rejected by one integer compare.
   const Attr *get(std::string_view name) const {
-    for (const NamedAttr &entry : entries_)
-      if (entry.name.size() == name.size() &&
-          (entry.name.data() == name.data() || entry.name == name))
-        return entry.value;
-    return nullptr;
+    return findNamed(entries_, name);
   }
   /// Inserts or replaces, keeping name order. The name's characters must
   /// outlive the dictionary: an interned name or a string literal (hot
