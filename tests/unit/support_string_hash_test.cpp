@@ -8,6 +8,8 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <sys/stat.h>
+#include <thread>
 
 using shardlab::equalStrings;
 using shardlab::hashString;
@@ -80,4 +82,22 @@ TEST_CASE("readFile: a regular file whole, an empty one, a missing one") {
   CHECK(text.empty());
   std::remove(path.c_str());
   CHECK_FALSE(shardlab::readFile(path, text));
+}
+
+TEST_CASE("readFile: a pipe, which has no size and cannot seek") {
+  // As a shell's <(...) hands one over: reading must not depend on seeking.
+  const std::string path = "support_string_hash_test.fifo";
+  std::remove(path.c_str());
+  REQUIRE(mkfifo(path.c_str(), 0600) == 0);
+  const std::string sent(100000, 'p');
+  std::thread writer([&] {
+    std::ofstream out(path, std::ios::binary);
+    out << sent;
+  });
+  std::string text;
+  const bool read = shardlab::readFile(path, text);
+  writer.join();
+  std::remove(path.c_str());
+  CHECK(read);
+  CHECK(text == sent);
 }

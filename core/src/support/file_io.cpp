@@ -8,25 +8,35 @@
 
 namespace shardlab {
 
+namespace {
+
+// All of `in`, through a stream buffer: for input whose size is unknown.
+void readStream(std::istream &in, std::string &text) {
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  text = buffer.str();
+}
+
+} // namespace
+
 bool readFile(const std::string &path, std::string &text) {
   if (path == "-") {
-    std::ostringstream buffer;
-    buffer << std::cin.rdbuf();
-    text = buffer.str();
+    readStream(std::cin, text);
     return true;
   }
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  std::ifstream file(path, std::ios::binary);
   if (!file)
     return false;
   // A regular file is read at its size in one go: through a stringstream a
-  // 1 MB module was copied three times as the buffer grew.
-  const std::streamoff size = file.tellg();
+  // 1 MB module was copied three times as the buffer grew. (Not opened at
+  // the end: that fails outright on a pipe, e.g. a shell's <(...).)
+  file.seekg(0, std::ios::end);
+  const std::streamoff size = file ? std::streamoff(file.tellg()) : -1;
   if (size <= 0) { // a pipe, or a file that reports no size (/proc)
     file.clear();
     file.seekg(0);
-    std::ostringstream buffer;
-    buffer << file.rdbuf();
-    text = buffer.str();
+    file.clear(); // a pipe cannot seek; it is still at its start
+    readStream(file, text);
     return !file.bad();
   }
   text.resize(static_cast<size_t>(size));
