@@ -39,14 +39,14 @@ TEST_CASE("dumpReply writes what nlohmann writes") {
 }
 
 TEST_CASE("dumpReply: every special byte at every offset of a word") {
-  // The writer skips 8 plain bytes at a time; a byte that needs escaping
+  // The writer skips 8 or 16 plain bytes at a time; a byte that needs escaping
   // (or starts a multi-byte character, or is invalid) must be seen at
   // every position of such a word and of the tail after it.
   const std::string specials[] = {"\"",   "\\",       "\n",   "\x01", "\x1f",
                                   "\x7f", "\xc3\xa9", "\xff", " "};
   for (const std::string &special : specials)
-    for (size_t at = 0; at < 19; ++at) {
-      std::string text(19, 'x');
+    for (size_t at = 0; at < 35; ++at) { // two 16-byte strides and a tail
+      std::string text(35, 'x');
       text.replace(at, 1, special);
       const json reply = {{"output", text}};
       CHECK_MESSAGE(dumpReply(reply) == reference(reply),

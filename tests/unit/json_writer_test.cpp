@@ -5,7 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdint>
+#include <iterator>
 #include <limits>
+#include <string>
 
 using nlohmann::json;
 using shardlab::JsonWriter;
@@ -58,14 +61,14 @@ TEST_CASE("JsonWriter: NaN and infinities are null, as nlohmann writes them") {
 }
 
 TEST_CASE("appendJsonString: a byte that needs escaping at every position "
-          "of the 8-byte scan is escaped as nlohmann escapes it") {
+          "of the scan is escaped as nlohmann escapes it") {
   // The scan skips plain words and jumps to the first special byte of a
   // word; put each kind of special byte at every offset, after runs of
   // every length, with and without a second special byte behind it.
   const std::string specials[] = {"\"",   "\\", "\n",  std::string(1, '\x01'),
                                   "\x1f", "é",  "\xff"};
   for (const std::string &special : specials)
-    for (size_t before = 0; before < 19; ++before)
+    for (size_t before = 0; before < 35; ++before) // two 16-byte strides
       for (const std::string &tail : {std::string(), std::string("\"x")}) {
         const std::string text =
             std::string(before, 'a') + special + std::string(9, 'b') + tail;
@@ -75,4 +78,29 @@ TEST_CASE("appendJsonString: a byte that needs escaping at every position "
         CHECK(out ==
               json(text).dump(-1, ' ', false, json::error_handler_t::replace));
       }
+}
+
+TEST_CASE("appendJsonString: long strings dense with escapes cross the "
+          "writer's chunk buffer intact") {
+  // The writer gathers bytes in a small buffer; runs of 6-byte escapes,
+  // multi-byte characters and plain strides must all survive its flushes.
+  const std::string pieces[] = {
+      "\x01", "\"", "é", "abcdefghijklmnopq", "\n", "\xe2\x82\xac", "x"};
+  uint32_t state = 12345;
+  std::string text;
+  while (text.size() < 20000) {
+    state = state * 1103515245u + 12345u;
+    text += pieces[(state >> 16) % std::size(pieces)];
+  }
+  for (size_t length : {size_t{1000}, size_t{4099}, text.size()}) {
+    std::string part = text.substr(0, length);
+    while (!part.empty() && (static_cast<unsigned char>(part.back()) & 0xC0) ==
+                                0x80) // whole characters only
+      part.pop_back();
+    std::string out;
+    shardlab::appendJsonString(out, part);
+    CAPTURE(length);
+    CHECK(out ==
+          json(part).dump(-1, ' ', false, json::error_handler_t::replace));
+  }
 }

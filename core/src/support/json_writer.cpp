@@ -1,6 +1,8 @@
 // JsonWriter and JSON string escaping (see json_writer.h).
 #include "support/json_writer.h"
 
+#include "support/byte_scan.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -35,13 +37,26 @@ size_t utf8Length(std::string_view text, size_t at) {
   return 0;
 }
 
-// The bytes among the 8 at `at` that need a look (non-ASCII, below 0x20,
-// a quote or a backslash), as the high bit of each byte. For an ASCII byte
-// x, x + 0x60 reaches 0x80 exactly when x >= 0x20, and (t + 0x7F) | t has
-// its high bit clear exactly when t == 0; no sum of ASCII bytes carries
-// into the next byte. A byte >= 0x80 is flagged itself (and its carry may
-// flag bytes above it), so the lowest flagged byte is always exact.
-uint64_t specialBytes(const char *at) {
+// How many of the kStride bytes at `at` need no look: the count before the
+// first that does (non-ASCII, below 0x20, a quote or a backslash).
+#if defined(SHARDLAB_HAS_BYTE_SCAN)
+// A signed compare with 0x20 catches both the control bytes and the bytes
+// >= 0x80, which are negative as signed chars.
+constexpr size_t kStride = ByteScan::kWidth;
+size_t plainPrefix(const char *at) {
+  const ByteScan::Bytes bytes = ByteScan::load(at);
+  return ByteScan::first(ByteScan::mask(ByteScan::any(
+      ByteScan::any(ByteScan::equal(bytes, '"'), ByteScan::equal(bytes, '\\')),
+      ByteScan::lessSigned(bytes, 0x20))));
+}
+#else
+// 8 bytes as one word (SWAR). For an ASCII byte x, x + 0x60 reaches 0x80
+// exactly when x >= 0x20, and (t + 0x7F) | t has its high bit clear exactly
+// when t == 0; no sum of ASCII bytes carries into the next byte. A byte
+// >= 0x80 is flagged itself (and its carry may flag bytes above it), so the
+// lowest flagged byte is always exact.
+constexpr size_t kStride = 8;
+size_t plainPrefix(const char *at) {
   constexpr uint64_t kOnes = 0x0101010101010101ull;
   constexpr uint64_t kHigh = kOnes * 0x80;
   uint64_t word;
@@ -51,9 +66,10 @@ uint64_t specialBytes(const char *at) {
   const uint64_t plain = (word + kOnes * 0x60) &
                          ((quote + kOnes * 0x7F) | quote) &
                          ((backslash + kOnes * 0x7F) | backslash);
-  return (~plain | word) & kHigh;
+  const uint64_t special = (~plain | word) & kHigh;
+  return special ? static_cast<size_t>(__builtin_ctzll(special)) / 8 : kStride;
 }
-
+#endif
 // A JSON string as nlohmann::json writes it (ensure_ascii off), plain
 // bytes copied a word at a time. Strings with invalid UTF-8 go through
 // nlohmann, which replaces the bad bytes; false when that is needed.
@@ -73,21 +89,19 @@ bool appendString(std::string &out, std::string_view text) {
   const char *at = text.data();
   const char *const end = at + text.size();
   while (at < end) {
-    if (used > sizeof(buffer) - 16) { // room for 8 plain bytes or an escape
+    // Room for a stride, then up to a stride of plain bytes and an escape.
+    if (used > sizeof(buffer) - 2 * kStride - 8) {
       out.append(buffer, used);
       used = 0;
     }
-    if (end - at >= 8) { // copy the word; keep the bytes before a special
-      const uint64_t special = specialBytes(at);
-      std::memcpy(buffer + used, at, 8);
-      if (!special) {
-        used += 8;
-        at += 8;
-        continue;
-      }
-      const size_t plain = static_cast<size_t>(__builtin_ctzll(special)) / 8;
+    if (static_cast<size_t>(end - at) >= kStride) {
+      // Copy the stride; keep the bytes before the first special one.
+      const size_t plain = plainPrefix(at);
+      std::memcpy(buffer + used, at, kStride);
       used += plain;
       at += plain;
+      if (plain == kStride)
+        continue;
     }
     const auto c = static_cast<unsigned char>(*at);
     if (c >= 0x80) {
