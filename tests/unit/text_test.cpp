@@ -90,6 +90,36 @@ TEST_CASE("SSA names follow MLIR: args, results, nested regions, %c/%cst") {
   checkFixedPoint(out);
 }
 
+TEST_CASE("SSA name conflicts number from each isolated scope, past the "
+          "printer's name storage chunks") {
+  // 120 funcs of 60 constants: each func names %cst, %cst_0 .. %cst_58
+  // afresh, and the names (~50 KB) outgrow one chunk of the printer's
+  // name storage, whose earlier chunks must stay valid.
+  std::string text;
+  for (int f = 0; f < 120; ++f) {
+    text += "func.func @f" + std::to_string(f) + "() -> tensor<f32> {\n";
+    for (int c = 0; c < 60; ++c)
+      text += "  %v" + std::to_string(c) +
+              " = stablehlo.constant dense<1.0> : tensor<f32>\n";
+    text += "  return %v59 : tensor<f32>\n}\n";
+  }
+  std::string out = roundTrip(text);
+  REQUIRE(out != "<parse error>");
+  size_t funcs = 0, at = 0;
+  while ((at = out.find("func.func", at)) != std::string::npos) {
+    ++funcs;
+    size_t end = out.find("\n  }", at);
+    std::string body = out.substr(at, end - at);
+    CHECK(body.find("%cst = stablehlo.constant") != std::string::npos);
+    CHECK(body.find("%cst_58 = stablehlo.constant") != std::string::npos);
+    CHECK(body.find("%cst_59") == std::string::npos);
+    CHECK(body.find("return %cst_58 : tensor<f32>") != std::string::npos);
+    at = end;
+  }
+  CHECK(funcs == 120);
+  checkFixedPoint(out);
+}
+
 TEST_CASE("stablehlo pretty forms round trip") {
   checkFixedPoint(
       "func.func @f(%a: tensor<8x16xf32>, %b: tensor<16x4xf32>) -> "

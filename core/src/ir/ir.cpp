@@ -107,7 +107,7 @@ void Operation::dropAllUses() {
     use.set(nullptr);
 }
 
-void Operation::setOperands(const std::vector<Value *> &values) {
+void Operation::setOperands(std::span<Value *const> values) {
   dropAllUses();
   operands_.reset(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
@@ -117,7 +117,7 @@ void Operation::setOperands(const std::vector<Value *> &values) {
   }
 }
 
-void Operation::setResultTypes(const std::vector<Type> &types) {
+void Operation::setResultTypes(std::span<const Type> types) {
   results_.reset(types.size());
   for (size_t i = 0; i < types.size(); ++i) {
     results_[i].type = types[i];

@@ -23,7 +23,10 @@ bool parseSameOperandsAndResultType(Parser &parser, Operation &op,
   Type type = parser.parseType();
   if (!type)
     return false;
-  op.setResultTypes(std::vector<Type>(num_results, type));
+  if (num_results == 1)
+    op.setResultTypes({type});
+  else
+    op.setResultTypes(std::vector<Type>(num_results, type));
   return true;
 }
 
@@ -213,8 +216,9 @@ bool parseFunc(Parser &parser, Operation &op, size_t) {
   FuncSignatureRanges ranges;
   if (!parseFuncArgs(parser, args, inputs, has_names, ranges.args))
     return false;
-  for (const ArgDecl &arg : args) {
-    Attr dict{AttrKind::Dict, arg.attrs, nullptr, {}};
+  arg_dicts.reserve(args.size());
+  for (ArgDecl &arg : args) { // the body's arguments don't keep attributes
+    Attr dict{AttrKind::Dict, std::move(arg.attrs), nullptr, {}};
     arg_dicts.push_back(ctx.attrs.make(std::move(dict)));
   }
   if (parser.tryPunct("->") &&
@@ -235,8 +239,6 @@ bool parseFunc(Parser &parser, Operation &op, size_t) {
     return true; // a declaration
   if (!has_names && !args.empty())
     return parser.error("expected SSA identifier");
-  for (ArgDecl &arg : args)
-    arg.attrs.clear();
   return parser.parseRegion(op.addRegion(), args, /*isolated=*/true);
 }
 

@@ -43,7 +43,9 @@ bool buildCompactBody(Parser &parser, Operation &op, std::string_view body_op,
   if (!info)
     return parser.error("unknown reduction op '" + std::string(body_op) + "'");
   Block &block = op.addRegion().addBlock();
-  std::vector<Value *> args;
+  block.reserveArguments(2 * inits.size());
+  auto args_lease = parser.valueList();
+  std::vector<Value *> &args = *args_lease;
   for (int side = 0; side < 2; ++side)
     for (Value *init : inits)
       args.push_back(block.addArgument(scalarOf(parser, init->type), op.loc));
@@ -77,10 +79,13 @@ bool parseReducerArgs(Parser &parser, std::vector<ArgDecl> &args, size_t n) {
 }
 
 bool parseReduce(Parser &parser, Operation &op, size_t) {
-  std::vector<Value *> inputs, inits;
+  auto inputs_lease = parser.valueList(), inits_lease = parser.valueList(),
+       operands_lease = parser.valueList();
+  std::vector<Value *> &inputs = *inputs_lease, &inits = *inits_lease,
+                       &operands = *operands_lease;
   if (!parseReduceInputs(parser, inputs, inits))
     return false;
-  std::vector<Value *> operands = inputs;
+  operands.assign(inputs.begin(), inputs.end());
   operands.insert(operands.end(), inits.begin(), inits.end());
   op.setOperands(operands);
   std::string_view body_op;
@@ -337,6 +342,7 @@ bool parseDotGeneral(Parser &parser, Operation &op, size_t) {
       !parseDimPair(parser, *dims[2], *dims[3]) || !parseDotTail(parser, op))
     return false;
   std::vector<NamedAttr> entries;
+  entries.reserve(4);
   for (int i = 0; i < 4; ++i)
     entries.push_back({kDotKeys[i], denseI64(parser, *dims[i])}); // static
   Attr attr{AttrKind::Dict, std::move(entries), nullptr, "#stablehlo.dot"};

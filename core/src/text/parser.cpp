@@ -2,6 +2,7 @@
 #include "parser.h"
 
 #include "ir/op_registry.h"
+#include "support/byte_scan.h"
 
 #include <algorithm>
 #include <array>
@@ -19,6 +20,7 @@ enum CharClass : uint8_t {
   kDigit = 4,    ///< 0-9
   kBlank = 8,    ///< ' ' '\t' '\n' '\r'
   kSpanStop = 16 ///< ends a simple type span's `<...>`: > < \n " (
+                 ///< (Parser::spanStop tests the same five)
 };
 
 constexpr std::array<uint8_t, 256> makeCharClasses() {
@@ -381,6 +383,27 @@ Type Parser::parseDialectType() {
 // by their source text: most modules spell the same few types many times.
 // The source span of a type with no nested brackets (`tensor<8x16xf32>`,
 // `f32`), or an empty view when the type is more complex.
+// The first byte of kSpanStop at or after `from`, or the text's end.
+size_t Parser::spanStop(size_t from) const {
+  size_t at = from;
+#if defined(SHARDLAB_HAS_BYTE_SCAN)
+  for (; at + ByteScan::kWidth <= text_.size(); at += ByteScan::kWidth) {
+    const ByteScan::Bytes bytes = ByteScan::load(text_.data() + at);
+    const unsigned stops = ByteScan::mask(
+        ByteScan::any(ByteScan::any(ByteScan::any(ByteScan::equal(bytes, '>'),
+                                                  ByteScan::equal(bytes, '<')),
+                                    ByteScan::any(ByteScan::equal(bytes, '\n'),
+                                                  ByteScan::equal(bytes, '"'))),
+                      ByteScan::equal(bytes, '(')));
+    if (stops)
+      return at + ByteScan::first(stops);
+  }
+#endif
+  while (at < text_.size() && !hasClass(text_[at], kSpanStop))
+    ++at;
+  return at;
+}
+
 std::string_view Parser::simpleTypeSpan() const {
   size_t end = pos_;
   while (end < text_.size() && isIdChar(text_[end]))
@@ -388,9 +411,7 @@ std::string_view Parser::simpleTypeSpan() const {
   if (end == pos_)
     return {};
   if (end < text_.size() && text_[end] == '<') {
-    size_t close = end + 1;
-    while (close < text_.size() && !hasClass(text_[close], kSpanStop))
-      ++close;
+    size_t close = spanStop(end + 1);
     if (close >= text_.size() || text_[close] != '>')
       return {};
     end = close + 1;
@@ -659,6 +680,7 @@ bool Parser::parseBlock(Region &region, bool entry,
   }
   const std::vector<ArgDecl> &decls =
       entry && !args.empty() ? args : label_args;
+  block.reserveArguments(decls.size());
   for (const ArgDecl &decl : decls) {
     // A func.func keeps its arguments' attributes in its `arg_attrs`.
     Value *value = block.addArgument(decl.type, decl.loc);

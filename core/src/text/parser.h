@@ -217,6 +217,7 @@ private:
   Type parseTensorType();
   Type parseBareType();
   std::string_view simpleTypeSpan() const;
+  size_t spanStop(size_t from) const;
   Type parseDialectType();
   const Attr *parseDenseElements();
   bool parseDenseScalar(DenseElements &dense);

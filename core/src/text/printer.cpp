@@ -6,23 +6,38 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace shardlab {
 
 // ------------------------------------------------------------ naming
 
-std::string Printer::uniqueName(std::string_view name) {
-  std::string candidate(name);
-  if (used_names_.count(candidate)) {
-    while (true) {
-      candidate = std::string(name) + "_" + std::to_string(next_conflict_++);
-      if (!used_names_.count(candidate))
-        break;
-    }
+namespace {
+// `argN`, spelled in `buffer`.
+std::string_view argName(unsigned n, char (&buffer)[16]) {
+  std::memcpy(buffer, "arg", 3);
+  char *end = std::to_chars(buffer + 3, buffer + sizeof(buffer), n).ptr;
+  return {buffer, static_cast<size_t>(end - buffer)};
+}
+} // namespace
+
+std::string_view Printer::uniqueName(std::string_view name) {
+  std::string_view unique = name;
+  if (used_names_.count(name)) {
+    std::string candidate;
+    do {
+      candidate.assign(name);
+      candidate += '_';
+      candidate += std::to_string(next_conflict_++);
+    } while (used_names_.count(candidate));
+    unique = candidate;
+    unique = name_text_.store(unique);
+  } else {
+    unique = name_text_.store(name);
   }
-  used_names_[candidate] = 1;
-  used_scopes_.back().push_back(candidate);
-  return candidate;
+  used_names_.emplace(unique, true);
+  used_stack_.push_back(unique);
+  return unique;
 }
 
 void Printer::nameValue(Value *value, std::string_view name) {
@@ -34,6 +49,14 @@ void Printer::nameValue(Value *value, std::string_view name) {
   }
 }
 
+void Printer::resetNames() {
+  custom_names_.clear();
+  used_names_.clear();
+  used_stack_.clear();
+  scope_starts_.clear();
+  name_text_.clear();
+}
+
 // MLIR's SSANameState: a region is numbered whole (block arguments, then
 // op results in order) before the regions nested in it, each of which
 // starts from the counters at the end of its parent region.
@@ -43,7 +66,7 @@ void Printer::numberValues(Operation &root) {
     unsigned value, arg, conflict;
     size_t scope_depth;
   };
-  used_scopes_.assign(1, {});
+  scope_starts_.assign(1, used_stack_.size());
   std::vector<Pending> stack;
   for (size_t r = root.numRegions(); r-- > 0;)
     stack.push_back({&root.region(r), 0, 0, 0, 1});
@@ -53,14 +76,16 @@ void Printer::numberValues(Operation &root) {
     next_value_ = pending.value;
     next_arg_ = pending.arg;
     next_conflict_ = pending.conflict;
-    while (used_scopes_.size() > pending.scope_depth) {
-      for (const std::string &name : used_scopes_.back())
-        used_names_.erase(name);
-      used_scopes_.pop_back();
+    while (scope_starts_.size() > pending.scope_depth) {
+      for (size_t i = scope_starts_.back(); i < used_stack_.size(); ++i)
+        used_names_.erase(used_stack_[i]);
+      used_stack_.resize(scope_starts_.back());
+      scope_starts_.pop_back();
     }
-    used_scopes_.emplace_back();
+    scope_starts_.push_back(used_stack_.size());
     Region &region = *pending.region;
     const OpInfo *parent_info = region.parent ? region.parent->info : nullptr;
+    char digits[16];
     bool first = true;
     for (auto &block : region.blocks) {
       for (size_t i = 0; i < block->numArguments(); ++i) {
@@ -70,7 +95,7 @@ void Printer::numberValues(Operation &root) {
                  !options_.generic)
           nameValue(block->argument(i), parent_info->block_arg_name);
         else
-          nameValue(block->argument(i), "arg" + std::to_string(next_arg_++));
+          nameValue(block->argument(i), argName(next_arg_++, digits));
       }
       first = false;
       for (Operation &op : *block) {
@@ -92,7 +117,7 @@ void Printer::numberValues(Operation &root) {
           op.result(i)->print_slot = 0;
       }
     }
-    size_t depth = used_scopes_.size();
+    size_t depth = scope_starts_.size();
     for (auto &block : region.blocks)
       for (Operation &op : *block)
         for (size_t r = 0; r < op.numRegions(); ++r)
@@ -328,8 +353,7 @@ void Printer::printOperation(Operation &op) {
 }
 
 void Printer::printModule(Module &module) {
-  custom_names_.clear();
-  used_names_.clear();
+  resetNames();
   // Size the name table and the output once: large modules otherwise spend
   // much of printing in rehashing and reallocation.
   size_t ops = 0;
@@ -372,8 +396,7 @@ void Printer::printGenericModule(Module &module) {
 }
 
 void Printer::nameValues(Module &module) {
-  custom_names_.clear();
-  used_names_.clear();
+  resetNames();
   numberValues(module.op());
 }
 

@@ -5,8 +5,11 @@
 
 #include "shardlab/ir/ir.h"
 #include "shardlab/text/text.h"
+#include "support/string_table.h"
+#include "support/text_arena.h"
 
 #include <charconv>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
@@ -63,10 +66,21 @@ public:
   void printAttr(const Attr *attr);
   /// ` {a = 1, ...}` (with a leading space) unless empty after elision.
   void printAttrDict(const AttrDict &dict,
-                     const std::vector<std::string_view> &elided = {});
+                     std::span<const std::string_view> elided = {});
+  void printAttrDict(const AttrDict &dict,
+                     std::initializer_list<std::string_view> elided) {
+    printAttrDict(dict, std::span(elided.begin(), elided.size()));
+  }
   void printAttrDictWithKeyword(const AttrDict &dict,
-                                const std::vector<std::string_view> &elided);
+                                std::span<const std::string_view> elided);
+  void
+  printAttrDictWithKeyword(const AttrDict &dict,
+                           std::initializer_list<std::string_view> elided) {
+    printAttrDictWithKeyword(dict, std::span(elided.begin(), elided.size()));
+  }
   void printNamedAttrs(const std::vector<NamedAttr> &attrs);
+  /// `name = value` (or `name` for a unit attribute).
+  void printNamedAttr(const NamedAttr &attr);
   void printDialectStruct(const Attr &attr);
   void printTensorSharding(const TensorSharding &sharding);
   void printMesh(const Mesh &mesh);
@@ -94,7 +108,8 @@ private:
   void printBlock(Block &block, bool print_header);
   void numberValues(Operation &root);
   void nameValue(Value *value, std::string_view name);
-  std::string uniqueName(std::string_view name);
+  std::string_view uniqueName(std::string_view name);
+  void resetNames();
 
   std::string &out_;
   PrintOptions options_;
@@ -103,13 +118,17 @@ private:
   // Each value's print_slot: N >= 1 is the number N - 1 (`%N-1`); N <= -1
   // is custom_names_[-N - 1] (`%arg0`, `%cst_1`); 0 means unnamed. A slot in
   // the value avoids a hash lookup per printed operand.
-  std::vector<std::string> custom_names_;
+  std::vector<std::string_view> custom_names_; // views into name_text_
   bool hasName(const Value *value) const { return value->print_slot != 0; }
   void appendName(const Value *value);
   // Naming state (see numberValues).
   unsigned next_value_ = 0, next_arg_ = 0, next_conflict_ = 0;
-  std::unordered_map<std::string, int, StringHash, std::equal_to<>> used_names_;
-  std::vector<std::vector<std::string>> used_scopes_;
+  // The names in use in the regions being numbered: used_stack_ lists them
+  // in the order given, scope_starts_ where each nested scope's begin.
+  TextArena name_text_;
+  StringTable<bool> used_names_;
+  std::vector<std::string_view> used_stack_;
+  std::vector<size_t> scope_starts_;
 };
 
 /// Prints a float as MLIR does (`1.000000e+00` when that round-trips).

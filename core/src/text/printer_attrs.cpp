@@ -460,45 +460,46 @@ void Printer::printDialectStruct(const Attr &attr) {
   out_ += '>';
 }
 
+void Printer::printNamedAttr(const NamedAttr &attr) {
+  bool bare = !attr.name.empty() &&
+              attr.name.find_first_not_of(
+                  "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123"
+                  "456789_$.") == std::string_view::npos &&
+              !(attr.name[0] >= '0' && attr.name[0] <= '9');
+  if (bare)
+    out_ += attr.name;
+  else
+    appendEscapedString(out_, attr.name);
+  if (attr.value->kind != AttrKind::Unit) {
+    out_ += " = ";
+    printAttr(attr.value);
+  }
+}
+
 void Printer::printNamedAttrs(const std::vector<NamedAttr> &attrs) {
   for (size_t i = 0; i < attrs.size(); ++i) {
     if (i)
       out_ += ", ";
-    bool bare = !attrs[i].name.empty() &&
-                attrs[i].name.find_first_not_of(
-                    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123"
-                    "456789_$.") == std::string_view::npos &&
-                !(attrs[i].name[0] >= '0' && attrs[i].name[0] <= '9');
-    if (bare)
-      out_ += attrs[i].name;
-    else
-      appendEscapedString(out_, attrs[i].name);
-    if (attrs[i].value->kind != AttrKind::Unit) {
-      out_ += " = ";
-      printAttr(attrs[i].value);
-    }
+    printNamedAttr(attrs[i]);
   }
 }
 
 void Printer::printAttrDict(const AttrDict &dict,
-                            const std::vector<std::string_view> &elided) {
-  std::vector<NamedAttr> kept;
+                            std::span<const std::string_view> elided) {
+  bool first = true;
   for (const NamedAttr &entry : dict.entries()) {
-    bool skip = false;
-    for (std::string_view name : elided)
-      skip = skip || name == entry.name;
-    if (!skip)
-      kept.push_back(entry);
+    if (std::find(elided.begin(), elided.end(), entry.name) != elided.end())
+      continue;
+    out_ += first ? " {" : ", ";
+    first = false;
+    printNamedAttr(entry);
   }
-  if (kept.empty())
-    return;
-  out_ += " {";
-  printNamedAttrs(kept);
-  out_ += '}';
+  if (!first)
+    out_ += '}';
 }
 
 void Printer::printAttrDictWithKeyword(
-    const AttrDict &dict, const std::vector<std::string_view> &elided) {
+    const AttrDict &dict, std::span<const std::string_view> elided) {
   size_t before = out_.size();
   printAttrDict(dict, elided);
   if (out_.size() != before)

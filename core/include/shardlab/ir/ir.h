@@ -12,7 +12,9 @@
 
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -178,14 +180,20 @@ public:
   size_t numOperands() const { return operands_.size(); }
   Value *operand(size_t i) const { return operands_[i].value; }
   OpOperand &operandUse(size_t i) { return operands_[i]; }
-  void setOperands(const std::vector<Value *> &values);
+  void setOperands(std::span<Value *const> values);
+  void setOperands(std::initializer_list<Value *> values) {
+    setOperands(std::span<Value *const>(values.begin(), values.size()));
+  }
   void setOperand(size_t i, Value *value) { operands_[i].set(value); }
 
   size_t numResults() const { return results_.size(); }
   Value *result(size_t i) { return &results_[i]; }
   const Value *result(size_t i) const { return &results_[i]; }
   /// Creates the results; only called once, right after construction.
-  void setResultTypes(const std::vector<Type> &types);
+  void setResultTypes(std::span<const Type> types);
+  void setResultTypes(std::initializer_list<Type> types) {
+    setResultTypes(std::span<const Type>(types.begin(), types.size()));
+  }
 
   size_t numRegions() const { return regions_.size(); }
   Region &region(size_t i) { return *regions_[i]; }
@@ -232,6 +240,8 @@ public:
   Region *parent = nullptr;
 
   Value *addArgument(Type type, Location loc);
+  /// Room for `count` arguments in all, before adding them one by one.
+  void reserveArguments(size_t count) { args_.reserve(count); }
   size_t numArguments() const { return args_.size(); }
   Value *argument(size_t i) { return args_[i].get(); }
 
