@@ -10,7 +10,7 @@
 // --quick: 1k-op modules and one repeat, to prove the benchmarks run (CI).
 // Cases are JSON API calls (api/api.h), the same on both sides, so the
 // ratio compares the same code on the same input.
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, fork, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -90,49 +90,20 @@ function instructions(c) {
   return m ? Number(m[1]) : null;
 }
 
-let wasm = null;
-let callWithText = null;
-if (fs.existsSync(path.join(dist, "shardlab.mjs"))) {
-  wasm = await (await import(path.join(dist, "shardlab.mjs"))).default();
-  ({ callWithText } = await import(path.join(dist, "boundary.js")));
-}
+const haveWasm = fs.existsSync(path.join(dist, "shardlab.mjs"));
 
-let firstWarmUp = true;
-function wasmCaller(c) {
-  // Timed as the package calls it (wasm/src/boundary.ts): the text encoded
-  // and copied in, the reply decoded to a string; JSON.parse not included.
-  const source = fs.readFileSync(c.file, "utf8");
-  const call = () => callWithText(wasm, c.call, source, c.arg ? JSON.stringify(c.arg) : undefined);
-  // Calls first: the engine compiles the module's hot functions on a
-  // baseline tier and optimizes those that stay hot, in the background
-  // (dynamic tiering). Three calls left a 2k-op playground update at 30 ms
-  // where it settles at 14 ms: warm up for at least 3 calls and 2 s (at
-  // most 60 calls), so the steady state is what is compared.
-  // The first case also waits out the optimizing compiler's first jobs
-  // (background threads, which a loaded 2-core machine starves): with 2 s,
-  // the first case alone still measured 1.8x or 3.0x from run to run.
-  const budget = firstWarmUp ? 5000 : 2000;
-  firstWarmUp = false;
-  const warmStart = performance.now();
-  for (let i = 0; i < (quick ? 1 : 150); ++i) {
-    call();
-    if (quick || (i >= 2 && performance.now() - warmStart > budget)) break;
-  }
-  return call;
-}
-
-/** Best of `times` WASM calls. */
-function wasmRound(call, times) {
-  let wall = Infinity, cpu = Infinity, reply;
-  for (let i = 0; i < times; ++i) {
-    const c0 = process.cpuUsage();
-    const t0 = performance.now();
-    reply = call();
-    wall = Math.min(wall, performance.now() - t0);
-    const used = process.cpuUsage(c0);
-    cpu = Math.min(cpu, (used.user + used.system) / 1e3);
-  }
-  return { ms: wall, cpu_ms: cpu, ok: JSON.parse(reply).ok === true };
+/** The WASM side of one case: a forked process (bench/wasm_case.mjs). */
+async function wasmWorker(c, warmUpMs) {
+  const child = fork(path.join(ROOT, "bench", "wasm_case.mjs"), [], { stdio: "inherit" });
+  const replies = [];
+  let waiting = null;
+  child.on("message", (m) => (waiting ? (waiting(m), (waiting = null)) : replies.push(m)));
+  const ask = (message) => new Promise((resolve, reject) => {
+    waiting = (m) => (m.error ? reject(new Error(m.error)) : resolve(m));
+    child.send(message);
+  });
+  await ask({ case: { file: c.file, call: c.call, arg: c.arg }, dist, warmUpMs, quick });
+  return { round: (times) => ask({ round: times }), close: () => child.kill() };
 }
 
 const best = (a, b) => (!a ? b : {
@@ -143,15 +114,24 @@ const best = (a, b) => (!a ? b : {
 // many as fit in ~0.4 s, at most 10), best of all rounds: the machine is
 // shared and its load drifts within seconds, so timing one side after the
 // other compared them under different loads (a 10k case's ratio moved
-// 0.9-3.2x between runs).
-function measure(c) {
+// 0.9-3.2x between runs). Each case's WASM side is a fresh process: with
+// one instance for all, cases after the 100k ones measured up to 2x slower
+// than the same call alone.
+async function measure(c) {
   const first = native(c, 1);
   const times = quick ? 1 : Math.max(1, Math.min(10, Math.ceil(400 / Math.max(first.ms, 1))));
-  const call = wasm ? wasmCaller(c) : null;
+  // 3 s of warm-up: with 2 s, the first case of a fresh instance measured
+  // 1.8x or 3.0x from run to run (the optimizing compiler runs on
+  // background threads, which a loaded 2-core machine starves).
+  const worker = haveWasm ? await wasmWorker(c, 3000) : null;
   let n = first, w = null;
-  for (let r = 0; r < repeats; ++r) {
-    n = best(n, native(c, times));
-    if (call) w = best(w, wasmRound(call, times));
+  try {
+    for (let r = 0; r < repeats; ++r) {
+      n = best(n, native(c, times));
+      if (worker) w = best(w, await worker.round(times));
+    }
+  } finally {
+    worker?.close();
   }
   return { n, w };
 }
@@ -168,7 +148,7 @@ function heapPerOp() {
 
 const rows = [];
 for (const c of cases) {
-  const { n, w } = measure(c);
+  const { n, w } = await measure(c);
   rows.push({
     case: c.name, ok: n.ok && (!w || w.ok),
     native_ms: n.ms, native_cpu_ms: n.cpu_ms,

@@ -160,18 +160,19 @@ bool sameEntries(const std::vector<NamedAttr> &a,
   if (a.size() != b.size())
     return false;
   for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].value != b[i].value || a[i].name != b[i].name)
+    if (a[i].value != b[i].value || !equalStrings(a[i].name, b[i].name))
       return false;
   return true;
 }
 
 bool samePayload(const Attr &a, const Attr &b) {
-  if (a.kind != b.kind || a.type != b.type || a.text != b.text)
+  // equalStrings, not ==: memcmp is a byte loop in the WASM build's libc.
+  if (a.kind != b.kind || a.type != b.type || !equalStrings(a.text, b.text))
     return false;
   switch (a.kind) {
   case AttrKind::String:
   case AttrKind::SymbolRef:
-    return a.str() == b.str();
+    return equalStrings(a.str(), b.str());
   case AttrKind::TypeAttr:
     return std::get<Type>(a.payload) == std::get<Type>(b.payload);
   case AttrKind::Array:

@@ -111,7 +111,7 @@ bool Parser::expectChar(char c) {
 
 bool Parser::tryPunct(std::string_view punct) {
   skipSpace();
-  if (text_.substr(pos_, punct.size()) != punct)
+  if (!equalStrings(text_.substr(pos_, punct.size()), punct))
     return false;
   pos_ += punct.size();
   return true;
@@ -125,7 +125,7 @@ bool Parser::expectPunct(std::string_view punct) {
 
 bool Parser::peekKeyword(std::string_view keyword) {
   skipSpace();
-  if (text_.substr(pos_, keyword.size()) != keyword)
+  if (!equalStrings(text_.substr(pos_, keyword.size()), keyword))
     return false;
   size_t after = pos_ + keyword.size();
   return after >= text_.size() || !isIdChar(text_[after]);

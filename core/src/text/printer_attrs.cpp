@@ -66,17 +66,24 @@ std::string formatFloat(double value, Type type) {
   return text;
 }
 
+namespace {
+bool isLetter(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+bool isDecimal(char c) { return c >= '0' && c <= '9'; }
+// Letters, digits, `_`, `$` and `.`: what a bare MLIR identifier is made of.
+bool isIdentifierBody(std::string_view name) {
+  for (char c : name)
+    if (!isLetter(c) && !isDecimal(c) && c != '_' && c != '$' && c != '.')
+      return false;
+  return true;
+}
+} // namespace
+
 void appendSymbolName(std::string &out, std::string_view name) {
-  auto bare_start = [](char c) {
-    return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
-  };
-  auto bare_rest = [&](char c) {
-    return bare_start(c) || std::isdigit(static_cast<unsigned char>(c)) ||
-           c == '$' || c == '.';
-  };
   out += '@';
-  if (!name.empty() && bare_start(name[0]) &&
-      std::all_of(name.begin(), name.end(), bare_rest))
+  if (!name.empty() && (isLetter(name[0]) || name[0] == '_') &&
+      isIdentifierBody(name))
     out += name;
   else
     appendEscapedString(out, name);
@@ -461,12 +468,8 @@ void Printer::printDialectStruct(const Attr &attr) {
 }
 
 void Printer::printNamedAttr(const NamedAttr &attr) {
-  bool bare = !attr.name.empty() &&
-              attr.name.find_first_not_of(
-                  "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123"
-                  "456789_$.") == std::string_view::npos &&
-              !(attr.name[0] >= '0' && attr.name[0] <= '9');
-  if (bare)
+  if (!attr.name.empty() && !isDecimal(attr.name[0]) &&
+      isIdentifierBody(attr.name))
     out_ += attr.name;
   else
     appendEscapedString(out_, attr.name);
