@@ -37,7 +37,11 @@ if(EMSCRIPTEN)
   foreach(lib ${SHARDLAB_LAYER_TARGETS})
     target_compile_options(${lib} PRIVATE ${SHARDLAB_WASM_FLAGS})
   endforeach()
-  add_executable(shardlab_wasm ${SHARDLAB_WASM_ROOT}/wasm/src/bindings.cpp)
+  add_executable(shardlab_wasm ${SHARDLAB_WASM_ROOT}/wasm/src/bindings.cpp
+                               ${SHARDLAB_WASM_ROOT}/wasm/src/memcpy.cpp)
+  # The copy loop in memcpy.cpp must stay a loop, not become a memcpy call.
+  set_source_files_properties(${SHARDLAB_WASM_ROOT}/wasm/src/memcpy.cpp
+                              PROPERTIES COMPILE_OPTIONS -fno-builtin)
   target_link_libraries(shardlab_wasm PRIVATE shardlab_core)
   target_compile_options(shardlab_wasm PRIVATE ${SHARDLAB_WARNINGS}
                                                ${SHARDLAB_WASM_FLAGS})

@@ -184,6 +184,22 @@ TEST_CASE("bad input gives a diagnostic with line and column") {
   CHECK(firstError("\xff\xfe") != "");
 }
 
+TEST_CASE("diagnostics count lines right after lines of every length") {
+  // The parser finds newlines 16 bytes at a time; comment lines of 0 to 40
+  // characters put newlines at every offset of a stride before the error.
+  std::string text;
+  for (int length = 0; length <= 40; ++length)
+    text += length == 0 ? "\n" : "//" + std::string(length - 1, 'c') + "\n";
+  text += "func.func @f() {\n  %0 = stablehlo.add %x, %x : tensor<f32>\n}";
+  CHECK(firstError(text) == "43:22: use of undeclared SSA value name");
+  std::string tail;
+  for (int length = 0; length <= 40; ++length)
+    tail += length == 0 ? "\n" : "//" + std::string(length - 1, 'c') + "\n";
+  CHECK(
+      firstError(tail + "func.func @f() {\n}" + std::string(37, '\n') + "junk")
+          .rfind("80:1: custom op 'junk' is unknown", 0) == 0);
+}
+
 TEST_CASE("deep nesting is a diagnostic, not a stack overflow") {
   std::string deep = "func.func @f() attributes {a = ";
   for (int i = 0; i < 10000; ++i)

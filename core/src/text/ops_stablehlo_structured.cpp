@@ -274,7 +274,7 @@ void printCompare(Printer &printer, Operation &op) {
 
 // --------------------------------------------------------- dot_general
 
-const char *const kDotKeys[] = {
+constexpr std::string_view kDotKeys[] = {
     "lhs_batching_dimensions", "rhs_batching_dimensions",
     "lhs_contracting_dimensions", "rhs_contracting_dimensions"};
 
@@ -386,7 +386,7 @@ bool canPrintDotGeneral(Operation &op) {
   const Attr *dims = op.attrs.get("dot_dimension_numbers");
   if (!dims || dims->kind != AttrKind::Dict || !canPrintDot(op))
     return false;
-  for (const char *key : kDotKeys) {
+  for (std::string_view key : kDotKeys) {
     const Attr *entry = dims->get(key);
     if (!entry || entry->kind != AttrKind::DenseArray)
       return false;

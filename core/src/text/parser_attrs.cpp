@@ -220,7 +220,7 @@ const Attr *Parser::parseDenseArray() {
 // `#stablehlo.dot<lhs_batching_dimensions = [0], ...>` as the same
 // structured dictionary the dot_general pretty form produces.
 const Attr *Parser::parseDotDimensions() {
-  static const char *const kKeys[] = {
+  static constexpr std::string_view kKeys[] = {
       "lhs_batching_dimensions", "rhs_batching_dimensions",
       "lhs_contracting_dimensions", "rhs_contracting_dimensions"};
   std::vector<int64_t> lists[4];

@@ -185,6 +185,7 @@ bool Parser::parseTensorShardingBody(TensorSharding &sharding) {
   if (!expectChar(',') || !expectChar('['))
     return false;
   if (!tryChar(']')) {
+    sharding.dims.reserve(4); // most tensors have at most 4 dimensions
     do {
       DimSharding dim;
       if (!parseDimSharding(dim))
