@@ -295,3 +295,18 @@ test("dataflowGraph: arguments, ops, the explicit collective, values with their 
   assert.match(sl.dataflowGraph("func.func @main(", {}).error ?? "", /./);
   assert.match(sl.dataflowGraph(MODULE, { pipeline: "nope" }).error, /pipeline/);
 });
+
+test("strings of every length and alignment survive the round trip (the WASM memcpy)", () => {
+  // The WASM build has its own memcpy (wasm/src/memcpy.cpp) with separate
+  // paths for 0-3, 4-7, 8-16 and longer copies: attribute strings of 0 to
+  // 70 characters, behind names of varying length, go through parsing,
+  // printing and the JSON reply.
+  const lengths = Array.from({ length: 71 }, (_, n) => n);
+  const text = (n) => Array.from({ length: n }, (_, i) => "abcdefghijklmnopqrstuvwxyz"[(i * 7 + n) % 26]).join("");
+  const funcs = lengths.map((n) =>
+    `func.func private @f${"x".repeat(n % 5)}${n}() attributes {s = "${text(n)}"}`);
+  const r = sl.check(funcs.join("\n"));
+  assert.equal(r.ok, true, JSON.stringify(r.diagnostics));
+  for (const n of lengths)
+    assert.ok(r.output.includes(`@f${"x".repeat(n % 5)}${n}() attributes {s = "${text(n)}"}`), `length ${n}`);
+});
