@@ -93,7 +93,7 @@ bool processChunk(const Chunk &chunk, const RunRequest &request,
   print_options.generic = request.generic;
   print_options.debuginfo = request.debuginfo;
   print_options.file = request.file;
-  out += printModule(*module, print_options);
+  out = printModule(*module, print_options); // moved, not copied
   return true;
 }
 
@@ -158,7 +158,10 @@ RunResult runPipeline(std::string_view text, const RunRequest &request) {
       result.diagnostics.push_back(diag);
     if (i)
       result.output += "// -----\n";
-    result.output += chunk_out;
+    if (i == 0) // moved: a module's text can be tens of megabytes
+      result.output = std::move(chunk_out);
+    else
+      result.output += chunk_out;
   }
   if (request.timing)
     result.stderr_text += formatPassTiming(timing);

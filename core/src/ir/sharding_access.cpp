@@ -234,7 +234,7 @@ const Mesh *MeshCache::get(const MeshRef &ref) {
   if (ref.inline_mesh)
     return &*ref.inline_mesh;
   for (const auto &[symbol, mesh] : symbols_)
-    if (symbol == ref.symbol)
+    if (equalStrings(symbol, ref.symbol)) // not memcmp: see string_hash.h
       return mesh;
   const Mesh *mesh = lookupMesh(module_, ref);
   symbols_.emplace_back(ref.symbol, mesh);
