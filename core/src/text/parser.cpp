@@ -385,10 +385,6 @@ Type Parser::parseDialectType() {
   return ctx_.types.opaque(full);
 }
 
-// `tensor<8x16xf32>` and other types without nested brackets are looked up
-// by their source text: most modules spell the same few types many times.
-// The source span of a type with no nested brackets (`tensor<8x16xf32>`,
-// `f32`), or an empty view when the type is more complex.
 // The first byte of kSpanStop at or after `from`, or the text's end.
 size_t Parser::spanStop(size_t from) const {
   size_t at = from;
@@ -410,6 +406,10 @@ size_t Parser::spanStop(size_t from) const {
   return at;
 }
 
+// `tensor<8x16xf32>` and other types without nested brackets are looked up
+// by their source text: most modules spell the same few types many times.
+// The source span of a type with no nested brackets (`tensor<8x16xf32>`,
+// `f32`), or an empty view when the type is more complex.
 std::string_view Parser::simpleTypeSpan() const {
   size_t end = pos_;
   while (end < text_.size() && isIdChar(text_[end]))

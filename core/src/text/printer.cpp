@@ -22,19 +22,15 @@ std::string_view argName(unsigned n, char (&buffer)[16]) {
 } // namespace
 
 std::string_view Printer::uniqueName(std::string_view name) {
+  std::string candidate; // built only on a conflict
   std::string_view unique = name;
-  if (used_names_.count(name)) {
-    std::string candidate;
-    do {
-      candidate.assign(name);
-      candidate += '_';
-      candidate += std::to_string(next_conflict_++);
-    } while (used_names_.count(candidate));
+  while (used_names_.count(unique)) {
+    candidate.assign(name);
+    candidate += '_';
+    candidate += std::to_string(next_conflict_++);
     unique = candidate;
-    unique = name_text_.store(unique);
-  } else {
-    unique = name_text_.store(name);
   }
+  unique = name_text_.store(unique);
   used_names_.emplace(unique, true);
   used_stack_.push_back(unique);
   return unique;
@@ -85,7 +81,7 @@ void Printer::numberValues(Operation &root) {
     scope_starts_.push_back(used_stack_.size());
     Region &region = *pending.region;
     const OpInfo *parent_info = region.parent ? region.parent->info : nullptr;
-    char digits[16];
+    char arg_name[16];
     bool first = true;
     for (auto &block : region.blocks) {
       for (size_t i = 0; i < block->numArguments(); ++i) {
@@ -95,7 +91,7 @@ void Printer::numberValues(Operation &root) {
                  !options_.generic)
           nameValue(block->argument(i), parent_info->block_arg_name);
         else
-          nameValue(block->argument(i), argName(next_arg_++, digits));
+          nameValue(block->argument(i), argName(next_arg_++, arg_name));
       }
       first = false;
       for (Operation &op : *block) {
