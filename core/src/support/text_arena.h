@@ -1,7 +1,8 @@
 // TextArena: copies of short strings at addresses that never move, so
 // tables can key on views of them. Text is carved from 16 KiB chunks; a
 // string longer than a chunk gets a chunk of its own. `clear` keeps the
-// first chunk for reuse.
+// first chunk for reuse. (std::pmr::monotonic_buffer_resource would do,
+// but Emscripten 3.1.6's libc++ has no <memory_resource>.)
 //
 //   TextArena arena;
 //   std::string_view a = arena.store("arg0"); // stays valid until clear()

@@ -3,56 +3,12 @@
 
 #include "ir/op_registry.h"
 #include "support/byte_scan.h"
+#include "text/char_class.h"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 
 namespace shardlab {
-
-namespace {
-
-// Character classes, one table lookup per character on the lexer's hot
-// loops (a chain of range compares per character was a tenth of parsing).
-enum CharClass : uint8_t {
-  kIdStart = 1,  ///< a-z A-Z _
-  kIdChar = 2,   ///< kIdStart, digits, '$', '.'
-  kDigit = 4,    ///< 0-9
-  kBlank = 8,    ///< ' ' '\t' '\n' '\r'
-  kSpanStop = 16 ///< ends a simple type span's `<...>`: > < \n " (
-                 ///< (Parser::spanStop tests the same five)
-};
-
-constexpr std::array<uint8_t, 256> makeCharClasses() {
-  std::array<uint8_t, 256> classes{};
-  for (int c = 0; c < 256; ++c) {
-    const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-    const bool digit = c >= '0' && c <= '9';
-    uint8_t bits = 0;
-    if (letter || c == '_')
-      bits |= kIdStart | kIdChar;
-    if (digit)
-      bits |= kDigit | kIdChar;
-    if (c == '$' || c == '.')
-      bits |= kIdChar;
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
-      bits |= kBlank;
-    if (c == '>' || c == '<' || c == '\n' || c == '"' || c == '(')
-      bits |= kSpanStop;
-    classes[static_cast<size_t>(c)] = bits;
-  }
-  return classes;
-}
-constexpr std::array<uint8_t, 256> kCharClasses = makeCharClasses();
-
-bool hasClass(char c, CharClass bits) {
-  return (kCharClasses[static_cast<unsigned char>(c)] & bits) != 0;
-}
-bool isIdStart(char c) { return hasClass(c, kIdStart); }
-bool isIdChar(char c) { return hasClass(c, kIdChar); }
-bool isDigit(char c) { return hasClass(c, kDigit); }
-
-} // namespace
 
 Parser::Parser(std::string_view text, std::shared_ptr<Context> context,
                DiagnosticEngine &diags, const ParseOptions &options)

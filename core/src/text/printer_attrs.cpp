@@ -2,6 +2,8 @@
 // attributes (meshes, shardings, sharding rules).
 #include "printer.h"
 
+#include "text/char_class.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -66,24 +68,9 @@ std::string formatFloat(double value, Type type) {
   return text;
 }
 
-namespace {
-bool isLetter(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-bool isDecimal(char c) { return c >= '0' && c <= '9'; }
-// Letters, digits, `_`, `$` and `.`: what a bare MLIR identifier is made of.
-bool isIdentifierBody(std::string_view name) {
-  for (char c : name)
-    if (!isLetter(c) && !isDecimal(c) && c != '_' && c != '$' && c != '.')
-      return false;
-  return true;
-}
-} // namespace
-
 void appendSymbolName(std::string &out, std::string_view name) {
   out += '@';
-  if (!name.empty() && (isLetter(name[0]) || name[0] == '_') &&
-      isIdentifierBody(name))
+  if (!name.empty() && isIdStart(name[0]) && isIdentifierBody(name))
     out += name;
   else
     appendEscapedString(out, name);
@@ -468,7 +455,7 @@ void Printer::printDialectStruct(const Attr &attr) {
 }
 
 void Printer::printNamedAttr(const NamedAttr &attr) {
-  if (!attr.name.empty() && !isDecimal(attr.name[0]) &&
+  if (!attr.name.empty() && !isDigit(attr.name[0]) &&
       isIdentifierBody(attr.name))
     out_ += attr.name;
   else
