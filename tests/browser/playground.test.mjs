@@ -199,6 +199,13 @@ test("every example propagates; edit-to-update latency per example", async () =>
     results.core_ms[name] = Math.round(m.core * 10) / 10;
     results.reply_ms[name] = Math.round(m.reply * 10) / 10;
   }
+  // A trace of an edit in the slowest example, for where its time goes.
+  const slowest = names.reduce((a, b) => (results.latency_ms[b] > results.latency_ms[a] ? b : a));
+  await afterUpdate(() => page.getByTestId("examples").selectOption(slowest));
+  await page.locator("#editor .cm-content").click();
+  await page.keyboard.press("Control+End");
+  results.trace_slowest_example = { name: slowest, ms: await traceOf("trace-slowest-example", () => afterUpdate(() => page.keyboard.type(" "))) };
+  assert.ok(Object.keys(results.trace_slowest_example.ms).length > 0, "the trace has the page's tasks");
   await afterUpdate(() => page.getByTestId("examples").selectOption("hello"));
 });
 
