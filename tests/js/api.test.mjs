@@ -78,6 +78,12 @@ test("texts cross the boundary intact: non-ASCII, a large module, and replies ke
   assert.equal(second.ok, true, JSON.stringify(second.diagnostics));
   assert.equal((second.output.match(/stablehlo.add/g) ?? []).length, 3001);
   assert.match(first.output, /"größe·λ→𝔸\.op"\(\)/);
+  // A lone surrogate (3 bytes as U+FFFD) and texts whose non-ASCII comes
+  // only at the very end need more room than one byte per UTF-16 unit.
+  assert.equal(sl.check("// \uD800\n" + MODULE).ok, true);
+  const tail = sl.check(MODULE + "// " + "é".repeat(5000));
+  assert.equal(tail.ok, true, JSON.stringify(tail.diagnostics));
+  assert.equal(sl.check("").ok, true);
   // A diagnostic after multi-byte characters points at the right column.
   const bad = sl.check('// ü𝔸\nsdy.mesh @m = <["x"=2]>\nfunc.func @f() { %0 = bogus }');
   assert.equal(bad.ok, false);
