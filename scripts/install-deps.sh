@@ -33,6 +33,7 @@ PACKAGES=(
   doctest-dev
   nlohmann-json3-dev
   robin-map-dev       # tsl::robin_map, header-only hash tables
+  libfast-float-dev   # fast_float, header-only decimal -> double
   llvm-14-tools       # FileCheck at /usr/lib/llvm-14/bin/FileCheck
   python3
   clang-14            # fuzzing and sanitizer builds

@@ -3,6 +3,7 @@
 // attributes. The sdy attributes are in parser_sdy.cpp.
 #include "parser.h"
 #include "printer.h"
+#include "support/decimal.h"
 
 #include <cctype>
 #include <cmath>
@@ -94,8 +95,7 @@ const Attr *Parser::parseNumberAttr(Type hint, bool allow_type_suffix) {
   if (!type)
     type = ctx_.types.element(is_float ? "f64" : "i64");
   if (is_float || type->isFloatElement()) {
-    Attr attr{AttrKind::Float, std::strtod(spelling.c_str(), nullptr), type,
-              spelling};
+    Attr attr{AttrKind::Float, parseDecimal(spelling), type, spelling};
     return ctx_.attrs.make(std::move(attr));
   }
   size_t digits = spelling[0] == '-' ? 1 : 0;

@@ -2,6 +2,7 @@
 // attributes (meshes, shardings, sharding rules).
 #include "printer.h"
 
+#include "support/decimal.h"
 #include "text/char_class.h"
 
 #include <algorithm>
@@ -23,7 +24,7 @@ std::string printfDouble(const char *format, double value) {
 }
 
 bool roundTrips(const std::string &text, double value, Type type) {
-  double back = std::strtod(text.c_str(), nullptr);
+  double back = parseDecimal(text);
   int64_t width = type ? type->elementBitWidth() : 64;
   if (width == 64)
     return back == value;
