@@ -55,8 +55,12 @@ size_t OpPool::liveNamed(std::string_view op_name) const {
 }
 
 void OpPool::countNamed(std::string_view op_name, int delta) {
-  auto address = reinterpret_cast<uintptr_t>(op_name.data());
-  CountSlot &slot = count_slots_[(address >> 4) % kCountSlots];
+  // Names are string literals packed side by side: a multiplicative hash
+  // spreads neighbours that address bits alone would put in one slot.
+  auto address =
+      static_cast<uint64_t>(reinterpret_cast<uintptr_t>(op_name.data()));
+  CountSlot &slot =
+      count_slots_[(address * 0x9E3779B97F4A7C15ull) >> (64 - kCountBits)];
   if (slot.data != op_name.data() || slot.size != op_name.size())
     slot = {op_name.data(), op_name.size(), &named_[op_name]};
   *slot.count += static_cast<size_t>(delta);

@@ -72,7 +72,8 @@ private:
     size_t size = 0;
     size_t *count = nullptr; ///< into named_ (node addresses are stable)
   };
-  static constexpr size_t kCountSlots = 32;
+  static constexpr unsigned kCountBits = 5;
+  static constexpr size_t kCountSlots = size_t{1} << kCountBits;
   CountSlot count_slots_[kCountSlots];
 };
 
