@@ -38,9 +38,12 @@ if(EMSCRIPTEN)
     target_compile_options(${lib} PRIVATE ${SHARDLAB_WASM_FLAGS})
   endforeach()
   add_executable(shardlab_wasm ${SHARDLAB_WASM_ROOT}/wasm/src/bindings.cpp
-                               ${SHARDLAB_WASM_ROOT}/wasm/src/memcpy.cpp)
-  # The copy loop in memcpy.cpp must stay a loop, not become a memcpy call.
+                               ${SHARDLAB_WASM_ROOT}/wasm/src/memcpy.cpp
+                               ${SHARDLAB_WASM_ROOT}/wasm/src/memcmp.cpp)
+  # The loops in memcpy.cpp and memcmp.cpp must stay loops, not become calls
+  # of the functions they define.
   set_source_files_properties(${SHARDLAB_WASM_ROOT}/wasm/src/memcpy.cpp
+                              ${SHARDLAB_WASM_ROOT}/wasm/src/memcmp.cpp
                               PROPERTIES COMPILE_OPTIONS -fno-builtin)
   target_link_libraries(shardlab_wasm PRIVATE shardlab_core)
   target_compile_options(shardlab_wasm PRIVATE ${SHARDLAB_WARNINGS}

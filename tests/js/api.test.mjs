@@ -316,3 +316,21 @@ test("strings of every length and alignment survive the round trip (the WASM mem
   for (const n of lengths)
     assert.ok(r.output.includes(`@f${"x".repeat(n % 5)}${n}() attributes {s = "${text(n)}"}`), `length ${n}`);
 });
+
+test("attribute names that differ at every position sort as bytes (the WASM memcmp)", () => {
+  // The WASM build has its own memcmp (wasm/src/memcmp.cpp), 8 bytes at a
+  // time and then byte by byte: names sharing a prefix of 0 to 20 bytes and
+  // differing in the next one (in either order of writing, and by a byte
+  // above 0x7f) must print in MLIR's sorted order.
+  for (let shared = 0; shared <= 20; ++shared) {
+    const prefix = "p".repeat(shared);
+    const names = [`${prefix}b`, `${prefix}a`, `${prefix}bz`, `${prefix}a0`, `"${prefix}\u00e9"`];
+    const r = sl.check(`func.func private @f() attributes {${names.map((n, i) => `${n} = ${i}`).join(", ")}}`);
+    assert.equal(r.ok, true, JSON.stringify(r.diagnostics));
+    const start = r.output.indexOf("attributes {") + "attributes {".length;
+    const printed = r.output.slice(start, r.output.indexOf("}", start));
+    const order = printed.split(", ").map((entry) => entry.split(" = ")[0]);
+    // é is two bytes, C3 A9, which the printer escapes.
+    assert.deepEqual(order, [`${prefix}a`, `${prefix}a0`, `${prefix}b`, `${prefix}bz`, `"${prefix}\\C3\\A9"`], `shared ${shared}`);
+  }
+});
