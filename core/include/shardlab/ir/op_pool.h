@@ -72,7 +72,7 @@ private:
     size_t size = 0;
     size_t *count = nullptr; ///< into named_ (node addresses are stable)
   };
-  static constexpr unsigned kCountBits = 5;
+  static constexpr unsigned kCountBits = 7;
   static constexpr size_t kCountSlots = size_t{1} << kCountBits;
   CountSlot count_slots_[kCountSlots];
 };
