@@ -122,7 +122,17 @@ Type TypeContext::intern(TypeStorage &&storage) {
   return result;
 }
 
+TypeContext::TypeContext() {
+  // In the body: element() reads both while they are made.
+  i64_ = element("i64");
+  i1_ = element("i1");
+}
+
 Type TypeContext::element(std::string_view text) {
+  if (text.size() == 3 && i64_ && text == "i64")
+    return i64_;
+  if (text.size() == 2 && i1_ && text == "i1")
+    return i1_;
   auto it = types_.find(text);
   if (it != types_.end())
     return it->second.get();
