@@ -177,7 +177,12 @@ TEST_CASE("bad input gives a diagnostic with line and column") {
   // std::bad_variant_access instead of failing to parse.
   CHECK(firstError("func.func @f() {\n  %0 = stablehlo.constant dense<0x : "
                    "tensor<i32>\n}\n")
-            .find("expected '>'") != std::string::npos);
+            .find("2:33: expected hexadecimal digits after '0x'") !=
+        std::string::npos);
+  CHECK(firstError("func.func @f() {\n  %0 = stablehlo.constant dense<[1.0, "
+                   "0x7C]> : tensor<2xf8E4M3FN>\n}\n")
+            .find("2:39: hexadecimal float literal 0x7C for type "
+                  "'f8E4M3FN'") != std::string::npos);
   CHECK(firstError("func.func @f() {\n  %0 = stablehlo.constant dense<1 : "
                    "i32> : tensor<i32>\n}\n") != "");
   CHECK(firstError("func.func @f(") != "");

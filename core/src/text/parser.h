@@ -222,6 +222,14 @@ private:
   const Attr *parseDenseElements();
   bool parseDenseScalar(DenseElements &dense);
   bool parseDenseList(DenseElements &dense, size_t depth);
+  /// A `0x...` element (or complex part) at the cursor: its value as an
+  /// integer, its bits kept in dense_hex_ until the literal's type is known.
+  bool parseDenseHex(DenseValue &value, size_t index, bool imag);
+  /// One part of a `(re, im)` element.
+  bool parseDensePart(DenseValue &value, size_t index, bool imag);
+  /// Gives the `0x...` elements of a float-typed dense literal the value of
+  /// their bits (an integer-typed one keeps the integer).
+  bool resolveDenseHex(DenseElements &dense, Type type);
   const Attr *parseDenseArray();
   const Attr *parseNumberAttr(Type hint, bool allow_type_suffix = true);
   const Attr *parseSdyAttr(std::string_view mnemonic);
@@ -255,6 +263,14 @@ private:
   bool soft_failed_ = false; ///< an error was reported but parsing goes on
   uint32_t depth_ = 0;
   std::vector<size_t> line_starts_;
+  /// The `0x...` elements of the dense literal being parsed.
+  struct DenseHex {
+    size_t index; ///< in DenseElements::values
+    uint64_t bits;
+    size_t offset; ///< where it is written
+    bool imag;     ///< the imaginary part of a complex element
+  };
+  std::vector<DenseHex> dense_hex_;
   /// SSA names in scope (open addressing: a name is defined and looked up
   /// once or twice per op, and erased when its region closes).
   using ValueTable = StringTable<ValueDef>;

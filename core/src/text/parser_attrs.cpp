@@ -4,9 +4,11 @@
 #include "parser.h"
 #include "printer.h"
 #include "support/decimal.h"
+#include "text/float_bits.h"
 
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace shardlab {
@@ -15,6 +17,13 @@ namespace {
 
 bool isNumberStart(char c, char next) {
   return (c >= '0' && c <= '9') || (c == '-' && next >= '0' && next <= '9');
+}
+
+std::string hexDigits(uint64_t bits) {
+  char buffer[20];
+  std::snprintf(buffer, sizeof(buffer), "%llX",
+                static_cast<unsigned long long>(bits));
+  return buffer;
 }
 
 } // namespace
@@ -94,6 +103,22 @@ const Attr *Parser::parseNumberAttr(Type hint, bool allow_type_suffix) {
     return nullptr;
   if (!type)
     type = ctx_.types.element(is_float ? "f64" : "i64");
+  if (type->isFloatElement() && spelling.rfind("0x", 0) == 0) {
+    // The bits of the float (MLIR's spelling of infinities and NaNs).
+    errno = 0;
+    char *end = nullptr;
+    uint64_t bits = std::strtoull(spelling.c_str() + 2, &end, 16);
+    std::optional<double> value =
+        errno == ERANGE ? std::nullopt : floatFromBits(bits, type->text);
+    if (!value) {
+      error("hexadecimal float literal '" + spelling + "' for type '" +
+            type->text +
+            "': only f64, f32, f16 and bf16 bit patterns are read");
+      return nullptr;
+    }
+    Attr attr{AttrKind::Float, *value, type, spelling};
+    return ctx_.attrs.make(std::move(attr));
+  }
   if (is_float || type->isFloatElement()) {
     Attr attr{AttrKind::Float, parseDecimal(spelling), type, spelling};
     return ctx_.attrs.make(std::move(attr));
@@ -114,15 +139,14 @@ bool Parser::parseDenseScalar(DenseElements &dense) {
   if (peekKeyword("true") || peekKeyword("false")) {
     value.real = tryKeyword("true") ? 1 : (tryKeyword("false"), 0);
   } else if (tryChar('(')) {
-    const Attr *re = parseNumberAttr(ctx_.types.element("f64"), false);
-    if (!re || !expectChar(','))
-      return false;
-    const Attr *im = parseNumberAttr(ctx_.types.element("f64"), false);
-    if (!im || !expectChar(')'))
-      return false;
     value.is_complex = true;
-    value.real = std::get<double>(re->payload);
-    value.imag = std::get<double>(im->payload);
+    if (!parseDensePart(value, dense.values.size(), false) ||
+        !expectChar(',') || !parseDensePart(value, dense.values.size(), true) ||
+        !expectChar(')'))
+      return false;
+  } else if (peek() == '0' && peekAt(1) == 'x') {
+    if (!parseDenseHex(value, dense.values.size(), false))
+      return false;
   } else {
     if (!isNumberStart(peek(), peekAt(1)))
       return error("expected element literal of primitive type");
@@ -160,10 +184,66 @@ bool Parser::parseDenseList(DenseElements &dense, size_t depth) {
   return expectChar(']');
 }
 
+bool Parser::parseDensePart(DenseValue &value, size_t index, bool imag) {
+  skipSpace();
+  if (peek() == '0' && peekAt(1) == 'x')
+    return parseDenseHex(value, index, imag);
+  const Attr *part = parseNumberAttr(ctx_.types.element("f64"), false);
+  if (!part)
+    return false;
+  (imag ? value.imag : value.real) = std::get<double>(part->payload);
+  return true;
+}
+
+bool Parser::parseDenseHex(DenseValue &value, size_t index, bool imag) {
+  skipSpace();
+  size_t start = pos_;
+  pos_ += 2; // 0x
+  while (pos_ < text_.size() &&
+         isxdigit(static_cast<unsigned char>(text_[pos_])))
+    ++pos_;
+  std::string digits(textFrom(start + 2));
+  errno = 0;
+  uint64_t bits = std::strtoull(digits.c_str(), nullptr, 16);
+  if (digits.empty())
+    return errorAt(locationAt(start), "expected hexadecimal digits after '0x'");
+  if (errno == ERANGE)
+    return errorAt(locationAt(start),
+                   "expected at most 16 hexadecimal digits after '0x'");
+  (imag ? value.imag : value.real) = static_cast<double>(bits);
+  dense_hex_.push_back({index, bits, start, imag});
+  return true;
+}
+
+bool Parser::resolveDenseHex(DenseElements &dense, Type type) {
+  const TypeStorage *element = type->isTensor() ? type->element : type;
+  if (dense_hex_.empty() || !element)
+    return true;
+  // complex<f32>: each part is an f32.
+  std::string_view name = element->text;
+  bool complex = name.rfind("complex<", 0) == 0 && name.back() == '>';
+  if (complex)
+    name = name.substr(8, name.size() - 9);
+  else if (!element->isFloatElement())
+    return true;
+  for (const auto &[index, bits, at, imag] : dense_hex_) {
+    std::optional<double> value = floatFromBits(bits, name);
+    if (!value)
+      return errorAt(
+          locationAt(at),
+          "hexadecimal float literal 0x" + hexDigits(bits) + " for type '" +
+              std::string(name) +
+              "': only f64, f32, f16 and bf16 bit patterns are read");
+    (imag ? dense.values[index].imag : dense.values[index].real) = *value;
+  }
+  return true;
+}
+
 // dense<...>: nested lists of numbers, booleans or (re, im) pairs, or a
 // quoted hex blob kept as text.
 const Attr *Parser::parseDenseElements() {
   DenseElements dense;
+  dense_hex_.clear();
   if (peek() == '"') {
     size_t start = pos_;
     std::string ignored;
@@ -181,7 +261,8 @@ const Attr *Parser::parseDenseElements() {
   if (!expectChar('>'))
     return nullptr;
   Type type = nullptr;
-  if (!expectChar(':') || !(type = parseType()))
+  if (!expectChar(':') || !(type = parseType()) ||
+      !resolveDenseHex(dense, type))
     return nullptr;
   Attr attr{AttrKind::DenseElements, std::move(dense), type, {}};
   return ctx_.attrs.make(std::move(attr));

@@ -4,6 +4,7 @@
 
 #include "support/decimal.h"
 #include "text/char_class.h"
+#include "text/float_bits.h"
 
 #include <algorithm>
 #include <cctype>
@@ -57,8 +58,15 @@ std::string hexBits(double value, Type type) {
 } // namespace
 
 std::string formatFloat(double value, Type type) {
-  if (std::isinf(value) || std::isnan(value))
+  if (std::isinf(value) || std::isnan(value)) {
+    const TypeStorage *element =
+        type && type->isTensor() ? type->element : type;
+    if (element && element->kind == TypeKind::Element)
+      if (std::optional<std::string> bits =
+              floatBitsSpelling(value, element->text))
+        return *bits;
     return hexBits(value, type);
+  }
   std::string text = printfDouble("%.6e", value);
   if (roundTrips(text, value, type))
     return text;
@@ -222,9 +230,17 @@ static void printRule(std::string &out, const OpShardingRule &rule) {
 static void printDenseValue(std::string &out, const DenseValue &value,
                             Type elem) {
   if (value.is_complex) {
-    Type part = nullptr;
-    out += '(' + formatFloat(value.real, part) + ',' +
-           formatFloat(value.imag, part) + ')';
+    // complex<f32>: a non-finite part is written as the bits of an f32.
+    std::string_view name = elem ? std::string_view(elem->text) : "";
+    if (name.rfind("complex<", 0) == 0 && name.back() == '>')
+      name = name.substr(8, name.size() - 9);
+    auto part = [name](double v) {
+      if (!std::isfinite(v))
+        if (std::optional<std::string> bits = floatBitsSpelling(v, name))
+          return *bits;
+      return formatFloat(v, nullptr);
+    };
+    out += '(' + part(value.real) + ',' + part(value.imag) + ')';
   } else if (elem && elem->text == "i1") {
     out += value.real != 0 ? "true" : "false";
   } else if (elem && elem->isIntegerElement()) {
