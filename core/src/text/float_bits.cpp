@@ -1,12 +1,20 @@
 #include "text/float_bits.h"
 
-#include <bit>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace shardlab {
 
 namespace {
+
+// std::bit_cast, which Emscripten 3.1.6's libc++ does not have.
+template <typename To, typename From> To bitCast(From from) {
+  static_assert(sizeof(To) == sizeof(From));
+  To to;
+  std::memcpy(&to, &from, sizeof(to));
+  return to;
+}
 
 // IEEE half precision: 1 sign, 5 exponent, 10 mantissa bits.
 double halfToDouble(uint16_t bits) {
@@ -15,8 +23,8 @@ double halfToDouble(uint16_t bits) {
   const int mantissa = bits & 0x3FF;
   double magnitude;
   if (exponent == 0x1F) // an infinity, or a NaN whose payload is kept
-    return std::bit_cast<float>((negative ? 0x80000000u : 0u) | 0x7F800000u |
-                                (static_cast<uint32_t>(mantissa) << 13));
+    return bitCast<float>((negative ? 0x80000000u : 0u) | 0x7F800000u |
+                          (static_cast<uint32_t>(mantissa) << 13));
   if (exponent == 0)
     magnitude = std::ldexp(mantissa, -24); // subnormal
   else
@@ -26,7 +34,7 @@ double halfToDouble(uint16_t bits) {
 
 // The half bits of a non-finite value (a NaN keeps its top mantissa bits).
 uint16_t nonFiniteHalf(double value) {
-  const uint32_t single = std::bit_cast<uint32_t>(static_cast<float>(value));
+  const uint32_t single = bitCast<uint32_t>(static_cast<float>(value));
   const auto sign = static_cast<uint16_t>((single >> 16) & 0x8000);
   if (!std::isnan(value))
     return sign | 0x7C00;
@@ -45,11 +53,11 @@ std::string hex(uint64_t bits, int digits) {
 
 std::optional<double> floatFromBits(uint64_t bits, std::string_view element) {
   if (element == "f64")
-    return std::bit_cast<double>(bits);
+    return bitCast<double>(bits);
   if (element == "f32" && bits <= 0xFFFFFFFFull)
-    return std::bit_cast<float>(static_cast<uint32_t>(bits));
+    return bitCast<float>(static_cast<uint32_t>(bits));
   if (element == "bf16" && bits <= 0xFFFF)
-    return std::bit_cast<float>(static_cast<uint32_t>(bits << 16));
+    return bitCast<float>(static_cast<uint32_t>(bits << 16));
   if (element == "f16" && bits <= 0xFFFF)
     return halfToDouble(static_cast<uint16_t>(bits));
   return std::nullopt;
@@ -58,8 +66,8 @@ std::optional<double> floatFromBits(uint64_t bits, std::string_view element) {
 std::optional<std::string> floatBitsSpelling(double value,
                                              std::string_view element) {
   if (element == "f64")
-    return hex(std::bit_cast<uint64_t>(value), 16);
-  const uint32_t single = std::bit_cast<uint32_t>(static_cast<float>(value));
+    return hex(bitCast<uint64_t>(value), 16);
+  const uint32_t single = bitCast<uint32_t>(static_cast<float>(value));
   if (element == "f32")
     return hex(single, 8);
   if (element == "bf16") {
