@@ -334,3 +334,17 @@ test("attribute names that differ at every position sort as bytes (the WASM memc
     assert.deepEqual(order, [`${prefix}a`, `${prefix}a0`, `${prefix}b`, `${prefix}bz`, `"${prefix}\\C3\\A9"`], `shared ${shared}`);
   }
 });
+
+test("float constants written as bits keep them through the WASM build", () => {
+  // Infinities and NaNs are spelled by their bits; float <-> double
+  // conversions in WebAssembly must keep the NaN payloads.
+  const constants = [
+    ["0xFF800000", "tensor<f32>"], ["0x7FC00001", "tensor<f32>"], ["0xFF80", "tensor<bf16>"],
+    ["0x7FFF", "tensor<bf16>"], ["0x7E01", "tensor<f16>"], ["0xFFF0000000000000", "tensor<f64>"],
+  ];
+  const body = constants.map(([bits, type], i) => `  %c${i} = stablehlo.constant dense<${bits}> : ${type}`).join("\n");
+  const r = sl.check(`func.func @f() {\n${body}\n  return\n}\n`);
+  assert.equal(r.ok, true, JSON.stringify(r.diagnostics));
+  for (const [bits, type] of constants)
+    assert.ok(r.output.includes(`dense<${bits}> : ${type}`), `${bits} : ${type}\n${r.output}`);
+});
