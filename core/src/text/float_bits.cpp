@@ -81,4 +81,12 @@ std::optional<std::string> floatBitsSpelling(double value,
   return std::nullopt;
 }
 
+std::string_view complexPartType(std::string_view element) {
+  constexpr std::string_view kPrefix = "complex<";
+  if (element.size() > kPrefix.size() && element.rfind(kPrefix, 0) == 0 &&
+      element.back() == '>')
+    return element.substr(kPrefix.size(), element.size() - kPrefix.size() - 1);
+  return element;
+}
+
 } // namespace shardlab

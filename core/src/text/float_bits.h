@@ -26,4 +26,8 @@ std::optional<double> floatFromBits(uint64_t bits, std::string_view element);
 std::optional<std::string> floatBitsSpelling(double value,
                                              std::string_view element);
 
+/// The float type of each part of a complex element type (`complex<f32>`
+/// -> `f32`); `element` itself otherwise.
+std::string_view complexPartType(std::string_view element);
+
 } // namespace shardlab

@@ -220,11 +220,8 @@ bool Parser::resolveDenseHex(DenseElements &dense, Type type) {
   if (dense_hex_.empty() || !element)
     return true;
   // complex<f32>: each part is an f32.
-  std::string_view name = element->text;
-  bool complex = name.rfind("complex<", 0) == 0 && name.back() == '>';
-  if (complex)
-    name = name.substr(8, name.size() - 9);
-  else if (!element->isFloatElement())
+  std::string_view name = complexPartType(element->text);
+  if (name == element->text && !element->isFloatElement())
     return true;
   for (const auto &[index, bits, at, imag] : dense_hex_) {
     std::optional<double> value = floatFromBits(bits, name);

@@ -39,22 +39,6 @@ std::string factorSymbol(int64_t index) {
   return "z_" + std::to_string(index - kLastLetter);
 }
 
-std::string hexBits(double value, Type type) {
-  char buffer[32];
-  if (type && type->elementBitWidth() == 32) {
-    float f = static_cast<float>(value);
-    uint32_t bits;
-    std::memcpy(&bits, &f, sizeof(bits));
-    std::snprintf(buffer, sizeof(buffer), "0x%08X", bits);
-  } else {
-    uint64_t bits;
-    std::memcpy(&bits, &value, sizeof(bits));
-    std::snprintf(buffer, sizeof(buffer), "0x%016llX",
-                  static_cast<unsigned long long>(bits));
-  }
-  return buffer;
-}
-
 } // namespace
 
 std::string formatFloat(double value, Type type) {
@@ -65,7 +49,8 @@ std::string formatFloat(double value, Type type) {
       if (std::optional<std::string> bits =
               floatBitsSpelling(value, element->text))
         return *bits;
-    return hexBits(value, type);
+    // A type whose layout float_bits does not know: the bits of the double.
+    return *floatBitsSpelling(value, "f64");
   }
   std::string text = printfDouble("%.6e", value);
   if (roundTrips(text, value, type))
@@ -231,9 +216,8 @@ static void printDenseValue(std::string &out, const DenseValue &value,
                             Type elem) {
   if (value.is_complex) {
     // complex<f32>: a non-finite part is written as the bits of an f32.
-    std::string_view name = elem ? std::string_view(elem->text) : "";
-    if (name.rfind("complex<", 0) == 0 && name.back() == '>')
-      name = name.substr(8, name.size() - 9);
+    std::string_view name =
+        complexPartType(elem ? std::string_view(elem->text) : "");
     auto part = [name](double v) {
       if (!std::isfinite(v))
         if (std::optional<std::string> bits = floatBitsSpelling(v, name))
