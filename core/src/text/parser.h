@@ -230,6 +230,10 @@ private:
   /// Gives the `0x...` elements of a float-typed dense literal the value of
   /// their bits (an integer-typed one keeps the integer).
   bool resolveDenseHex(DenseElements &dense, Type type);
+  /// The value of float `type` with `bits` (written as `spelling` at `at`),
+  /// or an error there when float_bits does not know the type's layout.
+  bool floatOfBits(uint64_t bits, std::string_view type,
+                   std::string_view spelling, size_t at, double &value);
   const Attr *parseDenseArray();
   const Attr *parseNumberAttr(Type hint, bool allow_type_suffix = true);
   const Attr *parseSdyAttr(std::string_view mnemonic);
@@ -268,6 +272,7 @@ private:
     size_t index; ///< in DenseElements::values
     uint64_t bits;
     size_t offset; ///< where it is written
+    size_t length; ///< of its spelling
     bool imag;     ///< the imaginary part of a complex element
   };
   std::vector<DenseHex> dense_hex_;

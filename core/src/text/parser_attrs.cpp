@@ -8,7 +8,6 @@
 
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 
 namespace shardlab {
@@ -17,13 +16,6 @@ namespace {
 
 bool isNumberStart(char c, char next) {
   return (c >= '0' && c <= '9') || (c == '-' && next >= '0' && next <= '9');
-}
-
-std::string hexDigits(uint64_t bits) {
-  char buffer[20];
-  std::snprintf(buffer, sizeof(buffer), "%llX",
-                static_cast<unsigned long long>(bits));
-  return buffer;
 }
 
 } // namespace
@@ -106,17 +98,12 @@ const Attr *Parser::parseNumberAttr(Type hint, bool allow_type_suffix) {
   if (type->isFloatElement() && spelling.rfind("0x", 0) == 0) {
     // The bits of the float (MLIR's spelling of infinities and NaNs).
     errno = 0;
-    char *end = nullptr;
-    uint64_t bits = std::strtoull(spelling.c_str() + 2, &end, 16);
-    std::optional<double> value =
-        errno == ERANGE ? std::nullopt : floatFromBits(bits, type->text);
-    if (!value) {
-      error("hexadecimal float literal '" + spelling + "' for type '" +
-            type->text +
-            "': only f64, f32, f16 and bf16 bit patterns are read");
+    uint64_t bits = std::strtoull(spelling.c_str() + 2, nullptr, 16);
+    double value = 0;
+    if (errno == ERANGE ||
+        !floatOfBits(bits, type->text, spelling, start, value))
       return nullptr;
-    }
-    Attr attr{AttrKind::Float, *value, type, spelling};
+    Attr attr{AttrKind::Float, value, type, spelling};
     return ctx_.attrs.make(std::move(attr));
   }
   if (is_float || type->isFloatElement()) {
@@ -211,7 +198,19 @@ bool Parser::parseDenseHex(DenseValue &value, size_t index, bool imag) {
     return errorAt(locationAt(start),
                    "expected at most 16 hexadecimal digits after '0x'");
   (imag ? value.imag : value.real) = static_cast<double>(bits);
-  dense_hex_.push_back({index, bits, start, imag});
+  dense_hex_.push_back({index, bits, start, pos_ - start, imag});
+  return true;
+}
+
+bool Parser::floatOfBits(uint64_t bits, std::string_view type,
+                         std::string_view spelling, size_t at, double &value) {
+  std::optional<double> of_bits = floatFromBits(bits, type);
+  if (!of_bits)
+    return errorAt(locationAt(at),
+                   "hexadecimal float literal " + std::string(spelling) +
+                       " for type '" + std::string(type) +
+                       "': only f64, f32, f16 and bf16 bit patterns are read");
+  value = *of_bits;
   return true;
 }
 
@@ -223,15 +222,11 @@ bool Parser::resolveDenseHex(DenseElements &dense, Type type) {
   std::string_view name = complexPartType(element->text);
   if (name == element->text && !element->isFloatElement())
     return true;
-  for (const auto &[index, bits, at, imag] : dense_hex_) {
-    std::optional<double> value = floatFromBits(bits, name);
-    if (!value)
-      return errorAt(
-          locationAt(at),
-          "hexadecimal float literal 0x" + hexDigits(bits) + " for type '" +
-              std::string(name) +
-              "': only f64, f32, f16 and bf16 bit patterns are read");
-    (imag ? dense.values[index].imag : dense.values[index].real) = *value;
+  for (const auto &[index, bits, at, length, imag] : dense_hex_) {
+    DenseValue &value = dense.values[index];
+    if (!floatOfBits(bits, name, text_.substr(at, length), at,
+                     imag ? value.imag : value.real))
+      return false;
   }
   return true;
 }

@@ -39,18 +39,23 @@ std::string factorSymbol(int64_t index) {
   return "z_" + std::to_string(index - kLastLetter);
 }
 
+// An infinity or NaN of float type `element` spelled by its bits; for a
+// type whose layout float_bits does not know, the bits of the double.
+std::string nonFiniteSpelling(double value, std::string_view element) {
+  std::optional<std::string> bits = floatBitsSpelling(value, element);
+  return bits ? *bits : *floatBitsSpelling(value, "f64");
+}
+
 } // namespace
 
 std::string formatFloat(double value, Type type) {
   if (std::isinf(value) || std::isnan(value)) {
     const TypeStorage *element =
         type && type->isTensor() ? type->element : type;
-    if (element && element->kind == TypeKind::Element)
-      if (std::optional<std::string> bits =
-              floatBitsSpelling(value, element->text))
-        return *bits;
-    // A type whose layout float_bits does not know: the bits of the double.
-    return *floatBitsSpelling(value, "f64");
+    return nonFiniteSpelling(value,
+                             element && element->kind == TypeKind::Element
+                                 ? std::string_view(element->text)
+                                 : std::string_view());
   }
   std::string text = printfDouble("%.6e", value);
   if (roundTrips(text, value, type))
@@ -219,10 +224,8 @@ static void printDenseValue(std::string &out, const DenseValue &value,
     std::string_view name =
         complexPartType(elem ? std::string_view(elem->text) : "");
     auto part = [name](double v) {
-      if (!std::isfinite(v))
-        if (std::optional<std::string> bits = floatBitsSpelling(v, name))
-          return *bits;
-      return formatFloat(v, nullptr);
+      return std::isfinite(v) ? formatFloat(v, nullptr)
+                              : nonFiniteSpelling(v, name);
     };
     out += '(' + part(value.real) + ',' + part(value.imag) + ')';
   } else if (elem && elem->text == "i1") {
