@@ -278,7 +278,11 @@ class Runner:
         text = text.replace("%t", q(tmp_base + ".tmp"))
         text = text.replace("%T", q(os.path.dirname(tmp_base)))
         text = text.replace("\0", "%")
-        text = re.sub(TOOL_WORD.format("sdy_opt"), lambda m: q(self.opt), text)
+        # -verify-each (MLIR's default, not shardlab-opt's): every pass a
+        # pipeline runs is verified, so a pass that breaks an invariant is
+        # named in the tests.
+        text = re.sub(TOOL_WORD.format("sdy_opt"),
+                      lambda m: q(self.opt) + " -verify-each", text)
         text = re.sub(TOOL_WORD.format("FileCheck"), lambda m: q(self.filecheck), text)
         return text
 

@@ -129,7 +129,9 @@ class Tools:
                 p.stderr.decode("utf-8", "replace"))
 
     def opt_run(self, text, *flags):
-        return self.run([self.opt, *flags, "-"], text)
+        # -verify-each: every pass a pipeline runs is verified (see
+        # run_conformance.py).
+        return self.run([self.opt, "-verify-each", *flags, "-"], text)
 
 
 def crashed(status):

@@ -161,6 +161,56 @@ TEST_CASE("a pass that breaks an invariant fails where it ran") {
   CHECK(contains(diags[0].message, "unknown mesh"));
 }
 
+namespace {
+
+// A pipeline-like test pass: breaks the module itself, then runs a step
+// that has nothing to do (and says so).
+bool breakThenRunUnchangedStep(Module &module, const PassOptions &options,
+                               DiagnosticEngine &diags) {
+  breakMesh(module, options, diags);
+  return runNestedPass(module, "sdy-pre-order-funcs", diags);
+}
+
+} // namespace
+
+TEST_CASE("a pipeline that changed the module is verified though its last "
+          "step changed nothing") {
+  std::string failed;
+  bool ok = true;
+  std::vector<Diagnostic> diags =
+      runTestPass(breakThenRunUnchangedStep, &failed, ok);
+  CHECK_FALSE(ok);
+  CHECK(failed == "-test-pass");
+  REQUIRE_FALSE(diags.empty());
+  CHECK(contains(diags[0].message, "unknown mesh"));
+}
+
+TEST_CASE("-verify-each: every pass, =false: none, absent: each step") {
+  Result<api::RunRequest> every = api::parseRunFlags({"-verify-each"});
+  REQUIRE(every.ok());
+  CHECK(every->verify_passes == Module::VerifyPasses::EveryPass);
+  Result<api::RunRequest> none = api::parseRunFlags({"-verify-each=false"});
+  REQUIRE(none.ok());
+  CHECK(none->verify_passes == Module::VerifyPasses::None);
+  Result<api::RunRequest> steps = api::parseRunFlags({"-sdy-close-shardings"});
+  REQUIRE(steps.ok());
+  CHECK(steps->verify_passes == Module::VerifyPasses::Steps);
+  Result<api::RunRequest> bad = api::parseRunFlags({"-verify-each=maybe"});
+  REQUIRE_FALSE(bad.ok());
+  CHECK(contains(bad.error().message, "takes true or false"));
+
+  // With None, a pass that breaks the module is not caught after it.
+  PassInfo pass{"test-pass", "canonicalize", "a test pass", "", {}, breakMesh};
+  PassPipeline pipeline;
+  pipeline.steps.push_back({&pass, {}});
+  DiagnosticEngine diags;
+  LoadedModule loaded = loadModule(kModule, diags);
+  REQUIRE(loaded.module);
+  loaded.module->verify_passes = Module::VerifyPasses::None;
+  CHECK(runPassPipeline(*loaded.module, pipeline, diags));
+  CHECK_FALSE(diags.hasErrors());
+}
+
 TEST_CASE("a pass that fails without a diagnostic is named in one") {
   bool ok = true;
   std::vector<Diagnostic> diags = runTestPass(failSilently, nullptr, ok);
@@ -245,7 +295,9 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}
     DiagnosticEngine diags;
     LoadedModule loaded = loadModule(text, diags);
     REQUIRE(loaded.module);
-    REQUIRE(runNestedPass(*loaded.module, flag, diags));
+    PassPipeline pipeline;
+    REQUIRE(appendPass(pipeline, flag, "").ok());
+    REQUIRE(runPassPipeline(*loaded.module, pipeline, diags));
     return loaded.module->unchanged_by_pass;
   };
   for (std::string_view flag :

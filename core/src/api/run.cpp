@@ -30,6 +30,13 @@ Status applyFlag(const std::string &arg, RunRequest &request) {
     request.debuginfo = true;
   } else if (flag == "mlir-timing") {
     request.timing = true;
+  } else if (flag == "verify-each") {
+    if (has_value && value != "true" && value != "false" && value != "1" &&
+        value != "0")
+      return makeError("'" + arg + "': -verify-each takes true or false");
+    request.verify_passes = has_value && (value == "false" || value == "0")
+                                ? Module::VerifyPasses::None
+                                : Module::VerifyPasses::EveryPass;
   } else if (flag == "allow-unregistered-dialect") {
   } else if (lookupPass(flag)) {
     return appendPass(request.pipeline, flag, value);
@@ -87,6 +94,7 @@ bool processChunk(const Chunk &chunk, const RunRequest &request,
   if (!module)
     return false;
   module->timing = timing;
+  module->verify_passes = request.verify_passes;
   if (!runPassPipeline(*module, request.pipeline, diags))
     return false;
   PrintOptions print_options;

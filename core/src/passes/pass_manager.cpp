@@ -148,8 +148,11 @@ Result<PassPipeline> buildNamedPipeline(std::string_view name) {
 
 bool runPassPipeline(Module &module, const PassPipeline &pipeline,
                      DiagnosticEngine &diags, std::string *failed_flag) {
+  const VerifyAfter verify = module.verify_passes == Module::VerifyPasses::None
+                                 ? VerifyAfter::No
+                                 : VerifyAfter::Yes;
   for (const PassStep &step : pipeline.steps) {
-    if (runStep(module, step, diags))
+    if (runStep(module, step, diags, verify))
       continue;
     if (failed_flag)
       *failed_flag = dashed(step.pass->flag);
@@ -176,7 +179,13 @@ bool runNestedPass(Module &module, std::string_view flag,
     }
     step.options = std::move(*resolved);
   }
-  return runStep(module, step, diags, verify);
+  if (module.verify_passes != Module::VerifyPasses::EveryPass)
+    verify = VerifyAfter::No;
+  bool ok = runStep(module, step, diags, verify);
+  // Whether the enclosing pass changed the module is for it to say (it may
+  // have changed it before this step), not for its last step.
+  module.unchanged_by_pass = false;
+  return ok;
 }
 
 LoadedModule loadModule(std::string_view text, DiagnosticEngine &diags,

@@ -37,7 +37,9 @@ struct RunRequest {
   bool generic = false;            ///< -mlir-print-op-generic
   bool debuginfo = false;          ///< -mlir-print-debuginfo
   bool timing = false;             ///< -mlir-timing (report on stderr)
-  std::string file = "<stdin>";    ///< name used in formatted diagnostics
+  /// -verify-each: EveryPass; -verify-each=false: None.
+  Module::VerifyPasses verify_passes = Module::VerifyPasses::Steps;
+  std::string file = "<stdin>"; ///< name used in formatted diagnostics
 };
 
 /// Parses shardlab-opt's flags (`-sdy-basic-propagate=...`, `-o` is

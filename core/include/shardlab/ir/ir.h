@@ -311,6 +311,13 @@ public:
   /// Set by a pass (markUnchanged) that left the module as it was: the pass
   /// runner then skips verifying it again. Reset before every pass.
   bool unchanged_by_pass = false;
+  /// Which passes the runner verifies after (passes/pass_manager.h).
+  enum class VerifyPasses : uint8_t {
+    Steps,     ///< each step the caller runs, a pipeline as one (default)
+    EveryPass, ///< also each pass a pipeline runs (MLIR's -verify-each)
+    None,      ///< none (-verify-each=false); the input is still verified
+  };
+  VerifyPasses verify_passes = VerifyPasses::Steps;
   /// Set by -sdy-convert-global-to-local: every type is what one device
   /// holds (shardings stay as annotations). Not printed: a module read back
   /// from text is taken as global.

@@ -3,6 +3,7 @@
 // point runs before propagation.
 #include "passes/xla_support.h"
 #include "shardlab/passes/pass_manager.h"
+#include "verify/verifier.h"
 #include "xla_passes.h"
 
 namespace shardlab {
@@ -21,8 +22,11 @@ bool importGspmdForm(Module &module, DiagnosticEngine &diags, bool &imported) {
   // Older XLA dumps spell StableHLO ops as MHLO (mhlo.add, mhlo.while).
   convertMhloToStablehlo(module);
   imported = isGspmdModule(module);
+  // The import is a step of its own, what it made of the input verified
+  // (its passes one by one only with -verify-each).
   if (imported &&
-      !runNestedPass(module, "xla-sdy-stablehlo-import-pipeline", diags))
+      (!runNestedPass(module, "xla-sdy-stablehlo-import-pipeline", diags) ||
+       !verifyModule(module, diags)))
     return false;
   // Meshes, or collectives that name their devices, say how the work is
   // split; without either the module is one program run everywhere.
