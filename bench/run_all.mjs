@@ -69,7 +69,8 @@ const cases = [
   { name: `propagation + export (explicit collectives), ${k(large)} ops`, file: modules.large, call: "run", arg: explicit },
   { name: `per-device program ("partition"), ${k(small)} ops`, file: modules.small, call: "run", arg: partition, counted: true },
   { name: "schedule (propagate, export, per-device, schedule), 1.2k ops", file: modules.main, call: "schedule", arg: {} },
-  { name: "playground update (full pipeline, no schedule), 2k ops", file: modules.playground, call: "playground", arg: { pipeline: "pipeline", schedule: false } },
+  // The options the playground sends (web/src/main.ts updateOptions).
+  { name: "playground update (full pipeline, no schedule), 2k ops", file: modules.playground, call: "playground", arg: { pipeline: "pipeline", schedule: false, input: false } },
   { name: "compare 10 strategies + the module as written, 2k ops", file: modules.compare, call: "compareStrategies", arg: {} },
 ];
 

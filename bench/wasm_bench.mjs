@@ -131,7 +131,7 @@ function ratioTable() {
     ["-sdy-propagation-pipeline, 2k ops", m2k, "run", ["-sdy-propagation-pipeline"]],
     ["schedule only (explicit module, pipeline none)", explicit, "schedule", { pipeline: "none" }],
     ["schedule with propagation + explicit collectives", main, "schedule", {}],
-    ["playground update (2k ops, full pipeline, no schedule)", m2k, "playground", { pipeline: "pipeline", schedule: false }],
+    ["playground update (2k ops, full pipeline, no schedule)", m2k, "playground", { pipeline: "pipeline", schedule: false, input: false }],
   ];
   const rows = [];
   for (const [name, input, call, argument] of cases) {

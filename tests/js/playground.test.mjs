@@ -23,6 +23,23 @@ test("playground: diagnostics, output and schedule in one call", () => {
   assert.equal(sl.playground(42).ok, false);
 });
 
+test("playground: changes mark what the pipeline did; input only when asked", () => {
+  const r = sl.playground(hello, { pipeline: "basic", schedule: false });
+  assert.ok(r.input.includes("stablehlo.dot_general"));
+  const lines = r.output.split("\n");
+  const dot = lineOf(r.output, "stablehlo.dot_general");
+  const change = r.changes.find((c) => c.line === dot);
+  assert.ok(change && !change.inserted, JSON.stringify(r.changes));
+  // The span is the sharding the dot gained (columns count UTF-16 units).
+  assert.match(lines[dot - 1].slice(change.from, change.to), /^\{sdy\.sharding = #sdy\.sharding_per_value/);
+  const lean = sl.playground(hello, { pipeline: "basic", schedule: false, input: false });
+  assert.equal(lean.input, "");
+  assert.deepEqual(lean.changes, r.changes);
+  const inserted = sl.playground(readExample("playground/tensor_parallel_mlp.mlir"), { pipeline: "explicit", schedule: false });
+  const reduce = lineOf(inserted.output, "sdy.all_reduce");
+  assert.ok(inserted.changes.some((c) => c.line === reduce && c.inserted));
+});
+
 test("every playground pipeline runs on every example", () => {
   for (const name of ["hello.mlir", "schedule/dp_mlp.mlir", "playground/tensor_parallel_mlp.mlir",
     "playground/priorities.mlir", "playground/reshape_sub_axes.mlir", "playground/reduce_and_broadcast.mlir"]) {

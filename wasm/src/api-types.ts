@@ -104,6 +104,10 @@ export type PlaygroundOptions = ScheduleSettings & {
    * Estimate the schedule too (default true).
    */
   schedule?: boolean;
+  /**
+   * Return the input as printed (default true); false leaves `input` empty, for callers that need only `changes`.
+   */
+  input?: boolean;
 };
 /**
  * Options of `schedule`: the settings and the pipeline to run first.
@@ -557,6 +561,24 @@ export interface ScheduleSettings {
    */
   trace?: boolean;
 }
+export interface LineChange {
+  /**
+   * 1-based output line.
+   */
+  line: number;
+  /**
+   * 0-based column (UTF-16 units) where the change starts.
+   */
+  from: number;
+  /**
+   * Column where it ends (exclusive).
+   */
+  to: number;
+  /**
+   * The line has no counterpart in the input (an op the pipeline inserted).
+   */
+  inserted: boolean;
+}
 /**
  * One playground update: diagnostics, output of the pipeline, schedule.
  */
@@ -578,13 +600,17 @@ export interface PlaygroundResult {
   input_form?: "shardy" | "gspmd";
   diagnostics: Diagnostic[];
   /**
-   * The input as printed (canonical form), "" when it did not parse.
+   * The input as printed (canonical form), "" when it did not parse or the `input` option is false.
    */
   input: string;
   /**
    * The module after the pipeline.
    */
   output: string;
+  /**
+   * What the pipeline changed, by output line: each aligned line's span between the prefix and suffix it shares with its input line, and each inserted line whole (api/changed_spans.h).
+   */
+  changes?: LineChange[];
   schedule?: ScheduleResult;
   timings_ms?: {
     [k: string]: number;

@@ -6,7 +6,6 @@
 import "./style.css";
 import { CoreClient } from "./client";
 import { createInputEditor, createOutputView, diagnosticText, offsetOf } from "./editor";
-import { changedSpans } from "./diff";
 import { EXAMPLES } from "./examples";
 import { DEFAULT_SETTINGS, decodeHash, encodeHash, loadLocal, saveLocal, type AppState, type Settings } from "./state";
 import { setupTabs } from "./tabs";
@@ -197,9 +196,12 @@ function scheduleOptions(): Record<string, unknown> {
   return { pipeline: p, ...rest, ...(app.table ? { table: app.table.table } : {}) };
 }
 
-/** The schedule is estimated only while its view is open (it is the costly part). */
+/**
+ * The schedule is estimated only while its view is open (it is the costly
+ * part); the input is not sent back (the core marks what changed).
+ */
 function updateOptions(): Record<string, unknown> {
-  return { ...scheduleOptions(), schedule: app.tab === "tab-schedule" };
+  return { ...scheduleOptions(), schedule: app.tab === "tab-schedule", input: false };
 }
 
 async function update(): Promise<void> {
@@ -250,7 +252,7 @@ function renderProblems(r: PlaygroundResult): void {
 }
 
 function showOutput(r: PlaygroundResult): void {
-  const spans = changedSpans(r.input, r.output);
+  const spans = r.changes ?? [];
   const lines = r.output.split("\n");
   let offset = 0;
   const starts = lines.map((l) => { const s0 = offset; offset += l.length + 1; return s0; });

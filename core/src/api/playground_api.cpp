@@ -4,6 +4,7 @@
 #include "shardlab/api/playground_api.h"
 #include "passes/xla_support.h"
 
+#include "changed_spans.h"
 #include "guard.h"
 #include "playground_internal.h"
 #include "request_fields.h"
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <chrono>
 
 namespace shardlab::api {
@@ -82,7 +84,13 @@ struct Request {
   std::string pipeline;
   ScheduleRequest schedule;
   bool want_schedule = true; ///< the playground's "schedule" option
+  bool want_input = true;    ///< the playground's "input" option
 };
+
+bool optionalFlag(const OptionReader &reader, const char *name) {
+  const json *value = reader.get(name);
+  return !value || !value->is_boolean() || value->get<bool>();
+}
 
 /// Reads `options_json`, which may have `fields`.
 Result<Request> readRequest(std::string_view options_json,
@@ -100,9 +108,28 @@ Result<Request> readRequest(std::string_view options_json,
   request.flags = choice->flags;
   if (Status read = readSchedule(reader, request.schedule); !read)
     return read.error();
-  const json *want = reader.get("schedule");
-  request.want_schedule = !want || !want->is_boolean() || want->get<bool>();
+  request.want_schedule = optionalFlag(reader, "schedule");
+  request.want_input = optionalFlag(reader, "input");
   return request;
+}
+
+// The changes as JSON text: a 2k-op module has about as many, which
+// nlohmann would build one object and four members each.
+std::string changesJson(const std::vector<LineChange> &changes) {
+  std::string out = "[";
+  char digits[16];
+  auto number = [&](std::string_view key, uint32_t value) {
+    out += key;
+    out.append(digits, std::to_chars(digits, digits + 16, value).ptr);
+  };
+  for (const LineChange &change : changes) {
+    number(out.size() > 1 ? ",{\"line\":" : "{\"line\":", change.line);
+    number(",\"from\":", change.from);
+    number(",\"to\":", change.to);
+    out += change.inserted ? ",\"inserted\":true}" : ",\"inserted\":false}";
+  }
+  out += ']';
+  return out;
 }
 
 std::string playgroundReply(std::string_view text,
@@ -140,7 +167,9 @@ std::string playgroundReply(std::string_view text,
   if (!module)
     return finish(loaded.failed_stage == "parse" ? "parse" : "verify");
   // Printed before the GSPMD import: the input as the user wrote it.
-  reply["input"] = printModule(*module);
+  std::string input = printModule(*module);
+  if (request.want_input)
+    reply["input"] = input;
   bool gspmd = false;
   if (!importGspmdForm(*module, diags, gspmd) || diags.hasErrors())
     return finish("import");
@@ -149,7 +178,9 @@ std::string playgroundReply(std::string_view text,
     reply["error"] = ran.error().message;
     return finish("propagate");
   }
-  reply["output"] = printModule(*module);
+  std::string output = printModule(*module);
+  const std::string changes = changesJson(changedSpans(input, output));
+  reply["output"] = std::move(output);
   timings["propagate"] = msSince(start);
   std::string schedule;
   if (request.want_schedule) {
@@ -158,10 +189,10 @@ std::string playgroundReply(std::string_view text,
     timings["schedule"] = msSince(start);
   }
   reply["ok"] = true;
-  if (schedule.empty())
-    return finish("done");
   settle("done");
-  return dumpReplyWith(reply, {{"schedule", schedule}});
+  if (schedule.empty())
+    return dumpReplyWith(reply, {{"changes", changes}});
+  return dumpReplyWith(reply, {{"changes", changes}, {"schedule", schedule}});
 }
 
 std::string scheduleReply(std::string_view text,

@@ -72,6 +72,7 @@ inline constexpr std::string_view kPlaygroundOptions[] = {
     "device_memory",
     "estimator",
     "gpus_per_node",
+    "input",
     "memory_limit",
     "overlap_limit",
     "pipeline",
