@@ -107,8 +107,9 @@ class ParsingTests(unittest.TestCase):
             r = rc.Runner("/o/shardlab-opt", "/f/FileCheck", 5, d)
             out = r.substitute("sdy_opt %s | FileCheck %s --check-prefixes=CHECK,FileCheck",
                                "/s/a.mlir", "/t/a")
-        self.assertEqual(out, "/o/shardlab-opt /s/a.mlir | /f/FileCheck /s/a.mlir "
-                              "--check-prefixes=CHECK,FileCheck")
+        # sdy_opt becomes shardlab-opt verifying after every pass, as MLIR does.
+        self.assertEqual(out, "/o/shardlab-opt -verify-each /s/a.mlir | "
+                              "/f/FileCheck /s/a.mlir --check-prefixes=CHECK,FileCheck")
 
     def test_chunks_keep_line_numbers(self):
         with tempfile.TemporaryDirectory() as d:
