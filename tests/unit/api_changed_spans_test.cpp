@@ -99,4 +99,8 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}
   CHECK(without["input"] == "");
   CHECK(without["changes"] == with_input["changes"]);
   CHECK(without["output"] == with_input["output"]);
+  nlohmann::json wrong =
+      reply(api::playgroundJson(text, R"({"schedule": false, "input": 0})"));
+  CHECK(wrong["ok"] == false);
+  CHECK(wrong["error"].get<std::string>().find("input") != std::string::npos);
 }

@@ -17,10 +17,10 @@
 #include "shardlab/schedule/report.h"
 #include "shardlab/text/text.h"
 #include "support/elapsed.h"
+#include "support/json_writer.h"
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <chrono>
 
 namespace shardlab::api {
@@ -87,11 +87,6 @@ struct Request {
   bool want_input = true;    ///< the playground's "input" option
 };
 
-bool optionalFlag(const OptionReader &reader, const char *name) {
-  const json *value = reader.get(name);
-  return !value || !value->is_boolean() || value->get<bool>();
-}
-
 /// Reads `options_json`, which may have `fields`.
 Result<Request> readRequest(std::string_view options_json,
                             std::span<const std::string_view> fields) {
@@ -108,27 +103,27 @@ Result<Request> readRequest(std::string_view options_json,
   request.flags = choice->flags;
   if (Status read = readSchedule(reader, request.schedule); !read)
     return read.error();
-  request.want_schedule = optionalFlag(reader, "schedule");
-  request.want_input = optionalFlag(reader, "input");
+  reader.boolean("schedule", request.want_schedule);
+  reader.boolean("input", request.want_input);
+  if (!reader.ok())
+    return makeError(reader.error());
   return request;
 }
 
 // The changes as JSON text: a 2k-op module has about as many, which
-// nlohmann would build one object and four members each.
+// nlohmann would build as one object and four members each.
 std::string changesJson(const std::vector<LineChange> &changes) {
-  std::string out = "[";
-  char digits[16];
-  auto number = [&](std::string_view key, uint32_t value) {
-    out += key;
-    out.append(digits, std::to_chars(digits, digits + 16, value).ptr);
-  };
-  for (const LineChange &change : changes) {
-    number(out.size() > 1 ? ",{\"line\":" : "{\"line\":", change.line);
-    number(",\"from\":", change.from);
-    number(",\"to\":", change.to);
-    out += change.inserted ? ",\"inserted\":true}" : ",\"inserted\":false}";
-  }
-  out += ']';
+  std::string out;
+  JsonWriter writer(out);
+  writer.beginArray();
+  for (const LineChange &change : changes)
+    writer.beginObject()
+        .field("line", int64_t(change.line))
+        .field("from", int64_t(change.from))
+        .field("to", int64_t(change.to))
+        .field("inserted", change.inserted)
+        .endObject();
+  writer.endArray();
   return out;
 }
 

@@ -31,12 +31,12 @@ Status applyFlag(const std::string &arg, RunRequest &request) {
   } else if (flag == "mlir-timing") {
     request.timing = true;
   } else if (flag == "verify-each") {
-    if (has_value && value != "true" && value != "false" && value != "1" &&
-        value != "0")
+    std::optional<bool> every =
+        has_value ? parseBoolOption(value) : std::optional<bool>(true);
+    if (!every)
       return makeError("'" + arg + "': -verify-each takes true or false");
-    request.verify_passes = has_value && (value == "false" || value == "0")
-                                ? Module::VerifyPasses::None
-                                : Module::VerifyPasses::EveryPass;
+    request.verify_passes =
+        *every ? Module::VerifyPasses::EveryPass : Module::VerifyPasses::None;
   } else if (flag == "allow-unregistered-dialect") {
   } else if (lookupPass(flag)) {
     return appendPass(request.pipeline, flag, value);

@@ -84,13 +84,11 @@ bool choiceAllowed(std::string_view choices, std::string_view value) {
 bool normalise(const OptionDecl &option, std::string &value) {
   switch (option.type) {
   case OptionType::Bool:
-    if (value == "true" || value == "1")
-      value = "true";
-    else if (value == "false" || value == "0")
-      value = "false";
-    else
-      return false;
-    return true;
+    if (std::optional<bool> flag = parseBoolOption(value)) {
+      value = *flag ? "true" : "false";
+      return true;
+    }
+    return false;
   case OptionType::Int: {
     int64_t parsed = 0;
     auto [end, ec] =
@@ -116,6 +114,14 @@ std::string expectedValues(const OptionDecl &option) {
 }
 
 } // namespace
+
+std::optional<bool> parseBoolOption(std::string_view text) {
+  if (text == "true" || text == "1")
+    return true;
+  if (text == "false" || text == "0")
+    return false;
+  return std::nullopt;
+}
 
 Result<PassOptions> PassOptions::resolve(const PassInfo &pass,
                                          const RawPassOptions &raw) {

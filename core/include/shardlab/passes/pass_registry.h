@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -37,6 +38,10 @@ using PassFn = bool (*)(Module &module, const PassOptions &options,
                         DiagnosticEngine &diags);
 
 enum class OptionType { Bool, Int, String };
+
+/// A bool option's value as MLIR spells it ("true"/"1", "false"/"0");
+/// nullopt for anything else. Also read by shardlab-opt's own bool flags.
+std::optional<bool> parseBoolOption(std::string_view text);
 
 /// One option a pass accepts.
 struct OptionDecl {
