@@ -6,8 +6,10 @@
 //
 //   node bench/run_all.mjs [--build build] [--dist wasm/dist] [--repeats 3]
 //                          [--quick] [--no-callgrind] [--markdown FILE]
+//                          [--only REGEX]
 //
 // --quick: 1k-op modules and one repeat, to prove the benchmarks run (CI).
+// --only: the cases whose name matches REGEX (e.g. --only playground).
 // Cases are JSON API calls (api/api.h), the same on both sides, so the
 // ratio compares the same code on the same input.
 import { execFileSync, fork, spawnSync } from "node:child_process";
@@ -73,6 +75,10 @@ const cases = [
   { name: "playground update (full pipeline, no schedule), 2k ops", file: modules.playground, call: "playground", arg: { pipeline: "pipeline", schedule: false, input: false } },
   { name: "compare 10 strategies + the module as written, 2k ops", file: modules.compare, call: "compareStrategies", arg: {} },
 ];
+
+const only = arg("--only", "");
+const selected = only ? cases.filter((c) => new RegExp(only).test(c.name)) : cases;
+if (!selected.length) throw new Error(`--only ${only}: no case matches`);
 
 const loadAverage = () => os.loadavg().map((l) => l.toFixed(2)).join(", ");
 const loadBefore = loadAverage();
@@ -148,10 +154,10 @@ function heapPerOp() {
 }
 
 const rows = [];
-for (const c of cases) {
+for (const c of selected) {
   const { n, w } = await measure(c);
   rows.push({
-    case: c.name, ok: n.ok && (!w || w.ok),
+    case: c.name, call: c.call, ok: n.ok && (!w || w.ok),
     native_ms: n.ms, native_cpu_ms: n.cpu_ms,
     wasm_ms: w?.ms ?? null, wasm_cpu_ms: w?.cpu_ms ?? null,
     // Wall time: Node's process CPU time also counts its compiler and GC
@@ -171,9 +177,11 @@ lines.push(`load average ${loadBefore} (start), ${loadAfter} (end); ${os.cpus().
 lines.push("");
 lines.push("| case | native ms | WASM ms | WASM / native | instructions | beyond parse+print |");
 lines.push("|---|---|---|---|---|---|");
-const base = rows[0].instructions;
+// "Beyond parse+print": over the check case (absent under --only).
+const baseRow = rows.find((r) => r.call === "check");
+const base = baseRow?.instructions ?? null;
 for (const r of rows) {
-  const beyond = r.instructions !== null && base && r !== rows[0]
+  const beyond = r.instructions !== null && base && r !== baseRow
     ? `${((r.instructions - base) / 1e6).toFixed(0)} M` : "";
   lines.push(`| ${r.case}${r.ok ? "" : " (FAILED)"} | ${fmt(r.native_ms)} (${fmt(r.native_cpu_ms)}) | ` +
     `${r.wasm_ms === null ? "no WASM build" : `${fmt(r.wasm_ms)} (${fmt(r.wasm_cpu_ms)})`} | ` +
