@@ -13,12 +13,16 @@ if(EMSCRIPTEN)
   # emulation, which routes every call that may throw through a JS
   # trampoline (invoke_*): 26-39% less WASM time and a 20% smaller module
   # (bench/RESULTS.md).
-  # SHARDLAB_WASM_EXCEPTIONS=js builds the emulation instead (to compare;
-  # see bench/RESULTS.md).
+  # SHARDLAB_WASM_EXCEPTIONS=js builds the emulation instead, and =ignore
+  # builds without exception handling (a throw aborts the instance), both
+  # only to measure what exceptions cost (bench/RESULTS.md: with LTO,
+  # ignoring them was within noise of -fwasm-exceptions).
   set(SHARDLAB_WASM_EXCEPTIONS "wasm" CACHE STRING
-      "C++ exceptions in the WASM build: wasm (native) or js (emulated)")
+      "C++ exceptions in the WASM build: wasm (native), js (emulated) or ignore")
   if(SHARDLAB_WASM_EXCEPTIONS STREQUAL "js")
     set(SHARDLAB_WASM_EH -fexceptions)
+  elseif(SHARDLAB_WASM_EXCEPTIONS STREQUAL "ignore")
+    set(SHARDLAB_WASM_EH -fignore-exceptions)
   else()
     set(SHARDLAB_WASM_EH -fwasm-exceptions)
   endif()
@@ -33,6 +37,19 @@ if(EMSCRIPTEN)
   set(SHARDLAB_WASM_FLAGS ${SHARDLAB_WASM_EH} -D_LIBCPP_DISABLE_EXTERN_TEMPLATE=1)
   if(SHARDLAB_WASM_SIMD)
     list(APPEND SHARDLAB_WASM_FLAGS -msimd128)
+  endif()
+  # Link-time optimization: the core's layers call each other's small
+  # functions (sharding accessors, parser and printer helpers) across
+  # translation units, and a call costs more in WebAssembly than natively
+  # (V8 checks the stack on entry and keeps fewer values in registers
+  # across it). LTO inlines across the libraries: 4-7% less WASM time on
+  # the 10k-op cases, 1% more code (bench/RESULTS.md). The link takes
+  # about 3 minutes instead of 30 s; OFF for quicker iteration. (The native
+  # build does not use LTO: with GCC 12 it ran more instructions, not
+  # fewer.)
+  option(SHARDLAB_WASM_LTO "Build the WASM module with link-time optimization" ON)
+  if(SHARDLAB_WASM_LTO)
+    list(APPEND SHARDLAB_WASM_FLAGS -flto)
   endif()
   foreach(lib ${SHARDLAB_LAYER_TARGETS})
     target_compile_options(${lib} PRIVATE ${SHARDLAB_WASM_FLAGS})
