@@ -46,15 +46,21 @@ void Value::replaceAllUsesWith(Value *other) {
 }
 
 void AttrDict::set(std::string_view interned_name, const Attr *value) {
+  // Replacing is the common case (passes rewrite shardings): look the name
+  // up as get() does before ordering it among the others.
+  for (NamedAttr &entry : entries_)
+    if (entry.name.size() == interned_name.size() &&
+        (entry.name.data() == interned_name.data() ||
+         equalStrings(entry.name, interned_name))) {
+      entry.value = value;
+      return;
+    }
   auto it = std::lower_bound(entries_.begin(), entries_.end(), interned_name,
                              [](const NamedAttr &entry, std::string_view n) {
                                return entry.name < n;
                              });
-  if (it != entries_.end() && it->name == interned_name)
-    it->value = value;
-  else
-    entries_.insert(static_cast<size_t>(it - entries_.begin()),
-                    NamedAttr{interned_name, value});
+  entries_.insert(static_cast<size_t>(it - entries_.begin()),
+                  NamedAttr{interned_name, value});
 }
 
 bool AttrDict::erase(std::string_view name) {

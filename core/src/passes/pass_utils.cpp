@@ -4,6 +4,8 @@
 #include "ir/op_registry.h"
 #include "verify/verify_ops.h"
 
+#include <tsl/robin_map.h>
+
 #include <unordered_map>
 #include <unordered_set>
 
@@ -227,31 +229,62 @@ void setOpSharding(Operation &op, const TensorSharding &sharding, Context &ctx,
 
 namespace {
 
-// `fn` applied to a Sharding or ShardingPerValue attribute, the same
-// attribute when nothing changed. Attributes are immutable, so `memo` keeps
-// the result per attribute: a module's many equal (uniqued) shardings are
-// transformed once. `fn` must give equal results for equal shardings.
-using ShardingMemo = std::unordered_map<const Attr *, const Attr *>;
+// The result of `fn` per Sharding or ShardingPerValue attribute.
+// Attributes are immutable and uniqued, so a module's many equal shardings
+// are transformed once. Neighbouring ops mostly carry the same sharding:
+// the last lookup is kept in front of the table (on a 100k-op module each
+// walk of transformShardings is memory-bound; the table's probes were a
+// good part of it).
+class ShardingMemo {
+public:
+  /// The memoized result for `attr`, or null.
+  const Attr *find(const Attr *attr) {
+    if (attr == last_key_)
+      return last_value_;
+    auto it = results_.find(attr);
+    if (it == results_.end())
+      return nullptr;
+    remember(attr, it->second);
+    return it->second;
+  }
+  void insert(const Attr *attr, const Attr *result) {
+    results_.emplace(attr, result);
+    remember(attr, result);
+  }
 
+private:
+  void remember(const Attr *attr, const Attr *result) {
+    last_key_ = attr;
+    last_value_ = result;
+  }
+  tsl::robin_map<const Attr *, const Attr *> results_;
+  const Attr *last_key_ = nullptr;
+  const Attr *last_value_ = nullptr;
+};
+
+// `fn` applied to a Sharding or ShardingPerValue attribute, the same
+// attribute when nothing changed. `fn` must give equal results for equal
+// shardings.
 const Attr *transformedAttr(const Attr *attr, Context &ctx,
                             const std::function<void(TensorSharding &)> &fn,
                             ShardingMemo &memo) {
-  auto [it, inserted] = memo.try_emplace(attr, attr);
-  if (!inserted)
-    return it->second;
+  if (const Attr *known = memo.find(attr))
+    return known;
+  const Attr *result = attr;
   if (attr->kind == AttrKind::Sharding) {
     TensorSharding sharding = attr->sharding();
     fn(sharding);
     if (!(sharding == attr->sharding()))
-      it->second = ctx.attrs.sharding(std::move(sharding));
+      result = ctx.attrs.sharding(std::move(sharding));
   } else {
     std::vector<TensorSharding> list = attr->shardings();
     for (TensorSharding &sharding : list)
       fn(sharding);
     if (list != attr->shardings())
-      it->second = ctx.attrs.shardingPerValue(std::move(list));
+      result = ctx.attrs.shardingPerValue(std::move(list));
   }
-  return it->second;
+  memo.insert(attr, result);
+  return result;
 }
 
 // The attribute arrays of `func` Shardy reaches through its arguments and

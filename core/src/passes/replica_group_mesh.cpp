@@ -1,6 +1,7 @@
 // Splitting and rewriting the opaque text of StableHLO's
 // replica_group_mesh_axes and mesh attributes (see replica_group_mesh.h).
 #include "passes/replica_group_mesh.h"
+#include "passes/pass_utils.h"
 
 #include <cctype>
 #include <charconv>
@@ -117,6 +118,20 @@ std::optional<std::string> ReplicaGroupMeshAxesText::symbol() const {
   if (mesh.size() < 2 || mesh[0] != '@')
     return std::nullopt;
   return mesh.substr(1);
+}
+
+bool isReplicaGroupMeshCollective(const Operation &op) {
+  for (std::string_view kind : kReplicaGroupMeshCollectives)
+    if (op.is(kind))
+      return true;
+  return false;
+}
+
+bool mayHoldReplicaGroupMeshes(const Module &module) {
+  for (std::string_view kind : kReplicaGroupMeshCollectives)
+    if (mayContain(module, {kind}))
+      return true;
+  return false;
 }
 
 std::optional<ReplicaGroupMeshAxesText>

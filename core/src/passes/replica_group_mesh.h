@@ -5,6 +5,7 @@
 // giving the IR a structured StableHLO attribute.
 #pragma once
 
+#include "shardlab/ir/ir.h"
 #include "shardlab/sharding/sharding.h"
 
 #include <optional>
@@ -12,6 +13,19 @@
 #include <string_view>
 
 namespace shardlab {
+
+/// The collectives whose replica_groups may hold a mesh, in the order
+/// Shardy visits them (which decides the names of lifted meshes).
+inline constexpr const char *kReplicaGroupMeshCollectives[] = {
+    "stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.reduce_scatter",
+    "stablehlo.all_to_all", "stablehlo.collective_broadcast"};
+
+/// Whether `op` is one of kReplicaGroupMeshCollectives.
+bool isReplicaGroupMeshCollective(const Operation &op);
+
+/// False when `module` has no op of kReplicaGroupMeshCollectives (by the op
+/// pool's counts, without a walk): no replica group then names a mesh.
+bool mayHoldReplicaGroupMeshes(const Module &module);
 
 /// The text of a replica_group_mesh_axes attribute split around its mesh.
 struct ReplicaGroupMeshAxesText {

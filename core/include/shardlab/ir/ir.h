@@ -207,8 +207,12 @@ public:
   /// Drops all operand uses (before erasing the op).
   void dropAllUses();
 
-  // Op-name checks used everywhere.
-  bool is(std::string_view op_name) const { return name == op_name; }
+  // Op-name checks used everywhere. Compared inline a word at a time: with
+  // a literal the length is known, so most names are rejected by one
+  // integer compare and the rest without a call to memcmp.
+  bool is(std::string_view op_name) const {
+    return equalStrings(name, op_name);
+  }
   /// The name up to its first '.' (empty when it has none).
   std::string_view dialect() const { return name.substr(0, dialect_size_); }
 

@@ -11,8 +11,12 @@ namespace {
 // Replaces `mesh = @name` in StableHLO replica groups by the StableHLO
 // spelling of the named mesh.
 void inlineReplicaGroupMeshes(Module &module) {
+  if (!mayHoldReplicaGroupMeshes(module))
+    return;
   Context &ctx = module.ctx();
   walk(module.op(), [&](Operation &op) {
+    if (!isReplicaGroupMeshCollective(op))
+      return;
     const Attr *attr = op.attrs.get("replica_groups");
     if (!attr || attr->kind != AttrKind::Opaque)
       return;

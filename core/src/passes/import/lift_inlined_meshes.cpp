@@ -82,12 +82,6 @@ void dedupMeshOps(MeshSymbols &symbols) {
   symbols.insert_before = last_mesh ? last_mesh->nextInBlock() : body.front();
 }
 
-// The collectives whose replica_groups may hold a mesh, in the order
-// Shardy visits them (which decides the names of lifted meshes).
-constexpr const char *kMeshCollectives[] = {
-    "stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.reduce_scatter",
-    "stablehlo.all_to_all", "stablehlo.collective_broadcast"};
-
 // The replacement for the mesh of one replica_groups attribute, if any.
 std::optional<std::string>
 liftedReplicaGroupMesh(const ReplicaGroupMeshAxesText &groups,
@@ -113,15 +107,14 @@ liftedReplicaGroupMesh(const ReplicaGroupMeshAxesText &groups,
 // The collectives that may hold a mesh, grouped by kind in visiting order,
 // collected in one walk.
 std::vector<std::vector<Operation *>> meshCollectives(Module &module) {
-  std::vector<std::vector<Operation *>> by_kind(std::size(kMeshCollectives));
-  bool any = false;
-  for (std::string_view kind : kMeshCollectives)
-    any = any || mayContain(module, {kind});
-  if (!any)
+  std::vector<std::vector<Operation *>> by_kind(
+      std::size(kReplicaGroupMeshCollectives));
+  if (!mayHoldReplicaGroupMeshes(module))
     return by_kind;
   walkPostOrder(module.op(), [&](Operation &op) {
     for (size_t k = 0; k < by_kind.size(); ++k)
-      if (op.is(kMeshCollectives[k]) && op.attrs.get("replica_groups"))
+      if (op.is(kReplicaGroupMeshCollectives[k]) &&
+          op.attrs.get("replica_groups"))
         by_kind[k].push_back(&op);
   });
   return by_kind;
