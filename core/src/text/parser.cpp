@@ -58,16 +58,7 @@ char Parser::peekAt(size_t offset) {
   return pos_ + offset < text_.size() ? text_[pos_ + offset] : '\0';
 }
 
-bool Parser::tryChar(char c) {
-  if (peek() != c)
-    return false;
-  ++pos_;
-  return true;
-}
-
-bool Parser::expectChar(char c) {
-  if (tryChar(c))
-    return true;
+bool Parser::expectedChar(char c) {
   return error(std::string("expected '") + c + "'");
 }
 

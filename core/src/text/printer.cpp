@@ -355,10 +355,11 @@ void Printer::printModule(Module &module) {
   size_t ops = 0;
   walk(module.op(), [&](Operation &) { ++ops; });
   custom_names_.reserve(ops / 4);
-  out_.reserve(out_.size() + ops * 96);
+  out_.reserve(ops * 96);
   numberValues(module.op());
   if (options_.generic) {
     printGenericModule(module);
+    out_.flush();
     return;
   }
   out_ += "module";
@@ -371,6 +372,7 @@ void Printer::printModule(Module &module) {
   printRegion(module.op().region(0), false);
   printTrailingLocation(module.op().loc);
   out_ += '\n';
+  out_.flush();
 }
 
 // As MLIR prints a ModuleOp generically: its name a property, every other
@@ -397,12 +399,10 @@ void Printer::nameValues(Module &module) {
 }
 
 std::string Printer::nameOf(const Value *value) {
-  std::string saved;
-  saved.swap(out_);
+  size_t start = out_.size();
   printValue(value);
-  std::string name;
-  name.swap(out_);
-  out_.swap(saved);
+  std::string name(out_.view(start));
+  out_.truncate(start);
   return name;
 }
 
@@ -435,6 +435,7 @@ std::string printAttribute(const Attr *attr) {
   PrintOptions options;
   Printer printer(out, options);
   printer.printAttr(attr);
+  printer.out().flush();
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include "shardlab/text/text.h"
 #include "support/string_table.h"
 #include "support/text_arena.h"
+#include "support/text_sink.h"
 
 #include <charconv>
 #include <initializer_list>
@@ -20,6 +21,8 @@ namespace shardlab {
 
 class Printer {
 public:
+  /// Appends to `out`; the text is in `out` after printModule, or after
+  /// out().flush() (and when the printer is destroyed).
   Printer(std::string &out, const PrintOptions &options)
       : out_(out), options_(options) {}
 
@@ -101,7 +104,7 @@ public:
   /// ` loc(...)` under -mlir-print-debuginfo, else nothing.
   void printTrailingLocation(const Location &where);
   void newline();
-  std::string &out() { return out_; }
+  TextSink &out() { return out_; }
 
 private:
   void printOperation(Operation &op);
@@ -113,7 +116,7 @@ private:
   std::string_view uniqueName(std::string_view name);
   void resetNames();
 
-  std::string &out_;
+  TextSink out_;
   PrintOptions options_;
   int indent_ = 0;
   std::vector<std::string_view> default_dialect_;
@@ -137,8 +140,10 @@ private:
 std::string formatFloat(double value, Type type);
 /// Appends `value` as an escaped MLIR string literal.
 void appendEscapedString(std::string &out, std::string_view value);
+void appendEscapedString(TextSink &out, std::string_view value);
 /// Appends `@name`, quoted (`@"<lambda>"`) when `name` is not a bare
 /// identifier, as MLIR's printSymbolName does.
 void appendSymbolName(std::string &out, std::string_view name);
+void appendSymbolName(TextSink &out, std::string_view name);
 
 } // namespace shardlab

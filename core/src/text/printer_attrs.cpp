@@ -67,27 +67,65 @@ std::string formatFloat(double value, Type type) {
   return text;
 }
 
-void appendSymbolName(std::string &out, std::string_view name) {
-  out += '@';
-  if (!name.empty() && isIdStart(name[0]) && isIdentifierBody(name))
-    out += name;
-  else
-    appendEscapedString(out, name);
+namespace {
+
+bool isSymbolIdentifier(std::string_view name) {
+  return !name.empty() && isIdStart(name[0]) && isIdentifierBody(name);
 }
 
-void appendEscapedString(std::string &out, std::string_view value) {
-  out += '"';
-  for (char c : value) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\' || u < 0x20 || u >= 0x7f) {
-      char buffer[4];
-      std::snprintf(buffer, sizeof(buffer), "\\%02X", u);
-      out += c == '\\' ? "\\\\" : buffer;
-    } else {
-      out += c;
-    }
+// The characters MLIR escapes in a string literal.
+bool needsEscape(char c) {
+  unsigned char u = static_cast<unsigned char>(c);
+  return c == '"' || c == '\\' || u < 0x20 || u >= 0x7f;
+}
+
+template <class Out> void appendEscapedChar(Out &out, char c) {
+  if (c == '\\') {
+    out += "\\\\";
+    return;
   }
+  char buffer[4];
+  std::snprintf(buffer, sizeof(buffer), "\\%02X",
+                static_cast<unsigned char>(c));
+  out += std::string_view(buffer, 3);
+}
+
+// `"value"`: runs of characters that need no escape are appended whole
+// (axis names are printed in every sharding).
+template <class Out> void appendEscaped(Out &out, std::string_view value) {
   out += '"';
+  size_t start = 0;
+  for (size_t i = 0; i < value.size(); ++i)
+    if (needsEscape(value[i])) {
+      out += value.substr(start, i - start);
+      appendEscapedChar(out, value[i]);
+      start = i + 1;
+    }
+  out += value.substr(start);
+  out += '"';
+}
+
+template <class Out> void appendSymbol(Out &out, std::string_view name) {
+  out += '@';
+  if (isSymbolIdentifier(name))
+    out += name;
+  else
+    appendEscaped(out, name);
+}
+
+} // namespace
+
+void appendSymbolName(std::string &out, std::string_view name) {
+  appendSymbol(out, name);
+}
+void appendSymbolName(TextSink &out, std::string_view name) {
+  appendSymbol(out, name);
+}
+void appendEscapedString(std::string &out, std::string_view value) {
+  appendEscaped(out, value);
+}
+void appendEscapedString(TextSink &out, std::string_view value) {
+  appendEscaped(out, value);
 }
 
 void Printer::printAxisRef(const AxisRef &axis) {
@@ -169,7 +207,7 @@ void Printer::printTensorSharding(const TensorSharding &sharding) {
   out_ += '>';
 }
 
-static void printRule(std::string &out, const OpShardingRule &rule) {
+static void printRule(TextSink &out, const OpShardingRule &rule) {
   auto mappings = [&](const std::vector<OpShardingRule::TensorMapping> &list) {
     out += '(';
     for (size_t t = 0; t < list.size(); ++t) {
@@ -217,8 +255,7 @@ static void printRule(std::string &out, const OpShardingRule &rule) {
   out += '>';
 }
 
-static void printDenseValue(std::string &out, const DenseValue &value,
-                            Type elem) {
+static void printDenseValue(TextSink &out, const DenseValue &value, Type elem) {
   if (value.is_complex) {
     // complex<f32>: a non-finite part is written as the bits of an f32.
     std::string_view name =
@@ -237,7 +274,7 @@ static void printDenseValue(std::string &out, const DenseValue &value,
   }
 }
 
-static void printDenseNested(std::string &out, const DenseElements &dense,
+static void printDenseNested(TextSink &out, const DenseElements &dense,
                              const std::vector<int64_t> &shape, size_t dim,
                              size_t &next, Type elem) {
   if (dim == shape.size()) {
@@ -253,7 +290,7 @@ static void printDenseNested(std::string &out, const DenseElements &dense,
   out += ']';
 }
 
-static void printDense(std::string &out, const Attr &attr) {
+static void printDense(TextSink &out, const Attr &attr) {
   const auto &dense = std::get<DenseElements>(attr.payload);
   Type elem = attr.type && attr.type->element ? attr.type->element : nullptr;
   out += "dense<";

@@ -1,0 +1,135 @@
+// TextSink: appends text to a std::string with the room check and the copy
+// inline. The printer appends a few bytes at a time (`%3`, `, `, a type's
+// spelling) a million times for a 10k-op module; each std::string append is
+// a call that checks the short-string flag twice before copying, and with
+// Emscripten's libc++ the call and its memcpy were 9% of the WASM
+// parse + print profile.
+//
+// The sink keeps the string's size ahead of the text (the bytes past the
+// text are scratch) and tracks the end of the text itself; flush() cuts the
+// string back to the text. Every byte is zeroed once when the string grows
+// into it, so growing costs a memset of what is later written anyway.
+//
+//   std::string out;
+//   TextSink sink(out);
+//   sink += "%";
+//   sink.append(name.data(), name.size());
+//   sink.flush(); // out == "%" + name (also done by the destructor)
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace shardlab {
+
+class TextSink {
+public:
+  explicit TextSink(std::string &out)
+      : out_(out), cur_(out.data() + out.size()), end_(cur_) {}
+  TextSink(const TextSink &) = delete;
+  TextSink &operator=(const TextSink &) = delete;
+  ~TextSink() { flush(); }
+
+  /// The string holding exactly the text so far; appending may go on.
+  std::string &flush() {
+    size_t used = size();
+    if (out_.size() != used)
+      out_.resize(used);
+    cur_ = end_ = out_.data() + used;
+    return out_;
+  }
+
+  size_t size() const { return static_cast<size_t>(cur_ - out_.data()); }
+  bool empty() const { return size() == 0; }
+  char back() const { return cur_[-1]; }
+  /// The text from `from` to the end.
+  std::string_view view(size_t from = 0) const {
+    return {out_.data() + from, size() - from};
+  }
+  /// Drops the text after its first `length` bytes.
+  void truncate(size_t length) { cur_ = out_.data() + length; }
+  /// Room for `extra` more bytes without growing again.
+  void reserve(size_t extra) {
+    if (room() < extra)
+      grow(extra);
+  }
+
+  // Forced inline: clang kept it out of line, and with a literal the
+  // length is known, so the copy is two moves.
+  __attribute__((always_inline)) void append(const char *text, size_t length) {
+    if (room() < length)
+      grow(length);
+    copy(cur_, text, length);
+    cur_ += length;
+  }
+  void append(size_t count, char c) {
+    if (room() < count)
+      grow(count);
+    std::memset(cur_, c, count);
+    cur_ += count;
+  }
+  __attribute__((always_inline)) TextSink &operator+=(std::string_view text) {
+    append(text.data(), text.size());
+    return *this;
+  }
+  TextSink &operator+=(char c) {
+    if (room() < 1)
+      grow(1);
+    *cur_++ = c;
+    return *this;
+  }
+  /// Inserts `text` at byte `at` of the text.
+  void insert(size_t at, std::string_view text) {
+    size_t old_end = size();
+    append(text.data(), text.size());
+    char *base = out_.data();
+    std::rotate(base + at, base + old_end, cur_);
+  }
+
+private:
+  size_t room() const { return static_cast<size_t>(end_ - cur_); }
+
+  void grow(size_t length) {
+    size_t used = size();
+    // A chunk ahead, or half again what there is: amortized, each byte is
+    // zeroed once (and within the capacity, resize does not reallocate).
+    size_t ahead = std::max({length, size_t{4096}, used / 2});
+    out_.resize(used + ahead);
+    cur_ = out_.data() + used;
+    end_ = out_.data() + out_.size();
+  }
+
+  // Short copies (most are 1-16 bytes) with two overlapping moves instead
+  // of a call to memcpy.
+  __attribute__((always_inline)) static void copy(char *to, const char *from,
+                                                  size_t length) {
+    if (length > 16) {
+      std::memcpy(to, from, length);
+    } else if (length >= 8) {
+      uint64_t head, tail;
+      std::memcpy(&head, from, 8);
+      std::memcpy(&tail, from + length - 8, 8);
+      std::memcpy(to, &head, 8);
+      std::memcpy(to + length - 8, &tail, 8);
+    } else if (length >= 4) {
+      uint32_t head, tail;
+      std::memcpy(&head, from, 4);
+      std::memcpy(&tail, from + length - 4, 4);
+      std::memcpy(to, &head, 4);
+      std::memcpy(to + length - 4, &tail, 4);
+    } else if (length > 0) {
+      to[0] = from[0];
+      to[length / 2] = from[length / 2];
+      to[length - 1] = from[length - 1];
+    }
+  }
+
+  std::string &out_;
+  char *cur_; // end of the text
+  char *end_; // end of the string's current size
+};
+
+} // namespace shardlab
