@@ -104,3 +104,30 @@ TEST_CASE("appendJsonString: long strings dense with escapes cross the "
           json(part).dump(-1, ' ', false, json::error_handler_t::replace));
   }
 }
+
+TEST_CASE("JsonWriter: short keys and strings, plain or not, spelled as "
+          "nlohmann spells them") {
+  // Up to 48 plain bytes take the short path; escapes, control bytes,
+  // non-ASCII and invalid UTF-8 the full one, at and around the limit.
+  const std::string cases[] = {"",
+                               "ok",
+                               "a\"b",
+                               "back\\slash",
+                               "tab\there",
+                               "é",
+                               "\xff",
+                               std::string(48, 'k'),
+                               std::string(49, 'k'),
+                               std::string(47, 'k') + "\"",
+                               std::string(48, 'k') + "\n"};
+  for (const std::string &text : cases) {
+    const std::string spelled =
+        json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+    std::string value;
+    JsonWriter(value).value(text);
+    CHECK(value == spelled);
+    std::string object;
+    JsonWriter(object).beginObject().field(text, 1).endObject();
+    CHECK(object == "{" + spelled + ":1}");
+  }
+}

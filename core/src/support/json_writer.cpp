@@ -151,9 +151,41 @@ bool appendString(std::string &out, std::string_view text) {
   return true;
 }
 
+// Keys and short names: nothing to escape, so checked with a byte loop and
+// appended whole, with what follows (`:` after a key), in one append (the
+// buffered escaper above costs more than that on a 10-byte key).
+constexpr size_t kShortString = 48;
+
+bool plainShort(std::string_view text) {
+  if (text.size() > kShortString)
+    return false;
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
+      return false;
+  }
+  return true;
+}
+
+void appendQuoted(std::string &out, std::string_view text, char after) {
+  char buffer[kShortString + 3];
+  size_t used = 0;
+  buffer[used++] = '"';
+  std::memcpy(buffer + used, text.data(), text.size());
+  used += text.size();
+  buffer[used++] = '"';
+  if (after)
+    buffer[used++] = after;
+  out.append(buffer, used);
+}
+
 } // namespace
 
 void appendJsonString(std::string &out, std::string_view text) {
+  if (plainShort(text)) {
+    appendQuoted(out, text, '\0');
+    return;
+  }
   const size_t mark = out.size();
   if (appendString(out, text))
     return;
@@ -202,8 +234,12 @@ JsonWriter &JsonWriter::endArray() {
 
 JsonWriter &JsonWriter::key(std::string_view name) {
   beforeValue();
-  appendJsonString(out_, name);
-  out_.push_back(':');
+  if (plainShort(name)) {
+    appendQuoted(out_, name, ':');
+  } else {
+    appendJsonString(out_, name);
+    out_.push_back(':');
+  }
   after_key_ = true;
   return *this;
 }
