@@ -13,6 +13,9 @@
 
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#endif
 
 #include <cstdint>
 #include <string>
@@ -26,6 +29,7 @@ namespace {
 /// same text propagates once.
 struct BindingState {
   std::string reply;
+  bool reply_ascii = true; ///< every byte of `reply` is below 0x80
   shardlab::api::ViewCache view_cache;
 };
 
@@ -38,13 +42,38 @@ std::string_view textAt(std::uintptr_t bytes, std::size_t length) {
   return {reinterpret_cast<const char *>(bytes), length};
 }
 
+/// Whether every byte of `text` is ASCII, 64 bytes per step.
+bool isAscii(std::string_view text) {
+  const char *at = text.data();
+  const char *const end = at + text.size();
+#if defined(__wasm_simd128__)
+  for (; end - at >= 64; at += 64) {
+    v128_t bytes = wasm_v128_or(
+        wasm_v128_or(wasm_v128_load(at), wasm_v128_load(at + 16)),
+        wasm_v128_or(wasm_v128_load(at + 32), wasm_v128_load(at + 48)));
+    if (wasm_i8x16_bitmask(bytes) != 0)
+      return false;
+  }
+#endif
+  for (; at < end; ++at)
+    if (static_cast<unsigned char>(*at) >= 0x80)
+      return false;
+  return true;
+}
+
 /// Keeps `reply` alive in the binding and returns a Uint8Array over it.
 emscripten::val replyView(std::string reply) {
   std::string &kept = state().reply;
   kept = std::move(reply);
+  state().reply_ascii = isAscii(kept);
   return emscripten::val(emscripten::typed_memory_view(
       kept.size(), reinterpret_cast<const unsigned char *>(kept.data())));
 }
+
+/// Whether the last reply view holds only ASCII: then it is its own
+/// Latin-1 text, which Node copies into a string without decoding UTF-8
+/// (wasm/src/boundary.ts).
+bool replyIsAscii() { return state().reply_ascii; }
 
 std::string version() { return shardlab::api::versionJson(); }
 
@@ -143,6 +172,7 @@ emscripten::val suggestShardings(std::uintptr_t text, std::size_t length,
 
 EMSCRIPTEN_BINDINGS(shardlab) {
   emscripten::function("version", &version);
+  emscripten::function("replyIsAscii", &replyIsAscii);
   emscripten::function("listPasses", &listPasses);
   emscripten::function("hardwarePresets", &hardwarePresets);
   emscripten::function("estimateCollective", &estimateCollective);

@@ -26,6 +26,8 @@ export interface RawShardlabModule {
   dataflowGraph: TextCallFn;
   compareStrategies: TextCallFn;
   suggestShardings: TextCallFn;
+  /** Whether the last text call's reply view holds only ASCII bytes. */
+  replyIsAscii(): boolean;
   _malloc(size: number): number;
   _free(pointer: number): void;
   HEAP8: Int8Array;
