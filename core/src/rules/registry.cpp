@@ -4,6 +4,7 @@
 
 #include "ir/op_properties.h"
 #include "rules_internal.h"
+#include "support/string_table.h"
 
 #include <string>
 #include <unordered_map>
@@ -177,19 +178,20 @@ getOrCreateShardingRule(Operation &op, Context &ctx,
 // Ops whose rule reads nothing but the op's name, types and attributes
 // (some rules look at operand producers, users or bodies).
 bool contextFreeRule(const Operation &op) {
-  // These and the pointwise ops, in one set (one lookup per op).
-  static const std::unordered_set<std::string_view> names = [] {
-    std::unordered_set<std::string_view> set = {"stablehlo.dot_general",
-                                                "stablehlo.dot",
-                                                "stablehlo.reshape",
-                                                "stablehlo.transpose",
-                                                "stablehlo.broadcast_in_dim",
-                                                "stablehlo.select",
-                                                "stablehlo.clamp"};
+  // These and the pointwise ops, in one table (one lookup per op; an open
+  // table with inline key compares: std::unordered_set hashed with murmur
+  // and called memcmp, which the propagation driver paid on every op).
+  static const StringTable<bool> names = [] {
+    StringTable<bool> table;
+    for (std::string_view name :
+         {"stablehlo.dot_general", "stablehlo.dot", "stablehlo.reshape",
+          "stablehlo.transpose", "stablehlo.broadcast_in_dim",
+          "stablehlo.select", "stablehlo.clamp"})
+      table.emplace(name, true);
     for (const auto &[name, rule] : ruleTable())
       if (rule == rules::pointwise)
-        set.insert(name);
-    return set;
+        table.emplace(name, true);
+    return table;
   }();
   return names.count(op.name) != 0;
 }
