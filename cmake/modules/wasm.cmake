@@ -62,7 +62,8 @@ if(EMSCRIPTEN)
   set_source_files_properties(${SHARDLAB_WASM_ROOT}/wasm/src/memcpy.cpp
                               ${SHARDLAB_WASM_ROOT}/wasm/src/memcmp.cpp
                               PROPERTIES COMPILE_OPTIONS -fno-builtin)
-  target_link_libraries(shardlab_wasm PRIVATE shardlab_core)
+  # shardlab_internal: support/byte_scan.h (the reply's ASCII check).
+  target_link_libraries(shardlab_wasm PRIVATE shardlab_core shardlab_internal)
   target_compile_options(shardlab_wasm PRIVATE ${SHARDLAB_WARNINGS}
                                                ${SHARDLAB_WASM_FLAGS})
   set_target_properties(shardlab_wasm PROPERTIES OUTPUT_NAME shardlab

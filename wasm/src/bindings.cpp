@@ -10,12 +10,10 @@
 #include "shardlab/api/playground_api.h"
 #include "shardlab/api/sharding_syntax.h"
 #include "shardlab/api/strategy_api.h"
+#include "support/byte_scan.h"
 
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
-#if defined(__wasm_simd128__)
-#include <wasm_simd128.h>
-#endif
 
 #include <cstdint>
 #include <string>
@@ -42,30 +40,11 @@ std::string_view textAt(std::uintptr_t bytes, std::size_t length) {
   return {reinterpret_cast<const char *>(bytes), length};
 }
 
-/// Whether every byte of `text` is ASCII, 64 bytes per step.
-bool isAscii(std::string_view text) {
-  const char *at = text.data();
-  const char *const end = at + text.size();
-#if defined(__wasm_simd128__)
-  for (; end - at >= 64; at += 64) {
-    v128_t bytes = wasm_v128_or(
-        wasm_v128_or(wasm_v128_load(at), wasm_v128_load(at + 16)),
-        wasm_v128_or(wasm_v128_load(at + 32), wasm_v128_load(at + 48)));
-    if (wasm_i8x16_bitmask(bytes) != 0)
-      return false;
-  }
-#endif
-  for (; at < end; ++at)
-    if (static_cast<unsigned char>(*at) >= 0x80)
-      return false;
-  return true;
-}
-
 /// Keeps `reply` alive in the binding and returns a Uint8Array over it.
 emscripten::val replyView(std::string reply) {
   std::string &kept = state().reply;
   kept = std::move(reply);
-  state().reply_ascii = isAscii(kept);
+  state().reply_ascii = shardlab::isAscii(kept);
   return emscripten::val(emscripten::typed_memory_view(
       kept.size(), reinterpret_cast<const unsigned char *>(kept.data())));
 }

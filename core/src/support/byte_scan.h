@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -63,5 +64,28 @@ struct ByteScan {
   }
 };
 #endif
+
+/// Whether every byte of `text` is below 0x80 (the WASM binding's replies:
+/// an ASCII reply is its own Latin-1 text). A byte's high bit is its sign,
+/// so the mask of the bytes themselves flags the others, 64 bytes a step.
+inline bool isAscii(std::string_view text) {
+  const char *at = text.data();
+  const char *const end = at + text.size();
+#ifdef SHARDLAB_HAS_BYTE_SCAN
+  constexpr size_t kWidth = ByteScan::kWidth;
+  for (; static_cast<size_t>(end - at) >= 4 * kWidth; at += 4 * kWidth) {
+    ByteScan::Bytes bytes = ByteScan::any(
+        ByteScan::any(ByteScan::load(at), ByteScan::load(at + kWidth)),
+        ByteScan::any(ByteScan::load(at + 2 * kWidth),
+                      ByteScan::load(at + 3 * kWidth)));
+    if (ByteScan::mask(bytes) != 0)
+      return false;
+  }
+#endif
+  for (; at < end; ++at)
+    if (static_cast<unsigned char>(*at) >= 0x80)
+      return false;
+  return true;
+}
 
 } // namespace shardlab
