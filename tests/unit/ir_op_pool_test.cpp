@@ -57,6 +57,26 @@ TEST_CASE("Operations live in their context's pool and give slots back") {
   CHECK(ctx->ops.live() == 0);
 }
 
+TEST_CASE("an op's walked fields sit in its slot's first two cache lines") {
+  // Walks read the list link, the regions, the name and info (the slot's
+  // first line, after the pool's header) and the attributes (the second).
+  auto ctx = std::make_shared<Context>();
+  Module module(ctx);
+  auto line = [](const void *address) {
+    return reinterpret_cast<uintptr_t>(address) / 64;
+  };
+  for (int i = 0; i < 1100; ++i) { // past the first slab
+    Operation *op = module.body().push_back(
+        Operation::create(ctx->ops, "test.op", nullptr, {}));
+    const uintptr_t first = line(op);
+    REQUIRE(line(&op->name) == first);
+    REQUIRE(line(reinterpret_cast<const char *>(&op->info + 1) - 1) == first);
+    REQUIRE(line(&op->attrs) <= first + 1);
+    REQUIRE(line(reinterpret_cast<const char *>(&op->attrs + 1) - 1) ==
+            first + 1);
+  }
+}
+
 TEST_CASE("the attribute arena remembers whether any unreduced axis exists") {
   AttrArena arena;
   TensorSharding plain;

@@ -118,7 +118,6 @@ void Operation::setOperands(std::span<Value *const> values) {
   operands_.reset(values.size());
   for (size_t i = 0; i < values.size(); ++i) {
     operands_[i].owner = this;
-    operands_[i].index = static_cast<uint32_t>(i);
     operands_[i].set(values[i]);
   }
 }
@@ -134,9 +133,11 @@ void Operation::setResultTypes(std::span<const Type> types) {
 }
 
 Region &Operation::addRegion() {
-  regions_.push_back(std::make_unique<Region>());
-  regions_.back()->parent = this;
-  return *regions_.back();
+  if (!regions_)
+    regions_ = std::make_unique<std::vector<std::unique_ptr<Region>>>();
+  regions_->push_back(std::make_unique<Region>());
+  regions_->back()->parent = this;
+  return *regions_->back();
 }
 
 Operation *Operation::parentOp() const {

@@ -26,6 +26,9 @@ OpPool::OpPool(size_t slot_size) {
   constexpr size_t align = alignof(std::max_align_t);
   size_t body = (slot_size + align - 1) / align * align;
   stride_ = sizeof(Header) + (body < sizeof(void *) ? align : body);
+  // Whole cache lines per slot, so that every slot starts a line: the
+  // fields a walk reads then sit in the same lines of every op.
+  stride_ = (stride_ + kLine - 1) / kLine * kLine;
 }
 
 void *OpPool::allocate() {
@@ -38,9 +41,10 @@ void *OpPool::allocate() {
     return header + 1;
   }
   if (next_ == end_) {
-    // operator new[] of std::byte is max-aligned, and so is the stride.
-    // Plain new[]: slots are constructed when handed out, not zeroed here.
-    slabs_.emplace_back(new std::byte[stride_ * kSlotsPerSlab]);
+    // Line-aligned, as is the stride. Not zeroed: slots are constructed
+    // when handed out.
+    slabs_.emplace_back(static_cast<std::byte *>(
+        ::operator new (stride_ *kSlotsPerSlab, std::align_val_t{kLine})));
     next_ = slabs_.back().get();
     end_ = next_ + stride_ * kSlotsPerSlab;
   }

@@ -285,7 +285,7 @@ void ShardingDebugSession::save() {
       if (Operation *ret = func ? prop::funcReturnOp(*func) : nullptr)
         for (OpOperand *use = value->firstUse(); use; use = use->next_use)
           if (use->owner == ret) {
-            setFuncResultAttr(*func, use->index, kOriginsAttr, dict, ctx);
+            setFuncResultAttr(*func, use->index(), kOriginsAttr, dict, ctx);
             break;
           }
       if (owner->is("func.func")) {

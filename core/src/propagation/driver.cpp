@@ -305,8 +305,8 @@ void Driver::notifyTerminatorUse(OpOperand &use) {
     return;
   }
   for (Operation *call : it->second)
-    if (use.index < call->numResults())
-      notifyUsersModified(call->result(use.index));
+    if (use.index() < call->numResults())
+      notifyUsersModified(call->result(use.index()));
 }
 
 void Driver::notifyUsersModified(Value *value) {
@@ -324,8 +324,8 @@ void Driver::notifyUsersModified(Value *value) {
       const Attr *callee = user->attrs.get("callee");
       Operation *func = callee ? module_.lookupSymbol(callee->str()) : nullptr;
       if (func && func->numRegions() && !func->region(0).empty() &&
-          use->index < func->region(0).front().numArguments())
-        notifyUsersModified(func->region(0).front().argument(use->index));
+          use->index() < func->region(0).front().numArguments())
+        notifyUsersModified(func->region(0).front().argument(use->index()));
       continue;
     }
     notifyOp(user);

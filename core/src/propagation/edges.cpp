@@ -63,23 +63,25 @@ Value *edgeOwnerFromSource(OpOperand &use) {
   Operation *user = use.owner;
   if (isTerminator(*user)) {
     Operation *parent = user->parentOp();
-    if (!parent || !isDataFlowOp(*parent) || use.index >= parent->numResults())
+    if (!parent || !isDataFlowOp(*parent) ||
+        use.index() >= parent->numResults())
       return nullptr;
     if (parent->is("stablehlo.while") &&
         regionIndexOf(*parent, user->parentBlock()) != 1)
       return nullptr;
-    return parent->result(use.index);
+    return parent->result(use.index());
   }
   if (!isDataFlowOp(*user))
     return nullptr;
   if (hasBodyArgOwners(*user)) {
     Block &body = user->region(0).front();
-    return use.index < body.numArguments() ? body.argument(use.index) : nullptr;
+    return use.index() < body.numArguments() ? body.argument(use.index())
+                                             : nullptr;
   }
   if ((user->is("stablehlo.while") ||
        user->is("stablehlo.optimization_barrier")) &&
-      use.index < user->numResults())
-    return user->result(use.index);
+      use.index() < user->numResults())
+    return user->result(use.index());
   return nullptr;
 }
 

@@ -38,10 +38,10 @@ std::string_view Printer::uniqueName(std::string_view name) {
 
 void Printer::nameValue(Value *value, std::string_view name) {
   if (name.empty()) {
-    value->print_slot = int64_t{next_value_++} + 1;
+    value->print_slot = static_cast<int32_t>(next_value_++) + 1;
   } else {
     custom_names_.push_back(uniqueName(name));
-    value->print_slot = -static_cast<int64_t>(custom_names_.size());
+    value->print_slot = -static_cast<int32_t>(custom_names_.size());
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <new>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -17,6 +18,8 @@
 namespace shardlab {
 
 /// Fixed-size slots handed out from slabs; freed slots are reused first.
+/// Every slot starts a cache line and spans whole lines, so a field sits in
+/// the same line of every op (Operation orders its fields by that).
 /// Every slot starts with a header naming its pool, so a slot can be given
 /// back knowing only its address (see Operation's operator delete).
 class OpPool {
@@ -54,9 +57,16 @@ private:
     Header *next_free;
   };
   static constexpr size_t kSlotsPerSlab = 512;
+  static constexpr size_t kLine = 64; ///< the cache line slots start at
+  /// Gives a slab back with the alignment it was allocated with.
+  struct SlabDelete {
+    void operator()(std::byte *slab) const {
+      ::operator delete (slab, std::align_val_t{kLine});
+    }
+  };
 
   size_t stride_;
-  std::vector<std::unique_ptr<std::byte[]>> slabs_;
+  std::vector<std::unique_ptr<std::byte, SlabDelete>> slabs_;
   std::byte *next_ = nullptr; // bump pointer in the newest slab
   std::byte *end_ = nullptr;
   Header *free_ = nullptr; // given-back slots, newest first

@@ -33,7 +33,7 @@ bool usedByConstraintWithDifferentSharding(Value *input,
       return true;
     if (user->is("sdy.manual_computation")) {
       std::vector<TensorSharding> in = shardingList(*user, "in_shardings");
-      if (use->index < in.size() && !(in[use->index] == sharding))
+      if (use->index() < in.size() && !(in[use->index()] == sharding))
         return true;
     }
   }
