@@ -22,14 +22,7 @@
 
 namespace shardlab {
 
-OpPool::OpPool(size_t slot_size) {
-  constexpr size_t align = alignof(std::max_align_t);
-  size_t body = (slot_size + align - 1) / align * align;
-  stride_ = sizeof(Header) + (body < sizeof(void *) ? align : body);
-  // Whole cache lines per slot, so that every slot starts a line: the
-  // fields a walk reads then sit in the same lines of every op.
-  stride_ = (stride_ + kLine - 1) / kLine * kLine;
-}
+OpPool::OpPool(size_t slot_size) : stride_(strideFor(slot_size)) {}
 
 void *OpPool::allocate() {
   ++live_;

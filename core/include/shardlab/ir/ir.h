@@ -244,6 +244,19 @@ private:
   InlineArray<Value, 1> results_;
 };
 
+/// Asks the cache for the two lines a walk reads of the op a few slots
+/// after `op` in its pool. Ops are mostly made in the order of their block,
+/// so that is where a walk goes next; the hardware does not fetch a stride
+/// of whole 320-byte slots ahead by itself. A prefetch never faults, so a
+/// slot past the slab's end is harmless. (WebAssembly has no prefetch.)
+inline void prefetchAhead(const Operation *op) {
+  constexpr size_t kSlot = OpPool::strideFor(sizeof(Operation));
+  // An address, not a pointer into an object: computed as an integer.
+  const uintptr_t ahead = reinterpret_cast<uintptr_t>(op) + 4 * kSlot;
+  __builtin_prefetch(reinterpret_cast<const void *>(ahead));
+  __builtin_prefetch(reinterpret_cast<const void *>(ahead + 64));
+}
+
 uint32_t OpOperand::index() const {
   return static_cast<uint32_t>(this - owner->operandUses());
 }
@@ -381,6 +394,7 @@ template <typename Fn> void walk(Operation &root, Fn &&fn) {
     for (auto &block : root.region(r).blocks)
       for (Operation *op = block->front(); op;) {
         Operation *next = op->nextInBlock();
+        prefetchAhead(op);
         fn(*op);
         walk(*op, fn);
         op = next;

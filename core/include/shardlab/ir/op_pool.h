@@ -26,6 +26,15 @@ class OpPool {
 public:
   /// `slot_size`: the bytes each slot holds after its header.
   explicit OpPool(size_t slot_size);
+
+  /// The distance between neighbouring slots of `slot_size` bytes: the
+  /// header and the slot rounded up to whole cache lines.
+  static constexpr size_t strideFor(size_t slot_size) {
+    constexpr size_t align = alignof(std::max_align_t);
+    size_t body = (slot_size + align - 1) / align * align;
+    size_t stride = sizeof(Header) + (body < sizeof(void *) ? align : body);
+    return (stride + kLine - 1) / kLine * kLine;
+  }
   OpPool(const OpPool &) = delete;
   OpPool &operator=(const OpPool &) = delete;
 
