@@ -4,7 +4,9 @@
 #include "ir/op_registry.h"
 #include "verify/verify_ops.h"
 
+#include <algorithm>
 #include <tsl/robin_map.h>
+#include <tsl/robin_set.h>
 
 #include <unordered_map>
 #include <unordered_set>
@@ -175,13 +177,24 @@ bool isTriviallyDead(Operation &op) {
 }
 
 std::vector<Operation *> usersOf(const Value *value) {
+  // Most values have a handful of users: a scan of those found so far is
+  // cheapest. A value with many (a scalar constant every layer of a large
+  // function reads) would make that quadratic: 1M ops in one function spent
+  // 16% of their schedule here. Past kScanned users, a set remembers them.
+  constexpr size_t kScanned = 16;
   std::vector<Operation *> users;
+  tsl::robin_set<const Operation *> seen;
   for (OpOperand *use = value->firstUse(); use; use = use->next_use) {
-    bool seen = false;
-    for (Operation *user : users)
-      seen = seen || user == use->owner;
-    if (!seen)
-      users.push_back(use->owner);
+    Operation *user = use->owner;
+    if (users.size() < kScanned) {
+      if (std::find(users.begin(), users.end(), user) != users.end())
+        continue;
+      users.push_back(user);
+      if (users.size() == kScanned)
+        seen.insert(users.begin(), users.end());
+    } else if (seen.insert(user).second) {
+      users.push_back(user);
+    }
   }
   return users;
 }
