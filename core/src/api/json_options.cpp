@@ -83,6 +83,12 @@ std::string dumpReplyWith(
   if (out.empty() || out.back() != '}')
     return out;
   out.pop_back();
+  // One allocation for the whole reply: a schedule's report at 1M ops is
+  // hundreds of MB, and growing into it would copy the text before it.
+  size_t room = out.size() + 1;
+  for (const auto &[key, value] : raw_fields)
+    room += key.size() + value.size() + 4;
+  out.reserve(room);
   for (const auto &[key, value] : raw_fields) {
     if (out.size() > 1)
       out.push_back(',');
