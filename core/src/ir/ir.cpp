@@ -49,9 +49,7 @@ void AttrDict::set(std::string_view interned_name, const Attr *value) {
   // Replacing is the common case (passes rewrite shardings): look the name
   // up as get() does before ordering it among the others.
   for (NamedAttr &entry : entries_)
-    if (entry.name.size() == interned_name.size() &&
-        (entry.name.data() == interned_name.data() ||
-         equalStrings(entry.name, interned_name))) {
+    if (sameAttrName(entry.name, interned_name)) {
       entry.value = value;
       return;
     }

@@ -28,15 +28,21 @@ struct NamedAttr {
   const Attr *value = nullptr;
 };
 
+/// Whether an entry stored as `stored` is named `name`: the test of every
+/// lookup by name (findNamed, AttrDict::set), on hot paths, so inline. A
+/// literal name's length rejects most entries at once, and a name stored
+/// from the same literal matches by address.
+inline bool sameAttrName(std::string_view stored, std::string_view name) {
+  return stored.size() == name.size() &&
+         (stored.data() == name.data() || equalStrings(stored, name));
+}
+
 /// The value named `name` among `entries` (nullptr when absent): the lookup
-/// of AttrDict::get and Attr::get, on hot paths, so inline. A literal
-/// name's length rejects most entries at once, and a name stored from the
-/// same literal matches by address.
+/// of AttrDict::get and Attr::get.
 inline const Attr *findNamed(std::span<const NamedAttr> entries,
                              std::string_view name) {
   for (const NamedAttr &entry : entries)
-    if (entry.name.size() == name.size() &&
-        (entry.name.data() == name.data() || equalStrings(entry.name, name)))
+    if (sameAttrName(entry.name, name))
       return entry.value;
   return nullptr;
 }
