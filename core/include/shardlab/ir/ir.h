@@ -150,7 +150,7 @@ class Operation {
   // The fields walks read come first: with the pool's header they fill the
   // slot's first cache line (the pool starts every slot on a line), and
   // `attrs` fills the second. A walk over a 100k-op module streams through
-  // these two lines of each op, not all six.
+  // these two lines of each op, not all five.
   Operation *next_ = nullptr;
   /// Null for the ops without regions (nearly all), to keep this line free.
   std::unique_ptr<std::vector<std::unique_ptr<Region>>> regions_;
@@ -408,6 +408,7 @@ template <typename Fn> void walkPostOrder(Operation &root, Fn &&fn) {
     for (auto &block : root.region(r).blocks)
       for (Operation *op = block->front(); op;) {
         Operation *next = op->nextInBlock();
+        prefetchAhead(op);
         walkPostOrder(*op, fn);
         fn(*op);
         op = next;
