@@ -4,7 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 using shardlab::TextSink;
 
@@ -60,4 +62,26 @@ TEST_CASE("TextSink: reserve makes room without changing the text") {
   sink += "a";
   CHECK(sink.flush() == "a");
   CHECK(out.capacity() >= (1u << 20));
+}
+
+TEST_CASE("TextSink: appendDecimal spells every int64 as to_string does") {
+  std::vector<int64_t> values = {0,   1,    9,         10,        99, 100,
+                                 999, 1000, 9999,      10000,     -1, -9,
+                                 -10, -100, 123456789, -987654321};
+  // Each power of ten and its neighbours, past the 32-bit boundary.
+  for (int64_t p = 10; p < INT64_MAX / 10; p *= 10)
+    for (int64_t v : {p - 1, p, p + 1})
+      values.insert(values.end(), {v, -v});
+  values.insert(values.end(), {int64_t{UINT32_MAX}, int64_t{UINT32_MAX} + 1,
+                               INT64_MAX, INT64_MIN, INT64_MIN + 1});
+  std::string out, expected;
+  {
+    TextSink sink(out);
+    for (int64_t v : values) {
+      sink.appendDecimal(v);
+      sink += ' ';
+      expected += std::to_string(v) + ' ';
+    }
+  }
+  CHECK(out == expected);
 }

@@ -127,7 +127,7 @@ void Printer::numberValues(Operation &root) {
 void Printer::appendName(const Value *value) {
   int64_t slot = value->print_slot;
   if (slot > 0) {
-    *this << (slot - 1); // digits straight into the output (to_chars)
+    *this << (slot - 1); // digits straight into the output
   } else if (slot < 0 && static_cast<size_t>(-slot) <= custom_names_.size()) {
     out_ += custom_names_[static_cast<size_t>(-slot - 1)];
   } else {
@@ -218,7 +218,10 @@ void Printer::printTrailingLocation(const Location &where) {
     out_ += where.debug->text;
   } else if (where.line > 0) {
     appendEscapedString(out_, options_.file);
-    out_ += ':' + std::to_string(where.line) + ':' + std::to_string(where.col);
+    out_ += ':';
+    out_.appendDecimal(where.line);
+    out_ += ':';
+    out_.appendDecimal(where.col);
   } else {
     out_ += "unknown";
   }
@@ -329,8 +332,10 @@ void Printer::printOperation(Operation &op) {
   } else if (op.numResults()) {
     out_ += '%';
     appendName(op.result(0));
-    if (op.numResults() > 1)
-      out_ += ':' + std::to_string(op.numResults());
+    if (op.numResults() > 1) {
+      out_ += ':';
+      out_.appendDecimal(static_cast<int64_t>(op.numResults()));
+    }
     out_ += " = ";
   }
   if (options_.generic || !op.info || !op.info->print ||

@@ -329,8 +329,12 @@ void Printer::printAttr(const Attr *attr) {
       out_ += attr->intValue() ? "true" : "false";
       return;
     }
-    out_ += attr->text.empty() ? std::to_string(attr->intValue()) : attr->text;
-    out_ += " : " + attr->type->text;
+    if (attr->text.empty())
+      out_.appendDecimal(attr->intValue());
+    else
+      out_ += attr->text;
+    out_ += " : ";
+    out_ += attr->type->text;
     return;
   case AttrKind::Float:
     out_ += formatFloat(std::get<double>(attr->payload), attr->type);
@@ -352,9 +356,11 @@ void Printer::printAttr(const Attr *attr) {
     out_ += ']';
     return;
   case AttrKind::DenseArray:
-    out_ += "array<" + attr->type->text;
+    out_ += "array<";
+    out_ += attr->type->text;
     if (!attr->text.empty()) {
-      out_ += ": " + attr->text;
+      out_ += ": ";
+      out_ += attr->text;
     } else if (!attr->ints().empty()) {
       out_ += ": ";
       bool is_bool = attr->type->text == "i1";
@@ -362,7 +368,10 @@ void Printer::printAttr(const Attr *attr) {
         if (i)
           out_ += ", ";
         int64_t v = attr->ints()[i];
-        out_ += is_bool ? (v ? "true" : "false") : std::to_string(v);
+        if (is_bool)
+          out_ += v ? "true" : "false";
+        else
+          out_.appendDecimal(v);
       }
     }
     out_ += '>';
@@ -482,12 +491,10 @@ void Printer::printDialectStruct(const Attr &attr) {
       continue;
     out_ += first ? "" : ", ";
     first = false;
-    out_ += std::string(entry.name) + " = ";
+    out_ += entry.name;
+    out_ += " = ";
     if (entry.value->kind == AttrKind::DenseArray) {
-      out_ += '[';
-      for (size_t i = 0; i < entry.value->ints().size(); ++i)
-        out_ += (i ? ", " : "") + std::to_string(entry.value->ints()[i]);
-      out_ += ']';
+      printIntList(entry.value->ints());
     } else {
       printAttr(entry.value);
     }
