@@ -56,7 +56,7 @@ bool parseFunctionalTypeFor(Parser &parser, Operation &op,
                             const std::vector<Value *> &operands) {
   auto inputs_lease = parser.typeList(), results_lease = parser.typeList();
   std::vector<Type> &inputs = *inputs_lease, &results = *results_lease;
-  Location where = parser.loc();
+  size_t where = parser.mark();
   if (!parser.expectChar(':') || !parser.parseFunctionType(inputs, results))
     return false;
   if (inputs.size() != operands.size())

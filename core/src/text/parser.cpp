@@ -108,7 +108,7 @@ std::string_view Parser::parseBareId() {
 }
 
 bool Parser::parseInt(int64_t &value) {
-  Location where = loc();
+  size_t where = mark();
   size_t start = pos_;
   bool negative = pos_ < text_.size() && text_[pos_] == '-';
   if (negative)
@@ -500,7 +500,7 @@ std::string_view Parser::parseValueName() {
 }
 
 bool Parser::parseOperand(Value *&value) {
-  Location where = loc();
+  size_t where = mark();
   std::string_view name = parseValueName();
   if (name.empty())
     return error("expected SSA operand");
@@ -545,14 +545,13 @@ bool Parser::parseOperandList(std::vector<Value *> &values) {
   }
 }
 
-bool Parser::defineValues(std::string_view name, Operation *op, Value *arg,
-                          Location where, uint32_t offset) {
+bool Parser::defineValue(std::string_view name, Operation *op, Value *arg,
+                         uint32_t offset) {
   auto [it, inserted] = values_.emplace(name, ValueDef{op, arg, offset});
   if (!inserted)
-    return errorAt(where,
-                   "redefinition of SSA value '%" + std::string(name) + "'");
-  if (!scopes_.empty())
-    scopes_.back().push_back(name);
+    return false;
+  if (!scope_starts_.empty())
+    scope_names_.push_back(name);
   return true;
 }
 
@@ -594,9 +593,9 @@ bool Parser::parseRegion(Region &region, const std::vector<ArgDecl> &args,
     return false;
   if (isolated) { // hide every enclosing value
     hidden_.push_back(std::move(values_));
-    values_.clear();
+    values_ = takeSpareTable();
   }
-  scopes_.emplace_back();
+  scope_starts_.push_back(scope_names_.size());
   bool ok = true;
   if (peek() == '}') {
     if (!args.empty())
@@ -608,15 +607,27 @@ bool Parser::parseRegion(Region &region, const std::vector<ArgDecl> &args,
       entry = false;
     }
   }
-  for (std::string_view name : scopes_.back())
-    values_.erase(name);
-  scopes_.pop_back();
+  size_t scope_start = scope_starts_.back();
+  for (size_t i = scope_start; i < scope_names_.size(); ++i)
+    values_.erase(scope_names_[i]);
+  scope_names_.resize(scope_start);
+  scope_starts_.pop_back();
   if (isolated) {
+    values_.clear(); // keeps its buckets for the next isolated region
+    spare_tables_.push_back(std::move(values_));
     values_ = std::move(hidden_.back());
     hidden_.pop_back();
   }
   leaveNesting();
   return ok && expectChar('}');
+}
+
+Parser::ValueTable Parser::takeSpareTable() {
+  if (spare_tables_.empty())
+    return {};
+  ValueTable table = std::move(spare_tables_.back());
+  spare_tables_.pop_back();
+  return table;
 }
 
 bool Parser::parseBlock(Region &region, bool entry,
@@ -652,7 +663,7 @@ bool Parser::parseResultNames(std::vector<ResultName> &names) {
   if (peek() != '%')
     return true;
   do {
-    Location where = loc();
+    size_t where = mark();
     std::string_view name = parseValueName();
     if (name.empty())
       return error("expected SSA identifier");
@@ -679,7 +690,7 @@ bool Parser::bindResults(Operation &op, const std::vector<ResultName> &names) {
   uint32_t offset = 0;
   for (const ResultName &name : names) {
     // `%a:2, %b = ...`: `%b` names result 2, `%a#1` result 1.
-    if (!defineValues(name.name, &op, nullptr, name.loc, offset))
+    if (!defineValues(name.name, &op, nullptr, name.at, offset))
       return false;
     offset += static_cast<uint32_t>(name.count);
   }
@@ -778,7 +789,7 @@ bool Parser::parseGenericOp(Operation *&op, Location where) {
     return false;
   auto inputs_lease = typeList(), results_lease = typeList();
   std::vector<Type> &inputs = *inputs_lease, &results = *results_lease;
-  Location type_loc = loc();
+  size_t type_loc = mark();
   if (!expectChar(':') || !parseFunctionType(inputs, results))
     return false;
   if (inputs.size() != operands.size())
@@ -883,7 +894,7 @@ bool Parser::parseGenericModule(Module &module) {
 // the module implicitly.
 std::unique_ptr<Module> Parser::parseTopLevel() {
   auto module = std::make_unique<Module>(context_);
-  scopes_.emplace_back();
+  scope_starts_.push_back(0);
   dialect_stack_.push_back({});
   bool any_op = false;
   while (!atEnd()) {

@@ -113,6 +113,13 @@ public:
   bool parseSymbolName(std::string &name); ///< @name
   /// The position of the next token (skips blanks and comments).
   Location loc();
+  /// The offset of the next token (skips blanks and comments): where a
+  /// check made later reports its error. Cheaper than loc(), which turns
+  /// the offset into a line and column even when nothing goes wrong.
+  size_t mark() {
+    skipSpace();
+    return pos_;
+  }
   /// The position of the cursor itself (where the last token ended).
   Location locHere() { return locationAt(pos_); }
   /// Keeps where func `name`'s arguments and results were written; the
@@ -129,6 +136,10 @@ public:
   /// The "expected 'c'" error of expectChar (out of line); returns false.
   bool expectedChar(char c);
   bool errorAt(Location where, std::string message);
+  /// At an offset from mark().
+  bool errorAt(size_t offset, std::string message) {
+    return errorAt(locationAt(offset), std::move(message));
+  }
   bool failed() const { return failed_; }
   /// Emits a follow-up error of a failed sub-parse (MLIR's "failed to parse
   /// X parameter" chain) and returns false.
@@ -192,9 +203,16 @@ public:
   /// Parses one operation and appends it to `block`.
   bool parseOperation(Block &block);
 
-  /// Registers `%name` (with `count` results) in the current scope.
+  /// Registers `%name` (with `count` results) in the current scope; reports
+  /// a redefinition at `where` (a Location or a mark() offset).
+  template <typename Where>
   bool defineValues(std::string_view name, Operation *op, Value *arg,
-                    Location where, uint32_t offset = 0);
+                    Where where, uint32_t offset = 0) {
+    if (defineValue(name, op, arg, offset))
+      return true;
+    return errorAt(where,
+                   "redefinition of SSA value '%" + std::string(name) + "'");
+  }
 
 private:
   struct ValueDef {
@@ -205,8 +223,11 @@ private:
   struct ResultName {
     std::string_view name;
     size_t count;
-    Location loc;
+    size_t at; ///< mark() offset
   };
+  /// Registers `%name`; false when it is already defined.
+  bool defineValue(std::string_view name, Operation *op, Value *arg,
+                   uint32_t offset);
   Location locationAt(size_t pos);
   void skipSpaceSlow();
   bool parseTopLevelItem(Module &module);
@@ -293,8 +314,16 @@ private:
   /// once or twice per op, and erased when its region closes).
   using ValueTable = StringTable<ValueDef>;
   ValueTable values_;
-  std::vector<std::vector<std::string_view>> scopes_;
+  /// The names each open region defined, innermost last: region i's are
+  /// scope_names_[scope_starts_[i]..]. One vector for all regions, so a
+  /// region's names cost no allocation of their own.
+  std::vector<std::string_view> scope_names_;
+  std::vector<size_t> scope_starts_;
   std::vector<ValueTable> hidden_;
+  /// Emptied tables of closed isolated regions, buckets kept: each function
+  /// body starts from one instead of growing a table from nothing.
+  std::vector<ValueTable> spare_tables_;
+  ValueTable takeSpareTable();
   std::vector<std::string_view> dialect_stack_;
   std::unordered_map<std::string, const Attr *> attr_aliases_;
   std::unordered_map<std::string, Type> type_aliases_;

@@ -118,11 +118,9 @@ bool Parser::parseDimSharding(DimSharding &dim) {
   if (!expectChar('}'))
     return false;
   skipSpace();
-  Location where = loc();
   std::string_view id = parseBareId();
   if (id.empty())
     return true;
-  (void)where;
   return parsePriorityText(*this, id, dim);
 }
 
