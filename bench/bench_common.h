@@ -26,7 +26,15 @@ inline double cpuSeconds() {
 }
 
 /// Bytes malloc has handed out and not taken back.
-inline size_t heapInUse() { return mallinfo2().uordblks; }
+/// (Emscripten's dlmalloc has only the older, int-sized mallinfo: enough
+/// for a 2 GB memory.)
+inline size_t heapInUse() {
+#if defined(__EMSCRIPTEN__)
+  return static_cast<size_t>(mallinfo().uordblks);
+#else
+  return mallinfo2().uordblks;
+#endif
+}
 
 /// Ops nested under `root`.
 inline size_t countOps(Operation &root) {
