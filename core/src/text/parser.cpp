@@ -48,11 +48,6 @@ void Parser::skipSpaceSlow() {
   }
 }
 
-bool Parser::atEnd() {
-  skipSpace();
-  return pos_ >= text_.size();
-}
-
 char Parser::peekAt(size_t offset) {
   skipSpace();
   return pos_ + offset < text_.size() ? text_[pos_ + offset] : '\0';
@@ -74,14 +69,6 @@ bool Parser::expectPunct(std::string_view punct) {
   if (tryPunct(punct))
     return true;
   return error("expected '" + std::string(punct) + "'");
-}
-
-bool Parser::peekKeyword(std::string_view keyword) {
-  skipSpace();
-  if (!equalStrings(text_.substr(pos_, keyword.size()), keyword))
-    return false;
-  size_t after = pos_ + keyword.size();
-  return after >= text_.size() || !isIdChar(text_[after]);
 }
 
 bool Parser::tryKeyword(std::string_view keyword) {

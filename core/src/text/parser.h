@@ -6,6 +6,7 @@
 
 #include "shardlab/ir/ir.h"
 #include "shardlab/text/text.h"
+#include "text/char_class.h"
 #include "support/string_table.h"
 
 #include <algorithm>
@@ -83,7 +84,10 @@ public:
     }
     skipSpaceSlow();
   }
-  bool atEnd();
+  __attribute__((always_inline)) bool atEnd() {
+    skipSpace();
+    return pos_ >= text_.size();
+  }
   // peek, tryChar and expectChar run before nearly every token; clang
   // kept them out of line (5% of the WASM parse + print profile in peek's
   // own frame), so they are forced inline like skipSpace.
@@ -106,7 +110,16 @@ public:
   bool expectPunct(std::string_view punct);
   bool tryKeyword(std::string_view keyword);
   bool expectKeyword(std::string_view keyword);
-  bool peekKeyword(std::string_view keyword);
+  /// Whether `keyword` is the next token (whole: not the start of a longer
+  /// identifier). Forced inline: ~3 calls per op (the trailing `loc`,
+  /// keyed op syntax), and clang kept it out of line.
+  __attribute__((always_inline)) bool peekKeyword(std::string_view keyword) {
+    skipSpace();
+    if (!equalStrings(text_.substr(pos_, keyword.size()), keyword))
+      return false;
+    size_t after = pos_ + keyword.size();
+    return after >= text_.size() || !isIdChar(text_[after]);
+  }
   std::string_view parseBareId(); ///< empty when none
   bool parseInt(int64_t &value);  ///< optional leading '-'
   bool parseString(std::string &value);
@@ -116,7 +129,7 @@ public:
   /// The offset of the next token (skips blanks and comments): where a
   /// check made later reports its error. Cheaper than loc(), which turns
   /// the offset into a line and column even when nothing goes wrong.
-  size_t mark() {
+  __attribute__((always_inline)) size_t mark() {
     skipSpace();
     return pos_;
   }
