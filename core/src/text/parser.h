@@ -6,8 +6,8 @@
 
 #include "shardlab/ir/ir.h"
 #include "shardlab/text/text.h"
-#include "text/char_class.h"
 #include "support/string_table.h"
+#include "text/char_class.h"
 
 #include <algorithm>
 #include <optional>
