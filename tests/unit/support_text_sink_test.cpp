@@ -16,14 +16,19 @@ TEST_CASE("TextSink: pieces of every size land in order, the string is cut "
   std::string out;
   {
     TextSink sink(out);
-    // 0..40 bytes covers each copy path (none, 1-3, 4-7, 8-16, longer);
-    // 300 rounds grow the string several times.
+    // 0..40 bytes covers each copy path (none, 1-3, 4-7, 8-16, 17-32,
+    // longer), each byte different from its neighbours so that a misplaced
+    // head or tail shows; 300 rounds grow the string several times.
     for (int round = 0; round < 300; ++round)
       for (size_t length = 0; length <= 40; ++length) {
-        std::string piece(length,
-                          static_cast<char>('a' + (round + length) % 26));
+        std::string piece(length, ' ');
+        for (size_t i = 0; i < length; ++i)
+          piece[i] = static_cast<char>('a' + (round + length + i) % 26);
         sink += piece;
         expected += piece;
+        // Fills of 0..20 (the 8-16 bytes are two overlapping stores).
+        sink.append(length % 21, '.');
+        expected.append(length % 21, '.');
       }
     sink += 'z';
     sink.append(3, '-');

@@ -157,12 +157,18 @@ private:
     end_ = out_.data() + out_.size();
   }
 
-  // Short copies (most are 1-16 bytes) with two overlapping moves instead
-  // of a call to memcpy.
+  // Short copies (most are 1-16 bytes; a tensor type's spelling 17-32)
+  // with two overlapping moves instead of a call to memcpy.
   __attribute__((always_inline)) static void copy(char *to, const char *from,
                                                   size_t length) {
-    if (length > 16) {
+    if (length > 32) {
       std::memcpy(to, from, length);
+    } else if (length > 16) {
+      char head[16], tail[16];
+      std::memcpy(head, from, 16);
+      std::memcpy(tail, from + length - 16, 16);
+      std::memcpy(to, head, 16);
+      std::memcpy(to + length - 16, tail, 16);
     } else if (length >= 8) {
       uint64_t head, tail;
       std::memcpy(&head, from, 8);

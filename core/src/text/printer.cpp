@@ -360,7 +360,7 @@ void Printer::printModule(Module &module) {
   size_t ops = 0;
   walk(module.op(), [&](Operation &) { ++ops; });
   custom_names_.reserve(ops / 4);
-  out_.reserve(ops * 96);
+  out_.reserve(ops * 112); // ~100 bytes per op as written, a little over
   numberValues(module.op());
   if (options_.generic) {
     printGenericModule(module);
