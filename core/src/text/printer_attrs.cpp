@@ -130,9 +130,12 @@ void appendEscapedString(TextSink &out, std::string_view value) {
 
 void Printer::printAxisRef(const AxisRef &axis) {
   appendEscapedString(out_, axis.name);
-  if (axis.sub)
-    out_ += ":(" + std::to_string(axis.sub->pre_size) + ")" +
-            std::to_string(axis.sub->size);
+  if (axis.sub) {
+    out_ += ":(";
+    out_.appendDecimal(axis.sub->pre_size);
+    out_ += ')';
+    out_.appendDecimal(axis.sub->size);
+  }
 }
 
 void Printer::printAxisRefList(const std::vector<AxisRef> &axes) {
@@ -151,7 +154,8 @@ void Printer::printMesh(const Mesh &mesh) {
     if (i)
       out_ += ", ";
     appendEscapedString(out_, mesh.axes[i].name);
-    out_ += '=' + std::to_string(mesh.axes[i].size);
+    out_ += '=';
+    out_.appendDecimal(mesh.axes[i].size);
   }
   out_ += ']';
   if (!mesh.device_ids.empty()) {
@@ -159,7 +163,7 @@ void Printer::printMesh(const Mesh &mesh) {
     for (size_t i = 0; i < mesh.device_ids.size(); ++i) {
       if (i)
         out_ += ", ";
-      out_ += std::to_string(mesh.device_ids[i]);
+      out_.appendDecimal(mesh.device_ids[i]);
     }
     out_ += ']';
   }
@@ -188,8 +192,10 @@ void Printer::printTensorSharding(const TensorSharding &sharding) {
     if (!dim.closed)
       out_ += dim.axes.empty() ? "?" : ", ?";
     out_ += '}';
-    if (dim.priority)
-      out_ += 'p' + std::to_string(*dim.priority);
+    if (dim.priority) {
+      out_ += 'p';
+      out_.appendDecimal(*dim.priority);
+    }
   }
   out_ += ']';
   if (!sharding.replicated.empty()) {
@@ -233,8 +239,9 @@ static void printRule(TextSink &out, const OpShardingRule &rule) {
     for (size_t i = 0; i < rule.factor_sizes.size(); ++i) {
       if (i)
         out += ", ";
-      out += factorSymbol(static_cast<int64_t>(i)) + "=" +
-             std::to_string(rule.factor_sizes[i]);
+      out += factorSymbol(static_cast<int64_t>(i));
+      out += '=';
+      out.appendDecimal(rule.factor_sizes[i]);
     }
     out += '}';
   }
@@ -268,7 +275,7 @@ static void printDenseValue(TextSink &out, const DenseValue &value, Type elem) {
   } else if (elem && elem->text == "i1") {
     out += value.real != 0 ? "true" : "false";
   } else if (elem && elem->isIntegerElement()) {
-    out += std::to_string(static_cast<int64_t>(std::llround(value.real)));
+    out.appendDecimal(static_cast<int64_t>(std::llround(value.real)));
   } else {
     out += formatFloat(value.real, elem);
   }
@@ -474,8 +481,10 @@ void Printer::printSdyListBody(const Attr &attr) {
       if (i)
         out_ += ", ";
       printAxisRefList(params[i].axes);
-      out_ += ": " + std::to_string(params[i].src_dim) + "->" +
-              std::to_string(params[i].tgt_dim);
+      out_ += ": ";
+      out_.appendDecimal(params[i].src_dim);
+      out_ += "->";
+      out_.appendDecimal(params[i].tgt_dim);
     }
     out_ += ']';
   }
