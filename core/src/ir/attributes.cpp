@@ -92,8 +92,15 @@ size_t hashInts(size_t h, std::span<const int64_t> ints) {
   return h;
 }
 
+// An element loop, not std::equal: that becomes a memcmp call, and these
+// arrays hold a few dimensions (a call per interned dense array in WASM).
 bool sameInts(const std::vector<int64_t> &a, std::span<const int64_t> b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i])
+      return false;
+  return true;
 }
 
 size_t hashSharding(size_t h, const TensorSharding &s) {

@@ -347,7 +347,8 @@ void Printer::printOperation(Operation &op) {
   std::string_view dialect =
       default_dialect_.empty() ? std::string_view() : default_dialect_.back();
   if (!dialect.empty() && name.size() > dialect.size() &&
-      name.substr(0, dialect.size()) == dialect && name[dialect.size()] == '.')
+      equalStrings(name.substr(0, dialect.size()), dialect) &&
+      name[dialect.size()] == '.')
     name = name.substr(dialect.size() + 1);
   out_ += name;
   op.info->print(*this, op);

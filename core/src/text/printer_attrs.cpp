@@ -535,7 +535,9 @@ void Printer::printAttrDict(const AttrDict &dict,
                             std::span<const std::string_view> elided) {
   bool first = true;
   for (const NamedAttr &entry : dict.entries()) {
-    if (std::find(elided.begin(), elided.end(), entry.name) != elided.end())
+    if (std::any_of(elided.begin(), elided.end(), [&](std::string_view name) {
+          return equalStrings(name, entry.name);
+        }))
       continue;
     out_ += first ? " {" : ", ";
     first = false;
