@@ -71,13 +71,6 @@ bool Parser::expectPunct(std::string_view punct) {
   return error("expected '" + std::string(punct) + "'");
 }
 
-bool Parser::tryKeyword(std::string_view keyword) {
-  if (!peekKeyword(keyword))
-    return false;
-  pos_ += keyword.size();
-  return true;
-}
-
 bool Parser::expectKeyword(std::string_view keyword) {
   if (tryKeyword(keyword))
     return true;

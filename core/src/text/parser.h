@@ -108,7 +108,6 @@ public:
   }
   bool tryPunct(std::string_view punct);
   bool expectPunct(std::string_view punct);
-  bool tryKeyword(std::string_view keyword);
   bool expectKeyword(std::string_view keyword);
   /// Whether `keyword` is the next token (whole: not the start of a longer
   /// identifier). Forced inline: ~3 calls per op (the trailing `loc`,
@@ -119,6 +118,12 @@ public:
       return false;
     size_t after = pos_ + keyword.size();
     return after >= text_.size() || !isIdChar(text_[after]);
+  }
+  __attribute__((always_inline)) bool tryKeyword(std::string_view keyword) {
+    if (!peekKeyword(keyword))
+      return false;
+    pos_ += keyword.size();
+    return true;
   }
   std::string_view parseBareId(); ///< empty when none
   bool parseInt(int64_t &value);  ///< optional leading '-'
@@ -211,7 +216,13 @@ public:
   std::string_view currentDefaultDialect() const;
 
   /// An optional trailing `loc(...)`, stored in `where.debug`.
-  bool parseTrailingLocation(Location &where);
+  /// (Inline: the check runs after every op, the parse only when there is
+  /// one.)
+  __attribute__((always_inline)) bool parseTrailingLocation(Location &where) {
+    return !peekKeyword("loc") || parseLocationSuffix(where);
+  }
+  /// `loc(...)` at the cursor, stored in `where.debug`.
+  bool parseLocationSuffix(Location &where);
 
   /// Parses one operation and appends it to `block`.
   bool parseOperation(Block &block);

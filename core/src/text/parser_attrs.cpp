@@ -580,9 +580,7 @@ const Attr *Parser::parseLocationAttr() {
   return attr;
 }
 
-bool Parser::parseTrailingLocation(Location &where) {
-  if (!peekKeyword("loc"))
-    return true;
+bool Parser::parseLocationSuffix(Location &where) {
   tryKeyword("loc");
   const Attr *attr = parseLocationAttr();
   if (!attr)

@@ -210,9 +210,7 @@ void Printer::printArgDecl(Value *arg, bool with_location) {
     printTrailingLocation(arg->loc);
 }
 
-void Printer::printTrailingLocation(const Location &where) {
-  if (!options_.debuginfo)
-    return;
+void Printer::printLocationSuffix(const Location &where) {
   out_ += " loc(";
   if (where.debug) {
     out_ += where.debug->text;

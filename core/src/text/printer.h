@@ -100,7 +100,14 @@ public:
   /// `with_location`.
   void printArgDecl(Value *arg, bool with_location = false);
   /// ` loc(...)` under -mlir-print-debuginfo, else nothing.
-  void printTrailingLocation(const Location &where);
+  /// (Inline: the check runs after every op, the print only with
+  /// -mlir-print-debuginfo.)
+  void printTrailingLocation(const Location &where) {
+    if (options_.debuginfo)
+      printLocationSuffix(where);
+  }
+  /// ` loc(...)`.
+  void printLocationSuffix(const Location &where);
   void newline();
   TextSink &out() { return out_; }
 
