@@ -470,15 +470,6 @@ bool Parser::parseFunctionType(std::vector<Type> &inputs,
 
 // ------------------------------------------------------------ values
 
-std::string_view Parser::parseValueName() {
-  if (peek() != '%')
-    return {};
-  size_t start = ++pos_;
-  while (pos_ < text_.size() && (isIdChar(text_[pos_]) || text_[pos_] == '-'))
-    ++pos_;
-  return text_.substr(start, pos_ - start);
-}
-
 bool Parser::parseOperand(Value *&value) {
   size_t where = mark();
   std::string_view name = parseValueName();

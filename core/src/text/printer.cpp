@@ -124,15 +124,8 @@ void Printer::numberValues(Operation &root) {
 
 // ------------------------------------------------------------ values, types
 
-void Printer::appendName(const Value *value) {
-  int64_t slot = value->print_slot;
-  if (slot > 0) {
-    *this << (slot - 1); // digits straight into the output
-  } else if (slot < 0 && static_cast<size_t>(-slot) <= custom_names_.size()) {
-    out_ += custom_names_[static_cast<size_t>(-slot - 1)];
-  } else {
-    out_ += "<<UNKNOWN SSA VALUE>>"; // as MLIR prints a value it did not number
-  }
+void Printer::appendUnknownName() {
+  out_ += "<<UNKNOWN SSA VALUE>>"; // as MLIR prints a value it did not number
 }
 
 void Printer::printValue(const Value *value) {

@@ -130,7 +130,18 @@ private:
   // the value avoids a hash lookup per printed operand.
   std::vector<std::string_view> custom_names_; // views into name_text_
   bool hasName(const Value *value) const { return value->print_slot != 0; }
-  void appendName(const Value *value);
+  /// The value's name without `%` (inline: every operand and result prints
+  /// one).
+  __attribute__((always_inline)) void appendName(const Value *value) {
+    int64_t slot = value->print_slot;
+    if (slot > 0)
+      out_.appendDecimal(slot - 1); // digits straight into the output
+    else if (slot < 0 && static_cast<size_t>(-slot) <= custom_names_.size())
+      out_ += custom_names_[static_cast<size_t>(-slot - 1)];
+    else
+      appendUnknownName();
+  }
+  void appendUnknownName();
   // Naming state (see numberValues).
   unsigned next_value_ = 0, next_arg_ = 0, next_conflict_ = 0;
   // The names in use in the regions being numbered: used_stack_ lists them
