@@ -98,17 +98,6 @@ Operation::~Operation() {
   pool().countNamed(name, -1);
 }
 
-std::unique_ptr<Operation> Operation::create(OpPool &pool,
-                                             std::string_view name,
-                                             const OpInfo *info, Location loc) {
-  return std::unique_ptr<Operation>(new (pool) Operation(name, info, loc));
-}
-
-void *Operation::operator new(size_t size, OpPool &pool) {
-  (void)size; // every slot holds sizeof(Operation), the only size asked for
-  return pool.allocate();
-}
-
 void Operation::dropAllUses() {
   for (OpOperand &use : operands_)
     use.set(nullptr);

@@ -24,7 +24,7 @@ namespace shardlab {
 
 OpPool::OpPool(size_t slot_size) : stride_(strideFor(slot_size)) {}
 
-void *OpPool::allocate() {
+void *OpPool::allocateSlow() {
   ++live_;
   ++allocated_;
   if (free_) {
@@ -51,20 +51,8 @@ size_t OpPool::liveNamed(std::string_view op_name) const {
   return it == named_.end() ? 0 : it->second;
 }
 
-void OpPool::countNamed(std::string_view op_name, int delta) {
-  // Names are string literals packed side by side: a multiplicative hash
-  // spreads neighbours that address bits alone would put in one slot.
-  auto address =
-      static_cast<uint64_t>(reinterpret_cast<uintptr_t>(op_name.data()));
-  CountSlot &slot =
-      count_slots_[(address * 0x9E3779B97F4A7C15ull) >> (64 - kCountBits)];
-  if (slot.data != op_name.data() || slot.size != op_name.size())
-    slot = {op_name.data(), op_name.size(), &named_[op_name]};
-  *slot.count += static_cast<size_t>(delta);
-}
-
-OpPool &OpPool::ownerOf(const void *slot) {
-  return *(static_cast<const Header *>(slot) - 1)->owner;
+void OpPool::fillCountSlot(CountSlot &slot, std::string_view op_name) {
+  slot = {op_name.data(), op_name.size(), &named_[op_name]};
 }
 
 void OpPool::release(void *slot) {

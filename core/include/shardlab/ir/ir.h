@@ -162,13 +162,19 @@ public:
   Operation &operator=(const Operation &) = delete;
 
   /// A new op in `pool` (normally `ctx.ops`; cloneOp uses the source op's).
+  /// (Inline, with the pool's fast path: the parser makes every op here.)
   static std::unique_ptr<Operation> create(OpPool &pool, std::string_view name,
-                                           const OpInfo *info, Location loc);
+                                           const OpInfo *info, Location loc) {
+    return std::unique_ptr<Operation>(new (pool) Operation(name, info, loc));
+  }
   /// The pool this op lives in.
   OpPool &pool() const { return OpPool::ownerOf(this); }
 
   static void *operator new(size_t size) = delete;
-  static void *operator new(size_t size, OpPool &pool);
+  static void *operator new(size_t size, OpPool &pool) {
+    (void)size; // every slot holds sizeof(Operation), the only size asked for
+    return pool.allocate();
+  }
   static void operator delete(void *slot) { OpPool::release(slot); }
   static void operator delete(void *slot, OpPool &) { OpPool::release(slot); }
 

@@ -9,6 +9,7 @@
 #include "shardlab/support/string_hash.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <new>
 #include <string_view>
@@ -38,12 +39,24 @@ public:
   OpPool(const OpPool &) = delete;
   OpPool &operator=(const OpPool &) = delete;
 
-  /// A slot of `slot_size` bytes, aligned for any type.
-  void *allocate();
+  /// A slot of `slot_size` bytes, aligned for any type. Inline while the
+  /// newest slab has room and no slot was given back (a parse makes every
+  /// op this way): one call fewer per op, which WebAssembly pays for.
+  void *allocate() {
+    if (free_ || next_ == end_)
+      return allocateSlow();
+    ++live_;
+    ++allocated_;
+    auto *header = new (next_) Header{this, nullptr};
+    next_ += stride_;
+    return header + 1;
+  }
   /// Gives back a slot `allocate` returned, of whichever pool it came from.
   static void release(void *slot);
   /// The pool a slot came from.
-  static OpPool &ownerOf(const void *slot);
+  static OpPool &ownerOf(const void *slot) {
+    return *(static_cast<const Header *>(slot) - 1)->owner;
+  }
 
   /// Slots handed out and not given back.
   size_t live() const { return live_; }
@@ -55,7 +68,14 @@ public:
   /// destructor keep the count). Zero lets a pass skip a whole-module walk
   /// for ops that cannot be there.
   size_t liveNamed(std::string_view op_name) const;
-  void countNamed(std::string_view op_name, int delta);
+  /// Inline when the name's text is the one the address cache last saw
+  /// for it (nearly always).
+  void countNamed(std::string_view op_name, int delta) {
+    CountSlot &slot = count_slots_[countSlotOf(op_name.data())];
+    if (slot.data != op_name.data() || slot.size != op_name.size())
+      fillCountSlot(slot, op_name);
+    *slot.count += static_cast<size_t>(delta);
+  }
 
 private:
   // Before each slot: the owning pool and, while the slot is free, the next
@@ -67,6 +87,8 @@ private:
   };
   static constexpr size_t kSlotsPerSlab = 512;
   static constexpr size_t kLine = 64; ///< the cache line slots start at
+  /// allocate() from a given-back slot or a new slab.
+  void *allocateSlow();
   /// Gives a slab back with the alignment it was allocated with.
   struct SlabDelete {
     void operator()(std::byte *slab) const {
@@ -94,6 +116,14 @@ private:
   static constexpr unsigned kCountBits = 7;
   static constexpr size_t kCountSlots = size_t{1} << kCountBits;
   CountSlot count_slots_[kCountSlots];
+  // Names are string literals packed side by side: a multiplicative hash
+  // spreads neighbours that address bits alone would put in one slot.
+  static size_t countSlotOf(const char *name) {
+    auto address = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(name));
+    return static_cast<size_t>((address * 0x9E3779B97F4A7C15ull) >>
+                               (64 - kCountBits));
+  }
+  void fillCountSlot(CountSlot &slot, std::string_view op_name);
 };
 
 } // namespace shardlab
