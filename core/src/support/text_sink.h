@@ -65,17 +65,25 @@ public:
     copy(cur_, text, length);
     cur_ += length;
   }
-  /// `count` copies of `c` (an indentation, mostly): up to 16 with two
-  /// overlapping 8-byte stores instead of a call to memset.
+  /// `count` copies of `c` (an indentation, mostly: 4 spaces in a
+  /// function body): up to 16 with overlapping stores, as copy() does,
+  /// instead of a call to memset.
   __attribute__((always_inline)) void append(size_t count, char c) {
     if (room() < count)
       grow(count);
-    if (count >= 8 && count <= 16) {
-      uint64_t word = 0x0101010101010101ull * static_cast<unsigned char>(c);
+    const uint64_t word = 0x0101010101010101ull * static_cast<unsigned char>(c);
+    if (count > 16) {
+      std::memset(cur_, c, count);
+    } else if (count >= 8) {
       std::memcpy(cur_, &word, 8);
       std::memcpy(cur_ + count - 8, &word, 8);
-    } else {
-      std::memset(cur_, c, count);
+    } else if (count >= 4) {
+      std::memcpy(cur_, &word, 4);
+      std::memcpy(cur_ + count - 4, &word, 4);
+    } else if (count > 0) {
+      cur_[0] = c;
+      cur_[count / 2] = c;
+      cur_[count - 1] = c;
     }
     cur_ += count;
   }

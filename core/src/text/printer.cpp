@@ -3,6 +3,7 @@
 #include "ir/op_registry.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>

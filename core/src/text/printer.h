@@ -9,7 +9,6 @@
 #include "support/text_arena.h"
 #include "support/text_sink.h"
 
-#include <charconv>
 #include <initializer_list>
 #include <span>
 #include <string>
