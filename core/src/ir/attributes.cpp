@@ -222,8 +222,10 @@ const Attr *AttrArena::internStructural(size_t hash, Attr &&attr) {
   return made;
 }
 
-const Attr *AttrArena::findDenseArray(size_t hash, Type element,
-                                      std::span<const int64_t> values) const {
+// Inline in internDenseArray, its caller per dimension list parsed.
+inline __attribute__((always_inline)) const Attr *
+AttrArena::findDenseArray(size_t hash, Type element,
+                          std::span<const int64_t> values) const {
   auto [begin, end] = structural_.equal_range(hash);
   for (auto it = begin; it != end; ++it) {
     const Attr &old = *it->second;

@@ -128,11 +128,7 @@ TypeContext::TypeContext() {
   i1_ = element("i1");
 }
 
-Type TypeContext::element(std::string_view text) {
-  if (text.size() == 3 && i64_ && text == "i64")
-    return i64_;
-  if (text.size() == 2 && i1_ && text == "i1")
-    return i1_;
+Type TypeContext::lookupElement(std::string_view text) {
   auto it = types_.find(text);
   if (it != types_.end())
     return it->second.get();

@@ -57,24 +57,8 @@ bool Parser::expectedChar(char c) {
   return error(std::string("expected '") + c + "'");
 }
 
-bool Parser::tryPunct(std::string_view punct) {
-  skipSpace();
-  if (!equalStrings(text_.substr(pos_, punct.size()), punct))
-    return false;
-  pos_ += punct.size();
-  return true;
-}
-
-bool Parser::expectPunct(std::string_view punct) {
-  if (tryPunct(punct))
-    return true;
-  return error("expected '" + std::string(punct) + "'");
-}
-
-bool Parser::expectKeyword(std::string_view keyword) {
-  if (tryKeyword(keyword))
-    return true;
-  return error("expected '" + std::string(keyword) + "'");
+bool Parser::expectedToken(std::string_view token) {
+  return error("expected '" + std::string(token) + "'");
 }
 
 std::string_view Parser::parseBareId() {
@@ -195,13 +179,22 @@ bool Parser::errorAt(Location where, std::string message) {
   return false;
 }
 
-bool Parser::enterNesting() {
-  if (++depth_ > options_.max_nesting) {
-    --depth_;
-    return error("nesting is deeper than " +
-                 std::to_string(options_.max_nesting) + " levels");
-  }
-  return true;
+bool Parser::error(const char *message) {
+  return errorAt(loc(), std::string(message));
+}
+
+bool Parser::errorAt(Location where, const char *message) {
+  return errorAt(where, std::string(message));
+}
+
+bool Parser::errorAt(size_t offset, const char *message) {
+  return errorAt(locationAt(offset), std::string(message));
+}
+
+bool Parser::nestingTooDeep() {
+  --depth_;
+  return error("nesting is deeper than " +
+               std::to_string(options_.max_nesting) + " levels");
 }
 
 bool Parser::skipBalanced(char open, char close) {
@@ -649,15 +642,24 @@ bool Parser::parseResultNames(std::vector<ResultName> &names) {
   return expectChar('=');
 }
 
+bool Parser::resultCountMismatch(const Operation &op, size_t expected) {
+  return errorAt(op.loc, "operation defines " +
+                             std::to_string(op.numResults()) +
+                             " results but was provided " +
+                             std::to_string(expected) + " to bind");
+}
+
+bool Parser::redefinition(Location where, std::string_view name) {
+  return errorAt(where,
+                 "redefinition of SSA value '%" + std::string(name) + "'");
+}
+
 bool Parser::bindResults(Operation &op, const std::vector<ResultName> &names) {
   size_t expected = 0;
   for (const ResultName &name : names)
     expected += name.count;
   if (expected != op.numResults())
-    return errorAt(op.loc, "operation defines " +
-                               std::to_string(op.numResults()) +
-                               " results but was provided " +
-                               std::to_string(expected) + " to bind");
+    return resultCountMismatch(op, expected);
   uint32_t offset = 0;
   for (const ResultName &name : names) {
     // `%a:2, %b = ...`: `%b` names result 2, `%a#1` result 1.
@@ -695,22 +697,29 @@ bool Parser::parseOperation(Block &block) {
   return true;
 }
 
+const OpInfo *Parser::lookupInDefaultDialect(std::string_view name) {
+  std::string_view dialect = currentDefaultDialect();
+  if (dialect.empty())
+    return nullptr;
+  return lookupOp(std::string(dialect) + "." + std::string(name));
+}
+
+bool Parser::unknownCustomOp(Location where, std::string_view name) {
+  return errorAt(where, "custom op '" + std::string(name) +
+                            "' is unknown; shardlab reads ops it does not "
+                            "model only in the generic form, e.g. \"" +
+                            std::string(name) +
+                            "\"(%a) {attrs} : (operand types) -> result "
+                            "types, and keeps them as they are");
+}
+
 bool Parser::parseCustomOp(Operation *&op, std::string_view name,
                            Location where, size_t num_results) {
-  std::string full;
   const OpInfo *info = lookupOp(name);
-  if (!info && name.find('.') == std::string_view::npos &&
-      !currentDefaultDialect().empty()) {
-    full = std::string(currentDefaultDialect()) + "." + std::string(name);
-    info = lookupOp(full);
-  }
+  if (!info && name.find('.') == std::string_view::npos)
+    info = lookupInDefaultDialect(name);
   if (!info || !info->parse)
-    return errorAt(where, "custom op '" + std::string(name) +
-                              "' is unknown; shardlab reads ops it does not "
-                              "model only in the generic form, e.g. \"" +
-                              std::string(name) +
-                              "\"(%a) {attrs} : (operand types) -> result "
-                              "types, and keeps them as they are");
+    return unknownCustomOp(where, name);
   auto owned = Operation::create(ctx_.ops, info->name, info, where);
   dialect_stack_.push_back(info->region_dialect.empty()
                                ? currentDefaultDialect()

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -106,9 +107,22 @@ public:
   __attribute__((always_inline)) bool expectChar(char c) {
     return tryChar(c) || expectedChar(c);
   }
-  bool tryPunct(std::string_view punct);
-  bool expectPunct(std::string_view punct);
-  bool expectKeyword(std::string_view keyword);
+  /// Inline, like tryKeyword: `->`, `x` and the like, several per op.
+  __attribute__((always_inline)) bool tryPunct(std::string_view punct) {
+    skipSpace();
+    if (!equalStrings(text_.substr(pos_, punct.size()), punct))
+      return false;
+    pos_ += punct.size();
+    return true;
+  }
+  /// tryPunct, or an "expected '...'" error (out of line).
+  bool expectPunct(std::string_view punct) {
+    return tryPunct(punct) || expectedToken(punct);
+  }
+  /// tryKeyword, or an "expected '...'" error (out of line).
+  bool expectKeyword(std::string_view keyword) {
+    return tryKeyword(keyword) || expectedToken(keyword);
+  }
   /// Whether `keyword` is the next token (whole: not the start of a longer
   /// identifier). Forced inline: ~3 calls per op (the trailing `loc`,
   /// keyed op syntax), and clang kept it out of line.
@@ -151,13 +165,25 @@ public:
     return text_.substr(start, pos_ - start);
   }
   bool error(std::string message);
-  /// The "expected 'c'" error of expectChar (out of line); returns false.
-  bool expectedChar(char c);
   bool errorAt(Location where, std::string message);
   /// At an offset from mark().
   bool errorAt(size_t offset, std::string message) {
     return errorAt(locationAt(offset), std::move(message));
   }
+  /// The errors with a literal message, which nearly all are: out of line
+  /// and cold, so that the hot parse functions do not each build a
+  /// std::string per error they may report. In the WASM build that inline
+  /// code (libc++'s string is instantiated in place) made the parse
+  /// functions larger and made V8 spill values on their hot paths.
+  [[gnu::cold, gnu::noinline]] bool error(const char *message);
+  [[gnu::cold, gnu::noinline]] bool errorAt(Location where,
+                                            const char *message);
+  [[gnu::cold, gnu::noinline]] bool errorAt(size_t offset,
+                                            const char *message);
+  /// The "expected 'c'" error of expectChar (out of line); returns false.
+  [[gnu::cold, gnu::noinline]] bool expectedChar(char c);
+  /// The "expected '...'" error of expectPunct and expectKeyword.
+  [[gnu::cold, gnu::noinline]] bool expectedToken(std::string_view token);
   bool failed() const { return failed_; }
   /// Emits a follow-up error of a failed sub-parse (MLIR's "failed to parse
   /// X parameter" chain) and returns false.
@@ -172,11 +198,17 @@ public:
   bool parseFunctionType(std::vector<Type> &inputs, std::vector<Type> &results);
   /// `: t` or `: (ins) -> outs`, as hlo's same-operands-and-result syntax.
   const Attr *parseAttribute(Type hint = nullptr);
-  bool parseAttrDict(AttrDict &dict); ///< `{...}` at the cursor
-  bool parseOptionalAttrDict(AttrDict &dict);
+  /// `{...}` at the cursor. Out of line: the optional forms below are
+  /// inline, and most ops have no dictionary.
+  [[gnu::noinline]] bool parseAttrDict(AttrDict &dict);
+  __attribute__((always_inline)) bool parseOptionalAttrDict(AttrDict &dict) {
+    return peek() != '{' || parseAttrDict(dict);
+  }
   /// After `<{`: the property entries and the closing `}>`.
   bool parsePropertiesRest(AttrDict &dict);
-  bool parseOptionalAttrDictWithKeyword(AttrDict &dict);
+  bool parseOptionalAttrDictWithKeyword(AttrDict &dict) {
+    return !tryKeyword("attributes") || parseAttrDict(dict);
+  }
   std::string_view intern(std::string_view text) { return ctx_.intern(text); }
   Context &ctx() { return ctx_; }
 
@@ -242,8 +274,10 @@ public:
                     Where where, uint32_t offset = 0) {
     if (defineValue(name, op, arg, offset))
       return true;
-    return errorAt(where,
-                   "redefinition of SSA value '%" + std::string(name) + "'");
+    if constexpr (std::is_same_v<Where, Location>)
+      return redefinition(where, name);
+    else
+      return redefinition(locationAt(where), name);
   }
 
 private:
@@ -272,13 +306,29 @@ private:
   /// Replaces the alias references of every location read (aliases may be
   /// defined after their use, as JAX prints them).
   bool resolvePendingLocations();
-  bool parseGenericOp(Operation *&op, Location where);
+  /// Out of line: the generic form is its own path, and inlined into
+  /// parseOperation it made one function too large for V8 to keep the
+  /// custom path's values in registers.
+  [[gnu::noinline]] bool parseGenericOp(Operation *&op, Location where);
   bool parseCustomOp(Operation *&op, std::string_view name, Location where,
                      size_t num_results);
+  /// `name` in the enclosing op's default dialect (`return` in a func).
+  [[gnu::noinline]] const OpInfo *lookupInDefaultDialect(std::string_view name);
+  // The error messages that are built from parts, out of line and cold.
+  [[gnu::cold, gnu::noinline]] bool unknownCustomOp(Location where,
+                                                    std::string_view name);
+  [[gnu::cold, gnu::noinline]] bool resultCountMismatch(const Operation &op,
+                                                        size_t expected);
+  [[gnu::cold, gnu::noinline]] bool redefinition(Location where,
+                                                 std::string_view name);
   bool parseResultNames(std::vector<ResultName> &names);
   bool bindResults(Operation &op, const std::vector<ResultName> &names);
   bool parseBlock(Region &region, bool entry, const std::vector<ArgDecl> &args);
-  bool enterNesting();
+  /// Counts one more level of nesting; an error past max_nesting.
+  bool enterNesting() {
+    return ++depth_ <= options_.max_nesting || nestingTooDeep();
+  }
+  [[gnu::cold, gnu::noinline]] bool nestingTooDeep();
   void leaveNesting() { --depth_; }
   Type parseTensorType();
   Type parseBareType();

@@ -58,14 +58,6 @@ bool Parser::parsePropertiesRest(AttrDict &dict) {
   return parseAttrDict(dict) && expectChar('>');
 }
 
-bool Parser::parseOptionalAttrDict(AttrDict &dict) {
-  return peek() != '{' || parseAttrDict(dict);
-}
-
-bool Parser::parseOptionalAttrDictWithKeyword(AttrDict &dict) {
-  return !tryKeyword("attributes") || parseAttrDict(dict);
-}
-
 const Attr *Parser::parseNumberAttr(Type hint, bool allow_type_suffix) {
   skipSpace();
   size_t start = pos_;

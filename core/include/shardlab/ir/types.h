@@ -57,7 +57,15 @@ struct TypeStorage {
 class TypeContext {
 public:
   TypeContext();
-  Type element(std::string_view text);
+  /// The element type spelled `text` (`f32`, `i64`, ...). Inline for the
+  /// two that op parsers and passes ask for on every op.
+  Type element(std::string_view text) {
+    if (i64_ && text.size() == 3 && equalStrings(text, "i64"))
+      return i64_;
+    if (i1_ && text.size() == 2 && equalStrings(text, "i1"))
+      return i1_;
+    return lookupElement(text);
+  }
   Type rankedTensor(const std::vector<int64_t> &shape, Type element,
                     std::string_view encoding = {});
   Type unrankedTensor(Type element);
@@ -68,6 +76,7 @@ public:
   Type opaque(std::string_view text);
 
 private:
+  Type lookupElement(std::string_view text);
   Type intern(TypeStorage &&storage);
   // Keyed by views of the types' own spellings (TypeStorage::text).
   std::unordered_map<std::string_view, std::unique_ptr<TypeStorage>, StringHash,
