@@ -178,8 +178,7 @@ public:
   [[gnu::cold, gnu::noinline]] bool error(const char *message);
   [[gnu::cold, gnu::noinline]] bool errorAt(Location where,
                                             const char *message);
-  [[gnu::cold, gnu::noinline]] bool errorAt(size_t offset,
-                                            const char *message);
+  [[gnu::cold, gnu::noinline]] bool errorAt(size_t offset, const char *message);
   /// The "expected 'c'" error of expectChar (out of line); returns false.
   [[gnu::cold, gnu::noinline]] bool expectedChar(char c);
   /// The "expected '...'" error of expectPunct and expectKeyword.
