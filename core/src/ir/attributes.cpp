@@ -213,12 +213,11 @@ const Attr *AttrArena::make(Attr &&attr) {
 }
 
 const Attr *AttrArena::internStructural(size_t hash, Attr &&attr) {
-  auto [begin, end] = structural_.equal_range(hash);
-  for (auto it = begin; it != end; ++it)
-    if (samePayload(*it->second, attr))
-      return it->second;
+  if (const Attr *old = structural_.find(
+          hash, [&](const Attr *known) { return samePayload(*known, attr); }))
+    return old;
   const Attr *made = append(std::move(attr));
-  structural_.emplace(hash, made);
+  structural_.insert(hash, made);
   return made;
 }
 
@@ -226,14 +225,10 @@ const Attr *AttrArena::internStructural(size_t hash, Attr &&attr) {
 inline __attribute__((always_inline)) const Attr *
 AttrArena::findDenseArray(size_t hash, Type element,
                           std::span<const int64_t> values) const {
-  auto [begin, end] = structural_.equal_range(hash);
-  for (auto it = begin; it != end; ++it) {
-    const Attr &old = *it->second;
-    if (old.kind == AttrKind::DenseArray && old.type == element &&
-        sameInts(old.ints(), values))
-      return &old;
-  }
-  return nullptr;
+  return structural_.find(hash, [&](const Attr *known) {
+    return known->kind == AttrKind::DenseArray && known->type == element &&
+           sameInts(known->ints(), values);
+  });
 }
 
 const Attr *AttrArena::denseArray(Type element,
@@ -256,7 +251,7 @@ const Attr *AttrArena::internDenseArray(Type element,
             : std::vector<int64_t>(values.begin(), values.end());
   const Attr *made =
       append(Attr{AttrKind::DenseArray, std::move(payload), element, {}});
-  structural_.emplace(hash, made);
+  structural_.insert(hash, made);
   return made;
 }
 
@@ -269,24 +264,22 @@ const Attr *AttrArena::sharding(TensorSharding &&sharding) {
 
 const Attr *AttrArena::findOrMake(AttrKind kind, size_t hash,
                                   const TensorSharding &sharding) {
-  auto [begin, end] = structural_.equal_range(hash);
-  for (auto it = begin; it != end; ++it) {
-    const Attr &old = *it->second;
-    if (old.kind != kind || old.type || !old.text.empty())
-      continue;
-    if (kind == AttrKind::Sharding && old.sharding() == sharding)
-      return &old;
-    if (kind == AttrKind::ShardingPerValue && old.shardings().size() == 1 &&
-        old.shardings()[0] == sharding)
-      return &old;
-  }
+  if (const Attr *old = structural_.find(hash, [&](const Attr *known) {
+        if (known->kind != kind || known->type || !known->text.empty())
+          return false;
+        if (kind == AttrKind::Sharding)
+          return known->sharding() == sharding;
+        return known->shardings().size() == 1 &&
+               known->shardings()[0] == sharding;
+      }))
+    return old;
   any_unreduced_ = any_unreduced_ || !sharding.unreduced.empty();
   const Attr *made =
       kind == AttrKind::Sharding
           ? append(Attr{kind, sharding, nullptr, {}})
           : append(
                 Attr{kind, std::vector<TensorSharding>{sharding}, nullptr, {}});
-  structural_.emplace(hash, made);
+  structural_.insert(hash, made);
   return made;
 }
 

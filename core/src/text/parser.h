@@ -120,7 +120,7 @@ public:
     return tryPunct(punct) || expectedToken(punct);
   }
   /// tryKeyword, or an "expected '...'" error (out of line).
-  bool expectKeyword(std::string_view keyword) {
+  __attribute__((always_inline)) bool expectKeyword(std::string_view keyword) {
     return tryKeyword(keyword) || expectedToken(keyword);
   }
   /// Whether `keyword` is the next token (whole: not the start of a longer

@@ -6,6 +6,7 @@
 
 #include "shardlab/ir/types.h"
 #include "shardlab/sharding/sharding.h"
+#include "shardlab/support/hash_index.h"
 #include "shardlab/support/string_hash.h"
 
 #include <cstdint>
@@ -211,7 +212,7 @@ private:
   /// Shardings, per-value shardings and sharding rules are uniqued by value,
   /// as MLIR uniques attributes: propagation writes a sharding for every
   /// update and most of them are equal to one already made.
-  std::unordered_multimap<size_t, const Attr *> structural_;
+  HashIndex<const Attr *> structural_;
   const Attr *unit_ = nullptr;
   bool any_unreduced_ = false;
   const Attr *bools_[2] = {nullptr, nullptr};
