@@ -52,6 +52,16 @@ bool parseShardingAttr(Parser &parser, Operation &op, std::string_view name) {
   return true;
 }
 
+// Out of line and cold: the check runs for most ops.
+[[gnu::cold, gnu::noinline]] static bool operandCountMismatch(Parser &parser,
+                                                              size_t where,
+                                                              size_t present,
+                                                              size_t expected) {
+  return parser.errorAt(where, std::to_string(present) +
+                                   " operands present, but expected " +
+                                   std::to_string(expected));
+}
+
 bool parseFunctionalTypeFor(Parser &parser, Operation &op,
                             const std::vector<Value *> &operands) {
   auto inputs_lease = parser.typeList(), results_lease = parser.typeList();
@@ -60,9 +70,7 @@ bool parseFunctionalTypeFor(Parser &parser, Operation &op,
   if (!parser.expectChar(':') || !parser.parseFunctionType(inputs, results))
     return false;
   if (inputs.size() != operands.size())
-    return parser.errorAt(where, std::to_string(operands.size()) +
-                                     " operands present, but expected " +
-                                     std::to_string(inputs.size()));
+    return operandCountMismatch(parser, where, operands.size(), inputs.size());
   op.setResultTypes(results);
   return true;
 }

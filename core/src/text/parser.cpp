@@ -349,12 +349,8 @@ Type Parser::parseType() {
   char c = peek();
   if (c == '!')
     return parseDialectType();
-  if (c == '(') {
-    std::vector<Type> inputs, results;
-    if (!parseFunctionType(inputs, results))
-      return nullptr;
-    return ctx_.types.function(inputs, results);
-  }
+  if (c == '(')
+    return parseFunctionTypeAsType();
   // Modules spell the same few types many times: look them up by spelling.
   std::string_view span = simpleTypeSpan();
   if (!span.empty()) {
@@ -364,6 +360,17 @@ Type Parser::parseType() {
       return it->second;
     }
   }
+  return parseUncachedType(span);
+}
+
+Type Parser::parseFunctionTypeAsType() {
+  std::vector<Type> inputs, results;
+  if (!parseFunctionType(inputs, results))
+    return nullptr;
+  return ctx_.types.function(inputs, results);
+}
+
+Type Parser::parseUncachedType(std::string_view span) {
   size_t start = pos_;
   Type type = parseBareType();
   if (type && !span.empty() && pos_ - start == span.size())

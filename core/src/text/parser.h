@@ -331,6 +331,13 @@ private:
   void leaveNesting() { --depth_; }
   Type parseTensorType();
   Type parseBareType();
+  // parseType's paths other than a spelling seen before, out of line: they
+  // made parseType, called for every type in the module, ten times larger
+  // than its hot path in the WASM build.
+  [[gnu::noinline]] Type parseFunctionTypeAsType();
+  /// Parses the type at the cursor and files it under `span` (when not
+  /// empty and the type is exactly that text).
+  [[gnu::noinline]] Type parseUncachedType(std::string_view span);
   std::string_view simpleTypeSpan() const;
   size_t spanStop(size_t from) const;
   Type parseDialectType();
