@@ -99,11 +99,26 @@ public:
     *cur_++ = c;
     return *this;
   }
-  /// `value` in decimal. SSA numbers and dimensions are short: the digits
-  /// are counted first and written in place, two at a time, with no
-  /// intermediate buffer (libc++'s to_chars into one and a copy out was 3%
-  /// of the WASM parse + print profile).
-  void appendDecimal(int64_t value) {
+  /// `value` in decimal. Inline for 0-99 (dimension numbers, most SSA
+  /// and argument numbers): clang kept the whole function out of line, a
+  /// call per number printed.
+  __attribute__((always_inline)) void appendDecimal(int64_t value) {
+    if (static_cast<uint64_t>(value) >= 100) {
+      appendLongDecimal(value);
+      return;
+    }
+    reserve(2);
+    if (value >= 10) {
+      std::memcpy(cur_, kDigitPairs + 2 * value, 2);
+      cur_ += 2;
+    } else {
+      *cur_++ = static_cast<char>('0' + value);
+    }
+  }
+  /// Any `value` in decimal. The digits are counted first and written in
+  /// place, two at a time, with no intermediate buffer (libc++'s to_chars
+  /// into one and a copy out was 3% of the WASM parse + print profile).
+  void appendLongDecimal(int64_t value) {
     reserve(20);
     uint64_t magnitude = static_cast<uint64_t>(value);
     if (value < 0) {
