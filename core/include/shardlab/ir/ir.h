@@ -402,7 +402,10 @@ template <typename Fn> void walk(Operation &root, Fn &&fn) {
         Operation *next = op->nextInBlock();
         prefetchAhead(op);
         fn(*op);
-        walk(*op, fn);
+        // Most ops have no regions: no call to find none (a call costs
+        // more in WebAssembly, and walks visit every op many times).
+        if (op->numRegions())
+          walk(*op, fn);
         op = next;
       }
 }
@@ -415,7 +418,8 @@ template <typename Fn> void walkPostOrder(Operation &root, Fn &&fn) {
       for (Operation *op = block->front(); op;) {
         Operation *next = op->nextInBlock();
         prefetchAhead(op);
-        walkPostOrder(*op, fn);
+        if (op->numRegions())
+          walkPostOrder(*op, fn);
         fn(*op);
         op = next;
       }
