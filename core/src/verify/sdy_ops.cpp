@@ -206,9 +206,7 @@ bool verifyConstant(VerifyContext &ctx, Operation &op) {
 
 } // namespace
 
-bool verifySdyOp(VerifyContext &ctx, Operation &op) {
-  if (op.dialect() != "sdy")
-    return true;
+bool verifySdyDialectOp(VerifyContext &ctx, Operation &op) {
   if (op.is("sdy.sharding_constraint") || op.is("sdy.reshard"))
     return verifyShardingOnOperand(ctx, op);
   if (op.is("sdy.data_flow_edge") && op.numOperands() == 1)

@@ -143,12 +143,11 @@ bool verifyDeclaration(VerifyContext &ctx, Operation &op) {
 }
 
 bool verifyOnEntrance(VerifyContext &ctx, Operation &op) {
-  // The last two only look at ops with attributes, and sdy ops: tested
-  // here, a call fewer per op for most ops.
+  // Ops without attributes skip the call (most ops, every op verified).
   return verifyRequiredAttrs(ctx, op) && verifyDeclaration(ctx, op) &&
          verifyTerminators(ctx, op) &&
          (op.attrs.entries().empty() || verifyDiscardableAttrs(ctx, op)) &&
-         (op.dialect() != "sdy" || verifySdyOp(ctx, op));
+         verifySdyOp(ctx, op);
 }
 
 // Region-dependent checks; the function-interface checks of func.func run

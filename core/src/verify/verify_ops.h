@@ -13,8 +13,12 @@ bool verifyDiscardableAttrs(VerifyContext &ctx, Operation &op);
 /// `sdy.sharding` attributes of func.func arguments and results.
 bool verifyFuncShardings(VerifyContext &ctx, Operation &func);
 /// The invariants of the sdy ops (collectives and manual computations
-/// included); true for other ops.
-bool verifySdyOp(VerifyContext &ctx, Operation &op);
+/// included); true for other ops. Inline: the verifier asks for every op,
+/// and most are of other dialects.
+bool verifySdyDialectOp(VerifyContext &ctx, Operation &op);
+inline bool verifySdyOp(VerifyContext &ctx, Operation &op) {
+  return op.dialect() != "sdy" || verifySdyDialectOp(ctx, op);
+}
 bool verifyManualComputation(VerifyContext &ctx, Operation &op);
 /// Whether `op` is an sdy collective (sdy.all_gather, ...).
 bool isCollective(const Operation &op);

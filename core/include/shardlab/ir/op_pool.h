@@ -119,9 +119,7 @@ private:
   // Names are string literals packed side by side: a multiplicative hash
   // spreads neighbours that address bits alone would put in one slot.
   static size_t countSlotOf(const char *name) {
-    auto address = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(name));
-    return static_cast<size_t>((address * 0x9E3779B97F4A7C15ull) >>
-                               (64 - kCountBits));
+    return fibonacciSlot(reinterpret_cast<uintptr_t>(name), kCountBits);
   }
   void fillCountSlot(CountSlot &slot, std::string_view op_name);
 };

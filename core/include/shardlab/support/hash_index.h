@@ -14,6 +14,8 @@
 //   }); // nullptr when none matches
 #pragma once
 
+#include "shardlab/support/string_hash.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -54,12 +56,9 @@ private:
     Pointer value = nullptr; ///< nullptr: empty
   };
 
-  /// The slot a hash starts probing from: the high bits of a Fibonacci
-  /// multiply, so that hashes differing only in high bits spread too.
-  size_t home(size_t hash) const {
-    return static_cast<size_t>((uint64_t{hash} * 0x9E3779B97F4A7C15ull) >>
-                               (64 - log2_slots_));
-  }
+  /// The slot a hash starts probing from (hashes that differ only in
+  /// their high bits spread too).
+  size_t home(size_t hash) const { return fibonacciSlot(hash, log2_slots_); }
 
   void place(size_t hash, Pointer value) {
     const size_t mask = slots_.size() - 1;

@@ -18,6 +18,14 @@ constexpr uint64_t mixWord(uint64_t hash, uint64_t word) {
   return (hash ^ word) * 0x9E3779B97F4A7C15ull;
 }
 
+/// The top `bits` bits of `key` times 2^64 / golden ratio (Fibonacci
+/// hashing): a table index of `bits` bits in which keys that differ only
+/// in their low bits (neighbouring addresses) or only in their high bits
+/// land apart. `bits` is 1-63.
+constexpr size_t fibonacciSlot(uint64_t key, unsigned bits) {
+  return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+}
+
 /// The hash of `text`: 8 bytes per step; the last 1-7 bytes are read as
 /// two overlapping 4-byte words (or three single bytes) so that no byte
 /// past the end is touched. The length is the seed, so "a" and "a\0" differ.
