@@ -107,10 +107,48 @@ Status writeOutput(const std::string &path, const std::string &text) {
 }
 
 #ifdef SHARDLAB_FAULT_INJECTION
-// Only in the test binary shardlab-opt-faulty: SHARDLAB_FAULT_NOOP_PASS=FLAG
-// turns the pass FLAG, where a command line names it, into a no-op, so a test
-// can show that the conformance gate notices a broken pass.
+// SHARDLAB_FAULT_LOSSY_INTEGERS: every integer literal goes through a
+// double, as shardlab's parser once read them (2^53 + 1 becomes 2^53; a ui64
+// at or above 2^63 becomes -2^63).
+bool lossyIntegers(Module &module, const PassOptions &, DiagnosticEngine &) {
+  walk(module.op(), [&](Operation &op) {
+    for (const NamedAttr &entry : std::vector<NamedAttr>(
+             op.attrs.entries().begin(), op.attrs.entries().end())) {
+      const DenseReader reader = entry.value->denseReader();
+      if (!reader.valid() ||
+          reader.layout().kind != ElementLayout::Kind::Integer)
+        continue;
+      std::vector<int64_t> values;
+      for (int64_t i = 0; i < reader.size(); ++i) {
+        const auto v = static_cast<double>(reader.intAt(i));
+        values.push_back(reader.layout().is_unsigned && reader.intAt(i) < 0
+                             ? INT64_MIN
+                             : static_cast<int64_t>(v));
+      }
+      op.attrs.set(entry.name, module.ctx().attrs.make(
+                                   Attr{AttrKind::DenseElements,
+                                        denseOfInts(entry.value->type, values),
+                                        entry.value->type,
+                                        {}}));
+    }
+  });
+  return true;
+}
+
+// Only in the test binary shardlab-opt-faulty, so that a test can show a
+// gate notices a wrong answer: SHARDLAB_FAULT_NOOP_PASS=FLAG turns the pass
+// FLAG, where a command line names it, into a no-op;
+// SHARDLAB_FAULT_LOSSY_INTEGERS=1 adds lossyIntegers after the pipeline.
 void injectFaults(api::RunRequest &request) {
+  if (std::getenv("SHARDLAB_FAULT_LOSSY_INTEGERS")) {
+    static const PassInfo lossy{"lossy-integers",
+                                "canonicalize",
+                                "integers through a double (fault)",
+                                "",
+                                {},
+                                lossyIntegers};
+    request.pipeline.steps.push_back({&lossy, {}});
+  }
   const char *flag = std::getenv("SHARDLAB_FAULT_NOOP_PASS");
   if (!flag)
     return;

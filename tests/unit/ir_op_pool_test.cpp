@@ -117,15 +117,18 @@ TEST_CASE("the attribute arena uniques equal attributes, and only those") {
   CHECK(arena.string("x") != arena.symbol("x"));
   CHECK(arena.opaque("#stablehlo<comparison_direction GT>") ==
         arena.opaque("#stablehlo<comparison_direction GT>"));
-  // Floats bit for bit: 0.0 and -0.0 are two attributes.
-  auto real = [&](double v) {
-    return arena.make(Attr{AttrKind::Float, v, nullptr, {}});
+  // Floats bit for bit: 0.0 and -0.0 are two attributes, a NaN is one.
+  Type f64 = ctx.types.element("f64");
+  auto real = [&](uint64_t bits, Type type) {
+    return arena.make(Attr{AttrKind::Float, FloatBits{bits}, type, {}});
   };
-  CHECK(real(0.5) == real(0.5));
-  CHECK(real(0.0) != real(-0.0));
+  CHECK(real(0x3FE0000000000000, f64) == real(0x3FE0000000000000, f64));
+  CHECK(real(0, f64) != real(0x8000000000000000, f64));
+  CHECK(real(0x7FF8000000000001, f64) == real(0x7FF8000000000001, f64));
+  CHECK(real(0x7FF8000000000001, f64) != real(0x7FF8000000000000, f64));
   // The attribute type is part of the value.
   Type f32 = ctx.types.element("f32");
-  CHECK(arena.make(Attr{AttrKind::Float, 1.0, f32, {}}) != real(1.0));
+  CHECK(real(0x3F800000, f32) != real(0x3F800000, f64));
   // Locations are not uniqued: the parser fills their body in later.
   CHECK(arena.location("unknown") != arena.location("unknown"));
 }

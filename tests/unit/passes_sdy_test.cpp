@@ -155,3 +155,34 @@ func.func @g(%arg0: tensor<8xf32>) -> tensor<8xf32> {
                            "sdy-export-pipeline", "sdy-propagation-pipeline"})
     CHECK_MESSAGE(contains(runPass(flag, text), "func.func @g"), flag);
 }
+
+// What sdy_opt -sdy-constant-or-scalar-merger printed for the same module:
+// the merger goes in program order, so broadcasts of two constants it has
+// just merged merge too; and NaN constants, equal by their bits, merge.
+TEST_CASE("the constant merger merges in program order, NaNs included") {
+  std::string out = runPass(
+      "sdy-constant-or-scalar-merger",
+      std::string(kMesh) +
+          "func.func @f() -> tensor<2x64xf32> {\n"
+          "  %0 = sdy.constant dense<1.000000e+00> : tensor<f32>\n"
+          "  %1 = sdy.constant dense<1.000000e+00> : tensor<f32>\n"
+          "  %2 = stablehlo.broadcast_in_dim %0, dims = [] : (tensor<f32>) -> "
+          "tensor<2x64xf32>\n"
+          "  %3 = stablehlo.broadcast_in_dim %1, dims = [] : (tensor<f32>) -> "
+          "tensor<2x64xf32>\n"
+          "  %4 = sdy.constant dense<0x7FC00000> : tensor<f32>\n"
+          "  %5 = sdy.constant dense<0x7FC00000> : tensor<f32>\n"
+          "  %6 = stablehlo.add %4, %5 : tensor<f32>\n"
+          "  %7 = stablehlo.broadcast_in_dim %6, dims = [] : (tensor<f32>) -> "
+          "tensor<2x64xf32>\n"
+          "  %8 = stablehlo.add %2, %3 : tensor<2x64xf32>\n"
+          "  %9 = stablehlo.add %8, %7 : tensor<2x64xf32>\n"
+          "  return %9 : tensor<2x64xf32>\n}\n");
+  CHECK(contains(out, "    %0 = sdy.constant dense<1.000000e+00> : "
+                      "tensor<f32>\n"
+                      "    %1 = stablehlo.broadcast_in_dim %0, dims = [] : "
+                      "(tensor<f32>) -> tensor<2x64xf32>\n"
+                      "    %2 = sdy.constant dense<0x7FC00000> : tensor<f32>\n"
+                      "    %3 = stablehlo.add %2, %2 : tensor<f32>\n"));
+  CHECK(contains(out, "%5 = stablehlo.add %1, %1 : tensor<2x64xf32>"));
+}

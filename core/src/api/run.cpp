@@ -102,6 +102,7 @@ bool processChunk(const Chunk &chunk, const RunRequest &request,
   print_options.debuginfo = request.debuginfo;
   print_options.file = request.file;
   out = printModule(*module, print_options); // moved, not copied
+  out += '\n'; // mlir-opt ends each module it prints with an empty line
   return true;
 }
 

@@ -15,6 +15,20 @@ int64_t Attr::intValue() const {
   return 0;
 }
 
+double Attr::floatValue() const {
+  const auto *value = std::get_if<FloatBits>(&payload);
+  const FloatFormat *format = value && type ? floatFormat(type->text) : nullptr;
+  return format ? decodeFloat(value->bits, *format) : 0.0;
+}
+
+DenseReader Attr::denseReader() const {
+  static const DenseElements kNone; // read through a reader that is invalid
+  const auto *dense = std::get_if<DenseElements>(&payload);
+  if (kind == AttrKind::DenseElements && dense)
+    return DenseReader(*dense, type);
+  return DenseReader(kNone, nullptr);
+}
+
 namespace {
 
 // Attribute kinds make() uniques by value (the others have their own
@@ -156,7 +170,8 @@ size_t hashMade(const Attr &attr) {
               std::hash<const void *>()(entry.value));
     return h;
   case AttrKind::Float:
-    return mix(h, std::hash<double>()(std::get<double>(attr.payload)));
+    return mix(h,
+               std::hash<uint64_t>()(std::get<FloatBits>(attr.payload).bits));
   default:
     return h;
   }
@@ -186,11 +201,8 @@ bool samePayload(const Attr &a, const Attr &b) {
     return a.elements() == b.elements();
   case AttrKind::Dict:
     return sameEntries(a.entries(), b.entries());
-  case AttrKind::Float: {
-    // Bit for bit (-0.0 and 0.0 differ; a NaN equals itself).
-    double x = std::get<double>(a.payload), y = std::get<double>(b.payload);
-    return std::memcmp(&x, &y, sizeof x) == 0;
-  }
+  case AttrKind::Float: // bit for bit: -0.0 and 0.0 differ, a NaN is itself
+    return std::get<FloatBits>(a.payload) == std::get<FloatBits>(b.payload);
   case AttrKind::Opaque:
     return true; // the text is the payload
   case AttrKind::Sharding:

@@ -22,8 +22,10 @@ struct OpInfo {
   void (*print)(Printer &printer, Operation &op) = nullptr;
   /// Inherent attributes (properties in MLIR's generic form).
   std::vector<std::string_view> inherent;
-  /// Name prefix MLIR's printer gives results (`c`, `cst`), or null.
-  std::string_view (*result_name)(Operation &op) = nullptr;
+  /// Name prefix MLIR's printer gives results (`c`, `cst`, `c3_i32`), or
+  /// null. A name made up for the op is written into `scratch`.
+  std::string_view (*result_name)(Operation &op,
+                                  std::string &scratch) = nullptr;
   /// Name MLIR's printer gives entry block arguments of regions.
   std::string_view block_arg_name;
   /// The default dialect for op names inside this op's regions.

@@ -33,16 +33,14 @@ std::string_view stringAttr(const Operation &op, std::string_view name) {
 }
 
 std::optional<std::vector<int64_t>> denseInts(const Attr &attr, size_t count) {
-  if (attr.kind != AttrKind::DenseElements)
-    return std::nullopt;
-  const auto *dense = std::get_if<DenseElements>(&attr.payload);
-  if (!dense || !dense->raw.empty() || dense->values.empty())
+  const DenseReader reader = attr.denseReader();
+  if (!reader.valid() || reader.size() == 0)
     return std::nullopt;
   std::vector<int64_t> values;
-  size_t n = dense->splat ? count : dense->values.size();
-  for (size_t i = 0; i < n; ++i)
-    values.push_back(
-        static_cast<int64_t>(dense->values[dense->splat ? 0 : i].real));
+  const int64_t n =
+      reader.isSplat() ? static_cast<int64_t>(count) : reader.size();
+  for (int64_t i = 0; i < n; ++i)
+    values.push_back(reader.intAt(reader.isSplat() ? 0 : i));
   return values;
 }
 

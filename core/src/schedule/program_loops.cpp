@@ -14,12 +14,12 @@ std::optional<double> constantValue(Value *value) {
       def && (def->is("stablehlo.constant") || def->is("sdy.constant"))
           ? def->attrs.get("value")
           : nullptr;
-  if (!attr || attr->kind != AttrKind::DenseElements)
+  if (!attr)
     return std::nullopt;
-  const auto &dense = std::get<DenseElements>(attr->payload);
-  if (dense.values.empty())
+  const DenseReader reader = attr->denseReader();
+  if (!reader.valid() || reader.size() == 0)
     return std::nullopt;
-  return dense.values.front().real;
+  return reader.doubleAt(0);
 }
 
 Operation *terminator(Region &region) {

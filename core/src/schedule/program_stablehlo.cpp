@@ -51,23 +51,16 @@ std::vector<int64_t> allDevices(int64_t num_devices) {
 } // namespace
 
 std::optional<DenseInts> denseInts(const Attr *attr) {
-  if (!attr || attr->kind != AttrKind::DenseElements || !attr->type)
+  if (!attr)
     return std::nullopt;
-  const DenseElements &dense = std::get<DenseElements>(attr->payload);
-  if (!dense.raw.empty())
+  const DenseReader reader = attr->denseReader();
+  if (!reader.valid() || reader.layout().kind != ElementLayout::Kind::Integer)
     return std::nullopt;
   DenseInts out;
   out.shape = attr->type->shape;
-  int64_t count = 1;
-  for (int64_t d : out.shape)
-    count *= std::max<int64_t>(d, 0);
-  if (dense.splat && dense.values.size() == 1)
-    out.values.assign(size_t(count), int64_t(dense.values.front().real));
-  else
-    for (const DenseValue &v : dense.values)
-      out.values.push_back(int64_t(v.real));
-  if (int64_t(out.values.size()) != count)
-    return std::nullopt;
+  out.values.reserve(size_t(reader.size()));
+  for (int64_t i = 0; i < reader.size(); ++i)
+    out.values.push_back(reader.intAt(i));
   return out;
 }
 

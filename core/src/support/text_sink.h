@@ -125,6 +125,11 @@ public:
       *cur_++ = '-';
       magnitude = 0 - magnitude;
     }
+    appendUnsignedDecimal(magnitude);
+  }
+  /// `magnitude` in decimal, read as unsigned (a ui64 above 2^63).
+  void appendUnsignedDecimal(uint64_t magnitude) {
+    reserve(20);
     size_t digits = decimalDigits(magnitude);
     char *at = cur_ + digits;
     cur_ = at;

@@ -100,31 +100,24 @@ bool parseOperandsInto(Parser &parser, Operation &op) {
 
 const Attr *denseIntMatrix(Context &ctx, const std::vector<int64_t> &flat,
                            int64_t cols) {
-  DenseElements dense;
-  for (int64_t v : flat)
-    dense.values.push_back({static_cast<double>(v), 0, false});
   const int64_t rows = cols > 0 ? static_cast<int64_t>(flat.size()) / cols : 0;
-  dense.literal_shape = {rows, cols};
   Type type =
       ctx.types.rankedTensor({rows, cols}, ctx.types.element("i64"), "");
   return ctx.attrs.make(
-      Attr{AttrKind::DenseElements, std::move(dense), type, {}});
+      Attr{AttrKind::DenseElements, denseOfInts(type, flat), type, {}});
 }
 
 std::optional<std::vector<int64_t>> denseIntMatrixValues(const Attr *attr,
                                                          int64_t cols) {
-  if (!attr || attr->kind != AttrKind::DenseElements || !attr->type ||
-      !attr->type->element || !attr->type->element->isIntegerElement() ||
-      attr->type->shape.size() != 2 || attr->type->shape[1] != cols)
+  if (!attr || !attr->type || attr->type->shape.size() != 2 ||
+      attr->type->shape[1] != cols)
     return std::nullopt;
-  const auto &dense = std::get<DenseElements>(attr->payload);
-  const int64_t count = attr->type->shape[0] * cols;
-  if (!dense.raw.empty() || count < 0 || (dense.values.empty() && count > 0))
+  const DenseReader reader = attr->denseReader();
+  if (!reader.valid() || reader.layout().kind != ElementLayout::Kind::Integer)
     return std::nullopt;
   std::vector<int64_t> out;
-  for (int64_t i = 0; i < count; ++i)
-    out.push_back(static_cast<int64_t>(
-        dense.values[static_cast<size_t>(i) % dense.values.size()].real));
+  for (int64_t i = 0; i < reader.size(); ++i)
+    out.push_back(reader.intAt(i));
   return out;
 }
 

@@ -343,10 +343,27 @@ void printComposite(Printer &printer, Operation &op) {
 
 // ------------------------------------------------------------- misc ops
 
-std::string_view constantName(Operation &op) {
+std::string_view constantName(Operation &op, std::string &) {
   Type type = op.numResults() ? op.result(0)->type : nullptr;
   Type elem = type && type->element ? type->element : type;
   return elem && elem->isIntegerElement() ? "c" : "cst";
+}
+
+// arith.constant's names, as MLIR's arith dialect gives them: `%true` and
+// `%false` for i1, `%c3_i32` for an integer (`%c3` for an index), `%cst`
+// for anything else (a tensor, a float).
+std::string_view arithConstantName(Operation &op, std::string &scratch) {
+  const Attr *value = op.attrs.get("value");
+  if (!value || value->kind != AttrKind::Integer || !value->text.empty() ||
+      !value->type)
+    return "cst";
+  const std::string &type = value->type->text;
+  if (type == "i1")
+    return value->intValue() ? "true" : "false";
+  scratch = "c" + std::to_string(value->intValue());
+  if (type != "index")
+    scratch += "_" + type;
+  return scratch; // `c-1_i32`: a '-' is allowed in an SSA name
 }
 
 bool parseCustomCall(Parser &parser, Operation &op, size_t) {
@@ -667,6 +684,7 @@ std::vector<OpInfo> stablehloOpInfos() {
   infos.push_back(constant);
   OpInfo arith_constant = constant;
   arith_constant.name = "arith.constant";
+  arith_constant.result_name = arithConstantName;
   infos.push_back(arith_constant);
   infos.push_back({"stablehlo.custom_call",
                    parseCustomCall,

@@ -160,6 +160,7 @@ void printReduce(Printer &printer, Operation &op) {
     printer.printArgDecl(block.argument(n + i), true);
     printer << ") ";
   }
+  printer << ' '; // StableHLO writes two blanks before the region
   printer.printRegion(op.region(0), false);
 }
 
@@ -221,7 +222,7 @@ void printWhile(Printer &printer, Operation &op) {
   }
   printer.printAttrDictWithKeyword(op.attrs, {});
   printer.newline();
-  printer << " cond ";
+  printer << "cond ";
   printer.printRegion(op.region(0), false);
   printer << " do ";
   printer.printRegion(op.region(1), false);
@@ -269,7 +270,10 @@ void printCompare(Printer &printer, Operation &op) {
   if (const Attr *type = op.attrs.get("compare_type"))
     printer << ",  " << *stablehloEnum(type, "comparison_type");
   printer.printAttrDict(op.attrs, {"comparison_direction", "compare_type"});
-  printSameOperandsAndResultType(printer, op);
+  // Always the function type: the result (i1) is not the operands' type,
+  // and StableHLO prints it so even when the operands are i1 too.
+  printer << " : ";
+  printer.printFunctionalType(op);
 }
 
 // --------------------------------------------------------- dot_general

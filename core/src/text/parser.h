@@ -341,23 +341,43 @@ private:
   std::string_view simpleTypeSpan() const;
   size_t spanStop(size_t from) const;
   Type parseDialectType();
+  // ---- literals (parser_literals.cpp): numbers read as tokens first and
+  // turned into bits once their type is known, as MLIR does.
+  /// One number or keyword of a literal, before its type is known.
+  struct LiteralToken {
+    enum class Kind : uint8_t { Integer, Hex, Float, Bool };
+    Kind kind = Kind::Integer;
+    bool negative = false;
+    bool truth = false; ///< a Bool's value
+    size_t at = 0;      ///< the number's first character (after any '-')
+    size_t length = 0;
+  };
+  /// What a literal is read for: MLIR's messages differ.
+  enum class LiteralUse { Element, Attribute };
+  /// A dense literal's elements as tokens (two per complex element).
+  struct DenseTokens {
+    std::vector<LiteralToken> parts;
+    std::vector<int64_t> shape; ///< of the nested lists
+    bool splat = false;
+    bool complex = false;
+  };
+  bool lexLiteralToken(LiteralToken &token);
+  bool literalBits(const LiteralToken &token, const ElementLayout &layout,
+                   LiteralUse use, uint64_t &bits);
+  bool integerLiteralBits(const LiteralToken &token,
+                          const ElementLayout &layout, LiteralUse use,
+                          uint64_t &bits);
+  bool floatLiteralBits(const LiteralToken &token, const ElementLayout &layout,
+                        LiteralUse use, uint64_t &bits);
   const Attr *parseDenseElements();
-  bool parseDenseScalar(DenseElements &dense);
-  bool parseDenseList(DenseElements &dense, size_t depth);
-  /// A `0x...` element (or complex part) at the cursor: its value as an
-  /// integer, its bits kept in dense_hex_ until the literal's type is known.
-  bool parseDenseHex(DenseValue &value, size_t index, bool imag);
-  /// One part of a `(re, im)` element.
-  bool parseDensePart(DenseValue &value, size_t index, bool imag);
-  /// Gives the `0x...` elements of a float-typed dense literal the value of
-  /// their bits (an integer-typed one keeps the integer).
-  bool resolveDenseHex(DenseElements &dense, Type type);
-  /// The value of float `type` with `bits` (written as `spelling` at `at`),
-  /// or an error there when float_bits does not know the type's layout.
-  bool floatOfBits(uint64_t bits, std::string_view type,
-                   std::string_view spelling, size_t at, double &value);
+  bool parseDenseElement(DenseTokens &tokens);
+  bool parseDenseList(DenseTokens &tokens, size_t depth);
+  bool denseFromTokens(const DenseTokens &tokens, Type type, size_t start,
+                       DenseElements &dense);
+  bool denseFromHex(std::string_view hex, Type type, size_t start,
+                    DenseElements &dense);
   const Attr *parseDenseArray();
-  const Attr *parseNumberAttr(Type hint, bool allow_type_suffix = true);
+  const Attr *parseNumberAttr(Type hint);
   const Attr *parseSdyAttr(std::string_view mnemonic);
   const Attr *parseOpaqueAttr(size_t start);
   const Attr *parseDotDimensions();
@@ -389,15 +409,6 @@ private:
   bool soft_failed_ = false; ///< an error was reported but parsing goes on
   uint32_t depth_ = 0;
   std::vector<size_t> line_starts_;
-  /// The `0x...` elements of the dense literal being parsed.
-  struct DenseHex {
-    size_t index; ///< in DenseElements::values
-    uint64_t bits;
-    size_t offset; ///< where it is written
-    size_t length; ///< of its spelling
-    bool imag;     ///< the imaginary part of a complex element
-  };
-  std::vector<DenseHex> dense_hex_;
   /// SSA names in scope (open addressing: a name is defined and looked up
   /// once or twice per op, and erased when its region closes).
   using ValueTable = StringTable<ValueDef>;

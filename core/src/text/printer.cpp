@@ -106,7 +106,7 @@ void Printer::numberValues(Operation &root) {
         }
         std::string_view name;
         if (op.info && op.info->result_name && !options_.generic)
-          name = op.info->result_name(op);
+          name = op.info->result_name(op, name_scratch_);
         nameValue(op.result(0), name);
         // The other results print as `%N#i`: forget names an earlier
         // print (e.g. the pretty form's result groups) gave them.

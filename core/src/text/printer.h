@@ -146,13 +146,12 @@ private:
   // The names in use in the regions being numbered: used_stack_ lists them
   // in the order given, scope_starts_ where each nested scope's begin.
   TextArena name_text_;
+  std::string name_scratch_; ///< a result name an op made up (OpInfo)
   StringTable<bool> used_names_;
   std::vector<std::string_view> used_stack_;
   std::vector<size_t> scope_starts_;
 };
 
-/// Prints a float as MLIR does (`1.000000e+00` when that round-trips).
-std::string formatFloat(double value, Type type);
 /// Appends `value` as an escaped MLIR string literal.
 void appendEscapedString(std::string &out, std::string_view value);
 void appendEscapedString(TextSink &out, std::string_view value);

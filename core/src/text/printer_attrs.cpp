@@ -4,7 +4,7 @@
 
 #include "support/decimal.h"
 #include "text/char_class.h"
-#include "text/float_bits.h"
+#include "text/float_text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -18,20 +18,6 @@ namespace shardlab {
 
 namespace {
 
-std::string printfDouble(const char *format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), format, value);
-  return buffer;
-}
-
-bool roundTrips(const std::string &text, double value, Type type) {
-  double back = parseDecimal(text);
-  int64_t width = type ? type->elementBitWidth() : 64;
-  if (width == 64)
-    return back == value;
-  return static_cast<float>(back) == static_cast<float>(value);
-}
-
 std::string factorSymbol(int64_t index) {
   constexpr int64_t kLastLetter = 'z' - 'i';
   if (index <= kLastLetter)
@@ -39,33 +25,7 @@ std::string factorSymbol(int64_t index) {
   return "z_" + std::to_string(index - kLastLetter);
 }
 
-// An infinity or NaN of float type `element` spelled by its bits; for a
-// type whose layout float_bits does not know, the bits of the double.
-std::string nonFiniteSpelling(double value, std::string_view element) {
-  std::optional<std::string> bits = floatBitsSpelling(value, element);
-  return bits ? *bits : *floatBitsSpelling(value, "f64");
-}
-
 } // namespace
-
-std::string formatFloat(double value, Type type) {
-  if (std::isinf(value) || std::isnan(value)) {
-    const TypeStorage *element =
-        type && type->isTensor() ? type->element : type;
-    return nonFiniteSpelling(value,
-                             element && element->kind == TypeKind::Element
-                                 ? std::string_view(element->text)
-                                 : std::string_view());
-  }
-  std::string text = printfDouble("%.6e", value);
-  if (roundTrips(text, value, type))
-    return text;
-  int64_t width = type ? type->elementBitWidth() : 64;
-  text = printfDouble(width == 64 ? "%.17g" : "%.9g", value);
-  if (text.find_first_of(".e") == std::string::npos)
-    text += ".0";
-  return text;
-}
 
 namespace {
 
@@ -262,65 +222,91 @@ static void printRule(TextSink &out, const OpShardingRule &rule) {
   out += '>';
 }
 
-static void printDenseValue(TextSink &out, const DenseValue &value, Type elem) {
-  if (value.is_complex) {
-    // complex<f32>: a non-finite part is written as the bits of an f32.
-    std::string_view name =
-        complexPartType(elem ? std::string_view(elem->text) : "");
-    auto part = [name](double v) {
-      return std::isfinite(v) ? formatFloat(v, nullptr)
-                              : nonFiniteSpelling(v, name);
-    };
-    out += '(' + part(value.real) + ',' + part(value.imag) + ')';
-  } else if (elem && elem->text == "i1") {
-    out += value.real != 0 ? "true" : "false";
-  } else if (elem && elem->isIntegerElement()) {
-    out.appendDecimal(static_cast<int64_t>(std::llround(value.real)));
-  } else {
-    out += formatFloat(value.real, elem);
-  }
+// One part of a dense element (an integer, a float or half a complex).
+static void printDensePart(TextSink &out, const ElementLayout &layout,
+                           uint64_t bits) {
+  if (layout.float_format)
+    out += formatFloatLiteral(bits, *layout.float_format);
+  else if (layout.is_bool)
+    out += bits ? "true" : "false";
+  else if (layout.is_unsigned)
+    out.appendUnsignedDecimal(bits);
+  else
+    out.appendDecimal(integerOfBits(bits, layout));
 }
 
-static void printDenseNested(TextSink &out, const DenseElements &dense,
+static void printDenseElement(TextSink &out, const DenseReader &reader,
+                              int64_t index) {
+  if (reader.layout().kind != ElementLayout::Kind::Complex) {
+    printDensePart(out, reader.layout(), reader.bits(index));
+    return;
+  }
+  out += '(';
+  printDensePart(out, reader.layout(), reader.bits(index, 0));
+  out += ',';
+  printDensePart(out, reader.layout(), reader.bits(index, 1));
+  out += ')';
+}
+
+static void printDenseNested(TextSink &out, const DenseReader &reader,
                              const std::vector<int64_t> &shape, size_t dim,
-                             size_t &next, Type elem) {
+                             int64_t &next) {
   if (dim == shape.size()) {
-    printDenseValue(out, dense.values[next++ % dense.values.size()], elem);
+    printDenseElement(out, reader, next++);
     return;
   }
   out += '[';
   for (int64_t i = 0; i < shape[dim]; ++i) {
     if (i)
       out += ", ";
-    printDenseNested(out, dense, shape, dim + 1, next, elem);
+    printDenseNested(out, reader, shape, dim + 1, next);
   }
   out += ']';
 }
 
+// The storage bytes in hex, as MLIR writes literals of more than 100
+// elements (i1 packed eight to a byte, the first in the lowest bit).
+static void printDenseHex(TextSink &out, const DenseElements &dense,
+                          const DenseReader &reader) {
+  static constexpr char kDigits[] = "0123456789ABCDEF";
+  auto byte = [&](uint8_t b) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 0xF];
+  };
+  out += "\"0x";
+  if (reader.layout().is_bool) {
+    for (int64_t i = 0; i < reader.size(); i += 8) {
+      uint8_t packed = 0;
+      for (int64_t bit = 0; bit < 8 && i + bit < reader.size(); ++bit)
+        packed |= static_cast<uint8_t>((reader.bits(i + bit) & 1) << bit);
+      byte(packed);
+    }
+  } else {
+    for (uint8_t b : dense.data)
+      byte(b);
+  }
+  out += '"';
+}
+
+// MLIR's threshold for writing a literal's elements as one hex blob.
+constexpr int64_t kHexElementsAbove = 100;
+
 static void printDense(TextSink &out, const Attr &attr) {
   const auto &dense = std::get<DenseElements>(attr.payload);
-  Type elem = attr.type && attr.type->element ? attr.type->element : nullptr;
   out += "dense<";
-  if (!dense.raw.empty()) {
+  const DenseReader reader = attr.denseReader();
+  if (!reader.valid()) {
     out += dense.raw;
-  } else if (!dense.values.empty()) {
-    bool all_equal = true;
-    for (const DenseValue &v : dense.values)
-      all_equal = all_equal && v.real == dense.values[0].real &&
-                  v.imag == dense.values[0].imag;
-    if (all_equal) {
-      printDenseValue(out, dense.values[0], elem);
-    } else {
-      std::vector<int64_t> shape = attr.type && attr.type->hasStaticShape()
-                                       ? attr.type->shape
-                                       : dense.literal_shape;
-      size_t next = 0;
-      printDenseNested(out, dense, shape, 0, next, elem);
-    }
-  } else if (!dense.literal_shape.empty()) {
-    printDenseNested(out, dense, {0}, 0, *std::make_unique<size_t>(0), elem);
+  } else if (dense.splat) {
+    printDenseElement(out, reader, 0);
+  } else if (reader.size() > kHexElementsAbove) {
+    printDenseHex(out, dense, reader);
+  } else if (reader.size() > 0) {
+    int64_t next = 0;
+    printDenseNested(out, reader, attr.type->shape, 0, next);
   }
-  out += "> : " + attr.type->text;
+  out += "> : ";
+  out += attr.type->text;
 }
 
 void Printer::printAttr(const Attr *attr) {
@@ -336,16 +322,20 @@ void Printer::printAttr(const Attr *attr) {
       out_ += attr->intValue() ? "true" : "false";
       return;
     }
-    if (attr->text.empty())
-      out_.appendDecimal(attr->intValue());
-    else
+    if (!attr->text.empty()) // wider than 64 bits: as written
       out_ += attr->text;
+    else if (elementLayout(attr->type).is_unsigned)
+      out_.appendUnsignedDecimal(static_cast<uint64_t>(attr->intValue()));
+    else
+      out_.appendDecimal(attr->intValue());
     out_ += " : ";
     out_ += attr->type->text;
     return;
   case AttrKind::Float:
-    out_ += formatFloat(std::get<double>(attr->payload), attr->type);
-    out_ += " : " + attr->type->text;
+    out_ += formatFloatLiteral(std::get<FloatBits>(attr->payload).bits,
+                               *floatFormat(attr->type->text));
+    out_ += " : ";
+    out_ += attr->type->text;
     return;
   case AttrKind::String:
     appendEscapedString(out_, attr->str());
@@ -365,20 +355,13 @@ void Printer::printAttr(const Attr *attr) {
   case AttrKind::DenseArray:
     out_ += "array<";
     out_ += attr->type->text;
-    if (!attr->text.empty()) {
+    if (!attr->ints().empty()) {
       out_ += ": ";
-      out_ += attr->text;
-    } else if (!attr->ints().empty()) {
-      out_ += ": ";
-      bool is_bool = attr->type->text == "i1";
+      const ElementLayout layout = elementLayout(attr->type);
       for (size_t i = 0; i < attr->ints().size(); ++i) {
         if (i)
           out_ += ", ";
-        int64_t v = attr->ints()[i];
-        if (is_bool)
-          out_ += v ? "true" : "false";
-        else
-          out_.appendDecimal(v);
+        printDensePart(out_, layout, static_cast<uint64_t>(attr->ints()[i]));
       }
     }
     out_ += '>';

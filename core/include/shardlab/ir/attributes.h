@@ -4,6 +4,7 @@
 // their source text (AttrKind::Opaque) and print back unchanged.
 #pragma once
 
+#include "shardlab/ir/dense_elements.h"
 #include "shardlab/ir/types.h"
 #include "shardlab/sharding/sharding.h"
 #include "shardlab/support/hash_index.h"
@@ -52,7 +53,7 @@ enum class AttrKind {
   Unit,             ///< `{foo}` in a dictionary
   Bool,             ///< true / false
   Integer,          ///< `3 : i64`
-  Float,            ///< `1.000000e+00 : f32`
+  Float,            ///< `1.000000e+00 : f32` (FloatBits)
   String,           ///< "text" (stored unescaped)
   TypeAttr,         ///< a type used as an attribute
   Array,            ///< [a, b]
@@ -72,23 +73,15 @@ enum class AttrKind {
   Opaque,           ///< anything else, printed from `text`
 };
 
-/// One element of a dense literal; `text` holds non-numeric payloads.
-struct DenseValue {
-  double real = 0, imag = 0;
-  bool is_complex = false;
-};
-
-/// The payload of a dense elements attribute: either parsed values (shape
-/// of the literal kept for printing) or raw text such as a hex blob.
-struct DenseElements {
-  std::vector<DenseValue> values;
-  std::vector<int64_t> literal_shape; ///< nesting of the literal
-  bool splat = false;
-  std::string raw; ///< set when the literal was kept as text
+/// The bits of a float attribute's value in its own type (`type`): a value
+/// survives as written, NaN payloads and -0 included.
+struct FloatBits {
+  uint64_t bits = 0;
+  bool operator==(const FloatBits &other) const { return bits == other.bits; }
 };
 
 using AttrPayload =
-    std::variant<std::monostate, bool, int64_t, double, std::string, Type,
+    std::variant<std::monostate, bool, int64_t, FloatBits, std::string, Type,
                  std::vector<const Attr *>, std::vector<NamedAttr>,
                  std::vector<int64_t>, DenseElements, TensorSharding,
                  std::vector<TensorSharding>, Mesh, OpShardingRule,
@@ -101,9 +94,14 @@ struct Attr {
   AttrKind kind = AttrKind::Unit;
   AttrPayload payload;
   Type type = nullptr;
-  std::string text; ///< float spelling, big integer spelling, opaque text
+  std::string text; ///< opaque text; the spelling of an integer over 64 bits
 
   int64_t intValue() const;
+  /// A Float attribute's value as a double (exact: no float type is wider).
+  double floatValue() const;
+  /// A DenseElements attribute's reader (DenseReader::valid() is false for
+  /// other kinds and for literals kept as text).
+  DenseReader denseReader() const;
   const std::string &str() const { return std::get<std::string>(payload); }
   const std::vector<const Attr *> &elements() const {
     return std::get<std::vector<const Attr *>>(payload);

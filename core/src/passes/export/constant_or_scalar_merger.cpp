@@ -6,6 +6,7 @@
 #include "export_passes.h"
 #include "passes/pass_utils.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <variant>
@@ -38,18 +39,6 @@ bool samePayload(std::span<const NamedAttr> x, std::span<const NamedAttr> y) {
     return false;
   for (size_t i = 0; i < x.size(); ++i)
     if (x[i].name != y[i].name || !sameAttr(x[i].value, y[i].value))
-      return false;
-  return true;
-}
-
-bool samePayload(const DenseElements &x, const DenseElements &y) {
-  if (x.splat != y.splat || x.raw != y.raw ||
-      x.literal_shape != y.literal_shape || x.values.size() != y.values.size())
-    return false;
-  for (size_t i = 0; i < x.values.size(); ++i)
-    if (x.values[i].real != y.values[i].real ||
-        x.values[i].imag != y.values[i].imag ||
-        x.values[i].is_complex != y.values[i].is_complex)
       return false;
   return true;
 }
@@ -101,25 +90,31 @@ struct MergeBucket {
 
 bool constantOrScalarMergerPass(Module &module, const PassOptions &,
                                 DiagnosticEngine &) {
-  std::map<MergeBucket, std::vector<Operation *>> buckets;
-  std::vector<std::pair<Operation *, Operation *>> merges;
+  // In program order, each op merged as soon as it is seen (as Shardy's
+  // merger rewrites while it walks): a broadcast whose scalar was merged
+  // into an earlier constant then has the earlier one's operand and merges
+  // with that one's broadcast too.
+  std::vector<Operation *> candidates;
   walk(module.op(), [&](Operation &op) {
-    bool constant = op.is("sdy.constant") || op.is("stablehlo.constant");
-    if (!constant && !isScalarBroadcast(op))
-      return;
-    MergeBucket key{constant, op.parentBlock()->parent,
-                    constant ? nullptr : op.result(0)->type,
-                    constant ? nullptr : op.operand(0)};
-    std::vector<Operation *> &seen = buckets[key];
-    for (Operation *earlier : seen)
-      if (sameAttrs(earlier->attrs, op.attrs)) {
-        merges.push_back({&op, earlier});
-        return;
-      }
-    seen.push_back(&op);
+    if (op.is("sdy.constant") || op.is("stablehlo.constant") ||
+        isScalarBroadcast(op))
+      candidates.push_back(&op);
   });
-  for (auto &merge : merges)
-    replaceOp(*merge.first, {merge.second->result(0)});
+  std::map<MergeBucket, std::vector<Operation *>> buckets;
+  for (Operation *op : candidates) {
+    const bool constant = !op->is("stablehlo.broadcast_in_dim");
+    MergeBucket key{constant, op->parentBlock()->parent,
+                    constant ? nullptr : op->result(0)->type,
+                    constant ? nullptr : op->operand(0)};
+    std::vector<Operation *> &seen = buckets[key];
+    auto earlier = std::find_if(seen.begin(), seen.end(), [&](Operation *e) {
+      return sameAttrs(e->attrs, op->attrs);
+    });
+    if (earlier == seen.end())
+      seen.push_back(op);
+    else
+      replaceOp(*op, {(*earlier)->result(0)});
+  }
   return true;
 }
 

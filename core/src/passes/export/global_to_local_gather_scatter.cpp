@@ -64,7 +64,6 @@ std::optional<double> identityOf(Operation &scatter, Type element) {
   Operation *combine = body.front();
   if (!combine || combine == body.back())
     return std::nullopt;
-  const bool is_float = element->isFloatElement();
   if (combine->is("stablehlo.add") || combine->is("stablehlo.or") ||
       combine->is("stablehlo.xor"))
     return 0.0;
@@ -72,13 +71,12 @@ std::optional<double> identityOf(Operation &scatter, Type element) {
     return 1.0;
   if (combine->is("stablehlo.and"))
     return element->text == "i1" ? 1.0 : -1.0;
+  // An infinity stands for the smallest / largest value of an integer
+  // type (denseSplatOf).
   if (combine->is("stablehlo.maximum"))
-    return is_float ? -std::numeric_limits<double>::infinity()
-           : element->text.front() == 'u' ? 0.0
-                                          : -9.2233720368547758e18;
+    return -std::numeric_limits<double>::infinity();
   if (combine->is("stablehlo.minimum"))
-    return is_float ? std::numeric_limits<double>::infinity()
-                    : 9.2233720368547758e18;
+    return std::numeric_limits<double>::infinity();
   return std::nullopt;
 }
 
@@ -136,13 +134,13 @@ bool GlobalToLocal::convertScatter(Operation &op) {
     Value *neutral = b.splat(b.tensorOf({}, element), *identity);
     Value *index = b.deviceIndex(useReplicaId());
     std::vector<int64_t> table = shardIndexByDevice(*mesh, split);
-    DenseElements leaders;
+    std::vector<int64_t> leaders;
     for (int64_t position : table)
-      leaders.values.push_back({position == 0 ? 1.0 : 0.0, 0, false});
+      leaders.push_back(position == 0 ? 1 : 0);
     Type flags = b.tensorOf({int64_t(table.size())}, ctx.types.element("i1"));
     Value *is_leader = b.dynamicSlice(
-        b.constant(ctx.attrs.make(
-            Attr{AttrKind::DenseElements, std::move(leaders), flags, {}})),
+        b.constant(ctx.attrs.make(Attr{
+            AttrKind::DenseElements, denseOfInts(flags, leaders), flags, {}})),
         {index}, {1});
     for (size_t i = 0; i < inputs; ++i) {
       Value *input = op.operand(i);

@@ -23,16 +23,10 @@ const std::vector<int64_t> &intsOf(const Operation &op, std::string_view name) {
   return op.attrs.get(name)->ints();
 }
 
+// All elements equal: literals are compacted to one element when they are.
 bool isSplat(const Attr &value) {
-  if (value.kind != AttrKind::DenseElements)
-    return false;
-  const auto &dense = std::get<DenseElements>(value.payload);
-  if (!dense.raw.empty() || dense.values.empty())
-    return false;
-  return std::all_of(
-      dense.values.begin(), dense.values.end(), [&](const DenseValue &v) {
-        return v.real == dense.values[0].real && v.imag == dense.values[0].imag;
-      });
+  const DenseReader reader = value.denseReader();
+  return reader.valid() && reader.isSplat();
 }
 
 void replaceWith(Operation &op, Value *value) {

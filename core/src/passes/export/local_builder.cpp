@@ -33,13 +33,9 @@ const Attr *LocalBuilder::denseArrayAttr(const std::vector<int64_t> &values) {
 
 const Attr *LocalBuilder::denseIntsAttr(const std::vector<int64_t> &values,
                                         const std::vector<int64_t> &shape) {
-  DenseElements dense;
-  dense.values.reserve(values.size());
-  for (int64_t v : values)
-    dense.values.push_back({static_cast<double>(v), 0, false});
-  dense.literal_shape = shape;
-  return ctx_.attrs.make(Attr{
-      AttrKind::DenseElements, std::move(dense), tensorOf(shape, i64()), {}});
+  Type type = tensorOf(shape, i64());
+  return ctx_.attrs.make(
+      Attr{AttrKind::DenseElements, denseOfInts(type, values), type, {}});
 }
 
 const Attr *
@@ -133,11 +129,8 @@ Value *LocalBuilder::compare(std::string_view direction, Value *lhs,
 }
 
 const Attr *LocalBuilder::splatAttr(Type type, double value) {
-  DenseElements dense;
-  dense.values.push_back({value, 0, false});
-  dense.splat = true;
   return ctx_.attrs.make(
-      Attr{AttrKind::DenseElements, std::move(dense), type, {}});
+      Attr{AttrKind::DenseElements, denseSplatOf(type, value), type, {}});
 }
 
 Operation *LocalBuilder::pad(Value *value, Value *pad_value,

@@ -492,11 +492,11 @@ void PadForDivisibility::convertConvolution(Operation &op) {
   const Attr *padding = op.attrs.get("padding");
   for (size_t i = 0; i < dims->input_spatial.size(); ++i) {
     int64_t low = 0, high = 0;
-    if (padding && padding->kind == AttrKind::DenseElements) {
-      const auto &values = std::get<DenseElements>(padding->payload).values;
-      if (values.size() > 2 * i + 1) {
-        low = int64_t(values[2 * i].real);
-        high = int64_t(values[2 * i + 1].real);
+    if (padding) {
+      const DenseReader values = padding->denseReader();
+      if (values.valid() && values.size() > int64_t(2 * i + 1)) {
+        low = values.intAt(int64_t(2 * i));
+        high = values.intAt(int64_t(2 * i + 1));
       }
     }
     const int64_t size = in[size_t(dims->input_spatial[i])];

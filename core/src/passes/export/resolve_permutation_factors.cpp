@@ -106,10 +106,20 @@ bool isZeroConstant(const Value *value) {
   const Attr *attr = def->attrs.get("value");
   if (!attr || attr->kind != AttrKind::DenseElements)
     return false;
-  const auto &dense = std::get<DenseElements>(attr->payload);
-  return dense.raw.empty() && !dense.values.empty() &&
-         std::all_of(dense.values.begin(), dense.values.end(),
-                     [](const auto &v) { return v.real == 0 && v.imag == 0; });
+  // Zero of either sign: -0.0 pads as 0.0 does.
+  const DenseReader reader = attr->denseReader();
+  if (!reader.valid())
+    return false;
+  const unsigned parts =
+      reader.layout().kind == ElementLayout::Kind::Complex ? 2 : 1;
+  for (int64_t i = 0; i < (reader.isSplat() ? 1 : reader.size()); ++i)
+    for (unsigned part = 0; part < parts; ++part) {
+      const uint64_t bits = reader.bits(i, part);
+      const FloatFormat *format = reader.layout().float_format;
+      if (format ? !isZeroBits(bits, *format) : bits != 0)
+        return false;
+    }
+  return true;
 }
 
 } // namespace
