@@ -9,7 +9,8 @@ Usage: bash scripts/install-deps.sh [--wasm] [--browser] [--check] [--list] [-h|
 
 Installs the Debian packages shardlab needs (compiler, CMake, Ninja, doctest,
 nlohmann-json, FileCheck from llvm-14-tools, python3, clang-14 and its runtime
-for fuzzing/sanitizers). Runs `apt-get update` once, and only when something
+for fuzzing/sanitizers, and libmlir-22, which Shardy's sdy_opt in the shared
+data needs to run as the tests' oracle). Runs `apt-get update` once, and only when something
 is missing; then installs only the missing packages.
 
 Runs as root (as CI does); otherwise uses sudo when it is available.
@@ -38,6 +39,8 @@ PACKAGES=(
   python3
   clang-14            # fuzzing and sanitizer builds
   libclang-rt-14-dev  # libFuzzer / ASan runtimes for clang-14
+  libmlir-22          # runtime of the test oracle, Shardy's own sdy_opt
+                      # (../shared/tools/shardy): tests compare with it
 )
 
 # The WebAssembly build (scripts/build-wasm.sh) needs these too. A node from
