@@ -23,9 +23,12 @@ RUN line is unsupported and counted in neither passed nor failed.
 The closing line is `N passed, M failed` (cases). With --check-regressions the
 run is gated on passing_cases.txt (see tests/gate_list.py): it lists whole
 files (`dir/file.mlir`: all RUN lines pass on the whole file) and the chunks
-of split files (`dir/file.mlir#N`); the gate fails when a listed entry fails
-or did not run, and its last line is `gate: N passed, M failed`. Without it,
-the exit status is non-zero when any case fails.
+of split files (`dir/file.mlir#N`); expected_failures_cases.txt lists every
+other entry with the reason it does not pass. The gate fails when a listed
+entry fails or did not run, when an entry in neither list fails, and when an
+expected failure passes; its last line is `gate: N passed, M failed (K
+expected failures)`. Without it, the exit status is non-zero when any case
+fails.
 
 A missing suite is an error unless --allow-missing is given (never under
 CI=true); then the run prints `NOT RUN: ...` and exits 0.
@@ -176,11 +179,20 @@ def without_vacuous_filecheck(run_text, chunk_text):
     diagnostics, in a file whose other chunks are checked) has nothing for
     FileCheck to check: lit runs the whole file, so its output is checked
     against the other chunks' lines and it passes when the command does.
-    Run alone, its RUN line's FileCheck stage is dropped."""
+    Run alone, its RUN line's FileCheck stage is dropped; a chunk that has
+    lines of some of the RUN line's prefixes only is checked with
+    --allow-unused-prefixes."""
     match = re.search(r"\|\s*FileCheck\b.*$", run_text)
-    if not match or has_checks(chunk_text, filecheck_prefixes(match.group(0))):
+    if not match:
         return run_text
-    return run_text[:match.start()] + "> /dev/null"
+    prefixes = filecheck_prefixes(match.group(0))
+    if not has_checks(chunk_text, prefixes):
+        return run_text[:match.start()] + "> /dev/null"
+    # A prefix the whole file uses may have no line in this chunk: FileCheck
+    # would refuse it, lit (which checks the whole file) would not.
+    if not all(has_checks(chunk_text, [p]) for p in prefixes):
+        return run_text + " --allow-unused-prefixes"
+    return run_text
 
 
 def split_chunks(lines):
@@ -522,6 +534,9 @@ def main(argv=None):
     ap.add_argument("--jobs", "-j", type=int, default=2, help="parallel commands (default 2)")
     ap.add_argument("--timeout", type=float, default=60.0,
                     help="seconds allowed per RUN command (default 60)")
+    ap.add_argument("--expected-failures", metavar="PATH",
+                    help="the entries that do not pass, with reasons (default: beside the "
+                         "passing list, passing_X.txt -> expected_failures_X.txt)")
     ap.add_argument("--passing-list", default=DEFAULT_PASSING, metavar="PATH",
                     help="list of cases expected to pass (default: tests/conformance/passing_cases.txt)")
     ap.add_argument("--check-regressions", action="store_true",
@@ -567,10 +582,12 @@ def main(argv=None):
     if not files and not args.list_flags:
         die("no .mlir files under %s%s: nothing to run" % (
             suite, " matching '%s'" % args.filter if args.filter else ""))
-    listed = []
+    listed, expected = [], {}
+    expected_path = args.expected_failures or gate_list.expected_failures_path(args.passing_list)
     if args.check_regressions or args.update_passing:
         try:
             listed = gate_list.read_list(args.passing_list, required=not args.update_passing)
+            expected = gate_list.read_expected_failures(expected_path)
         except gate_list.ListError as e:
             die(str(e))
 
@@ -681,8 +698,8 @@ def main(argv=None):
     gate = None
     if args.check_regressions:
         gate = gate_list.check(listed, results, in_scope,
-                               lambda e: why_not_run(suite, files_by_rel, e))
-        gate.print(list_name)
+                               lambda e: why_not_run(suite, files_by_rel, e), expected)
+        gate.print(list_name, expected_name=os.path.relpath(expected_path, REPO_ROOT))
         status = 0 if gate.ok else 1
 
     if args.update_passing:
@@ -700,6 +717,11 @@ def main(argv=None):
             gate_list.write_list_atomically(args.passing_list, upd.entries)
             print("passing list: %d entries written to %s (%d added, %d dropped)" % (
                 len(upd.entries), list_name, len(upd.added), len(upd.dropped)))
+            kept = gate_list.passing_now_removed(expected, results, in_scope)
+            if kept != expected:
+                gate_list.write_expected_failures(expected_path, kept, gate_list.EXPECTED_HEADER)
+                print("expected failures: %d now pass, taken out of %s" % (
+                    len(expected) - len(kept), os.path.relpath(expected_path, REPO_ROOT)))
             if not args.check_regressions:
                 status = 0
 

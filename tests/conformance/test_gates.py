@@ -7,7 +7,10 @@ A gate that cannot fail checks nothing. This runs run_conformance.py with
   - fails when shardlab-opt-faulty makes one pass a no-op
     (SHARDLAB_FAULT_NOOP_PASS, compiled only into that test binary);
   - fails on a missing suite, an empty suite, a missing passing list, and a
-    passing list whose entries cannot run.
+    passing list whose entries cannot run;
+  - fails when a case fails that is in neither the passing list nor the
+    expected failures, when an expected failure passes, and when an expected
+    failure has no reason; passes when every failure is expected.
 
   test_gates.py --opt build/shardlab-opt --faulty build/shardlab-opt-faulty
 
@@ -91,6 +94,46 @@ def main():
         expect("a listed case that does not exist fails",
                runner(args.suite, args.opt, *gate, "--passing-list", stale), 1,
                "NOT RUN: %s#9999" % SLICE)
+        # The slice's entries split between the two lists, as a suite whose
+        # pass breaks would have to record them.
+        only_file = os.path.join(tmp, "only_file.txt")
+        with open(only_file, "w") as f:
+            f.write(SLICE + "\n")
+        empty_expected = os.path.join(tmp, "empty_expected.txt")
+        open(empty_expected, "w").close()
+        broken = {"SHARDLAB_FAULT_NOOP_PASS": BROKEN_PASS}
+        expect("an unlisted case that fails fails the gate",
+               runner(args.suite, args.faulty, *gate, "--passing-list", only_file,
+                      "--expected-failures", empty_expected, env=broken), 1,
+               "UNLISTED FAILURES:")
+        code, out = runner(args.suite, args.faulty, "--filter", SLICE, "--json",
+                           os.path.join(tmp, "cases.json"), env=broken)
+        import json
+        with open(os.path.join(tmp, "cases.json")) as f:
+            cases = json.load(f)["cases"]
+        failing = ["%s#%d" % (c["file"], c["case"]) for c in cases if not c["passed"]]
+        passing = ["%s#%d" % (c["file"], c["case"]) for c in cases if c["passed"]]
+        listed_ok = os.path.join(tmp, "listed_ok.txt")
+        with open(listed_ok, "w") as f:
+            f.write("\n".join(passing) + "\n")
+        expected = os.path.join(tmp, "expected.txt")
+        with open(expected, "w") as f:
+            f.write("".join("%s  the pass is a no-op in this build\n" % e
+                            for e in failing + [SLICE]))
+        expect("failures listed with reasons pass the gate (%d of %d cases)" % (
+                   len(failing), len(cases)),
+               runner(args.suite, args.faulty, *gate, "--passing-list", listed_ok,
+                      "--expected-failures", expected, env=broken), 0,
+               "(%d expected failures)" % (len(failing) + 1))
+        expect("an expected failure that passes fails the gate",
+               runner(args.suite, args.opt, *gate, "--passing-list", listed_ok,
+                      "--expected-failures", expected), 1, "NOW PASSING:")
+        no_reason = os.path.join(tmp, "no_reason.txt")
+        with open(no_reason, "w") as f:
+            f.write(SLICE + "\n")
+        expect("an expected failure without a reason is refused",
+               runner(args.suite, args.opt, *gate, "--expected-failures", no_reason), 2,
+               "has no reason")
     failed = checks.count(False)
     print("%d passed, %d failed" % (len(checks) - failed, failed))
     return 1 if failed else 0

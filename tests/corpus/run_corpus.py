@@ -33,8 +33,10 @@ unknown shape cannot be estimated). A crash (signal, exit >= 128) or a timeout a
 fails, and is named CRASH.
 
 The gate (--check-regressions) is tests/corpus/passing_<set>.txt, entries
-`stage:module` (tests/gate_list.py: a listed entry that fails or did not run
-fails the gate). For the local set every module must pass every stage.
+`stage:module`, and expected_failures_<set>.txt, every other entry with the
+reason it does not pass (tests/gate_list.py: a listed entry that fails or did
+not run fails the gate, and so does a failure in neither list and an
+expected failure that passes). For the local set every module must pass every stage.
 Prints a table of modules per stage, then `N passed, M failed` (module
 stages) and, with --check-regressions, `gate: N passed, M failed`.
 Standard library only.
@@ -359,10 +361,12 @@ def main(argv=None):
     if not modules:
         die("no .mlir modules under %s%s" % (root, " matching " + args.filter if args.filter else ""))
     passing = args.passing_list or os.path.join(HERE, "passing_%s.txt" % args.set)
-    listed = []
+    expected_path = gate_list.expected_failures_path(passing)
+    listed, expected = [], {}
     if args.check_regressions or args.update_passing:
         try:
             listed = gate_list.read_list(passing, required=not args.update_passing)
+            expected = gate_list.read_expected_failures(expected_path)
         except gate_list.ListError as e:
             die(str(e))
 
@@ -399,8 +403,8 @@ def main(argv=None):
     gate = None
     list_name = os.path.relpath(passing, REPO_ROOT)
     if args.check_regressions:
-        gate = gate_list.check(listed, entries, in_scope, why)
-        gate.print(list_name)
+        gate = gate_list.check(listed, entries, in_scope, why, expected)
+        gate.print(list_name, expected_name=os.path.relpath(expected_path, REPO_ROOT))
         status = 0 if gate.ok and not crashes else 1
         if args.set == "local" and n_failed:
             print("local corpus: every module must pass every stage")
@@ -417,6 +421,9 @@ def main(argv=None):
             gate_list.write_list_atomically(passing, upd.entries)
             print("passing list: %d entries written to %s (%d added, %d dropped)" % (
                 len(upd.entries), list_name, len(upd.added), len(upd.dropped)))
+            kept = gate_list.passing_now_removed(expected, entries, in_scope)
+            if kept != expected:
+                gate_list.write_expected_failures(expected_path, kept, gate_list.EXPECTED_HEADER)
             if not args.check_regressions:
                 status = 0
     print("%d passed, %d failed" % (n_passed, n_failed))
