@@ -163,20 +163,30 @@ class Module:
         return int(known.group(1)) if known else 1
 
 
-def collective_counts(text):
-    """Collectives per kind that the entry function (@main, or the only
-    public one) runs; None when the text does not settle it."""
+def count_or_why(text):
+    """(counts, None), or (None, why the text does not settle them)."""
     if "mhlo.sharding" in text:
-        return None
+        return None, "still in GSPMD form"
     module = Module(text)
     entry = "main" if "main" in module.funcs else None
     if entry is None:
         public = [n for n, (lo, _) in module.funcs.items()
                   if "private" not in module.lines[lo - 1]]
         if len(public) != 1:
-            return None
+            return None, "no @main and %d public functions" % len(public)
         entry = public[0]
     try:
-        return {k: v for k, v in module.func(entry).items() if v}
-    except Unknown:
-        return None
+        return {k: v for k, v in module.func(entry).items() if v}, None
+    except Unknown as e:
+        return None, str(e)
+
+
+def collective_counts(text):
+    """Collectives per kind that the entry function (@main, or the only
+    public one) runs; None when the text does not settle it."""
+    return count_or_why(text)[0]
+
+
+def unknown_why(text):
+    """Why collective_counts(text) is None ("" when it is not)."""
+    return count_or_why(text)[1] or ""

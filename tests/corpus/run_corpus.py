@@ -20,11 +20,14 @@ Stages, in order (a module that fails one does not run the later ones):
   propagate  -sdy-propagation-pipeline succeeds and its output round-trips
   export     propagation + -sdy-export-pipeline with explicit collectives
              succeeds and its output round-trips
-  schedule   shardlab-schedule estimates a step, and it schedules exactly
-             the collectives counted in the exported text without the
+  schedule   shardlab-schedule estimates a step and writes its report (a
+             run without one fails), and it schedules exactly the
+             collectives counted in the exported text without the
              scheduler (collective_count.py: calls expanded, loop bodies
-             times their trip count, GSPMD modules imported first; not
-             checked where branches hold different collectives)
+             times their trip count, GSPMD modules imported first); the
+             modules collective_count.py cannot count (branches with
+             different collectives, an unknown callee) are counted and
+             named with the reason (zero today)
 A module with dynamic shapes passes propagate and export when it is refused
 with Shardy's message ("only supports ranked tensors with a static shape"),
 or, as in Shardy, when only function arguments are dynamic and the pipeline
@@ -54,7 +57,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from collective_count import collective_counts  # noqa: E402
+from collective_count import collective_counts, unknown_why as collective_count_unknown_why  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -246,6 +249,9 @@ def run_module(tools, module):
         return results
     if status != 0:
         return fail("schedule", status, err)
+    if report is None:
+        results["schedule"] = (False, "shardlab-schedule exited 0 without writing its report")
+        return results
     # The schedule must hold exactly the collectives the exported module has;
     # a module in GSPMD form is exported as the scheduler sees it, imported.
     if "mhlo.sharding" in module.text:
@@ -253,7 +259,7 @@ def run_module(tools, module):
         if status != 0:
             return fail("schedule", status, "GSPMD import then export failed")
     expected = collective_counts(exported)
-    if expected is not None and report is not None:
+    if expected is not None:
         scheduled = {k: v["count"] for k, v in report.get("per_kind", {}).items()
                      if v.get("count")}
         if scheduled != expected:
@@ -262,6 +268,7 @@ def run_module(tools, module):
             return results
     results["facts"] = {
         "checked": expected is not None,
+        "unchecked_why": collective_count_unknown_why(exported) if expected is None else "",
         "collectives": sum((expected or {}).values()),
         "loops_or_calls": bool(re.search(r"stablehlo\.while\b|\bcall @", exported)),
         "not_costed": (report or {}).get("not_costed") or {}}
@@ -293,6 +300,13 @@ def print_table(modules, results):
               len(checked), len(facts), sum(1 for f in checked if f["collectives"]),
               sum(f["collectives"] for f in checked),
               sum(1 for f in checked if f["loops_or_calls"])))
+    unchecked = {}
+    for f in facts:
+        if not f["checked"]:
+            unchecked[f["unchecked_why"]] = unchecked.get(f["unchecked_why"], 0) + 1
+    print("schedules not checked independently (collective_count.py could not count "
+          "the text): %d%s" % (sum(unchecked.values()), "".join(
+              "\n  %d: %s" % (n, why) for why, n in sorted(unchecked.items()))))
     not_costed = {}
     for f in facts:
         for target, n in f["not_costed"].items():

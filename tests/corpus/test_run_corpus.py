@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""The corpus runner's stages, shown to fail on wrong answers (a ctest).
+
+Runs run_corpus.py over a small set of modules copied from tests/corpus and
+tests/values, with tools made wrong on purpose:
+  - a shardlab-schedule that exits 0 without writing its report;
+  - one whose report lists no collectives for a module that has them;
+  - shardlab-opt-faulty with SHARDLAB_FAULT_LOSSY_INTEGERS (the pretty
+    stage must see the changed values);
+and with the real tools, which must pass every stage.
+
+    test_run_corpus.py --opt build/shardlab-opt --faulty build/shardlab-opt-faulty
+                       --schedule build/shardlab-schedule
+"""
+import argparse
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNNER = os.path.join(HERE, "run_corpus.py")
+MODULES = [os.path.join(HERE, "torch_xla", "all_reduce_dp.mlir"),
+           os.path.join(HERE, "jax_shardy", "mlp_tp.mlir"),
+           os.path.join(os.path.dirname(HERE), "values", "lossy_integers.mlir")]
+
+
+def fake_tool(folder, name, body):
+    path = os.path.join(folder, name)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n" + body + "\n")
+    os.chmod(path, os.stat(path).st_mode | stat.S_IEXEC)
+    return path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--opt", required=True)
+    ap.add_argument("--faulty", required=True)
+    ap.add_argument("--schedule", required=True)
+    args = ap.parse_args()
+    checks = []
+
+    def expect(name, argv, env, status, text):
+        p = subprocess.run([sys.executable, RUNNER, *argv], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True,
+                           env=dict(os.environ, **env), timeout=600)
+        ok = p.returncode == status and text in p.stdout
+        checks.append(ok)
+        print("%s  %s (exit %d)" % ("ok  " if ok else "FAIL", name, p.returncode))
+        if not ok:
+            print("expected exit %d and %r; got:\n%s" % (status, text, p.stdout[-3000:]))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = os.path.join(tmp, "modules")
+        os.makedirs(root)
+        for m in MODULES:
+            shutil.copy(m, root)
+        common = ["--set", "local", "--root", root, "-q", "-v", "-j", "2"]
+        expect("the real tools pass every stage",
+               [*common, "--opt", args.opt, "--schedule", args.schedule], {}, 0,
+               "modules through every stage: 3 of 3")
+        silent = fake_tool(tmp, "silent-schedule", "exit 0")
+        expect("a scheduler that writes no report fails the schedule stage",
+               [*common, "--opt", args.opt, "--schedule", silent], {}, 1,
+               "without writing its report")
+        # A report with no collectives: the stage must compare, not trust.
+        empty = fake_tool(tmp, "empty-schedule",
+                          'while [ $# -gt 0 ]; do [ "$1" = --report ] && '
+                          'echo \'{"per_kind": {}}\' > "$2"; shift; done; exit 0')
+        expect("a report missing the module's collectives fails the schedule stage",
+               [*common, "--opt", args.opt, "--schedule", empty], {}, 1,
+               "the schedule has collectives {}")
+        expect("integers read through a double fail the pretty stage",
+               [*common, "--opt", args.faulty, "--schedule", args.schedule],
+               {"SHARDLAB_FAULT_LOSSY_INTEGERS": "1"}, 1,
+               "FAIL pretty lossy_integers.mlir: 3 literal value(s) changed")
+    failed = checks.count(False)
+    print("%d passed, %d failed" % (len(checks) - failed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
