@@ -135,11 +135,28 @@ bool lossyIntegers(Module &module, const PassOptions &, DiagnosticEngine &) {
   return true;
 }
 
+// SHARDLAB_FAULT_DROP_ATTR=NAME: the attribute NAME is taken off every op,
+// as a parser that does not keep it and a printer that never prints it
+// would (the printed module is still a fixed point).
+bool dropAttr(Module &module, const PassOptions &, DiagnosticEngine &) {
+  const std::string name = std::getenv("SHARDLAB_FAULT_DROP_ATTR");
+  module.op().attrs.erase(name);
+  walk(module.op(), [&](Operation &op) { op.attrs.erase(name); });
+  return true;
+}
+
 // Only in the test binary shardlab-opt-faulty, so that a test can show a
 // gate notices a wrong answer: SHARDLAB_FAULT_NOOP_PASS=FLAG turns the pass
 // FLAG, where a command line names it, into a no-op;
-// SHARDLAB_FAULT_LOSSY_INTEGERS=1 adds lossyIntegers after the pipeline.
+// SHARDLAB_FAULT_LOSSY_INTEGERS=1 adds lossyIntegers after the pipeline,
+// SHARDLAB_FAULT_DROP_ATTR=NAME dropAttr.
 void injectFaults(api::RunRequest &request) {
+  if (std::getenv("SHARDLAB_FAULT_DROP_ATTR")) {
+    static const PassInfo drop{
+        "drop-attr", "canonicalize", "an attribute dropped (fault)", "",
+        {},          dropAttr};
+    request.pipeline.steps.push_back({&drop, {}});
+  }
   if (std::getenv("SHARDLAB_FAULT_LOSSY_INTEGERS")) {
     static const PassInfo lossy{"lossy-integers",
                                 "canonicalize",

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Round-trip check: for every .mlir file of a suite, each `// -----` chunk is
 parsed and printed, and the printed text parsed and printed again; the two
-prints must be equal (a fixed point). A chunk whose first parse fails is
+prints must be equal (a fixed point), and the first print must hold the
+chunk's ops in order with their attribute names and result types
+(tests/values/op_skeleton.py) and every literal value of the chunk with the
+same bits (tests/values/mlir_literals.py): readers that share no code with
+shardlab's parser. A chunk whose first parse fails is
 skipped only when the failure is exactly what its expected-error annotations
 say (shardlab-opt -verify-diagnostics passes on it); any other parse failure
 fails. A missing suite is an error unless --allow-missing is given.
@@ -16,6 +20,9 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "values"))
+import mlir_literals  # noqa: E402
+import op_skeleton  # noqa: E402
 import shared_data  # noqa: E402
 
 
@@ -23,6 +30,19 @@ def run(opt, text, *flags):
     proc = subprocess.run([opt, "-allow-unregistered-dialect", *flags, "-"], input=text.encode(),
                           capture_output=True, timeout=60)
     return proc.returncode, proc.stdout.decode(errors="replace"), proc.stderr.decode(errors="replace")
+
+
+def source_lost(source, printed):
+    """What of `source` the print lost ("" when nothing): an op, an
+    attribute, a result type or a literal value."""
+    why = op_skeleton.compare(source, printed)
+    if why:
+        return "the print differs from the source: " + why
+    try:
+        changed = mlir_literals.changed_literals(source, printed)
+    except (mlir_literals.LiteralError, ValueError, IndexError) as e:
+        return "the source's literals cannot be read independently: %s" % e
+    return "%d literal value(s) changed" % sum(changed.values()) if changed else ""
 
 
 def chunks_of(text):
@@ -79,12 +99,13 @@ def main():
                         print(f"FAIL(parse) {os.path.relpath(path, args.suite)}#{index}: {err.strip().splitlines()[0] if err.strip() else ''}")
                     continue
                 rc2, second, err2 = run(args.opt, first)
-                if rc2 == 0 and second == first:
+                lost = source_lost(chunk, first)
+                if rc2 == 0 and second == first and not lost:
                     passed += 1
                 else:
                     failed += 1
                     if args.v:
-                        why = err2.strip().splitlines()[0] if rc2 else "prints differ"
+                        why = lost or (err2.strip().splitlines()[0] if rc2 else "prints differ")
                         print(f"FAIL(fixpoint) {os.path.relpath(path, args.suite)}#{index}: {why}")
     print(f"skipped {skipped} chunks whose first parse fails as their expected-error lines say")
     print(f"{passed} passed, {failed} failed")

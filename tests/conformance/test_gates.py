@@ -10,7 +10,9 @@ A gate that cannot fail checks nothing. This runs run_conformance.py with
     passing list whose entries cannot run;
   - fails when a case fails that is in neither the passing list nor the
     expected failures, when an expected failure passes, and when an expected
-    failure has no reason; passes when every failure is expected.
+    failure has no reason; passes when every failure is expected;
+  - the inputs' round trip (roundtrip.py) fails when an attribute is lost
+    though the print is a fixed point (SHARDLAB_FAULT_DROP_ATTR).
 
   test_gates.py --opt build/shardlab-opt --faulty build/shardlab-opt-faulty
 
@@ -128,6 +130,21 @@ def main():
         expect("an expected failure that passes fails the gate",
                runner(args.suite, args.opt, *gate, "--passing-list", listed_ok,
                       "--expected-failures", expected), 1, "NOW PASSING:")
+        # The round trip of the inputs: a fixed point that lost an attribute
+        # everywhere (parser and printer alike) must fail it.
+        one = os.path.join(tmp, "one")
+        os.makedirs(one)
+        import shutil
+        shutil.copy(os.path.join(args.suite, SLICE), one)
+        roundtrip = [sys.executable, os.path.join(HERE, "roundtrip.py"), one]
+        for name, opt, env, status, text in (
+                ("the round trip passes on shardlab-opt", args.opt, {}, 0, "0 failed"),
+                ("the round trip fails when sdy.sharding is dropped and never printed",
+                 args.faulty, {"SHARDLAB_FAULT_DROP_ATTR": "sdy.sharding"}, 1,
+                 "attributes ['sdy.sharding'] lost")):
+            p = subprocess.run(roundtrip + ["--opt", opt, "-v"], env=dict(os.environ, **env),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            expect(name, (p.returncode, p.stdout), status, text)
         no_reason = os.path.join(tmp, "no_reason.txt")
         with open(no_reason, "w") as f:
             f.write(SLICE + "\n")

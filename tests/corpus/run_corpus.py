@@ -11,10 +11,12 @@ Two sets of modules (see ../shared/spec/CONFORMANCE.md, section 4):
 
 Stages, in order (a module that fails one does not run the later ones):
   parse      shardlab-opt reads and verifies it
-  pretty     its printed form reads back to the same text (fixed point), and
+  pretty     its printed form reads back to the same text (fixed point),
              every literal value of the source (dense elements, decimal or
-             hex, and scalar attributes) is in it with the same bits, as an
-             independent reader (tests/values/mlir_literals.py) reads both
+             hex, and scalar attributes) is in it with the same bits, and it
+             has the source's ops in order with the same attribute names and
+             result types, as independent readers (tests/values/
+             mlir_literals.py, op_skeleton.py) read both
   generic    its generic form (-mlir-print-op-generic) reads back to the same
              module (printed pretty: the same text) and is a fixed point
   propagate  -sdy-propagation-pipeline succeeds and its output round-trips
@@ -65,6 +67,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "values"))
 import gate_list  # noqa: E402
 import mlir_literals  # noqa: E402
+import op_skeleton  # noqa: E402
 import shared_data  # noqa: E402
 
 STAGES = ["parse", "pretty", "generic", "propagate", "export", "schedule"]
@@ -154,6 +157,15 @@ def first_line(text):
     return ""
 
 
+def skeleton_differs(source, printed):
+    """"" when the printed module has the source's ops, in order, with the
+    same attribute names and result types (tests/values/op_skeleton.py: a
+    parser that drops an attribute and a printer that never prints it still
+    reach a fixed point)."""
+    why = op_skeleton.compare(source, printed)
+    return "the printed module differs from the source: " + why if why else ""
+
+
 def changed_values(source, printed):
     """How the literal values of `source` differ in `printed`: "" when every
     one is there with the same bits (a fixed point can still have changed a
@@ -189,7 +201,7 @@ def run_module(tools, module):
     if again != pretty:
         results["pretty"] = (False, "print -> read -> print differs")
         return results
-    changed = changed_values(module.text, pretty)
+    changed = changed_values(module.text, pretty) or skeleton_differs(module.text, pretty)
     if changed:
         results["pretty"] = (False, changed)
         return results

@@ -6,7 +6,8 @@ tests/values, with tools made wrong on purpose:
   - a shardlab-schedule that exits 0 without writing its report;
   - one whose report lists no collectives for a module that has them;
   - shardlab-opt-faulty with SHARDLAB_FAULT_LOSSY_INTEGERS (the pretty
-    stage must see the changed values);
+    stage must see the changed values), and with SHARDLAB_FAULT_DROP_ATTR
+    (it must see the attribute gone, though the text is a fixed point);
 and with the real tools, which must pass every stage.
 
     test_run_corpus.py --opt build/shardlab-opt --faulty build/shardlab-opt-faulty
@@ -73,6 +74,11 @@ def main():
         expect("a report missing the module's collectives fails the schedule stage",
                [*common, "--opt", args.opt, "--schedule", empty], {}, 1,
                "the schedule has collectives {}")
+        expect("an attribute the parser drops and the printer never prints "
+               "fails the pretty stage",
+               [*common, "--opt", args.faulty, "--schedule", args.schedule],
+               {"SHARDLAB_FAULT_DROP_ATTR": "mhlo.is_dynamic"}, 1,
+               "the printed module differs from the source: op ")
         expect("integers read through a double fail the pretty stage",
                [*common, "--opt", args.faulty, "--schedule", args.schedule],
                {"SHARDLAB_FAULT_LOSSY_INTEGERS": "1"}, 1,
