@@ -31,6 +31,13 @@ if(NOT EMSCRIPTEN)
   if(SHARDLAB_BUILD_TESTS OR TARGET shardlab_cost_tests)
     add_test(NAME cost-accuracy COMMAND shardlab-gemm-accuracy)
     set_tests_properties(cost-accuracy PROPERTIES SKIP_RETURN_CODE 77)
+    # The same checks on a model made wrong on purpose (rates 25% high):
+    # the held-out and off-grid checks must fail on it.
+    add_test(NAME cost-accuracy-fails-when-wrong
+             COMMAND shardlab-gemm-accuracy --scale-model 1.25)
+    set_tests_properties(cost-accuracy-fails-when-wrong PROPERTIES
+      PASS_REGULAR_EXPRESSION
+      "FAIL: sm_90 f32xf32->f32 accurate held-out above the goal.*FAIL: sm_90 f32xf32->f32: an off-grid query is not")
   endif()
 endif()
 
