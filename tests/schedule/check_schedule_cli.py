@@ -217,8 +217,11 @@ def check_compare(cli, tmp):
         check(len(found) >= 1, "--suggest found nothing")
         for g in found:
             check(g["changes"] and g["reasons"], "a suggestion without changes or reasons")
-        check(found and found[0]["candidate"]["step_time_us"] <=
-              r["user"]["step_time_us"], "the best suggestion is slower than the user's")
+        # Every suggestion is strictly faster than the block as written (its
+        # exposed tensor-parallel all-reduces leave room: 1.47x today).
+        for g in found:
+            check(g["candidate"]["step_time_us"] < r["user"]["step_time_us"] and
+                  g["speedup"] > 1, "a suggestion is not faster than the user's")
     proc = subprocess.run([cli, megatron, "--svg", svg], capture_output=True, text=True)
     check(proc.returncode != 0 and "--svg needs --compare" in proc.stderr,
           "--svg without --compare accepted")

@@ -1,5 +1,6 @@
 // Strategy comparison: argument roles, Megatron dims, candidate plans and
 // their evaluation (shardlab/strategy/strategy.h).
+#include "shardlab/cost/perf_table.h"
 #include "shardlab/strategy/strategy.h"
 #include "strategy/arg_roles.h"
 #include "strategy/candidates.h"
@@ -7,6 +8,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
 
 using namespace shardlab;
 using namespace shardlab::strategy;
@@ -149,9 +153,221 @@ TEST_CASE("suggestShardings: faster than the user's, with changes and why") {
   REQUIRE(s->user.ok);
   REQUIRE_FALSE(s->suggestions.empty());
   CHECK(s->evaluated >= 9);
+  // Replicated on 8 devices does every device's work 8 times: sharding
+  // anything is strictly faster.
   const Suggestion &best = s->suggestions.front();
-  CHECK(best.candidate.step_time_us <= s->user.step_time_us);
-  CHECK(best.speedup >= 1.0);
+  CHECK(best.candidate.step_time_us < s->user.step_time_us);
+  CHECK(best.speedup > 1.0);
   CHECK_FALSE(best.changes.empty());
   CHECK_FALSE(best.reasons.empty());
+}
+
+// ---------------------------------------------------------------------------
+// Answers worked out by hand. A two-matmul step, y = x w, g = x^T y (the
+// weight-gradient shape), on 4 devices, costed with a table whose every GEMM
+// runs at R FLOP/s and whose every collective of B bytes over G devices
+// takes LAT + B / BW (the table is written here; each entry the schedule
+// reads is one of its points). Every collective sits on the one dependency
+// chain with no independent work beside it (the all-gather of w before the
+// first matmul, the all-reduce of g after the last), so nothing hides it and
+// a step is its compute plus its collectives.
+namespace {
+
+constexpr int64_t kB = 1024, kD = 512, kH = 2048, kDevices = 4;
+constexpr double kRate = 1.0e14; // FLOP/s, every shape
+constexpr double kLatencyUs = 10.0;
+constexpr double kBandwidth = 100.0e9; // bytes/s
+
+constexpr const char *kChain = R"(
+func.func @main(%x: tensor<1024x512xf32>, %w: tensor<512x2048xf32>) -> tensor<512x2048xf32> {
+  %y = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<1024x512xf32>, tensor<512x2048xf32>) -> tensor<1024x2048xf32>
+  %g = stablehlo.dot_general %x, %y, contracting_dims = [0] x [0] : (tensor<1024x512xf32>, tensor<1024x2048xf32>) -> tensor<512x2048xf32>
+  return %g : tensor<512x2048xf32>
+})";
+
+double collectiveUs(int64_t bytes, double bandwidth = kBandwidth) {
+  return kLatencyUs + double(bytes) / bandwidth * 1e6;
+}
+
+// The table: GEMMs at every power-of-two shape from 128 to 4096 (all at
+// kRate), all-gather and all-reduce of 1, 2, 4 and 8 MiB over 2 and 4
+// devices.
+std::string analyticalTable(double bandwidth = kBandwidth) {
+  std::string gemms, collectives;
+  for (int64_t m = 128; m <= 4096; m *= 2)
+    for (int64_t n = 128; n <= 4096; n *= 2)
+      for (int64_t k = 128; k <= 4096; k *= 2)
+        gemms += std::string(gemms.empty() ? "" : ",") +
+                 "{\"b\":1,\"m\":" + std::to_string(m) +
+                 ",\"n\":" + std::to_string(n) + ",\"k\":" + std::to_string(k) +
+                 ",\"lhs_dtype\":\"f32\",\"rhs_dtype\":\"f32\","
+                 "\"out_dtype\":\"f32\",\"flop_per_s\":1e14}";
+  for (const char *op : {"all-gather", "all-reduce"})
+    for (int64_t group : {2, 4})
+      for (int64_t mib : {1, 2, 4, 8}) {
+        const int64_t bytes = mib << 20;
+        collectives += std::string(collectives.empty() ? "" : ",") +
+                       "{\"op\":\"" + op +
+                       "\",\"comm_type\":\"single_partition\",\"dtype\":"
+                       "\"f32\",\"bytes\":" +
+                       std::to_string(bytes) +
+                       ",\"devices_per_group\":" + std::to_string(group) +
+                       ",\"num_groups\":" + std::to_string(kDevices / group) +
+                       ",\"nodes\":1,\"time_us\":{\"median\":" +
+                       std::to_string(collectiveUs(bytes, bandwidth)) + "}}";
+      }
+  return "{\"format\":\"shardlab-perf-table\",\"version\":1,\"metadata\":{"
+         "\"source\":\"analytical\",\"device\":{\"name\":\"test\","
+         "\"sm_version\":\"sm_90\",\"gpu_count\":4},\"partition_size\":4},"
+         "\"collectives\":[" +
+         collectives + "],\"gemms\":[" + gemms + "]}";
+}
+
+struct Expected {
+  std::string name;
+  double compute_us;
+  // kind -> (count, bytes), the per-device bytes of each collective's output
+  std::map<std::string, std::pair<int64_t, int64_t>> collectives;
+  double stepUs() const {
+    double us = compute_us;
+    for (const auto &[kind, cb] : collectives)
+      us += double(cb.first) * collectiveUs(cb.second / cb.first);
+    return us;
+  }
+};
+
+// Each candidate by hand. Both matmuls do 2 * B * D * H FLOPs unsharded;
+// every candidate but the module as written splits that work 4 ways.
+std::vector<Expected> expectedRows() {
+  const double flops = 2.0 * 2.0 * double(kB * kD * kH);
+  const double whole = flops / kRate * 1e6, quarter = whole / 4;
+  const int64_t w_bytes = kD * kH * 4; // also g's: 512 x 2048 f32, 4 MiB
+  return {
+      // w column-parallel: y and g sharded on H, no communication.
+      {"TP", quarter, {}},
+      // data=2 x model=2: g partial over data, sharded on model: half of
+      // it all-reduced over the 2 data devices.
+      {"DP×TP 2×2", quarter, {{"all-reduce", {1, w_bytes / 2}}}},
+      {"as written", whole, {}},
+      // x on the batch: g is partial on each device, all of it all-reduced.
+      {"DP", quarter, {{"all-reduce", {1, w_bytes}}}},
+      // w on data and model: gathered over data to its model shard; g as
+      // in DP×TP.
+      {"FSDP×TP 2×2",
+       quarter,
+       {{"all-gather", {1, w_bytes / 2}}, {"all-reduce", {1, w_bytes / 2}}}},
+      // w gathered whole first, g all-reduced whole last.
+      {"FSDP",
+       quarter,
+       {{"all-gather", {1, w_bytes}}, {"all-reduce", {1, w_bytes}}}},
+  };
+}
+
+schedule::PipelineOptions analyticalPipeline(const cost::PerfTable &table) {
+  schedule::TargetOptions target;
+  target.table = &table;
+  Result<schedule::PipelineOptions> pipeline =
+      schedule::pipelineOptionsFor(target);
+  REQUIRE(pipeline);
+  return *pipeline;
+}
+
+} // namespace
+
+// "" when `c`'s rows are `expected`, in order, with their compute, step
+// time (0.1%) and collectives; else the first difference.
+std::string differsFromHand(const Comparison &c,
+                            const std::vector<Expected> &expected) {
+  std::vector<const Candidate *> ran;
+  for (const Candidate &row : c.rows)
+    if (row.ok)
+      ran.push_back(&row);
+  if (ran.size() != expected.size())
+    return std::to_string(ran.size()) + " rows ran";
+  auto near = [](double a, double b) { return std::fabs(a - b) <= 1e-3 * b; };
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const Expected &e = expected[i];
+    const Candidate &row = *ran[i];
+    const std::string at = "row " + std::to_string(i) + " (" + e.name + "): ";
+    if (row.name != e.name)
+      return at + "the row is " + row.name;
+    if (!near(row.compute_us, e.compute_us))
+      return at + "compute " + std::to_string(row.compute_us);
+    if (!near(row.step_time_us, e.stepUs()))
+      return at + "step " + std::to_string(row.step_time_us) + " us, by hand " +
+             std::to_string(e.stepUs());
+    std::map<std::string, std::pair<int64_t, int64_t>> got;
+    for (const CollectiveTotals &t : row.collectives)
+      if (t.count)
+        got[t.kind] = {t.count, t.bytes};
+    if (got != e.collectives)
+      return at + "other collectives";
+  }
+  return "";
+}
+
+TEST_CASE("compareStrategies: every row's time and bytes as worked out by "
+          "hand, in order") {
+  Result<cost::PerfTable> table = cost::parsePerfTable(analyticalTable());
+  REQUIRE(table);
+  CompareOptions options;
+  options.devices = kDevices;
+  options.pipeline = analyticalPipeline(*table);
+  Result<Comparison> c = compareStrategies(kChain, options);
+  REQUIRE(c);
+  CHECK(differsFromHand(*c, expectedRows()) == "");
+  // The sequence-parallel candidates cannot run: x has no sequence.
+  int not_run = 0;
+  for (const Candidate &row : c->rows)
+    if (!row.ok) {
+      ++not_run;
+      CHECK(row.error.find("no data argument has a sequence dimension") !=
+            std::string::npos);
+    }
+  CHECK(not_run == 2);
+
+  SUBCASE("the check fails on a wrong answer") {
+    // Collectives at twice the bandwidth in the table than by hand: every
+    // row with a collective is off.
+    Result<cost::PerfTable> faster =
+        cost::parsePerfTable(analyticalTable(2 * kBandwidth));
+    REQUIRE(faster);
+    options.pipeline = analyticalPipeline(*faster);
+    Result<Comparison> wrong = compareStrategies(kChain, options);
+    REQUIRE(wrong);
+    CHECK(differsFromHand(*wrong, expectedRows()) != "");
+  }
+}
+
+TEST_CASE("suggestShardings finds the fastest layout that exists by "
+          "construction") {
+  Result<cost::PerfTable> table = cost::parsePerfTable(analyticalTable());
+  REQUIRE(table);
+  SuggestOptions options;
+  options.compare.devices = kDevices;
+  options.compare.pipeline = analyticalPipeline(*table);
+  options.budget_ms = 20000;
+  // The user's: data parallel (62.7 us). No layout can beat the matmuls'
+  // work split four ways with no communication (10.7 us), and one exists
+  // (w column-parallel): the search must end there.
+  const std::string user =
+      std::string("sdy.mesh @mesh = <[\"d\"=4]>\n") +
+      std::string(kChain).replace(
+          std::string(kChain).find("%x: tensor<1024x512xf32>"),
+          std::string("%x: tensor<1024x512xf32>").size(),
+          "%x: tensor<1024x512xf32> {sdy.sharding = #sdy.sharding<@mesh, "
+          "[{\"d\"}, {}]>}");
+  Result<Suggestions> s = suggestShardings(user, options);
+  REQUIRE(s);
+  REQUIRE(s->user.ok);
+  const std::vector<Expected> rows = expectedRows();
+  CHECK(s->user.step_time_us ==
+        doctest::Approx(rows[3].stepUs()).epsilon(1e-3));
+  REQUIRE_FALSE(s->suggestions.empty());
+  const Suggestion &best = s->suggestions.front();
+  CHECK(best.candidate.step_time_us ==
+        doctest::Approx(rows[0].stepUs()).epsilon(1e-3));
+  CHECK(best.candidate.step_time_us < s->user.step_time_us);
+  for (const Suggestion &suggestion : s->suggestions)
+    CHECK(suggestion.candidate.step_time_us < s->user.step_time_us);
 }
