@@ -600,6 +600,74 @@ test("compare: every candidate a row, sorted, with bars; Suggest says what to ch
   await openTab("output");
 });
 
+// The npm package's own reply for the text and settings the page shows: the
+// numbers on screen must be those numbers, not only numbers that change.
+const { load: loadApi } = await import(path.join(ROOT, "wasm", "dist", "index.js"));
+const api = await loadApi();
+
+/** The page's formatting of a time (web/src/dom.ts fmtUs), written again. */
+function asShown(us) {
+  if (us >= 1000) return `${(us / 1000).toFixed(2)} ms`;
+  if (us >= 1) return `${us.toFixed(2)} µs`;
+  return `${(us * 1000).toFixed(1)} ns`;
+}
+
+/** The settings the page starts with (web/src/state.ts), as the API takes them. */
+function apiSettings(pipeline, extra = {}) {
+  return { pipeline, preset: "h100", gpus_per_node: 0, sol_options: "", overlap_limit: 1,
+    estimator: "real", while_trip_count: 0, ...extra };
+}
+
+test("numbers shown are the API's for the same input and settings; a slower table gives a longer step", async () => {
+  await afterUpdate(() => page.getByTestId("examples").selectOption("playground/tensor_parallel_mlp"));
+  await openTab("schedule");
+  await afterUpdate(() => page.getByTestId("set-preset").selectOption("a100"));
+  await afterUpdate(() => page.getByTestId("set-preset").selectOption("h100"));
+  await page.getByTestId("gantt").waitFor();
+  const text = await editorText();
+  const pipeline = await page.getByTestId("pipeline").inputValue();
+  const reply = api.schedule(text, apiSettings(pipeline));
+  assert.equal(reply.ok, true, reply.error);
+  const r = reply.report;
+  assert.equal(await page.getByTestId("total-step").textContent(), asShown(r.step_time_us));
+  assert.equal(await page.getByTestId("total-compute").textContent(), asShown(r.compute_us));
+  assert.equal(await page.getByTestId("total-exposed").textContent(), asShown(r.exposed_comm_us));
+  // Not vacuous: other settings give other numbers than those shown.
+  const a100 = api.schedule(text, apiSettings(pipeline, { preset: "a100" }));
+  assert.notEqual(await page.getByTestId("total-step").textContent(), asShown(a100.report.step_time_us));
+  const collectives = Object.values(r.per_kind ?? {}).reduce((n, k) => n + (k.count ?? 0), 0);
+  assert.ok(collectives > 0, "the example has collectives");
+  assert.equal(await page.getByTestId("bar-collective").count(), collectives);
+
+  // Collectives 20 times slower: the page and the API agree, and the step is longer.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "shardlab-slow-"));
+  const slow = path.join(dir, "slow_collectives.shardlab.json");
+  const table = scaledTable(20);
+  fs.writeFileSync(slow, JSON.stringify(table));
+  await afterUpdate(() => page.getByTestId("table-file").setInputFiles(slow));
+  const slower = api.schedule(text, apiSettings(pipeline, { table }));
+  assert.equal(slower.ok, true, slower.error);
+  assert.equal(await page.getByTestId("total-step").textContent(), asShown(slower.report.step_time_us));
+  assert.ok(slower.report.step_time_us > r.step_time_us, "slower collectives, a longer step");
+  assert.ok(slower.report.compute_us === r.compute_us, "the same compute");
+  await page.getByRole("button", { name: "use the preset's table" }).click();
+  fs.rmSync(dir, { recursive: true, force: true });
+
+  // Compare: every row the API returns, in its order, with its step time.
+  await afterUpdate(() => page.getByTestId("examples").selectOption("schedule/megatron_block"));
+  await compared(() => openTab("compare"));
+  const mega = await editorText();
+  const { pipeline: _p, ...compareSettings } = apiSettings(pipeline);
+  const comparison = api.compareStrategies(mega, { ...compareSettings, svg: true });
+  assert.equal(comparison.ok, true, comparison.error);
+  const ran = comparison.rows.filter((row) => row.ok);
+  const names = (await page.getByTestId("compare-name").allTextContents()).map((n) => n.replace(" (as written)", ""));
+  assert.deepEqual(names, ran.map((row) => row.name));
+  assert.deepEqual(await page.getByTestId("compare-step").allTextContents(), ran.map((row) => asShown(row.step_time_us)));
+  assert.equal(await page.getByTestId("compare-failed").count(), comparison.rows.length - ran.length);
+  await openTab("output");
+});
+
 test("compare: 8+ candidates of a generated 2k-op module, timed", async (t) => {
   const file = path.join(os.tmpdir(), `shardlab-2k-compare-${process.pid}.mlir`);
   // One function (@block_0, the entry) of about 2k ops.
