@@ -168,12 +168,24 @@ bool isSideEffectFree(Operation &op) {
 }
 
 bool isTriviallyDead(Operation &op) {
-  if (op.numResults() == 0)
+  // A terminator never is (it ends its block); an op without results is
+  // when it has no effects (a manual computation with an empty body).
+  if (op.nextInBlock() == nullptr)
     return false;
   for (size_t i = 0; i < op.numResults(); ++i)
     if (op.result(i)->hasUses())
       return false;
   return isSideEffectFree(op);
+}
+
+void eraseTriviallyDeadOps(Operation &root) {
+  // Users come after their operands' definitions: visiting in reverse
+  // erases a dead chain in one sweep.
+  std::vector<Operation *> ops;
+  walk(root, [&](Operation &op) { ops.push_back(&op); });
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it)
+    if ((*it)->parentBlock() && isTriviallyDead(**it))
+      eraseOp(**it);
 }
 
 std::vector<Operation *> usersOf(const Value *value) {

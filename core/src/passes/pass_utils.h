@@ -56,6 +56,10 @@ bool isBeforeInBlock(const Operation *a, const Operation *b);
 bool isSideEffectFree(Operation &op);
 /// No result is used and the op has no side effects.
 bool isTriviallyDead(Operation &op);
+/// Erases every trivially dead op under `root` (an op that becomes dead
+/// when a user is erased too), as MLIR's greedy pattern driver does to the
+/// ops it visits.
+void eraseTriviallyDeadOps(Operation &root);
 
 /// Returns true after telling the pass runner that the pass changed
 /// nothing, so the module is not verified again (MLIR skips the verifier

@@ -3,6 +3,7 @@
 // rng_bit_generator), plus token ops and convolution (whose dimension
 // numbers and window are kept as text).
 #include "ir/op_properties.h"
+#include "ir/stablehlo_dim_numbers.h"
 #include "ops_common.h"
 
 namespace shardlab {
@@ -188,7 +189,9 @@ bool parseTokenOp(Parser &parser, Operation &op, size_t) {
 }
 
 void printTokenOp(Printer &printer, Operation &op) {
-  if (op.numOperands()) {
+  // after_all's format puts a blank before its operand list, even an empty
+  // one (`after_all  : !stablehlo.token`); create_token has no list.
+  if (op.numOperands() || op.is("stablehlo.after_all")) {
     printer << ' ';
     printer.printOperands(op);
   }
@@ -301,9 +304,11 @@ bool parseConvolution(Parser &parser, Operation &op, size_t) {
   op.setOperands(operands);
   if (!parser.expectKeyword("dim_numbers") || !parser.expectChar('='))
     return false;
+  const std::string raw = rawUntilSeparator(parser);
+  const std::optional<std::string> dims = canonicalConvDims(raw);
   setAttr(parser, op, "dimension_numbers",
           parser.ctx().attrs.opaque(std::string(kConvPrefix) +
-                                    rawUntilSeparator(parser) + ">"));
+                                    (dims ? *dims : raw) + ">"));
   if (parser.tryChar(',')) {
     if (!parser.expectKeyword("window") || !parser.expectChar('=') ||
         !parseConvWindow(parser, op))

@@ -2,6 +2,7 @@
 // dense literals, dense arrays, symbol references and opaque dialect
 // attributes. The sdy attributes are in parser_sdy.cpp.
 #include "parser.h"
+#include "ir/stablehlo_dim_numbers.h"
 #include "printer.h"
 
 #include <cctype>
@@ -124,14 +125,27 @@ static std::string onOneLine(std::string_view text) {
   return out;
 }
 
+// StableHLO's dimension-number attributes kept as text in the form StableHLO
+// prints (defaults left out, compact convolution lists); others as written.
+static std::string canonicalOpaque(std::string text) {
+  if (std::optional<GatherScatterDims> dims = parseGatherScatterDims(text))
+    return formatGatherScatterDims(*dims);
+  constexpr std::string_view kConv = "#stablehlo.conv<";
+  if (text.rfind(kConv, 0) == 0 && text.back() == '>')
+    if (std::optional<std::string> body = canonicalConvDims(std::string_view(
+            text).substr(kConv.size(), text.size() - kConv.size() - 1)))
+      return std::string(kConv) + *body + ">";
+  return text;
+}
+
 const Attr *Parser::parseOpaqueAttr(size_t start) {
   // The cursor is after `#dialect.name` or a keyword like `affine_map`.
   if (pos_ < text_.size() && text_[pos_] == '<' && !skipBalanced('<', '>'))
     return nullptr;
   std::string_view text = textFrom(start);
   if (text.find('\n') != std::string_view::npos)
-    return ctx_.attrs.opaque(onOneLine(text));
-  return ctx_.attrs.opaque(std::string(text));
+    return ctx_.attrs.opaque(canonicalOpaque(onOneLine(text)));
+  return ctx_.attrs.opaque(canonicalOpaque(std::string(text)));
 }
 
 const Attr *Parser::parseAttribute(Type hint) {

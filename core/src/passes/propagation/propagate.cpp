@@ -35,30 +35,34 @@ PropagationOptions parseOptions(const PassOptions &options,
   return out;
 }
 
+// Shardy's propagation passes drive their rewrites with MLIR's greedy
+// driver, which erases the trivially dead ops it visits on the way.
+bool propagate(Module &module, const PassOptions &options,
+               PropagationLayer layer, DiagnosticEngine &diags) {
+  eraseTriviallyDeadOps(module.op());
+  return propagateShardings(module, parseOptions(options, layer), diags);
+}
+
 } // namespace
 
 bool runBasicPropagate(Module &module, const PassOptions &options,
                        DiagnosticEngine &diags) {
-  return propagateShardings(
-      module, parseOptions(options, PropagationLayer::Basic), diags);
+  return propagate(module, options, PropagationLayer::Basic, diags);
 }
 
 bool runAggressivePropagate(Module &module, const PassOptions &options,
                             DiagnosticEngine &diags) {
-  return propagateShardings(
-      module, parseOptions(options, PropagationLayer::Aggressive), diags);
+  return propagate(module, options, PropagationLayer::Aggressive, diags);
 }
 
 bool runOpPriorityPropagate(Module &module, const PassOptions &options,
                             DiagnosticEngine &diags) {
-  return propagateShardings(
-      module, parseOptions(options, PropagationLayer::OpPriority), diags);
+  return propagate(module, options, PropagationLayer::OpPriority, diags);
 }
 
 bool runUserPriorityPropagate(Module &module, const PassOptions &options,
                               DiagnosticEngine &diags) {
-  return propagateShardings(
-      module, parseOptions(options, PropagationLayer::UserPriority), diags);
+  return propagate(module, options, PropagationLayer::UserPriority, diags);
 }
 
 } // namespace shardlab
