@@ -36,7 +36,8 @@ struct Reader {
   size_t pos = 0;
 
   void skipSpace() {
-    while (pos < text.size() && std::isspace(static_cast<unsigned char>(text[pos])))
+    while (pos < text.size() &&
+           std::isspace(static_cast<unsigned char>(text[pos])))
       ++pos;
   }
   bool tryChar(char c) {
@@ -65,7 +66,8 @@ struct Reader {
     if (pos < text.size() && text[pos] == '-')
       ++pos;
     while (pos < text.size() &&
-           (std::isalnum(static_cast<unsigned char>(text[pos])) || text[pos] == '_'))
+           (std::isalnum(static_cast<unsigned char>(text[pos])) ||
+            text[pos] == '_'))
       ++pos;
     return text.substr(start, pos - start);
   }

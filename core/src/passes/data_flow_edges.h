@@ -55,10 +55,6 @@ Value *shardableValue(Value *value);
 void setShardableValueSharding(Value *value, const TensorSharding &sharding,
                                Context &ctx);
 
-/// `sharding` without the axes named in `manual_axes` (dims, replicated,
-/// unreduced).
-TensorSharding eraseManualAxes(const TensorSharding &sharding,
-                               const std::vector<std::string> &manual_axes);
 /// The manual axes of an sdy.manual_computation.
 const std::vector<std::string> &manualAxesOf(const Operation &op);
 

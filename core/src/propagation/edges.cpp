@@ -184,27 +184,6 @@ size_t manualPrefixLength(const DimSharding &dim,
   return n;
 }
 
-std::vector<AxisRef> freeOnly(const std::vector<AxisRef> &axes,
-                              const std::vector<std::string> &manual) {
-  std::vector<AxisRef> out;
-  for (const AxisRef &axis : axes)
-    if (!isManual(manual, axis))
-      out.push_back(axis);
-  return out;
-}
-
-TensorSharding eraseManualAxes(TensorSharding s,
-                               const std::vector<std::string> &manual) {
-  if (manual.empty())
-    return s;
-  for (DimSharding &dim : s.dims)
-    dim.axes.erase(dim.axes.begin(),
-                   dim.axes.begin() + manualPrefixLength(dim, manual));
-  s.replicated = freeOnly(s.replicated, manual);
-  s.unreduced = freeOnly(s.unreduced, manual);
-  return s;
-}
-
 // `fresh` (free axes only) with the manual axes of `outer` put back in front.
 TensorSharding addManualAxes(const TensorSharding &outer,
                              const TensorSharding &fresh,
@@ -262,7 +241,7 @@ std::optional<TensorSharding> manualBodyArgView(Value *value) {
       op ? perValue(*op, "in_shardings", v->index) : nullptr;
   if (!stored)
     return std::nullopt;
-  return eraseManualAxes(*stored, manualAxes(*op));
+  return withoutAxes(*stored, manualAxes(*op));
 }
 
 void setValueSharding(Value *value, const TensorSharding &sharding,
@@ -296,7 +275,7 @@ TensorSharding transformEdgeSharding(Operation &edge,
   std::vector<std::string> manual = manualAxes(*op);
   bool block_arg = owner->isBlockArgument();
   if (before != block_arg)
-    return eraseManualAxes(sharding, manual);
+    return withoutAxes(sharding, manual);
   const TensorSharding *outer =
       perValue(*op, block_arg ? "in_shardings" : "out_shardings", owner->index);
   return outer ? addManualAxes(*outer, sharding, manual) : sharding;

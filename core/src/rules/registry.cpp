@@ -21,8 +21,12 @@ const std::unordered_map<std::string_view, RuleFn> &ruleTable() {
     std::unordered_map<std::string_view, RuleFn> t;
     // Elementwise ops are pointwise; clamp and select get their own rules
     // below (scalar operands broadcast). So are collectives that keep shape.
+    // Shardy's registry has no rule for the quantization ops (propagation
+    // stops at them, with a warning), though they are elementwise.
     for (std::string_view name : elementwiseOps())
-      t.emplace(name, rules::pointwise);
+      if (name != "stablehlo.uniform_quantize" &&
+          name != "stablehlo.uniform_dequantize")
+        t.emplace(name, rules::pointwise);
     for (std::string_view name :
          {"sdy.sharding_constraint", "stablehlo.all_reduce",
           "stablehlo.collective_broadcast", "stablehlo.collective_permute",

@@ -118,6 +118,7 @@ TensorSharding withoutAxes(TensorSharding sharding,
   for (DimSharding &dim : sharding.dims)
     std::erase_if(dim.axes, named);
   std::erase_if(sharding.replicated, named);
+  std::erase_if(sharding.unreduced, named);
   return sharding;
 }
 

@@ -50,8 +50,9 @@ bool isEquivalent(const TensorSharding &a, const TensorSharding &b,
 void canonicalizeReplicatedAndUnreduced(TensorSharding &sharding,
                                         const Mesh &mesh);
 
-/// `sharding` without the axes named in `axes` (in dims and replicated):
-/// a global sharding as seen inside a manual computation over `axes`.
+/// `sharding` without the axes named in `axes` (in dims, replicated and
+/// unreduced): a global sharding as seen inside a manual computation over
+/// `axes` (Shardy's getInShardingWithoutManualAxes).
 TensorSharding withoutAxes(TensorSharding sharding,
                            const std::vector<std::string> &axes);
 

@@ -125,9 +125,39 @@ static std::string onOneLine(std::string_view text) {
   return out;
 }
 
+// `#stablehlo.mesh<axes = [#stablehlo.mesh_axis<name = "z", size = 4>]>`
+// as StableHLO prints it: `#stablehlo.mesh<axes=[<name = "z", size = 4>]>`.
+static void canonicalStablehloMeshes(std::string &text) {
+  constexpr std::string_view kMesh = "#stablehlo.mesh<";
+  constexpr std::string_view kAxis = "#stablehlo.mesh_axis<";
+  for (size_t at = text.find(kMesh); at != std::string::npos;
+       at = text.find(kMesh, at + 1)) {
+    size_t p = at + kMesh.size();
+    size_t key = text.find_first_not_of(' ', p);
+    if (key == std::string::npos || text.compare(key, 4, "axes") != 0)
+      continue;
+    size_t eq = text.find_first_not_of(' ', key + 4);
+    if (eq == std::string::npos || text[eq] != '=')
+      continue;
+    size_t open = text.find_first_not_of(' ', eq + 1);
+    if (open == std::string::npos || text[open] != '[')
+      continue;
+    text.replace(p, open + 1 - p, "axes=[");
+    size_t end = text.find(']', p);
+    for (size_t axis = text.find(kAxis, p);
+         axis != std::string::npos && axis < end;
+         axis = text.find(kAxis, axis)) {
+      text.replace(axis, kAxis.size(), "<");
+      end -= kAxis.size() - 1;
+    }
+  }
+}
+
 // StableHLO's dimension-number attributes kept as text in the form StableHLO
 // prints (defaults left out, compact convolution lists); others as written.
 static std::string canonicalOpaque(std::string text) {
+  if (text.find("#stablehlo.mesh<") != std::string::npos)
+    canonicalStablehloMeshes(text);
   if (std::optional<GatherScatterDims> dims = parseGatherScatterDims(text))
     return formatGatherScatterDims(*dims);
   constexpr std::string_view kConv = "#stablehlo.conv<";

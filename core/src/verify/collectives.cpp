@@ -12,6 +12,15 @@ namespace shardlab::verify {
 
 namespace {
 
+Operation *manualComputationOfArgument(Value *value) {
+  if (!value->isBlockArgument() || !value->owner_block->parent)
+    return nullptr;
+  Operation *op = value->owner_block->parent->parent;
+  return op && op->is("sdy.manual_computation") && op->attrs.get("manual_axes")
+             ? op
+             : nullptr;
+}
+
 CollectiveTraits traitsOf(const Operation &op) {
   CollectiveTraits traits;
   traits.allow_missing_input_sharding = op.is("sdy.all_slice") ||
@@ -128,6 +137,16 @@ bool verifyCollective(VerifyContext &ctx, Operation &op) {
   const TensorSharding &result = out->sharding();
   const Mesh *mesh = ctx.lookupMesh(result.mesh);
   const TensorSharding *operand = shardingOf(op.operand(0));
+  // A manual computation's body argument holds its in sharding with the
+  // manual axes in front; the body sees it without them.
+  std::optional<TensorSharding> local;
+  if (Operation *owner = manualComputationOfArgument(op.operand(0));
+      owner && operand) {
+    local =
+        withoutAxes(*operand, std::get<std::vector<std::string>>(
+                                  owner->attrs.get("manual_axes")->payload));
+    operand = &*local;
+  }
   const Mesh *operand_mesh = operand ? ctx.lookupMesh(operand->mesh) : mesh;
   ShardingVerifyOptions options;
   options.already_manual_axes = enclosingManualAxes(op);

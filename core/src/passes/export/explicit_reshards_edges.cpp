@@ -61,7 +61,7 @@ std::optional<TensorSharding> edgeTargetSharding(Operation &op, Value *owner) {
   if (!sharding)
     return std::nullopt;
   if (!owner->isBlockArgument() && op.is("sdy.manual_computation"))
-    return eraseManualAxes(*sharding, manualAxesOf(op));
+    return withoutAxes(*sharding, manualAxesOf(op));
   return *sharding;
 }
 

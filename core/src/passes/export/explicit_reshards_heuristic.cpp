@@ -6,6 +6,7 @@
 #include "explicit_reshards_util.h"
 #include "export_passes.h"
 
+#include "propagation/projection.h"
 #include "shardlab/sharding/axis.h"
 
 #include <algorithm>
@@ -45,9 +46,11 @@ bool candidateLess(const Candidate &a, const Candidate &b) {
   return axesLess(a.axes, b.axes);
 }
 
+// `a` starts `b`, its last axis possibly a sub-axis prefix of `b`'s
+// ("x":(1)2 starts "x"), as Shardy's prefix test has it.
 bool isStrictAxesPrefix(const std::vector<AxisRef> &a,
                         const std::vector<AxisRef> &b) {
-  return a.size() < b.size() && std::equal(a.begin(), a.end(), b.begin());
+  return isStrictPrefix(a, b);
 }
 
 int64_t precedenceOf(const OpShardingRule &rule, int64_t factor) {

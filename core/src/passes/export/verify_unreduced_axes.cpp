@@ -10,6 +10,7 @@
 #include "passes/data_flow_edges.h"
 #include "passes/pass_utils.h"
 #include "sharding/collective_verify.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/sharding/format.h"
 
@@ -191,7 +192,7 @@ bool verifyTerminator(Checker &checker, Operation &op) {
     const TensorSharding *result = shardingOf(parent->result(i));
     std::optional<TensorSharding> local;
     if (result && parent->is("sdy.manual_computation"))
-      local = eraseManualAxes(*result, manualAxesOf(*parent));
+      local = withoutAxes(*result, manualAxesOf(*parent));
     if (!verifyReturnPair(checker, op, i, local ? &*local : result))
       return false;
   }

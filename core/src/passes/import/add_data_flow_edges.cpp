@@ -5,6 +5,7 @@
 #include "import_passes.h"
 #include "passes/data_flow_edges.h"
 #include "passes/pass_utils.h"
+#include "sharding/sharding_utils.h"
 
 #include <algorithm>
 
@@ -47,20 +48,6 @@ const std::vector<std::string> &manualAxesOf(const Operation &op) {
       op.attrs.get("manual_axes")->payload);
 }
 
-TensorSharding eraseManualAxes(const TensorSharding &sharding,
-                               const std::vector<std::string> &manual_axes) {
-  auto isManual = [&](const AxisRef &axis) {
-    return std::find(manual_axes.begin(), manual_axes.end(), axis.name) !=
-           manual_axes.end();
-  };
-  TensorSharding result = sharding;
-  for (DimSharding &dim : result.dims)
-    std::erase_if(dim.axes, isManual);
-  std::erase_if(result.replicated, isManual);
-  std::erase_if(result.unreduced, isManual);
-  return result;
-}
-
 namespace {
 
 Operation *manualComputationOfArg(const Value *owner) {
@@ -99,7 +86,7 @@ std::optional<TensorSharding> edgeOwnerSharding(Value *owner) {
   if (!sharding)
     return std::nullopt;
   if (Operation *manual = manualComputationOfArg(owner))
-    return eraseManualAxes(*sharding, manualAxesOf(*manual));
+    return withoutAxes(*sharding, manualAxesOf(*manual));
   return *sharding;
 }
 
