@@ -1,5 +1,6 @@
 // Parser and printer: round trips of every construct the printer knows,
 // canonical spelling, SSA naming, and diagnostics for bad input.
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/text/text.h"
 
 #include <doctest/doctest.h>
@@ -300,4 +301,19 @@ TEST_CASE("bad locations are diagnostics") {
   errors.clear();
   printDebug("func.func @f() {\n  return loc(3)\n}\n", &errors);
   CHECK(errors.find("2:14: expected location instance") != std::string::npos);
+}
+
+TEST_CASE("two symbols of one name are refused, as MLIR's symbol table does") {
+  DiagnosticEngine diags;
+  CHECK_FALSE(loadModule("func.func @main() {\n  return\n}\nfunc.func "
+                         "@main() {\n  return\n}\n",
+                         diags)
+                  .module);
+  REQUIRE(diags.diagnostics().size() == 2);
+  const Diagnostic &error = diags.diagnostics()[0];
+  CHECK(error.message == "redefinition of symbol named 'main'");
+  CHECK(error.loc.line == 4);
+  CHECK(diags.diagnostics()[1].message ==
+        "see existing symbol definition here");
+  CHECK(diags.diagnostics()[1].loc.line == 1);
 }

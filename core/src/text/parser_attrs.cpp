@@ -1,8 +1,8 @@
 // Parsing of builtin attributes: numbers, strings, arrays, dictionaries,
 // dense literals, dense arrays, symbol references and opaque dialect
 // attributes. The sdy attributes are in parser_sdy.cpp.
-#include "parser.h"
 #include "ir/stablehlo_dim_numbers.h"
+#include "parser.h"
 #include "printer.h"
 
 #include <cctype>
@@ -162,8 +162,9 @@ static std::string canonicalOpaque(std::string text) {
     return formatGatherScatterDims(*dims);
   constexpr std::string_view kConv = "#stablehlo.conv<";
   if (text.rfind(kConv, 0) == 0 && text.back() == '>')
-    if (std::optional<std::string> body = canonicalConvDims(std::string_view(
-            text).substr(kConv.size(), text.size() - kConv.size() - 1)))
+    if (std::optional<std::string> body =
+            canonicalConvDims(std::string_view(text).substr(
+                kConv.size(), text.size() - kConv.size() - 1)))
       return std::string(kConv) + *body + ">";
   return text;
 }

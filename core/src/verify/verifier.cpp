@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <unordered_map>
 
 namespace shardlab {
 
@@ -281,6 +282,28 @@ bool verifyFunctionItself(VerifyContext &ctx, Operation &func) {
 } // namespace
 } // namespace verify
 
+namespace verify {
+
+// Every symbol of the module names one op (MLIR's symbol table verifier).
+bool verifyUniqueSymbols(VerifyContext &ctx, Module &module) {
+  std::unordered_map<std::string_view, const Operation *> seen;
+  for (const Operation *op = module.body().front(); op;
+       op = op->nextInBlock()) {
+    const Attr *sym = op->attrs.get("sym_name");
+    if (!sym || sym->kind != AttrKind::String)
+      continue;
+    auto [it, fresh] = seen.emplace(sym->str(), op);
+    if (fresh)
+      continue;
+    ctx.plainError(*op, "redefinition of symbol named '" + sym->str() + "'");
+    ctx.note(it->second->loc, "see existing symbol definition here");
+    return false;
+  }
+  return true;
+}
+
+} // namespace verify
+
 bool verifyModule(Module &module, DiagnosticEngine &diags) {
   // What functions read of the other top-level ops first: it decides whether
   // any function may be skipped. Functions are then fingerprinted and, when
@@ -298,6 +321,10 @@ bool verifyModule(Module &module, DiagnosticEngine &diags) {
   std::vector<Module::VerifiedOp> &before = module.verified_top_level;
   std::sort(before.begin(), before.end(), verify::byOp);
   verify::VerifyContext ctx(module, diags);
+  if (!verify::verifyUniqueSymbols(ctx, module)) {
+    module.verified_top_level.clear();
+    return false;
+  }
   size_t i = 0;
   for (Operation *op = module.body().front(); op; op = op->nextInBlock(), ++i) {
     Module::VerifiedOp &print = now[i];
