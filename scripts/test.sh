@@ -31,6 +31,9 @@ missing. Then runs, in order:
                  trip), gated on tests/conformance/passing_xla_shardy.txt
   corpus-jax     the 960 JAX-exported modules of ../shared/corpus through every
                  stage (tests/corpus/run_corpus.py), gated on passing_shared.txt
+  differential   the same modules and flags through Shardy's sdy_opt and
+                 shardlab-opt, compared (tests/differential/run_differential.py;
+                 NOT RUN with the reason when sdy_opt's runtime is missing)
 
 The shared data (../shared beside the checkout, or beside the repository it
 was cloned from, or $SHARDLAB_SHARED) must be there: a missing suite is a
@@ -163,7 +166,7 @@ elif kind == "gate":
     if re.search(r"^NOT RUN:", text, re.M) and not last(r"^gate: "):
         n = 1
     else:
-        m = last(r"^gate: (\d+) passed, (\d+) failed$")
+        m = last(r"^gate: (\d+) passed, (\d+) failed(?: \(\d+ expected failures?\))?$")
         if m:
             p, f = int(m[0]), int(m[1])
 elif kind == "plain":
@@ -228,6 +231,10 @@ suite corpus-jax gate python3 tests/corpus/run_corpus.py --set shared "${allow_f
 suite corpus-local gate python3 tests/corpus/run_corpus.py --set local \
   --opt "$BUILD_DIR/shardlab-opt" --schedule "$BUILD_DIR/shardlab-schedule" \
   --jobs "$JOBS" --check-regressions -q
+# Shardy's own sdy_opt as the oracle (NOT RUN, with the reason, when its
+# runtime is missing): every module printed the same by both.
+suite differential gate python3 tests/differential/run_differential.py \
+  --opt "$BUILD_DIR/shardlab-opt" --jobs "$JOBS" --check-regressions -q
 
 # ---- summary -----------------------------------------------------------------
 echo

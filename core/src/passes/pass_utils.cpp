@@ -160,6 +160,14 @@ bool isSideEffectFree(Operation &op) {
     return isSdyPure(op.name);
   }
   if (dialect == "stablehlo" && op.info) {
+    // A custom call has effects only when it says so (StableHLO's
+    // getEffects): `@check.eq(...)` with an unused result is dead.
+    if (op.is("stablehlo.custom_call")) {
+      const Attr *effect = op.attrs.get("has_side_effect");
+      return !(effect && effect->kind == AttrKind::Bool &&
+               std::get<bool>(effect->payload)) &&
+             regionsSideEffectFree(op);
+    }
     if (isStablehloEffecting(op.name))
       return false;
     return regionsSideEffectFree(op);

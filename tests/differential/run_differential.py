@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""Shardy itself as the oracle: the same module and flags through Shardy's
+own sdy_opt and through shardlab-opt, their printed modules compared.
+
+Sets of modules (--set, repeatable; default all):
+  local   tests/corpus/**.mlir and examples/**.mlir
+  shardy  every `// -----` chunk of Shardy's lit tests
+          (../shared/conformance/shardy), as inputs
+  shared  seeded sharded variants of ../shared/corpus/stablehlo-testdata
+          (tests/differential/sharded_variants.py; --seeds N per module)
+
+Flag sets (--flags, repeatable; default: every one for local and shardy,
+propagate and export for shared):
+  print        parse and print, no pass
+  import       -sdy-import-pipeline
+  propagate    -sdy-propagation-pipeline
+  basic, aggressive, op-priority, user-priority
+               each propagation pass on its own
+  export       -sdy-propagation-pipeline
+               -sdy-export-pipeline=enable-insert-explicit-collectives=true
+
+This Shardy aborts on a module with no function named `main` under the
+propagation passes; such a module is compared with its first function
+renamed to main (in both tools). A module the oracle refuses is not
+compared (counted). Otherwise each pair is:
+  identical         the same text
+  printing          the same ops, attribute names, result types and
+                    shardings (tests/values/op_skeleton.py), other text
+  sharding          the same ops, other shardings
+  ops               other ops, attributes or types
+  shardlab fails    sdy_opt printed a module, shardlab-opt failed
+Every pair must be identical: a pair that is not must be listed in
+tests/differential/expected_differences.txt with its reason (ENTRY
+reason, ENTRY = flags:set/module); the gate (tests/gate_list.py) fails on
+an unlisted difference and on a listed pair that is now identical.
+
+The oracle is ../shared/tools/shardy/sdy_opt (its runtime: Debian's
+libmlir-22, which scripts/install-deps.sh installs). When it cannot run,
+the run prints NOT RUN with the reason and exits 0 (77 with
+--exit-77-when-not-run). Standard library only.
+"""
+import argparse
+import collections
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "values"))
+sys.path.insert(0, HERE)
+import gate_list  # noqa: E402
+import op_skeleton  # noqa: E402
+import shared_data  # noqa: E402
+import sharded_variants  # noqa: E402
+
+FLAG_SETS = {
+    "print": [],
+    "import": ["-sdy-import-pipeline"],
+    "propagate": ["-sdy-propagation-pipeline"],
+    "basic": ["-sdy-basic-propagate"],
+    "aggressive": ["-sdy-aggressive-propagate"],
+    "op-priority": ["-sdy-op-priority-propagate"],
+    "user-priority": ["-sdy-user-priority-propagate"],
+    "export": ["-sdy-propagation-pipeline",
+               "-sdy-export-pipeline=enable-insert-explicit-collectives=true"],
+}
+DEFAULT_FLAGS = {"local": list(FLAG_SETS), "shardy": list(FLAG_SETS),
+                 "shared": ["propagate", "export"]}
+CLASSES = ["identical", "printing", "sharding", "ops", "shardlab fails"]
+EXPECTED = os.path.join(HERE, "expected_differences.txt")
+
+
+def die(message, code=2):
+    print("run_differential: error: " + message, file=sys.stderr)
+    sys.exit(code)
+
+
+# ---- inputs ------------------------------------------------------------------
+
+def chunks(text):
+    parts, cur = [], []
+    for line in text.split("\n"):
+        if line.strip().startswith("// -----"):
+            parts.append("\n".join(cur))
+            cur = []
+        else:
+            cur.append(line)
+    parts.append("\n".join(cur))
+    return parts
+
+
+def with_main(text):
+    """The module with its first function renamed to main when none is."""
+    if re.search(r"func\.func\s+(?:public\s+|private\s+)?@main\(", text):
+        return text
+    m = re.search(r"func\.func\s+(?:public\s+)?@([\w.$-]+)\(", text)
+    if not m:
+        return text
+    return re.sub(r"@%s(?![\w.$-])" % re.escape(m.group(1)), "@main", text)
+
+
+def mlir_files(root):
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.endswith(".mlir"):
+                yield os.path.join(dirpath, name)
+
+
+def modules(set_name, shared, seeds):
+    """(name, text) of every module of a set."""
+    if set_name == "local":
+        for top in ("tests/corpus", "examples"):
+            for path in mlir_files(os.path.join(ROOT, top)):
+                with open(path, encoding="utf-8") as f:
+                    yield os.path.relpath(path, ROOT), with_main(f.read())
+    elif set_name == "shardy":
+        root = os.path.join(shared, "conformance", "shardy")
+        for path in mlir_files(root):
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            split = "split-input-file" in text
+            for i, chunk in enumerate(chunks(text) if split else [text]):
+                yield "%s#%d" % (os.path.relpath(path, root), i), with_main(chunk)
+    else:
+        root = os.path.join(shared, "corpus", "stablehlo-testdata")
+        for path in mlir_files(root):
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            for seed in range(seeds):
+                v = sharded_variants.variant(text, seed)
+                if v is not None:
+                    yield "%s@%d" % (os.path.relpath(path, root), seed), with_main(v)
+
+
+# ---- comparing ---------------------------------------------------------------
+
+SHARDING = re.compile(r"#sdy\.sharding(?:_per_value)?<|<@[\w.$-]+,|<mesh<")
+
+
+def balanced_from(text, start):
+    depth, i = 0, start
+    while i < len(text):
+        c = text[i]
+        if c == "<":
+            depth += 1
+        elif c == ">" and text[i - 1] != "-":
+            depth -= 1
+            if depth == 0:
+                return text[start:i + 1]
+        i += 1
+    return text[start:]
+
+
+def shardings_by_line(text):
+    """The shardings written on each op line, in order (their text)."""
+    out = []
+    for line in text.split("\n"):
+        found = []
+        for m in SHARDING.finditer(line):
+            found.append(re.sub(r"\s+", " ", balanced_from(line, m.start())))
+        if found:
+            out.append(tuple(found))
+    return out
+
+
+def classify(oracle, mine):
+    if oracle == mine:
+        return "identical"
+    if op_skeleton.compare(oracle, mine, ignore_attrs=("sdy.sharding",)):
+        return "ops"
+    if shardings_by_line(oracle) != shardings_by_line(mine):
+        return "sharding"
+    return "printing"
+
+
+def first_difference(oracle, mine):
+    for a, b in zip(oracle.split("\n"), mine.split("\n")):
+        if a != b:
+            return "sdy_opt: %s\n    shardlab: %s" % (a.strip()[:240], b.strip()[:240])
+    return "lengths differ"
+
+
+class Tools:
+    def __init__(self, oracle, opt, timeout):
+        self.oracle, self.opt, self.timeout = oracle, opt, timeout
+
+    def run(self, tool, flags, text):
+        try:
+            p = subprocess.run([tool, *flags, "-allow-unregistered-dialect", "-"],
+                               input=text.encode("utf-8", "surrogateescape"),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            return None, "", "timed out"
+        return (p.returncode, p.stdout.decode("utf-8", "replace"),
+                p.stderr.decode("utf-8", "replace"))
+
+    def compare(self, flags, text):
+        """(class or None when the oracle refuses, detail)."""
+        status, oracle, err = self.run(self.oracle, flags, text)
+        if status != 0:
+            return None, (err.strip().split("\n") or [""])[0][:200]
+        status, mine, err = self.run(self.opt, flags, text)
+        if status != 0:
+            return "shardlab fails", (err.strip().split("\n") or [""])[0][:300]
+        kind = classify(oracle, mine)
+        return kind, "" if kind == "identical" else first_difference(oracle, mine)
+
+
+def oracle_status(path):
+    """None when sdy_opt runs here, else why not."""
+    if not os.path.exists(path):
+        return "%s is missing (the shared data's tools/shardy)" % path
+    try:
+        p = subprocess.run([path, "--version"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+    except OSError as e:
+        return "sdy_opt does not run: %s" % e
+    if p.returncode != 0:
+        return "sdy_opt does not run (%s); install its runtime: apt-get install libmlir-22" % (
+            p.stderr.decode(errors="replace").strip().split("\n")[0][:160])
+    return None
+
+
+class Progress:
+    def __init__(self, total, quiet):
+        self.total, self.done, self.quiet = total, 0, quiet
+        self.start = self.last = time.monotonic()
+        self.lock = threading.Lock()
+
+    def step(self):
+        with self.lock:
+            self.done += 1
+            now = time.monotonic()
+            if not self.quiet and (now - self.last >= 15 or self.done == self.total):
+                self.last = now
+                print("[%d/%d] %.0f s" % (self.done, self.total, now - self.start),
+                      file=sys.stderr, flush=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--set", action="append", choices=["local", "shardy", "shared"])
+    ap.add_argument("--flags", action="append", choices=list(FLAG_SETS))
+    ap.add_argument("--seeds", type=int, default=2, help="variants per shared module")
+    ap.add_argument("--opt", default=os.path.join(ROOT, "build", "shardlab-opt"))
+    ap.add_argument("--oracle", help="sdy_opt (default: the shared data's)")
+    ap.add_argument("--expected", default=EXPECTED, help="the expected differences")
+    ap.add_argument("--filter", metavar="SUBSTRING")
+    ap.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--timeout", type=float, default=120.0)
+    ap.add_argument("--check-regressions", action="store_true",
+                    help="gate on the expected differences")
+    ap.add_argument("--exit-77-when-not-run", action="store_true")
+    ap.add_argument("-v", "--verbose", action="store_true", help="show each difference")
+    ap.add_argument("-q", "--quiet", action="store_true")
+    args = ap.parse_args(argv)
+
+    shared = shared_data.shared_root()
+    oracle = args.oracle or os.path.join(shared, "tools", "shardy", "sdy_opt")
+    why = oracle_status(oracle)
+    if why:
+        print("NOT RUN: the differential against Shardy: %s" % why)
+        return 77 if args.exit_77_when_not_run else 0
+    if not os.access(args.opt, os.X_OK):
+        die("shardlab-opt not found at %s (bash scripts/build.sh)" % args.opt)
+    sets = args.set or ["local", "shardy", "shared"]
+    jobs = []
+    for set_name in sets:
+        flag_names = args.flags or DEFAULT_FLAGS[set_name]
+        for name, text in modules(set_name, shared, args.seeds):
+            if args.filter and args.filter not in name:
+                continue
+            for flags in flag_names:
+                jobs.append(("%s:%s/%s" % (flags, set_name, name), FLAG_SETS[flags], text))
+    if not jobs:
+        die("nothing to compare")
+    tools = Tools(oracle, args.opt, args.timeout)
+    progress = Progress(len(jobs), args.quiet)
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(tools.compare, flags, text): entry for entry, flags, text in jobs}
+        for fut in concurrent.futures.as_completed(futures):
+            results[futures[fut]] = fut.result()
+            progress.step()
+
+    table = collections.OrderedDict()
+    for entry in sorted(results):
+        flags, rest = entry.split(":", 1)
+        key = (rest.split("/", 1)[0], flags)
+        row = table.setdefault(key, collections.Counter())
+        kind = results[entry][0]
+        row[kind or "oracle refuses"] += 1
+    print("%-8s %-14s %9s %9s %9s %9s %9s %9s %9s" % (
+        "set", "flags", "compared", *[c.split()[0] for c in CLASSES], "refused"))
+    for (set_name, flags), row in table.items():
+        compared = sum(row[c] for c in CLASSES)
+        print("%-8s %-14s %9d %9d %9d %9d %9d %9d %9d" % (
+            set_name, flags, compared, *[row[c] for c in CLASSES], row["oracle refuses"]))
+    total = collections.Counter()
+    for row in table.values():
+        total.update(row)
+    compared = sum(total[c] for c in CLASSES)
+    print("%d pairs compared: %d identical, %d differ (%s); %d the oracle refused" % (
+        compared, total["identical"], compared - total["identical"],
+        ", ".join("%s %d" % (c, total[c]) for c in CLASSES[1:]), total["oracle refuses"]))
+
+    differing = sorted(e for e, (k, _) in results.items() if k and k != "identical")
+    if args.verbose:
+        for e in differing:
+            print("DIFF %s [%s]\n    %s" % (e, results[e][0], results[e][1]))
+    status = 0 if not differing else 1
+    if args.check_regressions:
+        try:
+            expected = gate_list.read_expected_failures(args.expected)
+        except gate_list.ListError as e:
+            die(str(e))
+        # Each compared pair must be identical unless listed; refused pairs
+        # did not run.
+        entries = {e: (k == "identical") for e, (k, _) in results.items() if k}
+        listed = sorted(e for e in entries if e not in expected)
+        in_scope = lambda e: (not args.filter or args.filter in e) and e.split(":", 1)[1].split("/", 1)[0] in sets
+        gate = gate_list.check(listed, entries, in_scope, lambda e: "did not run", expected)
+        gate.print("the identical pairs", expected_name=os.path.relpath(args.expected, ROOT))
+        for e, _ in gate.unlisted[:0]:
+            pass
+        if gate.failed:
+            print("differences (each must be fixed, or listed with its reason in %s):" %
+                  os.path.relpath(args.expected, ROOT))
+            for e in gate.failed[:40]:
+                print("  %s [%s]\n    %s" % (e, results[e][0], results[e][1]))
+        status = 0 if gate.ok else 1
+        print(gate.closing_line())
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
