@@ -305,9 +305,13 @@ def without_implicit_module(ops):
     return ops
 
 
-def compare(source, printed):
-    """"" when the skeletons agree, else the first difference."""
+def compare(source, printed, ignore_attrs=()):
+    """"" when the skeletons agree, else the first difference. Attributes
+    whose names start with one of `ignore_attrs` are left out."""
     a, b = skeleton(source), skeleton(printed)
+    if ignore_attrs:
+        for op in a + b:
+            op.attrs = [x for x in op.attrs if not x.startswith(tuple(ignore_attrs))]
     if not a or a[0].name != "builtin.module":
         b = without_implicit_module(b)
     for i, (x, y) in enumerate(zip(a, b)):
