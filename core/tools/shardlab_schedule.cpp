@@ -33,7 +33,7 @@ struct Options {
   std::optional<int64_t> memory_limit, device_memory;
   int reruns = 1;
   int64_t while_trip_count = 0;
-  bool approximate = false, propagate = true;
+  bool approximate = false, propagate = true, fusion = true;
   bool compare = false, suggest = false;
   int64_t devices = 0; // --compare/--suggest: 0 = the module's mesh, or 8
   int64_t budget_ms = 5000;
@@ -68,6 +68,8 @@ const char *kHelp =
     "  --estimator real|approximate  cost model (default) or XLA's "
     "1/1000/5000\n"
     "  --no-propagation       the module already holds explicit collectives\n"
+    "  --no-fusion            cost every op as a kernel of its own (default:\n"
+    "                         the kernels XLA's GPU compiler fuses)\n"
     "  --trace FILE, -o FILE  write a Chrome trace (open in ui.perfetto.dev)\n"
     "  --report FILE          write the JSON report (with --compare or\n"
     "                         --suggest: the rows, shardings included)\n"
@@ -159,6 +161,8 @@ Result<bool> parseArgs(int argc, char **argv, Options &o) {
     }
     if (arg == "--no-propagation") {
       o.propagate = false;
+    } else if (arg == "--no-fusion") {
+      o.fusion = false;
     } else if (arg == "--compare") {
       o.compare = true;
     } else if (arg == "--suggest") {
@@ -241,6 +245,7 @@ pipelineOptions(const Options &o, const cost::PerfTable &table) {
   target.sol_options = o.sol_options;
   target.approximate = o.approximate;
   target.while_trip_count = o.while_trip_count;
+  target.fusion = o.fusion;
   target.table = o.tables.empty() ? nullptr : &table;
   Result<schedule::PipelineOptions> defaults =
       schedule::pipelineOptionsFor(target);

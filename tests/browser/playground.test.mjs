@@ -654,11 +654,14 @@ test("numbers shown are the API's for the same input and settings; a slower tabl
   fs.rmSync(dir, { recursive: true, force: true });
 
   // Compare: every row the API returns, in its order, with its step time.
+  // 8 devices, set here: the view keeps the count an earlier test chose, and
+  // does not compare again what it already shows.
   await afterUpdate(() => page.getByTestId("examples").selectOption("schedule/megatron_block"));
-  await compared(() => openTab("compare"));
+  await openTab("compare");
+  await compared(() => page.getByTestId("compare-devices").fill("8").then(() => page.getByTestId("compare-devices").press("Tab")));
   const mega = await editorText();
   const { pipeline: _p, ...compareSettings } = apiSettings(pipeline);
-  const comparison = api.compareStrategies(mega, { ...compareSettings, svg: true });
+  const comparison = api.compareStrategies(mega, { ...compareSettings, devices: 8, svg: true });
   assert.equal(comparison.ok, true, comparison.error);
   const ran = comparison.rows.filter((row) => row.ok);
   const names = (await page.getByTestId("compare-name").allTextContents()).map((n) => n.replace(" (as written)", ""));
@@ -666,6 +669,28 @@ test("numbers shown are the API's for the same input and settings; a slower tabl
   assert.deepEqual(await page.getByTestId("compare-step").allTextContents(), ran.map((row) => asShown(row.step_time_us)));
   assert.equal(await page.getByTestId("compare-failed").count(), comparison.rows.length - ran.length);
   await openTab("output");
+});
+
+test("schedule: fused kernels list their ops on hover; fusion off costs every op", async () => {
+  await afterUpdate(() => page.getByTestId("examples").selectOption("schedule/megatron_block"));
+  await openTab("schedule");
+  await page.getByTestId("gantt").waitFor();
+  const bars = page.getByTestId("bar-compute");
+  const fusedBars = await bars.count();
+  let shown = "";
+  for (let i = 0; i < fusedBars && !/fusion of \d+ ops/.test(shown); ++i) {
+    await bars.nth(i).hover();
+    shown = await page.getByTestId("gantt-detail").textContent();
+  }
+  assert.match(shown, /(loop|reduction) fusion of \d+ ops: .*@\d+/);
+  assert.match(shown, /reads [\d.]+ [KMG]?i?B, writes/);
+  await shot("13-schedule-fused-kernel");
+  const fusedStep = parseUs(await page.getByTestId("total-step").textContent());
+  await afterUpdate(() => page.getByTestId("set-fusion").uncheck());
+  assert.ok(await bars.count() > fusedBars, "without fusion every op is a bar");
+  const unfusedStep = parseUs(await page.getByTestId("total-step").textContent());
+  assert.ok(unfusedStep > fusedStep, `unfused ${unfusedStep} µs should exceed fused ${fusedStep} µs`);
+  await afterUpdate(() => page.getByTestId("set-fusion").check());
 });
 
 test("compare: 8+ candidates of a generated 2k-op module, timed", async (t) => {

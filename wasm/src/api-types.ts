@@ -532,6 +532,10 @@ export interface ScheduleSettings {
    */
   while_trip_count?: number;
   /**
+   * Group the ops into the kernels XLA's GPU compiler launches and cost each kernel once from its boundary bytes (default true); false: every op is a kernel of its own (--no-fusion).
+   */
+  fusion?: boolean;
+  /**
    * Per-kind in-flight limits (XLA's *_overlap_limit), at most overlap_limit.
    */
   all_gather_limit?: number;
@@ -750,6 +754,25 @@ export interface ScheduledOp {
   collective?: string;
   done_us?: number;
   exposed_us?: number;
+  fusion?: Fusion;
+}
+/**
+ * The kernel a compute entry stands for when XLA's GPU compiler fuses several ops into it (fusion/kernels.h): its kind, its ops (root last) and what it reads and writes in memory.
+ */
+export interface Fusion {
+  kind: "loop fusion" | "reduction fusion" | "gemm" | "in-place update" | "kernel";
+  /**
+   * The fused ops, `name@line` in program order, the root last.
+   */
+  ops: string[];
+  /**
+   * Bytes the kernel reads from memory: values from outside it, only the taken part of a sliced one.
+   */
+  bytes_read: number;
+  /**
+   * Bytes it writes: its results read outside it (an in-place update: the update only).
+   */
+  bytes_written: number;
 }
 /**
  * The schedule as a Chrome trace (chrome://tracing, Perfetto).

@@ -12,6 +12,8 @@ export interface Settings {
   estimator: "real" | "approximate";
   /** Iterations of a while loop whose trip count cannot be derived (0: one). */
   while_trip_count: number;
+  /** Cost the kernels XLA's GPU compiler fuses (false: every op on its own). */
+  fusion: boolean;
   /** The Gantt draws each loop body once, marked ×N (display only). */
   fold_loops: boolean;
 }
@@ -30,6 +32,7 @@ export const DEFAULT_SETTINGS: Settings = {
   overlap_limit: 1,
   estimator: "real",
   while_trip_count: 0,
+  fusion: true,
   fold_loops: true,
 };
 

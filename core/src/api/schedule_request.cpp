@@ -46,6 +46,7 @@ Status readSchedule(OptionReader &reader, ScheduleRequest &request) {
   reader.string("estimator", request.estimator);
   if (const json *trace = reader.get("trace"))
     request.trace = trace->is_boolean() && trace->get<bool>();
+  reader.boolean("fusion", request.target.fusion);
   if (!reader.ok())
     return makeError(reader.error());
   if (request.estimator != "real" && request.estimator != "approximate")

@@ -117,6 +117,7 @@ Result<ProgramOptions> programOptionsFor(const TargetOptions &target) {
   out.sol = *sol;
   out.table = target.table;
   out.while_trip_count = target.while_trip_count;
+  out.fusion = target.fusion;
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace shardlab::schedule {
 namespace detail {
@@ -63,6 +64,9 @@ struct Builder {
   }
 
   void emitCompute(Env &env, Operation &op, const std::string &suffix);
+  void emitKernel(Env &env, const fusion::Kernel &kernel,
+                  const std::string &suffix);
+  bool isKernelOp(const Operation &op) const;
   bool emitCollective(Env &env, Operation &op, const std::string &suffix);
   void emitWhile(Env &env, Operation &op, const std::string &suffix);
   void emitNamed(Env &env, Operation &op, const std::string &suffix);
@@ -114,8 +118,42 @@ void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
   bindResults(env, op, id);
 }
 
+// Ops a kernel can hold: not control flow, calls to known functions,
+// collectives or terminators (the builder emits those itself).
+bool Builder::isKernelOp(const Operation &op) const {
+  if (op.is("func.return") || op.is("stablehlo.return") ||
+      op.is("sdy.return") || op.is("stablehlo.while") ||
+      op.is("stablehlo.case") || op.is("stablehlo.if") ||
+      op.is("sdy.named_computation"))
+    return false;
+  if (op.is("func.call")) {
+    const Attr *callee = op.attrs.get("callee");
+    Operation *func = callee ? module.lookupSymbol(callee->str()) : nullptr;
+    if (func && func->is("func.func") && func->numRegions() &&
+        !func->region(0).empty())
+      return false;
+  }
+  return !stablehloCollectiveCall(module, const_cast<Operation &>(op),
+                                  program.topology.num_devices);
+}
+
 std::vector<int64_t> Builder::emitBlock(Env &env, Block &block,
                                         const std::string &suffix) {
+  // The kernels of this block: a fused op is emitted with its kernel's root.
+  fusion::FusionOptions fusion_options;
+  fusion_options.enabled = options.fusion && !coster.approximate();
+  const std::vector<fusion::Kernel> kernels =
+      fusion::planKernels(block, fusion_options, [this](const Operation &op) {
+        return isKernelOp(op);
+      });
+  std::unordered_map<const Operation *, const fusion::Kernel *> root_of;
+  std::unordered_set<const Operation *> fused;
+  for (const fusion::Kernel &kernel : kernels) {
+    root_of[kernel.root] = &kernel;
+    for (const Operation *m : kernel.members)
+      if (m != kernel.root)
+        fused.insert(m);
+  }
   for (Operation &op : block) {
     if (graph().size() > options.max_nodes) {
       error = "program exceeds " + std::to_string(options.max_nodes) +
@@ -129,7 +167,11 @@ std::vector<int64_t> Builder::emitBlock(Env &env, Block &block,
         yielded.push_back(env.count(op.operand(i)) ? env[op.operand(i)] : -1);
       return yielded;
     }
-    if (op.is("stablehlo.while"))
+    if (auto it = root_of.find(&op); it != root_of.end())
+      emitKernel(env, *it->second, suffix);
+    else if (fused.count(&op))
+      continue; // computed inside its kernel
+    else if (op.is("stablehlo.while"))
       emitWhile(env, op, suffix);
     else if (op.is("func.call") && emitCall(env, op, suffix))
       continue;
@@ -141,6 +183,48 @@ std::vector<int64_t> Builder::emitBlock(Env &env, Block &block,
       emitCompute(env, op, suffix);
   }
   return {};
+}
+
+// One kernel of several ops: costed once from its boundary (Coster::kernel),
+// waiting for what its members read from outside it.
+void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
+                         const std::string &suffix) {
+  Operation &root = *kernel.root;
+  bool moves_nothing = true; // constants, bitcasts, sharding markers only
+  for (const Operation *m : kernel.members)
+    moves_nothing = moves_nothing && (isNopOp(*m) || isFreeCustomCall(*m));
+  const bool plain =
+      moves_nothing || (kernel.members.size() == 1 &&
+                        kernel.kind != fusion::KernelKind::InPlace &&
+                        root.name != "stablehlo.slice" &&
+                        root.name != "stablehlo.dynamic_slice" &&
+                        root.name != "stablehlo.gather");
+  if (plain) {
+    emitCompute(env, root, suffix);
+    return;
+  }
+  for (const Operation *m : kernel.members)
+    if (m->is("sdy.reshard"))
+      program.assumptions.push_back(
+          label(*m, suffix) +
+          ": sdy.reshard left in the module, costed as free");
+  Node node;
+  node.name = label(root, suffix);
+  node.line = root.loc.line;
+  node.output_bytes = resultBytes(root);
+  const OpCost c = coster.kernel(module, kernel);
+  node.cost_us = c.cost_us;
+  node.explanation = c.explanation;
+  node.fusion_kind = std::string(fusion::toString(kernel.kind));
+  for (const Operation *m : kernel.members)
+    node.fusion_members.push_back(label(*m, suffix));
+  node.bytes_read = kernel.bytes_read;
+  node.bytes_written = kernel.bytes_written;
+  const int64_t id = graph().addNode(std::move(node));
+  for (Value *input : kernel.inputs)
+    if (auto it = env.find(input); it != env.end())
+      graph().addEdge(it->second, id, coster.plainLatency());
+  bindResults(env, root, id);
 }
 
 // A call site runs its callee's body: the callee's ops join the program

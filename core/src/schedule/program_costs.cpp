@@ -187,6 +187,32 @@ OpCost Coster::compute(const Module &module, Operation &op) const {
   return roofline(flops, read, written, out.dtype, "fusion roofline\n");
 }
 
+OpCost Coster::kernel(const Module &module,
+                      const fusion::Kernel &kernel) const {
+  const std::string what = fusion::describe(kernel) + " (" +
+                           std::to_string(kernel.members.size()) + " ops)\n";
+  if (kernel.kind == fusion::KernelKind::Gemm) {
+    for (Operation *m : kernel.members)
+      if (m->is("stablehlo.dot_general") || m->is("stablehlo.dot") ||
+          (isGemmCustomCall(*m) && m->numOperands() >= 2 &&
+           m->numResults() >= 1)) {
+        OpCost c = dot(module, *m);
+        c.explanation = what +
+                        "epilogue and operand transposes are part of the "
+                        "cuBLAS call\n" +
+                        c.explanation;
+        return c;
+      }
+  }
+  const LocalTensor out =
+      localTensor(kernel.root->numResults() ? kernel.root->result(0) : nullptr);
+  return roofline(kernel.flops, kernel.bytes_read, kernel.bytes_written,
+                  out.dtype,
+                  what + "fusion roofline on its boundary: reads " +
+                      std::to_string(kernel.bytes_read) + " B, writes " +
+                      std::to_string(kernel.bytes_written) + " B\n");
+}
+
 OpCost Coster::collective(const CollectiveCall &call,
                           CollectiveInfo &info) const {
   info.kind = call.kind;

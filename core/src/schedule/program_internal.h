@@ -42,6 +42,9 @@ public:
   }
   double plainLatency() const { return approximate() ? 1.0 : 0.0; }
   OpCost compute(const Module &module, Operation &op) const;
+  /// A kernel of several fused ops: a GEMM (and its epilogue) by the GEMM
+  /// table, any other by the roofline on its boundary bytes.
+  OpCost kernel(const Module &module, const fusion::Kernel &kernel) const;
   /// Transfer time plus what went into it (filled into `info`).
   OpCost collective(const CollectiveCall &call, CollectiveInfo &info) const;
 

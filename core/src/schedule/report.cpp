@@ -53,6 +53,16 @@ void writeOp(JsonWriter &w, const Graph &g, const Schedule &s, int64_t n,
         .field("done_us", done.end_us)
         .field("exposed_us", done.exposed_us);
   }
+  if (!node.fusion_kind.empty()) {
+    w.key("fusion").beginObject().field("kind", node.fusion_kind);
+    w.key("ops").beginArray();
+    for (const std::string &op : node.fusion_members)
+      w.value(op);
+    w.endArray()
+        .field("bytes_read", node.bytes_read)
+        .field("bytes_written", node.bytes_written)
+        .endObject();
+  }
   w.endObject();
 }
 

@@ -52,6 +52,8 @@ function settingsForm(settings: Settings, presets: HardwarePreset[], table: Tabl
     h("span", { class: "muted" }, `→ ${devices} devices on ${Math.max(1, Math.ceil(devices / perNode))} node(s)`),
     num("overlap_limit", "Overlap limit", 1),
     num("while_trip_count", "Trip count of uncounted loops (0 = one)", 0),
+    h("label", {}, h("input", { type: "checkbox", checked: settings.fusion, "data-testid": "set-fusion",
+      onchange: (e: Event) => hs.onSettings({ fusion: (e.target as HTMLInputElement).checked }) }), " fuse ops into kernels as XLA does"),
     h("label", {}, "Estimator ", h("select", { "data-testid": "set-estimator", onchange: (e: Event) => hs.onSettings({ estimator: (e.target as HTMLSelectElement).value as Settings["estimator"] }) },
       h("option", { value: "real", selected: settings.estimator === "real" }, "cost model"),
       h("option", { value: "approximate", selected: settings.estimator === "approximate" }, "XLA approximate (1/1000/5000)"))),
@@ -80,6 +82,11 @@ function memoryFit(r: NonNullable<ScheduleResult["report"]>): string {
 function opDetails(op: ScheduledOp): string {
   const lines = [`${op.name}  (${op.kind}, ${op.stream})`, `${fmtUs(op.start_us)} → ${fmtUs(op.end_us)}  (${fmtUs(op.end_us - op.start_us)})`];
   if (typeof op.exposed_us === "number" && op.exposed_us > 0) lines.push(`exposed ${fmtUs(op.exposed_us)}`);
+  if (op.fusion) {
+    const ops = op.fusion.ops.map((o) => o.replace(/^stablehlo\./, ""));
+    lines.push(`${op.fusion.kind} of ${ops.length} ops: ${ops.join(", ")}`);
+    lines.push(`reads ${fmtBytes(op.fusion.bytes_read)}, writes ${fmtBytes(op.fusion.bytes_written)}`);
+  }
   if (typeof op.cost_explanation === "string") lines.push(op.cost_explanation.split("\n").filter((l) => !l.startsWith("neighbour")).join("\n"));
   return lines.join("\n");
 }

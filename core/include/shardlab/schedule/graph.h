@@ -46,6 +46,12 @@ struct Node {
   bool is_parameter = false; ///< entry parameter: never counted as live
   bool force_delay = false;
   std::string explanation; ///< how the cost was estimated
+  /// The kernel this compute node stands for, when it fuses several ops:
+  /// its kind ("loop fusion", "gemm", ...), its ops (`stablehlo.add@12`,
+  /// root last) and the bytes it reads and writes at its boundary.
+  std::string fusion_kind;
+  std::vector<std::string> fusion_members;
+  int64_t bytes_read = 0, bytes_written = 0;
 };
 
 /// `from` must finish `latency_us` before `to` starts. A data edge means

@@ -38,6 +38,7 @@ struct TargetOptions {
   bool approximate = false;  ///< XLA's 1 / 1000 / 5000 estimator
   const cost::PerfTable *table = nullptr;
   int64_t while_trip_count = 0; ///< loops of unknown trip count (0: once)
+  bool fusion = true;           ///< kernels as XLA fuses them (--no-fusion)
 };
 
 /// ProgramOptions for `target`: the preset's hardware, its S-curve defaults

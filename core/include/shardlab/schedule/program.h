@@ -13,6 +13,7 @@
 #include "shardlab/cost/hardware.h"
 #include "shardlab/cost/perf_table.h"
 #include "shardlab/cost/sol_model.h"
+#include "shardlab/fusion/kernels.h"
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
 #include "shardlab/schedule/graph.h"
@@ -40,6 +41,10 @@ struct ProgramOptions {
   /// Iterations of a stablehlo.while whose trip count cannot be derived
   /// (--while-trip-count); 0: one iteration, with an assumption.
   int64_t while_trip_count = 0;
+  /// Group the ops into the kernels XLA's GPU compiler launches
+  /// (fusion/kernels.h) and cost each kernel once; off (--no-fusion), every
+  /// op is a kernel of its own.
+  bool fusion = true;
 };
 
 /// One stablehlo.while of the program and how often it runs.

@@ -1,0 +1,444 @@
+#include "shardlab/fusion/kernels.h"
+
+#include "ir/op_properties.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace shardlab::fusion {
+
+namespace {
+
+// ---- what an op can be in a kernel ------------------------------------------
+
+bool isOneOf(const Operation &op,
+             std::initializer_list<std::string_view> names) {
+  for (std::string_view name : names)
+    if (op.name == name)
+      return true;
+  return false;
+}
+
+std::string_view customCallTarget(const Operation &op) {
+  const Attr *target = op.attrs.get("call_target_name");
+  return target && target->kind == AttrKind::String
+             ? std::string_view(target->str())
+             : std::string_view();
+}
+
+/// Ops that move no data of their own: a bitcast in a kernel, a literal, a
+/// sharding marker.
+bool isTransparent(const Operation &op) {
+  if (isOneOf(op, {"stablehlo.reshape", "stablehlo.constant", "sdy.constant",
+                   "stablehlo.get_tuple_element", "stablehlo.tuple",
+                   "sdy.sharding_constraint", "sdy.reshard",
+                   "sdy.propagation_barrier"}))
+    return true;
+  if (op.is("stablehlo.bitcast_convert"))
+    return op.numOperands() == 1 && op.numResults() == 1 &&
+           valueBytes(op.operand(0)) == valueBytes(op.result(0));
+  if (op.is("stablehlo.custom_call")) {
+    std::string_view target = customCallTarget(op);
+    return target == "Sharding" || target == "SPMDFullToShardShape" ||
+           target == "SPMDShardToFullShape";
+  }
+  return false;
+}
+
+bool isGemm(const Operation &op) {
+  if (op.is("stablehlo.dot_general") || op.is("stablehlo.dot"))
+    return true;
+  std::string_view target = customCallTarget(op);
+  return op.is("stablehlo.custom_call") &&
+         (target == "__cublas$gemm" || target == "__cublas$lt$matmul" ||
+          target == "__cublas$lt$matmul$f8");
+}
+
+/// Reads of operand 0 limited to what the op takes.
+bool readsWhatItTakes(const Operation &op) {
+  return isOneOf(
+      op, {"stablehlo.slice", "stablehlo.dynamic_slice", "stablehlo.gather"});
+}
+
+/// Ops loop fusion merges into the kernel that consumes them.
+bool isLoopFusible(const Operation &op) {
+  if (isTransparent(op))
+    return true;
+  if (op.numRegions() != 0)
+    return false;
+  if (isElementwise(op) && op.dialect() == "stablehlo")
+    return true;
+  return isOneOf(
+      op, {"stablehlo.broadcast_in_dim", "stablehlo.broadcast",
+           "stablehlo.transpose", "stablehlo.slice", "stablehlo.dynamic_slice",
+           "stablehlo.gather", "stablehlo.pad", "stablehlo.reverse",
+           "stablehlo.concatenate", "stablehlo.iota", "stablehlo.select",
+           "stablehlo.clamp", "stablehlo.compare", "stablehlo.convert"});
+}
+
+/// Producers worth computing again in each consumer rather than writing out.
+bool isCheapToDuplicate(const Operation &op) {
+  return isTransparent(op) ||
+         isOneOf(op, {"stablehlo.broadcast_in_dim", "stablehlo.broadcast",
+                      "stablehlo.iota", "stablehlo.convert"});
+}
+
+KernelKind kindOf(const Operation &op) {
+  if (isGemm(op))
+    return KernelKind::Gemm;
+  if (op.is("stablehlo.reduce") || op.is("stablehlo.reduce_window"))
+    return KernelKind::Reduction;
+  if (op.is("stablehlo.dynamic_update_slice"))
+    return KernelKind::InPlace;
+  if (isLoopFusible(op))
+    return KernelKind::Loop;
+  return KernelKind::Single;
+}
+
+bool absorbsProducers(KernelKind kind) {
+  return kind == KernelKind::Loop || kind == KernelKind::Reduction ||
+         kind == KernelKind::InPlace;
+}
+
+// ---- the planner
+// ----------------------------------------------------------------
+
+struct Group {
+  KernelKind kind = KernelKind::Single;
+  Operation *root = nullptr;
+  std::vector<Operation *> members;
+  bool alive = true;
+};
+
+class Planner {
+public:
+  Planner(Block &block,
+          const std::function<bool(const Operation &)> &is_compute)
+      : is_compute_(is_compute) {
+    int64_t position = 0;
+    for (Operation &op : block) {
+      order_[&op] = position++;
+      if (!is_compute(op))
+        continue;
+      const int id = static_cast<int>(groups_.size());
+      groups_.push_back({kindOf(op), &op, {&op}, true});
+      of_[&op] = {id};
+      ops_.push_back(&op);
+    }
+  }
+
+  void fuseEpilogues();
+  void fuseProducers();
+  std::vector<Kernel> kernels() const;
+
+private:
+  /// The only user of `op`'s only result, when it is a compute op here.
+  Operation *soleUser(Operation &op) const {
+    if (op.numResults() != 1 || !op.result(0)->hasOneUse())
+      return nullptr;
+    Operation *user = op.result(0)->firstUse()->owner;
+    return of_.count(user) ? user : nullptr;
+  }
+  bool isEpilogue(const Operation &user, const Value *acc) const;
+  bool isBroadcastOfScalarConstant(const Value *value) const;
+  void merge(int into, Operation &op);
+  bool absorbIntoGemm(Operation &producer, Operation &user);
+
+  const std::function<bool(const Operation &)> &is_compute_;
+  std::vector<Group> groups_;
+  std::vector<Operation *> ops_;
+  std::unordered_map<const Operation *, std::vector<int>> of_;
+  std::unordered_map<const Operation *, int64_t> order_;
+};
+
+bool Planner::isBroadcastOfScalarConstant(const Value *value) const {
+  const Operation *def = value->defining_op;
+  if (!def ||
+      !isOneOf(*def, {"stablehlo.broadcast_in_dim", "stablehlo.broadcast"}) ||
+      def->numOperands() != 1)
+    return false;
+  const Operation *c = def->operand(0)->defining_op;
+  return c && (c->is("stablehlo.constant") || c->is("sdy.constant"));
+}
+
+// What the GEMM rewriter folds into a cuBLAS(Lt) call after the product:
+// bias, ReLU, a scalar scale, the output type.
+bool Planner::isEpilogue(const Operation &user, const Value *acc) const {
+  if (user.numOperands() == 1)
+    return user.is("stablehlo.convert");
+  if (user.numOperands() != 2)
+    return false;
+  const Value *other =
+      user.operand(0) == acc ? user.operand(1) : user.operand(0);
+  const Operation *def = other->defining_op;
+  const bool broadcast = def && isOneOf(*def, {"stablehlo.broadcast_in_dim",
+                                               "stablehlo.broadcast"});
+  if (user.is("stablehlo.add"))
+    return broadcast;
+  if (user.is("stablehlo.maximum") || user.is("stablehlo.multiply"))
+    return isBroadcastOfScalarConstant(other);
+  return false;
+}
+
+void Planner::merge(int into, Operation &op) {
+  for (int g : of_[&op]) {
+    if (g == into)
+      continue;
+    Group &from = groups_[size_t(g)];
+    for (Operation *m : from.members) {
+      std::vector<int> &owners = of_[m];
+      std::replace(owners.begin(), owners.end(), g, into);
+      owners.erase(std::unique(owners.begin(), owners.end()), owners.end());
+      groups_[size_t(into)].members.push_back(m);
+    }
+    from.alive = false;
+    from.members.clear();
+  }
+}
+
+void Planner::fuseEpilogues() {
+  for (Operation *op : ops_) {
+    if (!isGemm(*op) || op->numResults() != 1)
+      continue;
+    const int gemm = of_[op].front();
+    Operation *acc = op;
+    for (int steps = 0; steps < 4; ++steps) {
+      Operation *user = soleUser(*acc);
+      if (!user || !isEpilogue(*user, acc->result(0)))
+        break;
+      merge(gemm, *user);
+      groups_[size_t(gemm)].root = user;
+      acc = user;
+    }
+  }
+}
+
+// What a GEMM kernel takes in from a producer: a transpose of the two minor
+// dimensions feeding the product is an operand flag of the cuBLAS call; the
+// broadcast bias or scale feeding the epilogue is read as a vector or scalar;
+// bitcasts and constants move nothing.
+bool Planner::absorbIntoGemm(Operation &producer, Operation &user) {
+  if (isTransparent(producer))
+    return true;
+  if (!isGemm(user))
+    return isOneOf(producer,
+                   {"stablehlo.broadcast_in_dim", "stablehlo.broadcast"});
+  if (!producer.is("stablehlo.transpose"))
+    return false;
+  const Attr *perm = producer.attrs.get("permutation");
+  if (!perm || perm->kind != AttrKind::DenseArray)
+    return false;
+  const std::vector<int64_t> &p = perm->ints();
+  const size_t n = p.size();
+  for (size_t i = 0; i + 2 < n; ++i)
+    if (p[i] != int64_t(i))
+      return false;
+  return n >= 2;
+}
+
+void Planner::fuseProducers() {
+  for (auto it = ops_.rbegin(); it != ops_.rend(); ++it) {
+    Operation &producer = **it;
+    std::vector<int> &mine = of_[&producer];
+    if (mine.size() != 1 || groups_[size_t(mine.front())].members.size() != 1 ||
+        !isLoopFusible(producer))
+      continue;
+    // The kernels that read it; a reader outside them (a return, a
+    // collective, a loop) needs it in memory.
+    std::set<int> consumers;
+    bool materialized = false;
+    for (size_t r = 0; r < producer.numResults(); ++r)
+      for (OpOperand *use = producer.result(r)->firstUse(); use;
+           use = use->next_use) {
+        Operation *user = use->owner;
+        auto found = of_.find(user);
+        if (found == of_.end()) {
+          materialized = true;
+          continue;
+        }
+        for (int g : found->second) {
+          const Group &group = groups_[size_t(g)];
+          const bool buffer_of_update = group.kind == KernelKind::InPlace &&
+                                        group.root == user && use->index() == 0;
+          if (group.kind == KernelKind::Gemm && absorbIntoGemm(producer, *user))
+            consumers.insert(g);
+          else if (!absorbsProducers(group.kind) || buffer_of_update)
+            materialized = true;
+          else
+            consumers.insert(g);
+        }
+      }
+    if (materialized || consumers.empty())
+      continue;
+    if (consumers.size() > 1 && !isCheapToDuplicate(producer))
+      continue;
+    const int own = mine.front();
+    groups_[size_t(own)].alive = false;
+    groups_[size_t(own)].members.clear();
+    mine.clear();
+    for (int g : consumers) {
+      groups_[size_t(g)].members.push_back(&producer);
+      mine.push_back(g);
+    }
+  }
+}
+
+int64_t sliceBytesOf(const Operation &user) {
+  return valueBytes(user.result(0));
+}
+
+// `duplicated`: ops computed again in several kernels; all their users are
+// inside those kernels, so they are never written out.
+Kernel finish(const Group &group,
+              const std::unordered_map<const Operation *, int64_t> &order,
+              const std::unordered_set<const Operation *> &duplicated) {
+  Kernel k;
+  k.kind = group.kind;
+  k.root = group.root;
+  k.members = group.members;
+  std::sort(
+      k.members.begin(), k.members.end(),
+      [&](Operation *a, Operation *b) { return order.at(a) < order.at(b); });
+  if (k.members.size() == 1 && k.kind == KernelKind::Loop &&
+      !isTransparent(*k.root))
+    k.kind = KernelKind::Single;
+  const std::unordered_set<const Operation *> in(k.members.begin(),
+                                                 k.members.end());
+  // Inputs, and what of each is read.
+  for (Operation *m : k.members)
+    for (size_t i = 0; i < m->numOperands(); ++i) {
+      Value *v = m->operand(i);
+      if (v->defining_op && in.count(v->defining_op))
+        continue;
+      if (std::find(k.inputs.begin(), k.inputs.end(), v) == k.inputs.end())
+        k.inputs.push_back(v);
+    }
+  for (Value *v : k.inputs) {
+    int64_t taken = 0;
+    bool whole = false;
+    for (OpOperand *use = v->firstUse(); use; use = use->next_use) {
+      Operation *user = use->owner;
+      if (!in.count(user))
+        continue;
+      if (readsWhatItTakes(*user) && use->index() == 0)
+        taken += sliceBytesOf(*user);
+      else if (user == k.root && k.kind == KernelKind::InPlace &&
+               use->index() == 0)
+        continue; // the buffer an update is written into, in place
+      else
+        whole = true;
+    }
+    k.bytes_read += whole ? valueBytes(v) : std::min(taken, valueBytes(v));
+  }
+  // Outputs: results read outside the kernel.
+  for (Operation *m : k.members)
+    for (size_t r = 0; r < m->numResults() && !duplicated.count(m); ++r) {
+      bool outside = false;
+      for (OpOperand *use = m->result(r)->firstUse(); use && !outside;
+           use = use->next_use)
+        outside = !in.count(use->owner);
+      if (!outside)
+        continue;
+      if (m == k.root && k.kind == KernelKind::InPlace && m->numOperands() > 1)
+        k.bytes_written += valueBytes(m->operand(1)); // the update only
+      else
+        k.bytes_written += valueBytes(m->result(r));
+    }
+  // One FLOP per output element; a reduction's per input element reduced.
+  for (Operation *m : k.members)
+    if (m->is("stablehlo.reduce") || m->is("stablehlo.reduce_window"))
+      for (size_t i = 0; i < m->numOperands() / 2; ++i) {
+        const Type type = m->operand(i)->type;
+        if (type && type->hasStaticShape())
+          k.flops += double(type->numElements());
+      }
+    else if (!isTransparent(*m) && !isGemm(*m))
+      for (size_t r = 0; r < m->numResults(); ++r) {
+        const Type type = m->result(r)->type;
+        if (type && type->hasStaticShape())
+          k.flops += double(type->numElements());
+      }
+  return k;
+}
+
+} // namespace
+
+std::string_view toString(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::Loop:
+    return "loop fusion";
+  case KernelKind::Reduction:
+    return "reduction fusion";
+  case KernelKind::Gemm:
+    return "gemm";
+  case KernelKind::InPlace:
+    return "in-place update";
+  case KernelKind::Single:
+    break;
+  }
+  return "kernel";
+}
+
+int64_t valueBytes(const Value *value) {
+  Type type = value ? value->type : nullptr;
+  if (!type || !type->isRankedTensor() || !type->hasStaticShape())
+    return 0;
+  const int64_t bits = type->element ? type->element->elementBitWidth() : 0;
+  return (type->numElements() * (bits > 0 ? bits : 32) + 7) / 8;
+}
+
+std::vector<Kernel> Planner::kernels() const {
+  std::vector<const Group *> alive;
+  for (const Group &group : groups_)
+    if (group.alive && !group.members.empty())
+      alive.push_back(&group);
+  std::sort(alive.begin(), alive.end(), [&](const Group *a, const Group *b) {
+    return order_.at(a->root) < order_.at(b->root);
+  });
+  std::unordered_set<const Operation *> duplicated;
+  for (const auto &[op, owners] : of_)
+    if (owners.size() > 1)
+      duplicated.insert(op);
+  std::vector<Kernel> out;
+  out.reserve(alive.size());
+  for (const Group *group : alive)
+    out.push_back(finish(*group, order_, duplicated));
+  return out;
+}
+
+std::vector<Kernel>
+planKernels(Block &block, const FusionOptions &options,
+            const std::function<bool(const Operation &)> &is_compute) {
+  Planner planner(block, is_compute);
+  if (options.enabled) {
+    planner.fuseEpilogues();
+    planner.fuseProducers();
+  }
+  return planner.kernels();
+}
+
+std::string describe(const Kernel &kernel) {
+  std::vector<std::string> names;
+  for (const Operation *m : kernel.members) {
+    if (isTransparent(*m) && kernel.members.size() > 1)
+      continue;
+    std::string_view name = m->name;
+    if (name.rfind("stablehlo.", 0) == 0)
+      name.remove_prefix(10);
+    names.emplace_back(name);
+  }
+  std::string out(toString(kernel.kind));
+  if (kernel.kind == KernelKind::Single && !names.empty())
+    return names.front();
+  out += ": ";
+  const size_t shown = std::min<size_t>(names.size(), 4);
+  for (size_t i = 0; i < shown; ++i)
+    out += (i ? ", " : "") + names[i];
+  if (names.size() > shown)
+    out += " (+" + std::to_string(names.size() - shown) + ")";
+  return out;
+}
+
+} // namespace shardlab::fusion

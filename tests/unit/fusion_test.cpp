@@ -1,0 +1,210 @@
+// The kernels the fusion planner forms, checked against answers worked by
+// hand from the rules in fusion/kernels.h: which ops share a kernel, what
+// it reads and writes at its boundary, and what the schedule then costs.
+#include "shardlab/fusion/kernels.h"
+#include "shardlab/schedule/program.h"
+#include "shardlab/text/text.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+using namespace shardlab;
+
+namespace {
+
+std::unique_ptr<Module> parse(const char *text) {
+  DiagnosticEngine diags;
+  auto module = parseModule(text, diags);
+  REQUIRE(module);
+  return module;
+}
+
+Block &mainBody(Module &module) {
+  Operation *main = module.lookupSymbol("main");
+  REQUIRE(main);
+  return main->region(0).front();
+}
+
+bool isComputeOp(const Operation &op) {
+  return !op.is("func.return") && !op.is("stablehlo.while");
+}
+
+std::vector<fusion::Kernel> plan(Module &module, bool enabled = true) {
+  fusion::FusionOptions options;
+  options.enabled = enabled;
+  return fusion::planKernels(mainBody(module), options, isComputeOp);
+}
+
+std::vector<std::string> memberNames(const fusion::Kernel &kernel) {
+  std::vector<std::string> names;
+  for (const Operation *m : kernel.members)
+    names.emplace_back(m->name);
+  return names;
+}
+
+// A GPT MLP block on one device: 256 tokens, hidden 1024, 4096 wide, f32.
+const char *kMlp = R"(
+func.func @main(%x: tensor<256x1024xf32>, %w1: tensor<1024x4096xf32>, %b1: tensor<4096xf32>, %w2: tensor<4096x1024xf32>) -> tensor<256x1024xf32> {
+  %h = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<256x1024xf32>, tensor<1024x4096xf32>) -> tensor<256x4096xf32>
+  %bb = stablehlo.broadcast_in_dim %b1, dims = [1] : (tensor<4096xf32>) -> tensor<256x4096xf32>
+  %hb = stablehlo.add %h, %bb : tensor<256x4096xf32>
+  %c = stablehlo.constant dense<5.000000e-01> : tensor<f32>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<256x4096xf32>
+  %t = stablehlo.tanh %hb : tensor<256x4096xf32>
+  %m = stablehlo.multiply %t, %cb : tensor<256x4096xf32>
+  %g = stablehlo.add %m, %cb : tensor<256x4096xf32>
+  %gx = stablehlo.multiply %g, %hb : tensor<256x4096xf32>
+  %y = stablehlo.dot_general %gx, %w2, contracting_dims = [1] x [0] : (tensor<256x4096xf32>, tensor<4096x1024xf32>) -> tensor<256x1024xf32>
+  return %y : tensor<256x1024xf32>
+}
+)";
+
+constexpr int64_t kActivation = 256 * 4096 * 4; // one 256x4096 f32 tensor
+
+} // namespace
+
+TEST_CASE("Fusion: a GPT MLP block is a GEMM with its bias, one loop kernel "
+          "and a GEMM") {
+  auto module = parse(kMlp);
+  const std::vector<fusion::Kernel> kernels = plan(*module);
+  REQUIRE(kernels.size() == 3);
+
+  const fusion::Kernel &up = kernels[0];
+  CHECK((up.kind == fusion::KernelKind::Gemm));
+  CHECK(memberNames(up) == std::vector<std::string>{
+                               "stablehlo.dot_general",
+                               "stablehlo.broadcast_in_dim", "stablehlo.add"});
+  CHECK(up.root->is("stablehlo.add"));
+  // x, w1 and the bias vector in; the biased activation out.
+  CHECK(up.bytes_read == (256 * 1024 + 1024 * 4096 + 4096) * 4);
+  CHECK(up.bytes_written == kActivation);
+
+  const fusion::Kernel &gelu = kernels[1];
+  CHECK((gelu.kind == fusion::KernelKind::Loop));
+  // The scalar constant and its broadcast are computed in the kernel; the
+  // activation is read once although three members use it.
+  CHECK(gelu.members.size() == 6);
+  CHECK(gelu.bytes_read == kActivation);
+  CHECK(gelu.bytes_written == kActivation);
+  CHECK(gelu.flops == 5.0 * 256 * 4096); // broadcast, tanh, mul, add, mul
+
+  const fusion::Kernel &down = kernels[2];
+  CHECK((down.kind == fusion::KernelKind::Gemm));
+  CHECK(memberNames(down) == std::vector<std::string>{"stablehlo.dot_general"});
+  CHECK(down.bytes_written == 256 * 1024 * 4);
+}
+
+TEST_CASE("Fusion off: every op is a kernel reading all its operands") {
+  auto module = parse(kMlp);
+  const std::vector<fusion::Kernel> kernels = plan(*module, false);
+  CHECK(kernels.size() == 10);
+  for (const fusion::Kernel &kernel : kernels)
+    CHECK(kernel.members.size() == 1);
+}
+
+TEST_CASE("Fusion: a producer two kernels read is duplicated only when "
+          "cheap") {
+  auto module = parse(R"(
+func.func @main(%a: tensor<1024xf32>, %s: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
+  %c0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %bs = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<1024xf32>
+  %e = stablehlo.exponential %a : tensor<1024xf32>
+  %p = stablehlo.multiply %e, %bs : tensor<1024xf32>
+  %q = stablehlo.add %e, %bs : tensor<1024xf32>
+  %r1 = stablehlo.reduce(%p init: %c0) applies stablehlo.add across dimensions = [0] : (tensor<1024xf32>, tensor<f32>) -> tensor<f32>
+  %r2 = stablehlo.reduce(%q init: %c0) applies stablehlo.maximum across dimensions = [0] : (tensor<1024xf32>, tensor<f32>) -> tensor<f32>
+  return %r1, %r2 : tensor<f32>, tensor<f32>
+}
+)");
+  const std::vector<fusion::Kernel> kernels = plan(*module);
+  // The exponential feeds two reductions and is not cheap: its own kernel,
+  // written once and read by both. The broadcast of %s and the init
+  // constant are computed again in each reduction.
+  REQUIRE(kernels.size() == 3);
+  CHECK(kernels[0].root->is("stablehlo.exponential"));
+  CHECK(kernels[0].bytes_written == 4096);
+  for (int i : {1, 2}) {
+    CHECK((kernels[size_t(i)].kind == fusion::KernelKind::Reduction));
+    CHECK(kernels[size_t(i)].members.size() == 4);    // c0, bs, p|q, reduce
+    CHECK(kernels[size_t(i)].bytes_read == 4096 + 4); // %e and %s
+    CHECK(kernels[size_t(i)].bytes_written == 4);
+    // broadcast and p|q: 1024 each; the reduce: 1024 elements reduced.
+    CHECK(kernels[size_t(i)].flops == 3 * 1024);
+  }
+}
+
+TEST_CASE("Fusion: slices read what they take, updates write in place") {
+  auto module = parse(R"(
+func.func @main(%cache: tensor<64x1024xf32>, %big: tensor<4096x1024xf32>, %i: tensor<i32>) -> tensor<64x1024xf32> {
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %rows = stablehlo.slice %big [0:1, 0:1024] : (tensor<4096x1024xf32>) -> tensor<1x1024xf32>
+  %t = stablehlo.tanh %rows : tensor<1x1024xf32>
+  %u = stablehlo.dynamic_update_slice %cache, %t, %i, %z : (tensor<64x1024xf32>, tensor<1x1024xf32>, tensor<i32>, tensor<i32>) -> tensor<64x1024xf32>
+  return %u : tensor<64x1024xf32>
+}
+)");
+  const std::vector<fusion::Kernel> kernels = plan(*module);
+  REQUIRE(kernels.size() == 1);
+  const fusion::Kernel &k = kernels[0];
+  CHECK((k.kind == fusion::KernelKind::InPlace));
+  CHECK(k.members.size() == 4);
+  // One row of %big, the index; the cache is neither read nor copied.
+  CHECK(k.bytes_read == 1024 * 4 + 4);
+  CHECK(k.bytes_written == 1024 * 4);
+}
+
+TEST_CASE("Fusion: a transpose feeds a GEMM as an operand flag only when it "
+          "swaps the minor dimensions") {
+  auto module = parse(R"(
+func.func @main(%a: tensor<8x64x32xf32>, %b: tensor<8x64x32xf32>) -> (tensor<8x32x32xf32>, tensor<64x8x32xf32>) {
+  %at = stablehlo.transpose %a, dims = [0, 2, 1] : (tensor<8x64x32xf32>) -> tensor<8x32x64xf32>
+  %d = stablehlo.dot_general %at, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<8x32x64xf32>, tensor<8x64x32xf32>) -> tensor<8x32x32xf32>
+  %bt = stablehlo.transpose %b, dims = [1, 0, 2] : (tensor<8x64x32xf32>) -> tensor<64x8x32xf32>
+  return %d, %bt : tensor<8x32x32xf32>, tensor<64x8x32xf32>
+}
+)");
+  const std::vector<fusion::Kernel> kernels = plan(*module);
+  REQUIRE(kernels.size() == 2);
+  CHECK((kernels[0].kind == fusion::KernelKind::Gemm));
+  CHECK(kernels[0].members.size() == 2);
+  CHECK(kernels[0].bytes_read == 2 * 8 * 64 * 32 * 4);
+  CHECK((kernels[1].kind == fusion::KernelKind::Single)); // a real transpose
+}
+
+TEST_CASE("Fusion: the schedule costs a memory-bound chain once, not per "
+          "op") {
+  // Four elementwise ops on a 64 MiB tensor: unfused, each reads and writes
+  // it (8 passes over memory, 4 launches); fused, one read and one write.
+  auto module = parse(R"(
+func.func @main(%x: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {
+  %0 = stablehlo.tanh %x : tensor<4096x4096xf32>
+  %1 = stablehlo.exponential %0 : tensor<4096x4096xf32>
+  %2 = stablehlo.negate %1 : tensor<4096x4096xf32>
+  %3 = stablehlo.abs %2 : tensor<4096x4096xf32>
+  return %3 : tensor<4096x4096xf32>
+}
+)");
+  schedule::ProgramOptions options;
+  options.hardware = *cost::findHardwarePreset("h100");
+  options.sol = cost::solPlatformDefaults(options.hardware.device_name);
+  auto stepOf = [&](bool fusion) {
+    options.fusion = fusion;
+    DiagnosticEngine diags;
+    Result<schedule::Program> program =
+        schedule::buildProgram(*module, options, diags);
+    REQUIRE(program.ok());
+    double total = 0;
+    for (int64_t i = 0; i < program->graph.size(); ++i)
+      total += program->graph.node(i).cost_us;
+    return total;
+  };
+  const double bytes = 4096.0 * 4096 * 4;
+  const double pass_us = 1e6 * bytes / options.hardware.hbm_bytes_per_s;
+  const double launch = options.hardware.kernel_launch_us;
+  // Elementwise FLOPs are far below the memory time (one per element), so
+  // exec = memory + 0.05 * compute; the compute term is under 1%.
+  CHECK(stepOf(true) == doctest::Approx(2 * pass_us + launch).epsilon(0.01));
+  CHECK(stepOf(false) ==
+        doctest::Approx(8 * pass_us + 4 * launch).epsilon(0.01));
+}
