@@ -240,8 +240,13 @@ func.func private @self(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
   }
   CHECK(dots == 2);
   CHECK(tanhs == 2);
-  REQUIRE(r->assumptions.size() == 1);
+  // The recursion, and the 64x64 GEMMs below the measured grid (256..).
+  REQUIRE(r->assumptions.size() == 2);
   CHECK(r->assumptions[0].find("recursive call to @self") != std::string::npos);
+  CHECK(r->assumptions[1].find("GEMM table: 1 GEMM outside the measured "
+                               "grid") != std::string::npos);
+  CHECK(r->assumptions[1].find("m=64 below 256, k=64 below 256, n=64 below "
+                               "256") != std::string::npos);
 }
 
 TEST_CASE("custom calls: sharding markers free, GEMMs and interpreter checks "
@@ -431,4 +436,56 @@ func.func @main(%arg0: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{
   CHECK(std::count(names.begin(), names.end(), "stablehlo.tanh") == 1);
   CHECK(std::count(names.begin(), names.end(), "stablehlo.exponential") == 1);
   CHECK(std::count(names.begin(), names.end(), "sdy.named_computation") == 0);
+}
+
+TEST_CASE("A collective across nodes is costed on the hosts its devices "
+          "span") {
+  // 64 GPUs, 8 per node: the all-reduce over "node" and "tp" has two groups
+  // of 32, each with 4 GPUs on every one of the 8 nodes. XLA's estimator
+  // would count 32 hosts.
+  auto module = parse(R"(
+sdy.mesh @mesh = <["node"=8, "dp"=2, "tp"=4]>
+func.func @main(%arg0: tensor<4096x4096xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) -> tensor<4096x4096xf32> {
+  %0 = sdy.all_reduce {"node", "tp"} %arg0 out_sharding=<@mesh, [{}, {}]> : tensor<4096x4096xf32>
+  return %0 : tensor<4096x4096xf32>
+}
+)");
+  DiagnosticEngine diags;
+  Result<Program> r = buildProgram(*module, realOptions(8), diags);
+  REQUIRE_MESSAGE(r.ok(), errorOf(r));
+  REQUIRE(r->collectives.size() == 1);
+  CHECK(r->collectives[0].groups.size() == 2);
+  CHECK(r->collectives[0].groups[0].size() == 32);
+  const Node &start = r->graph.node(r->collectives[0].start_node);
+  CHECK(start.explanation.find("hosts = 8 nodes") != std::string::npos);
+  CHECK(start.explanation.find("communicators = 2") != std::string::npos);
+}
+
+TEST_CASE("Padding a dimension its shards do not divide is an assumption") {
+  // A batch of 16 on 32 devices: each device computes one row, half of all
+  // rows are padding. The report says so instead of a silently fast step.
+  auto module = parse(R"(
+sdy.mesh @mesh = <["x"=32]>
+func.func @main(%arg0: tensor<16x1024xf32>, %w: tensor<1024x1024xf32>) -> tensor<16x1024xf32> {
+  %0 = stablehlo.dot_general %arg0, %w, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}]>]>} : (tensor<16x1024xf32>, tensor<1024x1024xf32>) -> tensor<16x1024xf32>
+  return %0 : tensor<16x1024xf32>
+}
+)");
+  DiagnosticEngine diags;
+  Result<Program> r = buildProgram(*module, realOptions(8), diags);
+  REQUIRE_MESSAGE(r.ok(), errorOf(r));
+  bool said = false;
+  for (const std::string &a : r->assumptions)
+    said = said || a.find("stablehlo.dot_general@4 dimension 0 (16) over 32 "
+                          "shards: 1 per device (32 in all, 16 of them "
+                          "padding: 2.00x the work)") != std::string::npos;
+  CHECK(said);
+
+  // Dividing shardings say nothing.
+  auto divides = parse(kModule);
+  DiagnosticEngine quiet;
+  Result<Program> ok = buildProgram(*divides, realOptions(8), quiet);
+  REQUIRE(ok.ok());
+  for (const std::string &a : ok->assumptions)
+    CHECK(a.find("padding") == std::string::npos);
 }

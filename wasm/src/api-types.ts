@@ -661,6 +661,7 @@ export interface ScheduleReport {
     [k: string]: KindTotals;
   };
   topology: ScheduleTopology;
+  hardware?: ScheduleHardware;
   assumptions: string[];
   /**
    * custom_call targets no kernel model knows, with their call counts.
@@ -725,6 +726,38 @@ export interface ScheduleTopology {
   input_form: string;
   gpus_per_node: number;
   num_nodes: number;
+}
+/**
+ * The machine the estimate was made for (the real estimator only): each number the cost model used, and in `sources` where it comes from.
+ */
+export interface ScheduleHardware {
+  preset: string;
+  device_name: string;
+  hbm_bytes_per_s: number;
+  device_memory_bytes: number;
+  /**
+   * Per GPU, per direction.
+   */
+  nvlink_bytes_per_s: number;
+  gpus_per_node: number;
+  /**
+   * Each GPU's NIC to other nodes, per direction (0: unknown).
+   */
+  nic_bytes_per_s: number;
+  /**
+   * The S-curve's effective NIC bandwidth (GB/s) after XLA's 0.45 coefficient.
+   */
+  s_curve_nic_gbps: number;
+  /**
+   * Where the GEMM rates come from.
+   */
+  gemm_rates: string;
+  peak_flop_per_s: {
+    [k: string]: number;
+  };
+  sources: {
+    [k: string]: string;
+  };
 }
 /**
  * One scheduled op: compute on the compute stream, or a collective (start to done) on a collective stream.
@@ -1172,7 +1205,21 @@ export interface HardwarePreset {
   nvlink_bytes_per_s: number;
   gpus_per_node: number;
   kernel_launch_us?: number;
+  /**
+   * Where the GEMM rates come from: a measured table, or a measured one's efficiency per shape carried to this device.
+   */
   gemm_rates?: string;
+  /**
+   * Each GPU's own NIC to other nodes, per direction (0: unknown).
+   */
+  nic_bytes_per_s?: number;
+  device_memory_bytes?: number;
+  /**
+   * Where each number comes from, by field (peak_flop_per_s, hbm_bytes_per_s, ..., gemm).
+   */
+  sources?: {
+    [k: string]: string;
+  };
   peak_flop_per_s: {
     [k: string]: number;
   };

@@ -302,7 +302,7 @@ Result<Topology> topologyOption(OptionReader &reader,
 /// The preset's S-curve defaults, gpus_per_node, then "sol_options".
 Result<SolConfig> solOption(OptionReader &reader, const HardwarePreset &hw,
                             const Topology &t) {
-  SolConfig config = solPlatformDefaults(hw.device_name);
+  SolConfig config = solDefaultsFor(hw);
   config.gpus_per_node = t.gpus_per_node;
   std::string text;
   reader.string("sol_options", text);
@@ -497,6 +497,9 @@ std::string hardwarePresetsReply() {
                        {"peak_flop_per_s", hw->peak_flop_per_s},
                        {"kernel_launch_us", hw->kernel_launch_us},
                        {"gemm_rates", presetGemmSource(*hw)},
+                       {"nic_bytes_per_s", hw->nic_bytes_per_s},
+                       {"device_memory_bytes", hw->device_memory_bytes},
+                       {"sources", hw->sources},
                        {"source", hw->source}});
   }
   return dumpReply({{"ok", true}, {"presets", presets}});

@@ -5,27 +5,40 @@
 namespace shardlab::cost {
 namespace {
 
+// Every number of a preset names its source. The GPUs are the SXM parts of
+// NVIDIA's 8-GPU systems (DGX/HGX); the NIC is the one each GPU has to the
+// other nodes in those systems (one ConnectX port per GPU).
+
 HardwarePreset H100() {
-  // NVIDIA H100 Tensor Core GPU datasheet (SXM5): dense BF16/FP16 989.4,
-  // FP8 1978.9, TF32 494.7 TFLOP/s; 900 GB/s NVLink (bidirectional);
-  // HBM bandwidth, SM count and clock as in XLA's TestGpuDeviceInfo.
-  // FP32 = 132 SMs x 128 lanes x 2 x 1.98 GHz (derived).
   HardwarePreset h{"h100",  "NVIDIA H100 80GB HBM3",
                    "sm_90", 132,
                    1.98,    3352320000000.0,
                    450e9,   8,
                    {},      ""};
+  // FP32 = 132 SMs x 128 lanes x 2 x 1.98 GHz (derived; the datasheet's 67).
   h.peak_flop_per_s = {{"bf16", 989.4e12}, {"f16", 989.4e12}, {"f8", 1978.9e12},
                        {"tf32", 494.7e12}, {"f32", 66.9e12},  {"f64", 33.5e12}};
   h.source = "NVIDIA H100 datasheet; XLA gpu_device_info_for_tests.cc";
   h.device_memory_bytes = 84978434048; // XLA's TestGpuDeviceInfo (80 GB)
   h.gemm_table_device = "sm_90";       // XLA's measured GEMM table
+  h.nic_bytes_per_s = 50e9;            // 400 Gb/s
+  h.sources = {
+      {"peak_flop_per_s",
+       "NVIDIA H100 Tensor Core GPU datasheet, SXM5, dense (FP32 derived "
+       "from 132 SMs x 128 lanes x 2 x 1.98 GHz)"},
+      {"hbm_bytes_per_s",
+       "XLA gpu_device_info_for_tests.cc (datasheet: 3.35 TB/s HBM3)"},
+      {"device_memory_bytes", "XLA gpu_device_info_for_tests.cc (80 GB)"},
+      {"nvlink_bytes_per_s",
+       "NVIDIA H100 datasheet: NVLink 900 GB/s, both directions"},
+      {"gpus_per_node", "NVIDIA DGX H100 datasheet: 8 GPUs"},
+      {"nic_bytes_per_s",
+       "NVIDIA DGX H100 datasheet: 8x ConnectX-7 400 Gb/s, one per GPU"},
+      {"gemm", "XLA's measured H100 GEMM table (xla-perf-tables, sm_90)"}};
   return h;
 }
 
 HardwarePreset H200() {
-  // NVIDIA H200 datasheet (SXM): same compute as H100 SXM, 4.8 TB/s HBM3e,
-  // 900 GB/s NVLink (bidirectional).
   HardwarePreset h = H100();
   h.name = "h200";
   h.device_name = "NVIDIA H200";
@@ -33,14 +46,24 @@ HardwarePreset H200() {
   h.source = "NVIDIA H200 datasheet";
   h.gemm_table_device = ""; // not measured on H200 (faster HBM than H100)
   h.device_memory_bytes = 150754820096; // cudaMemGetInfo total, 141 GB part
+  h.sources["peak_flop_per_s"] =
+      "NVIDIA H200 Tensor Core GPU datasheet, SXM, dense: as H100 SXM";
+  h.sources["hbm_bytes_per_s"] = "NVIDIA H200 datasheet: 4.8 TB/s HBM3e";
+  h.sources["device_memory_bytes"] =
+      "cudaMemGetInfo total of a 141 GB H200 (H200 datasheet: 141 GB)";
+  h.sources["nvlink_bytes_per_s"] =
+      "NVIDIA H200 datasheet: NVLink 900 GB/s, both directions";
+  h.sources["gpus_per_node"] = "NVIDIA DGX H200 datasheet: 8 GPUs";
+  h.sources["nic_bytes_per_s"] =
+      "NVIDIA DGX H200 datasheet: 8x ConnectX-7 400 Gb/s, one per GPU";
+  h.sources["gemm"] =
+      "XLA's measured H100 GEMM efficiency per shape, at H200's peak and "
+      "bandwidth (no H200 table measured)";
   return h;
 }
 
 HardwarePreset B200() {
-  // NVIDIA HGX B200 datasheet, per GPU: dense FP8 4.5, BF16 2.25, TF32 1.1
-  // PFLOP/s; 8 TB/s HBM3e; 1.8 TB/s NVLink 5 (bidirectional). SMs and clock
-  // as in XLA's TestGpuDeviceInfo; FP32 = 148 x 128 x 2 x 1.965 GHz
-  // (derived).
+  // SMs and clock as in XLA's TestGpuDeviceInfo.
   HardwarePreset h{
       "b200", "NVIDIA B200", "sm_100_B200", 148, 1.965, 8e12, 900e9, 8, {}, ""};
   h.peak_flop_per_s = {{"bf16", 2.25e15}, {"f16", 2.25e15}, {"f8", 4.5e15},
@@ -48,13 +71,25 @@ HardwarePreset B200() {
   h.source = "NVIDIA HGX B200 datasheet; XLA gpu_device_info_for_tests.cc";
   h.device_memory_bytes = 193273528320; // XLA's TestGpuDeviceInfo (180 GB)
   h.gemm_table_device = "sm_100";       // XLA's measured GEMM table
+  h.nic_bytes_per_s = 50e9;             // 400 Gb/s
+  h.sources = {
+      {"peak_flop_per_s",
+       "NVIDIA HGX B200 datasheet, per GPU, dense: FP8 4.5, BF16 2.25, TF32 "
+       "1.1 PFLOP/s (FP32 derived from 148 SMs x 128 lanes x 2 x 1.965 GHz)"},
+      {"hbm_bytes_per_s", "NVIDIA HGX B200 datasheet: 8 TB/s HBM3e"},
+      {"device_memory_bytes", "XLA gpu_device_info_for_tests.cc (180 GB)"},
+      {"nvlink_bytes_per_s",
+       "NVIDIA HGX B200 datasheet: NVLink 5 1.8 TB/s, both directions"},
+      {"gpus_per_node", "NVIDIA DGX B200 datasheet: 8 GPUs"},
+      {"nic_bytes_per_s",
+       "NVIDIA DGX B200 datasheet: 8x ConnectX-7 400 Gb/s, one per GPU (XLA's "
+       "S-curve B200 entry assumes twice that; pass --sol-options "
+       "nic_speed_gbps=50 to use it)"},
+      {"gemm", "XLA's measured B200 GEMM table (xla-perf-tables, sm_100)"}};
   return h;
 }
 
 HardwarePreset A100() {
-  // NVIDIA A100 datasheet (80GB SXM): dense BF16/FP16 312, TF32 156, FP32
-  // 19.5, FP64 9.7 TFLOP/s; 2,039 GB/s HBM2e; 600 GB/s NVLink
-  // (bidirectional); 108 SMs at 1.41 GHz boost.
   HardwarePreset h{
       "a100", "NVIDIA A100-SXM4-80GB", "sm_80", 108, 1.41, 2039e9, 300e9, 8, {},
       ""};
@@ -63,8 +98,25 @@ HardwarePreset A100() {
                        {"tf32", 156e12},
                        {"f32", 19.5e12},
                        {"f64", 9.7e12}};
-  h.source = "NVIDIA A100 datasheet";
+  h.source = "NVIDIA A100 datasheet; NVIDIA DGX A100 datasheet";
   h.device_memory_bytes = 85899345920; // 80 GiB
+  h.nic_bytes_per_s = 25e9;            // 200 Gb/s
+  h.sources = {
+      {"peak_flop_per_s",
+       "NVIDIA A100 Tensor Core GPU datasheet, SXM 80GB, dense: BF16/FP16 "
+       "312, TF32 156, FP32 19.5, FP64 9.7 TFLOP/s"},
+      {"hbm_bytes_per_s", "NVIDIA A100 datasheet: 2,039 GB/s HBM2e (80GB SXM)"},
+      {"device_memory_bytes",
+       "NVIDIA A100 datasheet: 80 GB (81,920 MiB as nvidia-smi reports)"},
+      {"nvlink_bytes_per_s",
+       "NVIDIA A100 datasheet: NVLink 600 GB/s, both directions"},
+      {"gpus_per_node", "NVIDIA DGX A100 datasheet: 8 GPUs"},
+      {"nic_bytes_per_s",
+       "NVIDIA DGX A100 datasheet: 8x ConnectX-6 200 Gb/s HDR InfiniBand, one "
+       "per GPU"},
+      {"gemm",
+       "XLA's measured H100 GEMM efficiency per shape, at A100's peak and "
+       "bandwidth (no A100 table measured)"}};
   return h;
 }
 
@@ -113,6 +165,8 @@ Result<HardwarePreset> parseHardwarePreset(std::string_view json_text) {
   r.string("source", &h.source, false);
   r.integer("device_memory_bytes", &h.device_memory_bytes, false, 0);
   r.positive("kernel_launch_us", &h.kernel_launch_us, false);
+  r.positive("nic_bytes_per_s", &h.nic_bytes_per_s, false);
+  r.string("gemm_efficiency_from", &h.gemm_efficiency_from, false);
   const detail::json *peaks = r.get("peak_flop_per_s");
   if (!peaks || !peaks->is_object() || peaks->empty())
     r.fail("peak_flop_per_s", "an object of dtype -> FLOP/s", peaks);

@@ -1,6 +1,9 @@
 // SolLatencyEstimator's DCN collective time and node-cost precedence.
 #include "shardlab/cost/sol_model.h"
 
+#include <optional>
+#include <set>
+
 namespace shardlab::cost {
 namespace {
 
@@ -10,6 +13,24 @@ struct Topology {
   int64_t hosts = 0;
   int64_t comms = 0;
 };
+
+// The nodes a group's device ids fall on, and how many groups share each
+// node's NICs (its members per node dividing the node); nullopt when the
+// members are not spread evenly.
+std::optional<Topology> spannedHosts(const ReplicaGroups &groups,
+                                     int64_t partition) {
+  Result<std::vector<std::vector<int64_t>>> lists = expand(groups);
+  if (!lists || lists->empty() || lists->front().empty())
+    return std::nullopt;
+  std::set<int64_t> hosts;
+  for (int64_t id : lists->front())
+    hosts.insert(id / partition);
+  const int64_t size = int64_t(lists->front().size());
+  const int64_t n = int64_t(hosts.size());
+  if (size % n != 0 || partition % (size / n) != 0)
+    return std::nullopt;
+  return Topology{n, partition / (size / n)};
+}
 
 Result<Topology> dcnTopology(const SolConfig &c, const DcnQuery &q) {
   const int64_t partition =
@@ -30,6 +51,9 @@ Result<Topology> dcnTopology(const SolConfig &c, const DcnQuery &q) {
   const int64_t g = q.groups.num_groups(), s = q.groups.group_size();
   if (*comm == CommType::WorldLevel)
     return Topology{s / partition, g};
+  if (*comm == CommType::NonWorldLevel && q.hosts_from_device_ids)
+    if (std::optional<Topology> real = spannedHosts(q.groups, partition))
+      return *real;
   if (*comm == CommType::NonWorldLevel)
     return Topology{s, g};
   return makeError("single-partition collective: use the collective table, "

@@ -40,6 +40,22 @@ SolConfig solPlatformDefaults(std::string_view device_name) {
   return c;
 }
 
+SolConfig solDefaultsFor(const HardwarePreset &hw) {
+  if (!(hw.nic_bytes_per_s > 0))
+    return solPlatformDefaults(hw.device_name);
+  const PlatformBase *p = &kPlatforms[0]; // H100's latencies by default
+  for (const PlatformBase &candidate : kPlatforms)
+    if (hw.device_name == candidate.name)
+      p = &candidate;
+  constexpr double kH100NicBytesPerS = 50e9; // 400 Gb/s
+  SolConfig c = solPlatformDefaults(p->name);
+  c.nic_speed_gbps = scaled(float(double(kPlatforms[0].nic_gbps) *
+                                  hw.nic_bytes_per_s / kH100NicBytesPerS));
+  if (hw.gpus_per_node > 0)
+    c.gpus_per_node = hw.gpus_per_node;
+  return c;
+}
+
 double transferDurationUs(const SolConfig &c, int64_t bytes) {
   return (1e6 * double(bytes)) / (1e9 * c.nic_speed_gbps) *
          (1 + c.header_overhead);

@@ -108,7 +108,7 @@ Result<ProgramOptions> programOptionsFor(const TargetOptions &target) {
   out.hardware = *hw;
   out.estimator =
       target.approximate ? EstimatorMode::Approximate : EstimatorMode::Real;
-  out.sol = cost::solPlatformDefaults(hw->device_name);
+  out.sol = cost::solDefaultsFor(*hw);
   out.sol.gpus_per_node =
       target.gpus_per_node > 0 ? target.gpus_per_node : hw->gpus_per_node;
   auto sol = cost::applySolOptions(out.sol, target.sol_options);

@@ -30,6 +30,23 @@ LocalTensor localTensor(Value *value) {
   return t;
 }
 
+std::string
+extrapolationLine(const std::map<std::string, std::string> &extrapolated) {
+  std::string line = "GEMM table: " + std::to_string(extrapolated.size()) +
+                     " GEMM" + (extrapolated.size() == 1 ? "" : "s") +
+                     " outside the measured grid of their dtype, costed at "
+                     "the rate of its edge: ";
+  size_t shown = 0;
+  for (const auto &[op, why] : extrapolated) {
+    if (shown == 3)
+      break;
+    line += (shown++ ? "; " : "") + op + " (" + why + ")";
+  }
+  if (extrapolated.size() > shown)
+    line += "; and " + std::to_string(extrapolated.size() - shown) + " more";
+  return line;
+}
+
 namespace {
 
 using Env = std::unordered_map<const Value *, int64_t>;
@@ -40,6 +57,8 @@ struct Builder {
   Program &program;
   const ProgramOptions &options;
   std::string error;
+  /// GEMMs costed outside the measured grid: `dot_general@12` -> why.
+  std::map<std::string, std::string> extrapolated;
 
   Graph &graph() { return program.graph; }
   std::string label(const Operation &op, const std::string &suffix) const {
@@ -97,6 +116,8 @@ void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
     const OpCost c = coster.compute(module, op);
     node.cost_us = c.cost_us;
     node.explanation = c.explanation;
+    if (!c.extrapolated.empty())
+      extrapolated.emplace(label(op, ""), c.extrapolated);
     if (isCheckCustomCall(op)) {
       node.explanation = "interpreter check: a comparison of its operands; " +
                          node.explanation;
@@ -215,6 +236,13 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
   const OpCost c = coster.kernel(module, kernel);
   node.cost_us = c.cost_us;
   node.explanation = c.explanation;
+  if (!c.extrapolated.empty())
+    for (const Operation *m : kernel.members)
+      if (m->is("stablehlo.dot_general") || m->is("stablehlo.dot") ||
+          m->is("stablehlo.custom_call")) {
+        extrapolated.emplace(label(*m, ""), c.extrapolated);
+        break;
+      }
   node.fusion_kind = std::string(fusion::toString(kernel.kind));
   for (const Operation *m : kernel.members)
     node.fusion_members.push_back(label(*m, suffix));
@@ -580,6 +608,9 @@ Status toPerDevice(Module &module, DiagnosticEngine &diags) {
 
 Result<Program> buildProgram(Module &module, const ProgramOptions &options,
                              DiagnosticEngine &diags) {
+  std::vector<std::string> padding;
+  if (!module.per_device)
+    padding = detail::paddingAssumptions(module);
   if (Status local = toPerDevice(module, diags); !local)
     return local.error();
   Operation *func = detail::findFunc(module, options.func_name);
@@ -597,13 +628,24 @@ Result<Program> buildProgram(Module &module, const ProgramOptions &options,
   if (!coster)
     return coster.error();
   Program program;
+  program.assumptions = std::move(padding);
   program.topology = detail::topologyOf(module, options.sol.gpus_per_node);
+  if (options.estimator == EstimatorMode::Real) {
+    program.hardware = options.hardware;
+    program.network = options.sol;
+    program.gemm_rates =
+        options.table
+            ? "the table given (" + options.table->metadata.source + ")"
+            : cost::presetGemmSource(options.hardware);
+  }
   detail::Builder b{module, *coster, program, options, {}};
   detail::Env env;
   detail::emitParameters(b, env, *func);
   detail::emitReturn(b, b.emitBlock(env, func->region(0).front(), ""));
   if (!b.error.empty())
     return makeError(b.error);
+  if (!b.extrapolated.empty())
+    program.assumptions.push_back(detail::extrapolationLine(b.extrapolated));
   return program;
 }
 

@@ -109,6 +109,15 @@ Result<Coster> Coster::create(const ProgramOptions &options) {
   auto gemm = cost::MatmulInterpolator::create(*table, gemm_options);
   if (gemm.ok())
     c.gemms_ = std::make_shared<cost::MatmulInterpolator>(*gemm);
+  for (const cost::GemmEntry &g : table->gemms) {
+    const std::array<int64_t, 4> p = {g.b, g.m, g.k, g.n};
+    auto [it, fresh] =
+        c.gemm_bounds_.try_emplace(cost::gemmDtypeKey(g), GemmBounds{p, p});
+    for (size_t i = 0; i < 4 && !fresh; ++i) {
+      it->second.lo[i] = std::min(it->second.lo[i], p[i]);
+      it->second.hi[i] = std::max(it->second.hi[i], p[i]);
+    }
+  }
   return c;
 }
 
@@ -150,12 +159,43 @@ OpCost Coster::dot(const Module &module, Operation &op) const {
   std::string why = "no GEMM table";
   if (gemms_) {
     auto est = gemms_->estimateTime({*gd, lhs.dtype, rhs.dtype, out.dtype});
-    if (est.ok())
-      return {est->time_us, cost::toText(*est)};
+    if (est.ok()) {
+      OpCost c{est->time_us, cost::toText(*est), {}};
+      c.extrapolated = outsideGrid(*gd, lhs.dtype, rhs.dtype, out.dtype);
+      if (!c.extrapolated.empty())
+        c.explanation += "extrapolated: " + c.extrapolated +
+                         " (the rate of the measured grid's edge)\n";
+      return c;
+    }
     why = est.error().message;
   }
   return roofline(flops, lhs.bytes + rhs.bytes, out.bytes, out.dtype,
                   why + "; roofline\n");
+}
+
+std::string Coster::outsideGrid(const cost::GemmDims &dims,
+                                const std::string &lhs, const std::string &rhs,
+                                const std::string &out) const {
+  cost::GemmEntry probe;
+  probe.lhs_dtype = lhs;
+  probe.rhs_dtype = rhs;
+  probe.out_dtype = out;
+  const auto it = gemm_bounds_.find(cost::gemmDtypeKey(probe));
+  if (it == gemm_bounds_.end())
+    return "";
+  const std::array<int64_t, 4> p = {dims.b, dims.m, dims.k, dims.n};
+  const char *names[] = {"b", "m", "k", "n"};
+  std::string out_of_grid;
+  for (size_t i = 0; i < 4; ++i) {
+    const bool above = p[i] > it->second.hi[i], below = p[i] < it->second.lo[i];
+    if (!above && !below)
+      continue;
+    out_of_grid += (out_of_grid.empty() ? "" : ", ") + std::string(names[i]) +
+                   "=" + std::to_string(p[i]) +
+                   (above ? " above " : " below ") +
+                   std::to_string(above ? it->second.hi[i] : it->second.lo[i]);
+  }
+  return out_of_grid;
 }
 
 OpCost Coster::compute(const Module &module, Operation &op) const {
@@ -252,7 +292,8 @@ OpCost Coster::realCollective(const CollectiveCall &call,
                                groups.group_size()),
         groups,
         call.pairs,
-        0};
+        0,
+        /*hosts_from_device_ids=*/true};
     est = cost::dcnCollectiveEstimate(options_.sol,
                                       options_.hardware.hbm_bytes_per_s, q);
   } else if (collectives_) {

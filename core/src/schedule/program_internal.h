@@ -5,6 +5,8 @@
 #include "shardlab/cost/gemm_model.h"
 #include "shardlab/schedule/program.h"
 
+#include <array>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -22,6 +24,14 @@ LocalTensor localTensor(Value *value);
 struct OpCost {
   double cost_us = 0;
   std::string explanation;
+  /// Set when a GEMM's shape lies outside the measured grid of its dtype
+  /// (`m=8192 above 4096`): its rate is the grid edge's.
+  std::string extrapolated;
+};
+
+/// The measured GEMM grid of one dtype key: smallest and largest b, m, k, n.
+struct GemmBounds {
+  std::array<int64_t, 4> lo{}, hi{};
 };
 
 /// A collective as the coster needs it.
@@ -52,12 +62,26 @@ private:
   OpCost roofline(double flops, int64_t read, int64_t written,
                   const std::string &dtype, const std::string &why) const;
   OpCost dot(const Module &module, Operation &op) const;
+  /// "" when the GEMM lies in its dtype's measured grid, else which of
+  /// b, m, k, n lie outside it.
+  std::string outsideGrid(const cost::GemmDims &dims, const std::string &lhs,
+                          const std::string &rhs, const std::string &out) const;
   OpCost realCollective(const CollectiveCall &call, CollectiveInfo &info) const;
   ProgramOptions options_;
   std::shared_ptr<cost::PerfTable> owned_table_;
   std::shared_ptr<cost::CollectiveInterpolator> collectives_;
   std::shared_ptr<cost::MatmulInterpolator> gemms_;
+  std::map<std::string, GemmBounds> gemm_bounds_;
 };
+
+/// One assumption line per value (up to 10, then a count) whose sharding
+/// does not divide a dimension: the per-device program pads it.
+std::vector<std::string> paddingAssumptions(Module &module);
+
+/// The assumption line for GEMMs costed outside the measured grid (op ->
+/// which dims), naming the first three.
+std::string
+extrapolationLine(const std::map<std::string, std::string> &extrapolated);
 
 bool isNopOp(const Operation &op);
 /// The custom_call targets that only carry sharding or bookkeeping through

@@ -160,6 +160,29 @@ void writeTopology(JsonWriter &w, const Topology &t) {
       .endObject();
 }
 
+// The numbers the estimate used for the machine, each with its source.
+void writeHardware(JsonWriter &w, const Program &program) {
+  const cost::HardwarePreset &hw = program.hardware;
+  w.beginObject()
+      .field("preset", hw.name)
+      .field("device_name", hw.device_name)
+      .field("hbm_bytes_per_s", hw.hbm_bytes_per_s)
+      .field("device_memory_bytes", hw.device_memory_bytes)
+      .field("nvlink_bytes_per_s", hw.nvlink_bytes_per_s)
+      .field("gpus_per_node", program.network.gpus_per_node)
+      .field("nic_bytes_per_s", hw.nic_bytes_per_s)
+      .field("s_curve_nic_gbps", program.network.nic_speed_gbps)
+      .field("gemm_rates", program.gemm_rates);
+  w.key("peak_flop_per_s").beginObject();
+  for (const auto &[dtype, rate] : hw.peak_flop_per_s)
+    w.field(dtype, rate);
+  w.endObject();
+  w.key("sources").beginObject();
+  for (const auto &[field, source] : hw.sources)
+    w.field(field, source);
+  w.endObject().endObject();
+}
+
 void writeStrings(JsonWriter &w, const std::vector<std::string> &strings) {
   w.beginArray();
   for (const std::string &text : strings)
@@ -191,6 +214,8 @@ void writeReport(JsonWriter &w, const Program &program, const Schedule &s) {
   w.field("limit_overrides", s.limit_overrides);
   writePerKind(w.key("per_kind"), s);
   writeTopology(w.key("topology"), program.topology);
+  if (!program.hardware.name.empty())
+    writeHardware(w.key("hardware"), program);
   writeStrings(w.key("assumptions"), program.assumptions);
   w.key("not_costed").beginObject();
   for (const auto &[target, count] : program.not_costed)

@@ -156,3 +156,50 @@ TEST_CASE("node cost precedence") {
   CHECK(nodeCost(in).time_us == 2.5);
   CHECK(nodeCost(NodeCostInput{{}, false, {}, {}, 100}).time_us == 1);
 }
+
+TEST_CASE("DCN hosts: a group spans the nodes its device ids fall on") {
+  // 64 GPUs on 8 nodes of 8; two data-parallel groups of 32, each taking
+  // 4 GPUs of every node. XLA's estimator counts 32 hosts; the group spans
+  // 8, and the two groups share each node's NICs (2 communicators).
+  SolConfig c = solPlatformDefaults("NVIDIA H100 80GB HBM3");
+  DcnQuery q;
+  q.op = CollectiveOp::AllReduce;
+  q.groups = *parseReplicaGroups("[2,32]<=[8,2,4]T(1,0,2)");
+  q.msg_bytes = 256 << 20;
+  auto term = [](const Estimate &e, const std::string &name) {
+    for (const auto &t : e.explanation.terms)
+      if (t.name == name)
+        return t.value;
+    return -1.0;
+  };
+  auto xla = dcnCollectiveEstimate(c, 1e12, q);
+  REQUIRE(xla);
+  CHECK(term(*xla, "hosts") == 32);
+  q.hosts_from_device_ids = true;
+  auto real = dcnCollectiveEstimate(c, 1e12, q);
+  REQUIRE(real);
+  CHECK(term(*real, "hosts") == 8);
+  CHECK(term(*real, "communicators") == 2);
+  CHECK(term(*real, "network") ==
+        doctest::Approx(
+            *ringLatencyUs(c, q.msg_bytes, 8, SolCollective::AllReduce, 2)));
+  CHECK(term(*real, "network") < term(*xla, "network"));
+}
+
+TEST_CASE("S-curve defaults follow the preset's NIC") {
+  const HardwarePreset h100 = *findHardwarePreset("h100");
+  const HardwarePreset a100 = *findHardwarePreset("a100");
+  const SolConfig xla = solPlatformDefaults(h100.device_name);
+  const SolConfig ours = solDefaultsFor(h100);
+  // h100 keeps XLA's numbers exactly.
+  CHECK(ours.nic_speed_gbps == xla.nic_speed_gbps);
+  CHECK(ours.rtt_us == xla.rtt_us);
+  CHECK(ours.chunk_prep_us == xla.chunk_prep_us);
+  // An A100 DGX has 200 Gb/s per GPU, half an H100 DGX's 400: half the
+  // bandwidth, not the <unknown> entry's (B200's) double.
+  const SolConfig a = solDefaultsFor(a100);
+  CHECK(a.nic_speed_gbps == doctest::Approx(xla.nic_speed_gbps / 2));
+  CHECK(solPlatformDefaults(a100.device_name).nic_speed_gbps ==
+        doctest::Approx(2 * xla.nic_speed_gbps));
+  CHECK(a.rtt_us == xla.rtt_us);
+}

@@ -111,3 +111,57 @@ TEST_CASE("checked-in analytical table matches the generator") {
   GemmQuery q{{1, 1000, 3000, 700}, "bf16", "bf16", "bf16"};
   CHECK(mi->estimateTime(q)->time_us > 0);
 }
+
+TEST_CASE("every preset says where each of its numbers comes from") {
+  for (const std::string &name : hardwarePresetNames()) {
+    const HardwarePreset p = *findHardwarePreset(name);
+    CHECK(p.nic_bytes_per_s > 0);
+    CHECK(p.nvlink_bytes_per_s > 0);
+    CHECK(p.device_memory_bytes > 0);
+    for (const char *field :
+         {"peak_flop_per_s", "hbm_bytes_per_s", "device_memory_bytes",
+          "nvlink_bytes_per_s", "gpus_per_node", "nic_bytes_per_s", "gemm"}) {
+      INFO(name << " " << field);
+      CHECK(p.sources.count(field) == 1);
+      if (p.sources.count(field))
+        CHECK_FALSE(p.sources.at(field).empty());
+    }
+  }
+}
+
+namespace {
+
+double gemmRate(const PerfTable &table, int64_t m, int64_t n, int64_t k) {
+  auto gemms = MatmulInterpolator::create(table, MatmulOptions{});
+  REQUIRE(gemms);
+  auto e = gemms->estimateTime({{1, m, k, n}, "bf16", "bf16", "bf16"});
+  REQUIRE(e);
+  return 2.0 * double(m) * double(n) * double(k) / (e->time_us * 1e-6);
+}
+
+} // namespace
+
+TEST_CASE("a preset without a measured GEMM table takes H100's measured "
+          "efficiency, not the datasheet peak") {
+  const HardwarePreset h100 = *findHardwarePreset("h100");
+  const HardwarePreset a100 = *findHardwarePreset("a100");
+  const PerfTable measured = presetTable(h100);
+  const PerfTable carried = presetTable(a100);
+  // A compute-bound shape: the efficiency (rate / peak) is the same on both
+  // (their rooflines differ by the peak ratio up to the 5% memory term).
+  const double h100_eff = gemmRate(measured, 4096, 4096, 4096) / 989.4e12;
+  const double a100_eff = gemmRate(carried, 4096, 4096, 4096) / 312e12;
+  CHECK(h100_eff < 0.9);
+  CHECK(a100_eff == doctest::Approx(h100_eff).epsilon(0.02));
+  // Never above the device's peak, anywhere on the grid (f32 GEMMs run as
+  // TF32 on tensor cores, as in the measured table).
+  for (const GemmEntry &g : carried.gemms)
+    CHECK(g.flop_per_s <=
+          *peakFlopRate(a100, g.lhs_dtype == "f32" ? "tf32" : g.lhs_dtype) *
+              1.0001);
+  // Opting out gives the roofline at the datasheet peak.
+  HardwarePreset at_peak = a100;
+  at_peak.gemm_efficiency_from = "";
+  CHECK(gemmRate(presetTable(at_peak), 4096, 4096, 4096) / 312e12 > 0.95);
+  CHECK(presetGemmSource(a100).find("h100") != std::string::npos);
+}

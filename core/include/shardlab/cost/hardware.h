@@ -27,12 +27,24 @@ struct HardwarePreset {
   int64_t gpus_per_node = 8;
   std::map<std::string, double> peak_flop_per_s; // dense, by dtype
   std::string source;                            // public references
+  /// The GPU's own NIC to other nodes, per direction (0: unknown; the
+  /// S-curve then takes XLA's defaults).
+  double nic_bytes_per_s = 0;
+  /// Where each number comes from, by field name ("peak_flop_per_s",
+  /// "hbm_bytes_per_s", "device_memory_bytes", "nvlink_bytes_per_s",
+  /// "gpus_per_node", "nic_bytes_per_s"): a datasheet, or a measurement.
+  std::map<std::string, std::string> sources;
   int64_t device_memory_bytes = 0; // what the CUDA driver reports; 0: unknown
   /// The floor every kernel pays (launch); no op is estimated below it.
   double kernel_launch_us = 1.0;
   /// XLA device key of the measured GEMM rates built in (XLA's own table,
-  /// third_party/xla-perf-tables), or "" for the analytical roofline grid.
+  /// third_party/xla-perf-tables), or "" when none was measured.
   std::string gemm_table_device;
+  /// Without a measured table: the built-in preset whose measured GEMM
+  /// efficiency per shape (rate / its roofline) this device is assumed to
+  /// reach against its own roofline ("h100" by default); "" for the
+  /// roofline at the datasheet peak.
+  std::string gemm_efficiency_from = "h100";
 };
 
 /// Built-in presets: h100, h200, b200, a100.
@@ -73,7 +85,17 @@ PerfTable generateAnalyticalTable(const HardwarePreset &hw);
 
 /// The table a preset stands for when no table is given: the analytical
 /// collectives, and the measured GEMM rates built in when the preset has
-/// them (h100: XLA's sm_90 table, b200: sm_100), else the analytical grid.
+/// them (h100: XLA's sm_90 table, b200: sm_100). Otherwise the GEMM points
+/// of `gemm_efficiency_from`'s table, each at the efficiency measured there
+/// against its roofline times this device's roofline (both without the
+/// launch floor):
+///   rate(a100, shape) = rate(h100, shape) * roof(a100, shape) /
+///                       roof(h100, shape)
+/// e.g. a bf16 4096^3 GEMM measured at 80% of H100's 989 TFLOP/s is taken
+/// as 80% of A100's 312. f32 GEMMs are rated against the TF32 peak (XLA's
+/// default precision runs them on tensor cores). Dtypes the device has no
+/// peak for are left out.
+/// With no reference, the analytical grid at the datasheet peak.
 PerfTable presetTable(const HardwarePreset &hw);
 
 /// Where a preset's GEMM rates come from, in one line.

@@ -8,6 +8,7 @@
 #include "shardlab/cost/collective_model.h"
 #include "shardlab/cost/device_groups.h"
 #include "shardlab/cost/estimate.h"
+#include "shardlab/cost/hardware.h"
 #include "shardlab/support/result.h"
 
 #include <cstdint>
@@ -33,6 +34,14 @@ struct SolConfig {
 /// XLA's per-device defaults (base values x 0.45 in float32); names other
 /// than "NVIDIA H100 80GB HBM3" and "NVIDIA B200" get the "<unknown>" entry.
 SolConfig solPlatformDefaults(std::string_view device_name);
+/// The S-curve for a preset's machine: XLA's latency terms for its device
+/// (H100's when XLA has no entry for it), the preset's GPUs per node, and
+/// its own NIC: XLA's H100 base figure (55.56 GB/s before the 0.45
+/// coefficient) stands for the H100 DGX's 400 Gb/s NIC per GPU and is
+/// scaled by nic_bytes_per_s / 50 GB/s, so h100 keeps XLA's values exactly
+/// and an A100 DGX (200 Gb/s HDR) gets half. A preset without a NIC takes
+/// solPlatformDefaults.
+SolConfig solDefaultsFor(const HardwarePreset &hw);
 /// Applies `k=v,k=v` options; a value overrides only if it parses and is > 0
 /// (integer keys must be integers). Unknown keys are an error.
 Result<SolConfig> applySolOptions(SolConfig config, std::string_view options);
@@ -72,6 +81,12 @@ struct DcnQuery {
   ReplicaGroups groups;            // non-permute ops
   SourceTargetPairs pairs;         // collective-permute
   double reduction_compute_us = 0; // AR/RS compute (fusion model), if known
+  /// XLA's estimator takes a group that fills no node as spanning one host
+  /// per member (32 hosts for 4 GPUs on each of 8 nodes). True: the hosts
+  /// the device ids really span (8), sharing each node's NICs among
+  /// gpus_per_node / members-per-node communicators (2). The schedule sets
+  /// it; XLA's conformance vectors keep XLA's count.
+  bool hosts_from_device_ids = false;
 };
 
 /// SolLatencyEstimator's DCN path: HBM term + S-curve (ring / all-to-all /

@@ -94,6 +94,12 @@ struct Program {
   /// (their bytes are costed at memory speed, and said so).
   std::map<std::string, int64_t> not_costed;
   std::vector<LoopInfo> loops;
+  /// The machine it was costed for (its numbers and their sources) and the
+  /// S-curve across nodes; empty hardware name with the approximate
+  /// estimator.
+  cost::HardwarePreset hardware;
+  cost::SolConfig network;
+  std::string gemm_rates; ///< where the GEMM rates come from
 };
 
 /// Builds the costed per-device program of `options.func_name` (or the only
