@@ -2,6 +2,7 @@
 // groups and communication types from the mesh, costs in both estimator
 // modes, while loops unrolled by their constant trip count, and the JSON
 // and trace exports.
+#include "shardlab/cost/gemm_model.h"
 #include "shardlab/schedule/report.h"
 #include "shardlab/text/text.h"
 
@@ -488,4 +489,41 @@ func.func @main(%arg0: tensor<16x1024xf32>, %w: tensor<1024x1024xf32>) -> tensor
   REQUIRE(ok.ok());
   for (const std::string &a : ok->assumptions)
     CHECK(a.find("padding") == std::string::npos);
+}
+
+TEST_CASE("cuDNN flash attention is costed as the GEMMs it fuses") {
+  // q, k, v [B=2, T=S=1024, N=16, D=128]: the forward is two batched GEMMs
+  // of 32 x (1024 x 1024 x 128), half of them under a causal mask; the
+  // backward five (2.5x).
+  auto module = parse(R"(
+func.func @main(%q: tensor<2x1024x16x128xbf16>, %k: tensor<2x1024x16x128xbf16>, %v: tensor<2x1024x16x128xbf16>) -> (tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>) {
+  %0:3 = stablehlo.custom_call @"__cudnn$fmhaSoftmax"(%q, %k, %v) {backend_config = "{\"cudnn_fmha_backend_config\": {\"mask_type\": \"CAUSAL\"}}"} : (tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>) -> (tensor<2x1024x16x128xbf16>, tensor<2x16x1024xf32>, tensor<0xui8>)
+  %1:4 = stablehlo.custom_call @"__cudnn$fmhaSoftmaxBackward"(%q, %k, %v, %0#1, %0#0, %0#0) : (tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>, tensor<2x16x1024xf32>, tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>) -> (tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>, tensor<0xui8>)
+  return %0#0, %1#0 : tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>
+}
+)");
+  ProgramOptions options = realOptions(8);
+  DiagnosticEngine diags;
+  Result<Program> r = buildProgram(*module, options, diags);
+  REQUIRE_MESSAGE(r.ok(), errorOf(r));
+  CHECK(r->not_costed.empty());
+  const cost::PerfTable table = cost::presetTable(options.hardware);
+  cost::MatmulOptions gemm_options;
+  gemm_options.min_time_us = options.hardware.kernel_launch_us;
+  auto gemms = cost::MatmulInterpolator::create(table, gemm_options);
+  REQUIRE(gemms);
+  const double qk =
+      *gemms->timeUs({{32, 1024, 128, 1024}, "bf16", "bf16", "bf16"});
+  const double pv =
+      *gemms->timeUs({{32, 1024, 1024, 128}, "bf16", "bf16", "bf16"});
+  double forward = 0, backward = 0;
+  for (int64_t i = 0; i < r->graph.size(); ++i) {
+    const Node &node = r->graph.node(i);
+    if (node.explanation.find("forward (2 GEMMs)") != std::string::npos)
+      forward = node.cost_us;
+    if (node.explanation.find("backward (5 GEMMs)") != std::string::npos)
+      backward = node.cost_us;
+  }
+  CHECK(forward == doctest::Approx(0.5 * (qk + pv)));
+  CHECK(backward == doctest::Approx(2.5 * (qk + pv)));
 }

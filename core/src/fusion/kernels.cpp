@@ -21,13 +21,6 @@ bool isOneOf(const Operation &op,
   return false;
 }
 
-std::string_view customCallTarget(const Operation &op) {
-  const Attr *target = op.attrs.get("call_target_name");
-  return target && target->kind == AttrKind::String
-             ? std::string_view(target->str())
-             : std::string_view();
-}
-
 /// Ops that move no data of their own: a bitcast in a kernel, a literal, a
 /// sharding marker.
 bool isTransparent(const Operation &op) {

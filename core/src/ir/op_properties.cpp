@@ -122,4 +122,13 @@ std::optional<std::string_view> stablehloEnum(const Attr *attr,
   return value;
 }
 
+std::string_view customCallTarget(const Operation &op) {
+  if (!op.is("stablehlo.custom_call") && !op.is("mhlo.custom_call"))
+    return {};
+  const Attr *target = op.attrs.get("call_target_name");
+  return target && target->kind == AttrKind::String
+             ? std::string_view(target->str())
+             : std::string_view();
+}
+
 } // namespace shardlab

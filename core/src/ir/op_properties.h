@@ -21,6 +21,10 @@ const std::vector<std::string_view> &elementwiseOps();
 /// sharding_constraint, reshard).
 bool isElementwise(const Operation &op);
 
+/// The target of a `stablehlo.custom_call` / `mhlo.custom_call`
+/// (`@Sharding`); empty for any other op.
+std::string_view customCallTarget(const Operation &op);
+
 /// StableHLO's enum attributes are kept as MLIR spells them in every form,
 /// `#stablehlo<comparison_direction LT>`, so the pretty and generic forms
 /// read to the same attribute. `kind` is the enum's mnemonic

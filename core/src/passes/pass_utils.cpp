@@ -448,15 +448,6 @@ void setOrEraseAttr(Operation &op, std::string_view name, const Attr *value,
     op.attrs.erase(name);
 }
 
-std::string_view customCallTarget(const Operation &op) {
-  if (!op.is("stablehlo.custom_call") && !op.is("mhlo.custom_call"))
-    return {};
-  const Attr *target = op.attrs.get("call_target_name");
-  return target && target->kind == AttrKind::String
-             ? std::string_view(target->str())
-             : std::string_view();
-}
-
 bool isCustomCall(const Operation *op, std::string_view target) {
   return op && !target.empty() && customCallTarget(*op) == target;
 }

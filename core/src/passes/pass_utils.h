@@ -4,6 +4,8 @@
 // the attributes of sdy ops.
 #pragma once
 
+#include "ir/op_properties.h"
+
 #include "shardlab/ir/ir.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_registry.h"
@@ -123,9 +125,6 @@ const Attr *dictWithout(const Attr *dict, std::string_view key, Context &ctx);
 void setOrEraseAttr(Operation &op, std::string_view name, const Attr *value,
                     Context &ctx);
 
-/// The target of a `stablehlo.custom_call` / `mhlo.custom_call`
-/// (`@Sharding`); empty for any other op.
-std::string_view customCallTarget(const Operation &op);
 /// Whether `op` is a custom call to `target` (false for null).
 bool isCustomCall(const Operation *op, std::string_view target);
 /// The first of an op's result shardings (`sdy.sharding`), or null.

@@ -198,7 +198,70 @@ std::string Coster::outsideGrid(const cost::GemmDims &dims,
   return out_of_grid;
 }
 
+bool isFlashAttention(const Operation &op) {
+  return customCallTarget(op).rfind("__cudnn$fmha", 0) == 0;
+}
+
+// cuDNN's fused attention as JAX calls it on GPU (`__cudnn$fmhaSoftmax`,
+// `...Backward`), operands in JAX's BTNH layout: q [B, T, N, D], k and v
+// [B, S, N_kv, D]. Its time is that of the GEMMs it fuses, priced by the
+// GEMM table as batched GEMMs of B*N: forward Q.K^T (T x S x D) and P.V
+// (T x D x S); backward five of them (Q.K^T again, dV, dP, dQ, dK), 2.5x.
+// A causal mask (mask_type CAUSAL in its backend_config) skips half. The
+// softmax's exponentials run between the GEMMs and are not priced.
+OpCost Coster::flashAttention(const Module &module, Operation &op) const {
+  const LocalTensor q = localTensor(op.numOperands() ? op.operand(0) : nullptr);
+  const LocalTensor k =
+      localTensor(op.numOperands() > 1 ? op.operand(1) : nullptr);
+  if (q.shape.size() != 4 || k.shape.size() != 4)
+    return {};
+  const int64_t b = q.shape[0] * q.shape[2], t = q.shape[1], s = k.shape[1],
+                d = q.shape[3];
+  const bool backward =
+      customCallTarget(op).find("Backward") != std::string_view::npos;
+  const Attr *config = op.attrs.get("backend_config");
+  const bool causal = config && config->kind == AttrKind::String &&
+                      config->str().find("CAUSAL") != std::string::npos;
+  const double share = (backward ? 2.5 : 1.0) * (causal ? 0.5 : 1.0);
+  double gemm_us = 0;
+  std::string extrapolated;
+  for (const cost::GemmDims &dims :
+       {cost::GemmDims{b, t, d, s}, cost::GemmDims{b, t, s, d}}) {
+    if (extrapolated.empty())
+      extrapolated = outsideGrid(dims, q.dtype, q.dtype, q.dtype);
+    double us = 0;
+    if (gemms_)
+      if (auto est = gemms_->estimateTime({dims, q.dtype, q.dtype, q.dtype}))
+        us = est->time_us;
+    if (!(us > 0)) {
+      const double flops = 2.0 * double(dims.b) * double(dims.m) *
+                           double(dims.k) * double(dims.n);
+      us = roofline(flops, 0, 0, q.dtype, "").cost_us;
+    }
+    gemm_us += us;
+  }
+  int64_t read = 0, written = 0;
+  for (size_t i = 0; i < op.numOperands(); ++i)
+    read += localTensor(op.operand(i)).bytes;
+  for (size_t i = 0; i < op.numResults(); ++i)
+    written += localTensor(op.result(i)).bytes;
+  const OpCost memory = roofline(0, read, written, q.dtype, "");
+  const double us = std::max(gemm_us * share, memory.cost_us);
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "flash attention (cuDNN): batched GEMMs of %lld x (%lld x "
+                "%lld x %lld)%s%s; GEMM table %.3f us x %.2f; memory %.3f us\n",
+                (long long)b, (long long)t, (long long)s, (long long)d,
+                backward ? ", backward (5 GEMMs)" : ", forward (2 GEMMs)",
+                causal ? ", causal (half)" : "", gemm_us, share,
+                memory.cost_us);
+  return {us, text, extrapolated};
+}
+
 OpCost Coster::compute(const Module &module, Operation &op) const {
+  if (!approximate() && isFlashAttention(op))
+    if (OpCost c = flashAttention(module, op); c.cost_us > 0)
+      return c;
   if (approximate()) {
     if (isMatmulLike(op))
       return {kHighCost,

@@ -62,6 +62,7 @@ private:
   OpCost roofline(double flops, int64_t read, int64_t written,
                   const std::string &dtype, const std::string &why) const;
   OpCost dot(const Module &module, Operation &op) const;
+  OpCost flashAttention(const Module &module, Operation &op) const;
   /// "" when the GEMM lies in its dtype's measured grid, else which of
   /// b, m, k, n lie outside it.
   std::string outsideGrid(const cost::GemmDims &dims, const std::string &lhs,
@@ -94,6 +95,9 @@ bool isGemmCustomCall(const Operation &op);
 /// `@check.expect_close`, ...), as StableHLO's test data writes them: a
 /// comparison of their operands, costed by the fusion roofline.
 bool isCheckCustomCall(const Operation &op);
+/// cuDNN's fused attention (`__cudnn$fmha...`), as JAX's
+/// dot_product_attention(implementation="cudnn") calls it.
+bool isFlashAttention(const Operation &op);
 /// Trip count of a stablehlo.while counting a constant-initialised
 /// iteration argument up to a constant (`compare LT`), by a constant step.
 std::optional<int64_t> constantTripCount(Operation &while_op);
