@@ -134,7 +134,12 @@ class ParsingTests(unittest.TestCase):
         self.assertEqual(rc.without_vacuous_filecheck(run, "// CHECK: op\nop"), run)
         prefixed = run + " --check-prefixes=A,B"
         self.assertEqual(
-            rc.without_vacuous_filecheck(prefixed, "// B-NEXT: op"), prefixed)
+            rc.without_vacuous_filecheck(prefixed, "// A: x\n// B-NEXT: op"), prefixed)
+        # Lines of only some prefixes: lit checks the whole file, where the
+        # others have lines; alone, FileCheck must be told not to refuse.
+        self.assertEqual(
+            rc.without_vacuous_filecheck(prefixed, "// B-NEXT: op"),
+            prefixed + " --allow-unused-prefixes")
         self.assertNotEqual(
             rc.without_vacuous_filecheck(prefixed, "// CHECK: op"), prefixed)
 
@@ -163,6 +168,7 @@ class EndToEndTests(unittest.TestCase):
             f.write(FAKE_OPT)
         os.chmod(self.opt, 0o755)
         self.passing = os.path.join(root, "passing.txt")
+        self.expected = os.path.join(root, "expected_failures.txt")
         self.log = os.path.join(root, "boom.log")
 
     def tearDown(self):
@@ -201,7 +207,14 @@ class EndToEndTests(unittest.TestCase):
         self.assertIn("FAIL a/split.mlir (whole file)", out)
         self.assertRegex(out, r"\ba\s+1/2\s+50\.0%\s+2/3")
 
+    def expect_tools_to_fail(self):
+        # b/tools.mlir needs a tool the runner does not have: it never runs,
+        # and the gate only accepts that when the reason is written down.
+        with open(self.expected, "w") as f:
+            f.write("b/tools.mlir  needs stablehlo-translate\n")
+
     def test_update_then_regression_check(self):
+        self.expect_tools_to_fail()
         code, out, _ = self.run_runner("--update-passing", FAKE_DROP="@two")
         self.assertEqual(code, 0, out)
         # Whole files are entries too; a split file's whole run failed here.
@@ -212,15 +225,30 @@ class EndToEndTests(unittest.TestCase):
         code, out, _ = self.run_runner("--check-regressions")
         self.assertEqual(code, 0, out)
         self.assertIn("2 passing entries not in", out)
-        self.assertEqual(out.strip().splitlines()[-1], "gate: 2 passed, 0 failed")
+        self.assertEqual(out.strip().splitlines()[-1],
+                         "gate: 2 passed, 0 failed (1 expected failures)")
         # A listed case fails: regression.
         code, out, _ = self.run_runner("--check-regressions", FAKE_DROP="@plain")
         self.assertEqual(code, 1, out)
         self.assertIn("REGRESSIONS: 1 entry", out)
         self.assertIn("  a/plain.mlir", out)
-        self.assertEqual(out.strip().splitlines()[-1], "gate: 1 passed, 1 failed")
-        # A failure outside the list is not a regression.
+        self.assertEqual(out.strip().splitlines()[-1],
+                         "gate: 1 passed, 1 failed (1 expected failures)")
+        # A failure in neither list fails the gate too: no case fails unnoticed.
         code, out, _ = self.run_runner("--check-regressions", FAKE_DROP="@two")
+        self.assertEqual(code, 1, out)
+        self.assertIn("UNLISTED FAILURES: 2 entries", out)
+        self.assertIn("  a/split.mlir#1 (failed)", out)
+        self.assertIn("  a/split.mlir (failed)", out)
+
+    def test_unrun_entry_in_neither_list_fails_the_gate(self):
+        with open(self.passing, "w") as f:
+            f.write("a/plain.mlir\n")
+        code, out, _ = self.run_runner("--check-regressions")
+        self.assertEqual(code, 1, out)
+        self.assertIn("b/tools.mlir (did not run)", out)
+        self.expect_tools_to_fail()
+        code, out, _ = self.run_runner("--check-regressions")
         self.assertEqual(code, 0, out)
 
     def test_chunks_of_a_passing_file_pass(self):
@@ -242,9 +270,11 @@ class EndToEndTests(unittest.TestCase):
         self.assertIn("NOT RUN: a/split.mlir#7 (the file has no case 7 (it has 2))", out)
         self.assertIn("NOT RUN: b/tools.mlir (unsupported: needs stablehlo-translate)", out)
         self.assertIn("NOT RUN: a/plain.mlir#0 (the file is not split", out)
-        self.assertEqual(out.strip().splitlines()[-1], "gate: 1 passed, 4 failed")
+        self.assertEqual(out.strip().splitlines()[-1],
+                         "gate: 1 passed, 4 failed (0 expected failures)")
 
     def test_whole_file_runs_of_split_files_are_gated(self):
+        self.expect_tools_to_fail()
         with open(self.passing, "w") as f:
             f.write("a/split.mlir\na/split.mlir#0\na/split.mlir#1\n")
         code, out, _ = self.run_runner("--check-regressions")
