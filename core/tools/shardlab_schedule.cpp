@@ -34,6 +34,7 @@ struct Options {
   int reruns = 1;
   int64_t while_trip_count = 0;
   bool approximate = false, propagate = true, fusion = true;
+  bool combine = true;
   bool compare = false, suggest = false;
   int64_t devices = 0; // --compare/--suggest: 0 = the module's mesh, or 8
   int64_t budget_ms = 5000;
@@ -69,7 +70,11 @@ const char *kHelp =
     "1/1000/5000\n"
     "  --no-propagation       the module already holds explicit collectives\n"
     "  --no-fusion            cost every op as a kernel of its own (default:\n"
-    "                         the kernels XLA's GPU compiler fuses)\n"
+    "                         the kernels XLA's GPU compiler fuses; also\n"
+    "                         turns off collective combining)\n"
+    "  --no-combine           each collective a call of its own (default:\n"
+    "                         independent ones of one kind and group\n"
+    "                         combined, as XLA's combiners do, <= 30 MiB)\n"
     "  --trace FILE, -o FILE  write a Chrome trace (open in ui.perfetto.dev)\n"
     "  --report FILE          write the JSON report (with --compare or\n"
     "                         --suggest: the rows, shardings included)\n"
@@ -163,6 +168,8 @@ Result<bool> parseArgs(int argc, char **argv, Options &o) {
       o.propagate = false;
     } else if (arg == "--no-fusion") {
       o.fusion = false;
+    } else if (arg == "--no-combine") {
+      o.combine = false;
     } else if (arg == "--compare") {
       o.compare = true;
     } else if (arg == "--suggest") {
@@ -246,6 +253,7 @@ pipelineOptions(const Options &o, const cost::PerfTable &table) {
   target.approximate = o.approximate;
   target.while_trip_count = o.while_trip_count;
   target.fusion = o.fusion;
+  target.combine_collectives = o.combine;
   target.table = o.tables.empty() ? nullptr : &table;
   Result<schedule::PipelineOptions> defaults =
       schedule::pipelineOptionsFor(target);

@@ -118,6 +118,7 @@ Result<ProgramOptions> programOptionsFor(const TargetOptions &target) {
   out.table = target.table;
   out.while_trip_count = target.while_trip_count;
   out.fusion = target.fusion;
+  out.combine_collectives = target.combine_collectives;
   return out;
 }
 

@@ -87,6 +87,15 @@ struct Builder {
                   const std::string &suffix);
   bool isKernelOp(const Operation &op) const;
   bool emitCollective(Env &env, Operation &op, const std::string &suffix);
+  void emitCombined(Env &env, const std::vector<Operation *> &members,
+                    const std::string &suffix);
+  std::optional<fusion::CombineCandidate> combineCandidate(Operation &op);
+  Operation *
+  identicalCollective(Operation &op,
+                      std::unordered_map<std::string, Operation *> &emitted);
+  /// Emission order of each block, combined collectives as one step.
+  std::unordered_map<const Block *, std::vector<std::vector<Operation *>>>
+      block_steps;
   void emitWhile(Env &env, Operation &op, const std::string &suffix);
   void emitNamed(Env &env, Operation &op, const std::string &suffix);
   bool emitCall(Env &env, Operation &op, const std::string &suffix);
@@ -175,7 +184,38 @@ std::vector<int64_t> Builder::emitBlock(Env &env, Block &block,
       if (m != kernel.root)
         fused.insert(m);
   }
-  for (Operation &op : block) {
+  auto cached = block_steps.find(&block);
+  if (cached == block_steps.end()) {
+    fusion::CombineOptions combine;
+    combine.enabled =
+        options.fusion && options.combine_collectives && !coster.approximate();
+    cached = block_steps
+                 .emplace(&block, fusion::orderWithCombinedCollectives(
+                                      block, combine,
+                                      [this](Operation &op) {
+                                        return combineCandidate(op);
+                                      }))
+                 .first;
+  }
+  // XLA's CSE: a collective identical to one already emitted in this block
+  // (same operands, kind, groups, dimension) is that one. Export writes one
+  // per use of a resharded value.
+  std::unordered_map<std::string, Operation *> emitted_collectives;
+  for (const std::vector<Operation *> &step : cached->second) {
+    if (step.size() == 1 && options.fusion && options.combine_collectives &&
+        !coster.approximate()) {
+      if (Operation *same =
+              identicalCollective(*step.front(), emitted_collectives)) {
+        for (size_t i = 0; i < same->numResults(); ++i)
+          env[step.front()->result(i)] = env[same->result(i)];
+        continue;
+      }
+    }
+    if (step.size() > 1) {
+      emitCombined(env, step, suffix);
+      continue;
+    }
+    Operation &op = *step.front();
     if (graph().size() > options.max_nodes) {
       error = "program exceeds " + std::to_string(options.max_nodes) +
               " nodes (unrolled loops?)";
@@ -378,6 +418,97 @@ bool Builder::emitCollective(Env &env, Operation &op,
   info.start_node = s;
   program.collectives.push_back(std::move(info));
   return true;
+}
+
+// The key under which XLA's combiners would merge `op` with others: kind,
+// element type, device groups, reduction and dimension.
+std::optional<fusion::CombineCandidate>
+Builder::combineCandidate(Operation &op) {
+  const CollectiveKind kind = stablehloCollectiveKind(op);
+  if (kind != CollectiveKind::AllReduce && kind != CollectiveKind::AllGather &&
+      kind != CollectiveKind::ReduceScatter)
+    return std::nullopt;
+  std::optional<CollectiveCall> call =
+      stablehloCollectiveCall(module, op, program.topology.num_devices);
+  if (!call || call->kind == CollectiveKind::None)
+    return std::nullopt;
+  fusion::CombineCandidate c;
+  c.bytes = call->output_bytes;
+  c.key = std::string(toString(kind)) + "|" + call->dtype + "|";
+  for (const char *dim : {"all_gather_dim", "scatter_dimension"})
+    if (const Attr *a =
+            op.props().get(dim) ? op.props().get(dim) : op.attrs.get(dim))
+      c.key += std::to_string(a->intValue()) + "|";
+  if (op.numRegions() && !op.region(0).empty() && op.region(0).front().front())
+    c.key += std::string(op.region(0).front().front()->name) + "|";
+  for (const std::vector<int64_t> &group : call->groups) {
+    for (int64_t d : group)
+      c.key += std::to_string(d) + ",";
+    c.key += ";";
+  }
+  return c;
+}
+
+// The earlier collective of this block `op` repeats, or null (and `op` is
+// recorded as emitted).
+Operation *Builder::identicalCollective(
+    Operation &op, std::unordered_map<std::string, Operation *> &emitted) {
+  std::optional<fusion::CombineCandidate> c = combineCandidate(op);
+  if (!c)
+    return nullptr;
+  for (size_t i = 0; i < op.numOperands(); ++i)
+    c->key += std::to_string(reinterpret_cast<uintptr_t>(op.operand(i))) + ",";
+  for (size_t i = 0; i < op.numResults(); ++i)
+    c->key +=
+        std::to_string(reinterpret_cast<uintptr_t>(op.result(i)->type)) + ",";
+  auto [it, inserted] = emitted.emplace(c->key, &op);
+  return inserted ? nullptr : it->second;
+}
+
+// Collectives XLA's combiners merge into one call: one start/done pair
+// moving all members' bytes, waiting for all their operands; every
+// member's results come from its done.
+void Builder::emitCombined(Env &env, const std::vector<Operation *> &members,
+                           const std::string &suffix) {
+  Operation &first = *members.front();
+  std::optional<CollectiveCall> call =
+      stablehloCollectiveCall(module, first, program.topology.num_devices);
+  std::string lines;
+  for (size_t i = 1; i < members.size(); ++i) {
+    const std::optional<CollectiveCall> other = stablehloCollectiveCall(
+        module, *members[i], program.topology.num_devices);
+    call->operand_bytes += other->operand_bytes;
+    call->output_bytes += other->output_bytes;
+    lines += (i > 1 ? ", " : "") + std::to_string(members[i]->loc.line);
+  }
+  CollectiveInfo info;
+  const OpCost c = coster.collective(*call, info);
+  Node start;
+  start.name = label(first, suffix) + "-start";
+  start.line = first.loc.line;
+  start.kind = NodeKind::AsyncStart;
+  start.collective = call->kind;
+  start.device_groups = call->groups;
+  start.output_bytes = call->output_bytes;
+  start.explanation = "combined (XLA's " + std::string(toString(call->kind)) +
+                      " combiner) with the " +
+                      std::to_string(members.size() - 1) +
+                      " collectives of lines " + lines + "\n" + c.explanation;
+  if (coster.approximate())
+    start.cost_us = 1;
+  Node done = start;
+  done.name = label(first, suffix) + "-done";
+  done.kind = NodeKind::AsyncDone;
+  done.output_bytes = 0;
+  const int64_t s = graph().addNode(std::move(start));
+  const int64_t d = graph().addNode(std::move(done));
+  for (Operation *member : members)
+    connect(env, *member, s);
+  graph().linkAsyncPair(s, d, c.cost_us);
+  for (Operation *member : members)
+    bindResults(env, *member, d);
+  info.start_node = s;
+  program.collectives.push_back(std::move(info));
 }
 
 // XLA's WhileLoopBackendConfig, `{"known_trip_count":{"n":"8"}}`, as XLA

@@ -37,8 +37,9 @@ struct TargetOptions {
   std::string sol_options;   ///< `nic_speed_gbps=...,gpus_per_node=...`
   bool approximate = false;  ///< XLA's 1 / 1000 / 5000 estimator
   const cost::PerfTable *table = nullptr;
-  int64_t while_trip_count = 0; ///< loops of unknown trip count (0: once)
-  bool fusion = true;           ///< kernels as XLA fuses them (--no-fusion)
+  int64_t while_trip_count = 0;    ///< loops of unknown trip count (0: once)
+  bool fusion = true;              ///< kernels as XLA fuses them (--no-fusion)
+  bool combine_collectives = true; ///< XLA's combiners (--no-combine)
 };
 
 /// ProgramOptions for `target`: the preset's hardware, its S-curve defaults

@@ -13,6 +13,7 @@
 #include "shardlab/cost/hardware.h"
 #include "shardlab/cost/perf_table.h"
 #include "shardlab/cost/sol_model.h"
+#include "shardlab/fusion/combine_collectives.h"
 #include "shardlab/fusion/kernels.h"
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
@@ -45,6 +46,10 @@ struct ProgramOptions {
   /// (fusion/kernels.h) and cost each kernel once; off (--no-fusion), every
   /// op is a kernel of its own.
   bool fusion = true;
+  /// Combine independent collectives of one kind and device groups into one
+  /// call, as XLA's combiners do (fusion/combine_collectives.h); off
+  /// (--no-combine), each is a call of its own.
+  bool combine_collectives = true;
 };
 
 /// One stablehlo.while of the program and how often it runs.
