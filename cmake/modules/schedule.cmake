@@ -16,5 +16,11 @@ if(SHARDLAB_BUILD_TESTS AND NOT EMSCRIPTEN)
              COMMAND Python3::Interpreter
                      ${CMAKE_CURRENT_LIST_DIR}/../../tests/schedule/check_schedule_cli.py
                      --cli $<TARGET_FILE:shardlab-schedule>)
+    # Every architecture and recomputation policy of the training-step
+    # generator (bench/models) through the CLI.
+    add_test(NAME training_step_generator
+             COMMAND Python3::Interpreter
+                     ${CMAKE_CURRENT_LIST_DIR}/../../tests/schedule/check_training_step_generator.py
+                     --cli $<TARGET_FILE:shardlab-schedule>)
   endif()
 endif()

@@ -1,0 +1,1000 @@
+#!/usr/bin/env python3
+"""Writes one training step of a decoder-only transformer as StableHLO with
+Shardy shardings, the way JAX exports a jitted train step: a GPT decoder
+(Megatron layout: LayerNorm, biases, GELU MLP, multi-head attention), a
+Llama decoder (RMSNorm, RoPE, grouped-query attention, SwiGLU) or a
+mixture-of-experts decoder (Llama with an expert MLP, tokens dispatched to
+experts and back by all-to-all).
+
+  python3 bench/models/gen_training_step.py --arch llama --layers 32 \\
+      --hidden 4096 --heads 32 --kv-heads 8 --ffn 14336 --seq 4096 \\
+      --micro-batch 16 --grad-accum 4 --mesh dp=8,tp=8 --layout fsdp \\
+      --recompute selective -o /tmp/llama8b.mlir
+
+The step: for each of --grad-accum micro-batches (a counted while loop),
+the embedding, the layers (a counted while loop over weights stacked
+[L, ...], as jax.lax.scan writes them), the logits and a softmax
+cross-entropy loss, the backward through the layers (a second loop, last
+layer first), gradients accumulated in f32; then AdamW on every weight.
+Attention is cuDNN's fused flash attention (`__cudnn$fmhaSoftmax` and its
+backward, causal), as jax.nn.dot_product_attention(implementation="cudnn")
+calls it, inside an sdy.manual_computation over the mesh (shard_map).
+
+The backward is derived by a small reverse-mode pass over the forward ops
+(the vector-Jacobian product of each op, as JAX's transpose rules write
+them), so every GEMM of the backward has the shape JAX's has. Activation
+recomputation, as jax.checkpoint policies:
+  none       every forward value the backward reads is saved per layer;
+  selective  only the outputs of GEMMs and attention are saved (JAX's
+             dots_saveable; Megatron's selective recompute of the rest);
+  full       only each layer's input is saved; the backward runs the
+             layer's forward again first.
+
+Layouts (--mesh dp=D,tp=T names the mesh; dp x tp devices): tensor
+parallelism over "tp" as Megatron splits a layer (Q/K/V and the first MLP
+GEMMs by columns, the output projections by rows, the vocabulary of the
+embedding); over "dp" the batch, and with --layout fsdp every weight and
+optimizer state also sharded over "dp" (ZeRO-3 / FSDP), with --layout zero1
+only the optimizer states, with --layout dp neither. --sequence-parallel
+shards the sequence over "tp" between the tensor-parallel regions. MoE
+experts are sharded over "dp" (expert parallelism).
+"""
+import argparse
+import sys
+
+
+# ---- values and the emitter --------------------------------------------------
+
+
+class Val:
+    def __init__(self, name, shape, dtype):
+        self.name, self.shape, self.dtype = name, tuple(shape), dtype
+
+    @property
+    def type(self):
+        return tensor_type(self.shape, self.dtype)
+
+
+def tensor_type(shape, dtype):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
+
+
+def dims(values):
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+class Tape:
+    """The forward ops of one layer, in order: (kind, out, ins, attrs)."""
+
+    def __init__(self):
+        self.entries = []
+
+
+class Emitter:
+    """Writes ops into lines at the current indent. While a tape is set,
+    every forward op is recorded on it; while `replay` maps a tape index to
+    a value, that op is not written and the value stands for its result."""
+
+    def __init__(self, mesh_axes):
+        self.lines = []
+        self.indent = "  "
+        self.counter = 0
+        self.tape = None
+        self.replay = None
+        self.mesh_axes = mesh_axes
+
+    def fresh(self, hint):
+        self.counter += 1
+        return f"%{hint}{self.counter}"
+
+    def line(self, text):
+        self.lines.append(self.indent + text)
+
+    def _record(self, kind, out_fn, ins, attrs):
+        index = len(self.tape.entries) if self.tape is not None else None
+        if self.replay is not None and index in self.replay:
+            out = self.replay[index]
+        else:
+            out = out_fn()
+        if self.tape is not None:
+            self.tape.entries.append((kind, out, ins, attrs))
+        return out
+
+    def _op(self, hint, shape, dtype, text):
+        v = Val(self.fresh(hint), shape, dtype)
+        self.line(f"{v.name} = {text(v)}")
+        return v
+
+    # -- forward ops (recorded) --
+
+    def ew(self, op, *xs):
+        a = xs[0]
+        args = ", ".join(x.name for x in xs)
+        return self._record(op, lambda: self._op(
+            op[:3], a.shape, a.dtype,
+            lambda v: f"stablehlo.{op} {args} : {a.type}"), list(xs), {})
+
+    def convert(self, x, dtype):
+        return self._record("convert", lambda: self._op(
+            "cv", x.shape, dtype,
+            lambda v: f"stablehlo.convert {x.name} : ({x.type}) -> {v.type}"),
+            [x], {})
+
+    def bcast(self, x, bdims, shape):
+        return self._record("bcast", lambda: self._op(
+            "bc", shape, x.dtype,
+            lambda v: f"stablehlo.broadcast_in_dim {x.name}, dims = {dims(bdims)} : ({x.type}) -> {v.type}"),
+            [x], {"dims": bdims})
+
+    def reduce(self, x, rdims, kind="add"):
+        shape = [d for i, d in enumerate(x.shape) if i not in rdims]
+        init = self.const(0 if kind == "add" else -3.0e38, [], x.dtype, record=False)
+        return self._record(f"reduce_{kind}", lambda: self._op(
+            "rd", shape, x.dtype,
+            lambda v: f"stablehlo.reduce({x.name} init: {init.name}) applies stablehlo.{kind} across dimensions = {dims(rdims)} : ({x.type}, {init.type}) -> {v.type}"),
+            [x], {"dims": rdims})
+
+    def dot(self, a, b, lc, rc, lb=(), rb=()):
+        lb, rb, lc, rc = list(lb), list(rb), list(lc), list(rc)
+        shape = [a.shape[i] for i in lb] + \
+            [d for i, d in enumerate(a.shape) if i not in lb + lc] + \
+            [d for i, d in enumerate(b.shape) if i not in rb + rc]
+        batch = f"batching_dims = {dims(lb)} x {dims(rb)}, " if lb else ""
+
+        def text(v):
+            return (f"stablehlo.dot_general {a.name}, {b.name}, {batch}contracting_dims = "
+                    f"{dims(lc)} x {dims(rc)} : ({a.type}, {b.type}) -> {v.type}")
+        return self._record("dot", lambda: self._op("d", shape, a.dtype, text),
+                            [a, b], {"lb": lb, "rb": rb, "lc": lc, "rc": rc})
+
+    def reshape(self, x, shape):
+        return self._record("reshape", lambda: self._raw_reshape(x, shape), [x], {})
+
+    def transpose(self, x, perm):
+        return self._record("transpose", lambda: self._raw_transpose(x, perm),
+                            [x], {"perm": list(perm)})
+
+    def constrain(self, x, spec):
+        """sdy.sharding_constraint; `spec` per dimension: an axis, or None."""
+        return self._record("constrain", lambda: self._raw_constrain(x, spec),
+                            [x], {"spec": spec})
+
+    def attention(self, q, k, v, batch_axis, head_axis):
+        """Causal cuDNN flash attention in a manual computation: (out, stats)."""
+        def emit():
+            return self._attention_call(q, k, v, batch_axis, head_axis)
+        res = self._record("attention", emit, [q, k, v],
+                           {"batch": batch_axis, "head": head_axis})
+        return res
+
+    def const(self, value, shape, dtype, record=True):
+        def emit():
+            return self._op("k", shape, dtype,
+                            lambda v: f"stablehlo.constant dense<{fmt(value, dtype)}> : {v.type}")
+        if record:
+            return self._record("const", emit, [], {})
+        return emit()
+
+    def iota(self, shape, dim, dtype):
+        return self._record("iota", lambda: self._op(
+            "io", shape, dtype, lambda v: f"stablehlo.iota dim = {dim} : {v.type}"), [], {})
+
+    def compare(self, a, b, direction):
+        return self._record("compare", lambda: self._op(
+            "cmp", a.shape, "i1",
+            lambda v: f"stablehlo.compare {direction}, {a.name}, {b.name} : ({a.type}, {b.type}) -> {v.type}"),
+            [a, b], {})
+
+    # -- plain ops (never recorded: loop plumbing, the backward) --
+
+    def _raw_reshape(self, x, shape):
+        return self._op("rs", shape, x.dtype,
+                        lambda v: f"stablehlo.reshape {x.name} : ({x.type}) -> {v.type}")
+
+    def _raw_transpose(self, x, perm):
+        shape = [x.shape[p] for p in perm]
+        return self._op("tr", shape, x.dtype,
+                        lambda v: f"stablehlo.transpose {x.name}, dims = {dims(perm)} : ({x.type}) -> {v.type}")
+
+    def _raw_constrain(self, x, spec):
+        return self._op("sc", x.shape, x.dtype,
+                        lambda v: f"sdy.sharding_constraint {x.name} {sharding(spec)} : {x.type}")
+
+    def plain(self, fn, *args, **kw):
+        """Runs an op method without recording it."""
+        tape, replay = self.tape, self.replay
+        self.tape, self.replay = None, None
+        try:
+            return fn(*args, **kw)
+        finally:
+            self.tape, self.replay = tape, replay
+
+    def dynamic_slice(self, x, index, lead):
+        """x[index] along dim 0 (`lead` = 1), reshaped without that dim."""
+        zeros = ", ".join(["%c0"] * (len(x.shape) - 1))
+        sizes = [1] + list(x.shape[1:])
+        s = self._op("ds", sizes, x.dtype, lambda v: (
+            f"stablehlo.dynamic_slice {x.name}, {index}, {zeros}, sizes = {dims(sizes)} : "
+            f"({x.type}, {', '.join(['tensor<i32>'] * len(x.shape))}) -> {v.type}"))
+        return self.plain(self._raw_reshape, s, x.shape[1:])
+
+    def dynamic_update(self, buf, value, index):
+        up = self.plain(self._raw_reshape, value, (1,) + tuple(value.shape))
+        zeros = ", ".join(["%c0"] * len(value.shape))
+        return self._op("du", buf.shape, buf.dtype, lambda v: (
+            f"stablehlo.dynamic_update_slice {buf.name}, {up.name}, {index}, {zeros} : "
+            f"({buf.type}, {up.type}, {', '.join(['tensor<i32>'] * len(buf.shape))}) -> {v.type}"))
+
+    def _attention_call(self, q, k, v, batch_axis, head_axis, backward=None):
+        axes = [a for a in (batch_axis, head_axis) if a]
+        manual = "{" + ", ".join(f'"{a}"' for a in axes) + "}"
+        local = {"b": size_of(self.mesh_axes, batch_axis), "h": size_of(self.mesh_axes, head_axis)}
+
+        def local_type(x):
+            s = list(x.shape)
+            s[0] //= local["b"]
+            s[2] //= local["h"]
+            return tensor_type(s, x.dtype)
+
+        def stats_type(shape, local_too):
+            b, n, t = shape
+            if local_too:
+                b, n = b // local["b"], n // local["h"]
+            return tensor_type((b, n, t), "f32")
+
+        act_spec = sharding([batch_axis, None, head_axis, None])
+        stats_spec = sharding([batch_axis, head_axis, None])
+        stats_shape = (q.shape[0], q.shape[2], q.shape[1])
+        config = '{\\"cudnn_fmha_backend_config\\": {\\"mask_type\\": \\"CAUSAL\\"}}'
+        if backward is None:
+            ins = [q, k, v]
+            outs = [Val(self.fresh("att"), q.shape, q.dtype), Val(self.fresh("lse"), stats_shape, "f32")]
+            specs_in, specs_out = [act_spec] * 3, [act_spec, stats_spec]
+            target, n_res = "__cudnn$fmhaSoftmax", 3
+        else:
+            o, stats, do = backward
+            ins = [q, k, v, stats, do, o]
+            outs = [Val(self.fresh("dq"), q.shape, q.dtype), Val(self.fresh("dk"), k.shape, k.dtype),
+                    Val(self.fresh("dv"), v.shape, v.dtype)]
+            specs_in = [act_spec] * 3 + [stats_spec, act_spec, act_spec]
+            specs_out = [act_spec] * 3
+            target, n_res = "__cudnn$fmhaSoftmaxBackward", 4
+        args = [self.fresh("la") for _ in ins]
+        ltypes = [stats_type(x.shape, True) if x.dtype == "f32" else local_type(x) for x in ins]
+        out_types_local = [stats_type(x.shape, True) if x.dtype == "f32" else local_type(x) for x in outs]
+        res = self.fresh("mc")
+        self.line(f"{res}:{len(outs)} = sdy.manual_computation({', '.join(x.name for x in ins)}) "
+                  f"in_shardings=[{', '.join(specs_in)}] "
+                  f"out_shardings=[{', '.join(specs_out)}] manual_axes={manual} "
+                  f"({', '.join(f'{a}: {t}' for a, t in zip(args, ltypes))}) {{")
+        call = self.fresh("fa")
+        all_types = out_types_local + ["tensor<0xui8>"]
+        self.line(f"  {call}:{n_res} = stablehlo.custom_call @\"{target}\"({', '.join(args)}) "
+                  f"{{backend_config = \"{config}\"}} : ({', '.join(ltypes)}) -> ({', '.join(all_types)})")
+        self.line(f"  sdy.return {', '.join(f'{call}#{i}' for i in range(len(outs)))} : "
+                  f"{', '.join(out_types_local)}")
+        self.line(f"}} : ({', '.join(x.type for x in ins)}) -> ({', '.join(x.type for x in outs)})")
+        for i, o in enumerate(outs):
+            o.name = f"{res}#{i}"
+        return outs
+
+
+def fmt(value, dtype):
+    if isinstance(value, str):
+        return value
+    if dtype in ("i32", "i64", "i1"):
+        return str(int(value))
+    return f"{float(value):.6e}"
+
+
+def size_of(mesh_axes, axis):
+    return mesh_axes.get(axis, 1) if axis else 1
+
+
+def sharding(spec):
+    parts = ["{" + (f'"{a}"' if a else "") + "}" for a in spec]
+    return f"<@mesh, [{', '.join(parts)}]>"
+
+
+# ---- the backward: one vector-Jacobian product per forward op ---------------
+
+
+def invert(perm):
+    out = [0] * len(perm)
+    for i, p in enumerate(perm):
+        out[p] = i
+    return out
+
+
+class Backward:
+    """Cotangents of a layer's inputs from its tape and the cotangent of its
+    output, op by op in reverse (JAX's transpose rules, for the ops the
+    forward uses)."""
+
+    def __init__(self, em):
+        self.em = em
+        self.ct = {}
+        self.depends = set()
+
+    def add(self, v, g):
+        if v.name not in self.depends:
+            return  # a constant, an iota, the labels: no cotangent needed
+        if v.name in self.ct:
+            g = self.em.plain(self.em.ew, "add", self.ct[v.name], g)
+        self.ct[v.name] = g
+
+    def run(self, tape, out, d_out, sources):
+        """`sources`: the values cotangents are wanted for (the layer's
+        input, its weights); only what depends on them is differentiated."""
+        self.depends = {v.name for v in sources}
+        for kind, o, ins, attrs in tape.entries:
+            if any(x.name in self.depends for x in ins):
+                for v in (o if isinstance(o, list) else [o]):
+                    self.depends.add(v.name)
+        self.ct = {out.name: d_out}
+        for kind, o, ins, attrs in reversed(tape.entries):
+            if isinstance(o, list):
+                g = [self.ct.get(x.name) for x in o]
+                if all(x is None for x in g):
+                    continue
+            else:
+                g = self.ct.get(o.name)
+                if g is None:
+                    continue
+            getattr(self, "vjp_" + kind.split("_")[0] if kind.startswith("reduce") else "vjp_" + kind,
+                    self.vjp_unary)(g, o, ins, attrs, kind)
+        return self.ct
+
+    def p(self, fn, *args):
+        return self.em.plain(fn, *args)
+
+    def vjp_add(self, g, o, ins, attrs, kind):
+        for x in ins:
+            self.add(x, g)
+
+    def vjp_subtract(self, g, o, ins, attrs, kind):
+        self.add(ins[0], g)
+        self.add(ins[1], self.p(self.em.ew, "negate", g))
+
+    def vjp_multiply(self, g, o, ins, attrs, kind):
+        a, b = ins
+        self.add(a, self.p(self.em.ew, "multiply", g, b))
+        self.add(b, self.p(self.em.ew, "multiply", g, a))
+
+    def vjp_divide(self, g, o, ins, attrs, kind):
+        a, b = ins
+        ga = self.p(self.em.ew, "divide", g, b)
+        self.add(a, ga)
+        self.add(b, self.p(self.em.ew, "negate", self.p(self.em.ew, "multiply", ga, o)))
+
+    def vjp_unary(self, g, o, ins, attrs, kind):
+        # d f(x) = f'(x) dx with f' written from x or from f(x), one or two
+        # elementwise ops as JAX's rules emit them.
+        x = ins[0]
+        if kind in ("tanh",):
+            sq = self.p(self.em.ew, "multiply", o, o)
+            one = self.p(self.em.bcast, self.p(self.em.const, 1.0, [], o.dtype), [], o.shape)
+            d = self.p(self.em.ew, "subtract", one, sq)
+        elif kind in ("exponential",):
+            d = o
+        elif kind in ("logistic",):
+            one = self.p(self.em.bcast, self.p(self.em.const, 1.0, [], o.dtype), [], o.shape)
+            d = self.p(self.em.ew, "multiply", o, self.p(self.em.ew, "subtract", one, o))
+        elif kind in ("rsqrt",):
+            cube = self.p(self.em.ew, "multiply", o, self.p(self.em.ew, "multiply", o, o))
+            half = self.p(self.em.bcast, self.p(self.em.const, -0.5, [], o.dtype), [], o.shape)
+            d = self.p(self.em.ew, "multiply", cube, half)
+        elif kind in ("log",):
+            self.add(x, self.p(self.em.ew, "divide", g, x))
+            return
+        elif kind in ("negate",):
+            self.add(x, self.p(self.em.ew, "negate", g))
+            return
+        elif kind in ("cosine", "sine", "maximum", "select", "const", "iota", "compare"):
+            return  # no cotangent flows to what these read here
+        else:
+            raise SystemExit(f"gen_training_step: no VJP for {kind}")
+        self.add(x, self.p(self.em.ew, "multiply", g, d))
+
+    def vjp_convert(self, g, o, ins, attrs, kind):
+        self.add(ins[0], self.p(self.em.convert, g, ins[0].dtype))
+
+    def vjp_bcast(self, g, o, ins, attrs, kind):
+        x = ins[0]
+        summed = [i for i in range(len(o.shape)) if i not in attrs["dims"]]
+        r = self.p(self.em.reduce, g, summed) if summed else g
+        if r.shape != x.shape:
+            r = self.p(self.em._raw_reshape, r, x.shape)
+        self.add(x, r)
+
+    def vjp_reduce(self, g, o, ins, attrs, kind):
+        x = ins[0]
+        kept = [i for i in range(len(x.shape)) if i not in attrs["dims"]]
+        self.add(x, self.p(self.em.bcast, g, kept, x.shape))
+
+    def vjp_reshape(self, g, o, ins, attrs, kind):
+        self.add(ins[0], self.p(self.em._raw_reshape, g, ins[0].shape))
+
+    def vjp_transpose(self, g, o, ins, attrs, kind):
+        self.add(ins[0], self.p(self.em._raw_transpose, g, invert(attrs["perm"])))
+
+    def vjp_constrain(self, g, o, ins, attrs, kind):
+        self.add(ins[0], self.p(self.em._raw_constrain, g, attrs["spec"]))
+
+    def vjp_attention(self, g, o, ins, attrs, kind):
+        out, stats = o
+        if g[0] is None:
+            return
+        q, k, v = ins
+        dq, dk, dv = self.em._attention_call(q, k, v, attrs["batch"], attrs["head"],
+                                             backward=(out, stats, g[0]))
+        self.add(q, dq)
+        self.add(k, dk)
+        self.add(v, dv)
+
+    def vjp_dot(self, g, o, ins, attrs, kind):
+        a, b = ins
+        lb, rb, lc, rc = attrs["lb"], attrs["rb"], attrs["lc"], attrs["rc"]
+        nb = len(lb)
+        a_free = [i for i in range(len(a.shape)) if i not in lb + lc]
+        b_free = [i for i in range(len(b.shape)) if i not in rb + rc]
+        g_batch = list(range(nb))
+        g_afree = list(range(nb, nb + len(a_free)))
+        g_bfree = list(range(nb + len(a_free), len(o.shape)))
+        # dA = g . B over B's free dims: [batch, a_free, B's contracting
+        # dims in B's order], each of those standing for its A dim.
+        if a.name in self.depends:
+            da = self.p(self.em.dot, g, b, g_bfree, b_free, g_batch, rb)
+            order = lb + a_free + [lc[rc.index(d)] for d in sorted(rc)]
+            if order != sorted(order):
+                da = self.p(self.em._raw_transpose, da, invert(order))
+            self.add(a, da)
+        # dB = A . g over A's free dims: [batch, A's contracting dims in A's
+        # order, b_free].
+        if b.name in self.depends:
+            db = self.p(self.em.dot, a, g, a_free, g_afree, lb, g_batch)
+            order = rb + [rc[lc.index(d)] for d in sorted(lc)] + b_free
+            if order != sorted(order):
+                db = self.p(self.em._raw_transpose, db, invert(order))
+            self.add(b, db)
+
+
+# ---- the model -----------------------------------------------------------------
+
+
+class Model:
+    def __init__(self, a):
+        self.a = a
+        self.mesh = dict(a.mesh)
+        self.dt = a.dtype
+        self.dp = "dp" if "dp" in self.mesh else None
+        self.tp = "tp" if "tp" in self.mesh else None
+        H, N, KV, D, F = a.hidden, a.heads, a.kv_heads, a.hidden // a.heads, a.ffn
+        self.H, self.N, self.KV, self.D, self.F, self.E = H, N, KV, D, F, a.experts
+        fs = self.dp if a.layout == "fsdp" else None
+        tp = self.tp
+        # name -> (shape without the layer dim, spec without the layer dim)
+        w = {}
+        if a.arch == "gpt":
+            w["ln1_g"] = ((H,), [None])
+            w["ln1_b"] = ((H,), [None])
+            w["ln2_g"] = ((H,), [None])
+            w["ln2_b"] = ((H,), [None])
+        else:
+            w["ln1_g"] = ((H,), [None])
+            w["ln2_g"] = ((H,), [None])
+        w["wq"] = ((H, N, D), [fs, tp, None])
+        w["wk"] = ((H, KV, D), [fs, tp, None])
+        w["wv"] = ((H, KV, D), [fs, tp, None])
+        w["wo"] = ((N, D, H), [tp, None, fs])
+        if a.arch == "gpt":
+            w["bq"] = ((N, D), [tp, None])
+            w["bk"] = ((N, D), [tp, None])
+            w["bv"] = ((N, D), [tp, None])
+            w["bo"] = ((H,), [None])
+            w["w1"] = ((H, F), [fs, tp])
+            w["b1"] = ((F,), [tp])
+            w["w2"] = ((F, H), [tp, fs])
+            w["b2"] = ((H,), [None])
+        elif a.arch == "llama":
+            w["wg"] = ((H, F), [fs, tp])
+            w["wu"] = ((H, F), [fs, tp])
+            w["wd"] = ((F, H), [tp, fs])
+        else:  # moe: experts over dp, each expert's FFN over tp
+            w["wr"] = ((H, self.E), [None, None])
+            w["wg"] = ((self.E, H, F), [self.dp, None, tp])
+            w["wu"] = ((self.E, H, F), [self.dp, None, tp])
+            w["wd"] = ((self.E, F, H), [self.dp, tp, None])
+        self.weights = w
+
+    # -- layer pieces --
+
+    def norm(self, em, x, W, which):
+        a, H = self.a, self.H
+        x32 = em.convert(x, "f32")
+        if a.arch == "gpt":
+            mean = em.ew("divide", em.reduce(x32, [2]), em.bcast(em.const(H, [], "f32"), [], x.shape[:2]))
+            xc = em.ew("subtract", x32, em.bcast(mean, [0, 1], x.shape))
+        else:
+            xc = x32
+        var = em.ew("divide", em.reduce(em.ew("multiply", xc, xc), [2]),
+                    em.bcast(em.const(H, [], "f32"), [], x.shape[:2]))
+        eps = em.bcast(em.const(1e-5, [], "f32"), [], x.shape[:2])
+        inv = em.ew("rsqrt", em.ew("add", var, eps))
+        y = em.ew("multiply", xc, em.bcast(inv, [0, 1], x.shape))
+        y = em.convert(y, self.dt)
+        y = em.ew("multiply", y, em.bcast(W[f"{which}_g"], [2], x.shape))
+        if a.arch == "gpt":
+            y = em.ew("add", y, em.bcast(W[f"{which}_b"], [2], x.shape))
+        return y
+
+    def rope(self, em, x):
+        b, s, n, d = x.shape
+        pos = em.convert(em.iota((s, d), 0, "i32"), "f32")
+        freq = em.convert(em.iota((s, d), 1, "i32"), "f32")
+        angle = em.ew("multiply", pos, freq)
+        cos = em.convert(em.ew("cosine", angle), self.dt)
+        sin = em.convert(em.ew("sine", angle), self.dt)
+        rot = em.ew("negate", x)  # stands for rotating the halves
+        return em.ew("add", em.ew("multiply", x, em.bcast(cos, [1, 3], x.shape)),
+                     em.ew("multiply", rot, em.bcast(sin, [1, 3], x.shape)))
+
+    def act_spec(self, rank, seq_parallel=False):
+        spec = [self.dp] + [None] * (rank - 1)
+        if seq_parallel and self.a.sequence_parallel:
+            spec[1] = self.tp
+        return spec
+
+    def attention_block(self, em, x, W):
+        a = self.a
+        h = self.norm(em, x, W, "ln1")
+        h = em.constrain(h, self.act_spec(3))
+        q = em.dot(h, W["wq"], [2], [0])
+        k = em.dot(h, W["wk"], [2], [0])
+        v = em.dot(h, W["wv"], [2], [0])
+        if a.arch == "gpt":
+            q = em.ew("add", q, em.bcast(W["bq"], [2, 3], q.shape))
+            k = em.ew("add", k, em.bcast(W["bk"], [2, 3], k.shape))
+            v = em.ew("add", v, em.bcast(W["bv"], [2, 3], v.shape))
+        else:
+            q = self.rope(em, q)
+            k = self.rope(em, k)
+        if self.KV != self.N:  # grouped-query: each K/V head serves N/KV query heads
+            g = self.N // self.KV
+            b, s, kv, d = k.shape
+            k = em.reshape(em.bcast(k, [0, 1, 2, 4], (b, s, kv, g, d)), (b, s, self.N, d))
+            v = em.reshape(em.bcast(v, [0, 1, 2, 4], (b, s, kv, g, d)), (b, s, self.N, d))
+        out, _stats = em.attention(q, k, v, self.dp, self.tp)
+        o = em.dot(out, W["wo"], [2, 3], [0, 1])
+        if a.arch == "gpt":
+            o = em.ew("add", o, em.bcast(W["bo"], [2], o.shape))
+        return em.constrain(em.ew("add", x, o), self.act_spec(3, True))
+
+    def mlp_block(self, em, x, W):
+        a = self.a
+        h = self.norm(em, x, W, "ln2")
+        h = em.constrain(h, self.act_spec(3))
+        if a.arch == "gpt":
+            u = em.ew("add", em.dot(h, W["w1"], [2], [0]), em.bcast(W["b1"], [2], (*h.shape[:2], self.F)))
+            # GELU, tanh form: 0.5 u (1 + tanh(0.79788 (u + 0.044715 u^3)))
+            u3 = em.ew("multiply", u, em.ew("multiply", u, u))
+            c1 = em.bcast(em.const(0.044715, [], self.dt), [], u.shape)
+            c2 = em.bcast(em.const(0.7978846, [], self.dt), [], u.shape)
+            t = em.ew("tanh", em.ew("multiply", c2, em.ew("add", u, em.ew("multiply", c1, u3))))
+            one = em.bcast(em.const(1.0, [], self.dt), [], u.shape)
+            half = em.bcast(em.const(0.5, [], self.dt), [], u.shape)
+            act = em.ew("multiply", em.ew("multiply", half, u), em.ew("add", one, t))
+            y = em.dot(act, W["w2"], [2], [0])
+            y = em.ew("add", y, em.bcast(W["b2"], [2], y.shape))
+        elif a.arch == "llama":
+            gt = em.dot(h, W["wg"], [2], [0])
+            up = em.dot(h, W["wu"], [2], [0])
+            act = em.ew("multiply", em.ew("multiply", gt, em.ew("logistic", gt)), up)
+            y = em.dot(act, W["wd"], [2], [0])
+        else:
+            y = self.moe(em, h, W)
+        return em.constrain(em.ew("add", x, y), self.act_spec(3, True))
+
+    def moe(self, em, h, W):
+        """Top-1 routing with capacity (GShard's dense dispatch): the batch
+        is the group dimension; tokens move to their experts' devices and
+        back by the resharding of the dispatched tensor (all-to-all)."""
+        a = self.a
+        b, s, H = h.shape
+        E = self.E
+        C = max(1, int(s * a.top_k * a.capacity_factor / E))
+        logits = em.dot(h, W["wr"], [2], [0])  # [b, s, E]
+        l32 = em.convert(logits, "f32")
+        mx = em.reduce(l32, [2], "maximum")
+        ex = em.ew("exponential", em.ew("subtract", l32, em.bcast(mx, [0, 1], l32.shape)))
+        gate = em.ew("divide", ex, em.bcast(em.reduce(ex, [2]), [0, 1], l32.shape))
+        top = em.compare(l32, em.bcast(mx, [0, 1], l32.shape), "EQ")
+        slot = em.compare(em.iota((b, s, E, C), 3, "i32"), em.iota((b, s, E, C), 1, "i32"), "EQ")
+        onehot = em.convert(top, self.dt)
+        dispatch = em.ew("multiply", em.bcast(onehot, [0, 1, 2], (b, s, E, C)), em.convert(slot, self.dt))
+        combine = em.ew("multiply", dispatch, em.bcast(em.convert(gate, self.dt), [0, 1, 2], (b, s, E, C)))
+        xe = em.dot(dispatch, h, [1], [1], [0], [0])  # [b, E, C, H]
+        xe = em.constrain(xe, [self.dp, None, None, None])
+        xe = em.constrain(xe, [None, self.dp, None, None])  # to the experts: all-to-all
+        gt = em.dot(xe, W["wg"], [3], [1], [1], [0])  # [E, b, C, F]
+        up = em.dot(xe, W["wu"], [3], [1], [1], [0])
+        act = em.ew("multiply", em.ew("multiply", gt, em.ew("logistic", gt)), up)
+        ye = em.dot(act, W["wd"], [3], [1], [0], [0])  # [E, b, C, H]
+        ye = em.constrain(ye, [self.dp, None, None, None])
+        ye = em.constrain(ye, [None, self.dp, None, None])  # back: all-to-all
+        y = em.dot(ye, combine, [0, 2], [2, 3], [1], [0])  # [b, H, s]
+        return em.transpose(y, [0, 2, 1])
+
+    def layer(self, em, x, W):
+        return self.mlp_block(em, self.attention_block(em, x, W), W)
+
+
+# ---- the step --------------------------------------------------------------------
+
+
+class Step:
+    def __init__(self, a):
+        self.a = a
+        self.m = Model(a)
+        self.em = Emitter(self.m.mesh)
+
+    def stacked(self):
+        L = self.a.layers
+        return {n: ((L,) + s, [None] + spec) for n, (s, spec) in self.m.weights.items()}
+
+    def state_spec(self, spec):
+        """Optimizer states: sharded like the weights, and with zero1 over dp
+        on their first dimension that takes it."""
+        if self.a.layout != "zero1" or not self.m.dp:
+            return spec
+        out = list(spec)
+        for i in range(1, len(out)):
+            if out[i] is None:
+                out[i] = self.m.dp
+                break
+        return out
+
+    def write(self, out):
+        a, m, em = self.a, self.m, self.em
+        dt, H, V, S, b, M = a.dtype, m.H, a.vocab, a.seq, a.micro_batch, a.grad_accum
+        L = a.layers
+        stacked = self.stacked()
+        emb_spec = [m.tp, m.dp if a.layout == "fsdp" else None]
+        params = [("embed", (V, H), emb_spec)] + [(n, s, sp) for n, (s, sp) in stacked.items()]
+        # Header and signature.
+        mesh = ", ".join(f'"{k}"={v}' for k, v in m.mesh.items())
+        devices = 1
+        for v in m.mesh.values():
+            devices *= v
+        args = [f"%tokens: {tensor_type((M, b, S), 'i32')} {{sdy.sharding = #sdy.sharding{sharding([None, m.dp, None])}}}"]
+        for n, s, sp in params:
+            args.append(f"%{n}: {tensor_type(s, dt)} {{sdy.sharding = #sdy.sharding{sharding(sp)}}}")
+        for st in ("m", "v"):
+            for n, s, sp in params:
+                args.append(f"%{st}_{n}: {tensor_type(s, 'f32')} {{sdy.sharding = #sdy.sharding{sharding(self.state_spec(sp))}}}")
+        # New weights and states leave sharded as they came (out_shardings).
+        results = [f"{tensor_type(s, dt)} {{sdy.sharding = #sdy.sharding{sharding(sp)}}}" for _, s, sp in params]
+        results += [f"{tensor_type(s, 'f32')} {{sdy.sharding = #sdy.sharding{sharding(self.state_spec(sp))}}}"
+                    for _, s, sp in params] * 2
+        out.append(f"// Generated by bench/models/gen_training_step.py {' '.join(sys.argv[1:])}")
+        out.append(f"// {a.arch}: {L} layers, hidden {H}, {m.N} heads ({m.KV} K/V), FFN {m.F}, vocabulary {V}, "
+                   f"sequence {S}, micro-batch {b} x {M}, {dt}, recompute {a.recompute}, layout {a.layout} on {devices} devices")
+        out.append(f"sdy.mesh @mesh = <[{mesh}]>")
+        out.append("func.func @main(" + ",\n    ".join(args) + ")\n    -> (" + ", ".join(results) + ") {")
+        em.line("%c0 = stablehlo.constant dense<0> : tensor<i32>")
+        em.line("%c1 = stablehlo.constant dense<1> : tensor<i32>")
+        em.line(f"%cL = stablehlo.constant dense<{L}> : tensor<i32>")
+        em.line(f"%cM = stablehlo.constant dense<{M}> : tensor<i32>")
+        em.line(f"%last = stablehlo.constant dense<{L - 1}> : tensor<i32>")
+        # Which forward values the backward reads, and which are saved.
+        saved = self.saved_indices()
+        grads = self.micro_batch_loop(params, stacked, saved)
+        self.optimizer(params, grads)
+        out.extend(em.lines)
+        out.append("}")
+
+    # -- which values cross from the forward loop to the backward --
+
+    def dry_layer(self):
+        em = Emitter(self.m.mesh)
+        em.tape = Tape()
+        W = {n: Val(f"%w_{n}", s, self.a.dtype) for n, (s, _) in self.m.weights.items()}
+        x = Val("%x", (self.a.micro_batch, self.a.seq, self.m.H), self.a.dtype)
+        y = self.m.layer(em, x, W)
+        return em.tape, x, y
+
+    def saved_indices(self):
+        if self.a.recompute == "full":
+            return []
+        tape, _, _ = self.dry_layer()
+        produced = {}
+        for i, (kind, o, ins, attrs) in enumerate(tape.entries):
+            for v in (o if isinstance(o, list) else [o]):
+                produced[v.name] = i
+        needed = set()
+        for kind, o, ins, attrs in tape.entries:
+            outs = o if isinstance(o, list) else [o]
+            reads = {"dot": ins, "multiply": ins, "divide": ins + outs, "attention": ins + outs,
+                     "tanh": outs, "exponential": outs, "logistic": outs, "rsqrt": outs, "log": ins}
+            for v in reads.get(kind, []):
+                if v.name in produced:
+                    needed.add(produced[v.name])
+        if self.a.recompute == "selective":
+            # Save the GEMMs (and attention) the needed values are computed
+            # from, as dots_saveable does; what lies between (bias adds,
+            # RoPE, reshapes) the backward recomputes from them.
+            needed = self.costly_producers(tape, produced, needed)
+        keep = sorted(needed)
+        # Constants, iotas and broadcasts of them are cheaper to recompute.
+        return [i for i in keep if tape.entries[i][0] not in ("const", "iota", "bcast", "convert")
+                or self.a.recompute == "none" and tape.entries[i][0] == "convert"]
+
+    @staticmethod
+    def costly_producers(tape, produced, needed):
+        """The dot and attention entries the `needed` entries are computed
+        from in the layer, through any other ops."""
+        found, seen, stack = set(), set(), list(needed)
+        while stack:
+            i = stack.pop()
+            if i in seen:
+                continue
+            seen.add(i)
+            if tape.entries[i][0] in ("dot", "attention"):
+                found.add(i)
+                continue
+            stack.extend(produced[v.name] for v in tape.entries[i][2] if v.name in produced)
+        return found
+
+    # -- loops --
+
+    def layer_weights(self, stacked, index):
+        """One layer's weights, sliced from the stacks and kept as they are
+        stored (FSDP: sharded), so that what gathers them is per layer."""
+        em = self.em
+        out = {}
+        for n, (s, spec) in stacked.items():
+            w = em.dynamic_slice(Val(f"%{n}", s, self.a.dtype), index, 1)
+            out[n] = em.plain(em._raw_constrain, w, spec[1:])
+        return out
+
+    def micro_batch_loop(self, params, stacked, saved):
+        a, m, em = self.a, self.m, self.em
+        dt = a.dtype
+        acc = [(n, s, sp) for n, s, sp in params]
+        zeros = []
+        for n, s, sp in acc:  # accumulators stored as their weights are
+            z = em.const(0.0, s, "f32", record=False)
+            zeros.append(em.plain(em._raw_constrain, z, sp))
+        carries = ", ".join(f"%ga_{n} = {z.name}" for (n, _, _), z in zip(acc, zeros))
+        types = ", ".join(tensor_type(s, "f32") for _, s, _ in acc)
+        res = em.fresh("mb")
+        em.line(f"{res}:{len(acc) + 1} = stablehlo.while(%mi = %c0, {carries}) : tensor<i32>, {types}")
+        em.line(" cond {")
+        em.line("  %more = stablehlo.compare LT, %mi, %cM, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>")
+        em.line("  stablehlo.return %more : tensor<i1>")
+        em.line("} do {")
+        outer = em.indent
+        em.indent += "  "
+        tokens = em.dynamic_slice(Val("%tokens", (a.grad_accum, a.micro_batch, a.seq), "i32"), "%mi", 1)
+        grads = self.one_micro_batch(tokens, params, stacked, saved)
+        new = []
+        for (n, s, sp), g in zip(acc, grads):
+            g32 = em.plain(em.convert, g, "f32")
+            total = em.plain(em.ew, "add", Val(f"%ga_{n}", s, "f32"), g32)
+            new.append(em.plain(em._raw_constrain, total, sp))
+        em.line("%mnext = stablehlo.add %mi, %c1 : tensor<i32>")
+        em.line(f"stablehlo.return %mnext, {', '.join(v.name for v in new)} : tensor<i32>, {types}")
+        em.indent = outer
+        em.line("}")
+        return [Val(f"{res}#{i + 1}", s, "f32") for i, (_, s, _) in enumerate(acc)]
+
+    def one_micro_batch(self, tokens, params, stacked, saved):
+        a, m, em = self.a, self.m, self.em
+        dt, H, V, S, b = a.dtype, m.H, a.vocab, a.seq, a.micro_batch
+        L = a.layers
+        act = (b, S, H)
+        embed = Val("%embed", (V, H), dt)
+        x0 = em._op("emb", act, dt, lambda v: (
+            f"\"stablehlo.gather\"(%embed, {tokens.name}) {{dimension_numbers = #stablehlo.gather<offset_dims = [2], "
+            f"collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>, slice_sizes = array<i64: 1, {H}>, "
+            f"indices_are_sorted = false}} : ({embed.type}, {tokens.type}) -> {v.type}"))
+        x0 = em.plain(em._raw_constrain, x0, m.act_spec(3, True))
+        # The forward loop: each layer's input, and the saved values, stacked.
+        tape, _, _ = self.dry_layer()
+        saved_vals = []
+        for i in saved:
+            o = tape.entries[i][1]
+            saved_vals.extend(o if isinstance(o, list) else [o])
+        stacks = [(em.const(0.0, (L,) + tuple(v.shape), v.dtype, record=False), v) for v in
+                  [Val("x", act, dt)] + saved_vals]
+        carry_types = [tensor_type(act, dt)] + [tensor_type((L,) + tuple(v.shape), v.dtype) for _, v in stacks]
+        res = em.fresh("fw")
+        carries = ", ".join([f"%fh = {x0.name}"] + [f"%fs{j} = {z.name}" for j, (z, _) in enumerate(stacks)])
+        em.line(f"{res}:{len(carry_types) + 1} = stablehlo.while(%li = %c0, {carries}) : tensor<i32>, {', '.join(carry_types)}")
+        self.loop_cond("%li", "%cL")
+        outer = em.indent
+        em.indent += "  "
+        W = self.layer_weights(stacked, "%li")
+        em.tape = Tape()
+        y = m.layer(em, Val("%fh", act, dt), W)
+        fwd_tape, em.tape = em.tape, None
+        news = [em.dynamic_update(Val(f"%fs0", (L,) + act, dt), Val("%fh", act, dt), "%li")]
+        values = []
+        for i in saved:
+            o = fwd_tape.entries[i][1]
+            values.extend(o if isinstance(o, list) else [o])
+        for j, v in enumerate(values):
+            news.append(em.dynamic_update(Val(f"%fs{j + 1}", (L,) + tuple(v.shape), v.dtype), v, "%li"))
+        em.line("%lnext = stablehlo.add %li, %c1 : tensor<i32>")
+        em.line(f"stablehlo.return %lnext, {y.name}, {', '.join(v.name for v in news)} : tensor<i32>, {', '.join(carry_types)}")
+        em.indent = outer
+        em.line("}")
+        h_final = Val(f"{res}#1", act, dt)
+        stack_vals = [Val(f"{res}#{j + 2}", (L,) + tuple(v.shape), v.dtype) for j, (_, v) in enumerate(stacks)]
+        # Logits against the embedding, softmax cross-entropy, its gradient.
+        em.tape = Tape()
+        hf = h_final
+        logits = em.dot(hf, embed, [2], [1])  # [b, S, V]
+        l32 = em.convert(logits, "f32")
+        mx = em.reduce(l32, [2], "maximum")
+        sh = em.ew("subtract", l32, em.bcast(mx, [0, 1], l32.shape))
+        ex = em.ew("exponential", sh)
+        lse = em.ew("log", em.reduce(ex, [2]))
+        labels = em.compare(em.iota(l32.shape, 2, "i32"), em.bcast(tokens, [0, 1], l32.shape), "EQ")
+        picked = em.reduce(em.ew("multiply", sh, em.convert(labels, "f32")), [2])
+        loss = em.reduce(em.ew("subtract", lse, picked), [0, 1])
+        head_tape, em.tape = em.tape, None
+        back = Backward(em)
+        one = em.const(1.0, [], "f32", record=False)
+        ct = back.run(head_tape, loss, one, [hf, embed])
+        d_h = ct[hf.name]
+        d_embed = ct.get(embed.name)
+        # The backward loop, last layer first.
+        zero_grads = [em.plain(em._raw_constrain, em.const(0.0, s, dt, record=False), spec)
+                      for _, (s, spec) in stacked.items()]
+        gtypes = [tensor_type(s, dt) for _, (s, _) in stacked.items()]
+        res = em.fresh("bw")
+        carries = ", ".join([f"%bh = {d_h.name}"] + [f"%bg{j} = {z.name}" for j, z in enumerate(zero_grads)])
+        em.line(f"{res}:{len(gtypes) + 2} = stablehlo.while(%bi = %c0, {carries}) : tensor<i32>, "
+                f"{tensor_type(act, dt)}, {', '.join(gtypes)}")
+        self.loop_cond("%bi", "%cL")
+        outer = em.indent
+        em.indent += "  "
+        em.line("%bj = stablehlo.subtract %last, %bi : tensor<i32>")
+        W = self.layer_weights(stacked, "%bj")
+        sliced = [em.dynamic_slice(v, "%bj", 1) for v in stack_vals]
+        x_in = sliced[0]
+        # Replay the layer's forward with the saved values standing in.
+        replay, k = {}, 1
+        for i in saved:
+            o = fwd_tape.entries[i][1]
+            if isinstance(o, list):
+                replay[i] = sliced[k:k + len(o)]
+                k += len(o)
+            else:
+                replay[i] = sliced[k]
+                k += 1
+        em.tape, em.replay = Tape(), replay
+        y = m.layer(em, x_in, W)
+        layer_tape = em.tape
+        em.tape, em.replay = None, None
+        back = Backward(em)
+        ct = back.run(layer_tape, y, Val("%bh", act, dt), [x_in] + list(W.values()))
+        d_x = ct[x_in.name]
+        new_grads = []
+        for j, (n, (s, spec)) in enumerate(stacked.items()):
+            # Each layer's gradient lands sharded as its weight is stored
+            # (FSDP: a reduce-scatter, not an all-reduce).
+            g = ct.get(W[n].name) or em.const(0.0, s[1:], dt, record=False)
+            g = em.plain(em._raw_constrain, g, spec[1:])
+            new_grads.append(em.dynamic_update(Val(f"%bg{j}", s, dt), g, "%bj"))
+        em.line("%bnext = stablehlo.add %bi, %c1 : tensor<i32>")
+        em.line(f"stablehlo.return %bnext, {d_x.name}, {', '.join(v.name for v in new_grads)} : tensor<i32>, "
+                f"{tensor_type(act, dt)}, {', '.join(gtypes)}")
+        em.indent = outer
+        em.line("}")
+        # The embedding's gradient: the logits' part plus the gather's scatter.
+        d_x0 = Val(f"{res}#1", act, dt)
+        d_rows = em._op("dg", (V, H), dt, lambda v: (
+            f"\"stablehlo.scatter\"({d_embed.name}, {tokens.name}, {d_x0.name}) <{{indices_are_sorted = false, "
+            f"scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [2], inserted_window_dims = [0], "
+            f"scatter_dims_to_operand_dims = [0], index_vector_dim = 2>, unique_indices = false}}> ({{\n"
+            f"{em.indent}^bb0(%sa: tensor<{dt}>, %sb: tensor<{dt}>):\n"
+            f"{em.indent}  %ss = stablehlo.add %sa, %sb : tensor<{dt}>\n"
+            f"{em.indent}  stablehlo.return %ss : tensor<{dt}>\n"
+            f"{em.indent}}}) : ({d_embed.type}, {tokens.type}, {d_x0.type}) -> {v.type}"))
+        return [d_rows] + [Val(f"{res}#{j + 2}", s, dt) for j, (_, (s, _)) in enumerate(stacked.items())]
+
+    def loop_cond(self, i, n):
+        em = self.em
+        em.line(" cond {")
+        em.line(f"  %c{i[1:]} = stablehlo.compare LT, {i}, {n}, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>")
+        em.line(f"  stablehlo.return %c{i[1:]} : tensor<i1>")
+        em.line("} do {")
+
+    def optimizer(self, params, grads):
+        """AdamW in f32 on every weight; returns new weights and states."""
+        a, em = self.a, self.em
+        outs_p, outs_m, outs_v = [], [], []
+        for (n, s, _), g in zip(params, grads):
+            P = Val(f"%{n}", s, a.dtype)
+            mo, vo = Val(f"%m_{n}", s, "f32"), Val(f"%v_{n}", s, "f32")
+
+            def k(value):
+                return em.plain(em.bcast, em.const(value, [], "f32", record=False), [], s)
+            ew = lambda op, *xs: em.plain(em.ew, op, *xs)
+            m1 = ew("add", ew("multiply", mo, k(0.9)), ew("multiply", g, k(0.1)))
+            v1 = ew("add", ew("multiply", vo, k(0.95)), ew("multiply", ew("multiply", g, g), k(0.05)))
+            upd = ew("divide", m1, ew("add", ew("sqrt", v1), k(1e-8)))
+            p32 = em.plain(em.convert, P, "f32")
+            p1 = ew("subtract", ew("multiply", p32, k(1 - 1e-5)), ew("multiply", upd, k(3e-4)))
+            outs_p.append(em.plain(em.convert, p1, a.dtype))
+            outs_m.append(m1)
+            outs_v.append(v1)
+        allv = outs_p + outs_m + outs_v
+        em.line(f"return {', '.join(v.name for v in allv)} : {', '.join(v.type for v in allv)}")
+
+
+def parse_mesh(text):
+    mesh = []
+    for part in text.split(","):
+        name, _, size = part.partition("=")
+        if not name or not size.isdigit() or int(size) < 1:
+            raise SystemExit(f"--mesh: expected name=size[,name=size], got '{text}'")
+        mesh.append((name.strip(), int(size)))
+    return mesh
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n", 2)[2])
+    ap.add_argument("--arch", choices=["gpt", "llama", "moe"], default="llama")
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--hidden", type=int, default=1024)
+    ap.add_argument("--heads", type=int, default=16)
+    ap.add_argument("--kv-heads", type=int, default=0, help="K/V heads (default: --heads)")
+    ap.add_argument("--ffn", type=int, default=0, help="MLP width (default: 4x hidden; llama 8/3x)")
+    ap.add_argument("--vocab", type=int, default=32000)
+    ap.add_argument("--seq", type=int, default=2048)
+    ap.add_argument("--micro-batch", type=int, default=8, help="sequences per micro-batch, all devices")
+    ap.add_argument("--grad-accum", type=int, default=1, help="micro-batches per step")
+    ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16", "f32"])
+    ap.add_argument("--recompute", choices=["none", "selective", "full"], default="selective")
+    ap.add_argument("--experts", type=int, default=8)
+    ap.add_argument("--top-k", type=int, default=2, help="MoE: experts per token (sizes the capacity)")
+    ap.add_argument("--capacity-factor", type=float, default=1.25)
+    ap.add_argument("--mesh", type=parse_mesh, default=parse_mesh("dp=1"))
+    ap.add_argument("--layout", choices=["dp", "zero1", "fsdp"], default="dp")
+    ap.add_argument("--sequence-parallel", action="store_true")
+    ap.add_argument("-o", "--output", default="-")
+    a = ap.parse_args(argv)
+    a.kv_heads = a.heads if a.arch == "gpt" else (a.kv_heads or a.heads)
+    if not a.ffn:
+        a.ffn = 4 * a.hidden if a.arch == "gpt" else (8 * a.hidden // 3 + 255) // 256 * 256
+    mesh = dict(a.mesh)
+    problems = []
+    if a.hidden % a.heads or a.heads % a.kv_heads:
+        problems.append("--hidden must divide by --heads, and --heads by --kv-heads")
+    if a.micro_batch % mesh.get("dp", 1):
+        problems.append(f"--micro-batch {a.micro_batch} must divide by dp={mesh.get('dp', 1)}")
+    if a.kv_heads % mesh.get("tp", 1) or a.ffn % mesh.get("tp", 1) or a.vocab % mesh.get("tp", 1):
+        problems.append("K/V heads, --ffn and --vocab must divide by tp")
+    if a.arch == "moe" and a.experts % mesh.get("dp", 1):
+        problems.append("--experts must divide by dp")
+    if set(mesh) - {"dp", "tp"}:
+        problems.append("--mesh axes are dp and tp")
+    if problems:
+        raise SystemExit("gen_training_step: " + "; ".join(problems))
+    out = []
+    Step(a).write(out)
+    text = "\n".join(out) + "\n"
+    if a.output == "-":
+        sys.stdout.write(text)
+    else:
+        with open(a.output, "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()

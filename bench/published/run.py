@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Estimates each published training run of runs.json with shardlab-schedule
+and prints the error per run, the median and the worst, as a Markdown table
+for bench/RESULTS.md.
+
+  python3 bench/published/run.py [--build build] [--json out.json]
+
+Each run's step is written by bench/models/gen_training_step.py from the
+run's generator arguments, then estimated three ways: as shardlab estimates
+by default, with --no-combine (each collective its own call) and with
+--no-fusion (every op its own kernel, no combining), to show what each part
+of the model changes. The measured step time is derived from the claim: a
+model-FLOPs rate per GPU gives step = FLOPs of the step / (rate x GPUs),
+with the FLOPs counted as the run's `assumed` entry says.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+GENERATOR = os.path.join(ROOT, "bench", "models", "gen_training_step.py")
+VARIANTS = (("shardlab", []), ("no combining", ["--no-combine"]),
+            ("no fusion", ["--no-fusion"]))
+
+
+def option(args, name, default=None):
+    return args[args.index(name) + 1] if name in args else default
+
+
+def model_flops_per_step(gen):
+    """6N + 12 l h s FLOPs per token (forward and backward, no recompute),
+    N the parameters of a GPT decoder (4h^2 attention, 2 h ffn MLP, biases
+    and LayerNorms, embedding tied)."""
+    layers, hidden = int(option(gen, "--layers")), int(option(gen, "--hidden"))
+    ffn = int(option(gen, "--ffn", 4 * hidden))
+    vocab, seq = int(option(gen, "--vocab")), int(option(gen, "--seq"))
+    tokens = int(option(gen, "--micro-batch")) * seq * int(option(gen, "--grad-accum", 1))
+    per_layer = 4 * hidden * hidden + 2 * hidden * ffn + 9 * hidden + ffn
+    params = layers * per_layer + vocab * hidden + seq * hidden
+    return tokens * (6 * params + 12 * layers * hidden * seq), params
+
+
+def devices(gen):
+    total = 1
+    for part in option(gen, "--mesh", "dp=1").split(","):
+        total *= int(part.split("=")[1])
+    return total
+
+
+def estimate(build, module, preset, flags):
+    with tempfile.NamedTemporaryFile(suffix=".json") as report:
+        cmd = [os.path.join(build, "shardlab-schedule"), module, "--preset", preset,
+               "--report", report.name] + flags
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit("shardlab-schedule failed on %s:\n%s" % (module, p.stderr[-2000:]))
+        with open(report.name) as f:
+            return json.load(f)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--runs", default=os.path.join(HERE, "runs.json"))
+    ap.add_argument("--json", help="write the rows here too")
+    args = ap.parse_args()
+    with open(args.runs) as f:
+        runs = json.load(f)["runs"]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in runs:
+            module = os.path.join(tmp, run["id"] + ".mlir")
+            subprocess.run([sys.executable, GENERATOR] + run["generator"] + ["-o", module],
+                           check=True)
+            flops, params = model_flops_per_step(run["generator"])
+            n = devices(run["generator"])
+            measured_s = flops / (run["measured"]["model_tflops_per_gpu"] * 1e12 * n)
+            row = {"id": run["id"], "devices": n, "params": params,
+                   "measured_step_s": measured_s, "variants": {}}
+            for name, flags in VARIANTS:
+                print("estimating %s (%s)..." % (run["id"], name), file=sys.stderr)
+                r = estimate(args.build, module, run["preset"], flags)
+                step = r["step_time_us"] / 1e6
+                row["variants"][name] = {
+                    "step_s": step, "error": step / measured_s - 1,
+                    "compute_s": r["compute_us"] / 1e6,
+                    "exposed_comm_s": r["exposed_comm_us"] / 1e6,
+                    "peak_memory_gib": r["peak_memory_bytes"] / 2**30}
+            rows.append(row)
+    print("| run | GPUs | measured step | variant | estimate | error | compute | exposed comm | peak memory |")
+    print("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    for row in rows:
+        for name, v in row["variants"].items():
+            print("| %s | %d | %.2f s | %s | %.2f s | %+.1f%% | %.2f s | %.2f s | %.1f GiB |" % (
+                row["id"], row["devices"], row["measured_step_s"], name, v["step_s"],
+                100 * v["error"], v["compute_s"], v["exposed_comm_s"], v["peak_memory_gib"]))
+    for name, _ in VARIANTS:
+        errors = [abs(r["variants"][name]["error"]) for r in rows]
+        print("%s: %d runs, median |error| %.1f%%, worst %.1f%%" % (
+            name, len(errors), 100 * statistics.median(errors), 100 * max(errors)))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

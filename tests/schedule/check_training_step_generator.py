@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""ctest for bench/models/gen_training_step.py: every architecture and
+recomputation policy it writes goes through shardlab-schedule (propagation,
+export, schedule), and the estimate shows what the options mean:
+
+  - the micro-batch loop and the layer loops run their trip counts;
+  - tensor parallelism gives all-reduces, FSDP all-gathers and
+    reduce-scatters, the mixture of experts all-to-alls;
+  - cuDNN's flash attention is costed (never in not_costed);
+  - recomputation: full runs the layer's GEMMs again (more GEMM kernels
+    than none; selective recomputes only elementwise ops, so as many GEMMs
+    as none), and saves less per layer (fewer in-place writes into the
+    saved stacks: none > selective > full; peak memory none > full).
+
+    python3 tests/schedule/check_training_step_generator.py --cli build/shardlab-schedule
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GENERATOR = os.path.join(ROOT, "bench", "models", "gen_training_step.py")
+SMALL = ["--layers", "3", "--hidden", "2048", "--heads", "16", "--ffn", "8192",
+         "--vocab", "4096", "--seq", "1024", "--micro-batch", "16", "--grad-accum", "2",
+         "--mesh", "dp=2,tp=2", "--layout", "fsdp"]
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+
+
+def estimate(cli, tmp, args):
+    module = os.path.join(tmp, "step.mlir")
+    report = os.path.join(tmp, "report.json")
+    subprocess.run([sys.executable, GENERATOR] + args + ["-o", module], check=True)
+    p = subprocess.run([cli, module, "--preset", "h100", "--report", report],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        failures.append("%s: shardlab-schedule failed: %s" % (" ".join(args), p.stderr[-800:]))
+        return None
+    with open(report) as f:
+        return json.load(f)
+
+
+def is_gemm(op):
+    fusion = op.get("fusion") or {}
+    return fusion.get("kind") == "gemm" or op["name"].startswith("stablehlo.dot_general@")
+
+
+def is_save(op):
+    return (op.get("fusion") or {}).get("kind") == "in-place update"
+
+
+def kernels(report, predicate):
+    return sum(1 for op in report["ops"] if op["kind"] == "compute" and predicate(op))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", required=True)
+    cli = ap.parse_args().cli
+    with tempfile.TemporaryDirectory() as tmp:
+        for arch in ("gpt", "llama", "moe"):
+            extra = ["--kv-heads", "4"] if arch != "gpt" else []
+            extra += ["--experts", "2"] if arch == "moe" else []
+            by_policy = {}
+            for policy in ("none", "selective", "full"):
+                name = "%s/%s" % (arch, policy)
+                r = estimate(cli, tmp, ["--arch", arch, "--recompute", policy] + SMALL + extra)
+                if r is None:
+                    continue
+                by_policy[policy] = r
+                trips = sorted(loop["trip_count"] for loop in r["loops"])
+                check(trips.count(3) >= 2 and 2 in trips,
+                      "%s: loops %s, want the micro-batch loop (2) and both layer loops (3)"
+                      % (name, trips))
+                kinds = {k for k, v in r["per_kind"].items() if v["count"] > 0}
+                want = {"all-reduce", "all-gather", "reduce-scatter"}
+                want |= {"all-to-all"} if arch == "moe" else set()
+                check(want <= kinds, "%s: collectives %s, want at least %s" % (name, kinds, want))
+                check(not any("fmha" in t for t in r.get("not_costed", {})),
+                      "%s: flash attention not costed: %s" % (name, r.get("not_costed")))
+                check(r["compute_us"] > 0 and r["step_time_us"] >= r["compute_us"],
+                      "%s: step %s below compute %s" % (name, r["step_time_us"], r["compute_us"]))
+            if len(by_policy) == 3:
+                gemms = {p: kernels(by_policy[p], is_gemm) for p in by_policy}
+                saves = {p: kernels(by_policy[p], is_save) for p in by_policy}
+                m = {p: by_policy[p]["peak_memory_bytes"] for p in by_policy}
+                check(gemms["full"] > gemms["selective"] == gemms["none"],
+                      "%s: GEMM kernels by policy %s, want full > selective == none"
+                      % (arch, gemms))
+                check(saves["none"] > saves["selective"] > saves["full"],
+                      "%s: in-place writes by policy %s, want none > selective > full"
+                      % (arch, saves))
+                check(m["none"] > m["full"],
+                      "%s: peak memory %s, want none above full" % (arch, m))
+    for f in failures:
+        print("FAIL:", f)
+    print("%d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
