@@ -59,6 +59,8 @@ bool setOption(SolConfig *c, std::string_view key, double v) {
     c->chunk_size_bytes = int64_t(v);
   else if (key == "partition_size")
     c->partition_size = int64_t(v);
+  else if (key == "ring_hop_us")
+    c->ring_hop_us = v;
   else
     return false;
   return true;
@@ -80,10 +82,16 @@ Result<SolConfig> applySolOptions(SolConfig config, std::string_view options) {
       return makeError("unknown S-curve option '" + std::string(key) +
                        "' (known: nccl_op_launch_us, nic_speed_gbps, "
                        "chunk_prep_us, rtt_us, gpus_per_node, "
-                       "chunk_size_bytes, partition_size)");
+                       "chunk_size_bytes, partition_size, ring_hop_us)");
     // XLA: only nic_speed_gbps is a double; a value overrides iff > 0.
-    std::optional<double> v = parseNumber(value, key != "nic_speed_gbps");
-    if (v && *v > 0)
+    const bool integer = key != "nic_speed_gbps" && key != "ring_hop_us";
+    std::optional<double> v = parseNumber(value, integer);
+    if (!v)
+      return makeError(
+          "S-curve option '" + std::string(key) + "': '" + std::string(value) +
+          "' is not " +
+          (integer ? "an integer (XLA's flag is one)" : "a number"));
+    if (*v > 0)
       setOption(&config, key, *v);
   }
   return config;

@@ -111,7 +111,10 @@ Result<double> ringLatencyUs(const SolConfig &c, int64_t buffer_bytes,
   const int64_t gpn = *g / nodes;
   if (gpn <= 0)
     return makeError("S-curve: fewer GPUs per communicator than nodes");
-  double t = peerStepUs(c, per) * ((double(*g) - 1.0) / double(gpn));
+  const double step = c.ring_hop_us > 0 && !send_recv
+                          ? transferDurationUs(c, per) + c.ring_hop_us
+                          : peerStepUs(c, per);
+  double t = step * ((double(*g) - 1.0) / double(gpn));
   if (type == SolCollective::AllReduce)
     t *= 2;
   return t + c.nccl_op_launch_us;

@@ -109,20 +109,40 @@ TEST_CASE("S-curve ring latency by hand") {
   CHECK(*ringLatencyUs(c, 4000, 2, SolCollective::AllReduce, 1) ==
         doctest::Approx(2 * 4 * 3.0 / 2 + 10));
   CHECK_FALSE(ringLatencyUs(c, 4000, 2, SolCollective::AllGather, 3));
+  SUBCASE("a pipelined ring pays a hop per step, no round trip or chunk "
+          "preparation") {
+    c.ring_hop_us = 0.5; // step = transfer 1 + hop 0.5 = 1.5 us
+    CHECK(*ringLatencyUs(c, 4000, 2, SolCollective::AllGather, 1) ==
+          doctest::Approx(1.5 * 3.0 / 2 + 10));
+    CHECK(*ringLatencyUs(c, 4000, 2, SolCollective::AllReduce, 1) ==
+          doctest::Approx(2 * 1.5 * 3.0 / 2 + 10));
+    // Send/recv is one transfer between two hosts: XLA's step, unchanged.
+    CHECK(*ringLatencyUs(c, 1000, 2, SolCollective::SendRecv, 1) ==
+          doctest::Approx(4 * 1.0 / 1 + 10));
+  }
 }
 
 TEST_CASE("S-curve options: > 0 overrides, integers must be integers") {
   SolConfig base = solPlatformDefaults("NVIDIA H100 80GB HBM3");
   CHECK(base.nic_speed_gbps == doctest::Approx(25.002));
-  auto c =
-      applySolOptions(base, "nic_speed_gbps=12.5, gpus_per_node=4,"
-                            "rtt_us=2.5,chunk_prep_us=-1,nccl_op_launch_us");
+  auto c = applySolOptions(base, "nic_speed_gbps=12.5, gpus_per_node=4,"
+                                 "rtt_us=3,chunk_prep_us=-1");
   REQUIRE(c);
   CHECK(c->nic_speed_gbps == 12.5);
   CHECK(c->gpus_per_node == 4);
-  CHECK(c->rtt_us == base.rtt_us);               // 2.5 is not an integer
-  CHECK(c->chunk_prep_us == base.chunk_prep_us); // <= 0 ignored
+  CHECK(c->rtt_us == 3);
+  CHECK(c->chunk_prep_us == base.chunk_prep_us); // <= 0: XLA's default
   CHECK_FALSE(applySolOptions(base, "nic_speed=3"));
+  // A value that cannot be read is an error, never silently the default.
+  auto fraction = applySolOptions(base, "rtt_us=2.5");
+  REQUIRE_FALSE(fraction);
+  CHECK(fraction.error().message.find("not an integer") != std::string::npos);
+  CHECK_FALSE(applySolOptions(base, "nccl_op_launch_us"));
+  CHECK_FALSE(applySolOptions(base, "nic_speed_gbps=fast"));
+  auto hop = applySolOptions(base, "ring_hop_us=2.7");
+  REQUIRE(hop);
+  CHECK(hop->ring_hop_us == 2.7);
+  CHECK(base.ring_hop_us == 0); // XLA's ring by default
 }
 
 TEST_CASE("unknown devices get the <unknown> defaults") {

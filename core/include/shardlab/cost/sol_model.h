@@ -29,6 +29,13 @@ struct SolConfig {
   double nvlink_bw_per_lane_gbps = 0;
   double nvlink_barrier_us = 1.5;
   double header_overhead = 0.025;
+  /// 0: XLA's ring, where each of its steps pays a round trip and a chunk
+  /// preparation. > 0: a pipelined ring as NCCL runs it, each step paying
+  /// this one-way hop latency instead (NCCL's network hop latency for its
+  /// LL protocol is 2.7 us, the figure PyTorch's DTensor cost model uses).
+  /// Not an XLA option: shardlab's, to show what XLA's per-step round trip
+  /// costs on rings of hundreds of nodes.
+  double ring_hop_us = 0;
 };
 
 /// XLA's per-device defaults (base values x 0.45 in float32); names other
@@ -42,8 +49,9 @@ SolConfig solPlatformDefaults(std::string_view device_name);
 /// and an A100 DGX (200 Gb/s HDR) gets half. A preset without a NIC takes
 /// solPlatformDefaults.
 SolConfig solDefaultsFor(const HardwarePreset &hw);
-/// Applies `k=v,k=v` options; a value overrides only if it parses and is > 0
-/// (integer keys must be integers). Unknown keys are an error.
+/// Applies `k=v,k=v` options; a value overrides only if it is > 0 (XLA's 0
+/// or -1: the default). A value that does not parse (integer keys must be
+/// integers) and an unknown key are errors.
 Result<SolConfig> applySolOptions(SolConfig config, std::string_view options);
 
 enum class SolCollective {
