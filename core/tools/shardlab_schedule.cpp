@@ -34,7 +34,7 @@ struct Options {
   int reruns = 1;
   int64_t while_trip_count = 0;
   bool approximate = false, propagate = true, fusion = true;
-  bool combine = true;
+  bool combine = true, pipeline_collectives = false;
   bool compare = false, suggest = false;
   int64_t devices = 0; // --compare/--suggest: 0 = the module's mesh, or 8
   int64_t budget_ms = 5000;
@@ -75,6 +75,12 @@ const char *kHelp =
     "  --no-combine           each collective a call of its own (default:\n"
     "                         independent ones of one kind and group\n"
     "                         combined, as XLA's combiners do, <= 30 MiB)\n"
+    "  --pipeline-collectives  overlap a loop's collectives with the next or\n"
+    "                         previous iteration, as XLA's collective\n"
+    "                         pipeliner does (xla_gpu_enable_pipelined_*;\n"
+    "                         default off, as in XLA): weight all-gathers\n"
+    "                         one iteration early, stored reduce-scatters\n"
+    "                         and all-reduces finishing in the next one\n"
     "  --trace FILE, -o FILE  write a Chrome trace (open in ui.perfetto.dev)\n"
     "  --report FILE          write the JSON report (with --compare or\n"
     "                         --suggest: the rows, shardings included)\n"
@@ -170,6 +176,8 @@ Result<bool> parseArgs(int argc, char **argv, Options &o) {
       o.fusion = false;
     } else if (arg == "--no-combine") {
       o.combine = false;
+    } else if (arg == "--pipeline-collectives") {
+      o.pipeline_collectives = true;
     } else if (arg == "--compare") {
       o.compare = true;
     } else if (arg == "--suggest") {
@@ -254,6 +262,7 @@ pipelineOptions(const Options &o, const cost::PerfTable &table) {
   target.while_trip_count = o.while_trip_count;
   target.fusion = o.fusion;
   target.combine_collectives = o.combine;
+  target.pipeline_collectives = o.pipeline_collectives;
   target.table = o.tables.empty() ? nullptr : &table;
   Result<schedule::PipelineOptions> defaults =
       schedule::pipelineOptionsFor(target);

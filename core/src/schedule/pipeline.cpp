@@ -119,6 +119,7 @@ Result<ProgramOptions> programOptionsFor(const TargetOptions &target) {
   out.while_trip_count = target.while_trip_count;
   out.fusion = target.fusion;
   out.combine_collectives = target.combine_collectives;
+  out.pipeline_collectives = target.pipeline_collectives;
   return out;
 }
 

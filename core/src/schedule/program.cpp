@@ -107,7 +107,12 @@ struct Builder {
   std::vector<int64_t> emitBlock(Env &env, Block &block,
                                  const std::string &suffix);
   int64_t separateIteration(int64_t first, int64_t previous_end, bool more,
-                            const Operation &op, const std::string &iteration);
+                            const Operation &op, const std::string &iteration,
+                            const std::unordered_set<int64_t> &early,
+                            const std::unordered_set<int64_t> &late);
+  void pipelinedNodes(const Env &env, const fusion::PipelinedOps &ops,
+                      int64_t first, std::unordered_set<int64_t> &early,
+                      std::unordered_set<int64_t> &late);
 };
 
 void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
@@ -530,15 +535,21 @@ std::optional<int64_t> backendConfigTripCount(const Operation &op) {
 // one iteration overlaps the next (no collective of iteration k+1 is
 // prefetched during iteration k). The unrolled iterations keep that order
 // through a barrier: every node of iteration k precedes it, and it precedes
-// every node of iteration k+1. Returns the barrier after the nodes from
+// every node of iteration k+1. With the collective pipeliner, the `early`
+// nodes of iteration k+1 need not wait for the barrier before them (they
+// run in iteration k), and the `late` nodes of iteration k need not finish
+// before the barrier after them. Returns the barrier after the nodes from
 // `first` on (-1 for the last iteration).
 int64_t Builder::separateIteration(int64_t first, int64_t previous_end,
                                    bool more, const Operation &op,
-                                   const std::string &iteration) {
+                                   const std::string &iteration,
+                                   const std::unordered_set<int64_t> &early,
+                                   const std::unordered_set<int64_t> &late) {
   const int64_t last = graph().size();
   if (previous_end >= 0)
     for (int64_t node = first; node < last; ++node)
-      graph().addEdge(previous_end, node, 0, /*data=*/false);
+      if (!early.count(node))
+        graph().addEdge(previous_end, node, 0, /*data=*/false);
   if (!more)
     return -1;
   Node end;
@@ -547,8 +558,32 @@ int64_t Builder::separateIteration(int64_t first, int64_t previous_end,
   end.explanation = "end of a loop iteration (iterations do not overlap)";
   const int64_t barrier = graph().addNode(std::move(end));
   for (int64_t node = first; node < last; ++node)
-    graph().addEdge(node, barrier, 0, /*data=*/false);
+    if (!late.count(node))
+      graph().addEdge(node, barrier, 0, /*data=*/false);
   return barrier;
+}
+
+// The nodes of the iteration emitted from `first` on that stand for the
+// pipelined ops: the results' nodes, and a collective's start with its
+// done.
+void Builder::pipelinedNodes(const Env &env, const fusion::PipelinedOps &ops,
+                             int64_t first, std::unordered_set<int64_t> &early,
+                             std::unordered_set<int64_t> &late) {
+  auto collect = [&](const std::unordered_set<const Operation *> &from,
+                     std::unordered_set<int64_t> &into) {
+    for (const Operation *op : from)
+      for (size_t i = 0; i < op->numResults(); ++i) {
+        const auto it = env.find(op->result(i));
+        if (it == env.end() || it->second < first)
+          continue;
+        into.insert(it->second);
+        const Node &node = graph().node(it->second);
+        if (node.kind == NodeKind::AsyncDone && node.partner >= first)
+          into.insert(node.partner);
+      }
+  };
+  collect(ops.prefetched, early);
+  collect(ops.sunk, late);
 }
 
 // A trip count carried as a frontend attribute (`mhlo.frontend_attributes =
@@ -596,6 +631,9 @@ void Builder::emitWhile(Env &env, Operation &op, const std::string &suffix) {
   if (first)
     program.loops.push_back(loop);
   Block &body = op.region(1).front();
+  std::optional<fusion::PipelinedOps> pipelined;
+  if (options.pipeline_collectives && !coster.approximate())
+    pipelined = fusion::pipelinedOps(op);
   std::vector<int64_t> carried;
   for (size_t i = 0; i < op.numOperands(); ++i)
     carried.push_back(env.count(op.operand(i)) ? env[op.operand(i)] : -1);
@@ -609,8 +647,11 @@ void Builder::emitWhile(Env &env, Operation &op, const std::string &suffix) {
         suffix + "/" + label(op, "") + "#" + std::to_string(it);
     const int64_t first_node = graph().size();
     const std::vector<int64_t> yielded = emitBlock(env, body, iteration);
-    previous_end =
-        separateIteration(first_node, previous_end, it + 1 < n, op, iteration);
+    std::unordered_set<int64_t> early, late;
+    if (pipelined)
+      pipelinedNodes(env, *pipelined, first_node, early, late);
+    previous_end = separateIteration(first_node, previous_end, it + 1 < n, op,
+                                     iteration, early, late);
     for (size_t i = 0; i < yielded.size() && i < carried.size(); ++i)
       carried[i] = yielded[i];
   }

@@ -40,6 +40,8 @@ struct TargetOptions {
   int64_t while_trip_count = 0;    ///< loops of unknown trip count (0: once)
   bool fusion = true;              ///< kernels as XLA fuses them (--no-fusion)
   bool combine_collectives = true; ///< XLA's combiners (--no-combine)
+  /// XLA's collective pipeliner (--pipeline-collectives)
+  bool pipeline_collectives = false;
 };
 
 /// ProgramOptions for `target`: the preset's hardware, its S-curve defaults

@@ -13,6 +13,7 @@
 #include "shardlab/cost/hardware.h"
 #include "shardlab/cost/perf_table.h"
 #include "shardlab/cost/sol_model.h"
+#include "shardlab/fusion/collective_pipeliner.h"
 #include "shardlab/fusion/combine_collectives.h"
 #include "shardlab/fusion/kernels.h"
 #include "shardlab/ir/diagnostics.h"
@@ -50,6 +51,10 @@ struct ProgramOptions {
   /// call, as XLA's combiners do (fusion/combine_collectives.h); off
   /// (--no-combine), each is a call of its own.
   bool combine_collectives = true;
+  /// Let a loop's collectives overlap the next or previous iteration, as
+  /// XLA's collective pipeliner does (fusion/collective_pipeliner.h; XLA's
+  /// xla_gpu_enable_pipelined_* flags, off by default as in XLA).
+  bool pipeline_collectives = false;
 };
 
 /// One stablehlo.while of the program and how often it runs.
