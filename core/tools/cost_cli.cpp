@@ -183,7 +183,7 @@ const char *costHelp() {
          "                     user-profile path: nearest neighbour on\n"
          "                     byte-normalised dims, dtypes mixed)\n"
          "both:\n"
-         "  --preset NAME      h100 (default), h200, b200 or a100\n"
+         "  --preset NAME      h100 (default), h200, b200, a100 or a100-40gb\n"
          "  --tables FILE      *.shardlab.json or XLA text-proto table; may "
          "be\n"
          "                     repeated (merged). Default: the preset's\n"

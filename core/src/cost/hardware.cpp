@@ -120,18 +120,35 @@ HardwarePreset A100() {
   return h;
 }
 
+// The 40 GB A100: the same chip, HBM2 instead of HBM2e.
+HardwarePreset A100_40GB() {
+  HardwarePreset h = A100();
+  h.name = "a100-40gb";
+  h.device_name = "NVIDIA A100-SXM4-40GB";
+  h.hbm_bytes_per_s = 1555e9;
+  h.device_memory_bytes = 42949672960; // 40 GiB
+  h.sources["hbm_bytes_per_s"] =
+      "NVIDIA A100 datasheet: 1,555 GB/s HBM2 (40GB SXM)";
+  h.sources["device_memory_bytes"] =
+      "NVIDIA A100 datasheet: 40 GB (40,960 MiB as nvidia-smi reports)";
+  h.sources["nic_bytes_per_s"] =
+      "NVIDIA DGX A100 datasheet (320 GB system): 8x ConnectX-6 200 Gb/s HDR "
+      "InfiniBand, one per GPU";
+  return h;
+}
+
 } // namespace
 
 std::vector<std::string> hardwarePresetNames() {
-  return {"h100", "h200", "b200", "a100"};
+  return {"h100", "h200", "b200", "a100", "a100-40gb"};
 }
 
 Result<HardwarePreset> findHardwarePreset(std::string_view name) {
-  for (HardwarePreset p : {H100(), H200(), B200(), A100()})
+  for (HardwarePreset p : {H100(), H200(), B200(), A100(), A100_40GB()})
     if (p.name == name)
       return p;
   return makeError("unknown hardware preset '" + std::string(name) +
-                   "' (known: h100, h200, b200, a100)");
+                   "' (known: h100, h200, b200, a100, a100-40gb)");
 }
 
 Result<double> peakFlopRate(const HardwarePreset &hw, std::string_view dtype) {
