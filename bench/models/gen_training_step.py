@@ -545,6 +545,14 @@ class Model:
             spec[1] = self.tp
         return spec
 
+    def heads_spec(self):
+        """[batch, sequence, heads, head dim]: heads split over "tp"."""
+        return [self.dp, None, self.tp, None]
+
+    def hidden_spec(self):
+        """[batch, sequence, MLP width]: the width split over "tp"."""
+        return [self.dp, None, self.tp]
+
     def attention_block(self, em, x, W):
         a = self.a
         h = self.norm(em, x, W, "ln1")
@@ -559,12 +567,18 @@ class Model:
         else:
             q = self.rope(em, q)
             k = self.rope(em, k)
+        # Megatron's layout stated on the activations, as a JAX model states
+        # it (MaxText's logical axes): heads over "tp". The constraint's
+        # transpose states it on the gradients too, so the backward's GEMMs
+        # stay split by heads instead of gathering their weights.
+        q, k, v = (em.constrain(t, self.heads_spec()) for t in (q, k, v))
         if self.KV != self.N:  # grouped-query: each K/V head serves N/KV query heads
             g = self.N // self.KV
             b, s, kv, d = k.shape
             k = em.reshape(em.bcast(k, [0, 1, 2, 4], (b, s, kv, g, d)), (b, s, self.N, d))
             v = em.reshape(em.bcast(v, [0, 1, 2, 4], (b, s, kv, g, d)), (b, s, self.N, d))
         out, _stats = em.attention(q, k, v, self.dp, self.tp)
+        out = em.constrain(out, self.heads_spec())
         o = em.dot(out, W["wo"], [2, 3], [0, 1])
         if a.arch == "gpt":
             o = em.ew("add", o, em.bcast(W["bo"], [2], o.shape))
@@ -584,12 +598,14 @@ class Model:
             one = em.bcast(em.const(1.0, [], self.dt), [], u.shape)
             half = em.bcast(em.const(0.5, [], self.dt), [], u.shape)
             act = em.ew("multiply", em.ew("multiply", half, u), em.ew("add", one, t))
+            act = em.constrain(act, self.hidden_spec())
             y = em.dot(act, W["w2"], [2], [0])
             y = em.ew("add", y, em.bcast(W["b2"], [2], y.shape))
         elif a.arch == "llama":
-            gt = em.dot(h, W["wg"], [2], [0])
-            up = em.dot(h, W["wu"], [2], [0])
+            gt = em.constrain(em.dot(h, W["wg"], [2], [0]), self.hidden_spec())
+            up = em.constrain(em.dot(h, W["wu"], [2], [0]), self.hidden_spec())
             act = em.ew("multiply", em.ew("multiply", gt, em.ew("logistic", gt)), up)
+            act = em.constrain(act, self.hidden_spec())
             y = em.dot(act, W["wd"], [2], [0])
         else:
             y = self.moe(em, h, W)

@@ -6,12 +6,20 @@ for bench/RESULTS.md.
   python3 bench/published/run.py [--build build] [--json out.json]
 
 Each run's step is written by bench/models/gen_training_step.py from the
-run's generator arguments, then estimated three ways: as shardlab estimates
-by default, with --no-combine (each collective its own call) and with
---no-fusion (every op its own kernel, no combining), to show what each part
-of the model changes. The measured step time is derived from the claim: a
-model-FLOPs rate per GPU gives step = FLOPs of the step / (rate x GPUs),
-with the FLOPs counted as the run's `assumed` entry says.
+run's generator arguments, then estimated five ways, to show what each part
+of the model changes: as shardlab estimates by default (XLA's passes and
+S-curve); with XLA's collective pipeliner (--pipeline-collectives, the
+cross-layer overlap FSDP and Megatron runs have); with that and NCCL's
+pipelined ring (each ring step a 2.7 us hop instead of XLA's round trip
+and chunk preparation); with --no-combine (each collective its own call);
+with --no-fusion (every op its own kernel, no combining). The measured step time is derived from the claim:
+  - a model-FLOPs rate per GPU: step = FLOPs of the step / (rate x GPUs),
+    with the FLOPs counted as the run's `assumed` entry says;
+  - GPU-hours for a number of tokens: tokens / (GPU-hours x 3600) is the
+    rate per GPU, step = tokens of the step / (rate x GPUs).
+When a step does not fit in device memory, its micro-batches are split
+(gradient accumulation doubled, micro-batch halved, the same tokens per
+step) until it fits: what a run that was measured had to do too.
 """
 import argparse
 import json
@@ -24,7 +32,11 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 GENERATOR = os.path.join(ROOT, "bench", "models", "gen_training_step.py")
-VARIANTS = (("shardlab", []), ("no combining", ["--no-combine"]),
+VARIANTS = (("shardlab", []),
+            ("+ pipelined collectives", ["--pipeline-collectives"]),
+            ("+ pipelined, NCCL ring hops", ["--pipeline-collectives",
+                                             "--sol-options", "ring_hop_us=2.7"]),
+            ("no combining", ["--no-combine"]),
             ("no fusion", ["--no-fusion"]))
 
 
@@ -43,6 +55,53 @@ def model_flops_per_step(gen):
     per_layer = 4 * hidden * hidden + 2 * hidden * ffn + 9 * hidden + ffn
     params = layers * per_layer + vocab * hidden + seq * hidden
     return tokens * (6 * params + 12 * layers * hidden * seq), params
+
+
+def measured_step_s(run, gen):
+    m, n = run["measured"], devices(gen)
+    tokens = int(option(gen, "--micro-batch")) * int(option(gen, "--seq")) * \
+        int(option(gen, "--grad-accum", 1))
+    if m["kind"] == "model_tflops_per_gpu":
+        flops, _ = model_flops_per_step(gen)
+        return flops / (m["model_tflops_per_gpu"] * 1e12 * n)
+    if m["kind"] == "gpu_hours":
+        per_gpu = m["tokens"] / (m["gpu_hours"] * 3600)
+        return tokens / (per_gpu * n)
+    sys.exit("%s: unknown measurement kind %r" % (run["id"], m["kind"]))
+
+
+def with_option(gen, name, value):
+    gen = list(gen)
+    if name in gen:
+        gen[gen.index(name) + 1] = str(value)
+    else:
+        gen += [name, str(value)]
+    return gen
+
+
+def fitting_step(build, run, tmp):
+    """The run's generator arguments and module, micro-batches split until
+    the default estimate fits in device memory."""
+    gen = run["generator"]
+    while True:
+        module = os.path.join(tmp, run["id"] + ".mlir")
+        subprocess.run([sys.executable, GENERATOR] + gen + ["-o", module], check=True)
+        r = estimate(build, module, run["preset"], [])
+        micro = int(option(gen, "--micro-batch"))
+        fits = r["peak_memory_bytes"] <= r["hardware"]["device_memory_bytes"]
+        if fits or micro % 2 or micro // 2 < devices(gen) // tp_degree(gen):
+            return gen, module, r
+        print("%s: %.1f GiB does not fit; micro-batch %d -> %d" % (
+            run["id"], r["peak_memory_bytes"] / 2**30, micro, micro // 2), file=sys.stderr)
+        gen = with_option(with_option(gen, "--micro-batch", micro // 2), "--grad-accum",
+                          2 * int(option(gen, "--grad-accum", 1)))
+
+
+def tp_degree(gen):
+    for part in option(gen, "--mesh", "dp=1").split(","):
+        if part.startswith("tp="):
+            return int(part.split("=")[1])
+    return 1
 
 
 def devices(gen):
@@ -74,30 +133,27 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for run in runs:
-            module = os.path.join(tmp, run["id"] + ".mlir")
-            subprocess.run([sys.executable, GENERATOR] + run["generator"] + ["-o", module],
-                           check=True)
-            flops, params = model_flops_per_step(run["generator"])
-            n = devices(run["generator"])
-            measured_s = flops / (run["measured"]["model_tflops_per_gpu"] * 1e12 * n)
-            row = {"id": run["id"], "devices": n, "params": params,
-                   "measured_step_s": measured_s, "variants": {}}
+            gen, module, _ = fitting_step(args.build, run, tmp)
+            n = devices(gen)
+            row = {"id": run["id"], "devices": n, "generator": gen,
+                   "measured_step_s": measured_step_s(run, gen), "variants": {}}
             for name, flags in VARIANTS:
                 print("estimating %s (%s)..." % (run["id"], name), file=sys.stderr)
                 r = estimate(args.build, module, run["preset"], flags)
                 step = r["step_time_us"] / 1e6
                 row["variants"][name] = {
-                    "step_s": step, "error": step / measured_s - 1,
+                    "step_s": step, "error": step / row["measured_step_s"] - 1,
                     "compute_s": r["compute_us"] / 1e6,
                     "exposed_comm_s": r["exposed_comm_us"] / 1e6,
                     "peak_memory_gib": r["peak_memory_bytes"] / 2**30}
             rows.append(row)
-    print("| run | GPUs | measured step | variant | estimate | error | compute | exposed comm | peak memory |")
-    print("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| run | GPUs | micro-batches | measured step | variant | estimate | error | compute | exposed comm | peak memory |")
+    print("| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
     for row in rows:
         for name, v in row["variants"].items():
-            print("| %s | %d | %.2f s | %s | %.2f s | %+.1f%% | %.2f s | %.2f s | %.1f GiB |" % (
-                row["id"], row["devices"], row["measured_step_s"], name, v["step_s"],
+            print("| %s | %d | %s | %.2f s | %s | %.2f s | %+.1f%% | %.2f s | %.2f s | %.1f GiB |" % (
+                row["id"], row["devices"], option(row["generator"], "--grad-accum", 1),
+                row["measured_step_s"], name, v["step_s"],
                 100 * v["error"], v["compute_s"], v["exposed_comm_s"], v["peak_memory_gib"]))
     for name, _ in VARIANTS:
         errors = [abs(r["variants"][name]["error"]) for r in rows]
