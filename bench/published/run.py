@@ -6,13 +6,14 @@ for bench/RESULTS.md.
   python3 bench/published/run.py [--build build] [--json out.json]
 
 Each run's step is written by bench/models/gen_training_step.py from the
-run's generator arguments, then estimated five ways, to show what each part
+run's generator arguments, then estimated six ways, to show what each part
 of the model changes: as shardlab estimates by default (XLA's passes and
 S-curve); with XLA's collective pipeliner (--pipeline-collectives, the
 cross-layer overlap FSDP and Megatron runs have); with that and NCCL's
 pipelined ring (each ring step a 2.7 us hop instead of XLA's round trip
 and chunk preparation); with --no-combine (each collective its own call);
-with --no-fusion (every op its own kernel, no combining). The measured step time is derived from the claim:
+with --no-fusion (every op its own kernel, no combining); with
+--gemms-at-peak (GEMMs at the datasheet peak, not measured efficiency). The measured step time is derived from the claim:
   - a model-FLOPs rate per GPU: step = FLOPs of the step / (rate x GPUs),
     with the FLOPs counted as the run's `assumed` entry says;
   - GPU-hours for a number of tokens: tokens / (GPU-hours x 3600) is the
@@ -37,7 +38,8 @@ VARIANTS = (("shardlab", []),
             ("+ pipelined, NCCL ring hops", ["--pipeline-collectives",
                                              "--sol-options", "ring_hop_us=2.7"]),
             ("no combining", ["--no-combine"]),
-            ("no fusion", ["--no-fusion"]))
+            ("no fusion", ["--no-fusion"]),
+            ("GEMMs at peak", ["--gemms-at-peak"]))
 
 
 def option(args, name, default=None):

@@ -34,7 +34,7 @@ struct Options {
   int reruns = 1;
   int64_t while_trip_count = 0;
   bool approximate = false, propagate = true, fusion = true;
-  bool combine = true, pipeline_collectives = false;
+  bool combine = true, pipeline_collectives = false, gemms_at_peak = false;
   bool compare = false, suggest = false;
   int64_t devices = 0; // --compare/--suggest: 0 = the module's mesh, or 8
   int64_t budget_ms = 5000;
@@ -82,6 +82,8 @@ const char *kHelp =
     "                         default off, as in XLA): weight all-gathers\n"
     "                         one iteration early, stored reduce-scatters\n"
     "                         and all-reduces finishing in the next one\n"
+    "  --gemms-at-peak        GEMMs at the preset's datasheet peak (the\n"
+    "                         roofline), not at measured efficiency\n"
     "  --trace FILE, -o FILE  write a Chrome trace (open in ui.perfetto.dev)\n"
     "  --report FILE          write the JSON report (with --compare or\n"
     "                         --suggest: the rows, shardings included)\n"
@@ -179,6 +181,8 @@ Result<bool> parseArgs(int argc, char **argv, Options &o) {
       o.combine = false;
     } else if (arg == "--pipeline-collectives") {
       o.pipeline_collectives = true;
+    } else if (arg == "--gemms-at-peak") {
+      o.gemms_at_peak = true;
     } else if (arg == "--compare") {
       o.compare = true;
     } else if (arg == "--suggest") {
@@ -264,6 +268,7 @@ pipelineOptions(const Options &o, const cost::PerfTable &table) {
   target.fusion = o.fusion;
   target.combine_collectives = o.combine;
   target.pipeline_collectives = o.pipeline_collectives;
+  target.gemms_at_peak = o.gemms_at_peak;
   target.table = o.tables.empty() ? nullptr : &table;
   Result<schedule::PipelineOptions> defaults =
       schedule::pipelineOptionsFor(target);

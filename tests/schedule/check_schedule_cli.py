@@ -123,6 +123,16 @@ def check_flags(cli, tmp):
         check(r["per_kind_limits"]["reduce-scatter"] == 1, "default limit")
         check(r["overlap_limit"] == 2, "overlap limit")
         check_invariants("zero --all-gather-limit 2", r)
+    # GEMMs at the datasheet peak: less compute, and the report says why.
+    _, measured = run_cli(cli, [zero, "--preset", "a100"], tmp)
+    proc, peak = run_cli(cli, [zero, "--preset", "a100", "--gemms-at-peak"], tmp)
+    if check(measured is not None and peak is not None,
+             "--gemms-at-peak: %s" % proc.stderr):
+        check(peak["compute_us"] < measured["compute_us"],
+              "--gemms-at-peak: compute %s not below %s"
+              % (peak["compute_us"], measured["compute_us"]))
+        check("--gemms-at-peak" in peak["hardware"]["sources"]["gemm"],
+              "--gemms-at-peak source: %s" % peak["hardware"]["sources"]["gemm"])
     proc, _ = run_cli(cli, [zero, "--reduce-scatter-limit", "2"], tmp)
     check(proc.returncode == 1 and "exceeds" in proc.stderr,
           "a per-kind limit above --overlap-limit must fail: %s" % proc.stderr)

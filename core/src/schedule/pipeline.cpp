@@ -106,6 +106,12 @@ Result<ProgramOptions> programOptionsFor(const TargetOptions &target) {
     return makeError("preset: " + hw.error().message);
   ProgramOptions out;
   out.hardware = *hw;
+  if (target.gemms_at_peak) {
+    out.hardware.gemm_table_device.clear();
+    out.hardware.gemm_efficiency_from.clear();
+    out.hardware.sources["gemm"] =
+        "analytical roofline at the datasheet peak (--gemms-at-peak)";
+  }
   out.estimator =
       target.approximate ? EstimatorMode::Approximate : EstimatorMode::Real;
   out.sol = cost::solDefaultsFor(*hw);

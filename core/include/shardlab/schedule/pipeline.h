@@ -42,6 +42,9 @@ struct TargetOptions {
   bool combine_collectives = true; ///< XLA's combiners (--no-combine)
   /// XLA's collective pipeliner (--pipeline-collectives)
   bool pipeline_collectives = false;
+  /// GEMMs at the preset's datasheet peak (the analytical roofline), not at
+  /// measured efficiency (--gemms-at-peak; to compare)
+  bool gemms_at_peak = false;
 };
 
 /// ProgramOptions for `target`: the preset's hardware, its S-curve defaults
