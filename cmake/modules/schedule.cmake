@@ -22,5 +22,13 @@ if(SHARDLAB_BUILD_TESTS AND NOT EMSCRIPTEN)
              COMMAND Python3::Interpreter
                      ${CMAKE_CURRENT_LIST_DIR}/../../tests/schedule/check_training_step_generator.py
                      --cli $<TARGET_FILE:shardlab-schedule>)
+    # The validation bands compiled into the core are the ones the current
+    # model gives on the published runs (bench/published).
+    add_test(NAME validation-bands-current
+             COMMAND Python3::Interpreter
+                     ${CMAKE_CURRENT_LIST_DIR}/../../bench/published/run.py
+                     --build $<TARGET_FILE_DIR:shardlab-schedule>
+                     --variants shardlab --check-bands
+                     ${CMAKE_CURRENT_LIST_DIR}/../../core/src/schedule/validation_bands.inc)
   endif()
 endif()

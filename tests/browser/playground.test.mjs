@@ -671,6 +671,42 @@ test("numbers shown are the API's for the same input and settings; a slower tabl
   await openTab("output");
 });
 
+test("the step time carries the published runs' band, or says why there is none", async () => {
+  // An 8-device example: nothing published at that scale, and the page says so.
+  await afterUpdate(() => page.getByTestId("examples").selectOption("schedule/megatron_block"));
+  await openTab("schedule");
+  await page.getByTestId("gantt").waitFor();
+  const pipeline = await page.getByTestId("pipeline").inputValue();
+  const small = api.schedule(await editorText(), apiSettings(pipeline));
+  assert.equal(small.report.validation.band_kind, "none");
+  assert.equal(await page.getByTestId("total-band").textContent(), small.report.validation.note);
+  // A training step on 512 devices (bench/models): the API's band, shown.
+  const file = path.join(os.tmpdir(), `shardlab-step-${process.pid}.mlir`);
+  execFileSync("python3", [path.join(ROOT, "bench/models/gen_training_step.py"), "--arch", "gpt", "--layers", "2",
+    "--hidden", "1024", "--heads", "8", "--seq", "1024", "--micro-batch", "64", "--mesh", "dp=64,tp=8",
+    "--layout", "fsdp", "-o", file], { stdio: "ignore" });
+  const text = fs.readFileSync(file, "utf8");
+  fs.rmSync(file);
+  // A new document: the page reads the link's code when it loads.
+  await page.goto("about:blank");
+  await gotoAndWait(`${origin}/#code=${LZ.compressToEncodedURIComponent(text)}`);
+  await openTab("schedule");
+  // The schedule of the new module replaces the example's.
+  await page.waitForFunction((note) => {
+    const band = document.querySelector("[data-testid=total-band]");
+    return band && band.textContent !== note;
+  }, small.report.validation.note);
+  const big = api.schedule(text, apiSettings(await page.getByTestId("pipeline").inputValue()));
+  assert.equal(big.ok, true, big.error);
+  const v = big.report.validation;
+  assert.notEqual(v.band_kind, "none");
+  assert.ok(v.runs >= 3 && v.measured_over_estimate_p10 <= v.measured_over_estimate_p90);
+  const band = await page.getByTestId("total-band").textContent();
+  assert.ok(band.includes(`${v.measured_over_estimate_p10.toFixed(2)}–${v.measured_over_estimate_p90.toFixed(2)}×`), band);
+  assert.match(await page.getByTestId("total-band").getAttribute("title"), /bench\/published/);
+  await shot("14-schedule-validation-band");
+});
+
 test("schedule: fused kernels list their ops on hover; fusion off costs every op", async () => {
   await afterUpdate(() => page.getByTestId("examples").selectOption("schedule/megatron_block"));
   await openTab("schedule");

@@ -4,6 +4,7 @@
 // limit with XLA's rerun loop.
 #include "shardlab/schedule/pipeline.h"
 #include "shardlab/schedule/report.h"
+#include "shardlab/schedule/validation.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -342,4 +343,29 @@ func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"
   }
   CHECK(tanhs == 1);
   CHECK(slices == 2); // the widened slice and the trim after the gather
+}
+
+TEST_CASE("Validation bands: the kind of an estimate picks its band, or "
+          "all runs when too few are of its kind") {
+  CHECK(schedule::costKind(100, 10) == "compute-bound");
+  CHECK(schedule::costKind(100, 40) == "mixed");
+  CHECK(schedule::costKind(100, 70) == "communication-bound");
+  CHECK_FALSE(schedule::validationBand(0, 0, 1024));
+  // Nothing was measured on 8 devices: no band, and the reason.
+  const auto small = schedule::validationBand(100, 10, 8);
+  REQUIRE(small);
+  CHECK(small->kind == "none");
+  CHECK(small->runs == 0);
+  CHECK(small->note.find("no published run at this scale") == 0);
+  for (double exposed : {10.0, 40.0, 70.0}) {
+    CAPTURE(exposed);
+    const auto band = schedule::validationBand(100, exposed, 1024);
+    REQUIRE(band);
+    CHECK(band->runs >= 3);
+    CHECK(band->low > 0);
+    CHECK(band->low <= band->high);
+    CHECK((band->kind == schedule::costKind(100, exposed) ||
+           band->kind == "all"));
+    CHECK(band->basis.find("bench/published") != std::string::npos);
+  }
 }

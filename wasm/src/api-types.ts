@@ -662,6 +662,7 @@ export interface ScheduleReport {
   };
   topology: ScheduleTopology;
   hardware?: ScheduleHardware;
+  validation?: ScheduleValidation;
   assumptions: string[];
   /**
    * custom_call targets no kernel model knows, with their call counts.
@@ -758,6 +759,27 @@ export interface ScheduleHardware {
   sources: {
     [k: string]: string;
   };
+}
+/**
+ * How far estimates of this kind landed from measured steps in the published-runs benchmark (bench/published): the p10 and p90 of measured / estimated step over its runs (the real estimator only).
+ */
+export interface ScheduleValidation {
+  /**
+   * This estimate's kind: the share of its step that is exposed communication (below 1/4, between, above 3/5).
+   */
+  kind: "compute-bound" | "mixed" | "communication-bound";
+  /**
+   * The runs the band is taken over: this kind's, all runs when fewer than 3 are of this kind, or none when no run was at this scale (then the band and runs are 0 and `note` says why).
+   */
+  band_kind: "compute-bound" | "mixed" | "communication-bound" | "all" | "none";
+  measured_over_estimate_p10: number;
+  measured_over_estimate_p90: number;
+  runs: number;
+  basis: string;
+  /**
+   * Why there is no band (band_kind none); empty otherwise.
+   */
+  note: string;
 }
 /**
  * One scheduled op: compute on the compute stream, or a collective (start to done) on a collective stream.

@@ -1,5 +1,6 @@
 // JSON report, Chrome trace and text summary of a schedule.
 #include "shardlab/schedule/report.h"
+#include "shardlab/schedule/validation.h"
 
 #include "support/json_writer.h"
 
@@ -161,6 +162,37 @@ void writeTopology(JsonWriter &w, const Topology &t) {
 }
 
 // The numbers the estimate used for the machine, each with its source.
+// The validation band of this kind of estimate (schedule/validation.h).
+void writeValidation(JsonWriter &w, const ValidationBand &band,
+                     const std::string &kind) {
+  w.beginObject()
+      .field("kind", kind)
+      .field("band_kind", band.kind)
+      .field("measured_over_estimate_p10", band.low)
+      .field("measured_over_estimate_p90", band.high)
+      .field("runs", band.runs)
+      .field("basis", band.basis)
+      .field("note", band.note)
+      .endObject();
+}
+
+/// "measured steps of communication-bound estimates were 0.20-0.36x the
+/// estimate (p10-p90 of 8 published runs)".
+std::string validationLine(const ValidationBand &band, const std::string &kind,
+                           double step_us) {
+  if (band.kind == "none")
+    return kind + " estimate: " + band.note + " (" + band.basis + ")";
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "%s estimate: published runs measured %.2f-%.2fx their "
+                "estimate (p10-p90 of %d%s), here %.0f-%.0f us",
+                kind.c_str(), band.low, band.high, band.runs,
+                band.kind == kind ? " runs of this kind"
+                                  : " runs of every kind; fewer than 3 of this",
+                band.low * step_us, band.high * step_us);
+  return text;
+}
+
 void writeHardware(JsonWriter &w, const Program &program) {
   const cost::HardwarePreset &hw = program.hardware;
   w.beginObject()
@@ -216,6 +248,11 @@ void writeReport(JsonWriter &w, const Program &program, const Schedule &s) {
   writeTopology(w.key("topology"), program.topology);
   if (!program.hardware.name.empty())
     writeHardware(w.key("hardware"), program);
+  if (!program.hardware.name.empty())
+    if (const auto band = validationBand(s.step_time_us, s.exposed_comm_us,
+                                         program.topology.num_devices))
+      writeValidation(w.key("validation"), *band,
+                      costKind(s.step_time_us, s.exposed_comm_us));
   writeStrings(w.key("assumptions"), program.assumptions);
   w.key("not_costed").beginObject();
   for (const auto &[target, count] : program.not_costed)
@@ -321,6 +358,13 @@ std::string summaryText(const Program &program, const Schedule &s) {
                     : "");
   out += line;
   add("step time", s.step_time_us);
+  if (!program.hardware.name.empty())
+    if (const auto band = validationBand(s.step_time_us, s.exposed_comm_us,
+                                         program.topology.num_devices))
+      out += "  " +
+             validationLine(*band, costKind(s.step_time_us, s.exposed_comm_us),
+                            s.step_time_us) +
+             "\n";
   add("compute busy", s.compute_us);
   add("communication", s.comm_us);
   add("  exposed", s.exposed_comm_us);

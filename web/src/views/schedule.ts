@@ -65,11 +65,28 @@ function settingsForm(settings: Settings, presets: HardwarePreset[], table: Tabl
 function totals(r: NonNullable<ScheduleResult["report"]>): HTMLElement {
   const item = (label: string, value: string, id: string) => h("div", { class: "total" }, h("div", { class: "muted" }, label), h("div", { class: "big", "data-testid": id }, value));
   return h("div", { class: "totals" },
-    item("step time", fmtUs(r.step_time_us), "total-step"),
+    h("div", { class: "total" }, h("div", { class: "muted" }, "step time"), h("div", { class: "big", "data-testid": "total-step" }, fmtUs(r.step_time_us)),
+      validationBand(r)),
     item("compute", fmtUs(r.compute_us), "total-compute"),
     item("exposed comm", fmtUs(r.exposed_comm_us), "total-exposed"),
     item("hidden comm", fmtUs(r.hidden_comm_us ?? r.comm_us - r.exposed_comm_us), "total-hidden"),
     item("peak memory", fmtBytes(r.peak_memory_bytes) + memoryFit(r), "total-memory"));
+}
+
+/**
+ * What published runs say of estimates like this one (bench/published):
+ * "real steps 0.20–0.36× (8 runs)", the step time that range gives on hover.
+ */
+function validationBand(r: NonNullable<ScheduleResult["report"]>): HTMLElement | null {
+  const v = r.validation;
+  if (!v) return null;
+  if (v.band_kind === "none") return h("div", { class: "muted band", "data-testid": "total-band", title: v.basis }, v.note);
+  const lo = v.measured_over_estimate_p10, hi = v.measured_over_estimate_p90;
+  const of = v.band_kind === v.kind ? `${v.runs} ${v.kind} runs` : `${v.runs} runs of every kind`;
+  return h("div", { class: "muted band", "data-testid": "total-band",
+    title: `${v.kind} estimate. Published training runs (${v.basis}) measured ${lo.toFixed(2)}–${hi.toFixed(2)}× their estimate ` +
+      `(p10–p90 over ${of}): here ${fmtUs(lo * r.step_time_us)} – ${fmtUs(hi * r.step_time_us)}.` },
+    `published runs: ${lo.toFixed(2)}–${hi.toFixed(2)}× (${of})`);
 }
 
 /** " of 80 GiB" when the step fits the device, " > 80 GiB: does not fit" when not. */
