@@ -96,6 +96,34 @@ const HardwarePreset *efficiencyReference(const HardwarePreset &hw,
   return &storage;
 }
 
+// f16 runs on the same tensor cores at the same datasheet peak as bf16 (on
+// every preset); no table measured it, so its GEMMs take bf16's points
+// rather than no key at all (which the schedule costs at the roofline, i.e.
+// at the datasheet peak).
+bool sameHalfPrecisionPeak(const HardwarePreset &hw) {
+  const auto f16 = hw.peak_flop_per_s.find("f16");
+  const auto bf16 = hw.peak_flop_per_s.find("bf16");
+  return f16 != hw.peak_flop_per_s.end() && bf16 != hw.peak_flop_per_s.end() &&
+         f16->second == bf16->second;
+}
+
+void addF16AtBf16Rates(const HardwarePreset &hw, PerfTable &table) {
+  if (!sameHalfPrecisionPeak(hw))
+    return;
+  std::vector<GemmEntry> f16;
+  for (const GemmEntry &g : table.gemms) {
+    if (g.lhs_dtype == "f16")
+      return; // measured: keep it
+    if (g.lhs_dtype == "bf16" && g.rhs_dtype == "bf16" &&
+        g.out_dtype == "bf16") {
+      GemmEntry copy = g;
+      copy.lhs_dtype = copy.rhs_dtype = copy.out_dtype = "f16";
+      f16.push_back(std::move(copy));
+    }
+  }
+  table.gemms.insert(table.gemms.end(), f16.begin(), f16.end());
+}
+
 } // namespace
 
 PerfTable presetTable(const HardwarePreset &hw) {
@@ -108,11 +136,22 @@ PerfTable presetTable(const HardwarePreset &hw) {
   } else if (!hw.gemm_table_device.empty()) {
     table.gemms = measuredGemms(hw.gemm_table_device);
   }
+  addF16AtBf16Rates(hw, table);
   table.metadata.description += " GEMM rates: " + presetGemmSource(hw);
   return table;
 }
 
+static std::string presetGemmRates(const HardwarePreset &hw);
+
 std::string presetGemmSource(const HardwarePreset &hw) {
+  const std::string f16 =
+      sameHalfPrecisionPeak(hw)
+          ? "; f16 GEMMs at bf16's rates (the same datasheet peak)"
+          : "";
+  return presetGemmRates(hw) + f16;
+}
+
+static std::string presetGemmRates(const HardwarePreset &hw) {
   HardwarePreset storage;
   if (const HardwarePreset *ref = efficiencyReference(hw, storage))
     return "XLA's measured GemmPerfTable for " + ref->name + " (" +

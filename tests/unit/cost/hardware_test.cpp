@@ -131,10 +131,11 @@ TEST_CASE("every preset says where each of its numbers comes from") {
 
 namespace {
 
-double gemmRate(const PerfTable &table, int64_t m, int64_t n, int64_t k) {
+double gemmRate(const PerfTable &table, int64_t m, int64_t n, int64_t k,
+                const std::string &dtype = "bf16") {
   auto gemms = MatmulInterpolator::create(table, MatmulOptions{});
   REQUIRE(gemms);
-  auto e = gemms->estimateTime({{1, m, k, n}, "bf16", "bf16", "bf16"});
+  auto e = gemms->estimateTime({{1, m, k, n}, dtype, dtype, dtype});
   REQUIRE(e);
   return 2.0 * double(m) * double(n) * double(k) / (e->time_us * 1e-6);
 }
@@ -164,4 +165,22 @@ TEST_CASE("a preset without a measured GEMM table takes H100's measured "
   at_peak.gemm_efficiency_from = "";
   CHECK(gemmRate(presetTable(at_peak), 4096, 4096, 4096) / 312e12 > 0.95);
   CHECK(presetGemmSource(a100).find("h100") != std::string::npos);
+}
+
+TEST_CASE("f16 GEMMs take bf16's measured rates, not the datasheet peak") {
+  // No table measured f16; the tensor cores run it at bf16's peak on every
+  // preset, so it takes bf16's points (before, it had no key and the
+  // schedule costed it at the roofline: the datasheet peak).
+  for (const char *name : {"h100", "a100"}) {
+    CAPTURE(name);
+    const HardwarePreset hw = *findHardwarePreset(name);
+    const PerfTable table = presetTable(hw);
+    for (int64_t size : {512, 4096})
+      CHECK(gemmRate(table, size, size, size, "f16") ==
+            doctest::Approx(gemmRate(table, size, size, size, "bf16")));
+    CHECK(gemmRate(table, 4096, 4096, 4096, "f16") <
+          0.9 * *peakFlopRate(hw, "f16"));
+    CHECK(presetGemmSource(hw).find("f16 GEMMs at bf16's rates") !=
+          std::string::npos);
+  }
 }
