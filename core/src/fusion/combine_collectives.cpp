@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <map>
 #include <queue>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace shardlab::fusion {
 namespace {
@@ -17,12 +19,21 @@ struct Group {
   bool open = true;
 };
 
-// Indices of the ops of this block that op `i` reads, its nested regions'
-// reads included (a while body may use a value of the enclosing block).
-std::vector<std::vector<size_t>>
+// The ops of this block each op reads (its nested regions' reads included:
+// a while body may use a value of the enclosing block), as one flat list:
+// op i's are list[begin[i]] up to list[begin[i + 1]].
+struct Predecessors {
+  std::vector<uint32_t> begin, list;
+  size_t size(size_t i) const { return begin[i + 1] - begin[i]; }
+  const uint32_t *of(size_t i) const { return list.data() + begin[i]; }
+};
+
+Predecessors
 blockPredecessors(const std::vector<Operation *> &ops,
                   const std::unordered_map<const Operation *, size_t> &index) {
-  std::vector<std::vector<size_t>> preds(ops.size());
+  Predecessors preds;
+  preds.begin.reserve(ops.size() + 1);
+  preds.list.reserve(2 * ops.size());
   auto add = [&](size_t i, const Operation &user) {
     for (size_t k = 0; k < user.numOperands(); ++k) {
       const Operation *def = user.operand(k)->defining_op;
@@ -30,62 +41,67 @@ blockPredecessors(const std::vector<Operation *> &ops,
         continue;
       const auto it = index.find(def);
       if (it != index.end() && it->second != i)
-        preds[i].push_back(it->second);
+        preds.list.push_back(uint32_t(it->second));
     }
   };
   for (size_t i = 0; i < ops.size(); ++i) {
+    preds.begin.push_back(uint32_t(preds.list.size()));
     add(i, *ops[i]);
     if (ops[i]->numRegions())
       walk(*ops[i], [&](Operation &nested) { add(i, nested); });
-    std::sort(preds[i].begin(), preds[i].end());
-    preds[i].erase(std::unique(preds[i].begin(), preds[i].end()),
-                   preds[i].end());
+    const auto first = preds.list.begin() + preds.begin.back();
+    std::sort(first, preds.list.end());
+    preds.list.erase(std::unique(first, preds.list.end()), preds.list.end());
   }
+  preds.begin.push_back(uint32_t(preds.list.size()));
   return preds;
 }
 
-// The greedy grouping, in program order. `taint[i]` lists the open groups
-// op i depends on (or belongs to).
+// One open group and the ops that depend on one of its members (or are
+// one), a bit per op of the block.
+struct OpenGroup {
+  size_t group;
+  std::vector<uint64_t> tainted;
+  bool test(size_t i) const { return tainted[i / 64] >> (i % 64) & 1; }
+  void set(size_t i) { tainted[i / 64] |= uint64_t{1} << (i % 64); }
+};
+
+// The greedy grouping, in program order.
 std::vector<Group>
-formGroups(const std::vector<Operation *> &ops,
-           const std::vector<std::vector<size_t>> &preds,
+formGroups(const std::vector<Operation *> &ops, const Predecessors &preds,
            const CombineOptions &options,
-           const std::function<std::optional<CombineCandidate>(Operation &)>
-               &candidate) {
+           const std::vector<std::optional<CombineCandidate>> &candidates) {
   std::vector<Group> groups;
-  std::map<std::string, size_t> open_group_of_key;
-  std::vector<std::vector<size_t>> taint(ops.size());
+  std::map<std::string, OpenGroup> open; // by key
+  const size_t words = (ops.size() + 63) / 64;
   for (size_t i = 0; i < ops.size(); ++i) {
-    std::vector<size_t> &mine = taint[i];
-    for (size_t p : preds[i])
-      for (size_t g : taint[p])
-        if (groups[g].open)
-          mine.push_back(g);
-    std::sort(mine.begin(), mine.end());
-    mine.erase(std::unique(mine.begin(), mine.end()), mine.end());
-    const std::optional<CombineCandidate> c = candidate(*ops[i]);
+    for (auto &[key, g] : open)
+      for (size_t k = 0; k < preds.size(i); ++k)
+        if (g.test(preds.of(i)[k])) {
+          g.set(i);
+          break;
+        }
+    const std::optional<CombineCandidate> &c = candidates[i];
     if (!c)
       continue;
-    auto it = open_group_of_key.find(c->key);
-    if (it != open_group_of_key.end()) {
-      Group &g = groups[it->second];
-      const bool depends =
-          std::binary_search(mine.begin(), mine.end(), it->second);
-      if (!depends && g.bytes + c->bytes <= options.threshold_bytes &&
+    auto it = open.find(c->key);
+    if (it != open.end()) {
+      Group &g = groups[it->second.group];
+      if (!it->second.test(i) &&
+          g.bytes + c->bytes <= options.threshold_bytes &&
           g.members.size() < options.max_members) {
         g.members.push_back(i);
         g.bytes += c->bytes;
-        mine.push_back(it->second);
-        std::sort(mine.begin(), mine.end());
+        it->second.set(i);
         continue;
       }
       g.open = false;
-      open_group_of_key.erase(it);
+      open.erase(it);
     }
-    open_group_of_key[c->key] = groups.size();
+    OpenGroup fresh{groups.size(), std::vector<uint64_t>(words, 0)};
+    fresh.set(i);
+    open.emplace(c->key, std::move(fresh));
     groups.push_back({c->key, {i}, c->bytes, true});
-    mine.push_back(groups.size() - 1);
-    std::sort(mine.begin(), mine.end());
   }
   return groups;
 }
@@ -94,8 +110,7 @@ formGroups(const std::vector<Operation *> &ops,
 // node, program order wherever dataflow allows (a group sits at its last
 // member). Empty when the groups wait on each other in a cycle.
 std::vector<std::vector<Operation *>>
-orderSteps(const std::vector<Operation *> &ops,
-           const std::vector<std::vector<size_t>> &preds,
+orderSteps(const std::vector<Operation *> &ops, const Predecessors &preds,
            const std::vector<Group> &groups) {
   std::vector<size_t> node_of(ops.size());
   std::vector<std::vector<size_t>> members; // node -> op indices
@@ -122,8 +137,8 @@ orderSteps(const std::vector<Operation *> &ops,
   std::vector<std::vector<size_t>> succs(n);
   std::vector<size_t> waiting(n, 0);
   for (size_t i = 0; i < ops.size(); ++i)
-    for (size_t p : preds[i])
-      if (node_of[p] != node_of[i]) {
+    for (size_t k = 0; k < preds.size(i); ++k)
+      if (const size_t p = preds.of(i)[k]; node_of[p] != node_of[i]) {
         succs[node_of[p]].push_back(node_of[i]);
         ++waiting[node_of[i]];
       }
@@ -148,6 +163,17 @@ orderSteps(const std::vector<Operation *> &ops,
   if (steps.size() != n)
     return {};
   return steps;
+}
+
+// Whether two candidates share a key: else nothing can combine, and the
+// block keeps its order without the dependence analysis.
+bool twoOfOneKey(
+    const std::vector<std::optional<CombineCandidate>> &candidates) {
+  std::unordered_set<std::string_view> keys;
+  for (const std::optional<CombineCandidate> &c : candidates)
+    if (c && !keys.insert(c->key).second)
+      return true;
+  return false;
 }
 
 bool isTerminator(const Operation &op) {
@@ -176,14 +202,19 @@ std::vector<std::vector<Operation *>> orderWithCombinedCollectives(
       steps.push_back({op});
   };
   bool any_group = false;
+  std::vector<std::optional<CombineCandidate>> candidates;
   if (options.enabled) {
+    candidates.reserve(ops.size());
+    for (Operation *op : ops)
+      candidates.push_back(candidate(*op));
+  }
+  if (options.enabled && twoOfOneKey(candidates)) {
     std::unordered_map<const Operation *, size_t> index;
     for (size_t i = 0; i < ops.size(); ++i)
       index[ops[i]] = i;
-    const std::vector<std::vector<size_t>> preds =
-        blockPredecessors(ops, index);
+    const Predecessors preds = blockPredecessors(ops, index);
     const std::vector<Group> groups =
-        formGroups(ops, preds, options, candidate);
+        formGroups(ops, preds, options, candidates);
     for (const Group &g : groups)
       any_group = any_group || g.members.size() > 1;
     if (any_group)

@@ -90,6 +90,10 @@ struct Builder {
   void emitCombined(Env &env, const std::vector<Operation *> &members,
                     const std::string &suffix);
   std::optional<fusion::CombineCandidate> combineCandidate(Operation &op);
+  std::optional<fusion::CombineCandidate>
+  newCombineCandidate(Operation &op, CollectiveKind kind);
+  std::unordered_map<const Operation *, std::optional<fusion::CombineCandidate>>
+      candidates;
   Operation *
   identicalCollective(Operation &op,
                       std::unordered_map<std::string, Operation *> &emitted);
@@ -433,6 +437,15 @@ Builder::combineCandidate(Operation &op) {
   if (kind != CollectiveKind::AllReduce && kind != CollectiveKind::AllGather &&
       kind != CollectiveKind::ReduceScatter)
     return std::nullopt;
+  // Asked once per op: a loop body's collectives again every iteration.
+  auto [cached, fresh] = candidates.try_emplace(&op);
+  if (fresh)
+    cached->second = newCombineCandidate(op, kind);
+  return cached->second;
+}
+
+std::optional<fusion::CombineCandidate>
+Builder::newCombineCandidate(Operation &op, CollectiveKind kind) {
   std::optional<CollectiveCall> call =
       stablehloCollectiveCall(module, op, program.topology.num_devices);
   if (!call || call->kind == CollectiveKind::None)
