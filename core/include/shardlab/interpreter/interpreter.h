@@ -1,0 +1,62 @@
+// Runs a module's entry function on concrete tensors, as the StableHLO
+// specification defines each op, and reports its `check.*` custom calls:
+// the oracle of every JAX-exported test module, which computes from
+// constant inputs and compares with the values JAX computed.
+//
+//   auto module = parseModule(text, diags);
+//   interpreter::RunResult r = interpreter::run(*module);
+//   r.ok                      // false: r.error says which op could not run
+//   r.checks[0].passed        // check.expect_close(%2, %1) held
+//
+// An op or element type it does not run is an error naming it and its
+// line, never a guess. Check tolerances: expect_eq and eq compare values
+// exactly (a NaN equals a NaN); expect_close allows `max_ulp_difference`
+// units in the last place (default 3); expect_almost_eq an absolute or
+// relative difference of `tolerance` (default 1e-4).
+#pragma once
+
+#include "shardlab/interpreter/tensor.h"
+#include "shardlab/ir/ir.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardlab::interpreter {
+
+/// One `check.*` custom call as it ran.
+struct CheckResult {
+  std::string op; ///< check.expect_close, ...
+  int64_t line = 0;
+  bool passed = false;
+  std::string detail; ///< the first differing element, when it failed
+};
+
+struct RunResult {
+  bool ok = false;
+  std::string error; ///< `line:col: stablehlo.fft: not run by the interpreter`
+  std::vector<Tensor> results;
+  std::vector<CheckResult> checks;
+  int64_t ops_run = 0;
+  int64_t elements = 0; ///< result elements of every op run
+  bool allChecksPassed() const {
+    for (const CheckResult &c : checks)
+      if (!c.passed)
+        return false;
+    return ok;
+  }
+};
+
+struct RunOptions {
+  std::string entry = "main";
+  /// Stops with an error after this many ops (loops that do not end).
+  int64_t max_ops = 100000000;
+};
+
+/// Runs `options.entry` with no arguments (the self-checking modules' form).
+RunResult run(Module &module, const RunOptions &options = {});
+/// Runs `options.entry` on `args`.
+RunResult run(Module &module, const std::vector<Tensor> &args,
+              const RunOptions &options = {});
+
+} // namespace shardlab::interpreter

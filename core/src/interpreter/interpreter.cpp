@@ -1,0 +1,328 @@
+// The evaluator: runs a function's body op by op, with the values of the
+// enclosing scopes visible inside regions; control flow (call, while, if,
+// case) and reductions run their regions; everything else is one of the op
+// families of ops.h.
+#include "ops.h"
+
+#include "rules/stablehlo_attrs.h"
+
+#include <unordered_map>
+
+namespace shardlab::interpreter {
+namespace {
+
+using detail::Operands;
+using detail::opError;
+
+/// Values of one scope; lookups fall back to the enclosing scopes.
+struct Scope {
+  const Scope *parent = nullptr;
+  std::unordered_map<const Value *, Tensor> values;
+  const Tensor *find(const Value *v) const {
+    for (const Scope *s = this; s; s = s->parent)
+      if (auto it = s->values.find(v); it != s->values.end())
+        return &it->second;
+    return nullptr;
+  }
+};
+
+class Evaluator {
+public:
+  Evaluator(Module &module, const RunOptions &options, RunResult &out)
+      : module_(module), options_(options), out_(out) {}
+
+  Result<std::vector<Tensor>> callFunction(Operation &func,
+                                           const std::vector<Tensor> &args) {
+    if (!func.numRegions() || func.region(0).empty())
+      return opError(func, "function has no body");
+    if (++depth_ > 256)
+      return opError(func, "calls nested more than 256 deep");
+    Result<std::vector<Tensor>> r =
+        runBlock(func.region(0).front(), args, nullptr);
+    --depth_;
+    return r;
+  }
+
+private:
+  Result<std::vector<Tensor>>
+  runBlock(Block &block, const std::vector<Tensor> &args, const Scope *parent) {
+    Scope scope;
+    scope.parent = parent;
+    if (args.size() != block.numArguments())
+      return makeError("block of " + std::to_string(block.numArguments()) +
+                       " arguments called with " + std::to_string(args.size()));
+    for (size_t i = 0; i < args.size(); ++i)
+      scope.values[block.argument(i)] = args[i];
+    for (Operation &op : block) {
+      if (op.is("func.return") || op.is("stablehlo.return") ||
+          op.is("sdy.return")) {
+        std::vector<Tensor> results;
+        for (size_t i = 0; i < op.numOperands(); ++i) {
+          const Tensor *t = scope.find(op.operand(i));
+          if (!t)
+            return opError(op, "operand " + std::to_string(i) + " unknown");
+          results.push_back(*t);
+        }
+        return results;
+      }
+      Result<bool> ran = runOp(op, scope);
+      if (!ran)
+        return ran.error();
+    }
+    return makeError("block ends without a return");
+  }
+
+  Result<Operands> operandsOf(Operation &op, const Scope &scope) {
+    Operands in;
+    for (size_t i = 0; i < op.numOperands(); ++i) {
+      const Tensor *t = scope.find(op.operand(i));
+      if (!t)
+        return opError(op, "operand " + std::to_string(i) +
+                               " has no value (defined by an op not run)");
+      in.push_back(t);
+    }
+    return in;
+  }
+
+  Result<std::vector<Type>> resultTypes(Operation &op) {
+    std::vector<Type> types;
+    for (size_t i = 0; i < op.numResults(); ++i) {
+      Type t = op.result(i)->type;
+      if (!t || !t->isRankedTensor() || !t->hasStaticShape())
+        return opError(op, "result " + std::to_string(i) +
+                               " is not a static tensor (dynamic shapes are "
+                               "not run by the interpreter)");
+      if (!elementLayout(t->element).supported())
+        return opError(op, "element type " + t->element->text +
+                               " is not run by the interpreter");
+      types.push_back(t);
+    }
+    return types;
+  }
+
+  Result<bool> bind(Operation &op, Scope &scope,
+                    Result<std::vector<Tensor>> results) {
+    if (!results)
+      return results.error();
+    if (results->size() != op.numResults())
+      return opError(op, "produced " + std::to_string(results->size()) +
+                             " results for " + std::to_string(op.numResults()));
+    for (size_t i = 0; i < results->size(); ++i) {
+      out_.elements += (*results)[i].size();
+      scope.values[op.result(i)] = std::move((*results)[i]);
+    }
+    return true;
+  }
+
+  Result<bool> runOp(Operation &op, Scope &scope) {
+    if (++out_.ops_run > options_.max_ops)
+      return opError(op, "more than " + std::to_string(options_.max_ops) +
+                             " ops run (a loop that does not end?)");
+    Result<Operands> in = operandsOf(op, scope);
+    if (!in)
+      return in.error();
+    Result<std::vector<Type>> types = resultTypes(op);
+    if (!types)
+      return types.error();
+    return bind(op, scope, evaluate(op, *in, *types, scope));
+  }
+
+  Result<std::vector<Tensor>> evaluate(Operation &op, const Operands &in,
+                                       const std::vector<Type> &types,
+                                       const Scope &scope) {
+    const std::string_view name = op.name;
+    if (name == "stablehlo.constant")
+      return constant(op, types);
+    if (name == "func.call" || name == "call")
+      return call(op, in);
+    if (name == "stablehlo.custom_call")
+      return customCall(op, in, types);
+    if (name == "stablehlo.while")
+      return loop(op, in, scope);
+    if (name == "stablehlo.if" || name == "stablehlo.case")
+      return branch(op, in, scope);
+    if (name == "stablehlo.reduce")
+      return reduction(op, in, types, scope);
+    if (name == "stablehlo.scatter")
+      return detail::scatter(op, in, types, regionCombiner(op, scope));
+    if (name == "stablehlo.gather" && types.size() == 1)
+      return one(detail::gather(op, in, types[0]));
+    if (name == "stablehlo.optimization_barrier" ||
+        name == "sdy.sharding_constraint" || name == "sdy.reshard")
+      return copies(in);
+    if (types.size() == 1) {
+      if (auto r = detail::elementwise(op, in, types[0]))
+        return one(std::move(*r));
+      if (auto r = detail::shapeOp(op, in, types[0]))
+        return one(std::move(*r));
+      if (name == "stablehlo.dot_general" || name == "stablehlo.dot")
+        return one(detail::dotGeneral(op, in, types[0]));
+    }
+    return opError(op, "not run by the interpreter");
+  }
+
+  static Result<std::vector<Tensor>> one(Result<Tensor> r) {
+    if (!r)
+      return r.error();
+    return std::vector<Tensor>{std::move(*r)};
+  }
+
+  static Result<std::vector<Tensor>> copies(const Operands &in) {
+    std::vector<Tensor> out;
+    for (const Tensor *t : in)
+      out.push_back(*t);
+    return out;
+  }
+
+  Result<std::vector<Tensor>> constant(Operation &op,
+                                       const std::vector<Type> &types) {
+    const Attr *value = rules::findAttr(op, "value");
+    if (!value || value->kind != AttrKind::DenseElements || types.size() != 1)
+      return opError(op, "no dense `value`");
+    const DenseReader reader = value->denseReader();
+    if (!reader.valid())
+      return opError(op, "a literal of this type is not run by the "
+                         "interpreter");
+    Tensor t = Tensor::zeros(types[0]);
+    for (int64_t i = 0; i < t.size(); ++i)
+      for (unsigned p = 0; p < t.parts(); ++p)
+        t.setBits(i, reader.bits(i, p), p);
+    return std::vector<Tensor>{std::move(t)};
+  }
+
+  Result<std::vector<Tensor>> call(Operation &op, const Operands &in) {
+    const Attr *callee = op.attrs.get("callee");
+    if (!callee)
+      callee = op.props().get("callee");
+    Operation *func = callee ? module_.lookupSymbol(callee->str()) : nullptr;
+    if (!func)
+      return opError(op, "callee not found");
+    std::vector<Tensor> args;
+    for (const Tensor *t : in)
+      args.push_back(*t);
+    return callFunction(*func, args);
+  }
+
+  Result<std::vector<Tensor>> customCall(Operation &op, const Operands &in,
+                                         const std::vector<Type> &types) {
+    const Attr *target = rules::findAttr(op, "call_target_name");
+    const std::string name = target && target->kind == AttrKind::String
+                                 ? target->str()
+                                 : std::string();
+    std::optional<CheckResult> check = detail::runCheck(op, name, in);
+    if (!check)
+      return opError(op,
+                     "custom_call @" + name + " is not run by the interpreter");
+    const bool passed = check->passed;
+    out_.checks.push_back(std::move(*check));
+    std::vector<Tensor> results;
+    for (Type t : types) { // check.eq returns whether it held
+      Tensor r = Tensor::zeros(t);
+      for (int64_t i = 0; i < r.size(); ++i)
+        r.setInteger(i, passed);
+      results.push_back(std::move(r));
+    }
+    return results;
+  }
+
+  Result<std::vector<Tensor>> regionResults(Operation &op, size_t region,
+                                            const std::vector<Tensor> &args,
+                                            const Scope &scope) {
+    if (op.numRegions() <= region || op.region(region).empty())
+      return opError(op, "region " + std::to_string(region) + " missing");
+    return runBlock(op.region(region).front(), args, &scope);
+  }
+
+  Result<std::vector<Tensor>> loop(Operation &op, const Operands &in,
+                                   const Scope &scope) {
+    std::vector<Tensor> state;
+    for (const Tensor *t : in)
+      state.push_back(*t);
+    while (true) {
+      Result<std::vector<Tensor>> more = regionResults(op, 0, state, scope);
+      if (!more)
+        return more.error();
+      if (more->size() != 1 || (*more)[0].size() != 1)
+        return opError(op, "condition must yield one i1");
+      if ((*more)[0].integer(0) == 0)
+        return state;
+      Result<std::vector<Tensor>> next = regionResults(op, 1, state, scope);
+      if (!next)
+        return next.error();
+      state = std::move(*next);
+    }
+  }
+
+  Result<std::vector<Tensor>> branch(Operation &op, const Operands &in,
+                                     const Scope &scope) {
+    if (in.size() != 1 || in[0]->size() != 1)
+      return opError(op, "expected one scalar predicate or index");
+    size_t region;
+    if (op.is("stablehlo.if")) {
+      region = in[0]->integer(0) != 0 ? 0 : 1;
+    } else { // case: an index out of range runs the last branch
+      const int64_t index = in[0]->integer(0);
+      region = index < 0 || size_t(index) >= op.numRegions()
+                   ? op.numRegions() - 1
+                   : size_t(index);
+    }
+    return regionResults(op, region, {}, scope);
+  }
+
+  detail::Combiner regionCombiner(Operation &op, const Scope &scope) {
+    return [this, &op, &scope](const std::vector<Tensor> &args) {
+      return regionResults(op, 0, args, scope);
+    };
+  }
+
+  Result<std::vector<Tensor>> reduction(Operation &op, const Operands &in,
+                                        const std::vector<Type> &types,
+                                        const Scope &scope) {
+    return detail::reduce(op, in, types, regionCombiner(op, scope));
+  }
+
+  Module &module_;
+  const RunOptions &options_;
+  RunResult &out_;
+  int depth_ = 0;
+};
+
+} // namespace
+
+RunResult run(Module &module, const std::vector<Tensor> &args,
+              const RunOptions &options) {
+  RunResult out;
+  Operation *func = module.lookupSymbol(options.entry);
+  if (!func || !func->is("func.func")) {
+    out.error = "no function @" + options.entry + " to run";
+    return out;
+  }
+  if (!func->numRegions() || func->region(0).empty()) {
+    out.error = "@" + options.entry + " has no body";
+    return out;
+  }
+  Block &body = func->region(0).front();
+  if (body.numArguments() != args.size()) {
+    out.error = "@" + options.entry + " takes " +
+                std::to_string(body.numArguments()) + " arguments and " +
+                std::to_string(args.size()) +
+                " were given (a module whose inputs are not in it, such as "
+                "one with dynamic shapes, needs them)";
+    return out;
+  }
+  Evaluator evaluator(module, options, out);
+  Result<std::vector<Tensor>> results = evaluator.callFunction(*func, args);
+  if (!results) {
+    out.error = results.error().message;
+    return out;
+  }
+  out.results = std::move(*results);
+  out.ok = true;
+  return out;
+}
+
+RunResult run(Module &module, const RunOptions &options) {
+  return run(module, {}, options);
+}
+
+} // namespace shardlab::interpreter

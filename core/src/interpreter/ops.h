@@ -1,0 +1,59 @@
+// The interpreter's op families, each in its file; the evaluator
+// (interpreter.cpp) walks blocks, runs regions and calls these.
+#pragma once
+
+#include "shardlab/interpreter/interpreter.h"
+#include "shardlab/support/result.h"
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace shardlab::interpreter::detail {
+
+using Operands = std::vector<const Tensor *>;
+
+/// Elementwise math, comparisons, select, clamp, convert, bitcast_convert
+/// (elementwise.cpp); nullopt when `op` is none of them.
+std::optional<Result<Tensor>> elementwise(const Operation &op,
+                                          const Operands &in, Type result);
+
+/// Ops that move elements: broadcast_in_dim, reshape, transpose, slice,
+/// concatenate, iota, reverse, pad, dynamic_slice, dynamic_update_slice
+/// (shape_ops.cpp); nullopt when `op` is none of them.
+std::optional<Result<Tensor>> shapeOp(const Operation &op, const Operands &in,
+                                      Type result);
+
+/// dot_general (and the legacy dot) (dot.cpp).
+Result<Tensor> dotGeneral(const Operation &op, const Operands &in, Type result);
+
+/// Combines accumulators with elements: the body of a reduction region,
+/// called with (accumulators..., elements...) and returning the new
+/// accumulators.
+using Combiner =
+    std::function<Result<std::vector<Tensor>>(const std::vector<Tensor> &)>;
+
+/// stablehlo.reduce over `dimensions` of N inputs with N init values
+/// (reduce.cpp).
+Result<std::vector<Tensor>> reduce(const Operation &op, const Operands &in,
+                                   const std::vector<Type> &results,
+                                   const Combiner &combine);
+
+/// gather (gather_scatter.cpp).
+Result<Tensor> gather(const Operation &op, const Operands &in, Type result);
+
+/// scatter of N inputs at indices with N updates, combined by the update
+/// computation (gather_scatter.cpp).
+Result<std::vector<Tensor>> scatter(const Operation &op, const Operands &in,
+                                    const std::vector<Type> &results,
+                                    const Combiner &combine);
+
+/// A `check.*` custom call on its operands (checks.cpp); nullopt when
+/// `target` is not a check the interpreter knows.
+std::optional<CheckResult>
+runCheck(const Operation &op, std::string_view target, const Operands &in);
+
+/// `line:col: name: message`.
+Error opError(const Operation &op, const std::string &message);
+
+} // namespace shardlab::interpreter::detail

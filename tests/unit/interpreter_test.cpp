@@ -1,0 +1,133 @@
+// The interpreter against answers worked by hand from the StableHLO
+// specification: rounding to the element type, integer wrap-around,
+// division by zero, total-order comparison, dot_general, reduce, scatter
+// with repeated indices, gather, and checks that fail when they should.
+#include "shardlab/interpreter/interpreter.h"
+#include "shardlab/text/text.h"
+
+#include <doctest/doctest.h>
+
+using namespace shardlab;
+
+namespace {
+
+interpreter::RunResult runText(const std::string &body,
+                               const std::string &result_types) {
+  const std::string text =
+      "func.func @main() -> (" + result_types + ") {\n" + body + "\n}\n";
+  DiagnosticEngine diags;
+  auto module = parseModule(text, diags);
+  REQUIRE(module);
+  // The module must outlive the result's types: keep it for the test.
+  static std::vector<std::unique_ptr<Module>> keep;
+  keep.push_back(std::move(module));
+  return interpreter::run(*keep.back());
+}
+
+} // namespace
+
+TEST_CASE("Interpreter: floats round to their type, integers wrap") {
+  auto r = runText(R"(
+  %a = stablehlo.constant dense<1.000000e-01> : tensor<f32>
+  %b = stablehlo.convert %a : (tensor<f32>) -> tensor<f16>
+  %c = stablehlo.constant dense<127> : tensor<i8>
+  %one = stablehlo.constant dense<1> : tensor<i8>
+  %d = stablehlo.add %c, %one : tensor<i8>
+  %zero = stablehlo.constant dense<0> : tensor<i8>
+  %e = stablehlo.divide %c, %zero : tensor<i8>
+  %f = stablehlo.remainder %c, %zero : tensor<i8>
+  return %b, %d, %e, %f : tensor<f16>, tensor<i8>, tensor<i8>, tensor<i8>)",
+                   "tensor<f16>, tensor<i8>, tensor<i8>, tensor<i8>");
+  REQUIRE(r.ok);
+  CHECK(r.results[0].bits(0) == 0x2E66); // the f16 nearest 0.1
+  CHECK(r.results[0].real(0) == 0.0999755859375);
+  CHECK(r.results[1].integer(0) == -128);
+  CHECK(r.results[2].integer(0) == -1);  // x / 0: all ones (XLA)
+  CHECK(r.results[3].integer(0) == 127); // x % 0: x
+}
+
+TEST_CASE("Interpreter: TOTALORDER puts -0 before +0 and NaN last") {
+  auto r = runText(R"(
+  %a = stablehlo.constant dense<[-0.000000e+00, 0x7FC00000, 1.000000e+00]> : tensor<3xf32>
+  %b = stablehlo.constant dense<[0.000000e+00, 1.000000e+00, 0x7FC00000]> : tensor<3xf32>
+  %t = stablehlo.compare LT, %a, %b, TOTALORDER : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>
+  %f = stablehlo.compare LT, %a, %b, FLOAT : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>
+  return %t, %f : tensor<3xi1>, tensor<3xi1>)",
+                   "tensor<3xi1>, tensor<3xi1>");
+  REQUIRE(r.ok);
+  CHECK(r.results[0].integer(0) == 1); // -0 < +0
+  CHECK(r.results[0].integer(1) == 0); // NaN is not below 1
+  CHECK(r.results[0].integer(2) == 1); // 1 < NaN
+  CHECK(r.results[1].integer(0) == 0); // FLOAT: -0 == +0
+  CHECK(r.results[1].integer(2) == 0); // FLOAT: nothing is below NaN
+}
+
+TEST_CASE("Interpreter: dot_general, reduce, scatter with repeated indices, "
+          "gather") {
+  auto r =
+      runText(R"(
+  %a = stablehlo.constant dense<[[1, 2], [3, 4]]> : tensor<2x2xi32>
+  %b = stablehlo.constant dense<[[5, 6], [7, 8]]> : tensor<2x2xi32>
+  %d = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x2xi32>, tensor<2x2xi32>) -> tensor<2x2xi32>
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %s = stablehlo.reduce(%d init: %z) applies stablehlo.add across dimensions = [1] : (tensor<2x2xi32>, tensor<i32>) -> tensor<2xi32>
+  %base = stablehlo.constant dense<[10, 20, 30]> : tensor<3xi32>
+  %idx = stablehlo.constant dense<[[2], [0], [2]]> : tensor<3x1xi32>
+  %upd = stablehlo.constant dense<[1, 2, 3]> : tensor<3xi32>
+  %sc = "stablehlo.scatter"(%base, %idx, %upd) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%x: tensor<i32>, %y: tensor<i32>):
+    %sum = stablehlo.add %x, %y : tensor<i32>
+    stablehlo.return %sum : tensor<i32>
+  }) : (tensor<3xi32>, tensor<3x1xi32>, tensor<3xi32>) -> tensor<3xi32>
+  %gi = stablehlo.constant dense<[[1], [5]]> : tensor<2x1xi32>
+  %g = "stablehlo.gather"(%base, %gi) <{dimension_numbers = #stablehlo.gather<collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, slice_sizes = array<i64: 1>}> : (tensor<3xi32>, tensor<2x1xi32>) -> tensor<2xi32>
+  return %d, %s, %sc, %g : tensor<2x2xi32>, tensor<2xi32>, tensor<3xi32>, tensor<2xi32>)",
+              "tensor<2x2xi32>, tensor<2xi32>, tensor<3xi32>, tensor<2xi32>");
+  REQUIRE(r.ok);
+  // [[1,2],[3,4]] x [[5,6],[7,8]] = [[19,22],[43,50]]
+  CHECK(r.results[0].integer(0) == 19);
+  CHECK(r.results[0].integer(3) == 50);
+  CHECK(r.results[1].integer(0) == 41);
+  CHECK(r.results[1].integer(1) == 93);
+  // Index 2 gets 1 and 3, index 0 gets 2.
+  CHECK(r.results[2].integer(0) == 12);
+  CHECK(r.results[2].integer(1) == 20);
+  CHECK(r.results[2].integer(2) == 34);
+  // Start 5 is clamped to 2 (the last valid start for a 1-wide slice).
+  CHECK(r.results[3].integer(0) == 20);
+  CHECK(r.results[3].integer(1) == 30);
+}
+
+TEST_CASE("Interpreter: checks pass and fail, and unknown ops say so") {
+  auto pass = runText(R"(
+  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %b = stablehlo.constant dense<[1.0, 2.00000024]> : tensor<2xf32>
+  stablehlo.custom_call @check.expect_close(%a, %b) {has_side_effect = true} : (tensor<2xf32>, tensor<2xf32>) -> ()
+  stablehlo.custom_call @check.expect_eq(%a, %a) {has_side_effect = true} : (tensor<2xf32>, tensor<2xf32>) -> ()
+  return %a : tensor<2xf32>)",
+                      "tensor<2xf32>");
+  REQUIRE(pass.ok);
+  REQUIRE(pass.checks.size() == 2);
+  CHECK(pass.checks[0].passed); // 1 ULP apart: close
+  CHECK(pass.checks[1].passed);
+  CHECK(pass.allChecksPassed());
+  auto fail = runText(R"(
+  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %b = stablehlo.constant dense<[1.0, 2.5]> : tensor<2xf32>
+  stablehlo.custom_call @check.expect_close(%a, %b) {has_side_effect = true} : (tensor<2xf32>, tensor<2xf32>) -> ()
+  return %a : tensor<2xf32>)",
+                      "tensor<2xf32>");
+  REQUIRE(fail.ok);
+  REQUIRE(fail.checks.size() == 1);
+  CHECK_FALSE(fail.checks[0].passed);
+  CHECK(fail.checks[0].detail.find("element 1") == 0);
+  CHECK_FALSE(fail.allChecksPassed());
+  auto unknown = runText(R"(
+  %a = stablehlo.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %b = stablehlo.custom_call @foo(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  return %b : tensor<2xf32>)",
+                         "tensor<2xf32>");
+  CHECK_FALSE(unknown.ok);
+  CHECK(unknown.error.find("custom_call @foo is not run by the interpreter") !=
+        std::string::npos);
+}
