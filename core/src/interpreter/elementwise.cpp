@@ -29,7 +29,82 @@ void setComplex(Tensor &t, int64_t i, cplx v) {
   t.setImag(i, v.imag());
 }
 
+// digamma: the recurrence up to 6, then the asymptotic series; reflection
+// for negative arguments.
+double digamma(double x) {
+  constexpr double kPi = 3.14159265358979323846;
+  if (x <= 0 && x == std::floor(x))
+    return std::nan("");
+  if (x < 0)
+    return digamma(1 - x) - kPi / std::tan(kPi * x);
+  double r = 0;
+  for (; x < 6; x += 1)
+    r -= 1 / x;
+  const double f = 1 / (x * x);
+  const double t =
+      f * (-1 / 12.0 +
+           f * (1 / 120.0 + f * (-1 / 252.0 + f * (1 / 240.0 - f / 132.0))));
+  return r + std::log(x) - 0.5 / x + t;
+}
+
+// erf_inv: Giles' single-precision approximation, then Newton steps on
+// std::erf to double precision.
+double erfInv(double x) {
+  if (std::isnan(x) || x < -1 || x > 1)
+    return std::nan("");
+  if (x == 1 || x == -1)
+    return x * std::numeric_limits<double>::infinity();
+  double w = -std::log((1 - x) * (1 + x)), p;
+  if (w < 5) {
+    w -= 2.5;
+    p = 2.81022636e-08;
+    for (double c :
+         {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+          -0.00125372503, -0.00417768164, 0.246640727, 1.50140941})
+      p = c + p * w;
+  } else {
+    w = std::sqrt(w) - 3;
+    p = -0.000200214257;
+    for (double c :
+         {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+          -0.0076224613, 0.00943887047, 1.00167406, 2.83297682})
+      p = c + p * w;
+  }
+  double y = p * x;
+  for (int i = 0; i < 3; ++i) // Newton on erf(y) = x
+    y -= (std::erf(y) - x) / (1.1283791670955126 * std::exp(-y * y));
+  return y;
+}
+
 std::optional<double> floatUnary(std::string_view name, double x) {
+  if (name == "chlo.tan")
+    return std::tan(x);
+  if (name == "chlo.atan")
+    return std::atan(x);
+  if (name == "chlo.atanh")
+    return std::atanh(x);
+  if (name == "chlo.asinh")
+    return std::asinh(x);
+  if (name == "chlo.acosh")
+    return std::acosh(x);
+  if (name == "chlo.asin")
+    return std::asin(x);
+  if (name == "chlo.acos")
+    return std::acos(x);
+  if (name == "chlo.sinh")
+    return std::sinh(x);
+  if (name == "chlo.cosh")
+    return std::cosh(x);
+  if (name == "chlo.erf")
+    return std::erf(x);
+  if (name == "chlo.erfc")
+    return std::erfc(x);
+  if (name == "chlo.erf_inv")
+    return erfInv(x);
+  if (name == "chlo.lgamma")
+    return std::lgamma(x);
+  if (name == "chlo.digamma")
+    return digamma(x);
   if (name == "stablehlo.abs")
     return std::fabs(x);
   if (name == "stablehlo.negate")
@@ -74,6 +149,24 @@ std::optional<double> floatUnary(std::string_view name, double x) {
 }
 
 std::optional<cplx> complexUnary(std::string_view name, cplx x) {
+  if (name == "chlo.tan")
+    return std::tan(x);
+  if (name == "chlo.atan")
+    return std::atan(x);
+  if (name == "chlo.atanh")
+    return std::atanh(x);
+  if (name == "chlo.asinh")
+    return std::asinh(x);
+  if (name == "chlo.acosh")
+    return std::acosh(x);
+  if (name == "chlo.asin")
+    return std::asin(x);
+  if (name == "chlo.acos")
+    return std::acos(x);
+  if (name == "chlo.sinh")
+    return std::sinh(x);
+  if (name == "chlo.cosh")
+    return std::cosh(x);
   if (name == "stablehlo.negate")
     return -x;
   if (name == "stablehlo.sqrt")
@@ -416,10 +509,31 @@ Result<Tensor> unary(const Operation &op, const Tensor &a, Type result) {
   return out;
 }
 
+// The next value of `x`'s float type after it toward `y`, by its bits.
+uint64_t nextAfter(uint64_t x, uint64_t y, const FloatFormat &f) {
+  const double a = decodeFloat(x, f), b = decodeFloat(y, f);
+  if (std::isnan(a) || std::isnan(b))
+    return encodeFloat(std::nan(""), f);
+  if (a == b)
+    return y;
+  const uint64_t sign = uint64_t{1} << (f.bits - 1);
+  if (a == 0) // the smallest subnormal, with the sign of the direction
+    return (b < 0 ? sign : 0) | 1;
+  const bool away = (a < b) == (a > 0); // away from zero: magnitude + 1
+  return away ? x + 1 : x - 1;
+}
+
 Result<Tensor> binary(const Operation &op, const Tensor &a, const Tensor &b,
                       Type result) {
   Tensor out = Tensor::zeros(result);
   const std::string_view name = op.name;
+  if (name == "chlo.next_after") {
+    if (!a.isFloat())
+      return opError(op, "next_after of non-float elements");
+    for (int64_t i = 0; i < out.size(); ++i)
+      out.setBits(i, nextAfter(a.bits(i), b.bits(i), *a.layout().float_format));
+    return out;
+  }
   if (name == "stablehlo.complex") {
     for (int64_t i = 0; i < out.size(); ++i)
       setComplex(out, i, {a.real(i), b.real(i)});
@@ -463,6 +577,13 @@ Result<Tensor> binary(const Operation &op, const Tensor &a, const Tensor &b,
 }
 
 bool isUnary(std::string_view name) {
+  if (name.substr(0, 5) == "chlo.")
+    for (std::string_view n :
+         {"chlo.tan", "chlo.atan", "chlo.atanh", "chlo.asinh", "chlo.acosh",
+          "chlo.asin", "chlo.acos", "chlo.sinh", "chlo.cosh", "chlo.erf",
+          "chlo.erfc", "chlo.erf_inv", "chlo.lgamma", "chlo.digamma"})
+      if (name == n)
+        return true;
   for (std::string_view n : {"stablehlo.abs",
                              "stablehlo.negate",
                              "stablehlo.sqrt",
@@ -501,7 +622,8 @@ bool isBinary(std::string_view name) {
         "stablehlo.atan2", "stablehlo.maximum", "stablehlo.minimum",
         "stablehlo.and", "stablehlo.or", "stablehlo.xor",
         "stablehlo.shift_left", "stablehlo.shift_right_logical",
-        "stablehlo.shift_right_arithmetic", "stablehlo.complex"})
+        "stablehlo.shift_right_arithmetic", "stablehlo.complex",
+        "chlo.next_after"})
     if (name == n)
       return true;
   return false;

@@ -145,6 +145,12 @@ private:
       return reduction(op, in, types, scope);
     if (name == "stablehlo.scatter")
       return detail::scatter(op, in, types, regionCombiner(op, scope));
+    if (name == "stablehlo.reduce_window")
+      return detail::reduceWindow(op, in, types, regionCombiner(op, scope));
+    if (name == "stablehlo.sort")
+      return detail::sort(op, in, types, regionCombiner(op, scope));
+    if (name == "stablehlo.reduce_precision" && types.size() == 1)
+      return one(detail::reducePrecision(op, *in[0], types[0]));
     if (name == "stablehlo.gather" && types.size() == 1)
       return one(detail::gather(op, in, types[0]));
     if (name == "stablehlo.optimization_barrier" ||

@@ -48,6 +48,21 @@ Result<std::vector<Tensor>> scatter(const Operation &op, const Operands &in,
                                     const std::vector<Type> &results,
                                     const Combiner &combine);
 
+/// reduce_window of N inputs with N init values (windows.cpp).
+Result<std::vector<Tensor>> reduceWindow(const Operation &op,
+                                         const Operands &in,
+                                         const std::vector<Type> &results,
+                                         const Combiner &combine);
+
+/// sort of N operands along `dimension` by the comparator (windows.cpp).
+Result<std::vector<Tensor>> sort(const Operation &op, const Operands &in,
+                                 const std::vector<Type> &results,
+                                 const Combiner &compare);
+
+/// reduce_precision (windows.cpp).
+Result<Tensor> reducePrecision(const Operation &op, const Tensor &x,
+                               Type result);
+
 /// A `check.*` custom call on its operands (checks.cpp); nullopt when
 /// `target` is not a check the interpreter knows.
 std::optional<CheckResult>

@@ -1,0 +1,210 @@
+// reduce_window, sort and reduce_precision.
+//  - reduce_window: each result element folds its window of the padded,
+//    base-dilated input into the init values with the body, in index
+//    order; a window element that falls on padding or a dilation hole is
+//    the init value (the specification pads with the init values).
+//  - sort: each 1-D slice along `dimension` is sorted by the comparator
+//    region (stable when asked; std::stable_sort is used always, which is
+//    a valid order for an unstable sort too).
+//  - reduce_precision: XLA's bit recipe: round the significand to
+//    mantissa_bits (nearest even), then flush values outside the reduced
+//    exponent range to zero or infinity; NaNs stay NaN.
+#include "ops.h"
+
+#include "rules/stablehlo_attrs.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace shardlab::interpreter::detail {
+namespace {
+
+std::vector<int64_t> orOnes(std::optional<std::vector<int64_t>> v,
+                            size_t rank) {
+  return v && v->size() == rank ? *v : std::vector<int64_t>(rank, 1);
+}
+
+bool next(std::vector<int64_t> &index, const std::vector<int64_t> &shape) {
+  for (size_t d = index.size(); d-- > 0;) {
+    if (++index[d] < shape[d])
+      return true;
+    index[d] = 0;
+  }
+  return false;
+}
+
+Tensor scalarAt(const Tensor &from, int64_t i, Type scalar) {
+  Tensor t = Tensor::zeros(scalar);
+  for (unsigned p = 0; p < t.parts(); ++p)
+    t.setBits(0, from.bits(i, p), p);
+  return t;
+}
+
+} // namespace
+
+Result<std::vector<Tensor>> reduceWindow(const Operation &op,
+                                         const Operands &in,
+                                         const std::vector<Type> &results,
+                                         const Combiner &combine) {
+  const size_t n = results.size();
+  if (in.size() != 2 * n || n == 0)
+    return opError(op, "expected N inputs and N init values");
+  const Tensor &x = *in[0];
+  const size_t rank = size_t(x.rank());
+  std::optional<std::vector<int64_t>> window =
+      rules::intsAttr(op, "window_dimensions");
+  if (!window || window->size() != rank)
+    return opError(op, "window_dimensions missing");
+  const std::vector<int64_t> strides =
+      orOnes(rules::intsAttr(op, "window_strides"), rank);
+  const std::vector<int64_t> base =
+      orOnes(rules::intsAttr(op, "base_dilations"), rank);
+  const std::vector<int64_t> dil =
+      orOnes(rules::intsAttr(op, "window_dilations"), rank);
+  std::vector<int64_t> pad_low(rank, 0);
+  if (const Attr *padding = rules::findAttr(op, "padding")) {
+    std::optional<std::vector<int64_t>> p =
+        rules::denseInts(*padding, 2 * rank);
+    if (!p || p->size() != 2 * rank)
+      return opError(op, "padding unreadable");
+    for (size_t d = 0; d < rank; ++d)
+      pad_low[d] = (*p)[2 * d];
+  }
+  std::vector<Tensor> outs;
+  for (Type t : results)
+    outs.push_back(Tensor::zeros(t));
+  const std::vector<int64_t> xstrides = x.strides();
+  std::vector<int64_t> at(rank, 0);
+  for (int64_t flat = 0; flat < outs[0].size();
+       ++flat, next(at, outs[0].shape())) {
+    std::vector<Tensor> acc;
+    for (size_t k = 0; k < n; ++k)
+      acc.push_back(*in[n + k]);
+    std::vector<int64_t> w(rank, 0);
+    do {
+      int64_t from = 0;
+      bool padding = false;
+      for (size_t d = 0; d < rank && !padding; ++d) {
+        const int64_t p = at[d] * strides[d] + w[d] * dil[d] - pad_low[d];
+        if (p < 0 || p % base[d] != 0 || p / base[d] >= x.shape()[d])
+          padding = true;
+        else
+          from += (p / base[d]) * xstrides[d];
+      }
+      std::vector<Tensor> args = acc;
+      for (size_t k = 0; k < n; ++k)
+        args.push_back(padding ? *in[n + k]
+                               : scalarAt(*in[k], from, in[n + k]->type()));
+      Result<std::vector<Tensor>> next_acc = combine(args);
+      if (!next_acc)
+        return next_acc.error();
+      acc = std::move(*next_acc);
+    } while (next(w, *window));
+    for (size_t k = 0; k < n; ++k)
+      for (unsigned p = 0; p < outs[k].parts(); ++p)
+        outs[k].setBits(flat, acc[k].bits(0, p), p);
+  }
+  return outs;
+}
+
+Result<std::vector<Tensor>> sort(const Operation &op, const Operands &in,
+                                 const std::vector<Type> &results,
+                                 const Combiner &compare) {
+  const Tensor &x = *in[0];
+  int64_t dim = rules::intAttr(op, "dimension").value_or(-1);
+  if (dim < 0)
+    dim += x.rank();
+  if (dim < 0 || dim >= x.rank() || results.size() != in.size())
+    return opError(op, "dimension out of range");
+  Operation &mutable_op = const_cast<Operation &>(op);
+  if (!mutable_op.numRegions() || mutable_op.region(0).empty())
+    return opError(op, "comparator missing");
+  std::vector<Type> scalar;
+  for (size_t k = 0; k < mutable_op.region(0).front().numArguments(); ++k)
+    scalar.push_back(mutable_op.region(0).front().argument(k)->type);
+  if (scalar.size() != 2 * in.size())
+    return opError(op, "comparator takes 2 scalars per operand");
+  std::vector<Tensor> outs;
+  for (const Tensor *t : in)
+    outs.push_back(*t);
+  const std::vector<int64_t> strides = x.strides();
+  const int64_t length = x.shape()[size_t(dim)];
+  const int64_t step = strides[size_t(dim)];
+  std::vector<int64_t> outer_shape = x.shape();
+  outer_shape[size_t(dim)] = 1;
+  std::vector<int64_t> at(size_t(x.rank()), 0);
+  std::optional<Error> failure;
+  do {
+    int64_t base = 0;
+    for (size_t d = 0; d < at.size(); ++d)
+      base += at[d] * strides[d];
+    std::vector<int64_t> order(static_cast<size_t>(length));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      if (failure)
+        return false;
+      std::vector<Tensor> args;
+      for (size_t k = 0; k < in.size(); ++k) {
+        args.push_back(scalarAt(*in[k], base + a * step, scalar[2 * k]));
+        args.push_back(scalarAt(*in[k], base + b * step, scalar[2 * k + 1]));
+      }
+      Result<std::vector<Tensor>> less = compare(args);
+      if (!less || less->empty()) {
+        failure =
+            less ? makeError("comparator returned nothing") : less.error();
+        return false;
+      }
+      return (*less)[0].integer(0) != 0;
+    });
+    if (failure)
+      return *failure;
+    for (size_t k = 0; k < in.size(); ++k)
+      for (int64_t i = 0; i < length; ++i)
+        for (unsigned p = 0; p < outs[k].parts(); ++p)
+          outs[k].setBits(base + i * step,
+                          in[k]->bits(base + order[size_t(i)] * step, p), p);
+  } while (next(at, outer_shape));
+  return outs;
+}
+
+Result<Tensor> reducePrecision(const Operation &op, const Tensor &x,
+                               Type result) {
+  const std::optional<int64_t> exp_bits = rules::intAttr(op, "exponent_bits");
+  const std::optional<int64_t> man_bits = rules::intAttr(op, "mantissa_bits");
+  const FloatFormat *f = x.layout().float_format;
+  if (!exp_bits || !man_bits || !f || !x.isFloat() ||
+      f->non_finite != NonFinite::Ieee)
+    return opError(op, "exponent_bits, mantissa_bits and an IEEE float "
+                       "operand expected");
+  const int64_t src_man = f->fraction_bits, src_exp = f->exponent_bits;
+  const uint64_t sign_mask = uint64_t{1} << (f->bits - 1);
+  const uint64_t exp_mask = ((uint64_t{1} << src_exp) - 1) << src_man;
+  Tensor out = Tensor::zeros(result);
+  for (int64_t i = 0; i < x.size(); ++i) {
+    uint64_t v = x.bits(i);
+    const bool nan = isNanBits(v, *f);
+    if (*man_bits < src_man) {
+      const int64_t shift = src_man - *man_bits;
+      const uint64_t last = uint64_t{1} << shift;
+      const uint64_t bias = (last >> 1) - 1 + ((v & last) >> shift);
+      v = (v + bias) & ~(last - 1);
+    }
+    if (*exp_bits < src_exp) {
+      const int64_t src_bias = (int64_t{1} << (src_exp - 1)) - 1;
+      const int64_t reduced_bias = (int64_t{1} << (*exp_bits - 1)) - 1;
+      const uint64_t max_exp = uint64_t(src_bias + reduced_bias) << src_man;
+      const uint64_t min_exp = uint64_t(src_bias - reduced_bias) << src_man;
+      const uint64_t e = v & exp_mask, sign = v & sign_mask;
+      if (e > max_exp)
+        v = sign | exp_mask; // infinity
+      else if (e <= min_exp)
+        v = sign; // zero
+    }
+    if (nan)
+      v = *man_bits > 0 ? x.bits(i) | (uint64_t{1} << (src_man - 1)) : v;
+    out.setBits(i, v);
+  }
+  return out;
+}
+
+} // namespace shardlab::interpreter::detail
