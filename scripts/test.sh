@@ -227,7 +227,7 @@ suite xla-shardy gate python3 tests/conformance/run_conformance.py "${allow_flag
   --opt "$BUILD_DIR/shardlab-opt" --jobs "$JOBS" --check-regressions
 suite corpus-jax gate python3 tests/corpus/run_corpus.py --set shared "${allow_flag[@]}" \
   --opt "$BUILD_DIR/shardlab-opt" --schedule "$BUILD_DIR/shardlab-schedule" \
-  --jobs "$JOBS" --check-regressions -q
+  --interpreter "$BUILD_DIR/shardlab-run" --jobs "$JOBS" --check-regressions -q
 suite corpus-local gate python3 tests/corpus/run_corpus.py --set local \
   --opt "$BUILD_DIR/shardlab-opt" --schedule "$BUILD_DIR/shardlab-schedule" \
   --jobs "$JOBS" --check-regressions -q

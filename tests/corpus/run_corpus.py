@@ -30,6 +30,11 @@ Stages, in order (a module that fails one does not run the later ones):
              modules collective_count.py cannot count (branches with
              different collectives, an unknown callee) are counted and
              named with the reason (zero today)
+  run        (shared set) shardlab-run runs the module's @main with the
+             interpreter and every one of its own check.* calls passes:
+             the values JAX computed are the oracle; a module whose @main
+             takes arguments (its inputs are not in it: dynamic shapes)
+             passes when it is refused for that
 A module with dynamic shapes passes propagate and export when it is refused
 with Shardy's message ("only supports ranked tensors with a static shape"),
 or, as in Shardy, when only function arguments are dynamic and the pipeline
@@ -70,7 +75,11 @@ import mlir_literals  # noqa: E402
 import op_skeleton  # noqa: E402
 import shared_data  # noqa: E402
 
-STAGES = ["parse", "pretty", "generic", "propagate", "export", "schedule"]
+BASE_STAGES = ["parse", "pretty", "generic", "propagate", "export", "schedule"]
+# The shared set's modules are self-checking; the local set's take their
+# inputs as arguments (the partition stage of issue 44 will run them).
+STAGES = BASE_STAGES + ["run"]
+NOT_SELF_CONTAINED = "arguments and 0 were given"
 PROPAGATE = ["-sdy-propagation-pipeline"]
 # What the scheduler runs on a module in GSPMD form: MHLO ops to StableHLO
 # (a no-op for StableHLO input), then the stablehlo import.
@@ -126,8 +135,9 @@ def discover(root, substring):
 
 
 class Tools:
-    def __init__(self, opt, schedule, timeout):
+    def __init__(self, opt, schedule, timeout, interpreter=None):
         self.opt, self.schedule, self.timeout = opt, schedule, timeout
+        self.interpreter = interpreter  # shardlab-run, for the run stage
 
     def run(self, argv, text):
         """(status, stdout, stderr); status None on timeout."""
@@ -180,6 +190,32 @@ def changed_values(source, printed):
     return "%d literal value(s) changed (%s)" % (sum(lost.values()), ", ".join(types[:3]))
 
 
+def run_stage(tools, module):
+    """(ok, why) of running the module's own checks with the interpreter."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "module.mlir")
+        with open(src, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(module.text)
+        status, out, err = tools.run([tools.interpreter, src], "")
+    summary = re.search(r"^(\d+) of (\d+) checks passed", out, re.M)
+    if status == 0 and summary and summary.group(1) == summary.group(2) \
+            and int(summary.group(2)) > 0:
+        return (True, "")
+    if status == 0:
+        # Every module of the set checks something: a run that reports no
+        # check (or no summary) is not a pass.
+        return (False, "the interpreter exited 0 but ran no check" if summary
+                else "the interpreter exited 0 without its summary")
+    if crashed(status):
+        return (False, "CRASH: " + (first_line(err) or "exit %s" % status))
+    if module.dynamic and NOT_SELF_CONTAINED in err:
+        return (True, "refused (dynamic shapes: inputs are arguments)")
+    failed = [line for line in out.splitlines() if line.startswith("FAIL ")]
+    why = failed[0] if failed else first_line(err) or "exit %s" % status
+    # The module's temporary path says nothing: keep line:col and the cause.
+    return (False, re.sub(r"^\S*module\.mlir:", "", why.replace(src, "")))
+
+
 def run_module(tools, module):
     """stage -> (ok, why) for the stages that ran."""
     results = {}
@@ -194,6 +230,8 @@ def run_module(tools, module):
     if status != 0:
         return fail("parse", status, err)
     results["parse"] = (True, "")
+    if tools.interpreter:
+        results["run"] = run_stage(tools, module)
 
     status, again, err = tools.opt_run(pretty)
     if status != 0:
@@ -356,6 +394,8 @@ def main(argv=None):
     ap.add_argument("--root", help="folder of the set's modules (default: the set's)")
     ap.add_argument("--opt", default=os.path.join(REPO_ROOT, "build", "shardlab-opt"))
     ap.add_argument("--schedule", default=os.path.join(REPO_ROOT, "build", "shardlab-schedule"))
+    ap.add_argument("--interpreter", default=os.path.join(REPO_ROOT, "build", "shardlab-run"),
+                    help="shardlab-run, for the shared set's run stage")
     ap.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per command")
     ap.add_argument("--filter", metavar="SUBSTRING", help="only modules whose name contains it")
@@ -396,7 +436,14 @@ def main(argv=None):
         except gate_list.ListError as e:
             die(str(e))
 
-    tools = Tools(args.opt, args.schedule, args.timeout)
+    global STAGES
+    STAGES = BASE_STAGES + (["run"] if args.set == "shared" else [])
+    interpreter = None
+    if args.set == "shared":
+        interpreter = args.interpreter
+        if not os.access(interpreter, os.X_OK):
+            die("%s not found (build it: bash scripts/build.sh)" % interpreter)
+    tools = Tools(args.opt, args.schedule, args.timeout, interpreter)
     results = {}
     progress = Progress(len(modules), args.quiet)
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:

@@ -8,10 +8,13 @@ tests/values, with tools made wrong on purpose:
   - shardlab-opt-faulty with SHARDLAB_FAULT_LOSSY_INTEGERS (the pretty
     stage must see the changed values), and with SHARDLAB_FAULT_DROP_ATTR
     (it must see the attribute gone, though the text is a fixed point);
-and with the real tools, which must pass every stage.
+and with the real tools, which must pass every stage. The run stage, on
+two self-checking modules (one whose expected values are wrong): the real
+interpreter passes the right one and fails the wrong one; an interpreter
+that runs no check, or says nothing, fails it.
 
     test_run_corpus.py --opt build/shardlab-opt --faulty build/shardlab-opt-faulty
-                       --schedule build/shardlab-schedule
+                       --schedule build/shardlab-schedule --interpreter build/shardlab-run
 """
 import argparse
 import os
@@ -36,11 +39,46 @@ def fake_tool(folder, name, body):
     return path
 
 
+# A self-checking module as JAX exports them: its expected value, and a
+# copy whose expected value is wrong.
+SELF_CHECKING = """func.func @main() -> tensor<2xi32> {
+  %a = stablehlo.constant dense<[1, 2]> : tensor<2xi32>
+  %e = stablehlo.constant dense<[EXPECTED]> : tensor<2xi32>
+  %r = stablehlo.add %a, %a : tensor<2xi32>
+  stablehlo.custom_call @check.expect_eq(%r, %e) {has_side_effect = true} : (tensor<2xi32>, tensor<2xi32>) -> ()
+  return %r : tensor<2xi32>
+}
+"""
+
+
+def run_stage(tmp, args, expect):
+    root = os.path.join(tmp, "self_checking")
+    os.makedirs(root)
+    for name, expected in (("right.mlir", "2, 4"), ("wrong.mlir", "2, 5")):
+        with open(os.path.join(root, name), "w") as f:
+            f.write(SELF_CHECKING.replace("EXPECTED", expected))
+    common = ["--set", "shared", "--root", root, "-q", "-v", "-j", "2",
+              "--opt", args.opt, "--schedule", args.schedule]
+    expect("the interpreter passes a right answer and fails a wrong one",
+           [*common, "--interpreter", args.interpreter], {}, 1,
+           "FAIL run wrong.mlir: FAIL check.expect_eq at")
+    expect("... and only the wrong one",
+           [*common, "--interpreter", args.interpreter], {}, 1,
+           "run                1         1")
+    no_checks = fake_tool(tmp, "no-checks", 'echo "0 of 0 checks passed"; exit 0')
+    expect("an interpreter that runs no check fails the run stage",
+           [*common, "--interpreter", no_checks], {}, 1, "ran no check")
+    mute = fake_tool(tmp, "mute", "exit 0")
+    expect("an interpreter that says nothing fails the run stage",
+           [*common, "--interpreter", mute], {}, 1, "without its summary")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--opt", required=True)
     ap.add_argument("--faulty", required=True)
     ap.add_argument("--schedule", required=True)
+    ap.add_argument("--interpreter", required=True)
     args = ap.parse_args()
     checks = []
 
@@ -83,6 +121,7 @@ def main():
                [*common, "--opt", args.faulty, "--schedule", args.schedule],
                {"SHARDLAB_FAULT_LOSSY_INTEGERS": "1"}, 1,
                "FAIL pretty lossy_integers.mlir: 3 literal value(s) changed")
+        run_stage(tmp, args, expect)
     failed = checks.count(False)
     print("%d passed, %d failed" % (len(checks) - failed, failed))
     return 1 if failed else 0
