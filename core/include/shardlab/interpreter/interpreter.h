@@ -48,6 +48,8 @@ struct RunResult {
 };
 
 struct RunOptions {
+  /// The function to run; "main" also finds a module's only function when
+  /// it has no @main (StableHLO's interpreter tests name theirs).
   std::string entry = "main";
   /// Stops with an error after this many ops (loops that do not end).
   int64_t max_ops = 100000000;
