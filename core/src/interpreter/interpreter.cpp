@@ -151,6 +151,12 @@ private:
       return detail::reduceWindow(op, in, types, regionCombiner(op, scope));
     if (name == "stablehlo.sort")
       return detail::sort(op, in, types, regionCombiner(op, scope));
+    if (name == "stablehlo.select_and_scatter" && types.size() == 1)
+      return one(detail::selectAndScatter(op, in, types[0],
+                                          regionCombiner(op, scope, 0),
+                                          regionCombiner(op, scope, 1)));
+    if (name == "chlo.top_k" && in.size() == 1)
+      return detail::topK(op, *in[0], types);
     if (name == "stablehlo.reduce_precision" && types.size() == 1)
       return one(detail::reducePrecision(op, *in[0], types[0]));
     if (name == "stablehlo.gather" && types.size() == 1)
@@ -165,6 +171,8 @@ private:
         return one(std::move(*r));
       if (name == "stablehlo.dot_general" || name == "stablehlo.dot")
         return one(detail::dotGeneral(op, in, types[0]));
+      if (name == "stablehlo.convolution")
+        return one(detail::convolution(op, in, types[0]));
     }
     return opError(op, "not run by the interpreter");
   }
@@ -287,9 +295,10 @@ private:
     return regionResults(op, region, {}, scope);
   }
 
-  detail::Combiner regionCombiner(Operation &op, const Scope &scope) {
-    return [this, &op, &scope](const std::vector<Tensor> &args) {
-      return regionResults(op, 0, args, scope);
+  detail::Combiner regionCombiner(Operation &op, const Scope &scope,
+                                  size_t region = 0) {
+    return [this, &op, &scope, region](const std::vector<Tensor> &args) {
+      return regionResults(op, region, args, scope);
     };
   }
 

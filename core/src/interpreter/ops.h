@@ -27,6 +27,10 @@ std::optional<Result<Tensor>> shapeOp(const Operation &op, const Operands &in,
 /// dot_general (and the legacy dot) (dot.cpp).
 Result<Tensor> dotGeneral(const Operation &op, const Operands &in, Type result);
 
+/// convolution (convolution.cpp).
+Result<Tensor> convolution(const Operation &op, const Operands &in,
+                           Type result);
+
 /// Combines accumulators with elements: the body of a reduction region,
 /// called with (accumulators..., elements...) and returning the new
 /// accumulators.
@@ -58,6 +62,17 @@ Result<std::vector<Tensor>> reduceWindow(const Operation &op,
 Result<std::vector<Tensor>> sort(const Operation &op, const Operands &in,
                                  const std::vector<Type> &results,
                                  const Combiner &compare);
+
+/// select_and_scatter: each source element goes to the element its window
+/// selects (windows.cpp).
+Result<Tensor> selectAndScatter(const Operation &op, const Operands &in,
+                                Type result, const Combiner &select,
+                                const Combiner &scatter);
+
+/// chlo.top_k: the k largest of each last-dimension row, with their
+/// indices (windows.cpp).
+Result<std::vector<Tensor>> topK(const Operation &op, const Tensor &x,
+                                 const std::vector<Type> &results);
 
 /// reduce_precision (windows.cpp).
 Result<Tensor> reducePrecision(const Operation &op, const Tensor &x,

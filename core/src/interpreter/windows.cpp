@@ -208,3 +208,109 @@ Result<Tensor> reducePrecision(const Operation &op, const Tensor &x,
 }
 
 } // namespace shardlab::interpreter::detail
+
+namespace shardlab::interpreter::detail {
+
+Result<Tensor> selectAndScatter(const Operation &op, const Operands &in,
+                                Type result, const Combiner &select,
+                                const Combiner &scatter) {
+  const Tensor &x = *in[0], &source = *in[1], &init = *in[2];
+  const size_t rank = size_t(x.rank());
+  std::optional<std::vector<int64_t>> window =
+      rules::intsAttr(op, "window_dimensions");
+  if (!window || window->size() != rank)
+    return opError(op, "window_dimensions missing");
+  const std::vector<int64_t> strides =
+      orOnes(rules::intsAttr(op, "window_strides"), rank);
+  std::vector<int64_t> pad_low(rank, 0);
+  if (const Attr *padding = rules::findAttr(op, "padding")) {
+    std::optional<std::vector<int64_t>> p =
+        rules::denseInts(*padding, 2 * rank);
+    if (!p || p->size() != 2 * rank)
+      return opError(op, "padding unreadable");
+    for (size_t d = 0; d < rank; ++d)
+      pad_low[d] = (*p)[2 * d];
+  }
+  Tensor out = Tensor::zeros(result);
+  for (int64_t i = 0; i < out.size(); ++i)
+    for (unsigned p = 0; p < out.parts(); ++p)
+      out.setBits(i, init.bits(0, p), p);
+  const Type scalar = init.type();
+  const std::vector<int64_t> xs = x.strides();
+  std::vector<int64_t> at(rank, 0);
+  for (int64_t s = 0; s < source.size(); ++s, next(at, source.shape())) {
+    int64_t selected = -1;
+    std::vector<int64_t> w(rank, 0);
+    do { // the window's elements in index order; padding is never selected
+      int64_t from = 0;
+      bool inside = true;
+      for (size_t d = 0; d < rank && inside; ++d) {
+        const int64_t p = at[d] * strides[d] + w[d] - pad_low[d];
+        inside = p >= 0 && p < x.shape()[d];
+        from += p * xs[d];
+      }
+      if (!inside)
+        continue;
+      if (selected < 0) {
+        selected = from;
+        continue;
+      }
+      Result<std::vector<Tensor>> keep =
+          select({scalarAt(x, selected, scalar), scalarAt(x, from, scalar)});
+      if (!keep)
+        return keep.error();
+      if (keep->empty() || (*keep)[0].integer(0) == 0)
+        selected = from;
+    } while (next(w, *window));
+    if (selected < 0)
+      continue;
+    Result<std::vector<Tensor>> sum =
+        scatter({scalarAt(out, selected, scalar), scalarAt(source, s, scalar)});
+    if (!sum)
+      return sum.error();
+    for (unsigned p = 0; p < out.parts(); ++p)
+      out.setBits(selected, (*sum)[0].bits(0, p), p);
+  }
+  return out;
+}
+
+Result<std::vector<Tensor>> topK(const Operation &op, const Tensor &x,
+                                 const std::vector<Type> &results) {
+  const std::optional<int64_t> k = rules::intAttr(op, "k");
+  if (!k || results.size() != 2 || x.rank() < 1)
+    return opError(op, "expected k, and values and indices results");
+  const int64_t n = x.shape().back();
+  if (*k > n)
+    return opError(op, "k is larger than the last dimension");
+  Tensor values = Tensor::zeros(results[0]),
+         indices = Tensor::zeros(results[1]);
+  const int64_t rows = n ? x.size() / n : 0;
+  // Larger first in the total order (NaN above +inf, +0 above -0); equal
+  // elements keep their order.
+  auto key = [&](int64_t i) -> double {
+    if (x.isFloat()) {
+      const FloatFormat &f = *x.layout().float_format;
+      const uint64_t sign = uint64_t{1} << (f.bits - 1);
+      const int64_t magnitude = int64_t(x.bits(i) & (sign - 1));
+      return double(x.bits(i) & sign ? -magnitude - 1 : magnitude);
+    }
+    return x.layout().is_unsigned || x.layout().is_bool
+               ? double(uint64_t(x.integer(i)))
+               : double(x.integer(i));
+  };
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return key(r * n + a) > key(r * n + b);
+    });
+    for (int64_t j = 0; j < *k; ++j) {
+      for (unsigned p = 0; p < values.parts(); ++p)
+        values.setBits(r * *k + j, x.bits(r * n + order[size_t(j)], p), p);
+      indices.setInteger(r * *k + j, uint64_t(order[size_t(j)]));
+    }
+  }
+  return std::vector<Tensor>{std::move(values), std::move(indices)};
+}
+
+} // namespace shardlab::interpreter::detail
