@@ -173,6 +173,8 @@ private:
         return one(detail::dotGeneral(op, in, types[0]));
       if (name == "stablehlo.convolution")
         return one(detail::convolution(op, in, types[0]));
+      if (name == "stablehlo.fft")
+        return one(detail::fft(op, *in[0], types[0]));
     }
     return opError(op, "not run by the interpreter");
   }

@@ -27,6 +27,9 @@ std::optional<Result<Tensor>> shapeOp(const Operation &op, const Operands &in,
 /// dot_general (and the legacy dot) (dot.cpp).
 Result<Tensor> dotGeneral(const Operation &op, const Operands &in, Type result);
 
+/// fft (fft.cpp).
+Result<Tensor> fft(const Operation &op, const Tensor &x, Type result);
+
 /// convolution (convolution.cpp).
 Result<Tensor> convolution(const Operation &op, const Operands &in,
                            Type result);
