@@ -131,3 +131,28 @@ TEST_CASE("Interpreter: checks pass and fail, and unknown ops say so") {
   CHECK(unknown.error.find("custom_call @foo is not run by the interpreter") !=
         std::string::npos);
 }
+
+TEST_CASE("Interpreter: uniform quantization, and ops on quantized tensors "
+          "through their dequantized values") {
+  // scale 0.5, zero point -1, storage i8: 1.0 -> 2 - 1 = 1; 100.0 -> 199
+  // clamped to 127; NaN -> 0 (as XLA converts a NaN to an integer).
+  auto r = runText(R"(
+  %x = stablehlo.constant dense<[1.0, 100.0, 0x7FC00000, -0.25]> : tensor<4xf32>
+  %q = stablehlo.uniform_quantize %x : (tensor<4xf32>) -> tensor<4x!quant.uniform<i8:f32, 5.000000e-01:-1>>
+  %s = stablehlo.add %q, %q : (tensor<4x!quant.uniform<i8:f32, 5.000000e-01:-1>>, tensor<4x!quant.uniform<i8:f32, 5.000000e-01:-1>>) -> tensor<4x!quant.uniform<i8:f32, 5.000000e-01:-1>>
+  %d = stablehlo.uniform_dequantize %s : (tensor<4x!quant.uniform<i8:f32, 5.000000e-01:-1>>) -> tensor<4xf32>
+  return %q, %d : tensor<4x!quant.uniform<i8:f32, 5.000000e-01:-1>>, tensor<4xf32>)",
+                   "tensor<4x!quant.uniform<i8:f32, 5.000000e-01:-1>>, "
+                   "tensor<4xf32>");
+  REQUIRE(r.ok);
+  CHECK(r.results[0].integer(0) == 1);
+  CHECK(r.results[0].integer(1) == 127);
+  CHECK(r.results[0].integer(2) == 0);
+  CHECK(r.results[0].integer(3) == -1); // -0.5 rounds to even: 0, then -1
+  // add: dequantized 1.0 + 1.0 = 2.0 -> quantized 3 -> 2.0;
+  // 64.0 + 64.0 = 128.0 -> 255 clamped to 127 -> 64.0.
+  CHECK(r.results[1].real(0) == 2.0);
+  CHECK(r.results[1].real(1) == 64.0);
+  CHECK(r.results[1].real(2) == 1.0); // NaN's 0 dequantizes to 0.5; 0.5 + 0.5
+  CHECK(r.results[1].real(3) == 0.0);
+}

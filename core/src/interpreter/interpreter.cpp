@@ -6,6 +6,8 @@
 
 #include "rules/stablehlo_attrs.h"
 
+#include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 namespace shardlab::interpreter {
@@ -92,7 +94,8 @@ private:
         return opError(op, "result " + std::to_string(i) +
                                " is not a static tensor (dynamic shapes are "
                                "not run by the interpreter)");
-      if (!elementLayout(t->element).supported())
+      if (!elementLayout(t->element).supported() &&
+          !uniformQuant(t->element->text))
         return opError(op, "element type " + t->element->text +
                                " is not run by the interpreter");
       types.push_back(t);
@@ -127,9 +130,95 @@ private:
     return bind(op, scope, evaluate(op, *in, *types, scope));
   }
 
+  // The expressed-type tensor type of a quantized one (same shape).
+  Type expressedType(Type quantized, const UniformQuant &q) {
+    TypeContext &types = module_.ctx().types;
+    return types.rankedTensor(quantized->shape, types.element(q.expressed));
+  }
+
+  Tensor dequantize(const Tensor &q) {
+    const UniformQuant &p = *q.quant();
+    Tensor out = Tensor::zeros(expressedType(q.type(), p));
+    // In the expressed type (f32): (q - zero_point) * scale.
+    const float scale = float(p.scale);
+    for (int64_t i = 0; i < out.size(); ++i)
+      out.setReal(i, double(float(q.integer(i) - p.zero_point) * scale));
+    return out;
+  }
+
+  Tensor quantize(const Tensor &x, Type result) {
+    Tensor out = Tensor::zeros(result);
+    const UniformQuant &p = *out.quant();
+    const float scale = float(p.scale);
+    for (int64_t i = 0; i < out.size(); ++i) {
+      const double v = std::nearbyint(double(float(x.real(i)) / scale)) +
+                       double(p.zero_point);
+      // A NaN converts to the integer 0, as XLA converts a NaN float to an
+      // integer (the quantized result of 0 / 0 in the corpus says so).
+      const double clamped = std::isnan(v)
+                                 ? 0.0
+                                 : std::min(std::max(v, double(p.storage_min)),
+                                            double(p.storage_max));
+      out.setInteger(i, uint64_t(int64_t(clamped)));
+    }
+    return out;
+  }
+
+  // An op with quantized operands or results runs on the dequantized
+  // values; its quantized results are quantized again.
+  Result<std::vector<Tensor>>
+  dequantizeOpQuantize(Operation &op, const Operands &in,
+                       const std::vector<Type> &types, const Scope &scope) {
+    std::vector<Tensor> expressed;
+    expressed.reserve(in.size());
+    Operands plain;
+    for (const Tensor *t : in) {
+      if (t->quant()) {
+        expressed.push_back(dequantize(*t));
+        plain.push_back(&expressed.back());
+      } else {
+        plain.push_back(t);
+      }
+    }
+    std::vector<Type> plain_types;
+    for (Type t : types) {
+      const std::optional<UniformQuant> q = uniformQuant(t->element->text);
+      plain_types.push_back(q ? expressedType(t, *q) : t);
+    }
+    Result<std::vector<Tensor>> r =
+        evaluatePlain(op, plain, plain_types, scope);
+    if (!r)
+      return r.error();
+    for (size_t i = 0; i < r->size() && i < types.size(); ++i)
+      if (uniformQuant(types[i]->element->text))
+        (*r)[i] = quantize((*r)[i], types[i]);
+    return r;
+  }
+
   Result<std::vector<Tensor>> evaluate(Operation &op, const Operands &in,
                                        const std::vector<Type> &types,
                                        const Scope &scope) {
+    const std::string_view name = op.name;
+    if (name == "stablehlo.uniform_quantize" && in.size() == 1 &&
+        types.size() == 1)
+      return one(
+          quantize(in[0]->quant() ? dequantize(*in[0]) : *in[0], types[0]));
+    if (name == "stablehlo.uniform_dequantize" && in.size() == 1 &&
+        in[0]->quant())
+      return one(dequantize(*in[0]));
+    bool quantized = false;
+    for (const Tensor *t : in)
+      quantized = quantized || t->quant();
+    for (Type t : types)
+      quantized = quantized || uniformQuant(t->element->text);
+    if (quantized)
+      return dequantizeOpQuantize(op, in, types, scope);
+    return evaluatePlain(op, in, types, scope);
+  }
+
+  Result<std::vector<Tensor>> evaluatePlain(Operation &op, const Operands &in,
+                                            const std::vector<Type> &types,
+                                            const Scope &scope) {
     const std::string_view name = op.name;
     if (name == "stablehlo.constant")
       return constant(op, types);

@@ -14,6 +14,13 @@ Tensor Tensor::zeros(Type type) {
   Tensor t;
   t.type_ = type;
   t.layout_ = elementLayout(type->element);
+  if (!t.layout_.supported())
+    if ((t.quant_ = uniformQuant(type->element->text))) {
+      t.layout_.kind = ElementLayout::Kind::Integer;
+      t.layout_.part_bits = t.quant_->storage_bits;
+      t.layout_.part_bytes = (t.quant_->storage_bits + 7) / 8;
+      t.layout_.is_unsigned = t.quant_->storage_unsigned;
+    }
   t.size_ = type->numElements();
   t.mask_ = t.layout_.part_bits >= 64
                 ? ~uint64_t{0}

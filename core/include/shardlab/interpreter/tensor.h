@@ -9,10 +9,12 @@
 //   t.real(0)            // 0.0999755859375
 #pragma once
 
+#include "shardlab/interpreter/quant.h"
 #include "shardlab/ir/dense_elements.h"
 #include "shardlab/ir/types.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace shardlab::interpreter {
@@ -21,7 +23,10 @@ class Tensor {
 public:
   Tensor() = default;
   /// A tensor of static ranked type `type` with every element zero bits.
+  /// A uniformly quantized element type is stored as its storage integer.
   static Tensor zeros(Type type);
+  /// The quantization of a quantized tensor, else nullopt.
+  const std::optional<UniformQuant> &quant() const { return quant_; }
 
   Type type() const { return type_; }
   const ElementLayout &layout() const { return layout_; }
@@ -68,6 +73,7 @@ private:
   int64_t size_ = 0;
   uint64_t mask_ = ~uint64_t{0};
   std::vector<uint64_t> bits_;
+  std::optional<UniformQuant> quant_;
 };
 
 /// Row-major strides of `shape`.
