@@ -4,6 +4,7 @@
 // in the last place apart; expect_almost_eq: |actual - expected| within
 // `tolerance` (default 1e-4), per part for complex elements. The *_const
 // forms compare with their `value` attribute.
+#include "indexing.h"
 #include "ops.h"
 
 #include "rules/stablehlo_attrs.h"
@@ -97,11 +98,7 @@ std::optional<Tensor> constValue(const Operation &op, const Tensor &like) {
   const DenseReader reader = value->denseReader();
   if (!reader.valid())
     return std::nullopt;
-  Tensor t = Tensor::zeros(like.type());
-  for (int64_t i = 0; i < t.size(); ++i)
-    for (unsigned p = 0; p < t.parts(); ++p)
-      t.setBits(i, reader.bits(reader.isSplat() ? 0 : i, p), p);
-  return t;
+  return fromLiteral(reader, like.type());
 }
 
 } // namespace

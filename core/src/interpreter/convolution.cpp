@@ -4,6 +4,7 @@
 // hole of the input dilation contributes nothing. Feature groups split the
 // input and output features; batch groups split the input batch among the
 // output features. Accumulated as dot_general is (f32 steps below f64).
+#include "indexing.h"
 #include "ops.h"
 
 #include "rules/stablehlo_attrs.h"
@@ -11,23 +12,6 @@
 #include <complex>
 
 namespace shardlab::interpreter::detail {
-namespace {
-
-std::vector<int64_t> orOnes(std::optional<std::vector<int64_t>> v, size_t n) {
-  return v && v->size() == n ? *v : std::vector<int64_t>(n, 1);
-}
-
-bool next(std::vector<int64_t> &index, const std::vector<int64_t> &shape) {
-  for (size_t d = index.size(); d-- > 0;) {
-    if (++index[d] < shape[d])
-      return true;
-    index[d] = 0;
-  }
-  return false;
-}
-
-} // namespace
-
 Result<Tensor> convolution(const Operation &op, const Operands &in,
                            Type result) {
   const Attr *attr = rules::findAttr(op, "dimension_numbers");
@@ -39,20 +23,13 @@ Result<Tensor> convolution(const Operation &op, const Operands &in,
   const Tensor &x = *in[0], &w = *in[1];
   Tensor out = Tensor::zeros(result);
   const size_t n = dims->input_spatial.size();
-  const std::vector<int64_t> stride =
-      orOnes(rules::intsAttr(op, "window_strides"), n);
-  const std::vector<int64_t> lhs_dil =
-      orOnes(rules::intsAttr(op, "lhs_dilation"), n);
-  const std::vector<int64_t> rhs_dil =
-      orOnes(rules::intsAttr(op, "rhs_dilation"), n);
-  std::vector<int64_t> pad_low(n, 0);
-  if (const Attr *padding = rules::findAttr(op, "padding")) {
-    std::optional<std::vector<int64_t>> p = rules::denseInts(*padding, 2 * n);
-    if (!p || p->size() != 2 * n)
-      return opError(op, "padding unreadable");
-    for (size_t d = 0; d < n; ++d)
-      pad_low[d] = (*p)[2 * d];
-  }
+  const std::vector<int64_t> stride = intsOrOnes(op, "window_strides", n);
+  const std::vector<int64_t> lhs_dil = intsOrOnes(op, "lhs_dilation", n);
+  const std::vector<int64_t> rhs_dil = intsOrOnes(op, "rhs_dilation", n);
+  Result<std::vector<int64_t>> low = lowPadding(op, n);
+  if (!low)
+    return low.error();
+  const std::vector<int64_t> &pad_low = *low;
   if (const Attr *reversal = rules::findAttr(op, "window_reversal"))
     if (reversal->kind == AttrKind::DenseArray)
       for (int64_t r : reversal->ints())
@@ -70,7 +47,8 @@ Result<Tensor> convolution(const Operation &op, const Operands &in,
     kernel_window.push_back(w.shape()[size_t(d)]);
   const bool wide = out.layout().part_bits >= 64;
   std::vector<int64_t> at(size_t(out.rank()), 0);
-  for (int64_t flat = 0; flat < out.size(); ++flat, next(at, out.shape())) {
+  for (int64_t flat = 0; flat < out.size();
+       ++flat, nextIndex(at, out.shape())) {
     const int64_t f = at[size_t(dims->output_feature)];
     const int64_t b = at[size_t(dims->output_batch)];
     const int64_t group = f / (out_features / groups);
@@ -108,7 +86,7 @@ Result<Tensor> convolution(const Operation &op, const Operands &in,
           fsum += std::complex<float>(float(x.real(xi)), float(x.imag(xi))) *
                   std::complex<float>(float(w.real(wi)), float(w.imag(wi)));
       }
-    } while (next(k, kernel_window));
+    } while (nextIndex(k, kernel_window));
     if (out.isInteger()) {
       out.setInteger(flat, isum);
     } else {

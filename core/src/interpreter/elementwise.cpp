@@ -4,6 +4,7 @@
 // remainder the dividend (XLA's choice where the specification leaves it
 // to the implementation); floats compute in double and round once to the
 // element type, which is correctly rounded for + - * / and sqrt.
+#include "indexing.h"
 #include "ops.h"
 
 #include "ir/op_properties.h"
@@ -367,14 +368,6 @@ template <class T> bool compareOrdered(std::string_view direction, T a, T b) {
   return a >= b;
 }
 
-// TOTALORDER: -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN, by the
-// float's bits read as a sign-magnitude integer.
-int64_t totalOrderKey(uint64_t bits, const FloatFormat &format) {
-  const uint64_t sign = uint64_t{1} << (format.bits - 1);
-  const int64_t magnitude = int64_t(bits & (sign - 1));
-  return bits & sign ? -magnitude - 1 : magnitude;
-}
-
 Result<Tensor> compare(const Operation &op, const Operands &in, Type result) {
   const std::optional<std::string_view> direction = stablehloEnum(
       op.attrs.get("comparison_direction"), "comparison_direction");
@@ -468,8 +461,7 @@ Result<Tensor> bitcastConvert(const Operation &op, const Tensor &a,
     return opError(op, "bitcast_convert between widths is not run by the "
                        "interpreter");
   for (int64_t i = 0; i < out.size(); ++i)
-    for (unsigned p = 0; p < out.parts(); ++p)
-      out.setBits(i, a.bits(i, p), p);
+    copyElement(out, i, a, i);
   return out;
 }
 
@@ -663,8 +655,7 @@ Tensor select(const Operands &in, Type result) {
   for (int64_t i = 0; i < out.size(); ++i) {
     const bool p = pred.integer(pred.size() == 1 ? 0 : i) != 0;
     const Tensor &from = p ? t : f;
-    for (unsigned part = 0; part < out.parts(); ++part)
-      out.setBits(i, from.bits(i, part), part);
+    copyElement(out, i, from, i);
   }
   return out;
 }

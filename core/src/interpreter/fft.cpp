@@ -4,6 +4,7 @@
 // to complex (IFFT scaled by 1/n); RFFT takes real input and keeps the
 // n/2 + 1 non-redundant outputs of the last dimension; IRFFT is its
 // inverse, real output of length fft_length.back().
+#include "indexing.h"
 #include "ops.h"
 
 #include "ir/op_properties.h"
@@ -50,11 +51,7 @@ Grid transform(const Grid &in, size_t dim, int64_t in_len, int64_t out_len,
       sum += in.v[size_t(base + j * is[dim])] *
              std::polar(1.0, sign * kTwoPi * double((j * k) % n) / double(n));
     out.v[size_t(flat)] = inverse ? sum / double(n) : sum;
-    for (size_t d = at.size(); d-- > 0;) {
-      if (++at[d] < out.shape[d])
-        break;
-      at[d] = 0;
-    }
+    nextIndex(at, out.shape);
   }
   return out;
 }
@@ -98,11 +95,7 @@ Result<Tensor> fft(const Operation &op, const Tensor &x, Type result) {
       const int64_t half = g.shape[last];
       full.v[size_t(flat)] = k < half ? g.v[size_t(base + k)]
                                       : std::conj(g.v[size_t(base + n - k)]);
-      for (size_t d = at.size(); d-- > 0;) {
-        if (++at[d] < full.shape[d])
-          break;
-        at[d] = 0;
-      }
+      nextIndex(at, full.shape);
     }
     g = std::move(full);
   }

@@ -2,6 +2,7 @@
 // defines them. A gather's start indices are clamped into the operand; a
 // scatter's update window that does not fit in the operand is skipped whole
 // (XLA's choice where the specification leaves it to the implementation).
+#include "indexing.h"
 #include "ops.h"
 
 #include "rules/stablehlo_attrs.h"
@@ -49,31 +50,6 @@ std::vector<int64_t> startIndex(const Tensor &indices,
   return at;
 }
 
-// Row-major walk of a shape.
-bool next(std::vector<int64_t> &index, const std::vector<int64_t> &shape) {
-  for (size_t d = index.size(); d-- > 0;) {
-    if (++index[d] < shape[d])
-      return true;
-    index[d] = 0;
-  }
-  return false;
-}
-
-int64_t flatOf(const std::vector<int64_t> &index,
-               const std::vector<int64_t> &strides) {
-  int64_t at = 0;
-  for (size_t d = 0; d < index.size(); ++d)
-    at += index[d] * strides[d];
-  return at;
-}
-
-Tensor scalarAt(const Tensor &from, int64_t i, Type scalar) {
-  Tensor t = Tensor::zeros(scalar);
-  for (unsigned p = 0; p < t.parts(); ++p)
-    t.setBits(0, from.bits(i, p), p);
-  return t;
-}
-
 } // namespace
 
 Result<Tensor> gather(const Operation &op, const Operands &in, Type result) {
@@ -95,7 +71,8 @@ Result<Tensor> gather(const Operation &op, const Operands &in, Type result) {
   Tensor out = Tensor::zeros(result);
   const std::vector<int64_t> ostrides = operand.strides();
   std::vector<int64_t> index(size_t(out.rank()), 0);
-  for (int64_t flat = 0; flat < out.size(); ++flat, next(index, out.shape())) {
+  for (int64_t flat = 0; flat < out.size();
+       ++flat, nextIndex(index, out.shape())) {
     std::vector<int64_t> batch_index, offset_index;
     for (int64_t d = 0; d < out.rank(); ++d)
       (contains(offset_dims, d) ? offset_index : batch_index)
@@ -117,9 +94,8 @@ Result<Tensor> gather(const Operation &op, const Operands &in, Type result) {
     for (int64_t d = 0; d < operand.rank(); ++d)
       if (!contains(collapsed, d) && !contains(operand_batching, d))
         at[size_t(d)] += offset_index[o++];
-    const int64_t from = flatOf(at, ostrides);
-    for (unsigned p = 0; p < out.parts(); ++p)
-      out.setBits(flat, operand.bits(from, p), p);
+    const int64_t from = flatIndex(at, ostrides);
+    copyElement(out, flat, operand, from);
   }
   return out;
 }
@@ -168,7 +144,7 @@ Result<std::vector<Tensor>> scatter(const Operation &op, const Operands &in,
   }
   std::vector<int64_t> index(size_t(updates0.rank()), 0);
   for (int64_t flat = 0; flat < updates0.size();
-       ++flat, next(index, updates0.shape())) {
+       ++flat, nextIndex(index, updates0.shape())) {
     std::vector<int64_t> scatter_index, window_index;
     for (int64_t d = 0; d < updates0.rank(); ++d)
       (contains(window_dims, d) ? window_index : scatter_index)
@@ -193,7 +169,7 @@ Result<std::vector<Tensor>> scatter(const Operation &op, const Operands &in,
       if (!contains(inserted, int64_t(d)) &&
           !contains(input_batching, int64_t(d)))
         at[d] += window_index[w++];
-    const int64_t to = flatOf(at, ostrides);
+    const int64_t to = flatIndex(at, ostrides);
     std::vector<Tensor> args;
     for (size_t k = 0; k < n; ++k)
       args.push_back(scalarAt(outs[k], to, scalar[k]));
@@ -203,8 +179,7 @@ Result<std::vector<Tensor>> scatter(const Operation &op, const Operands &in,
     if (!combined)
       return combined.error();
     for (size_t k = 0; k < n; ++k)
-      for (unsigned p = 0; p < outs[k].parts(); ++p)
-        outs[k].setBits(to, (*combined)[k].bits(0, p), p);
+      copyElement(outs[k], to, (*combined)[k], 0);
   }
   return outs;
 }

@@ -2,6 +2,7 @@
 // enclosing scopes visible inside regions; control flow (call, while, if,
 // case) and reductions run their regions; everything else is one of the op
 // families of ops.h.
+#include "indexing.h"
 #include "ops.h"
 
 #include "rules/stablehlo_attrs.h"
@@ -290,11 +291,7 @@ private:
     if (!reader.valid())
       return opError(op, "a literal of this type is not run by the "
                          "interpreter");
-    Tensor t = Tensor::zeros(types[0]);
-    for (int64_t i = 0; i < t.size(); ++i)
-      for (unsigned p = 0; p < t.parts(); ++p)
-        t.setBits(i, reader.bits(i, p), p);
-    return std::vector<Tensor>{std::move(t)};
+    return std::vector<Tensor>{detail::fromLiteral(reader, types[0])};
   }
 
   Result<std::vector<Tensor>> call(Operation &op, const Operands &in) {

@@ -1,6 +1,7 @@
 // stablehlo.reduce: N inputs and N init values; every output element folds
 // the input elements that map to it (all indices of the reduced dimensions)
 // into the init values with the body, in index order.
+#include "indexing.h"
 #include "ops.h"
 
 #include "rules/stablehlo_attrs.h"
@@ -8,17 +9,6 @@
 #include <algorithm>
 
 namespace shardlab::interpreter::detail {
-
-namespace {
-
-Tensor scalarElement(const Tensor &from, int64_t i, Type scalar) {
-  Tensor t = Tensor::zeros(scalar);
-  for (unsigned p = 0; p < t.parts(); ++p)
-    t.setBits(0, from.bits(i, p), p);
-  return t;
-}
-
-} // namespace
 
 Result<std::vector<Tensor>> reduce(const Operation &op, const Operands &in,
                                    const std::vector<Type> &results,
@@ -48,21 +38,16 @@ Result<std::vector<Tensor>> reduce(const Operation &op, const Operands &in,
       to += index[size_t(kept[j])] * out_strides[j];
     std::vector<Tensor> args = acc[size_t(to)];
     for (size_t k = 0; k < n; ++k)
-      args.push_back(scalarElement(*in[k], flat, in[n + k]->type()));
+      args.push_back(scalarAt(*in[k], flat, in[n + k]->type()));
     Result<std::vector<Tensor>> next = combine(args);
     if (!next)
       return next.error();
     acc[size_t(to)] = std::move(*next);
-    for (size_t d = index.size(); d-- > 0;) {
-      if (++index[d] < first.shape()[d])
-        break;
-      index[d] = 0;
-    }
+    nextIndex(index, first.shape());
   }
   for (size_t i = 0; i < acc.size(); ++i)
     for (size_t k = 0; k < n; ++k)
-      for (unsigned p = 0; p < outs[k].parts(); ++p)
-        outs[k].setBits(int64_t(i), acc[i][k].bits(0, p), p);
+      copyElement(outs[k], int64_t(i), acc[i][k], 0);
   return outs;
 }
 

@@ -1,6 +1,7 @@
 // Ops that move elements without computing: each output element copies the
 // bits of one input element (or of a padding value), found by index
 // arithmetic on row-major strides.
+#include "indexing.h"
 #include "ops.h"
 
 #include "rules/stablehlo_attrs.h"
@@ -13,11 +14,6 @@ namespace {
 using rules::intAttr;
 using rules::intsAttr;
 
-void copyElement(Tensor &out, int64_t to, const Tensor &in, int64_t from) {
-  for (unsigned p = 0; p < out.parts(); ++p)
-    out.setBits(to, in.bits(from, p), p);
-}
-
 // Calls fn(index, flat) for every index of `shape`, in row-major order.
 template <class Fn>
 void forEachIndex(const std::vector<int64_t> &shape, Fn &&fn) {
@@ -25,22 +21,8 @@ void forEachIndex(const std::vector<int64_t> &shape, Fn &&fn) {
   int64_t total = 1;
   for (int64_t d : shape)
     total *= d;
-  for (int64_t flat = 0; flat < total; ++flat) {
+  for (int64_t flat = 0; flat < total; ++flat, nextIndex(index, shape))
     fn(index, flat);
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (++index[d] < shape[d])
-        break;
-      index[d] = 0;
-    }
-  }
-}
-
-int64_t offsetOf(const std::vector<int64_t> &index,
-                 const std::vector<int64_t> &strides) {
-  int64_t at = 0;
-  for (size_t d = 0; d < index.size(); ++d)
-    at += index[d] * strides[d];
-  return at;
 }
 
 Result<Tensor> broadcastInDim(const Operation &op, const Tensor &in,
@@ -112,7 +94,7 @@ Result<Tensor> concatenate(const Operation &op, const Operands &in,
   for (const Tensor *part : in) {
     forEachIndex(part->shape(), [&](std::vector<int64_t> index, int64_t flat) {
       index[size_t(*dim)] += offset;
-      copyElement(out, offsetOf(index, out_strides), *part, flat);
+      copyElement(out, flatIndex(index, out_strides), *part, flat);
     });
     offset += part->shape()[size_t(*dim)];
   }
@@ -146,7 +128,7 @@ Result<Tensor> reverse(const Operation &op, const Tensor &in, Type result) {
   forEachIndex(out.shape(), [&](std::vector<int64_t> index, int64_t flat) {
     for (int64_t d : *dims)
       index[size_t(d)] = in.shape()[size_t(d)] - 1 - index[size_t(d)];
-    copyElement(out, flat, in, offsetOf(index, strides));
+    copyElement(out, flat, in, flatIndex(index, strides));
   });
   return out;
 }

@@ -9,6 +9,7 @@
 //  - reduce_precision: XLA's bit recipe: round the significand to
 //    mantissa_bits (nearest even), then flush values outside the reduced
 //    exponent range to zero or infinity; NaNs stay NaN.
+#include "indexing.h"
 #include "ops.h"
 
 #include "rules/stablehlo_attrs.h"
@@ -17,30 +18,7 @@
 #include <numeric>
 
 namespace shardlab::interpreter::detail {
-namespace {
-
-std::vector<int64_t> orOnes(std::optional<std::vector<int64_t>> v,
-                            size_t rank) {
-  return v && v->size() == rank ? *v : std::vector<int64_t>(rank, 1);
-}
-
-bool next(std::vector<int64_t> &index, const std::vector<int64_t> &shape) {
-  for (size_t d = index.size(); d-- > 0;) {
-    if (++index[d] < shape[d])
-      return true;
-    index[d] = 0;
-  }
-  return false;
-}
-
-Tensor scalarAt(const Tensor &from, int64_t i, Type scalar) {
-  Tensor t = Tensor::zeros(scalar);
-  for (unsigned p = 0; p < t.parts(); ++p)
-    t.setBits(0, from.bits(i, p), p);
-  return t;
-}
-
-} // namespace
+namespace {} // namespace
 
 Result<std::vector<Tensor>> reduceWindow(const Operation &op,
                                          const Operands &in,
@@ -55,28 +33,20 @@ Result<std::vector<Tensor>> reduceWindow(const Operation &op,
       rules::intsAttr(op, "window_dimensions");
   if (!window || window->size() != rank)
     return opError(op, "window_dimensions missing");
-  const std::vector<int64_t> strides =
-      orOnes(rules::intsAttr(op, "window_strides"), rank);
-  const std::vector<int64_t> base =
-      orOnes(rules::intsAttr(op, "base_dilations"), rank);
-  const std::vector<int64_t> dil =
-      orOnes(rules::intsAttr(op, "window_dilations"), rank);
-  std::vector<int64_t> pad_low(rank, 0);
-  if (const Attr *padding = rules::findAttr(op, "padding")) {
-    std::optional<std::vector<int64_t>> p =
-        rules::denseInts(*padding, 2 * rank);
-    if (!p || p->size() != 2 * rank)
-      return opError(op, "padding unreadable");
-    for (size_t d = 0; d < rank; ++d)
-      pad_low[d] = (*p)[2 * d];
-  }
+  const std::vector<int64_t> strides = intsOrOnes(op, "window_strides", rank);
+  const std::vector<int64_t> base = intsOrOnes(op, "base_dilations", rank);
+  const std::vector<int64_t> dil = intsOrOnes(op, "window_dilations", rank);
+  Result<std::vector<int64_t>> low = lowPadding(op, rank);
+  if (!low)
+    return low.error();
+  const std::vector<int64_t> &pad_low = *low;
   std::vector<Tensor> outs;
   for (Type t : results)
     outs.push_back(Tensor::zeros(t));
   const std::vector<int64_t> xstrides = x.strides();
   std::vector<int64_t> at(rank, 0);
   for (int64_t flat = 0; flat < outs[0].size();
-       ++flat, next(at, outs[0].shape())) {
+       ++flat, nextIndex(at, outs[0].shape())) {
     std::vector<Tensor> acc;
     for (size_t k = 0; k < n; ++k)
       acc.push_back(*in[n + k]);
@@ -99,10 +69,9 @@ Result<std::vector<Tensor>> reduceWindow(const Operation &op,
       if (!next_acc)
         return next_acc.error();
       acc = std::move(*next_acc);
-    } while (next(w, *window));
+    } while (nextIndex(w, *window));
     for (size_t k = 0; k < n; ++k)
-      for (unsigned p = 0; p < outs[k].parts(); ++p)
-        outs[k].setBits(flat, acc[k].bits(0, p), p);
+      copyElement(outs[k], flat, acc[k], 0);
   }
   return outs;
 }
@@ -160,10 +129,9 @@ Result<std::vector<Tensor>> sort(const Operation &op, const Operands &in,
       return *failure;
     for (size_t k = 0; k < in.size(); ++k)
       for (int64_t i = 0; i < length; ++i)
-        for (unsigned p = 0; p < outs[k].parts(); ++p)
-          outs[k].setBits(base + i * step,
-                          in[k]->bits(base + order[size_t(i)] * step, p), p);
-  } while (next(at, outer_shape));
+        copyElement(outs[k], base + i * step, *in[k],
+                    base + order[size_t(i)] * step);
+  } while (nextIndex(at, outer_shape));
   return outs;
 }
 
@@ -220,25 +188,18 @@ Result<Tensor> selectAndScatter(const Operation &op, const Operands &in,
       rules::intsAttr(op, "window_dimensions");
   if (!window || window->size() != rank)
     return opError(op, "window_dimensions missing");
-  const std::vector<int64_t> strides =
-      orOnes(rules::intsAttr(op, "window_strides"), rank);
-  std::vector<int64_t> pad_low(rank, 0);
-  if (const Attr *padding = rules::findAttr(op, "padding")) {
-    std::optional<std::vector<int64_t>> p =
-        rules::denseInts(*padding, 2 * rank);
-    if (!p || p->size() != 2 * rank)
-      return opError(op, "padding unreadable");
-    for (size_t d = 0; d < rank; ++d)
-      pad_low[d] = (*p)[2 * d];
-  }
+  const std::vector<int64_t> strides = intsOrOnes(op, "window_strides", rank);
+  Result<std::vector<int64_t>> low = lowPadding(op, rank);
+  if (!low)
+    return low.error();
+  const std::vector<int64_t> &pad_low = *low;
   Tensor out = Tensor::zeros(result);
   for (int64_t i = 0; i < out.size(); ++i)
-    for (unsigned p = 0; p < out.parts(); ++p)
-      out.setBits(i, init.bits(0, p), p);
+    copyElement(out, i, init, 0);
   const Type scalar = init.type();
   const std::vector<int64_t> xs = x.strides();
   std::vector<int64_t> at(rank, 0);
-  for (int64_t s = 0; s < source.size(); ++s, next(at, source.shape())) {
+  for (int64_t s = 0; s < source.size(); ++s, nextIndex(at, source.shape())) {
     int64_t selected = -1;
     std::vector<int64_t> w(rank, 0);
     do { // the window's elements in index order; padding is never selected
@@ -261,15 +222,14 @@ Result<Tensor> selectAndScatter(const Operation &op, const Operands &in,
         return keep.error();
       if (keep->empty() || (*keep)[0].integer(0) == 0)
         selected = from;
-    } while (next(w, *window));
+    } while (nextIndex(w, *window));
     if (selected < 0)
       continue;
     Result<std::vector<Tensor>> sum =
         scatter({scalarAt(out, selected, scalar), scalarAt(source, s, scalar)});
     if (!sum)
       return sum.error();
-    for (unsigned p = 0; p < out.parts(); ++p)
-      out.setBits(selected, (*sum)[0].bits(0, p), p);
+    copyElement(out, selected, (*sum)[0], 0);
   }
   return out;
 }
@@ -288,12 +248,8 @@ Result<std::vector<Tensor>> topK(const Operation &op, const Tensor &x,
   // Larger first in the total order (NaN above +inf, +0 above -0); equal
   // elements keep their order.
   auto key = [&](int64_t i) -> double {
-    if (x.isFloat()) {
-      const FloatFormat &f = *x.layout().float_format;
-      const uint64_t sign = uint64_t{1} << (f.bits - 1);
-      const int64_t magnitude = int64_t(x.bits(i) & (sign - 1));
-      return double(x.bits(i) & sign ? -magnitude - 1 : magnitude);
-    }
+    if (x.isFloat())
+      return double(totalOrderKey(x.bits(i), *x.layout().float_format));
     return x.layout().is_unsigned || x.layout().is_bool
                ? double(uint64_t(x.integer(i)))
                : double(x.integer(i));
@@ -305,8 +261,7 @@ Result<std::vector<Tensor>> topK(const Operation &op, const Tensor &x,
       return key(r * n + a) > key(r * n + b);
     });
     for (int64_t j = 0; j < *k; ++j) {
-      for (unsigned p = 0; p < values.parts(); ++p)
-        values.setBits(r * *k + j, x.bits(r * n + order[size_t(j)], p), p);
+      copyElement(values, r * *k + j, x, r * n + order[size_t(j)]);
       indices.setInteger(r * *k + j, uint64_t(order[size_t(j)]));
     }
   }
