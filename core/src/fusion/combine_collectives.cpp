@@ -1,6 +1,7 @@
 // Groups a block's collectives as XLA's combiners do and orders the block
 // so each group is one step (see combine_collectives.h).
 #include "shardlab/fusion/combine_collectives.h"
+#include "ir/op_properties.h"
 
 #include <algorithm>
 #include <map>
@@ -176,11 +177,6 @@ bool twoOfOneKey(
   return false;
 }
 
-bool isTerminator(const Operation &op) {
-  return op.is("func.return") || op.is("stablehlo.return") ||
-         op.is("sdy.return");
-}
-
 } // namespace
 
 std::vector<std::vector<Operation *>> orderWithCombinedCollectives(
@@ -190,7 +186,7 @@ std::vector<std::vector<Operation *>> orderWithCombinedCollectives(
   std::vector<Operation *> ops;
   Operation *terminator = nullptr;
   for (Operation &op : block) {
-    if (isTerminator(op) && !op.nextInBlock())
+    if (isBlockReturn(op) && !op.nextInBlock())
       terminator = &op;
     else
       ops.push_back(&op);

@@ -3,6 +3,7 @@
 // case) and reductions run their regions; everything else is one of the op
 // families of ops.h.
 #include "indexing.h"
+#include "ir/op_properties.h"
 #include "ops.h"
 
 #include "rules/stablehlo_attrs.h"
@@ -57,8 +58,7 @@ private:
     for (size_t i = 0; i < args.size(); ++i)
       scope.values[block.argument(i)] = args[i];
     for (Operation &op : block) {
-      if (op.is("func.return") || op.is("stablehlo.return") ||
-          op.is("sdy.return")) {
+      if (isBlockReturn(op)) {
         std::vector<Tensor> results;
         for (size_t i = 0; i < op.numOperands(); ++i) {
           const Tensor *t = scope.find(op.operand(i));

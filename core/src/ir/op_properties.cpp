@@ -122,6 +122,11 @@ std::optional<std::string_view> stablehloEnum(const Attr *attr,
   return value;
 }
 
+bool isBlockReturn(const Operation &op) {
+  return op.is("func.return") || op.is("stablehlo.return") ||
+         op.is("sdy.return");
+}
+
 std::string_view customCallTarget(const Operation &op) {
   if (!op.is("stablehlo.custom_call") && !op.is("mhlo.custom_call"))
     return {};

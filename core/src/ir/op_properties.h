@@ -21,6 +21,10 @@ const std::vector<std::string_view> &elementwiseOps();
 /// sharding_constraint, reshard).
 bool isElementwise(const Operation &op);
 
+/// Whether `op` ends a block by returning values to its parent:
+/// func.return, stablehlo.return or sdy.return.
+bool isBlockReturn(const Operation &op);
+
 /// The target of a `stablehlo.custom_call` / `mhlo.custom_call`
 /// (`@Sharding`); empty for any other op.
 std::string_view customCallTarget(const Operation &op);

@@ -1,4 +1,5 @@
 #include "edges.h"
+#include "ir/op_properties.h"
 
 #include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
@@ -8,10 +9,7 @@
 
 namespace shardlab::prop {
 
-bool isTerminator(const Operation &op) {
-  return op.is("func.return") || op.is("stablehlo.return") ||
-         op.is("sdy.return");
-}
+bool isTerminator(const Operation &op) { return isBlockReturn(op); }
 
 bool isDataFlowOp(const Operation &op) {
   return op.is("stablehlo.while") || op.is("stablehlo.case") ||

@@ -1,5 +1,6 @@
 // buildProgram: walks a function of a module lowered to explicit
 // collectives and emits the costed per-device graph.
+#include "ir/op_properties.h"
 #include "passes/xla_support.h"
 #include "program_internal.h"
 #include "sharding/sharding_utils.h"
@@ -160,8 +161,7 @@ void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
 // Ops a kernel can hold: not control flow, calls to known functions,
 // collectives or terminators (the builder emits those itself).
 bool Builder::isKernelOp(const Operation &op) const {
-  if (op.is("func.return") || op.is("stablehlo.return") ||
-      op.is("sdy.return") || op.is("stablehlo.while") ||
+  if (isBlockReturn(op) || op.is("stablehlo.while") ||
       op.is("stablehlo.case") || op.is("stablehlo.if") ||
       op.is("sdy.named_computation"))
     return false;
@@ -230,8 +230,7 @@ std::vector<int64_t> Builder::emitBlock(Env &env, Block &block,
               " nodes (unrolled loops?)";
       return {};
     }
-    if (op.is("func.return") || op.is("stablehlo.return") ||
-        op.is("sdy.return")) {
+    if (isBlockReturn(op)) {
       std::vector<int64_t> yielded;
       for (size_t i = 0; i < op.numOperands(); ++i)
         yielded.push_back(env.count(op.operand(i)) ? env[op.operand(i)] : -1);

@@ -11,6 +11,7 @@
 // conflicts in one factor may have its result resharded (processDot).
 #include "explicit_reshards_util.h"
 #include "export_passes.h"
+#include "ir/op_properties.h"
 
 #include "passes/data_flow_edges.h"
 #include "passes/pass_utils.h"
@@ -507,10 +508,7 @@ bool processOp(Module &module, Operation &op, bool enable_full,
   return true;
 }
 
-bool isTerminator(const Operation &op) {
-  return op.is("func.return") || op.is("stablehlo.return") ||
-         op.is("sdy.return");
-}
+bool isTerminator(const Operation &op) { return isBlockReturn(op); }
 
 // The func's ops in post-order (nested ops before their parent), as MLIR's
 // default walk visits them.
