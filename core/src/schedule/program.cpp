@@ -90,6 +90,9 @@ struct Builder {
   bool emitCollective(Env &env, Operation &op, const std::string &suffix);
   void emitCombined(Env &env, const std::vector<Operation *> &members,
                     const std::string &suffix);
+  void emitAsyncPair(Env &env, const std::vector<Operation *> &ops,
+                     const CollectiveCall &call, const std::string &suffix,
+                     const std::string &why);
   std::optional<fusion::CombineCandidate> combineCandidate(Operation &op);
   std::optional<fusion::CombineCandidate>
   newCombineCandidate(Operation &op, CollectiveKind kind);
@@ -401,30 +404,7 @@ bool Builder::emitCollective(Env &env, Operation &op,
     graph().node(graph().size() - 1).cost_us = 0;
     return true;
   }
-  CollectiveInfo info;
-  const OpCost c = coster.collective(*call, info);
-  Node start;
-  start.name = label(op, suffix) + "-start";
-  start.line = op.loc.line;
-  start.kind = NodeKind::AsyncStart;
-  start.collective = call->kind;
-  start.device_groups = call->groups;
-  start.output_bytes = call->output_bytes;
-  start.explanation = c.explanation;
-  if (coster.approximate())
-    start.cost_us = 1;
-  Node done = start;
-  done.name = label(op, suffix) + "-done";
-  done.line = op.loc.line;
-  done.kind = NodeKind::AsyncDone;
-  done.output_bytes = 0;
-  const int64_t s = graph().addNode(std::move(start));
-  const int64_t d = graph().addNode(std::move(done));
-  connect(env, op, s);
-  graph().linkAsyncPair(s, d, c.cost_us);
-  bindResults(env, op, d);
-  info.start_node = s;
-  program.collectives.push_back(std::move(info));
+  emitAsyncPair(env, {&op}, *call, suffix, "");
   return true;
 }
 
@@ -498,19 +478,30 @@ void Builder::emitCombined(Env &env, const std::vector<Operation *> &members,
     call->output_bytes += other->output_bytes;
     lines += (i > 1 ? ", " : "") + std::to_string(members[i]->loc.line);
   }
+  emitAsyncPair(env, members, *call, suffix,
+                "combined (XLA's " + std::string(toString(call->kind)) +
+                    " combiner) with the " +
+                    std::to_string(members.size() - 1) +
+                    " collectives of lines " + lines + "\n");
+}
+
+// One collective call as an async start/done pair moving `call`'s bytes:
+// the start waits for the operands of every op in `ops`, their results
+// come from the done.
+void Builder::emitAsyncPair(Env &env, const std::vector<Operation *> &ops,
+                            const CollectiveCall &call,
+                            const std::string &suffix, const std::string &why) {
+  const Operation &first = *ops.front();
   CollectiveInfo info;
-  const OpCost c = coster.collective(*call, info);
+  const OpCost c = coster.collective(call, info);
   Node start;
   start.name = label(first, suffix) + "-start";
   start.line = first.loc.line;
   start.kind = NodeKind::AsyncStart;
-  start.collective = call->kind;
-  start.device_groups = call->groups;
-  start.output_bytes = call->output_bytes;
-  start.explanation = "combined (XLA's " + std::string(toString(call->kind)) +
-                      " combiner) with the " +
-                      std::to_string(members.size() - 1) +
-                      " collectives of lines " + lines + "\n" + c.explanation;
+  start.collective = call.kind;
+  start.device_groups = call.groups;
+  start.output_bytes = call.output_bytes;
+  start.explanation = why + c.explanation;
   if (coster.approximate())
     start.cost_us = 1;
   Node done = start;
@@ -519,11 +510,11 @@ void Builder::emitCombined(Env &env, const std::vector<Operation *> &members,
   done.output_bytes = 0;
   const int64_t s = graph().addNode(std::move(start));
   const int64_t d = graph().addNode(std::move(done));
-  for (Operation *member : members)
-    connect(env, *member, s);
+  for (Operation *op : ops)
+    connect(env, *op, s);
   graph().linkAsyncPair(s, d, c.cost_us);
-  for (Operation *member : members)
-    bindResults(env, *member, d);
+  for (Operation *op : ops)
+    bindResults(env, *op, d);
   info.start_node = s;
   program.collectives.push_back(std::move(info));
 }
