@@ -44,6 +44,24 @@ std::optional<std::vector<int64_t>> denseInts(const Attr &attr, size_t count) {
   return values;
 }
 
+std::vector<std::vector<int64_t>> denseIntRows(const Attr &attr) {
+  std::vector<std::vector<int64_t>> rows;
+  const DenseReader reader = attr.denseReader();
+  if (!reader.valid() || !attr.type || attr.type->shape.size() != 2)
+    return rows;
+  const int64_t width = attr.type->shape[1];
+  for (int64_t r = 0; r < attr.type->shape[0]; ++r) {
+    std::vector<int64_t> row;
+    for (int64_t c = 0; c < width; ++c) {
+      const int64_t v = reader.intAt(reader.isSplat() ? 0 : r * width + c);
+      if (v >= 0)
+        row.push_back(v);
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 std::optional<std::vector<int64_t>> intsAttr(const Operation &op,
                                              std::string_view name) {
   const Attr *attr = findAttr(op, name);

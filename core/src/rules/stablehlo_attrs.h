@@ -29,6 +29,9 @@ std::optional<std::vector<int64_t>> intsAttr(const Operation &op,
 /// The integers of a dense elements attribute, a splat repeated `count`
 /// times; nullopt for other kinds or literal text kept raw.
 std::optional<std::vector<int64_t>> denseInts(const Attr &attr, size_t count);
+/// The rows of a 2-D dense integer attribute (replica_groups,
+/// source_target_pairs), without XLA's -1 padding; empty when unreadable.
+std::vector<std::vector<int64_t>> denseIntRows(const Attr &attr);
 
 /// The fields of a `#stablehlo.name<key = value, ...>` attribute, each value
 /// an integer or a list of integers (a single integer becomes a one-element

@@ -6,17 +6,12 @@
 // the cross-partition mode of a single-replica SPMD program, where
 // partition ids are device ids.
 #include "program_internal.h"
+#include "rules/stablehlo_attrs.h"
 
 #include <algorithm>
 
 namespace shardlab::schedule::detail {
 namespace {
-
-const Attr *inherent(const Operation &op, std::string_view name) {
-  if (const Attr *a = op.attrs.get(name))
-    return a;
-  return op.props().get(name);
-}
 
 std::vector<int64_t> operandsBytes(const Module &module, Operation &op) {
   int64_t in = 0, out = 0;
@@ -25,20 +20,6 @@ std::vector<int64_t> operandsBytes(const Module &module, Operation &op) {
   for (size_t i = 0; i < op.numResults(); ++i)
     out += localTensor(op.result(i)).bytes;
   return {in, out};
-}
-
-// Rows of a 2-D replica group list without XLA's -1 padding.
-std::vector<std::vector<int64_t>> rowsOf(const DenseInts &dense) {
-  std::vector<std::vector<int64_t>> rows;
-  const int64_t width = dense.shape.size() == 2 ? dense.shape[1] : 0;
-  for (size_t i = 0; width > 0 && i < dense.values.size(); i += size_t(width)) {
-    std::vector<int64_t> row;
-    for (size_t j = i; j < i + size_t(width) && j < dense.values.size(); ++j)
-      if (dense.values[j] >= 0)
-        row.push_back(dense.values[j]);
-    rows.push_back(std::move(row));
-  }
-  return rows;
 }
 
 std::vector<int64_t> allDevices(int64_t num_devices) {
@@ -91,10 +72,8 @@ std::optional<CollectiveCall> stablehloCollectiveCall(const Module &module,
   call.output_bytes = bytes[1];
   call.dtype = localTensor(op.operand(0)).dtype;
   if (kind == CollectiveKind::CollectivePermute) {
-    const std::optional<DenseInts> pairs =
-        denseInts(inherent(op, "source_target_pairs"));
-    if (pairs)
-      call.groups = rowsOf(*pairs);
+    if (const Attr *pairs = rules::findAttr(op, "source_target_pairs"))
+      call.groups = rules::denseIntRows(*pairs);
     std::vector<std::vector<int64_t>> rows;
     rows.swap(call.groups);
     for (const std::vector<int64_t> &row : rows)
@@ -103,10 +82,8 @@ std::optional<CollectiveCall> stablehloCollectiveCall(const Module &module,
         call.groups.push_back(row);
       }
   } else {
-    const std::optional<DenseInts> groups =
-        denseInts(inherent(op, "replica_groups"));
-    if (groups)
-      call.groups = rowsOf(*groups);
+    if (const Attr *groups = rules::findAttr(op, "replica_groups"))
+      call.groups = rules::denseIntRows(*groups);
     if (call.groups.empty() || call.groups.front().empty())
       call.groups = {allDevices(num_devices)};
   }
@@ -121,7 +98,8 @@ int64_t maxStablehloDeviceId(Module &module) {
     if (stablehloCollectiveKind(op) == CollectiveKind::None)
       return;
     for (const char *name : {"replica_groups", "source_target_pairs"})
-      if (const std::optional<DenseInts> d = denseInts(inherent(op, name)))
+      if (const std::optional<DenseInts> d =
+              denseInts(rules::findAttr(op, name)))
         for (int64_t v : d->values)
           highest = std::max(highest, v);
   });
