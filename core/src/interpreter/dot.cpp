@@ -9,6 +9,7 @@
 #include "rules/stablehlo_attrs.h"
 
 #include <complex>
+#include <type_traits>
 
 namespace shardlab::interpreter::detail {
 namespace {
@@ -43,15 +44,55 @@ int64_t count(const std::vector<int64_t> &dims,
   return n;
 }
 
-// sum + lhs[la] * rhs[ra] with every product and sum rounded to f32.
-std::complex<float> accumulate(std::complex<double> sum, const Tensor &lhs,
-                               int64_t la, const Tensor &rhs, int64_t ra) {
-  const std::complex<float> a(float(lhs.real(la)), float(lhs.imag(la)));
-  const std::complex<float> b(float(rhs.real(ra)), float(rhs.imag(ra)));
-  const std::complex<float> s(float(sum.real()), float(sum.imag()));
-  if (a.imag() == 0 && b.imag() == 0 && s.imag() == 0)
-    return {s.real() + a.real() * b.real(), 0.0f};
-  return s + a * b;
+// The flat offsets of every index over `dims` of `shape` (row-major over
+// those dims) with `strides`; `index_dims` names the dims the index runs
+// over when they differ from the dims the strides are taken at (the rhs
+// side of a contraction follows the lhs's order).
+std::vector<int64_t> offsets(const std::vector<int64_t> &index_dims,
+                             const std::vector<int64_t> &index_shape,
+                             const std::vector<int64_t> &stride_dims,
+                             const std::vector<int64_t> &strides) {
+  std::vector<int64_t> out;
+  std::vector<int64_t> index(index_dims.size(), 0);
+  const int64_t n = count(index_dims, index_shape);
+  out.reserve(size_t(n));
+  for (int64_t i = 0; i < n; ++i, advance(index, index_dims, index_shape)) {
+    int64_t at = 0;
+    for (size_t k = 0; k < index.size(); ++k)
+      at += index[k] * strides[size_t(stride_dims[k])];
+    out.push_back(at);
+  }
+  return out;
+}
+
+// One operand decoded once, in the form the accumulation reads.
+template <class T> std::vector<T> decoded(const Tensor &t) {
+  std::vector<T> out(size_t(t.size()));
+  for (int64_t i = 0; i < t.size(); ++i) {
+    if constexpr (std::is_same_v<T, uint64_t>)
+      out[size_t(i)] = uint64_t(t.integer(i));
+    else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+      out[size_t(i)] = T(t.real(i));
+    else
+      out[size_t(i)] = T(typename T::value_type(t.real(i)),
+                         typename T::value_type(t.imag(i)));
+  }
+  return out;
+}
+
+// The sum over the contraction of lhs[loff + lk] * rhs[roff + rk].
+// Float accumulation (T = float, complex<float>) rounds each product and
+// partial sum to f32; double and integer types accumulate in their width.
+template <class T>
+T contract(const std::vector<T> &a, int64_t loff,
+           const std::vector<int64_t> &lk, const std::vector<T> &b,
+           int64_t roff, const std::vector<int64_t> &rk) {
+  T sum{};
+  for (size_t k = 0; k < lk.size(); ++k) {
+    const T product = a[size_t(loff + lk[k])] * b[size_t(roff + rk[k])];
+    sum = sum + product;
+  }
+  return sum;
 }
 
 } // namespace
@@ -71,65 +112,78 @@ Result<Tensor> dotGeneral(const Operation &op, const Operands &in,
       return opError(op, "dot_dimension_numbers missing");
     dims = *read;
   }
+  // The op's types are trusted everywhere else; a dot's are checked, as
+  // its loops index both operands by the other's sizes.
+  if (dims.lhs_contracting.size() != dims.rhs_contracting.size() ||
+      dims.lhs_batching.size() != dims.rhs_batching.size())
+    return opError(op, "dimension numbers do not pair up");
+  for (auto [l, r] : {std::pair{&dims.lhs_contracting, &dims.rhs_contracting},
+                      {&dims.lhs_batching, &dims.rhs_batching}})
+    for (size_t k = 0; k < l->size(); ++k)
+      if ((*l)[k] < 0 || (*l)[k] >= lhs.rank() || (*r)[k] < 0 ||
+          (*r)[k] >= rhs.rank() ||
+          lhs.shape()[size_t((*l)[k])] != rhs.shape()[size_t((*r)[k])])
+        return opError(op, "operand sizes do not agree along paired "
+                           "dimensions");
   const std::vector<int64_t> lfree =
       freeDims(lhs.rank(), dims.lhs_batching, dims.lhs_contracting);
   const std::vector<int64_t> rfree =
       freeDims(rhs.rank(), dims.rhs_batching, dims.rhs_contracting);
+  if (count(dims.lhs_batching, lhs.shape()) * count(lfree, lhs.shape()) *
+          count(rfree, rhs.shape()) !=
+      result->numElements())
+    return opError(op, "result type does not match the operands");
   Tensor out = Tensor::zeros(result);
   const std::vector<int64_t> ls = lhs.strides(), rs = rhs.strides();
-  const int64_t batches = count(dims.lhs_batching, lhs.shape());
-  const int64_t lcount = count(lfree, lhs.shape());
-  const int64_t rcount = count(rfree, rhs.shape());
-  const int64_t kcount = count(dims.lhs_contracting, lhs.shape());
+  const std::vector<int64_t> &lshape = lhs.shape(), &rshape = rhs.shape();
+  const std::vector<int64_t> batch_l =
+      offsets(dims.lhs_batching, lshape, dims.lhs_batching, ls);
+  const std::vector<int64_t> batch_r =
+      offsets(dims.lhs_batching, lshape, dims.rhs_batching, rs);
+  const std::vector<int64_t> free_l = offsets(lfree, lshape, lfree, ls);
+  const std::vector<int64_t> free_r = offsets(rfree, rshape, rfree, rs);
+  const std::vector<int64_t> lk =
+      offsets(dims.lhs_contracting, lshape, dims.lhs_contracting, ls);
+  const std::vector<int64_t> rk =
+      offsets(dims.lhs_contracting, lshape, dims.rhs_contracting, rs);
+  // Every output element, in row-major order: batch, lhs free, rhs free.
+  auto each = [&](auto &&store) {
+    int64_t flat = 0;
+    for (size_t bi = 0; bi < batch_l.size(); ++bi)
+      for (int64_t l : free_l)
+        for (int64_t r : free_r)
+          store(flat++, batch_l[bi] + l, batch_r[bi] + r);
+  };
   // f64 (and complex<f64>) results accumulate in double; the rest in f32.
   const bool wide = out.layout().part_bits >= 64;
-  std::vector<int64_t> b(dims.lhs_batching.size(), 0);
-  int64_t flat = 0;
-  for (int64_t bi = 0; bi < batches;
-       ++bi, advance(b, dims.lhs_batching, lhs.shape())) {
-    int64_t lbase = 0, rbase = 0;
-    for (size_t k = 0; k < b.size(); ++k) {
-      lbase += b[k] * ls[size_t(dims.lhs_batching[k])];
-      rbase += b[k] * rs[size_t(dims.rhs_batching[k])];
-    }
-    std::vector<int64_t> li(lfree.size(), 0);
-    for (int64_t l = 0; l < lcount; ++l, advance(li, lfree, lhs.shape())) {
-      int64_t loff = lbase;
-      for (size_t k = 0; k < li.size(); ++k)
-        loff += li[k] * ls[size_t(lfree[k])];
-      std::vector<int64_t> ri(rfree.size(), 0);
-      for (int64_t r = 0; r < rcount;
-           ++r, ++flat, advance(ri, rfree, rhs.shape())) {
-        int64_t roff = rbase;
-        for (size_t k = 0; k < ri.size(); ++k)
-          roff += ri[k] * rs[size_t(rfree[k])];
-        std::complex<double> sum = 0;
-        uint64_t isum = 0;
-        std::vector<int64_t> c(dims.lhs_contracting.size(), 0);
-        for (int64_t k = 0; k < kcount;
-             ++k, advance(c, dims.lhs_contracting, lhs.shape())) {
-          int64_t la = loff, ra = roff;
-          for (size_t j = 0; j < c.size(); ++j) {
-            la += c[j] * ls[size_t(dims.lhs_contracting[j])];
-            ra += c[j] * rs[size_t(dims.rhs_contracting[j])];
-          }
-          if (out.isInteger())
-            isum += uint64_t(lhs.integer(la)) * uint64_t(rhs.integer(ra));
-          else if (wide)
-            sum += std::complex<double>(lhs.real(la), lhs.imag(la)) *
-                   std::complex<double>(rhs.real(ra), rhs.imag(ra));
-          else
-            sum = std::complex<double>(accumulate(sum, lhs, la, rhs, ra));
-        }
-        if (out.isInteger()) {
-          out.setInteger(flat,
-                         out.layout().is_bool ? uint64_t(isum != 0) : isum);
-        } else {
-          out.setReal(flat, sum.real());
-          out.setImag(flat, sum.imag());
-        }
-      }
-    }
+  const bool complex = lhs.isComplex() || rhs.isComplex();
+  if (out.isInteger()) {
+    const auto a = decoded<uint64_t>(lhs), b = decoded<uint64_t>(rhs);
+    const bool is_bool = out.layout().is_bool;
+    each([&](int64_t flat, int64_t lo, int64_t ro) {
+      const uint64_t sum = contract(a, lo, lk, b, ro, rk);
+      out.setInteger(flat, is_bool ? uint64_t(sum != 0) : sum);
+    });
+  } else if (complex) {
+    auto run = [&](auto zero) {
+      using C = decltype(zero);
+      const auto a = decoded<C>(lhs), b = decoded<C>(rhs);
+      each([&](int64_t flat, int64_t lo, int64_t ro) {
+        const C sum = contract(a, lo, lk, b, ro, rk);
+        out.setReal(flat, double(sum.real()));
+        out.setImag(flat, double(sum.imag()));
+      });
+    };
+    wide ? run(std::complex<double>{}) : run(std::complex<float>{});
+  } else {
+    auto run = [&](auto zero) {
+      using R = decltype(zero);
+      const auto a = decoded<R>(lhs), b = decoded<R>(rhs);
+      each([&](int64_t flat, int64_t lo, int64_t ro) {
+        out.setReal(flat, double(contract(a, lo, lk, b, ro, rk)));
+      });
+    };
+    wide ? run(double{}) : run(float{});
   }
   return out;
 }

@@ -161,7 +161,8 @@ Result<std::vector<Tensor>> scatter(const Operation &op, const Operands &in,
     }
     bool fits = true;
     for (size_t d = 0; d < oshape.size(); ++d)
-      fits = fits && at[d] >= 0 && at[d] + extent[d] <= oshape[d];
+      fits =
+          fits && at[d] >= 0 && at[d] <= oshape[d] - extent[d]; // no overflow
     if (!fits)
       continue; // the whole window is skipped
     size_t w = 0;

@@ -28,6 +28,24 @@ void copyElement(Tensor &out, int64_t to, const Tensor &in, int64_t from) {
     out.setBits(to, in.bits(from, p), p);
 }
 
+void copyBox(const Tensor &from, const std::vector<int64_t> &from_start,
+             Tensor &to, const std::vector<int64_t> &to_start,
+             const std::vector<int64_t> &sizes) {
+  for (int64_t s : sizes)
+    if (s <= 0)
+      return;
+  const std::vector<int64_t> from_strides = from.strides();
+  const std::vector<int64_t> to_strides = to.strides();
+  std::vector<int64_t> index(sizes.size(), 0), a(sizes.size()), b(sizes.size());
+  do {
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      a[d] = from_start[d] + index[d];
+      b[d] = to_start[d] + index[d];
+    }
+    copyElement(to, flatIndex(b, to_strides), from, flatIndex(a, from_strides));
+  } while (nextIndex(index, sizes));
+}
+
 Tensor scalarAt(const Tensor &from, int64_t i, Type scalar) {
   Tensor t = Tensor::zeros(scalar);
   copyElement(t, 0, from, i);

@@ -23,6 +23,12 @@ int64_t flatIndex(const std::vector<int64_t> &index,
 /// out[to] = in[from], every part.
 void copyElement(Tensor &out, int64_t to, const Tensor &in, int64_t from);
 
+/// Copies the box of `sizes` at `from_start` in `from` to `to_start` in
+/// `to` (both boxes inside their tensors).
+void copyBox(const Tensor &from, const std::vector<int64_t> &from_start,
+             Tensor &to, const std::vector<int64_t> &to_start,
+             const std::vector<int64_t> &sizes);
+
 /// Element `i` of `from` as a tensor of the scalar type `scalar`.
 Tensor scalarAt(const Tensor &from, int64_t i, Type scalar);
 

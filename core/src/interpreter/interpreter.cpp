@@ -18,40 +18,73 @@ namespace {
 using detail::Operands;
 using detail::opError;
 
-/// Values of one scope; lookups fall back to the enclosing scopes.
+/// What a run counts, whatever the devices.
+struct RunTotals {
+  std::vector<CheckResult> checks;
+  int64_t ops_run = 0;
+  int64_t elements = 0;
+};
+
+/// The values of one op result, one tensor per lane (device) that runs
+/// the block.
+using Lanes = std::vector<Tensor>;
+
+/// Values of one scope, for the lanes that run it; lookups fall back to
+/// the enclosing scopes. A region that one device runs alone (a reducer's
+/// body) is a scope of one lane inside the scope of all of them; a branch
+/// some devices take is a scope of those.
 struct Scope {
   const Scope *parent = nullptr;
-  std::unordered_map<const Value *, Tensor> values;
-  const Tensor *find(const Value *v) const {
-    for (const Scope *s = this; s; s = s->parent)
+  std::vector<size_t> parent_lane; ///< each lane's lane in `parent`
+  std::vector<int64_t> devices;    ///< each lane's device (partition id)
+  std::unordered_map<const Value *, Lanes> values;
+  size_t lanes() const { return devices.size(); }
+  const Tensor *find(const Value *v, size_t lane) const {
+    for (const Scope *s = this; s; s = s->parent) {
       if (auto it = s->values.find(v); it != s->values.end())
-        return &it->second;
+        return &it->second[lane];
+      if (s->parent)
+        lane = s->parent_lane[lane];
+    }
     return nullptr;
+  }
+  /// A scope of `lanes` of this one (indices into this scope's lanes).
+  Scope child(const std::vector<size_t> &lanes) const {
+    Scope c;
+    c.parent = this;
+    c.parent_lane = lanes;
+    for (size_t l : lanes)
+      c.devices.push_back(devices[l]);
+    return c;
   }
 };
 
 class Evaluator {
 public:
-  Evaluator(Module &module, const RunOptions &options, RunResult &out)
-      : module_(module), options_(options), out_(out) {}
+  Evaluator(Module &module, const RunOptions &options, RunTotals &out,
+            int64_t num_devices)
+      : module_(module), options_(options), out_(out),
+        num_devices_(num_devices) {}
 
-  Result<std::vector<Tensor>> callFunction(Operation &func,
-                                           const std::vector<Tensor> &args) {
+  /// Runs `func` on every lane of `devices`; `args` is [argument][lane].
+  Result<std::vector<Lanes>> callFunction(Operation &func,
+                                          const std::vector<Lanes> &args,
+                                          const std::vector<int64_t> &devices) {
     if (!func.numRegions() || func.region(0).empty())
       return opError(func, "function has no body");
     if (++depth_ > 256)
       return opError(func, "calls nested more than 256 deep");
-    Result<std::vector<Tensor>> r =
-        runBlock(func.region(0).front(), args, nullptr);
+    Scope scope;
+    scope.devices = devices;
+    Result<std::vector<Lanes>> r =
+        runBlock(func.region(0).front(), args, std::move(scope));
     --depth_;
     return r;
   }
 
 private:
-  Result<std::vector<Tensor>>
-  runBlock(Block &block, const std::vector<Tensor> &args, const Scope *parent) {
-    Scope scope;
-    scope.parent = parent;
+  Result<std::vector<Lanes>>
+  runBlock(Block &block, const std::vector<Lanes> &args, Scope scope) {
     if (args.size() != block.numArguments())
       return makeError("block of " + std::to_string(block.numArguments()) +
                        " arguments called with " + std::to_string(args.size()));
@@ -59,12 +92,16 @@ private:
       scope.values[block.argument(i)] = args[i];
     for (Operation &op : block) {
       if (isBlockReturn(op)) {
-        std::vector<Tensor> results;
+        std::vector<Lanes> results;
         for (size_t i = 0; i < op.numOperands(); ++i) {
-          const Tensor *t = scope.find(op.operand(i));
-          if (!t)
-            return opError(op, "operand " + std::to_string(i) + " unknown");
-          results.push_back(*t);
+          Lanes lanes;
+          for (size_t l = 0; l < scope.lanes(); ++l) {
+            const Tensor *t = scope.find(op.operand(i), l);
+            if (!t)
+              return opError(op, "operand " + std::to_string(i) + " unknown");
+            lanes.push_back(*t);
+          }
+          results.push_back(std::move(lanes));
         }
         return results;
       }
@@ -75,15 +112,17 @@ private:
     return makeError("block ends without a return");
   }
 
-  Result<Operands> operandsOf(Operation &op, const Scope &scope) {
-    Operands in;
-    for (size_t i = 0; i < op.numOperands(); ++i) {
-      const Tensor *t = scope.find(op.operand(i));
-      if (!t)
-        return opError(op, "operand " + std::to_string(i) +
-                               " has no value (defined by an op not run)");
-      in.push_back(t);
-    }
+  /// The operands of `op` on each lane: [lane][operand].
+  Result<std::vector<Operands>> operandsOf(Operation &op, const Scope &scope) {
+    std::vector<Operands> in(scope.lanes());
+    for (size_t l = 0; l < scope.lanes(); ++l)
+      for (size_t i = 0; i < op.numOperands(); ++i) {
+        const Tensor *t = scope.find(op.operand(i), l);
+        if (!t)
+          return opError(op, "operand " + std::to_string(i) +
+                                 " has no value (defined by an op not run)");
+        in[l].push_back(t);
+      }
     return in;
   }
 
@@ -104,15 +143,17 @@ private:
     return types;
   }
 
+  /// Binds `results` ([result][lane]) to the op's results.
   Result<bool> bind(Operation &op, Scope &scope,
-                    Result<std::vector<Tensor>> results) {
+                    Result<std::vector<Lanes>> results) {
     if (!results)
       return results.error();
     if (results->size() != op.numResults())
       return opError(op, "produced " + std::to_string(results->size()) +
                              " results for " + std::to_string(op.numResults()));
     for (size_t i = 0; i < results->size(); ++i) {
-      out_.elements += (*results)[i].size();
+      for (const Tensor &t : (*results)[i])
+        out_.elements += t.size();
       scope.values[op.result(i)] = std::move((*results)[i]);
     }
     return true;
@@ -122,13 +163,46 @@ private:
     if (++out_.ops_run > options_.max_ops)
       return opError(op, "more than " + std::to_string(options_.max_ops) +
                              " ops run (a loop that does not end?)");
-    Result<Operands> in = operandsOf(op, scope);
+    Result<std::vector<Operands>> in = operandsOf(op, scope);
     if (!in)
       return in.error();
     Result<std::vector<Type>> types = resultTypes(op);
     if (!types)
       return types.error();
-    return bind(op, scope, evaluate(op, *in, *types, scope));
+    return bind(op, scope, evaluateOnLanes(op, *in, *types, scope));
+  }
+
+  // Control flow and collectives run on all lanes together (a collective
+  // needs every member's operand; a loop's body may hold collectives);
+  // every other op runs on each lane alone.
+  Result<std::vector<Lanes>> evaluateOnLanes(Operation &op,
+                                             const std::vector<Operands> &in,
+                                             const std::vector<Type> &types,
+                                             const Scope &scope) {
+    const std::string_view name = op.name;
+    if (name == "func.call" || name == "call")
+      return call(op, in, scope);
+    if (name == "stablehlo.while")
+      return loop(op, in, scope);
+    if (name == "stablehlo.if" || name == "stablehlo.case")
+      return branch(op, in, scope);
+    if (detail::isCollective(op))
+      return detail::collective(op, in, types, scope.devices, num_devices_,
+                                [this, &op, &scope](size_t lane) {
+                                  return regionCombiner(op, scope, lane);
+                                });
+    std::vector<Lanes> results(types.size());
+    for (size_t l = 0; l < scope.lanes(); ++l) {
+      Result<std::vector<Tensor>> r = evaluate(op, in[l], types, scope, l);
+      if (!r)
+        return r.error();
+      if (r->size() != types.size())
+        return opError(op, "produced " + std::to_string(r->size()) +
+                               " results for " + std::to_string(types.size()));
+      for (size_t i = 0; i < r->size(); ++i)
+        results[i].push_back(std::move((*r)[i]));
+    }
+    return results;
   }
 
   // The expressed-type tensor type of a quantized one (same shape).
@@ -169,7 +243,8 @@ private:
   // values; its quantized results are quantized again.
   Result<std::vector<Tensor>>
   dequantizeOpQuantize(Operation &op, const Operands &in,
-                       const std::vector<Type> &types, const Scope &scope) {
+                       const std::vector<Type> &types, const Scope &scope,
+                       size_t lane) {
     std::vector<Tensor> expressed;
     expressed.reserve(in.size());
     Operands plain;
@@ -187,7 +262,7 @@ private:
       plain_types.push_back(q ? expressedType(t, *q) : t);
     }
     Result<std::vector<Tensor>> r =
-        evaluatePlain(op, plain, plain_types, scope);
+        evaluatePlain(op, plain, plain_types, scope, lane);
     if (!r)
       return r.error();
     for (size_t i = 0; i < r->size() && i < types.size(); ++i)
@@ -198,7 +273,7 @@ private:
 
   Result<std::vector<Tensor>> evaluate(Operation &op, const Operands &in,
                                        const std::vector<Type> &types,
-                                       const Scope &scope) {
+                                       const Scope &scope, size_t lane) {
     const std::string_view name = op.name;
     if (name == "stablehlo.uniform_quantize" && in.size() == 1 &&
         types.size() == 1)
@@ -213,38 +288,37 @@ private:
     for (Type t : types)
       quantized = quantized || uniformQuant(t->element->text);
     if (quantized)
-      return dequantizeOpQuantize(op, in, types, scope);
-    return evaluatePlain(op, in, types, scope);
+      return dequantizeOpQuantize(op, in, types, scope, lane);
+    return evaluatePlain(op, in, types, scope, lane);
   }
 
   Result<std::vector<Tensor>> evaluatePlain(Operation &op, const Operands &in,
                                             const std::vector<Type> &types,
-                                            const Scope &scope) {
+                                            const Scope &scope, size_t lane) {
     const std::string_view name = op.name;
-    if (name == "stablehlo.constant")
+    if (name == "stablehlo.constant" || name == "sdy.constant")
       return constant(op, types);
-    if (name == "func.call" || name == "call")
-      return call(op, in);
+    if (name == "stablehlo.partition_id" || name == "stablehlo.replica_id")
+      return deviceId(op, types,
+                      name == "stablehlo.partition_id" ? scope.devices[lane]
+                                                       : 0);
     if (name == "stablehlo.custom_call")
-      return customCall(op, in, types);
+      return customCall(op, in, types, scope.devices[lane]);
     if (name.substr(0, 6) == "check.") // the check dialect's own ops
-      return check(op, name, in, types);
-    if (name == "stablehlo.while")
-      return loop(op, in, scope);
-    if (name == "stablehlo.if" || name == "stablehlo.case")
-      return branch(op, in, scope);
+      return check(op, name, in, types, scope.devices[lane]);
     if (name == "stablehlo.reduce")
-      return reduction(op, in, types, scope);
+      return detail::reduce(op, in, types, regionCombiner(op, scope, lane));
     if (name == "stablehlo.scatter")
-      return detail::scatter(op, in, types, regionCombiner(op, scope));
+      return detail::scatter(op, in, types, regionCombiner(op, scope, lane));
     if (name == "stablehlo.reduce_window")
-      return detail::reduceWindow(op, in, types, regionCombiner(op, scope));
+      return detail::reduceWindow(op, in, types,
+                                  regionCombiner(op, scope, lane));
     if (name == "stablehlo.sort")
-      return detail::sort(op, in, types, regionCombiner(op, scope));
+      return detail::sort(op, in, types, regionCombiner(op, scope, lane));
     if (name == "stablehlo.select_and_scatter" && types.size() == 1)
       return one(detail::selectAndScatter(op, in, types[0],
-                                          regionCombiner(op, scope, 0),
-                                          regionCombiner(op, scope, 1)));
+                                          regionCombiner(op, scope, lane, 0),
+                                          regionCombiner(op, scope, lane, 1)));
     if (name == "chlo.top_k" && in.size() == 1)
       return detail::topK(op, *in[0], types);
     if (name == "stablehlo.reduce_precision" && types.size() == 1)
@@ -294,21 +368,40 @@ private:
     return std::vector<Tensor>{detail::fromLiteral(reader, types[0])};
   }
 
-  Result<std::vector<Tensor>> call(Operation &op, const Operands &in) {
+  // partition_id / replica_id: this device's id, as the result type.
+  static Result<std::vector<Tensor>>
+  deviceId(Operation &op, const std::vector<Type> &types, int64_t id) {
+    if (types.size() != 1 || types[0]->rank() != 0)
+      return opError(op, "expected one scalar result");
+    Tensor t = Tensor::zeros(types[0]);
+    t.setInteger(0, uint64_t(id));
+    return std::vector<Tensor>{std::move(t)};
+  }
+
+  // [lane][operand] -> [operand][lane].
+  static std::vector<Lanes> byOperand(const std::vector<Operands> &in,
+                                      size_t count) {
+    std::vector<Lanes> out(count);
+    for (const Operands &lane : in)
+      for (size_t i = 0; i < count && i < lane.size(); ++i)
+        out[i].push_back(*lane[i]);
+    return out;
+  }
+
+  Result<std::vector<Lanes>>
+  call(Operation &op, const std::vector<Operands> &in, const Scope &scope) {
     const Attr *callee = op.attrs.get("callee");
     if (!callee)
       callee = op.props().get("callee");
     Operation *func = callee ? module_.lookupSymbol(callee->str()) : nullptr;
     if (!func)
       return opError(op, "callee not found");
-    std::vector<Tensor> args;
-    for (const Tensor *t : in)
-      args.push_back(*t);
-    return callFunction(*func, args);
+    return callFunction(*func, byOperand(in, op.numOperands()), scope.devices);
   }
 
   Result<std::vector<Tensor>> customCall(Operation &op, const Operands &in,
-                                         const std::vector<Type> &types) {
+                                         const std::vector<Type> &types,
+                                         int64_t device) {
     const Attr *target = rules::findAttr(op, "call_target_name");
     const std::string name = target && target->kind == AttrKind::String
                                  ? target->str()
@@ -316,17 +409,19 @@ private:
     if (name.substr(0, 6) != "check.")
       return opError(op,
                      "custom_call @" + name + " is not run by the interpreter");
-    return check(op, name, in, types);
+    return check(op, name, in, types, device);
   }
 
   // A check (custom call or op): recorded; check.eq also returns whether
   // it held.
   Result<std::vector<Tensor>> check(Operation &op, std::string_view name,
                                     const Operands &in,
-                                    const std::vector<Type> &types) {
+                                    const std::vector<Type> &types,
+                                    int64_t device) {
     std::optional<CheckResult> check = detail::runCheck(op, name, in);
     if (!check)
       return opError(op, std::string(name) + " is not run by the interpreter");
+    check->device = num_devices_ > 1 ? device : -1;
     const bool passed = check->passed;
     out_.checks.push_back(std::move(*check));
     std::vector<Tensor> results;
@@ -339,66 +434,123 @@ private:
     return results;
   }
 
-  Result<std::vector<Tensor>> regionResults(Operation &op, size_t region,
-                                            const std::vector<Tensor> &args,
-                                            const Scope &scope) {
+  /// Runs region `region` of `op` on the lanes of `scope`; `args` is
+  /// [argument][lane].
+  Result<std::vector<Lanes>> regionResults(Operation &op, size_t region,
+                                           const std::vector<Lanes> &args,
+                                           Scope scope) {
     if (op.numRegions() <= region || op.region(region).empty())
       return opError(op, "region " + std::to_string(region) + " missing");
-    return runBlock(op.region(region).front(), args, &scope);
+    return runBlock(op.region(region).front(), args, std::move(scope));
   }
 
-  Result<std::vector<Tensor>> loop(Operation &op, const Operands &in,
-                                   const Scope &scope) {
-    std::vector<Tensor> state;
-    for (const Tensor *t : in)
-      state.push_back(*t);
+  static std::vector<size_t> allLanes(const Scope &scope) {
+    std::vector<size_t> lanes(scope.lanes());
+    for (size_t l = 0; l < lanes.size(); ++l)
+      lanes[l] = l;
+    return lanes;
+  }
+
+  // Every device runs the loop in step (its body may hold collectives), so
+  // every device must see the same condition.
+  Result<std::vector<Lanes>>
+  loop(Operation &op, const std::vector<Operands> &in, const Scope &scope) {
+    std::vector<Lanes> state = byOperand(in, op.numOperands());
+    const std::vector<size_t> lanes = allLanes(scope);
     while (true) {
-      Result<std::vector<Tensor>> more = regionResults(op, 0, state, scope);
+      Result<std::vector<Lanes>> more =
+          regionResults(op, 0, state, scope.child(lanes));
       if (!more)
         return more.error();
-      if (more->size() != 1 || (*more)[0].size() != 1)
+      if (more->size() != 1)
         return opError(op, "condition must yield one i1");
-      if ((*more)[0].integer(0) == 0)
+      Result<bool> go = sameOnEveryLane(op, (*more)[0], scope, "condition");
+      if (!go)
+        return go.error();
+      if (!*go)
         return state;
-      Result<std::vector<Tensor>> next = regionResults(op, 1, state, scope);
+      Result<std::vector<Lanes>> next =
+          regionResults(op, 1, state, scope.child(lanes));
       if (!next)
         return next.error();
       state = std::move(*next);
     }
   }
 
-  Result<std::vector<Tensor>> branch(Operation &op, const Operands &in,
-                                     const Scope &scope) {
-    if (in.size() != 1 || in[0]->size() != 1)
-      return opError(op, "expected one scalar predicate or index");
-    size_t region;
-    if (op.is("stablehlo.if")) {
-      region = in[0]->integer(0) != 0 ? 0 : 1;
-    } else { // case: an index out of range runs the last branch
-      const int64_t index = in[0]->integer(0);
-      region = index < 0 || size_t(index) >= op.numRegions()
-                   ? op.numRegions() - 1
-                   : size_t(index);
+  Result<bool> sameOnEveryLane(Operation &op, const Lanes &flags,
+                               const Scope &scope, const char *what) {
+    for (size_t l = 0; l < flags.size(); ++l) {
+      if (flags[l].size() != 1)
+        return opError(op, std::string(what) + " must be one i1");
+      if ((flags[l].integer(0) != 0) != (flags[0].integer(0) != 0))
+        return opError(op, "devices " + std::to_string(scope.devices[0]) +
+                               " and " + std::to_string(scope.devices[l]) +
+                               " disagree on the loop " + what);
     }
-    return regionResults(op, region, {}, scope);
+    return !flags.empty() && flags[0].integer(0) != 0;
   }
 
+  // Each lane takes its branch; the lanes that take the same one run it
+  // together (a collective inside then spans only them).
+  Result<std::vector<Lanes>>
+  branch(Operation &op, const std::vector<Operands> &in, const Scope &scope) {
+    std::vector<std::vector<size_t>> lanes_of(op.numRegions());
+    for (size_t l = 0; l < scope.lanes(); ++l) {
+      if (in[l].size() != 1 || in[l][0]->size() != 1)
+        return opError(op, "expected one scalar predicate or index");
+      lanes_of[branchIndex(op, *in[l][0])].push_back(l);
+    }
+    std::vector<Lanes> results(op.numResults(), Lanes(scope.lanes()));
+    for (size_t region = 0; region < lanes_of.size(); ++region) {
+      if (lanes_of[region].empty())
+        continue;
+      Result<std::vector<Lanes>> r =
+          regionResults(op, region, {}, scope.child(lanes_of[region]));
+      if (!r)
+        return r.error();
+      if (r->size() != results.size())
+        return opError(op, "branch yields the wrong number of values");
+      for (size_t i = 0; i < r->size(); ++i)
+        for (size_t k = 0; k < lanes_of[region].size(); ++k)
+          results[i][lanes_of[region][k]] = std::move((*r)[i][k]);
+    }
+    return results;
+  }
+
+  static size_t branchIndex(Operation &op, const Tensor &selector) {
+    if (op.is("stablehlo.if"))
+      return selector.integer(0) != 0 ? 0 : 1;
+    // case: an index out of range runs the last branch
+    const int64_t index = selector.integer(0);
+    return index < 0 || size_t(index) >= op.numRegions() ? op.numRegions() - 1
+                                                         : size_t(index);
+  }
+
+  /// A reducer, comparator or selector region run by lane `lane` alone.
   detail::Combiner regionCombiner(Operation &op, const Scope &scope,
-                                  size_t region = 0) {
-    return [this, &op, &scope, region](const std::vector<Tensor> &args) {
-      return regionResults(op, region, args, scope);
+                                  size_t lane, size_t region = 0) {
+    return [this, &op, &scope, lane, region](
+               const std::vector<Tensor> &args) -> Result<std::vector<Tensor>> {
+      std::vector<Lanes> lane_args;
+      lane_args.reserve(args.size());
+      for (const Tensor &t : args)
+        lane_args.push_back(Lanes{t});
+      Result<std::vector<Lanes>> r =
+          regionResults(op, region, lane_args, scope.child({lane}));
+      if (!r)
+        return r.error();
+      std::vector<Tensor> out;
+      out.reserve(r->size());
+      for (Lanes &l : *r)
+        out.push_back(std::move(l[0]));
+      return out;
     };
-  }
-
-  Result<std::vector<Tensor>> reduction(Operation &op, const Operands &in,
-                                        const std::vector<Type> &types,
-                                        const Scope &scope) {
-    return detail::reduce(op, in, types, regionCombiner(op, scope));
   }
 
   Module &module_;
   const RunOptions &options_;
-  RunResult &out_;
+  RunTotals &out_;
+  int64_t num_devices_;
   int depth_ = 0;
 };
 
@@ -418,37 +570,106 @@ Operation *onlyFunction(Module &module) {
 
 } // namespace
 
-RunResult run(Module &module, const std::vector<Tensor> &args,
-              const RunOptions &options) {
-  RunResult out;
-  Operation *func = module.lookupSymbol(options.entry);
-  if (!func && options.entry == "main")
+Operation *findEntry(Module &module, const std::string &entry) {
+  Operation *func = module.lookupSymbol(entry);
+  if (!func && entry == "main")
     func = onlyFunction(module);
-  if (!func || !func->is("func.func")) {
-    out.error = "no function @" + options.entry + " to run";
-    return out;
-  }
-  if (!func->numRegions() || func->region(0).empty()) {
-    out.error = "@" + options.entry + " has no body";
-    return out;
-  }
+  if (!func || !func->is("func.func") || !func->numRegions() ||
+      func->region(0).empty())
+    return nullptr;
+  return func;
+}
+
+namespace {
+
+// The entry function, or why there is none to run.
+Result<Operation *> entryFunction(Module &module, const RunOptions &options,
+                                  size_t num_args) {
+  Operation *func = findEntry(module, options.entry);
+  if (!func)
+    return makeError("no function @" + options.entry + " to run");
   Block &body = func->region(0).front();
-  if (body.numArguments() != args.size()) {
-    out.error = "@" + options.entry + " takes " +
-                std::to_string(body.numArguments()) + " arguments and " +
-                std::to_string(args.size()) +
-                " were given (a module whose inputs are not in it, such as "
-                "one with dynamic shapes, needs them)";
+  if (body.numArguments() != num_args)
+    return makeError(
+        "@" + options.entry + " takes " + std::to_string(body.numArguments()) +
+        " arguments and " + std::to_string(num_args) +
+        " were given (a module whose inputs are not in it, such as one with "
+        "dynamic shapes, needs them)");
+  return func;
+}
+
+} // namespace
+
+DevicesRunResult runOnDevices(Module &module,
+                              const std::vector<std::vector<Tensor>> &args,
+                              const RunOptions &options) {
+  DevicesRunResult out;
+  if (args.empty()) {
+    out.error = "no devices to run on";
     return out;
   }
-  Evaluator evaluator(module, options, out);
-  Result<std::vector<Tensor>> results = evaluator.callFunction(*func, args);
+  const size_t num_args = args[0].size();
+  for (const std::vector<Tensor> &device_args : args)
+    if (device_args.size() != num_args) {
+      out.error = "every device needs the same number of arguments";
+      return out;
+    }
+  Result<Operation *> func = entryFunction(module, options, num_args);
+  if (!func) {
+    out.error = func.error().message;
+    return out;
+  }
+  Block &body = (*func)->region(0).front();
+  for (size_t d = 0; d < args.size(); ++d)
+    for (size_t i = 0; i < num_args; ++i) {
+      Type want = body.argument(i)->type;
+      Type got = args[d][i].type();
+      if (!got || !want || got->shape != want->shape ||
+          got->element != want->element) {
+        out.error = "argument " + std::to_string(i) + " of device " +
+                    std::to_string(d) + " is " +
+                    (got ? got->text : std::string("no tensor")) + ", @" +
+                    options.entry + " takes " + (want ? want->text : "?");
+        return out;
+      }
+    }
+  std::vector<Lanes> lane_args(num_args);
+  std::vector<int64_t> devices;
+  for (size_t d = 0; d < args.size(); ++d) {
+    devices.push_back(int64_t(d));
+    for (size_t i = 0; i < num_args; ++i)
+      lane_args[i].push_back(args[d][i]);
+  }
+  RunTotals totals;
+  Evaluator evaluator(module, options, totals, int64_t(args.size()));
+  Result<std::vector<Lanes>> results =
+      evaluator.callFunction(**func, lane_args, devices);
+  out.checks = std::move(totals.checks);
+  out.ops_run = totals.ops_run;
+  out.elements = totals.elements;
   if (!results) {
     out.error = results.error().message;
     return out;
   }
-  out.results = std::move(*results);
+  out.results.assign(args.size(), {});
+  for (Lanes &value : *results)
+    for (size_t d = 0; d < value.size(); ++d)
+      out.results[d].push_back(std::move(value[d]));
   out.ok = true;
+  return out;
+}
+
+RunResult run(Module &module, const std::vector<Tensor> &args,
+              const RunOptions &options) {
+  DevicesRunResult devices = runOnDevices(module, {args}, options);
+  RunResult out;
+  out.ok = devices.ok;
+  out.error = std::move(devices.error);
+  out.checks = std::move(devices.checks);
+  out.ops_run = devices.ops_run;
+  out.elements = devices.elements;
+  if (devices.ok)
+    out.results = std::move(devices.results[0]);
   return out;
 }
 

@@ -81,6 +81,18 @@ Result<std::vector<Tensor>> topK(const Operation &op, const Tensor &x,
 Result<Tensor> reducePrecision(const Operation &op, const Tensor &x,
                                Type result);
 
+/// Whether `op` is a collective (collectives.cpp).
+bool isCollective(const Operation &op);
+/// The reduction region of a collective as lane `lane` runs it.
+using LaneCombiner = std::function<Combiner(size_t lane)>;
+/// A collective on the lanes of simulated devices: `in` is [lane][operand],
+/// `devices` each lane's partition id out of `num_devices`; the results
+/// are [result][lane] (collectives.cpp).
+Result<std::vector<std::vector<Tensor>>>
+collective(Operation &op, const std::vector<Operands> &in,
+           const std::vector<Type> &types, const std::vector<int64_t> &devices,
+           int64_t num_devices, const LaneCombiner &reducer);
+
 /// A `check.*` custom call on its operands (checks.cpp); nullopt when
 /// `target` is not a check the interpreter knows.
 std::optional<CheckResult>

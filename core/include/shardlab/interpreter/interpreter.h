@@ -29,7 +29,8 @@ struct CheckResult {
   std::string op; ///< check.expect_close, ...
   int64_t line = 0;
   bool passed = false;
-  std::string detail; ///< the first differing element, when it failed
+  std::string detail;  ///< the first differing element, when it failed
+  int64_t device = -1; ///< the simulated device that ran it, else -1
 };
 
 struct RunResult {
@@ -55,10 +56,39 @@ struct RunOptions {
   int64_t max_ops = 100000000;
 };
 
+/// What a per-device program computed on each simulated device.
+struct DevicesRunResult {
+  bool ok = false;
+  std::string error;
+  std::vector<std::vector<Tensor>> results; ///< [device][result]
+  std::vector<CheckResult> checks;          ///< every device's, in order
+  int64_t ops_run = 0;                      ///< summed over devices
+  int64_t elements = 0;
+};
+
+/// The function named `entry` with a body; for "main", a module's only
+/// function when it has no @main. nullptr when there is none.
+Operation *findEntry(Module &module, const std::string &entry);
+
 /// Runs `options.entry` with no arguments (the self-checking modules' form).
 RunResult run(Module &module, const RunOptions &options = {});
 /// Runs `options.entry` on `args`.
 RunResult run(Module &module, const std::vector<Tensor> &args,
               const RunOptions &options = {});
+
+/// Runs a per-device program (SPMD: one program, num_partitions = the
+/// number of devices, one replica) on simulated devices, device d with
+/// `args[d]`. The devices run in step, op by op: `partition_id` is d,
+/// `replica_id` 0, and the collectives (all_reduce, all_gather,
+/// reduce_scatter, all_to_all, collective_permute, collective_broadcast)
+/// exchange values as the StableHLO specification says, their groups read
+/// by `replica_groups`, `channel_handle` and `use_global_device_ids`. A
+/// loop whose condition differs between devices is an error.
+///
+///   device d:  %p = partition_id            -> d
+///              %s = all_reduce(%x) {[[0,1],[2,3]]}  -> x0+x1 on 0 and 1
+DevicesRunResult runOnDevices(Module &module,
+                              const std::vector<std::vector<Tensor>> &args,
+                              const RunOptions &options = {});
 
 } // namespace shardlab::interpreter
