@@ -85,7 +85,10 @@ def main():
                 check(want <= kinds, "%s: collectives %s, want at least %s" % (name, kinds, want))
                 check(not any("fmha" in t for t in r.get("not_costed", {})),
                       "%s: flash attention not costed: %s" % (name, r.get("not_costed")))
-                check(r["compute_us"] > 0 and r["step_time_us"] >= r["compute_us"],
+                # The step is at least the compute it schedules; the two are
+                # summed in different orders, so allow the last bits.
+                check(r["compute_us"] > 0
+                      and r["step_time_us"] >= r["compute_us"] * (1 - 1e-12),
                       "%s: step %s below compute %s" % (name, r["step_time_us"], r["compute_us"]))
             if len(by_policy) == 3:
                 gemms = {p: kernels(by_policy[p], is_gemm) for p in by_policy}

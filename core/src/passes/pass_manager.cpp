@@ -77,7 +77,9 @@ Status appendPass(PassPipeline &pipeline, std::string_view flag,
 const std::vector<std::pair<std::string_view, std::string_view>> &
 perDeviceSteps() {
   static const std::vector<std::pair<std::string_view, std::string_view>>
-      steps = {{"sdy-resolve-permutation-factors", ""},
+      steps = {{"sdy-replicate-operands-of-unknown-ops", ""},
+               {"sdy-replicate-inputs-of-custom-reductions", ""},
+               {"sdy-resolve-permutation-factors", ""},
                {"sdy-reshard-to-collectives", ""},
                {"sdy-pad-for-divisibility", ""},
                {"sdy-convert-global-to-local", ""}};

@@ -82,6 +82,36 @@ void cloneBlockBefore(Block &from, Block &into, Operation *before,
   }
 }
 
+void insertMeshOp(Module &module, Operation *before, const std::string &name,
+                  const Mesh &mesh) {
+  Context &ctx = module.ctx();
+  auto op = makeOp(ctx, "sdy.mesh", {}, {}, module.op().loc);
+  op->attrs.set(ctx.intern("sym_name"), ctx.attrs.string(name));
+  op->attrs.set(ctx.intern("mesh"),
+                ctx.attrs.make(Attr{AttrKind::Mesh, mesh, nullptr, {}}));
+  module.body().insertBefore(before, std::move(op));
+}
+
+std::string_view combinerKind(Operation &op) {
+  if (!op.numRegions() || op.region(0).empty())
+    return {};
+  Block &body = op.region(0).front();
+  Operation *combine = body.front();
+  if (!combine || body.numArguments() != 2 || combine->numOperands() != 2 ||
+      !combine->nextInBlock() || combine->nextInBlock()->nextInBlock() ||
+      combine->operand(0)->owner_block != &body ||
+      combine->operand(1)->owner_block != &body)
+    return {};
+  static constexpr std::pair<std::string_view, std::string_view> kKinds[] = {
+      {"stablehlo.add", "sum"},     {"stablehlo.multiply", "product"},
+      {"stablehlo.maximum", "max"}, {"stablehlo.minimum", "min"},
+      {"stablehlo.and", "and"},     {"stablehlo.or", "or"}};
+  for (const auto &[name, kind] : kKinds)
+    if (combine->is(name))
+      return kind;
+  return {};
+}
+
 void eraseOp(Operation &op) { op.parentBlock()->erase(&op); }
 
 void replaceOp(Operation &op, const std::vector<Value *> &values) {

@@ -35,6 +35,16 @@ std::unique_ptr<Operation> cloneOp(Operation &op, ValueMap &map);
 void cloneBlockBefore(Block &from, Block &into, Operation *before,
                       ValueMap &map, bool skip_terminator);
 
+/// A new `sdy.mesh @name = mesh` before `before` in the module's body.
+void insertMeshOp(Module &module, Operation *before, const std::string &name,
+                  const Mesh &mesh);
+
+/// The kind of the combiner of a reduce or scatter whose region is one
+/// elementwise op of its two arguments: "sum", "product", "max", "min",
+/// "and", "or"; empty for any other region (argmax's comparator, complex
+/// max by compare and select).
+std::string_view combinerKind(Operation &op);
+
 /// Erases `op`; its results must have no uses.
 void eraseOp(Operation &op);
 

@@ -76,13 +76,30 @@ std::string_view reductionOpName(std::string_view kind) {
     return "stablehlo.maximum";
   if (kind == "min")
     return "stablehlo.minimum";
+  if (kind == "product")
+    return "stablehlo.multiply";
+  if (kind == "and")
+    return "stablehlo.and";
+  if (kind == "or")
+    return "stablehlo.or";
   return "stablehlo.add";
+}
+
+void GlobalToLocal::setLocalType(Value *value, Type local) {
+  if (local != value->type)
+    global_types_.emplace(value, value->type);
+  value->type = local;
+}
+
+Type GlobalToLocal::globalType(Value *value) const {
+  auto it = global_types_.find(value);
+  return it == global_types_.end() ? value->type : it->second;
 }
 
 void GlobalToLocal::localizeResults(Operation &op) {
   for (size_t i = 0; i < op.numResults(); ++i) {
     Value *result = op.result(i);
-    result->type = localType(result->type, getSharding(result));
+    setLocalType(result, localType(result->type, getSharding(result)));
   }
 }
 
@@ -180,7 +197,7 @@ bool GlobalToLocal::convertFunc(Operation &func) {
   std::vector<Type> inputs, results;
   for (size_t i = 0; i < body.numArguments(); ++i) {
     Value *arg = body.argument(i);
-    arg->type = localType(arg->type, getSharding(arg));
+    setLocalType(arg, localType(arg->type, getSharding(arg)));
     inputs.push_back(arg->type);
   }
   const Attr *type_attr = func.attrs.get("function_type");

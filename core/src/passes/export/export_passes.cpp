@@ -120,6 +120,29 @@ void addPartitionerPasses(std::vector<PassInfo> &passes,
        {},
        resolveSingleDeviceShardingPass});
   passes.push_back(
+      {"sdy-replicate-operands-of-unknown-ops",
+       stage,
+       "Let ops without a sharding rule read their operands whole",
+       "An op Shardy has no sharding rule for (uniform_quantize, an unknown "
+       "custom call) and no sharding of its own runs whole on every device; "
+       "each of its sharded operands goes through an sdy.reshard to "
+       "replicated, which -sdy-reshard-to-collectives lowers to an "
+       "all_gather. The first step of the per-device program.",
+       {},
+       replicateOperandsOfUnknownOpsPass});
+  passes.push_back(
+      {"sdy-replicate-inputs-of-custom-reductions",
+       stage,
+       "Let reductions without a combining all-reduce read their inputs whole",
+       "A reduce over a sharded dimension whose reducer is not one "
+       "elementwise op (argmax's comparator of value and index, a complex "
+       "max by compare and select) has no all-reduce that combines partial "
+       "results: its inputs go through an sdy.reshard that makes the reduced "
+       "dimensions whole, and the sdy.all_reduce Shardy added after it over "
+       "those axes goes. A step of the per-device program.",
+       {},
+       replicateInputsOfCustomReductionsPass});
+  passes.push_back(
       {"sdy-pad-for-divisibility",
        stage,
        "Pad dimensions their shards do not divide",

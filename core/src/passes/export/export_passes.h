@@ -34,6 +34,10 @@ bool removeShardingGroupsPass(Module &, const PassOptions &,
                               DiagnosticEngine &);
 bool removeSubAxesInInputOutputShardingsPass(Module &, const PassOptions &,
                                              DiagnosticEngine &);
+bool replicateInputsOfCustomReductionsPass(Module &, const PassOptions &,
+                                           DiagnosticEngine &);
+bool replicateOperandsOfUnknownOpsPass(Module &, const PassOptions &,
+                                       DiagnosticEngine &);
 bool resolvePermutationFactorsPass(Module &, const PassOptions &,
                                    DiagnosticEngine &);
 bool resolveSingleDeviceShardingPass(Module &, const PassOptions &,

@@ -20,6 +20,8 @@
 //        -> tensor<4x16xf32>
 #pragma once
 
+#include <unordered_map>
+
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
 #include "shardlab/sharding/sharding.h"
@@ -80,6 +82,21 @@ public:
   Value *allReduce(LocalBuilder &b, const Mesh &mesh,
                    const TensorSharding &sharding, Value *input,
                    const std::vector<AxisRef> &axes, std::string_view kind);
+  /// Replaces `op`'s one result by `value` and erases `op`. A rewrite's
+  /// value (a local reshape, say) has no sharding: it keeps the global one
+  /// `op` had, for a later rewrite that reads its operand's (a permute).
+  void replaceWith(Operation &op, Value *value);
+  /// Erases the `sdy.sharding` of a one-result op rewritten in place,
+  /// keeping it for globalSharding.
+  void dropSharding(Operation &op);
+  /// The global (unpadded) type `value` had before it became local; its
+  /// type when it was not rewritten.
+  Type globalType(Value *value) const;
+  /// Sets `value`'s type to `local`, remembering the global one.
+  void setLocalType(Value *value, Type local);
+  /// The global sharding of `value`: its own, or that of the op a rewrite
+  /// replaced by it or dropped; nullptr when none.
+  const TensorSharding *globalSharding(Value *value) const;
   /// The offset of this device's shard along `axes` of `mesh`, in elements
   /// of size `step`: a constant 0 when `axes` is empty, else a table lookup.
   Value *shardOffset(LocalBuilder &b, const Mesh &mesh,
@@ -95,6 +112,8 @@ public:
   bool convertConstant(Operation &op);
   bool convertIota(Operation &op);
   bool convertSlice(Operation &op);
+  bool sliceStartsByDevice(Operation &op, const TensorSharding &sharding,
+                           Type local);
   bool convertPad(Operation &op);
   bool convertConvolution(Operation &op);
   bool convertGather(Operation &op);
@@ -109,6 +128,8 @@ private:
   void localizeResults(Operation &op);
   void localizeRegionArguments(Operation &op);
   int64_t next_channel_ = 1;
+  std::unordered_map<const Value *, TensorSharding> replaced_shardings_;
+  std::unordered_map<const Value *, Type> global_types_;
 };
 
 /// The stablehlo op computing `kind` ("sum", "max", "min") of two scalars.

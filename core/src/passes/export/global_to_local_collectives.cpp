@@ -41,10 +41,26 @@ std::vector<AxisRef> concatAxes(const DimAxes &axes,
   return all;
 }
 
-std::string_view reductionKind(const Operation &op) {
+// How an all_reduce / reduce_scatter combines its operands: its
+// `reduction_kind`, else a sum. Shardy writes a sum after every reduce
+// over a sharded dimension and every scatter whose updates are split
+// across devices, but each device then holds a partial result of the op's
+// combiner (convertScatter starts the others from its identity), and those
+// combine by that combiner: a reduce-max's by a max, a multiply-scatter's
+// by a product.
+std::string_view reductionKind(Operation &op) {
   const Attr *kind = op.attrs.get("reduction_kind");
-  return kind && kind->kind == AttrKind::String ? std::string_view(kind->str())
-                                                : "sum";
+  if (kind && kind->kind == AttrKind::String)
+    return kind->str();
+  Operation *def = op.operand(0)->defining_op;
+  while (def && def->is("stablehlo.slice"))
+    def = def->operand(0)->defining_op;
+  const bool one_input_reduce =
+      def && def->is("stablehlo.reduce") && def->numOperands() == 2;
+  if ((one_input_reduce || (def && def->is("stablehlo.scatter"))) &&
+      !combinerKind(*def).empty())
+    return combinerKind(*def);
+  return "sum";
 }
 
 // The two-scalar reducer region of an all_reduce / reduce_scatter.
@@ -60,14 +76,30 @@ void addReducer(Context &ctx, Operation &op, Type element,
       makeOp(ctx, "stablehlo.return", {combine->result(0)}, {}, op.loc));
 }
 
-void replaceWith(Operation &op, Value *value) {
+std::vector<int64_t> shapeOf(Value *value) { return value->type->shape; }
+
+} // namespace
+
+void GlobalToLocal::replaceWith(Operation &op, Value *value) {
+  if (const TensorSharding *had = globalSharding(op.result(0));
+      had && !getSharding(value))
+    replaced_shardings_[value] = *had;
   op.result(0)->replaceAllUsesWith(value);
   eraseOp(op);
 }
 
-std::vector<int64_t> shapeOf(Value *value) { return value->type->shape; }
+void GlobalToLocal::dropSharding(Operation &op) {
+  if (const TensorSharding *had = getSharding(op.result(0)))
+    replaced_shardings_[op.result(0)] = *had;
+  op.attrs.erase("sdy.sharding");
+}
 
-} // namespace
+const TensorSharding *GlobalToLocal::globalSharding(Value *value) const {
+  if (const TensorSharding *own = getSharding(value))
+    return own;
+  auto it = replaced_shardings_.find(value);
+  return it == replaced_shardings_.end() ? nullptr : &it->second;
+}
 
 Value *GlobalToLocal::allReduce(LocalBuilder &b, const Mesh &mesh,
                                 const TensorSharding &sharding, Value *input,
@@ -328,7 +360,7 @@ bool GlobalToLocal::convertCollectivePermute(Operation &op) {
   if (!out_mesh)
     return false;
   Value *input = op.operand(0);
-  const TensorSharding *in = getSharding(input);
+  const TensorSharding *in = globalSharding(input);
   const Mesh *in_mesh = in ? meshOf(*in, op) : out_mesh;
   if (!in_mesh)
     return false;

@@ -109,8 +109,8 @@ bool GlobalToLocal::convertScatter(Operation &op) {
   writeGatherScatterDims(op, *dims, ctx); // as MLIR prints them
   Value *indices = op.operand(inputs);
   Value *updates = op.operand(inputs + 1);
-  const TensorSharding *sharding = getSharding(op.operand(0));
-  const TensorSharding *update_sharding = getSharding(updates);
+  const TensorSharding *sharding = globalSharding(op.operand(0));
+  const TensorSharding *update_sharding = globalSharding(updates);
   const Mesh *mesh = sharding          ? lookupMesh(module, *sharding)
                      : update_sharding ? lookupMesh(module, *update_sharding)
                                        : nullptr;
@@ -187,7 +187,7 @@ bool GlobalToLocal::convertScatter(Operation &op) {
 bool GlobalToLocal::convertGather(Operation &op) {
   const std::optional<GatherScatterDims> dims = readGatherScatterDims(op);
   Value *operand = op.operand(0);
-  const TensorSharding *sharding = getSharding(operand);
+  const TensorSharding *sharding = globalSharding(operand);
   const Attr *sizes_attr = op.attrs.get("slice_sizes");
   const Mesh *mesh = sharding ? lookupMesh(module, *sharding) : nullptr;
   if (!dims || !mesh || !sizes_attr ||
@@ -225,8 +225,12 @@ bool GlobalToLocal::convertGather(Operation &op) {
   Type index_type = indices->type;
   const int64_t vector_dim = dims->index_vector_dim;
   const size_t count = dims->index_map.size();
+  // The operand's real size: a padded dimension's last shard holds
+  // padding, which a clamped index must not reach.
+  const std::vector<int64_t> &unpadded = globalType(operand)->shape;
   auto global = [&](size_t d) {
-    return local[d] * shardedSize(sharding->dims[d], *mesh);
+    return std::min(local[d] * shardedSize(sharding->dims[d], *mesh),
+                    unpadded[d]);
   };
   Value *mask = nullptr;
   if (!indexed.empty()) {

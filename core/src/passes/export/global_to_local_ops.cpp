@@ -12,6 +12,7 @@
 #include "sharding/device_layout.h"
 #include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
+#include "shardlab/sharding/axis.h"
 
 #include <algorithm>
 #include <numeric>
@@ -29,11 +30,6 @@ bool isSplat(const Attr &value) {
   return reader.valid() && reader.isSplat();
 }
 
-void replaceWith(Operation &op, Value *value) {
-  op.result(0)->replaceAllUsesWith(value);
-  eraseOp(op);
-}
-
 } // namespace
 
 // A splat keeps its value at the local shape; other sharded literals stay
@@ -46,7 +42,21 @@ bool GlobalToLocal::convertConstant(Operation &op) {
   Type global = op.result(0)->type;
   Type local = localType(global, sharding);
   LocalBuilder b(ctx, op);
-  if (local == global) {
+  const Mesh *mesh = sharding ? meshOf(*sharding, op) : nullptr;
+  if (sharding && !mesh)
+    return false;
+  // Unsharded: the literal as it is. (A dimension of 1 over 2 shards has
+  // the same local size, but the second shard is padding.)
+  bool sharded = false;
+  for (size_t d = 0; mesh && d < sharding->dims.size(); ++d)
+    sharded = sharded || axesTotalSize(sharding->dims[d].axes, *mesh) > 1;
+  if (!sharded) {
+    replaceWith(op, b.constant(value));
+    return true;
+  }
+  if (isSplat(*value) && local == global) {
+    // Same local size: only a dimension of padding could differ, and a
+    // splat's padding may hold its value.
     replaceWith(op, b.constant(value));
     return true;
   }
@@ -56,14 +66,19 @@ bool GlobalToLocal::convertConstant(Operation &op) {
     replaceWith(op, b.constant(ctx.attrs.make(std::move(splat))));
     return true;
   }
-  const Mesh *mesh = meshOf(*sharding, op);
-  if (!mesh)
-    return false;
   Value *whole = b.constant(value);
+  // A dimension its shards do not divide is padded first: a dynamic_slice
+  // that reached past the edge would be moved back (its start clamped).
+  std::vector<int64_t> padded = global->shape;
   std::vector<Value *> starts;
-  for (size_t d = 0; d < local->shape.size(); ++d)
+  for (size_t d = 0; d < local->shape.size(); ++d) {
+    const int64_t shards = axesTotalSize(sharding->dims[d].axes, *mesh);
+    padded[d] = std::max(padded[d], local->shape[d] * shards);
     starts.push_back(
         shardOffset(b, *mesh, sharding->dims[d].axes, local->shape[d]));
+  }
+  if (padded != global->shape)
+    whole = b.padHighWithZeros(whole, padded)->result(0);
   replaceWith(op, b.dynamicSlice(whole, starts, local->shape));
   return true;
 }
@@ -96,6 +111,53 @@ bool GlobalToLocal::convertIota(Operation &op) {
 
 // A slice of a sharded dimension keeps its start and stride and ends after
 // the local number of elements.
+// A slice whose shards are smaller than its operand's (36 rows in 2 shards
+// of 18 sliced [1:35] to 2 shards of 17) starts at another local row on
+// each device: device i's rows begin at start + i * (17 - 18), row 1 on
+// device 0 and row 0 on device 1. Each device slices at its own start (a
+// table lookup; the operand is padded so that no start is clamped).
+// -sdy-resolve-permutation-factors has made sure no row comes from another
+// device. False when every device starts at the same row.
+bool GlobalToLocal::sliceStartsByDevice(Operation &op,
+                                        const TensorSharding &sharding,
+                                        Type local) {
+  const std::vector<int64_t> &starts = intsOf(op, "start_indices");
+  const std::vector<int64_t> &strides = intsOf(op, "strides");
+  Value *input = op.operand(0);
+  const std::vector<int64_t> &in_local = input->type->shape;
+  const Mesh *mesh = lookupMesh(module, sharding);
+  if (!mesh)
+    return false;
+  std::vector<size_t> varying;
+  for (size_t d = 0; d < in_local.size() && d < sharding.dims.size(); ++d)
+    if (axesTotalSize(sharding.dims[d].axes, *mesh) > 1 &&
+        local->shape[d] != in_local[d])
+      varying.push_back(d);
+  for (int64_t stride : strides)
+    if (stride != 1)
+      return false;
+  if (varying.empty())
+    return false;
+  LocalBuilder b(ctx, op);
+  std::vector<int64_t> room = in_local;
+  for (size_t d : varying)
+    room[d] += local->shape[d];
+  Value *padded = b.padHighWithZeros(input, room)->result(0);
+  std::vector<Value *> at;
+  for (size_t d = 0; d < in_local.size(); ++d) {
+    Value *start = b.scalarI64(starts[d]);
+    if (std::find(varying.begin(), varying.end(), d) != varying.end())
+      start = b.binary("stablehlo.add", start,
+                       shardOffset(b, *mesh, sharding.dims[d].axes,
+                                   local->shape[d] - in_local[d]));
+    at.push_back(start);
+  }
+  Value *sliced = b.dynamicSlice(padded, at, local->shape);
+  global_types_.emplace(sliced, op.result(0)->type);
+  replaceWith(op, sliced);
+  return true;
+}
+
 bool GlobalToLocal::convertSlice(Operation &op) {
   const TensorSharding *sharding = getSharding(op.result(0));
   if (!sharding) {
@@ -108,14 +170,16 @@ bool GlobalToLocal::convertSlice(Operation &op) {
   const std::vector<int64_t> &starts = intsOf(op, "start_indices");
   const std::vector<int64_t> &strides = intsOf(op, "strides");
   const std::vector<int64_t> &in_shape = op.operand(0)->type->shape;
+  if (sliceStartsByDevice(op, *sharding, local))
+    return true;
   for (size_t d = 0; d < limits.size(); ++d)
     if (local->shape[d] != global->shape[d])
       limits[d] =
           std::min(in_shape[d], starts[d] + local->shape[d] * strides[d]);
   op.attrs.set(ctx.intern("limit_indices"),
                ctx.attrs.denseArray(ctx.types.element("i64"), limits));
-  op.attrs.erase("sdy.sharding");
-  op.result(0)->type = local;
+  dropSharding(op);
+  setLocalType(op.result(0), local);
   return true;
 }
 
@@ -244,9 +308,9 @@ bool GlobalToLocal::convertConvolution(Operation &op) {
                                    ctx.types.element("i64")));
   };
   divide("feature_group_count",
-         shards(getSharding(op.operand(0)), dims->input_feature));
+         shards(globalSharding(op.operand(0)), dims->input_feature));
   divide("batch_group_count", shards(sharding, dims->output_feature));
-  op.attrs.erase("sdy.sharding");
+  dropSharding(op);
   return true;
 }
 

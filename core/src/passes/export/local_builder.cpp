@@ -128,6 +128,43 @@ Value *LocalBuilder::compare(std::string_view direction, Value *lhs,
       ->result(0);
 }
 
+namespace {
+
+// The expressed type of `!quant.uniform<i8<-127:127>:f32, 0.5:3>` (f32),
+// or "" for another element type.
+std::string_view expressedTypeName(std::string_view element) {
+  constexpr std::string_view kPrefix = "!quant.uniform<";
+  if (element.substr(0, kPrefix.size()) != kPrefix)
+    return {};
+  int depth = 0;
+  for (size_t i = kPrefix.size(); i < element.size(); ++i) {
+    const char c = element[i];
+    if (c == '<')
+      ++depth;
+    else if (c == '>')
+      --depth;
+    else if (c == ':' && depth == 0) {
+      const size_t end = element.find_first_of(",>", i + 1);
+      return element.substr(i + 1, end == std::string_view::npos
+                                       ? std::string_view::npos
+                                       : end - i - 1);
+    }
+  }
+  return {};
+}
+
+} // namespace
+
+Value *LocalBuilder::splat(Type type, double value) {
+  const std::string_view expressed = expressedTypeName(type->element->text);
+  if (expressed.empty())
+    return constant(splatAttr(type, value));
+  Value *plain = constant(splatAttr(
+      ctx_.types.rankedTensor(type->shape, ctx_.types.element(expressed)),
+      value));
+  return create("stablehlo.uniform_quantize", {plain}, {type}, {})->result(0);
+}
+
 const Attr *LocalBuilder::splatAttr(Type type, double value) {
   return ctx_.attrs.make(
       Attr{AttrKind::DenseElements, denseSplatOf(type, value), type, {}});

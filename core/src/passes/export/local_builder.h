@@ -60,10 +60,10 @@ public:
   Value *compare(std::string_view direction, Value *lhs, Value *rhs);
   /// The dense splat attribute `value : type`.
   const Attr *splatAttr(Type type, double value);
-  /// `stablehlo.constant` of `value` splat to `type`.
-  Value *splat(Type type, double value) {
-    return constant(splatAttr(type, value));
-  }
+  /// `stablehlo.constant` of `value` splat to `type`. A quantized element
+  /// type has no literal of its own: the value is written in its expressed
+  /// type and quantized (`uniform_quantize`).
+  Value *splat(Type type, double value);
   /// `stablehlo.pad value, pad_value` with these paddings; the pad op.
   Operation *pad(Value *value, Value *pad_value,
                  const std::vector<int64_t> &low,

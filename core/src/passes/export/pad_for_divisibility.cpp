@@ -43,6 +43,7 @@
 #include "shardlab/ir/sharding_access.h"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 
 namespace shardlab {
@@ -99,6 +100,8 @@ private:
   Value *maskBefore(Value *value, size_t dim, Value *fill, Operation &before);
   /// Brings `result` of `op` to what its sharding needs, after `op`.
   void fitResult(Operation &op, Value *result);
+  Value *regatherBefore(Value *value, const std::vector<int64_t> &wanted,
+                        const TensorSharding *sharding, Operation &before);
   void setOperandShape(Operation &op, size_t index,
                        const std::vector<int64_t> &shape) {
     Value *value = op.operand(index);
@@ -115,6 +118,7 @@ private:
   void convertSlice(Operation &op);
   void convertPad(Operation &op);
   void convertElementwise(Operation &op);
+  void neutralizePadding(Operation &op);
   void convertDot(Operation &op);
   void convertConvolution(Operation &op);
   void convertOther(Operation &op);
@@ -262,16 +266,80 @@ void PadForDivisibility::fitResult(Operation &op, Value *result) {
   Operation *after = op.nextInBlock();
   if (!after)
     return;
-  Value *fitted = result;
-  std::vector<int64_t> trimmed = result->type->shape;
+  Value *fitted = regatherBefore(result, wanted, sharding, *after);
+  std::vector<int64_t> trimmed = fitted->type->shape;
   for (size_t d = 0; d < trimmed.size(); ++d)
     trimmed[d] = std::min(trimmed[d], wanted[d]);
-  if (trimmed != result->type->shape)
+  if (trimmed != fitted->type->shape)
     fitted = trimBefore(fitted, trimmed, *after, sharding);
   if (trimmed != wanted)
     fitted = padBefore(fitted, wanted, *after);
   for (OpOperand *use : uses)
     use->set(fitted);
+}
+
+// A sharded dimension whose padded size changes (12 rows in 6 shards of 2
+// to 9 in 3 shards of 3) cannot be trimmed or padded on the devices: a
+// shard of the new size holds other rows. That dimension is gathered,
+// fitted whole and sliced again:
+//   %g = sdy.all_gather [{"b"}] %v     (12 rows, whole)
+//   %t = stablehlo.slice %g [0:9]      (9 rows)
+//   %s = sdy.all_slice [{"b"}] %t      (shards of 3)
+// Returns `value` itself when no sharded dimension changes size.
+Value *PadForDivisibility::regatherBefore(Value *value,
+                                          const std::vector<int64_t> &wanted,
+                                          const TensorSharding *sharding,
+                                          Operation &before) {
+  if (!sharding)
+    return value;
+  const size_t rank = wanted.size();
+  const std::vector<int64_t> shards = shardsOf(sharding, rank);
+  std::vector<std::vector<AxisRef>> axes(rank);
+  TensorSharding whole = *sharding;
+  const std::vector<int64_t> global = globalShape(value);
+  bool any = false;
+  // Only a dimension padded already: one at its global size is padded in
+  // place (the pad of a sharded value is partitioned like any pad).
+  for (size_t d = 0; d < rank && d < sharding->dims.size(); ++d)
+    if (shards[d] > 1 && value->type->shape[d] != global[d] &&
+        value->type->shape[d] != wanted[d]) {
+      axes[d] = sharding->dims[d].axes;
+      whole.dims[d].axes.clear();
+      any = true;
+    }
+  if (!any)
+    return value;
+  changed_ = true;
+  std::vector<PadKind> kinds(rank);
+  for (size_t d = 0; d < rank; ++d)
+    kinds[d] = kindOf(value, d);
+  auto emit = [&](std::string_view name, std::string_view axes_attr,
+                  Value *input, const TensorSharding &out) {
+    auto op = makeOp(ctx_, name, {input}, {input->type}, before.loc);
+    op->attrs.set(
+        ctx_.intern(axes_attr),
+        ctx_.attrs.make(Attr{AttrKind::AxisRefListList, axes, nullptr, {}}));
+    setOpSharding(*op, out, ctx_, "out_sharding");
+    return before.parentBlock()
+        ->insertBefore(&before, std::move(op))
+        ->result(0);
+  };
+  Value *gathered = emit("sdy.all_gather", "gathering_axes", value, whole);
+  setShape(gathered, value->type->shape, global, kinds);
+  std::vector<int64_t> trimmed = value->type->shape;
+  for (size_t d = 0; d < rank; ++d)
+    trimmed[d] = std::min(trimmed[d], wanted[d]);
+  Value *fitted = gathered;
+  if (trimmed != fitted->type->shape)
+    fitted = trimBefore(fitted, trimmed, before, &whole);
+  if (trimmed != wanted)
+    fitted = padBefore(fitted, wanted, before);
+  std::vector<PadKind> fitted_kinds(rank);
+  for (size_t d = 0; d < rank; ++d)
+    fitted_kinds[d] = kindOf(fitted, d);
+  Value *sliced = emit("sdy.all_slice", "slicing_axes", fitted, *sharding);
+  setShape(sliced, wanted, global, std::move(fitted_kinds));
+  return sliced;
 }
 
 bool PadForDivisibility::checkSignature(Operation &func) {
@@ -513,7 +581,37 @@ void PadForDivisibility::convertConvolution(Operation &op) {
 }
 
 // Any other op sees its operands at their global shapes.
+// Padding that an op would read as data, where a dimension stays sharded
+// (its trim is no trim on the device), is made harmless first: the reduced
+// dimensions of a reduce hold its init value, and the padded index
+// vectors of a scatter point out of bounds, so their updates are dropped.
+void PadForDivisibility::neutralizePadding(Operation &op) {
+  if (op.is("stablehlo.reduce")) {
+    const size_t inputs = op.numOperands() / 2;
+    const std::optional<std::vector<int64_t>> dims =
+        rules::intsAttr(op, "dimensions");
+    for (size_t i = 0; dims && i < inputs; ++i)
+      for (int64_t dim : *dims) {
+        Value *input = op.operand(i);
+        if (kindOf(input, size_t(dim)) != PadKind::None)
+          op.setOperand(
+              i, maskBefore(input, size_t(dim), op.operand(inputs + i), op));
+      }
+  } else if (op.is("stablehlo.scatter") && op.numOperands() >= 3) {
+    const size_t at = (op.numOperands() - 1) / 2;
+    Value *indices = op.operand(at);
+    for (size_t d = 0; d < indices->type->shape.size(); ++d)
+      if (kindOf(indices, d) != PadKind::None) {
+        LocalBuilder b(ctx_, op);
+        Value *outside = b.splat(b.tensorOf({}, indices->type->element),
+                                 std::numeric_limits<double>::infinity());
+        op.setOperand(at, indices = maskBefore(indices, d, outside, op));
+      }
+  }
+}
+
 void PadForDivisibility::convertOther(Operation &op) {
+  neutralizePadding(op);
   for (size_t i = 0; i < op.numOperands(); ++i)
     if (isPadded(op.operand(i)))
       op.setOperand(i, trimBefore(op.operand(i), globalShape(op.operand(i)), op,

@@ -44,12 +44,7 @@ struct MeshSymbols {
   /// A new `sdy.mesh` named `base` (uniqued) before `insert_before`.
   std::string insertMesh(const std::string &base, const Mesh &mesh) {
     std::string name = uniqueName(base);
-    Context &ctx = module.ctx();
-    auto op = makeOp(ctx, "sdy.mesh", {}, {}, module.op().loc);
-    op->attrs.set(ctx.intern("sym_name"), ctx.attrs.string(name));
-    op->attrs.set(ctx.intern("mesh"),
-                  ctx.attrs.make(Attr{AttrKind::Mesh, mesh, nullptr, {}}));
-    module.body().insertBefore(insert_before, std::move(op));
+    insertMeshOp(module, insert_before, name, mesh);
     return name;
   }
 };

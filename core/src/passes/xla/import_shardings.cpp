@@ -99,16 +99,6 @@ std::string maximalMeshName(int64_t device) {
   return "single_device_" + std::to_string(device);
 }
 
-void insertMesh(Module &module, Operation *before, const std::string &name,
-                const Mesh &mesh) {
-  Context &ctx = module.ctx();
-  auto op = makeOp(ctx, "sdy.mesh", {}, {}, module.op().loc);
-  op->attrs.set(ctx.intern("sym_name"), ctx.attrs.string(name));
-  op->attrs.set(ctx.intern("mesh"),
-                ctx.attrs.make(Attr{AttrKind::Mesh, mesh, nullptr, {}}));
-  module.body().insertBefore(before, std::move(op));
-}
-
 class Importer {
 public:
   Importer(Module &module, const Mesh &mesh, bool record_manual,
@@ -231,11 +221,11 @@ bool xlaImportShardingsPass(Module &module, const PassOptions &options,
     return false;
   }
   Operation *first = module.body().front();
-  insertMesh(module, first, "mesh", *mesh);
+  insertMeshOp(module, first, "mesh", *mesh);
   for (int64_t device : maximal) {
     Mesh single;
     single.device_ids = {device};
-    insertMesh(module, first, maximalMeshName(device), single);
+    insertMeshOp(module, first, maximalMeshName(device), single);
   }
   Importer importer(module, *mesh, options.flag("record-manual-axes"), diags);
   bool ok = true;
