@@ -3,6 +3,14 @@
 if(NOT EMSCRIPTEN)
   add_executable(shardlab-run
                  ${CMAKE_CURRENT_LIST_DIR}/../../core/tools/shardlab_run.cpp)
-  target_link_libraries(shardlab-run PRIVATE shardlab_interpreter shardlab_text)
+  target_link_libraries(shardlab-run PRIVATE shardlab_partition_check)
   target_compile_options(shardlab-run PRIVATE ${SHARDLAB_WARNINGS})
+  # A deliberately breakable shardlab-run (SHARDLAB_FAULT_DROP_COLLECTIVE,
+  # SHARDLAB_FAULT_SLICE_OFFSET) for the test of the partition stage.
+  add_executable(shardlab-run-faulty
+                 ${CMAKE_CURRENT_LIST_DIR}/../../core/tools/shardlab_run.cpp)
+  target_link_libraries(shardlab-run-faulty PRIVATE shardlab_partition_check)
+  target_compile_options(shardlab-run-faulty PRIVATE ${SHARDLAB_WARNINGS})
+  target_compile_definitions(shardlab-run-faulty PRIVATE
+                             SHARDLAB_FAULT_INJECTION=1)
 endif()

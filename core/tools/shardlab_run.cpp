@@ -1,12 +1,16 @@
 // shardlab-run: runs a module's entry function with the interpreter and
-// reports each of its check.* calls (issue 44's first stage: the global
-// run; simulated devices come next).
+// reports each of its check.* calls; with --shardings, also partitions it
+// and checks the per-device program on simulated devices against the
+// global run (partition_check.h).
 #include "shardlab/interpreter/interpreter.h"
+#include "shardlab/partition_check/partition_check.h"
 #include "shardlab/support/file_io.h"
 #include "shardlab/text/text.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -23,19 +27,74 @@ const char *kHelp =
     "check passed, 1 when a check failed or an op could not run, 2 for bad\n"
     "usage or input.\n"
     "\n"
-    "OPTIONS:\n"
-    "  --entry NAME   the function to run (default: main)\n"
-    "  --print        print the results (16 elements in full, else a summary)\n"
-    "  --help         this text\n"
+    "With --shardings it then partitions the module (Shardy's propagation,\n"
+    "explicit collectives, the per-device program), runs that program on\n"
+    "simulated devices, puts their results together by the output shardings\n"
+    "and compares them with the global run; the module's checks run on every\n"
+    "device. A function with arguments gets random inputs from the seed.\n"
     "\n"
-    "EXAMPLE:\n"
+    "OPTIONS:\n"
+    "  --entry NAME          the function to run (default: main)\n"
+    "  --shardings random:SEED\n"
+    "                        a random mesh and random shardings of the inputs\n"
+    "  --shardings module    the module's own mesh and shardings\n"
+    "  --devices N           with --shardings random: the largest random mesh\n"
+    "                        (default 8); without --shardings: run a "
+    "per-device\n"
+    "                        program (partition_id, collectives) as it is on "
+    "N\n"
+    "                        simulated devices and report each device's "
+    "checks\n"
+    "  --print               print the results (16 elements in full, else a\n"
+    "                        summary); with --shardings, the per-device "
+    "program\n"
+    "  --help                this text\n"
+    "\n"
+    "EXAMPLES:\n"
     "  shardlab-run "
+    "../shared/corpus/stablehlo-testdata/abs_float16_20_20.mlir\n"
+    "  shardlab-run --shardings random:3 "
     "../shared/corpus/stablehlo-testdata/abs_float16_20_20.mlir\n";
 
 struct Options {
   std::string input, entry = "main";
   bool print = false;
+  bool partition = false;
+  std::optional<uint64_t> seed;
+  int64_t max_devices = 8;
+  bool devices_given = false;
 };
+
+// `random:SEED` or `module`; false for anything else.
+bool parseShardings(const std::string &text, Options &o) {
+  o.partition = true;
+  if (text == "module")
+    return true;
+  const std::string prefix = "random:";
+  if (text.rfind(prefix, 0) != 0 || text.size() == prefix.size())
+    return false;
+  uint64_t seed = 0;
+  for (char c : text.substr(prefix.size())) {
+    if (c < '0' || c > '9')
+      return false;
+    seed = seed * 10 + uint64_t(c - '0');
+  }
+  o.seed = seed;
+  return true;
+}
+
+bool parseCount(const std::string &text, int64_t &out) {
+  if (text.empty() || text.size() > 6)
+    return false;
+  int64_t n = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return false;
+    n = n * 10 + (c - '0');
+  }
+  out = n;
+  return n >= 1;
+}
 
 std::string element(const interpreter::Tensor &t, int64_t i) {
   std::ostringstream s;
@@ -71,6 +130,20 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.print = true;
     } else if (arg == "--entry" && i + 1 < argc) {
       o.entry = argv[++i];
+    } else if (arg == "--shardings" && i + 1 < argc) {
+      if (!parseShardings(argv[++i], o)) {
+        std::cerr << "shardlab-run: --shardings expects random:SEED or "
+                     "module, not '"
+                  << argv[i] << "'\n";
+        return 2;
+      }
+    } else if (arg == "--devices" && i + 1 < argc) {
+      o.devices_given = true;
+      if (!parseCount(argv[++i], o.max_devices)) {
+        std::cerr << "shardlab-run: --devices expects a positive count, not '"
+                  << argv[i] << "'\n";
+        return 2;
+      }
     } else if (!arg.empty() && arg[0] == '-') {
       std::cerr << "shardlab-run: unknown option " << arg << " (--help)\n";
       return 2;
@@ -86,6 +159,114 @@ int parseArgs(int argc, char **argv, Options &o) {
     return 2;
   }
   return -1;
+}
+
+#ifdef SHARDLAB_FAULT_INJECTION
+// shardlab-run-faulty: breaks the per-device program on purpose, so that a
+// test can show the partition stage fails on a wrong partitioner.
+// SHARDLAB_FAULT_DROP_COLLECTIVE=1: the first all_reduce or
+// collective_permute is dropped (its users read its operand).
+// SHARDLAB_FAULT_SLICE_OFFSET=1: the first table of per-device slice
+// offsets is reversed (each device slices another device's rows).
+void injectFaults(Module &module) {
+  std::vector<Operation *> dropped, tables;
+  walk(module.op(), [&](Operation &op) {
+    if (dropped.empty() && (op.is("stablehlo.all_reduce") ||
+                            op.is("stablehlo.collective_permute")))
+      dropped.push_back(&op);
+    if (tables.empty() && op.is("stablehlo.dynamic_slice") &&
+        op.operand(0)->defining_op &&
+        op.operand(0)->defining_op->is("stablehlo.constant") &&
+        op.operand(0)->type->rank() == 1 && op.operand(0)->type->shape[0] > 1)
+      tables.push_back(op.operand(0)->defining_op);
+  });
+  if (std::getenv("SHARDLAB_FAULT_DROP_COLLECTIVE") && !dropped.empty()) {
+    Operation &op = *dropped.front();
+    op.result(0)->replaceAllUsesWith(op.operand(0));
+    op.dropAllUses();
+    op.parentBlock()->erase(&op);
+  }
+  if (std::getenv("SHARDLAB_FAULT_SLICE_OFFSET") && !tables.empty()) {
+    Operation &table = *tables.front();
+    const Attr *value = table.attrs.get("value");
+    const DenseReader reader = value->denseReader();
+    std::vector<int64_t> reversed;
+    for (int64_t i = reader.size(); i-- > 0;)
+      reversed.push_back(reader.intAt(i));
+    Context &ctx = module.ctx();
+    table.attrs.set(ctx.intern("value"),
+                    ctx.attrs.make(Attr{AttrKind::DenseElements,
+                                        denseOfInts(value->type, reversed),
+                                        value->type,
+                                        {}}));
+  }
+}
+#endif
+
+// The partition check of --shardings; its exit status.
+int runPartitioned(const std::string &text, const Options &o) {
+  partition_check::Options options;
+  options.entry = o.entry;
+  options.seed = o.seed;
+  options.max_devices = o.max_devices;
+  options.keep_program = o.print;
+#ifdef SHARDLAB_FAULT_INJECTION
+  options.after_partition = injectFaults;
+#endif
+  const partition_check::Outcome out =
+      partition_check::checkPartitioned(text, options);
+  if (out.stage == "global run" || out.stage == "parse") {
+    std::cerr << o.input << ": " << out.message << "\n";
+    return 1;
+  }
+  std::cout << out.global_checks_passed << " of " << out.global_checks_run
+            << " checks passed in the global run\n";
+  if (!out.mesh.empty())
+    std::cout << "mesh " << out.mesh << "\n";
+  for (const std::string &s : out.shardings)
+    std::cout << "  " << s << "\n";
+  if (o.print && !out.program.empty())
+    std::cout << out.program;
+  std::cout << "partitioned on " << out.devices
+            << " devices: " << partition_check::statusName(out.status);
+  if (out.status == partition_check::Status::Match)
+    std::cout << (out.exact ? " (bit-exact)" : " (within tolerance)");
+  if (!out.stage.empty())
+    std::cout << " at " << out.stage << ": " << out.message;
+  std::cout << "; " << out.checks_passed << " of " << out.checks_run
+            << " device checks passed\n";
+  return out.status == partition_check::Status::Match ? 0 : 1;
+}
+
+// --devices N alone: the module is a per-device program; each device runs
+// it (no arguments) and its checks and results are reported by device.
+int runPerDevice(Module &module, const Options &o) {
+  interpreter::RunOptions options;
+  options.entry = o.entry;
+  const std::vector<std::vector<interpreter::Tensor>> none(
+      size_t(o.max_devices));
+  const interpreter::DevicesRunResult r =
+      interpreter::runOnDevices(module, none, options);
+  size_t passed = 0;
+  for (const interpreter::CheckResult &c : r.checks) {
+    passed += c.passed;
+    std::cout << (c.passed ? "PASS " : "FAIL ") << c.op << " at " << o.input
+              << ":" << c.line << " on device " << c.device
+              << (c.detail.empty() ? "" : ": ") << c.detail << "\n";
+  }
+  if (!r.ok) {
+    std::cerr << o.input << ":" << r.error << "\n";
+    return 1;
+  }
+  if (o.print)
+    for (size_t d = 0; d < r.results.size(); ++d)
+      for (const interpreter::Tensor &t : r.results[d]) {
+        std::cout << "device " << d << ": ";
+        printTensor(t);
+      }
+  std::cout << passed << " of " << r.checks.size() << " checks passed on "
+            << o.max_devices << " devices (" << r.ops_run << " ops run)\n";
+  return passed == r.checks.size() ? 0 : 1;
 }
 
 } // namespace
@@ -105,6 +286,10 @@ int main(int argc, char **argv) {
     std::cerr << formatDiagnostic(d, o.input, text);
   if (!module)
     return 2;
+  if (o.partition) // runs the module globally first, then partitioned
+    return runPartitioned(text, o);
+  if (o.devices_given)
+    return runPerDevice(*module, o);
   interpreter::RunOptions options;
   options.entry = o.entry;
   const interpreter::RunResult r = interpreter::run(*module, options);

@@ -1,0 +1,74 @@
+// Checks a partitioning by its numbers: runs a module as written (one
+// device, the global run), then partitions it (propagation, explicit
+// collectives, the per-device program), runs that program on simulated
+// devices, puts their results back together by the output shardings and
+// compares with the global run. The module's own check.* calls run on
+// every device as well.
+//
+//   auto outcome = partition_check::checkPartitioned(text, {.seed = 3});
+//   outcome.status    // Match, Mismatch (a partitioning bug) or NotRun
+//   outcome.mesh      // the random mesh seed 3 chose: <["a"=2, "b"=3]>
+//   outcome.shardings // what was put on each input
+//
+// With a seed, the mesh and the inputs' shardings are random (sub-axes,
+// open and replicated dimensions, sizes the axes do not divide): the
+// entry's arguments, or, for a self-checking module without arguments,
+// the constants its computation starts from. Without one, the module's own
+// mesh and shardings are used. Inputs of a function with arguments are
+// random values from the seed (0 without one).
+#pragma once
+
+#include "shardlab/interpreter/interpreter.h"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardlab::partition_check {
+
+struct Options {
+  std::string entry = "main";
+  /// Random mesh and input shardings from this seed; nullopt: the module's.
+  std::optional<uint64_t> seed;
+  /// The largest random mesh.
+  int64_t max_devices = 8;
+  /// Keep the per-device program's text in the outcome.
+  bool keep_program = false;
+  /// A change made to the per-device program before it runs: the seam
+  /// through which a deliberately faulty build (shardlab-run-faulty) drops
+  /// a collective or shifts a slice, to show that the check fails.
+  std::function<void(Module &)> after_partition;
+};
+
+enum class Status {
+  Match,    ///< every device's checks pass and the results equal the global
+  Mismatch, ///< they do not: a partitioning bug (message says where)
+  NotRun,   ///< the module cannot be checked (message says why)
+};
+
+struct Outcome {
+  Status status = Status::NotRun;
+  /// The stage that decided: "global run", "partition", "devices",
+  /// "checks", "results", or "" when it matched.
+  std::string stage;
+  std::string message;
+  std::string mesh;                   ///< `<["a"=2, "b"=3]>`
+  std::vector<std::string> shardings; ///< `%cst_0 (line 5): <@mesh, [...]>`
+  int64_t devices = 1;
+  int64_t global_checks_passed = 0; ///< the module's checks, run globally
+  int64_t global_checks_run = 0;
+  int64_t checks_passed = 0; ///< over all devices
+  int64_t checks_run = 0;
+  bool exact = false;  ///< every result equal bit for bit
+  std::string program; ///< the per-device program, when kept
+};
+
+Outcome checkPartitioned(std::string_view text, const Options &options);
+
+/// "match", "mismatch", "not run".
+std::string_view statusName(Status status);
+
+} // namespace shardlab::partition_check

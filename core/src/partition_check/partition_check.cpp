@@ -1,0 +1,454 @@
+// The partition check (partition_check.h): global run, partitioning,
+// simulated devices, assembly, comparison.
+#include "shardlab/partition_check/partition_check.h"
+
+#include "partition_check/random_shardings.h"
+#include "passes/pass_utils.h"
+
+#include "shardlab/interpreter/shards.h"
+#include "shardlab/ir/sharding_access.h"
+#include "shardlab/passes/pass_manager.h"
+#include "shardlab/sharding/format.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace shardlab::partition_check {
+namespace {
+
+using interpreter::Tensor;
+
+constexpr const char *kMeshName = "shardlab_check_mesh";
+
+Outcome notRun(Outcome out, std::string stage, std::string message) {
+  out.status = Status::NotRun;
+  out.stage = std::move(stage);
+  out.message = std::move(message);
+  return out;
+}
+
+Outcome mismatch(Outcome out, std::string stage, std::string message) {
+  out.status = Status::Mismatch;
+  out.stage = std::move(stage);
+  out.message = std::move(message);
+  return out;
+}
+
+std::string diagnosticsText(const DiagnosticEngine &diags) {
+  std::string text;
+  for (const Diagnostic &d : diags.diagnostics())
+    if (d.severity == Severity::Error)
+      text += (text.empty() ? "" : "; ") + std::to_string(d.loc.line) + ":" +
+              std::to_string(d.loc.col) + ": " + d.message;
+  return text.empty() ? "failed without a diagnostic" : text;
+}
+
+Operation *entryOf(Module &module, const std::string &entry) {
+  return interpreter::findEntry(module, entry);
+}
+
+// Random values for the entry's arguments: small integers, floats in
+// [-4, 4] on a grid of 1/256 (exact in every float type with 8 bits).
+std::vector<Tensor> randomInputs(Operation &entry, uint64_t seed) {
+  detail::Random random(seed ^ 0x5eedull);
+  std::vector<Tensor> inputs;
+  Block &body = entry.region(0).front();
+  for (size_t i = 0; i < body.numArguments(); ++i) {
+    Tensor t = Tensor::zeros(body.argument(i)->type);
+    for (int64_t e = 0; e < t.size(); ++e) {
+      if (t.isInteger()) {
+        t.setInteger(e, uint64_t(t.layout().is_bool ? random.below(2)
+                                                    : random.below(11) - 5));
+        continue;
+      }
+      t.setReal(e, double(random.below(2049) - 1024) / 256.0);
+      if (t.isComplex())
+        t.setImag(e, double(random.below(2049) - 1024) / 256.0);
+    }
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+std::string valueName(Value *value) {
+  std::ostringstream s;
+  if (value->isBlockArgument())
+    s << "argument " << value->index;
+  else
+    s << value->defining_op->name << " at line "
+      << value->defining_op->loc.line;
+  return s.str();
+}
+
+// Shards `value` where the computation reads it: an argument by its
+// sharding; another value (a constant, the result of @inputs()) through a
+// sharding_constraint that every op but the checks reads instead.
+void shardInput(Module &module, Value *value, const TensorSharding &sharding) {
+  Context &ctx = module.ctx();
+  if (value->isBlockArgument()) {
+    setSharding(value, sharding, ctx);
+    return;
+  }
+  std::vector<OpOperand *> uses;
+  for (OpOperand *use = value->firstUse(); use; use = use->next_use)
+    if (!detail::isCheck(*use->owner))
+      uses.push_back(use);
+  Operation *def = value->defining_op;
+  auto op =
+      makeOp(ctx, "sdy.sharding_constraint", {value}, {value->type}, def->loc);
+  op->attrs.set(ctx.intern("sharding"), ctx.attrs.sharding(sharding));
+  Operation *constraint =
+      def->parentBlock()->insertBefore(def->nextInBlock(), std::move(op));
+  for (OpOperand *use : uses)
+    use->set(constraint->result(0));
+}
+
+// Every check reads its operands whole: a replicated sharding_constraint
+// on each, so that each device checks the full value. A check is an
+// assertion: it is marked as having an effect, so that the pipeline does
+// not drop one whose result is unused (`check.eq` without
+// has_side_effect is dead code to MLIR, and to Shardy).
+void replicateCheckOperands(Module &module, Operation &entry,
+                            const std::string &mesh_name) {
+  Context &ctx = module.ctx();
+  std::vector<Operation *> checks;
+  for (Operation &op : entry.region(0).front())
+    if (detail::isCheck(op))
+      checks.push_back(&op);
+  for (Operation *check : checks) {
+    if (check->is("stablehlo.custom_call"))
+      check->attrs.set(ctx.intern("has_side_effect"), ctx.attrs.boolean(true));
+    for (size_t i = 0; i < check->numOperands(); ++i) {
+      Value *value = check->operand(i);
+      if (!value->type || !value->type->isRankedTensor())
+        continue;
+      TensorSharding replicated;
+      replicated.mesh.symbol = mesh_name;
+      replicated.dims.assign(value->type->shape.size(), DimSharding{});
+      auto op = makeOp(ctx, "sdy.sharding_constraint", {value}, {value->type},
+                       check->loc);
+      op->attrs.set(ctx.intern("sharding"), ctx.attrs.sharding(replicated));
+      Operation *constraint =
+          check->parentBlock()->insertBefore(check, std::move(op));
+      check->setOperand(i, constraint->result(0));
+    }
+  }
+}
+
+// The module's own mesh (its first `sdy.mesh` with axes), if it has one:
+// random shardings go on it, so that they and the shardings the module
+// keeps (its results', its constraints') speak of the same devices.
+std::optional<std::pair<std::string, Mesh>> ownMesh(Module &module) {
+  for (Operation &op : module.body())
+    if (op.is("sdy.mesh"))
+      if (const Attr *m = op.attrs.get("mesh");
+          m && m->kind == AttrKind::Mesh && !m->mesh().axes.empty())
+        return std::make_pair(op.attrs.get("sym_name")->str(), m->mesh());
+  return std::nullopt;
+}
+
+// Random shardings on the module's inputs, over its own mesh or a random
+// one it gets; records both in `out`.
+void randomize(Module &module, Operation &entry, uint64_t seed,
+               int64_t max_devices, Outcome &out) {
+  detail::Random random(seed);
+  std::optional<std::pair<std::string, Mesh>> own = ownMesh(module);
+  const std::string name = own ? own->first : kMeshName;
+  const Mesh mesh = own ? own->second : detail::randomMesh(random, max_devices);
+  if (!own)
+    insertMeshOp(module, module.body().front(), kMeshName, mesh);
+  out.mesh = meshToString(mesh);
+  for (Value *value : detail::shardableInputs(entry)) {
+    const TensorSharding sharding =
+        detail::randomSharding(random, mesh, name, value->type->shape);
+    shardInput(module, value, sharding);
+    out.shardings.push_back(valueName(value) + ": " +
+                            shardingBodyToString(sharding));
+  }
+  replicateCheckOperands(module, entry, name);
+}
+
+// The mesh of the per-device program: that of any argument or result
+// sharding, else of the first sdy.mesh.
+const Mesh *programMesh(Module &module, Operation &entry) {
+  Block &body = entry.region(0).front();
+  for (size_t i = 0; i < body.numArguments(); ++i)
+    if (const TensorSharding *s = getSharding(body.argument(i)))
+      if (const Mesh *mesh = lookupMesh(module, *s))
+        return mesh;
+  for (size_t i = 0; i < funcNumResults(entry); ++i)
+    if (const TensorSharding *s = getFuncResultSharding(entry, i))
+      if (const Mesh *mesh = lookupMesh(module, *s))
+        return mesh;
+  for (Operation &op : module.body())
+    if (op.is("sdy.mesh"))
+      if (const Attr *m = op.attrs.get("mesh"); m && m->kind == AttrKind::Mesh)
+        return &m->mesh();
+  return nullptr;
+}
+
+// Where each device's box of a value of local type `local` starts.
+Result<std::vector<std::vector<int64_t>>>
+boxes(Module &module, const TensorSharding *sharding, Type local,
+      const std::vector<int64_t> &devices) {
+  std::vector<std::vector<int64_t>> out;
+  const Mesh *mesh = sharding ? lookupMesh(module, *sharding) : nullptr;
+  for (int64_t device : devices) {
+    if (!sharding || !mesh) {
+      out.push_back(std::vector<int64_t>(local->shape.size(), 0));
+      continue;
+    }
+    Result<std::vector<int64_t>> at =
+        interpreter::shardOffsets(*sharding, *mesh, device, local->shape);
+    if (!at)
+      return at.error();
+    out.push_back(std::move(*at));
+  }
+  return out;
+}
+
+// The arguments of every device: its shard of each global input.
+Result<std::vector<std::vector<Tensor>>>
+deviceArguments(Module &module, Operation &entry,
+                const std::vector<Tensor> &inputs,
+                const std::vector<int64_t> &devices) {
+  std::vector<std::vector<Tensor>> args(devices.size());
+  Block &body = entry.region(0).front();
+  for (size_t i = 0; i < body.numArguments(); ++i) {
+    Value *arg = body.argument(i);
+    Result<std::vector<std::vector<int64_t>>> at =
+        boxes(module, getSharding(arg), arg->type, devices);
+    if (!at)
+      return at.error();
+    for (size_t d = 0; d < devices.size(); ++d)
+      args[d].push_back(interpreter::shardOf(inputs[i], arg->type, (*at)[d]));
+  }
+  return args;
+}
+
+// The largest finite magnitude of a float or complex tensor (1 at least).
+double scaleOf(const Tensor &t) {
+  double scale = 1e-30;
+  for (int64_t i = 0; i < t.size(); ++i)
+    for (double v : {t.real(i), t.isComplex() ? t.imag(i) : 0.0})
+      if (std::isfinite(v))
+        scale = std::max(scale, std::fabs(v));
+  return scale;
+}
+
+bool closeEnough(double a, double b, double tolerance) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::isnan(a) && std::isnan(b);
+  if (std::isinf(a) || std::isinf(b))
+    return a == b;
+  return std::fabs(a - b) <= tolerance;
+}
+
+// "" when `got` equals `want` (bit for bit, or for floats within a few
+// units of the format's precision relative to the tensor's largest value:
+// a sum split across devices adds in another order); else where not.
+std::string compare(const Tensor &want, const Tensor &got, bool &exact) {
+  if (want.shape() != got.shape())
+    return "shapes differ";
+  const bool floating = want.isFloat() || want.isComplex();
+  const FloatFormat *format = want.layout().float_format;
+  const double tolerance =
+      floating && format
+          ? scaleOf(want) * std::ldexp(1.0, -int(format->fraction_bits) + 5)
+          : 0.0;
+  for (int64_t i = 0; i < want.size(); ++i)
+    for (unsigned p = 0; p < want.parts(); ++p) {
+      if (want.bits(i, p) == got.bits(i, p))
+        continue;
+      exact = false;
+      const double a = p ? want.imag(i) : want.real(i);
+      const double b = p ? got.imag(i) : got.real(i);
+      if (floating && closeEnough(a, b, tolerance))
+        continue;
+      std::ostringstream s;
+      s.precision(9);
+      s << "element " << i << ": global " << a << ", partitioned " << b;
+      return s.str();
+    }
+  return "";
+}
+
+// The devices' results put together and compared with the global ones.
+Outcome compareResults(Module &module, Operation &entry,
+                       const interpreter::RunResult &global,
+                       const interpreter::DevicesRunResult &devices,
+                       const std::vector<int64_t> &ids, Outcome out) {
+  out.exact = true;
+  for (size_t r = 0; r < global.results.size(); ++r) {
+    Type local = devices.results[0][r].type();
+    Result<std::vector<std::vector<int64_t>>> at =
+        boxes(module, getFuncResultSharding(entry, r), local, ids);
+    if (!at)
+      return notRun(out, "results", at.error().message);
+    std::vector<Tensor> shards;
+    for (size_t d = 0; d < ids.size(); ++d)
+      shards.push_back(devices.results[d][r]);
+    Result<Tensor> whole =
+        interpreter::assemble(shards, *at, global.results[r].type());
+    if (!whole)
+      return mismatch(out, "results",
+                      "result " + std::to_string(r) + ": " +
+                          whole.error().message);
+    const std::string differs = compare(global.results[r], *whole, out.exact);
+    if (!differs.empty())
+      return mismatch(out, "results",
+                      "result " + std::to_string(r) + ": " + differs);
+  }
+  out.status = Status::Match;
+  return out;
+}
+
+Outcome checkDevices(const interpreter::RunResult &global,
+                     const interpreter::DevicesRunResult &devices,
+                     Outcome out) {
+  for (const interpreter::CheckResult &c : devices.checks) {
+    ++out.checks_run;
+    out.checks_passed += c.passed;
+  }
+  if (!devices.ok)
+    return mismatch(out, "devices", devices.error);
+  if (devices.checks.size() != global.checks.size() * size_t(out.devices))
+    return mismatch(out, "checks",
+                    "the devices ran " + std::to_string(devices.checks.size()) +
+                        " checks, the global run " +
+                        std::to_string(global.checks.size()) + " per device");
+  for (size_t i = 0; i < devices.checks.size(); ++i) {
+    const interpreter::CheckResult &c = devices.checks[i];
+    // Each check op runs on every device in turn.
+    const bool held_globally = global.checks[i / size_t(out.devices)].passed;
+    if (held_globally && !c.passed)
+      return mismatch(out, "checks",
+                      c.op + " at line " + std::to_string(c.line) +
+                          " failed on device " + std::to_string(c.device) +
+                          (c.detail.empty() ? "" : ": " + c.detail));
+  }
+  return out;
+}
+
+bool insideManualComputation(Operation &op) {
+  for (Operation *p = op.parentOp(); p; p = p->parentOp())
+    if (p->is("sdy.manual_computation"))
+      return true;
+  return false;
+}
+
+// The first op that only a per-device program has: a StableHLO collective,
+// partition_id or replica_id (outside a manual computation, whose body is
+// per-device by design).
+const Operation *perDeviceOp(Module &module) {
+  const Operation *found = nullptr;
+  walk(module.op(), [&](Operation &op) {
+    if (!found && !insideManualComputation(op) &&
+        (op.is("stablehlo.partition_id") || op.is("stablehlo.replica_id") ||
+         op.is("stablehlo.all_reduce") || op.is("stablehlo.all_gather") ||
+         op.is("stablehlo.reduce_scatter") || op.is("stablehlo.all_to_all") ||
+         op.is("stablehlo.collective_permute") ||
+         op.is("stablehlo.collective_broadcast")))
+      found = &op;
+  });
+  return found;
+}
+
+} // namespace
+
+std::string_view statusName(Status status) {
+  switch (status) {
+  case Status::Match:
+    return "match";
+  case Status::Mismatch:
+    return "mismatch";
+  case Status::NotRun:
+    break;
+  }
+  return "not run";
+}
+
+Outcome checkPartitioned(std::string_view text, const Options &options) {
+  Outcome out;
+  DiagnosticEngine diags;
+  // A module in GSPMD form (mhlo.sharding, @Sharding custom calls) is
+  // imported, as the scheduler imports it.
+  LoadOptions load;
+  load.import_gspmd = true;
+  LoadedModule global_module = loadModule(text, diags, load);
+  if (!global_module.module)
+    return notRun(out, "parse", diagnosticsText(diags));
+  if (const Operation *op = perDeviceOp(*global_module.module))
+    return notRun(out, "parse",
+                  std::to_string(op->loc.line) + ":" +
+                      std::to_string(op->loc.col) + ": " +
+                      std::string(op->name) +
+                      ": the module is a per-device program already, with no "
+                      "global run to compare with (run it with --devices N)");
+  Operation *global_entry = entryOf(*global_module.module, options.entry);
+  if (!global_entry)
+    return notRun(out, "parse", "no function @" + options.entry);
+  Block &params = global_entry->region(0).front();
+  for (size_t i = 0; i < params.numArguments(); ++i) {
+    Type t = params.argument(i)->type;
+    if (!t || !t->isRankedTensor() || !t->hasStaticShape())
+      return notRun(out, "global run",
+                    "argument " + std::to_string(i) +
+                        " is not a static tensor (dynamic shapes are not run "
+                        "by the interpreter)");
+  }
+  const std::vector<Tensor> inputs =
+      randomInputs(*global_entry, options.seed.value_or(0));
+  interpreter::RunOptions run_options;
+  run_options.entry = options.entry;
+  const interpreter::RunResult global =
+      interpreter::run(*global_module.module, inputs, run_options);
+  if (!global.ok)
+    return notRun(out, "global run", global.error);
+  for (const interpreter::CheckResult &c : global.checks) {
+    ++out.global_checks_run;
+    out.global_checks_passed += c.passed;
+  }
+
+  LoadedModule loaded = loadModule(text, diags, load);
+  Module &module = *loaded.module;
+  Operation *entry = entryOf(module, options.entry);
+  if (options.seed)
+    randomize(module, *entry, *options.seed, options.max_devices, out);
+  Result<PassPipeline> pipeline = buildNamedPipeline("partition");
+  if (!pipeline)
+    return notRun(out, "partition", pipeline.error().message);
+  module.verify_passes = Module::VerifyPasses::EveryPass;
+  std::string failed_flag;
+  if (!runPassPipeline(module, *pipeline, diags, &failed_flag))
+    return mismatch(out, "partition",
+                    "-" + failed_flag + ": " + diagnosticsText(diags));
+  if (options.after_partition)
+    options.after_partition(module);
+  entry = entryOf(module, options.entry);
+  if (options.keep_program)
+    out.program = printModule(module);
+  const Mesh *mesh = entry ? programMesh(module, *entry) : nullptr;
+  std::vector<int64_t> ids =
+      mesh ? interpreter::meshDevices(*mesh) : std::vector<int64_t>{0};
+  out.devices = int64_t(ids.size());
+  // runOnDevices runs devices 0..n-1 (partition ids): a mesh may list them
+  // in any order, but not skip one.
+  std::sort(ids.begin(), ids.end());
+  for (size_t d = 0; d < ids.size(); ++d)
+    if (ids[d] != int64_t(d))
+      return notRun(out, "devices", "a mesh whose device ids are not 0..n-1");
+  Result<std::vector<std::vector<Tensor>>> args =
+      deviceArguments(module, *entry, inputs, ids);
+  if (!args)
+    return notRun(out, "devices", args.error().message);
+  interpreter::DevicesRunResult devices =
+      interpreter::runOnDevices(module, *args, run_options);
+  out = checkDevices(global, devices, std::move(out));
+  if (out.status == Status::Mismatch)
+    return out;
+  return compareResults(module, *entry, global, devices, ids, std::move(out));
+}
+
+} // namespace shardlab::partition_check

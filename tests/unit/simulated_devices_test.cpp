@@ -1,0 +1,213 @@
+// Simulated devices against answers worked by hand from the StableHLO
+// specification's collectives (process groups from replica_groups,
+// channel_handle and use_global_device_ids), the shards of a sharding and
+// their assembly, and the partition check: a faithful per-device program
+// matches, a program that drops a collective or slices the wrong rows does
+// not.
+#include "shardlab/interpreter/interpreter.h"
+#include "shardlab/interpreter/shards.h"
+#include "shardlab/partition_check/partition_check.h"
+#include "shardlab/text/text.h"
+
+#include <doctest/doctest.h>
+
+using namespace shardlab;
+using interpreter::Tensor;
+
+namespace {
+
+struct Program {
+  std::unique_ptr<Module> module;
+  Type f32x2;
+};
+
+// A module whose @main takes one tensor<2xf32> per device.
+Program parse(const std::string &text) {
+  DiagnosticEngine diags;
+  Program p;
+  p.module = parseModule(text, diags);
+  REQUIRE(p.module);
+  TypeContext &types = p.module->ctx().types;
+  p.f32x2 = types.rankedTensor({2}, types.element("f32"));
+  return p;
+}
+
+Tensor pair(Type type, double a, double b) {
+  Tensor t = Tensor::zeros(type);
+  t.setReal(0, a);
+  t.setReal(1, b);
+  return t;
+}
+
+// Device d holds [10d, 10d + 1].
+std::vector<std::vector<Tensor>> perDevice(Type type, int devices) {
+  std::vector<std::vector<Tensor>> args;
+  for (int d = 0; d < devices; ++d)
+    args.push_back({pair(type, 10.0 * d, 10.0 * d + 1)});
+  return args;
+}
+
+const char *kCollectives = R"(
+func.func @main(%x: tensor<2xf32>) -> (tensor<2xf32>, tensor<4xf32>, tensor<1xf32>, tensor<2xf32>, tensor<2xf32>, tensor<ui32>) {
+  %sum = "stablehlo.all_reduce"(%x) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 2], [1, 3]]> : tensor<2x2xi64>, use_global_device_ids}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<2xf32>) -> tensor<2xf32>
+  %gathered = "stablehlo.all_gather"(%x) <{all_gather_dim = 0 : i64, channel_handle = #stablehlo.channel_handle<handle = 2, type = 1>, replica_groups = dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>, use_global_device_ids}> : (tensor<2xf32>) -> tensor<4xf32>
+  %scattered = "stablehlo.reduce_scatter"(%x) <{channel_handle = #stablehlo.channel_handle<handle = 3, type = 1>, replica_groups = dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>, scatter_dimension = 0 : i64, use_global_device_ids}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) : (tensor<2xf32>) -> tensor<1xf32>
+  %swapped = "stablehlo.all_to_all"(%x) <{channel_handle = #stablehlo.channel_handle<handle = 4, type = 1>, concat_dimension = 0 : i64, replica_groups = dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>, split_count = 2 : i64, split_dimension = 0 : i64}> : (tensor<2xf32>) -> tensor<2xf32>
+  %shifted = "stablehlo.collective_permute"(%x) <{channel_handle = #stablehlo.channel_handle<handle = 5, type = 1>, source_target_pairs = dense<[[0, 1], [1, 2], [2, 3]]> : tensor<3x2xi64>}> : (tensor<2xf32>) -> tensor<2xf32>
+  %id = stablehlo.partition_id : tensor<ui32>
+  return %sum, %gathered, %scattered, %swapped, %shifted, %id : tensor<2xf32>, tensor<4xf32>, tensor<1xf32>, tensor<2xf32>, tensor<2xf32>, tensor<ui32>
+})";
+
+} // namespace
+
+TEST_CASE("Simulated devices: each collective exchanges as the spec says") {
+  Program p = parse(kCollectives);
+  const interpreter::DevicesRunResult r =
+      interpreter::runOnDevices(*p.module, perDevice(p.f32x2, 4));
+  REQUIRE_MESSAGE(r.ok, r.error);
+  REQUIRE(r.results.size() == 4);
+  // all_reduce over {0, 2}: [0, 1] + [20, 21].
+  CHECK(r.results[0][0].real(0) == 20);
+  CHECK(r.results[2][0].real(1) == 22);
+  CHECK(r.results[1][0].real(0) == 40); // {1, 3}: 10 + 30
+  // all_gather over {2, 3}, in group order.
+  CHECK(r.results[3][1].real(0) == 20);
+  CHECK(r.results[3][1].real(3) == 31);
+  // reduce_scatter (max) over {0, 1}: device 1 gets the second half.
+  CHECK(r.results[0][2].real(0) == 10);
+  CHECK(r.results[1][2].real(0) == 11);
+  // all_to_all over {0, 1}: device 0 gets both first halves.
+  CHECK(r.results[0][3].real(0) == 0);
+  CHECK(r.results[0][3].real(1) == 10);
+  CHECK(r.results[1][3].real(0) == 1);
+  CHECK(r.results[1][3].real(1) == 11);
+  // collective_permute: 0 has no source (zeros), 3 gets 2's.
+  CHECK(r.results[0][4].real(0) == 0);
+  CHECK(r.results[3][4].real(1) == 21);
+  CHECK(r.results[2][5].integer(0) == 2);
+}
+
+TEST_CASE("Simulated devices: a collective naming a missing device is an "
+          "error, not a crash") {
+  Program p = parse(kCollectives);
+  const interpreter::DevicesRunResult r =
+      interpreter::runOnDevices(*p.module, perDevice(p.f32x2, 2));
+  CHECK_FALSE(r.ok);
+  CHECK(r.error.find("device 2") != std::string::npos);
+}
+
+TEST_CASE("Simulated devices: a loop whose condition differs between "
+          "devices is named") {
+  Program p = parse(R"(
+func.func @main(%x: tensor<2xf32>) -> tensor<ui32> {
+  %id = stablehlo.partition_id : tensor<ui32>
+  %zero = stablehlo.constant dense<0> : tensor<ui32>
+  %r = stablehlo.while(%i = %zero) : tensor<ui32>
+  cond {
+    %go = stablehlo.compare LT, %i, %id : (tensor<ui32>, tensor<ui32>) -> tensor<i1>
+    stablehlo.return %go : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<ui32>
+    %n = stablehlo.add %i, %one : tensor<ui32>
+    stablehlo.return %n : tensor<ui32>
+  }
+  return %r : tensor<ui32>
+})");
+  const interpreter::DevicesRunResult r =
+      interpreter::runOnDevices(*p.module, perDevice(p.f32x2, 2));
+  CHECK_FALSE(r.ok);
+  CHECK(r.error.find("disagree on the loop condition") != std::string::npos);
+}
+
+TEST_CASE("Shards: offsets follow the mesh, sub-axes and padding") {
+  Mesh mesh;
+  mesh.axes = {{AxisName("a"), 2}, {AxisName("b"), 4}};
+  TensorSharding s;
+  s.dims.resize(2);
+  s.dims[0].axes = {AxisRef{AxisName("b"), SubAxisInfo{2, 2}}}; // "b":(2)2
+  s.dims[1].axes = {AxisRef{AxisName("a"), std::nullopt}};
+  // "b":(2)2 is the minor half of b = [2, 2]: b 3 -> 1, b 2 -> 0, b 1 -> 1.
+  auto at = interpreter::shardOffsets(s, mesh, 7, {3, 5}); // (a 1, b 3)
+  REQUIRE(at);
+  CHECK(*at == std::vector<int64_t>{3, 5});
+  auto two = interpreter::shardOffsets(s, mesh, 2, {3, 5}); // (a 0, b 2)
+  REQUIRE(two);
+  CHECK(*two == std::vector<int64_t>{0, 0});
+  auto one = interpreter::shardOffsets(s, mesh, 1, {3, 5}); // (a 0, b 1)
+  REQUIRE(one);
+  CHECK(*one == std::vector<int64_t>{3, 0});
+  s.dims[0].axes = {AxisRef{AxisName("b"), SubAxisInfo{1, 2}}}; // major half
+  auto major = interpreter::shardOffsets(s, mesh, 1, {3, 5});
+  REQUIRE(major);
+  CHECK(*major == std::vector<int64_t>{0, 0});
+  CHECK_FALSE(interpreter::shardOffsets(s, mesh, 8, {3, 5}));
+}
+
+TEST_CASE("Shards: assembly takes padding off and catches disagreeing "
+          "replicas") {
+  Program p = parse("func.func @main() -> () {\n return\n}\n");
+  TypeContext &types = p.module->ctx().types;
+  Type global = types.rankedTensor({3}, types.element("f32"));
+  Tensor whole = Tensor::zeros(global);
+  for (int i = 0; i < 3; ++i)
+    whole.setReal(i, i + 1);
+  // Two shards of 2 over 3 elements: the second holds one and padding.
+  Tensor a = interpreter::shardOf(whole, p.f32x2, {0});
+  Tensor b = interpreter::shardOf(whole, p.f32x2, {2});
+  CHECK(b.real(0) == 3);
+  CHECK(b.real(1) == 0); // padding reads as zero
+  b.setReal(1, 99);      // and is ignored coming back
+  auto back = interpreter::assemble({a, b}, {{0}, {2}}, global);
+  REQUIRE(back);
+  CHECK(*back == whole);
+  Tensor wrong = a;
+  wrong.setReal(0, 7);
+  auto disagree = interpreter::assemble({a, wrong}, {{0}, {0}}, global);
+  CHECK_FALSE(disagree);
+}
+
+TEST_CASE("Partition check: a module's own shardings and random ones match "
+          "the global run") {
+  const std::string text = R"(
+sdy.mesh @mesh = <["a"=2, "b"=3]>
+func.func @main(%x: tensor<7x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {"b"}]>}, %w: tensor<6x4xf32>) -> (tensor<7x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b"}, {}]>}) {
+  %n = stablehlo.negate %x : tensor<7x6xf32>
+  %r = stablehlo.reverse %n, dims = [0] : tensor<7x6xf32>
+  %d = stablehlo.dot_general %r, %w, contracting_dims = [1] x [0] : (tensor<7x6xf32>, tensor<6x4xf32>) -> tensor<7x4xf32>
+  return %d : tensor<7x4xf32>
+})";
+  partition_check::Options own;
+  const partition_check::Outcome a =
+      partition_check::checkPartitioned(text, own);
+  CHECK_MESSAGE(a.status == partition_check::Status::Match, a.message);
+  CHECK(a.devices == 6);
+  for (uint64_t seed : {1u, 2u, 3u}) {
+    partition_check::Options random;
+    random.seed = seed;
+    const partition_check::Outcome b =
+        partition_check::checkPartitioned(text, random);
+    CHECK_MESSAGE(b.status == partition_check::Status::Match,
+                  "seed " << seed << ": " << b.message);
+    CHECK_FALSE(b.mesh.empty());
+  }
+}
+
+TEST_CASE("Partition check: a module that cannot run is not run, not a "
+          "match") {
+  partition_check::Options options;
+  options.seed = 1;
+  const partition_check::Outcome out = partition_check::checkPartitioned(
+      "func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {\n"
+      "  return %x : tensor<?xf32>\n}\n",
+      options);
+  CHECK(out.status == partition_check::Status::NotRun);
+  CHECK(out.message.find("dynamic") != std::string::npos);
+}
