@@ -230,7 +230,7 @@ suite corpus-jax gate python3 tests/corpus/run_corpus.py --set shared "${allow_f
   --interpreter "$BUILD_DIR/shardlab-run" --jobs "$JOBS" --check-regressions -q
 suite corpus-local gate python3 tests/corpus/run_corpus.py --set local \
   --opt "$BUILD_DIR/shardlab-opt" --schedule "$BUILD_DIR/shardlab-schedule" \
-  --jobs "$JOBS" --check-regressions -q
+  --interpreter "$BUILD_DIR/shardlab-run" --jobs "$JOBS" --check-regressions -q
 # Shardy's own sdy_opt as the oracle (NOT RUN, with the reason, when its
 # runtime is missing): every module printed the same by both.
 suite differential gate python3 tests/differential/run_differential.py \

@@ -24,7 +24,9 @@ Stages, in order (a module that fails one does not run the later ones):
              succeeds and its output round-trips
   schedule   shardlab-schedule estimates a step and writes its report (a
              run without one fails), and it schedules exactly the
-             collectives counted in the exported text without the
+             collectives counted in the exported text (plus the
+             all-gathers that let an op without a sharding rule read its
+             sharded operands whole) without the
              scheduler (collective_count.py: calls expanded, loop bodies
              times their trip count, GSPMD modules imported first); the
              modules collective_count.py cannot count (branches with
@@ -35,6 +37,13 @@ Stages, in order (a module that fails one does not run the later ones):
              the values JAX computed are the oracle; a module whose @main
              takes arguments (its inputs are not in it: dynamic shapes)
              passes when it is refused for that
+  partition  shardlab-run --shardings partitions the module (a random mesh
+             and random shardings of its inputs, for each of the seeds
+             1..4 in the shared set; its own mesh and shardings, then seed
+             1, in the local set), runs the per-device program on simulated
+             devices and compares with the global run (and the module's own
+             checks on every device): every seed must match. A module the
+             interpreter refuses for dynamic shapes passes as refused
 A module with dynamic shapes passes propagate and export when it is refused
 with Shardy's message ("only supports ranked tensors with a static shape"),
 or, as in Shardy, when only function arguments are dynamic and the pipeline
@@ -78,13 +87,19 @@ import shared_data  # noqa: E402
 BASE_STAGES = ["parse", "pretty", "generic", "propagate", "export", "schedule"]
 # The shared set's modules are self-checking; the local set's take their
 # inputs as arguments (the partition stage of issue 44 will run them).
-STAGES = BASE_STAGES + ["run"]
+STAGES = BASE_STAGES + ["run", "partition"]
+SHARED_PARTITIONINGS = ["random:1", "random:2", "random:3", "random:4"]
+LOCAL_PARTITIONINGS = ["module", "random:1"]
+DYNAMIC_REFUSAL_RUN = "dynamic shapes are not run by the interpreter"
 NOT_SELF_CONTAINED = "arguments and 0 were given"
 PROPAGATE = ["-sdy-propagation-pipeline"]
 # What the scheduler runs on a module in GSPMD form: MHLO ops to StableHLO
 # (a no-op for StableHLO input), then the stablehlo import.
 GSPMD_IMPORT = "-xla-sdy-mhlo-import-pipeline"
 EXPORT = PROPAGATE + ["-sdy-export-pipeline=enable-insert-explicit-collectives=true"]
+UNKNOWN_OPS_REPLICATED = ["-sdy-replicate-operands-of-unknown-ops",
+                          "-sdy-replicate-inputs-of-custom-reductions",
+                          "-sdy-reshard-to-collectives"]
 DYNAMIC_REFUSAL = "only supports ranked tensors with a static shape"
 SPLIT_MARKER = "// -----"
 
@@ -216,6 +231,28 @@ def run_stage(tools, module):
     return (False, re.sub(r"^\S*module\.mlir:", "", why.replace(src, "")))
 
 
+def partition_stage(tools, module):
+    """(ok, why) of the partitioned runs: each partitioning must match."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "module.mlir")
+        with open(src, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(module.text)
+        for how in tools.partitionings:
+            status, out, err = tools.run(
+                [tools.interpreter, "--shardings", how, src], "")
+            verdict = re.search(r"^partitioned on \d+ devices: (.*)$", out, re.M)
+            if status == 0 and verdict and verdict.group(1).startswith("match"):
+                continue
+            if crashed(status):
+                return (False, "CRASH %s: %s" % (how, first_line(err) or "exit %s" % status))
+            if module.dynamic and DYNAMIC_REFUSAL_RUN in err:
+                return (True, "refused (dynamic shapes)")
+            why = verdict.group(1) if verdict else first_line(err) or "exit %s" % status
+            why = re.sub(r"^\S*module\.mlir:\s*", "", why.replace(src, ""))
+            return (False, "%s: %s" % (how, why))
+    return (True, "")
+
+
 def run_module(tools, module):
     """stage -> (ok, why) for the stages that ran."""
     results = {}
@@ -230,8 +267,10 @@ def run_module(tools, module):
     if status != 0:
         return fail("parse", status, err)
     results["parse"] = (True, "")
-    if tools.interpreter:
+    if tools.interpreter and "run" in STAGES:
         results["run"] = run_stage(tools, module)
+    if tools.interpreter and "partition" in STAGES:
+        results["partition"] = partition_stage(tools, module)
 
     status, again, err = tools.opt_run(pretty)
     if status != 0:
@@ -308,6 +347,12 @@ def run_module(tools, module):
         status, exported, _ = tools.opt_run(module.text, GSPMD_IMPORT, *EXPORT)
         if status != 0:
             return fail("schedule", status, "GSPMD import then export failed")
+    # An op without a sharding rule, and a reduce whose partial results no
+    # all-reduce combines, read sharded operands whole (the per-device
+    # program's first steps): count the all-gathers that adds.
+    status, exported, err = tools.opt_run(exported, *UNKNOWN_OPS_REPLICATED)
+    if status != 0:
+        return fail("schedule", status, err, "replicating unknown ops' operands")
     expected = collective_counts(exported)
     if expected is not None:
         scheduled = {k: v["count"] for k, v in report.get("per_kind", {}).items()
@@ -395,7 +440,7 @@ def main(argv=None):
     ap.add_argument("--opt", default=os.path.join(REPO_ROOT, "build", "shardlab-opt"))
     ap.add_argument("--schedule", default=os.path.join(REPO_ROOT, "build", "shardlab-schedule"))
     ap.add_argument("--interpreter", default=os.path.join(REPO_ROOT, "build", "shardlab-run"),
-                    help="shardlab-run, for the shared set's run stage")
+                    help="shardlab-run, for the run and partition stages")
     ap.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per command")
     ap.add_argument("--filter", metavar="SUBSTRING", help="only modules whose name contains it")
@@ -437,13 +482,14 @@ def main(argv=None):
             die(str(e))
 
     global STAGES
-    STAGES = BASE_STAGES + (["run"] if args.set == "shared" else [])
-    interpreter = None
-    if args.set == "shared":
-        interpreter = args.interpreter
-        if not os.access(interpreter, os.X_OK):
-            die("%s not found (build it: bash scripts/build.sh)" % interpreter)
+    STAGES = BASE_STAGES + (["run", "partition"] if args.set == "shared"
+                            else ["partition"])
+    interpreter = args.interpreter
+    if not os.access(interpreter, os.X_OK):
+        die("%s not found (build it: bash scripts/build.sh)" % interpreter)
     tools = Tools(args.opt, args.schedule, args.timeout, interpreter)
+    tools.partitionings = (SHARED_PARTITIONINGS if args.set == "shared"
+                           else LOCAL_PARTITIONINGS)
     results = {}
     progress = Progress(len(modules), args.quiet)
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:

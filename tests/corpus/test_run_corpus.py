@@ -8,6 +8,9 @@ tests/values, with tools made wrong on purpose:
   - shardlab-opt-faulty with SHARDLAB_FAULT_LOSSY_INTEGERS (the pretty
     stage must see the changed values), and with SHARDLAB_FAULT_DROP_ATTR
     (it must see the attribute gone, though the text is a fixed point);
+  - shardlab-run-faulty, whose per-device program has a collective
+    dropped (SHARDLAB_FAULT_DROP_COLLECTIVE) or a table of slice offsets
+    reversed (SHARDLAB_FAULT_SLICE_OFFSET): the partition stage must fail;
 and with the real tools, which must pass every stage. The run stage, on
 two self-checking modules (one whose expected values are wrong): the real
 interpreter passes the right one and fails the wrong one; an interpreter
@@ -15,6 +18,7 @@ that runs no check, or says nothing, fails it.
 
     test_run_corpus.py --opt build/shardlab-opt --faulty build/shardlab-opt-faulty
                        --schedule build/shardlab-schedule --interpreter build/shardlab-run
+                       --faulty-interpreter build/shardlab-run-faulty
 """
 import argparse
 import os
@@ -26,8 +30,9 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNNER = os.path.join(HERE, "run_corpus.py")
-MODULES = [os.path.join(HERE, "torch_xla", "all_reduce_dp.mlir"),
-           os.path.join(HERE, "jax_shardy", "mlp_tp.mlir"),
+MODULES = [os.path.join(HERE, "torch_xla", "linear_relu_bias.mlir"),
+           os.path.join(HERE, "xla", "concat_pad_slice.mlir"),
+           os.path.join(HERE, "jax_shardy", "mlp_2d.mlir"),
            os.path.join(os.path.dirname(HERE), "values", "lossy_integers.mlir")]
 
 
@@ -79,6 +84,7 @@ def main():
     ap.add_argument("--faulty", required=True)
     ap.add_argument("--schedule", required=True)
     ap.add_argument("--interpreter", required=True)
+    ap.add_argument("--faulty-interpreter", required=True)
     args = ap.parse_args()
     checks = []
 
@@ -97,10 +103,23 @@ def main():
         os.makedirs(root)
         for m in MODULES:
             shutil.copy(m, root)
-        common = ["--set", "local", "--root", root, "-q", "-v", "-j", "2"]
+        common = ["--set", "local", "--root", root, "-q", "-v", "-j", "2",
+                  "--interpreter", args.interpreter]
         expect("the real tools pass every stage",
                [*common, "--opt", args.opt, "--schedule", args.schedule], {}, 0,
-               "modules through every stage: 3 of 3")
+               "modules through every stage: 4 of 4")
+        faulty_run = [*common, "--opt", args.opt, "--schedule", args.schedule,
+                      "--interpreter", args.faulty_interpreter]
+        expect("a per-device program with a collective dropped fails the "
+               "partition stage",
+               faulty_run, {"SHARDLAB_FAULT_DROP_COLLECTIVE": "1"}, 1,
+               "FAIL partition mlp_2d.mlir: ")
+        expect("a per-device program slicing at the wrong offsets fails the "
+               "partition stage",
+               faulty_run, {"SHARDLAB_FAULT_SLICE_OFFSET": "1"}, 1,
+               "FAIL partition concat_pad_slice.mlir: ")
+        expect("... while the faulty build without a fault passes it",
+               faulty_run, {}, 0, "modules through every stage: 4 of 4")
         silent = fake_tool(tmp, "silent-schedule", "exit 0")
         expect("a scheduler that writes no report fails the schedule stage",
                [*common, "--opt", args.opt, "--schedule", silent], {}, 1,
