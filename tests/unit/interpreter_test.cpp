@@ -156,3 +156,22 @@ TEST_CASE("Interpreter: uniform quantization, and ops on quantized tensors "
   CHECK(r.results[1].real(2) == 1.0); // NaN's 0 dequantizes to 0.5; 0.5 + 0.5
   CHECK(r.results[1].real(3) == 0.0);
 }
+
+TEST_CASE("Interpreter: an op whose types do not agree is named, not read "
+          "out of bounds") {
+  auto reshape = runText(R"(
+  %a = stablehlo.constant dense<1.000000e+00> : tensor<4xf32>
+  %b = stablehlo.reshape %a : (tensor<4xf32>) -> tensor<3xf32>
+  return %b : tensor<3xf32>)",
+                         "tensor<3xf32>");
+  CHECK_FALSE(reshape.ok);
+  CHECK(reshape.error.find("reshape of 4 elements to 3") != std::string::npos);
+  auto dot = runText(R"(
+  %a = stablehlo.constant dense<1.000000e+00> : tensor<2x3xf32>
+  %b = stablehlo.constant dense<1.000000e+00> : tensor<4x2xf32>
+  %c = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<2x3xf32>, tensor<4x2xf32>) -> tensor<2x2xf32>
+  return %c : tensor<2x2xf32>)",
+                     "tensor<2x2xf32>");
+  CHECK_FALSE(dot.ok);
+  CHECK(dot.error.find("do not agree") != std::string::npos);
+}

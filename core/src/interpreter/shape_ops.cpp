@@ -214,8 +214,15 @@ std::optional<Result<Tensor>> shapeOp(const Operation &op, const Operands &in,
   const std::string_view name = op.name;
   if (name == "stablehlo.broadcast_in_dim")
     return broadcastInDim(op, *in[0], result);
-  if (name == "stablehlo.reshape")
+  if (name == "stablehlo.reshape") {
+    // A reshape keeps the element count; a program that breaks this (a
+    // wrong per-device lowering) is named, not read out of bounds.
+    if (in[0]->size() != result->numElements())
+      return Result<Tensor>(opError(
+          op, "reshape of " + std::to_string(in[0]->size()) + " elements to " +
+                  std::to_string(result->numElements())));
     return Result<Tensor>(reshape(*in[0], result));
+  }
   if (name == "stablehlo.transpose")
     return transpose(op, *in[0], result);
   if (name == "stablehlo.slice")
