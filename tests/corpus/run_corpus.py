@@ -55,7 +55,10 @@ The gate (--check-regressions) is tests/corpus/passing_<set>.txt, entries
 `stage:module`, and expected_failures_<set>.txt, every other entry with the
 reason it does not pass (tests/gate_list.py: a listed entry that fails or did
 not run fails the gate, and so does a failure in neither list and an
-expected failure that passes). For the local set every module must pass every stage.
+expected failure that passes). For the local set every module must pass every stage but
+partition, where a module without a global run to compare with (a per-device program
+already, a manual computation, an op the interpreter does not run) is an expected failure
+with its reason.
 Prints a table of modules per stage, then `N passed, M failed` (module
 stages) and, with --check-regressions, `gate: N passed, M failed`.
 Standard library only.
@@ -88,6 +91,7 @@ BASE_STAGES = ["parse", "pretty", "generic", "propagate", "export", "schedule"]
 # The shared set's modules are self-checking; the local set's take their
 # inputs as arguments (the partition stage of issue 44 will run them).
 STAGES = BASE_STAGES + ["run", "partition"]
+PARTITION_TIMEOUT = 300.0  # seconds per partitioned run
 SHARED_PARTITIONINGS = ["random:1", "random:2", "random:3", "random:4"]
 LOCAL_PARTITIONINGS = ["module", "random:1"]
 DYNAMIC_REFUSAL_RUN = "dynamic shapes are not run by the interpreter"
@@ -154,14 +158,15 @@ class Tools:
         self.opt, self.schedule, self.timeout = opt, schedule, timeout
         self.interpreter = interpreter  # shardlab-run, for the run stage
 
-    def run(self, argv, text):
+    def run(self, argv, text, timeout=None):
         """(status, stdout, stderr); status None on timeout."""
+        timeout = timeout or self.timeout
         try:
             p = subprocess.run(argv, input=text.encode("utf-8", "surrogateescape"),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               timeout=self.timeout)
+                               timeout=timeout)
         except subprocess.TimeoutExpired:
-            return None, "", "timed out after %g s" % self.timeout
+            return None, "", "timed out after %g s" % timeout
         return (p.returncode, p.stdout.decode("utf-8", "replace"),
                 p.stderr.decode("utf-8", "replace"))
 
@@ -238,8 +243,11 @@ def partition_stage(tools, module):
         with open(src, "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write(module.text)
         for how in tools.partitionings:
+            # The interpreter computes every element of the local MLPs'
+            # 512x1024x4096 products, globally and on each device.
             status, out, err = tools.run(
-                [tools.interpreter, "--shardings", how, src], "")
+                [tools.interpreter, "--shardings", how, src], "",
+                timeout=max(tools.timeout, PARTITION_TIMEOUT))
             verdict = re.search(r"^partitioned on \d+ devices: (.*)$", out, re.M)
             if status == 0 and verdict and verdict.group(1).startswith("match"):
                 continue
@@ -525,8 +533,9 @@ def main(argv=None):
         gate = gate_list.check(listed, entries, in_scope, why, expected)
         gate.print(list_name, expected_name=os.path.relpath(expected_path, REPO_ROOT))
         status = 0 if gate.ok and not crashes else 1
-        if args.set == "local" and n_failed:
-            print("local corpus: every module must pass every stage")
+        beyond_partition = [f for f in failures if f[1] != "partition"]
+        if args.set == "local" and beyond_partition:
+            print("local corpus: every module must pass every stage but partition")
             status = 1
     if args.update_passing:
         unknown = [d for d in args.drop if d not in listed]
