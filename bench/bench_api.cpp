@@ -37,6 +37,8 @@ std::string callApi(const std::string &call, const std::string &text,
     return scheduleJson(text, arg.empty() ? "{}" : arg);
   if (call == "compareStrategies")
     return compareStrategiesJson(text, arg.empty() ? "{}" : arg);
+  if (call == "execute")
+    return executeJson(text, arg.empty() ? "{}" : arg);
   return playgroundJson(text, arg.empty() ? "{}" : arg);
 }
 
@@ -60,14 +62,16 @@ int main(int argc, char **argv) {
   }
   if (argc - i < 2) {
     std::fprintf(stderr, "usage: bench_api [--repeats N] MODULE.mlir "
-                         "check|run|schedule|playground|compareStrategies "
+                         "check|run|schedule|playground|compareStrategies|"
+                         "execute "
                          "[ARG_JSON]\n");
     return 2;
   }
   std::string text, call = argv[i + 1];
   std::string arg = argc - i > 2 ? argv[i + 2] : "";
   if (call != "check" && call != "run" && call != "schedule" &&
-      call != "playground" && call != "compareStrategies") {
+      call != "playground" && call != "compareStrategies" &&
+      call != "execute") {
     std::fprintf(stderr, "bench_api: unknown call %s\n", call.c_str());
     return 2;
   }

@@ -51,6 +51,27 @@ LAYER_WEIGHTS = [
 ]
 ACT_SHARDING = sharding(["x"], [], [])
 
+# --tiny: the same ops on small shapes (batch 2, sequence 8, hidden 16, 2
+# heads of 8, MLP 32), which the interpreter runs in seconds; the mesh still
+# divides every sharded dimension.
+TINY = (2, 8, 16, 2, 8, 32)
+
+
+def set_shapes(b, s, h, n, d, f):
+    """Rebinds the shape globals every layer reads."""
+    global B, S, H, N, D, F, X, LAYER_WEIGHTS
+    assert n * d == h
+    B, S, H, N, D, F = b, s, h, n, d, f
+    X = t(B, S, H)
+    LAYER_WEIGHTS = [
+        (t(H, H), sharding([], ["y"])),
+        (t(H, H), sharding([], ["y"])),
+        (t(H, H), sharding([], ["y"])),
+        (t(H, H), sharding(["y"], [])),
+        (t(H, F), sharding([], ["y"])),
+        (t(F, H), sharding(["y"], [])),
+    ]
+
 # Function-level constants, named as mlir-opt names them.
 CONSTANTS = [
     ("%cst", "0.000000e+00"),      # zero: add-reduction init, relu
@@ -202,7 +223,11 @@ def main(argv=None):
     ap.add_argument("-o", "--output", required=True, help="output .mlir file ('-' for stdout)")
     ap.add_argument("--layers-per-func", type=int, default=4,
                     help="transformer layers per function (default 4)")
+    ap.add_argument("--tiny", action="store_true",
+                    help="small shapes, for the interpreter (bench of shardlab-run)")
     args = ap.parse_args(argv)
+    if args.tiny:
+        set_shapes(*TINY)
     if args.ops < 1:
         ap.error("--ops must be positive")
     if args.layers_per_func < 1:

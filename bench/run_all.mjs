@@ -56,7 +56,13 @@ const modules = {
     (t) => t.replaceAll("@block_0", "@main")),
   // One function (the entry) of ~2k ops.
   compare: generate("compare", ["--ops", "2000", "--layers-per-func", "60"]),
+  // The same ~2k ops on shapes the interpreter runs in well under a second.
+  interpret: generate("interpret", ["--ops", "2000", "--layers-per-func", "57", "--tiny"]),
 };
+// The shared corpus module with the most elements computed (igammac: 15k
+// ops run, 0.7 M elements), when the shared data is there.
+const corpusLargest = path.join(process.env.SHARDLAB_SHARED ?? path.join(ROOT, "..", "shared"),
+  "corpus", "stablehlo-testdata", "igammac_float16_20_20_float16_20_20_chlo.mlir");
 const pipeline = ["-sdy-propagation-pipeline"];
 const explicit = [...pipeline, "-sdy-export-pipeline=enable-insert-explicit-collectives=true"];
 // The per-device steps (perDeviceSteps in passes/pass_manager.h).
@@ -74,6 +80,13 @@ const cases = [
   // The options the playground sends (web/src/main.ts updateOptions).
   { name: "playground update (full pipeline, no schedule), 2k ops", file: modules.playground, call: "playground", arg: { pipeline: "pipeline", schedule: false, input: false } },
   { name: "compare 10 strategies + the module as written, 2k ops", file: modules.compare, call: "compareStrategies", arg: {} },
+  // The interpreter (execute): the global run, and the partition check
+  // (propagate, export, per-device program on 8 simulated devices, compare).
+  { name: "interpreter: global run, 2k ops (tiny shapes)", file: modules.interpret, call: "execute", arg: {} },
+  { name: "interpreter: partitioned on 8 simulated devices and compared, 2k ops", file: modules.interpret, call: "execute", arg: { shardings: "module" } },
+  ...(fs.existsSync(corpusLargest)
+    ? [{ name: "interpreter: igammac, the corpus module with the most elements", file: corpusLargest, call: "execute", arg: {} }]
+    : []),
 ];
 
 const only = arg("--only", "");

@@ -31,7 +31,8 @@ const char *kHelp =
     "explicit collectives, the per-device program), runs that program on\n"
     "simulated devices, puts their results together by the output shardings\n"
     "and compares them with the global run; the module's checks run on every\n"
-    "device. A function with arguments gets random inputs from the seed.\n"
+    "device. A function with arguments gets random inputs (from the seed\n"
+    "with random shardings, else seed 0).\n"
     "\n"
     "OPTIONS:\n"
     "  --entry NAME          the function to run (default: main)\n"
@@ -292,7 +293,15 @@ int main(int argc, char **argv) {
     return runPerDevice(*module, o);
   interpreter::RunOptions options;
   options.entry = o.entry;
-  const interpreter::RunResult r = interpreter::run(*module, options);
+  // A function with arguments runs on random inputs (seed 0: the ones the
+  // partition check with the module's shardings feeds it).
+  std::vector<interpreter::Tensor> args;
+  if (Operation *entry = interpreter::findEntry(*module, o.entry);
+      entry && entry->region(0).front().numArguments() > 0) {
+    args = partition_check::randomInputs(*entry, 0);
+    std::cout << "random inputs for " << args.size() << " argument(s)\n";
+  }
+  const interpreter::RunResult r = interpreter::run(*module, args, options);
   for (const interpreter::CheckResult &c : r.checks)
     std::cout << (c.passed ? "PASS " : "FAIL ") << c.op << " at " << o.input
               << ":" << c.line << (c.detail.empty() ? "" : ": ") << c.detail

@@ -27,6 +27,11 @@ const LZ = requireWeb("lz-string");
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 assert.ok(fs.existsSync(path.join(DIST, "index.html")), "web/dist missing: cd web && npm run build");
+
+// The npm package's own reply for the text and settings the page shows: the
+// numbers on screen must be those numbers, not only numbers that change.
+const { load: loadApi } = await import(path.join(ROOT, "wasm", "dist", "index.js"));
+const api = await loadApi();
 fs.mkdirSync(OUT, { recursive: true });
 
 const results = { latency_ms: {}, core_ms: {}, reply_ms: {}, core_stages_ms: {}, weight: {}, compare_ms: {} };
@@ -351,6 +356,47 @@ test("device grid: shards and local shape of the selected value", async () => {
   await shot("07-devices");
 });
 
+test("device values: each device's values around each collective, checked against the global run", async () => {
+  const kept = await editorText();
+  // Row sums over "y": each device sums its half of the columns, and the
+  // all-reduce over "y" gives both devices of a row block the whole sums.
+  const text = `sdy.mesh @mesh = <["x"=2, "y"=2]>
+
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> tensor<8xf32> {
+  %zero = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %sum = stablehlo.reduce(%arg0 init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
+  return %sum : tensor<8xf32>
+}
+`;
+  await afterUpdate(() => replaceText(text));
+  await cursorTo(5, 4);
+  await page.getByTestId("device-grid").waitFor();
+  await page.getByTestId("values-run").click();
+  await page.getByTestId("values-status").waitFor();
+  const status = await page.getByTestId("values-status").textContent();
+  assert.match(status, /^4 simulated devices: results match the global run/, status);
+  // The same run through the package in Node: as many steps, same values.
+  const r = api.execute(text, { shardings: "module", collectives: true, max_elements: 16, max_collectives: 32 });
+  assert.equal(r.partition.status, "match");
+  assert.deepEqual(r.collectives.map((c) => c.op), ["stablehlo.all_reduce"]);
+  assert.equal(await page.getByTestId("values-step").count(), 1);
+  // Opened: the cursor is on the reduce the all-reduce comes from.
+  assert.equal(await page.locator("[data-testid=values-step][open]").count(), 1);
+  assert.equal(await page.locator("[data-testid=values-step]").first().locator("[data-testid=values-device]").count(), 4);
+  const first = r.collectives[0].devices[0].after[0].values[0];
+  const cell = await page.locator("[data-testid=values-step]").first().locator("[data-testid=values-device] td").nth(2).textContent();
+  assert.ok(cell.startsWith(`[${Number.isInteger(first) ? first : Number(first.toPrecision(4))}`), `${cell} vs ${first}`);
+  // Devices 0 and 1 hold the same rows: their partial sums differ, their
+  // results agree.
+  const rows = page.locator("[data-testid=values-device]");
+  const cells = async (i) => rows.nth(i).locator("td").allTextContents();
+  const [d0, d1] = [await cells(0), await cells(1)];
+  assert.notEqual(d0[1], d1[1]);
+  assert.equal(d0[2], d1[2]);
+  await shot("07b-device-values");
+  await afterUpdate(() => replaceText(kept));
+});
+
 function scaledTable(factor) {
   const table = JSON.parse(fs.readFileSync(path.join(ROOT, "examples/tables/h100_analytical.shardlab.json"), "utf8"));
   for (const c of table.collectives) {
@@ -600,10 +646,6 @@ test("compare: every candidate a row, sorted, with bars; Suggest says what to ch
   await openTab("output");
 });
 
-// The npm package's own reply for the text and settings the page shows: the
-// numbers on screen must be those numbers, not only numbers that change.
-const { load: loadApi } = await import(path.join(ROOT, "wasm", "dist", "index.js"));
-const api = await loadApi();
 
 /** The page's formatting of a time (web/src/dom.ts fmtUs), written again. */
 function asShown(us) {

@@ -98,6 +98,13 @@ export type CollectiveOpName =
  * A table: a loaded one, its JSON object, or text (JSON or XLA txtpb).
  */
 export type TableInput = PerfTable | string;
+/**
+ * A number; "nan", "inf" or "-inf"; or [real, imaginary] for a complex element.
+ */
+export type ElementValue =
+  | number
+  | ("nan" | "inf" | "-inf")
+  | [number | ("nan" | "inf" | "-inf"), number | ("nan" | "inf" | "-inf")];
 export type PlaygroundOptions = ScheduleSettings & {
   pipeline?: PipelineName;
   /**
@@ -426,6 +433,160 @@ export interface Estimate {
    * e.g. a table measured on another device than the preset named.
    */
   warnings?: string[];
+}
+export interface ExecuteRequest {
+  /**
+   * The function to run (default: main).
+   */
+  entry?: string;
+  /**
+   * "module" (the module's own mesh and shardings) or "random:SEED" (a random mesh and random shardings of the inputs): partition the module, run the per-device program on simulated devices and compare with the global run. Absent: the global run only.
+   */
+  shardings?: string;
+  /**
+   * With random shardings: the largest random mesh (default 8).
+   */
+  devices?: number;
+  /**
+   * With shardings: what every device held before and after each collective of the per-device run (default false).
+   */
+  collectives?: boolean;
+  /**
+   * Values shown per tensor (default 64); a larger tensor shows its first ones and a summary.
+   */
+  max_elements?: number;
+  /**
+   * Collective steps kept (default 64; a loop runs its collectives once per trip).
+   */
+  max_collectives?: number;
+  /**
+   * With shardings: include the per-device program's text (default false).
+   */
+  program?: boolean;
+}
+export interface TensorValue {
+  /**
+   * tensor<4x2xf32>
+   */
+  type: string;
+  shape: number[];
+  elements: number;
+  /**
+   * The first elements in row-major order (all of them when `elided` is absent).
+   */
+  values: ElementValue[];
+  /**
+   * Only the first `max_elements` are in `values`.
+   */
+  elided?: boolean;
+  min?: ElementValue;
+  max?: ElementValue;
+}
+export interface ExecutedCheck {
+  /**
+   * check.expect_close, ...
+   */
+  op: string;
+  line: number;
+  passed: boolean;
+  /**
+   * The first differing element, when it failed.
+   */
+  detail?: string;
+  /**
+   * The simulated device that ran it.
+   */
+  device?: number;
+}
+export interface DeviceStep {
+  /**
+   * The device (partition id).
+   */
+  id: number;
+  /**
+   * Its operands.
+   */
+  before: TensorValue[];
+  /**
+   * Its results.
+   */
+  after: TensorValue[];
+}
+export interface CollectiveValues {
+  /**
+   * stablehlo.all_reduce, ...
+   */
+  op: string;
+  /**
+   * Where in the input module the collective comes from (0 when unknown).
+   */
+  line: number;
+  column: number;
+  devices: DeviceStep[];
+}
+export interface PartitionOutcome {
+  /**
+   * match: every device's checks pass and the assembled results equal the global run; mismatch: a partitioning bug; not run: the module cannot be checked (message says why).
+   */
+  status: "match" | "mismatch" | "not run";
+  /**
+   * The stage that decided ("" when it matched).
+   */
+  stage: string;
+  message: string;
+  /**
+   * The random mesh chosen ("" with the module's own).
+   */
+  mesh: string;
+  /**
+   * What was put on each input (random shardings).
+   */
+  shardings: string[];
+  devices: number;
+  /**
+   * Every result equal bit for bit.
+   */
+  exact: boolean;
+  /**
+   * The module's checks, over all devices.
+   */
+  checks_passed: number;
+  checks_run: number;
+  /**
+   * The per-device program, when asked for.
+   */
+  program?: string;
+}
+export interface ExecuteResult {
+  /**
+   * The module ran; with shardings, the partitioned run matched as well.
+   */
+  ok: boolean;
+  /**
+   * `line:col: op: why` when an op could not run, or what was wrong with the request.
+   */
+  error?: string;
+  diagnostics?: Diagnostic[];
+  /**
+   * The global run's check.* calls.
+   */
+  checks?: ExecutedCheck[];
+  checks_passed?: number;
+  /**
+   * The global run's results.
+   */
+  results?: TensorValue[];
+  ops_run?: number;
+  /**
+   * Result elements of every op run.
+   */
+  elements?: number;
+  partition?: PartitionOutcome;
+  collectives?: CollectiveValues[];
+  /**
+   * Collective steps not kept (beyond max_collectives).
+   */
+  collectives_elided?: number;
 }
 export interface FactorInfo {
   index: number;
@@ -1326,6 +1487,10 @@ export interface ShardlabApi {
    * Estimates one GEMM.
    */
   estimateGemm(options: GemmOptions): Estimate | Failure;
+  /**
+   * Runs the module with the interpreter (a function with arguments on random inputs) and reports its check.* calls (shardlab-run); with `shardings`, also partitions it, runs the per-device program on simulated devices and compares with the global run.
+   */
+  execute(text: string, options?: ExecuteRequest): ExecuteResult;
   /**
    * The factor table of the op at a position, before and after propagation.
    */

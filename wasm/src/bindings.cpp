@@ -88,6 +88,12 @@ emscripten::val run(std::uintptr_t text, std::size_t length,
   return replyView(shardlab::api::runJson(textAt(text, length), flags_json));
 }
 
+emscripten::val execute(std::uintptr_t text, std::size_t length,
+                        const std::string &options_json) {
+  return replyView(
+      shardlab::api::executeJson(textAt(text, length), options_json));
+}
+
 emscripten::val loadTable(std::uintptr_t text, std::size_t length,
                           const std::string &options_json) {
   return replyView(
@@ -160,6 +166,7 @@ EMSCRIPTEN_BINDINGS(shardlab) {
   emscripten::function("printShardings", &printShardings);
   emscripten::function("check", &check);
   emscripten::function("run", &run);
+  emscripten::function("execute", &execute);
   emscripten::function("loadTable", &loadTable);
   emscripten::function("playground", &playground);
   emscripten::function("schedule", &scheduleModule);

@@ -15,6 +15,7 @@ import type { RawShardlabModule } from "./shardlab.mjs";
 export type TextCall =
   | "check"
   | "run"
+  | "execute"
   | "loadTable"
   | "playground"
   | "schedule"

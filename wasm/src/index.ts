@@ -17,6 +17,7 @@ import type {
   DataflowGraph,
   Suggestions,
   Estimate,
+  ExecuteResult,
   Failure,
   FactorTable,
   HardwarePreset,
@@ -97,6 +98,8 @@ function wrap(raw: RawShardlabModule): Shardlab {
       ),
     run: (t, flags) =>
       call<RunResult>(() => callWithText(raw, "run", text(t, "text"), flagList(flags)), runFailure),
+    execute: (t, opts) =>
+      call<ExecuteResult>(() => callWithText(raw, "execute", text(t, "text"), options(opts)), (f) => f),
     loadTable: (t, opts) =>
       call<LoadedTable | Failure>(
         () => callWithText(raw, "loadTable", text(t, "table text"), options(opts)),

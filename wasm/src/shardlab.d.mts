@@ -16,6 +16,7 @@ export interface RawShardlabModule {
   printShardings(requestJson: string): string;
   check: TextCallFn;
   run: TextCallFn;
+  execute: TextCallFn;
   loadTable: TextCallFn;
   playground: TextCallFn;
   schedule: TextCallFn;

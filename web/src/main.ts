@@ -14,12 +14,13 @@ import { renderShardingEditor, type Edit, type SyntaxCore } from "./views/shardi
 import { renderFactors } from "./views/factors";
 import { renderTrace } from "./views/trace";
 import { renderDevices } from "./views/devices";
+import { deviceValuesSection, SHOWN_ELEMENTS, type DeviceValues } from "./views/device-values";
 import { renderSchedule, type TableState } from "./views/schedule";
 import { renderCompare, type CompareState } from "./views/compare";
 import { renderGraph } from "./views/graph";
 import type {
   FactorTable, HardwarePreset, LoadedTable, Failure, ParsedShardings, PerfTable, PlaygroundResult, PrintedShardings,
-  PropagationTrace, ScheduleResult, ValueLayout, Comparison, Suggestions, DataflowGraph,
+  PropagationTrace, ScheduleResult, ValueLayout, Comparison, Suggestions, DataflowGraph, ExecuteResult,
 } from "@shardlab/wasm";
 
 const $ = (id: string) => document.getElementById(id) as HTMLElement;
@@ -65,6 +66,9 @@ const app = {
   trace: null as PropagationTrace | null,
   traceIndex: 0,
   devicesBefore: false,
+  /** The Devices view's run on simulated devices, and the text it ran. */
+  values: { result: null, running: false, stale: false, ms: 0 } as DeviceValues,
+  valuesText: "",
   editAt: performance.now(),
   compare: { devices: 0, comparison: null, comparing: false, compareMs: 0, suggestions: null, suggesting: false } as CompareState,
   /** What the shown comparison was computed from. */
@@ -378,7 +382,11 @@ async function refreshSelection(): Promise<void> {
     if (!r.stale) renderFactors($("view-factors"), r.result, position.line);
   } else if (app.tab === "tab-devices") {
     const r = await core.latest<ValueLayout>("devices", "valueLayout", text, { ...position, before: app.devicesBefore });
-    if (!r.stale) renderDevices($("view-devices"), r.result, app.devicesBefore, (b) => { app.devicesBefore = b; void refreshSelection(); });
+    if (!r.stale) {
+      app.values.stale = app.values.result !== null && app.valuesText !== app.text;
+      const values = deviceValuesSection(app.values, app.cursor.line, () => void runOnDevices(), (line) => jumpTo(line));
+      renderDevices($("view-devices"), r.result, app.devicesBefore, (b) => { app.devicesBefore = b; void refreshSelection(); }, values);
+    }
   } else if (app.tab === "tab-trace") {
     if (!app.trace) {
       const r = await core.latest<PropagationTrace>("trace", "propagationTrace", text, { pipeline: app.settings.pipeline });
@@ -390,6 +398,18 @@ async function refreshSelection(): Promise<void> {
     }
     drawTrace();
   }
+}
+
+/** The Devices view's button: partition by the module's shardings and run. */
+async function runOnDevices(): Promise<void> {
+  app.values.running = true;
+  void refreshSelection();
+  const text = app.text;
+  const r = await core.call<ExecuteResult>("execute", text,
+    { shardings: "module", collectives: true, max_elements: SHOWN_ELEMENTS, max_collectives: 32 });
+  app.values = { result: r.result, running: false, stale: false, ms: r.ms };
+  app.valuesText = text;
+  void refreshSelection();
 }
 
 function drawTrace(): void {

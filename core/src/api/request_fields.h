@@ -34,6 +34,16 @@ inline constexpr std::string_view kDataflowGraphOptions[] = {
     "pipeline",
 };
 
+inline constexpr std::string_view kExecuteRequest[] = {
+    "collectives",
+    "devices",
+    "entry",
+    "max_collectives",
+    "max_elements",
+    "program",
+    "shardings",
+};
+
 inline constexpr std::string_view kGemmOptions[] = {
     "b",
     "device",

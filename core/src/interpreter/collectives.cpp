@@ -356,13 +356,6 @@ Result<LaneResults> collectiveBroadcast(const Operation &op,
 
 } // namespace
 
-bool isCollective(const Operation &op) {
-  return op.is("stablehlo.all_reduce") || op.is("stablehlo.all_gather") ||
-         op.is("stablehlo.reduce_scatter") || op.is("stablehlo.all_to_all") ||
-         op.is("stablehlo.collective_permute") ||
-         op.is("stablehlo.collective_broadcast");
-}
-
 Result<LaneResults> collective(Operation &op, const std::vector<Operands> &in,
                                const std::vector<Type> &types,
                                const std::vector<int64_t> &devices,

@@ -186,11 +186,16 @@ private:
       return loop(op, in, scope);
     if (name == "stablehlo.if" || name == "stablehlo.case")
       return branch(op, in, scope);
-    if (detail::isCollective(op))
-      return detail::collective(op, in, types, scope.devices, num_devices_,
-                                [this, &op, &scope](size_t lane) {
-                                  return regionCombiner(op, scope, lane);
-                                });
+    if (isStableHloCollective(op)) {
+      Result<std::vector<Lanes>> results =
+          detail::collective(op, in, types, scope.devices, num_devices_,
+                             [this, &op, &scope](size_t lane) {
+                               return regionCombiner(op, scope, lane);
+                             });
+      if (results && options_.on_collective)
+        options_.on_collective(collectiveStep(op, in, *results, scope));
+      return results;
+    }
     std::vector<Lanes> results(types.size());
     for (size_t l = 0; l < scope.lanes(); ++l) {
       Result<std::vector<Tensor>> r = evaluate(op, in[l], types, scope, l);
@@ -379,6 +384,25 @@ private:
   }
 
   // [lane][operand] -> [operand][lane].
+  static CollectiveStep collectiveStep(const Operation &op,
+                                       const std::vector<Operands> &in,
+                                       const std::vector<Lanes> &results,
+                                       const Scope &scope) {
+    CollectiveStep step;
+    step.op = &op;
+    step.devices = scope.devices;
+    for (size_t l = 0; l < scope.lanes(); ++l) {
+      std::vector<Tensor> before, after;
+      for (const Tensor *t : in[l])
+        before.push_back(*t);
+      for (const Lanes &result : results)
+        after.push_back(result[l]);
+      step.before.push_back(std::move(before));
+      step.after.push_back(std::move(after));
+    }
+    return step;
+  }
+
   static std::vector<Lanes> byOperand(const std::vector<Operands> &in,
                                       size_t count) {
     std::vector<Lanes> out(count);

@@ -81,8 +81,6 @@ Result<std::vector<Tensor>> topK(const Operation &op, const Tensor &x,
 Result<Tensor> reducePrecision(const Operation &op, const Tensor &x,
                                Type result);
 
-/// Whether `op` is a collective (collectives.cpp).
-bool isCollective(const Operation &op);
 /// The reduction region of a collective as lane `lane` runs it.
 using LaneCombiner = std::function<Combiner(size_t lane)>;
 /// A collective on the lanes of simulated devices: `in` is [lane][operand],

@@ -127,6 +127,20 @@ bool isBlockReturn(const Operation &op) {
          op.is("sdy.return");
 }
 
+bool isStableHloCollective(const Operation &op) {
+  return op.is("stablehlo.all_gather") || op.is("stablehlo.all_reduce") ||
+         op.is("stablehlo.all_to_all") || op.is("stablehlo.reduce_scatter") ||
+         op.is("stablehlo.collective_permute") ||
+         op.is("stablehlo.collective_broadcast");
+}
+
+bool insideManualComputation(const Operation &op) {
+  for (const Operation *p = op.parentOp(); p; p = p->parentOp())
+    if (p->is("sdy.manual_computation"))
+      return true;
+  return false;
+}
+
 std::string_view customCallTarget(const Operation &op) {
   if (!op.is("stablehlo.custom_call") && !op.is("mhlo.custom_call"))
     return {};

@@ -1,6 +1,7 @@
 // Properties of StableHLO and sdy ops that several layers ask about: which
-// ops are elementwise. One list, so the parser's elementwise syntax,
-// propagation's tie-breaks and the constant splitter cannot drift apart.
+// ops are elementwise, which are collectives. One list, so the parser's
+// elementwise syntax, propagation's tie-breaks and the constant splitter cannot
+// drift apart.
 #pragma once
 
 #include "shardlab/ir/ir.h"
@@ -24,6 +25,15 @@ bool isElementwise(const Operation &op);
 /// Whether `op` ends a block by returning values to its parent:
 /// func.return, stablehlo.return or sdy.return.
 bool isBlockReturn(const Operation &op);
+
+/// Whether `op` is one of StableHLO's collectives (all_gather, all_reduce,
+/// all_to_all, reduce_scatter, collective_permute, collective_broadcast):
+/// the ops a per-device program exchanges values with.
+bool isStableHloCollective(const Operation &op);
+
+/// Whether `op` is inside an `sdy.manual_computation`, whose body the user
+/// partitioned by hand (it sees local values of the manual axes).
+bool insideManualComputation(const Operation &op);
 
 /// The target of a `stablehlo.custom_call` / `mhlo.custom_call`
 /// (`@Sharding`); empty for any other op.

@@ -2,6 +2,7 @@
 // simulated devices, assembly, comparison.
 #include "shardlab/partition_check/partition_check.h"
 
+#include "ir/op_properties.h"
 #include "partition_check/random_shardings.h"
 #include "passes/pass_utils.h"
 
@@ -46,29 +47,6 @@ std::string diagnosticsText(const DiagnosticEngine &diags) {
 
 Operation *entryOf(Module &module, const std::string &entry) {
   return interpreter::findEntry(module, entry);
-}
-
-// Random values for the entry's arguments: small integers, floats in
-// [-4, 4] on a grid of 1/256 (exact in every float type with 8 bits).
-std::vector<Tensor> randomInputs(Operation &entry, uint64_t seed) {
-  detail::Random random(seed ^ 0x5eedull);
-  std::vector<Tensor> inputs;
-  Block &body = entry.region(0).front();
-  for (size_t i = 0; i < body.numArguments(); ++i) {
-    Tensor t = Tensor::zeros(body.argument(i)->type);
-    for (int64_t e = 0; e < t.size(); ++e) {
-      if (t.isInteger()) {
-        t.setInteger(e, uint64_t(t.layout().is_bool ? random.below(2)
-                                                    : random.below(11) - 5));
-        continue;
-      }
-      t.setReal(e, double(random.below(2049) - 1024) / 256.0);
-      if (t.isComplex())
-        t.setImag(e, double(random.below(2049) - 1024) / 256.0);
-    }
-    inputs.push_back(std::move(t));
-  }
-  return inputs;
 }
 
 std::string valueName(Value *value) {
@@ -331,13 +309,6 @@ Outcome checkDevices(const interpreter::RunResult &global,
   return out;
 }
 
-bool insideManualComputation(Operation &op) {
-  for (Operation *p = op.parentOp(); p; p = p->parentOp())
-    if (p->is("sdy.manual_computation"))
-      return true;
-  return false;
-}
-
 // The first op that only a per-device program has: a StableHLO collective,
 // partition_id or replica_id (outside a manual computation, whose body is
 // per-device by design).
@@ -346,16 +317,39 @@ const Operation *perDeviceOp(Module &module) {
   walk(module.op(), [&](Operation &op) {
     if (!found && !insideManualComputation(op) &&
         (op.is("stablehlo.partition_id") || op.is("stablehlo.replica_id") ||
-         op.is("stablehlo.all_reduce") || op.is("stablehlo.all_gather") ||
-         op.is("stablehlo.reduce_scatter") || op.is("stablehlo.all_to_all") ||
-         op.is("stablehlo.collective_permute") ||
-         op.is("stablehlo.collective_broadcast")))
+         isStableHloCollective(op)))
       found = &op;
   });
   return found;
 }
 
 } // namespace
+
+std::vector<Tensor> randomInputs(Operation &entry, uint64_t seed) {
+  detail::Random random(seed ^ 0x5eedull);
+  std::vector<Tensor> inputs;
+  Block &body = entry.region(0).front();
+  for (size_t i = 0; i < body.numArguments(); ++i) {
+    Type type = body.argument(i)->type;
+    if (!type || !type->isRankedTensor() || !type->hasStaticShape()) {
+      inputs.emplace_back(); // the run names the argument it cannot take
+      continue;
+    }
+    Tensor t = Tensor::zeros(type);
+    for (int64_t e = 0; e < t.size(); ++e) {
+      if (t.isInteger()) {
+        t.setInteger(e, uint64_t(t.layout().is_bool ? random.below(2)
+                                                    : random.below(11) - 5));
+        continue;
+      }
+      t.setReal(e, double(random.below(2049) - 1024) / 256.0);
+      if (t.isComplex())
+        t.setImag(e, double(random.below(2049) - 1024) / 256.0);
+    }
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
 
 std::string_view statusName(Status status) {
   switch (status) {
@@ -410,6 +404,8 @@ Outcome checkPartitioned(std::string_view text, const Options &options) {
     ++out.global_checks_run;
     out.global_checks_passed += c.passed;
   }
+  out.global = global;
+  out.global_module = std::move(global_module.module);
 
   LoadedModule loaded = loadModule(text, diags, load);
   Module &module = *loaded.module;
@@ -443,6 +439,7 @@ Outcome checkPartitioned(std::string_view text, const Options &options) {
       deviceArguments(module, *entry, inputs, ids);
   if (!args)
     return notRun(out, "devices", args.error().message);
+  run_options.on_collective = options.on_collective;
   interpreter::DevicesRunResult devices =
       interpreter::runOnDevices(module, *args, run_options);
   out = checkDevices(global, devices, std::move(out));

@@ -121,15 +121,7 @@ void replaceOp(Operation &op, const std::vector<Value *> &values) {
 }
 
 bool isCollectiveOp(const Operation &op) {
-  if (verify::isCollective(op))
-    return true;
-  for (std::string_view name :
-       {"stablehlo.all_gather", "stablehlo.all_reduce", "stablehlo.all_to_all",
-        "stablehlo.reduce_scatter", "stablehlo.collective_permute",
-        "stablehlo.collective_broadcast"})
-    if (op.name == name)
-      return true;
-  return false;
+  return verify::isCollective(op) || isStableHloCollective(op);
 }
 
 bool isBeforeInBlock(const Operation *a, const Operation *b) {

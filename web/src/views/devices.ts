@@ -1,23 +1,24 @@
 // The device grid: the mesh laid out (first axis down, the others across),
 // each device showing the shard of the selected value it holds and that
 // shard's offsets; devices holding the same shard share a colour, so
-// replication is visible at a glance.
+// replication is visible at a glance. Under it, the values each device
+// holds around each collective (views/device-values.ts).
 import { h, fill } from "../dom";
 import type { ValueLayout } from "@shardlab/wasm";
 
 const PALETTE = 12;
 
-export function renderDevices(root: HTMLElement, layout: ValueLayout | null, before: boolean, onToggle: (before: boolean) => void): void {
+export function renderDevices(root: HTMLElement, layout: ValueLayout | null, before: boolean, onToggle: (before: boolean) => void, values: HTMLElement): void {
   const toggle = h("label", {}, h("input", { type: "checkbox", checked: before, "data-testid": "devices-before",
     onchange: (e: Event) => onToggle((e.target as HTMLInputElement).checked) }), " before propagation");
-  if (!layout) return void fill(root, toggle, h("p", { class: "muted" }, "Put the cursor on a value."));
-  if (!layout.ok) return void fill(root, toggle, h("p", { class: "muted" }, layout.error ?? "no value here"));
+  if (!layout) return void fill(root, toggle, h("p", { class: "muted" }, "Put the cursor on a value."), values);
+  if (!layout.ok) return void fill(root, toggle, h("p", { class: "muted" }, layout.error ?? "no value here"), values);
   const devices = layout.devices ?? [];
   const head = h("p", {}, toggle, " ",
     h("span", { class: "mono", "data-testid": "devices-sharding" }, layout.sharding || "no sharding (replicated on every device)"));
   const shapes = h("p", {}, `global ${JSON.stringify(layout.shape ?? [])} → local `,
     h("strong", { "data-testid": "local-shape" }, JSON.stringify(layout.local_shape ?? [])));
-  if (!devices.length || !layout.mesh) return void fill(root, head, shapes);
+  if (!devices.length || !layout.mesh) return void fill(root, head, shapes, values);
   const axes = layout.mesh.axes;
   const rows = axes.length ? axes[0].size : 1;
   const cols = Math.max(1, devices.length / rows);
@@ -35,5 +36,5 @@ export function renderDevices(root: HTMLElement, layout: ValueLayout | null, bef
     }));
   fill(root, head, shapes,
     h("p", { class: "muted" }, `mesh @${layout.mesh.name} ${layout.mesh.axes.map((a) => `${a.name}=${a.size}`).join(" × ")}; ${keys.size} distinct shard(s) over ${devices.length} devices (same colour = same shard)`),
-    grid);
+    grid, values);
 }

@@ -78,6 +78,12 @@ std::string checkJson(std::string_view text);
 /// or option is an error naming it.
 std::string runJson(std::string_view text, std::string_view flags_json);
 
+/// execute.schema.json: the module run by the interpreter (shardlab-run):
+/// its checks and results; with "shardings", partitioned and run on
+/// simulated devices, compared with the global run, and (with
+/// "collectives") what each device held before and after each collective.
+std::string executeJson(std::string_view text, std::string_view options_json);
+
 /// tables.schema.json: a performance table loaded and validated
 /// (shardlab JSON or XLA text-proto), normalised to shardlab's schema.
 std::string loadTableJson(std::string_view text, std::string_view options_json);

@@ -18,6 +18,7 @@
 #include "shardlab/interpreter/tensor.h"
 #include "shardlab/ir/ir.h"
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,12 +49,25 @@ struct RunResult {
   }
 };
 
+/// The values one collective exchanged on the devices that ran it: what
+/// each held before (its operands) and after (its results). The Devices
+/// view of the playground shows them.
+struct CollectiveStep {
+  const Operation *op = nullptr;
+  std::vector<int64_t> devices;            ///< each lane's device
+  std::vector<std::vector<Tensor>> before; ///< [lane][operand]
+  std::vector<std::vector<Tensor>> after;  ///< [lane][result]
+};
+
 struct RunOptions {
   /// The function to run; "main" also finds a module's only function when
   /// it has no @main (StableHLO's interpreter tests name theirs).
   std::string entry = "main";
   /// Stops with an error after this many ops (loops that do not end).
   int64_t max_ops = 100000000;
+  /// Called after every collective that ran (the values are copies, made
+  /// only when this is set).
+  std::function<void(const CollectiveStep &)> on_collective;
 };
 
 /// What a per-device program computed on each simulated device.

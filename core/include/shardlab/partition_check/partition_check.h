@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +42,9 @@ struct Options {
   /// through which a deliberately faulty build (shardlab-run-faulty) drops
   /// a collective or shifts a slice, to show that the check fails.
   std::function<void(Module &)> after_partition;
+  /// Called after each collective of the per-device run, with what every
+  /// device held before and after it.
+  std::function<void(const interpreter::CollectiveStep &)> on_collective;
 };
 
 enum class Status {
@@ -64,9 +68,20 @@ struct Outcome {
   int64_t checks_run = 0;
   bool exact = false;  ///< every result equal bit for bit
   std::string program; ///< the per-device program, when kept
+  /// The global run: its results, checks and counts.
+  interpreter::RunResult global;
+  /// The module the global run ran, which owns its results' types.
+  std::shared_ptr<Module> global_module;
 };
 
 Outcome checkPartitioned(std::string_view text, const Options &options);
+
+/// Inputs for the arguments of `entry` (a function with a body) drawn from
+/// `seed` (an empty tensor for an argument without a static type): integers in
+/// [-5, 5] (bools 0/1), floats in [-4, 4] on a grid of 1/256 (exact in every
+/// float type with 8 bits). The partition check feeds the same ones to the
+/// global run and, as shards, to the devices.
+std::vector<interpreter::Tensor> randomInputs(Operation &entry, uint64_t seed);
 
 /// "match", "mismatch", "not run".
 std::string_view statusName(Status status);

@@ -37,15 +37,6 @@ bool partitionedAnyway(Operation &op) {
          op.is("stablehlo.constant") || op.numOperands() == 0;
 }
 
-// Inside a manual computation the user partitions by hand (its body sees
-// local values of the manual axes).
-bool insideManualComputation(Operation &op) {
-  for (Operation *p = op.parentOp(); p; p = p->parentOp())
-    if (p->is("sdy.manual_computation"))
-      return true;
-  return false;
-}
-
 bool hasRule(Operation &op) {
   return op.attrs.get(kShardingRuleAttr) || createOpShardingRule(op, false);
 }
