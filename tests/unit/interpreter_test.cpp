@@ -175,3 +175,76 @@ TEST_CASE("Interpreter: an op whose types do not agree is named, not read "
   CHECK_FALSE(dot.ok);
   CHECK(dot.error.find("do not agree") != std::string::npos);
 }
+
+TEST_CASE("Interpreter: triangular_solve by substitution, each side and "
+          "transpose") {
+  // Lower a = [[2, 0], [1, 1]] (the 9 above the diagonal is ignored):
+  // a x = b with b = [[2], [3]] gives x = [[1], [2]]; x a = [[4, 1]]
+  // gives x = [[1.5, 1]]; a^T x = [[4], [1]] (a^T upper) gives
+  // x = [[1.5], [1]]; with a unit diagonal, a x = [[2], [3]] gives [[2], [1]].
+  auto r = runText(R"(
+  %a = stablehlo.constant dense<[[2.0, 9.0], [1.0, 1.0]]> : tensor<2x2xf32>
+  %b = stablehlo.constant dense<[[2.0], [3.0]]> : tensor<2x1xf32>
+  %c = stablehlo.constant dense<[[4.0, 1.0]]> : tensor<1x2xf32>
+  %d = stablehlo.constant dense<[[4.0], [1.0]]> : tensor<2x1xf32>
+  %left = "stablehlo.triangular_solve"(%a, %b) <{left_side = true, lower = true, transpose_a = #stablehlo<transpose NO_TRANSPOSE>, unit_diagonal = false}> : (tensor<2x2xf32>, tensor<2x1xf32>) -> tensor<2x1xf32>
+  %right = "stablehlo.triangular_solve"(%a, %c) <{left_side = false, lower = true, transpose_a = #stablehlo<transpose NO_TRANSPOSE>, unit_diagonal = false}> : (tensor<2x2xf32>, tensor<1x2xf32>) -> tensor<1x2xf32>
+  %trans = "stablehlo.triangular_solve"(%a, %d) <{left_side = true, lower = true, transpose_a = #stablehlo<transpose TRANSPOSE>, unit_diagonal = false}> : (tensor<2x2xf32>, tensor<2x1xf32>) -> tensor<2x1xf32>
+  %unit = "stablehlo.triangular_solve"(%a, %b) <{left_side = true, lower = true, transpose_a = #stablehlo<transpose NO_TRANSPOSE>, unit_diagonal = true}> : (tensor<2x2xf32>, tensor<2x1xf32>) -> tensor<2x1xf32>
+  return %left, %right, %trans, %unit : tensor<2x1xf32>, tensor<1x2xf32>, tensor<2x1xf32>, tensor<2x1xf32>)",
+                   "tensor<2x1xf32>, tensor<1x2xf32>, tensor<2x1xf32>, "
+                   "tensor<2x1xf32>");
+  REQUIRE_MESSAGE(r.ok, r.error);
+  CHECK(r.results[0].real(0) == 1.0);
+  CHECK(r.results[0].real(1) == 2.0);
+  CHECK(r.results[1].real(0) == 1.5);
+  CHECK(r.results[1].real(1) == 1.0);
+  CHECK(r.results[2].real(0) == 1.5);
+  CHECK(r.results[2].real(1) == 1.0);
+  CHECK(r.results[3].real(0) == 2.0);
+  CHECK(r.results[3].real(1) == 1.0);
+}
+
+TEST_CASE("Interpreter: rng_bit_generator THREE_FRY is Threefry-2x32 with "
+          "20 rounds") {
+  // Random123's known answer for threefry2x32_20: key (0, 0), counter
+  // (0, 0) -> (0x6b200159, 0x99ba4efe); the low word first. The counter
+  // advances by the number of counters used.
+  auto r = runText(R"(
+  %s = stablehlo.constant dense<[0, 0]> : tensor<2xui64>
+  %n, %bits = stablehlo.rng_bit_generator %s, algorithm = THREE_FRY : (tensor<2xui64>) -> (tensor<2xui64>, tensor<ui64>)
+  %n2, %words = stablehlo.rng_bit_generator %s, algorithm = THREE_FRY : (tensor<2xui64>) -> (tensor<2xui64>, tensor<3xui32>)
+  %n3, %default = stablehlo.rng_bit_generator %s, algorithm = DEFAULT : (tensor<2xui64>) -> (tensor<2xui64>, tensor<ui64>)
+  return %n, %bits, %n2, %words, %default : tensor<2xui64>, tensor<ui64>, tensor<2xui64>, tensor<3xui32>, tensor<ui64>)",
+                   "tensor<2xui64>, tensor<ui64>, tensor<2xui64>, "
+                   "tensor<3xui32>, tensor<ui64>");
+  REQUIRE_MESSAGE(r.ok, r.error);
+  CHECK(uint64_t(r.results[1].integer(0)) == 0x99ba4efe6b200159ull);
+  CHECK(r.results[0].integer(1) == 1);
+  // 3 words from 2 counters: both low words, then the first high word.
+  CHECK(uint64_t(r.results[3].integer(0)) == 0x6b200159ull);
+  CHECK(uint64_t(r.results[3].integer(2)) == 0x99ba4efeull);
+  CHECK(r.results[2].integer(1) == 2);
+  // DEFAULT is this implementation's choice: THREE_FRY.
+  CHECK(r.results[4] == r.results[1]);
+}
+
+TEST_CASE("Interpreter: bessel_i1e against mpmath") {
+  // exp(-|x|) I1(x) from mpmath at 30 digits: the series below exp's
+  // range, the asymptotic series above it.
+  auto r = runText(R"(
+  %x = stablehlo.constant dense<[1.0, -30.0, 700.0, 0.25, 0.0]> : tensor<5xf64>
+  %y = chlo.bessel_i1e %x : tensor<5xf64> -> tensor<5xf64>
+  return %y : tensor<5xf64>)",
+                   "tensor<5xf64>");
+  REQUIRE_MESSAGE(r.ok, r.error);
+  CHECK(r.results[0].real(0) ==
+        doctest::Approx(0.20791041534970844887).epsilon(1e-14));
+  CHECK(r.results[0].real(1) ==
+        doctest::Approx(-0.071916330598647554706).epsilon(1e-14));
+  CHECK(r.results[0].real(2) ==
+        doctest::Approx(0.015070519444716846949).epsilon(1e-14));
+  CHECK(r.results[0].real(3) ==
+        doctest::Approx(0.098112628697368246674).epsilon(1e-14));
+  CHECK(r.results[0].real(4) == 0.0);
+}

@@ -211,3 +211,27 @@ TEST_CASE("Partition check: a module that cannot run is not run, not a "
   CHECK(out.status == partition_check::Status::NotRun);
   CHECK(out.message.find("dynamic") != std::string::npos);
 }
+
+TEST_CASE("Partition check: a reshape reads a size-1 dimension split over "
+          "devices whole") {
+  // Only the first device of "b" holds the column; the reshape's result is
+  // replicated, so the others must not read their padding as the column.
+  const std::string text = R"(
+sdy.mesh @mesh = <["b"=2]>
+func.func @main() -> tensor<3x1x1xi32> {
+  %c = stablehlo.constant dense<[[7], [8], [9]]> : tensor<3x1xi32>
+  %s = sdy.sharding_constraint %c <@mesh, [{}, {"b"}]> : tensor<3x1xi32>
+  %r = stablehlo.reshape %s : (tensor<3x1xi32>) -> tensor<3x1x1xi32>
+  %want = stablehlo.constant dense<[[[7]], [[8]], [[9]]]> : tensor<3x1x1xi32>
+  stablehlo.custom_call @check.expect_eq(%r, %want) {has_side_effect = true} : (tensor<3x1x1xi32>, tensor<3x1x1xi32>) -> ()
+  return %r : tensor<3x1x1xi32>
+})";
+  partition_check::Options own;
+  own.keep_program = true;
+  const partition_check::Outcome out =
+      partition_check::checkPartitioned(text, own);
+  CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+  CHECK(out.devices == 2);
+  CHECK(out.checks_passed == 2);
+  CHECK(out.program.find("stablehlo.all_gather") != std::string::npos);
+}

@@ -77,7 +77,34 @@ double erfInv(double x) {
   return y;
 }
 
+// exp(-|x|) I1(x), the exponentially scaled modified Bessel function of
+// the first kind of order one: its power series (x/2)^(2k+1) / (k! (k+1)!)
+// in double while exp(|x|) is finite, else the asymptotic series
+// 1/sqrt(2 pi |x|) sum_k (-1)^k a_k / |x|^k with
+// a_k = prod_{j<=k} (4 - (2j-1)^2) / (k! 8^k).
+double besselI1e(double x) {
+  const double ax = std::fabs(x);
+  if (ax < 600) {
+    const double quarter = x * x / 4;
+    double term = x / 2, sum = term;
+    for (int k = 1; k < 2000 && std::fabs(term) > 1e-18 * std::fabs(sum); ++k) {
+      term *= quarter / (double(k) * double(k + 1));
+      sum += term;
+    }
+    return sum * std::exp(-ax);
+  }
+  double term = 1, sum = 1;
+  for (int k = 1; k < 30; ++k) {
+    const double odd = 2.0 * k - 1;
+    term *= -(4 - odd * odd) / (double(k) * 8 * ax);
+    sum += term;
+  }
+  return std::copysign(sum / std::sqrt(2 * M_PI * ax), x);
+}
+
 std::optional<double> floatUnary(std::string_view name, double x) {
+  if (name == "chlo.bessel_i1e")
+    return besselI1e(x);
   if (name == "chlo.tan")
     return std::tan(x);
   if (name == "chlo.atan")
@@ -573,7 +600,8 @@ bool isUnary(std::string_view name) {
     for (std::string_view n :
          {"chlo.tan", "chlo.atan", "chlo.atanh", "chlo.asinh", "chlo.acosh",
           "chlo.asin", "chlo.acos", "chlo.sinh", "chlo.cosh", "chlo.erf",
-          "chlo.erfc", "chlo.erf_inv", "chlo.lgamma", "chlo.digamma"})
+          "chlo.erfc", "chlo.erf_inv", "chlo.lgamma", "chlo.digamma",
+          "chlo.bessel_i1e"})
       if (name == n)
         return true;
   for (std::string_view n : {"stablehlo.abs",

@@ -344,7 +344,11 @@ private:
         return one(detail::convolution(op, in, types[0]));
       if (name == "stablehlo.fft")
         return one(detail::fft(op, *in[0], types[0]));
+      if (name == "stablehlo.triangular_solve" && in.size() == 2)
+        return one(detail::triangularSolve(op, *in[0], *in[1], types[0]));
     }
+    if (name == "stablehlo.rng_bit_generator" && in.size() == 1)
+      return detail::rngBitGenerator(op, *in[0], types);
     return opError(op, "not run by the interpreter");
   }
 
@@ -644,6 +648,15 @@ DevicesRunResult runOnDevices(Module &module,
     return out;
   }
   Block &body = (*func)->region(0).front();
+  for (size_t i = 0; i < num_args; ++i) {
+    Type want = body.argument(i)->type;
+    if (!want || !want->isRankedTensor() || !want->hasStaticShape()) {
+      out.error = "argument " + std::to_string(i) + " of @" + options.entry +
+                  " is " + (want ? want->text : std::string("untyped")) +
+                  ": dynamic shapes are not run by the interpreter";
+      return out;
+    }
+  }
   for (size_t d = 0; d < args.size(); ++d)
     for (size_t i = 0; i < num_args; ++i) {
       Type want = body.argument(i)->type;

@@ -30,6 +30,15 @@ Result<Tensor> dotGeneral(const Operation &op, const Operands &in, Type result);
 /// fft (fft.cpp).
 Result<Tensor> fft(const Operation &op, const Tensor &x, Type result);
 
+/// triangular_solve (triangular_solve.cpp).
+Result<Tensor> triangularSolve(const Operation &op, const Tensor &a,
+                               const Tensor &b, Type result);
+
+/// rng_bit_generator (rng_bit_generator.cpp): the new state and the bits.
+Result<std::vector<Tensor>> rngBitGenerator(const Operation &op,
+                                            const Tensor &state,
+                                            const std::vector<Type> &results);
+
 /// convolution (convolution.cpp).
 Result<Tensor> convolution(const Operation &op, const Operands &in,
                            Type result);

@@ -102,6 +102,13 @@ private:
   void fitResult(Operation &op, Value *result);
   Value *regatherBefore(Value *value, const std::vector<int64_t> &wanted,
                         const TensorSharding *sharding, Operation &before);
+  Value *gatherUnitDimsBefore(Value *value, Operation &before);
+  /// An sdy collective over `axes` (per dimension) of `input`, before
+  /// `before`, with `out` as its out sharding; keeps the input's type.
+  Value *emitCollective(std::string_view name, std::string_view axes_attr,
+                        const std::vector<std::vector<AxisRef>> &axes,
+                        Value *input, const TensorSharding &out,
+                        Operation &before);
   void setOperandShape(Operation &op, size_t index,
                        const std::vector<int64_t> &shape) {
     Value *value = op.operand(index);
@@ -313,18 +320,8 @@ Value *PadForDivisibility::regatherBefore(Value *value,
   std::vector<PadKind> kinds(rank);
   for (size_t d = 0; d < rank; ++d)
     kinds[d] = kindOf(value, d);
-  auto emit = [&](std::string_view name, std::string_view axes_attr,
-                  Value *input, const TensorSharding &out) {
-    auto op = makeOp(ctx_, name, {input}, {input->type}, before.loc);
-    op->attrs.set(
-        ctx_.intern(axes_attr),
-        ctx_.attrs.make(Attr{AttrKind::AxisRefListList, axes, nullptr, {}}));
-    setOpSharding(*op, out, ctx_, "out_sharding");
-    return before.parentBlock()
-        ->insertBefore(&before, std::move(op))
-        ->result(0);
-  };
-  Value *gathered = emit("sdy.all_gather", "gathering_axes", value, whole);
+  Value *gathered = emitCollective("sdy.all_gather", "gathering_axes", axes,
+                                   value, whole, before);
   setShape(gathered, value->type->shape, global, kinds);
   std::vector<int64_t> trimmed = value->type->shape;
   for (size_t d = 0; d < rank; ++d)
@@ -337,9 +334,60 @@ Value *PadForDivisibility::regatherBefore(Value *value,
   std::vector<PadKind> fitted_kinds(rank);
   for (size_t d = 0; d < rank; ++d)
     fitted_kinds[d] = kindOf(fitted, d);
-  Value *sliced = emit("sdy.all_slice", "slicing_axes", fitted, *sharding);
+  Value *sliced = emitCollective("sdy.all_slice", "slicing_axes", axes, fitted,
+                                 *sharding, before);
   setShape(sliced, wanted, global, std::move(fitted_kinds));
   return sliced;
+}
+
+Value *PadForDivisibility::emitCollective(
+    std::string_view name, std::string_view axes_attr,
+    const std::vector<std::vector<AxisRef>> &axes, Value *input,
+    const TensorSharding &out, Operation &before) {
+  auto op = makeOp(ctx_, name, {input}, {input->type}, before.loc);
+  op->attrs.set(
+      ctx_.intern(axes_attr),
+      ctx_.attrs.make(Attr{AttrKind::AxisRefListList, axes, nullptr, {}}));
+  setOpSharding(*op, out, ctx_, "out_sharding");
+  return before.parentBlock()->insertBefore(&before, std::move(op))->result(0);
+}
+
+// A dimension of size 1 sharded over several devices lives on the first
+// shard only; the others hold padding. Shardy's reshape factors drop
+// size-1 dimensions, so a reshape 3x1 -> 3x1x1 with an unsharded result
+// gets no reshard and would read the padding as data on the other devices.
+// A reshape's operand has such dimensions gathered first (each device then
+// holds the row); ops with their own rules for split operands (scatter's
+// updates) keep them:
+//   %g = sdy.all_gather [{}, {"b"}] %v   (3x2: the row, then padding)
+// and the op reads %g trimmed to 3x1. Returns `value` when it has none.
+Value *PadForDivisibility::gatherUnitDimsBefore(Value *value,
+                                                Operation &before) {
+  const TensorSharding *sharding = getSharding(value);
+  if (!sharding || !value->type->isRankedTensor())
+    return value;
+  const size_t rank = value->type->shape.size();
+  const std::vector<int64_t> shards = shardsOf(sharding, rank);
+  const std::vector<int64_t> global = globalShape(value);
+  std::vector<std::vector<AxisRef>> axes(rank);
+  TensorSharding whole = *sharding;
+  bool any = false;
+  for (size_t d = 0; d < rank && d < sharding->dims.size(); ++d)
+    if (global[d] == 1 && shards[d] > 1) {
+      axes[d] = sharding->dims[d].axes;
+      whole.dims[d].axes.clear();
+      any = true;
+    }
+  if (!any)
+    return value;
+  changed_ = true;
+  std::vector<PadKind> kinds(rank);
+  for (size_t d = 0; d < rank; ++d)
+    kinds[d] = kindOf(value, d);
+  Value *gathered = emitCollective("sdy.all_gather", "gathering_axes", axes,
+                                   value, whole, before);
+  setShape(gathered, value->type->shape, global, std::move(kinds));
+  return gathered;
 }
 
 bool PadForDivisibility::checkSignature(Operation &func) {
@@ -612,10 +660,13 @@ void PadForDivisibility::neutralizePadding(Operation &op) {
 
 void PadForDivisibility::convertOther(Operation &op) {
   neutralizePadding(op);
-  for (size_t i = 0; i < op.numOperands(); ++i)
+  for (size_t i = 0; i < op.numOperands(); ++i) {
+    if (op.is("stablehlo.reshape"))
+      op.setOperand(i, gatherUnitDimsBefore(op.operand(i), op));
     if (isPadded(op.operand(i)))
       op.setOperand(i, trimBefore(op.operand(i), globalShape(op.operand(i)), op,
                                   getSharding(op.operand(i))));
+  }
   // Values from outside that the op's regions read.
   walk(op, [&](Operation &inner) {
     for (size_t i = 0; i < inner.numOperands(); ++i) {
