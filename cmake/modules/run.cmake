@@ -13,4 +13,15 @@ if(NOT EMSCRIPTEN)
   target_compile_options(shardlab-run-faulty PRIVATE ${SHARDLAB_WARNINGS})
   target_compile_definitions(shardlab-run-faulty PRIVATE
                              SHARDLAB_FAULT_INJECTION=1)
+  # hello and the playground's examples, partitioned (their own shardings
+  # and two seeds) and run on simulated devices, equal their global run;
+  # the faulty build (a collective dropped) must be caught.
+  if(SHARDLAB_BUILD_TESTS)
+    find_package(Python3 REQUIRED COMPONENTS Interpreter)
+    add_test(NAME examples-partition
+             COMMAND ${Python3_EXECUTABLE}
+                     ${CMAKE_CURRENT_LIST_DIR}/../../tests/examples/test_examples_partition.py
+                     --interpreter $<TARGET_FILE:shardlab-run>
+                     --faulty $<TARGET_FILE:shardlab-run-faulty>)
+  endif()
 endif()
