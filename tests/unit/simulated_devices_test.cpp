@@ -235,3 +235,41 @@ func.func @main() -> tensor<3x1x1xi32> {
   CHECK(out.checks_passed == 2);
   CHECK(out.program.find("stablehlo.all_gather") != std::string::npos);
 }
+
+TEST_CASE("Interpreter: a manual computation runs its body on every device "
+          "of the mesh in a global run") {
+  // Rows 0..7 of [[0, 1], [2, 3], ...] over x=4: each device sums its two
+  // rows, the psum (all_reduce) adds the four partial sums: the column
+  // sums 56 and 64 on every device; out_shardings [{}] puts them together.
+  const std::string text = R"(
+sdy.mesh @mesh = <["x"=4]>
+func.func @main() -> tensor<2xi32> {
+  %c = stablehlo.iota dim = 0 : tensor<16xi32>
+  %m = stablehlo.reshape %c : (tensor<16xi32>) -> tensor<8x2xi32>
+  %0 = sdy.manual_computation(%m) in_shardings=[<@mesh, [{"x"}, {}]>] out_shardings=[<@mesh, [{}]>] manual_axes={"x"} (%arg1: tensor<2x2xi32>) {
+    %zero = stablehlo.constant dense<0> : tensor<i32>
+    %1 = stablehlo.reduce(%arg1 init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<2x2xi32>, tensor<i32>) -> tensor<2xi32>
+    %2 = "stablehlo.all_reduce"(%1) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2, 3]]> : tensor<1x4xi64>, use_global_device_ids}> ({
+    ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+      %3 = stablehlo.add %a, %b : tensor<i32>
+      stablehlo.return %3 : tensor<i32>
+    }) : (tensor<2xi32>) -> tensor<2xi32>
+    sdy.return %2 : tensor<2xi32>
+  } : (tensor<8x2xi32>) -> tensor<2xi32>
+  %want = stablehlo.constant dense<[56, 64]> : tensor<2xi32>
+  stablehlo.custom_call @check.expect_eq(%0, %want) {has_side_effect = true} : (tensor<2xi32>, tensor<2xi32>) -> ()
+  return %0 : tensor<2xi32>
+})";
+  DiagnosticEngine diags;
+  auto module = parseModule(text, diags);
+  REQUIRE(module);
+  interpreter::RunResult r = interpreter::run(*module);
+  REQUIRE_MESSAGE(r.ok, r.error);
+  REQUIRE(r.checks.size() == 1);
+  CHECK(r.checks[0].passed);
+  // And the module partitioned by its own shardings matches that run.
+  partition_check::Options own;
+  const partition_check::Outcome out =
+      partition_check::checkPartitioned(text, own);
+  CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+}

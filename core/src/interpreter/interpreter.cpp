@@ -7,6 +7,8 @@
 #include "ops.h"
 
 #include "rules/stablehlo_attrs.h"
+#include "shardlab/interpreter/shards.h"
+#include "shardlab/ir/sharding_access.h"
 
 #include <algorithm>
 #include <cmath>
@@ -186,6 +188,8 @@ private:
       return loop(op, in, scope);
     if (name == "stablehlo.if" || name == "stablehlo.case")
       return branch(op, in, scope);
+    if (name == "sdy.manual_computation")
+      return manualComputation(op, in, scope);
     if (isStableHloCollective(op)) {
       Result<std::vector<Lanes>> results =
           detail::collective(op, in, types, scope.devices, num_devices_,
@@ -543,6 +547,101 @@ private:
           results[i][lanes_of[region][k]] = std::move((*r)[i][k]);
     }
     return results;
+  }
+
+  // sdy.manual_computation in a global run: its body is a per-device
+  // program over the manual axes. Every device of the mesh runs it on its
+  // shard of each operand (in_shardings over the manual axes; along the
+  // free axes the value stays whole), the collectives inside spanning the
+  // mesh; the results are put together by out_shardings over the manual
+  // axes (devices that differ only along free axes must agree).
+  //   in [{"x"}, {}] over x=4, 64x32  ->  device d gets rows 16d..16d+15
+  Result<std::vector<Lanes>> manualComputation(Operation &op,
+                                               const std::vector<Operands> &in,
+                                               const Scope &scope) {
+    if (scope.lanes() != 1)
+      return opError(op, "a manual computation inside a per-device program "
+                         "is not run by the interpreter");
+    const Attr *ins = op.attrs.get("in_shardings");
+    const Attr *outs = op.attrs.get("out_shardings");
+    const Attr *axes = op.attrs.get("manual_axes");
+    if (!ins || !outs || !axes || ins->kind != AttrKind::ShardingPerValue ||
+        outs->kind != AttrKind::ShardingPerValue ||
+        axes->kind != AttrKind::ManualAxes || op.region(0).empty())
+      return opError(op, "in_shardings, out_shardings or manual_axes "
+                         "unreadable");
+    const auto &manual = std::get<std::vector<std::string>>(axes->payload);
+    const std::vector<TensorSharding> &in_shardings = ins->shardings();
+    const std::vector<TensorSharding> &out_shardings = outs->shardings();
+    const Mesh *mesh = nullptr;
+    for (const TensorSharding &s : in_shardings)
+      mesh = mesh ? mesh : lookupMesh(module_, s);
+    for (const TensorSharding &s : out_shardings)
+      mesh = mesh ? mesh : lookupMesh(module_, s);
+    if (!mesh)
+      return opError(op, "its mesh is not found");
+    const std::vector<int64_t> devices = meshDevices(*mesh);
+    for (size_t d = 0; d < devices.size(); ++d)
+      if (devices[d] != int64_t(d))
+        return opError(op, "a mesh whose device ids are not 0..n-1");
+    Block &body = op.region(0).front();
+    if (in_shardings.size() != in[0].size() ||
+        out_shardings.size() != op.numResults() ||
+        body.numArguments() != in[0].size())
+      return opError(op, "shardings and operands do not match");
+    std::vector<Lanes> args(in[0].size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      const TensorSharding sharding = onlyAxes(in_shardings[i], manual);
+      Type local = body.argument(i)->type;
+      for (int64_t device : devices) {
+        Result<std::vector<int64_t>> at =
+            shardOffsets(sharding, *mesh, device, local->shape);
+        if (!at)
+          return opError(op, at.error().message);
+        args[i].push_back(shardOf(*in[0][i], local, *at));
+      }
+    }
+    Scope body_scope;
+    body_scope.devices = devices;
+    const int64_t outer_devices = num_devices_;
+    num_devices_ = int64_t(devices.size());
+    Result<std::vector<Lanes>> r = runBlock(body, args, std::move(body_scope));
+    num_devices_ = outer_devices;
+    if (!r)
+      return r.error();
+    std::vector<Lanes> results;
+    for (size_t j = 0; j < r->size(); ++j) {
+      const TensorSharding sharding = onlyAxes(out_shardings[j], manual);
+      std::vector<std::vector<int64_t>> offsets;
+      for (size_t lane = 0; lane < devices.size(); ++lane) {
+        Result<std::vector<int64_t>> at =
+            shardOffsets(sharding, *mesh, devices[lane], (*r)[j][lane].shape());
+        if (!at)
+          return opError(op, at.error().message);
+        offsets.push_back(*at);
+      }
+      Result<Tensor> whole = assemble((*r)[j], offsets, op.result(j)->type);
+      if (!whole)
+        return opError(op, "result " + std::to_string(j) + ": " +
+                               whole.error().message);
+      results.push_back(Lanes{std::move(*whole)});
+    }
+    return results;
+  }
+
+  /// `sharding` with only the axes named in `names` (the others, and the
+  /// replicated and unreduced lists, dropped).
+  static TensorSharding onlyAxes(const TensorSharding &sharding,
+                                 const std::vector<std::string> &names) {
+    TensorSharding kept = sharding;
+    for (DimSharding &dim : kept.dims)
+      std::erase_if(dim.axes, [&](const AxisRef &axis) {
+        return std::find(names.begin(), names.end(), axis.name.view()) ==
+               names.end();
+      });
+    kept.replicated.clear();
+    kept.unreduced.clear();
+    return kept;
   }
 
   static size_t branchIndex(Operation &op, const Tensor &selector) {
