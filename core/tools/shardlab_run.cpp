@@ -66,24 +66,6 @@ struct Options {
   bool devices_given = false;
 };
 
-// `random:SEED` or `module`; false for anything else.
-bool parseShardings(const std::string &text, Options &o) {
-  o.partition = true;
-  if (text == "module")
-    return true;
-  const std::string prefix = "random:";
-  if (text.rfind(prefix, 0) != 0 || text.size() == prefix.size())
-    return false;
-  uint64_t seed = 0;
-  for (char c : text.substr(prefix.size())) {
-    if (c < '0' || c > '9')
-      return false;
-    seed = seed * 10 + uint64_t(c - '0');
-  }
-  o.seed = seed;
-  return true;
-}
-
 bool parseCount(const std::string &text, int64_t &out) {
   if (text.empty() || text.size() > 6)
     return false;
@@ -132,12 +114,15 @@ int parseArgs(int argc, char **argv, Options &o) {
     } else if (arg == "--entry" && i + 1 < argc) {
       o.entry = argv[++i];
     } else if (arg == "--shardings" && i + 1 < argc) {
-      if (!parseShardings(argv[++i], o)) {
+      o.partition = true;
+      partition_check::Options choice;
+      if (!partition_check::readShardingsChoice(argv[++i], choice)) {
         std::cerr << "shardlab-run: --shardings expects random:SEED or "
                      "module, not '"
                   << argv[i] << "'\n";
         return 2;
       }
+      o.seed = choice.seed;
     } else if (arg == "--devices" && i + 1 < argc) {
       o.devices_given = true;
       if (!parseCount(argv[++i], o.max_devices)) {

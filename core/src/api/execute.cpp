@@ -126,25 +126,6 @@ json collectiveJson(const interpreter::CollectiveStep &step,
           {"devices", devices}};
 }
 
-// "module" or "random:SEED"; false for anything else.
-bool readShardings(const std::string &text, ExecuteOptions &options) {
-  options.partition = true;
-  if (text == "module")
-    return true;
-  const std::string prefix = "random:";
-  if (text.rfind(prefix, 0) != 0 || text.size() == prefix.size() ||
-      text.size() > prefix.size() + 18)
-    return false;
-  uint64_t seed = 0;
-  for (char c : text.substr(prefix.size())) {
-    if (c < '0' || c > '9')
-      return false;
-    seed = seed * 10 + uint64_t(c - '0');
-  }
-  options.check.seed = seed;
-  return true;
-}
-
 // The request's options, or an error naming the field.
 Result<ExecuteOptions> readOptions(std::string_view options_json) {
   json request = detail::parseJson(options_json.empty() ? "{}" : options_json);
@@ -156,7 +137,9 @@ Result<ExecuteOptions> readOptions(std::string_view options_json) {
   reader.string("entry", options.check.entry);
   std::string shardings;
   reader.string("shardings", shardings);
-  if (!shardings.empty() && !readShardings(shardings, options))
+  options.partition = !shardings.empty();
+  if (options.partition &&
+      !partition_check::readShardingsChoice(shardings, options.check))
     reader.fail("shardings", "\"module\" or \"random:SEED\"");
   reader.integer("devices", options.check.max_devices, 1, 4096);
   reader.boolean("collectives", options.collectives);

@@ -351,6 +351,25 @@ std::vector<Tensor> randomInputs(Operation &entry, uint64_t seed) {
   return inputs;
 }
 
+bool readShardingsChoice(std::string_view text, Options &options) {
+  if (text == "module") {
+    options.seed.reset();
+    return true;
+  }
+  constexpr std::string_view prefix = "random:";
+  if (!text.starts_with(prefix) || text.size() == prefix.size() ||
+      text.size() > prefix.size() + 19)
+    return false;
+  uint64_t seed = 0;
+  for (char c : text.substr(prefix.size())) {
+    if (c < '0' || c > '9')
+      return false;
+    seed = seed * 10 + uint64_t(c - '0');
+  }
+  options.seed = seed;
+  return true;
+}
+
 std::string_view statusName(Status status) {
   switch (status) {
   case Status::Match:

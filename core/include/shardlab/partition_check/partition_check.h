@@ -76,6 +76,11 @@ struct Outcome {
 
 Outcome checkPartitioned(std::string_view text, const Options &options);
 
+/// Reads a choice of shardings as the CLI and the API spell it: "module"
+/// (the module's own: `seed` unset) or "random:SEED"; false for anything
+/// else (then `options` is unchanged).
+bool readShardingsChoice(std::string_view text, Options &options);
+
 /// Inputs for the arguments of `entry` (a function with a body) drawn from
 /// `seed` (an empty tensor for an argument without a static type): integers in
 /// [-5, 5] (bools 0/1), floats in [-4, 4] on a grid of 1/256 (exact in every
