@@ -141,6 +141,28 @@ TEST_CASE("compareStrategies: the user's row, sorted rows, reasons") {
   }
 }
 
+TEST_CASE("compareStrategies: the rows do not depend on how many threads "
+          "evaluate them") {
+  CompareOptions options;
+  options.devices = 8;
+  options.pipeline = *schedule::pipelineOptionsFor({});
+  options.threads = 1;
+  Result<Comparison> one = compareStrategies(kMlp, options);
+  options.threads = 3;
+  Result<Comparison> three = compareStrategies(kMlp, options);
+  REQUIRE(one);
+  REQUIRE(three);
+  REQUIRE(one->rows.size() == three->rows.size());
+  for (size_t i = 0; i < one->rows.size(); ++i) {
+    const Candidate &a = one->rows[i], &b = three->rows[i];
+    CHECK(a.name == b.name);
+    CHECK(a.ok == b.ok);
+    CHECK(a.step_time_us == b.step_time_us);
+    CHECK(a.peak_memory_bytes == b.peak_memory_bytes);
+    CHECK(a.error == b.error);
+  }
+}
+
 TEST_CASE("suggestShardings: faster than the user's, with changes and why") {
   SuggestOptions options;
   options.compare.devices = 8;

@@ -57,9 +57,9 @@ Result<Comparison> compareStrategies(std::string_view text,
   out.devices = prepared->devices;
   for (const ArgAnalysis &a : prepared->context.args)
     out.args.push_back(a.info);
-  out.rows.push_back(evaluatePlan(prepared->context, userPlan()));
-  for (const Plan &plan : prepared->plans)
-    out.rows.push_back(evaluatePlan(prepared->context, plan));
+  std::vector<Plan> plans = {userPlan()};
+  plans.insert(plans.end(), prepared->plans.begin(), prepared->plans.end());
+  out.rows = evaluatePlans(prepared->context, plans, options.threads);
   sortRows(out.rows);
   out.elapsed_ms = msSince(start);
   return out;

@@ -6,7 +6,13 @@
 #include "shardlab/sharding/format.h"
 #include "support/elapsed.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
+#include <thread>
+#define SHARDLAB_STRATEGY_THREADS 1
+#endif
 
 namespace shardlab::strategy {
 namespace {
@@ -122,6 +128,45 @@ Candidate evaluatePlan(const EvaluationContext &c, const Plan &plan) {
   row = run(c, plan, std::move(row));
   row.elapsed_ms = msSince(start);
   return row;
+}
+
+int effectiveThreads(int threads) {
+#ifdef SHARDLAB_STRATEGY_THREADS
+  return threads > 0 ? threads
+                     : int(std::max(1u, std::thread::hardware_concurrency()));
+#else
+  (void)threads;
+  return 1;
+#endif
+}
+
+std::vector<Candidate> evaluatePlans(const EvaluationContext &context,
+                                     const std::vector<Plan> &plans,
+                                     int threads) {
+  std::vector<Candidate> rows(plans.size());
+#ifdef SHARDLAB_STRATEGY_THREADS
+  threads =
+      int(std::min<size_t>(size_t(effectiveThreads(threads)), plans.size()));
+  if (threads > 1) {
+    // Each worker takes the next plan; a plan's evaluation loads its own
+    // module and shares only the read-only context.
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t i = next++; i < plans.size(); i = next++)
+        rows[i] = evaluatePlan(context, plans[i]);
+    };
+    std::vector<std::thread> workers;
+    for (int t = 1; t < threads; ++t)
+      workers.emplace_back(work);
+    work();
+    for (std::thread &w : workers)
+      w.join();
+    return rows;
+  }
+#endif
+  for (size_t i = 0; i < plans.size(); ++i)
+    rows[i] = evaluatePlan(context, plans[i]);
+  return rows;
 }
 
 } // namespace shardlab::strategy

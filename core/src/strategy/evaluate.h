@@ -24,4 +24,14 @@ struct EvaluationContext {
 /// The row of `plan`: its numbers, or why it failed and where.
 Candidate evaluatePlan(const EvaluationContext &context, const Plan &plan);
 
+/// How many plans evaluatePlans runs at once for `threads` (0: the
+/// hardware threads; 1 where there are no threads).
+int effectiveThreads(int threads);
+
+/// The rows of `plans`, in their order, evaluated `threads` at a time
+/// (0: the hardware threads; 1, or a build without threads: in turn).
+std::vector<Candidate> evaluatePlans(const EvaluationContext &context,
+                                     const std::vector<Plan> &plans,
+                                     int threads);
+
 } // namespace shardlab::strategy

@@ -167,20 +167,27 @@ Result<Suggestions> suggestShardings(std::string_view text,
   std::vector<Searched> pool;
   std::set<std::string> seen;
   auto spent = [&] { return msSince(start) >= options.budget_ms; };
-  auto evaluate = [&](Plan plan) {
-    if (!seen.insert(planKey(plan)).second)
-      return;
-    Candidate row = evaluatePlan(context, plan);
-    ++out.evaluated;
-    if (row.ok)
-      pool.push_back({std::move(plan), std::move(row), false});
+  // Plans not seen before, evaluated a batch of `threads` at a time; the
+  // budget is checked between batches.
+  const size_t batch = size_t(effectiveThreads(options.compare.threads));
+  auto evaluate = [&](std::vector<Plan> plans) {
+    std::vector<Plan> fresh;
+    for (Plan &plan : plans)
+      if (plan.error.empty() && seen.insert(planKey(plan)).second)
+        fresh.push_back(std::move(plan));
+    for (size_t at = 0; at < fresh.size() && !spent(); at += batch) {
+      std::vector<Plan> some(
+          fresh.begin() + std::ptrdiff_t(at),
+          fresh.begin() + std::ptrdiff_t(std::min(fresh.size(), at + batch)));
+      std::vector<Candidate> rows =
+          evaluatePlans(context, some, options.compare.threads);
+      out.evaluated += int64_t(rows.size());
+      for (size_t i = 0; i < rows.size(); ++i)
+        if (rows[i].ok)
+          pool.push_back({std::move(some[i]), std::move(rows[i]), false});
+    }
   };
-  for (const Plan &plan : prepared->plans) {
-    if (spent())
-      break;
-    if (plan.error.empty())
-      evaluate(plan);
-  }
+  evaluate(prepared->plans);
   const auto groups = argGroups(context.args);
   auto faster = [](const Searched &a, const Searched &b) {
     return a.row.step_time_us < b.row.step_time_us;
@@ -199,12 +206,11 @@ Result<Suggestions> suggestShardings(std::string_view text,
       }
     if (frontier.empty())
       break;
+    std::vector<Plan> next;
     for (const Plan &plan : frontier)
-      for (Plan &next : neighbours(plan, context.args, groups)) {
-        if (spent())
-          break;
-        evaluate(std::move(next));
-      }
+      for (Plan &n : neighbours(plan, context.args, groups))
+        next.push_back(std::move(n));
+    evaluate(std::move(next));
     double now =
         std::min_element(pool.begin(), pool.end(), faster)->row.step_time_us;
     if (now >= best)

@@ -64,6 +64,10 @@ struct CompareOptions {
   /// Candidate names to evaluate (empty: all); the user's row is always
   /// there.
   std::vector<std::string> only;
+  /// Candidates evaluated at once (each loads its own copy of the module):
+  /// 0 takes the machine's hardware threads; the WebAssembly build, which
+  /// has no threads, evaluates one at a time. The rows do not depend on it.
+  int threads = 0;
 };
 
 /// Count, bytes (per device, the collectives' outputs) and time of the
