@@ -184,6 +184,37 @@ TEST_CASE("suggestShardings: faster than the user's, with changes and why") {
   CHECK_FALSE(best.reasons.empty());
 }
 
+TEST_CASE("suggestShardings prefers a layout that fits in device memory") {
+  SuggestOptions options;
+  options.compare.devices = 8;
+  options.compare.pipeline = *schedule::pipelineOptionsFor({});
+  options.budget_ms = 5000;
+  std::string text = std::string("sdy.mesh @mesh = <[\"d\"=8]>\n") + kMlp;
+  Result<Suggestions> roomy = suggestShardings(text, options);
+  REQUIRE(roomy);
+  REQUIRE_FALSE(roomy->suggestions.empty());
+  const Candidate fastest = roomy->suggestions.front().candidate;
+  // One byte less than the fastest layout needs: it no longer fits, and
+  // the first suggestion is a layout that does.
+  options.compare.pipeline.device_memory_bytes =
+      fastest.peak_memory_bytes - 1;
+  Result<Suggestions> tight = suggestShardings(text, options);
+  REQUIRE(tight);
+  REQUIRE_FALSE(tight->suggestions.empty());
+  const Suggestion &first = tight->suggestions.front();
+  REQUIRE(first.candidate.fits.has_value());
+  CHECK(*first.candidate.fits);
+  CHECK(first.candidate.peak_memory_bytes < fastest.peak_memory_bytes);
+  CHECK(first.candidate.step_time_us >= fastest.step_time_us);
+  // Every suggestion that fits comes before every one that does not.
+  bool seen_misfit = false;
+  for (const Suggestion &s : tight->suggestions) {
+    const bool fits = !s.candidate.fits || *s.candidate.fits;
+    CHECK_FALSE((fits && seen_misfit));
+    seen_misfit = seen_misfit || !fits;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Answers worked out by hand. A two-matmul step, y = x w, g = x^T y (the
 // weight-gradient shape), on 4 devices, costed with a table whose every GEMM

@@ -128,8 +128,16 @@ std::vector<std::string> reasons(const Candidate &user, const Candidate &row) {
                   msWithUnit(row.compute_us));
   out.push_back("exposed communication: " + msWithUnit(user.exposed_comm_us) +
                 " -> " + msWithUnit(row.exposed_comm_us));
+  if (row.fits != user.fits && row.fits)
+    out.push_back(std::string(*row.fits ? "fits" : "does not fit") +
+                  " in device memory: peak " + gibText(row.peak_memory_bytes) +
+                  " GiB of " + gibText(row.capacity_bytes) + " GiB (was " +
+                  gibText(user.peak_memory_bytes) + " GiB)");
   return out;
 }
+
+// Whether `row` fits in device memory (unknown capacity: it does).
+bool fitsMemory(const Candidate &row) { return !row.fits || *row.fits; }
 
 std::vector<std::string> changes(const Candidate &user, const Candidate &row) {
   std::vector<std::string> out;
@@ -189,15 +197,20 @@ Result<Suggestions> suggestShardings(std::string_view text,
   };
   evaluate(prepared->plans);
   const auto groups = argGroups(context.args);
-  auto faster = [](const Searched &a, const Searched &b) {
+  // A layout that fits in device memory comes before one that does not;
+  // then the faster one.
+  auto better = [](const Searched &a, const Searched &b) {
+    if (fitsMemory(a.row) != fitsMemory(b.row))
+      return fitsMemory(a.row);
     return a.row.step_time_us < b.row.step_time_us;
   };
-  double best = pool.empty()
-                    ? 0
-                    : std::min_element(pool.begin(), pool.end(), faster)
-                          ->row.step_time_us;
+  auto bestOf = [&] {
+    const Searched &s = *std::min_element(pool.begin(), pool.end(), better);
+    return std::pair{!fitsMemory(s.row), s.row.step_time_us};
+  };
+  std::pair<bool, double> best = pool.empty() ? std::pair{true, 0.0} : bestOf();
   while (!pool.empty() && !spent()) {
-    std::sort(pool.begin(), pool.end(), faster);
+    std::sort(pool.begin(), pool.end(), better);
     std::vector<Plan> frontier;
     for (Searched &s : pool)
       if (!s.expanded && int(frontier.size()) < options.beam) {
@@ -211,20 +224,20 @@ Result<Suggestions> suggestShardings(std::string_view text,
       for (Plan &n : neighbours(plan, context.args, groups))
         next.push_back(std::move(n));
     evaluate(std::move(next));
-    double now =
-        std::min_element(pool.begin(), pool.end(), faster)->row.step_time_us;
+    const std::pair<bool, double> now = bestOf();
     if (now >= best)
       break;
     best = now;
   }
   out.budget_exhausted = spent();
-  std::sort(pool.begin(), pool.end(), faster);
+  std::sort(pool.begin(), pool.end(), better);
   for (const Searched &s : pool) {
     if (int(out.suggestions.size()) >= options.keep)
       break;
     // A strategy as fast as one already suggested (a change that made no
     // difference) is not another suggestion.
     if (!out.suggestions.empty() &&
+        fitsMemory(s.row) == fitsMemory(out.suggestions.back().candidate) &&
         s.row.step_time_us <=
             out.suggestions.back().candidate.step_time_us * 1.001)
       continue;
