@@ -79,7 +79,7 @@ const cases = [
   { name: "schedule (propagate, export, per-device, schedule), 1.2k ops", file: modules.main, call: "schedule", arg: {} },
   // The options the playground sends (web/src/main.ts updateOptions).
   { name: "playground update (full pipeline, no schedule), 2k ops", file: modules.playground, call: "playground", arg: { pipeline: "pipeline", schedule: false, input: false } },
-  { name: "compare 10 strategies + the module as written, 2k ops", file: modules.compare, call: "compareStrategies", arg: {} },
+  { name: "compare 11 strategies + the module as written, 2k ops", file: modules.compare, call: "compareStrategies", arg: {} },
   // The interpreter (execute): the global run, and the partition check
   // (propagate, export, per-device program on 8 simulated devices, compare).
   { name: "interpreter: global run, 2k ops (tiny shapes)", file: modules.interpret, call: "execute", arg: {} },

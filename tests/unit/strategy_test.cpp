@@ -1,6 +1,7 @@
 // Strategy comparison: argument roles, Megatron dims, candidate plans and
 // their evaluation (shardlab/strategy/strategy.h).
 #include "shardlab/cost/perf_table.h"
+#include "shardlab/partition_check/partition_check.h"
 #include "shardlab/strategy/strategy.h"
 #include "strategy/arg_roles.h"
 #include "strategy/candidates.h"
@@ -76,8 +77,8 @@ TEST_CASE("Candidates: every family and split, with non-dividing ones failed") {
   Result<ModuleAnalysis> m = analyzeArguments(kMlp);
   REQUIRE(m);
   std::vector<Plan> plans = candidatePlans(m->args, 8);
-  // DP, FSDP, TP, SP + (DP×TP, FSDP×TP, DP×SP) for 2×4 and 4×2.
-  REQUIRE(plans.size() == 10);
+  // DP, FSDP, TP, SP, EP + (DP×TP, FSDP×TP, DP×SP) for 2×4 and 4×2.
+  REQUIRE(plans.size() == 11);
   auto named = [&](const std::string &name) -> const Plan & {
     auto it = std::find_if(plans.begin(), plans.end(),
                            [&](const Plan &p) { return p.name == name; });
@@ -111,7 +112,7 @@ TEST_CASE("compareStrategies: the user's row, sorted rows, reasons") {
   Result<Comparison> c = compareStrategies(kMlp, options);
   REQUIRE(c);
   CHECK(c->devices == 8);
-  CHECK(c->rows.size() == 11);
+  CHECK(c->rows.size() == 12);
   CHECK(std::count_if(c->rows.begin(), c->rows.end(),
                       [](const Candidate &r) { return r.is_user; }) == 1);
   double last = 0;
@@ -163,6 +164,83 @@ TEST_CASE("compareStrategies: the rows do not depend on how many threads "
   }
 }
 
+// A mixture-of-experts layer in GShard's form: tokens in 4 groups of 8,
+// a router matmul, dispatch to 4 experts of capacity 2, the experts'
+// matmuls (batched over the expert dim), the combine.
+constexpr const char *kMoe = R"(
+func.func @main(%x: tensor<4x8x16xf32>, %dispatch: tensor<4x8x4x2xf32>, %wr: tensor<16x4xf32>, %w1: tensor<4x16x32xf32>, %w2: tensor<4x32x16xf32>) -> (tensor<4x8x16xf32>, tensor<4x8x4xf32>) {
+  %logits = stablehlo.dot_general %x, %wr, contracting_dims = [2] x [0] : (tensor<4x8x16xf32>, tensor<16x4xf32>) -> tensor<4x8x4xf32>
+  %xe = stablehlo.dot_general %dispatch, %x, batching_dims = [0] x [0], contracting_dims = [1] x [1] : (tensor<4x8x4x2xf32>, tensor<4x8x16xf32>) -> tensor<4x4x2x16xf32>
+  %h = stablehlo.dot_general %xe, %w1, batching_dims = [1] x [0], contracting_dims = [3] x [1] : (tensor<4x4x2x16xf32>, tensor<4x16x32xf32>) -> tensor<4x4x2x32xf32>
+  %a = stablehlo.tanh %h : tensor<4x4x2x32xf32>
+  %y = stablehlo.dot_general %a, %w2, batching_dims = [0] x [0], contracting_dims = [3] x [1] : (tensor<4x4x2x32xf32>, tensor<4x32x16xf32>) -> tensor<4x4x2x16xf32>
+  %out = stablehlo.dot_general %dispatch, %y, batching_dims = [0] x [1], contracting_dims = [2, 3] x [0, 2] : (tensor<4x8x4x2xf32>, tensor<4x4x2x16xf32>) -> tensor<4x8x16xf32>
+  return %out, %logits : tensor<4x8x16xf32>, tensor<4x8x4xf32>
+})";
+
+TEST_CASE("compareStrategies: expert parallelism for a mixture of experts") {
+  CompareOptions options;
+  options.devices = 4;
+  options.pipeline = *schedule::pipelineOptionsFor({});
+  Result<Comparison> c = compareStrategies(kMoe, options);
+  REQUIRE(c);
+  auto row = [&](const std::string &name) {
+    auto it = std::find_if(c->rows.begin(), c->rows.end(),
+                           [&](const Candidate &r) { return r.name == name; });
+    REQUIRE(it != c->rows.end());
+    return *it;
+  };
+  // The expert weights are found by their batched matmuls.
+  REQUIRE(c->args.size() == 5);
+  CHECK(c->args[3].reason.find("expert weight") != std::string::npos);
+  CHECK(c->args[4].reason.find("expert weight") != std::string::npos);
+  const Candidate ep = row("EP");
+  REQUIRE_MESSAGE(ep.ok, ep.error);
+  CHECK(ep.shardings[0].sharding == "[{\"expert\"}p0, {}, {}]");
+  CHECK(ep.shardings[3].sharding == "[{\"expert\"}p1, {}, {}]");
+  CHECK(ep.shardings[4].sharding == "[{\"expert\"}p1, {}, {}]");
+  // Worked out from the per-device shapes: the dispatched tokens
+  // [4, 4, 2, 16] f32 move from the group dim to the expert dim (512 B per
+  // device), the hidden [4, 4, 2, 32] there and back (1024 B each), the
+  // experts' outputs [4, 4, 2, 16] back to the groups (512 B): four
+  // all-to-alls, 3072 B, and nothing else.
+  REQUIRE(ep.collectives.size() == 1);
+  CHECK(ep.collectives[0].kind == "all-to-all");
+  CHECK(ep.collectives[0].count == 4);
+  CHECK(ep.collectives[0].bytes == 3072);
+  // And EP's per-device program computes what the global module does
+  // (the layer with the EP row's shardings, run on 4 simulated devices).
+  std::string sharded = kMoe;
+  auto shard = [&](const std::string &arg, const std::string &dims) {
+    const std::string from = arg + ": tensor<";
+    const size_t at = sharded.find(from);
+    REQUIRE(at != std::string::npos);
+    const size_t end = sharded.find('>', at);
+    sharded.insert(end + 1,
+                   " {sdy.sharding = #sdy.sharding<@mesh, " + dims + ">}");
+  };
+  shard("%x", ep.shardings[0].sharding);
+  shard("%dispatch", ep.shardings[1].sharding);
+  shard("%w1", ep.shardings[3].sharding);
+  shard("%w2", ep.shardings[4].sharding);
+  sharded = "sdy.mesh @mesh = <[\"expert\"=4]>\n" + sharded;
+  const partition_check::Outcome run =
+      partition_check::checkPartitioned(sharded, {});
+  CHECK_MESSAGE(run.status == partition_check::Status::Match, run.message
+                                                                  << "\n"
+                                                                  << sharded);
+  CHECK(run.devices == 4);
+  // A module without experts gets the reason, not a row of numbers.
+  Result<Comparison> dense = compareStrategies(kMlp, options);
+  REQUIRE(dense);
+  auto dense_ep =
+      std::find_if(dense->rows.begin(), dense->rows.end(),
+                   [](const Candidate &r) { return r.name == "EP"; });
+  REQUIRE(dense_ep != dense->rows.end());
+  CHECK_FALSE(dense_ep->ok);
+  CHECK(dense_ep->error.find("expert weight") != std::string::npos);
+}
+
 TEST_CASE("suggestShardings: faster than the user's, with changes and why") {
   SuggestOptions options;
   options.compare.devices = 8;
@@ -196,8 +274,7 @@ TEST_CASE("suggestShardings prefers a layout that fits in device memory") {
   const Candidate fastest = roomy->suggestions.front().candidate;
   // One byte less than the fastest layout needs: it no longer fits, and
   // the first suggestion is a layout that does.
-  options.compare.pipeline.device_memory_bytes =
-      fastest.peak_memory_bytes - 1;
+  options.compare.pipeline.device_memory_bytes = fastest.peak_memory_bytes - 1;
   Result<Suggestions> tight = suggestShardings(text, options);
   REQUIRE(tight);
   REQUIRE_FALSE(tight->suggestions.empty());
@@ -369,15 +446,18 @@ TEST_CASE("compareStrategies: every row's time and bytes as worked out by "
   Result<Comparison> c = compareStrategies(kChain, options);
   REQUIRE(c);
   CHECK(differsFromHand(*c, expectedRows()) == "");
-  // The sequence-parallel candidates cannot run: x has no sequence.
+  // The sequence-parallel candidates cannot run: x has no sequence; nor
+  // can expert parallelism: no weight is an expert's.
   int not_run = 0;
   for (const Candidate &row : c->rows)
     if (!row.ok) {
       ++not_run;
-      CHECK(row.error.find("no data argument has a sequence dimension") !=
+      CHECK(row.error.find(row.name == "EP"
+                               ? "no parameter is an expert weight"
+                               : "no data argument has a sequence dimension") !=
             std::string::npos);
     }
-  CHECK(not_run == 2);
+  CHECK(not_run == 3);
 
   SUBCASE("the check fails on a wrong answer") {
     // Collectives at twice the bandwidth in the table than by hand: every

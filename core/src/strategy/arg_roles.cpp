@@ -194,6 +194,19 @@ std::optional<std::vector<int64_t>> weightContractingDims(Operation &op) {
   return std::nullopt;
 }
 
+/// The weight's (operand 1's) batching dims of a dot_general that has
+/// them, when its input is not an argument itself: a mixture of experts'
+/// expert matmul; nullopt for any other op.
+std::optional<std::vector<int64_t>> weightBatchingDims(Operation &op) {
+  if (!op.is("stablehlo.dot_general") || op.numOperands() != 2)
+    return std::nullopt;
+  const Attr *attr = rules::findAttr(op, "dot_dimension_numbers");
+  auto dims = attr ? rules::dotDims(*attr) : std::nullopt;
+  if (!dims || dims->rhs_batching.empty())
+    return std::nullopt;
+  return dims->rhs_batching;
+}
+
 enum class Parallel { None, Column, Row };
 
 /// Which Megatron split the matmul producing a value used, following
@@ -239,12 +252,15 @@ struct Evidence {
   std::vector<bool> seed;
   std::vector<std::string> seed_reason;
   std::vector<WeightUse> weight_use; ///< per argument
+  /// Per argument: its dims an expert matmul batches over (empty: none).
+  std::vector<std::vector<int64_t>> expert_dims;
 };
 
 Evidence collectEvidence(Module &module, Operation &entry, size_t num_args) {
   Evidence e{std::vector<bool>(num_args, false),
              std::vector<std::string>(num_args),
-             std::vector<WeightUse>(num_args)};
+             std::vector<WeightUse>(num_args),
+             std::vector<std::vector<int64_t>>(num_args)};
   Tracer tracer(module, entry);
   std::unordered_map<Operation *, Parallel> op_kinds;
   ProducerKinds producers(op_kinds);
@@ -256,6 +272,18 @@ Evidence collectEvidence(Module &module, Operation &entry, size_t num_args) {
         e.seed_reason[size_t(indices.arg)] =
             "indices of the gather at " + positionText(op);
       }
+      return;
+    }
+    if (std::optional<std::vector<int64_t>> batching = weightBatchingDims(op)) {
+      // Attention's batched matmuls read two activations; an expert matmul
+      // reads a weight (an argument) with the tokens routed to it.
+      Trace weight = tracer.trace(op.operand(1));
+      if (weight.arg >= 0 && tracer.trace(op.operand(0)).arg < 0 &&
+          e.expert_dims[size_t(weight.arg)].empty())
+        for (int64_t d : *batching)
+          if (d >= 0 && size_t(d) < weight.dims.size() &&
+              weight.dims[size_t(d)] >= 0)
+            e.expert_dims[size_t(weight.arg)].push_back(weight.dims[size_t(d)]);
       return;
     }
     std::optional<std::vector<int64_t>> contracting = weightContractingDims(op);
@@ -393,6 +421,7 @@ Result<ModuleAnalysis> analyzeArguments(std::string_view text) {
                                              std::to_string(batch[i]) + ")";
     } else {
       a.info.role = ArgRole::Parameter;
+      a.expert_dims = splittable(evidence.expert_dims[i], a.info.shape);
       const WeightUse &use = evidence.weight_use[i];
       if (use.op) {
         a.row_dims = splittable(use.contracting, a.info.shape);
@@ -402,6 +431,10 @@ Result<ModuleAnalysis> analyzeArguments(std::string_view text) {
             "weight of the " + std::string(use.op->name.substr(10)) + " at " +
             positionText(*use.op) +
             (a.row_parallel ? " (row-parallel)" : " (column-parallel)");
+      } else if (!a.expert_dims.empty()) {
+        a.info.reason = "expert weight (dimension " +
+                        std::to_string(a.expert_dims[0]) +
+                        " batched with the tokens routed to it)";
       } else {
         a.info.reason = "the batch does not reach it";
       }

@@ -46,6 +46,10 @@ struct ArgAnalysis {
   /// size > 1, outermost first (heads before head_dim in `4096x32x128`).
   std::vector<int64_t> column_dims, row_dims;
   bool row_parallel = false; ///< tensor parallelism shards row_dim
+  /// Weight: the dims a matmul batches over with the tokens routed to it
+  /// (a mixture of experts' expert dim, [E, H, F] read by a dot_general
+  /// with batching dims [1] x [0]); empty for other parameters.
+  std::vector<int64_t> expert_dims;
 };
 
 struct ModuleAnalysis {

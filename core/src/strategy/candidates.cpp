@@ -13,6 +13,7 @@ struct Axes {
   std::string sequence;   ///< data dim 1 (rank >= 3)
   std::string tensor;     ///< Megatron dims of weights
   std::string parameters; ///< FSDP: the largest free dim of parameters
+  std::string expert;     ///< EP: the expert dim of expert weights
 };
 
 void shardDim(ArgAxes &axes, int64_t dim, const std::string &axis) {
@@ -48,6 +49,13 @@ int64_t firstDividing(const std::vector<int64_t> &dims,
   return dims.empty() ? -1 : dims[0];
 }
 
+bool axesFree(const ArgAxes &axes) {
+  for (const std::vector<std::string> &dim : axes)
+    if (!dim.empty())
+      return false;
+  return true;
+}
+
 ArgAxes argAxes(const ArgAnalysis &a, const Axes &use,
                 const std::vector<MeshAxis> &mesh) {
   ArgAxes axes(a.info.shape.size());
@@ -55,7 +63,12 @@ ArgAxes argAxes(const ArgAnalysis &a, const Axes &use,
     shardDim(axes, a.batch_dim, use.batch);
     shardDim(axes, a.sequence_dim, use.sequence);
   } else if (a.info.role == ArgRole::Parameter) {
-    if (!use.tensor.empty())
+    if (!use.expert.empty() && !a.expert_dims.empty())
+      shardDim(axes,
+               firstDividing(a.expert_dims, a.info.shape,
+                             axisSize(mesh, use.expert)),
+               use.expert);
+    if (!use.tensor.empty() && axesFree(axes))
       shardDim(axes,
                firstDividing(a.row_parallel ? a.row_dims : a.column_dims,
                              a.info.shape, axisSize(mesh, use.tensor)),
@@ -86,6 +99,13 @@ Plan makePlan(std::string name, std::string description,
   if (Status divides = checkDivisible(plan, names, shapes); !divides)
     plan.error = divides.error().message;
   return plan;
+}
+
+bool hasExperts(const std::vector<ArgAnalysis> &args) {
+  for (const ArgAnalysis &a : args)
+    if (a.info.role == ArgRole::Parameter && !a.expert_dims.empty())
+      return true;
+  return false;
 }
 
 bool hasSequence(const std::vector<ArgAnalysis> &args) {
@@ -121,6 +141,18 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
     sp.error =
         "no data argument has a sequence dimension (rank >= 3, or token ids)";
   plans.push_back(std::move(sp));
+  // Expert parallelism: the experts split over the devices that split the
+  // batch; each device runs its experts on the tokens routed to them, which
+  // the dispatch and combine move between devices (all-to-all).
+  Plan ep = makePlan("EP",
+                     "batch and experts split over " + N +
+                         " devices (tokens dispatched to their experts' "
+                         "devices); other parameters replicated",
+                     {{"expert", n}}, {"expert", "", "", "", "expert"}, args);
+  if (!hasExperts(args))
+    ep.error = "no parameter is an expert weight (a matmul weight with a "
+               "batching dimension, as a mixture of experts' is)";
+  plans.push_back(std::move(ep));
   for (int64_t a = 2; a * 2 <= n; ++a) {
     if (n % a != 0)
       continue;

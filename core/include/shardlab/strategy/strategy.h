@@ -22,10 +22,15 @@
 //             (contracting dim sharded), others column-parallel
 //             (non-contracting dim sharded); data replicated
 //   SP        data dim 1 (sequence) on "seq"=N; parameters replicated
+//   EP        data dim 0 and the expert dim of expert weights (a matmul
+//             weight with batching dims, as a mixture of experts' [E, H, F]
+//             is) on "expert"=N: tokens reach their experts by all-to-all;
+//             other parameters replicated (failed, with the reason, when
+//             no weight is an expert's)
 //   DP×TP, FSDP×TP, DP×SP  for every split N = a×b (a, b >= 2) on a 2-D
 //             mesh ["data"=a, "model"|"seq"=b]
 //
-// e.g. 8 devices: 4 + 3 × 2 = 10 candidates. A candidate whose sharding
+// e.g. 8 devices: 5 + 3 × 2 = 11 candidates. A candidate whose sharding
 // does not divide a dimension, or that propagation or scheduling rejects,
 // is a row with the reason instead of numbers.
 #pragma once
