@@ -18,6 +18,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 using namespace shardlab;
@@ -92,7 +93,8 @@ const char *kHelp =
     "                         expert parallelism and the 2-D mixes on the\n"
     "                         same devices, beside the module as written\n"
     "  --suggest              search argument shardings from the best of\n"
-    "                         those for faster ones, and say why\n"
+    "                         those for faster ones, and say why (its\n"
+    "                         progress on stderr: strategies, time, best)\n"
     "  --devices N            devices to compare on (default: the module's\n"
     "                         mesh, or 8)\n"
     "  --budget-ms N          --suggest's time budget (default 5000)\n"
@@ -335,7 +337,25 @@ Status runStrategies(const Options &o, std::string_view text,
     suggest.budget_ms = double(o.budget_ms);
     std::cerr << "shardlab-schedule: searching for up to " << o.budget_ms
               << " ms...\n";
+    // On a terminal one line rewritten in place; otherwise (a log) a line
+    // at most every second.
+    const bool terminal = isatty(fileno(stderr)) != 0;
+    double last_line_ms = -1e9;
+    suggest.on_progress = [&](const strategy::SearchProgress &p) {
+      if (!terminal && p.elapsed_ms - last_line_ms < 1000)
+        return;
+      last_line_ms = p.elapsed_ms;
+      std::ostringstream line;
+      line.precision(3);
+      line << std::fixed << "  " << p.evaluated << " strategies in "
+           << p.elapsed_ms / 1000 << " s; best " << p.best_step_us / 1000
+           << " ms" << (p.best_fits ? "" : " (does not fit)");
+      std::cerr << (terminal ? "\r" : "") << line.str()
+                << (terminal ? "\x1b[K" : "\n") << std::flush;
+    };
     Result<strategy::Suggestions> s = strategy::suggestShardings(text, suggest);
+    if (terminal)
+      std::cerr << "\n";
     if (!s)
       return makeError(o.input + ": " + s.error().message);
     std::cout << (o.compare ? "\n" : "") << strategy::suggestionsText(*s);

@@ -262,6 +262,29 @@ TEST_CASE("suggestShardings: faster than the user's, with changes and why") {
   CHECK_FALSE(best.reasons.empty());
 }
 
+TEST_CASE("suggestShardings reports its progress after each batch") {
+  SuggestOptions options;
+  options.compare.devices = 8;
+  options.compare.pipeline = *schedule::pipelineOptionsFor({});
+  options.budget_ms = 5000;
+  std::vector<SearchProgress> seen;
+  options.on_progress = [&](const SearchProgress &p) { seen.push_back(p); };
+  std::string text = std::string("sdy.mesh @mesh = <[\"d\"=8]>\n") + kMlp;
+  Result<Suggestions> s = suggestShardings(text, options);
+  REQUIRE(s);
+  REQUIRE_FALSE(seen.empty());
+  for (size_t i = 1; i < seen.size(); ++i) {
+    CHECK(seen[i].evaluated > seen[i - 1].evaluated);
+    CHECK(seen[i].elapsed_ms >= seen[i - 1].elapsed_ms);
+    // The best only gets better.
+    CHECK(seen[i].best_step_us <= seen[i - 1].best_step_us);
+  }
+  CHECK(seen.back().evaluated == s->evaluated);
+  REQUIRE_FALSE(s->suggestions.empty());
+  CHECK(seen.back().best_step_us ==
+        s->suggestions.front().candidate.step_time_us);
+}
+
 TEST_CASE("suggestShardings prefers a layout that fits in device memory") {
   SuggestOptions options;
   options.compare.devices = 8;

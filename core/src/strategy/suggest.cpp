@@ -175,6 +175,24 @@ Result<Suggestions> suggestShardings(std::string_view text,
   std::vector<Searched> pool;
   std::set<std::string> seen;
   auto spent = [&] { return msSince(start) >= options.budget_ms; };
+  // The best found so far, as the search ranks (fits first, then time).
+  auto report = [&] {
+    if (!options.on_progress)
+      return;
+    SearchProgress progress;
+    progress.evaluated = out.evaluated;
+    progress.elapsed_ms = msSince(start);
+    for (const Searched &s : pool) {
+      const bool fits = fitsMemory(s.row);
+      if (progress.best_step_us == 0 || (fits && !progress.best_fits) ||
+          (fits == progress.best_fits &&
+           s.row.step_time_us < progress.best_step_us)) {
+        progress.best_step_us = s.row.step_time_us;
+        progress.best_fits = fits;
+      }
+    }
+    options.on_progress(progress);
+  };
   // Plans not seen before, evaluated a batch of `threads` at a time; the
   // budget is checked between batches.
   const size_t batch = size_t(effectiveThreads(options.compare.threads));
@@ -193,6 +211,7 @@ Result<Suggestions> suggestShardings(std::string_view text,
       for (size_t i = 0; i < rows.size(); ++i)
         if (rows[i].ok)
           pool.push_back({std::move(some[i]), std::move(rows[i]), false});
+      report();
     }
   };
   evaluate(prepared->plans);

@@ -38,6 +38,7 @@
 #include "shardlab/schedule/pipeline.h"
 #include "shardlab/support/result.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -123,11 +124,21 @@ struct Comparison {
 Result<Comparison> compareStrategies(std::string_view text,
                                      const CompareOptions &options);
 
+/// How far a search has got: called after each batch of evaluations.
+struct SearchProgress {
+  int64_t evaluated = 0;   ///< strategies scheduled so far
+  double best_step_us = 0; ///< the best found (0: none yet)
+  bool best_fits = true;   ///< whether that one fits in memory
+  double elapsed_ms = 0;
+};
+
 struct SuggestOptions {
   CompareOptions compare;
   double budget_ms = 2000; ///< stop searching after this long
   int beam = 3;            ///< strategies kept between search rounds
   int keep = 3;            ///< suggestions returned
+  /// Told of the search's progress (the CLI prints it); may be empty.
+  std::function<void(const SearchProgress &)> on_progress;
 };
 
 /// A strategy the search found, against the user's.
