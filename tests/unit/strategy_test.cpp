@@ -197,17 +197,18 @@ TEST_CASE("compareStrategies: expert parallelism for a mixture of experts") {
   const Candidate ep = row("EP");
   REQUIRE_MESSAGE(ep.ok, ep.error);
   CHECK(ep.shardings[0].sharding == "[{\"expert\"}p0, {}, {}]");
-  CHECK(ep.shardings[3].sharding == "[{\"expert\"}p1, {}, {}]");
-  CHECK(ep.shardings[4].sharding == "[{\"expert\"}p1, {}, {}]");
+  CHECK(ep.shardings[4].sharding == "[{\"expert\"}p0, {}, {}]");
   // Worked out from the per-device shapes: the dispatched tokens
-  // [4, 4, 2, 16] f32 move from the group dim to the expert dim (512 B per
-  // device), the hidden [4, 4, 2, 32] there and back (1024 B each), the
-  // experts' outputs [4, 4, 2, 16] back to the groups (512 B): four
-  // all-to-alls, 3072 B, and nothing else.
+  // [4, 4, 2, 16] f32 move from the group dim to the expert dim (a device's
+  // [1, 4, 2, 16] becomes [4, 1, 2, 16]: 512 B), the experts' outputs, the
+  // same shape, come back (512 B): two all-to-alls, 1024 B, nothing else.
+  // (With the expert weights' priority below the batch's, propagation kept
+  // the first matmul's output on the groups: four, 3072 B.)
   REQUIRE(ep.collectives.size() == 1);
   CHECK(ep.collectives[0].kind == "all-to-all");
-  CHECK(ep.collectives[0].count == 4);
-  CHECK(ep.collectives[0].bytes == 3072);
+  CHECK(ep.collectives[0].count == 2);
+  CHECK(ep.collectives[0].bytes == 1024);
+  CHECK(ep.shardings[3].sharding == "[{\"expert\"}p0, {}, {}]");
   // And EP's per-device program computes what the global module does
   // (the layer with the EP row's shardings, run on 4 simulated devices).
   std::string sharded = kMoe;

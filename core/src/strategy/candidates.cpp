@@ -152,6 +152,13 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
   if (!hasExperts(args))
     ep.error = "no parameter is an expert weight (a matmul weight with a "
                "batching dimension, as a mixture of experts' is)";
+  // The experts' split is as much the layout as the batch's: with the
+  // weights' priority below the batch's, propagation keeps the expert
+  // matmul's output on the batch and moves it back and forth (4
+  // all-to-alls where 2 do).
+  for (size_t i = 0; i < args.size() && i < ep.priorities.size(); ++i)
+    if (!args[i].expert_dims.empty())
+      ep.priorities[i] = 0;
   plans.push_back(std::move(ep));
   for (int64_t a = 2; a * 2 <= n; ++a) {
     if (n % a != 0)
