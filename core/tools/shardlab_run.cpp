@@ -280,13 +280,12 @@ int main(int argc, char **argv) {
   options.entry = o.entry;
   // A function with arguments runs on random inputs (seed 0: the ones the
   // partition check with the module's shardings feeds it).
-  std::vector<interpreter::Tensor> args;
   if (Operation *entry = interpreter::findEntry(*module, o.entry);
-      entry && entry->region(0).front().numArguments() > 0) {
-    args = partition_check::randomInputs(*entry, 0);
-    std::cout << "random inputs for " << args.size() << " argument(s)\n";
-  }
-  const interpreter::RunResult r = interpreter::run(*module, args, options);
+      entry && entry->region(0).front().numArguments() > 0)
+    std::cout << "random inputs for " << entry->region(0).front().numArguments()
+              << " argument(s)\n";
+  const interpreter::RunResult r =
+      partition_check::runGlobally(*module, options);
   for (const interpreter::CheckResult &c : r.checks)
     std::cout << (c.passed ? "PASS " : "FAIL ") << c.op << " at " << o.input
               << ":" << c.line << (c.detail.empty() ? "" : ": ") << c.detail

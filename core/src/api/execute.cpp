@@ -175,13 +175,8 @@ std::string globalReply(std::string_view text, const ExecuteOptions &options) {
                                                   diags.diagnostics(), text));
   interpreter::RunOptions run_options;
   run_options.entry = options.check.entry;
-  // Arguments get the random inputs a partitioned run feeds (seed 0).
-  std::vector<Tensor> args;
-  if (Operation *entry =
-          interpreter::findEntry(*loaded.module, options.check.entry))
-    args = partition_check::randomInputs(*entry, 0);
   const interpreter::RunResult run =
-      interpreter::run(*loaded.module, args, run_options);
+      partition_check::runGlobally(*loaded.module, run_options);
   json reply = {{"ok", run.ok}};
   addGlobalRun(run, options.max_elements, reply);
   return detail::dumpReply(reply);

@@ -591,15 +591,13 @@ private:
       return opError(op, "shardings and operands do not match");
     std::vector<Lanes> args(in[0].size());
     for (size_t i = 0; i < args.size(); ++i) {
-      const TensorSharding sharding = onlyAxes(in_shardings[i], manual);
       Type local = body.argument(i)->type;
-      for (int64_t device : devices) {
-        Result<std::vector<int64_t>> at =
-            shardOffsets(sharding, *mesh, device, local->shape);
-        if (!at)
-          return opError(op, at.error().message);
-        args[i].push_back(shardOf(*in[0][i], local, *at));
-      }
+      Result<std::vector<std::vector<int64_t>>> at = shardOffsetsOnDevices(
+          onlyAxes(in_shardings[i], manual), *mesh, devices, local->shape);
+      if (!at)
+        return opError(op, at.error().message);
+      for (const std::vector<int64_t> &offsets : *at)
+        args[i].push_back(shardOf(*in[0][i], local, offsets));
     }
     Scope body_scope;
     body_scope.devices = devices;
@@ -611,16 +609,13 @@ private:
       return r.error();
     std::vector<Lanes> results;
     for (size_t j = 0; j < r->size(); ++j) {
-      const TensorSharding sharding = onlyAxes(out_shardings[j], manual);
-      std::vector<std::vector<int64_t>> offsets;
-      for (size_t lane = 0; lane < devices.size(); ++lane) {
-        Result<std::vector<int64_t>> at =
-            shardOffsets(sharding, *mesh, devices[lane], (*r)[j][lane].shape());
-        if (!at)
-          return opError(op, at.error().message);
-        offsets.push_back(*at);
-      }
-      Result<Tensor> whole = assemble((*r)[j], offsets, op.result(j)->type);
+      // Every lane's result has the body's result type.
+      Result<std::vector<std::vector<int64_t>>> at =
+          shardOffsetsOnDevices(onlyAxes(out_shardings[j], manual), *mesh,
+                                devices, (*r)[j][0].shape());
+      if (!at)
+        return opError(op, at.error().message);
+      Result<Tensor> whole = assemble((*r)[j], *at, op.result(j)->type);
       if (!whole)
         return opError(op, "result " + std::to_string(j) + ": " +
                                whole.error().message);

@@ -82,6 +82,21 @@ shardOffsets(const TensorSharding &sharding, const Mesh &mesh, int64_t device,
   return offsets;
 }
 
+Result<std::vector<std::vector<int64_t>>>
+shardOffsetsOnDevices(const TensorSharding &sharding, const Mesh &mesh,
+                      const std::vector<int64_t> &devices,
+                      const std::vector<int64_t> &local_shape) {
+  std::vector<std::vector<int64_t>> out;
+  for (int64_t device : devices) {
+    Result<std::vector<int64_t>> at =
+        shardOffsets(sharding, mesh, device, local_shape);
+    if (!at)
+      return at.error();
+    out.push_back(std::move(*at));
+  }
+  return out;
+}
+
 Tensor shardOf(const Tensor &global, Type local,
                const std::vector<int64_t> &offsets) {
   Tensor out = Tensor::zeros(local);

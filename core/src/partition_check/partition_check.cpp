@@ -170,20 +170,12 @@ const Mesh *programMesh(Module &module, Operation &entry) {
 Result<std::vector<std::vector<int64_t>>>
 boxes(Module &module, const TensorSharding *sharding, Type local,
       const std::vector<int64_t> &devices) {
-  std::vector<std::vector<int64_t>> out;
   const Mesh *mesh = sharding ? lookupMesh(module, *sharding) : nullptr;
-  for (int64_t device : devices) {
-    if (!sharding || !mesh) {
-      out.push_back(std::vector<int64_t>(local->shape.size(), 0));
-      continue;
-    }
-    Result<std::vector<int64_t>> at =
-        interpreter::shardOffsets(*sharding, *mesh, device, local->shape);
-    if (!at)
-      return at.error();
-    out.push_back(std::move(*at));
-  }
-  return out;
+  if (!sharding || !mesh) // replicated: every device holds it whole
+    return std::vector<std::vector<int64_t>>(
+        devices.size(), std::vector<int64_t>(local->shape.size(), 0));
+  return interpreter::shardOffsetsOnDevices(*sharding, *mesh, devices,
+                                            local->shape);
 }
 
 // The arguments of every device: its shard of each global input.
@@ -368,6 +360,15 @@ bool readShardingsChoice(std::string_view text, Options &options) {
   }
   options.seed = seed;
   return true;
+}
+
+interpreter::RunResult runGlobally(Module &module,
+                                   const interpreter::RunOptions &options,
+                                   uint64_t seed) {
+  std::vector<Tensor> args;
+  if (Operation *entry = entryOf(module, options.entry))
+    args = randomInputs(*entry, seed);
+  return interpreter::run(module, args, options);
 }
 
 std::string_view statusName(Status status) {

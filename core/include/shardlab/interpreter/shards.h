@@ -29,6 +29,12 @@ Result<std::vector<int64_t>>
 shardOffsets(const TensorSharding &sharding, const Mesh &mesh, int64_t device,
              const std::vector<int64_t> &local_shape);
 
+/// shardOffsets for each of `devices`, in their order.
+Result<std::vector<std::vector<int64_t>>>
+shardOffsetsOnDevices(const TensorSharding &sharding, const Mesh &mesh,
+                      const std::vector<int64_t> &devices,
+                      const std::vector<int64_t> &local_shape);
+
 /// The box of type `local` at `offsets` in `global` (zero past its edge).
 Tensor shardOf(const Tensor &global, Type local,
                const std::vector<int64_t> &offsets);

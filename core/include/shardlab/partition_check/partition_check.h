@@ -88,6 +88,13 @@ bool readShardingsChoice(std::string_view text, Options &options);
 /// global run and, as shards, to the devices.
 std::vector<interpreter::Tensor> randomInputs(Operation &entry, uint64_t seed);
 
+/// The global run as the partition check makes it: `options.entry` of
+/// `module` on randomInputs(entry, `seed`) when it takes arguments (what
+/// shardlab-run and `execute` run without shardings).
+interpreter::RunResult runGlobally(Module &module,
+                                   const interpreter::RunOptions &options,
+                                   uint64_t seed = 0);
+
 /// "match", "mismatch", "not run".
 std::string_view statusName(Status status);
 
