@@ -23,5 +23,14 @@ if(NOT EMSCRIPTEN)
                      ${CMAKE_CURRENT_LIST_DIR}/../../tests/examples/test_examples_partition.py
                      --interpreter $<TARGET_FILE:shardlab-run>
                      --faulty $<TARGET_FILE:shardlab-run-faulty>)
+    # Pipeline parallelism (bench/models/gen_pipeline.py): self-checking
+    # pipelines equal the step computed in Python's integers, globally and
+    # partitioned; their estimate (ticks, GEMMs, permutes, memory in
+    # flight) equals the one worked out by hand.
+    add_test(NAME pipeline
+             COMMAND ${Python3_EXECUTABLE}
+                     ${CMAKE_CURRENT_LIST_DIR}/../../tests/examples/test_pipeline.py
+                     --run $<TARGET_FILE:shardlab-run>
+                     --schedule $<TARGET_FILE:shardlab-schedule>)
   endif()
 endif()

@@ -38,6 +38,7 @@
 
 #include "ir/op_properties.h"
 #include "passes/pass_utils.h"
+#include "propagation/edges.h"
 #include "rules/stablehlo_attrs.h"
 #include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
@@ -363,7 +364,12 @@ Value *PadForDivisibility::emitCollective(
 // and the op reads %g trimmed to 3x1. Returns `value` when it has none.
 Value *PadForDivisibility::gatherUnitDimsBefore(Value *value,
                                                 Operation &before) {
-  const TensorSharding *sharding = getSharding(value);
+  // A manual computation's body argument is already local over the manual
+  // axes (a 1xN block of a [{"stage"}, {}] input is the stage's row, not
+  // padding): only its free axes split it further.
+  const std::optional<TensorSharding> body_view =
+      prop::manualBodyArgView(value);
+  const TensorSharding *sharding = body_view ? &*body_view : getSharding(value);
   if (!sharding || !value->type->isRankedTensor())
     return value;
   const size_t rank = value->type->shape.size();

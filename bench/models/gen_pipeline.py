@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+"""Writes a pipeline-parallel training step (GPipe) as JAX programs write
+one with shard_map: the stacked layer weights [S*K, H, H] split over a
+"stage" mesh axis (each stage holds its K layers), a counted loop of
+M + S - 1 ticks over the micro-batches, each stage's output passed to the
+next stage by `collective_permute`, then a second loop of M + S - 1 ticks
+carrying the gradients back, stage to stage, last stage first.
+
+  python3 bench/models/gen_pipeline.py --stages 4 --micro-batches 8 \\
+      --layers-per-stage 2 --hidden 4096 --micro-batch-size 8 -o /tmp/pp.mlir
+
+The layers are linear (h <- h W), the loss is sum(y^2) / 2 over the last
+stage's outputs y (so dL/dy = y); the step returns the weights' gradients
+(split over "stage" as the weights are) and y (all-reduced over the stages,
+as jax.lax.psum would). Inside the loop, on stage s at tick t:
+
+  forward   j = t - s             the micro-batch it works on
+            in = s == 0 ? x[min(t, M)] : what stage s-1 sent   (x padded
+                 with one zero micro-batch, so idle ticks carry zeros)
+            stash[clamp(j, 0, M), k] = each layer's input (GPipe: all M
+                 micro-batches in flight; slot M takes idle ticks' zeros)
+            out = in W_1 ... W_K; sent to stage s+1
+  backward  j = t - (S - 1 - s)
+            g = s == S-1 ? y[clamp(j, 0, M)] : what stage s+1 sent
+            per layer, last first: dW_k += x_k^T g; g = g W_k^T; sent to s-1
+
+Idle ticks carry exact zeros (linear layers), so no mask is needed: a
+stage's gradient sums only its micro-batches' terms, in micro-batch order.
+
+--self-check writes a module with no arguments, as JAX's self-checking test
+modules are: small integer weights and inputs as f32 constants (every
+product and sum exact), y and the gradients computed here in Python's
+integers, and `check.expect_eq` of the pipeline's results against them.
+`shardlab-run --shardings module` runs it globally and partitioned.
+"""
+import argparse
+import random
+import sys
+
+
+def tensor_type(shape, dtype):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
+
+
+def dense(values, shape, dtype):
+    """A dense literal of nested lists (row-major `values`)."""
+    def nest(flat, dims):
+        if not dims:
+            return fmt(flat[0], dtype)
+        step = len(flat) // dims[0]
+        return "[" + ", ".join(nest(flat[i * step:(i + 1) * step], dims[1:]) for i in range(dims[0])) + "]"
+    return f"dense<{nest(values, list(shape))}> : {tensor_type(shape, dtype)}"
+
+
+def fmt(v, dtype):
+    return f"{float(v):.6e}" if dtype.startswith(("f", "bf")) else str(int(v))
+
+
+class Writer:
+    def __init__(self):
+        self.lines, self.indent, self.count = [], "", 0
+
+    def line(self, text):
+        self.lines.append(self.indent + text)
+
+    def fresh(self, stem="v"):
+        self.count += 1
+        return f"%{stem}{self.count}"
+
+    def op(self, text, stem="v"):
+        name = self.fresh(stem)
+        self.line(f"{name} = {text}")
+        return name
+
+
+class Pipeline:
+    def __init__(self, a):
+        self.a = a
+        self.S, self.M, self.K = a.stages, a.micro_batches, a.layers_per_stage
+        self.H, self.B, self.dt = a.hidden, a.micro_batch_size, a.dtype
+        self.L = self.S * self.K
+        self.w = Writer()
+
+    # -- types --
+    def t(self, *shape, dtype=None):
+        return tensor_type(shape, dtype or self.dt)
+
+    @property
+    def act(self):
+        return self.t(self.B, self.H)
+
+    # -- small op helpers --
+    def const_i32(self, value):
+        return self.w.op(f"stablehlo.constant dense<{value}> : tensor<i32>", "c")
+
+    def zeros(self, *shape):
+        zero = self.w.op(f"stablehlo.constant dense<0.000000e+00> : tensor<{self.dt}>", "z")
+        return self.w.op(f"stablehlo.broadcast_in_dim {zero}, dims = [] : (tensor<{self.dt}>) -> {self.t(*shape)}", "z")
+
+    def scalar(self, op, a, b):
+        return self.w.op(f"stablehlo.{op} {a}, {b} : tensor<i32>", "i")
+
+    def slice_rows(self, value, shape, index, keep):
+        """value[index] for a leading index (a tensor<i32>), as `keep` dims."""
+        starts = ", ".join([index] + [self.c0] * (len(shape) - 1))
+        sizes = ", ".join(["1"] + [str(d) for d in shape[1:]])
+        sl = self.w.op(f"stablehlo.dynamic_slice {value}, {starts}, sizes = [{sizes}] : "
+                       f"({self.t(*shape)}, {', '.join(['tensor<i32>'] * len(shape))}) -> {self.t(1, *shape[1:])}")
+        return self.w.op(f"stablehlo.reshape {sl} : ({self.t(1, *shape[1:])}) -> {self.t(*keep)}")
+
+    def update_rows(self, into, shape, value, value_shape, indices):
+        """into[indices...] = value, `value` reshaped to leading size-1 dims."""
+        lead = len(shape) - len(value_shape)
+        up_shape = [1] * lead + list(value_shape)
+        r = self.w.op(f"stablehlo.reshape {value} : ({self.t(*value_shape)}) -> {self.t(*up_shape)}")
+        starts = ", ".join(list(indices) + [self.c0] * len(value_shape))
+        return self.w.op(f"stablehlo.dynamic_update_slice {into}, {r}, {starts} : "
+                         f"({self.t(*shape)}, {self.t(*up_shape)}, {', '.join(['tensor<i32>'] * len(shape))}) -> {self.t(*shape)}")
+
+    def weight(self, lw, k):
+        H, K = self.H, self.K
+        if K == 1:
+            return self.w.op(f"stablehlo.reshape {lw} : ({self.t(1, H, H)}) -> {self.t(H, H)}")
+        sl = self.w.op(f"stablehlo.slice {lw} [{k}:{k + 1}, 0:{H}, 0:{H}] : ({self.t(K, H, H)}) -> {self.t(1, H, H)}")
+        return self.w.op(f"stablehlo.reshape {sl} : ({self.t(1, H, H)}) -> {self.t(H, H)}")
+
+    def dot(self, a, b, ca, cb, out_shape, a_shape, b_shape):
+        return self.w.op(f"stablehlo.dot_general {a}, {b}, contracting_dims = [{ca}] x [{cb}] : "
+                         f"({self.t(*a_shape)}, {self.t(*b_shape)}) -> {self.t(*out_shape)}")
+
+    def permute(self, value, pairs, handle):
+        if not pairs:  # one stage: nothing to pass on
+            return value
+        text = ", ".join(f"[{s}, {d}]" for s, d in pairs)
+        return self.w.op(f"\"stablehlo.collective_permute\"({value}) <{{channel_handle = #stablehlo.channel_handle<handle = {handle}, "
+                         f"type = 1>, source_target_pairs = dense<[{text}]> : tensor<{len(pairs)}x2xi64>}}> : "
+                         f"({self.act}) -> {self.act}", "send")
+
+    def loop(self, carries, body):
+        """A counted while loop of M + S - 1 ticks; `carries` are (name,
+        init, type); `body(tick, names)` returns the next values."""
+        w = self.w
+        res = w.fresh("loop")
+        names = [f"%{n}" for n, _, _ in carries]
+        inits = ", ".join(f"{nm} = {init}" for nm, (_, init, _) in zip(names[1:], carries[1:]))
+        tick = names[0]
+        types = [ty for _, _, ty in carries]
+        w.line(f"{res}:{len(carries)} = stablehlo.while({tick} = {carries[0][1]}, {inits}) : {', '.join(types)}")
+        w.line(" cond {")
+        more = f"%more{w.count}"
+        w.line(f"  {more} = stablehlo.compare LT, {tick}, {self.cT}, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>")
+        w.line(f"  stablehlo.return {more} : tensor<i1>")
+        w.line("} do {")
+        outer = w.indent
+        w.indent += "  "
+        nexts = body(tick, names[1:])
+        step = self.scalar("add", tick, self.c1)
+        w.line(f"stablehlo.return {step}, {', '.join(nexts)} : {', '.join(types)}")
+        w.indent = outer
+        w.line("}")
+        return [f"{res}#{i}" for i in range(len(carries))]
+
+    # -- the per-stage program (inside the manual computation) --
+    def body(self, lw, lx):
+        S, M, K, H, B = self.S, self.M, self.K, self.H, self.B
+        w = self.w
+        self.c0, self.c1 = self.const_i32(0), self.const_i32(1)
+        self.cM, self.cT = self.const_i32(M), self.const_i32(M + S - 1)
+        c_last = self.const_i32(S - 1)
+        pid = w.op("stablehlo.partition_id : tensor<ui32>", "pid")
+        stage = w.op(f"stablehlo.convert {pid} : (tensor<ui32>) -> tensor<i32>", "stage")
+        first = w.op(f"stablehlo.compare EQ, {stage}, {self.c0}, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>", "first")
+        last = w.op(f"stablehlo.compare EQ, {stage}, {c_last}, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>", "last")
+        pad = w.op(f"stablehlo.constant dense<0.000000e+00> : tensor<{self.dt}>", "z")
+        xp = w.op(f"stablehlo.pad {lx}, {pad}, low = [0, 0, 0], high = [1, 0, 0], interior = [0, 0, 0] : "
+                  f"({self.t(M, B, H)}, tensor<{self.dt}>) -> {self.t(M + 1, B, H)}", "xp")
+        stash_shape, out_shape = (M + 1, K, B, H), (M + 1, B, H)
+        # The stage's layers, sliced once: loop-invariant, as XLA hoists
+        # them out of the loops (a K = 1 stage's is a reshape, no copy).
+        weights = [self.weight(lw, k) for k in range(K)]
+        fwd_pairs = [(s, s + 1) for s in range(S - 1)]
+        bwd_pairs = [(s + 1, s) for s in range(S - 1)]
+
+        def forward(tick, names):
+            recv, stash, outs = names
+            xi = w.op(f"stablehlo.minimum {tick}, {self.cM} : tensor<i32>", "i")
+            xt = self.slice_rows(xp, (M + 1, B, H), xi, (B, H))
+            h = w.op(f"stablehlo.select {first}, {xt}, {recv} : tensor<i1>, {self.act}", "in")
+            j = self.scalar("subtract", tick, stage)
+            slot = w.op(f"stablehlo.clamp {self.c0}, {j}, {self.cM} : tensor<i32>", "slot")
+            for k in range(K):
+                stash = self.update_rows(stash, stash_shape, h, (B, H), [slot, self.const_i32(k)])
+                h = self.dot(h, weights[k], 1, 0, (B, H), (B, H), (H, H))
+            outs = self.update_rows(outs, out_shape, h, (B, H), [slot])
+            return [self.permute(h, fwd_pairs, 1), stash, outs]
+
+        fw = self.loop([("t", self.c0, "tensor<i32>"), ("recv", self.zeros(B, H), self.act),
+                        ("stash", self.zeros(*stash_shape), self.t(*stash_shape)),
+                        ("outs", self.zeros(*out_shape), self.t(*out_shape))], forward)
+        stash, outs = fw[2], fw[3]
+
+        def backward(tick, names):
+            recv, grads = names[0], list(names[1:])
+            j = self.scalar("add", self.scalar("subtract", tick, c_last), stage)
+            slot = w.op(f"stablehlo.clamp {self.c0}, {j}, {self.cM} : tensor<i32>", "slot")
+            y = self.slice_rows(outs, out_shape, slot, (B, H))
+            g = w.op(f"stablehlo.select {last}, {y}, {recv} : tensor<i1>, {self.act}", "g")
+            for k in reversed(range(K)):
+                xk = self.slice_rows(self.stash_row(stash, slot, stash_shape), (K, B, H),
+                                     self.const_i32(k), (B, H))
+                dw = self.dot(xk, g, 0, 0, (H, H), (B, H), (B, H))
+                grads[k] = w.op(f"stablehlo.add {grads[k]}, {dw} : {self.t(H, H)}", "gw")
+                g = self.dot(g, weights[k], 1, 1, (B, H), (B, H), (H, H))
+            return [self.permute(g, bwd_pairs, 2)] + grads
+
+        bw = self.loop([("u", self.c0, "tensor<i32>"), ("recvg", self.zeros(B, H), self.act)] +
+                       [(f"gw{k}_", self.zeros(H, H), self.t(H, H)) for k in range(K)], backward)
+        parts = [w.op(f"stablehlo.reshape {g} : ({self.t(H, H)}) -> {self.t(1, H, H)}") for g in bw[2:]]
+        grads = parts[0] if K == 1 else w.op(
+            f"stablehlo.concatenate {', '.join(parts)}, dim = 0 : ({', '.join([self.t(1, H, H)] * K)}) -> {self.t(K, H, H)}", "gw")
+        # y: the last stage's outputs, summed over the stages (zeros elsewhere).
+        ys = w.op(f"stablehlo.slice {outs} [0:{M}, 0:{B}, 0:{H}] : ({self.t(*out_shape)}) -> {self.t(M, B, H)}", "y")
+        mine = w.op(f"stablehlo.select {last}, {ys}, {self.zeros(M, B, H)} : tensor<i1>, {self.t(M, B, H)}", "y")
+        groups = ", ".join(str(s) for s in range(S))
+        w.line(f"%ysum = \"stablehlo.all_reduce\"({mine}) <{{channel_handle = #stablehlo.channel_handle<handle = 3, type = 1>, "
+               f"replica_groups = dense<[[{groups}]]> : tensor<1x{S}xi64>, use_global_device_ids}}> ({{")
+        w.line(f"^bb0(%ra: tensor<{self.dt}>, %rb: tensor<{self.dt}>):")
+        w.line(f"  %rs = stablehlo.add %ra, %rb : tensor<{self.dt}>")
+        w.line(f"  stablehlo.return %rs : tensor<{self.dt}>")
+        w.line(f"}}) : ({self.t(M, B, H)}) -> {self.t(M, B, H)}")
+        return grads, "%ysum"
+
+    def stash_row(self, stash, slot, shape):
+        return self.slice_rows(stash, shape, slot, shape[1:])
+
+    # -- the module --
+    def write(self, out, inputs=None):
+        S, M, K, H, B, L = self.S, self.M, self.K, self.H, self.B, self.L
+        w = self.w
+        w_sh, rep3 = '<@mesh, [{"stage"}, {}, {}]>', "<@mesh, [{}, {}, {}]>"
+        out.append(f"// Generated by bench/models/gen_pipeline.py {' '.join(sys.argv[1:])}")
+        out.append(f"// GPipe: {S} stages x {K} layers, {M} micro-batches of {B} x {H}, {self.dt}: "
+                   f"{M + S - 1} ticks forward and {M + S - 1} backward")
+        # By hand: one activation sent each tick each way, y summed once.
+        expected = ([f"collective-permute={2 * (M + S - 1)}"] if S > 1 else []) + ["all-reduce=1"]
+        out.append(f"// expected collectives: {' '.join(expected)}")
+        out.append(f'sdy.mesh @mesh = <["stage"={S}]>')
+        wt, xt = self.t(L, H, H), self.t(M, B, H)
+        if inputs is None:
+            out.append(f"func.func @main(%w: {wt} {{sdy.sharding = #sdy.sharding{w_sh}}}, "
+                       f"%x: {xt} {{sdy.sharding = #sdy.sharding{rep3}}})")
+            out.append(f"    -> ({wt} {{sdy.sharding = #sdy.sharding{w_sh}}}, {xt}) {{")
+            wv, xv = "%w", "%x"
+        else:
+            out.append(f"func.func @main() {{")
+            w.indent = "  "
+            wv = w.op(f"stablehlo.constant {dense(inputs['w'], (L, H, H), self.dt)}", "w")
+            xv = w.op(f"stablehlo.constant {dense(inputs['x'], (M, B, H), self.dt)}", "x")
+        w.indent = "  "
+        w.line(f"%r:2 = sdy.manual_computation({wv}, {xv}) in_shardings=[{w_sh}, {rep3}] "
+               f"out_shardings=[{w_sh}, {rep3}] manual_axes={{\"stage\"}} "
+               f"(%lw: {self.t(K, H, H)}, %lx: {xt}) {{")
+        w.indent = "    "
+        grads, y = self.body("%lw", "%lx")
+        w.line(f"sdy.return {grads}, {y} : {self.t(K, H, H)}, {xt}")
+        w.indent = "  "
+        w.line(f"}} : ({wt}, {xt}) -> ({wt}, {xt})")
+        if inputs is None:
+            w.line(f"return %r#0, %r#1 : {wt}, {xt}")
+        else:
+            dw, y = reference(inputs["w"], inputs["x"], L, M, B, H)
+            ew = w.op(f"stablehlo.constant {dense(dw, (L, H, H), self.dt)}", "expected")
+            ey = w.op(f"stablehlo.constant {dense(y, (M, B, H), self.dt)}", "expected")
+            w.line(f"stablehlo.custom_call @check.expect_eq(%r#0, {ew}) {{has_side_effect = true}} : ({wt}, {wt}) -> ()")
+            w.line(f"stablehlo.custom_call @check.expect_eq(%r#1, {ey}) {{has_side_effect = true}} : ({xt}, {xt}) -> ()")
+            w.line("return")
+        out.extend(w.lines)
+        out.append("}")
+
+
+def reference(wflat, xflat, L, M, B, H):
+    """The step computed directly, in Python's integers: y and dL/dW for
+    L = sum(y^2) / 2, every micro-batch through every layer in turn."""
+    W = [[wflat[(l * H + i) * H:(l * H + i + 1) * H] for i in range(H)] for l in range(L)]
+    dW = [[[0] * H for _ in range(H)] for _ in range(L)]
+    ys = []
+
+    def matmul(a, b):  # a [n x H], b [H x H]
+        return [[sum(r[i] * b[i][c] for i in range(H)) for c in range(H)] for r in a]
+
+    for m in range(M):
+        h = [xflat[(m * B + r) * H:(m * B + r + 1) * H] for r in range(B)]
+        inputs = []
+        for l in range(L):
+            inputs.append(h)
+            h = matmul(h, W[l])
+        ys.extend(v for row in h for v in row)
+        g = h
+        for l in reversed(range(L)):
+            x = inputs[l]
+            for i in range(H):
+                for c in range(H):
+                    dW[l][i][c] += sum(x[r][i] * g[r][c] for r in range(B))
+            g = [[sum(row[c] * W[l][i][c] for c in range(H)) for i in range(H)] for row in g]
+    flat = [v for layer in dW for row in layer for v in row]
+    largest = max(abs(v) for v in flat + ys)
+    if largest >= 1 << 24:
+        raise SystemExit(f"--self-check: a value reaches {largest}, not exact in f32; use smaller sizes")
+    return flat, ys
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--stages", type=int, default=4, help="pipeline stages S (devices on the \"stage\" axis)")
+    ap.add_argument("--micro-batches", type=int, default=8, help="micro-batches M per step")
+    ap.add_argument("--layers-per-stage", type=int, default=1, help="layers K on each stage")
+    ap.add_argument("--hidden", type=int, default=1024, help="hidden size H (each layer is H x H)")
+    ap.add_argument("--micro-batch-size", type=int, default=8, help="rows of each micro-batch")
+    ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16", "f32"])
+    ap.add_argument("--self-check", action="store_true",
+                    help="constant integer inputs and check.expect_eq against the step computed here (f32)")
+    ap.add_argument("--seed", type=int, default=0, help="--self-check: the inputs' seed")
+    ap.add_argument("-o", "--output", default="-")
+    a = ap.parse_args(argv)
+    for name in ("stages", "micro_batches", "layers_per_stage", "hidden", "micro_batch_size"):
+        if getattr(a, name) < 1:
+            ap.error(f"--{name.replace('_', '-')} must be at least 1")
+    inputs = None
+    if a.self_check:
+        a.dtype = "f32"
+        rng = random.Random(a.seed)
+        L, H = a.stages * a.layers_per_stage, a.hidden
+        # Each weight a signed permutation with one more +-1: values stay
+        # non-zero through the layers, grow slowly, and stay exact.
+        w = []
+        for _ in range(L):
+            layer = [0] * (H * H)
+            for row, col in enumerate(rng.sample(range(H), H)):
+                layer[row * H + col] = rng.choice((-1, 1))
+            layer[rng.randrange(H * H)] = rng.choice((-1, 1))
+            w.extend(layer)
+        inputs = {"w": w,
+                  "x": [rng.choice((-2, -1, 0, 1, 2)) for _ in range(a.micro_batches * a.micro_batch_size * H)]}
+    out = []
+    Pipeline(a).write(out, inputs)
+    text = "\n".join(out) + "\n"
+    if a.output == "-":
+        sys.stdout.write(text)
+    else:
+        import os
+        import tempfile
+        d = os.path.dirname(os.path.abspath(a.output))
+        fd, tmp = tempfile.mkstemp(dir=d, prefix=".gen_pipeline.")
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, a.output)
+
+
+if __name__ == "__main__":
+    main()

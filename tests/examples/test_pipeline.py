@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Pipeline parallelism (GPipe, bench/models/gen_pipeline.py): its values and
+its estimate, each against answers worked out by hand.
+
+    test_pipeline.py --run build/shardlab-run --schedule build/shardlab-schedule
+
+Values: self-checking pipelines (integer inputs, the step computed in
+Python's integers) run globally and partitioned on S simulated devices, and
+every check passes; a pipeline whose stages pass activations the wrong way
+fails them (the checks can fail).
+
+Estimate, with a performance table written here (every GEMM at R FLOP/s,
+a collective-permute inside a node LAT + bytes / BW) and the S-curve
+network set by --sol-options across nodes: for S stages of K layers and M micro-batches of
+B x H, each device runs T = M + S - 1 ticks forward and T backward, in each
+K GEMMs forward and 2K backward of 2 B H^2 FLOPs, and sends one activation
+(B H elements) per tick each way: 2T collective-permutes. So
+  - GEMM time per device = 3 K T 2 B H^2 / R, which is (M + S - 1) / (M S)
+    of one device running all S K layers on the M micro-batches (the bubble);
+  - each permute's time is the table's for its bytes (XLA classes a chain
+    of stages as a two-way permute with non-mutual pairs: a stage that
+    receives also sends); when the stages span nodes (--gpus-per-node
+    smaller than S) the slowest hop is a send/recv between 2 hosts:
+    launch + rtt + chunk preparation + 1.025 bytes / NIC (XLA's S-curve),
+    plus the HBM term of its bytes;
+  - GPipe holds every micro-batch in flight: peak memory grows by
+    (K + 3) B H bytes-per-element per micro-batch (K stashed layer inputs,
+    the last stage's output, the input micro-batch and its padded copy);
+  - the step time is at least the GEMM time plus the permutes nothing can
+    hide, and at most everything one after another.
+"""
+import argparse
+import json
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+GEN = ROOT / "bench" / "models" / "gen_pipeline.py"
+RATE = 1.0e14           # FLOP/s, every GEMM
+LAT_IN, BW_IN = 4.0, 200.0e9      # us, bytes/s: a permute inside a node
+LAUNCH, RTT, CHUNK, NIC = 40.0, 30.0, 6.0, 25.0e9   # us, us, us, bytes/s: across nodes
+SOL = f"nccl_op_launch_us={int(LAUNCH)},rtt_us={int(RTT)},chunk_prep_us={int(CHUNK)},nic_speed_gbps={NIC / 1e9:g}"
+BYTES = {"bf16": 2, "f32": 4}
+
+
+def generate(path, stages, micro, layers, hidden, rows, extra=()):
+    subprocess.run([sys.executable, str(GEN), "--stages", str(stages), "--micro-batches", str(micro),
+                    "--layers-per-stage", str(layers), "--hidden", str(hidden),
+                    "--micro-batch-size", str(rows), "-o", str(path), *extra], check=True)
+
+
+def table(path, sizes):
+    gemms = []
+    p = 1
+    while p <= 16384:
+        gemms.append(p)
+        p *= 2
+    entries = [{"b": 1, "m": m, "n": n, "k": k, "lhs_dtype": "bf16", "rhs_dtype": "bf16", "out_dtype": "bf16",
+                "flop_per_s": RATE} for m in gemms[::2] for n in gemms[::2] for k in gemms[::2]]
+    collectives = []
+    for bytes_ in sizes:
+        collectives.append({"op": "collective-permute", "permute_type": "intra_partition_two_way_has_non_mutual",
+                            "dtype": "bf16", "bytes": bytes_, "devices_per_group": 2, "num_groups": 1, "nodes": 1,
+                            "time_us": {"median": LAT_IN + bytes_ / BW_IN * 1e6}})
+    path.write_text(json.dumps({"format": "shardlab-perf-table", "version": 1,
+                                "metadata": {"source": "analytical", "device": {"name": "test", "sm_version": "sm_90",
+                                                                                "gpu_count": 8}, "partition_size": 8},
+                                "collectives": collectives, "gemms": entries}))
+
+
+def schedule(tool, module, tables, gpus_per_node, report):
+    run = subprocess.run([tool, str(module), "--preset", "h100", "--tables", str(tables), "--gpus-per-node",
+                          str(gpus_per_node), "--sol-options", SOL, "--report", str(report)], capture_output=True, text=True, timeout=600)
+    if run.returncode != 0:
+        raise SystemExit(f"shardlab-schedule {module} failed: {run.stderr.strip()}")
+    return json.loads(report.read_text())
+
+
+def gemm_us(report):
+    return sum(op["end_us"] - op["start_us"] for op in report["ops"]
+               if op.get("fusion", {}).get("kind") == "gemm" or op["name"].startswith("stablehlo.dot_general"))
+
+
+def permutes(report):
+    return [op for op in report["ops"] if op.get("collective") == "collective-permute"]
+
+
+class Checks:
+    def __init__(self):
+        self.failures = []
+
+    def near(self, what, got, want, rel=1e-3):
+        ok = abs(got - want) <= rel * abs(want)
+        self.say(ok, f"{what}: {got:.4f}, by hand {want:.4f}")
+
+    def say(self, ok, text):
+        print(("ok   " if ok else "FAIL ") + text)
+        if not ok:
+            self.failures.append(text)
+
+
+def check_values(run_tool, work, checks):
+    for stages, micro, layers, hidden, rows in ((4, 3, 1, 4, 2), (4, 6, 2, 8, 2), (8, 8, 2, 8, 4), (2, 5, 3, 16, 3),
+                                                (3, 1, 1, 4, 1), (1, 2, 1, 4, 2)):
+        path = work / f"check_{stages}_{micro}_{layers}.mlir"
+        generate(path, stages, micro, layers, hidden, rows, ["--self-check", "--seed", str(stages * 7 + micro)])
+        run = subprocess.run([run_tool, "--shardings", "module", str(path)], capture_output=True, text=True,
+                             timeout=300)
+        verdict = [line for line in run.stdout.splitlines() if line.startswith("partitioned on ")]
+        ok = run.returncode == 0 and "2 of 2 checks passed in the global run" in run.stdout and verdict and \
+            f"partitioned on {stages} devices: match" in verdict[-1]
+        checks.say(ok, f"S={stages} M={micro} K={layers}: {(verdict or [run.stdout.strip()])[-1]}")
+    # Activations passed backwards in the forward loop: the checks must fail.
+    text = (work / "check_4_6_2.mlir").read_text()
+    wrong, n = re.subn(r"dense<\[\[0, 1\], \[1, 2\], \[2, 3\]\]>", "dense<[[1, 0], [2, 1], [3, 2]]>", text, count=1)
+    bad = work / "wrong_direction.mlir"
+    bad.write_text(wrong)
+    run = subprocess.run([run_tool, str(bad)], capture_output=True, text=True, timeout=300)
+    checks.say(n == 1 and run.returncode == 1 and "FAIL check.expect_eq" in run.stdout,
+               "a pipeline sending activations the wrong way fails its checks")
+
+
+def check_estimate(schedule_tool, work, checks):
+    S, K, H, B = 4, 2, 4096, 16
+    act = B * H * BYTES["bf16"]
+    tables = work / "table.shardlab.json"
+    table(tables, [act // 2, act, act * 2])
+    reports = {}
+    for M in (4, 8):
+        module = work / f"pp_{M}.mlir"
+        generate(module, S, M, K, H, B)
+        reports[M] = schedule(schedule_tool, module, tables, 8, work / f"pp_{M}.json")
+    one = work / "pp_one.mlir"  # one device, all S K layers, the same micro-batches
+    generate(one, 1, 8, S * K, H, B)
+    single = schedule(schedule_tool, one, tables, 8, work / "pp_one.json")
+    per_gemm = 2.0 * B * H * H / RATE * 1e6
+    for M, r in reports.items():
+        T = M + S - 1
+        loops = [loop["trip_count"] for loop in r["loops"]]
+        checks.say(loops == [T, T], f"M={M}: the two loops run {loops} ticks, by hand [{T}, {T}]")
+        checks.near(f"M={M}: GEMM time per device (us)", gemm_us(r), 3 * K * T * per_gemm)
+        p = permutes(r)
+        checks.say(len([op for op in p if op["name"].endswith("-start")]) == 2 * T,
+                   f"M={M}: {len([op for op in p if op['name'].endswith('-start')])} collective-permutes, by hand {2 * T}")
+        times = {round(op["end_us"] - op["start_us"], 6) for op in p if op["name"].endswith("-start")}
+        checks.say(times == {round(LAT_IN + act / BW_IN * 1e6, 6)},
+                   f"M={M}: each permute inside the node takes {sorted(times)} us, by hand {LAT_IN + act / BW_IN * 1e6:.4f}")
+        lower = gemm_us(r)
+        checks.say(lower <= r["step_time_us"] <= r["serial_us"] + 1e-6,
+                   f"M={M}: step {r['step_time_us']:.2f} us between the GEMMs {lower:.2f} and serial {r['serial_us']:.2f}")
+    # The bubble: per device, (M + S - 1) / (M S) of one device's GEMMs.
+    checks.near("GEMM time, 4 stages over 1 device, M=8", gemm_us(reports[8]) / gemm_us(single), (8 + S - 1) / (8 * S))
+    # GPipe keeps every micro-batch in flight.
+    grow = reports[8]["peak_memory_bytes"] - reports[4]["peak_memory_bytes"]
+    checks.say(grow == 4 * (K + 3) * act,
+               f"peak memory per device grows {grow} B from M=4 to M=8, by hand {4 * (K + 3) * act}")
+    # Stages on nodes of 2 GPUs: the middle hop crosses nodes, and the
+    # permute takes as long as its slowest hop.
+    across = schedule(schedule_tool, work / "pp_4.mlir", tables, 2, work / "pp_4_nodes.json")
+    network = LAUNCH + RTT + CHUNK + 1.025 * act / NIC * 1e6
+    for op in [op for op in permutes(across) if op["name"].endswith("-start")][:2]:
+        text = op["cost_explanation"]
+        hbm = re.search(r"^hbm = ([0-9.e+-]+) us", text, re.M)
+        checks.say("hosts = 2 nodes" in text and "s-curve/send-recv" in text and hbm is not None, f"{op['name']}: a send/recv between 2 hosts")
+        if hbm:
+            checks.near(f"{op['name']}: network time across nodes (us)",
+                        op["end_us"] - op["start_us"] - float(hbm.group(1)), network)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--run", required=True, help="shardlab-run")
+    parser.add_argument("--schedule", required=True, help="shardlab-schedule")
+    args = parser.parse_args()
+    checks = Checks()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = pathlib.Path(tmp)
+        check_values(args.run, work, checks)
+        check_estimate(args.schedule, work, checks)
+    if checks.failures:
+        print(f"FAILED: {len(checks.failures)} check(s)")
+        return 1
+    print("all pipeline checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
