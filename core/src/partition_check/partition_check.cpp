@@ -432,6 +432,9 @@ Outcome checkPartitioned(std::string_view text, const Options &options) {
   Operation *entry = entryOf(module, options.entry);
   if (options.seed)
     randomize(module, *entry, *options.seed, options.max_devices, out);
+  // The devices the module's mesh names, also when partitioning fails.
+  if (const Mesh *mesh = entry ? programMesh(module, *entry) : nullptr)
+    out.devices = int64_t(interpreter::meshDevices(*mesh).size());
   Result<PassPipeline> pipeline = buildNamedPipeline("partition");
   if (!pipeline)
     return notRun(out, "partition", pipeline.error().message);
