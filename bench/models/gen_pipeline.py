@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes a pipeline-parallel training step (GPipe) as JAX programs write
-one with shard_map: the stacked layer weights [S*K, H, H] split over a
+"""Writes a pipeline-parallel training step (GPipe or interleaved) as StableHLO.
+
+As JAX programs write one with shard_map: the stacked layer weights [S*K, H, H] split over a
 "stage" mesh axis (each stage holds its K layers), a counted loop of
 M + S - 1 ticks over the micro-batches, each stage's output passed to the
 next stage by `collective_permute`, then a second loop of M + S - 1 ticks
@@ -26,6 +27,13 @@ as jax.lax.psum would). Inside the loop, on stage s at tick t:
 
 Idle ticks carry exact zeros (linear layers), so no mask is needed: a
 stage's gradient sums only its micro-batches' terms, in micro-batch order.
+
+--virtual-stages V > 1 writes the interleaved (circular) schedule instead:
+weights [V, S*K, H, H] split over "stage" on dimension 1, so each device
+holds V blocks of K layers (block r*S + s on stage s), the micro-batches go
+round the ring of stages V times (stage S-1 sends back to stage 0), and a
+step takes M V + S - 1 ticks of K layers (M a multiple of S): the bubble
+is V times shorter than GPipe's with the same layers per device.
 
 --self-check writes a module with no arguments, as JAX's self-checking test
 modules are: small integer weights and inputs as f32 constants (every
@@ -78,7 +86,13 @@ class Pipeline:
         self.a = a
         self.S, self.M, self.K = a.stages, a.micro_batches, a.layers_per_stage
         self.H, self.B, self.dt = a.hidden, a.micro_batch_size, a.dtype
-        self.L = self.S * self.K
+        self.V = a.virtual_stages
+        self.L = self.S * self.K * self.V
+        # Ticks each way: until the last micro-batch's last block leaves
+        # the last stage (GPipe, V = 1: M + S - 1; M a multiple of S:
+        # M V + S - 1).
+        S, M, V = self.S, self.M, self.V
+        self.ticks = (M - 1) // S * S * V + (V - 1) * S + (M - 1) % S + S
         self.w = Writer()
 
     # -- types --
@@ -165,7 +179,7 @@ class Pipeline:
         S, M, K, H, B = self.S, self.M, self.K, self.H, self.B
         w = self.w
         self.c0, self.c1 = self.const_i32(0), self.const_i32(1)
-        self.cM, self.cT = self.const_i32(M), self.const_i32(M + S - 1)
+        self.cM, self.cT = self.const_i32(M), self.const_i32(self.ticks)
         c_last = self.const_i32(S - 1)
         pid = w.op("stablehlo.partition_id : tensor<ui32>", "pid")
         stage = w.op(f"stablehlo.convert {pid} : (tensor<ui32>) -> tensor<i32>", "stage")
@@ -218,7 +232,109 @@ class Pipeline:
         parts = [w.op(f"stablehlo.reshape {g} : ({self.t(H, H)}) -> {self.t(1, H, H)}") for g in bw[2:]]
         grads = parts[0] if K == 1 else w.op(
             f"stablehlo.concatenate {', '.join(parts)}, dim = 0 : ({', '.join([self.t(1, H, H)] * K)}) -> {self.t(K, H, H)}", "gw")
-        # y: the last stage's outputs, summed over the stages (zeros elsewhere).
+        return grads, self.sum_outputs(outs, out_shape, last)
+
+    def circular_body(self, lw, lx):
+        """The interleaved (circular) schedule: V virtual stages per device,
+        device s holding layer blocks s, s + S, ..., each micro-batch going
+        round the ring of stages V times. Micro-batches enter in groups of S;
+        on stage s at tick t, with t' = t - s >= 0:
+          group = t' / (S V), r = (t' % (S V)) / S   (the repeat),
+          m = group S + t' % S                        (the micro-batch);
+        the stage runs its block r on m, stage 0 taking x[m] when r = 0 and
+        what stage S-1 sent otherwise (the ring's wrap-around). The bubble
+        is S - 1 ticks of V times shorter ones."""
+        S, M, K, H, B, V = self.S, self.M, self.K, self.H, self.B, self.V
+        w = self.w
+        self.c0, self.c1 = self.const_i32(0), self.const_i32(1)
+        self.cM, self.cT = self.const_i32(M), self.const_i32(self.ticks)
+        c_last, c_rlast = self.const_i32(S - 1), self.const_i32(V - 1)
+        c_s, c_sv, c_trash = self.const_i32(S), self.const_i32(S * V), self.const_i32(M + 1)
+        c_end = self.const_i32(self.ticks - 1)
+        stage = w.op(f"stablehlo.convert {w.op('stablehlo.partition_id : tensor<ui32>', 'pid')} : "
+                     f"(tensor<ui32>) -> tensor<i32>", "stage")
+        pred = "(tensor<i32>, tensor<i32>) -> tensor<i1>"
+        first = w.op(f"stablehlo.compare EQ, {stage}, {self.c0}, SIGNED : {pred}", "first")
+        last = w.op(f"stablehlo.compare EQ, {stage}, {c_last}, SIGNED : {pred}", "last")
+        pad = w.op(f"stablehlo.constant dense<0.000000e+00> : tensor<{self.dt}>", "z")
+        xp = w.op(f"stablehlo.pad {lx}, {pad}, low = [0, 0, 0], high = [1, 0, 0], interior = [0, 0, 0] : "
+                  f"({self.t(M, B, H)}, tensor<{self.dt}>) -> {self.t(M + 1, B, H)}", "xp")
+        # Slot M: idle ticks' zeros; outs slot M + 1: outputs of repeats
+        # before the last (slot M stays zero: an idle backward reads it).
+        stash_shape, out_shape, w_shape = (M + 1, V, K, B, H), (M + 2, B, H), (V, K, H, H)
+        ring = [(s, (s + 1) % S) for s in range(S)]
+        back_ring = [(d, s) for s, d in ring]
+
+        def where(tick):
+            """(slot, r, active, final) of this stage at forward tick `tick`."""
+            rel = self.scalar("subtract", tick, stage)
+            tc = self.scalar("maximum", rel, self.c0)
+            group = self.scalar("divide", tc, c_sv)
+            within = self.scalar("remainder", tc, c_sv)
+            r = self.scalar("divide", within, c_s)
+            m = self.scalar("add", self.scalar("multiply", group, c_s), self.scalar("remainder", within, c_s))
+            started = w.op(f"stablehlo.compare GE, {rel}, {self.c0}, SIGNED : {pred}", "p")
+            inside = w.op(f"stablehlo.compare LT, {m}, {self.cM}, SIGNED : {pred}", "p")
+            active = w.op(f"stablehlo.and {started}, {inside} : tensor<i1>", "active")
+            slot = w.op(f"stablehlo.select {active}, {m}, {self.cM} : tensor<i1>, tensor<i32>", "slot")
+            at_end = w.op(f"stablehlo.compare EQ, {r}, {c_rlast}, SIGNED : {pred}", "p")
+            final = w.op(f"stablehlo.and {active}, {at_end} : tensor<i1>", "final")
+            return slot, r, at_end, final
+
+        def layer_weight(r, k):
+            sl = w.op(f"stablehlo.dynamic_slice {lw}, {r}, {self.const_i32(k)}, {self.c0}, {self.c0}, "
+                      f"sizes = [1, 1, {H}, {H}] : ({self.t(*w_shape)}, tensor<i32>, tensor<i32>, tensor<i32>, "
+                      f"tensor<i32>) -> {self.t(1, 1, H, H)}")
+            return w.op(f"stablehlo.reshape {sl} : ({self.t(1, 1, H, H)}) -> {self.t(H, H)}")
+
+        def forward(tick, names):
+            recv, stash, outs = names
+            slot, r, _, final = where(tick)
+            xt = self.slice_rows(xp, (M + 1, B, H), slot, (B, H))
+            fresh = w.op(f"stablehlo.compare EQ, {r}, {self.c0}, SIGNED : {pred}", "p")
+            take_x = w.op(f"stablehlo.and {first}, {fresh} : tensor<i1>", "p")
+            h = w.op(f"stablehlo.select {take_x}, {xt}, {recv} : tensor<i1>, {self.act}", "in")
+            for k in range(K):
+                stash = self.update_rows(stash, stash_shape, h, (B, H), [slot, r, self.const_i32(k)])
+                h = self.dot(h, layer_weight(r, k), 1, 0, (B, H), (B, H), (H, H))
+            out_slot = w.op(f"stablehlo.select {final}, {slot}, {c_trash} : tensor<i1>, tensor<i32>", "slot")
+            outs = self.update_rows(outs, out_shape, h, (B, H), [out_slot])
+            return [self.permute(h, ring, 1), stash, outs]
+
+        fw = self.loop([("t", self.c0, "tensor<i32>"), ("recv", self.zeros(B, H), self.act),
+                        ("stash", self.zeros(*stash_shape), self.t(*stash_shape)),
+                        ("outs", self.zeros(*out_shape), self.t(*out_shape))], forward)
+        stash, outs = fw[2], fw[3]
+
+        def backward(tick, names):
+            # Forward time reversed: backward tick u undoes forward tick T-1-u.
+            recv, grads = names[0], names[1]
+            slot, r, at_end, _ = where(self.scalar("subtract", c_end, tick))
+            y = self.slice_rows(outs, out_shape, slot, (B, H))
+            from_loss = w.op(f"stablehlo.and {last}, {at_end} : tensor<i1>", "p")
+            g = w.op(f"stablehlo.select {from_loss}, {y}, {recv} : tensor<i1>, {self.act}", "g")
+            for k in reversed(range(K)):
+                row = self.slice_rows(stash, stash_shape, slot, stash_shape[1:])
+                xk = self.slice_rows(self.slice_rows(row, stash_shape[1:], r, stash_shape[2:]), stash_shape[2:],
+                                     self.const_i32(k), (B, H))
+                dw = self.dot(xk, g, 0, 0, (H, H), (B, H), (B, H))
+                kk = self.const_i32(k)
+                old = w.op(f"stablehlo.dynamic_slice {grads}, {r}, {kk}, {self.c0}, {self.c0}, sizes = [1, 1, {H}, {H}] : "
+                           f"({self.t(*w_shape)}, tensor<i32>, tensor<i32>, tensor<i32>, tensor<i32>) -> {self.t(1, 1, H, H)}")
+                old = w.op(f"stablehlo.reshape {old} : ({self.t(1, 1, H, H)}) -> {self.t(H, H)}")
+                total = w.op(f"stablehlo.add {old}, {dw} : {self.t(H, H)}", "gw")
+                grads = self.update_rows(grads, w_shape, total, (H, H), [r, kk])
+                g = self.dot(g, layer_weight(r, k), 1, 1, (B, H), (B, H), (H, H))
+            return [self.permute(g, back_ring, 2), grads]
+
+        bw = self.loop([("u", self.c0, "tensor<i32>"), ("recvg", self.zeros(B, H), self.act),
+                        ("gw", self.zeros(*w_shape), self.t(*w_shape))], backward)
+        return bw[2], self.sum_outputs(outs, out_shape, last)
+
+    def sum_outputs(self, outs, out_shape, last):
+        """y: the last stage's outputs, summed over the stages (zeros
+        elsewhere), as jax.lax.psum would."""
+        S, M, B, H, w = self.S, self.M, self.B, self.H, self.w
         ys = w.op(f"stablehlo.slice {outs} [0:{M}, 0:{B}, 0:{H}] : ({self.t(*out_shape)}) -> {self.t(M, B, H)}", "y")
         mine = w.op(f"stablehlo.select {last}, {ys}, {self.zeros(M, B, H)} : tensor<i1>, {self.t(M, B, H)}", "y")
         groups = ", ".join(str(s) for s in range(S))
@@ -228,7 +344,7 @@ class Pipeline:
         w.line(f"  %rs = stablehlo.add %ra, %rb : tensor<{self.dt}>")
         w.line(f"  stablehlo.return %rs : tensor<{self.dt}>")
         w.line(f"}}) : ({self.t(M, B, H)}) -> {self.t(M, B, H)}")
-        return grads, "%ysum"
+        return "%ysum"
 
     def stash_row(self, stash, slot, shape):
         return self.slice_rows(stash, shape, slot, shape[1:])
@@ -237,15 +353,21 @@ class Pipeline:
     def write(self, out, inputs=None):
         S, M, K, H, B, L = self.S, self.M, self.K, self.H, self.B, self.L
         w = self.w
-        w_sh, rep3 = '<@mesh, [{"stage"}, {}, {}]>', "<@mesh, [{}, {}, {}]>"
+        V, T = self.V, self.ticks
+        rep3 = "<@mesh, [{}, {}, {}]>"
+        if V == 1:  # [S K, H, H]: stage s holds layers s K .. s K + K - 1
+            w_global, w_local, w_sh = (L, H, H), (K, H, H), '<@mesh, [{"stage"}, {}, {}]>'
+        else:  # [V, S K, H, H]: stage s holds block s of every repeat
+            w_global, w_local, w_sh = (V, S * K, H, H), (V, K, H, H), '<@mesh, [{}, {"stage"}, {}, {}]>'
         out.append(f"// Generated by bench/models/gen_pipeline.py {' '.join(sys.argv[1:])}")
-        out.append(f"// GPipe: {S} stages x {K} layers, {M} micro-batches of {B} x {H}, {self.dt}: "
-                   f"{M + S - 1} ticks forward and {M + S - 1} backward")
+        kind = "GPipe" if V == 1 else f"interleaved, {V} virtual stages per device"
+        out.append(f"// {kind}: {S} stages x {K} layers, {M} micro-batches of {B} x {H}, {self.dt}: "
+                   f"{T} ticks forward and {T} backward")
         # By hand: one activation sent each tick each way, y summed once.
-        expected = ([f"collective-permute={2 * (M + S - 1)}"] if S > 1 else []) + ["all-reduce=1"]
+        expected = ([f"collective-permute={2 * T}"] if S > 1 else []) + ["all-reduce=1"]
         out.append(f"// expected collectives: {' '.join(expected)}")
         out.append(f'sdy.mesh @mesh = <["stage"={S}]>')
-        wt, xt = self.t(L, H, H), self.t(M, B, H)
+        wt, xt = self.t(*w_global), self.t(M, B, H)
         if inputs is None:
             out.append(f"func.func @main(%w: {wt} {{sdy.sharding = #sdy.sharding{w_sh}}}, "
                        f"%x: {xt} {{sdy.sharding = #sdy.sharding{rep3}}})")
@@ -254,22 +376,22 @@ class Pipeline:
         else:
             out.append(f"func.func @main() {{")
             w.indent = "  "
-            wv = w.op(f"stablehlo.constant {dense(inputs['w'], (L, H, H), self.dt)}", "w")
+            wv = w.op(f"stablehlo.constant {dense(inputs['w'], w_global, self.dt)}", "w")
             xv = w.op(f"stablehlo.constant {dense(inputs['x'], (M, B, H), self.dt)}", "x")
         w.indent = "  "
         w.line(f"%r:2 = sdy.manual_computation({wv}, {xv}) in_shardings=[{w_sh}, {rep3}] "
                f"out_shardings=[{w_sh}, {rep3}] manual_axes={{\"stage\"}} "
-               f"(%lw: {self.t(K, H, H)}, %lx: {xt}) {{")
+               f"(%lw: {self.t(*w_local)}, %lx: {xt}) {{")
         w.indent = "    "
-        grads, y = self.body("%lw", "%lx")
-        w.line(f"sdy.return {grads}, {y} : {self.t(K, H, H)}, {xt}")
+        grads, y = (self.body if V == 1 else self.circular_body)("%lw", "%lx")
+        w.line(f"sdy.return {grads}, {y} : {self.t(*w_local)}, {xt}")
         w.indent = "  "
         w.line(f"}} : ({wt}, {xt}) -> ({wt}, {xt})")
         if inputs is None:
             w.line(f"return %r#0, %r#1 : {wt}, {xt}")
         else:
             dw, y = reference(inputs["w"], inputs["x"], L, M, B, H)
-            ew = w.op(f"stablehlo.constant {dense(dw, (L, H, H), self.dt)}", "expected")
+            ew = w.op(f"stablehlo.constant {dense(dw, w_global, self.dt)}", "expected")
             ey = w.op(f"stablehlo.constant {dense(y, (M, B, H), self.dt)}", "expected")
             w.line(f"stablehlo.custom_call @check.expect_eq(%r#0, {ew}) {{has_side_effect = true}} : ({wt}, {wt}) -> ()")
             w.line(f"stablehlo.custom_call @check.expect_eq(%r#1, {ey}) {{has_side_effect = true}} : ({xt}, {xt}) -> ()")
@@ -313,7 +435,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--stages", type=int, default=4, help="pipeline stages S (devices on the \"stage\" axis)")
     ap.add_argument("--micro-batches", type=int, default=8, help="micro-batches M per step")
-    ap.add_argument("--layers-per-stage", type=int, default=1, help="layers K on each stage")
+    ap.add_argument("--layers-per-stage", type=int, default=1,
+                    help="layers K in each stage's block (with --virtual-stages V: per block, V blocks a device)")
+    ap.add_argument("--virtual-stages", type=int, default=1,
+                    help="V > 1: the interleaved (circular) schedule, V blocks of K layers on each device")
     ap.add_argument("--hidden", type=int, default=1024, help="hidden size H (each layer is H x H)")
     ap.add_argument("--micro-batch-size", type=int, default=8, help="rows of each micro-batch")
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16", "f32"])
@@ -322,14 +447,14 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0, help="--self-check: the inputs' seed")
     ap.add_argument("-o", "--output", default="-")
     a = ap.parse_args(argv)
-    for name in ("stages", "micro_batches", "layers_per_stage", "hidden", "micro_batch_size"):
+    for name in ("stages", "micro_batches", "layers_per_stage", "virtual_stages", "hidden", "micro_batch_size"):
         if getattr(a, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be at least 1")
     inputs = None
     if a.self_check:
         a.dtype = "f32"
         rng = random.Random(a.seed)
-        L, H = a.stages * a.layers_per_stage, a.hidden
+        L, H = a.stages * a.layers_per_stage * a.virtual_stages, a.hidden
         # Each weight a signed permutation with one more +-1: values stay
         # non-zero through the layers, grow slowly, and stay exact.
         w = []

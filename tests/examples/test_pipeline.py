@@ -26,8 +26,11 @@ K GEMMs forward and 2K backward of 2 B H^2 FLOPs, and sends one activation
   - GPipe holds every micro-batch in flight: peak memory grows by
     (K + 3) B H bytes-per-element per micro-batch (K stashed layer inputs,
     the last stage's output, the input micro-batch and its padded copy);
-  - the step time is at least the GEMM time plus the permutes nothing can
-    hide, and at most everything one after another.
+  - the step time is at least the GEMM time, and at most everything one
+    after another;
+  - interleaved (V = 2 blocks of K/2 layers a device): M V + S - 1 ticks,
+    (M V + S - 1) / (V (M + S - 1)) of GPipe's GEMM time. Its values are
+    checked like GPipe's, and one without the ring's wrap-around fails.
 """
 import argparse
 import json
@@ -46,9 +49,9 @@ SOL = f"nccl_op_launch_us={int(LAUNCH)},rtt_us={int(RTT)},chunk_prep_us={int(CHU
 BYTES = {"bf16": 2, "f32": 4}
 
 
-def generate(path, stages, micro, layers, hidden, rows, extra=()):
+def generate(path, stages, micro, layers, hidden, rows, extra=(), virtual=1):
     subprocess.run([sys.executable, str(GEN), "--stages", str(stages), "--micro-batches", str(micro),
-                    "--layers-per-stage", str(layers), "--hidden", str(hidden),
+                    "--layers-per-stage", str(layers), "--hidden", str(hidden), "--virtual-stages", str(virtual),
                     "--micro-batch-size", str(rows), "-o", str(path), *extra], check=True)
 
 
@@ -103,18 +106,29 @@ class Checks:
 
 
 def check_values(run_tool, work, checks):
-    for stages, micro, layers, hidden, rows in ((4, 3, 1, 4, 2), (4, 6, 2, 8, 2), (8, 8, 2, 8, 4), (2, 5, 3, 16, 3),
-                                                (3, 1, 1, 4, 1), (1, 2, 1, 4, 2)):
-        path = work / f"check_{stages}_{micro}_{layers}.mlir"
-        generate(path, stages, micro, layers, hidden, rows, ["--self-check", "--seed", str(stages * 7 + micro)])
+    for stages, micro, layers, hidden, rows, virtual in (
+            (4, 3, 1, 4, 2, 1), (4, 6, 2, 8, 2, 1), (8, 8, 2, 8, 4, 1), (2, 5, 3, 16, 3, 1), (3, 1, 1, 4, 1, 1),
+            (1, 2, 1, 4, 2, 1), (4, 8, 1, 8, 2, 2), (4, 6, 2, 8, 2, 2), (2, 3, 1, 8, 2, 3), (3, 7, 2, 8, 1, 2)):
+        path = work / f"check_{stages}_{micro}_{layers}_{virtual}.mlir"
+        generate(path, stages, micro, layers, hidden, rows, ["--self-check", "--seed", str(stages * 7 + micro)],
+                 virtual)
         run = subprocess.run([run_tool, "--shardings", "module", str(path)], capture_output=True, text=True,
                              timeout=300)
         verdict = [line for line in run.stdout.splitlines() if line.startswith("partitioned on ")]
         ok = run.returncode == 0 and "2 of 2 checks passed in the global run" in run.stdout and verdict and \
             f"partitioned on {stages} devices: match" in verdict[-1]
-        checks.say(ok, f"S={stages} M={micro} K={layers}: {(verdict or [run.stdout.strip()])[-1]}")
+        checks.say(ok, f"S={stages} M={micro} K={layers} V={virtual}: {(verdict or [run.stdout.strip()])[-1]}")
+    # Interleaved: the ring's wrap-around (stage S-1 back to stage 0) dropped.
+    text = (work / "check_4_6_2_2.mlir").read_text()
+    wrong, n = re.subn(r"\[\[0, 1\], \[1, 2\], \[2, 3\], \[3, 0\]\]", "[[0, 1], [1, 2], [2, 3], [3, 3]]", text,
+                       count=1)
+    bad = work / "no_wrap.mlir"
+    bad.write_text(wrong)
+    run = subprocess.run([run_tool, str(bad)], capture_output=True, text=True, timeout=300)
+    checks.say(n == 1 and run.returncode == 1 and "FAIL check.expect_eq" in run.stdout,
+               "an interleaved pipeline without the ring's wrap-around fails its checks")
     # Activations passed backwards in the forward loop: the checks must fail.
-    text = (work / "check_4_6_2.mlir").read_text()
+    text = (work / "check_4_6_2_1.mlir").read_text()
     wrong, n = re.subn(r"dense<\[\[0, 1\], \[1, 2\], \[2, 3\]\]>", "dense<[[1, 0], [2, 1], [3, 2]]>", text, count=1)
     bad = work / "wrong_direction.mlir"
     bad.write_text(wrong)
@@ -153,6 +167,18 @@ def check_estimate(schedule_tool, work, checks):
                    f"M={M}: step {r['step_time_us']:.2f} us between the GEMMs {lower:.2f} and serial {r['serial_us']:.2f}")
     # The bubble: per device, (M + S - 1) / (M S) of one device's GEMMs.
     checks.near("GEMM time, 4 stages over 1 device, M=8", gemm_us(reports[8]) / gemm_us(single), (8 + S - 1) / (8 * S))
+    # Interleaved, V = 2 blocks of K/2 layers a device, the same layers:
+    # M V + S - 1 ticks of half the GEMMs, so (M V + S - 1) / (V (M + S - 1))
+    # of GPipe's GEMM time (the bubble V times shorter).
+    inter = work / "pp_8_v2.mlir"
+    generate(inter, S, 8, K // 2, H, B, virtual=2)
+    r2 = schedule(schedule_tool, inter, tables, 8, work / "pp_8_v2.json")
+    T2 = 8 * 2 + S - 1
+    checks.say([loop["trip_count"] for loop in r2["loops"]] == [T2, T2], f"interleaved V=2, M=8: {T2} ticks each way")
+    checks.near("interleaved V=2, M=8: GEMM time per device (us)", gemm_us(r2), 3 * (K // 2) * T2 * per_gemm)
+    checks.near("interleaved over GPipe GEMM time, M=8", gemm_us(r2) / gemm_us(reports[8]),
+                (8 * 2 + S - 1) / (2 * (8 + S - 1)))
+    print(f"     step: GPipe {reports[8]['step_time_us']:.1f} us, interleaved V=2 {r2['step_time_us']:.1f} us")
     # GPipe keeps every micro-batch in flight.
     grow = reports[8]["peak_memory_bytes"] - reports[4]["peak_memory_bytes"]
     checks.say(grow == 4 * (K + 3) * act,
