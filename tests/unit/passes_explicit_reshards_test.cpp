@@ -162,3 +162,43 @@ TEST_CASE("explicit reshards: rules hold, no reshard survives, verifies, "
     }
   }
 }
+
+TEST_CASE("replicate-custom-call-factors: a custom rule's need_replication "
+          "factors are read whole, and the result sliced back") {
+  const std::string op =
+      R"(stablehlo.custom_call @attention(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"b"}, {"s"}]>]>, sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=16} need_replication={j}CUSTOM>} : (tensor<8x16xf32>) -> tensor<8x16xf32>)";
+  auto text = [&](const std::string &custom) {
+    std::string call = op;
+    call.replace(call.find("CUSTOM"), 6, custom);
+    return R"(sdy.mesh @mesh = <["b"=2, "s"=4]>
+func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"b"}, {"s"}]>}) -> tensor<8x16xf32> {
+  %0 = )" + call +
+           R"(
+  return %0 : tensor<8x16xf32>
+})";
+  };
+  auto module = parse(text(", custom"));
+  REQUIRE(runFlag(*module, "sdy-replicate-custom-call-factors"));
+  REQUIRE(runFlag(*module, "sdy-reshard-to-collectives"));
+  const std::string out = printModule(*module);
+  CAPTURE(out);
+  // The sequence ("s", factor j) is gathered before, sliced after; the
+  // batch ("b", factor i) stays split throughout.
+  CHECK(
+      out.find(
+          R"(sdy.all_gather [{}, {"s"}] %arg0 out_sharding=<@mesh, [{"b"}, {}]>)") !=
+      std::string::npos);
+  CHECK(out.find(R"(sdy.sharding_per_value<[<@mesh, [{"b"}, {}]>]>)") !=
+        std::string::npos);
+  CHECK(out.find(R"(sdy.all_slice [{}, {"s"}])") != std::string::npos);
+  CHECK(out.find(R"(return %2)") != std::string::npos);
+  DiagnosticEngine diags;
+  CHECK(verifyModule(*module, diags));
+
+  SUBCASE("a rule that is not custom is Shardy's to enforce: untouched") {
+    auto plain = parse(text(""));
+    const std::string before = printModule(*plain);
+    runFlag(*plain, "sdy-replicate-custom-call-factors");
+    CHECK(printModule(*plain) == before);
+  }
+}

@@ -131,6 +131,18 @@ void addPartitionerPasses(std::vector<PassInfo> &passes,
        {},
        replicateOperandsOfUnknownOpsPass});
   passes.push_back(
+      {"sdy-replicate-custom-call-factors",
+       stage,
+       "Let custom calls read the factors their rule needs whole",
+       "A custom call whose custom sharding rule lists need_replication "
+       "factors (a custom_partitioning rule's) reads those dimensions whole, "
+       "as its own partitioning in XLA does: each operand sharded along one "
+       "goes through an sdy.reshard that gathers it, and a result to be "
+       "sharded along one is resharded after the op. Shardy's explicit "
+       "reshards leave custom rules to XLA.",
+       {},
+       replicateCustomCallFactorsPass});
+  passes.push_back(
       {"sdy-replicate-inputs-of-custom-reductions",
        stage,
        "Let reductions without a combining all-reduce read their inputs whole",
