@@ -73,6 +73,38 @@ TEST_CASE("Argument roles: data by the batch, weights by the matmuls") {
   CHECK(w2.row_dims == std::vector<int64_t>{0});
 }
 
+TEST_CASE("Argument roles: a loop over micro-batches does not hold the "
+          "batch") {
+  // tokens [micro-batches, batch, sequence]: the loop slices one
+  // micro-batch at a time, so the batch is dimension 1 and the sequence 2.
+  Result<ModuleAnalysis> m = analyzeArguments(R"(
+func.func @main(%tokens: tensor<4x8x16xf32>, %w: tensor<16x32xf32>) -> tensor<32x32xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %c4 = stablehlo.constant dense<4> : tensor<i32>
+  %z = stablehlo.constant dense<0.0> : tensor<32x32xf32>
+  %r:2 = stablehlo.while(%i = %c0, %acc = %z) : tensor<i32>, tensor<32x32xf32>
+   cond {
+    %more = stablehlo.compare LT, %i, %c4, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %more : tensor<i1>
+  } do {
+    %s = stablehlo.dynamic_slice %tokens, %i, %c0, %c0, sizes = [1, 8, 16] : (tensor<4x8x16xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x8x16xf32>
+    %x = stablehlo.reshape %s : (tensor<1x8x16xf32>) -> tensor<8x16xf32>
+    %h = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+    %g = stablehlo.dot_general %h, %h, contracting_dims = [0] x [0] : (tensor<8x32xf32>, tensor<8x32xf32>) -> tensor<32x32xf32>
+    %a = stablehlo.add %acc, %g : tensor<32x32xf32>
+    %n = stablehlo.add %i, %c1 : tensor<i32>
+    stablehlo.return %n, %a : tensor<i32>, tensor<32x32xf32>
+  }
+  return %r#1 : tensor<32x32xf32>
+})");
+  REQUIRE(m);
+  CHECK(roleOf(arg(*m, "%tokens")) == "data");
+  CHECK(arg(*m, "%tokens").batch_dim == 1);
+  CHECK(arg(*m, "%tokens").sequence_dim == 2);
+  CHECK(roleOf(arg(*m, "%w")) == "parameter");
+}
+
 TEST_CASE("Candidates: every family and split, with non-dividing ones failed") {
   Result<ModuleAnalysis> m = analyzeArguments(kMlp);
   REQUIRE(m);

@@ -317,6 +317,30 @@ Evidence collectEvidence(Module &module, Operation &entry, size_t num_args) {
   return e;
 }
 
+/// The dimension of a data argument that holds its batch: the first of
+/// size > 1 that no `dynamic_slice` takes one index of at a time. A loop
+/// over micro-batches slices its leading dimension so (tokens [M, b, s]:
+/// the batch is b); a size-1 dimension cannot be split.
+int64_t batchDimOf(Operation &entry, Value *arg) {
+  const std::vector<int64_t> shape = shapeOf(arg);
+  std::vector<bool> indexed(shape.size(), false);
+  walk(entry, [&](Operation &op) {
+    if (!op.is("stablehlo.dynamic_slice") || op.numOperands() == 0 ||
+        op.operand(0) != arg)
+      return;
+    const Attr *sizes = op.attrs.get("slice_sizes");
+    if (!sizes)
+      return;
+    const std::vector<int64_t> &size = sizes->ints();
+    for (size_t d = 0; d < size.size() && d < shape.size(); ++d)
+      indexed[d] = indexed[d] || (size[d] == 1 && shape[d] > 1);
+  });
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] > 1 && !indexed[d])
+      return int64_t(d);
+  return 0;
+}
+
 /// Rule 2: which arguments the batch reaches, and in which dimension.
 Result<std::vector<int64_t>> probeBatch(std::string_view text,
                                         const std::vector<bool> &seed) {
@@ -334,7 +358,7 @@ Result<std::vector<int64_t>> probeBatch(std::string_view text,
   for (size_t i = 0; i < body.numArguments(); ++i) {
     probe.args[i].resize(shapeOf(body.argument(i)).size());
     if (seed[i] && !probe.args[i].empty())
-      probe.args[i][0] = {"probe"};
+      probe.args[i][size_t(batchDimOf(*entry, body.argument(i)))] = {"probe"};
   }
   if (Status applied = applyPlan(*loaded.module, *entry, probe); !applied)
     return applied.error();
@@ -391,7 +415,7 @@ Result<ModuleAnalysis> analyzeArguments(std::string_view text) {
       batch = *probed;
     for (size_t i = 0; i < n; ++i)
       if (evidence.seed[i] && batch[i] < 0)
-        batch[i] = 0;
+        batch[i] = batchDimOf(*entry, body.argument(i));
   }
   ModuleAnalysis result;
   for (Operation &op : module.body())
