@@ -18,7 +18,11 @@ cross-entropy loss, the backward through the layers (a second loop, last
 layer first), gradients accumulated in f32; then AdamW on every weight.
 Attention is cuDNN's fused flash attention (`__cudnn$fmhaSoftmax` and its
 backward, causal), as jax.nn.dot_product_attention(implementation="cudnn")
-calls it, inside an sdy.manual_computation over the mesh (shard_map).
+calls it, inside an sdy.manual_computation over the mesh (shard_map);
+with --attention rule, on the global shapes under a Shardy sharding rule
+instead (batch and heads split freely, the sequences and head dim read
+whole, as a custom_partitioning rule states it), so the module has no
+manual computation and `shardlab-schedule --compare` can replace its layout.
 
 The backward is derived by a small reverse-mode pass over the forward ops
 (the vector-Jacobian product of each op, as JAX's transpose rules write
@@ -75,7 +79,8 @@ class Emitter:
     every forward op is recorded on it; while `replay` maps a tape index to
     a value, that op is not written and the value stands for its result."""
 
-    def __init__(self, mesh_axes):
+    def __init__(self, mesh_axes, attention_rule=False):
+        self.attention_rule = attention_rule
         self.lines = []
         self.indent = "  "
         self.counter = 0
@@ -226,6 +231,8 @@ class Emitter:
             f"({buf.type}, {up.type}, {', '.join(['tensor<i32>'] * len(buf.shape))}) -> {v.type}"))
 
     def _attention_call(self, q, k, v, batch_axis, head_axis, backward=None):
+        if self.attention_rule:
+            return self._attention_with_rule(q, k, v, backward)
         axes = [a for a in (batch_axis, head_axis) if a]
         manual = "{" + ", ".join(f'"{a}"' for a in axes) + "}"
         local = {"b": size_of(self.mesh_axes, batch_axis), "h": size_of(self.mesh_axes, head_axis)}
@@ -276,6 +283,42 @@ class Emitter:
         self.line(f"}} : ({', '.join(x.type for x in ins)}) -> ({', '.join(x.type for x in outs)})")
         for i, o in enumerate(outs):
             o.name = f"{res}#{i}"
+        return outs
+
+
+    def _attention_with_rule(self, q, k, v, backward=None):
+        """The cuDNN call on the global shapes with a Shardy sharding rule
+        (as a custom_partitioning rule states it), no manual computation:
+        batch and heads split freely; the query and key sequences and the
+        head dim stay whole on each device (need_replication), so
+        propagation, not the module, decides the layout."""
+        b, s, h, d = q.shape
+        g = k.shape[2]
+        stats_shape = (b, h, s)
+        config = '{\\"cudnn_fmha_backend_config\\": {\\"mask_type\\": \\"CAUSAL\\"}}'
+        # Shardy names factors i..z: i batch, j query sequence, k heads, l
+        # head dim, m key sequence, n K/V heads, o the workspace.
+        qf, kf, sf = "[i, j, k, l]", "[i, m, n, l]", "[i, k, j]"
+        if backward is None:
+            ins = [q, k, v]
+            outs = [Val(self.fresh("att"), q.shape, q.dtype), Val(self.fresh("lse"), stats_shape, "f32")]
+            target, in_f, out_f = "__cudnn$fmhaSoftmax", [qf, kf, kf], [qf, sf]
+        else:
+            o, stats, do = backward
+            ins = [q, k, v, stats, do, o]
+            outs = [Val(self.fresh("dq"), q.shape, q.dtype), Val(self.fresh("dk"), k.shape, k.dtype),
+                    Val(self.fresh("dv"), v.shape, v.dtype)]
+            target, in_f, out_f = "__cudnn$fmhaSoftmaxBackward", [qf, kf, kf, sf, qf, qf], [qf, kf, kf]
+        sizes = f"i={b}, j={s}, k={h}, l={d}, m={k.shape[1]}, n={g}, o=1"
+        rule = (f"#sdy.op_sharding_rule<({', '.join(in_f)})->({', '.join(out_f + ['[o]'])}) {{{sizes}}} "
+                f"need_replication={{j, l, m}}, custom>")
+        call = self.fresh("fa")
+        types = [x.type for x in outs] + ["tensor<1xui8>"]
+        self.line(f"{call}:{len(types)} = stablehlo.custom_call @\"{target}\"({', '.join(x.name for x in ins)}) "
+                  f"{{backend_config = \"{config}\", sdy.sharding_rule = {rule}}} : "
+                  f"({', '.join(x.type for x in ins)}) -> ({', '.join(types)})")
+        for i, o in enumerate(outs):
+            o.name = f"{call}#{i}"
         return outs
 
 
@@ -652,7 +695,7 @@ class Step:
     def __init__(self, a):
         self.a = a
         self.m = Model(a)
-        self.em = Emitter(self.m.mesh)
+        self.em = Emitter(self.m.mesh, a.attention == "rule")
 
     def stacked(self):
         L = self.a.layers
@@ -712,7 +755,7 @@ class Step:
     # -- which values cross from the forward loop to the backward --
 
     def dry_layer(self):
-        em = Emitter(self.m.mesh)
+        em = Emitter(self.m.mesh, self.a.attention == "rule")
         em.tape = Tape()
         W = {n: Val(f"%w_{n}", s, self.a.dtype) for n, (s, _) in self.m.weights.items()}
         x = Val("%x", (self.a.micro_batch, self.a.seq, self.m.H), self.a.dtype)
@@ -983,6 +1026,10 @@ def main(argv=None):
     ap.add_argument("--mesh", type=parse_mesh, default=parse_mesh("dp=1"))
     ap.add_argument("--layout", choices=["dp", "zero1", "fsdp"], default="dp")
     ap.add_argument("--sequence-parallel", action="store_true")
+    ap.add_argument("--attention", choices=["shard_map", "rule"], default="shard_map",
+                    help="cuDNN attention inside a manual computation over the mesh (as JAX's shard_map "
+                         "writes it), or on the global shapes with a Shardy sharding rule (no manual "
+                         "computation: --compare can replace the layout)")
     ap.add_argument("-o", "--output", default="-")
     a = ap.parse_args(argv)
     a.kv_heads = a.heads if a.arch == "gpt" else (a.kv_heads or a.heads)

@@ -10,7 +10,12 @@ export, schedule), and the estimate shows what the options mean:
   - recomputation: full runs the layer's GEMMs again (more GEMM kernels
     than none; selective recomputes only elementwise ops, so as many GEMMs
     as none), and saves less per layer (fewer in-place writes into the
-    saved stacks: none > selective > full; peak memory none > full).
+    saved stacks: none > selective > full; peak memory none > full);
+  - --attention rule writes the same step with the cuDNN calls on global
+    shapes under a Shardy sharding rule (no manual computation): the calls
+    cost what the shard_map form's do, and --compare can replace the layout
+    (every family but EP runs; splitting the sequence gathers it for the
+    attention, whose rule needs it whole).
 
     python3 tests/schedule/check_training_step_generator.py --cli build/shardlab-schedule
 """
@@ -32,6 +37,7 @@ failures = []
 def check(condition, message):
     if not condition:
         failures.append(message)
+    return condition
 
 
 def estimate(cli, tmp, args):
@@ -58,6 +64,40 @@ def is_save(op):
 
 def kernels(report, predicate):
     return sum(1 for op in report["ops"] if op["kind"] == "compute" and predicate(op))
+
+
+def attention_us(report):
+    return sum(op["end_us"] - op["start_us"] for op in report["ops"]
+               if op["cost_explanation"].startswith("flash attention (cuDNN)"))
+
+
+def check_attention_rule(cli, tmp):
+    args = ["--arch", "llama", "--kv-heads", "4"] + SMALL
+    by_form = {form: estimate(cli, tmp, args + ["--attention", form]) for form in ("shard_map", "rule")}
+    if None in by_form.values():
+        return
+    a, b = attention_us(by_form["shard_map"]), attention_us(by_form["rule"])
+    print("attention: %.3f us as a shard_map, %.3f us under a rule" % (a, b))
+    check(a > 0 and abs(a - b) <= 1e-6 * a,
+          "attention costs %.3f us as a shard_map, %.3f us under a rule" % (a, b))
+    module = os.path.join(tmp, "rule.mlir")
+    report = os.path.join(tmp, "compare.json")
+    subprocess.run([sys.executable, GENERATOR] + args + ["--attention", "rule", "-o", module], check=True)
+    with open(module) as f:
+        check("manual_computation" not in f.read(), "--attention rule wrote a manual computation")
+    p = subprocess.run([cli, module, "--preset", "h100", "--compare", "--devices", "4", "--report", report],
+                       capture_output=True, text=True)
+    if not check(p.returncode == 0, "--compare on the rule form failed: %s" % p.stderr[-800:]):
+        return
+    with open(report) as f:
+        rows = {row["name"]: row for row in json.load(f)["rows"]}
+    failed = sorted(name for name, row in rows.items() if not row["ok"] and name != "EP")
+    check(not failed, "--compare: %s did not run" % failed)
+    sp = rows.get("SP", {})
+    gathers = sum(c["count"] for c in sp.get("collectives", []) if c["kind"] == "all-gather")
+    print("--compare on the rule form: %d rows ran; SP gathers %d times" %
+          (sum(1 for row in rows.values() if row["ok"]), gathers))
+    check(gathers > 0, "SP: no all-gather before the attention that needs the sequence whole")
 
 
 def main():
@@ -102,6 +142,7 @@ def main():
                       % (arch, saves))
                 check(m["none"] > m["full"],
                       "%s: peak memory %s, want none above full" % (arch, m))
+        check_attention_rule(cli, tmp)
     for f in failures:
         print("FAIL:", f)
     print("%d failure(s)" % len(failures))
