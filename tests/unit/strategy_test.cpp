@@ -134,6 +134,54 @@ TEST_CASE("Candidates: every family and split, with non-dividing ones failed") {
         std::string::npos);
 }
 
+TEST_CASE("Candidates: tensor parallelism stays inside a node") {
+  Result<ModuleAnalysis> m = analyzeArguments(kMlp);
+  REQUIRE(m);
+  // 16 devices, nodes of 4: "model" axes of 2 and 4 are tried, 8 and 16
+  // are not, with the reason.
+  for (const Plan &plan : candidatePlans(m->args, 16, 4)) {
+    CAPTURE(plan.name);
+    const bool tensor = plan.name.find("TP") != std::string::npos;
+    int64_t model = 0;
+    for (const MeshAxis &axis : plan.mesh)
+      model = axis.name == "model" ? axis.size : model;
+    const bool spans =
+        plan.error.find("would span nodes of 4 GPUs") != std::string::npos;
+    if (tensor && model > 4 && plan.error.find("divide") == std::string::npos)
+      CHECK(spans);
+    else
+      CHECK_FALSE(spans);
+  }
+}
+
+TEST_CASE("compareStrategies: a layout whose arguments alone exceed the "
+          "device memory is not scheduled") {
+  // kMlp on 8 devices: DP keeps both weights whole (2 x 16 KiB, the bias,
+  // x and dy split: 37,380 B per device); FSDP splits them (8,260 B).
+  CompareOptions options;
+  options.devices = 8;
+  Result<schedule::PipelineOptions> pipeline =
+      schedule::pipelineOptionsFor(schedule::TargetOptions{});
+  REQUIRE(pipeline);
+  options.pipeline = *pipeline;
+  options.pipeline.device_memory_bytes = 20000;
+  options.only = {"DP", "FSDP"};
+  Result<Comparison> c = compareStrategies(kMlp, options);
+  REQUIRE(c);
+  for (const Candidate &row : c->rows) {
+    CAPTURE(row.name);
+    if (row.name == "FSDP")
+      CHECK(row.ok);
+    if (row.name == "DP" || row.name == "as written") {
+      CHECK_FALSE(row.ok);
+      CHECK(row.stage == "memory");
+    }
+    if (row.name == "DP")
+      CHECK(row.error.find("arguments alone take 37380 B per device, more "
+                           "than the 20000 B") != std::string::npos);
+  }
+}
+
 TEST_CASE("compareStrategies: the user's row, sorted rows, reasons") {
   CompareOptions options;
   options.devices = 8;

@@ -44,20 +44,6 @@ std::vector<AxisRef> collectiveAxes(const Operation &op) {
   return axes;
 }
 
-int64_t bytesPerDevice(Module &module, Value *value) {
-  Type type = value->type;
-  int64_t bytes = type->isRankedTensor() && type->element
-                      ? (type->element->elementBitWidth() + 7) / 8
-                      : 0;
-  const TensorSharding *sharding = getSharding(value);
-  const Mesh *mesh = sharding ? lookupMesh(module, *sharding) : nullptr;
-  std::vector<int64_t> shape =
-      mesh ? localShape(type->shape, *sharding, *mesh) : type->shape;
-  for (int64_t dim : shape)
-    bytes *= dim < 0 ? 0 : dim;
-  return bytes;
-}
-
 bool isCollective(const Operation &op) {
   return op.is("sdy.all_gather") || op.is("sdy.all_slice") ||
          op.is("sdy.all_to_all") || op.is("sdy.collective_permute") ||

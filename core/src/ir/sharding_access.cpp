@@ -1,5 +1,7 @@
 #include "shardlab/ir/sharding_access.h"
 
+#include "sharding/sharding_utils.h"
+
 #include <algorithm>
 
 namespace shardlab {
@@ -239,6 +241,20 @@ const Mesh *MeshCache::get(const MeshRef &ref) {
   const Mesh *mesh = lookupMesh(module_, ref);
   symbols_.emplace_back(ref.symbol, mesh);
   return mesh;
+}
+
+int64_t bytesPerDevice(const Module &module, Value *value) {
+  Type type = value->type;
+  int64_t bytes = type->isRankedTensor() && type->element
+                      ? (type->element->elementBitWidth() + 7) / 8
+                      : 0;
+  const TensorSharding *sharding = getSharding(value);
+  const Mesh *mesh = sharding ? lookupMesh(module, *sharding) : nullptr;
+  std::vector<int64_t> shape =
+      mesh ? localShape(type->shape, *sharding, *mesh) : type->shape;
+  for (int64_t dim : shape)
+    bytes *= dim < 0 ? 0 : dim;
+  return bytes;
 }
 
 } // namespace shardlab

@@ -115,10 +115,21 @@ bool hasSequence(const std::vector<ArgAnalysis> &args) {
   return false;
 }
 
+// Tensor parallelism all-reduces on every layer: its axis stays on the
+// NVLink of one node (the "model" axis is the mesh's minor one, so its
+// devices are consecutive).
+void keepTensorInNode(Plan &plan, int64_t tensor, int64_t gpus_per_node) {
+  if (gpus_per_node > 0 && tensor > gpus_per_node && plan.error.empty())
+    plan.error = "its tensor axis of " + std::to_string(tensor) +
+                 " devices would span nodes of " +
+                 std::to_string(gpus_per_node) +
+                 " GPUs (tensor parallelism is kept inside a node)";
+}
+
 } // namespace
 
 std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
-                                 int64_t n) {
+                                 int64_t n, int64_t gpus_per_node) {
   std::vector<Plan> plans;
   const std::string N = std::to_string(n);
   plans.push_back(makePlan(
@@ -134,6 +145,7 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
                            "over " +
                                N + " devices; data replicated",
                            {{"model", n}}, {"", "", "model", ""}, args));
+  keepTensorInNode(plans.back(), n, gpus_per_node);
   Plan sp = makePlan(
       "SP", "sequence split over " + N + " devices; parameters replicated",
       {{"seq", n}}, {"", "seq", "", ""}, args);
@@ -173,10 +185,12 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
                                  B,
                              {{"data", a}, {"model", b}},
                              {"data", "", "model", ""}, args));
+    keepTensorInNode(plans.back(), b, gpus_per_node);
     plans.push_back(makePlan(
         "FSDP×TP " + split,
         "batch and parameters over " + A + ", weights Megatron-style over " + B,
         {{"data", a}, {"model", b}}, {"data", "", "model", "data"}, args));
+    keepTensorInNode(plans.back(), b, gpus_per_node);
     Plan dpsp =
         makePlan("DP×SP " + split, "batch over " + A + ", sequence over " + B,
                  {{"data", a}, {"seq", b}}, {"data", "seq", "", ""}, args);

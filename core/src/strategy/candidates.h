@@ -11,8 +11,9 @@
 namespace shardlab::strategy {
 
 /// Every candidate for `devices` devices; a plan whose sharding does not
-/// divide a dimension carries the reason in Plan::error.
+/// divide a dimension, or whose "model" axis is larger than
+/// `gpus_per_node` (0: no limit), carries the reason in Plan::error.
 std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
-                                 int64_t devices);
+                                 int64_t devices, int64_t gpus_per_node = 0);
 
 } // namespace shardlab::strategy

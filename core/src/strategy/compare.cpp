@@ -21,7 +21,8 @@ Result<Prepared> prepare(std::string_view text, const CompareOptions &options) {
                                            : 8;
   p.context =
       EvaluationContext{text, std::move(analysis->args), options.pipeline};
-  p.plans = candidatePlans(p.context.args, p.devices);
+  p.plans = candidatePlans(p.context.args, p.devices,
+                           options.pipeline.program.sol.gpus_per_node);
   if (!options.only.empty())
     std::erase_if(p.plans, [&](const Plan &plan) {
       return std::find(options.only.begin(), options.only.end(), plan.name) ==

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
 #include <thread>
 #define SHARDLAB_STRATEGY_THREADS 1
@@ -82,6 +83,36 @@ void readSchedule(const schedule::PipelineResult &r, int64_t capacity,
     row.fits = s.peak_memory_bytes <= capacity;
 }
 
+std::string bytesText(int64_t bytes) {
+  char text[40];
+  if (bytes >= (int64_t(1) << 30))
+    std::snprintf(text, sizeof text, "%.2f GiB", double(bytes) / (1 << 30));
+  else if (bytes >= (int64_t(1) << 20))
+    std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / (1 << 20));
+  else
+    std::snprintf(text, sizeof text, "%lld B", static_cast<long long>(bytes));
+  return text;
+}
+
+// A bound before the schedule: every argument (weights, optimizer state,
+// the batch) is live at the step's start, as split by the plan. A layout
+// whose arguments alone exceed the device's memory cannot fit; "" when
+// they do not (or there is no limit).
+std::string overMemory(Module &module, Operation &entry,
+                       const schedule::PipelineOptions &options) {
+  if (options.device_memory_bytes <= 0)
+    return "";
+  Block &body = entry.region(0).front();
+  int64_t bytes = 0;
+  for (size_t i = 0; i < body.numArguments(); ++i)
+    bytes += bytesPerDevice(module, body.argument(i));
+  if (bytes <= options.device_memory_bytes)
+    return "";
+  return "does not fit: its arguments alone take " + bytesText(bytes) +
+         " per device, more than the " +
+         bytesText(options.device_memory_bytes) + " of device memory";
+}
+
 Candidate run(const EvaluationContext &c, const Plan &plan, Candidate row) {
   if (!plan.error.empty())
     return failedRow(std::move(row), "plan", plan.error);
@@ -100,6 +131,8 @@ Candidate run(const EvaluationContext &c, const Plan &plan, Candidate row) {
     describeUser(module, *entry, c, row);
   if (Status applied = applyPlan(module, *entry, plan); !applied)
     return failedRow(std::move(row), "plan", applied.error().message);
+  if (std::string over = overMemory(module, *entry, c.options); !over.empty())
+    return failedRow(std::move(row), "memory", over);
   if (Status lowered = schedule::lowerToCollectives(module, diags); !lowered)
     return failedRow(std::move(row), "propagate",
                      firstError(diags, lowered.error().message));

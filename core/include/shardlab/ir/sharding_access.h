@@ -45,6 +45,11 @@ const Mesh *lookupMesh(const Module &module, std::string_view symbol);
 const Mesh *lookupMesh(const Module &module, const MeshRef &ref);
 const Mesh *lookupMesh(const Module &module, const TensorSharding &sharding);
 
+/// The bytes one device holds of `value`: its type's, divided along each
+/// dimension as its sharding splits it (shards rounded up); the whole value
+/// when it has no sharding.
+int64_t bytesPerDevice(const Module &module, Value *value);
+
 /// lookupMesh memoized by symbol, for a pass that resolves the same few
 /// meshes for every op and adds or removes none while it is alive.
 class MeshCache {

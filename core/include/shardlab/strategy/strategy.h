@@ -32,7 +32,12 @@
 //
 // e.g. 8 devices: 5 + 3 × 2 = 11 candidates. A candidate whose sharding
 // does not divide a dimension, or that propagation or scheduling rejects,
-// is a row with the reason instead of numbers.
+// is a row with the reason instead of numbers. Two rules prune before the
+// full schedule, each with its reason: tensor parallelism stays inside a
+// node (a "model" axis larger than the GPUs per node is not tried, as
+// tensor-parallel all-reduces on every layer would cross the network), and
+// a layout whose arguments alone (weights and optimizer state, as split)
+// exceed the device memory does not fit whatever the schedule.
 #pragma once
 
 #include "shardlab/schedule/pipeline.h"
