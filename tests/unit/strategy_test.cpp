@@ -134,6 +134,32 @@ TEST_CASE("Candidates: every family and split, with non-dividing ones failed") {
         std::string::npos);
 }
 
+TEST_CASE("Candidates: FSDP pads a parameter none of whose dimensions "
+          "divides") {
+  // 6 devices: the batch of 6 divides, neither 32 nor 20 of w does; FSDP
+  // splits w's largest dimension with padding (as FSDP pads its flat
+  // shards), where TP's split of 20 still fails.
+  Result<ModuleAnalysis> m = analyzeArguments(R"(
+func.func @main(%x: tensor<6x32xf32>, %w: tensor<32x20xf32>) -> tensor<6x20xf32> {
+  %y = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<6x32xf32>, tensor<32x20xf32>) -> tensor<6x20xf32>
+  return %y : tensor<6x20xf32>
+})");
+  REQUIRE(m);
+  std::vector<Plan> plans = candidatePlans(m->args, 6);
+  auto named = [&](const std::string &name) -> const Plan & {
+    auto it = std::find_if(plans.begin(), plans.end(),
+                           [&](const Plan &p) { return p.name == name; });
+    REQUIRE(it != plans.end());
+    return *it;
+  };
+  const Plan &fsdp = named("FSDP");
+  CHECK(fsdp.error.empty());
+  CHECK(fsdp.args[1] == ArgAxes{{"data"}, {}});
+  CHECK(fsdp.padded == std::vector<std::pair<size_t, size_t>>{{1, 0}});
+  CHECK(named("TP").error.find("does not divide") != std::string::npos);
+  CHECK(named("DP").padded.empty());
+}
+
 TEST_CASE("Candidates: tensor parallelism stays inside a node") {
   Result<ModuleAnalysis> m = analyzeArguments(kMlp);
   REQUIRE(m);

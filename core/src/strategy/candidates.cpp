@@ -56,8 +56,26 @@ bool axesFree(const ArgAxes &axes) {
   return true;
 }
 
+// FSDP's dimension of a parameter: the largest free one that divides, else
+// the largest free one at least `ways` long, split with padding (as FSDP
+// pads its flat shards); `padded` says which. -1: none.
+int64_t fsdpDim(const ArgAxes &axes, const std::vector<int64_t> &shape,
+                int64_t ways, bool &padded) {
+  padded = false;
+  if (int64_t d = freeDim(axes, shape, ways); d >= 0)
+    return d;
+  int64_t best = -1;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (axes[d].empty() && shape[d] >= ways &&
+        (best < 0 || shape[d] > shape[size_t(best)]))
+      best = int64_t(d);
+  padded = best >= 0;
+  return best;
+}
+
 ArgAxes argAxes(const ArgAnalysis &a, const Axes &use,
-                const std::vector<MeshAxis> &mesh) {
+                const std::vector<MeshAxis> &mesh, bool *padded_dim = nullptr,
+                int64_t *padded_at = nullptr) {
   ArgAxes axes(a.info.shape.size());
   if (a.info.role == ArgRole::Data) {
     shardDim(axes, a.batch_dim, use.batch);
@@ -73,10 +91,16 @@ ArgAxes argAxes(const ArgAnalysis &a, const Axes &use,
                firstDividing(a.row_parallel ? a.row_dims : a.column_dims,
                              a.info.shape, axisSize(mesh, use.tensor)),
                use.tensor);
-    if (!use.parameters.empty())
-      shardDim(axes,
-               freeDim(axes, a.info.shape, axisSize(mesh, use.parameters)),
-               use.parameters);
+    if (!use.parameters.empty()) {
+      bool padded = false;
+      const int64_t d =
+          fsdpDim(axes, a.info.shape, axisSize(mesh, use.parameters), padded);
+      shardDim(axes, d, use.parameters);
+      if (padded && padded_dim) {
+        *padded_dim = true;
+        *padded_at = d;
+      }
+    }
   }
   return axes;
 }
@@ -91,7 +115,11 @@ Plan makePlan(std::string name, std::string description,
   std::vector<std::string> names;
   std::vector<std::vector<int64_t>> shapes;
   for (const ArgAnalysis &a : args) {
-    plan.args.push_back(argAxes(a, use, plan.mesh));
+    bool padded = false;
+    int64_t padded_at = -1;
+    plan.args.push_back(argAxes(a, use, plan.mesh, &padded, &padded_at));
+    if (padded)
+      plan.padded.push_back({plan.args.size() - 1, size_t(padded_at)});
     plan.priorities.push_back(a.info.role == ArgRole::Data ? 0 : 1);
     names.push_back(a.info.name);
     shapes.push_back(a.info.shape);

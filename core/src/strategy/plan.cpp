@@ -1,6 +1,8 @@
 // Building, naming and applying strategy plans (see plan.h).
 #include "strategy/plan.h"
 
+#include <algorithm>
+
 #include "passes/pass_utils.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_manager.h"
@@ -106,7 +108,10 @@ Status checkDivisible(const Plan &plan, const std::vector<std::string> &names,
         for (const MeshAxis &m : plan.mesh)
           if (m.name == axis)
             ways *= m.size;
-      if (ways > 1 && shapes[a][d] % ways != 0)
+      const bool padded =
+          std::find(plan.padded.begin(), plan.padded.end(),
+                    std::pair<size_t, size_t>{a, d}) != plan.padded.end();
+      if (ways > 1 && shapes[a][d] % ways != 0 && !padded)
         return makeError("dimension " + std::to_string(d) + " of " + names[a] +
                          " (size " + std::to_string(shapes[a][d]) +
                          ") does not divide by " + std::to_string(ways) +

@@ -35,6 +35,10 @@ struct Plan {
   /// weight is gathered where it is used (ZeRO-3), as GSPMD would.
   std::vector<int64_t> priorities;
   bool is_user = false; ///< the module as written: nothing applied
+  /// (argument, dimension) split with padding: FSDP's split of a parameter
+  /// none of whose dimensions divides (as FSDP pads its flat shards), which
+  /// checkDivisible lets through.
+  std::vector<std::pair<size_t, size_t>> padded;
   /// Why the plan cannot be built (a dimension does not divide); the
   /// candidate is reported failed without running anything.
   std::string error;
@@ -57,8 +61,8 @@ std::string argAxesText(const ArgAxes &axes, int64_t priority = -1);
 /// plan cannot replace (manual computations are bound to the user's mesh).
 Status applyPlan(Module &module, Operation &entry, const Plan &plan);
 
-/// Whether every sharded dimension of `plan` divides by its axes; else a
-/// message naming the first that does not.
+/// Whether every sharded dimension of `plan` divides by its axes (those in
+/// Plan::padded need not); else a message naming the first that does not.
 Status checkDivisible(const Plan &plan, const std::vector<std::string> &names,
                       const std::vector<std::vector<int64_t>> &shapes);
 

@@ -16,7 +16,9 @@
 //
 //   DP        data dim 0 on "data"=N; parameters replicated
 //   FSDP      as DP, and each parameter's largest divisible dim on "data"
-//             (ZeRO-3: parameters are all-gathered where they are used)
+//             (ZeRO-3: parameters are all-gathered where they are used);
+//             when none divides, its largest, padded (as FSDP pads its
+//             flat shards: 440 devices split a 4096-wide weight)
 //   TP        parameters Megatron-style on "model"=N: a matmul weight whose
 //             input comes from a column-parallel matmul is row-parallel
 //             (contracting dim sharded), others column-parallel
