@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Where each published run's layout ranks among shardlab's candidates.
+
+  python3 bench/published/rank.py [--build build] [--runs ID,ID] [--json out.json]
+
+For each run of runs.json, its step is written as bench/published/run.py
+writes it (the run's generator arguments, micro-batches split until it fits)
+with the attention under a Shardy rule (--attention rule), so that the
+comparer can replace the layout. `shardlab-schedule --compare` on the run's
+devices then estimates every candidate beside the module as written, which
+is the published layout. Printed per run: the published layout's estimated
+step and rank among the candidates that ran (and among those that fit), the
+best candidate, and its step / the published layout's. The issue's goal: the
+published layout in the top 3, or a faster layout the tool shows with its
+reasons (the rows' collectives and memory).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import run as published  # noqa: E402  (bench/published/run.py)
+
+
+def compare(build, module, preset, devices):
+    with tempfile.NamedTemporaryFile(suffix=".json") as report:
+        cmd = [os.path.join(build, "shardlab-schedule"), module, "--preset", preset, "--compare",
+               "--devices", str(devices), "--report", report.name]
+        start = time.monotonic()
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        elapsed = time.monotonic() - start
+        if p.returncode != 0:
+            sys.exit("shardlab-schedule --compare failed on %s:\n%s" % (module, p.stderr[-2000:]))
+        with open(report.name) as f:
+            return json.load(f), elapsed
+
+
+def rank_of(rows, name, only_fitting=False):
+    ran = [row for row in rows if row["ok"] and (row["fits"] or not only_fitting)]
+    ran.sort(key=lambda row: row["step_time_us"])
+    for i, row in enumerate(ran):
+        if row["name"] == name:
+            return i + 1, len(ran)
+    return None, len(ran)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(published.ROOT, "build"))
+    ap.add_argument("--runs", help="comma-separated run ids (default: all)")
+    ap.add_argument("--json", help="write the rows here too")
+    args = ap.parse_args()
+    with open(os.path.join(HERE, "runs.json")) as f:
+        runs = json.load(f)["runs"]
+    if args.runs:
+        wanted = args.runs.split(",")
+        runs = [r for r in runs if r["id"] in wanted]
+    out = []
+    print("| run | devices | published layout | its step s | rank (fitting) | best candidate | best s | best / published | compare s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in runs:
+            gen, _, _ = published.fitting_step(args.build, r, tmp)
+            gen = gen + ["--attention", "rule"]
+            module = os.path.join(tmp, r["id"] + "-rule.mlir")
+            subprocess.run([sys.executable, published.GENERATOR] + gen + ["-o", module], check=True)
+            devices = published.devices(gen)
+            report, elapsed = compare(args.build, module, r["preset"], devices)
+            rows = report["rows"]
+            mine = next(row for row in rows if row["is_user"])
+            rank, ran = rank_of(rows, mine["name"])
+            rank_fit, fitting = rank_of(rows, mine["name"], only_fitting=True)
+            best = min((row for row in rows if row["ok"]), key=lambda row: row["step_time_us"])
+            layout = "%s, %s%s" % (published.option(gen, "--mesh"), published.option(gen, "--layout"),
+                                   ", SP" if "--sequence-parallel" in gen else "")
+            if mine["ok"]:
+                step = "%.2f" % (mine["step_time_us"] / 1e6)
+                ratio = "%.2f" % (best["step_time_us"] / mine["step_time_us"])
+                where = "%s of %d (%s)" % (rank, ran, "%s of %d" % (rank_fit, fitting) if rank_fit else
+                                           "does not fit")
+            else:
+                step, ratio, where = "not run: " + mine["error"], "-", "-"
+            print("| %s | %d | %s | %s | %s | %s%s | %.2f | %s | %.1f |" % (
+                r["id"], devices, layout, step, where, best["name"], "" if best["fits"] else " (does not fit)",
+                best["step_time_us"] / 1e6, ratio, elapsed))
+            sys.stdout.flush()
+            out.append({"run": r["id"], "devices": devices, "layout": layout, "published": mine, "best": best,
+                        "rank": rank, "ran": ran, "rank_fitting": rank_fit, "fitting": fitting,
+                        "compare_s": elapsed, "rows": [{k: row[k] for k in ("name", "ok", "error", "step_time_us", "fits",
+                                                                           "peak_memory_bytes")
+                                                        if k in row} for row in rows]})
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
