@@ -160,6 +160,25 @@ func.func @main(%x: tensor<6x32xf32>, %w: tensor<32x20xf32>) -> tensor<6x20xf32>
   CHECK(named("DP").padded.empty());
 }
 
+TEST_CASE("Candidates: a weight's optimizer state is split as the weight") {
+  // m is updated elementwise with w (Adam's moment): split any other way,
+  // every update would reshard it.
+  Result<ModuleAnalysis> m = analyzeArguments(R"(
+func.func @main(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %m: tensor<16x32xf32>) -> (tensor<8x32xf32>, tensor<16x32xf32>) {
+  %y = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %g = stablehlo.dot_general %x, %y, contracting_dims = [0] x [0] : (tensor<8x16xf32>, tensor<8x32xf32>) -> tensor<16x32xf32>
+  %n = stablehlo.add %m, %g : tensor<16x32xf32>
+  return %y, %n : tensor<8x32xf32>, tensor<16x32xf32>
+})");
+  REQUIRE(m);
+  CHECK(arg(*m, "%m").column_dims == arg(*m, "%w").column_dims);
+  CHECK(arg(*m, "%m").info.reason.find("split like %w") != std::string::npos);
+  for (const Plan &plan : candidatePlans(m->args, 4)) {
+    CAPTURE(plan.name);
+    CHECK(plan.args[2] == plan.args[1]);
+  }
+}
+
 TEST_CASE("Candidates: tensor parallelism stays inside a node") {
   Result<ModuleAnalysis> m = analyzeArguments(kMlp);
   REQUIRE(m);

@@ -375,6 +375,32 @@ Result<std::vector<int64_t>> probeBatch(std::string_view text,
   return batch;
 }
 
+/// Optimizer state (Adam's moments, a gradient accumulator) is updated
+/// elementwise with its weight: sharded any other way, every update
+/// reshards it (all-to-alls and permutes, the state gathered). A parameter
+/// no matmul reads takes the Megatron and expert dims of the first weight
+/// of its shape, so every candidate splits it as it splits that weight.
+void shardLikeTheirWeights(std::vector<ArgAnalysis> &args) {
+  for (ArgAnalysis &state : args) {
+    if (state.info.role != ArgRole::Parameter || !state.row_dims.empty() ||
+        !state.column_dims.empty() || !state.expert_dims.empty())
+      continue;
+    for (const ArgAnalysis &weight : args)
+      if (&weight != &state && weight.info.role == ArgRole::Parameter &&
+          weight.info.shape == state.info.shape &&
+          !(weight.row_dims.empty() && weight.column_dims.empty() &&
+            weight.expert_dims.empty())) {
+        state.row_dims = weight.row_dims;
+        state.column_dims = weight.column_dims;
+        state.row_parallel = weight.row_parallel;
+        state.expert_dims = weight.expert_dims;
+        state.info.reason =
+            "split like " + weight.info.name + " (its shape; a weight's state)";
+        break;
+      }
+  }
+}
+
 } // namespace
 
 std::string_view toString(ArgRole role) {
@@ -464,6 +490,7 @@ Result<ModuleAnalysis> analyzeArguments(std::string_view text) {
       }
     }
   }
+  shardLikeTheirWeights(out);
   for (size_t i = 0; i < n; ++i) {
     ArgAnalysis &a = out[i];
     const size_t rank = a.info.shape.size();
