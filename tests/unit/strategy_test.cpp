@@ -215,8 +215,12 @@ TEST_CASE("compareStrategies: a layout whose arguments alone exceed the "
   REQUIRE(c);
   for (const Candidate &row : c->rows) {
     CAPTURE(row.name);
-    if (row.name == "FSDP")
+    if (row.name == "FSDP") {
       CHECK(row.ok);
+      // Of its peak, the arguments as split: 8,260 B by hand.
+      CHECK(row.argument_bytes == 8260);
+      CHECK(row.peak_memory_bytes >= row.argument_bytes);
+    }
     if (row.name == "DP" || row.name == "as written") {
       CHECK_FALSE(row.ok);
       CHECK(row.stage == "memory");

@@ -1293,6 +1293,10 @@ export interface Candidate {
   collectives: CollectiveTotals[];
   peak_memory_bytes: number;
   /**
+   * Of the peak, the arguments (weights, optimizer state, the batch, as split); the rest is live at the peak (activations saved for the backward, gathered weights, gradients).
+   */
+  argument_bytes: number;
+  /**
    * Device memory (0: unknown).
    */
   capacity_bytes: number;

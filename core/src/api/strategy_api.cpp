@@ -39,6 +39,7 @@ json candidateJson(const strategy::Candidate &row) {
             {"hidden_comm_us", row.hidden_comm_us},
             {"collectives", collectives},
             {"peak_memory_bytes", row.peak_memory_bytes},
+            {"argument_bytes", row.argument_bytes},
             {"capacity_bytes", row.capacity_bytes},
             {"elapsed_ms", row.elapsed_ms}};
   if (!row.ok)

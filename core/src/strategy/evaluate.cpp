@@ -4,12 +4,12 @@
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_manager.h"
 #include "shardlab/sharding/format.h"
+#include "strategy/units.h"
 #include "support/elapsed.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
 #include <thread>
 #define SHARDLAB_STRATEGY_THREADS 1
@@ -78,20 +78,10 @@ void readSchedule(const schedule::PipelineResult &r, int64_t capacity,
            t.count, t.bytes, t.comm_us, t.exposed_us});
   }
   row.peak_memory_bytes = s.peak_memory_bytes;
+  row.argument_bytes = s.parameter_bytes;
   row.capacity_bytes = capacity;
   if (capacity > 0)
     row.fits = s.peak_memory_bytes <= capacity;
-}
-
-std::string bytesText(int64_t bytes) {
-  char text[40];
-  if (bytes >= (int64_t(1) << 30))
-    std::snprintf(text, sizeof text, "%.2f GiB", double(bytes) / (1 << 30));
-  else if (bytes >= (int64_t(1) << 20))
-    std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / (1 << 20));
-  else
-    std::snprintf(text, sizeof text, "%lld B", static_cast<long long>(bytes));
-  return text;
 }
 
 // A bound before the schedule: every argument (weights, optimizer state,

@@ -75,6 +75,20 @@ std::string comparisonText(const Comparison &c) {
   for (const Candidate &row : c.rows)
     if (row.ok)
       out += rowText(++rank, row);
+  bool over = false;
+  for (const Candidate &row : c.rows) {
+    if (!row.ok || !row.fits || *row.fits)
+      continue;
+    if (!over)
+      out += "\ndoes not fit (the peak: arguments + what is live then):\n";
+    over = true;
+    out += "  " + padded(row.name, 20) + gibText(row.peak_memory_bytes) +
+           " GiB = " + gibText(row.argument_bytes) +
+           " GiB of arguments (weights, optimizer state, batch) + " +
+           gibText(row.peak_memory_bytes - row.argument_bytes) +
+           " GiB live (saved activations, gathered weights, gradients) > " +
+           gibText(row.capacity_bytes) + " GiB\n";
+  }
   bool header = false;
   for (const Candidate &row : c.rows) {
     if (row.ok)

@@ -23,4 +23,15 @@ std::string gibText(int64_t bytes) {
   return formatNumber("%.2f", double(bytes) / double(int64_t(1) << 30));
 }
 
+std::string bytesText(int64_t bytes) {
+  char text[40];
+  if (bytes >= (int64_t(1) << 30))
+    std::snprintf(text, sizeof text, "%.2f GiB", double(bytes) / (1 << 30));
+  else if (bytes >= (int64_t(1) << 20))
+    std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / (1 << 20));
+  else
+    std::snprintf(text, sizeof text, "%lld B", static_cast<long long>(bytes));
+  return text;
+}
+
 } // namespace shardlab::strategy

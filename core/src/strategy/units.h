@@ -17,5 +17,7 @@ std::string msWithUnit(double us);
 std::string mibText(int64_t bytes);
 /// Bytes as GiB, two decimals, no unit: "30.27".
 std::string gibText(int64_t bytes);
+/// `bytes` in the unit that reads best: "37380 B", "12.5 MiB", "1.25 GiB".
+std::string bytesText(int64_t bytes);
 
 } // namespace shardlab::strategy

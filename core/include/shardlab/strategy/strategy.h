@@ -112,6 +112,10 @@ struct Candidate {
   double exposed_comm_us = 0, hidden_comm_us = 0;
   std::vector<CollectiveTotals> collectives;
   int64_t peak_memory_bytes = 0;
+  /// Of the peak, the arguments (weights, optimizer state, the batch, as
+  /// split); the rest is what is live at the peak (activations saved for
+  /// the backward, gathered weights, gradients).
+  int64_t argument_bytes = 0;
   int64_t capacity_bytes = 0; ///< device memory (0: unknown)
   std::optional<bool> fits;
   double elapsed_ms = 0; ///< time to evaluate this row
