@@ -175,19 +175,29 @@ class Pipeline:
         return [f"{res}#{i}" for i in range(len(carries))]
 
     # -- the per-stage program (inside the manual computation) --
-    def body(self, lw, lx):
-        S, M, K, H, B = self.S, self.M, self.K, self.H, self.B
-        w = self.w
+    def prelude(self, lx):
+        """What both schedules start with: the loop constants, this stage's
+        index (partition_id: the mesh is the "stage" axis alone), whether it
+        is the first and the last, and x padded with one zero micro-batch.
+        Returns (stage, first, last, the constant S - 1, padded x)."""
+        S, M, H, B, w = self.S, self.M, self.H, self.B, self.w
         self.c0, self.c1 = self.const_i32(0), self.const_i32(1)
         self.cM, self.cT = self.const_i32(M), self.const_i32(self.ticks)
         c_last = self.const_i32(S - 1)
         pid = w.op("stablehlo.partition_id : tensor<ui32>", "pid")
         stage = w.op(f"stablehlo.convert {pid} : (tensor<ui32>) -> tensor<i32>", "stage")
-        first = w.op(f"stablehlo.compare EQ, {stage}, {self.c0}, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>", "first")
-        last = w.op(f"stablehlo.compare EQ, {stage}, {c_last}, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>", "last")
+        pred = "(tensor<i32>, tensor<i32>) -> tensor<i1>"
+        first = w.op(f"stablehlo.compare EQ, {stage}, {self.c0}, SIGNED : {pred}", "first")
+        last = w.op(f"stablehlo.compare EQ, {stage}, {c_last}, SIGNED : {pred}", "last")
         pad = w.op(f"stablehlo.constant dense<0.000000e+00> : tensor<{self.dt}>", "z")
         xp = w.op(f"stablehlo.pad {lx}, {pad}, low = [0, 0, 0], high = [1, 0, 0], interior = [0, 0, 0] : "
                   f"({self.t(M, B, H)}, tensor<{self.dt}>) -> {self.t(M + 1, B, H)}", "xp")
+        return stage, first, last, c_last, xp
+
+    def body(self, lw, lx):
+        S, M, K, H, B = self.S, self.M, self.K, self.H, self.B
+        w = self.w
+        stage, first, last, c_last, xp = self.prelude(lx)
         stash_shape, out_shape = (M + 1, K, B, H), (M + 1, B, H)
         # The stage's layers, sliced once: loop-invariant, as XLA hoists
         # them out of the loops (a K = 1 stage's is a reshape, no copy).
@@ -246,19 +256,11 @@ class Pipeline:
         is S - 1 ticks of V times shorter ones."""
         S, M, K, H, B, V = self.S, self.M, self.K, self.H, self.B, self.V
         w = self.w
-        self.c0, self.c1 = self.const_i32(0), self.const_i32(1)
-        self.cM, self.cT = self.const_i32(M), self.const_i32(self.ticks)
-        c_last, c_rlast = self.const_i32(S - 1), self.const_i32(V - 1)
+        stage, first, last, c_last, xp = self.prelude(lx)
+        c_rlast = self.const_i32(V - 1)
         c_s, c_sv, c_trash = self.const_i32(S), self.const_i32(S * V), self.const_i32(M + 1)
         c_end = self.const_i32(self.ticks - 1)
-        stage = w.op(f"stablehlo.convert {w.op('stablehlo.partition_id : tensor<ui32>', 'pid')} : "
-                     f"(tensor<ui32>) -> tensor<i32>", "stage")
         pred = "(tensor<i32>, tensor<i32>) -> tensor<i1>"
-        first = w.op(f"stablehlo.compare EQ, {stage}, {self.c0}, SIGNED : {pred}", "first")
-        last = w.op(f"stablehlo.compare EQ, {stage}, {c_last}, SIGNED : {pred}", "last")
-        pad = w.op(f"stablehlo.constant dense<0.000000e+00> : tensor<{self.dt}>", "z")
-        xp = w.op(f"stablehlo.pad {lx}, {pad}, low = [0, 0, 0], high = [1, 0, 0], interior = [0, 0, 0] : "
-                  f"({self.t(M, B, H)}, tensor<{self.dt}>) -> {self.t(M + 1, B, H)}", "xp")
         # Slot M: idle ticks' zeros; outs slot M + 1: outputs of repeats
         # before the last (slot M stays zero: an idle backward reads it).
         stash_shape, out_shape, w_shape = (M + 1, V, K, B, H), (M + 2, B, H), (V, K, H, H)
