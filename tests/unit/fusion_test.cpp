@@ -208,3 +208,48 @@ func.func @main(%x: tensor<4096x4096xf32>) -> tensor<4096x4096xf32> {
   CHECK(stepOf(false) ==
         doctest::Approx(8 * pass_us + 4 * launch).epsilon(0.01));
 }
+
+TEST_CASE("Fusion: an accumulator added to a GEMM's product is its C "
+          "(beta = 1), when it may be overwritten") {
+  // In the loop, %acc (carried, read only by the add) joins the GEMM; the
+  // entry's own argument %c (the caller's buffer) does not, nor does %acc2,
+  // which the return reads too.
+  auto module = parse(R"(
+func.func @main(%x: tensor<256x1024xf32>, %g: tensor<256x1024xf32>, %c: tensor<1024x1024xf32>) -> (tensor<1024x1024xf32>, tensor<1024x1024xf32>) {
+  %d0 = stablehlo.dot_general %x, %g, contracting_dims = [0] x [0] : (tensor<256x1024xf32>, tensor<256x1024xf32>) -> tensor<1024x1024xf32>
+  %s0 = stablehlo.add %c, %d0 : tensor<1024x1024xf32>
+  %d1 = stablehlo.dot_general %x, %g, contracting_dims = [0] x [0] : (tensor<256x1024xf32>, tensor<256x1024xf32>) -> tensor<1024x1024xf32>
+  %acc2 = stablehlo.negate %s0 : tensor<1024x1024xf32>
+  %s1 = stablehlo.add %acc2, %d1 : tensor<1024x1024xf32>
+  %z = stablehlo.negate %s1 : tensor<1024x1024xf32>
+  %d2 = stablehlo.dot_general %x, %g, contracting_dims = [0] x [0] : (tensor<256x1024xf32>, tensor<256x1024xf32>) -> tensor<1024x1024xf32>
+  %acc = stablehlo.negate %z : tensor<1024x1024xf32>
+  %s2 = stablehlo.add %acc, %d2 : tensor<1024x1024xf32>
+  return %s2, %acc2 : tensor<1024x1024xf32>, tensor<1024x1024xf32>
+})");
+  const std::vector<fusion::Kernel> kernels = plan(*module);
+  // The members of the nth GEMM kernel, in program order.
+  auto gemm = [&](size_t nth) {
+    size_t seen = 0;
+    for (const fusion::Kernel &k : kernels)
+      if (k.kind == fusion::KernelKind::Gemm && seen++ == nth)
+        return memberNames(k);
+    return std::vector<std::string>{};
+  };
+  // %d0 + %c: the entry's argument stays out.
+  CHECK(gemm(0) == std::vector<std::string>{"stablehlo.dot_general"});
+  // %d1 + %acc2: %acc2 is also returned, so it is not overwritten.
+  CHECK(gemm(1) == std::vector<std::string>{"stablehlo.dot_general"});
+  // %d2 + %acc: joins the GEMM, which reads %acc as C.
+  CHECK(gemm(2) ==
+        std::vector<std::string>{"stablehlo.dot_general", "stablehlo.add"});
+  const fusion::Kernel &last = [&]() -> const fusion::Kernel & {
+    const fusion::Kernel *found = nullptr;
+    for (const fusion::Kernel &k : kernels)
+      if (k.kind == fusion::KernelKind::Gemm)
+        found = &k;
+    return *found;
+  }();
+  CHECK(last.bytes_read == (256 * 1024 * 2 + 1024 * 1024) * 4);
+  CHECK(last.bytes_written == 1024 * 1024 * 4);
+}

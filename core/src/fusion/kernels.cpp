@@ -134,7 +134,8 @@ private:
     Operation *user = op.result(0)->firstUse()->owner;
     return of_.count(user) ? user : nullptr;
   }
-  bool isEpilogue(const Operation &user, const Value *acc) const;
+  bool isEpilogue(const Operation &user, const Value *acc,
+                  bool on_product) const;
   bool isBroadcastOfScalarConstant(const Value *value) const;
   void merge(int into, Operation &op);
   bool absorbIntoGemm(Operation &producer, Operation &user);
@@ -156,9 +157,31 @@ bool Planner::isBroadcastOfScalarConstant(const Value *value) const {
   return c && (c->is("stablehlo.constant") || c->is("sdy.constant"));
 }
 
+// A matrix the GEMM's product is added to, which XLA's GEMM rewriter folds
+// into the cuBLAS call as C with beta = 1 (FuseMatrixBiasAdd): the add is
+// right on the product, the matrix has the product's type, and nothing else
+// reads it, so its buffer may be overwritten (an entry function's argument
+// may not: it is the caller's).
+//   %d = dot_general %x, %g          (the only user of %d is the add)
+//   %s = add %acc, %d                (%acc: a loop-carried accumulator)
+// is one cuBLAS call that reads %acc and writes %s in its place.
+bool isOverwritableMatrixBias(const Value *bias, const Value *product) {
+  if (!bias->type || !product->type || !(bias->type == product->type) ||
+      !bias->hasOneUse())
+    return false;
+  if (!bias->isBlockArgument())
+    return true;
+  const Block *block = bias->owner_block;
+  const Region *region = block ? block->parent : nullptr;
+  const Operation *owner = region ? region->parent : nullptr;
+  return owner && !owner->is("func.func");
+}
+
 // What the GEMM rewriter folds into a cuBLAS(Lt) call after the product:
-// bias, ReLU, a scalar scale, the output type.
-bool Planner::isEpilogue(const Operation &user, const Value *acc) const {
+// bias, ReLU, a scalar scale, the output type; right on the product, an
+// overwritable matrix (beta = 1).
+bool Planner::isEpilogue(const Operation &user, const Value *acc,
+                         bool on_product) const {
   if (user.numOperands() == 1)
     return user.is("stablehlo.convert");
   if (user.numOperands() != 2)
@@ -169,7 +192,7 @@ bool Planner::isEpilogue(const Operation &user, const Value *acc) const {
   const bool broadcast = def && isOneOf(*def, {"stablehlo.broadcast_in_dim",
                                                "stablehlo.broadcast"});
   if (user.is("stablehlo.add"))
-    return broadcast;
+    return broadcast || (on_product && isOverwritableMatrixBias(other, acc));
   if (user.is("stablehlo.maximum") || user.is("stablehlo.multiply"))
     return isBroadcastOfScalarConstant(other);
   return false;
@@ -199,7 +222,7 @@ void Planner::fuseEpilogues() {
     Operation *acc = op;
     for (int steps = 0; steps < 4; ++steps) {
       Operation *user = soleUser(*acc);
-      if (!user || !isEpilogue(*user, acc->result(0)))
+      if (!user || !isEpilogue(*user, acc->result(0), acc == op))
         break;
       merge(gemm, *user);
       groups_[size_t(gemm)].root = user;

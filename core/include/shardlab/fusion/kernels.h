@@ -17,8 +17,12 @@
 //  - GEMM: a dot_general is a cuBLAS call; the epilogue the GEMM rewriter
 //    folds into it joins it: a bias add (`add(dot, broadcast(b))`), a ReLU
 //    (`maximum(x, broadcast(0))`), a scale by a broadcast scalar constant and
-//    a convert of the output, one after another. A transpose of the two
-//    minor dimensions feeding it is a cuBLAS operand flag, free.
+//    a convert of the output, one after another; right on the product, an
+//    add of a matrix of its type that nothing else reads (a gradient
+//    accumulator, `add(acc, dot)`: cuBLAS's C with beta = 1, as XLA's
+//    FuseMatrixBiasAdd; not an argument of the entry function, which may
+//    not be overwritten). A transpose of the two minor dimensions feeding
+//    it is a cuBLAS operand flag, free.
 //  - In place: dynamic_update_slice writes only its update into the buffer
 //    (the buffer is neither read nor copied); the update's producers fuse
 //    into it.
