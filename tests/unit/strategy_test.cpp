@@ -109,8 +109,9 @@ TEST_CASE("Candidates: every family and split, with non-dividing ones failed") {
   Result<ModuleAnalysis> m = analyzeArguments(kMlp);
   REQUIRE(m);
   std::vector<Plan> plans = candidatePlans(m->args, 8);
-  // DP, FSDP, TP, SP, EP + (DP×TP, FSDP×TP, DP×SP) for 2×4 and 4×2.
-  REQUIRE(plans.size() == 11);
+  // DP, FSDP, TP, SP, EP + (DP×TP, FSDP×TP, DP×SP) for 2×4 and 4×2 +
+  // (DP×TP×SP, FSDP×TP×SP) for 2×2×2.
+  REQUIRE(plans.size() == 13);
   auto named = [&](const std::string &name) -> const Plan & {
     auto it = std::find_if(plans.begin(), plans.end(),
                            [&](const Plan &p) { return p.name == name; });
@@ -125,6 +126,13 @@ TEST_CASE("Candidates: every family and split, with non-dividing ones failed") {
   // The sequence (8) splits over 8.
   CHECK(named("SP").args[0] == ArgAxes{{}, {"seq"}, {}});
   CHECK(named("SP").error.empty());
+  // 3-D: data, sequence, then the tensor axis minor (inside a node).
+  const Plan &three = named("FSDP×TP×SP 2×2×2");
+  CHECK(three.mesh ==
+        std::vector<MeshAxis>{{"data", 2}, {"seq", 2}, {"model", 2}});
+  CHECK(three.args[0] == ArgAxes{{"data"}, {"seq"}, {}});
+  CHECK(three.args[1] == ArgAxes{{"data"}, {"model"}});
+  CHECK(named("DP×TP×SP 2×2×2").args[1] == ArgAxes{{}, {"model"}});
   // 16 devices: the sequence of 8 does not divide.
   std::vector<Plan> sixteen = candidatePlans(m->args, 16);
   auto sp = std::find_if(sixteen.begin(), sixteen.end(),
@@ -241,7 +249,7 @@ TEST_CASE("compareStrategies: the user's row, sorted rows, reasons") {
   Result<Comparison> c = compareStrategies(kMlp, options);
   REQUIRE(c);
   CHECK(c->devices == 8);
-  CHECK(c->rows.size() == 12);
+  CHECK(c->rows.size() == 14); // 13 candidates and the module as written
   CHECK(std::count_if(c->rows.begin(), c->rows.end(),
                       [](const Candidate &r) { return r.is_user; }) == 1);
   double last = 0;

@@ -154,6 +154,38 @@ void keepTensorInNode(Plan &plan, int64_t tensor, int64_t gpus_per_node) {
                  " GPUs (tensor parallelism is kept inside a node)";
 }
 
+// 3-D: the batch over "data", the sequence over "seq" and the weights
+// Megatron-style over "model", for every n = a × c × b (each >= 2; b, the
+// tensor axis, inside a node), the mesh ["data"=a, "seq"=c, "model"=b] so
+// that "model" is minor. With FSDP the parameters are split over "data"
+// too. Only where a data argument has a sequence.
+void addThreeWay(std::vector<Plan> &plans, const std::vector<ArgAnalysis> &args,
+                 int64_t n, int64_t gpus_per_node) {
+  if (!hasSequence(args))
+    return;
+  for (int64_t b = 2; b * 4 <= n; ++b) {
+    if (n % b != 0 || (gpus_per_node > 0 && b > gpus_per_node))
+      continue;
+    for (int64_t c = 2; b * c * 2 <= n; ++c) {
+      if ((n / b) % c != 0)
+        continue;
+      const int64_t a = n / (b * c);
+      const std::string split =
+          std::to_string(a) + "×" + std::to_string(b) + "×" + std::to_string(c);
+      const std::string what =
+          "over " + std::to_string(a) + ", weights Megatron-style over " +
+          std::to_string(b) + ", sequence over " + std::to_string(c);
+      const std::vector<MeshAxis> mesh = {
+          {"data", a}, {"seq", c}, {"model", b}};
+      plans.push_back(makePlan("DP×TP×SP " + split, "batch " + what, mesh,
+                               {"data", "seq", "model", ""}, args));
+      plans.push_back(makePlan("FSDP×TP×SP " + split,
+                               "batch and parameters " + what, mesh,
+                               {"data", "seq", "model", "data"}, args));
+    }
+  }
+}
+
 } // namespace
 
 std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
@@ -227,6 +259,7 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
           "no data argument has a sequence dimension (rank >= 3, or token ids)";
     plans.push_back(std::move(dpsp));
   }
+  addThreeWay(plans, args, n, gpus_per_node);
   return plans;
 }
 

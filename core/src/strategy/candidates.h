@@ -1,6 +1,7 @@
 // The candidate strategies for N devices (the list and its rules are in
-// shardlab/strategy/strategy.h): DP, FSDP, TP, SP and, for every split
-// N = a x b, DP×TP, FSDP×TP and DP×SP on a 2-D mesh.
+// shardlab/strategy/strategy.h): DP, FSDP, TP, SP, EP; for every split
+// N = a x b, DP×TP, FSDP×TP and DP×SP on a 2-D mesh; for every N = a x b x c,
+// DP×TP×SP and FSDP×TP×SP on a 3-D mesh.
 #pragma once
 
 #include "strategy/arg_roles.h"

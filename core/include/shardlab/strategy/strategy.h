@@ -31,8 +31,11 @@
 //             no weight is an expert's)
 //   DP×TP, FSDP×TP, DP×SP  for every split N = a×b (a, b >= 2) on a 2-D
 //             mesh ["data"=a, "model"|"seq"=b]
+//   DP×TP×SP, FSDP×TP×SP   for every split N = a×b×c (each >= 2; named
+//             a×b×c: data, tensor, sequence) on a 3-D mesh ["data"=a,
+//             "seq"=c, "model"=b], where a data argument has a sequence
 //
-// e.g. 8 devices: 5 + 3 × 2 = 11 candidates. A candidate whose sharding
+// e.g. 8 devices: 5 + 3 × 2 + 2 = 13 candidates. A candidate whose sharding
 // does not divide a dimension, or that propagation or scheduling rejects,
 // is a row with the reason instead of numbers. Two rules prune before the
 // full schedule, each with its reason: tensor parallelism stays inside a
