@@ -59,6 +59,11 @@ class Val:
         return tensor_type(self.shape, self.dtype)
 
 
+# cuDNN's causal flash attention, as the custom call's backend_config
+# (escaped for the MLIR string attribute).
+CUDNN_CAUSAL_CONFIG = '{\\"cudnn_fmha_backend_config\\": {\\"mask_type\\": \\"CAUSAL\\"}}'
+
+
 def tensor_type(shape, dtype):
     return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
 
@@ -252,7 +257,7 @@ class Emitter:
         act_spec = sharding([batch_axis, None, head_axis, None])
         stats_spec = sharding([batch_axis, head_axis, None])
         stats_shape = (q.shape[0], q.shape[2], q.shape[1])
-        config = '{\\"cudnn_fmha_backend_config\\": {\\"mask_type\\": \\"CAUSAL\\"}}'
+        config = CUDNN_CAUSAL_CONFIG
         if backward is None:
             ins = [q, k, v]
             outs = [Val(self.fresh("att"), q.shape, q.dtype), Val(self.fresh("lse"), stats_shape, "f32")]
@@ -295,7 +300,7 @@ class Emitter:
         b, s, h, d = q.shape
         g = k.shape[2]
         stats_shape = (b, h, s)
-        config = '{\\"cudnn_fmha_backend_config\\": {\\"mask_type\\": \\"CAUSAL\\"}}'
+        config = CUDNN_CAUSAL_CONFIG
         # Shardy names factors i..z: i batch, j query sequence, k heads, l
         # head dim, m key sequence, n K/V heads, o the workspace.
         qf, kf, sf = "[i, j, k, l]", "[i, m, n, l]", "[i, k, j]"

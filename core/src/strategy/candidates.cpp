@@ -21,12 +21,13 @@ void shardDim(ArgAxes &axes, int64_t dim, const std::string &axis) {
     axes[size_t(dim)].push_back(axis);
 }
 
-// The largest dim of `shape` with no axis yet that divides by `ways`.
+// The largest dim of `shape` with no axis yet that divides by `ways` (with
+// `padded`: at least `ways` long, split with padding), or -1.
 int64_t freeDim(const ArgAxes &axes, const std::vector<int64_t> &shape,
-                int64_t ways) {
+                int64_t ways, bool padded = false) {
   int64_t best = -1;
   for (size_t d = 0; d < shape.size(); ++d)
-    if (axes[d].empty() && shape[d] % ways == 0 &&
+    if (axes[d].empty() && (padded ? shape[d] >= ways : shape[d] % ways == 0) &&
         (best < 0 || shape[d] > shape[size_t(best)]))
       best = int64_t(d);
   return best;
@@ -58,24 +59,20 @@ bool axesFree(const ArgAxes &axes) {
 
 // FSDP's dimension of a parameter: the largest free one that divides, else
 // the largest free one at least `ways` long, split with padding (as FSDP
-// pads its flat shards); `padded` says which. -1: none.
+// pads its flat shards), which `*padded_dim` then names. -1: none.
 int64_t fsdpDim(const ArgAxes &axes, const std::vector<int64_t> &shape,
-                int64_t ways, bool &padded) {
-  padded = false;
+                int64_t ways, int64_t *padded_dim) {
   if (int64_t d = freeDim(axes, shape, ways); d >= 0)
     return d;
-  int64_t best = -1;
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (axes[d].empty() && shape[d] >= ways &&
-        (best < 0 || shape[d] > shape[size_t(best)]))
-      best = int64_t(d);
-  padded = best >= 0;
-  return best;
+  const int64_t d = freeDim(axes, shape, ways, /*padded=*/true);
+  if (padded_dim)
+    *padded_dim = d;
+  return d;
 }
 
+// `*padded_dim`: the dim FSDP splits with padding (left as is if none).
 ArgAxes argAxes(const ArgAnalysis &a, const Axes &use,
-                const std::vector<MeshAxis> &mesh, bool *padded_dim = nullptr,
-                int64_t *padded_at = nullptr) {
+                const std::vector<MeshAxis> &mesh, int64_t *padded_dim) {
   ArgAxes axes(a.info.shape.size());
   if (a.info.role == ArgRole::Data) {
     shardDim(axes, a.batch_dim, use.batch);
@@ -91,16 +88,11 @@ ArgAxes argAxes(const ArgAnalysis &a, const Axes &use,
                firstDividing(a.row_parallel ? a.row_dims : a.column_dims,
                              a.info.shape, axisSize(mesh, use.tensor)),
                use.tensor);
-    if (!use.parameters.empty()) {
-      bool padded = false;
-      const int64_t d =
-          fsdpDim(axes, a.info.shape, axisSize(mesh, use.parameters), padded);
-      shardDim(axes, d, use.parameters);
-      if (padded && padded_dim) {
-        *padded_dim = true;
-        *padded_at = d;
-      }
-    }
+    if (!use.parameters.empty())
+      shardDim(axes,
+               fsdpDim(axes, a.info.shape, axisSize(mesh, use.parameters),
+                       padded_dim),
+               use.parameters);
   }
   return axes;
 }
@@ -115,11 +107,10 @@ Plan makePlan(std::string name, std::string description,
   std::vector<std::string> names;
   std::vector<std::vector<int64_t>> shapes;
   for (const ArgAnalysis &a : args) {
-    bool padded = false;
-    int64_t padded_at = -1;
-    plan.args.push_back(argAxes(a, use, plan.mesh, &padded, &padded_at));
-    if (padded)
-      plan.padded.push_back({plan.args.size() - 1, size_t(padded_at)});
+    int64_t padded_dim = -1;
+    plan.args.push_back(argAxes(a, use, plan.mesh, &padded_dim));
+    if (padded_dim >= 0)
+      plan.padded.push_back({plan.args.size() - 1, size_t(padded_dim)});
     plan.priorities.push_back(a.info.role == ArgRole::Data ? 0 : 1);
     names.push_back(a.info.name);
     shapes.push_back(a.info.shape);

@@ -175,21 +175,24 @@ Result<Suggestions> suggestShardings(std::string_view text,
   std::vector<Searched> pool;
   std::set<std::string> seen;
   auto spent = [&] { return msSince(start) >= options.budget_ms; };
-  // The best found so far, as the search ranks (fits first, then time).
+  // A layout that fits in device memory comes before one that does not;
+  // then the faster one.
+  auto better = [](const Searched &a, const Searched &b) {
+    if (fitsMemory(a.row) != fitsMemory(b.row))
+      return fitsMemory(a.row);
+    return a.row.step_time_us < b.row.step_time_us;
+  };
+  // The best found so far, as the search ranks it.
   auto report = [&] {
     if (!options.on_progress)
       return;
     SearchProgress progress;
     progress.evaluated = out.evaluated;
     progress.elapsed_ms = msSince(start);
-    for (const Searched &s : pool) {
-      const bool fits = fitsMemory(s.row);
-      if (progress.best_step_us == 0 || (fits && !progress.best_fits) ||
-          (fits == progress.best_fits &&
-           s.row.step_time_us < progress.best_step_us)) {
-        progress.best_step_us = s.row.step_time_us;
-        progress.best_fits = fits;
-      }
+    if (!pool.empty()) {
+      const Searched &s = *std::min_element(pool.begin(), pool.end(), better);
+      progress.best_step_us = s.row.step_time_us;
+      progress.best_fits = fitsMemory(s.row);
     }
     options.on_progress(progress);
   };
@@ -216,13 +219,6 @@ Result<Suggestions> suggestShardings(std::string_view text,
   };
   evaluate(prepared->plans);
   const auto groups = argGroups(context.args);
-  // A layout that fits in device memory comes before one that does not;
-  // then the faster one.
-  auto better = [](const Searched &a, const Searched &b) {
-    if (fitsMemory(a.row) != fitsMemory(b.row))
-      return fitsMemory(a.row);
-    return a.row.step_time_us < b.row.step_time_us;
-  };
   auto bestOf = [&] {
     const Searched &s = *std::min_element(pool.begin(), pool.end(), better);
     return std::pair{!fitsMemory(s.row), s.row.step_time_us};

@@ -24,14 +24,11 @@ std::string gibText(int64_t bytes) {
 }
 
 std::string bytesText(int64_t bytes) {
-  char text[40];
   if (bytes >= (int64_t(1) << 30))
-    std::snprintf(text, sizeof text, "%.2f GiB", double(bytes) / (1 << 30));
-  else if (bytes >= (int64_t(1) << 20))
-    std::snprintf(text, sizeof text, "%.1f MiB", double(bytes) / (1 << 20));
-  else
-    std::snprintf(text, sizeof text, "%lld B", static_cast<long long>(bytes));
-  return text;
+    return gibText(bytes) + " GiB";
+  if (bytes >= (int64_t(1) << 20))
+    return mibText(bytes);
+  return std::to_string(bytes) + " B";
 }
 
 } // namespace shardlab::strategy
