@@ -134,6 +134,45 @@ func.func @main(%a: tensor<1024xf32>, %s: tensor<f32>) -> (tensor<f32>, tensor<f
   }
 }
 
+TEST_CASE("Fusion: a loop's scalar index arithmetic is recomputed in each "
+          "kernel that reads it") {
+  auto module = parse(R"(
+func.func @main(%w: tensor<8x1024xf32>, %acc: tensor<8x1024xf32>, %t: tensor<i32>, %s: tensor<i32>) -> (tensor<1x1024xf32>, tensor<8x1024xf32>, tensor<i32>) {
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %d = stablehlo.subtract %t, %s : tensor<i32>
+  %i = stablehlo.remainder %d, %s : tensor<i32>
+  %row = stablehlo.dynamic_slice %w, %i, %z, sizes = [1, 1024] : (tensor<8x1024xf32>, tensor<i32>, tensor<i32>) -> tensor<1x1024xf32>
+  %e = stablehlo.exponential %row : tensor<1x1024xf32>
+  %u = stablehlo.dynamic_update_slice %acc, %e, %i, %z : (tensor<8x1024xf32>, tensor<1x1024xf32>, tensor<i32>, tensor<i32>) -> tensor<8x1024xf32>
+  %n = stablehlo.add %t, %s : tensor<i32>
+  return %row, %u, %n : tensor<1x1024xf32>, tensor<8x1024xf32>, tensor<i32>
+}
+)");
+  const std::vector<fusion::Kernel> kernels = plan(*module);
+  // %d and %i feed the slice's kernel and the update's: scalars, computed
+  // again in both rather than launched as kernels of their own. %n is
+  // returned, so it is written out: a kernel (as XLA's loop counter is).
+  REQUIRE(kernels.size() == 3);
+  CHECK(kernels[0].root->is("stablehlo.dynamic_slice"));
+  CHECK(kernels[1].root->is("stablehlo.dynamic_update_slice"));
+  CHECK(kernels[2].root->is("stablehlo.add"));
+  for (int k : {0, 1}) {
+    const std::vector<std::string> names = memberNames(kernels[size_t(k)]);
+    CHECK(std::count(names.begin(), names.end(), "stablehlo.subtract") == 1);
+    CHECK(std::count(names.begin(), names.end(), "stablehlo.remainder") == 1);
+  }
+  // The slice kernel reads one row of %w and the two scalars %t, %s; the
+  // update kernel reads the row again (%row is written out: it is
+  // returned), never the accumulator.
+  CHECK(kernels[0].bytes_read == 1024 * 4 + 4 + 4);
+  CHECK(kernels[1].bytes_read == 1024 * 4 + 4 + 4);
+  CHECK(kernels[1].bytes_written == 1024 * 4);
+
+  // Were scalars not duplicated, %d and %i would be a kernel of their own
+  // (4 kernels); without fusion every op but the constant is one.
+  CHECK(plan(*module, false).size() == 7);
+}
+
 TEST_CASE("Fusion: slices read what they take, updates write in place") {
   auto module = parse(R"(
 func.func @main(%cache: tensor<64x1024xf32>, %big: tensor<4096x1024xf32>, %i: tensor<i32>) -> tensor<64x1024xf32> {

@@ -71,9 +71,25 @@ bool isLoopFusible(const Operation &op) {
            "stablehlo.clamp", "stablehlo.compare", "stablehlo.convert"});
 }
 
-/// Producers worth computing again in each consumer rather than writing out.
+/// True when every result is a tensor of one element: index arithmetic.
+bool hasOnlyScalarResults(const Operation &op) {
+  if (op.numResults() == 0)
+    return false;
+  for (size_t r = 0; r < op.numResults(); ++r) {
+    const Type type = op.result(r)->type;
+    if (!type || !type->isRankedTensor() || !type->hasStaticShape() ||
+        type->numElements() != 1)
+      return false;
+  }
+  return true;
+}
+
+/// Producers worth computing again in each consumer rather than writing out:
+/// the data-free ones, and any scalar (a loop's index arithmetic feeding
+/// several slices and updates is one element, recomputed in each kernel for
+/// nothing, where writing it out would cost a kernel launch).
 bool isCheapToDuplicate(const Operation &op) {
-  return isTransparent(op) ||
+  return isTransparent(op) || hasOnlyScalarResults(op) ||
          isOneOf(op, {"stablehlo.broadcast_in_dim", "stablehlo.broadcast",
                       "stablehlo.iota", "stablehlo.convert"});
 }

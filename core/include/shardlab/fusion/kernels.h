@@ -10,7 +10,8 @@
 //    iotas, constants, transposes, slices, pads, reverses and concatenates
 //    are fused into the kernel that consumes them; a producer whose users
 //    all sit in one kernel joins it; a cheap producer (broadcast, iota,
-//    constant, convert, reshape) used by several kernels is computed again
+//    constant, convert, reshape, or any op whose results are scalars, such
+//    as a loop's index arithmetic) used by several kernels is computed again
 //    in each (XLA duplicates it rather than write it out).
 //  - Input fusion: a reduce (or reduce_window) is a kernel's root, with the
 //    producer chain that feeds it; its consumers start another kernel.
