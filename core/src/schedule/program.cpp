@@ -114,6 +114,28 @@ struct Builder {
   std::set<const Operation *> seen_loops;
   std::vector<int64_t> emitBlock(Env &env, Block &block,
                                  const std::string &suffix);
+
+  // A loop body is emitted once per iteration, the same ops each time: what
+  // depends only on the op (its kernel plan, collective call, cost) is
+  // worked out on the first iteration and reused.
+  struct BlockKernels {
+    std::vector<fusion::Kernel> kernels;
+    std::unordered_map<const Operation *, const fusion::Kernel *> root_of;
+    std::unordered_set<const Operation *> fused;
+  };
+  std::unordered_map<const Block *, BlockKernels> block_kernels;
+  const BlockKernels &kernelsOf(Block &block);
+  std::unordered_map<const Operation *, std::optional<CollectiveCall>> calls;
+  const std::optional<CollectiveCall> &callOf(const Operation &op);
+  struct CostedCollective {
+    OpCost cost;
+    CollectiveInfo info;
+  };
+  /// Keyed by the first op of the call (a combined call's first member).
+  std::unordered_map<const Operation *, CostedCollective> collective_costs;
+  std::unordered_map<const Operation *, OpCost> op_costs;
+  const OpCost &computeCostOf(Operation &op);
+  std::unordered_map<const Operation *, OpCost> kernel_costs;
   int64_t separateIteration(int64_t first, int64_t previous_end, bool more,
                             const Operation &op, const std::string &iteration,
                             const std::unordered_set<int64_t> &early,
@@ -135,7 +157,7 @@ void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
       program.assumptions.push_back(
           node.name + ": sdy.reshard left in the module, costed as free");
   } else {
-    const OpCost c = coster.compute(module, op);
+    const OpCost &c = computeCostOf(op);
     node.cost_us = c.cost_us;
     node.explanation = c.explanation;
     if (!c.extrapolated.empty())
@@ -175,27 +197,50 @@ bool Builder::isKernelOp(const Operation &op) const {
         !func->region(0).empty())
       return false;
   }
-  return !stablehloCollectiveCall(module, const_cast<Operation &>(op),
-                                  program.topology.num_devices);
+  return !const_cast<Builder *>(this)->callOf(op);
+}
+
+const std::optional<CollectiveCall> &Builder::callOf(const Operation &op) {
+  auto [it, fresh] = calls.try_emplace(&op);
+  if (fresh)
+    it->second = stablehloCollectiveCall(module, const_cast<Operation &>(op),
+                                         program.topology.num_devices);
+  return it->second;
+}
+
+const OpCost &Builder::computeCostOf(Operation &op) {
+  auto [it, fresh] = op_costs.try_emplace(&op);
+  if (fresh)
+    it->second = coster.compute(module, op);
+  return it->second;
+}
+
+const Builder::BlockKernels &Builder::kernelsOf(Block &block) {
+  auto [it, fresh] = block_kernels.try_emplace(&block);
+  if (!fresh)
+    return it->second;
+  fusion::FusionOptions fusion_options;
+  fusion_options.enabled = options.fusion && !coster.approximate();
+  BlockKernels &plan = it->second;
+  plan.kernels =
+      fusion::planKernels(block, fusion_options, [this](const Operation &op) {
+        return isKernelOp(op);
+      });
+  for (const fusion::Kernel &kernel : plan.kernels) {
+    plan.root_of[kernel.root] = &kernel;
+    for (const Operation *m : kernel.members)
+      if (m != kernel.root)
+        plan.fused.insert(m);
+  }
+  return plan;
 }
 
 std::vector<int64_t> Builder::emitBlock(Env &env, Block &block,
                                         const std::string &suffix) {
   // The kernels of this block: a fused op is emitted with its kernel's root.
-  fusion::FusionOptions fusion_options;
-  fusion_options.enabled = options.fusion && !coster.approximate();
-  const std::vector<fusion::Kernel> kernels =
-      fusion::planKernels(block, fusion_options, [this](const Operation &op) {
-        return isKernelOp(op);
-      });
-  std::unordered_map<const Operation *, const fusion::Kernel *> root_of;
-  std::unordered_set<const Operation *> fused;
-  for (const fusion::Kernel &kernel : kernels) {
-    root_of[kernel.root] = &kernel;
-    for (const Operation *m : kernel.members)
-      if (m != kernel.root)
-        fused.insert(m);
-  }
+  const BlockKernels &plan = kernelsOf(block);
+  const auto &root_of = plan.root_of;
+  const auto &fused = plan.fused;
   auto cached = block_steps.find(&block);
   if (cached == block_steps.end()) {
     fusion::CombineOptions combine;
@@ -284,7 +329,10 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
   node.name = label(root, suffix);
   node.line = root.loc.line;
   node.output_bytes = resultBytes(root);
-  const OpCost c = coster.kernel(module, kernel);
+  auto [costed, fresh] = kernel_costs.try_emplace(&root);
+  if (fresh)
+    costed->second = coster.kernel(module, kernel);
+  const OpCost &c = costed->second;
   node.cost_us = c.cost_us;
   node.explanation = c.explanation;
   if (!c.extrapolated.empty())
@@ -394,8 +442,7 @@ void Builder::emitNamed(Env &env, Operation &op, const std::string &suffix) {
 
 bool Builder::emitCollective(Env &env, Operation &op,
                              const std::string &suffix) {
-  std::optional<CollectiveCall> call =
-      stablehloCollectiveCall(module, op, program.topology.num_devices);
+  const std::optional<CollectiveCall> &call = callOf(op);
   if (!call)
     return false;
   if (call->kind == CollectiveKind::None) {
@@ -425,8 +472,7 @@ Builder::combineCandidate(Operation &op) {
 
 std::optional<fusion::CombineCandidate>
 Builder::newCombineCandidate(Operation &op, CollectiveKind kind) {
-  std::optional<CollectiveCall> call =
-      stablehloCollectiveCall(module, op, program.topology.num_devices);
+  const std::optional<CollectiveCall> &call = callOf(op);
   if (!call || call->kind == CollectiveKind::None)
     return std::nullopt;
   fusion::CombineCandidate c;
@@ -468,12 +514,10 @@ Operation *Builder::identicalCollective(
 void Builder::emitCombined(Env &env, const std::vector<Operation *> &members,
                            const std::string &suffix) {
   Operation &first = *members.front();
-  std::optional<CollectiveCall> call =
-      stablehloCollectiveCall(module, first, program.topology.num_devices);
+  std::optional<CollectiveCall> call = callOf(first);
   std::string lines;
   for (size_t i = 1; i < members.size(); ++i) {
-    const std::optional<CollectiveCall> other = stablehloCollectiveCall(
-        module, *members[i], program.topology.num_devices);
+    const std::optional<CollectiveCall> &other = callOf(*members[i]);
     call->operand_bytes += other->operand_bytes;
     call->output_bytes += other->output_bytes;
     lines += (i > 1 ? ", " : "") + std::to_string(members[i]->loc.line);
@@ -492,8 +536,11 @@ void Builder::emitAsyncPair(Env &env, const std::vector<Operation *> &ops,
                             const CollectiveCall &call,
                             const std::string &suffix, const std::string &why) {
   const Operation &first = *ops.front();
-  CollectiveInfo info;
-  const OpCost c = coster.collective(call, info);
+  auto [costed, fresh] = collective_costs.try_emplace(&first);
+  if (fresh)
+    costed->second.cost = coster.collective(call, costed->second.info);
+  const OpCost &c = costed->second.cost;
+  CollectiveInfo info = costed->second.info;
   Node start;
   start.name = label(first, suffix) + "-start";
   start.line = first.loc.line;
