@@ -111,6 +111,48 @@ TEST_CASE("A split that keeps each device's elements moves nothing") {
             .needs_communication);
 }
 
+TEST_CASE("Merged dimensions stay local only when each device's output "
+          "rows are inside its input block") {
+  const Mesh two{{{"a", 2}}, {}};
+  const Mesh six{{{"a", 2}, {"b", 3}}, {}};
+  auto needs = [](const std::vector<int64_t> &in, const TensorSharding &s_in,
+                  const std::vector<int64_t> &out, const TensorSharding &s_out,
+                  const Mesh &mesh) {
+    return analyzeReshapeGroup(reshapeGroups(in, out)[0], in, s_in, out, s_out,
+                               mesh)
+        .needs_communication;
+  };
+  // tensor<4x6> rows over "a" -> tensor<24> over "a": device 0 holds rows
+  // 0..1 = flat 0..11, and its output is flat 0..11.
+  CHECK_FALSE(needs({4, 6}, sharded({{fullAxis("a")}, {}}), {24},
+                    sharded({{fullAxis("a")}}), two));
+  // Columns over "a": device 0 holds columns 0..2 but must produce flat
+  // 0..11, which has columns 3..5 of rows 0 and 1.
+  CHECK(needs({4, 6}, sharded({{}, {fullAxis("a")}}), {24},
+              sharded({{fullAxis("a")}}), two));
+  // Both dims over "a", "b" -> the flat dim over {"a", "b"}: device (0, 0)
+  // holds row 0..1, columns 0..1; its output flat 0..3 is row 0, columns
+  // 0..3.
+  CHECK(needs({4, 6}, sharded({{fullAxis("a")}, {fullAxis("b")}}), {24},
+              sharded({{fullAxis("a"), fullAxis("b")}}), six));
+  // Rows then columns each whole on the minor side: tensor<2x6> rows over
+  // "a", columns over "b" -> tensor<12> over {"a", "b"}: device (i, j)
+  // holds row i, columns 2j..2j+1 = flat 6i+2j..6i+2j+1, its output block.
+  CHECK_FALSE(needs({2, 6}, sharded({{fullAxis("a")}, {fullAxis("b")}}), {12},
+                    sharded({{fullAxis("a"), fullAxis("b")}}), six));
+  // Padding: tensor<3x4> rows over "a" (2 rows each, device 1 holds row 2)
+  // -> tensor<12> over "a" (6 each): device 1's flat 6..7 are device 0's.
+  CHECK(needs({3, 4}, sharded({{fullAxis("a")}, {}}), {12},
+              sharded({{fullAxis("a")}}), two));
+  // Several output dims: tensor<6x4> rows over "a" (flat 0..11 on device 0)
+  // -> tensor<4x6> rows over "a" (flat 0..11) stays; columns over "a"
+  // (flat 0..2, 6..8, 12..14, 18..20 on device 0) does not.
+  CHECK_FALSE(needs({6, 4}, sharded({{fullAxis("a")}, {}}), {4, 6},
+                    sharded({{fullAxis("a")}, {}}), two));
+  CHECK(needs({6, 4}, sharded({{fullAxis("a")}, {}}), {4, 6},
+              sharded({{}, {fullAxis("a")}}), two));
+}
+
 namespace {
 
 std::string resolvedWithHalo(const std::string &pad_value) {

@@ -164,39 +164,88 @@ int64_t flatIndex(const std::vector<int64_t> &shape,
   return flat;
 }
 
+// The input dims of a group as a row-major space, and a box in it: the
+// block a device holds.
+struct BoxInSpace {
+  std::vector<int64_t> dims, strides, lo, hi;
+  std::vector<bool> whole_from; ///< the box covers dims k.. entirely
+};
+
+BoxInSpace boxInSpace(const std::vector<int64_t> &in, size_t first, size_t last,
+                      const Block &own) {
+  BoxInSpace box;
+  box.dims.assign(in.begin() + long(first), in.begin() + long(last));
+  const size_t rank = box.dims.size();
+  box.strides.assign(rank, 1);
+  for (size_t k = rank; k-- > 1;)
+    box.strides[k - 1] = box.strides[k] * box.dims[k];
+  box.lo = own.begin;
+  box.hi = own.end;
+  box.whole_from.assign(rank + 1, true);
+  for (size_t k = rank; k-- > 0;)
+    box.whole_from[k] =
+        box.whole_from[k + 1] && box.lo[k] <= 0 && box.hi[k] >= box.dims[k];
+  return box;
+}
+
+// Whether every flat index in [a, b) of dims k.. lies in the box. A range
+// splits at dim k into a partial row, whole rows and a partial row; whole
+// rows are answered at once, so the walk is linear in the rank.
+bool rangeInBox(const BoxInSpace &box, size_t k, int64_t a, int64_t b) {
+  if (a >= b)
+    return true;
+  const int64_t stride = box.strides[k];
+  if (a == 0 && b == stride * box.dims[k])
+    return box.whole_from[k];
+  const int64_t i0 = a / stride, i1 = (b - 1) / stride;
+  if (i0 < box.lo[k] || i1 >= box.hi[k])
+    return false;
+  if (k + 1 == box.dims.size())
+    return true;
+  const int64_t a_rest = a - i0 * stride, b_rest = b - i1 * stride;
+  if (i0 == i1)
+    return rangeInBox(box, k + 1, a_rest, b_rest);
+  return rangeInBox(box, k + 1, a_rest, stride) &&
+         (i1 - i0 < 2 || box.whole_from[k + 1]) &&
+         rangeInBox(box, k + 1, 0, b_rest);
+}
+
 // Checks every real element of each device's output block against the
-// input block it holds (groups that merge dimensions).
+// input block it holds (groups that merge dimensions), a row of the output
+// block at a time: each row is one run of flat indices.
 void checkElementwise(const ReshapeGroup &group, const std::vector<int64_t> &in,
                       const TensorSharding &in_sharding,
                       const std::vector<int64_t> &out_group,
                       const TensorSharding &out_sharding, const Mesh &mesh,
                       ReshapeMove &move) {
-  for (int64_t position = 0; position < mesh.totalSize(); ++position) {
+  const TensorSharding out_dims =
+      shardingOfDims(out_sharding, group.out_begin, group.out_end);
+  for (int64_t position = 0;
+       position < mesh.totalSize() && !move.needs_communication; ++position) {
     const std::vector<int64_t> coords = meshCoordinates(mesh, position);
     const Block own =
         blockOf(in, group.in_begin, group.in_end, in_sharding, mesh, coords);
     const Block block =
-        blockOf(out_group, 0, out_group.size(),
-                shardingOfDims(out_sharding, group.out_begin, group.out_end),
-                mesh, coords);
+        blockOf(out_group, 0, out_group.size(), out_dims, mesh, coords);
+    bool empty = block.begin.empty();
+    for (size_t k = 0; k < block.begin.size(); ++k)
+      empty = empty || block.begin[k] >= block.end[k];
+    if (empty)
+      continue;
+    const BoxInSpace box = boxInSpace(in, group.in_begin, group.in_end, own);
+    const size_t minor = block.begin.size() - 1;
+    const int64_t row = block.end[minor] - block.begin[minor];
     std::vector<int64_t> at = block.begin;
-    bool done = false;
-    for (size_t k = 0; k < at.size(); ++k)
-      done = done || block.begin[k] >= block.end[k];
-    while (!done && !move.needs_communication) {
-      int64_t flat = flatIndex(out_group, at);
-      for (size_t k = group.in_end - group.in_begin; k-- > 0;) {
-        const int64_t index = flat % in[group.in_begin + k];
-        flat /= in[group.in_begin + k];
-        if (index < own.begin[k] || index >= own.end[k])
-          move.needs_communication = true;
-      }
-      size_t k = at.size();
+    for (bool more = true; more && !move.needs_communication;) {
+      const int64_t flat = flatIndex(out_group, at);
+      if (!rangeInBox(box, 0, flat, flat + row))
+        move.needs_communication = true;
+      size_t k = minor;
       while (k > 0 && ++at[k - 1] == block.end[k - 1]) {
         at[k - 1] = block.begin[k - 1];
         --k;
       }
-      done = k == 0;
+      more = k > 0;
     }
   }
 }
