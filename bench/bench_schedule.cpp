@@ -31,7 +31,8 @@ int64_t addPair(Graph &g, CollectiveKind kind, int64_t operand) {
   s.name = "collective";
   s.kind = NodeKind::AsyncStart;
   s.collective = kind;
-  s.device_groups = {{0, 1, 2, 3, 4, 5, 6, 7}};
+  s.device_groups = std::make_shared<const std::vector<std::vector<int64_t>>>(
+      std::vector<std::vector<int64_t>>{{0, 1, 2, 3, 4, 5, 6, 7}});
   s.output_bytes = 4 << 20;
   Node d = s;
   d.kind = NodeKind::AsyncDone;

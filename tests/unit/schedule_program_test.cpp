@@ -73,7 +73,7 @@ TEST_CASE("Per-device program: local shapes, groups, comm types, costs") {
   REQUIRE(p.collectives.size() == 2);
   const CollectiveInfo &ag = p.collectives[0];
   CHECK((ag.kind == CollectiveKind::AllGather));
-  CHECK(ag.groups ==
+  CHECK(*ag.groups ==
         std::vector<std::vector<int64_t>>{{0, 1, 2, 3}, {4, 5, 6, 7}});
   CHECK(ag.bytes == 512 * 1024 * 2); // output bytes of an all-gather
   CHECK(ag.comm_type == "single_partition");
@@ -455,8 +455,8 @@ func.func @main(%arg0: tensor<4096x4096xf32> {sdy.sharding = #sdy.sharding<@mesh
   Result<Program> r = buildProgram(*module, realOptions(8), diags);
   REQUIRE_MESSAGE(r.ok(), errorOf(r));
   REQUIRE(r->collectives.size() == 1);
-  CHECK(r->collectives[0].groups.size() == 2);
-  CHECK(r->collectives[0].groups[0].size() == 32);
+  CHECK(r->collectives[0].groups->size() == 2);
+  CHECK((*r->collectives[0].groups)[0].size() == 32);
   const Node &start = r->graph.node(r->collectives[0].start_node);
   CHECK(start.explanation.find("hosts = 8 nodes") != std::string::npos);
   CHECK(start.explanation.find("communicators = 2") != std::string::npos);

@@ -45,7 +45,8 @@ struct Builder {
     start.kind = NodeKind::AsyncStart;
     start.cost_us = 1;
     start.collective = kind;
-    start.device_groups = groups;
+    start.device_groups =
+        std::make_shared<const std::vector<std::vector<int64_t>>>(groups);
     start.output_bytes = bytes;
     Node done = start;
     done.name = name + "-done";

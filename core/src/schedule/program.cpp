@@ -546,7 +546,7 @@ void Builder::emitAsyncPair(Env &env, const std::vector<Operation *> &ops,
   start.line = first.loc.line;
   start.kind = NodeKind::AsyncStart;
   start.collective = call.kind;
-  start.device_groups = call.groups;
+  start.device_groups = info.groups;
   start.output_bytes = call.output_bytes;
   start.explanation = why + c.explanation;
   if (coster.approximate())

@@ -319,7 +319,8 @@ OpCost Coster::kernel(const Module &module,
 OpCost Coster::collective(const CollectiveCall &call,
                           CollectiveInfo &info) const {
   info.kind = call.kind;
-  info.groups = call.groups;
+  info.groups =
+      std::make_shared<const std::vector<std::vector<int64_t>>>(call.groups);
   info.bytes = cost::bytesTransferred(toCostOp(call.kind),
                                       {call.operand_bytes, call.output_bytes});
   if (approximate()) {

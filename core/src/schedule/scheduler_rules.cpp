@@ -31,8 +31,10 @@ bool releasesResource(const Node &node) {
 namespace {
 
 bool shareMoreThanOneDevice(const Node &a, const Node &b) {
-  for (const auto &ga : a.device_groups)
-    for (const auto &gb : b.device_groups) {
+  if (!a.device_groups || !b.device_groups)
+    return false;
+  for (const auto &ga : *a.device_groups)
+    for (const auto &gb : *b.device_groups) {
       int shared = 0;
       for (int64_t d : ga)
         if (std::find(gb.begin(), gb.end(), d) != gb.end() && ++shared > 1)

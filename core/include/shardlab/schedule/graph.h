@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,12 @@ inline constexpr int kNumCollectiveKinds = 6;
 std::string_view toString(CollectiveKind kind);
 std::string_view toString(NodeKind kind);
 
+/// The device groups of a collective, shared by every node and report entry
+/// that stands for it (1,024-device groups, once per loop iteration, were a
+/// large share of a schedule's allocations).
+using SharedDeviceGroups =
+    std::shared_ptr<const std::vector<std::vector<int64_t>>>;
+
 /// One instruction of the per-device program.
 struct Node {
   std::string name;
@@ -39,7 +46,8 @@ struct Node {
   int64_t partner = -1; ///< start <-> done of an async pair
   int stream = 0;       ///< collective stream (start/done only)
   /// Device groups of the collective (start/done only).
-  std::vector<std::vector<int64_t>> device_groups;
+  /// Shared: a loop body's collective is the same call every iteration.
+  SharedDeviceGroups device_groups;
   /// Bytes of the buffer this node defines. A done defines none: its users
   /// read the buffer its start allocated.
   int64_t output_bytes = 0;

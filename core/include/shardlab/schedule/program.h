@@ -88,7 +88,7 @@ struct Topology {
 struct CollectiveInfo {
   int64_t start_node = -1;
   CollectiveKind kind = CollectiveKind::None;
-  std::vector<std::vector<int64_t>> groups;
+  SharedDeviceGroups groups;
   std::string comm_type; ///< single-partition / world-level / ...
   int64_t bytes = 0;     ///< XLA's bytes_transferred
   double time_us = 0;
