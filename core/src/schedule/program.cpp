@@ -101,6 +101,8 @@ struct Builder {
   Operation *
   identicalCollective(Operation &op,
                       std::unordered_map<std::string, Operation *> &emitted);
+  /// Each collective's CSE key ("" when it has none), built once.
+  std::unordered_map<const Operation *, std::string> cse_keys;
   /// Emission order of each block, combined collectives as one step.
   std::unordered_map<const Block *, std::vector<std::vector<Operation *>>>
       block_steps;
@@ -496,15 +498,23 @@ Builder::newCombineCandidate(Operation &op, CollectiveKind kind) {
 // recorded as emitted).
 Operation *Builder::identicalCollective(
     Operation &op, std::unordered_map<std::string, Operation *> &emitted) {
-  std::optional<fusion::CombineCandidate> c = combineCandidate(op);
-  if (!c)
+  auto [key, fresh] = cse_keys.try_emplace(&op);
+  if (fresh) {
+    std::optional<fusion::CombineCandidate> c = combineCandidate(op);
+    if (c) {
+      for (size_t i = 0; i < op.numOperands(); ++i)
+        c->key +=
+            std::to_string(reinterpret_cast<uintptr_t>(op.operand(i))) + ",";
+      for (size_t i = 0; i < op.numResults(); ++i)
+        c->key +=
+            std::to_string(reinterpret_cast<uintptr_t>(op.result(i)->type)) +
+            ",";
+      key->second = std::move(c->key);
+    }
+  }
+  if (key->second.empty())
     return nullptr;
-  for (size_t i = 0; i < op.numOperands(); ++i)
-    c->key += std::to_string(reinterpret_cast<uintptr_t>(op.operand(i))) + ",";
-  for (size_t i = 0; i < op.numResults(); ++i)
-    c->key +=
-        std::to_string(reinterpret_cast<uintptr_t>(op.result(i)->type)) + ",";
-  auto [it, inserted] = emitted.emplace(c->key, &op);
+  auto [it, inserted] = emitted.emplace(key->second, &op);
   return inserted ? nullptr : it->second;
 }
 
