@@ -173,6 +173,55 @@ func.func @main(%w: tensor<8x1024xf32>, %acc: tensor<8x1024xf32>, %t: tensor<i32
   CHECK(plan(*module, false).size() == 7);
 }
 
+TEST_CASE("Fusion: softmax's exponential is a second output of its sum's "
+          "kernel, when nothing before the sum reads it") {
+  auto module = parse(R"(
+func.func @main(%x: tensor<4x1024xf32>) -> tensor<4x1024xf32> {
+  %c0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %e = stablehlo.exponential %x : tensor<4x1024xf32>
+  %s = stablehlo.reduce(%e init: %c0) applies stablehlo.add across dimensions = [1] : (tensor<4x1024xf32>, tensor<f32>) -> tensor<4xf32>
+  %b = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<4xf32>) -> tensor<4x1024xf32>
+  %d = stablehlo.divide %e, %b : tensor<4x1024xf32>
+  return %d : tensor<4x1024xf32>
+}
+)");
+  constexpr int64_t kTensor = 4 * 1024 * 4;
+  const std::vector<fusion::Kernel> kernels = plan(*module);
+  // The sum's kernel computes %e once, writes it and the sums; the divide
+  // reads %e back: 2 kernels, 3 tensors of traffic (3 kernels and 4
+  // without the second output).
+  REQUIRE(kernels.size() == 2);
+  CHECK((kernels[0].kind == fusion::KernelKind::Reduction));
+  CHECK(memberNames(kernels[0]) ==
+        std::vector<std::string>{"stablehlo.constant", "stablehlo.exponential",
+                                 "stablehlo.reduce"});
+  REQUIRE(kernels[0].extra_outputs.size() == 1);
+  CHECK(kernels[0].extra_outputs[0]->is("stablehlo.exponential"));
+  CHECK(kernels[0].bytes_read == kTensor);
+  CHECK(kernels[0].bytes_written == kTensor + 16);
+  CHECK(kernels[1].root->is("stablehlo.divide"));
+  CHECK(kernels[1].bytes_read == kTensor + 16);
+  CHECK(kernels[1].bytes_written == kTensor);
+
+  // A reader of %e before the sum: the rule fuses only when every other
+  // reader comes after the sum, which can never make a kernel wait for
+  // itself (XLA checks for such a cycle; shardlab's test is the stricter
+  // one). Here %e stays a kernel of its own.
+  auto before = parse(R"(
+func.func @main(%x: tensor<4x1024xf32>) -> (tensor<4x1024xf32>, tensor<4xf32>) {
+  %c0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %e = stablehlo.exponential %x : tensor<4x1024xf32>
+  %m = stablehlo.multiply %e, %e : tensor<4x1024xf32>
+  %s = stablehlo.reduce(%e init: %c0) applies stablehlo.add across dimensions = [1] : (tensor<4x1024xf32>, tensor<f32>) -> tensor<4xf32>
+  return %m, %s : tensor<4x1024xf32>, tensor<4xf32>
+}
+)");
+  const std::vector<fusion::Kernel> three = plan(*before);
+  REQUIRE(three.size() == 3);
+  CHECK(three[0].root->is("stablehlo.exponential"));
+  CHECK(three[0].extra_outputs.empty());
+}
+
 TEST_CASE("Fusion: slices read what they take, updates write in place") {
   auto module = parse(R"(
 func.func @main(%cache: tensor<64x1024xf32>, %big: tensor<4096x1024xf32>, %i: tensor<i32>) -> tensor<64x1024xf32> {

@@ -153,6 +153,7 @@ private:
   bool isEpilogue(const Operation &user, const Value *acc,
                   bool on_product) const;
   bool isBroadcastOfScalarConstant(const Value *value) const;
+  bool fuseAsSecondOutput(Operation &producer, const std::set<int> &consumers);
   void merge(int into, Operation &op);
   bool absorbIntoGemm(Operation &producer, Operation &user);
 
@@ -302,10 +303,13 @@ void Planner::fuseProducers() {
             consumers.insert(g);
         }
       }
-    if (materialized || consumers.empty())
+    if (consumers.empty())
       continue;
-    if (consumers.size() > 1 && !isCheapToDuplicate(producer))
+    if (materialized ||
+        (consumers.size() > 1 && !isCheapToDuplicate(producer))) {
+      fuseAsSecondOutput(producer, consumers);
       continue;
+    }
     const int own = mine.front();
     groups_[size_t(own)].alive = false;
     groups_[size_t(own)].members.clear();
@@ -315,6 +319,55 @@ void Planner::fuseProducers() {
       mine.push_back(g);
     }
   }
+}
+
+// Multi-output fusion into a reduction (kernels.h): `producer` joins the
+// reduction kernel among `consumers` whose reduce reads a tensor of its
+// shape, when every reader outside that kernel comes after the reduce.
+//   %e = exponential %x              -> one kernel: reads %x, writes %e
+//   %s = reduce(%e) add                  and %s
+//   %d = divide %e, broadcast(%s)    -> reads %e (written once)
+bool Planner::fuseAsSecondOutput(Operation &producer,
+                                 const std::set<int> &consumers) {
+  if (producer.numResults() != 1 || isTransparent(producer) ||
+      isCheapToDuplicate(producer))
+    return false;
+  const Type shape = producer.result(0)->type;
+  if (!shape || !shape->isRankedTensor() || !shape->hasStaticShape())
+    return false;
+  int into = -1;
+  for (int g : consumers) {
+    const Group &group = groups_[size_t(g)];
+    const Operation *root = group.root;
+    if (group.kind != KernelKind::Reduction || !root->is("stablehlo.reduce") ||
+        root->numOperands() < 2 || !root->operand(0)->type ||
+        root->operand(0)->type->shape != shape->shape)
+      continue;
+    if (into < 0 || order_.at(root) < order_.at(groups_[size_t(into)].root))
+      into = g;
+  }
+  if (into < 0)
+    return false;
+  const Group &target = groups_[size_t(into)];
+  const std::unordered_set<const Operation *> inside(target.members.begin(),
+                                                     target.members.end());
+  for (OpOperand *use = producer.result(0)->firstUse(); use;
+       use = use->next_use) {
+    if (inside.count(use->owner))
+      continue;
+    // A reader in a nested region counts where its op of this block is.
+    const Operation *reader = use->owner;
+    while (reader && !order_.count(reader))
+      reader = reader->parentOp();
+    if (!reader || order_.at(reader) <= order_.at(target.root))
+      return false;
+  }
+  std::vector<int> &mine = of_[&producer];
+  groups_[size_t(mine.front())].alive = false;
+  groups_[size_t(mine.front())].members.clear();
+  mine.assign(1, into);
+  groups_[size_t(into)].members.push_back(&producer);
+  return true;
 }
 
 int64_t sliceBytesOf(const Operation &user) {
@@ -373,6 +426,9 @@ Kernel finish(const Group &group,
         outside = !in.count(use->owner);
       if (!outside)
         continue;
+      if (m != k.root &&
+          (k.extra_outputs.empty() || k.extra_outputs.back() != m))
+        k.extra_outputs.push_back(m);
       if (m == k.root && k.kind == KernelKind::InPlace && m->numOperands() > 1)
         k.bytes_written += valueBytes(m->operand(1)); // the update only
       else

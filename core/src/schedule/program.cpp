@@ -331,6 +331,8 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
   node.name = label(root, suffix);
   node.line = root.loc.line;
   node.output_bytes = resultBytes(root);
+  for (Operation *extra : kernel.extra_outputs)
+    node.output_bytes += resultBytes(*extra);
   auto [costed, fresh] = kernel_costs.try_emplace(&root);
   if (fresh)
     costed->second = coster.kernel(module, kernel);
@@ -354,6 +356,8 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
     if (auto it = env.find(input); it != env.end())
       graph().addEdge(it->second, id, coster.plainLatency());
   bindResults(env, root, id);
+  for (Operation *extra : kernel.extra_outputs)
+    bindResults(env, *extra, id);
 }
 
 // A call site runs its callee's body: the callee's ops join the program

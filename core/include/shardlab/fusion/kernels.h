@@ -15,6 +15,13 @@
 //    in each (XLA duplicates it rather than write it out).
 //  - Input fusion: a reduce (or reduce_window) is a kernel's root, with the
 //    producer chain that feeds it; its consumers start another kernel.
+//  - Multi-output fusion: an elementwise producer of a reduce's input that
+//    other kernels read too (softmax's exponential, read by the sum and the
+//    divide) joins the reduce's kernel as a second output, as XLA's
+//    multi-output fusion makes it: computed once, written once, and the
+//    reduce reads it in registers. Only when its other readers all come
+//    after the reduce: a stricter test than XLA's cycle check, never wrong
+//    about a kernel waiting for itself.
 //  - GEMM: a dot_general is a cuBLAS call; the epilogue the GEMM rewriter
 //    folds into it joins it: a bias add (`add(dot, broadcast(b))`), a ReLU
 //    (`maximum(x, broadcast(0))`), a scale by a broadcast scalar constant and
@@ -72,6 +79,9 @@ struct Kernel {
   /// Values read from memory (defined outside the kernel), in first-use
   /// order.
   std::vector<Value *> inputs;
+  /// Members besides the root whose results are read outside the kernel
+  /// (multi-output fusion): the kernel writes them too.
+  std::vector<Operation *> extra_outputs;
   int64_t bytes_read = 0;
   int64_t bytes_written = 0;
   double flops = 0;
