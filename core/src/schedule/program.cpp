@@ -52,6 +52,18 @@ namespace {
 
 using Env = std::unordered_map<const Value *, int64_t>;
 
+/// `map[key]`, made by `make()` the first time it is asked for: a loop
+/// body's ops are emitted again every iteration, and what depends only on
+/// the op is worked out once.
+template <typename Map, typename Make>
+typename Map::mapped_type &memoized(Map &map, const typename Map::key_type &key,
+                                    Make make) {
+  auto [it, fresh] = map.try_emplace(key);
+  if (fresh)
+    it->second = make();
+  return it->second;
+}
+
 struct Builder {
   Module &module;
   const Coster &coster;
@@ -86,7 +98,7 @@ struct Builder {
   void emitCompute(Env &env, Operation &op, const std::string &suffix);
   void emitKernel(Env &env, const fusion::Kernel &kernel,
                   const std::string &suffix);
-  bool isKernelOp(const Operation &op) const;
+  bool isKernelOp(const Operation &op);
   bool emitCollective(Env &env, Operation &op, const std::string &suffix);
   void emitCombined(Env &env, const std::vector<Operation *> &members,
                     const std::string &suffix);
@@ -187,7 +199,7 @@ void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
 
 // Ops a kernel can hold: not control flow, calls to known functions,
 // collectives or terminators (the builder emits those itself).
-bool Builder::isKernelOp(const Operation &op) const {
+bool Builder::isKernelOp(const Operation &op) {
   if (isBlockReturn(op) || op.is("stablehlo.while") ||
       op.is("stablehlo.case") || op.is("stablehlo.if") ||
       op.is("sdy.named_computation"))
@@ -199,22 +211,18 @@ bool Builder::isKernelOp(const Operation &op) const {
         !func->region(0).empty())
       return false;
   }
-  return !const_cast<Builder *>(this)->callOf(op);
+  return !callOf(op);
 }
 
 const std::optional<CollectiveCall> &Builder::callOf(const Operation &op) {
-  auto [it, fresh] = calls.try_emplace(&op);
-  if (fresh)
-    it->second = stablehloCollectiveCall(module, const_cast<Operation &>(op),
-                                         program.topology.num_devices);
-  return it->second;
+  return memoized(calls, &op, [&] {
+    return stablehloCollectiveCall(module, const_cast<Operation &>(op),
+                                   program.topology.num_devices);
+  });
 }
 
 const OpCost &Builder::computeCostOf(Operation &op) {
-  auto [it, fresh] = op_costs.try_emplace(&op);
-  if (fresh)
-    it->second = coster.compute(module, op);
-  return it->second;
+  return memoized(op_costs, &op, [&] { return coster.compute(module, op); });
 }
 
 const Builder::BlockKernels &Builder::kernelsOf(Block &block) {
@@ -333,10 +341,8 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
   node.output_bytes = resultBytes(root);
   for (Operation *extra : kernel.extra_outputs)
     node.output_bytes += resultBytes(*extra);
-  auto [costed, fresh] = kernel_costs.try_emplace(&root);
-  if (fresh)
-    costed->second = coster.kernel(module, kernel);
-  const OpCost &c = costed->second;
+  const OpCost &c = memoized(kernel_costs, &root,
+                             [&] { return coster.kernel(module, kernel); });
   node.cost_us = c.cost_us;
   node.explanation = c.explanation;
   if (!c.extrapolated.empty())
@@ -469,11 +475,8 @@ Builder::combineCandidate(Operation &op) {
   if (kind != CollectiveKind::AllReduce && kind != CollectiveKind::AllGather &&
       kind != CollectiveKind::ReduceScatter)
     return std::nullopt;
-  // Asked once per op: a loop body's collectives again every iteration.
-  auto [cached, fresh] = candidates.try_emplace(&op);
-  if (fresh)
-    cached->second = newCombineCandidate(op, kind);
-  return cached->second;
+  return memoized(candidates, &op,
+                  [&] { return newCombineCandidate(op, kind); });
 }
 
 std::optional<fusion::CombineCandidate>
@@ -502,23 +505,21 @@ Builder::newCombineCandidate(Operation &op, CollectiveKind kind) {
 // recorded as emitted).
 Operation *Builder::identicalCollective(
     Operation &op, std::unordered_map<std::string, Operation *> &emitted) {
-  auto [key, fresh] = cse_keys.try_emplace(&op);
-  if (fresh) {
+  const std::string &key = memoized(cse_keys, &op, [&] {
     std::optional<fusion::CombineCandidate> c = combineCandidate(op);
-    if (c) {
-      for (size_t i = 0; i < op.numOperands(); ++i)
-        c->key +=
-            std::to_string(reinterpret_cast<uintptr_t>(op.operand(i))) + ",";
-      for (size_t i = 0; i < op.numResults(); ++i)
-        c->key +=
-            std::to_string(reinterpret_cast<uintptr_t>(op.result(i)->type)) +
-            ",";
-      key->second = std::move(c->key);
-    }
-  }
-  if (key->second.empty())
+    if (!c)
+      return std::string();
+    for (size_t i = 0; i < op.numOperands(); ++i)
+      c->key +=
+          std::to_string(reinterpret_cast<uintptr_t>(op.operand(i))) + ",";
+    for (size_t i = 0; i < op.numResults(); ++i)
+      c->key +=
+          std::to_string(reinterpret_cast<uintptr_t>(op.result(i)->type)) + ",";
+    return std::move(c->key);
+  });
+  if (key.empty())
     return nullptr;
-  auto [it, inserted] = emitted.emplace(key->second, &op);
+  auto [it, inserted] = emitted.emplace(key, &op);
   return inserted ? nullptr : it->second;
 }
 
@@ -550,11 +551,13 @@ void Builder::emitAsyncPair(Env &env, const std::vector<Operation *> &ops,
                             const CollectiveCall &call,
                             const std::string &suffix, const std::string &why) {
   const Operation &first = *ops.front();
-  auto [costed, fresh] = collective_costs.try_emplace(&first);
-  if (fresh)
-    costed->second.cost = coster.collective(call, costed->second.info);
-  const OpCost &c = costed->second.cost;
-  CollectiveInfo info = costed->second.info;
+  const CostedCollective &costed = memoized(collective_costs, &first, [&] {
+    CostedCollective made;
+    made.cost = coster.collective(call, made.info);
+    return made;
+  });
+  const OpCost &c = costed.cost;
+  CollectiveInfo info = costed.info;
   Node start;
   start.name = label(first, suffix) + "-start";
   start.line = first.loc.line;
