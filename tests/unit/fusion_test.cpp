@@ -197,6 +197,43 @@ func.func @main(%x: tensor<4x1024xf32>) -> tensor<4x1024xf32> {
                                  "stablehlo.reduce"});
   REQUIRE(kernels[0].extra_outputs.size() == 1);
   CHECK(kernels[0].extra_outputs[0]->is("stablehlo.exponential"));
+  // In the schedule a reader of %e alone (%d) waits for the sum's kernel,
+  // which writes %e for it, and the node says what the kernel writes.
+  {
+    auto squares = parse(R"(
+func.func @main(%x: tensor<4x1024xf32>) -> (tensor<4x1024xf32>, tensor<4xf32>) {
+  %c0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %e = stablehlo.exponential %x : tensor<4x1024xf32>
+  %s = stablehlo.reduce(%e init: %c0) applies stablehlo.add across dimensions = [1] : (tensor<4x1024xf32>, tensor<f32>) -> tensor<4xf32>
+  %d = stablehlo.multiply %e, %e : tensor<4x1024xf32>
+  return %d, %s : tensor<4x1024xf32>, tensor<4xf32>
+}
+)");
+    schedule::ProgramOptions options;
+    options.hardware = *cost::findHardwarePreset("h100");
+    options.sol = cost::solPlatformDefaults(options.hardware.device_name);
+    DiagnosticEngine diags;
+    Result<schedule::Program> program =
+        schedule::buildProgram(*squares, options, diags);
+    REQUIRE(program.ok());
+    const schedule::Graph &g = program->graph;
+    int64_t sum = -1, square = -1;
+    for (int64_t i = 0; i < g.size(); ++i) {
+      if (g.node(i).name.rfind("stablehlo.reduce@", 0) == 0)
+        sum = i;
+      if (g.node(i).name.rfind("stablehlo.multiply@", 0) == 0)
+        square = i;
+    }
+    REQUIRE(sum >= 0);
+    REQUIRE(square >= 0);
+    CHECK(g.node(sum).fusion_second_outputs ==
+          std::vector<std::string>{"stablehlo.exponential@4"});
+    CHECK(g.node(sum).output_bytes == kTensor + 16);
+    bool waits = false;
+    for (int64_t e : g.predecessors(square))
+      waits = waits || g.edges()[size_t(e)].from == sum;
+    CHECK(waits);
+  }
   CHECK(kernels[0].bytes_read == kTensor);
   CHECK(kernels[0].bytes_written == kTensor + 16);
   CHECK(kernels[1].root->is("stablehlo.divide"));

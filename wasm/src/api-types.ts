@@ -982,6 +982,10 @@ export interface Fusion {
    */
   ops: string[];
   /**
+   * Ops besides the root whose results the kernel also writes, because kernels after it read them (XLA's multi-output fusion: softmax's exponential in its sum's kernel). Absent when there are none.
+   */
+  second_outputs?: string[];
+  /**
    * Bytes the kernel reads from memory: values from outside it, only the taken part of a sliced one.
    */
   bytes_read: number;

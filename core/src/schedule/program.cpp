@@ -362,8 +362,10 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
     if (auto it = env.find(input); it != env.end())
       graph().addEdge(it->second, id, coster.plainLatency());
   bindResults(env, root, id);
-  for (Operation *extra : kernel.extra_outputs)
+  for (Operation *extra : kernel.extra_outputs) {
     bindResults(env, *extra, id);
+    graph().node(id).fusion_second_outputs.push_back(label(*extra, suffix));
+  }
 }
 
 // A call site runs its callee's body: the callee's ops join the program

@@ -59,8 +59,14 @@ void writeOp(JsonWriter &w, const Graph &g, const Schedule &s, int64_t n,
     w.key("ops").beginArray();
     for (const std::string &op : node.fusion_members)
       w.value(op);
-    w.endArray()
-        .field("bytes_read", node.bytes_read)
+    w.endArray();
+    if (!node.fusion_second_outputs.empty()) {
+      w.key("second_outputs").beginArray();
+      for (const std::string &op : node.fusion_second_outputs)
+        w.value(op);
+      w.endArray();
+    }
+    w.field("bytes_read", node.bytes_read)
         .field("bytes_written", node.bytes_written)
         .endObject();
   }

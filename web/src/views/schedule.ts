@@ -102,6 +102,8 @@ function opDetails(op: ScheduledOp): string {
   if (op.fusion) {
     const ops = op.fusion.ops.map((o) => o.replace(/^stablehlo\./, ""));
     lines.push(`${op.fusion.kind} of ${ops.length} ops: ${ops.join(", ")}`);
+    if (op.fusion.second_outputs?.length)
+      lines.push(`also writes ${op.fusion.second_outputs.map((o) => o.replace(/^stablehlo\./, "")).join(", ")} for the kernels after it (multi-output fusion)`);
     lines.push(`reads ${fmtBytes(op.fusion.bytes_read)}, writes ${fmtBytes(op.fusion.bytes_written)}`);
   }
   if (typeof op.cost_explanation === "string") lines.push(op.cost_explanation.split("\n").filter((l) => !l.startsWith("neighbour")).join("\n"));

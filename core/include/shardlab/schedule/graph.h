@@ -59,6 +59,8 @@ struct Node {
   /// root last) and the bytes it reads and writes at its boundary.
   std::string fusion_kind;
   std::vector<std::string> fusion_members;
+  /// Members besides the root whose results the kernel also writes.
+  std::vector<std::string> fusion_second_outputs;
   int64_t bytes_read = 0, bytes_written = 0;
 };
 
