@@ -808,6 +808,14 @@ test("schedule: fused kernels list their ops on hover; fusion off costs every op
   assert.match(shown, /(loop|reduction) fusion of \d+ ops: .*@\d+/);
   assert.match(shown, /reads [\d.]+ [KMG]?i?B, writes/);
   await shot("13-schedule-fused-kernel");
+  // The softmax's sum also writes the exponential the divide reads (XLA's
+  // multi-output fusion): one bar says so.
+  let second = "";
+  for (let i = 0; i < fusedBars && !/also writes/.test(second); ++i) {
+    await bars.nth(i).hover();
+    second = await page.getByTestId("gantt-detail").textContent();
+  }
+  assert.match(second, /reduction fusion of \d+ ops: .*exponential@\d+.*\nalso writes exponential@\d+ for the kernels after it/);
   const fusedStep = parseUs(await page.getByTestId("total-step").textContent());
   await afterUpdate(() => page.getByTestId("set-fusion").uncheck());
   assert.ok(await bars.count() > fusedBars, "without fusion every op is a bar");
