@@ -153,7 +153,8 @@ private:
   bool isEpilogue(const Operation &user, const Value *acc,
                   bool on_product) const;
   bool isBroadcastOfScalarConstant(const Value *value) const;
-  bool fuseAsSecondOutput(Operation &producer, const std::set<int> &consumers);
+  void fuseAsSecondOutput(Operation &producer, const std::set<int> &consumers);
+  void moveInto(Operation &producer, const std::set<int> &groups);
   void merge(int into, Operation &op);
   bool absorbIntoGemm(Operation &producer, Operation &user);
 
@@ -310,14 +311,20 @@ void Planner::fuseProducers() {
       fuseAsSecondOutput(producer, consumers);
       continue;
     }
-    const int own = mine.front();
-    groups_[size_t(own)].alive = false;
-    groups_[size_t(own)].members.clear();
-    mine.clear();
-    for (int g : consumers) {
-      groups_[size_t(g)].members.push_back(&producer);
-      mine.push_back(g);
-    }
+    moveInto(producer, consumers);
+  }
+}
+
+// A producer that was a kernel of its own becomes a member of `groups`
+// (several: computed again in each).
+void Planner::moveInto(Operation &producer, const std::set<int> &groups) {
+  std::vector<int> &mine = of_[&producer];
+  groups_[size_t(mine.front())].alive = false;
+  groups_[size_t(mine.front())].members.clear();
+  mine.clear();
+  for (int g : groups) {
+    groups_[size_t(g)].members.push_back(&producer);
+    mine.push_back(g);
   }
 }
 
@@ -327,14 +334,14 @@ void Planner::fuseProducers() {
 //   %e = exponential %x              -> one kernel: reads %x, writes %e
 //   %s = reduce(%e) add                  and %s
 //   %d = divide %e, broadcast(%s)    -> reads %e (written once)
-bool Planner::fuseAsSecondOutput(Operation &producer,
+void Planner::fuseAsSecondOutput(Operation &producer,
                                  const std::set<int> &consumers) {
   if (producer.numResults() != 1 || isTransparent(producer) ||
       isCheapToDuplicate(producer))
-    return false;
+    return;
   const Type shape = producer.result(0)->type;
   if (!shape || !shape->isRankedTensor() || !shape->hasStaticShape())
-    return false;
+    return;
   int into = -1;
   for (int g : consumers) {
     const Group &group = groups_[size_t(g)];
@@ -347,7 +354,7 @@ bool Planner::fuseAsSecondOutput(Operation &producer,
       into = g;
   }
   if (into < 0)
-    return false;
+    return;
   const Group &target = groups_[size_t(into)];
   const std::unordered_set<const Operation *> inside(target.members.begin(),
                                                      target.members.end());
@@ -360,14 +367,9 @@ bool Planner::fuseAsSecondOutput(Operation &producer,
     while (reader && !order_.count(reader))
       reader = reader->parentOp();
     if (!reader || order_.at(reader) <= order_.at(target.root))
-      return false;
+      return;
   }
-  std::vector<int> &mine = of_[&producer];
-  groups_[size_t(mine.front())].alive = false;
-  groups_[size_t(mine.front())].members.clear();
-  mine.assign(1, into);
-  groups_[size_t(into)].members.push_back(&producer);
-  return true;
+  moveInto(producer, {into});
 }
 
 int64_t sliceBytesOf(const Operation &user) {

@@ -339,8 +339,10 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
   node.name = label(root, suffix);
   node.line = root.loc.line;
   node.output_bytes = resultBytes(root);
-  for (Operation *extra : kernel.extra_outputs)
+  for (Operation *extra : kernel.extra_outputs) {
     node.output_bytes += resultBytes(*extra);
+    node.fusion_second_outputs.push_back(label(*extra, suffix));
+  }
   const OpCost &c = memoized(kernel_costs, &root,
                              [&] { return coster.kernel(module, kernel); });
   node.cost_us = c.cost_us;
@@ -362,10 +364,8 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
     if (auto it = env.find(input); it != env.end())
       graph().addEdge(it->second, id, coster.plainLatency());
   bindResults(env, root, id);
-  for (Operation *extra : kernel.extra_outputs) {
+  for (Operation *extra : kernel.extra_outputs)
     bindResults(env, *extra, id);
-    graph().node(id).fusion_second_outputs.push_back(label(*extra, suffix));
-  }
 }
 
 // A call site runs its callee's body: the callee's ops join the program

@@ -31,6 +31,13 @@ std::vector<int64_t> entryIndex(const Graph &g, const Schedule &s,
   return index;
 }
 
+void writeStrings(JsonWriter &w, const std::vector<std::string> &strings) {
+  w.beginArray();
+  for (const std::string &text : strings)
+    w.value(text);
+  w.endArray();
+}
+
 void writeOp(JsonWriter &w, const Graph &g, const Schedule &s, int64_t n,
              const std::vector<int64_t> &index) {
   const Node &node = g.node(n);
@@ -56,16 +63,9 @@ void writeOp(JsonWriter &w, const Graph &g, const Schedule &s, int64_t n,
   }
   if (!node.fusion_kind.empty()) {
     w.key("fusion").beginObject().field("kind", node.fusion_kind);
-    w.key("ops").beginArray();
-    for (const std::string &op : node.fusion_members)
-      w.value(op);
-    w.endArray();
-    if (!node.fusion_second_outputs.empty()) {
-      w.key("second_outputs").beginArray();
-      for (const std::string &op : node.fusion_second_outputs)
-        w.value(op);
-      w.endArray();
-    }
+    writeStrings(w.key("ops"), node.fusion_members);
+    if (!node.fusion_second_outputs.empty())
+      writeStrings(w.key("second_outputs"), node.fusion_second_outputs);
     w.field("bytes_read", node.bytes_read)
         .field("bytes_written", node.bytes_written)
         .endObject();
@@ -219,13 +219,6 @@ void writeHardware(JsonWriter &w, const Program &program) {
   for (const auto &[field, source] : hw.sources)
     w.field(field, source);
   w.endObject().endObject();
-}
-
-void writeStrings(JsonWriter &w, const std::vector<std::string> &strings) {
-  w.beginArray();
-  for (const std::string &text : strings)
-    w.value(text);
-  w.endArray();
 }
 
 void writeReport(JsonWriter &w, const Program &program, const Schedule &s) {
