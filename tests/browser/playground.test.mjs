@@ -800,21 +800,22 @@ test("schedule: fused kernels list their ops on hover; fusion off costs every op
   await page.getByTestId("gantt").waitFor();
   const bars = page.getByTestId("bar-compute");
   const fusedBars = await bars.count();
-  let shown = "";
-  for (let i = 0; i < fusedBars && !/fusion of \d+ ops/.test(shown); ++i) {
-    await bars.nth(i).hover();
-    shown = await page.getByTestId("gantt-detail").textContent();
-  }
+  // The detail of the first bar whose hover text matches `wanted`.
+  const hoverUntil = async (wanted) => {
+    let shown = "";
+    for (let i = 0; i < fusedBars && !wanted.test(shown); ++i) {
+      await bars.nth(i).hover();
+      shown = await page.getByTestId("gantt-detail").textContent();
+    }
+    return shown;
+  };
+  const shown = await hoverUntil(/fusion of \d+ ops/);
   assert.match(shown, /(loop|reduction) fusion of \d+ ops: .*@\d+/);
   assert.match(shown, /reads [\d.]+ [KMG]?i?B, writes/);
   await shot("13-schedule-fused-kernel");
   // The softmax's sum also writes the exponential the divide reads (XLA's
   // multi-output fusion): one bar says so.
-  let second = "";
-  for (let i = 0; i < fusedBars && !/also writes/.test(second); ++i) {
-    await bars.nth(i).hover();
-    second = await page.getByTestId("gantt-detail").textContent();
-  }
+  const second = await hoverUntil(/also writes/);
   assert.match(second, /reduction fusion of \d+ ops: .*exponential@\d+.*\nalso writes exponential@\d+ for the kernels after it/);
   const fusedStep = parseUs(await page.getByTestId("total-step").textContent());
   await afterUpdate(() => page.getByTestId("set-fusion").uncheck());
