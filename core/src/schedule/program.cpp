@@ -147,6 +147,12 @@ struct Builder {
   };
   /// Keyed by the first op of the call (a combined call's first member).
   std::unordered_map<const Operation *, CostedCollective> collective_costs;
+  /// A combined call: its members' bytes summed, and what the report says.
+  struct CombinedCall {
+    CollectiveCall call;
+    std::string why;
+  };
+  std::unordered_map<const Operation *, CombinedCall> combined_calls;
   std::unordered_map<const Operation *, OpCost> op_costs;
   const OpCost &computeCostOf(Operation &op);
   std::unordered_map<const Operation *, OpCost> kernel_costs;
@@ -530,20 +536,22 @@ Operation *Builder::identicalCollective(
 // member's results come from its done.
 void Builder::emitCombined(Env &env, const std::vector<Operation *> &members,
                            const std::string &suffix) {
-  Operation &first = *members.front();
-  std::optional<CollectiveCall> call = callOf(first);
-  std::string lines;
-  for (size_t i = 1; i < members.size(); ++i) {
-    const std::optional<CollectiveCall> &other = callOf(*members[i]);
-    call->operand_bytes += other->operand_bytes;
-    call->output_bytes += other->output_bytes;
-    lines += (i > 1 ? ", " : "") + std::to_string(members[i]->loc.line);
-  }
-  emitAsyncPair(env, members, *call, suffix,
-                "combined (XLA's " + std::string(toString(call->kind)) +
-                    " combiner) with the " +
-                    std::to_string(members.size() - 1) +
-                    " collectives of lines " + lines + "\n");
+  const CombinedCall &combined = memoized(combined_calls, members.front(), [&] {
+    CombinedCall made;
+    made.call = *callOf(*members.front());
+    std::string lines;
+    for (size_t i = 1; i < members.size(); ++i) {
+      const std::optional<CollectiveCall> &other = callOf(*members[i]);
+      made.call.operand_bytes += other->operand_bytes;
+      made.call.output_bytes += other->output_bytes;
+      lines += (i > 1 ? ", " : "") + std::to_string(members[i]->loc.line);
+    }
+    made.why = "combined (XLA's " + std::string(toString(made.call.kind)) +
+               " combiner) with the " + std::to_string(members.size() - 1) +
+               " collectives of lines " + lines + "\n";
+    return made;
+  });
+  emitAsyncPair(env, members, combined.call, suffix, combined.why);
 }
 
 // One collective call as an async start/done pair moving `call`'s bytes:
