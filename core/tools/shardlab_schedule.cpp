@@ -34,6 +34,8 @@ struct Options {
   std::optional<int64_t> memory_limit, device_memory;
   int reruns = 1;
   int64_t while_trip_count = 0;
+  int64_t pipeline_stages = 0;
+  std::string pipeline_schedule = "1f1b";
   bool approximate = false, propagate = true, fusion = true;
   bool combine = true, pipeline_collectives = false, gemms_at_peak = false;
   bool compare = false, suggest = false;
@@ -83,6 +85,16 @@ const char *kHelp =
     "                         default off, as in XLA): weight all-gathers\n"
     "                         one iteration early, stored reduce-scatters\n"
     "                         and all-reduces finishing in the next one\n"
+    "  --pipeline-stages S    run the layers as S pipeline stages over the\n"
+    "                         mesh's \"stage\" axis (S devices, major, used "
+    "by\n"
+    "                         no sharding): each stage holds L/S of the\n"
+    "                         scanned layers, the micro-batch loop runs\n"
+    "                         M + S - 1 ticks, activations pass between\n"
+    "                         stages by collective_permute\n"
+    "  --pipeline-schedule 1f1b|gpipe  micro-batches whose residuals the\n"
+    "                         first stage holds: min(S, M) or M (default "
+    "1f1b)\n"
     "  --gemms-at-peak        GEMMs at the preset's datasheet peak (the\n"
     "                         roofline), not at measured efficiency\n"
     "  --trace FILE, -o FILE  write a Chrome trace (open in ui.perfetto.dev)\n"
@@ -162,6 +174,10 @@ Status parseValue(Options &o, const std::string &flag, const std::string &v) {
     o.reruns = int(n);
   else if (flag == "--while-trip-count" && in_range && n > 0 && n <= 1000000)
     o.while_trip_count = n;
+  else if (flag == "--pipeline-stages" && in_range && n > 1 && n <= 4096)
+    o.pipeline_stages = n;
+  else if (flag == "--pipeline-schedule" && (v == "1f1b" || v == "gpipe"))
+    o.pipeline_schedule = v;
   else
     return makeError("bad value '" + v + "' for " + flag);
   return success();
@@ -267,6 +283,8 @@ pipelineOptions(const Options &o, const cost::PerfTable &table) {
   target.sol_options = o.sol_options;
   target.approximate = o.approximate;
   target.while_trip_count = o.while_trip_count;
+  target.pipeline_stages = o.pipeline_stages;
+  target.pipeline_schedule = o.pipeline_schedule;
   target.fusion = o.fusion;
   target.combine_collectives = o.combine;
   target.pipeline_collectives = o.pipeline_collectives;

@@ -20,6 +20,7 @@ const std::vector<PassInfo> &allPasses() {
     addExportPasses(all);
     addCanonicalizePasses(all);
     addXlaPasses(all);
+    addStrategyPasses(all);
     return all;
   }();
   return passes;

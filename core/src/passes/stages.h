@@ -14,5 +14,6 @@ void addPropagationPasses(std::vector<PassInfo> &passes);
 void addExportPasses(std::vector<PassInfo> &passes);
 void addCanonicalizePasses(std::vector<PassInfo> &passes);
 void addXlaPasses(std::vector<PassInfo> &passes);
+void addStrategyPasses(std::vector<PassInfo> &passes);
 
 } // namespace shardlab

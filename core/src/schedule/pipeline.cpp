@@ -126,6 +126,8 @@ Result<ProgramOptions> programOptionsFor(const TargetOptions &target) {
   out.fusion = target.fusion;
   out.combine_collectives = target.combine_collectives;
   out.pipeline_collectives = target.pipeline_collectives;
+  out.pipeline_stages = target.pipeline_stages;
+  out.pipeline_schedule = target.pipeline_schedule;
   return out;
 }
 

@@ -1,6 +1,7 @@
 // buildProgram: walks a function of a module lowered to explicit
 // collectives and emits the costed per-device graph.
 #include "ir/op_properties.h"
+#include "ir/while_loops.h"
 #include "passes/xla_support.h"
 #include "program_internal.h"
 #include "sharding/sharding_utils.h"
@@ -838,19 +839,40 @@ namespace {
 // The program one device runs is what the per-device steps make of the
 // module (perDeviceSteps, the end of the "partition" pipeline): the
 // scheduler reads types as per-device sizes and collectives as StableHLO
-// ones, never shardings.
-Status toPerDevice(Module &module, DiagnosticEngine &diags) {
-  if (module.per_device)
-    return success();
+// ones, never shardings. A pipelined layout's stages are then cut out of it
+// (shardlab-pipeline-stages).
+Status toPerDevice(Module &module, const ProgramOptions &options,
+                   DiagnosticEngine &diags) {
   PassPipeline pipeline;
-  for (const auto &[flag, options] : perDeviceSteps())
-    if (Status added = appendPass(pipeline, flag, options); !added)
+  if (!module.per_device)
+    for (const auto &[flag, pass_options] : perDeviceSteps())
+      if (Status added = appendPass(pipeline, flag, pass_options); !added)
+        return added;
+  if (options.pipeline_stages > 0)
+    if (Status added =
+            appendPass(pipeline, "shardlab-pipeline-stages",
+                       "stages=" + std::to_string(options.pipeline_stages) +
+                           " schedule=" + options.pipeline_schedule);
+        !added)
       return added;
   std::string failed;
-  if (!runPassPipeline(module, pipeline, diags, &failed))
-    return makeError("cannot make the per-device program: " + failed +
-                     " failed");
-  return success();
+  if (runPassPipeline(module, pipeline, diags, &failed))
+    return success();
+  std::string why;
+  for (const Diagnostic &d : diags.diagnostics())
+    if (d.severity == Severity::Error) {
+      why = ": " + d.message;
+      break;
+    }
+  return makeError("cannot make the per-device program: " + failed + " failed" +
+                   why);
+}
+
+// What a rewrite of the per-device program assumed (its module attribute).
+void rewriteAssumptions(Module &module, std::vector<std::string> &out) {
+  const Attr *pipeline = module.op().attrs.get("shardlab.pipeline");
+  if (pipeline && pipeline->kind == AttrKind::String)
+    out.push_back("pipeline: " + pipeline->str());
 }
 
 } // namespace
@@ -860,7 +882,7 @@ Result<Program> buildProgram(Module &module, const ProgramOptions &options,
   std::vector<std::string> padding;
   if (!module.per_device)
     padding = detail::paddingAssumptions(module);
-  if (Status local = toPerDevice(module, diags); !local)
+  if (Status local = toPerDevice(module, options, diags); !local)
     return local.error();
   Operation *func = detail::findFunc(module, options.func_name);
   if (!func || func->numRegions() == 0 || func->region(0).empty())
@@ -878,6 +900,7 @@ Result<Program> buildProgram(Module &module, const ProgramOptions &options,
     return coster.error();
   Program program;
   program.assumptions = std::move(padding);
+  rewriteAssumptions(module, program.assumptions);
   program.topology = detail::topologyOf(module, options.sol.gpus_per_node);
   if (options.estimator == EstimatorMode::Real) {
     program.hardware = options.hardware;

@@ -98,9 +98,6 @@ bool isCheckCustomCall(const Operation &op);
 /// cuDNN's fused attention (`__cudnn$fmha...`), as JAX's
 /// dot_product_attention(implementation="cudnn") calls it.
 bool isFlashAttention(const Operation &op);
-/// Trip count of a stablehlo.while counting a constant-initialised
-/// iteration argument up to a constant (`compare LT`), by a constant step.
-std::optional<int64_t> constantTripCount(Operation &while_op);
 
 /// A dense integer attribute: its tensor shape and row-major values.
 struct DenseInts {

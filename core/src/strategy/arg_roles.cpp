@@ -1,6 +1,8 @@
 // Roles of the entry function's arguments (see arg_roles.h).
 #include "strategy/arg_roles.h"
 
+#include "passes/strategy/layer_loops.h"
+
 #include "rules/rules_internal.h"
 #include "rules/stablehlo_attrs.h"
 #include "shardlab/ir/sharding_access.h"
@@ -401,6 +403,17 @@ void shardLikeTheirWeights(std::vector<ArgAnalysis> &args) {
   }
 }
 
+// The layer loops a pipeline would split, from the global module (trip
+// counts and stacked shapes are those of the per-device program).
+LayerStack layerStackOf(Operation &entry) {
+  const LayerLoops loops = findLayerLoops(entry);
+  LayerStack stack{loops.layers, loops.micro_batches, loops.error};
+  if (stack.error.empty() && !loops.micro_batch_loop)
+    stack.error = "its layer loops are not inside a loop over micro-batches "
+                  "(gradient accumulation), which a pipeline needs";
+  return stack;
+}
+
 } // namespace
 
 std::string_view toString(ArgRole role) {
@@ -500,6 +513,7 @@ Result<ModuleAnalysis> analyzeArguments(std::string_view text) {
         size_t(a.batch_dim) + 1 < rank && (rank >= 3 || token_ids))
       a.sequence_dim = a.batch_dim + 1;
   }
+  result.layers = layerStackOf(*entry);
   return result;
 }
 

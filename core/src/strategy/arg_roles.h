@@ -52,9 +52,19 @@ struct ArgAnalysis {
   std::vector<int64_t> expert_dims;
 };
 
+/// The scanned layers a pipeline could split (passes/strategy/
+/// layer_loops.h): L layers looped over inside M micro-batches, or why the
+/// step has no such structure.
+struct LayerStack {
+  int64_t layers = 0;
+  int64_t micro_batches = 1;
+  std::string error; ///< empty when a pipeline can be cut
+};
+
 struct ModuleAnalysis {
   std::vector<ArgAnalysis> args;
   int64_t mesh_devices = 0; ///< devices of the first mesh (0: none)
+  LayerStack layers;
 };
 
 /// Analyses the arguments of the entry function of the module in `text`

@@ -177,10 +177,68 @@ void addThreeWay(std::vector<Plan> &plans, const std::vector<ArgAnalysis> &args,
   }
 }
 
+// One pipeline: S stages over the major "stage" axis, the batch over
+// "data" (a) and, with b > 1, the weights Megatron-style over "model".
+Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s, int64_t a,
+                  int64_t b, const LayerStack &layers) {
+  std::vector<MeshAxis> mesh = {{"stage", s}};
+  std::string name = "PP", split = std::to_string(s);
+  if (a > 1) {
+    mesh.push_back({"data", a});
+    name += "×DP";
+    split += "×" + std::to_string(a);
+  }
+  if (b > 1) {
+    mesh.push_back({"model", b});
+    name += "×TP";
+    split += "×" + std::to_string(b);
+  }
+  std::string what = std::to_string(layers.layers) + " layers in " +
+                     std::to_string(s) + " pipeline stages of " +
+                     std::to_string(layers.layers / s) + " (1F1B over " +
+                     std::to_string(layers.micro_batches) + " micro-batches)";
+  if (a > 1)
+    what += ", batch over " + std::to_string(a);
+  if (b > 1)
+    what += ", weights Megatron-style over " + std::to_string(b);
+  Plan plan =
+      makePlan(name + " " + split, what, mesh,
+               {a > 1 ? "data" : "", "", b > 1 ? "model" : "", ""}, args);
+  plan.stages = s;
+  return plan;
+}
+
+// Pipelines of S stages, S dividing the layers and the devices and at most
+// the micro-batches (more stages than micro-batches leave stages idle most
+// of a step), with every split of the rest into data x tensor (tensor in a
+// node). Without layer loops in micro-batches, one row says why.
+void addPipelines(std::vector<Plan> &plans,
+                  const std::vector<ArgAnalysis> &args, int64_t n,
+                  int64_t gpus_per_node, const LayerStack &layers) {
+  if (!layers.error.empty()) {
+    Plan pp;
+    pp.name = "PP";
+    pp.description = "layers split into pipeline stages";
+    pp.mesh = {{"stage", n}};
+    pp.error = "no pipeline: " + layers.error;
+    plans.push_back(std::move(pp));
+    return;
+  }
+  for (int64_t s = 2; s <= layers.micro_batches && s <= n; ++s) {
+    if (layers.layers % s != 0 || n % s != 0)
+      continue;
+    const int64_t rest = n / s;
+    for (int64_t b = 1; b <= rest; ++b)
+      if (rest % b == 0 && (gpus_per_node <= 0 || b <= gpus_per_node))
+        plans.push_back(pipelinePlan(args, s, rest / b, b, layers));
+  }
+}
+
 } // namespace
 
 std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
-                                 int64_t n, int64_t gpus_per_node) {
+                                 int64_t n, int64_t gpus_per_node,
+                                 const LayerStack &layers) {
   std::vector<Plan> plans;
   const std::string N = std::to_string(n);
   plans.push_back(makePlan(
@@ -251,6 +309,7 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
     plans.push_back(std::move(dpsp));
   }
   addThreeWay(plans, args, n, gpus_per_node);
+  addPipelines(plans, args, n, gpus_per_node, layers);
   return plans;
 }
 

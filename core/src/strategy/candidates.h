@@ -1,7 +1,10 @@
 // The candidate strategies for N devices (the list and its rules are in
 // shardlab/strategy/strategy.h): DP, FSDP, TP, SP, EP; for every split
 // N = a x b, DP×TP, FSDP×TP and DP×SP on a 2-D mesh; for every N = a x b x c,
-// DP×TP×SP and FSDP×TP×SP on a 3-D mesh.
+// DP×TP×SP and FSDP×TP×SP on a 3-D mesh; where the step loops over stacked
+// layers inside a loop over micro-batches, PP×DP and PP×DP×TP with S
+// pipeline stages (S dividing the layers and at most the micro-batches) on
+// the major "stage" axis, the tensor axis inside a node.
 #pragma once
 
 #include "strategy/arg_roles.h"
@@ -15,6 +18,7 @@ namespace shardlab::strategy {
 /// divide a dimension, or whose "model" axis is larger than
 /// `gpus_per_node` (0: no limit), carries the reason in Plan::error.
 std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
-                                 int64_t devices, int64_t gpus_per_node = 0);
+                                 int64_t devices, int64_t gpus_per_node = 0,
+                                 const LayerStack &layers = {});
 
 } // namespace shardlab::strategy

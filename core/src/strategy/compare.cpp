@@ -22,7 +22,8 @@ Result<Prepared> prepare(std::string_view text, const CompareOptions &options) {
   p.context =
       EvaluationContext{text, std::move(analysis->args), options.pipeline};
   p.plans = candidatePlans(p.context.args, p.devices,
-                           options.pipeline.program.sol.gpus_per_node);
+                           options.pipeline.program.sol.gpus_per_node,
+                           analysis->layers);
   if (!options.only.empty())
     std::erase_if(p.plans, [&](const Plan &plan) {
       return std::find(options.only.begin(), options.only.end(), plan.name) ==

@@ -121,13 +121,17 @@ Candidate run(const EvaluationContext &c, const Plan &plan, Candidate row) {
     describeUser(module, *entry, c, row);
   if (Status applied = applyPlan(module, *entry, plan); !applied)
     return failedRow(std::move(row), "plan", applied.error().message);
-  if (std::string over = overMemory(module, *entry, c.options); !over.empty())
+  // A pipeline's arguments are its stage's share, known once it is cut.
+  if (std::string over = overMemory(module, *entry, c.options);
+      !over.empty() && plan.stages == 0)
     return failedRow(std::move(row), "memory", over);
   if (Status lowered = schedule::lowerToCollectives(module, diags); !lowered)
     return failedRow(std::move(row), "propagate",
                      firstError(diags, lowered.error().message));
+  schedule::PipelineOptions options = c.options;
+  options.program.pipeline_stages = plan.stages;
   schedule::PipelineResult scheduled =
-      schedule::scheduleLowered(module, c.options);
+      schedule::scheduleLowered(module, options);
   if (!scheduled.ok)
     return failedRow(std::move(row), scheduled.stage, scheduled.error);
   readSchedule(scheduled, c.options.device_memory_bytes, row);

@@ -35,6 +35,9 @@ struct Plan {
   /// weight is gathered where it is used (ZeRO-3), as GSPMD would.
   std::vector<int64_t> priorities;
   bool is_user = false; ///< the module as written: nothing applied
+  /// Pipeline stages over the mesh's "stage" axis (0: none): the lowered
+  /// program is cut into stages (shardlab-pipeline-stages).
+  int64_t stages = 0;
   /// (argument, dimension) split with padding: FSDP's split of a parameter
   /// none of whose dimensions divides (as FSDP pads its flat shards), which
   /// checkDivisible lets through.

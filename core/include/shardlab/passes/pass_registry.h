@@ -55,7 +55,7 @@ struct OptionDecl {
 
 /// The stages, in pipeline order; `PassInfo::stage` is one of them.
 inline constexpr std::string_view kPassStages[] = {
-    "import", "propagation", "export", "canonicalize", "xla"};
+    "import", "propagation", "export", "canonicalize", "xla", "strategy"};
 
 struct PassInfo {
   std::string_view flag;        ///< without the leading '-'

@@ -45,6 +45,8 @@ struct TargetOptions {
   /// GEMMs at the preset's datasheet peak (the analytical roofline), not at
   /// measured efficiency (--gemms-at-peak; to compare)
   bool gemms_at_peak = false;
+  int64_t pipeline_stages = 0;            ///< --pipeline-stages (0: none)
+  std::string pipeline_schedule = "1f1b"; ///< --pipeline-schedule
 };
 
 /// ProgramOptions for `target`: the preset's hardware, its S-curve defaults

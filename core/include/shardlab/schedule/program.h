@@ -55,6 +55,11 @@ struct ProgramOptions {
   /// XLA's collective pipeliner does (fusion/collective_pipeliner.h; XLA's
   /// xla_gpu_enable_pipelined_* flags, off by default as in XLA).
   bool pipeline_collectives = false;
+  /// Pipeline stages over the mesh's "stage" axis (0: none): the
+  /// per-device program is rewritten by shardlab-pipeline-stages first.
+  int64_t pipeline_stages = 0;
+  /// The pipeline schedule: "1f1b" or "gpipe" (micro-batches in flight).
+  std::string pipeline_schedule = "1f1b";
 };
 
 /// One stablehlo.while of the program and how often it runs.

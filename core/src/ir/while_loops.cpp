@@ -1,11 +1,11 @@
-// Constant trip counts of while loops: how often the scheduler repeats a
-// loop body.
+// Counted while loops (see while_loops.h).
+#include "ir/while_loops.h"
+
 #include "ir/op_properties.h"
-#include "program_internal.h"
 
 #include <cmath>
 
-namespace shardlab::schedule::detail {
+namespace shardlab {
 namespace {
 
 std::optional<double> constantValue(Value *value) {
@@ -28,7 +28,7 @@ Operation *terminator(Region &region) {
 
 } // namespace
 
-std::optional<int64_t> constantTripCount(Operation &op) {
+std::optional<LoopCounter> loopCounter(Operation &op) {
   if (op.numRegions() < 2)
     return std::nullopt;
   Operation *cond_ret = terminator(op.region(0));
@@ -59,7 +59,14 @@ std::optional<int64_t> constantTripCount(Operation &op) {
       constantValue(add->operand(lhs_arg ? 1 : 0));
   if (!step || *step <= 0)
     return std::nullopt;
-  return int64_t(std::ceil((*limit - *init) / *step));
+  return LoopCounter{cmp, *limit, *init, *step};
 }
 
-} // namespace shardlab::schedule::detail
+std::optional<int64_t> constantTripCount(Operation &op) {
+  const std::optional<LoopCounter> c = loopCounter(op);
+  if (!c)
+    return std::nullopt;
+  return int64_t(std::ceil((c->limit - c->init) / c->step));
+}
+
+} // namespace shardlab

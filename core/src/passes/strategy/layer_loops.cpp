@@ -1,0 +1,126 @@
+// Finding the layer loops of a scanned-layers step (see layer_loops.h).
+#include "passes/strategy/layer_loops.h"
+
+#include "ir/while_loops.h"
+
+#include <algorithm>
+
+namespace shardlab {
+namespace {
+
+bool leadingDimIs(const Value *value, int64_t rows) {
+  const Type type = value->type;
+  return type && type->isRankedTensor() && type->rank() >= 1 &&
+         type->shape[0] == rows;
+}
+
+// Whether `value` is computed from `counter` (through at most `depth` ops
+// without regions): the index of the layer the loop is at.
+bool dependsOn(Value *value, Value *counter, int depth = 6) {
+  if (value == counter)
+    return true;
+  Operation *def = value->defining_op;
+  if (!def || depth == 0 || def->numRegions())
+    return false;
+  for (size_t i = 0; i < def->numOperands(); ++i)
+    if (dependsOn(def->operand(i), counter, depth - 1))
+      return true;
+  return false;
+}
+
+// The loop's counter, as its body sees it.
+Value *bodyCounter(Operation &loop) {
+  const std::optional<LoopCounter> c = loopCounter(loop);
+  return c ? loop.region(1).front().argument(c->compare->operand(0)->index)
+           : nullptr;
+}
+
+bool hasTrips(Operation &loop) {
+  const std::optional<int64_t> trips = constantTripCount(loop);
+  return trips && *trips >= 2;
+}
+
+// A counted loop whose own body slices a tensor of as many rows as it has
+// trips (the stacked layers), at a row the counter gives.
+bool slicesByTrip(Operation &loop) {
+  if (!loop.is("stablehlo.while") || !hasTrips(loop))
+    return false;
+  for (Operation &op : loop.region(1).front())
+    if (layerSliced(op, loop))
+      return true;
+  return false;
+}
+
+bool isInside(const Operation *op, const Operation *ancestor) {
+  for (const Operation *p = op->parentOp(); p; p = p->parentOp())
+    if (p == ancestor)
+      return true;
+  return false;
+}
+
+// The innermost while loop holding every one of `loops`, or null.
+Operation *enclosingLoop(const std::vector<Operation *> &loops) {
+  for (Operation *p = loops.front()->parentOp(); p; p = p->parentOp())
+    if (p->is("stablehlo.while") &&
+        std::all_of(loops.begin(), loops.end(),
+                    [&](Operation *l) { return isInside(l, p); }))
+      return p;
+  return nullptr;
+}
+
+} // namespace
+
+Value *layerSliced(Operation &op, Operation &loop) {
+  const int64_t rows = constantTripCount(loop).value_or(0);
+  Value *counter = bodyCounter(loop);
+  const bool slice = op.is("stablehlo.dynamic_slice") &&
+                     op.numOperands() >= 2 && leadingDimIs(op.result(0), 1);
+  const bool update = op.is("stablehlo.dynamic_update_slice") &&
+                      op.numOperands() >= 3 && leadingDimIs(op.operand(1), 1);
+  if (!counter || !(slice || update) || !leadingDimIs(op.operand(0), rows) ||
+      !dependsOn(op.operand(slice ? 1 : 2), counter))
+    return nullptr;
+  return op.operand(0);
+}
+
+LayerLoops findLayerLoops(Operation &func) {
+  LayerLoops found;
+  std::vector<Operation *> candidates;
+  walk(func, [&](Operation &op) {
+    if (slicesByTrip(op))
+      candidates.push_back(&op);
+  });
+  // A loop over micro-batches slices the batch by micro-batch as a layer
+  // loop slices the weights: only the innermost are layer loops.
+  for (Operation *loop : candidates)
+    if (std::none_of(candidates.begin(), candidates.end(),
+                     [&](Operation *other) { return isInside(other, loop); }))
+      found.loops.push_back(loop);
+  if (found.loops.empty()) {
+    found.error = "no loop over stacked layers (a counted while loop whose "
+                  "body slices [L, ...] weights one layer at a time, as "
+                  "jax.lax.scan writes a layer stack)";
+    return found;
+  }
+  found.layers = *constantTripCount(*found.loops.front());
+  for (Operation *loop : found.loops)
+    if (*constantTripCount(*loop) != found.layers) {
+      found.error = "its layer loops have different lengths (" +
+                    std::to_string(found.layers) + " and " +
+                    std::to_string(*constantTripCount(*loop)) + " layers)";
+      return found;
+    }
+  found.micro_batch_loop = enclosingLoop(found.loops);
+  if (found.micro_batch_loop) {
+    const std::optional<int64_t> m = constantTripCount(*found.micro_batch_loop);
+    if (!m) {
+      found.error = "the loop around its layer loops has no constant trip "
+                    "count (micro-batches)";
+      return found;
+    }
+    found.micro_batches = *m;
+  }
+  return found;
+}
+
+} // namespace shardlab

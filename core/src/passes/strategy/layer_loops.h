@@ -1,0 +1,40 @@
+// The loops a pipeline splits into stages: in a training step written with
+// scanned layers, the counted loops over the L layers (each body slices the
+// stacked [L, ...] weights, or writes [L, ...] stacks, one layer at a time)
+// and the loop over micro-batches around them (gradient accumulation).
+//
+//   %mb = stablehlo.while(%j = 0 ...)               // M micro-batches
+//     %fw = stablehlo.while(%i = 0, %h = ...)       // forward, L layers
+//       %w_i = dynamic_slice %w, %i, ... sizes = [1, ...]  // w: [L, ...]
+//     %bw = stablehlo.while(%i = 0, %g = ...)       // backward, L layers
+//       %dw = dynamic_update_slice %dw_acc, ..., %i, ...
+//   -> layer_loops = [%fw, %bw], layers = L, micro_batch_loop = %mb
+//
+// A loop is a layer loop when its body (not a nested one) slices a tensor
+// of L rows one row at a time, L its trip count, and no loop inside it is
+// one; the micro-batch loop is the innermost counted loop holding them all.
+#pragma once
+
+#include "shardlab/ir/ir.h"
+
+#include <string>
+#include <vector>
+
+namespace shardlab {
+
+struct LayerLoops {
+  std::vector<Operation *> loops; ///< program order
+  int64_t layers = 0;             ///< L, every layer loop's trip count
+  Operation *micro_batch_loop = nullptr;
+  int64_t micro_batches = 1; ///< its trip count (1: none)
+  /// Why `func` has no layer loops to split (empty when it has).
+  std::string error;
+};
+
+LayerLoops findLayerLoops(Operation &func);
+
+/// The stacked tensor `op` slices or updates one layer of, at the row the
+/// counter of `loop` gives (`op` in its body), or null.
+Value *layerSliced(Operation &op, Operation &loop);
+
+} // namespace shardlab

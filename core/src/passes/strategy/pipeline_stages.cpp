@@ -1,0 +1,395 @@
+// shardlab-pipeline-stages: the program one device of a pipeline stage runs,
+// made from the per-device program of a scanned-layers training step.
+//
+// Rules, on a per-device module whose mesh has a stage axis of S devices
+// (major, so a stage is a block of consecutive devices) that no sharding
+// uses, and whose step loops over M micro-batches around its L-layer loops
+// (layer_loops.h):
+//
+// 1. Every tensor whose leading dimension is the layer dimension (the
+//    stacked weights, their gradients and optimizer states, and every value
+//    they reach through loops, elementwise ops, converts, in-place updates,
+//    collectives and reshapes that keep that dimension) keeps L / S layers:
+//    the stage's own. Residual stacks a layer loop writes that reach neither
+//    an argument nor a result (the activations saved for the backward pass)
+//    keep F x L / S layers, F the micro-batches in flight on the first
+//    stage: min(S, M) for 1F1B, M for GPipe.
+// 2. Each layer loop runs L / S trips; the micro-batch loop runs M + S - 1
+//    ticks, the pipeline's fill and drain included (the bubble: every tick
+//    costs a micro-batch's work, as idle ticks of a JAX pipeline compute on
+//    padding).
+// 3. What a layer loop carries that changes and is not per layer (the
+//    activations leaving the forward loop, the gradients leaving the
+//    backward ones) goes to the next stage (the first layer loop: s -> s+1)
+//    or the previous one (later loops: s -> s-1) by a collective_permute
+//    that its uses then read.
+//
+// Worked example: L = 8, S = 4, M = 8, 1F1B. Weights [8, H, H] -> [2, H, H]
+// per device; the forward loop's saved inputs [8, mb, H] -> [8, mb, H]
+// (4 micro-batches x 2 layers); layer loops 8 -> 2 trips; the micro-batch
+// loop 8 -> 11 ticks; two collective_permutes per tick. The embedding, the
+// head and the loss run on every stage each tick (a real pipeline runs them
+// on the first and last stage, whose ticks are then the longest).
+#include "passes/strategy/layer_loops.h"
+#include "passes/strategy/strategy_passes.h"
+
+#include "ir/op_properties.h"
+#include "ir/while_loops.h"
+#include "passes/export/local_builder.h"
+#include "passes/pass_utils.h"
+#include "sharding/device_layout.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace shardlab {
+namespace {
+
+bool leadingDim(const Value *value, int64_t rows) {
+  const Type type = value ? value->type : nullptr;
+  return type && type->isRankedTensor() && type->rank() >= 1 &&
+         type->shape[0] == rows;
+}
+
+// Values whose dimension 0 is the layer dimension, linked where an op
+// carries that dimension from one to the other.
+class LayerDims {
+public:
+  explicit LayerDims(int64_t layers) : layers_(layers) {}
+
+  void link(Value *a, Value *b) {
+    if (a != b && leadingDim(a, layers_) && leadingDim(b, layers_)) {
+      edges_[a].push_back(b);
+      edges_[b].push_back(a);
+    }
+  }
+  void linkOp(Operation &op);
+  /// The values linked to `seed`, `seed` included.
+  std::vector<Value *> component(Value *seed) const;
+
+private:
+  int64_t layers_;
+  std::unordered_map<Value *, std::vector<Value *>> edges_;
+};
+
+bool firstIsZero(const Attr *attr) {
+  return attr && !attr->ints().empty() && attr->ints()[0] == 0;
+}
+
+bool containsZero(const Attr *attr) {
+  return attr && std::count(attr->ints().begin(), attr->ints().end(), 0);
+}
+
+// Ops whose operand i becomes their result i (and only that one).
+bool isPairwise(const Operation &op) {
+  return op.is("stablehlo.while") || op.is("stablehlo.optimization_barrier") ||
+         isStableHloCollective(op);
+}
+
+void LayerDims::linkOp(Operation &op) {
+  auto pairwise = [&](size_t n) {
+    for (size_t i = 0; i < n && i < op.numOperands() && i < op.numResults();
+         ++i)
+      link(op.operand(i), op.result(i));
+  };
+  if (op.is("stablehlo.while")) {
+    Block &cond = op.region(0).front(), &body = op.region(1).front();
+    Operation *yield = body.back();
+    for (size_t i = 0; i < op.numOperands(); ++i) {
+      link(op.operand(i), op.result(i));
+      link(op.operand(i), cond.argument(i));
+      link(op.operand(i), body.argument(i));
+      link(body.argument(i), yield->operand(i));
+    }
+  } else if (isElementwise(op)) {
+    for (size_t i = 0; i < op.numOperands(); ++i)
+      link(op.operand(i), op.result(0));
+  } else if (op.is("stablehlo.dynamic_update_slice") ||
+             op.is("stablehlo.reshape") ||
+             (op.is("stablehlo.transpose") &&
+              firstIsZero(op.attrs.get("permutation"))) ||
+             (op.is("stablehlo.broadcast_in_dim") &&
+              firstIsZero(op.attrs.get("broadcast_dimensions")))) {
+    link(op.operand(0), op.result(0));
+  } else if (op.is("stablehlo.optimization_barrier") ||
+             isStableHloCollective(op)) {
+    pairwise(op.numResults());
+  } else if (op.is("stablehlo.reduce") &&
+             !containsZero(op.attrs.get("dimensions"))) {
+    pairwise(op.numResults());
+  }
+}
+
+std::vector<Value *> LayerDims::component(Value *seed) const {
+  std::vector<Value *> out{seed};
+  std::unordered_set<Value *> seen{seed};
+  for (size_t i = 0; i < out.size(); ++i) {
+    auto it = edges_.find(out[i]);
+    if (it == edges_.end())
+      continue;
+    for (Value *next : it->second)
+      if (seen.insert(next).second)
+        out.push_back(next);
+  }
+  return out;
+}
+
+struct Options {
+  int64_t stages = 0;
+  std::string axis;
+  bool gpipe = false;
+};
+
+class PipelineStages {
+public:
+  PipelineStages(Module &module, Operation &func, const Options &options,
+                 DiagnosticEngine &diags)
+      : module_(module), ctx_(module.ctx()), func_(func), options_(options),
+        diags_(diags) {}
+  bool run();
+
+private:
+  bool fail(const std::string &message) {
+    diags_.error(func_.loc, "shardlab-pipeline-stages: " + message);
+    return false;
+  }
+  bool findMesh();
+  void collectComponents();
+  bool isStash(const std::vector<Value *> &component) const;
+  bool resize(const std::vector<Value *> &component, int64_t rows);
+  bool checkUses();
+  bool setTrips(Operation &loop, int64_t trips);
+  void sendActivations(Operation &loop, bool forward);
+  std::vector<std::vector<int64_t>> pairs(int64_t hop) const;
+  void updateFunctionType();
+
+  Module &module_;
+  Context &ctx_;
+  Operation &func_;
+  Options options_;
+  DiagnosticEngine &diags_;
+  Mesh mesh_;
+  LayerLoops loops_;
+  std::vector<std::vector<Value *>> components_;
+  std::unordered_set<Value *> resized_;
+  int64_t next_channel_ = 1;
+};
+
+bool PipelineStages::findMesh() {
+  for (Operation &op : module_.body()) {
+    const Attr *mesh = op.is("sdy.mesh") ? op.attrs.get("mesh") : nullptr;
+    if (mesh && mesh->kind == AttrKind::Mesh &&
+        mesh->mesh().axisIndex(options_.axis) >= 0) {
+      mesh_ = mesh->mesh();
+      const int64_t size = *mesh_.axisSize(options_.axis);
+      if (options_.stages == 0)
+        options_.stages = size;
+      if (options_.stages != size)
+        return fail("stages=" + std::to_string(options_.stages) +
+                    " but mesh axis \"" + options_.axis + "\" has " +
+                    std::to_string(size) + " devices");
+      return true;
+    }
+  }
+  return fail("no mesh has an axis \"" + options_.axis +
+              "\" (the stage axis: major, and used by no sharding)");
+}
+
+void PipelineStages::collectComponents() {
+  LayerDims dims(loops_.layers);
+  walk(func_, [&](Operation &op) { dims.linkOp(op); });
+  std::unordered_set<Value *> seen;
+  for (Operation *loop : loops_.loops)
+    for (Operation &op : loop->region(1).front())
+      if (Value *stacked = layerSliced(op, *loop);
+          stacked && !seen.count(stacked)) {
+        components_.push_back(dims.component(stacked));
+        seen.insert(components_.back().begin(), components_.back().end());
+      }
+}
+
+// Residuals a layer loop stacks for the backward pass: written in a layer
+// loop, and neither an argument of the step nor one of its results.
+bool PipelineStages::isStash(const std::vector<Value *> &component) const {
+  Block &entry = func_.region(0).front();
+  bool written = false;
+  for (Value *v : component) {
+    if (v->owner_block == &entry)
+      return false;
+    for (OpOperand *use = v->firstUse(); use; use = use->next_use) {
+      if (use->owner->is("func.return"))
+        return false;
+      written |=
+          use->owner->is("stablehlo.dynamic_update_slice") && use->index() == 0;
+    }
+  }
+  return written;
+}
+
+bool PipelineStages::resize(const std::vector<Value *> &component,
+                            int64_t rows) {
+  for (Value *v : component) {
+    std::vector<int64_t> shape = v->type->shape;
+    shape[0] = rows;
+    const Type type =
+        ctx_.types.rankedTensor(shape, v->type->element, v->type->encoding);
+    Operation *def = v->defining_op;
+    if (def && def->is("stablehlo.constant")) {
+      const DenseReader reader = def->attrs.get("value")->denseReader();
+      if (!reader.valid() || !reader.isSplat())
+        return fail("a constant of " + std::to_string(loops_.layers) +
+                    " layers that is not a splat");
+      LocalBuilder b(ctx_, *def);
+      def->attrs.set(ctx_.intern("value"),
+                     b.splatAttr(type, reader.doubleAt(0)));
+    }
+    v->type = type;
+    resized_.insert(v);
+  }
+  return true;
+}
+
+// Every op that reads a resized value and gives a result of L layers must
+// have had that result resized too, or the rewrite does not know the op.
+bool PipelineStages::checkUses() {
+  for (Value *v : resized_)
+    for (OpOperand *use = v->firstUse(); use; use = use->next_use) {
+      Operation &op = *use->owner;
+      for (size_t r = 0; r < op.numResults(); ++r)
+        if ((!isPairwise(op) || r == use->index()) &&
+            leadingDim(op.result(r), loops_.layers) &&
+            !resized_.count(op.result(r)))
+          return fail("cannot split the layer dimension through " +
+                      std::string(op.name));
+    }
+  return true;
+}
+
+bool PipelineStages::setTrips(Operation &loop, int64_t trips) {
+  const std::optional<LoopCounter> c = loopCounter(loop);
+  if (!c)
+    return fail("a loop it splits is not counted");
+  Value *old_limit = c->compare->operand(1);
+  LocalBuilder b(ctx_, *c->compare);
+  c->compare->setOperand(
+      1, b.constant(
+             b.splatAttr(old_limit->type, c->init + double(trips) * c->step)));
+  if (!old_limit->hasUses() && old_limit->defining_op)
+    old_limit->defining_op->parentBlock()->erase(old_limit->defining_op);
+  return true;
+}
+
+// Source-target pairs sending from each stage to stage + hop.
+std::vector<std::vector<int64_t>> PipelineStages::pairs(int64_t hop) const {
+  const int axis = mesh_.axisIndex(options_.axis);
+  std::vector<std::vector<int64_t>> out;
+  for (int64_t p = 0; p < mesh_.totalSize(); ++p) {
+    std::vector<int64_t> coords = meshCoordinates(mesh_, p);
+    coords[size_t(axis)] += hop;
+    if (coords[size_t(axis)] < 0 || coords[size_t(axis)] >= options_.stages)
+      continue;
+    out.push_back(
+        {deviceIdAt(mesh_, p), deviceIdAt(mesh_, meshPosition(mesh_, coords))});
+  }
+  return out;
+}
+
+void PipelineStages::sendActivations(Operation &loop, bool forward) {
+  Block &body = loop.region(1).front();
+  Operation *yield = body.back();
+  Operation *after = loop.nextInBlock();
+  for (size_t i = 0; i < loop.numResults(); ++i) {
+    Value *result = loop.result(i);
+    const bool changes = yield->operand(i) != body.argument(i);
+    // Sent even when nothing here reads it: stage 0's input gradient is
+    // unused, every other stage's is the previous stage's input.
+    if (!changes || resized_.count(result) || !result->type->isRankedTensor() ||
+        result->type->rank() == 0)
+      continue;
+    LocalBuilder b(ctx_, *after);
+    Operation *send = b.create(
+        "stablehlo.collective_permute", {result}, {result->type},
+        {{"channel_handle", channelHandleAttr(ctx_, next_channel_++)},
+         {"source_target_pairs", b.denseMatrixAttr(pairs(forward ? 1 : -1))}});
+    result->replaceAllUsesWith(send->result(0));
+    send->setOperand(0, result);
+  }
+}
+
+void PipelineStages::updateFunctionType() {
+  Block &entry = func_.region(0).front();
+  std::vector<Type> inputs, results;
+  for (size_t i = 0; i < entry.numArguments(); ++i)
+    inputs.push_back(entry.argument(i)->type);
+  for (size_t i = 0; i < entry.back()->numOperands(); ++i)
+    results.push_back(entry.back()->operand(i)->type);
+  func_.attrs.set(ctx_.intern("function_type"),
+                  ctx_.attrs.make(Attr{AttrKind::TypeAttr,
+                                       ctx_.types.function(inputs, results),
+                                       nullptr,
+                                       {}}));
+}
+
+bool PipelineStages::run() {
+  if (!module_.per_device)
+    return fail("runs on a per-device program (after "
+                "sdy-convert-global-to-local)");
+  if (!findMesh())
+    return false;
+  const int64_t s = options_.stages;
+  loops_ = findLayerLoops(func_);
+  if (!loops_.error.empty())
+    return fail(loops_.error);
+  const int64_t l = loops_.layers, m = loops_.micro_batches;
+  if (!loops_.micro_batch_loop)
+    return fail("its layer loops are not inside a loop over micro-batches: "
+                "a pipeline needs micro-batches (gradient accumulation)");
+  if (l % s != 0)
+    return fail(std::to_string(l) + " layers do not divide into " +
+                std::to_string(s) + " stages");
+  const int64_t in_flight = options_.gpipe ? m : std::min(s, m);
+  collectComponents();
+  for (const std::vector<Value *> &component : components_)
+    if (!resize(component, isStash(component) ? l / s * in_flight : l / s))
+      return false;
+  if (!checkUses())
+    return false;
+  next_channel_ = firstFreeChannelId(module_);
+  for (size_t i = 0; i < loops_.loops.size(); ++i) {
+    if (!setTrips(*loops_.loops[i], l / s))
+      return false;
+    sendActivations(*loops_.loops[i], i == 0);
+  }
+  if (!setTrips(*loops_.micro_batch_loop, m + s - 1))
+    return false;
+  updateFunctionType();
+  module_.op().attrs.set(
+      ctx_.intern("shardlab.pipeline"),
+      ctx_.attrs.string(
+          std::to_string(s) + " pipeline stages (" +
+          (options_.gpipe ? "GPipe" : "1F1B") + ") of " +
+          std::to_string(l / s) + " layers over " + std::to_string(m) +
+          " micro-batches: " + std::to_string(m + s - 1) + " ticks (bubble " +
+          std::to_string(s - 1) + "/" + std::to_string(m + s - 1) +
+          "), residuals of " + std::to_string(in_flight) +
+          " micro-batches in flight on the first stage; the embedding, "
+          "head and loss counted on every stage each tick"));
+  return true;
+}
+
+} // namespace
+
+bool pipelineStagesPass(Module &module, const PassOptions &options,
+                        DiagnosticEngine &diags) {
+  Operation *func = module.mainFunc();
+  if (!func) {
+    diags.error(module.op().loc, "shardlab-pipeline-stages: no entry function");
+    return false;
+  }
+  Options o{options.integer("stages"), options.text("axis"),
+            options.text("schedule") == "gpipe"};
+  return PipelineStages(module, *func, o, diags).run();
+}
+
+} // namespace shardlab

@@ -1,0 +1,35 @@
+// The strategy stage's passes: shardlab's own, not Shardy's. They run on the
+// per-device program (after sdy-convert-global-to-local) and rewrite it into
+// the program a layout that shardings cannot say would run, for the
+// scheduler to estimate: --compare runs them for its pipeline candidates.
+#include "strategy_passes.h"
+#include "../stages.h"
+
+namespace shardlab {
+
+void addStrategyPasses(std::vector<PassInfo> &passes) {
+  passes.push_back(
+      {"shardlab-pipeline-stages",
+       "strategy",
+       "Split a scanned-layers step into pipeline stages",
+       "On the per-device program of a step whose layer loops (counted "
+       "loops slicing stacked [L, ...] weights) sit inside a loop over M "
+       "micro-batches, and whose mesh has a stage axis of S devices that no "
+       "sharding uses: every tensor of the layer dimension keeps its "
+       "stage's L/S layers (saved residuals: those of the micro-batches in "
+       "flight on the first stage, min(S, M) for 1F1B, M for GPipe); layer "
+       "loops run L/S trips and the micro-batch loop M + S - 1 ticks (fill "
+       "and drain); what a layer loop passes on (activations, gradients) "
+       "goes to the next or previous stage by collective_permute. The "
+       "rules, with a worked example, head pipeline_stages.cpp.",
+       {{"stages", OptionType::Int, "0",
+         "Pipeline stages S (0: the size of the stage axis)"},
+        {"axis", OptionType::String, "stage", "The mesh axis of the stages"},
+        {"schedule", OptionType::String, "1f1b",
+         "Pipeline schedule: how many micro-batches' residuals the first "
+         "stage holds",
+         "1f1b|gpipe"}},
+       pipelineStagesPass});
+}
+
+} // namespace shardlab

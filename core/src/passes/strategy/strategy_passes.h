@@ -1,0 +1,12 @@
+// Entry points of the strategy stage's passes (declared in
+// strategy_passes.cpp): rewrites the comparer applies to a per-device
+// program to estimate a layout that sharding alone does not express.
+#pragma once
+
+#include "shardlab/passes/pass_registry.h"
+
+namespace shardlab {
+
+bool pipelineStagesPass(Module &, const PassOptions &, DiagnosticEngine &);
+
+} // namespace shardlab

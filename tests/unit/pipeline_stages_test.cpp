@@ -1,0 +1,250 @@
+// shardlab-pipeline-stages and the pipeline candidates, on a step worked
+// out by hand: 8 linear layers (weights [8, 64, 64]) in a loop over 4
+// micro-batches of x [4, 16, 64], each micro-batch's forward loop stacking
+// its inputs [8, 16, 64] for the backward loop, which writes the layers'
+// gradients [8, 64, 64]; the batch rows split over "data" = 2.
+#include "ir/while_loops.h"
+#include "passes/strategy/layer_loops.h"
+#include "shardlab/passes/pass_manager.h"
+#include "shardlab/schedule/pipeline.h"
+#include "shardlab/schedule/report.h"
+#include "shardlab/strategy/strategy.h"
+#include "strategy/arg_roles.h"
+#include "strategy/candidates.h"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+using namespace shardlab;
+using nlohmann::json;
+
+namespace {
+
+const char *kStep = R"(
+func.func @main(%w: tensor<8x64x64xf32>, %x: tensor<4x16x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"data"}, {}]>}) -> tensor<8x64x64xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %c4 = stablehlo.constant dense<4> : tensor<i32>
+  %c8 = stablehlo.constant dense<8> : tensor<i32>
+  %z = stablehlo.constant dense<0.0> : tensor<8x64x64xf32>
+  %mb:2 = stablehlo.while(%j = %c0, %acc = %z) : tensor<i32>, tensor<8x64x64xf32>
+  cond {
+    %lt = stablehlo.compare LT, %j, %c4 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %xs = stablehlo.dynamic_slice %x, %j, %c0, %c0, sizes = [1, 16, 64] : (tensor<4x16x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x16x64xf32>
+    %h0 = stablehlo.reshape %xs : (tensor<1x16x64xf32>) -> tensor<16x64xf32>
+    %s0 = stablehlo.constant dense<0.0> : tensor<8x16x64xf32>
+    %fw:3 = stablehlo.while(%i = %c0, %h = %h0, %st = %s0) : tensor<i32>, tensor<16x64xf32>, tensor<8x16x64xf32>
+    cond {
+      %flt = stablehlo.compare LT, %i, %c8 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %flt : tensor<i1>
+    } do {
+      %ws = stablehlo.dynamic_slice %w, %i, %c0, %c0, sizes = [1, 64, 64] : (tensor<8x64x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x64x64xf32>
+      %wi = stablehlo.reshape %ws : (tensor<1x64x64xf32>) -> tensor<64x64xf32>
+      %hr = stablehlo.reshape %h : (tensor<16x64xf32>) -> tensor<1x16x64xf32>
+      %st2 = stablehlo.dynamic_update_slice %st, %hr, %i, %c0, %c0 : (tensor<8x16x64xf32>, tensor<1x16x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x16x64xf32>
+      %h2 = stablehlo.dot_general %h, %wi, contracting_dims = [1] x [0] : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+      %i2 = stablehlo.add %i, %c1 : tensor<i32>
+      stablehlo.return %i2, %h2, %st2 : tensor<i32>, tensor<16x64xf32>, tensor<8x16x64xf32>
+    }
+    %bw:3 = stablehlo.while(%k = %c0, %g = %fw#1, %dw = %z) : tensor<i32>, tensor<16x64xf32>, tensor<8x64x64xf32>
+    cond {
+      %blt = stablehlo.compare LT, %k, %c8 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %blt : tensor<i1>
+    } do {
+      %hs = stablehlo.dynamic_slice %fw#2, %k, %c0, %c0, sizes = [1, 16, 64] : (tensor<8x16x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x16x64xf32>
+      %hk = stablehlo.reshape %hs : (tensor<1x16x64xf32>) -> tensor<16x64xf32>
+      %wks = stablehlo.dynamic_slice %w, %k, %c0, %c0, sizes = [1, 64, 64] : (tensor<8x64x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x64x64xf32>
+      %wk = stablehlo.reshape %wks : (tensor<1x64x64xf32>) -> tensor<64x64xf32>
+      %dwk = stablehlo.dot_general %hk, %g, contracting_dims = [0] x [0] : (tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<64x64xf32>
+      %dwr = stablehlo.reshape %dwk : (tensor<64x64xf32>) -> tensor<1x64x64xf32>
+      %dw2 = stablehlo.dynamic_update_slice %dw, %dwr, %k, %c0, %c0 : (tensor<8x64x64xf32>, tensor<1x64x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x64x64xf32>
+      %g2 = stablehlo.dot_general %g, %wk, contracting_dims = [1] x [1] : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+      %k2 = stablehlo.add %k, %c1 : tensor<i32>
+      stablehlo.return %k2, %g2, %dw2 : tensor<i32>, tensor<16x64xf32>, tensor<8x64x64xf32>
+    }
+    %acc2 = stablehlo.add %acc, %bw#2 : tensor<8x64x64xf32>
+    %j2 = stablehlo.add %j, %c1 : tensor<i32>
+    stablehlo.return %j2, %acc2 : tensor<i32>, tensor<8x64x64xf32>
+  }
+  %new = stablehlo.subtract %w, %mb#1 : tensor<8x64x64xf32>
+  return %new : tensor<8x64x64xf32>
+}
+)";
+
+std::string withMesh(const std::string &mesh) {
+  return "sdy.mesh @mesh = <" + mesh + ">\n" + kStep;
+}
+
+// The per-device program of `text`, cut into stages: shapes by name.
+struct Staged {
+  bool ok = false;
+  std::string error;
+  std::vector<int64_t> weights, result, stash;
+  std::vector<int64_t> trips; ///< micro-batch loop, then the layer loops
+  std::vector<std::vector<std::vector<int64_t>>> pairs;
+};
+
+std::vector<std::vector<int64_t>> pairsOf(Operation &op) {
+  const Attr *attr = op.attrs.get("source_target_pairs");
+  const DenseReader r = attr->denseReader();
+  std::vector<std::vector<int64_t>> out;
+  for (int64_t i = 0; i + 1 < r.size(); i += 2)
+    out.push_back({int64_t(r.doubleAt(i)), int64_t(r.doubleAt(i + 1))});
+  return out;
+}
+
+Staged stage(const std::string &text, const std::string &options) {
+  Staged s;
+  DiagnosticEngine diags;
+  LoadedModule loaded = loadModule(text, diags);
+  REQUIRE(loaded.module);
+  Module &module = *loaded.module;
+  REQUIRE(schedule::lowerToCollectives(module, diags));
+  PassPipeline pipeline;
+  for (const auto &[flag, o] : perDeviceSteps())
+    REQUIRE(appendPass(pipeline, flag, o));
+  REQUIRE(appendPass(pipeline, "shardlab-pipeline-stages", options));
+  if (!runPassPipeline(module, pipeline, diags)) {
+    for (const Diagnostic &d : diags.diagnostics())
+      s.error += d.message;
+    return s;
+  }
+  s.ok = true;
+  Operation &main = *module.mainFunc();
+  Block &entry = main.region(0).front();
+  s.weights = entry.argument(0)->type->shape;
+  s.result = entry.back()->operand(0)->type->shape;
+  walk(main, [&](Operation &op) {
+    if (op.is("stablehlo.while")) {
+      s.trips.push_back(*constantTripCount(op));
+      if (op.numResults() == 3 && op.result(2)->type->shape.size() == 3 &&
+          op.result(2)->type->shape[2] == 64 &&
+          op.result(2)->type->shape[1] == 8)
+        s.stash = op.result(2)->type->shape;
+    }
+    if (op.is("stablehlo.collective_permute"))
+      s.pairs.push_back(pairsOf(op));
+  });
+  return s;
+}
+
+schedule::PipelineOptions h100(int64_t stages) {
+  schedule::TargetOptions target;
+  target.pipeline_stages = stages;
+  return *schedule::pipelineOptionsFor(target);
+}
+
+json report(const std::string &text, int64_t stages) {
+  const schedule::PipelineResult r =
+      schedule::runSchedulePipeline(text, h100(stages));
+  REQUIRE_MESSAGE(r.ok, r.error);
+  return json::parse(schedule::reportJson(r.program, r.schedule));
+}
+
+} // namespace
+
+TEST_CASE("Layer loops: the forward and backward loops inside the micro-batch "
+          "loop") {
+  DiagnosticEngine diags;
+  auto module = loadModule(withMesh(R"(["stage"=2, "data"=2])"), diags).module;
+  REQUIRE(module);
+  const LayerLoops loops = findLayerLoops(*module->mainFunc());
+  CHECK(loops.error == "");
+  CHECK(loops.loops.size() == 2);
+  CHECK(loops.layers == 8);
+  CHECK(loops.micro_batches == 4);
+  CHECK(loops.micro_batch_loop != nullptr);
+}
+
+TEST_CASE("Pipeline stages: each stage keeps its layers, the loops tick "
+          "M + S - 1 times, activations go stage to stage") {
+  // S = 2 stages over mesh ["stage"=2, "data"=2]: device 2s + d.
+  const Staged s = stage(withMesh(R"(["stage"=2, "data"=2])"), "");
+  REQUIRE_MESSAGE(s.ok, s.error);
+  CHECK(s.weights == std::vector<int64_t>{4, 64, 64}); // 8 layers / 2
+  CHECK(s.result == std::vector<int64_t>{4, 64, 64});
+  // 1F1B: min(S, M) = 2 micro-batches of 4 layers' inputs in flight; the
+  // batch's 16 rows split over "data".
+  CHECK(s.stash == std::vector<int64_t>{8, 8, 64});
+  CHECK(s.trips == std::vector<int64_t>{5, 4, 4}); // 4 + 2 - 1 ticks
+  REQUIRE(s.pairs.size() == 2);
+  CHECK(s.pairs[0] == std::vector<std::vector<int64_t>>{{0, 2}, {1, 3}});
+  CHECK(s.pairs[1] == std::vector<std::vector<int64_t>>{{2, 0}, {3, 1}});
+  // GPipe holds all M = 4 micro-batches: 4 x 4 layers.
+  const Staged gpipe =
+      stage(withMesh(R"(["stage"=2, "data"=2])"), "schedule=gpipe");
+  REQUIRE(gpipe.ok);
+  CHECK(gpipe.stash == std::vector<int64_t>{16, 8, 64});
+  CHECK(gpipe.weights == std::vector<int64_t>{4, 64, 64});
+}
+
+TEST_CASE("Pipeline stages: what cannot be cut says why") {
+  const Staged three = stage(withMesh(R"(["stage"=3, "data"=2])"), "");
+  CHECK_FALSE(three.ok);
+  CHECK(three.error.find("8 layers do not divide into 3 stages") !=
+        std::string::npos);
+  const Staged no_axis = stage(withMesh(R"(["x"=2, "data"=2])"), "");
+  CHECK_FALSE(no_axis.ok);
+  CHECK(no_axis.error.find("no mesh has an axis \"stage\"") !=
+        std::string::npos);
+  const Staged wrong = stage(withMesh(R"(["stage"=2, "data"=2])"), "stages=4");
+  CHECK_FALSE(wrong.ok);
+  CHECK(wrong.error.find("stages=4 but mesh axis \"stage\" has 2") !=
+        std::string::npos);
+}
+
+TEST_CASE("Pipeline stages: the schedule's collectives, counted by hand") {
+  const std::string text = withMesh(R"(["stage"=2, "data"=2])");
+  const json flat = report(text, 0), piped = report(text, 2);
+  // Without stages: 4 micro-batches x 8 layers, each backward layer
+  // all-reducing its [64, 64] f32 gradient over "data" (16 KiB).
+  CHECK(flat["per_kind"]["all-reduce"]["count"] == 32);
+  CHECK(flat["per_kind"]["all-reduce"]["bytes"] == 32 * 16384);
+  CHECK_FALSE(flat["per_kind"].contains("collective-permute"));
+  // Two stages: 5 ticks x 4 layers; per tick one activation [8, 64] f32
+  // (2 KiB) sent forward and one gradient sent back.
+  CHECK(piped["per_kind"]["all-reduce"]["count"] == 20);
+  CHECK(piped["per_kind"]["all-reduce"]["bytes"] == 20 * 16384);
+  CHECK(piped["per_kind"]["collective-permute"]["count"] == 10);
+  CHECK(piped["per_kind"]["collective-permute"]["bytes"] == 10 * 2048);
+  // A stage's weights: half of 8 x 64 x 64 f32.
+  CHECK(piped["parameter_bytes"].get<int64_t>() ==
+        flat["parameter_bytes"].get<int64_t>() - 4 * 64 * 64 * 4);
+  // 20 layer-iterations of work a device instead of 32.
+  CHECK(piped["compute_us"].get<double>() < flat["compute_us"].get<double>());
+  bool said = false;
+  for (const json &a : piped["assumptions"])
+    said |= a.get<std::string>().rfind("pipeline: 2 pipeline stages (1F1B)",
+                                       0) == 0;
+  CHECK(said);
+}
+
+TEST_CASE("Pipeline candidates: S dividing the layers, at most M, with the "
+          "reason where there is no pipeline") {
+  Result<strategy::ModuleAnalysis> analysis =
+      strategy::analyzeArguments(withMesh(R"(["data"=8])"));
+  REQUIRE(analysis);
+  CHECK(analysis->layers.layers == 8);
+  CHECK(analysis->layers.micro_batches == 4);
+  std::vector<std::string> names;
+  for (const strategy::Plan &p :
+       strategy::candidatePlans(analysis->args, 8, 8, analysis->layers))
+    if (p.stages > 0)
+      names.push_back(p.name);
+  // S in {2, 4} (8 layers, 4 micro-batches, 8 devices); the rest of the
+  // devices split into data x tensor.
+  CHECK(names == std::vector<std::string>{"PP×DP 2×4", "PP×DP×TP 2×2×2",
+                                          "PP×TP 2×4", "PP×DP 4×2",
+                                          "PP×TP 4×2"});
+  strategy::LayerStack none;
+  none.error = "no loop over stacked layers";
+  bool reason = false;
+  for (const strategy::Plan &p :
+       strategy::candidatePlans(analysis->args, 8, 8, none))
+    reason |= p.name == "PP" && p.error == "no pipeline: " + none.error;
+  CHECK(reason);
+}
