@@ -89,6 +89,7 @@ void CollectiveInterpolator::addEntry(const CollectiveEntry &e, CollectiveOp op,
       it->second.nearest->add({e.bytes}, tp);
     else
       it->second.snap->add({e.bytes}, tp);
+    it->second.max_bytes = std::max(it->second.max_bytes, e.bytes);
   }
   if (!e.comm_type)
     return;
@@ -102,6 +103,7 @@ void CollectiveInterpolator::addEntry(const CollectiveEntry &e, CollectiveOp op,
   else
     it->second.snap->add(p, tp);
   it->second.points.push_back({p, e.throughput_bytes_per_s});
+  it->second.max_bytes = std::max(it->second.max_bytes, e.bytes);
 }
 
 Result<CollectiveInterpolator>
@@ -195,7 +197,8 @@ CollectiveInterpolator::throughputOf(const Resolved &r, int64_t bytes,
   if (r.exact) {
     std::optional<std::pair<GridPoint<1>, int64_t>> hit;
     if (r.exact->nearest && !r.exact->nearest->empty())
-      hit = r.exact->nearest->points()[r.exact->nearest->nearestIndex({bytes})];
+      hit = r.exact->nearest->points()[r.exact->nearest->nearestIndex(
+          {std::min(bytes, r.exact->max_bytes)})];
     if (r.exact->snap)
       hit = r.exact->snap->lookup({bytes});
     tp = hit ? double(hit->second) : 0;
@@ -208,7 +211,8 @@ CollectiveInterpolator::throughputOf(const Resolved &r, int64_t bytes,
     const GridPoint<2> p = {bytes, r.devices};
     std::optional<std::pair<GridPoint<2>, int64_t>> hit;
     if (f.nearest && !f.nearest->empty())
-      hit = f.nearest->points()[f.nearest->nearestIndex(p)];
+      hit = f.nearest->points()[f.nearest->nearestIndex(
+          {std::min(bytes, f.max_bytes), r.devices})];
     if (f.snap)
       hit = f.snap->lookup(p);
     tp = hit ? double(hit->second) : 0;

@@ -78,6 +78,26 @@ TEST_CASE("async starts miss the exact map and use the fallback") {
   CHECK(four->time_us == doctest::Approx(2048 / 5e5 * 1e6));
 }
 
+TEST_CASE("a message past the table's largest is costed at its throughput") {
+  auto ci = CollectiveInterpolator::create(Table(), {});
+  REQUIRE(ci);
+  // 4 GB: in raw coordinates every squared distance overflows int64, so
+  // all points would tie and the first, (1024, 8) at 1e6 B/s, would win
+  // (4,000 s); the largest message measured, 1 MiB at 1e9 B/s, is what a
+  // bandwidth-bound message of 4 GB runs at.
+  const int64_t huge = int64_t(4) << 30;
+  for (CollectiveOp op :
+       {CollectiveOp::AllReduce, CollectiveOp::AllReduceStart}) {
+    auto e = ci->estimateTime(Query(op, "[1,8]<=[8]", huge));
+    REQUIRE(e);
+    CHECK(e->time_us == doctest::Approx(huge / 1e9 * 1e6));
+  }
+  // Below that range the nearest point is what XLA picks.
+  auto near = ci->estimateTime(
+      Query(CollectiveOp::AllReduceStart, "[1,8]<=[8]", 4 << 20));
+  CHECK(near->time_us == doctest::Approx((4 << 20) / 1e9 * 1e6));
+}
+
 TEST_CASE("missing keys are errors") {
   auto ci = CollectiveInterpolator::create(Table(), {});
   CHECK_FALSE(

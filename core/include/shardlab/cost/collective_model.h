@@ -125,13 +125,19 @@ public:
   Result<double> timeUs(const Resolved &resolved, int64_t bytes) const;
 
 private:
+  // max_bytes: the largest message measured. A nearest-neighbour query
+  // beyond it is made at it: the same point XLA's raw-coordinate distance
+  // picks, except past ~3 GB, where that distance overflows int64 and every
+  // point ties (the first, often the smallest message, would win).
   struct Exact {
     std::optional<NearestNeighbourInterpolator<int64_t, 1>> nearest;
     std::optional<GridSnapInterpolator<int64_t, 1>> snap;
+    int64_t max_bytes = 0;
   };
   struct Fallback {
     std::optional<NearestNeighbourInterpolator<int64_t, 2>> nearest;
     std::optional<GridSnapInterpolator<int64_t, 2>> snap;
+    int64_t max_bytes = 0;
     std::vector<std::pair<GridPoint<2>, double>> points; // while building
     AccurateThroughputIndex accurate;                    // accurate mode
   };
