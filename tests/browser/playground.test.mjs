@@ -692,6 +692,34 @@ test("compare and suggest: a 70B Llama step on 64 and 1,024 devices, timed in Ch
   await openTab("output");
 });
 
+// The same model written with 16 micro-batches of 64 sequences (gradient
+// accumulation): its layer loops sit in a micro-batch loop, so pipeline
+// candidates (PP×DP, PP×DP×TP) are cut and scheduled too.
+test("compare: the 70B Llama step with micro-batches, pipelines included, timed in Chromium", async (t) => {
+  const file = path.join(os.tmpdir(), `shardlab-70b-pp-${process.pid}.mlir`);
+  execFileSync("python3", [path.join(ROOT, "bench/models/gen_training_step.py"), "--arch", "llama",
+    "--layers", "80", "--hidden", "8192", "--heads", "64", "--kv-heads", "8", "--ffn", "28672",
+    "--vocab", "32000", "--seq", "4096", "--micro-batch", "64", "--grad-accum", "16",
+    "--recompute", "selective", "--attention", "rule", "-o", file], { stdio: "ignore" });
+  const text = fs.readFileSync(file, "utf8");
+  fs.rmSync(file);
+  await gotoAndWait(`${origin}/?compare-70b-pp#code=${LZ.compressToEncodedURIComponent(text)}`);
+  await openTab("compare");
+  for (const devices of [64, 1024]) {
+    await compared(() => page.getByTestId("compare-devices").fill(String(devices)).then(() => page.getByTestId("compare-devices").press("Tab")));
+    const status = await page.getByTestId("compare-status").textContent();
+    const m = /(\d+) strategies on (\d+) devices in (\d+) ms/.exec(status);
+    assert.ok(m, status);
+    assert.equal(Number(m[2]), devices, status);
+    const names = await page.getByTestId("compare-name").allTextContents();
+    assert.ok(names.some((n) => /^PP×DP/.test(n)), names.join(", "));
+    results.compare_ms[`llama-70b-16-micro-batches-${devices}-devices`] = Number(m[3]);
+    t.diagnostic(`compare, 70B Llama with 16 micro-batches: ${status}; best ${names[0]}`);
+  }
+  await shot("19c-compare-70b-pipelines-1024");
+  await openTab("output");
+});
+
 /** The page's formatting of a time (web/src/dom.ts fmtUs), written again. */
 function asShown(us) {
   if (us >= 1000) return `${(us / 1000).toFixed(2)} ms`;
