@@ -31,6 +31,11 @@ K GEMMs forward and 2K backward of 2 B H^2 FLOPs, and sends one activation
   - interleaved (V = 2 blocks of K/2 layers a device): M V + S - 1 ticks,
     (M V + S - 1) / (V (M + S - 1)) of GPipe's GEMM time. Its values are
     checked like GPipe's, and one without the ring's wrap-around fails.
+
+Cut (shardlab-schedule --pipeline-stages S on gen_pipeline.py --scanned, the
+same step written without a pipeline): the loops tick M + S - 1 times over K
+layers, the GEMM time and permutes are the hand-written pipeline's, and the
+stash of M micro-batches (GPipe) grows the peak as worked out by hand.
 """
 import argparse
 import json
@@ -74,9 +79,10 @@ def table(path, sizes):
                                 "collectives": collectives, "gemms": entries}))
 
 
-def schedule(tool, module, tables, gpus_per_node, report):
+def schedule(tool, module, tables, gpus_per_node, report, extra=()):
     run = subprocess.run([tool, str(module), "--preset", "h100", "--tables", str(tables), "--gpus-per-node",
-                          str(gpus_per_node), "--sol-options", SOL, "--report", str(report)], capture_output=True, text=True, timeout=600)
+                          str(gpus_per_node), "--sol-options", SOL, "--report", str(report), *extra],
+                         capture_output=True, text=True, timeout=600)
     if run.returncode != 0:
         raise SystemExit(f"shardlab-schedule {module} failed: {run.stderr.strip()}")
     return json.loads(report.read_text())
@@ -196,6 +202,43 @@ def check_estimate(schedule_tool, work, checks):
                         op["end_us"] - op["start_us"] - float(hbm.group(1)), network)
 
 
+def check_cut(schedule_tool, work, checks):
+    """The same GPipe step cut by shardlab-schedule --pipeline-stages from
+    the step written without a pipeline (gen_pipeline.py --scanned: a loop
+    over M micro-batches around a forward and a backward loop over the
+    L = S K layers): T = M + S - 1 ticks of K layers' forward and backward,
+    so the same 3 K T GEMMs and 2 T permutes per device as the pipeline
+    written by hand; GPipe's stash holds M micro-batches of K layer inputs."""
+    S, K, H, B = 4, 2, 4096, 16
+    act = B * H * BYTES["bf16"]
+    tables = work / "table.shardlab.json"  # written by check_estimate
+    per_gemm = 2.0 * B * H * H / RATE * 1e6
+    cut = {}
+    for M in (4, 8):
+        module = work / f"scanned_{M}.mlir"
+        generate(module, S, M, K, H, B, ["--scanned"])
+        cut[M] = schedule(schedule_tool, module, tables, 8, work / f"scanned_{M}.json",
+                          ["--pipeline-stages", str(S), "--pipeline-schedule", "gpipe"])
+        T = M + S - 1
+        loops = [loop["trip_count"] for loop in cut[M]["loops"]]
+        checks.say(loops == [T, K, K], f"cut, M={M}: the loops run {loops} times, by hand [{T}, {K}, {K}]")
+        checks.near(f"cut, M={M}: GEMM time per device (us)", gemm_us(cut[M]), 3 * K * T * per_gemm)
+        hand = json.loads((work / f"pp_{M}.json").read_text())
+        checks.near(f"cut over written by hand, M={M}: GEMM time", gemm_us(cut[M]) / gemm_us(hand), 1.0)
+        p = [op for op in permutes(cut[M]) if op["name"].endswith("-start")]
+        checks.say(len(p) == 2 * T, f"cut, M={M}: {len(p)} collective-permutes, by hand {2 * T}")
+        times = {round(op["end_us"] - op["start_us"], 6) for op in p}
+        checks.say(times == {round(LAT_IN + act / BW_IN * 1e6, 6)},
+                   f"cut, M={M}: each permute takes {sorted(times)} us, by hand {LAT_IN + act / BW_IN * 1e6:.4f}")
+        said = [a for a in cut[M]["assumptions"] if a.startswith("pipeline: ")]
+        checks.say(len(said) == 1 and f"{T} ticks" in said[0], f"cut, M={M}: the report says {said}")
+    # From M = 4 to 8: the stash [K M, B, H] grows by 4 K activations, the
+    # input x and the outputs y [M, B, H] by 4 each.
+    grow = cut[8]["peak_memory_bytes"] - cut[4]["peak_memory_bytes"]
+    checks.say(grow == 4 * (K + 2) * act,
+               f"cut: peak memory per device grows {grow} B from M=4 to M=8, by hand {4 * (K + 2) * act}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run", required=True, help="shardlab-run")
@@ -206,6 +249,7 @@ def main():
         work = pathlib.Path(tmp)
         check_values(args.run, work, checks)
         check_estimate(args.schedule, work, checks)
+        check_cut(args.schedule, work, checks)
     if checks.failures:
         print(f"FAILED: {len(checks.failures)} check(s)")
         return 1

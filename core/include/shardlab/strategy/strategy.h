@@ -34,8 +34,17 @@
 //   DP×TP×SP, FSDP×TP×SP   for every split N = a×b×c (each >= 2; named
 //             a×b×c: data, tensor, sequence) on a 3-D mesh ["data"=a,
 //             "seq"=c, "model"=b], where a data argument has a sequence
+//   PP×DP, PP×DP×TP  where the step's layer loops (over weights stacked
+//             [L, ...]) sit in a loop over M micro-batches: for S stages
+//             (S dividing L and N, S <= M) and every split N/S = a×b (b in a
+//             node), the mesh ["stage"=S, "data"=a, "model"=b]; the stage
+//             axis shards nothing, and the lowered program is cut into
+//             stages (shardlab-pipeline-stages: L/S layers a device, M+S-1
+//             ticks, activations passed by collective_permute, 1F1B's
+//             min(S, M) micro-batches of residuals in flight). Without that
+//             structure, one "PP" row with the reason
 //
-// e.g. 8 devices: 5 + 3 × 2 + 2 = 13 candidates. A candidate whose sharding
+// e.g. 8 devices: 5 + 3 × 2 + 2 = 13 candidates (and a PP row). A candidate whose sharding
 // does not divide a dimension, or that propagation or scheduling rejects,
 // is a row with the reason instead of numbers. Two rules prune before the
 // full schedule, each with its reason: tensor parallelism stays inside a
