@@ -70,6 +70,9 @@ std::vector<Plan> neighbours(const Plan &plan,
     const ArgAnalysis &rep = args[group[0]];
     for (size_t d = 0; d < rep.info.shape.size(); ++d)
       for (const MeshAxis &axis : plan.mesh) {
+        // A pipeline's stage axis holds the stages: no sharding uses it.
+        if (plan.stages > 0 && axis.name == "stage")
+          continue;
         ArgAxes after = toggled(plan.args[group[0]], d, axis.name.str());
         int64_t ways = 1;
         for (const std::string &a : after[d])
