@@ -36,6 +36,7 @@ struct Options {
   int64_t while_trip_count = 0;
   int64_t pipeline_stages = 0;
   std::string pipeline_schedule = "1f1b";
+  int64_t virtual_stages = 1;
   bool approximate = false, propagate = true, fusion = true;
   bool combine = true, pipeline_collectives = false, gemms_at_peak = false;
   bool compare = false, suggest = false;
@@ -95,6 +96,9 @@ const char *kHelp =
     "  --pipeline-schedule 1f1b|gpipe  micro-batches whose residuals the\n"
     "                         first stage holds: min(S, M) or M (default "
     "1f1b)\n"
+    "  --virtual-stages V     interleaved: V chunks of L/(S V) layers a "
+    "device,\n"
+    "                         M V + S - 1 ticks (M a multiple of S)\n"
     "  --gemms-at-peak        GEMMs at the preset's datasheet peak (the\n"
     "                         roofline), not at measured efficiency\n"
     "  --trace FILE, -o FILE  write a Chrome trace (open in ui.perfetto.dev)\n"
@@ -178,6 +182,8 @@ Status parseValue(Options &o, const std::string &flag, const std::string &v) {
     o.pipeline_stages = n;
   else if (flag == "--pipeline-schedule" && (v == "1f1b" || v == "gpipe"))
     o.pipeline_schedule = v;
+  else if (flag == "--virtual-stages" && in_range && n >= 1 && n <= 1024)
+    o.virtual_stages = n;
   else
     return makeError("bad value '" + v + "' for " + flag);
   return success();
@@ -285,6 +291,7 @@ pipelineOptions(const Options &o, const cost::PerfTable &table) {
   target.while_trip_count = o.while_trip_count;
   target.pipeline_stages = o.pipeline_stages;
   target.pipeline_schedule = o.pipeline_schedule;
+  target.pipeline_virtual_stages = o.virtual_stages;
   target.fusion = o.fusion;
   target.combine_collectives = o.combine;
   target.pipeline_collectives = o.pipeline_collectives;

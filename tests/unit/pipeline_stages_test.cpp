@@ -182,6 +182,23 @@ TEST_CASE("Pipeline stages: each stage keeps its layers, the loops tick "
   CHECK(gpipe.weights == std::vector<int64_t>{4, 64, 64});
 }
 
+TEST_CASE("Pipeline stages: interleaved, V chunks a device, the ring closed") {
+  const Staged s =
+      stage(withMesh(R"(["stage"=2, "data"=2])"), "virtual-stages=2");
+  REQUIRE_MESSAGE(s.ok, s.error);
+  CHECK(s.weights == std::vector<int64_t>{4, 64, 64}); // still L / S
+  // 4 x 2 + 2 - 1 ticks of 8 / (2 x 2) layers.
+  CHECK(s.trips == std::vector<int64_t>{9, 2, 2});
+  REQUIRE(s.pairs.size() == 2);
+  CHECK(s.pairs[0] ==
+        std::vector<std::vector<int64_t>>{{0, 2}, {1, 3}, {2, 0}, {3, 1}});
+  const Staged three =
+      stage(withMesh(R"(["stage"=2, "data"=2])"), "virtual-stages=3");
+  CHECK_FALSE(three.ok);
+  CHECK(three.error.find("8 layers do not divide into 2 stages of 3 chunks") !=
+        std::string::npos);
+}
+
 TEST_CASE("Pipeline stages: what cannot be cut says why") {
   const Staged three = stage(withMesh(R"(["stage"=3, "data"=2])"), "");
   CHECK_FALSE(three.ok);

@@ -128,6 +128,7 @@ Result<ProgramOptions> programOptionsFor(const TargetOptions &target) {
   out.pipeline_collectives = target.pipeline_collectives;
   out.pipeline_stages = target.pipeline_stages;
   out.pipeline_schedule = target.pipeline_schedule;
+  out.pipeline_virtual_stages = target.pipeline_virtual_stages;
   return out;
 }
 

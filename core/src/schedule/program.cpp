@@ -849,10 +849,11 @@ Status toPerDevice(Module &module, const ProgramOptions &options,
       if (Status added = appendPass(pipeline, flag, pass_options); !added)
         return added;
   if (options.pipeline_stages > 0)
-    if (Status added =
-            appendPass(pipeline, "shardlab-pipeline-stages",
-                       "stages=" + std::to_string(options.pipeline_stages) +
-                           " schedule=" + options.pipeline_schedule);
+    if (Status added = appendPass(
+            pipeline, "shardlab-pipeline-stages",
+            "stages=" + std::to_string(options.pipeline_stages) +
+                " schedule=" + options.pipeline_schedule + " virtual-stages=" +
+                std::to_string(options.pipeline_virtual_stages));
         !added)
       return added;
   std::string failed;

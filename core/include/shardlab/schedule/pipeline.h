@@ -47,6 +47,7 @@ struct TargetOptions {
   bool gemms_at_peak = false;
   int64_t pipeline_stages = 0;            ///< --pipeline-stages (0: none)
   std::string pipeline_schedule = "1f1b"; ///< --pipeline-schedule
+  int64_t pipeline_virtual_stages = 1;    ///< --virtual-stages
 };
 
 /// ProgramOptions for `target`: the preset's hardware, its S-curve defaults

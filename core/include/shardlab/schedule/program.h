@@ -60,6 +60,8 @@ struct ProgramOptions {
   int64_t pipeline_stages = 0;
   /// The pipeline schedule: "1f1b" or "gpipe" (micro-batches in flight).
   std::string pipeline_schedule = "1f1b";
+  /// Interleaved pipeline: chunks of layers a device holds (1: none).
+  int64_t pipeline_virtual_stages = 1;
 };
 
 /// One stablehlo.while of the program and how often it runs.

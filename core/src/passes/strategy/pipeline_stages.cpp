@@ -17,7 +17,9 @@
 // 2. Each layer loop runs L / S trips; the micro-batch loop runs M + S - 1
 //    ticks, the pipeline's fill and drain included (the bubble: every tick
 //    costs a micro-batch's work, as idle ticks of a JAX pipeline compute on
-//    padding).
+//    padding). Interleaved, with V chunks of L / (S V) layers a device (M a
+//    multiple of S): L / (S V) trips, M V + S - 1 ticks, the bubble V times
+//    shorter, and the last stage passes on to the first.
 // 3. What a layer loop carries that changes and is not per layer (the
 //    activations leaving the forward loop, the gradients leaving the
 //    backward ones) goes to the next stage (the first layer loop: s -> s+1)
@@ -139,6 +141,7 @@ struct Options {
   int64_t stages = 0;
   std::string axis;
   bool gpipe = false;
+  int64_t virtual_stages = 1; ///< V: chunks of layers a device holds
 };
 
 class PipelineStages {
@@ -162,6 +165,7 @@ private:
   bool setTrips(Operation &loop, int64_t trips);
   void sendActivations(Operation &loop, bool forward);
   std::vector<std::vector<int64_t>> pairs(int64_t hop) const;
+  std::string summary(int64_t in_flight) const;
   void updateFunctionType();
 
   Module &module_;
@@ -286,8 +290,13 @@ std::vector<std::vector<int64_t>> PipelineStages::pairs(int64_t hop) const {
   std::vector<std::vector<int64_t>> out;
   for (int64_t p = 0; p < mesh_.totalSize(); ++p) {
     std::vector<int64_t> coords = meshCoordinates(mesh_, p);
-    coords[size_t(axis)] += hop;
-    if (coords[size_t(axis)] < 0 || coords[size_t(axis)] >= options_.stages)
+    int64_t &stage = coords[size_t(axis)];
+    stage += hop;
+    // Interleaved, a micro-batch goes round the ring V times: the last
+    // stage passes it back to the first.
+    if (options_.virtual_stages > 1)
+      stage = (stage + options_.stages) % options_.stages;
+    if (stage < 0 || stage >= options_.stages)
       continue;
     out.push_back(
         {deviceIdAt(mesh_, p), deviceIdAt(mesh_, meshPosition(mesh_, coords))});
@@ -345,9 +354,16 @@ bool PipelineStages::run() {
   if (!loops_.micro_batch_loop)
     return fail("its layer loops are not inside a loop over micro-batches: "
                 "a pipeline needs micro-batches (gradient accumulation)");
-  if (l % s != 0)
+  const int64_t v = options_.virtual_stages;
+  if (l % (s * v) != 0)
     return fail(std::to_string(l) + " layers do not divide into " +
-                std::to_string(s) + " stages");
+                std::to_string(s) + " stages" +
+                (v > 1 ? " of " + std::to_string(v) + " chunks" : ""));
+  if (v > 1 && m % s != 0)
+    return fail("an interleaved pipeline needs micro-batches in multiples "
+                "of its stages (" +
+                std::to_string(m) + " micro-batches, " + std::to_string(s) +
+                " stages)");
   const int64_t in_flight = options_.gpipe ? m : std::min(s, m);
   collectComponents();
   for (const std::vector<Value *> &component : components_)
@@ -357,25 +373,34 @@ bool PipelineStages::run() {
     return false;
   next_channel_ = firstFreeChannelId(module_);
   for (size_t i = 0; i < loops_.loops.size(); ++i) {
-    if (!setTrips(*loops_.loops[i], l / s))
+    if (!setTrips(*loops_.loops[i], l / (s * v)))
       return false;
     sendActivations(*loops_.loops[i], i == 0);
   }
-  if (!setTrips(*loops_.micro_batch_loop, m + s - 1))
+  if (!setTrips(*loops_.micro_batch_loop, m * v + s - 1))
     return false;
   updateFunctionType();
-  module_.op().attrs.set(
-      ctx_.intern("shardlab.pipeline"),
-      ctx_.attrs.string(
-          std::to_string(s) + " pipeline stages (" +
-          (options_.gpipe ? "GPipe" : "1F1B") + ") of " +
-          std::to_string(l / s) + " layers over " + std::to_string(m) +
-          " micro-batches: " + std::to_string(m + s - 1) + " ticks (bubble " +
-          std::to_string(s - 1) + "/" + std::to_string(m + s - 1) +
-          "), residuals of " + std::to_string(in_flight) +
-          " micro-batches in flight on the first stage; the embedding, "
-          "head and loss counted on every stage each tick"));
+  module_.op().attrs.set(ctx_.intern("shardlab.pipeline"),
+                         ctx_.attrs.string(summary(in_flight)));
   return true;
+}
+
+// The assumption line the report shows.
+std::string PipelineStages::summary(int64_t in_flight) const {
+  const int64_t s = options_.stages, v = options_.virtual_stages;
+  const int64_t l = loops_.layers, m = loops_.micro_batches;
+  const std::string ticks = std::to_string(m * v + s - 1);
+  std::string kind = options_.gpipe ? "GPipe" : "1F1B";
+  if (v > 1)
+    kind += ", interleaved: " + std::to_string(v) + " chunks of " +
+            std::to_string(l / (s * v)) + " layers a device";
+  return std::to_string(s) + " pipeline stages (" + kind + ") of " +
+         std::to_string(l / s) + " layers over " + std::to_string(m) +
+         " micro-batches: " + ticks + " ticks (bubble " +
+         std::to_string(s - 1) + "/" + ticks + "), residuals of " +
+         std::to_string(in_flight) +
+         " micro-batches in flight on the first stage; the embedding, "
+         "head and loss counted on every stage each tick";
 }
 
 } // namespace
@@ -388,7 +413,13 @@ bool pipelineStagesPass(Module &module, const PassOptions &options,
     return false;
   }
   Options o{options.integer("stages"), options.text("axis"),
-            options.text("schedule") == "gpipe"};
+            options.text("schedule") == "gpipe",
+            options.integer("virtual-stages")};
+  if (o.virtual_stages < 1) {
+    diags.error(module.op().loc,
+                "shardlab-pipeline-stages: virtual-stages must be at least 1");
+    return false;
+  }
   return PipelineStages(module, *func, o, diags).run();
 }
 

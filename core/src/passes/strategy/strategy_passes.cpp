@@ -25,6 +25,9 @@ void addStrategyPasses(std::vector<PassInfo> &passes) {
        {{"stages", OptionType::Int, "0",
          "Pipeline stages S (0: the size of the stage axis)"},
         {"axis", OptionType::String, "stage", "The mesh axis of the stages"},
+        {"virtual-stages", OptionType::Int, "1",
+         "Interleaved schedule: V chunks of L/(S V) layers a device, "
+         "M V + S - 1 ticks, the ring closed (M a multiple of S)"},
         {"schedule", OptionType::String, "1f1b",
          "Pipeline schedule: how many micro-batches' residuals the first "
          "stage holds",
