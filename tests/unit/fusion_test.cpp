@@ -226,7 +226,8 @@ func.func @main(%x: tensor<4x1024xf32>) -> (tensor<4x1024xf32>, tensor<4xf32>) {
     }
     REQUIRE(sum >= 0);
     REQUIRE(square >= 0);
-    CHECK(g.node(sum).fusion_second_outputs ==
+    REQUIRE(g.node(sum).fusion);
+    CHECK(g.node(sum).fusion->second_outputs ==
           std::vector<std::string>{"stablehlo.exponential@4"});
     CHECK(g.node(sum).output_bytes == kTensor + 16);
     bool waits = false;

@@ -79,6 +79,29 @@ std::string withMesh(const std::string &mesh) {
   return "sdy.mesh @mesh = <" + mesh + ">\n" + kStep;
 }
 
+std::string replaced(std::string text, const std::string &from,
+                     const std::string &to) {
+  for (size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+// The step written with 16 micro-batches of 4 rows instead of 4 of 16.
+std::string withSmallerMicroBatches(std::string text) {
+  for (const auto &[from, to] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"4x16x64xf32", "16x4x64xf32"},
+           {"1x16x64xf32", "1x4x64xf32"},
+           {"8x16x64xf32", "8x4x64xf32"},
+           {"tensor<16x64xf32>", "tensor<4x64xf32>"},
+           {"sizes = [1, 16, 64]", "sizes = [1, 4, 64]"},
+           {"%c4 = stablehlo.constant dense<4>",
+            "%c4 = stablehlo.constant dense<16>"}})
+    text = replaced(text, from, to);
+  return text;
+}
+
 // The per-device program of `text`, cut into stages: shapes by name.
 struct Staged {
   bool ok = false;
@@ -132,15 +155,17 @@ Staged stage(const std::string &text, const std::string &options) {
   return s;
 }
 
-schedule::PipelineOptions h100(int64_t stages) {
+schedule::PipelineOptions h100(int64_t stages, bool split = false) {
   schedule::TargetOptions target;
   target.pipeline_stages = stages;
-  return *schedule::pipelineOptionsFor(target);
+  schedule::PipelineOptions o = *schedule::pipelineOptionsFor(target);
+  o.program.split_micro_batches = split;
+  return o;
 }
 
-json report(const std::string &text, int64_t stages) {
+json report(const std::string &text, int64_t stages, bool split = false) {
   const schedule::PipelineResult r =
-      schedule::runSchedulePipeline(text, h100(stages));
+      schedule::runSchedulePipeline(text, h100(stages, split));
   REQUIRE_MESSAGE(r.ok, r.error);
   return json::parse(schedule::reportJson(r.program, r.schedule));
 }
@@ -264,4 +289,53 @@ TEST_CASE("Pipeline candidates: S dividing the layers, at most M, with the "
        strategy::candidatePlans(analysis->args, 8, 8, none))
     reason |= p.name == "PP" && p.error == "no pipeline: " + none.error;
   CHECK(reason);
+}
+
+TEST_CASE("Split micro-batches: the step as if written with smaller "
+          "micro-batches") {
+  // 4 micro-batches of 16 rows, split in 4 over a "micro" axis on the
+  // rows, against the same step written with 16 micro-batches of 4 rows:
+  // each device runs the same 16 iterations on the same 2 rows.
+  const std::string split =
+      replaced(withMesh(R"(["data"=2, "micro"=4])"), R"([{}, {"data"}, {}])",
+               R"([{}, {"data", "micro"}, {}])");
+  const std::string written =
+      withSmallerMicroBatches(withMesh(R"(["data"=2])"));
+  const json a = report(split, 0, true), b = report(written, 0);
+  CHECK(a["step_time_us"].get<double>() ==
+        doctest::Approx(b["step_time_us"].get<double>()).epsilon(1e-9));
+  CHECK(a["peak_memory_bytes"] == b["peak_memory_bytes"]);
+  CHECK(a["per_kind"] == b["per_kind"]);
+  CHECK(a["topology"]["num_devices"] == 2); // the "micro" devices are time
+  CHECK(a["loops"][0]["trip_count"] == 16);
+  // Each backward layer all-reduces its gradient over "data" only: 16
+  // iterations x 8 layers.
+  CHECK(a["per_kind"]["all-reduce"]["count"] == 128);
+  bool said = false;
+  for (const json &line : a["assumptions"])
+    said |=
+        line.get<std::string>().rfind("micro-batches: each of the 4", 0) == 0;
+  CHECK(said);
+  // With pipeline stages too: split first, then cut.
+  const std::string both =
+      replaced(withMesh(R"(["stage"=2, "data"=2, "micro"=4])"),
+               R"([{}, {"data"}, {}])", R"([{}, {"data", "micro"}, {}])");
+  const json c = report(both, 2, true);
+  CHECK(c["loops"][0]["trip_count"] == 16 + 2 - 1);
+  CHECK(c["per_kind"]["collective-permute"]["count"] == 2 * 17);
+}
+
+TEST_CASE("Split micro-batches: a step with no loop over micro-batches "
+          "says why") {
+  const std::string flat = R"(
+sdy.mesh @mesh = <["micro"=2]>
+func.func @main(%x: tensor<8x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"micro"}, {}]>}, %w: tensor<64x64xf32>) -> tensor<8x64xf32> {
+  %y = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
+}
+)";
+  const schedule::PipelineResult r =
+      schedule::runSchedulePipeline(flat, h100(0, true));
+  CHECK_FALSE(r.ok);
+  CHECK(r.error.find("no loop over stacked layers") != std::string::npos);
 }

@@ -334,7 +334,8 @@ func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"
   for (int64_t i = 0; i < r.program.graph.size(); ++i) {
     // A fused node stands for its members (the trim fuses into the tanh).
     const Node &node = r.program.graph.node(i);
-    std::vector<std::string> ops = node.fusion_members;
+    std::vector<std::string> ops =
+        node.fusion ? node.fusion->members : std::vector<std::string>{};
     if (ops.empty())
       ops.push_back(node.name);
     for (const std::string &name : ops) {

@@ -428,7 +428,8 @@ func.func @main(%arg0: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{
   std::vector<std::string> names; // a fused node's ops count as its own
   for (int64_t i = 0; i < r->graph.size(); ++i) {
     const Node &node = r->graph.node(i);
-    std::vector<std::string> ops = node.fusion_members;
+    std::vector<std::string> ops =
+        node.fusion ? node.fusion->members : std::vector<std::string>{};
     if (ops.empty())
       ops.push_back(node.name);
     for (const std::string &op : ops)

@@ -157,6 +157,8 @@ struct Builder {
   std::unordered_map<const Operation *, OpCost> op_costs;
   const OpCost &computeCostOf(Operation &op);
   std::unordered_map<const Operation *, OpCost> kernel_costs;
+  std::unordered_map<const Operation *, std::shared_ptr<const FusionInfo>>
+      fusions;
   int64_t separateIteration(int64_t first, int64_t previous_end, bool more,
                             const Operation &op, const std::string &iteration,
                             const std::unordered_set<int64_t> &early,
@@ -346,10 +348,8 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
   node.name = label(root, suffix);
   node.line = root.loc.line;
   node.output_bytes = resultBytes(root);
-  for (Operation *extra : kernel.extra_outputs) {
+  for (Operation *extra : kernel.extra_outputs)
     node.output_bytes += resultBytes(*extra);
-    node.fusion_second_outputs.push_back(label(*extra, suffix));
-  }
   const OpCost &c = memoized(kernel_costs, &root,
                              [&] { return coster.kernel(module, kernel); });
   node.cost_us = c.cost_us;
@@ -361,9 +361,16 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
         extrapolated.emplace(label(*m, ""), c.extrapolated);
         break;
       }
-  node.fusion_kind = std::string(fusion::toString(kernel.kind));
-  for (const Operation *m : kernel.members)
-    node.fusion_members.push_back(label(*m, suffix));
+  // Members by their op alone: the node's name says which iteration.
+  node.fusion = memoized(fusions, &root, [&] {
+    auto info = std::make_shared<FusionInfo>();
+    info->kind = std::string(fusion::toString(kernel.kind));
+    for (const Operation *m : kernel.members)
+      info->members.push_back(label(*m, ""));
+    for (const Operation *extra : kernel.extra_outputs)
+      info->second_outputs.push_back(label(*extra, ""));
+    return std::shared_ptr<const FusionInfo>(std::move(info));
+  });
   node.bytes_read = kernel.bytes_read;
   node.bytes_written = kernel.bytes_written;
   const int64_t id = graph().addNode(std::move(node));
@@ -848,6 +855,10 @@ Status toPerDevice(Module &module, const ProgramOptions &options,
     for (const auto &[flag, pass_options] : perDeviceSteps())
       if (Status added = appendPass(pipeline, flag, pass_options); !added)
         return added;
+  if (options.split_micro_batches)
+    if (Status added = appendPass(pipeline, "shardlab-split-micro-batches", "");
+        !added)
+      return added;
   if (options.pipeline_stages > 0)
     if (Status added = appendPass(
             pipeline, "shardlab-pipeline-stages",
@@ -871,9 +882,13 @@ Status toPerDevice(Module &module, const ProgramOptions &options,
 
 // What a rewrite of the per-device program assumed (its module attribute).
 void rewriteAssumptions(Module &module, std::vector<std::string> &out) {
-  const Attr *pipeline = module.op().attrs.get("shardlab.pipeline");
-  if (pipeline && pipeline->kind == AttrKind::String)
-    out.push_back("pipeline: " + pipeline->str());
+  for (const auto &[attr, what] :
+       {std::pair{"shardlab.micro_batches", "micro-batches: "},
+        std::pair{"shardlab.pipeline", "pipeline: "}}) {
+    const Attr *said = module.op().attrs.get(attr);
+    if (said && said->kind == AttrKind::String)
+      out.push_back(what + said->str());
+  }
 }
 
 } // namespace

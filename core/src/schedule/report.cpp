@@ -61,11 +61,11 @@ void writeOp(JsonWriter &w, const Graph &g, const Schedule &s, int64_t n,
         .field("done_us", done.end_us)
         .field("exposed_us", done.exposed_us);
   }
-  if (!node.fusion_kind.empty()) {
-    w.key("fusion").beginObject().field("kind", node.fusion_kind);
-    writeStrings(w.key("ops"), node.fusion_members);
-    if (!node.fusion_second_outputs.empty())
-      writeStrings(w.key("second_outputs"), node.fusion_second_outputs);
+  if (node.fusion) {
+    w.key("fusion").beginObject().field("kind", node.fusion->kind);
+    writeStrings(w.key("ops"), node.fusion->members);
+    if (!node.fusion->second_outputs.empty())
+      writeStrings(w.key("second_outputs"), node.fusion->second_outputs);
     w.field("bytes_read", node.bytes_read)
         .field("bytes_written", node.bytes_written)
         .endObject();

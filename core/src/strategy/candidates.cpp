@@ -2,6 +2,7 @@
 #include "strategy/candidates.h"
 
 #include <functional>
+#include <numeric>
 
 namespace shardlab::strategy {
 namespace {
@@ -235,6 +236,45 @@ void addPipelines(std::vector<Plan> &plans,
 }
 
 } // namespace
+
+std::optional<Plan> splitMicroBatchesPlan(const Plan &base,
+                                          const std::vector<ArgAnalysis> &args,
+                                          int64_t micro_batches,
+                                          int64_t max_micro_batches) {
+  // The rows of a micro-batch each device holds: the data's batch over the
+  // axes already splitting it.
+  int64_t rows = 0;
+  for (size_t i = 0; i < args.size() && i < base.args.size(); ++i) {
+    const ArgAnalysis &a = args[i];
+    if (a.info.role != ArgRole::Data || a.batch_dim < 0)
+      continue;
+    int64_t ways = 1;
+    for (const std::string &axis : base.args[i][size_t(a.batch_dim)])
+      ways *= axisSize(base.mesh, axis);
+    const int64_t local = a.info.shape[size_t(a.batch_dim)] / ways;
+    rows = rows ? std::gcd(rows, local) : local;
+  }
+  // The largest split of the rows that keeps the loop within bounds.
+  while (rows > 1 && micro_batches * rows > max_micro_batches) {
+    int64_t divisor = 2;
+    while (rows % divisor != 0)
+      ++divisor;
+    rows /= divisor;
+  }
+  if (rows < 2)
+    return std::nullopt;
+  Plan plan = base;
+  plan.micro_split = rows;
+  plan.mesh.push_back({"micro", rows});
+  for (size_t i = 0; i < args.size() && i < plan.args.size(); ++i)
+    if (args[i].info.role == ArgRole::Data && args[i].batch_dim >= 0)
+      plan.args[i][size_t(args[i].batch_dim)].push_back("micro");
+  plan.name += " mb÷" + std::to_string(rows);
+  plan.description += "; each micro-batch split in " + std::to_string(rows) +
+                      ", run one after another (" +
+                      std::to_string(micro_batches * rows) + " micro-batches)";
+  return plan;
+}
 
 std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
                                  int64_t n, int64_t gpus_per_node,

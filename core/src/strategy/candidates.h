@@ -10,6 +10,7 @@
 #include "strategy/arg_roles.h"
 #include "strategy/plan.h"
 
+#include <optional>
 #include <vector>
 
 namespace shardlab::strategy {
@@ -20,5 +21,16 @@ namespace shardlab::strategy {
 std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
                                  int64_t devices, int64_t gpus_per_node = 0,
                                  const LayerStack &layers = {});
+
+/// `base` with each micro-batch split as far as the batch allows (one row
+/// per device and micro-batch): the data's batch dimension also on a minor
+/// "micro" axis of that many, which shardlab-split-micro-batches turns into
+/// iterations. nullopt when the batch leaves nothing to split.
+/// At most `max_micro_batches` after the split (the step's `micro_batches`
+/// times the split): the schedule unrolls every one.
+std::optional<Plan> splitMicroBatchesPlan(const Plan &base,
+                                          const std::vector<ArgAnalysis> &args,
+                                          int64_t micro_batches,
+                                          int64_t max_micro_batches);
 
 } // namespace shardlab::strategy

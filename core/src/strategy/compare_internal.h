@@ -16,6 +16,7 @@ struct Prepared {
   int64_t devices = 0;
   EvaluationContext context;
   std::vector<Plan> plans; ///< the candidates, filtered by options.only
+  LayerStack layers;       ///< the layer and micro-batch loops, or why not
 };
 
 Result<Prepared> prepare(std::string_view text, const CompareOptions &options);

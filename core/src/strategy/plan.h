@@ -38,6 +38,10 @@ struct Plan {
   /// Pipeline stages over the mesh's "stage" axis (0: none): the lowered
   /// program is cut into stages (shardlab-pipeline-stages).
   int64_t stages = 0;
+  /// Each micro-batch split in this many (0: as written), over the mesh's
+  /// "micro" axis, which only the batch dimension uses
+  /// (shardlab-split-micro-batches makes its devices iterations).
+  int64_t micro_split = 0;
   /// (argument, dimension) split with padding: FSDP's split of a parameter
   /// none of whose dimensions divides (as FSDP pads its flat shards), which
   /// checkDivisible lets through.

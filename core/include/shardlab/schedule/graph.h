@@ -35,6 +35,16 @@ std::string_view toString(NodeKind kind);
 using SharedDeviceGroups =
     std::shared_ptr<const std::vector<std::vector<int64_t>>>;
 
+/// A compute node that stands for a kernel fusing several ops: its kind
+/// ("loop fusion", "gemm", ...), its ops (`stablehlo.add@12`, root last)
+/// and the members besides the root whose results it also writes. One per
+/// kernel, shared by every iteration of a loop that runs it.
+struct FusionInfo {
+  std::string kind;
+  std::vector<std::string> members;
+  std::vector<std::string> second_outputs;
+};
+
 /// One instruction of the per-device program.
 struct Node {
   std::string name;
@@ -54,13 +64,9 @@ struct Node {
   bool is_parameter = false; ///< entry parameter: never counted as live
   bool force_delay = false;
   std::string explanation; ///< how the cost was estimated
-  /// The kernel this compute node stands for, when it fuses several ops:
-  /// its kind ("loop fusion", "gemm", ...), its ops (`stablehlo.add@12`,
-  /// root last) and the bytes it reads and writes at its boundary.
-  std::string fusion_kind;
-  std::vector<std::string> fusion_members;
-  /// Members besides the root whose results the kernel also writes.
-  std::vector<std::string> fusion_second_outputs;
+  /// The kernel this compute node stands for, when it fuses several ops
+  /// (null otherwise), and the bytes it reads and writes at its boundary.
+  std::shared_ptr<const FusionInfo> fusion;
   int64_t bytes_read = 0, bytes_written = 0;
 };
 

@@ -62,6 +62,9 @@ struct ProgramOptions {
   std::string pipeline_schedule = "1f1b";
   /// Interleaved pipeline: chunks of layers a device holds (1: none).
   int64_t pipeline_virtual_stages = 1;
+  /// The mesh's "micro" axis splits each micro-batch (its devices are
+  /// iterations): shardlab-split-micro-batches runs first.
+  bool split_micro_batches = false;
 };
 
 /// One stablehlo.while of the program and how often it runs.

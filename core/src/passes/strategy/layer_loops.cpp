@@ -2,6 +2,7 @@
 #include "passes/strategy/layer_loops.h"
 
 #include "ir/while_loops.h"
+#include "passes/export/local_builder.h"
 
 #include <algorithm>
 
@@ -81,6 +82,34 @@ Value *layerSliced(Operation &op, Operation &loop) {
       !dependsOn(op.operand(slice ? 1 : 2), counter))
     return nullptr;
   return op.operand(0);
+}
+
+bool setTripCount(Context &ctx, Operation &loop, int64_t trips) {
+  const std::optional<LoopCounter> c = loopCounter(loop);
+  if (!c)
+    return false;
+  Value *old_limit = c->compare->operand(1);
+  LocalBuilder b(ctx, *c->compare);
+  c->compare->setOperand(
+      1, b.constant(
+             b.splatAttr(old_limit->type, c->init + double(trips) * c->step)));
+  if (!old_limit->hasUses() && old_limit->defining_op)
+    old_limit->defining_op->parentBlock()->erase(old_limit->defining_op);
+  return true;
+}
+
+void updateFunctionType(Context &ctx, Operation &func) {
+  Block &entry = func.region(0).front();
+  std::vector<Type> inputs, results;
+  for (size_t i = 0; i < entry.numArguments(); ++i)
+    inputs.push_back(entry.argument(i)->type);
+  for (size_t i = 0; i < entry.back()->numOperands(); ++i)
+    results.push_back(entry.back()->operand(i)->type);
+  func.attrs.set(ctx.intern("function_type"),
+                 ctx.attrs.make(Attr{AttrKind::TypeAttr,
+                                     ctx.types.function(inputs, results),
+                                     nullptr,
+                                     {}}));
 }
 
 LayerLoops findLayerLoops(Operation &func) {

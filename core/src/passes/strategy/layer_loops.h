@@ -37,4 +37,12 @@ LayerLoops findLayerLoops(Operation &func);
 /// counter of `loop` gives (`op` in its body), or null.
 Value *layerSliced(Operation &op, Operation &loop);
 
+/// Makes a counted loop run `trips` times: its limit becomes a new constant
+/// (the old one is erased once unused). False when the loop is not counted.
+bool setTripCount(Context &ctx, Operation &loop, int64_t trips);
+
+/// Sets `func`'s function_type from its arguments' and return's types, after
+/// a rewrite changed them.
+void updateFunctionType(Context &ctx, Operation &func);
+
 } // namespace shardlab

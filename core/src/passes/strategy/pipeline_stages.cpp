@@ -166,7 +166,6 @@ private:
   void sendActivations(Operation &loop, bool forward);
   std::vector<std::vector<int64_t>> pairs(int64_t hop) const;
   std::string summary(int64_t in_flight) const;
-  void updateFunctionType();
 
   Module &module_;
   Context &ctx_;
@@ -271,17 +270,8 @@ bool PipelineStages::checkUses() {
 }
 
 bool PipelineStages::setTrips(Operation &loop, int64_t trips) {
-  const std::optional<LoopCounter> c = loopCounter(loop);
-  if (!c)
-    return fail("a loop it splits is not counted");
-  Value *old_limit = c->compare->operand(1);
-  LocalBuilder b(ctx_, *c->compare);
-  c->compare->setOperand(
-      1, b.constant(
-             b.splatAttr(old_limit->type, c->init + double(trips) * c->step)));
-  if (!old_limit->hasUses() && old_limit->defining_op)
-    old_limit->defining_op->parentBlock()->erase(old_limit->defining_op);
-  return true;
+  return setTripCount(ctx_, loop, trips) ||
+         fail("a loop it splits is not counted");
 }
 
 // Source-target pairs sending from each stage to stage + hop.
@@ -326,20 +316,6 @@ void PipelineStages::sendActivations(Operation &loop, bool forward) {
   }
 }
 
-void PipelineStages::updateFunctionType() {
-  Block &entry = func_.region(0).front();
-  std::vector<Type> inputs, results;
-  for (size_t i = 0; i < entry.numArguments(); ++i)
-    inputs.push_back(entry.argument(i)->type);
-  for (size_t i = 0; i < entry.back()->numOperands(); ++i)
-    results.push_back(entry.back()->operand(i)->type);
-  func_.attrs.set(ctx_.intern("function_type"),
-                  ctx_.attrs.make(Attr{AttrKind::TypeAttr,
-                                       ctx_.types.function(inputs, results),
-                                       nullptr,
-                                       {}}));
-}
-
 bool PipelineStages::run() {
   if (!module_.per_device)
     return fail("runs on a per-device program (after "
@@ -379,7 +355,7 @@ bool PipelineStages::run() {
   }
   if (!setTrips(*loops_.micro_batch_loop, m * v + s - 1))
     return false;
-  updateFunctionType();
+  updateFunctionType(ctx_, func_);
   module_.op().attrs.set(ctx_.intern("shardlab.pipeline"),
                          ctx_.attrs.string(summary(in_flight)));
   return true;

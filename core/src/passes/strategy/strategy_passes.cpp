@@ -33,6 +33,21 @@ void addStrategyPasses(std::vector<PassInfo> &passes) {
          "stage holds",
          "1f1b|gpipe"}},
        pipelineStagesPass});
+  passes.push_back(
+      {"shardlab-split-micro-batches",
+       "strategy",
+       "Split each micro-batch into k run one after another",
+       "On the per-device program of a step lowered with a mesh axis of k "
+       "devices that only the batch dimension of its data uses (so every "
+       "per-micro-batch tensor is k times smaller): the loop over "
+       "micro-batches runs k times as many iterations, all-reduces across "
+       "the axis alone disappear (the accumulation adds the parts) and "
+       "others lose it from their groups, and the mesh loses the axis. A "
+       "collective gathering across it is an error. The rules, with a "
+       "worked example, head split_micro_batches.cpp.",
+       {{"axis", OptionType::String, "micro",
+         "The mesh axis that splits the micro-batches"}},
+       splitMicroBatchesPass});
 }
 
 } // namespace shardlab

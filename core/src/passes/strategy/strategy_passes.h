@@ -8,5 +8,6 @@
 namespace shardlab {
 
 bool pipelineStagesPass(Module &, const PassOptions &, DiagnosticEngine &);
+bool splitMicroBatchesPass(Module &, const PassOptions &, DiagnosticEngine &);
 
 } // namespace shardlab
