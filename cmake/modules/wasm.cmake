@@ -72,6 +72,9 @@ if(EMSCRIPTEN)
     --bind ${SHARDLAB_WASM_FLAGS} -O3
     -sMODULARIZE=1 -sEXPORT_ES6=1 -sSINGLE_FILE=1
     -sEXPORT_NAME=createShardlabModule -sENVIRONMENT=web,worker
-    -sALLOW_MEMORY_GROWTH=1 -sFILESYSTEM=0
+    # Up to 4 GB: comparing a 70B step with micro-batch splits unrolls
+    # hundreds of micro-batches (about 1.5 GB of heap); 2 GB, the default,
+    # left little room.
+    -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sFILESYSTEM=0
     -sNODEJS_CATCH_EXIT=0 -sNODEJS_CATCH_REJECTION=0)
 endif()
