@@ -9,12 +9,6 @@
 namespace shardlab {
 namespace {
 
-bool leadingDimIs(const Value *value, int64_t rows) {
-  const Type type = value->type;
-  return type && type->isRankedTensor() && type->rank() >= 1 &&
-         type->shape[0] == rows;
-}
-
 // Whether `value` is computed from `counter` (through at most `depth` ops
 // without regions): the index of the layer the loop is at.
 bool dependsOn(Value *value, Value *counter, int depth = 6) {
@@ -70,6 +64,12 @@ Operation *enclosingLoop(const std::vector<Operation *> &loops) {
 }
 
 } // namespace
+
+bool leadingDimIs(const Value *value, int64_t rows) {
+  const Type type = value->type;
+  return type && type->isRankedTensor() && type->rank() >= 1 &&
+         type->shape[0] == rows;
+}
 
 Value *layerSliced(Operation &op, Operation &loop) {
   const int64_t rows = constantTripCount(loop).value_or(0);

@@ -33,6 +33,9 @@ struct LayerLoops {
 
 LayerLoops findLayerLoops(Operation &func);
 
+/// Whether `value` is a ranked tensor whose dimension 0 has `rows`.
+bool leadingDimIs(const Value *value, int64_t rows);
+
 /// The stacked tensor `op` slices or updates one layer of, at the row the
 /// counter of `loop` gives (`op` in its body), or null.
 Value *layerSliced(Operation &op, Operation &loop);

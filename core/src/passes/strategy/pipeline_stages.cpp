@@ -48,12 +48,6 @@
 namespace shardlab {
 namespace {
 
-bool leadingDim(const Value *value, int64_t rows) {
-  const Type type = value ? value->type : nullptr;
-  return type && type->isRankedTensor() && type->rank() >= 1 &&
-         type->shape[0] == rows;
-}
-
 // Values whose dimension 0 is the layer dimension, linked where an op
 // carries that dimension from one to the other.
 class LayerDims {
@@ -61,7 +55,7 @@ public:
   explicit LayerDims(int64_t layers) : layers_(layers) {}
 
   void link(Value *a, Value *b) {
-    if (a != b && leadingDim(a, layers_) && leadingDim(b, layers_)) {
+    if (a != b && leadingDimIs(a, layers_) && leadingDimIs(b, layers_)) {
       edges_[a].push_back(b);
       edges_[b].push_back(a);
     }
@@ -261,7 +255,7 @@ bool PipelineStages::checkUses() {
       Operation &op = *use->owner;
       for (size_t r = 0; r < op.numResults(); ++r)
         if ((!isPairwise(op) || r == use->index()) &&
-            leadingDim(op.result(r), loops_.layers) &&
+            leadingDimIs(op.result(r), loops_.layers) &&
             !resized_.count(op.result(r)))
           return fail("cannot split the layer dimension through " +
                       std::string(op.name));
