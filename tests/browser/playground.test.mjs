@@ -679,12 +679,15 @@ test("compare and suggest: a 70B Llama step on 64 and 1,024 devices, timed in Ch
     assert.ok(s, said);
     assert.ok(Number(s[1]) >= 1, said);
     results.compare_ms[`llama-70b-${devices}-devices-suggest`] = Number(s[2]);
-    if (devices === 1024) {
-      // The fastest layouts here (FSDP×TP 512×2, ...) need more than 80 GB:
-      // a suggestion that does not fit says so beside its time.
+    if (devices === 64) {
+      // On 64 devices no layout the search tries fits this step in 80 GB
+      // (only splitting its micro-batch does, which the comparison's rows
+      // do and the search does not): a suggestion that does not fit says so
+      // beside its time. (On 1,024 devices FSDP fits, and what the search
+      // reaches in its budget decides whether any shown does not.)
       const marks = await page.getByTestId("suggestion-memory").allTextContents();
       assert.ok(marks.length >= 1, "no suggestion marked as not fitting");
-      for (const mark of marks) assert.match(mark, /peak memory [\d.]+ GiB > [\d.]+ GiB: does not fit/);
+      for (const mark of marks) assert.match(mark, /peak memory [\d.]+ [GT]iB > [\d.]+ [GT]iB: does not fit/);
     }
     t.diagnostic(`suggest, 70B Llama on ${devices} devices: ${said}`);
   }
