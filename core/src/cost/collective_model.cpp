@@ -251,6 +251,12 @@ CollectiveInterpolator::estimateTime(const CollectiveQuery &q) const {
                           : "collective-table/fallback";
   Estimate e = timeFromThroughput(q.bytes, *tp, model, std::move(r->key));
   e.explanation.neighbours = std::move(used);
+  const int64_t largest = r->exact      ? r->exact->max_bytes
+                          : r->fallback ? r->fallback->max_bytes
+                                        : 0;
+  if (largest > 0 && q.bytes > largest)
+    e.explanation.extrapolated = std::to_string(q.bytes) + " B > " +
+                                 std::to_string(largest) + " B, the largest";
   return e;
 }
 

@@ -32,12 +32,12 @@ LocalTensor localTensor(Value *value) {
   return t;
 }
 
+// `head` says what was extrapolated and how; then the first three ops
+// with why, and how many more.
 std::string
-extrapolationLine(const std::map<std::string, std::string> &extrapolated) {
-  std::string line = "GEMM table: " + std::to_string(extrapolated.size()) +
-                     " GEMM" + (extrapolated.size() == 1 ? "" : "s") +
-                     " outside the measured grid of their dtype, costed at "
-                     "the rate of its edge: ";
+extrapolationLine(const std::string &head,
+                  const std::map<std::string, std::string> &extrapolated) {
+  std::string line = head;
   size_t shown = 0;
   for (const auto &[op, why] : extrapolated) {
     if (shown == 3)
@@ -73,6 +73,7 @@ struct Builder {
   std::string error;
   /// GEMMs costed outside the measured grid: `dot_general@12` -> why.
   std::map<std::string, std::string> extrapolated;
+  std::map<std::string, std::string> extrapolated_collectives;
 
   Graph &graph() { return program.graph; }
   std::string label(const Operation &op, const std::string &suffix) const {
@@ -576,6 +577,8 @@ void Builder::emitAsyncPair(Env &env, const std::vector<Operation *> &ops,
   });
   const OpCost &c = costed.cost;
   CollectiveInfo info = costed.info;
+  if (!c.extrapolated.empty())
+    extrapolated_collectives.emplace(label(first, ""), c.extrapolated);
   Node start;
   start.name = label(first, suffix) + "-start";
   start.line = first.loc.line;
@@ -933,7 +936,20 @@ Result<Program> buildProgram(Module &module, const ProgramOptions &options,
   if (!b.error.empty())
     return makeError(b.error);
   if (!b.extrapolated.empty())
-    program.assumptions.push_back(detail::extrapolationLine(b.extrapolated));
+    program.assumptions.push_back(detail::extrapolationLine(
+        "GEMM table: " + std::to_string(b.extrapolated.size()) + " GEMM" +
+            (b.extrapolated.size() == 1 ? "" : "s") +
+            " outside the measured grid of their dtype, costed at the rate "
+            "of its edge: ",
+        b.extrapolated));
+  if (!b.extrapolated_collectives.empty())
+    program.assumptions.push_back(detail::extrapolationLine(
+        "collective table: " +
+            std::to_string(b.extrapolated_collectives.size()) + " collective" +
+            (b.extrapolated_collectives.size() == 1 ? "" : "s") +
+            " moving more than its largest measured message, costed at that "
+            "message's throughput: ",
+        b.extrapolated_collectives));
   return program;
 }
 

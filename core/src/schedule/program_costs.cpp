@@ -371,7 +371,7 @@ OpCost Coster::realCollective(const CollectiveCall &call,
     return {0, "collective estimate failed: " + est.error().message};
   info.time_us = est->time_us;
   info.model = est->explanation.model;
-  return {est->time_us, cost::toText(*est)};
+  return {est->time_us, cost::toText(*est), est->explanation.extrapolated};
 }
 
 } // namespace shardlab::schedule::detail

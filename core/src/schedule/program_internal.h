@@ -25,7 +25,9 @@ struct OpCost {
   double cost_us = 0;
   std::string explanation;
   /// Set when a GEMM's shape lies outside the measured grid of its dtype
-  /// (`m=8192 above 4096`): its rate is the grid edge's.
+  /// (`m=8192 above 4096`): its rate is the grid edge's; or a collective's
+  /// message is larger than any in its table: its throughput is the
+  /// largest's.
   std::string extrapolated;
 };
 
@@ -79,10 +81,12 @@ private:
 /// does not divide a dimension: the per-device program pads it.
 std::vector<std::string> paddingAssumptions(Module &module);
 
-/// The assumption line for GEMMs costed outside the measured grid (op ->
-/// which dims), naming the first three.
+/// The assumption line for ops costed outside what a table measured (op ->
+/// why: GEMMs outside the grid, collectives past the largest message),
+/// `head` first, then the first three ops.
 std::string
-extrapolationLine(const std::map<std::string, std::string> &extrapolated);
+extrapolationLine(const std::string &head,
+                  const std::map<std::string, std::string> &extrapolated);
 
 bool isNopOp(const Operation &op);
 /// The custom_call targets that only carry sharding or bookkeeping through

@@ -91,11 +91,18 @@ TEST_CASE("a message past the table's largest is costed at its throughput") {
     auto e = ci->estimateTime(Query(op, "[1,8]<=[8]", huge));
     REQUIRE(e);
     CHECK(e->time_us == doctest::Approx(huge / 1e9 * 1e6));
+    CHECK(e->explanation.extrapolated ==
+          "4294967296 B > 1048576 B, the largest");
   }
-  // Below that range the nearest point is what XLA picks.
+  // Past the largest message but short of the overflow, XLA's nearest
+  // point is the same one; inside the table nothing is extrapolated.
   auto near = ci->estimateTime(
       Query(CollectiveOp::AllReduceStart, "[1,8]<=[8]", 4 << 20));
   CHECK(near->time_us == doctest::Approx((4 << 20) / 1e9 * 1e6));
+  CHECK(near->explanation.extrapolated == "4194304 B > 1048576 B, the largest");
+  auto inside =
+      ci->estimateTime(Query(CollectiveOp::AllReduce, "[1,8]<=[8]", 2048));
+  CHECK(inside->explanation.extrapolated.empty());
 }
 
 TEST_CASE("missing keys are errors") {

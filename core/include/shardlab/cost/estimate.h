@@ -32,6 +32,9 @@ struct Explanation {
   std::vector<Neighbour> neighbours;
   std::vector<Term> terms;
   std::string note;
+  /// Set when the query lay beyond what the table measured and the
+  /// estimate extrapolates (`4194304000 B > 1073741824 B, the largest`).
+  std::string extrapolated;
 };
 
 struct Estimate {
