@@ -613,6 +613,16 @@ function parseUs(text) {
   return Number(m[1]) * { ms: 1000, "µs": 1, ns: 1e-3 }[m[2]];
 }
 
+/** Sets the device count and waits for the comparison on that many devices
+ * (not an earlier one still finishing: opening the tab compares the module
+ * at the count the view already had). */
+async function comparedOn(devices) {
+  await page.getByTestId("compare-devices").fill(String(devices));
+  await page.getByTestId("compare-devices").press("Tab");
+  await page.waitForFunction((n) => new RegExp(` on ${n} devices in `)
+    .test(document.querySelector("[data-testid=compare-status]")?.textContent ?? ""), devices, { timeout: 120_000 });
+}
+
 async function compared(action) {
   const before = await page.evaluate(() => Number(document.body.dataset.compared ?? 0));
   await action();
@@ -641,7 +651,7 @@ test("compare: every candidate a row, sorted, with bars; Suggest says what to ch
   await shot("18-suggest");
 
   // Another device count compares again (4: the batch of 2 splits 2 ways).
-  await compared(() => page.getByTestId("compare-devices").fill("4").then(() => page.getByTestId("compare-devices").press("Tab")));
+  await comparedOn(4);
   assert.match(await page.getByTestId("compare-status").textContent(), /on 4 devices/);
   await openTab("output");
 });
@@ -663,7 +673,7 @@ test("compare and suggest: a 70B Llama step on 64 and 1,024 devices, timed in Ch
   await gotoAndWait(`${origin}/?compare-70b#code=${LZ.compressToEncodedURIComponent(text)}`);
   await openTab("compare");
   for (const devices of [64, 1024]) {
-    await compared(() => page.getByTestId("compare-devices").fill(String(devices)).then(() => page.getByTestId("compare-devices").press("Tab")));
+    await comparedOn(devices);
     const status = await page.getByTestId("compare-status").textContent();
     const m = /(\d+) strategies on (\d+) devices in (\d+) ms/.exec(status);
     assert.ok(m, status);
@@ -709,7 +719,7 @@ test("compare: the 70B Llama step with micro-batches, pipelines included, timed 
   await gotoAndWait(`${origin}/?compare-70b-pp#code=${LZ.compressToEncodedURIComponent(text)}`);
   await openTab("compare");
   for (const devices of [64, 1024]) {
-    await compared(() => page.getByTestId("compare-devices").fill(String(devices)).then(() => page.getByTestId("compare-devices").press("Tab")));
+    await comparedOn(devices);
     const status = await page.getByTestId("compare-status").textContent();
     const m = /(\d+) strategies on (\d+) devices in (\d+) ms/.exec(status);
     assert.ok(m, status);
@@ -776,7 +786,7 @@ test("numbers shown are the API's for the same input and settings; a slower tabl
   // does not compare again what it already shows.
   await afterUpdate(() => page.getByTestId("examples").selectOption("schedule/megatron_block"));
   await openTab("compare");
-  await compared(() => page.getByTestId("compare-devices").fill("8").then(() => page.getByTestId("compare-devices").press("Tab")));
+  await comparedOn(8);
   const mega = await editorText();
   const { pipeline: _p, ...compareSettings } = apiSettings(pipeline);
   const comparison = api.compareStrategies(mega, { ...compareSettings, devices: 8, svg: true });
