@@ -10,6 +10,7 @@
 
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 
 namespace shardlab {
 
@@ -522,6 +523,59 @@ Operation *enclosingManualComputation(const Operation &op) {
     if (parent->is("sdy.manual_computation"))
       return parent;
   return nullptr;
+}
+
+namespace {
+
+bool samePayload(const std::vector<const Attr *> &x,
+                 const std::vector<const Attr *> &y) {
+  if (x.size() != y.size())
+    return false;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (!sameAttr(x[i], y[i]))
+      return false;
+  return true;
+}
+
+bool samePayload(std::span<const NamedAttr> x, std::span<const NamedAttr> y) {
+  if (x.size() != y.size())
+    return false;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (x[i].name != y[i].name || !sameAttr(x[i].value, y[i].value))
+      return false;
+  return true;
+}
+
+bool samePayload(const std::vector<NamedAttr> &x,
+                 const std::vector<NamedAttr> &y) {
+  return samePayload(std::span<const NamedAttr>(x),
+                     std::span<const NamedAttr>(y));
+}
+
+template <typename T> bool samePayload(const T &x, const T &y) {
+  return x == y;
+}
+
+} // namespace
+
+// Structural equality of attributes (MLIR attributes are uniqued, so
+// Shardy compares them by identity).
+bool sameAttr(const Attr *a, const Attr *b) {
+  if (a == b)
+    return true;
+  if (!a || !b || a->kind != b->kind || a->type != b->type ||
+      a->text != b->text || a->payload.index() != b->payload.index())
+    return false;
+  return std::visit(
+      [&](const auto &x) {
+        using T = std::decay_t<decltype(x)>;
+        return samePayload(x, std::get<T>(b->payload));
+      },
+      a->payload);
+}
+
+bool sameAttrs(const AttrDict &x, const AttrDict &y) {
+  return samePayload(x.entries(), y.entries());
 }
 
 } // namespace shardlab

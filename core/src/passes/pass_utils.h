@@ -45,6 +45,12 @@ void insertMeshOp(Module &module, Operation *before, const std::string &name,
 /// max by compare and select).
 std::string_view combinerKind(Operation &op);
 
+/// Structural equality of attributes (MLIR uniques attributes and compares
+/// them by identity; here equal attributes may be distinct objects).
+bool sameAttr(const Attr *a, const Attr *b);
+/// The same names with structurally equal values, in the same order.
+bool sameAttrs(const AttrDict &x, const AttrDict &y);
+
 /// Erases `op`; its results must have no uses.
 void eraseOp(Operation &op);
 

@@ -22,57 +22,6 @@ bool isScalarBroadcast(Operation &op) {
   return type->isRankedTensor() && type->shape.empty();
 }
 
-bool sameAttr(const Attr *a, const Attr *b);
-
-bool samePayload(const std::vector<const Attr *> &x,
-                 const std::vector<const Attr *> &y) {
-  if (x.size() != y.size())
-    return false;
-  for (size_t i = 0; i < x.size(); ++i)
-    if (!sameAttr(x[i], y[i]))
-      return false;
-  return true;
-}
-
-bool samePayload(std::span<const NamedAttr> x, std::span<const NamedAttr> y) {
-  if (x.size() != y.size())
-    return false;
-  for (size_t i = 0; i < x.size(); ++i)
-    if (x[i].name != y[i].name || !sameAttr(x[i].value, y[i].value))
-      return false;
-  return true;
-}
-
-bool samePayload(const std::vector<NamedAttr> &x,
-                 const std::vector<NamedAttr> &y) {
-  return samePayload(std::span<const NamedAttr>(x),
-                     std::span<const NamedAttr>(y));
-}
-
-template <typename T> bool samePayload(const T &x, const T &y) {
-  return x == y;
-}
-
-// Structural equality of attributes (MLIR attributes are uniqued, so
-// Shardy compares them by identity).
-bool sameAttr(const Attr *a, const Attr *b) {
-  if (a == b)
-    return true;
-  if (!a || !b || a->kind != b->kind || a->type != b->type ||
-      a->text != b->text || a->payload.index() != b->payload.index())
-    return false;
-  return std::visit(
-      [&](const auto &x) {
-        using T = std::decay_t<decltype(x)>;
-        return samePayload(x, std::get<T>(b->payload));
-      },
-      a->payload);
-}
-
-bool sameAttrs(const AttrDict &x, const AttrDict &y) {
-  return samePayload(x.entries(), y.entries());
-}
-
 // Ops that may merge: the same kind of mergeable op in the same region
 // (and for broadcasts, the same type and operand).
 struct MergeBucket {
