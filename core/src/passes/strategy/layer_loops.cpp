@@ -3,6 +3,7 @@
 
 #include "ir/while_loops.h"
 #include "passes/export/local_builder.h"
+#include "passes/pass_utils.h"
 
 #include <algorithm>
 
@@ -21,13 +22,6 @@ bool dependsOn(Value *value, Value *counter, int depth = 6) {
     if (dependsOn(def->operand(i), counter, depth - 1))
       return true;
   return false;
-}
-
-// The loop's counter, as its body sees it.
-Value *bodyCounter(Operation &loop) {
-  const std::optional<LoopCounter> c = loopCounter(loop);
-  return c ? loop.region(1).front().argument(c->compare->operand(0)->index)
-           : nullptr;
 }
 
 bool hasTrips(Operation &loop) {
@@ -64,6 +58,69 @@ Operation *enclosingLoop(const std::vector<Operation *> &loops) {
 }
 
 } // namespace
+
+Value *bodyCounter(Operation &loop) {
+  const std::optional<LoopCounter> c = loopCounter(loop);
+  return c ? loop.region(1).front().argument(c->compare->operand(0)->index)
+           : nullptr;
+}
+
+Operation *rebuildLoop(Context &ctx, Operation &loop,
+                       const std::vector<bool> &keep,
+                       const std::vector<Value *> &added, ValueMap &map) {
+  std::vector<Value *> operands;
+  std::vector<Type> types;
+  for (size_t i = 0; i < loop.numOperands(); ++i)
+    if (keep[i]) {
+      operands.push_back(loop.operand(i));
+      types.push_back(loop.operand(i)->type);
+    }
+  for (Value *init : added) {
+    operands.push_back(init);
+    types.push_back(init->type);
+  }
+  auto rebuilt = makeOp(ctx, "stablehlo.while", operands, types, loop.loc);
+  rebuilt->attrs = loop.attrs;
+  for (size_t r = 0; r < 2; ++r) {
+    Block &from = loop.region(r).front();
+    Block &into = rebuilt->addRegion().addBlock();
+    for (size_t i = 0; i < from.numArguments(); ++i)
+      if (keep[i])
+        map[from.argument(i)] =
+            into.addArgument(from.argument(i)->type, from.argument(i)->loc);
+    std::vector<Value *> fresh;
+    for (Value *init : added)
+      fresh.push_back(into.addArgument(init->type, loop.loc));
+    cloneBlockBefore(from, into, nullptr, map, false);
+    if (r == 1) { // the body yields what it kept, then the new ones unchanged
+      Operation *yield = into.back();
+      std::vector<Value *> yielded;
+      for (size_t i = 0; i < yield->numOperands(); ++i)
+        if (keep[i])
+          yielded.push_back(yield->operand(i));
+      yielded.insert(yielded.end(), fresh.begin(), fresh.end());
+      yield->setOperands(yielded);
+    }
+  }
+  Operation *made = loop.parentBlock()->insertBefore(&loop, std::move(rebuilt));
+  // The copies that read a dropped value must now be dead.
+  eraseTriviallyDeadOps(*made);
+  for (size_t r = 0; r < 2; ++r)
+    for (size_t i = 0; i < loop.region(r).front().numArguments(); ++i)
+      for (Operation *user : usersOf(loop.region(r).front().argument(i)))
+        if (!keep[i] && isInside(user, made)) {
+          walk(*made, [](Operation &op) { op.dropAllUses(); });
+          eraseOp(*made);
+          return nullptr;
+        }
+  for (size_t i = 0, k = 0; i < loop.numResults(); ++i)
+    if (keep[i])
+      loop.result(i)->replaceAllUsesWith(made->result(k++));
+  // The old regions' ops use their blocks' arguments, which go first.
+  walk(loop, [](Operation &op) { op.dropAllUses(); });
+  eraseOp(loop);
+  return made;
+}
 
 bool leadingDimIs(const Value *value, int64_t rows) {
   const Type type = value->type;

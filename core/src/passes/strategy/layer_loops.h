@@ -15,6 +15,7 @@
 // one; the micro-batch loop is the innermost counted loop holding them all.
 #pragma once
 
+#include "passes/pass_utils.h"
 #include "shardlab/ir/ir.h"
 
 #include <string>
@@ -32,6 +33,20 @@ struct LayerLoops {
 };
 
 LayerLoops findLayerLoops(Operation &func);
+
+/// The loop's counter, as its body sees it (null: not a counted loop).
+Value *bodyCounter(Operation &loop);
+
+/// A copy of while `loop` in its place carrying the values `keep` marks
+/// and then one more per `added` initial value (its body yields them
+/// unchanged until the caller says otherwise); `loop`'s kept results are
+/// replaced and it is erased (its other results must be unused). `map`
+/// takes each old block argument and op result of the regions to its copy.
+/// Null (and `loop` left as it was) when a dropped value is still read by
+/// a live op of the loop.
+Operation *rebuildLoop(Context &ctx, Operation &loop,
+                       const std::vector<bool> &keep,
+                       const std::vector<Value *> &added, ValueMap &map);
 
 /// Whether `value` is a ranked tensor whose dimension 0 has `rows`.
 bool leadingDimIs(const Value *value, int64_t rows);
