@@ -1,7 +1,9 @@
-// The strategy stage's passes: shardlab's own, not Shardy's. They run on the
-// per-device program (after sdy-convert-global-to-local) and rewrite it into
-// the program a layout that shardings cannot say would run, for the
-// scheduler to estimate: --compare runs them for its pipeline candidates.
+// The strategy stage's passes: shardlab's own, not Shardy's. They rewrite a
+// program into the one a layout or a choice that shardings cannot say would
+// run, for the scheduler to estimate: --compare runs them for its pipeline,
+// micro-batch and recomputation candidates. shardlab-recompute runs before
+// propagation; the others on the per-device program (after
+// sdy-convert-global-to-local).
 #include "strategy_passes.h"
 #include "../stages.h"
 
@@ -48,6 +50,22 @@ void addStrategyPasses(std::vector<PassInfo> &passes) {
        {{"axis", OptionType::String, "micro",
          "The mesh axis that splits the micro-batches"}},
        splitMicroBatchesPass});
+  passes.push_back(
+      {"shardlab-recompute",
+       "strategy",
+       "Set what a training step's backward recomputes of each layer",
+       "On a module before propagation whose forward layer loop saves "
+       "values of each layer in [L, ...] stacks that a later layer loop "
+       "(the backward) reads one layer at a time: the backward recomputes "
+       "the layer's forward from its input (full: jax.checkpoint's "
+       "nothing_saveable), or the forward saves the outputs of its "
+       "dot_generals and custom calls and the backward recomputes the "
+       "rest (selective: dots_saveable), or everything the backward reads "
+       "(none: everything_saveable). The rules, with a worked example, "
+       "head recompute.cpp.",
+       {{"policy", OptionType::String, "full",
+         "What the forward saves for the backward", "full|selective|none"}},
+       recomputePass});
 }
 
 } // namespace shardlab

@@ -1,6 +1,6 @@
 // Entry points of the strategy stage's passes (declared in
-// strategy_passes.cpp): rewrites the comparer applies to a per-device
-// program to estimate a layout that sharding alone does not express.
+// strategy_passes.cpp): rewrites the comparer applies to a program to
+// estimate a layout or a choice that sharding alone does not express.
 #pragma once
 
 #include "shardlab/passes/pass_registry.h"
@@ -9,5 +9,6 @@ namespace shardlab {
 
 bool pipelineStagesPass(Module &, const PassOptions &, DiagnosticEngine &);
 bool splitMicroBatchesPass(Module &, const PassOptions &, DiagnosticEngine &);
+bool recomputePass(Module &, const PassOptions &, DiagnosticEngine &);
 
 } // namespace shardlab
