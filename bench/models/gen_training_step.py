@@ -625,12 +625,29 @@ class Model:
             b, s, kv, d = k.shape
             k = em.reshape(em.bcast(k, [0, 1, 2, 4], (b, s, kv, g, d)), (b, s, self.N, d))
             v = em.reshape(em.bcast(v, [0, 1, 2, 4], (b, s, kv, g, d)), (b, s, self.N, d))
-        out, _stats = em.attention(q, k, v, self.dp, self.tp)
+        if a.attention == "dots":
+            out = self.dot_attention(em, q, k, v)
+        else:
+            out, _stats = em.attention(q, k, v, self.dp, self.tp)
         out = em.constrain(out, self.heads_spec())
         o = em.dot(out, W["wo"], [2, 3], [0, 1])
         if a.arch == "gpt":
             o = em.ew("add", o, em.bcast(W["bo"], [2], o.shape))
         return em.constrain(em.ew("add", x, o), self.act_spec(3, True))
+
+    @staticmethod
+    def dot_attention(em, q, k, v):
+        """softmax(q k^T / sqrt(d)) v per batch and head, unmasked."""
+        b, s, n, d = q.shape
+        scores = em.dot(q, k, [3], [3], [0, 2], [0, 2])  # [b, n, s, s]
+        scale = em.bcast(em.const(1.0 / d ** 0.5, [], q.dtype), [], scores.shape)
+        scores = em.ew("multiply", scores, scale)
+        top = em.reduce(scores, [3], "maximum")
+        shifted = em.ew("subtract", scores, em.bcast(top, [0, 1, 2], scores.shape))
+        e = em.ew("exponential", shifted)
+        p = em.ew("divide", e, em.bcast(em.reduce(e, [3]), [0, 1, 2], scores.shape))
+        out = em.dot(p, v, [3], [1], [0, 1], [0, 2])  # [b, n, s, d]
+        return em.transpose(out, [0, 2, 1, 3])
 
     def mlp_block(self, em, x, W):
         a = self.a
@@ -1031,10 +1048,11 @@ def main(argv=None):
     ap.add_argument("--mesh", type=parse_mesh, default=parse_mesh("dp=1"))
     ap.add_argument("--layout", choices=["dp", "zero1", "fsdp"], default="dp")
     ap.add_argument("--sequence-parallel", action="store_true")
-    ap.add_argument("--attention", choices=["shard_map", "rule"], default="shard_map",
+    ap.add_argument("--attention", choices=["shard_map", "rule", "dots"], default="shard_map",
                     help="cuDNN attention inside a manual computation over the mesh (as JAX's shard_map "
                          "writes it), or on the global shapes with a Shardy sharding rule (no manual "
-                         "computation: --compare can replace the layout)")
+                         "computation: --compare can replace the layout), or written out as two GEMMs "
+                         "and a softmax (every op one the interpreter runs)")
     ap.add_argument("-o", "--output", default="-")
     a = ap.parse_args(argv)
     a.kv_heads = a.heads if a.arch == "gpt" else (a.kv_heads or a.heads)

@@ -32,5 +32,14 @@ if(NOT EMSCRIPTEN)
                      ${CMAKE_CURRENT_LIST_DIR}/../../tests/examples/test_pipeline.py
                      --run $<TARGET_FILE:shardlab-run>
                      --schedule $<TARGET_FILE:shardlab-schedule>)
+    # Recomputation as a choice (shardlab-recompute): every rewrite of a
+    # generated step computes its results bit for bit; its estimate is the
+    # generator's step with that policy, GEMMs and memory as counted.
+    add_test(NAME recompute
+             COMMAND ${Python3_EXECUTABLE}
+                     ${CMAKE_CURRENT_LIST_DIR}/../../tests/examples/test_recompute.py
+                     --opt $<TARGET_FILE:shardlab-opt>
+                     --run $<TARGET_FILE:shardlab-run>
+                     --schedule $<TARGET_FILE:shardlab-schedule>)
   endif()
 endif()

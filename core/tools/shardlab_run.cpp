@@ -47,7 +47,8 @@ const char *kHelp =
     "                        simulated devices and report each device's "
     "checks\n"
     "  --print               print the results (16 elements in full, else a\n"
-    "                        summary); with --shardings, the per-device "
+    "                        summary with a digest of every element's bits);\n"
+    "                        with --shardings, the per-device "
     "program\n"
     "  --help                this text\n"
     "\n"
@@ -91,14 +92,31 @@ std::string element(const interpreter::Tensor &t, int64_t i) {
   return s.str();
 }
 
+// FNV-1a over every element's bits: two runs whose summaries show the
+// same digest computed the same tensor, bit for bit.
+uint64_t digestOf(const interpreter::Tensor &t) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (int64_t i = 0; i < t.size(); ++i)
+    for (unsigned part = 0; part < t.parts(); ++part) {
+      uint64_t bits = t.bits(i, part);
+      for (int byte = 0; byte < 8; ++byte, bits >>= 8)
+        h = (h ^ (bits & 0xff)) * 0x100000001b3ull;
+    }
+  return h;
+}
+
 void printTensor(const interpreter::Tensor &t) {
   std::cout << t.type()->text << " ";
   const int64_t shown = t.size() <= 16 ? t.size() : 8;
   std::cout << "[";
   for (int64_t i = 0; i < shown; ++i)
     std::cout << (i ? ", " : "") << element(t, i);
-  if (shown < t.size())
-    std::cout << ", ... (" << t.size() << " elements)";
+  if (shown < t.size()) {
+    std::ostringstream digest;
+    digest << std::hex << digestOf(t);
+    std::cout << ", ... (" << t.size() << " elements, digest " << digest.str()
+              << ")";
+  }
   std::cout << "]\n";
 }
 
