@@ -36,6 +36,7 @@ struct Options {
   int64_t while_trip_count = 0;
   int64_t pipeline_stages = 0;
   std::string pipeline_schedule = "1f1b";
+  std::string recompute;
   int64_t virtual_stages = 1;
   bool approximate = false, propagate = true, fusion = true;
   bool combine = true, pipeline_collectives = false, gemms_at_peak = false;
@@ -99,6 +100,11 @@ const char *kHelp =
     "  --virtual-stages V     interleaved: V chunks of L/(S V) layers a "
     "device,\n"
     "                         M V + S - 1 ticks (M a multiple of S)\n"
+    "  --recompute full|selective|none  what the backward recomputes of each\n"
+    "                         layer's forward (shardlab-recompute, before\n"
+    "                         propagation): all of it, all but its GEMMs\n"
+    "                         and attention, or nothing (default: as "
+    "written)\n"
     "  --gemms-at-peak        GEMMs at the preset's datasheet peak (the\n"
     "                         roofline), not at measured efficiency\n"
     "  --trace FILE, -o FILE  write a Chrome trace (open in ui.perfetto.dev)\n"
@@ -184,6 +190,9 @@ Status parseValue(Options &o, const std::string &flag, const std::string &v) {
     o.pipeline_schedule = v;
   else if (flag == "--virtual-stages" && in_range && n >= 1 && n <= 1024)
     o.virtual_stages = n;
+  else if (flag == "--recompute" &&
+           (v == "full" || v == "selective" || v == "none"))
+    o.recompute = v;
   else
     return makeError("bad value '" + v + "' for " + flag);
   return success();
@@ -292,6 +301,7 @@ pipelineOptions(const Options &o, const cost::PerfTable &table) {
   target.pipeline_stages = o.pipeline_stages;
   target.pipeline_schedule = o.pipeline_schedule;
   target.pipeline_virtual_stages = o.virtual_stages;
+  target.recompute = o.recompute;
   target.fusion = o.fusion;
   target.combine_collectives = o.combine;
   target.pipeline_collectives = o.pipeline_collectives;

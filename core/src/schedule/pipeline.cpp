@@ -38,10 +38,21 @@ PipelineResult failed(PipelineResult r, const char *stage, std::string error,
 
 } // namespace
 
-Status lowerToCollectives(Module &module, DiagnosticEngine &diags) {
+Status lowerToCollectives(Module &module, DiagnosticEngine &diags,
+                          std::string_view recompute) {
   Result<PassPipeline> lowering = buildNamedPipeline("explicit");
   if (!lowering)
     return lowering.error();
+  if (!recompute.empty()) {
+    PassPipeline first;
+    if (Status added = appendPass(first, "shardlab-recompute",
+                                  "policy=" + std::string(recompute));
+        !added)
+      return added;
+    first.steps.insert(first.steps.end(), lowering->steps.begin(),
+                       lowering->steps.end());
+    *lowering = std::move(first);
+  }
   std::string failed;
   if (runPassPipeline(module, *lowering, diags, &failed))
     return success();
@@ -70,7 +81,8 @@ PipelineResult runSchedulePipeline(std::string_view text,
   Module *module = loaded.module.get();
   bool gspmd = loaded.from_gspmd;
   if (options.propagate)
-    if (Status lowered = lowerToCollectives(*module, diags); !lowered)
+    if (Status lowered = lowerToCollectives(*module, diags, options.recompute);
+        !lowered)
       return failed(std::move(r), "lower", lowered.error().message, diags);
   PipelineResult scheduled = scheduleLowered(*module, options);
   if (gspmd)
@@ -140,6 +152,7 @@ Result<PipelineOptions> pipelineOptionsFor(const TargetOptions &target) {
   out.scheduler.reruns = 1;
   out.program = std::move(*program);
   out.device_memory_bytes = out.program.hardware.device_memory_bytes;
+  out.recompute = target.recompute;
   return out;
 }
 

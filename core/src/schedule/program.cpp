@@ -887,7 +887,8 @@ Status toPerDevice(Module &module, const ProgramOptions &options,
 void rewriteAssumptions(Module &module, std::vector<std::string> &out) {
   for (const auto &[attr, what] :
        {std::pair{"shardlab.micro_batches", "micro-batches: "},
-        std::pair{"shardlab.pipeline", "pipeline: "}}) {
+        std::pair{"shardlab.pipeline", "pipeline: "},
+        std::pair{"shardlab.recompute", "recompute: "}}) {
     const Attr *said = module.op().attrs.get(attr);
     if (said && said->kind == AttrKind::String)
       out.push_back(what + said->str());

@@ -276,6 +276,18 @@ std::optional<Plan> splitMicroBatchesPlan(const Plan &base,
   return plan;
 }
 
+Plan recomputePlan(const Plan &base, const std::string &policy) {
+  Plan plan = base;
+  plan.recompute = policy;
+  plan.name += " recompute " + policy;
+  plan.description += policy == "full" ? "; the backward recomputes each layer"
+                      : policy == "selective"
+                          ? "; the backward recomputes each layer but "
+                            "its GEMMs and attention"
+                          : "; the backward recomputes nothing";
+  return plan;
+}
+
 std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
                                  int64_t n, int64_t gpus_per_node,
                                  const LayerStack &layers) {

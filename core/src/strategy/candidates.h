@@ -33,4 +33,8 @@ std::optional<Plan> splitMicroBatchesPlan(const Plan &base,
                                           int64_t micro_batches,
                                           int64_t max_micro_batches);
 
+/// `base` with the backward recomputing as `policy` says (full, selective,
+/// none: shardlab-recompute), its name and description saying so.
+Plan recomputePlan(const Plan &base, const std::string &policy);
+
 } // namespace shardlab::strategy

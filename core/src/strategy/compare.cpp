@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 namespace shardlab::strategy {
 
@@ -48,6 +49,56 @@ Plan userPlan() {
   user.description = "the module's own shardings";
   user.is_user = true;
   return user;
+}
+
+// Recomputation as a choice: the fastest layouts that fit once more with
+// less recomputed (faster, if it still fits), the fastest that do not fit
+// (though their arguments do) with every layer recomputed (the least
+// memory). Only where the step has layer loops; appended to `plans` and
+// `rows` alike.
+void addRecomputeChoices(const Prepared &p, std::vector<Plan> &plans,
+                         std::vector<Candidate> &rows, int threads) {
+  constexpr size_t kFitting = 1, kOver = 2;
+  if (!p.layers.error.empty())
+    return;
+  std::vector<size_t> fitting, over;
+  for (size_t i = 0; i < rows.size() && i < plans.size(); ++i) {
+    if (!rows[i].ok || plans[i].is_user || !plans[i].recompute.empty())
+      continue;
+    if (rows[i].fits == true)
+      fitting.push_back(i);
+    else if (rows[i].fits == false &&
+             rows[i].argument_bytes < rows[i].capacity_bytes)
+      over.push_back(i);
+  }
+  auto faster = [&](size_t a, size_t b) {
+    return rows[a].step_time_us < rows[b].step_time_us;
+  };
+  std::sort(fitting.begin(), fitting.end(), faster);
+  std::sort(over.begin(), over.end(), faster);
+  std::vector<Plan> more;
+  std::vector<size_t> base;
+  auto add = [&](size_t from, const char *policy) {
+    more.push_back(recomputePlan(plans[from], policy));
+    base.push_back(from);
+  };
+  for (size_t k = 0; k < fitting.size() && k < kFitting; ++k)
+    for (const char *policy : {"none", "selective"})
+      add(fitting[k], policy);
+  for (size_t k = 0; k < over.size() && k < kOver; ++k)
+    add(over[k], "full");
+  std::vector<Candidate> evaluated = evaluatePlans(p.context, more, threads);
+  for (size_t k = 0; k < more.size(); ++k) {
+    // The policy the module already follows changes nothing: no row.
+    const Candidate &was = rows[base[k]];
+    if (evaluated[k].ok &&
+        std::abs(evaluated[k].step_time_us - was.step_time_us) <=
+            1e-6 * was.step_time_us &&
+        evaluated[k].peak_memory_bytes == was.peak_memory_bytes)
+      continue;
+    plans.push_back(more[k]);
+    rows.push_back(evaluated[k]);
+  }
 }
 
 // The fastest layouts that ran but do not fit (their arguments do), once
@@ -97,6 +148,7 @@ Result<Comparison> compareStrategies(std::string_view text,
   std::vector<Plan> plans = {userPlan()};
   plans.insert(plans.end(), prepared->plans.begin(), prepared->plans.end());
   out.rows = evaluatePlans(prepared->context, plans, options.threads);
+  addRecomputeChoices(*prepared, plans, out.rows, options.threads);
   addSplitMicroBatches(*prepared, plans, out.rows);
   sortRows(out.rows);
   out.elapsed_ms = msSince(start);

@@ -125,7 +125,9 @@ Candidate run(const EvaluationContext &c, const Plan &plan, Candidate row) {
   if (std::string over = overMemory(module, *entry, c.options);
       !over.empty() && plan.stages == 0)
     return failedRow(std::move(row), "memory", over);
-  if (Status lowered = schedule::lowerToCollectives(module, diags); !lowered)
+  if (Status lowered =
+          schedule::lowerToCollectives(module, diags, plan.recompute);
+      !lowered)
     return failedRow(std::move(row), "propagate",
                      firstError(diags, lowered.error().message));
   schedule::PipelineOptions options = c.options;

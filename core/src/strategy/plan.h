@@ -42,6 +42,9 @@ struct Plan {
   /// "micro" axis, which only the batch dimension uses
   /// (shardlab-split-micro-batches makes its devices iterations).
   int64_t micro_split = 0;
+  /// What the backward recomputes (shardlab-recompute's policy: full,
+  /// selective, none); empty: as the module does.
+  std::string recompute;
   /// (argument, dimension) split with padding: FSDP's split of a parameter
   /// none of whose dimensions divides (as FSDP pads its flat shards), which
   /// checkDivisible lets through.

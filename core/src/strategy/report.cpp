@@ -16,11 +16,16 @@ std::string collectivesText(const Candidate &row) {
   return out.empty() ? "none" : out;
 }
 
-std::string padded(std::string text, size_t width) {
-  // Count UTF-8 characters, not bytes ("×" is two bytes, one column).
+// UTF-8 characters, not bytes ("×" is two bytes, one column).
+size_t displayWidth(const std::string &text) {
   size_t columns = 0;
   for (unsigned char c : text)
     columns += (c & 0xC0) != 0x80;
+  return columns;
+}
+
+std::string padded(std::string text, size_t width) {
+  const size_t columns = displayWidth(text);
   if (columns < width)
     text.append(width - columns, ' ');
   return text;
@@ -49,10 +54,19 @@ std::string xmlEscaped(const std::string &text) {
   return out;
 }
 
-std::string rowText(size_t rank, const Candidate &row) {
+// The name column: room for the longest name (derived rows, such as
+// "PP×DP×TP 8×4×2 recompute full mb÷16", are long) and two spaces.
+size_t nameWidth(const Comparison &c) {
+  size_t width = 22;
+  for (const Candidate &row : c.rows)
+    width = std::max(width, displayWidth(row.name) + 4);
+  return width;
+}
+
+std::string rowText(size_t rank, const Candidate &row, size_t width) {
   std::string fits = row.fits ? (*row.fits ? "yes" : "NO") : "?";
   return padded(std::to_string(rank), 4) +
-         padded(row.name + (row.is_user ? " *" : ""), 22) +
+         padded(row.name + (row.is_user ? " *" : ""), width) +
          padded(msText(row.step_time_us), 12) +
          padded(msText(row.compute_us), 12) +
          padded(msText(row.exposed_comm_us), 12) +
@@ -68,13 +82,14 @@ std::string comparisonText(const Comparison &c) {
                     " devices (" + std::to_string(c.rows.size()) +
                     " candidates, " + formatNumber("%.0f", c.elapsed_ms) +
                     " ms; * = the module as written)\n\n";
-  out += padded("#", 4) + padded("candidate", 22) + padded("step ms", 12) +
+  const size_t width = nameWidth(c);
+  out += padded("#", 4) + padded("candidate", width) + padded("step ms", 12) +
          padded("compute", 12) + padded("exposed", 12) + padded("hidden", 12) +
          padded("peak GiB", 10) + padded("fits", 6) + "collectives\n";
   size_t rank = 0;
   for (const Candidate &row : c.rows)
     if (row.ok)
-      out += rowText(++rank, row);
+      out += rowText(++rank, row, width);
   bool over = false;
   for (const Candidate &row : c.rows) {
     if (!row.ok || !row.fits || *row.fits)
@@ -82,7 +97,7 @@ std::string comparisonText(const Comparison &c) {
     if (!over)
       out += "\ndoes not fit (the peak: arguments + what is live then):\n";
     over = true;
-    out += "  " + padded(row.name, 20) + gibText(row.peak_memory_bytes) +
+    out += "  " + padded(row.name, width - 2) + gibText(row.peak_memory_bytes) +
            " GiB = " + gibText(row.argument_bytes) +
            " GiB of arguments (weights, optimizer state, batch) + " +
            gibText(row.peak_memory_bytes - row.argument_bytes) +
@@ -96,7 +111,7 @@ std::string comparisonText(const Comparison &c) {
     if (!header)
       out += "\nnot evaluated:\n";
     header = true;
-    out += "  " + padded(row.name, 20) + row.error + "\n";
+    out += "  " + padded(row.name, width - 2) + row.error + "\n";
   }
   out += "\narguments:\n";
   for (const ArgInfo &a : c.args) {

@@ -21,6 +21,9 @@ namespace shardlab::schedule {
 struct PipelineOptions {
   /// Run propagation and the lowering to explicit collectives first.
   bool propagate = true;
+  /// What the backward recomputes, set before propagation
+  /// (shardlab-recompute: full, selective or none); empty: as written.
+  std::string recompute;
   ProgramOptions program;
   /// Limits and reruns; a memory_limit_bytes set here is used as is.
   SchedulerConfig scheduler;
@@ -48,6 +51,7 @@ struct TargetOptions {
   int64_t pipeline_stages = 0;            ///< --pipeline-stages (0: none)
   std::string pipeline_schedule = "1f1b"; ///< --pipeline-schedule
   int64_t pipeline_virtual_stages = 1;    ///< --virtual-stages
+  std::string recompute;                  ///< --recompute (empty: as written)
 };
 
 /// ProgramOptions for `target`: the preset's hardware, its S-curve defaults
@@ -78,8 +82,10 @@ PipelineResult runSchedulePipeline(std::string_view text,
 PipelineResult scheduleLowered(Module &module, const PipelineOptions &options);
 
 /// The lowering it runs: the propagation pipeline, then Shardy's export
-/// pipeline with explicit collectives (meshes kept as symbols).
-Status lowerToCollectives(Module &module, DiagnosticEngine &diags);
+/// pipeline with explicit collectives (meshes kept as symbols); first,
+/// when `recompute` names a policy, shardlab-recompute with it.
+Status lowerToCollectives(Module &module, DiagnosticEngine &diags,
+                          std::string_view recompute = {});
 
 /// Device memory of a built-in hardware preset (h100, h200, b200, a100);
 /// 0 when unknown.
