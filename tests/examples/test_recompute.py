@@ -20,8 +20,9 @@ as the step written (the same values saved, the same recomputation); to
 full, as the generator's full step. For L layers and M micro-batches, full
 runs 6 L M more GEMMs (the layer's forward: Q, K, V, output, gate, up; the
 down projection's output is only added to the residual, which nothing in
-the backward reads) and L M more attention calls than none, selective as
-many GEMMs as none; the peak memory (activations dominate this step) grows from full
+the backward reads), whose time with a table of one GEMM rate is worked
+out from their shapes by hand, and L M more attention calls than none,
+selective as many GEMMs as none; the peak memory (activations dominate this step) grows from full
 to selective to none.
 """
 import argparse
@@ -36,6 +37,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 GEN = ROOT / "bench" / "models" / "gen_training_step.py"
 POLICIES = ("full", "selective", "none")
 LAYERS, MICRO = 3, 2
+RATE = 1.0e14  # FLOP/s: every GEMM of the table written here
 
 
 class Checks:
@@ -114,6 +116,22 @@ def schedule(tool, module, report, extra=()):
     return json.loads(report.read_text())
 
 
+def gemm_table(path):
+    """Every bf16 GEMM at RATE, on a grid spanning the step's shapes."""
+    sizes = [4 ** i for i in range(8)]
+    entries = [{"b": 1, "m": m, "n": n, "k": k, "lhs_dtype": "bf16", "rhs_dtype": "bf16", "out_dtype": "bf16",
+                "flop_per_s": RATE} for m in sizes for n in sizes for k in sizes]
+    path.write_text(json.dumps({"format": "shardlab-perf-table", "version": 1,
+                                "metadata": {"source": "analytical", "device": {"name": "test", "sm_version": "sm_90",
+                                                                                "gpu_count": 8}, "partition_size": 8},
+                                "collectives": [], "gemms": entries}))
+
+
+def gemm_us(report):
+    return sum(op["end_us"] - op["start_us"] for op in report["ops"]
+               if op["kind"] == "compute" and op["name"].startswith("stablehlo.dot_general@"))
+
+
 def count(report, name):
     return sum(1 for op in report["ops"] if op["kind"] == "compute" and op["name"].startswith(name + "@"))
 
@@ -123,8 +141,9 @@ def close(a, b):
 
 
 def check_estimate(tool, work, checks):
-    shape = ["--hidden", "512", "--heads", "8", "--kv-heads", "4", "--ffn", "1024", "--vocab", "512",
-             "--seq", "2048", "--micro-batch", "8", "--attention", "rule"]
+    H, HEADS, KV, F, S, B = 512, 8, 4, 1024, 2048, 8
+    shape = ["--hidden", str(H), "--heads", str(HEADS), "--kv-heads", str(KV), "--ffn", str(F), "--vocab", "512",
+             "--seq", str(S), "--micro-batch", str(B), "--attention", "rule"]
     written = {}
     for src in ("selective", "full"):
         generate(work / f"step-{src}.mlir", src, shape)
@@ -142,6 +161,19 @@ def check_estimate(tool, work, checks):
                  f"(full recomputes 6 x {LAYERS} layers x {MICRO} micro-batches)")
     checks.check(calls["full"] - calls["none"] == LAYERS * MICRO and calls["selective"] == calls["none"],
                  f"attention calls full {calls['full']}, selective {calls['selective']}, none {calls['none']}")
+    # By hand: the recomputed GEMMs of a layer read B S tokens of width H
+    # into Q (H), K and V (KV heads of H / HEADS), the output projection
+    # (H) and gate and up (F): 2 B S H (2 H + 2 KV H / HEADS + 2 F) FLOPs.
+    table = work / "gemms.shardlab.json"
+    gemm_table(table)
+    timed = {p: schedule(tool, work / "step-selective.mlir", work / f"t-{p}.json",
+                         ["--recompute", p, "--tables", str(table)]) for p in POLICIES}
+    flops = 2 * B * S * H * (2 * H + 2 * KV * H // HEADS + 2 * F)
+    extra = gemm_us(timed["full"]) - gemm_us(timed["none"])
+    checks.check(close(extra, LAYERS * MICRO * flops / RATE * 1e6) and
+                 close(gemm_us(timed["selective"]), gemm_us(timed["none"])),
+                 f"GEMM time full - none {extra:.2f} us, by hand {LAYERS * MICRO * flops / RATE * 1e6:.2f} us; "
+                 f"selective {gemm_us(timed['selective']):.2f} us = none {gemm_us(timed['none']):.2f} us")
     peak = {p: r["peak_memory_bytes"] for p, r in got.items()}
     checks.check(peak["full"] < peak["selective"] < peak["none"],
                  f"peak memory full {peak['full']} < selective {peak['selective']} < none {peak['none']}")
