@@ -409,8 +409,7 @@ LayerStack layerStackOf(Operation &entry) {
   const LayerLoops loops = findLayerLoops(entry);
   LayerStack stack{loops.layers, loops.micro_batches, loops.error};
   if (stack.error.empty() && !loops.micro_batch_loop)
-    stack.error = "its layer loops are not inside a loop over micro-batches "
-                  "(gradient accumulation), which a pipeline needs";
+    stack.error = loops.no_micro_batches + ", which a pipeline needs";
   return stack;
 }
 

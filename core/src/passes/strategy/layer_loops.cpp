@@ -197,6 +197,9 @@ LayerLoops findLayerLoops(Operation &func) {
       return found;
     }
   found.micro_batch_loop = enclosingLoop(found.loops);
+  if (!found.micro_batch_loop)
+    found.no_micro_batches = "its layer loops are not inside a loop over "
+                             "micro-batches (gradient accumulation)";
   if (found.micro_batch_loop) {
     const std::optional<int64_t> m = constantTripCount(*found.micro_batch_loop);
     if (!m) {

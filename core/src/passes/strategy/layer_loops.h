@@ -28,6 +28,9 @@ struct LayerLoops {
   int64_t layers = 0;             ///< L, every layer loop's trip count
   Operation *micro_batch_loop = nullptr;
   int64_t micro_batches = 1; ///< its trip count (1: none)
+  /// Why there is no micro-batch loop (empty when there is one), for the
+  /// rewrites that need one to say.
+  std::string no_micro_batches;
   /// Why `func` has no layer loops to split (empty when it has).
   std::string error;
 };

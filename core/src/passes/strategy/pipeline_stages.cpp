@@ -322,8 +322,7 @@ bool PipelineStages::run() {
     return fail(loops_.error);
   const int64_t l = loops_.layers, m = loops_.micro_batches;
   if (!loops_.micro_batch_loop)
-    return fail("its layer loops are not inside a loop over micro-batches: "
-                "a pipeline needs micro-batches (gradient accumulation)");
+    return fail(loops_.no_micro_batches + ": a pipeline needs micro-batches");
   const int64_t v = options_.virtual_stages;
   if (l % (s * v) != 0)
     return fail(std::to_string(l) + " layers do not divide into " +

@@ -207,7 +207,7 @@ bool SplitMicroBatches::run() {
   if (!loops.error.empty())
     return fail(loops.error);
   if (!loops.micro_batch_loop)
-    return fail("the step has no loop over micro-batches to run more of");
+    return fail(loops.no_micro_batches + ": no loop to run more of");
   std::vector<Operation *> collectives;
   walk(func_, [&](Operation &op) {
     if (isStableHloCollective(op))
