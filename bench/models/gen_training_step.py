@@ -41,9 +41,14 @@ embedding); over "dp" the batch, and with --layout fsdp every weight and
 optimizer state also sharded over "dp" (ZeRO-3 / FSDP), with --layout zero1
 only the optimizer states, with --layout dp neither. --sequence-parallel
 shards the sequence over "tp" between the tensor-parallel regions. MoE
-experts are sharded over "dp" (expert parallelism).
+experts are sharded over "dp" (expert parallelism). A "cp" axis splits the
+sequence everywhere (context parallelism): attention runs as a ring in the
+shard_map, each device keeping its queries and passing keys and values to
+the next device, one cuDNN call per chunk (--attention shard_map).
 """
 import argparse
+import functools
+import itertools
 import sys
 
 
@@ -92,6 +97,8 @@ class Emitter:
         self.tape = None
         self.replay = None
         self.mesh_axes = mesh_axes
+        self.cp = None  # the context-parallel axis: attention as a ring
+        self.channel = 100
 
     def fresh(self, hint):
         self.counter += 1
@@ -238,24 +245,27 @@ class Emitter:
     def _attention_call(self, q, k, v, batch_axis, head_axis, backward=None):
         if self.attention_rule:
             return self._attention_with_rule(q, k, v, backward)
-        axes = [a for a in (batch_axis, head_axis) if a]
+        cp = self.cp
+        axes = [a for a in (batch_axis, cp, head_axis) if a]
         manual = "{" + ", ".join(f'"{a}"' for a in axes) + "}"
-        local = {"b": size_of(self.mesh_axes, batch_axis), "h": size_of(self.mesh_axes, head_axis)}
+        local = {"b": size_of(self.mesh_axes, batch_axis), "h": size_of(self.mesh_axes, head_axis),
+                 "s": size_of(self.mesh_axes, cp)}
 
         def local_type(x):
             s = list(x.shape)
             s[0] //= local["b"]
+            s[1] //= local["s"]
             s[2] //= local["h"]
             return tensor_type(s, x.dtype)
 
         def stats_type(shape, local_too):
             b, n, t = shape
             if local_too:
-                b, n = b // local["b"], n // local["h"]
+                b, n, t = b // local["b"], n // local["h"], t // local["s"]
             return tensor_type((b, n, t), "f32")
 
-        act_spec = sharding([batch_axis, None, head_axis, None])
-        stats_spec = sharding([batch_axis, head_axis, None])
+        act_spec = sharding([batch_axis, cp, head_axis, None])
+        stats_spec = sharding([batch_axis, head_axis, cp])
         stats_shape = (q.shape[0], q.shape[2], q.shape[1])
         config = CUDNN_CAUSAL_CONFIG
         if backward is None:
@@ -279,17 +289,105 @@ class Emitter:
                   f"in_shardings=[{', '.join(specs_in)}] "
                   f"out_shardings=[{', '.join(specs_out)}] manual_axes={manual} "
                   f"({', '.join(f'{a}: {t}' for a, t in zip(args, ltypes))}) {{")
-        call = self.fresh("fa")
-        all_types = out_types_local + ["tensor<0xui8>"]
-        self.line(f"  {call}:{n_res} = stablehlo.custom_call @\"{target}\"({', '.join(args)}) "
-                  f"{{backend_config = \"{config}\"}} : ({', '.join(ltypes)}) -> ({', '.join(all_types)})")
-        self.line(f"  sdy.return {', '.join(f'{call}#{i}' for i in range(len(outs)))} : "
-                  f"{', '.join(out_types_local)}")
+        if cp:
+            results = self._ring(target, config, args, ltypes, out_types_local, backward is not None)
+        else:
+            call = self.fresh("fa")
+            all_types = out_types_local + ["tensor<0xui8>"]
+            self.line(f"  {call}:{n_res} = stablehlo.custom_call @\"{target}\"({', '.join(args)}) "
+                      f"{{backend_config = \"{config}\"}} : ({', '.join(ltypes)}) -> ({', '.join(all_types)})")
+            results = [f"{call}#{i}" for i in range(len(outs))]
+        self.line(f"  sdy.return {', '.join(results)} : {', '.join(out_types_local)}")
         self.line(f"}} : ({', '.join(x.type for x in ins)}) -> ({', '.join(x.type for x in outs)})")
         for i, o in enumerate(outs):
             o.name = f"{res}#{i}"
         return outs
 
+
+    def _ring_pairs(self):
+        """Each device to the next along the cp axis, the others fixed
+        (device ids in the mesh's row-major order)."""
+        names = list(self.mesh_axes)
+        sizes = [self.mesh_axes[n] for n in names]
+        axis = names.index(self.cp)
+        pairs = []
+        for coords in itertools.product(*[range(n) for n in sizes]):
+            to = list(coords)
+            to[axis] = (to[axis] + 1) % sizes[axis]
+            flat = lambda c: functools.reduce(lambda acc, i: acc * sizes[i] + c[i], range(len(c)), 0)
+            pairs.append((flat(coords), flat(to)))
+        return pairs
+
+    def _permute(self, value, type_):
+        self.channel += 1
+        pairs = self._ring_pairs()
+        text = ", ".join(f"[{a}, {b}]" for a, b in pairs)
+        out = self.fresh("ring")
+        self.line(f"  {out} = \"stablehlo.collective_permute\"({value}) <{{channel_handle = "
+                  f"#stablehlo.channel_handle<handle = {self.channel}, type = 1>, source_target_pairs = "
+                  f"dense<[{text}]> : tensor<{len(pairs)}x2xi64>}}> : ({type_}) -> {type_}")
+        return out
+
+    def _ew(self, op, type_, *xs):
+        out = self.fresh("rg")
+        self.line(f"  {out} = stablehlo.{op} {', '.join(xs)} : {type_}")
+        return out
+
+    def _ring(self, target, config, args, ltypes, out_types, backward):
+        """Ring attention over the cp axis (as JAX's shard_map ring
+        attentions write it): each device keeps its queries and passes its
+        keys and values to the next device C - 1 times, one cuDNN call per
+        chunk; the forward merges the chunks' outputs by their softmax
+        statistics; the backward sums dQ here and passes the chunks' dK and
+        dV on with them, home after C steps."""
+        C = self.mesh_axes[self.cp]
+        q, k, v = args[:3]
+        kt, vt = ltypes[1], ltypes[2]
+        all_types = out_types + ["tensor<0xui8>"]
+
+        def call(kc, vc):
+            name = self.fresh("fa")
+            ins = [q, kc, vc] + args[3:]
+            self.line(f"  {name}:{len(all_types)} = stablehlo.custom_call @\"{target}\"({', '.join(ins)}) "
+                      f"{{backend_config = \"{config}\"}} : ({', '.join(ltypes)}) -> ({', '.join(all_types)})")
+            return [f"{name}#{i}" for i in range(len(out_types))]
+
+        kc, vc = k, v
+        if not backward:
+            ot, lt = out_types
+            out, lse = call(kc, vc)
+            for c in range(1, C):
+                kc, vc = self._permute(kc, kt), self._permute(vc, vt)
+                o2, l2 = call(kc, vc)
+                # out, lse <- the two chunks' softmax merged by their statistics.
+                m = self._ew("maximum", lt, lse, l2)
+                a = self._ew("exponential", lt, self._ew("subtract", lt, lse, m))
+                b = self._ew("exponential", lt, self._ew("subtract", lt, l2, m))
+                total = self._ew("add", lt, a, b)
+                lse = self._ew("add", lt, m, self._ew("log", lt, total))
+                weights = []
+                for w in (a, b):
+                    share = self._ew("divide", lt, w, total)
+                    low = self.fresh("rg")
+                    low_t = lt.replace("f32", ot.split("x")[-1][:-1])
+                    self.line(f"  {low} = stablehlo.convert {share} : ({lt}) -> {low_t}")
+                    wide = self.fresh("rg")
+                    self.line(f"  {wide} = stablehlo.broadcast_in_dim {low}, dims = [0, 2, 1] : ({low_t}) -> {ot}")
+                    weights.append(wide)
+                out = self._ew("add", ot, self._ew("multiply", ot, out, weights[0]),
+                               self._ew("multiply", ot, o2, weights[1]))
+            return [out, lse]
+        qt_, dkt, dvt = out_types
+        dq, dk, dv = call(kc, vc)
+        for c in range(1, C):
+            kc, vc = self._permute(kc, kt), self._permute(vc, vt)
+            dk, dv = self._permute(dk, dkt), self._permute(dv, dvt)
+            dq2, dk2, dv2 = call(kc, vc)
+            dq = self._ew("add", qt_, dq, dq2)
+            dk = self._ew("add", dkt, dk, dk2)
+            dv = self._ew("add", dvt, dv, dv2)
+        # Each chunk's gradients go home: one step more round the ring.
+        return [dq, self._permute(dk, dkt), self._permute(dv, dvt)]
 
     def _attention_with_rule(self, q, k, v, backward=None):
         """The cuDNN call on the global shapes with a Shardy sharding rule
@@ -517,6 +615,7 @@ class Model:
         self.dt = a.dtype
         self.dp = "dp" if "dp" in self.mesh else None
         self.tp = "tp" if "tp" in self.mesh else None
+        self.cp = "cp" if "cp" in self.mesh else None  # sequence, attention as a ring
         H, N, KV, D, F = a.hidden, a.heads, a.kv_heads, a.hidden // a.heads, a.ffn
         self.H, self.N, self.KV, self.D, self.F, self.E = H, N, KV, D, F, a.experts
         fs = self.dp if a.layout == "fsdp" else None
@@ -588,18 +687,19 @@ class Model:
                      em.ew("multiply", rot, em.bcast(sin, [1, 3], x.shape)))
 
     def act_spec(self, rank, seq_parallel=False):
-        spec = [self.dp] + [None] * (rank - 1)
+        spec = [self.dp, self.cp] + [None] * (rank - 2)
         if seq_parallel and self.a.sequence_parallel:
             spec[1] = self.tp
         return spec
 
     def heads_spec(self):
-        """[batch, sequence, heads, head dim]: heads split over "tp"."""
-        return [self.dp, None, self.tp, None]
+        """[batch, sequence, heads, head dim]: heads split over "tp", the
+        sequence over "cp"."""
+        return [self.dp, self.cp, self.tp, None]
 
     def hidden_spec(self):
         """[batch, sequence, MLP width]: the width split over "tp"."""
-        return [self.dp, None, self.tp]
+        return [self.dp, self.cp, self.tp]
 
     def attention_block(self, em, x, W):
         a = self.a
@@ -718,6 +818,7 @@ class Step:
         self.a = a
         self.m = Model(a)
         self.em = Emitter(self.m.mesh, a.attention == "rule")
+        self.em.cp = self.m.cp
 
     def stacked(self):
         L = self.a.layers
@@ -747,7 +848,7 @@ class Step:
         devices = 1
         for v in m.mesh.values():
             devices *= v
-        args = [f"%tokens: {tensor_type((M, b, S), 'i32')} {{sdy.sharding = #sdy.sharding{sharding([None, m.dp, None])}}}"]
+        args = [f"%tokens: {tensor_type((M, b, S), 'i32')} {{sdy.sharding = #sdy.sharding{sharding([None, m.dp, m.cp])}}}"]
         for n, s, sp in params:
             args.append(f"%{n}: {tensor_type(s, dt)} {{sdy.sharding = #sdy.sharding{sharding(sp)}}}")
         for st in ("m", "v"):
@@ -778,6 +879,7 @@ class Step:
 
     def dry_layer(self):
         em = Emitter(self.m.mesh, self.a.attention == "rule")
+        em.cp = self.m.cp
         em.tape = Tape()
         W = {n: Val(f"%w_{n}", s, self.a.dtype) for n, (s, _) in self.m.weights.items()}
         x = Val("%x", (self.a.micro_batch, self.a.seq, self.m.H), self.a.dtype)
@@ -1068,8 +1170,11 @@ def main(argv=None):
         problems.append("K/V heads, --ffn and --vocab must divide by tp")
     if a.arch == "moe" and a.experts % mesh.get("dp", 1):
         problems.append("--experts must divide by dp")
-    if set(mesh) - {"dp", "tp"}:
-        problems.append("--mesh axes are dp and tp")
+    if set(mesh) - {"dp", "tp", "cp"}:
+        problems.append("--mesh axes are dp, tp and cp")
+    if "cp" in mesh and (a.attention != "shard_map" or a.sequence_parallel or a.seq % mesh["cp"]):
+        problems.append("cp (context parallelism: ring attention in shard_map) needs --attention shard_map, "
+                        "no --sequence-parallel, and --seq divisible by cp")
     if problems:
         raise SystemExit("gen_training_step: " + "; ".join(problems))
     out = []

@@ -35,6 +35,13 @@ if(NOT EMSCRIPTEN)
     # Recomputation as a choice (shardlab-recompute): every rewrite of a
     # generated step computes its results bit for bit; its estimate is the
     # generator's step with that policy, GEMMs and memory as counted.
+    # Context parallelism (a ring attention over "cp", as the generator
+    # writes it in shard_map): permutes, bytes and attention time per
+    # device as worked out by hand.
+    add_test(NAME context_parallel
+             COMMAND ${Python3_EXECUTABLE}
+                     ${CMAKE_CURRENT_LIST_DIR}/../../tests/examples/test_context_parallel.py
+                     --schedule $<TARGET_FILE:shardlab-schedule>)
     add_test(NAME recompute
              COMMAND ${Python3_EXECUTABLE}
                      ${CMAKE_CURRENT_LIST_DIR}/../../tests/examples/test_recompute.py

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Context parallelism (ring attention over a "cp" mesh axis, as
+bench/models/gen_training_step.py --mesh cp=C writes it in shard_map): its
+estimate against one worked out by hand.
+
+    test_context_parallel.py --schedule build/shardlab-schedule
+
+A Llama step of L layers and M micro-batches, batch b, sequence S, N heads
+of width d (K/V widened to N heads before attention, as the generator's
+grouped-query attention does), the sequence split over C devices. Each
+device keeps its S/C queries; per layer and micro-batch:
+  - forward: C cuDNN attention calls of S/C queries against S/C keys, the
+    keys and values passed on C - 1 times: 2 (C - 1) collective-permutes;
+  - backward: C calls, the keys and values passed on C - 1 times and their
+    gradients C times (home after a full turn): 2 (C - 1) + 2 C permutes;
+  - every permute moves one chunk, b (S/C) N d elements of bf16;
+  - with a table of one GEMM rate R, a call's time is its two GEMMs of
+    2 (b N) (S/C)^2 d FLOPs each, halved by the causal mask, x 2.5 in the
+    backward: the attention time per device is 1/C of the same step's on one
+    device.
+"""
+import argparse
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+GEN = ROOT / "bench" / "models" / "gen_training_step.py"
+RATE = 1.0e13  # FLOP/s: slow enough that every call is GEMM-bound
+L, M, B, S, H, N, C = 2, 2, 2, 2048, 512, 8, 4
+D = H // N
+
+
+class Checks:
+    def __init__(self):
+        self.failures = []
+
+    def check(self, ok, what):
+        print(("ok   " if ok else "FAIL ") + what)
+        if not ok:
+            self.failures.append(what)
+
+
+def generate(path, mesh):
+    subprocess.run([sys.executable, str(GEN), "--arch", "llama", "--layers", str(L), "--grad-accum", str(M),
+                    "--micro-batch", str(B), "--seq", str(S), "--hidden", str(H), "--heads", str(N),
+                    "--kv-heads", "4", "--ffn", "1024", "--vocab", "512", "--mesh", mesh, "-o", str(path)],
+                   check=True)
+
+
+def gemm_table(path):
+    sizes = [4 ** i for i in range(8)]
+    entries = [{"b": 1, "m": m, "n": n, "k": k, "lhs_dtype": "bf16", "rhs_dtype": "bf16", "out_dtype": "bf16",
+                "flop_per_s": RATE} for m in sizes for n in sizes for k in sizes]
+    path.write_text(json.dumps({"format": "shardlab-perf-table", "version": 1,
+                                "metadata": {"source": "analytical", "device": {"name": "test", "sm_version": "sm_90",
+                                                                                "gpu_count": 8}, "partition_size": 8},
+                                "collectives": [], "gemms": entries}))
+
+
+def schedule(tool, module, table, report):
+    run = subprocess.run([tool, str(module), "--preset", "h100", "--tables", str(table), "--report", str(report)],
+                         capture_output=True, text=True, timeout=600)
+    if run.returncode != 0:
+        raise SystemExit(f"shardlab-schedule {module} failed: {run.stderr.strip()}")
+    return json.loads(report.read_text())
+
+
+def attention(report):
+    return [op for op in report["ops"] if op["kind"] == "compute" and
+            "flash attention (cuDNN)" in op.get("cost_explanation", "")]
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-6 * max(abs(a), abs(b))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--schedule", required=True, help="shardlab-schedule")
+    args = parser.parse_args()
+    checks = Checks()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = pathlib.Path(tmp)
+        table = work / "gemms.shardlab.json"
+        gemm_table(table)
+        generate(work / "ring.mlir", f"cp={C}")
+        generate(work / "one.mlir", "dp=1")
+        ring = schedule(args.schedule, work / "ring.mlir", table, work / "ring.json")
+        one = schedule(args.schedule, work / "one.mlir", table, work / "one.json")
+        permutes = [op for op in ring["ops"]
+                    if op.get("collective") == "collective-permute" and op["name"].endswith("-start")]
+        want = L * M * (2 * (C - 1) + 2 * (C - 1) + 2 * C)
+        checks.check(len(permutes) == want, f"{len(permutes)} collective-permutes, by hand {want}")
+        chunk = B * (S // C) * N * D * 2
+        moved = ring["per_kind"].get("collective-permute", {}).get("bytes", 0)
+        checks.check(moved == want * chunk, f"{moved} bytes permuted, by hand {want} x {chunk}")
+        calls = attention(ring)
+        checks.check(len(calls) == 2 * C * L * M, f"{len(calls)} attention calls, by hand {2 * C * L * M}")
+        per_call = 2 * (2.0 * B * N * (S // C) ** 2 * D) / RATE * 1e6 * 0.5
+        by_hand = L * M * C * per_call * (1 + 2.5)
+        took = sum(op["end_us"] - op["start_us"] for op in calls)
+        checks.check(close(took, by_hand), f"attention time per device {took:.3f} us, by hand {by_hand:.3f} us")
+        alone = sum(op["end_us"] - op["start_us"] for op in attention(one))
+        checks.check(close(took * C, alone),
+                     f"{C} devices: {took:.3f} us each, 1/{C} of one device's {alone:.3f} us")
+        checks.check(ring["exposed_comm_us"] < ring["comm_us"],
+                     f"the ring's permutes overlap the chunks' attention: {ring['exposed_comm_us']:.1f} of "
+                     f"{ring['comm_us']:.1f} us exposed")
+    if checks.failures:
+        print(f"FAILED: {len(checks.failures)} check(s)")
+        return 1
+    print("all context-parallel checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
