@@ -109,9 +109,9 @@ TEST_CASE("Candidates: every family and split, with non-dividing ones failed") {
   Result<ModuleAnalysis> m = analyzeArguments(kMlp);
   REQUIRE(m);
   std::vector<Plan> plans = candidatePlans(m->args, 8);
-  // DP, FSDP, TP, SP, EP + (DP×TP, FSDP×TP, DP×SP) for 2×4 and 4×2 +
-  // (DP×TP×SP, FSDP×TP×SP) for 2×2×2.
-  REQUIRE(plans.size() == 13);
+  // DP, FSDP, TP, SP, EP, CP (its reason) + (DP×TP, FSDP×TP, DP×SP) for
+  // 2×4 and 4×2 + (DP×TP×SP, FSDP×TP×SP) for 2×2×2.
+  REQUIRE(plans.size() == 14);
   auto named = [&](const std::string &name) -> const Plan & {
     auto it = std::find_if(plans.begin(), plans.end(),
                            [&](const Plan &p) { return p.name == name; });
@@ -249,9 +249,9 @@ TEST_CASE("compareStrategies: the user's row, sorted rows, reasons") {
   Result<Comparison> c = compareStrategies(kMlp, options);
   REQUIRE(c);
   CHECK(c->devices == 8);
-  // 13 candidates, the pipeline's reason (no layer loops) and the module
-  // as written
-  CHECK(c->rows.size() == 15);
+  // 14 candidates (CP with its reason), the pipeline's reason (no layer
+  // loops) and the module as written
+  CHECK(c->rows.size() == 16);
   CHECK(std::count_if(c->rows.begin(), c->rows.end(),
                       [](const Candidate &r) { return r.is_user; }) == 1);
   double last = 0;
@@ -617,13 +617,14 @@ TEST_CASE("compareStrategies: every row's time and bytes as worked out by "
     if (!row.ok) {
       ++not_run;
       CHECK(row.error.find(row.name == "EP" ? "no parameter is an expert weight"
-                           : row.name == "PP"
-                               ? "no pipeline: no loop over "
-                                 "stacked layers"
+                           : row.name == "PP" ? "no pipeline: no loop over "
+                                                "stacked layers"
+                           : row.name == "CP"
+                               ? "a ring attention is a program"
                                : "no data argument has a "
                                  "sequence dimension") != std::string::npos);
     }
-  CHECK(not_run == 4);
+  CHECK(not_run == 5);
 
   SUBCASE("the check fails on a wrong answer") {
     // Collectives at twice the bandwidth in the table than by hand: every

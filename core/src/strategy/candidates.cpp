@@ -333,6 +333,18 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
     if (!args[i].expert_dims.empty())
       ep.priorities[i] = 0;
   plans.push_back(std::move(ep));
+  // Context parallelism keeps each device's queries and passes keys and
+  // values round a ring: a program, not a sharding of this one.
+  Plan cp = makePlan("CP",
+                     "sequence split over " + N +
+                         " devices through attention, keys and values "
+                         "passed round a ring",
+                     {{"seq", n}}, {"", "seq", "", ""}, args);
+  cp.error = "a ring attention is a program, not a layout: the sequence "
+             "through attention is not a sharding (SP gathers it there); a "
+             "step whose attention is a ring in shard_map over a \"cp\" "
+             "axis (gen_training_step.py --mesh cp=C) is estimated as written";
+  plans.push_back(std::move(cp));
   for (int64_t a = 2; a * 2 <= n; ++a) {
     if (n % a != 0)
       continue;
