@@ -26,6 +26,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from hand_checks import Checks, one_rate_table  # noqa: E402
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GEN = ROOT / "bench" / "models" / "gen_training_step.py"
 RATE = 1.0e13  # FLOP/s: slow enough that every call is GEMM-bound
@@ -33,14 +36,6 @@ L, M, B, S, H, N, C = 2, 2, 2, 2048, 512, 8, 4
 D = H // N
 
 
-class Checks:
-    def __init__(self):
-        self.failures = []
-
-    def check(self, ok, what):
-        print(("ok   " if ok else "FAIL ") + what)
-        if not ok:
-            self.failures.append(what)
 
 
 def generate(path, mesh):
@@ -49,15 +44,6 @@ def generate(path, mesh):
                     "--kv-heads", "4", "--ffn", "1024", "--vocab", "512", "--mesh", mesh, "-o", str(path)],
                    check=True)
 
-
-def gemm_table(path):
-    sizes = [4 ** i for i in range(8)]
-    entries = [{"b": 1, "m": m, "n": n, "k": k, "lhs_dtype": "bf16", "rhs_dtype": "bf16", "out_dtype": "bf16",
-                "flop_per_s": RATE} for m in sizes for n in sizes for k in sizes]
-    path.write_text(json.dumps({"format": "shardlab-perf-table", "version": 1,
-                                "metadata": {"source": "analytical", "device": {"name": "test", "sm_version": "sm_90",
-                                                                                "gpu_count": 8}, "partition_size": 8},
-                                "collectives": [], "gemms": entries}))
 
 
 def schedule(tool, module, table, report):
@@ -85,7 +71,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         work = pathlib.Path(tmp)
         table = work / "gemms.shardlab.json"
-        gemm_table(table)
+        one_rate_table(table, RATE)
         generate(work / "ring.mlir", f"cp={C}")
         generate(work / "one.mlir", "dp=1")
         ring = schedule(args.schedule, work / "ring.mlir", table, work / "ring.json")
@@ -109,11 +95,7 @@ def main():
         checks.check(ring["exposed_comm_us"] < ring["comm_us"],
                      f"the ring's permutes overlap the chunks' attention: {ring['exposed_comm_us']:.1f} of "
                      f"{ring['comm_us']:.1f} us exposed")
-    if checks.failures:
-        print(f"FAILED: {len(checks.failures)} check(s)")
-        return 1
-    print("all context-parallel checks passed")
-    return 0
+    return checks.report("context-parallel")
 
 
 if __name__ == "__main__":

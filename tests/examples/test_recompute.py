@@ -33,6 +33,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from hand_checks import Checks, one_rate_table  # noqa: E402
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GEN = ROOT / "bench" / "models" / "gen_training_step.py"
 POLICIES = ("full", "selective", "none")
@@ -40,14 +43,6 @@ LAYERS, MICRO = 3, 2
 RATE = 1.0e14  # FLOP/s: every GEMM of the table written here
 
 
-class Checks:
-    def __init__(self):
-        self.failures = []
-
-    def check(self, ok, what):
-        print(("ok   " if ok else "FAIL ") + what)
-        if not ok:
-            self.failures.append(what)
 
 
 def generate(path, recompute, extra):
@@ -116,16 +111,6 @@ def schedule(tool, module, report, extra=()):
     return json.loads(report.read_text())
 
 
-def gemm_table(path):
-    """Every bf16 GEMM at RATE, on a grid spanning the step's shapes."""
-    sizes = [4 ** i for i in range(8)]
-    entries = [{"b": 1, "m": m, "n": n, "k": k, "lhs_dtype": "bf16", "rhs_dtype": "bf16", "out_dtype": "bf16",
-                "flop_per_s": RATE} for m in sizes for n in sizes for k in sizes]
-    path.write_text(json.dumps({"format": "shardlab-perf-table", "version": 1,
-                                "metadata": {"source": "analytical", "device": {"name": "test", "sm_version": "sm_90",
-                                                                                "gpu_count": 8}, "partition_size": 8},
-                                "collectives": [], "gemms": entries}))
-
 
 def gemm_us(report):
     return sum(op["end_us"] - op["start_us"] for op in report["ops"]
@@ -165,7 +150,7 @@ def check_estimate(tool, work, checks):
     # into Q (H), K and V (KV heads of H / HEADS), the output projection
     # (H) and gate and up (F): 2 B S H (2 H + 2 KV H / HEADS + 2 F) FLOPs.
     table = work / "gemms.shardlab.json"
-    gemm_table(table)
+    one_rate_table(table, RATE)
     timed = {p: schedule(tool, work / "step-selective.mlir", work / f"t-{p}.json",
                          ["--recompute", p, "--tables", str(table)]) for p in POLICIES}
     flops = 2 * B * S * H * (2 * H + 2 * KV * H // HEADS + 2 * F)
@@ -192,11 +177,7 @@ def main():
         work = pathlib.Path(tmp)
         check_values(args.opt, args.run, work, checks)
         check_estimate(args.schedule, work, checks)
-    if checks.failures:
-        print(f"FAILED: {len(checks.failures)} check(s)")
-        return 1
-    print("all recompute checks passed")
-    return 0
+    return checks.report("recompute")
 
 
 if __name__ == "__main__":
