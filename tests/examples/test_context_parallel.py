@@ -36,14 +36,11 @@ L, M, B, S, H, N, C = 2, 2, 2, 2048, 512, 8, 4
 D = H // N
 
 
-
-
 def generate(path, mesh):
     subprocess.run([sys.executable, str(GEN), "--arch", "llama", "--layers", str(L), "--grad-accum", str(M),
                     "--micro-batch", str(B), "--seq", str(S), "--hidden", str(H), "--heads", str(N),
                     "--kv-heads", "4", "--ffn", "1024", "--vocab", "512", "--mesh", mesh, "-o", str(path)],
                    check=True)
-
 
 
 def schedule(tool, module, table, report):

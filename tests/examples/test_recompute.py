@@ -43,8 +43,6 @@ LAYERS, MICRO = 3, 2
 RATE = 1.0e14  # FLOP/s: every GEMM of the table written here
 
 
-
-
 def generate(path, recompute, extra):
     subprocess.run([sys.executable, str(GEN), "--arch", "llama", "--layers", str(LAYERS),
                     "--grad-accum", str(MICRO), "--recompute", recompute, *extra, "-o", str(path)],
@@ -109,7 +107,6 @@ def schedule(tool, module, report, extra=()):
     if run.returncode != 0:
         raise SystemExit(f"shardlab-schedule {module} failed: {run.stderr.strip()}")
     return json.loads(report.read_text())
-
 
 
 def gemm_us(report):
