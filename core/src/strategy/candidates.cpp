@@ -240,7 +240,8 @@ void addPipelines(std::vector<Plan> &plans,
 std::optional<Plan> splitMicroBatchesPlan(const Plan &base,
                                           const std::vector<ArgAnalysis> &args,
                                           int64_t micro_batches,
-                                          int64_t max_micro_batches) {
+                                          int64_t max_micro_batches,
+                                          int64_t max_devices) {
   // The rows of a micro-batch each device holds: the data's batch over the
   // axes already splitting it.
   int64_t rows = 0;
@@ -254,8 +255,13 @@ std::optional<Plan> splitMicroBatchesPlan(const Plan &base,
     const int64_t local = a.info.shape[size_t(a.batch_dim)] / ways;
     rows = rows ? std::gcd(rows, local) : local;
   }
-  // The largest split of the rows that keeps the loop within bounds.
-  while (rows > 1 && micro_batches * rows > max_micro_batches) {
+  // The largest split of the rows that keeps the loop within bounds, and
+  // the mesh it is lowered on (the devices times the split).
+  int64_t devices = 1;
+  for (const MeshAxis &axis : base.mesh)
+    devices *= axis.size;
+  while (rows > 1 && (micro_batches * rows > max_micro_batches ||
+                      devices * rows > max_devices)) {
     int64_t divisor = 2;
     while (rows % divisor != 0)
       ++divisor;

@@ -27,11 +27,14 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
 /// "micro" axis of that many, which shardlab-split-micro-batches turns into
 /// iterations. nullopt when the batch leaves nothing to split.
 /// At most `max_micro_batches` after the split (the step's `micro_batches`
-/// times the split): the schedule unrolls every one.
+/// times the split): the schedule unrolls every one; and at most
+/// `max_devices` on the mesh it is lowered on (the plan's devices times the
+/// split): propagation and the collectives' groups grow with it.
 std::optional<Plan> splitMicroBatchesPlan(const Plan &base,
                                           const std::vector<ArgAnalysis> &args,
                                           int64_t micro_batches,
-                                          int64_t max_micro_batches);
+                                          int64_t max_micro_batches,
+                                          int64_t max_devices);
 
 /// `base` with the backward recomputing as `policy` says (full, selective,
 /// none: shardlab-recompute), its name and description saying so.

@@ -110,6 +110,9 @@ void addSplitMicroBatches(const Prepared &p, const std::vector<Plan> &plans,
                           std::vector<Candidate> &rows) {
   constexpr size_t kMostSplit = 6;
   constexpr int64_t kMostMicroBatches = 512;
+  // 1,024 devices split 16 ways lower on a mesh of 16,384; 256 ways (as
+  // OPT-175B's batch allows) took 10 s to lower.
+  constexpr int64_t kMostLoweredDevices = 16384;
   if (!p.layers.error.empty())
     return;
   std::vector<size_t> over;
@@ -125,9 +128,9 @@ void addSplitMicroBatches(const Prepared &p, const std::vector<Plan> &plans,
   std::vector<Plan> split;
   for (size_t i : over)
     if (split.size() < kMostSplit)
-      if (std::optional<Plan> s =
-              splitMicroBatchesPlan(plans[i], p.context.args,
-                                    p.layers.micro_batches, kMostMicroBatches))
+      if (std::optional<Plan> s = splitMicroBatchesPlan(
+              plans[i], p.context.args, p.layers.micro_batches,
+              kMostMicroBatches, kMostLoweredDevices))
         split.push_back(std::move(*s));
   // One at a time: each unrolls up to 512 micro-batches, and two such
   // programs at once double the peak memory for little time.
