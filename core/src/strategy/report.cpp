@@ -152,8 +152,9 @@ std::string suggestionsText(const Suggestions &s) {
 
 std::string comparisonSvg(const Comparison &c) {
   constexpr int kBars = 470, kGap = 20, kMemory = 250;
-  // The names' column: about 7 px a character at 12 px, at least 150.
-  const int kLabel = int(std::max<size_t>(150, 7 * (nameWidth(c) - 4) + 20));
+  // The names' column: 8 px a character at 12 px (digits and "×" are
+  // wider than the average letter), at least 150.
+  const int kLabel = int(std::max<size_t>(150, 8 * (nameWidth(c) - 4) + 20));
   constexpr int kRow = 26, kTop = 56;
   const int width = kLabel + kBars + kGap + kMemory + 20;
   const int height = kTop + kRow * int(c.rows.size()) + 40;
