@@ -107,7 +107,7 @@ void addRecomputeChoices(const Prepared &p, std::vector<Plan> &plans,
 // residuals of one row a micro-batch), as recipes that run micro-batches of
 // one sequence do. Only where the step loops over micro-batches.
 void addSplitMicroBatches(const Prepared &p, const std::vector<Plan> &plans,
-                          std::vector<Candidate> &rows) {
+                          std::vector<Candidate> &rows, int threads) {
   constexpr size_t kMostSplit = 6;
   constexpr int64_t kMostMicroBatches = 512;
   // 1,024 devices split 16 ways lower on a mesh of 16,384; 256 ways (as
@@ -132,9 +132,9 @@ void addSplitMicroBatches(const Prepared &p, const std::vector<Plan> &plans,
               plans[i], p.context.args, p.layers.micro_batches,
               kMostMicroBatches, kMostLoweredDevices))
         split.push_back(std::move(*s));
-  // One at a time: each unrolls up to 512 micro-batches, and two such
-  // programs at once double the peak memory for little time.
-  std::vector<Candidate> more = evaluatePlans(p.context, split, 1);
+  // On the threads too: each unrolls up to 512 micro-batches (1-2 s for a
+  // 70B step), and two at once take ~0.5 GB more than one at a time.
+  std::vector<Candidate> more = evaluatePlans(p.context, split, threads);
   rows.insert(rows.end(), more.begin(), more.end());
 }
 
@@ -152,7 +152,7 @@ Result<Comparison> compareStrategies(std::string_view text,
   plans.insert(plans.end(), prepared->plans.begin(), prepared->plans.end());
   out.rows = evaluatePlans(prepared->context, plans, options.threads);
   addRecomputeChoices(*prepared, plans, out.rows, options.threads);
-  addSplitMicroBatches(*prepared, plans, out.rows);
+  addSplitMicroBatches(*prepared, plans, out.rows, options.threads);
   sortRows(out.rows);
   out.elapsed_ms = msSince(start);
   return out;
