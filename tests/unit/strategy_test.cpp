@@ -381,6 +381,51 @@ TEST_CASE("compareStrategies: expert parallelism for a mixture of experts") {
   CHECK(dense_ep->error.find("expert weight") != std::string::npos);
 }
 
+TEST_CASE("compareStrategies: experts and tensor parallelism together") {
+  CompareOptions options;
+  options.devices = 4;
+  options.pipeline = *schedule::pipelineOptionsFor({});
+  Result<Comparison> c = compareStrategies(kMoe, options);
+  REQUIRE(c);
+  auto it =
+      std::find_if(c->rows.begin(), c->rows.end(),
+                   [](const Candidate &r) { return r.name == "EP×TP 2×2"; });
+  REQUIRE(it != c->rows.end());
+  const Candidate &row = *it;
+  REQUIRE_MESSAGE(row.ok, row.error);
+  // Each expert's matmuls split as Megatron's: the first by its output
+  // columns, the second by its input rows, the expert dim over "expert".
+  CHECK(row.shardings[3].sharding == "[{\"expert\"}p0, {}, {\"model\"}p0]");
+  CHECK(row.shardings[4].sharding == "[{\"expert\"}p0, {\"model\"}p0, {}]");
+  // By hand, per device: the dispatched tokens [4, 4, 2, 16] f32 go from
+  // the 2 group halves to the 2 expert halves and back (two all-to-alls of
+  // [2, 4, 2, 16] -> [4, 2, 2, 16], 1024 B each), and the row-parallel
+  // matmul's partial [4, 2, 2, 16] sums over "model" (one all-reduce,
+  // 1024 B).
+  std::map<std::string, std::pair<int64_t, int64_t>> got;
+  for (const CollectiveTotals &k : row.collectives)
+    got[k.kind] = {k.count, k.bytes};
+  CHECK(got.size() == 2);
+  CHECK(got["all-to-all"] == std::pair<int64_t, int64_t>{2, 2048});
+  CHECK(got["all-reduce"] == std::pair<int64_t, int64_t>{1, 1024});
+  // Its per-device program computes what the global module does.
+  std::string sharded = kMoe;
+  auto shard = [&](const std::string &arg, const std::string &dims) {
+    const size_t at = sharded.find(arg + ": tensor<");
+    REQUIRE(at != std::string::npos);
+    sharded.insert(sharded.find('>', at) + 1,
+                   " {sdy.sharding = #sdy.sharding<@mesh, " + dims + ">}");
+  };
+  for (size_t i = 0; i < row.shardings.size(); ++i)
+    shard(row.shardings[i].name, row.shardings[i].sharding);
+  sharded = "sdy.mesh @mesh = <[\"expert\"=2, \"model\"=2]>\n" + sharded;
+  const partition_check::Outcome run =
+      partition_check::checkPartitioned(sharded, {});
+  CHECK_MESSAGE(run.status == partition_check::Status::Match, run.message
+                                                                  << "\n"
+                                                                  << sharded);
+}
+
 TEST_CASE("suggestShardings: faster than the user's, with changes and why") {
   SuggestOptions options;
   options.compare.devices = 8;

@@ -196,6 +196,13 @@ std::optional<std::vector<int64_t>> weightContractingDims(Operation &op) {
   return std::nullopt;
 }
 
+/// The dims operand 1 of a dot_general contracts (batched or not).
+std::vector<int64_t> rhsContractingDims(Operation &op) {
+  const Attr *attr = rules::findAttr(op, "dot_dimension_numbers");
+  auto dims = attr ? rules::dotDims(*attr) : std::nullopt;
+  return dims ? dims->rhs_contracting : std::vector<int64_t>{};
+}
+
 /// The weight's (operand 1's) batching dims of a dot_general that has
 /// them, when its input is not an argument itself: a mixture of experts'
 /// expert matmul; nullopt for any other op.
@@ -266,6 +273,30 @@ Evidence collectEvidence(Module &module, Operation &entry, size_t num_args) {
   Tracer tracer(module, entry);
   std::unordered_map<Operation *, Parallel> op_kinds;
   ProducerKinds producers(op_kinds);
+  // The matmul `op` reading `weight`: its Megatron split (column unless its
+  // input comes from a column-parallel one), and the weight's first use
+  // (its `contracting` dims, the others but `skipped` ones).
+  auto record = [&](Operation &op, const Trace &weight,
+                    const std::vector<int64_t> &contracting,
+                    const std::vector<int64_t> &skipped) {
+    Parallel kind = producers.of(op.operand(0)) == Parallel::Column
+                        ? Parallel::Row
+                        : Parallel::Column;
+    op_kinds[&op] = kind;
+    WeightUse &first = e.weight_use[size_t(weight.arg)];
+    if (first.op)
+      return;
+    first.op = &op;
+    first.parallel = kind;
+    for (size_t d = 0; d < weight.dims.size(); ++d) {
+      if (std::count(skipped.begin(), skipped.end(), int64_t(d)))
+        continue;
+      (std::count(contracting.begin(), contracting.end(), int64_t(d))
+           ? first.contracting
+           : first.others)
+          .push_back(weight.dims[d]);
+    }
+  };
   walk(module.op(), [&](Operation &op) {
     if (op.is("stablehlo.gather") && op.numOperands() == 2) {
       Trace indices = tracer.trace(op.operand(1));
@@ -281,11 +312,15 @@ Evidence collectEvidence(Module &module, Operation &entry, size_t num_args) {
       // reads a weight (an argument) with the tokens routed to it.
       Trace weight = tracer.trace(op.operand(1));
       if (weight.arg >= 0 && tracer.trace(op.operand(0)).arg < 0 &&
-          e.expert_dims[size_t(weight.arg)].empty())
+          e.expert_dims[size_t(weight.arg)].empty()) {
         for (int64_t d : *batching)
           if (d >= 0 && size_t(d) < weight.dims.size() &&
               weight.dims[size_t(d)] >= 0)
             e.expert_dims[size_t(weight.arg)].push_back(weight.dims[size_t(d)]);
+        // Each expert's matmul splits as Megatron's does (the expert dim
+        // aside): column-parallel first, row-parallel after.
+        record(op, weight, rhsContractingDims(op), *batching);
+      }
       return;
     }
     std::optional<std::vector<int64_t>> contracting = weightContractingDims(op);
@@ -299,22 +334,8 @@ Evidence collectEvidence(Module &module, Operation &entry, size_t num_args) {
                                          std::string(op.name.substr(10)) +
                                          " at " + positionText(op);
     }
-    if (weight.arg < 0)
-      return;
-    Parallel kind = producers.of(op.operand(0)) == Parallel::Column
-                        ? Parallel::Row
-                        : Parallel::Column;
-    op_kinds[&op] = kind;
-    WeightUse &first = e.weight_use[size_t(weight.arg)];
-    if (first.op)
-      return;
-    first.op = &op;
-    first.parallel = kind;
-    for (size_t d = 0; d < weight.dims.size(); ++d)
-      (std::count(contracting->begin(), contracting->end(), int64_t(d))
-           ? first.contracting
-           : first.others)
-          .push_back(weight.dims[d]);
+    if (weight.arg >= 0)
+      record(op, weight, *contracting, {});
   });
   return e;
 }
@@ -490,7 +511,12 @@ Result<ModuleAnalysis> analyzeArguments(std::string_view text) {
         a.column_dims = splittable(use.others, a.info.shape);
         a.row_parallel = use.parallel == Parallel::Row;
         a.info.reason =
-            "weight of the " + std::string(use.op->name.substr(10)) + " at " +
+            (a.expert_dims.empty()
+                 ? "weight"
+                 : "expert weight (dimension " +
+                       std::to_string(a.expert_dims[0]) +
+                       " batched with the tokens routed to it)") +
+            " of the " + std::string(use.op->name.substr(10)) + " at " +
             positionText(*use.op) +
             (a.row_parallel ? " (row-parallel)" : " (column-parallel)");
       } else if (!a.expert_dims.empty()) {

@@ -51,13 +51,6 @@ int64_t firstDividing(const std::vector<int64_t> &dims,
   return dims.empty() ? -1 : dims[0];
 }
 
-bool axesFree(const ArgAxes &axes) {
-  for (const std::vector<std::string> &dim : axes)
-    if (!dim.empty())
-      return false;
-  return true;
-}
-
 // FSDP's dimension of a parameter: the largest free one that divides, else
 // the largest free one at least `ways` long, split with padding (as FSDP
 // pads its flat shards), which `*padded_dim` then names. -1: none.
@@ -84,11 +77,14 @@ ArgAxes argAxes(const ArgAnalysis &a, const Axes &use,
                firstDividing(a.expert_dims, a.info.shape,
                              axisSize(mesh, use.expert)),
                use.expert);
-    if (!use.tensor.empty() && axesFree(axes))
-      shardDim(axes,
-               firstDividing(a.row_parallel ? a.row_dims : a.column_dims,
-                             a.info.shape, axisSize(mesh, use.tensor)),
-               use.tensor);
+    // Megatron's dim, where no axis is yet (an expert weight: besides its
+    // expert dim).
+    if (!use.tensor.empty())
+      if (const int64_t d =
+              firstDividing(a.row_parallel ? a.row_dims : a.column_dims,
+                            a.info.shape, axisSize(mesh, use.tensor));
+          d >= 0 && axes[size_t(d)].empty())
+        shardDim(axes, d, use.tensor);
     if (!use.parameters.empty())
       shardDim(axes,
                fsdpDim(axes, a.info.shape, axisSize(mesh, use.parameters),
@@ -138,6 +134,21 @@ bool hasSequence(const std::vector<ArgAnalysis> &args) {
 // Tensor parallelism all-reduces on every layer: its axis stays on the
 // NVLink of one node (the "model" axis is the mesh's minor one, so its
 // devices are consecutive).
+// A plan splitting the experts over the "expert" axis. The experts' split
+// is as much the layout as the batch's: with the weights' priority below
+// the batch's, propagation keeps the expert matmul's output on the batch
+// and moves it back and forth (4 all-to-alls where 2 do).
+Plan expertPlan(std::string name, std::string description,
+                std::vector<MeshAxis> mesh, const Axes &use,
+                const std::vector<ArgAnalysis> &args) {
+  Plan plan = makePlan(std::move(name), std::move(description), std::move(mesh),
+                       use, args);
+  for (size_t i = 0; i < args.size() && i < plan.priorities.size(); ++i)
+    if (!args[i].expert_dims.empty())
+      plan.priorities[i] = 0;
+  return plan;
+}
+
 void keepTensorInNode(Plan &plan, int64_t tensor, int64_t gpus_per_node) {
   if (gpus_per_node > 0 && tensor > gpus_per_node && plan.error.empty())
     plan.error = "its tensor axis of " + std::to_string(tensor) +
@@ -323,21 +334,14 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
   // Expert parallelism: the experts split over the devices that split the
   // batch; each device runs its experts on the tokens routed to them, which
   // the dispatch and combine move between devices (all-to-all).
-  Plan ep = makePlan("EP",
-                     "batch and experts split over " + N +
-                         " devices (tokens dispatched to their experts' "
-                         "devices); other parameters replicated",
-                     {{"expert", n}}, {"expert", "", "", "", "expert"}, args);
+  Plan ep = expertPlan("EP",
+                       "batch and experts split over " + N +
+                           " devices (tokens dispatched to their experts' "
+                           "devices); other parameters replicated",
+                       {{"expert", n}}, {"expert", "", "", "", "expert"}, args);
   if (!hasExperts(args))
     ep.error = "no parameter is an expert weight (a matmul weight with a "
                "batching dimension, as a mixture of experts' is)";
-  // The experts' split is as much the layout as the batch's: with the
-  // weights' priority below the batch's, propagation keeps the expert
-  // matmul's output on the batch and moves it back and forth (4
-  // all-to-alls where 2 do).
-  for (size_t i = 0; i < args.size() && i < ep.priorities.size(); ++i)
-    if (!args[i].expert_dims.empty())
-      ep.priorities[i] = 0;
   plans.push_back(std::move(ep));
   // Context parallelism keeps each device's queries and passes keys and
   // values round a ring: a program, not a sharding of this one.
@@ -377,6 +381,16 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
       dpsp.error =
           "no data argument has a sequence dimension (rank >= 3, or token ids)";
     plans.push_back(std::move(dpsp));
+    if (hasExperts(args)) {
+      plans.push_back(expertPlan(
+          "EP×TP " + split,
+          "batch and experts over " + A + ", weights Megatron-style over " + B +
+              " (each expert's matmuls split, as Megatron splits MoE "
+              "layers)",
+          {{"expert", a}, {"model", b}}, {"expert", "", "model", "", "expert"},
+          args));
+      keepTensorInNode(plans.back(), b, gpus_per_node);
+    }
   }
   addThreeWay(plans, args, n, gpus_per_node);
   addPipelines(plans, args, n, gpus_per_node, layers);
