@@ -1,6 +1,7 @@
 // The candidate strategies for N devices (the list and its rules are in
-// shardlab/strategy/strategy.h): DP, FSDP, TP, SP, EP; for every split
-// N = a x b, DP×TP, FSDP×TP and DP×SP on a 2-D mesh; for every N = a x b x c,
+// shardlab/strategy/strategy.h): DP, FSDP, TP, SP, EP, CP (its reason); for
+// every split N = a x b, DP×TP, FSDP×TP, DP×SP and (with experts) EP×TP on a
+// 2-D mesh; for every N = a x b x c,
 // DP×TP×SP and FSDP×TP×SP on a 3-D mesh; where the step loops over stacked
 // layers inside a loop over micro-batches, PP×DP and PP×DP×TP with S
 // pipeline stages (S dividing the layers and at most the micro-batches) on

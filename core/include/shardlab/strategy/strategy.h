@@ -29,8 +29,15 @@
 //             is) on "expert"=N: tokens reach their experts by all-to-all;
 //             other parameters replicated (failed, with the reason, when
 //             no weight is an expert's)
+//   CP        a row with the reason: context parallelism (the sequence
+//             through attention, keys and values passed round a ring) is a
+//             program, not a sharding; a ring written in shard_map is
+//             estimated as written
 //   DP×TP, FSDP×TP, DP×SP  for every split N = a×b (a, b >= 2) on a 2-D
 //             mesh ["data"=a, "model"|"seq"=b]
+//   EP×TP     where there are expert weights, for every split N = a×b:
+//             EP over "expert"=a and each expert's matmuls Megatron-style
+//             over "model"=b (b in a node)
 //   DP×TP×SP, FSDP×TP×SP   for every split N = a×b×c (each >= 2; named
 //             a×b×c: data, tensor, sequence) on a 3-D mesh ["data"=a,
 //             "seq"=c, "model"=b], where a data argument has a sequence
@@ -44,7 +51,9 @@
 //             min(S, M) micro-batches of residuals in flight). Without that
 //             structure, one "PP" row with the reason
 //
-// e.g. 8 devices: 5 + 3 × 2 + 2 = 13 candidates (and a PP row). A candidate whose sharding
+// e.g. 8 devices: 6 + 3 × 2 + 2 = 14 candidates (with the CP row; and a PP
+// row). Recomputation and micro-batches are choices made on the fastest
+// rows after (compare.cpp). A candidate whose sharding
 // does not divide a dimension, or that propagation or scheduling rejects,
 // is a row with the reason instead of numbers. Two rules prune before the
 // full schedule, each with its reason: tensor parallelism stays inside a
