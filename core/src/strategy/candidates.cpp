@@ -131,9 +131,6 @@ bool hasSequence(const std::vector<ArgAnalysis> &args) {
   return false;
 }
 
-// Tensor parallelism all-reduces on every layer: its axis stays on the
-// NVLink of one node (the "model" axis is the mesh's minor one, so its
-// devices are consecutive).
 // A plan splitting the experts over the "expert" axis. The experts' split
 // is as much the layout as the batch's: with the weights' priority below
 // the batch's, propagation keeps the expert matmul's output on the batch
@@ -149,6 +146,9 @@ Plan expertPlan(std::string name, std::string description,
   return plan;
 }
 
+// Tensor parallelism all-reduces on every layer: its axis stays on the
+// NVLink of one node (the "model" axis is the mesh's minor one, so its
+// devices are consecutive).
 void keepTensorInNode(Plan &plan, int64_t tensor, int64_t gpus_per_node) {
   if (gpus_per_node > 0 && tensor > gpus_per_node && plan.error.empty())
     plan.error = "its tensor axis of " + std::to_string(tensor) +

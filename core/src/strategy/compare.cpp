@@ -51,6 +51,27 @@ Plan userPlan() {
   return user;
 }
 
+// The rows that ran and do not fit though their arguments do (when
+// `fitting`: that fit), not the user's (nor, unless `recomputed`, the
+// recomputation rows), fastest first.
+std::vector<size_t> fastestRows(const std::vector<Plan> &plans,
+                                const std::vector<Candidate> &rows,
+                                bool fitting, bool recomputed) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < rows.size() && i < plans.size(); ++i) {
+    const Candidate &r = rows[i];
+    if (!r.ok || plans[i].is_user || !r.fits ||
+        (!recomputed && !plans[i].recompute.empty()))
+      continue;
+    if (fitting ? *r.fits : !*r.fits && r.argument_bytes < r.capacity_bytes)
+      out.push_back(i);
+  }
+  std::sort(out.begin(), out.end(), [&](size_t a, size_t b) {
+    return rows[a].step_time_us < rows[b].step_time_us;
+  });
+  return out;
+}
+
 // Recomputation as a choice: the fastest layouts that fit once more with
 // less recomputed (faster, if it still fits), the fastest that do not fit
 // (though their arguments do) with every layer recomputed (the least
@@ -61,21 +82,8 @@ void addRecomputeChoices(const Prepared &p, std::vector<Plan> &plans,
   constexpr size_t kFitting = 1, kOver = 2;
   if (!p.layers.error.empty())
     return;
-  std::vector<size_t> fitting, over;
-  for (size_t i = 0; i < rows.size() && i < plans.size(); ++i) {
-    if (!rows[i].ok || plans[i].is_user || !plans[i].recompute.empty())
-      continue;
-    if (rows[i].fits == true)
-      fitting.push_back(i);
-    else if (rows[i].fits == false &&
-             rows[i].argument_bytes < rows[i].capacity_bytes)
-      over.push_back(i);
-  }
-  auto faster = [&](size_t a, size_t b) {
-    return rows[a].step_time_us < rows[b].step_time_us;
-  };
-  std::sort(fitting.begin(), fitting.end(), faster);
-  std::sort(over.begin(), over.end(), faster);
+  const std::vector<size_t> fitting = fastestRows(plans, rows, true, false);
+  const std::vector<size_t> over = fastestRows(plans, rows, false, false);
   std::vector<Plan> more;
   std::vector<size_t> base;
   auto add = [&](size_t from, const char *policy) {
@@ -115,16 +123,9 @@ void addSplitMicroBatches(const Prepared &p, const std::vector<Plan> &plans,
   constexpr int64_t kMostLoweredDevices = 16384;
   if (!p.layers.error.empty())
     return;
-  std::vector<size_t> over;
-  for (size_t i = 0; i < rows.size() && i < plans.size(); ++i)
-    // Splitting shrinks what is live, never the arguments: only layouts
-    // whose arguments leave room.
-    if (rows[i].ok && rows[i].fits == false && !plans[i].is_user &&
-        rows[i].argument_bytes < rows[i].capacity_bytes)
-      over.push_back(i);
-  std::sort(over.begin(), over.end(), [&](size_t a, size_t b) {
-    return rows[a].step_time_us < rows[b].step_time_us;
-  });
+  // Splitting shrinks what is live, never the arguments: only layouts
+  // whose arguments leave room.
+  const std::vector<size_t> over = fastestRows(plans, rows, false, true);
   std::vector<Plan> split;
   for (size_t i : over)
     if (split.size() < kMostSplit)
