@@ -13,6 +13,13 @@ class Checks:
         if not ok:
             self.failures.append(what)
 
+    say = check
+
+    def near(self, what, got, want, rel=1e-3):
+        """`got` within `rel` of the hand-worked `want`."""
+        ok = abs(got - want) <= rel * abs(want)
+        self.check(ok, f"{what}: {got:.4f}, by hand {want:.4f}")
+
     def report(self, what):
         """The exit status: 1 when a check failed."""
         if self.failures:

@@ -47,6 +47,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from hand_checks import Checks, one_rate_table  # noqa: E402
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GEN = ROOT / "bench" / "models" / "gen_pipeline.py"
 RATE = 1.0e14           # FLOP/s, every GEMM
@@ -63,22 +66,11 @@ def generate(path, stages, micro, layers, hidden, rows, extra=(), virtual=1):
 
 
 def table(path, sizes):
-    gemms = []
-    p = 1
-    while p <= 16384:
-        gemms.append(p)
-        p *= 2
-    entries = [{"b": 1, "m": m, "n": n, "k": k, "lhs_dtype": "bf16", "rhs_dtype": "bf16", "out_dtype": "bf16",
-                "flop_per_s": RATE} for m in gemms[::2] for n in gemms[::2] for k in gemms[::2]]
-    collectives = []
-    for bytes_ in sizes:
-        collectives.append({"op": "collective-permute", "permute_type": "intra_partition_two_way_has_non_mutual",
-                            "dtype": "bf16", "bytes": bytes_, "devices_per_group": 2, "num_groups": 1, "nodes": 1,
-                            "time_us": {"median": LAT_IN + bytes_ / BW_IN * 1e6}})
-    path.write_text(json.dumps({"format": "shardlab-perf-table", "version": 1,
-                                "metadata": {"source": "analytical", "device": {"name": "test", "sm_version": "sm_90",
-                                                                                "gpu_count": 8}, "partition_size": 8},
-                                "collectives": collectives, "gemms": entries}))
+    """Every GEMM at RATE; a permute inside a node LAT_IN + bytes / BW_IN."""
+    collectives = [{"op": "collective-permute", "permute_type": "intra_partition_two_way_has_non_mutual",
+                    "dtype": "bf16", "bytes": bytes_, "devices_per_group": 2, "num_groups": 1, "nodes": 1,
+                    "time_us": {"median": LAT_IN + bytes_ / BW_IN * 1e6}} for bytes_ in sizes]
+    one_rate_table(path, RATE, collectives)
 
 
 def schedule(tool, module, tables, gpus_per_node, report, extra=()):
@@ -97,20 +89,6 @@ def gemm_us(report):
 
 def permutes(report):
     return [op for op in report["ops"] if op.get("collective") == "collective-permute"]
-
-
-class Checks:
-    def __init__(self):
-        self.failures = []
-
-    def near(self, what, got, want, rel=1e-3):
-        ok = abs(got - want) <= rel * abs(want)
-        self.say(ok, f"{what}: {got:.4f}, by hand {want:.4f}")
-
-    def say(self, ok, text):
-        print(("ok   " if ok else "FAIL ") + text)
-        if not ok:
-            self.failures.append(text)
 
 
 def check_values(run_tool, work, checks):
