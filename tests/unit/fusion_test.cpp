@@ -106,21 +106,22 @@ TEST_CASE("Fusion off: every op is a kernel reading all its operands") {
 TEST_CASE("Fusion: a producer two kernels read is duplicated only when "
           "cheap") {
   auto module = parse(R"(
-func.func @main(%a: tensor<1024xf32>, %s: tensor<f32>) -> (tensor<f32>, tensor<f32>) {
+func.func @main(%a: tensor<32x32xf32>, %s: tensor<f32>) -> (tensor<32xf32>, tensor<32xf32>) {
   %c0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
-  %bs = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<1024xf32>
-  %e = stablehlo.exponential %a : tensor<1024xf32>
-  %p = stablehlo.multiply %e, %bs : tensor<1024xf32>
-  %q = stablehlo.add %e, %bs : tensor<1024xf32>
-  %r1 = stablehlo.reduce(%p init: %c0) applies stablehlo.add across dimensions = [0] : (tensor<1024xf32>, tensor<f32>) -> tensor<f32>
-  %r2 = stablehlo.reduce(%q init: %c0) applies stablehlo.maximum across dimensions = [0] : (tensor<1024xf32>, tensor<f32>) -> tensor<f32>
-  return %r1, %r2 : tensor<f32>, tensor<f32>
+  %bs = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<32x32xf32>
+  %e = stablehlo.exponential %a : tensor<32x32xf32>
+  %p = stablehlo.multiply %e, %bs : tensor<32x32xf32>
+  %q = stablehlo.add %e, %bs : tensor<32x32xf32>
+  %r1 = stablehlo.reduce(%p init: %c0) applies stablehlo.add across dimensions = [0] : (tensor<32x32xf32>, tensor<f32>) -> tensor<32xf32>
+  %r2 = stablehlo.reduce(%q init: %c0) applies stablehlo.maximum across dimensions = [1] : (tensor<32x32xf32>, tensor<f32>) -> tensor<32xf32>
+  return %r1, %r2 : tensor<32xf32>, tensor<32xf32>
 }
 )");
   const std::vector<fusion::Kernel> kernels = plan(*module);
   // The exponential feeds two reductions and is not cheap: its own kernel,
   // written once and read by both. The broadcast of %s and the init
-  // constant are computed again in each reduction.
+  // constant are computed again in each reduction. (The two reductions
+  // reduce different dimensions, so they are not siblings of one kernel.)
   REQUIRE(kernels.size() == 3);
   CHECK(kernels[0].root->is("stablehlo.exponential"));
   CHECK(kernels[0].bytes_written == 4096);
@@ -128,7 +129,7 @@ func.func @main(%a: tensor<1024xf32>, %s: tensor<f32>) -> (tensor<f32>, tensor<f
     CHECK((kernels[size_t(i)].kind == fusion::KernelKind::Reduction));
     CHECK(kernels[size_t(i)].members.size() == 4);    // c0, bs, p|q, reduce
     CHECK(kernels[size_t(i)].bytes_read == 4096 + 4); // %e and %s
-    CHECK(kernels[size_t(i)].bytes_written == 4);
+    CHECK(kernels[size_t(i)].bytes_written == 32 * 4);
     // broadcast and p|q: 1024 each; the reduce: 1024 elements reduced.
     CHECK(kernels[size_t(i)].flops == 3 * 1024);
   }
@@ -244,14 +245,15 @@ func.func @main(%x: tensor<4x1024xf32>) -> (tensor<4x1024xf32>, tensor<4xf32>) {
   // A reader of %e before the sum: the rule fuses only when every other
   // reader comes after the sum, which can never make a kernel wait for
   // itself (XLA checks for such a cycle; shardlab's test is the stricter
-  // one). Here %e stays a kernel of its own.
+  // one). Here %e stays a kernel of its own. (The transpose iterates over
+  // another shape than the sum, so the two are not siblings either.)
   auto before = parse(R"(
-func.func @main(%x: tensor<4x1024xf32>) -> (tensor<4x1024xf32>, tensor<4xf32>) {
+func.func @main(%x: tensor<4x1024xf32>) -> (tensor<1024x4xf32>, tensor<4xf32>) {
   %c0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
   %e = stablehlo.exponential %x : tensor<4x1024xf32>
-  %m = stablehlo.multiply %e, %e : tensor<4x1024xf32>
+  %m = stablehlo.transpose %e, dims = [1, 0] : (tensor<4x1024xf32>) -> tensor<1024x4xf32>
   %s = stablehlo.reduce(%e init: %c0) applies stablehlo.add across dimensions = [1] : (tensor<4x1024xf32>, tensor<f32>) -> tensor<4xf32>
-  return %m, %s : tensor<4x1024xf32>, tensor<4xf32>
+  return %m, %s : tensor<1024x4xf32>, tensor<4xf32>
 }
 )");
   const std::vector<fusion::Kernel> three = plan(*before);
@@ -378,4 +380,125 @@ func.func @main(%x: tensor<256x1024xf32>, %g: tensor<256x1024xf32>, %c: tensor<1
   }();
   CHECK(last.bytes_read == (256 * 1024 * 2 + 1024 * 1024) * 4);
   CHECK(last.bytes_written == 1024 * 1024 * 4);
+}
+
+TEST_CASE("Fusion: sibling kernels reading one tensor over one iteration "
+          "space are one kernel reading it once") {
+  // LayerNorm's bias and scale gradients: both sum over the tokens, both
+  // read %dy. XLA's sibling multi-output fusion makes them one kernel.
+  auto module = parse(R"(
+func.func @main(%dy: tensor<256x1024xf32>, %xhat: tensor<256x1024xf32>) -> (tensor<1024xf32>, tensor<1024xf32>) {
+  %c0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %db = stablehlo.reduce(%dy init: %c0) applies stablehlo.add across dimensions = [0] : (tensor<256x1024xf32>, tensor<f32>) -> tensor<1024xf32>
+  %p = stablehlo.multiply %dy, %xhat : tensor<256x1024xf32>
+  %dg = stablehlo.reduce(%p init: %c0) applies stablehlo.add across dimensions = [0] : (tensor<256x1024xf32>, tensor<f32>) -> tensor<1024xf32>
+  %n = stablehlo.negate %db : tensor<1024xf32>
+  return %n, %dg : tensor<1024xf32>, tensor<1024xf32>
+}
+)");
+  constexpr int64_t kTokens = 256 * 1024 * 4;
+  constexpr int64_t kVector = 1024 * 4;
+  const std::vector<fusion::Kernel> kernels = plan(*module);
+  // By hand: one kernel reads %dy and %xhat (2 tensors, not 3), writes %db
+  // and %dg; the negate reads %db. c0 once, though both reductions use it.
+  REQUIRE(kernels.size() == 2);
+  CHECK((kernels[0].kind == fusion::KernelKind::Reduction));
+  CHECK(memberNames(kernels[0]) ==
+        std::vector<std::string>{"stablehlo.constant", "stablehlo.reduce",
+                                 "stablehlo.multiply", "stablehlo.reduce"});
+  CHECK(kernels[0].root->is("stablehlo.reduce"));
+  CHECK(kernels[0].root->result(0)->type->shape == std::vector<int64_t>{1024});
+  REQUIRE(kernels[0].extra_outputs.size() == 1); // %db, read by the negate
+  CHECK(kernels[0].bytes_read == 2 * kTokens);
+  CHECK(kernels[0].bytes_written == 2 * kVector);
+  // Flops: the multiply's 256 K, each reduction's 256 K elements reduced.
+  CHECK(kernels[0].flops == 3.0 * 256 * 1024);
+  CHECK(kernels[1].root->is("stablehlo.negate"));
+
+  // In the schedule the negate waits for the one kernel that writes %db.
+  schedule::ProgramOptions options;
+  options.hardware = *cost::findHardwarePreset("h100");
+  options.sol = cost::solPlatformDefaults(options.hardware.device_name);
+  DiagnosticEngine diags;
+  Result<schedule::Program> program =
+      schedule::buildProgram(*module, options, diags);
+  REQUIRE(program.ok());
+  const schedule::Graph &g = program->graph;
+  int64_t fused = -1, negate = -1;
+  for (int64_t i = 0; i < g.size(); ++i) {
+    if (g.node(i).fusion && g.node(i).fusion->members.size() == 4)
+      fused = i;
+    if (g.node(i).name.rfind("stablehlo.negate@", 0) == 0)
+      negate = i;
+  }
+  REQUIRE(fused >= 0);
+  REQUIRE(negate >= 0);
+  CHECK(g.node(fused).bytes_read == 2 * kTokens);
+  bool waits = false;
+  for (int64_t e : g.predecessors(negate))
+    waits = waits || g.edges()[size_t(e)].from == fused;
+  CHECK(waits);
+
+  // Off: every op a kernel of its own (the constant too), %dy read twice.
+  CHECK(plan(*module, false).size() == 5);
+}
+
+TEST_CASE("Fusion: siblings stay apart over different iteration spaces, or "
+          "when one kernel would wait for itself") {
+  // Sums over different dimensions of the same tensor: XLA does not fuse
+  // reductions whose reduced dimensions differ.
+  auto across = parse(R"(
+func.func @main(%x: tensor<64x128xf32>) -> (tensor<128xf32>, tensor<64xf32>) {
+  %c0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %a = stablehlo.reduce(%x init: %c0) applies stablehlo.add across dimensions = [0] : (tensor<64x128xf32>, tensor<f32>) -> tensor<128xf32>
+  %b = stablehlo.reduce(%x init: %c0) applies stablehlo.add across dimensions = [1] : (tensor<64x128xf32>, tensor<f32>) -> tensor<64xf32>
+  return %a, %b : tensor<128xf32>, tensor<64xf32>
+}
+)");
+  CHECK(plan(*across).size() == 2);
+
+  // A loop kernel writing the shape a reduction reads is its sibling...
+  auto loop_and_sum = parse(R"(
+func.func @main(%x: tensor<64x128xf32>) -> (tensor<64x128xf32>, tensor<128xf32>) {
+  %c0 = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %e = stablehlo.exponential %x : tensor<64x128xf32>
+  %a = stablehlo.reduce(%x init: %c0) applies stablehlo.add across dimensions = [0] : (tensor<64x128xf32>, tensor<f32>) -> tensor<128xf32>
+  return %e, %a : tensor<64x128xf32>, tensor<128xf32>
+}
+)");
+  const std::vector<fusion::Kernel> one = plan(*loop_and_sum);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].bytes_read == 64 * 128 * 4);
+  CHECK(one[0].bytes_written == 64 * 128 * 4 + 128 * 4);
+
+  // ...but not when what the earlier one writes is read before the later
+  // one's root: the one kernel, run at the later root, would come after
+  // the GEMM that waits for it.
+  auto read_between = parse(R"(
+func.func @main(%x: tensor<64x64xf32>, %w: tensor<64x64xf32>) -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+  %e = stablehlo.exponential %x : tensor<64x64xf32>
+  %d = stablehlo.dot_general %e, %w, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %n = stablehlo.negate %x : tensor<64x64xf32>
+  %s = stablehlo.add %n, %d : tensor<64x64xf32>
+  return %s, %d : tensor<64x64xf32>, tensor<64x64xf32>
+}
+)");
+  const std::vector<fusion::Kernel> apart = plan(*read_between);
+  REQUIRE(apart.size() == 3);
+  CHECK(apart[0].root->is("stablehlo.exponential"));
+  CHECK(apart[1].root->is("stablehlo.dot_general"));
+  CHECK(apart[2].root->is("stablehlo.add"));
+
+  // A constant or broadcast scalar two kernels read is not read from
+  // memory: no reason to fuse them.
+  auto broadcast = parse(R"(
+func.func @main(%x: tensor<64xf32>, %y: tensor<32xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %c = stablehlo.constant dense<2.000000e+00> : tensor<64xf32>
+  %a = stablehlo.multiply %x, %c : tensor<64xf32>
+  %t = stablehlo.concatenate %y, %y, dim = 0 : (tensor<32xf32>, tensor<32xf32>) -> tensor<64xf32>
+  %b = stablehlo.add %t, %c : tensor<64xf32>
+  return %a, %b : tensor<64xf32>, tensor<64xf32>
+}
+)");
+  CHECK(plan(*broadcast).size() == 2);
 }

@@ -3,6 +3,7 @@
 #include "ir/op_properties.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -119,20 +120,60 @@ struct Group {
   Operation *root = nullptr;
   std::vector<Operation *> members;
   bool alive = true;
+  /// The op whose iteration space the kernel runs: its reduce, else its
+  /// root (sibling fusion needs the two heroes to match).
+  Operation *hero = nullptr;
 };
+
+/// What a kernel iterates over: the shape it writes (a loop kernel) or
+/// reads and the dimensions it reduces (a reduction).
+struct IterationSpace {
+  std::vector<int64_t> shape;
+  std::vector<int64_t> reduced;
+  bool reduction = false;
+};
+
+std::optional<IterationSpace> iterationSpace(const Operation &hero) {
+  IterationSpace space;
+  const Value *value = nullptr;
+  if (hero.is("stablehlo.reduce")) {
+    const Attr *dims = hero.attrs.get("dimensions");
+    if (hero.numOperands() < 2 || !dims || dims->kind != AttrKind::DenseArray)
+      return std::nullopt;
+    value = hero.operand(0);
+    space.reduced = dims->ints();
+    space.reduction = true;
+  } else if (hero.numResults() == 1) {
+    value = hero.result(0);
+  }
+  if (!value || !value->type || !value->type->isRankedTensor() ||
+      !value->type->hasStaticShape() || value->type->numElements() <= 1)
+    return std::nullopt;
+  space.shape = value->type->shape;
+  return space;
+}
+
+// XLA's ShapesCompatibleForMultiOutputFusion, simplified: two loop kernels
+// writing one shape, two reductions of one shape over the same dimensions,
+// or a loop kernel writing the shape a reduction reads.
+bool sameIterationSpace(const IterationSpace &a, const IterationSpace &b) {
+  if (a.shape != b.shape)
+    return false;
+  return !(a.reduction && b.reduction) || a.reduced == b.reduced;
+}
 
 class Planner {
 public:
   Planner(Block &block,
           const std::function<bool(const Operation &)> &is_compute)
-      : is_compute_(is_compute) {
+      : block_(block), is_compute_(is_compute) {
     int64_t position = 0;
     for (Operation &op : block) {
       order_[&op] = position++;
       if (!is_compute(op))
         continue;
       const int id = static_cast<int>(groups_.size());
-      groups_.push_back({kindOf(op), &op, {&op}, true});
+      groups_.push_back({kindOf(op), &op, {&op}, true, &op});
       of_[&op] = {id};
       ops_.push_back(&op);
     }
@@ -140,6 +181,7 @@ public:
 
   void fuseEpilogues();
   void fuseProducers();
+  void fuseSiblings();
   std::vector<Kernel> kernels() const;
 
 private:
@@ -157,7 +199,12 @@ private:
   void moveInto(Operation &producer, const std::set<int> &groups);
   void merge(int into, Operation &op);
   bool absorbIntoGemm(Operation &producer, Operation &user);
+  std::vector<int> siblingCandidates(const Value &shared) const;
+  bool canFuseSiblings(int a, int b) const;
+  void mergeSiblings(int into, int from);
+  int64_t orderInBlock(const Operation *op) const;
 
+  Block &block_;
   const std::function<bool(const Operation &)> &is_compute_;
   std::vector<Group> groups_;
   std::vector<Operation *> ops_;
@@ -372,6 +419,151 @@ void Planner::fuseAsSecondOutput(Operation &producer,
   moveInto(producer, {into});
 }
 
+// ---- sibling multi-output fusion
+// ---------------------------------------------
+
+// Where `op` runs in this block: a reader inside a nested region runs where
+// its op of this block does (-1: not in this block).
+int64_t Planner::orderInBlock(const Operation *op) const {
+  while (op && !order_.count(op))
+    op = op->parentOp();
+  return op ? order_.at(op) : -1;
+}
+
+// The loop and reduction kernels that read `shared` from memory, in the
+// program order of their roots: the candidates of XLA's FuseSiblings.
+std::vector<int> Planner::siblingCandidates(const Value &shared) const {
+  std::vector<int> found;
+  for (const OpOperand *use = shared.firstUse(); use; use = use->next_use) {
+    auto owners = of_.find(use->owner);
+    if (owners == of_.end())
+      continue;
+    for (int g : owners->second) {
+      const Group &group = groups_[size_t(g)];
+      const bool transparent_only =
+          std::all_of(group.members.begin(), group.members.end(),
+                      [](const Operation *m) { return isTransparent(*m); });
+      if (!group.alive || transparent_only ||
+          (group.kind != KernelKind::Loop &&
+           group.kind != KernelKind::Reduction) ||
+          std::find(found.begin(), found.end(), g) != found.end())
+        continue;
+      found.push_back(g);
+    }
+  }
+  std::sort(found.begin(), found.end(), [&](int a, int b) {
+    return order_.at(groups_[size_t(a)].root) <
+           order_.at(groups_[size_t(b)].root);
+  });
+  return found;
+}
+
+// One kernel in place of `a` and `b` is emitted at the later root, so
+// everything outside that reads what the earlier one writes must come after
+// that root (which also rules out a path between them: neither reads the
+// other's results). Ops computed again in several kernels write nothing.
+bool Planner::canFuseSiblings(int a, int b) const {
+  const Group &first = groups_[size_t(a)];
+  const Group &second = groups_[size_t(b)];
+  const std::optional<IterationSpace> space_a = iterationSpace(*first.hero);
+  const std::optional<IterationSpace> space_b = iterationSpace(*second.hero);
+  if (!space_a || !space_b || !sameIterationSpace(*space_a, *space_b))
+    return false;
+  const bool a_first = order_.at(first.root) < order_.at(second.root);
+  const Group &earlier = a_first ? first : second;
+  const int64_t emitted_at = order_.at((a_first ? second : first).root);
+  const std::unordered_set<const Operation *> inside(earlier.members.begin(),
+                                                     earlier.members.end());
+  for (const Operation *m : earlier.members) {
+    if (of_.at(m).size() > 1)
+      continue;
+    for (size_t r = 0; r < m->numResults(); ++r)
+      for (const OpOperand *use = m->result(r)->firstUse(); use;
+           use = use->next_use)
+        if (!inside.count(use->owner) && orderInBlock(use->owner) <= emitted_at)
+          return false;
+  }
+  return true;
+}
+
+// `from` joins `into`; the kernel runs at the later of their roots, over the
+// reduction's iteration space when one of them reduces.
+void Planner::mergeSiblings(int into, int from) {
+  Group &target = groups_[size_t(into)];
+  Group &source = groups_[size_t(from)];
+  if (order_.at(source.root) > order_.at(target.root))
+    target.root = source.root;
+  if (source.kind == KernelKind::Reduction) {
+    target.kind = KernelKind::Reduction;
+    target.hero = source.hero;
+  }
+  for (Operation *m : source.members) {
+    std::vector<int> &owners = of_[m];
+    std::replace(owners.begin(), owners.end(), from, into);
+    std::sort(owners.begin(), owners.end());
+    const bool already =
+        std::unique(owners.begin(), owners.end()) != owners.end();
+    owners.erase(std::unique(owners.begin(), owners.end()), owners.end());
+    if (!already)
+      target.members.push_back(m);
+  }
+  source.alive = false;
+  source.members.clear();
+}
+
+// Sibling multi-output fusion (XLA's GpuMultiOutputFusion::FuseSiblings):
+// kernels that read one tensor from memory and iterate over the same space
+// become one kernel that reads it once and writes what each wrote.
+//   %a = reduce(%dy) add across [0]               -> one reduction kernel:
+//   %p = multiply %dy, %xhat                          reads %dy and %xhat,
+//   %b = reduce(%p) add across [0]                    writes %a and %b
+// (LayerNorm's bias and scale gradients: %dy is read once, not twice).
+// Not a constant, iota or broadcast scalar: those are not read from memory.
+void Planner::fuseSiblings() {
+  // Bounds, as XLA bounds a fusion's operands and outputs: a tensor read by
+  // thousands of kernels costs a few checks each, not one per pair.
+  constexpr size_t kMaxSiblingMembers = 256;
+  constexpr size_t kMaxSiblingHeads = 8;
+  auto consider = [&](const Value &shared) {
+    const Type type = shared.type;
+    if (!type || !type->isRankedTensor() || !type->hasStaticShape() ||
+        type->numElements() <= 1)
+      return;
+    if (const Operation *def = shared.defining_op) {
+      if (isCheapToDuplicate(*def) || def->is("stablehlo.iota"))
+        return;
+      if (auto owners = of_.find(def);
+          owners != of_.end() && owners->second.size() > 1)
+        return;
+    }
+    std::vector<int> heads;
+    for (int g : siblingCandidates(shared)) {
+      const Group &group = groups_[size_t(g)];
+      if (shared.defining_op &&
+          std::find(group.members.begin(), group.members.end(),
+                    shared.defining_op) != group.members.end())
+        continue; // computed inside, not read from memory
+      bool merged = false;
+      for (int head : heads)
+        if (groups_[size_t(head)].alive &&
+            groups_[size_t(head)].members.size() + group.members.size() <=
+                kMaxSiblingMembers &&
+            canFuseSiblings(head, g)) {
+          mergeSiblings(head, g);
+          merged = true;
+          break;
+        }
+      if (!merged && heads.size() < kMaxSiblingHeads)
+        heads.push_back(g);
+    }
+  };
+  for (size_t i = 0; i < block_.numArguments(); ++i)
+    consider(*block_.argument(i));
+  for (Operation &op : block_)
+    for (size_t r = 0; r < op.numResults(); ++r)
+      consider(*op.result(r));
+}
+
 int64_t sliceBytesOf(const Operation &user) {
   return valueBytes(user.result(0));
 }
@@ -504,6 +696,10 @@ planKernels(Block &block, const FusionOptions &options,
   Planner planner(block, is_compute);
   if (options.enabled) {
     planner.fuseEpilogues();
+    planner.fuseProducers();
+    planner.fuseSiblings();
+    // A producer whose readers now share one kernel joins it, as XLA's
+    // multi-output fusion fuses producers into the fusions it made.
     planner.fuseProducers();
   }
   return planner.kernels();

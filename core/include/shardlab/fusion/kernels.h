@@ -22,6 +22,16 @@
 //    reduce reads it in registers. Only when its other readers all come
 //    after the reduce: a stricter test than XLA's cycle check, never wrong
 //    about a kernel waiting for itself.
+//  - Sibling multi-output fusion: loop or reduction kernels that read one
+//    tensor from memory (not a constant, iota or broadcast) and iterate over
+//    the same space (two loop kernels writing one shape, two reductions of
+//    one shape over the same dimensions, or a loop kernel writing the shape
+//    a reduction reads) are one kernel that reads it once and writes what
+//    each wrote, as XLA's FuseSiblings makes them: Adam's two moment updates
+//    reading the gradient; LayerNorm's bias and scale gradients reading dy.
+//    Only when everything outside that reads the earlier kernel's results
+//    comes after the later one's root (the kernel runs there); then a
+//    producer whose readers now share the kernel joins it.
 //  - GEMM: a dot_general is a cuBLAS call; the epilogue the GEMM rewriter
 //    folds into it joins it: a bias add (`add(dot, broadcast(b))`), a ReLU
 //    (`maximum(x, broadcast(0))`), a scale by a broadcast scalar constant and
