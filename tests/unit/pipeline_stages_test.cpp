@@ -325,6 +325,53 @@ TEST_CASE("Split micro-batches: the step as if written with smaller "
   CHECK(c["per_kind"]["collective-permute"]["count"] == 2 * 17);
 }
 
+TEST_CASE("Split micro-batches: a sharded weight's gradient is still "
+          "reduce-scattered, as in the step written with smaller "
+          "micro-batches") {
+  // FSDP: the weight's rows over "data"; micro-batches of `rows` rows, so
+  // that gathering the weight is cheaper than moving the activations.
+  // Lowered with the split, Shardy sums the gradient over ("data",
+  // "micro") and keeps a part by "data" (all_reduce, then all_slice);
+  // without "micro" that is the reduce-scatter the step written with
+  // smaller micro-batches has (XLA's ReduceScatterCreator,
+  // shardlab-reduce-scatter-creator).
+  auto step = [](const std::string &mesh, const std::string &batch_axes,
+                 int64_t micro_batches, int64_t rows) {
+    std::string text = withMesh(mesh);
+    const std::string r = std::to_string(rows);
+    for (
+        const auto &[from, to] :
+        std::vector<std::pair<std::string, std::string>>{
+            {"4x16x64xf32",
+             std::to_string(micro_batches) + "x" + r + "x64xf32"},
+            {"1x16x64xf32", "1x" + r + "x64xf32"},
+            {"8x16x64xf32", "8x" + r + "x64xf32"},
+            {"tensor<16x64xf32>", "tensor<" + r + "x64xf32>"},
+            {"sizes = [1, 16, 64]", "sizes = [1, " + r + ", 64]"},
+            {"%c4 = stablehlo.constant dense<4>",
+             "%c4 = stablehlo.constant dense<" + std::to_string(micro_batches) +
+                 ">"},
+            {R"([{}, {"data"}, {}]>}) -> tensor<8x64x64xf32> {)",
+             "[{}, {" + batch_axes +
+                 R"(}, {}]>}) -> (tensor<8x64x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"data"}, {}]>}) {)"},
+            {"func.func @main(%w: tensor<8x64x64xf32>,",
+             R"(func.func @main(%w: tensor<8x64x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"data"}, {}]>},)"}})
+      text = replaced(text, from, to);
+    return text;
+  };
+  const std::string split =
+      step(R"(["data"=2, "micro"=4])", R"("data", "micro")", 4, 512);
+  const std::string written = step(R"(["data"=2])", R"("data")", 16, 128);
+  REQUIRE(split.find(R"({"data", "micro"})") != std::string::npos);
+  const json a = report(split, 0, true), b = report(written, 0);
+  REQUIRE(b["per_kind"].contains("reduce-scatter"));
+  CHECK(a["per_kind"] == b["per_kind"]);
+  CHECK_FALSE(a["per_kind"].contains("all-reduce"));
+  CHECK(a["step_time_us"].get<double>() ==
+        doctest::Approx(b["step_time_us"].get<double>()).epsilon(1e-9));
+  CHECK(a["peak_memory_bytes"] == b["peak_memory_bytes"]);
+}
+
 TEST_CASE("Split micro-batches: a step with no loop over micro-batches "
           "says why") {
   const std::string flat = R"(

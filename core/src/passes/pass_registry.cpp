@@ -21,6 +21,7 @@ const std::vector<PassInfo> &allPasses() {
     addCanonicalizePasses(all);
     addXlaPasses(all);
     addStrategyPasses(all);
+    addGpuPasses(all);
     return all;
   }();
   return passes;

@@ -125,6 +125,51 @@ bool isCollectiveOp(const Operation &op) {
   return verify::isCollective(op) || isStableHloCollective(op);
 }
 
+std::vector<std::vector<int64_t>> readReplicaGroups(const Attr *attr,
+                                                    int64_t devices) {
+  std::vector<std::vector<int64_t>> groups;
+  const Type type = attr ? attr->type : nullptr;
+  if (!attr || !type || type->rank() != 2 || !attr->denseReader().valid() ||
+      attr->denseReader().size() == 0) {
+    groups.emplace_back(); // empty: every device
+    for (int64_t d = 0; d < devices; ++d)
+      groups.back().push_back(d);
+    return groups;
+  }
+  const DenseReader r = attr->denseReader();
+  const int64_t cols = type->shape[1];
+  for (int64_t i = 0; i < r.size(); i += cols) {
+    groups.emplace_back();
+    for (int64_t j = 0; j < cols; ++j)
+      if (const int64_t d = int64_t(r.doubleAt(i + j)); d >= 0)
+        groups.back().push_back(d);
+  }
+  return groups;
+}
+
+std::optional<std::vector<int64_t>> constantInts(const Value *value) {
+  const Operation *def = value ? value->defining_op : nullptr;
+  if (!def || !def->is("stablehlo.constant"))
+    return std::nullopt;
+  const Attr *attr = def->attrs.get("value");
+  const Type type = value->type;
+  if (!attr || !type || type->rank() != 1 || !type->hasStaticShape() ||
+      !attr->denseReader().valid() || attr->denseReader().size() == 0)
+    return std::nullopt;
+  const DenseReader r = attr->denseReader();
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < type->shape[0]; ++i)
+    out.push_back(int64_t(r.doubleAt(r.size() == 1 ? 0 : i)));
+  return out;
+}
+
+bool isDeviceIndex(const Value *value) {
+  const Operation *def = value ? value->defining_op : nullptr;
+  while (def && def->is("stablehlo.convert"))
+    def = def->operand(0)->defining_op;
+  return def && def->is("stablehlo.partition_id");
+}
+
 bool isBeforeInBlock(const Operation *a, const Operation *b) {
   for (const Operation *op = a->nextInBlock(); op; op = op->nextInBlock())
     if (op == b)

@@ -11,6 +11,7 @@
 #include "shardlab/passes/pass_registry.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -65,6 +66,19 @@ void replaceOp(Operation &op, const std::vector<Value *> &values);
 /// (verify::isCollective) or a StableHLO one (all_gather, all_reduce,
 /// all_to_all, reduce_scatter, collective_permute, collective_broadcast).
 bool isCollectiveOp(const Operation &op);
+
+/// The device groups of a StableHLO collective's `replica_groups` (or
+/// `source_target_pairs`) attribute, -1 padding dropped; one group of all
+/// `devices` when the attribute is missing or empty.
+std::vector<std::vector<int64_t>> readReplicaGroups(const Attr *attr,
+                                                    int64_t devices);
+
+/// The values of a 1-D integer `stablehlo.constant`, or nothing.
+std::optional<std::vector<int64_t>> constantInts(const Value *value);
+
+/// Whether `value` is the device's `stablehlo.partition_id`, possibly
+/// converted: what the per-device program indexes its offset tables by.
+bool isDeviceIndex(const Value *value);
 
 /// Whether `a` comes before `b`; both are in the same block.
 bool isBeforeInBlock(const Operation *a, const Operation *b);

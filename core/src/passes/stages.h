@@ -15,5 +15,6 @@ void addExportPasses(std::vector<PassInfo> &passes);
 void addCanonicalizePasses(std::vector<PassInfo> &passes);
 void addXlaPasses(std::vector<PassInfo> &passes);
 void addStrategyPasses(std::vector<PassInfo> &passes);
+void addGpuPasses(std::vector<PassInfo> &passes);
 
 } // namespace shardlab

@@ -850,7 +850,8 @@ namespace {
 // module (perDeviceSteps, the end of the "partition" pipeline): the
 // scheduler reads types as per-device sizes and collectives as StableHLO
 // ones, never shardings. A pipelined layout's stages are then cut out of it
-// (shardlab-pipeline-stages).
+// (shardlab-pipeline-stages), and XLA's GPU collective rewrites run (the
+// gpu stage: an all-reduce whose reader keeps a part is a reduce-scatter).
 Status toPerDevice(Module &module, const ProgramOptions &options,
                    DiagnosticEngine &diags) {
   PassPipeline pipeline;
@@ -870,6 +871,11 @@ Status toPerDevice(Module &module, const ProgramOptions &options,
                 std::to_string(options.pipeline_virtual_stages));
         !added)
       return added;
+  // What XLA's GPU compiler makes of the collectives before scheduling.
+  if (Status added =
+          appendPass(pipeline, "shardlab-reduce-scatter-creator", "");
+      !added)
+    return added;
   std::string failed;
   if (runPassPipeline(module, pipeline, diags, &failed))
     return success();

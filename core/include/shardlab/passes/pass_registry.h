@@ -55,7 +55,8 @@ struct OptionDecl {
 
 /// The stages, in pipeline order; `PassInfo::stage` is one of them.
 inline constexpr std::string_view kPassStages[] = {
-    "import", "propagation", "export", "canonicalize", "xla", "strategy"};
+    "import", "propagation", "export", "canonicalize",
+    "xla",    "strategy",    "gpu"};
 
 struct PassInfo {
   std::string_view flag;        ///< without the leading '-'

@@ -19,6 +19,10 @@
 //    model sees are the real ones.
 // 4. The data the loop reads a micro-batch of at a time holds all k M of
 //    them: [M, rows / k, ...] -> [k M, rows / k, ...] a device.
+// 5. The offset tables the program looks up by partition_id (where each
+//    device's part of a sharded dimension starts) are re-read on the mesh
+//    without the axis where devices differing only along it agree (every
+//    table but one slicing the batch); the others are left as they are.
 //
 // Worked example: mesh ["data"=2, "micro"=4], tokens [M=4, 8, S] with dim 1
 // on ("data", "micro"): per device [4, 1, S] per micro-batch of 1 row; the
@@ -61,6 +65,7 @@ private:
   reduceGroups(const std::vector<std::vector<int64_t>> &groups,
                bool *across) const;
   bool rewriteCollective(Operation &op);
+  void reduceDeviceTables();
   bool setTrips(Operation &loop, int64_t trips);
   void holdAllMicroBatches(Operation &loop, int64_t micro_batches);
 
@@ -124,34 +129,12 @@ SplitMicroBatches::reduceGroups(const std::vector<std::vector<int64_t>> &groups,
   return out;
 }
 
-std::vector<std::vector<int64_t>> readGroups(const Attr *attr,
-                                             int64_t devices) {
-  std::vector<std::vector<int64_t>> groups;
-  const Type type = attr ? attr->type : nullptr;
-  if (!attr || !type || type->rank() != 2 || !attr->denseReader().valid() ||
-      attr->denseReader().size() == 0) {
-    groups.emplace_back(); // empty: every device
-    for (int64_t d = 0; d < devices; ++d)
-      groups.back().push_back(d);
-    return groups;
-  }
-  const DenseReader r = attr->denseReader();
-  const int64_t cols = type->shape[1];
-  for (int64_t i = 0; i < r.size(); i += cols) {
-    groups.emplace_back();
-    for (int64_t j = 0; j < cols; ++j)
-      if (const int64_t d = int64_t(r.doubleAt(i + j)); d >= 0)
-        groups.back().push_back(d);
-  }
-  return groups;
-}
-
 bool SplitMicroBatches::rewriteCollective(Operation &op) {
   const bool pairs = op.is("stablehlo.collective_permute");
   const char *name = pairs ? "source_target_pairs" : "replica_groups";
   bool across = false;
-  std::vector<std::vector<int64_t>> groups =
-      reduceGroups(readGroups(op.attrs.get(name), mesh_.totalSize()), &across);
+  std::vector<std::vector<int64_t>> groups = reduceGroups(
+      readReplicaGroups(op.attrs.get(name), mesh_.totalSize()), &across);
   if (across && !op.is("stablehlo.all_reduce"))
     return fail(std::string(op.name) +
                 " crosses the micro-batch split (the batch gathered back)");
@@ -168,6 +151,32 @@ bool SplitMicroBatches::rewriteCollective(Operation &op) {
   }
   op.attrs.set(ctx_.intern(name), b.denseMatrixAttr(groups));
   return true;
+}
+
+void SplitMicroBatches::reduceDeviceTables() {
+  std::vector<Operation *> lookups;
+  walk(func_, [&](Operation &op) {
+    if (op.is("stablehlo.dynamic_slice") && op.numOperands() == 2 &&
+        isDeviceIndex(op.operand(1)))
+      lookups.push_back(&op);
+  });
+  for (Operation *lookup : lookups) {
+    const std::optional<std::vector<int64_t>> table =
+        constantInts(lookup->operand(0));
+    if (!table || int64_t(table->size()) != mesh_.totalSize())
+      continue;
+    std::vector<int64_t> reduced(size_t(reduced_.totalSize()), -1);
+    bool agree = true;
+    for (int64_t id = 0; id < mesh_.totalSize() && agree; ++id) {
+      int64_t &entry = reduced[size_t(reducedId(id))];
+      agree = entry < 0 || entry == (*table)[size_t(id)];
+      entry = (*table)[size_t(id)];
+    }
+    if (!agree)
+      continue;
+    LocalBuilder b(ctx_, *lookup);
+    lookup->setOperand(0, b.vectorI64(reduced));
+  }
 }
 
 bool SplitMicroBatches::setTrips(Operation &loop, int64_t trips) {
@@ -216,6 +225,7 @@ bool SplitMicroBatches::run() {
   for (Operation *op : collectives)
     if (!rewriteCollective(*op))
       return false;
+  reduceDeviceTables();
   holdAllMicroBatches(*loops.micro_batch_loop, loops.micro_batches);
   if (!setTrips(*loops.micro_batch_loop, loops.micro_batches * split_))
     return false;
