@@ -359,6 +359,16 @@ TEST_CASE("Split micro-batches: a sharded weight's gradient is still "
       text = replaced(text, from, to);
     return text;
   };
+  // Micro-batches of 16 rows: moving the activations is cheaper than
+  // gathering the weight, and Shardy moves them across "micro" too (a
+  // collective_permute and an all-to-all of the batch): not a split of the
+  // loop, and the row says so.
+  const schedule::PipelineResult crossing = schedule::runSchedulePipeline(
+      step(R"(["data"=2, "micro"=4])", R"("data", "micro")", 4, 16),
+      h100(0, true));
+  CHECK_FALSE(crossing.ok);
+  CHECK(crossing.error.find("crosses the micro-batch split (the batch "
+                            "gathered back)") != std::string::npos);
   const std::string split =
       step(R"(["data"=2, "micro"=4])", R"("data", "micro")", 4, 512);
   const std::string written = step(R"(["data"=2])", R"("data")", 16, 128);
