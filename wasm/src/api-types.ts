@@ -657,7 +657,7 @@ export interface PassInfo {
    * Flag name without the leading '-', e.g. "sdy-basic-propagate".
    */
   flag: string;
-  stage: "import" | "propagation" | "export" | "canonicalize" | "xla" | "strategy";
+  stage: "import" | "propagation" | "export" | "canonicalize" | "xla" | "strategy" | "gpu";
   /**
    * One line.
    */
