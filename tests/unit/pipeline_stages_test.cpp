@@ -265,8 +265,9 @@ TEST_CASE("Pipeline stages: the schedule's collectives, counted by hand") {
   CHECK(said);
 }
 
-TEST_CASE("Pipeline candidates: S dividing the layers, at most M, with the "
-          "reason where there is no pipeline") {
+TEST_CASE("Pipeline candidates: S dividing the layers, micro-batches split "
+          "where there are fewer than S, the reason where there is no "
+          "pipeline") {
   Result<strategy::ModuleAnalysis> analysis =
       strategy::analyzeArguments(withMesh(R"(["data"=8])"));
   REQUIRE(analysis);
@@ -277,11 +278,19 @@ TEST_CASE("Pipeline candidates: S dividing the layers, at most M, with the "
        strategy::candidatePlans(analysis->args, 8, 8, analysis->layers))
     if (p.stages > 0)
       names.push_back(p.name);
-  // S in {2, 4} (8 layers, 4 micro-batches, 8 devices); the rest of the
-  // devices split into data x tensor.
+  // S in {2, 4, 8} (8 layers, 8 devices); the rest of the devices split
+  // into data x tensor. S = 8 has more stages than the 4 micro-batches: each
+  // is split towards 4 S = 32 in all, as far as its 16 rows allow: 16 rows
+  // over 1 device, split 8 ways (4 x 16 = 64 > 32, so 16 halves once).
+  std::vector<int64_t> splits;
+  for (const strategy::Plan &p :
+       strategy::candidatePlans(analysis->args, 8, 8, analysis->layers))
+    if (p.stages > 0)
+      splits.push_back(p.micro_split);
   CHECK(names == std::vector<std::string>{"PP×DP 2×4", "PP×DP×TP 2×2×2",
-                                          "PP×TP 2×4", "PP×DP 4×2",
-                                          "PP×TP 4×2"});
+                                          "PP×TP 2×4", "PP×DP 4×2", "PP×TP 4×2",
+                                          "PP 8 mb÷8"});
+  CHECK(splits == std::vector<int64_t>{0, 0, 0, 0, 0, 8});
   strategy::LayerStack none;
   none.error = "no loop over stacked layers";
   bool reason = false;
@@ -323,6 +332,15 @@ TEST_CASE("Split micro-batches: the step as if written with smaller "
   const json c = report(both, 2, true);
   CHECK(c["loops"][0]["trip_count"] == 16 + 2 - 1);
   CHECK(c["per_kind"]["collective-permute"]["count"] == 2 * 17);
+  // ...which is the pipeline of the step written with 16 micro-batches of 4
+  // rows, to the microsecond and the byte (the comparer's PP rows for a
+  // step with fewer micro-batches than stages).
+  const json d =
+      report(withSmallerMicroBatches(withMesh(R"(["stage"=2, "data"=2])")), 2);
+  CHECK(c["step_time_us"].get<double>() ==
+        doctest::Approx(d["step_time_us"].get<double>()).epsilon(1e-9));
+  CHECK(c["per_kind"] == d["per_kind"]);
+  CHECK(c["peak_memory_bytes"] == d["peak_memory_bytes"]);
 }
 
 TEST_CASE("Split micro-batches: a sharded weight's gradient is still "

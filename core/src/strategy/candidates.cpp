@@ -220,13 +220,20 @@ Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s, int64_t a,
   return plan;
 }
 
-// Pipelines of S stages, S dividing the layers and the devices and at most
-// the micro-batches (more stages than micro-batches leave stages idle most
-// of a step), with every split of the rest into data x tensor (tensor in a
-// node). Without layer loops in micro-batches, one row says why.
+// Pipelines of S stages, S dividing the layers and the devices, with every
+// split of the rest into data x tensor (tensor in a node). A pipeline needs
+// at least S micro-batches (fewer leave stages idle most of a step): where
+// the step has fewer, its micro-batches are split (shardlab-split-micro-
+// batches) towards 4 S in all, as far as the batch and the lowered mesh
+// allow, and the pipeline is left out when that is still fewer than S.
+//   80 layers, 1 micro-batch of 1,024 sequences, 1,024 devices, S = 16,
+//   DP 64: 16 rows a device; split 16 -> 16 micro-batches of 1 row each
+//   ("PP×DP 16×64 mb÷16"; 4 S = 64 would lower on 65,536 devices).
+// Without layer loops in micro-batches, one row says why.
 void addPipelines(std::vector<Plan> &plans,
                   const std::vector<ArgAnalysis> &args, int64_t n,
                   int64_t gpus_per_node, const LayerStack &layers) {
+  constexpr int64_t kMostLoweredDevices = 16384; // as the comparer's splits
   if (!layers.error.empty()) {
     Plan pp;
     pp.name = "PP";
@@ -236,13 +243,23 @@ void addPipelines(std::vector<Plan> &plans,
     plans.push_back(std::move(pp));
     return;
   }
-  for (int64_t s = 2; s <= layers.micro_batches && s <= n; ++s) {
+  for (int64_t s = 2; s <= n; ++s) {
     if (layers.layers % s != 0 || n % s != 0)
       continue;
     const int64_t rest = n / s;
-    for (int64_t b = 1; b <= rest; ++b)
-      if (rest % b == 0 && (gpus_per_node <= 0 || b <= gpus_per_node))
-        plans.push_back(pipelinePlan(args, s, rest / b, b, layers));
+    for (int64_t b = 1; b <= rest; ++b) {
+      if (rest % b != 0 || (gpus_per_node > 0 && b > gpus_per_node))
+        continue;
+      Plan plan = pipelinePlan(args, s, rest / b, b, layers);
+      if (s <= layers.micro_batches) {
+        plans.push_back(std::move(plan));
+        continue;
+      }
+      std::optional<Plan> split = splitMicroBatchesPlan(
+          plan, args, layers.micro_batches, 4 * s, kMostLoweredDevices);
+      if (split && layers.micro_batches * split->micro_split >= s)
+        plans.push_back(std::move(*split));
+    }
   }
 }
 
@@ -253,6 +270,8 @@ std::optional<Plan> splitMicroBatchesPlan(const Plan &base,
                                           int64_t micro_batches,
                                           int64_t max_micro_batches,
                                           int64_t max_devices) {
+  if (base.micro_split > 1)
+    return std::nullopt; // split once: the "micro" axis is taken
   // The rows of a micro-batch each device holds: the data's batch over the
   // axes already splitting it.
   int64_t rows = 0;

@@ -4,8 +4,9 @@
 // 2-D mesh; for every N = a x b x c,
 // DP×TP×SP and FSDP×TP×SP on a 3-D mesh; where the step loops over stacked
 // layers inside a loop over micro-batches, PP×DP and PP×DP×TP with S
-// pipeline stages (S dividing the layers and at most the micro-batches) on
-// the major "stage" axis, the tensor axis inside a node.
+// pipeline stages (S dividing the layers; the micro-batches split where
+// there are fewer than S) on the major "stage" axis, the tensor axis inside
+// a node.
 #pragma once
 
 #include "strategy/arg_roles.h"

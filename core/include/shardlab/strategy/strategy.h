@@ -43,8 +43,10 @@
 //             "seq"=c, "model"=b], where a data argument has a sequence
 //   PP×DP, PP×DP×TP  where the step's layer loops (over weights stacked
 //             [L, ...]) sit in a loop over M micro-batches: for S stages
-//             (S dividing L and N, S <= M) and every split N/S = a×b (b in a
-//             node), the mesh ["stage"=S, "data"=a, "model"=b]; the stage
+//             (S dividing L and N) and every split N/S = a×b (b in a
+//             node), the mesh ["stage"=S, "data"=a, "model"=b]; where
+//             S > M the micro-batches are split towards 4 S first (the
+//             "micro" axis, "mb÷k"; left out if still fewer than S); the stage
 //             axis shards nothing, and the lowered program is cut into
 //             stages (shardlab-pipeline-stages: L/S layers a device, M+S-1
 //             ticks, activations passed by collective_permute, 1F1B's
