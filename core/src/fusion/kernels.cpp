@@ -198,6 +198,7 @@ private:
   void fuseAsSecondOutput(Operation &producer, const std::set<int> &consumers);
   void moveInto(Operation &producer, const std::set<int> &groups);
   void merge(int into, Operation &op);
+  void absorb(int into, int from);
   bool absorbIntoGemm(Operation &producer, Operation &user);
   std::vector<int> siblingCandidates(const Value &shared) const;
   bool canFuseSiblings(int a, int b) const;
@@ -263,20 +264,28 @@ bool Planner::isEpilogue(const Operation &user, const Value *acc,
   return false;
 }
 
-void Planner::merge(int into, Operation &op) {
-  for (int g : of_[&op]) {
-    if (g == into)
+// Group `from`'s members join group `into` (an op computed in both stays
+// once) and `from` is retired.
+void Planner::absorb(int into, int from) {
+  Group &source = groups_[size_t(from)];
+  for (Operation *m : source.members) {
+    std::vector<int> &owners = of_[m];
+    if (std::find(owners.begin(), owners.end(), into) != owners.end()) {
+      std::erase(owners, from);
       continue;
-    Group &from = groups_[size_t(g)];
-    for (Operation *m : from.members) {
-      std::vector<int> &owners = of_[m];
-      std::replace(owners.begin(), owners.end(), g, into);
-      owners.erase(std::unique(owners.begin(), owners.end()), owners.end());
-      groups_[size_t(into)].members.push_back(m);
     }
-    from.alive = false;
-    from.members.clear();
+    std::replace(owners.begin(), owners.end(), from, into);
+    groups_[size_t(into)].members.push_back(m);
   }
+  source.alive = false;
+  source.members.clear();
+}
+
+void Planner::merge(int into, Operation &op) {
+  const std::vector<int> groups = of_[&op]; // a copy: absorb edits it
+  for (int g : groups)
+    if (g != into)
+      absorb(into, g);
 }
 
 void Planner::fuseEpilogues() {
@@ -419,8 +428,7 @@ void Planner::fuseAsSecondOutput(Operation &producer,
   moveInto(producer, {into});
 }
 
-// ---- sibling multi-output fusion
-// ---------------------------------------------
+// ---- sibling multi-output fusion ----------------------------------------
 
 // Where `op` runs in this block: a reader inside a nested region runs where
 // its op of this block does (-1: not in this block).
@@ -490,25 +498,14 @@ bool Planner::canFuseSiblings(int a, int b) const {
 // reduction's iteration space when one of them reduces.
 void Planner::mergeSiblings(int into, int from) {
   Group &target = groups_[size_t(into)];
-  Group &source = groups_[size_t(from)];
+  const Group &source = groups_[size_t(from)];
   if (order_.at(source.root) > order_.at(target.root))
     target.root = source.root;
   if (source.kind == KernelKind::Reduction) {
     target.kind = KernelKind::Reduction;
     target.hero = source.hero;
   }
-  for (Operation *m : source.members) {
-    std::vector<int> &owners = of_[m];
-    std::replace(owners.begin(), owners.end(), from, into);
-    std::sort(owners.begin(), owners.end());
-    const bool already =
-        std::unique(owners.begin(), owners.end()) != owners.end();
-    owners.erase(std::unique(owners.begin(), owners.end()), owners.end());
-    if (!already)
-      target.members.push_back(m);
-  }
-  source.alive = false;
-  source.members.clear();
+  absorb(into, from);
 }
 
 // Sibling multi-output fusion (XLA's GpuMultiOutputFusion::FuseSiblings):

@@ -243,6 +243,8 @@ void addPipelines(std::vector<Plan> &plans,
     plans.push_back(std::move(pp));
     return;
   }
+  if (layers.layers < 2 || layers.micro_batches < 1)
+    return; // no layer stack was looked for
   for (int64_t s = 2; s <= n; ++s) {
     if (layers.layers % s != 0 || n % s != 0)
       continue;
