@@ -161,6 +161,18 @@ TEST_CASE("Reduce-scatter creator: left alone when the parts do not match "
     CHECK(std::count(names.begin(), names.end(), "stablehlo.reduce_scatter") ==
           0);
   }
+  // Groups of replica ids (no use_global_device_ids): not the devices the
+  // table is indexed by.
+  {
+    std::string replicas =
+        program("[[0, 2, 4, 6], [1, 3, 5, 7]]", "[0, 0, 2, 2, 4, 4, 6, 6]");
+    const std::string global = ", use_global_device_ids";
+    replicas.erase(replicas.find(global), global.size());
+    auto module = parse(replicas);
+    create(*module);
+    const std::vector<std::string> names = opNames(*module);
+    CHECK(std::count(names.begin(), names.end(), "stablehlo.all_reduce") == 1);
+  }
   // A sum read by another op too: every device needs all of it.
   std::string shared =
       program("[[0, 2, 4, 6], [1, 3, 5, 7]]", "[0, 0, 2, 2, 4, 4, 6, 6]");

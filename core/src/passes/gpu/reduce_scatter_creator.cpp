@@ -97,8 +97,10 @@ membersByPart(const std::vector<std::vector<int64_t>> &groups,
 /// Rewrites `reduce` (an all_reduce) and its one slicing reader into a
 /// reduce_scatter; false when the rule does not hold.
 bool createReduceScatter(Context &ctx, Operation &reduce) {
+  // Groups of global device ids, as the table is indexed by partition_id.
   if (reduce.numOperands() != 1 || reduce.numResults() != 1 ||
-      reduce.numRegions() != 1 || !reduce.result(0)->hasOneUse())
+      reduce.numRegions() != 1 || !reduce.result(0)->hasOneUse() ||
+      !reduce.attrs.get("use_global_device_ids"))
     return false;
   Operation &slice = *reduce.result(0)->firstUse()->owner;
   if (!slice.is("stablehlo.dynamic_slice") ||
