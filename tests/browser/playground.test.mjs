@@ -617,8 +617,16 @@ function parseUs(text) {
  * (not an earlier one still finishing: opening the tab compares the module
  * at the count the view already had). */
 async function comparedOn(devices) {
-  await page.getByTestId("compare-devices").fill(String(devices));
-  await page.getByTestId("compare-devices").press("Tab");
+  // A comparison the tab started on opening redraws the view when it ends,
+  // input included: let it end first, and type again if a redraw still
+  // took the typed count away before it was committed.
+  await page.waitForFunction(() => !(document.querySelector("[data-testid=compare-status]")?.textContent ?? "")
+    .includes("comparing…"), null, { timeout: 120_000 });
+  for (let attempt = 0; attempt < 3; ++attempt) {
+    await page.getByTestId("compare-devices").fill(String(devices));
+    await page.getByTestId("compare-devices").press("Tab");
+    if (await page.getByTestId("compare-devices").inputValue() === String(devices)) break;
+  }
   await page.waitForFunction((n) => new RegExp(` on ${n} devices in `)
     .test(document.querySelector("[data-testid=compare-status]")?.textContent ?? ""), devices, { timeout: 120_000 });
 }
