@@ -147,6 +147,9 @@ std::vector<std::vector<int64_t>> readReplicaGroups(const Attr *attr,
   return groups;
 }
 
+namespace {
+
+/// The values of a 1-D integer `stablehlo.constant`, or nothing.
 std::optional<std::vector<int64_t>> constantInts(const Value *value) {
   const Operation *def = value ? value->defining_op : nullptr;
   if (!def || !def->is("stablehlo.constant"))
@@ -163,11 +166,21 @@ std::optional<std::vector<int64_t>> constantInts(const Value *value) {
   return out;
 }
 
+/// Whether `value` is `stablehlo.partition_id`, possibly converted.
 bool isDeviceIndex(const Value *value) {
   const Operation *def = value ? value->defining_op : nullptr;
   while (def && def->is("stablehlo.convert"))
     def = def->operand(0)->defining_op;
   return def && def->is("stablehlo.partition_id");
+}
+
+} // namespace
+
+std::optional<std::vector<int64_t>> deviceTableOf(const Operation &lookup) {
+  if (!lookup.is("stablehlo.dynamic_slice") || lookup.numOperands() != 2 ||
+      !isDeviceIndex(lookup.operand(1)))
+    return std::nullopt;
+  return constantInts(lookup.operand(0));
 }
 
 bool isBeforeInBlock(const Operation *a, const Operation *b) {

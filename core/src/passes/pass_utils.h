@@ -73,12 +73,10 @@ bool isCollectiveOp(const Operation &op);
 std::vector<std::vector<int64_t>> readReplicaGroups(const Attr *attr,
                                                     int64_t devices);
 
-/// The values of a 1-D integer `stablehlo.constant`, or nothing.
-std::optional<std::vector<int64_t>> constantInts(const Value *value);
-
-/// Whether `value` is the device's `stablehlo.partition_id`, possibly
-/// converted: what the per-device program indexes its offset tables by.
-bool isDeviceIndex(const Value *value);
+/// The table T when `lookup` is `dynamic_slice(constant T, partition_id)`
+/// (the index possibly converted): how the per-device program finds where
+/// a device's part of a sharded dimension starts. Nothing otherwise.
+std::optional<std::vector<int64_t>> deviceTableOf(const Operation &lookup);
 
 /// Whether `a` comes before `b`; both are in the same block.
 bool isBeforeInBlock(const Operation *a, const Operation *b);

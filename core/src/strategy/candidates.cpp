@@ -227,13 +227,13 @@ Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s, int64_t a,
 // batches) towards 4 S in all, as far as the batch and the lowered mesh
 // allow, and the pipeline is left out when that is still fewer than S.
 //   80 layers, 1 micro-batch of 1,024 sequences, 1,024 devices, S = 16,
-//   DP 64: 16 rows a device; split 16 -> 16 micro-batches of 1 row each
-//   ("PP×DP 16×64 mb÷16"; 4 S = 64 would lower on 65,536 devices).
+//   DP 64: 16 rows a device, so at most a split in 16 (4 S = 64 asks more):
+//   16 micro-batches of 1 row each, lowered on 16,384 devices
+//   ("PP×DP 16×64 mb÷16").
 // Without layer loops in micro-batches, one row says why.
 void addPipelines(std::vector<Plan> &plans,
                   const std::vector<ArgAnalysis> &args, int64_t n,
                   int64_t gpus_per_node, const LayerStack &layers) {
-  constexpr int64_t kMostLoweredDevices = 16384; // as the comparer's splits
   if (!layers.error.empty()) {
     Plan pp;
     pp.name = "PP";
@@ -258,7 +258,7 @@ void addPipelines(std::vector<Plan> &plans,
         continue;
       }
       std::optional<Plan> split = splitMicroBatchesPlan(
-          plan, args, layers.micro_batches, 4 * s, kMostLoweredDevices);
+          plan, args, layers.micro_batches, 4 * s, kMostSplitLoweredDevices);
       if (split && layers.micro_batches * split->micro_split >= s)
         plans.push_back(std::move(*split));
     }

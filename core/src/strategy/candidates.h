@@ -32,6 +32,11 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
 /// times the split): the schedule unrolls every one; and at most
 /// `max_devices` on the mesh it is lowered on (the plan's devices times the
 /// split): propagation and the collectives' groups grow with it.
+/// The largest mesh a micro-batch split is lowered on (the plan's devices
+/// times the split): 1,024 devices split 16 ways; 256 ways (as OPT-175B's
+/// batch allows) took 10 s to lower.
+inline constexpr int64_t kMostSplitLoweredDevices = 16384;
+
 std::optional<Plan> splitMicroBatchesPlan(const Plan &base,
                                           const std::vector<ArgAnalysis> &args,
                                           int64_t micro_batches,

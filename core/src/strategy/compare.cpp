@@ -119,9 +119,6 @@ void addSplitMicroBatches(const Prepared &p, const std::vector<Plan> &plans,
                           std::vector<Candidate> &rows, int threads) {
   constexpr size_t kMostSplit = 6;
   constexpr int64_t kMostMicroBatches = 512;
-  // 1,024 devices split 16 ways lower on a mesh of 16,384; 256 ways (as
-  // OPT-175B's batch allows) took 10 s to lower.
-  constexpr int64_t kMostLoweredDevices = 16384;
   if (!p.layers.error.empty())
     return;
   // Splitting shrinks what is live, never the arguments: only layouts
@@ -132,7 +129,7 @@ void addSplitMicroBatches(const Prepared &p, const std::vector<Plan> &plans,
     if (split.size() < kMostSplit)
       if (std::optional<Plan> s = splitMicroBatchesPlan(
               plans[i], p.context.args, p.layers.micro_batches,
-              kMostMicroBatches, kMostLoweredDevices))
+              kMostMicroBatches, kMostSplitLoweredDevices))
         split.push_back(std::move(*s));
   // On the threads too: each unrolls up to 512 micro-batches (1-2 s for a
   // 70B step), and two at once take ~0.5 GB more than one at a time.

@@ -37,19 +37,13 @@
 namespace shardlab {
 namespace {
 
-/// T when `offset` is reshape(dynamic_slice(constant T, device index)),
-/// the device index partition_id, possibly converted.
+/// T when `offset` is reshape(dynamic_slice(constant T, partition_id)).
 std::optional<std::vector<int64_t>> deviceTable(const Value *offset) {
   const Operation *reshape = offset->defining_op;
-  if (!reshape || !reshape->is("stablehlo.reshape"))
+  if (!reshape || !reshape->is("stablehlo.reshape") ||
+      !reshape->operand(0)->defining_op)
     return std::nullopt;
-  const Operation *lookup = reshape->operand(0)->defining_op;
-  if (!lookup || !lookup->is("stablehlo.dynamic_slice") ||
-      lookup->numOperands() != 2)
-    return std::nullopt;
-  if (!isDeviceIndex(lookup->operand(1)))
-    return std::nullopt;
-  return constantInts(lookup->operand(0));
+  return deviceTableOf(*reshape->operand(0)->defining_op);
 }
 
 /// The dimension `slice` takes a part of, when it is exactly one.

@@ -154,23 +154,19 @@ bool SplitMicroBatches::rewriteCollective(Operation &op) {
 }
 
 void SplitMicroBatches::reduceDeviceTables() {
-  std::vector<Operation *> lookups;
+  std::vector<std::pair<Operation *, std::vector<int64_t>>> lookups;
   walk(func_, [&](Operation &op) {
-    if (op.is("stablehlo.dynamic_slice") && op.numOperands() == 2 &&
-        isDeviceIndex(op.operand(1)))
-      lookups.push_back(&op);
+    if (std::optional<std::vector<int64_t>> table = deviceTableOf(op);
+        table && int64_t(table->size()) == mesh_.totalSize())
+      lookups.emplace_back(&op, std::move(*table));
   });
-  for (Operation *lookup : lookups) {
-    const std::optional<std::vector<int64_t>> table =
-        constantInts(lookup->operand(0));
-    if (!table || int64_t(table->size()) != mesh_.totalSize())
-      continue;
+  for (auto &[lookup, table] : lookups) {
     std::vector<int64_t> reduced(size_t(reduced_.totalSize()), -1);
     bool agree = true;
     for (int64_t id = 0; id < mesh_.totalSize() && agree; ++id) {
       int64_t &entry = reduced[size_t(reducedId(id))];
-      agree = entry < 0 || entry == (*table)[size_t(id)];
-      entry = (*table)[size_t(id)];
+      agree = entry < 0 || entry == table[size_t(id)];
+      entry = table[size_t(id)];
     }
     if (!agree)
       continue;
