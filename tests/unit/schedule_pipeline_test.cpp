@@ -266,6 +266,39 @@ func.func @main(%arg0: tensor<256xf32>) -> tensor<256xf32> {
         std::vector<std::vector<int64_t>>{{0, 1, 2, 3}});
 }
 
+TEST_CASE("Collectives no model can cost take XLA's fallback, said in the "
+          "assumptions") {
+  // Three groups of 12 consecutive devices on nodes of 8: each takes a
+  // whole node and half of another, so the S-curve has 3 communicators on
+  // a node of 8 GPUs (no whole number of GPUs each) and fails, as XLA's
+  // SolGPUCostModel does; XLA then asks its wrapped estimator
+  // (kHighLatency, 5,000 us). Costing it 0 would hide the all-reduce.
+  const char *text = R"(
+sdy.mesh @mesh = <["x"=36]>
+func.func @main(%arg0: tensor<1048576xf32>) -> tensor<1048576xf32> {
+  %0 = "stablehlo.all_reduce"(%arg0) <{replica_groups = dense<[[0,1,2,3,4,5,6,7,8,9,10,11],[12,13,14,15,16,17,18,19,20,21,22,23],[24,25,26,27,28,29,30,31,32,33,34,35]]> : tensor<3x12xi64>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<1048576xf32>) -> tensor<1048576xf32>
+  return %0 : tensor<1048576xf32>
+}
+)";
+  PipelineOptions o = realOptions();
+  o.propagate = false;
+  const PipelineResult r = run(text, o);
+  REQUIRE(r.ok);
+  REQUIRE(r.program.collectives.size() == 1);
+  CHECK(r.program.collectives[0].time_us == 5000);
+  CHECK(r.program.collectives[0].model == "fallback");
+  CHECK(r.schedule.comm_us == 5000);
+  bool said = false;
+  for (const std::string &a : r.program.assumptions)
+    said |= a.rfind("not costed: 1 collective no model could cost", 0) == 0 &&
+            a.find("all_reduce@") != std::string::npos;
+  CHECK(said);
+}
+
 TEST_CASE("Pipeline: memory limit from the device, rerun loop reported") {
   PipelineOptions o = realOptions();
   o.device_memory_bytes = presetDeviceMemoryBytes("h100");

@@ -49,11 +49,11 @@ Result<Topology> dcnTopology(const SolConfig &c, const DcnQuery &q) {
   if (!comm)
     return comm.error();
   const int64_t g = q.groups.num_groups(), s = q.groups.group_size();
-  if (*comm == CommType::WorldLevel)
-    return Topology{s / partition, g};
-  if (*comm == CommType::NonWorldLevel && q.hosts_from_device_ids)
+  if (*comm != CommType::SinglePartition && q.hosts_from_device_ids)
     if (std::optional<Topology> real = spannedHosts(q.groups, partition))
       return *real;
+  if (*comm == CommType::WorldLevel)
+    return Topology{s / partition, g};
   if (*comm == CommType::NonWorldLevel)
     return Topology{s, g};
   return makeError("single-partition collective: use the collective table, "

@@ -74,6 +74,8 @@ struct Builder {
   /// GEMMs costed outside the measured grid: `dot_general@12` -> why.
   std::map<std::string, std::string> extrapolated;
   std::map<std::string, std::string> extrapolated_collectives;
+  /// Collectives no model could cost: `all_reduce@40` -> why.
+  std::map<std::string, std::string> failed_collectives;
 
   Graph &graph() { return program.graph; }
   std::string label(const Operation &op, const std::string &suffix) const {
@@ -579,6 +581,8 @@ void Builder::emitAsyncPair(Env &env, const std::vector<Operation *> &ops,
   CollectiveInfo info = costed.info;
   if (!c.extrapolated.empty())
     extrapolated_collectives.emplace(label(first, ""), c.extrapolated);
+  if (!c.failed.empty())
+    failed_collectives.emplace(label(first, ""), c.failed);
   Node start;
   start.name = label(first, suffix) + "-start";
   start.line = first.loc.line;
@@ -957,6 +961,13 @@ Result<Program> buildProgram(Module &module, const ProgramOptions &options,
             " moving more than its largest measured message, costed at that "
             "message's throughput: ",
         b.extrapolated_collectives));
+  if (!b.failed_collectives.empty())
+    program.assumptions.push_back(detail::extrapolationLine(
+        "not costed: " + std::to_string(b.failed_collectives.size()) +
+            " collective" + (b.failed_collectives.size() == 1 ? "" : "s") +
+            " no model could cost, each taking XLA's fallback (its "
+            "kHighLatency, 5,000 us): ",
+        b.failed_collectives));
   return program;
 }
 

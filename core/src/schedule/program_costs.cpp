@@ -367,8 +367,15 @@ OpCost Coster::realCollective(const CollectiveCall &call,
   if (!est.ok() && !inter)
     est = cost::intraNodeCollectiveEstimate(options_.hardware, op, info.bytes,
                                             groups.group_size());
-  if (!est.ok())
-    return {0, "collective estimate failed: " + est.error().message};
+  if (!est.ok()) {
+    info.time_us = kHighCost;
+    info.model = "fallback";
+    return {kHighCost,
+            "no model costs it (" + est.error().message +
+                "): XLA's fallback, kHighLatency",
+            {},
+            est.error().message};
+  }
   info.time_us = est->time_us;
   info.model = est->explanation.model;
   return {est->time_us, cost::toText(*est), est->explanation.extrapolated};

@@ -29,6 +29,10 @@ struct OpCost {
   /// message is larger than any in its table: its throughput is the
   /// largest's.
   std::string extrapolated;
+  /// Set when no model could cost a collective (why): it then takes the
+  /// time XLA's SolLatencyEstimator falls back to, its wrapped
+  /// estimator's kHighLatency.
+  std::string failed;
 };
 
 /// The measured GEMM grid of one dtype key: smallest and largest b, m, k, n.

@@ -206,6 +206,42 @@ TEST_CASE("DCN hosts: a group spans the nodes its device ids fall on") {
   CHECK(term(*real, "network") < term(*xla, "network"));
 }
 
+TEST_CASE("DCN hosts: groups of whole nodes each have the nodes' NICs") {
+  // 1,024 GPUs on 128 nodes of 8, in 16 groups of 64 consecutive devices
+  // (a pipeline's data axis: each stage's 8 nodes). XLA counts 16
+  // communicators sharing every node, and 8 GPUs / 16 is no whole number:
+  // its model fails. Each group has its 8 nodes to itself: 1 communicator,
+  // the ring of one group of 64 alone on 8 nodes.
+  SolConfig c = solPlatformDefaults("NVIDIA H100 80GB HBM3");
+  DcnQuery q;
+  q.op = CollectiveOp::AllReduce;
+  q.groups = *parseReplicaGroups("[16,64]<=[1024]");
+  q.msg_bytes = 256 << 20;
+  CHECK_FALSE(dcnCollectiveEstimate(c, 1e12, q));
+  q.hosts_from_device_ids = true;
+  auto blocks = dcnCollectiveEstimate(c, 1e12, q);
+  REQUIRE(blocks);
+  DcnQuery one = q;
+  one.groups = *parseReplicaGroups("[1,64]<=[64]");
+  auto alone = dcnCollectiveEstimate(c, 1e12, one);
+  REQUIRE(alone);
+  CHECK(blocks->time_us == alone->time_us);
+  CHECK(blocks->time_us ==
+        doctest::Approx(
+            *ringLatencyUs(c, q.msg_bytes, 8, SolCollective::AllReduce, 1) +
+            1e6 * double(float(q.hbm_bytes_accessed) / 1e12f)));
+  // Two such groups on 16 nodes: XLA halves each group's bandwidth (2
+  // communicators a node); each has its own 8 nodes.
+  q.groups = *parseReplicaGroups("[2,64]<=[128]");
+  auto two = dcnCollectiveEstimate(c, 1e12, q);
+  REQUIRE(two);
+  CHECK(two->time_us == alone->time_us);
+  q.hosts_from_device_ids = false;
+  auto xla = dcnCollectiveEstimate(c, 1e12, q);
+  REQUIRE(xla);
+  CHECK(xla->time_us > alone->time_us);
+}
+
 TEST_CASE("S-curve defaults follow the preset's NIC") {
   const HardwarePreset h100 = *findHardwarePreset("h100");
   const HardwarePreset a100 = *findHardwarePreset("a100");

@@ -90,10 +90,13 @@ struct DcnQuery {
   SourceTargetPairs pairs;         // collective-permute
   double reduction_compute_us = 0; // AR/RS compute (fusion model), if known
   /// XLA's estimator takes a group that fills no node as spanning one host
-  /// per member (32 hosts for 4 GPUs on each of 8 nodes). True: the hosts
-  /// the device ids really span (8), sharing each node's NICs among
-  /// gpus_per_node / members-per-node communicators (2). The schedule sets
-  /// it; XLA's conformance vectors keep XLA's count.
+  /// per member (32 hosts for 4 GPUs on each of 8 nodes), and groups that
+  /// each fill whole nodes as G communicators sharing every node (16
+  /// groups of 64 on 128 nodes: 8 GPUs per node / 16 is no whole number,
+  /// and XLA's model fails). True: the hosts the device ids really span
+  /// (8), sharing each node's NICs among gpus_per_node / members-per-node
+  /// communicators (2 for 4 a node; 1 for groups of whole nodes). The
+  /// schedule sets it; XLA's conformance vectors keep XLA's count.
   bool hosts_from_device_ids = false;
 };
 
