@@ -15,6 +15,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 
 using namespace shardlab;
@@ -279,18 +280,20 @@ TEST_CASE("Pipeline candidates: S dividing the layers, micro-batches split "
     if (p.stages > 0)
       names.push_back(p.name);
   // S in {2, 4, 8} (8 layers, 8 devices); the rest of the devices split
-  // into data x tensor. S = 8 has more stages than the 4 micro-batches: each
-  // is split towards 4 S = 32 in all, as far as its 16 rows allow: 16 rows
-  // over 1 device, split 8 ways (4 x 16 = 64 > 32, so 16 halves once).
+  // into data x tensor, the data axis with or without FSDP. S = 8 has more
+  // stages than the 4 micro-batches: each is split towards 4 S = 32 in all, as
+  // far as its 16 rows allow: 16 rows over 1 device, split 8 ways (4 x 16 = 64
+  // > 32, so 16 halves once).
   std::vector<int64_t> splits;
   for (const strategy::Plan &p :
        strategy::candidatePlans(analysis->args, 8, 8, analysis->layers))
     if (p.stages > 0)
       splits.push_back(p.micro_split);
-  CHECK(names == std::vector<std::string>{"PP×DP 2×4", "PP×DP×TP 2×2×2",
-                                          "PP×TP 2×4", "PP×DP 4×2", "PP×TP 4×2",
-                                          "PP 8 mb÷8"});
-  CHECK(splits == std::vector<int64_t>{0, 0, 0, 0, 0, 8});
+  CHECK(names ==
+        std::vector<std::string>{"PP×DP 2×4", "PP×FSDP 2×4", "PP×DP×TP 2×2×2",
+                                 "PP×FSDP×TP 2×2×2", "PP×TP 2×4", "PP×DP 4×2",
+                                 "PP×FSDP 4×2", "PP×TP 4×2", "PP 8 mb÷8"});
+  CHECK(splits == std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, 0, 8});
   strategy::LayerStack none;
   none.error = "no loop over stacked layers";
   bool reason = false;
@@ -298,6 +301,94 @@ TEST_CASE("Pipeline candidates: S dividing the layers, micro-batches split "
        strategy::candidatePlans(analysis->args, 8, 8, none))
     reason |= p.name == "PP" && p.error == "no pipeline: " + none.error;
   CHECK(reason);
+}
+
+TEST_CASE("Pipeline candidates with FSDP: a stage's parameters over "
+          "\"data\", never their layer dim; collectives by hand") {
+  // The weights [8, 64, 64]: FSDP splits dim 1 (the largest that divides),
+  // the pipeline dim 0.
+  Result<strategy::ModuleAnalysis> analysis =
+      strategy::analyzeArguments(withMesh(R"(["data"=4])"));
+  REQUIRE(analysis);
+  const std::vector<strategy::Plan> plans =
+      strategy::candidatePlans(analysis->args, 4, 8, analysis->layers);
+  const auto named = [&](const std::string &name) {
+    for (const strategy::Plan &p : plans)
+      if (p.name == name)
+        return p;
+    FAIL("no plan " << name);
+    return strategy::Plan{};
+  };
+  const strategy::Plan fsdp = named("PP×FSDP 2×2");
+  CHECK(fsdp.error.empty());
+  CHECK(fsdp.stages == 2);
+  CHECK(fsdp.args[0] == strategy::ArgAxes{{}, {"data"}, {}});
+  CHECK(named("PP×DP 2×2").args[0] == strategy::ArgAxes{{}, {}, {}});
+  // A stack of 128 layers of [64, 32]: the layer dim is the largest, which
+  // FSDP alone splits, but a pipeline cuts it into stages.
+  strategy::ArgAnalysis tall = analysis->args[0];
+  tall.info.shape = {128, 64, 32};
+  strategy::LayerStack deep = analysis->layers;
+  deep.layers = 128;
+  const std::vector<strategy::ArgAnalysis> args = {tall, analysis->args[1]};
+  for (const strategy::Plan &p : strategy::candidatePlans(args, 4, 8, deep)) {
+    if (p.name == "FSDP")
+      CHECK(p.args[0] == strategy::ArgAxes{{"data"}, {}, {}});
+    if (p.name == "PP×FSDP 2×2")
+      CHECK(p.args[0] == strategy::ArgAxes{{}, {"data"}, {}});
+  }
+  // Estimated as the comparer runs it: on the two "data" devices of a
+  // stage, each of its 5 ticks x 4 layers runs what a layer of the flat
+  // FSDP step over 2 devices runs (Shardy moves the 8-row activations
+  // rather than gather the 16 KiB weight: per layer 3 all-to-alls, one
+  // all-gather, one reduce-scatter), and each tick sends one activation and
+  // one gradient of [8, 64] f32 (2 KiB) between the stages.
+  strategy::CompareOptions options;
+  options.devices = 4;
+  options.only = {"PP×FSDP 2×2"};
+  options.threads = 1;
+  options.pipeline = h100(0);
+  Result<strategy::Comparison> c =
+      strategy::compareStrategies(withMesh(R"(["data"=4])"), options);
+  REQUIRE(c);
+  const strategy::Candidate *row = nullptr;
+  for (const strategy::Candidate &r : c->rows)
+    if (r.name == "PP×FSDP 2×2")
+      row = &r;
+  REQUIRE(row);
+  REQUIRE_MESSAGE(row->ok, row->error);
+  std::map<std::string, int64_t> counts, bytes;
+  for (const strategy::CollectiveTotals &u : row->collectives) {
+    counts[u.kind] = u.count;
+    bytes[u.kind] = u.bytes;
+  }
+  CHECK(counts == std::map<std::string, int64_t>{{"all-gather", 20},
+                                                 {"all-to-all", 60},
+                                                 {"collective-permute", 10},
+                                                 {"reduce-scatter", 20}});
+  CHECK(bytes["collective-permute"] == 10 * 2048);
+  // A device holds its stage's 4 layers, half of each: [4, 32, 64] f32,
+  // and its half of the batch's rows (4 x 8 x 64 f32: every stage reads
+  // the batch).
+  CHECK(row->argument_bytes == 4 * 32 * 64 * 4 + 4 * 8 * 64 * 4);
+  // ... which is the flat FSDP step over 2 devices (8 x 4 layer-iterations),
+  // 5/8 of each of its collectives.
+  const json flat = report(
+      replaced(
+          replaced(
+              withMesh(R"(["data"=2])"),
+              "func.func @main(%w: tensor<8x64x64xf32>,",
+              R"(func.func @main(%w: tensor<8x64x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"data"}, {}]>},)"),
+          ") -> tensor<8x64x64xf32> {\n  %c0",
+          R"() -> (tensor<8x64x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"data"}, {}]>}) {)"
+          "\n  %c0"),
+      0);
+  for (const char *kind : {"all-gather", "all-to-all", "reduce-scatter"}) {
+    CHECK(flat["per_kind"][kind]["count"].get<int64_t>() * 5 ==
+          counts[kind] * 8);
+    CHECK(flat["per_kind"][kind]["bytes"].get<int64_t>() * 5 ==
+          bytes[kind] * 8);
+  }
 }
 
 TEST_CASE("Split micro-batches: the step as if written with smaller "

@@ -15,6 +15,10 @@ struct Axes {
   std::string tensor;     ///< Megatron dims of weights
   std::string parameters; ///< FSDP: the largest free dim of parameters
   std::string expert;     ///< EP: the expert dim of expert weights
+  /// A pipeline's layer count: a parameter's leading dim of this size is
+  /// the stack of layers the pipeline cuts into stages, which FSDP leaves
+  /// whole (0: no pipeline).
+  int64_t layers = 0;
 };
 
 void shardDim(ArgAxes &axes, int64_t dim, const std::string &axis) {
@@ -85,11 +89,15 @@ ArgAxes argAxes(const ArgAnalysis &a, const Axes &use,
                             a.info.shape, axisSize(mesh, use.tensor));
           d >= 0 && axes[size_t(d)].empty())
         shardDim(axes, d, use.tensor);
-    if (!use.parameters.empty())
+    if (!use.parameters.empty()) {
+      ArgAxes taken = axes;
+      if (use.layers > 0 && !taken.empty() && a.info.shape[0] == use.layers)
+        taken[0].push_back("stage");
       shardDim(axes,
-               fsdpDim(axes, a.info.shape, axisSize(mesh, use.parameters),
+               fsdpDim(taken, a.info.shape, axisSize(mesh, use.parameters),
                        padded_dim),
                use.parameters);
+    }
   }
   return axes;
 }
@@ -190,14 +198,16 @@ void addThreeWay(std::vector<Plan> &plans, const std::vector<ArgAnalysis> &args,
 }
 
 // One pipeline: S stages over the major "stage" axis, the batch over
-// "data" (a) and, with b > 1, the weights Megatron-style over "model".
+// "data" (a) and, with b > 1, the weights Megatron-style over "model";
+// with `fsdp` the parameters also over "data" (ZeRO-3 in each stage: every
+// tick gathers a layer's weights where it runs), never their layer dim.
 Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s, int64_t a,
-                  int64_t b, const LayerStack &layers) {
+                  int64_t b, bool fsdp, const LayerStack &layers) {
   std::vector<MeshAxis> mesh = {{"stage", s}};
   std::string name = "PP", split = std::to_string(s);
   if (a > 1) {
     mesh.push_back({"data", a});
-    name += "×DP";
+    name += fsdp ? "×FSDP" : "×DP";
     split += "×" + std::to_string(a);
   }
   if (b > 1) {
@@ -210,12 +220,16 @@ Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s, int64_t a,
                      std::to_string(layers.layers / s) + " (1F1B over " +
                      std::to_string(layers.micro_batches) + " micro-batches)";
   if (a > 1)
-    what += ", batch over " + std::to_string(a);
+    what += (fsdp ? ", batch and parameters over " : ", batch over ") +
+            std::to_string(a);
   if (b > 1)
     what += ", weights Megatron-style over " + std::to_string(b);
-  Plan plan =
-      makePlan(name + " " + split, what, mesh,
-               {a > 1 ? "data" : "", "", b > 1 ? "model" : "", ""}, args);
+  Axes use{a > 1 ? "data" : "", "", b > 1 ? "model" : "", "", ""};
+  if (fsdp && a > 1) {
+    use.parameters = "data";
+    use.layers = layers.layers;
+  }
+  Plan plan = makePlan(name + " " + split, what, mesh, use, args);
   plan.stages = s;
   return plan;
 }
@@ -252,15 +266,19 @@ void addPipelines(std::vector<Plan> &plans,
     for (int64_t b = 1; b <= rest; ++b) {
       if (rest % b != 0 || (gpus_per_node > 0 && b > gpus_per_node))
         continue;
-      Plan plan = pipelinePlan(args, s, rest / b, b, layers);
-      if (s <= layers.micro_batches) {
-        plans.push_back(std::move(plan));
-        continue;
+      for (bool fsdp : {false, true}) {
+        if (fsdp && rest / b < 2)
+          continue;
+        Plan plan = pipelinePlan(args, s, rest / b, b, fsdp, layers);
+        if (s <= layers.micro_batches) {
+          plans.push_back(std::move(plan));
+          continue;
+        }
+        std::optional<Plan> split = splitMicroBatchesPlan(
+            plan, args, layers.micro_batches, 4 * s, kMostSplitLoweredDevices);
+        if (split && layers.micro_batches * split->micro_split >= s)
+          plans.push_back(std::move(*split));
       }
-      std::optional<Plan> split = splitMicroBatchesPlan(
-          plan, args, layers.micro_batches, 4 * s, kMostSplitLoweredDevices);
-      if (split && layers.micro_batches * split->micro_split >= s)
-        plans.push_back(std::move(*split));
     }
   }
 }

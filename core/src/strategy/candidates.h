@@ -3,7 +3,8 @@
 // every split N = a x b, DP×TP, FSDP×TP, DP×SP and (with experts) EP×TP on a
 // 2-D mesh; for every N = a x b x c,
 // DP×TP×SP and FSDP×TP×SP on a 3-D mesh; where the step loops over stacked
-// layers inside a loop over micro-batches, PP×DP and PP×DP×TP with S
+// layers inside a loop over micro-batches, PP×DP, PP×DP×TP, PP×FSDP and
+// PP×FSDP×TP with S
 // pipeline stages (S dividing the layers; the micro-batches split where
 // there are fewer than S) on the major "stage" axis, the tensor axis inside
 // a node.

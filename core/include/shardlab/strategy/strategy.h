@@ -41,10 +41,12 @@
 //   DP×TP×SP, FSDP×TP×SP   for every split N = a×b×c (each >= 2; named
 //             a×b×c: data, tensor, sequence) on a 3-D mesh ["data"=a,
 //             "seq"=c, "model"=b], where a data argument has a sequence
-//   PP×DP, PP×DP×TP  where the step's layer loops (over weights stacked
-//             [L, ...]) sit in a loop over M micro-batches: for S stages
-//             (S dividing L and N) and every split N/S = a×b (b in a
-//             node), the mesh ["stage"=S, "data"=a, "model"=b]; where
+//   PP×DP, PP×DP×TP, PP×FSDP, PP×FSDP×TP  where the step's layer loops
+//             (over weights stacked [L, ...]) sit in a loop over M
+//             micro-batches: for S stages (S dividing L and N) and every
+//             split N/S = a×b (b in a node), the mesh ["stage"=S,
+//             "data"=a, "model"=b], with FSDP the parameters over "data"
+//             too (never their layer dim, which the stages cut); where
 //             S > M the micro-batches are split towards 4 S first (the
 //             "micro" axis, "mb÷k"; left out if still fewer than S); the stage
 //             axis shards nothing, and the lowered program is cut into
