@@ -12,6 +12,7 @@
 #include "shardlab/support/file_io.h"
 #include "shardlab/text/text.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <fstream>
@@ -43,6 +44,7 @@ struct Options {
   bool compare = false, suggest = false;
   int64_t devices = 0; // --compare/--suggest: 0 = the module's mesh, or 8
   int64_t budget_ms = 5000;
+  int64_t threads = 0; // --compare/--suggest: 0 = the hardware threads
 };
 
 const char *kHelp =
@@ -120,6 +122,8 @@ const char *kHelp =
     "  --devices N            devices to compare on (default: the module's\n"
     "                         mesh, or 8)\n"
     "  --budget-ms N          --suggest's time budget (default 5000)\n"
+    "  --threads N            strategies evaluated at once (default: the\n"
+    "                         machine's hardware threads)\n"
     "  --svg FILE             with --compare: write the bars as SVG\n"
     "  --help                 this text\n\n"
     "EXAMPLES:\n"
@@ -146,6 +150,33 @@ schedule::CollectiveKind kindOfLimitFlag(const std::string &flag) {
   return schedule::CollectiveKind::None;
 }
 
+// The options that take a value (the collective limits aside).
+bool isValueFlag(const std::string &flag) {
+  static constexpr std::string_view kFlags[] = {"--preset",
+                                                "--tables",
+                                                "--sol-options",
+                                                "--trace",
+                                                "-o",
+                                                "--report",
+                                                "--svg",
+                                                "--devices",
+                                                "--budget-ms",
+                                                "--threads",
+                                                "--estimator",
+                                                "--gpus-per-node",
+                                                "--overlap-limit",
+                                                "--memory-limit",
+                                                "--device-memory",
+                                                "--reruns",
+                                                "--while-trip-count",
+                                                "--pipeline-stages",
+                                                "--pipeline-schedule",
+                                                "--virtual-stages",
+                                                "--recompute"};
+  return std::find(std::begin(kFlags), std::end(kFlags), flag) !=
+         std::end(kFlags);
+}
+
 Status parseValue(Options &o, const std::string &flag, const std::string &v) {
   int64_t n = 0;
   const schedule::CollectiveKind kind = kindOfLimitFlag(flag);
@@ -170,6 +201,8 @@ Status parseValue(Options &o, const std::string &flag, const std::string &v) {
     o.devices = n;
   else if (flag == "--budget-ms" && in_range && n > 0)
     o.budget_ms = n;
+  else if (flag == "--threads" && in_range && n > 0 && n <= 256)
+    o.threads = n;
   else if (flag == "--estimator" && (v == "real" || v == "approximate"))
     o.approximate = v == "approximate";
   else if (flag == "--gpus-per-node" && in_range && n > 0)
@@ -221,6 +254,9 @@ Result<bool> parseArgs(int argc, char **argv, Options &o) {
     } else if (arg == "--suggest") {
       o.suggest = true;
     } else if (arg.rfind("-", 0) == 0 && arg.size() > 1) {
+      if (!isValueFlag(arg) &&
+          kindOfLimitFlag(arg) == schedule::CollectiveKind::None)
+        return makeError("unknown option " + arg + " (see --help)");
       if (i + 1 >= argc)
         return makeError("missing value for " + arg);
       if (Status parsed = parseValue(o, arg, argv[++i]); !parsed)
@@ -353,6 +389,7 @@ Status runStrategies(const Options &o, std::string_view text,
   strategy::CompareOptions compare;
   compare.devices = o.devices;
   compare.pipeline = pipeline;
+  compare.threads = int(o.threads);
   std::string report;
   if (o.compare) {
     Result<strategy::Comparison> c = strategy::compareStrategies(text, compare);

@@ -138,6 +138,10 @@ def check_flags(cli, tmp):
           "a per-kind limit above --overlap-limit must fail: %s" % proc.stderr)
     proc, _ = run_cli(cli, [zero, "--all-to-all-limit", "x"], tmp)
     check(proc.returncode == 1 and "bad value" in proc.stderr, "bad value")
+    # An option the CLI does not know is named as such, not as a bad value.
+    proc, _ = run_cli(cli, [zero, "--thread", "2"], tmp)
+    check(proc.returncode == 1 and "unknown option --thread" in proc.stderr,
+          "unknown option: %s" % proc.stderr)
     proc, r = run_cli(cli, [zero, "--memory-limit", "1000000", "--reruns",
                             "2"], tmp)
     if check(r is not None, "memory limit: %s" % proc.stderr):
