@@ -4,7 +4,6 @@
 #include "shardlab/sharding/axis.h"
 
 #include <algorithm>
-#include <map>
 
 namespace shardlab {
 namespace {
@@ -63,6 +62,56 @@ std::vector<AxisRef> freeParts(const MeshAxis &axis,
     add(covered, axis.size / covered);
   return parts;
 }
+
+// The digits of some axes in a device's mesh position, read from the
+// position itself: the per-device loops over meshes of 10^4 devices then
+// make no coordinate vectors and look up no axis names.
+class AxesDigits {
+public:
+  AxesDigits(const Mesh &mesh, const std::vector<AxisRef> &axes) {
+    std::vector<int64_t> stride(mesh.axes.size(), 1);
+    for (size_t i = mesh.axes.size(); i-- > 1;)
+      stride[i - 1] = stride[i] * mesh.axes[i].size;
+    for (const AxisRef &ref : axes) {
+      Digit d;
+      d.size = axisRefSize(ref, mesh);
+      const int index = mesh.axisIndex(ref.name);
+      if (index >= 0) {
+        d.full = mesh.axes[size_t(index)].size;
+        d.stride = stride[size_t(index)];
+        d.minor = d.full / (subAxisPreSize(ref) * d.size);
+      }
+      digits_.push_back(d);
+    }
+  }
+
+  /// indexAlongAxes of the device at `linear`.
+  int64_t index(int64_t linear) const {
+    int64_t index = 0;
+    for (const Digit &d : digits_)
+      index = index * d.size + digit(d, linear);
+    return index;
+  }
+
+  /// The position of the device at `linear` with the digits set to zero
+  /// (withoutAxes): what the devices differing only along the axes share.
+  int64_t rest(int64_t linear) const {
+    for (const Digit &d : digits_)
+      linear -= digit(d, linear) * d.minor * d.stride;
+    return linear;
+  }
+
+private:
+  struct Digit {
+    int64_t size = 1, full = 0, stride = 1, minor = 1; ///< full 0: no axis
+  };
+  static int64_t digit(const Digit &d, int64_t linear) {
+    if (d.full == 0)
+      return 0;
+    return ((linear / d.stride) % d.full / d.minor) % d.size;
+  }
+  std::vector<Digit> digits_;
+};
 
 } // namespace
 
@@ -136,33 +185,36 @@ int64_t indexAlongAxes(const Mesh &mesh, const std::vector<AxisRef> &axes,
 std::vector<int64_t> shardIndexByDevice(const Mesh &mesh,
                                         const std::vector<AxisRef> &axes) {
   const int64_t total = mesh.totalSize();
+  const AxesDigits digits(mesh, axes);
   std::vector<int64_t> table(size_t(total), 0);
   for (int64_t linear = 0; linear < total; ++linear) {
     const int64_t id = deviceIdAt(mesh, linear);
     if (id >= 0 && id < total)
-      table[size_t(id)] =
-          indexAlongAxes(mesh, axes, meshCoordinates(mesh, linear));
+      table[size_t(id)] = digits.index(linear);
   }
   return table;
 }
 
 std::vector<std::vector<int64_t>>
 deviceGroups(const Mesh &mesh, const std::vector<AxisRef> &axes) {
-  std::map<std::vector<int64_t>, std::vector<int64_t>> groups;
   const int64_t total = mesh.totalSize();
   const int64_t group_size = axesTotalSize(axes, mesh);
-  for (int64_t linear = 0; linear < total; ++linear) {
-    const std::vector<int64_t> coords = meshCoordinates(mesh, linear);
-    const int64_t position = indexAlongAxes(mesh, axes, coords);
-    std::vector<int64_t> &group = groups[withoutAxes(mesh, axes, coords)];
-    group.resize(size_t(group_size), -1);
-    if (position < group_size)
-      group[size_t(position)] = deviceIdAt(mesh, linear);
-  }
+  const AxesDigits digits(mesh, axes);
+  // A group's first device in mesh order is the one whose digits are all
+  // zero (position == rest), so groups are made in the order of the other
+  // axes' coordinates.
+  std::vector<int64_t> group_at(size_t(total), -1);
   std::vector<std::vector<int64_t>> out;
-  out.reserve(groups.size());
-  for (auto &entry : groups)
-    out.push_back(std::move(entry.second));
+  for (int64_t linear = 0; linear < total; ++linear) {
+    int64_t &at = group_at[size_t(digits.rest(linear))];
+    if (at < 0) {
+      at = int64_t(out.size());
+      out.emplace_back(size_t(group_size), -1);
+    }
+    const int64_t position = digits.index(linear);
+    if (position < group_size)
+      out[size_t(at)][size_t(position)] = deviceIdAt(mesh, linear);
+  }
   return out;
 }
 
@@ -172,18 +224,18 @@ permutationPairs(const Mesh &from_mesh, const TensorSharding &from,
   const std::vector<AxisRef> from_order = deviceOrder(from_mesh, from);
   const std::vector<AxisRef> to_order = deviceOrder(to_mesh, to);
   const int64_t total = to_mesh.totalSize();
+  const AxesDigits to_digits(to_mesh, to_order);
+  const AxesDigits from_digits(from_mesh, from_order);
   std::vector<int64_t> at_position(size_t(total), -1);
   for (int64_t linear = 0; linear < total; ++linear) {
-    const int64_t position =
-        indexAlongAxes(to_mesh, to_order, meshCoordinates(to_mesh, linear));
+    const int64_t position = to_digits.index(linear);
     if (position < total)
       at_position[size_t(position)] = deviceIdAt(to_mesh, linear);
   }
   std::vector<std::pair<int64_t, int64_t>> pairs;
   const int64_t sources = from_mesh.totalSize();
   for (int64_t linear = 0; linear < sources; ++linear) {
-    const int64_t position = indexAlongAxes(from_mesh, from_order,
-                                            meshCoordinates(from_mesh, linear));
+    const int64_t position = from_digits.index(linear);
     if (position < total && at_position[size_t(position)] >= 0)
       pairs.push_back(
           {deviceIdAt(from_mesh, linear), at_position[size_t(position)]});

@@ -75,6 +75,49 @@ bool isContiguousBlock(const std::vector<int64_t> &out, const Block &block) {
   return true;
 }
 
+// The mesh axes the dims [a_first, a_last) of `a` and [b_first, b_last) of
+// `b` use, as a mesh of their own (mesh order, whole axes): devices that
+// agree on them hold the same blocks on both sides, so a group's blocks
+// are worked out once per position of this mesh, not once per device.
+struct UsedAxes {
+  Mesh mesh;
+  std::vector<int64_t> stride; ///< each axis's step in a full position
+};
+
+UsedAxes usedAxes(const Mesh &mesh, const TensorSharding &a, size_t a_first,
+                  size_t a_last, const TensorSharding &b, size_t b_first,
+                  size_t b_last) {
+  auto uses = [](const TensorSharding &sharding, size_t first, size_t last,
+                 const AxisName &name) {
+    for (size_t d = first; d < last && d < sharding.dims.size(); ++d)
+      for (const AxisRef &ref : sharding.dims[d].axes)
+        if (ref.name == name)
+          return true;
+    return false;
+  };
+  UsedAxes used;
+  int64_t stride = mesh.totalSize();
+  for (const MeshAxis &axis : mesh.axes) {
+    stride /= axis.size;
+    if (uses(a, a_first, a_last, axis.name) ||
+        uses(b, b_first, b_last, axis.name)) {
+      used.mesh.axes.push_back(axis);
+      used.stride.push_back(stride);
+    }
+  }
+  return used;
+}
+
+// The position in `used.mesh` of the device at full mesh position
+// `position`.
+int64_t usedPosition(const UsedAxes &used, int64_t position) {
+  int64_t out = 0;
+  for (size_t i = 0; i < used.mesh.axes.size(); ++i)
+    out = out * used.mesh.axes[i].size +
+          (position / used.stride[i]) % used.mesh.axes[i].size;
+  return out;
+}
+
 } // namespace
 
 DimShift analyzeDimShift(int64_t in_size, int64_t low, int64_t high,
@@ -220,13 +263,16 @@ void checkElementwise(const ReshapeGroup &group, const std::vector<int64_t> &in,
                       ReshapeMove &move) {
   const TensorSharding out_dims =
       shardingOfDims(out_sharding, group.out_begin, group.out_end);
+  const Mesh used = usedAxes(mesh, in_sharding, group.in_begin, group.in_end,
+                             out_dims, 0, out_dims.dims.size())
+                        .mesh;
   for (int64_t position = 0;
-       position < mesh.totalSize() && !move.needs_communication; ++position) {
-    const std::vector<int64_t> coords = meshCoordinates(mesh, position);
+       position < used.totalSize() && !move.needs_communication; ++position) {
+    const std::vector<int64_t> coords = meshCoordinates(used, position);
     const Block own =
-        blockOf(in, group.in_begin, group.in_end, in_sharding, mesh, coords);
+        blockOf(in, group.in_begin, group.in_end, in_sharding, used, coords);
     const Block block =
-        blockOf(out_group, 0, out_group.size(), out_dims, mesh, coords);
+        blockOf(out_group, 0, out_group.size(), out_dims, used, coords);
     bool empty = block.begin.empty();
     for (size_t k = 0; k < block.begin.size(); ++k)
       empty = empty || block.begin[k] >= block.end[k];
@@ -260,16 +306,20 @@ void checkSplit(const ReshapeGroup &group, const std::vector<int64_t> &in,
                 ReshapeMove &move) {
   const TensorSharding out_dims =
       shardingOfDims(out_sharding, group.out_begin, group.out_end);
-  for (int64_t position = 0; position < mesh.totalSize(); ++position) {
-    const std::vector<int64_t> coords = meshCoordinates(mesh, position);
-    const Block own =
-        blockOf(in, group.in_begin, group.in_end, in_sharding, mesh, coords);
+  const UsedAxes used =
+      usedAxes(mesh, in_sharding, group.in_begin, group.in_end, out_dims, 0,
+               out_dims.dims.size());
+  std::vector<int64_t> in_index, flat_start;
+  for (int64_t position = 0; position < used.mesh.totalSize(); ++position) {
+    const std::vector<int64_t> coords = meshCoordinates(used.mesh, position);
+    const Block own = blockOf(in, group.in_begin, group.in_end, in_sharding,
+                              used.mesh, coords);
     const Block block =
-        blockOf(out_group, 0, out_group.size(), out_dims, mesh, coords);
+        blockOf(out_group, 0, out_group.size(), out_dims, used.mesh, coords);
     const int64_t local = own.local[0];
     const int64_t self = local ? own.begin[0] / local : 0;
-    move.in_index.push_back(self);
-    move.flat_start.push_back(flatIndex(out_group, block.begin));
+    in_index.push_back(self);
+    flat_start.push_back(flatIndex(out_group, block.begin));
     move.contiguous = move.contiguous && isContiguousBlock(out_group, block);
     std::vector<int64_t> last = block.end;
     bool empty = false;
@@ -286,6 +336,15 @@ void checkSplit(const ReshapeGroup &group, const std::vector<int64_t> &in,
     move.needs_communication = true;
     move.left_hops = std::max(move.left_hops, self - first_flat / local);
     move.right_hops = std::max(move.right_hops, last_flat / local - self);
+  }
+  // Every device's, from its position on the used axes.
+  const int64_t total = mesh.totalSize();
+  move.in_index.reserve(size_t(total));
+  move.flat_start.reserve(size_t(total));
+  for (int64_t position = 0; position < total; ++position) {
+    const size_t at = size_t(usedPosition(used, position));
+    move.in_index.push_back(in_index[at]);
+    move.flat_start.push_back(flat_start[at]);
   }
 }
 

@@ -77,7 +77,8 @@ private:
   Operation *mesh_op_ = nullptr;
   Mesh mesh_, reduced_;
   int64_t split_ = 1;
-  std::vector<int64_t> position_of_id_;
+  /// Each device's id on the mesh without the axis.
+  std::vector<int64_t> reduced_id_;
 };
 
 bool SplitMicroBatches::findMesh() {
@@ -94,15 +95,22 @@ bool SplitMicroBatches::findMesh() {
     for (const MeshAxis &a : mesh_.axes)
       if (a.name != axis_)
         reduced_.axes.push_back(a);
+    // The axis's digit taken out of each position: id = (major * split +
+    // digit) * minor + rest -> major * minor + rest.
+    int64_t minor = 1;
+    for (size_t i = size_t(mesh_.axisIndex(axis_)) + 1; i < mesh_.axes.size();
+         ++i)
+      minor *= mesh_.axes[i].size;
+    reduced_id_.resize(size_t(mesh_.totalSize()));
+    for (int64_t id = 0; id < mesh_.totalSize(); ++id)
+      reduced_id_[size_t(id)] = id / (minor * split_) * minor + id % minor;
     return true;
   }
   return fail("no mesh has an axis \"" + axis_ + "\"");
 }
 
 int64_t SplitMicroBatches::reducedId(int64_t id) const {
-  std::vector<int64_t> coords = meshCoordinates(mesh_, id);
-  coords.erase(coords.begin() + mesh_.axisIndex(axis_));
-  return meshPosition(reduced_, coords);
+  return reduced_id_[size_t(id)];
 }
 
 std::vector<std::vector<int64_t>>
@@ -133,8 +141,15 @@ bool SplitMicroBatches::rewriteCollective(Operation &op) {
   const bool pairs = op.is("stablehlo.collective_permute");
   const char *name = pairs ? "source_target_pairs" : "replica_groups";
   bool across = false;
-  std::vector<std::vector<int64_t>> groups = reduceGroups(
-      readReplicaGroups(op.attrs.get(name), mesh_.totalSize()), &across);
+  const std::vector<std::vector<int64_t>> read =
+      readReplicaGroups(op.attrs.get(name), mesh_.totalSize());
+  for (const std::vector<int64_t> &group : read)
+    for (int64_t d : group)
+      if (d >= mesh_.totalSize())
+        return fail(std::string(op.name) + " names device " +
+                    std::to_string(d) + ", outside the mesh of " +
+                    std::to_string(mesh_.totalSize()));
+  std::vector<std::vector<int64_t>> groups = reduceGroups(read, &across);
   if (across && !op.is("stablehlo.all_reduce"))
     return fail(std::string(op.name) +
                 " crosses the micro-batch split (the batch gathered back)");
