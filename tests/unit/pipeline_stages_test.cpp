@@ -294,6 +294,35 @@ TEST_CASE("Pipeline candidates: S dividing the layers, micro-batches split "
                                  "PP×FSDP×TP 2×2×2", "PP×TP 2×4", "PP×DP 4×2",
                                  "PP×FSDP 4×2", "PP×TP 4×2", "PP 8 mb÷8"});
   CHECK(splits == std::vector<int64_t>{0, 0, 0, 0, 0, 0, 0, 0, 8});
+  // A split pipeline is split again from its plan before the split, as
+  // far as its rows allow (16 rows: 64 micro-batches of 1), never on top of
+  // the first split; a recomputation row keeps its policy.
+  strategy::Plan pp8;
+  for (const strategy::Plan &p :
+       strategy::candidatePlans(analysis->args, 8, 8, analysis->layers))
+    if (p.name == "PP 8 mb÷8")
+      pp8 = p;
+  REQUIRE(pp8.unsplit);
+  CHECK(pp8.unsplit->name == "PP 8");
+  const std::optional<strategy::Plan> again = strategy::splitMicroBatchesPlan(
+      pp8, analysis->args, 4, 512, strategy::kMostSplitLoweredDevices);
+  REQUIRE(again);
+  CHECK(again->name == "PP 8 mb÷16");
+  CHECK(again->micro_split == 16);
+  CHECK(strategy::meshText(again->mesh) == R"(<["stage"=8, "micro"=16]>)");
+  CHECK(strategy::planKey(*again) ==
+        strategy::planKey(*strategy::splitMicroBatchesPlan(
+            *pp8.unsplit, analysis->args, 4, 512,
+            strategy::kMostSplitLoweredDevices)));
+  CHECK_FALSE(strategy::splitMicroBatchesPlan(
+      *again, analysis->args, 4, 512, strategy::kMostSplitLoweredDevices));
+  const std::optional<strategy::Plan> recomputed =
+      strategy::splitMicroBatchesPlan(strategy::recomputePlan(pp8, "full"),
+                                      analysis->args, 4, 512,
+                                      strategy::kMostSplitLoweredDevices);
+  REQUIRE(recomputed);
+  CHECK(recomputed->name == "PP 8 recompute full mb÷16");
+  CHECK(recomputed->recompute == "full");
   strategy::LayerStack none;
   none.error = "no loop over stacked layers";
   bool reason = false;

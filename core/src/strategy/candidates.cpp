@@ -290,25 +290,25 @@ std::optional<Plan> splitMicroBatchesPlan(const Plan &base,
                                           int64_t micro_batches,
                                           int64_t max_micro_batches,
                                           int64_t max_devices) {
-  if (base.micro_split > 1)
-    return std::nullopt; // split once: the "micro" axis is taken
+  // A split plan is split again from its plan before the split, further.
+  const Plan &from = base.unsplit ? *base.unsplit : base;
   // The rows of a micro-batch each device holds: the data's batch over the
   // axes already splitting it.
   int64_t rows = 0;
-  for (size_t i = 0; i < args.size() && i < base.args.size(); ++i) {
+  for (size_t i = 0; i < args.size() && i < from.args.size(); ++i) {
     const ArgAnalysis &a = args[i];
     if (a.info.role != ArgRole::Data || a.batch_dim < 0)
       continue;
     int64_t ways = 1;
-    for (const std::string &axis : base.args[i][size_t(a.batch_dim)])
-      ways *= axisSize(base.mesh, axis);
+    for (const std::string &axis : from.args[i][size_t(a.batch_dim)])
+      ways *= axisSize(from.mesh, axis);
     const int64_t local = a.info.shape[size_t(a.batch_dim)] / ways;
     rows = rows ? std::gcd(rows, local) : local;
   }
   // The largest split of the rows that keeps the loop within bounds, and
   // the mesh it is lowered on (the devices times the split).
   int64_t devices = 1;
-  for (const MeshAxis &axis : base.mesh)
+  for (const MeshAxis &axis : from.mesh)
     devices *= axis.size;
   while (rows > 1 && (micro_batches * rows > max_micro_batches ||
                       devices * rows > max_devices)) {
@@ -317,9 +317,10 @@ std::optional<Plan> splitMicroBatchesPlan(const Plan &base,
       ++divisor;
     rows /= divisor;
   }
-  if (rows < 2)
+  if (rows < 2 || rows <= base.micro_split)
     return std::nullopt;
-  Plan plan = base;
+  Plan plan = from;
+  plan.unsplit = std::make_shared<const Plan>(from);
   plan.micro_split = rows;
   plan.mesh.push_back({"micro", rows});
   for (size_t i = 0; i < args.size() && i < plan.args.size(); ++i)
@@ -334,6 +335,9 @@ std::optional<Plan> splitMicroBatchesPlan(const Plan &base,
 
 Plan recomputePlan(const Plan &base, const std::string &policy) {
   Plan plan = base;
+  if (base.unsplit)
+    plan.unsplit =
+        std::make_shared<const Plan>(recomputePlan(*base.unsplit, policy));
   plan.recompute = policy;
   plan.name += " recompute " + policy;
   plan.description += policy == "full" ? "; the backward recomputes each layer"

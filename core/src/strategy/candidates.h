@@ -28,7 +28,9 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
 /// `base` with each micro-batch split as far as the batch allows (one row
 /// per device and micro-batch): the data's batch dimension also on a minor
 /// "micro" axis of that many, which shardlab-split-micro-batches turns into
-/// iterations. nullopt when the batch leaves nothing to split.
+/// iterations. nullopt when the batch leaves nothing to split. A plan
+/// already split (a pipeline's, split towards 4 S) is split again from its
+/// plan before the split, and only further than it was.
 /// At most `max_micro_batches` after the split (the step's `micro_batches`
 /// times the split): the schedule unrolls every one; and at most
 /// `max_devices` on the mesh it is lowered on (the plan's devices times the

@@ -112,8 +112,9 @@ void addRecomputeChoices(const Prepared &p, std::vector<Plan> &plans,
 // The fastest layouts that ran but do not fit (their arguments do), once
 // more with each micro-batch split as far as the batch allows (memory for
 // time: the residuals of one row a micro-batch), as recipes that run
-// micro-batches of one sequence do. Only where the step loops over
-// micro-batches. A split Shardy lowers by moving the batch across the split
+// micro-batches of one sequence do; a pipeline whose micro-batches were
+// split towards 4 S is split again from its plan before that split. Only
+// where the step loops over micro-batches. A split Shardy lowers by moving the batch across the split
 // (cheaper than gathering a small weight) fails with that reason.
 void addSplitMicroBatches(const Prepared &p, const std::vector<Plan> &plans,
                           std::vector<Candidate> &rows, int threads) {

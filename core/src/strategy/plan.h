@@ -16,6 +16,7 @@
 #include "shardlab/sharding/sharding.h"
 #include "shardlab/support/result.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,9 @@ struct Plan {
   /// "micro" axis, which only the batch dimension uses
   /// (shardlab-split-micro-batches makes its devices iterations).
   int64_t micro_split = 0;
+  /// A split plan's plan before the split (null otherwise): a split is
+  /// made again from it, never on top of another.
+  std::shared_ptr<const Plan> unsplit;
   /// What the backward recomputes (shardlab-recompute's policy: full,
   /// selective, none); empty: as the module does.
   std::string recompute;
