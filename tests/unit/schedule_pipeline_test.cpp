@@ -266,36 +266,70 @@ func.func @main(%arg0: tensor<256xf32>) -> tensor<256xf32> {
         std::vector<std::vector<int64_t>>{{0, 1, 2, 3}});
 }
 
-TEST_CASE("Collectives no model can cost take XLA's fallback, said in the "
-          "assumptions") {
+TEST_CASE("Collectives over members spread unevenly across nodes: through "
+          "the sparsest node; what no model costs takes XLA's fallback, "
+          "said in the assumptions") {
   // Three groups of 12 consecutive devices on nodes of 8: each takes a
-  // whole node and half of another, so the S-curve has 3 communicators on
-  // a node of 8 GPUs (no whole number of GPUs each) and fails, as XLA's
-  // SolGPUCostModel does; XLA then asks its wrapped estimator
-  // (kHighLatency, 5,000 us). Costing it 0 would hide the all-reduce.
-  const char *text = R"(
+  // whole node and half of another. XLA's S-curve (3 communicators on a
+  // node of 8 GPUs) fails. The all-reduce is a ring of 12 whose narrowest
+  // crossing has 4 NICs: XLA's ring for 12 GPUs, 4 a node.
+  const std::string text = R"(
 sdy.mesh @mesh = <["x"=36]>
-func.func @main(%arg0: tensor<1048576xf32>) -> tensor<1048576xf32> {
-  %0 = "stablehlo.all_reduce"(%arg0) <{replica_groups = dense<[[0,1,2,3,4,5,6,7,8,9,10,11],[12,13,14,15,16,17,18,19,20,21,22,23],[24,25,26,27,28,29,30,31,32,33,34,35]]> : tensor<3x12xi64>}> ({
+func.func @main(%arg0: tensor<1536x1024xf32>) -> tensor<1536x1024xf32> {
+  %0 = "stablehlo.all_reduce"(%arg0) <{replica_groups = dense<[GROUPS]> : tensor<3x12xi64>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %s = stablehlo.add %a, %b : tensor<f32>
     stablehlo.return %s : tensor<f32>
-  }) : (tensor<1048576xf32>) -> tensor<1048576xf32>
-  return %0 : tensor<1048576xf32>
+  }) : (tensor<1536x1024xf32>) -> tensor<1536x1024xf32>
+  %1 = "stablehlo.all_to_all"(%0) <{split_dimension = 0 : i64, concat_dimension = 0 : i64, split_count = 12 : i64, replica_groups = dense<[GROUPS]> : tensor<3x12xi64>}> : (tensor<1536x1024xf32>) -> tensor<1536x1024xf32>
+  return %1 : tensor<1536x1024xf32>
 }
 )";
+  std::string module = text;
+  for (size_t at = module.find("GROUPS"); at != std::string::npos;
+       at = module.find("GROUPS"))
+    module.replace(at, 6,
+                   "[0,1,2,3,4,5,6,7,8,9,10,11],[12,13,14,15,16,17,18,19,20,21,"
+                   "22,23],[24,25,26,27,28,29,30,31,32,33,34,35]");
   PipelineOptions o = realOptions();
   o.propagate = false;
-  const PipelineResult r = run(text, o);
+  const PipelineResult r = run(module, o);
   REQUIRE(r.ok);
-  REQUIRE(r.program.collectives.size() == 1);
-  CHECK(r.program.collectives[0].time_us == 5000);
-  CHECK(r.program.collectives[0].model == "fallback");
-  CHECK(r.schedule.comm_us == 5000);
+  REQUIRE(r.program.collectives.size() == 2);
+  const CollectiveInfo &ar = r.program.collectives[0];
+  CHECK(ar.model == "s-curve/ring over unevenly spread members");
+  const cost::SolConfig &sol = o.program.sol;
+  // Its time: that ring, plus reading and writing its buffer in HBM.
+  const double ring =
+      *cost::ringLatencyUs(sol, ar.bytes, 3, cost::SolCollective::AllReduce, 2);
+  const double hbm = 1e6 * double(float(2 * ar.bytes) /
+                                  float(o.program.hardware.hbm_bytes_per_s));
+  CHECK(ar.time_us == doctest::Approx(ring + hbm).epsilon(1e-9));
+  // The all-to-all: XLA's formula for the GPU with the most peers on other
+  // nodes (12 - 4 = 8, as XLA's 4 a node x 2 other nodes).
+  const CollectiveInfo &a2a = r.program.collectives[1];
+  CHECK(a2a.model == "s-curve/all-to-all over unevenly spread members");
+  const double a2a_hbm =
+      1e6 *
+      double(float(2 * a2a.bytes) / float(o.program.hardware.hbm_bytes_per_s));
+  CHECK(
+      a2a.time_us ==
+      doctest::Approx(*cost::allToAllLatencyUs(sol, a2a.bytes, 3, 2) + a2a_hbm)
+          .epsilon(1e-9));
+  // A network no model can cost (no NIC speed): XLA's SolLatencyEstimator
+  // then asks its wrapped estimator (kHighLatency, 5,000 us), and the
+  // report says so (costing it 0 would hide it).
+  o.program.sol.nic_speed_gbps = 0;
+  const PipelineResult none = run(module, o);
+  REQUIRE(none.ok);
+  for (const CollectiveInfo &c : none.program.collectives) {
+    CHECK(c.time_us == 5000);
+    CHECK(c.model == "fallback");
+  }
   bool said = false;
-  for (const std::string &a : r.program.assumptions)
-    said |= a.rfind("not costed: 1 collective no model could cost", 0) == 0 &&
-            a.find("all_reduce@") != std::string::npos;
+  for (const std::string &a : none.program.assumptions)
+    said |= a.rfind("not costed: 2 collectives no model could cost", 0) == 0 &&
+            a.find("all_to_all@") != std::string::npos;
   CHECK(said);
 }
 

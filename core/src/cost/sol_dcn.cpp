@@ -1,8 +1,9 @@
 // SolLatencyEstimator's DCN collective time and node-cost precedence.
 #include "shardlab/cost/sol_model.h"
 
+#include <algorithm>
+#include <map>
 #include <optional>
-#include <set>
 
 namespace shardlab::cost {
 namespace {
@@ -12,24 +13,31 @@ constexpr double kNcclKernelLaunchUs = 5.0;
 struct Topology {
   int64_t hosts = 0;
   int64_t comms = 0;
+  /// An uneven group (not the same members on every node, or members per
+  /// node not dividing it): its size and the fewest members on a node;
+  /// 0 otherwise.
+  int64_t uneven_gpus = 0, fewest_on_a_node = 0;
 };
 
 // The nodes a group's device ids fall on, and how many groups share each
-// node's NICs (its members per node dividing the node); nullopt when the
-// members are not spread evenly.
+// node's NICs (its members per node dividing the node); for members spread
+// unevenly, the group's size and the fewest on one node.
 std::optional<Topology> spannedHosts(const ReplicaGroups &groups,
                                      int64_t partition) {
   Result<std::vector<std::vector<int64_t>>> lists = expand(groups);
   if (!lists || lists->empty() || lists->front().empty())
     return std::nullopt;
-  std::set<int64_t> hosts;
+  std::map<int64_t, int64_t> members; // node -> members of the group
   for (int64_t id : lists->front())
-    hosts.insert(id / partition);
+    ++members[id / partition];
   const int64_t size = int64_t(lists->front().size());
-  const int64_t n = int64_t(hosts.size());
-  if (size % n != 0 || partition % (size / n) != 0)
-    return std::nullopt;
-  return Topology{n, partition / (size / n)};
+  const int64_t n = int64_t(members.size());
+  int64_t fewest = size;
+  for (const auto &[node, count] : members)
+    fewest = std::min(fewest, count);
+  if (fewest * n == size && partition % fewest == 0)
+    return Topology{n, partition / fewest};
+  return Topology{n, 0, size, fewest};
 }
 
 Result<Topology> dcnTopology(const SolConfig &c, const DcnQuery &q) {
@@ -62,7 +70,26 @@ Result<Topology> dcnTopology(const SolConfig &c, const DcnQuery &q) {
 
 Result<double> collectiveUs(const SolConfig &c, const DcnQuery &q,
                             const Topology &t, Explanation *ex) {
-  switch (asyncToSync(q.op)) {
+  const CollectiveOp op = asyncToSync(q.op);
+  if (t.uneven_gpus > 0 &&
+      (op == CollectiveOp::AllGather || op == CollectiveOp::AllReduce ||
+       op == CollectiveOp::ReduceScatter)) {
+    ex->model = "s-curve/ring over unevenly spread members";
+    return unevenRingLatencyUs(
+        c, q.msg_bytes, t.uneven_gpus, t.fewest_on_a_node,
+        op == CollectiveOp::AllGather   ? SolCollective::AllGather
+        : op == CollectiveOp::AllReduce ? SolCollective::AllReduce
+                                        : SolCollective::ReduceScatter);
+  }
+  if (t.uneven_gpus > 0 && op == CollectiveOp::AllToAll) {
+    ex->model = "s-curve/all-to-all over unevenly spread members";
+    return unevenAllToAllLatencyUs(c, q.msg_bytes, t.uneven_gpus,
+                                   t.fewest_on_a_node);
+  }
+  if (t.uneven_gpus > 0)
+    return makeError("S-curve: " + std::string(toText(op)) +
+                     " over members spread unevenly across nodes");
+  switch (op) {
   case CollectiveOp::AllGather:
     ex->model = "s-curve/ring all-gather";
     return ringLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::AllGather,

@@ -99,6 +99,25 @@ double peerStepUs(const SolConfig &c, int64_t bytes) {
 
 } // namespace
 
+namespace {
+
+// XLA's ring over g GPUs, gpn of them on each node (their NICs carry a
+// step's bytes side by side).
+double ringOverUs(const SolConfig &c, int64_t buffer_bytes, int64_t g,
+                  int64_t gpn, SolCollective type) {
+  const bool send_recv = type == SolCollective::SendRecv;
+  const int64_t per = send_recv ? buffer_bytes : buffer_bytes / g;
+  const double step = c.ring_hop_us > 0 && !send_recv
+                          ? transferDurationUs(c, per) + c.ring_hop_us
+                          : peerStepUs(c, per);
+  double t = step * ((double(g) - 1.0) / double(gpn));
+  if (type == SolCollective::AllReduce)
+    t *= 2;
+  return t + c.nccl_op_launch_us;
+}
+
+} // namespace
+
 Result<double> ringLatencyUs(const SolConfig &c, int64_t buffer_bytes,
                              int64_t nodes, SolCollective type, int64_t comms) {
   if (Result<bool> ok = checkConfig(c, buffer_bytes, nodes); !ok)
@@ -106,18 +125,22 @@ Result<double> ringLatencyUs(const SolConfig &c, int64_t buffer_bytes,
   Result<int64_t> g = numGpusPerComm(c, nodes, type, comms);
   if (!g)
     return g.error();
-  const bool send_recv = type == SolCollective::SendRecv;
-  const int64_t per = send_recv ? buffer_bytes : buffer_bytes / *g;
   const int64_t gpn = *g / nodes;
   if (gpn <= 0)
     return makeError("S-curve: fewer GPUs per communicator than nodes");
-  const double step = c.ring_hop_us > 0 && !send_recv
-                          ? transferDurationUs(c, per) + c.ring_hop_us
-                          : peerStepUs(c, per);
-  double t = step * ((double(*g) - 1.0) / double(gpn));
-  if (type == SolCollective::AllReduce)
-    t *= 2;
-  return t + c.nccl_op_launch_us;
+  return ringOverUs(c, buffer_bytes, *g, gpn, type);
+}
+
+Result<double> unevenRingLatencyUs(const SolConfig &c, int64_t buffer_bytes,
+                                   int64_t gpus, int64_t fewest_on_a_node,
+                                   SolCollective type) {
+  if (Result<bool> ok = checkConfig(c, buffer_bytes, 1); !ok)
+    return ok.error();
+  if (gpus < 2 || fewest_on_a_node < 1 || fewest_on_a_node > gpus ||
+      type == SolCollective::SendRecv || type == SolCollective::AllToAll)
+    return makeError("S-curve: an uneven ring needs >= 2 GPUs, >= 1 on "
+                     "each node, and a ring collective");
+  return ringOverUs(c, buffer_bytes, gpus, fewest_on_a_node, type);
 }
 
 Result<double> allToAllLatencyUs(const SolConfig &c, int64_t buffer_bytes,
@@ -132,6 +155,18 @@ Result<double> allToAllLatencyUs(const SolConfig &c, int64_t buffer_bytes,
     return c.nccl_op_launch_us;
   const int64_t per_peer = buffer_bytes / (*g - 1);
   return double(peers) * peerStepUs(c, per_peer) + c.nccl_op_launch_us;
+}
+
+Result<double> unevenAllToAllLatencyUs(const SolConfig &c, int64_t buffer_bytes,
+                                       int64_t gpus, int64_t fewest_on_a_node) {
+  if (Result<bool> ok = checkConfig(c, buffer_bytes, 1); !ok)
+    return ok.error();
+  if (gpus < 2 || fewest_on_a_node < 1 || fewest_on_a_node > gpus)
+    return makeError("S-curve: an uneven all-to-all needs >= 2 GPUs and "
+                     ">= 1 on each node");
+  const int64_t peers = gpus - fewest_on_a_node;
+  return double(peers) * peerStepUs(c, buffer_bytes / (gpus - 1)) +
+         c.nccl_op_launch_us;
 }
 
 Result<double> allToAllLatencyLegacyUs(const SolConfig &c, int64_t buffer_bytes,

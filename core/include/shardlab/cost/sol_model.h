@@ -68,6 +68,20 @@ Result<int64_t> numGpusPerComm(const SolConfig &c, int64_t nodes,
                                SolCollective type, int64_t comms);
 Result<double> ringLatencyUs(const SolConfig &c, int64_t buffer_bytes,
                              int64_t nodes, SolCollective type, int64_t comms);
+/// A ring over `gpus` GPUs spread unevenly over nodes (not XLA's: its
+/// model assumes the same members on every node and fails otherwise):
+/// XLA's ring with the step's bytes carried by the NICs of the node that
+/// holds the fewest of them, the ring's narrowest crossing. 12 GPUs as 8 +
+/// 4 on two nodes: XLA's ring of 12 with 4 NICs a step.
+Result<double> unevenRingLatencyUs(const SolConfig &c, int64_t buffer_bytes,
+                                   int64_t gpus, int64_t fewest_on_a_node,
+                                   SolCollective type);
+/// An all-to-all over `gpus` GPUs spread unevenly over nodes (not XLA's):
+/// its current formula for the GPU on the node holding the fewest, which
+/// has the most peers on other nodes (gpus - fewest; XLA's gpn x (nodes -
+/// 1) when every node holds gpn).
+Result<double> unevenAllToAllLatencyUs(const SolConfig &c, int64_t buffer_bytes,
+                                       int64_t gpus, int64_t fewest_on_a_node);
 /// Current formula: per_peer = buf / (g - 1).
 Result<double> allToAllLatencyUs(const SolConfig &c, int64_t buffer_bytes,
                                  int64_t nodes, int64_t comms);
