@@ -215,10 +215,11 @@ Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s, int64_t a,
     name += "×TP";
     split += "×" + std::to_string(b);
   }
-  std::string what = std::to_string(layers.layers) + " layers in " +
-                     std::to_string(s) + " pipeline stages of " +
-                     std::to_string(layers.layers / s) + " (1F1B over " +
-                     std::to_string(layers.micro_batches) + " micro-batches)";
+  std::string what =
+      std::to_string(layers.layers) + " layers in " + std::to_string(s) +
+      " pipeline stages of " + std::to_string(layers.layers / s) +
+      " (1F1B over " + std::to_string(layers.micro_batches) +
+      (layers.micro_batches == 1 ? " micro-batch)" : " micro-batches)");
   if (a > 1)
     what += (fsdp ? ", batch and parameters over " : ", batch over ") +
             std::to_string(a);
