@@ -97,10 +97,6 @@ double peerStepUs(const SolConfig &c, int64_t bytes) {
   return transferDurationUs(c, bytes) + chunkPrepUs(c, bytes) + c.rtt_us;
 }
 
-} // namespace
-
-namespace {
-
 // XLA's ring over g GPUs, gpn of them on each node (their NICs carry a
 // step's bytes side by side).
 double ringOverUs(const SolConfig &c, int64_t buffer_bytes, int64_t g,
@@ -114,6 +110,14 @@ double ringOverUs(const SolConfig &c, int64_t buffer_bytes, int64_t g,
   if (type == SolCollective::AllReduce)
     t *= 2;
   return t + c.nccl_op_launch_us;
+}
+
+// XLA's all-to-all over g GPUs for one with `peers` of them on other
+// nodes, each sent buf / (g - 1) one after another.
+double allToAllOverUs(const SolConfig &c, int64_t buffer_bytes, int64_t g,
+                      int64_t peers) {
+  return double(peers) * peerStepUs(c, buffer_bytes / (g - 1)) +
+         c.nccl_op_launch_us;
 }
 
 } // namespace
@@ -153,8 +157,7 @@ Result<double> allToAllLatencyUs(const SolConfig &c, int64_t buffer_bytes,
   const int64_t peers = (*g / nodes) * (nodes - 1);
   if (peers <= 0 || *g < 2)
     return c.nccl_op_launch_us;
-  const int64_t per_peer = buffer_bytes / (*g - 1);
-  return double(peers) * peerStepUs(c, per_peer) + c.nccl_op_launch_us;
+  return allToAllOverUs(c, buffer_bytes, *g, peers);
 }
 
 Result<double> unevenAllToAllLatencyUs(const SolConfig &c, int64_t buffer_bytes,
@@ -164,9 +167,7 @@ Result<double> unevenAllToAllLatencyUs(const SolConfig &c, int64_t buffer_bytes,
   if (gpus < 2 || fewest_on_a_node < 1 || fewest_on_a_node > gpus)
     return makeError("S-curve: an uneven all-to-all needs >= 2 GPUs and "
                      ">= 1 on each node");
-  const int64_t peers = gpus - fewest_on_a_node;
-  return double(peers) * peerStepUs(c, buffer_bytes / (gpus - 1)) +
-         c.nccl_op_launch_us;
+  return allToAllOverUs(c, buffer_bytes, gpus, gpus - fewest_on_a_node);
 }
 
 Result<double> allToAllLatencyLegacyUs(const SolConfig &c, int64_t buffer_bytes,
