@@ -27,10 +27,12 @@ sys.path.insert(0, HERE)
 import run as published  # noqa: E402  (bench/published/run.py)
 
 
-def compare(build, module, preset, devices):
+def compare(build, module, preset, devices, loops=None):
     with tempfile.NamedTemporaryFile(suffix=".json") as report:
         cmd = [os.path.join(build, "shardlab-schedule"), module, "--preset", preset, "--compare",
                "--devices", str(devices), "--report", report.name]
+        if loops:
+            cmd += ["--loops", loops]
         start = time.monotonic()
         p = subprocess.run(cmd, capture_output=True, text=True)
         elapsed = time.monotonic() - start
@@ -54,6 +56,8 @@ def main():
     ap.add_argument("--build", default=os.path.join(published.ROOT, "build"))
     ap.add_argument("--runs", help="comma-separated run ids (default: all)")
     ap.add_argument("--json", help="write the rows here too")
+    ap.add_argument("--loops", choices=("unroll", "extrapolate"),
+                    help="the candidates' loops (default: the comparison's, extrapolate)")
     args = ap.parse_args()
     with open(os.path.join(HERE, "runs.json")) as f:
         runs = json.load(f)["runs"]
@@ -70,7 +74,7 @@ def main():
             module = os.path.join(tmp, r["id"] + "-rule.mlir")
             subprocess.run([sys.executable, published.GENERATOR] + gen + ["-o", module], check=True)
             devices = published.devices(gen)
-            report, elapsed = compare(args.build, module, r["preset"], devices)
+            report, elapsed = compare(args.build, module, r["preset"], devices, args.loops)
             rows = report["rows"]
             mine = next(row for row in rows if row["is_user"])
             rank, ran = rank_of(rows, mine["name"])

@@ -42,6 +42,7 @@ struct Options {
   bool approximate = false, propagate = true, fusion = true;
   bool combine = true, pipeline_collectives = false, gemms_at_peak = false;
   bool compare = false, suggest = false;
+  std::string loops; // --loops; "": unroll one schedule, extrapolate strategies
   int64_t devices = 0; // --compare/--suggest: 0 = the module's mesh, or 8
   int64_t budget_ms = 5000;
   int64_t threads = 0; // --compare/--suggest: 0 = the hardware threads
@@ -74,6 +75,10 @@ const char *kHelp =
     "  --while-trip-count N   iterations of a while loop whose trip count\n"
     "                         cannot be read from the module (default: one,\n"
     "                         with an assumption in the report)\n"
+    "  --loops unroll|extrapolate  schedule every iteration of a loop, or\n"
+    "                         its first, one steady iteration counted for\n"
+    "                         the middle ones, and its last (default: unroll;\n"
+    "                         extrapolate with --compare and --suggest)\n"
     "  --estimator real|approximate  cost model (default) or XLA's "
     "1/1000/5000\n"
     "  --no-propagation       the module already holds explicit collectives\n"
@@ -169,6 +174,7 @@ bool isValueFlag(const std::string &flag) {
                                                 "--device-memory",
                                                 "--reruns",
                                                 "--while-trip-count",
+                                                "--loops",
                                                 "--pipeline-stages",
                                                 "--pipeline-schedule",
                                                 "--virtual-stages",
@@ -219,6 +225,8 @@ Status parseValue(Options &o, const std::string &flag, const std::string &v) {
     o.while_trip_count = n;
   else if (flag == "--pipeline-stages" && in_range && n > 1 && n <= 4096)
     o.pipeline_stages = n;
+  else if (flag == "--loops" && (v == "unroll" || v == "extrapolate"))
+    o.loops = v;
   else if (flag == "--pipeline-schedule" && (v == "1f1b" || v == "gpipe"))
     o.pipeline_schedule = v;
   else if (flag == "--virtual-stages" && in_range && n >= 1 && n <= 1024)
@@ -349,6 +357,7 @@ pipelineOptions(const Options &o, const cost::PerfTable &table) {
     return defaults;
   schedule::PipelineOptions p = std::move(*defaults);
   p.propagate = o.propagate;
+  p.program.extrapolate_loops = o.loops == "extrapolate";
   p.scheduler.overlap_limit = o.overlap_limit;
   p.scheduler.kind_limits = o.kind_limits;
   p.scheduler.memory_limit_bytes = o.memory_limit;
@@ -390,6 +399,7 @@ Status runStrategies(const Options &o, std::string_view text,
   compare.devices = o.devices;
   compare.pipeline = pipeline;
   compare.threads = int(o.threads);
+  compare.extrapolate_loops = o.loops != "unroll";
   std::string report;
   if (o.compare) {
     Result<strategy::Comparison> c = strategy::compareStrategies(text, compare);

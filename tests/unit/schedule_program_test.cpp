@@ -191,9 +191,160 @@ func.func @main(%x: tensor<1024x1024xbf16>, %w: tensor<1024x1024xbf16> {sdy.shar
       ++second;
     }
   }
-  CHECK(second == 4); // the all-gather's start and done, the dot, the add
+  // The all-gather's start and done, the dot, the add, and the barrier
+  // after the last iteration that the loop's readers wait for.
+  CHECK(second == 5);
   CHECK(first_end > 0);
   CHECK(second_start >= first_end - 1e-9);
+}
+
+TEST_CASE("A loop starts once its operands are ready and its readers wait "
+          "for its end, as XLA's while instruction") {
+  // Unrolled without the loop's own barriers, the scheduler would gather
+  // iteration 0's loop-invariant weight during the GEMM before the loop,
+  // and start the op after it before the last iteration's end.
+  auto module = parse(R"(
+sdy.mesh @mesh = <["x"=8]>
+func.func @main(%x: tensor<4096x4096xbf16>, %w: tensor<4096x4096xbf16> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}) -> tensor<4096x4096xbf16> {
+  %0 = stablehlo.constant dense<0> : tensor<i32>
+  %1 = stablehlo.constant dense<1> : tensor<i32>
+  %2 = stablehlo.constant dense<2> : tensor<i32>
+  %pre = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16>
+  %3:2 = stablehlo.while(%i = %0, %h = %pre) : tensor<i32>, tensor<4096x4096xbf16>
+    cond {
+    %c = stablehlo.compare  LT, %i, %2 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %g = sdy.all_gather [{}, {"x"}] %w out_sharding=<@mesh, [{}, {}]> : tensor<4096x4096xbf16>
+    %d = stablehlo.dot_general %h, %g, contracting_dims = [1] x [0] : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16>
+    %n = stablehlo.add %i, %1 : tensor<i32>
+    stablehlo.return %n, %d : tensor<i32>, tensor<4096x4096xbf16>
+  }
+  %post = stablehlo.dot_general %x, %3#1, contracting_dims = [1] x [0] : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16>
+  return %post : tensor<4096x4096xbf16>
+}
+)");
+  DiagnosticEngine diags;
+  Result<Program> r = buildProgram(*module, realOptions(8), diags);
+  REQUIRE_MESSAGE(r.ok(), errorOf(r));
+  const Graph &g = r->graph;
+  const Schedule s = *scheduleGraph(g, {});
+  double pre_end = -1, post_start = -1, gather_start = -1, last_end = -1;
+  for (int64_t n = 0; n < g.size(); ++n) {
+    const std::string &name = g.node(n).name;
+    const NodeTiming &t = s.timing[size_t(n)];
+    if (name.rfind("stablehlo.dot_general@7", 0) == 0)
+      pre_end = t.end_us;
+    if (name.rfind("stablehlo.dot_general@18", 0) == 0)
+      post_start = t.start_us;
+    if (name.find("all_gather") != std::string::npos &&
+        name.find("#0") != std::string::npos &&
+        g.node(n).kind == NodeKind::AsyncStart)
+      gather_start = t.transfer_start_us;
+    if (name.find("while@8#1") != std::string::npos)
+      last_end = std::max(last_end, g.node(n).kind == NodeKind::AsyncStart
+                                        ? t.transfer_end_us
+                                        : t.end_us);
+  }
+  REQUIRE(pre_end > 0);
+  REQUIRE(post_start > 0);
+  REQUIRE(gather_start >= 0);
+  CHECK(gather_start >= pre_end - 1e-9);
+  CHECK(post_start >= last_end - 1e-9);
+}
+
+namespace {
+
+// Nested loops over a weight gathered every iteration, beside work outside
+// the loops that the scheduler may lay into their last iterations.
+std::string nestedLoops(int64_t outer, int64_t inner) {
+  return R"(
+sdy.mesh @mesh = <["x"=8]>
+func.func @main(%x: tensor<1024x1024xbf16>, %w: tensor<1024x1024xbf16> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x"}]>}, %v: tensor<1024x1024xbf16> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<1024x1024xbf16>, tensor<1024x1024xbf16>) {
+  %0 = stablehlo.constant dense<0> : tensor<i32>
+  %1 = stablehlo.constant dense<1> : tensor<i32>
+  %n = stablehlo.constant dense<)" +
+         std::to_string(outer) + R"(> : tensor<i32>
+  %m = stablehlo.constant dense<)" +
+         std::to_string(inner) + R"(> : tensor<i32>
+  %side = sdy.all_gather [{"x"}, {}] %v out_sharding=<@mesh, [{}, {}]> : tensor<1024x1024xbf16>
+  %sq = stablehlo.dot_general %side, %side, contracting_dims = [1] x [0] : (tensor<1024x1024xbf16>, tensor<1024x1024xbf16>) -> tensor<1024x1024xbf16>
+  %3:2 = stablehlo.while(%i = %0, %h = %x) : tensor<i32>, tensor<1024x1024xbf16>
+    cond {
+    %c = stablehlo.compare  LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %4:2 = stablehlo.while(%j = %0, %k = %h) : tensor<i32>, tensor<1024x1024xbf16>
+      cond {
+      %c = stablehlo.compare  LT, %j, %m : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %g = sdy.all_gather [{}, {"x"}] %w out_sharding=<@mesh, [{}, {}]> : tensor<1024x1024xbf16>
+      %d = stablehlo.dot_general %k, %g, contracting_dims = [1] x [0] : (tensor<1024x1024xbf16>, tensor<1024x1024xbf16>) -> tensor<1024x1024xbf16>
+      %e = stablehlo.exponential %d : tensor<1024x1024xbf16>
+      %jn = stablehlo.add %j, %1 : tensor<i32>
+      stablehlo.return %jn, %e : tensor<i32>, tensor<1024x1024xbf16>
+    }
+    %t = stablehlo.tanh %4#1 : tensor<1024x1024xbf16>
+    %in = stablehlo.add %i, %1 : tensor<i32>
+    stablehlo.return %in, %t : tensor<i32>, tensor<1024x1024xbf16>
+  }
+  return %3#1, %sq : tensor<1024x1024xbf16>, tensor<1024x1024xbf16>
+}
+)";
+}
+
+struct Scheduled {
+  Program program;
+  Schedule schedule;
+};
+
+Scheduled scheduleNested(int64_t outer, int64_t inner, bool extrapolate) {
+  auto module = parse(nestedLoops(outer, inner).c_str());
+  ProgramOptions options = realOptions(8);
+  options.extrapolate_loops = extrapolate;
+  DiagnosticEngine diags;
+  Result<Program> r = buildProgram(*module, options, diags);
+  REQUIRE_MESSAGE(r.ok(), errorOf(r));
+  Result<Schedule> s = scheduleGraph(r->graph, {});
+  REQUIRE(s.ok());
+  return {std::move(*r), std::move(*s)};
+}
+
+} // namespace
+
+TEST_CASE("Extrapolated loops: a steady iteration counted for the middle "
+          "ones gives the unrolled totals") {
+  const Scheduled all = scheduleNested(7, 9, false);
+  const Scheduled few = scheduleNested(7, 9, true);
+  // Outer: 0, 1 (x 2), 4, 5, 6; inner, in each: 0, 1 (x 4), 6, 7, 8.
+  CHECK(few.program.graph.size() < all.program.graph.size() * 40 / 63);
+  const Schedule &a = all.schedule, &b = few.schedule;
+  CHECK(a.step_time_us > 0);
+  CHECK(b.step_time_us == doctest::Approx(a.step_time_us).epsilon(1e-9));
+  CHECK(b.compute_us == doctest::Approx(a.compute_us).epsilon(1e-9));
+  CHECK(b.comm_us == doctest::Approx(a.comm_us).epsilon(1e-9));
+  CHECK(b.exposed_comm_us == doctest::Approx(a.exposed_comm_us).epsilon(1e-9));
+  CHECK(b.forward_sim_us == doctest::Approx(a.forward_sim_us).epsilon(1e-9));
+  CHECK(b.peak_memory_bytes == a.peak_memory_bytes);
+  const KindTotals &ag = b.per_kind[size_t(CollectiveKind::AllGather)];
+  CHECK(ag.count == 7 * 9 + 1); // every iteration's gather and the side one
+  CHECK(ag.count == a.per_kind[size_t(CollectiveKind::AllGather)].count);
+  CHECK(ag.bytes == a.per_kind[size_t(CollectiveKind::AllGather)].bytes);
+  // Each loop says so once, as it was first reached.
+  int said = 0;
+  for (const std::string &line : few.program.assumptions)
+    said += line.find("extrapolated from 5") != std::string::npos;
+  CHECK(said == 2);
+  CHECK(all.program.assumptions.empty());
+}
+
+TEST_CASE("Extrapolated loops: five iterations or fewer are all emitted") {
+  const Scheduled all = scheduleNested(5, 3, false);
+  const Scheduled few = scheduleNested(5, 3, true);
+  CHECK(few.program.graph.size() == all.program.graph.size());
+  CHECK(few.schedule.step_time_us == all.schedule.step_time_us);
+  CHECK(few.program.assumptions.empty());
 }
 
 TEST_CASE("A call site runs its callee's ops, under the call path") {

@@ -89,6 +89,7 @@ Status readCompare(OptionReader &reader, detail::ScheduleRequest &request,
   if (Status read = detail::readSchedule(reader, request); !read)
     return read;
   reader.integer("devices", out.devices, 1, 1 << 20);
+  reader.boolean("extrapolate_loops", out.extrapolate_loops);
   if (const json *only = reader.get("only")) {
     if (!only->is_array())
       return makeError("options.only: expected an array of candidate names");

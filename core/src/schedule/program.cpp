@@ -81,12 +81,23 @@ struct Builder {
   std::string label(const Operation &op, const std::string &suffix) const {
     return std::string(op.name) + "@" + std::to_string(op.loc.line) + suffix;
   }
+  /// The barrier after the last iteration of the loop that defined a value:
+  /// a while's results exist once the whole loop has run.
+  std::unordered_map<const Value *, int64_t> loop_end_of;
+  /// `to` reads `value` (a data edge from its node, if it has one).
+  void dependOn(const Env &env, const Value *value, int64_t to) {
+    const auto it = env.find(value);
+    if (it == env.end())
+      return;
+    graph().addEdge(it->second, to, coster.plainLatency());
+    if (loop_end_of.empty())
+      return;
+    if (const auto end = loop_end_of.find(value); end != loop_end_of.end())
+      graph().addEdge(end->second, to, 0, /*data=*/false);
+  }
   void connect(const Env &env, Operation &op, int64_t to) {
-    for (size_t i = 0; i < op.numOperands(); ++i) {
-      const auto it = env.find(op.operand(i));
-      if (it != env.end())
-        graph().addEdge(it->second, to, coster.plainLatency());
-    }
+    for (size_t i = 0; i < op.numOperands(); ++i)
+      dependOn(env, op.operand(i), to);
   }
   int64_t resultBytes(Operation &op) {
     int64_t bytes = 0;
@@ -378,8 +389,7 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
   node.bytes_written = kernel.bytes_written;
   const int64_t id = graph().addNode(std::move(node));
   for (Value *input : kernel.inputs)
-    if (auto it = env.find(input); it != env.end())
-      graph().addEdge(it->second, id, coster.plainLatency());
+    dependOn(env, input, id);
   bindResults(env, root, id);
   for (Operation *extra : kernel.extra_outputs)
     bindResults(env, *extra, id);
@@ -625,13 +635,16 @@ std::optional<int64_t> backendConfigTripCount(const Operation &op) {
 
 // XLA schedules a while body as a computation of its own, so nothing of
 // one iteration overlaps the next (no collective of iteration k+1 is
-// prefetched during iteration k). The unrolled iterations keep that order
-// through a barrier: every node of iteration k precedes it, and it precedes
-// every node of iteration k+1. With the collective pipeliner, the `early`
-// nodes of iteration k+1 need not wait for the barrier before them (they
-// run in iteration k), and the `late` nodes of iteration k need not finish
-// before the barrier after them. Returns the barrier after the nodes from
-// `first` on (-1 for the last iteration).
+// prefetched during iteration k), nor the work before or after the loop
+// (the while is one instruction there). The unrolled iterations keep that
+// order through barriers: every node of iteration k precedes the one after
+// it, which precedes every node of iteration k+1; the first iteration
+// follows the loop's start, and what reads the loop's results follows the
+// barrier after the last. With the collective pipeliner, the `early` nodes
+// of iteration k+1 need not wait for the barrier before them (they run in
+// iteration k, or before the loop), and the `late` nodes of iteration k
+// need not finish before the barrier after them. Returns the barrier after
+// the nodes from `first` on.
 int64_t Builder::separateIteration(int64_t first, int64_t previous_end,
                                    bool more, const Operation &op,
                                    const std::string &iteration,
@@ -642,12 +655,13 @@ int64_t Builder::separateIteration(int64_t first, int64_t previous_end,
     for (int64_t node = first; node < last; ++node)
       if (!early.count(node))
         graph().addEdge(previous_end, node, 0, /*data=*/false);
-  if (!more)
-    return -1;
   Node end;
-  end.name = "iteration-end@" + std::to_string(op.loc.line) + iteration;
+  end.name = (more ? "iteration-end@" : "loop-end@") +
+             std::to_string(op.loc.line) + iteration;
   end.kind = NodeKind::Nop;
-  end.explanation = "end of a loop iteration (iterations do not overlap)";
+  end.explanation = more ? "end of a loop iteration (iterations do not "
+                           "overlap)"
+                         : "end of a loop (its results exist from here)";
   const int64_t barrier = graph().addNode(std::move(end));
   for (int64_t node = first; node < last; ++node)
     if (!late.count(node))
@@ -730,8 +744,34 @@ void Builder::emitWhile(Env &env, Operation &op, const std::string &suffix) {
   for (size_t i = 0; i < op.numOperands(); ++i)
     carried.push_back(env.count(op.operand(i)) ? env[op.operand(i)] : -1);
   const int64_t n = trips ? std::max<int64_t>(*trips, 0) : 1;
-  int64_t previous_end = -1; // the barrier after the previous iteration
+  // Extrapolated: iteration 0, iteration 1 standing for 1 .. n-1-kLast,
+  // and the last kLast. The edges keep what differs there: a pipelined
+  // collective's prologue and epilogue, and the work around the loop that
+  // the scheduler lays into its last iterations (measured: up to three).
+  constexpr int64_t kLast = 3;
+  const bool extrapolate = options.extrapolate_loops && n > kLast + 2;
+  const int64_t steady_copies = n - 1 - kLast;
+  if (extrapolate && first)
+    program.assumptions.push_back(
+        name + ": " + std::to_string(n) + " iterations extrapolated from " +
+        std::to_string(kLast + 2) +
+        " (the first, one steady iteration counted " +
+        std::to_string(steady_copies) + " times, the last " +
+        std::to_string(kLast) + ")");
+  // The barrier after the previous iteration; before the first, the loop's
+  // start, once its operands are ready.
+  int64_t previous_end = -1;
+  if (n > 0) {
+    Node begin;
+    begin.name = "loop-begin@" + std::to_string(op.loc.line) + suffix;
+    begin.kind = NodeKind::Nop;
+    begin.explanation = "start of a loop (its operands are ready)";
+    previous_end = graph().addNode(std::move(begin));
+    connect(env, op, previous_end);
+  }
   for (int64_t it = 0; it < n && error.empty(); ++it) {
+    if (extrapolate && it == 2)
+      it = n - kLast;
     for (size_t i = 0; i < body.numArguments() && i < carried.size(); ++i)
       if (carried[i] >= 0)
         env[body.argument(i)] = carried[i];
@@ -739,6 +779,9 @@ void Builder::emitWhile(Env &env, Operation &op, const std::string &suffix) {
         suffix + "/" + label(op, "") + "#" + std::to_string(it);
     const int64_t first_node = graph().size();
     const std::vector<int64_t> yielded = emitBlock(env, body, iteration);
+    if (extrapolate && it == 1)
+      for (int64_t node = first_node; node < graph().size(); ++node)
+        graph().node(node).repeat *= steady_copies;
     std::unordered_set<int64_t> early, late;
     if (pipelined)
       pipelinedNodes(env, *pipelined, first_node, early, late);
@@ -747,9 +790,12 @@ void Builder::emitWhile(Env &env, Operation &op, const std::string &suffix) {
     for (size_t i = 0; i < yielded.size() && i < carried.size(); ++i)
       carried[i] = yielded[i];
   }
-  for (size_t i = 0; i < carried.size() && i < op.numResults(); ++i)
+  for (size_t i = 0; i < carried.size() && i < op.numResults(); ++i) {
     if (carried[i] >= 0)
       env[op.result(i)] = carried[i];
+    if (n > 0 && previous_end >= 0)
+      loop_end_of[op.result(i)] = previous_end;
+  }
 }
 
 Operation *findFunc(Module &module, const std::string &name) {

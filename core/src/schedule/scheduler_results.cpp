@@ -43,12 +43,18 @@ void fillTimeline(const detail::State &s, Schedule &out) {
 
 // XLA's LatencyHidingStatistics: one compute stream, collectives progress
 // in the background, a done waits for whatever is left of its transfer.
-void forwardStatistics(const Graph &g, Schedule &out) {
+// A node run `repeat` times counts that often, each copy busy and waiting
+// as the one scheduled: the copies not emitted add their time to the step
+// (`extra_us`), as the iterations of a loop add up.
+void forwardStatistics(const Graph &g, Schedule &out, double &extra_us) {
   std::vector<double> started(size_t(g.size()), 0);
   double now = 0;
+  extra_us = 0;
   for (int64_t n : out.order) {
     const Node &node = g.node(n);
+    const double copies = double(node.repeat);
     now += node.cost_us;
+    extra_us += (copies - 1) * node.cost_us;
     if (node.kind == NodeKind::AsyncStart)
       started[size_t(n)] = now;
     if (node.kind != NodeKind::AsyncDone || node.partner < 0)
@@ -58,16 +64,17 @@ void forwardStatistics(const Graph &g, Schedule &out) {
         std::max(0.0, latency - (now - started[size_t(node.partner)]));
     out.timing[size_t(n)].exposed_us = wasted;
     KindTotals &k = out.per_kind[size_t(node.collective)];
-    ++k.count;
-    k.bytes += g.node(node.partner).output_bytes;
-    k.comm_us += latency;
-    k.exposed_us += wasted;
-    k.hidden_us += latency - wasted;
-    out.comm_us += latency;
-    out.exposed_comm_us += wasted;
+    k.count += node.repeat;
+    k.bytes += node.repeat * g.node(node.partner).output_bytes;
+    k.comm_us += copies * latency;
+    k.exposed_us += copies * wasted;
+    k.hidden_us += copies * (latency - wasted);
+    out.comm_us += copies * latency;
+    out.exposed_comm_us += copies * wasted;
     now += wasted;
+    extra_us += (copies - 1) * wasted;
   }
-  out.forward_sim_us = now;
+  out.forward_sim_us = now + extra_us;
 }
 
 // EF(n) ≥ EF(p) + max(latency, cost(n)): the constraint the scheduler's
@@ -95,7 +102,7 @@ void fillTotals(const detail::State &s, const std::vector<int64_t> &topo,
   int64_t peak_live = 0;
   for (int64_t n = 0; n < g.size(); ++n) {
     const Node &node = g.node(n);
-    out.compute_us += node.cost_us;
+    out.compute_us += double(node.repeat) * node.cost_us;
     if (node.is_parameter)
       out.parameter_bytes += node.output_bytes;
     peak_live = std::max(peak_live, s.live_bytes[size_t(n)]);
@@ -136,7 +143,9 @@ Schedule scheduleOnce(const Graph &graph, const SchedulerConfig &config,
   Schedule out;
   out.config = config;
   fillTimeline(state, out);
-  forwardStatistics(graph, out);
+  double repeated_us = 0;
+  forwardStatistics(graph, out, repeated_us);
+  out.step_time_us += repeated_us;
   fillTotals(state, topo, out);
   return out;
 }

@@ -22,6 +22,7 @@ Result<Prepared> prepare(std::string_view text, const CompareOptions &options) {
                                            : 8;
   p.context =
       EvaluationContext{text, std::move(analysis->args), options.pipeline};
+  p.context.options.program.extrapolate_loops = options.extrapolate_loops;
   p.layers = analysis->layers;
   p.plans =
       candidatePlans(p.context.args, p.devices,
@@ -114,8 +115,9 @@ void addRecomputeChoices(const Prepared &p, std::vector<Plan> &plans,
 // time: the residuals of one row a micro-batch), as recipes that run
 // micro-batches of one sequence do; a pipeline whose micro-batches were
 // split towards 4 S is split again from its plan before that split. Only
-// where the step loops over micro-batches. A split Shardy lowers by moving the batch across the split
-// (cheaper than gathering a small weight) fails with that reason.
+// where the step loops over micro-batches. A split Shardy lowers by moving the
+// batch across the split (cheaper than gathering a small weight) fails with
+// that reason.
 void addSplitMicroBatches(const Prepared &p, const std::vector<Plan> &plans,
                           std::vector<Candidate> &rows, int threads) {
   constexpr size_t kMostSplit = 6;

@@ -68,6 +68,12 @@ struct Node {
   /// (null otherwise), and the bytes it reads and writes at its boundary.
   std::shared_ptr<const FusionInfo> fusion;
   int64_t bytes_read = 0, bytes_written = 0;
+  /// Times the program runs this node. A loop whose iterations are
+  /// extrapolated (ProgramOptions::extrapolate_loops) emits one steady
+  /// iteration standing for those between its first and its last three:
+  /// its nodes carry the count, and the schedule's totals add the copies
+  /// not emitted.
+  int64_t repeat = 1;
 };
 
 /// `from` must finish `latency_us` before `to` starts. A data edge means

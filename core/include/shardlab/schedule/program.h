@@ -65,6 +65,14 @@ struct ProgramOptions {
   /// The mesh's "micro" axis splits each micro-batch (its devices are
   /// iterations): shardlab-split-micro-batches runs first.
   bool split_micro_batches = false;
+  /// Emit a loop of n >= 6 iterations as its first, one steady iteration
+  /// standing for n - 4 (Node::repeat) and its last three, instead of all
+  /// n: the iterations are separated as XLA schedules a while body, so the
+  /// steady ones are alike and the totals scale; the last three take the
+  /// work around the loop the scheduler lays into them (e.g. 8 layers: 0,
+  /// 1 x 4, 5, 6, 7). The strategy comparison's choice; off, every
+  /// iteration is emitted, as traces and reports show them.
+  bool extrapolate_loops = false;
 };
 
 /// One stablehlo.while of the program and how often it runs.

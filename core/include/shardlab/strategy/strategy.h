@@ -106,6 +106,12 @@ struct CompareOptions {
   /// 0 takes the machine's hardware threads; the WebAssembly build, which
   /// has no threads, evaluates one at a time. The rows do not depend on it.
   int threads = 0;
+  /// Each candidate's loops scheduled as their first, one steady and their
+  /// last three iterations, the steady one counted for the rest
+  /// (schedule::ProgramOptions::extrapolate_loops): a 70B model's pipeline
+  /// of 23 ticks over 80 layers is a few iterations, not thousands. false:
+  /// every iteration is emitted.
+  bool extrapolate_loops = true;
 };
 
 /// Count, bytes (per device, the collectives' outputs) and time of the
