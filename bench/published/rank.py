@@ -64,7 +64,7 @@ def main():
     if args.runs:
         wanted = args.runs.split(",")
         runs = [r for r in runs if r["id"] in wanted]
-    out = []
+    out, why = [], []
     print("| run | devices | published layout | its step s | rank (fitting) | best candidate | best s | best / published | compare s |")
     print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
@@ -93,11 +93,19 @@ def main():
                 r["id"], devices, layout, step, where, best["name"], "" if best["fits"] else " (does not fit)",
                 best["step_time_us"] / 1e6, ratio, elapsed))
             sys.stdout.flush()
+            why.append((r["id"], best["name"], report.get("why_fastest", [])))
             out.append({"run": r["id"], "devices": devices, "layout": layout, "published": mine, "best": best,
                         "rank": rank, "ran": ran, "rank_fitting": rank_fit, "fitting": fitting,
-                        "compare_s": elapsed, "rows": [{k: row[k] for k in ("name", "ok", "error", "step_time_us", "fits",
+                        "compare_s": elapsed, "why_fastest": report.get("why_fastest", []), "rows": [{k: row[k] for k in ("name", "ok", "error", "step_time_us", "fits",
                                                                            "peak_memory_bytes")
                                                         if k in row} for row in rows]})
+    # The comparison's own account of its fastest row against the published
+    # layout (the module as written): collective by collective.
+    for run, best, reasons in why:
+        if reasons:
+            print("\nwhy %s is faster than %s's published layout:" % (best, run))
+            for reason in reasons:
+                print("  " + reason)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

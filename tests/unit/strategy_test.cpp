@@ -5,6 +5,8 @@
 #include "shardlab/strategy/strategy.h"
 #include "strategy/arg_roles.h"
 #include "strategy/candidates.h"
+#include "strategy/compare_internal.h"
+#include "strategy/units.h"
 
 #include <doctest/doctest.h>
 
@@ -276,9 +278,51 @@ TEST_CASE("compareStrategies: the user's row, sorted rows, reasons") {
                       return t.kind == "all-reduce" && t.bytes > 0;
                     }));
   CHECK(dp->shardings[0].sharding == "[{\"data\"}p0, {}, {}]");
+  // The module as written (one device, no collectives) is the fastest
+  // here: nothing to explain.
+  REQUIRE(c->rows.front().is_user);
+  CHECK(c->why_fastest.empty());
   SUBCASE("a module that does not parse is an error") {
     CHECK_FALSE(compareStrategies("func.func @main(", options));
   }
+}
+
+TEST_CASE("whyFastest: each collective kind gone, added or changed, "
+          "compute, exposed communication, memory") {
+  Candidate user, fast, other;
+  user.is_user = user.ok = fast.ok = other.ok = true;
+  user.name = "as written";
+  fast.name = "DP×SP 2×4";
+  user.compute_us = 489, fast.compute_us = 505;
+  user.exposed_comm_us = 281, fast.exposed_comm_us = 0;
+  user.collectives = {{"all-reduce", 2, 64 << 20, 281, 281},
+                      {"all-gather", 4, 8 << 20, 40, 10}};
+  fast.collectives = {{"all-gather", 2, 32 << 20, 66, 0},
+                      {"reduce-scatter", 1, 1 << 20, 5, 2}};
+  user.peak_memory_bytes = 1 << 30, fast.peak_memory_bytes = int64_t(2) << 30;
+  user.capacity_bytes = fast.capacity_bytes = int64_t(80) << 30;
+  user.fits = fast.fits = true;
+  // Sorted: the fastest first, the module as written after it.
+  CHECK(whyFastest({fast, user, other}) ==
+        std::vector<std::string>{
+            "all-gather: 4 x 8.0 MiB -> 2 x 32.0 MiB (0.040 ms -> 0.066 ms, "
+            "exposed 0.010 ms -> 0.000 ms)",
+            "all-reduce: 2 (64.0 MiB, 0.281 ms, 0.281 ms exposed) no longer "
+            "needed",
+            "reduce-scatter: 1 added (1.0 MiB, 0.005 ms, 0.002 ms exposed)",
+            "compute: 0.489 ms -> 0.505 ms",
+            "exposed communication: 0.281 ms -> 0.000 ms",
+            "peak memory: 1.00 -> 2.00 GiB of 80.00 GiB"});
+  // The same calls, less exposed: said as such.
+  Candidate hidden = user;
+  hidden.is_user = false;
+  hidden.collectives[0].exposed_us = 81;
+  CHECK(reasons(user, hidden)[0] ==
+        "all-reduce: the same 2 x 64.0 MiB (exposed 0.281 ms -> 0.081 ms)");
+  // The module as written is the fastest, or did not run: nothing to say.
+  CHECK(whyFastest({user, fast}).empty());
+  user.ok = false;
+  CHECK(whyFastest({fast, user}).empty());
 }
 
 TEST_CASE("compareStrategies: the rows do not depend on how many threads "

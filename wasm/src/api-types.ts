@@ -150,6 +150,10 @@ export type StrategyOptions = ScheduleSettings & {
    */
   only?: string[];
   /**
+   * Schedule each candidate's loops as their first, one steady iteration counted for the middle ones and their last three (default true); false schedules every iteration.
+   */
+  extrapolate_loops?: boolean;
+  /**
    * Also return the comparison as an SVG picture (what shardlab-schedule --compare --svg writes).
    */
   svg?: boolean;
@@ -1319,6 +1323,10 @@ export interface Comparison {
    * Rows that ran, fastest first, then the failed ones.
    */
   rows?: Candidate[];
+  /**
+   * Why the fastest row beats the module as written: each collective kind that went, came or changed (calls, bytes, time, exposed time), compute, exposed communication and peak memory; empty when the module as written is the fastest or did not run.
+   */
+  why_fastest?: string[];
   elapsed_ms?: number;
   /**
    * The SVG picture, when asked for.

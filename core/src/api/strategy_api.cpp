@@ -64,6 +64,7 @@ json comparisonValue(const strategy::Comparison &c) {
           {"devices", c.devices},
           {"args", args},
           {"rows", rows},
+          {"why_fastest", c.why_fastest},
           {"elapsed_ms", c.elapsed_ms}};
 }
 

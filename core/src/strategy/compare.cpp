@@ -134,8 +134,7 @@ void addSplitMicroBatches(const Prepared &p, const std::vector<Plan> &plans,
               plans[i], p.context.args, p.layers.micro_batches,
               kMostMicroBatches, kMostSplitLoweredDevices))
         split.push_back(std::move(*s));
-  // On the threads too: each unrolls up to 512 micro-batches (1-2 s for a
-  // 70B step), and two at once take ~0.5 GB more than one at a time.
+  // On the threads too: two at once take ~0.5 GB more than one at a time.
   std::vector<Candidate> more = evaluatePlans(p.context, split, threads);
   rows.insert(rows.end(), more.begin(), more.end());
 }
@@ -156,6 +155,7 @@ Result<Comparison> compareStrategies(std::string_view text,
   addRecomputeChoices(*prepared, plans, out.rows, options.threads);
   addSplitMicroBatches(*prepared, plans, out.rows, options.threads);
   sortRows(out.rows);
+  out.why_fastest = whyFastest(out.rows);
   out.elapsed_ms = msSince(start);
   return out;
 }

@@ -90,6 +90,12 @@ std::string comparisonText(const Comparison &c) {
   for (const Candidate &row : c.rows)
     if (row.ok)
       out += rowText(++rank, row, width);
+  if (!c.why_fastest.empty()) {
+    out += "\nwhy " + c.rows.front().name +
+           " is faster than the module as written:\n";
+    for (const std::string &reason : c.why_fastest)
+      out += "  " + reason + "\n";
+  }
   bool over = false;
   for (const Candidate &row : c.rows) {
     if (!row.ok || !row.fits || *row.fits)

@@ -93,52 +93,6 @@ std::vector<Plan> neighbours(const Plan &plan,
   return out;
 }
 
-const CollectiveTotals *findKind(const Candidate &row,
-                                 const std::string &kind) {
-  for (const CollectiveTotals &t : row.collectives)
-    if (t.kind == kind)
-      return &t;
-  return nullptr;
-}
-
-/// Why `row` is faster (or slower) than `user`, collective by collective.
-std::vector<std::string> reasons(const Candidate &user, const Candidate &row) {
-  std::vector<std::string> out;
-  std::set<std::string> kinds;
-  for (const Candidate *c : {&user, &row})
-    for (const CollectiveTotals &t : c->collectives)
-      kinds.insert(t.kind);
-  for (const std::string &kind : kinds) {
-    const CollectiveTotals *was = findKind(user, kind);
-    const CollectiveTotals *now = findKind(row, kind);
-    if (was && !now)
-      out.push_back(kind + ": " + std::to_string(was->count) + " (" +
-                    mibText(was->bytes) + ", " + msWithUnit(was->comm_us) +
-                    ") no longer needed");
-    else if (!was && now)
-      out.push_back(kind + ": " + std::to_string(now->count) + " added (" +
-                    mibText(now->bytes) + ", " + msWithUnit(now->comm_us) +
-                    ", " + msWithUnit(now->exposed_us) + " exposed)");
-    else if (was->bytes != now->bytes || was->count != now->count)
-      out.push_back(kind + ": " + std::to_string(was->count) + " x " +
-                    mibText(was->bytes) + " -> " + std::to_string(now->count) +
-                    " x " + mibText(now->bytes) + " (" +
-                    msWithUnit(was->comm_us) + " -> " +
-                    msWithUnit(now->comm_us) + ")");
-  }
-  if (user.compute_us != row.compute_us)
-    out.push_back("compute: " + msWithUnit(user.compute_us) + " -> " +
-                  msWithUnit(row.compute_us));
-  out.push_back("exposed communication: " + msWithUnit(user.exposed_comm_us) +
-                " -> " + msWithUnit(row.exposed_comm_us));
-  if (row.fits != user.fits && row.fits)
-    out.push_back(std::string(*row.fits ? "fits" : "does not fit") +
-                  " in device memory: peak " + gibText(row.peak_memory_bytes) +
-                  " GiB of " + gibText(row.capacity_bytes) + " GiB (was " +
-                  gibText(user.peak_memory_bytes) + " GiB)");
-  return out;
-}
-
 // Whether `row` fits in device memory (unknown capacity: it does).
 bool fitsMemory(const Candidate &row) { return !row.fits || *row.fits; }
 

@@ -157,6 +157,10 @@ struct Comparison {
   std::vector<ArgInfo> args;
   /// Rows that ran, fastest first, then the failed ones.
   std::vector<Candidate> rows;
+  /// Why the fastest row beats the module as written, collective kind by
+  /// kind, compute, exposed communication and memory (empty when the
+  /// module as written is the fastest or did not run).
+  std::vector<std::string> why_fastest;
   double elapsed_ms = 0;
 };
 
