@@ -16,6 +16,7 @@ import collections
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -205,6 +206,43 @@ def check_loops(cli, tmp):
                           x["name"], x["step_time_us"], times[x["name"]]))
 
 
+def check_two_writings(cli, tmp):
+    """The same step written as one batch of 1,024 sequences and as 16
+    micro-batches of 64: on 64 and 1,024 devices the comparison's fastest
+    layout that fits is the same layout, at the same step time, reached by
+    splitting micro-batches from either writing (measured: identical)."""
+    gen = os.path.join(ROOT, "bench/models/gen_training_step.py")
+    model = ["--arch", "llama", "--layers", "80", "--hidden", "8192", "--heads", "64",
+             "--kv-heads", "8", "--ffn", "28672", "--vocab", "32000", "--seq", "4096",
+             "--recompute", "selective", "--attention", "rule"]
+    writings = {"1x1024": ["--micro-batch", "1024"],
+                "16x64": ["--micro-batch", "64", "--grad-accum", "16"]}
+    for name, batch in writings.items():
+        subprocess.run([sys.executable, gen] + model + batch +
+                       ["-o", os.path.join(tmp, name + ".mlir")], check=True)
+    for devices in (64, 1024):
+        best = {}
+        for name in writings:
+            proc, r = run_cli(cli, [os.path.join(tmp, name + ".mlir"), "--preset", "h100",
+                                    "--compare", "--devices", str(devices)], tmp)
+            if not check(r is not None, "70B %s --compare %d: %s" % (name, devices, proc.stderr)):
+                return
+            fitting = [x for x in r["rows"] if x["ok"] and x.get("fits")]
+            if check(fitting, "70B %s on %d: nothing fits" % (name, devices)):
+                best[name] = fitting[0]
+        if len(best) == 2:
+            a, b = best["1x1024"], best["16x64"]
+            # "mb÷k" says how the micro-batches were split, which differs
+            # by writing (1 split in 16, or 16 as written).
+            layout = lambda row: re.sub(r" mb÷\d+", "", row["name"])
+            check(layout(a) == layout(b) and
+                  abs(a["step_time_us"] - b["step_time_us"]) <= 1e-3 * a["step_time_us"],
+                  "70B on %d devices, two writings, two answers: %s %.0f us, %s %.0f us" % (
+                      devices, a["name"], a["step_time_us"], b["name"], b["step_time_us"]))
+            print("ok 70B on %d devices: both writings' fastest that fits: %s, %.3f s" % (
+                devices, layout(a), a["step_time_us"] / 1e6))
+
+
 def check_svg(cli, tmp):
     dp = os.path.join(ROOT, "examples/schedule/dp_mlp.mlir")
     proc, r = run_cli(cli, [dp], tmp)
@@ -297,6 +335,7 @@ def main(argv):
         check_flags(args.cli, tmp)
         check_svg(args.cli, tmp)
         check_compare(args.cli, tmp)
+        check_two_writings(args.cli, tmp)
     for f in failures:
         print("FAIL:", f)
     print("%d failure(s)" % len(failures))

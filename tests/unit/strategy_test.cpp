@@ -325,6 +325,25 @@ TEST_CASE("whyFastest: each collective kind gone, added or changed, "
   CHECK(whyFastest({fast, user}).empty());
 }
 
+TEST_CASE("The cheap bound: the fastest fitting step, and the least compute "
+          "a recomputed or split layout can have") {
+  Candidate fits, over, failed;
+  fits.ok = over.ok = true;
+  fits.fits = true, over.fits = false;
+  fits.step_time_us = 900, over.step_time_us = 500, failed.step_time_us = 1;
+  CHECK(fittingBound({over, fits, failed}) == 900);
+  CHECK(std::isinf(fittingBound({over, failed})));
+  Plan flat;
+  CHECK(leastDerivedCompute(flat, 1000, 16) == 1000);
+  Plan pipeline;
+  pipeline.stages = 8;
+  // 16 micro-batches over 8 stages: 23 ticks, 16 of them work.
+  CHECK(leastDerivedCompute(pipeline, 2300, 16) == doctest::Approx(1600));
+  // One micro-batch split in 4 towards the stages: 4 of 11 ticks.
+  pipeline.micro_split = 4;
+  CHECK(leastDerivedCompute(pipeline, 1100, 1) == doctest::Approx(400));
+}
+
 TEST_CASE("compareStrategies: the rows do not depend on how many threads "
           "evaluate them") {
   CompareOptions options;

@@ -1327,6 +1327,10 @@ export interface Comparison {
    * Why the fastest row beats the module as written: each collective kind that went, came or changed (calls, bytes, time, exposed time), compute, exposed communication and peak memory; empty when the module as written is the fastest or did not run.
    */
   why_fastest?: string[];
+  /**
+   * Layouts not derived (recomputed or micro-batches split) from a row that does not fit, as its compute alone reaches the fastest step of a row that fits.
+   */
+  pruned_by_bound?: number;
   elapsed_ms?: number;
   /**
    * The SVG picture, when asked for.

@@ -65,6 +65,7 @@ json comparisonValue(const strategy::Comparison &c) {
           {"args", args},
           {"rows", rows},
           {"why_fastest", c.why_fastest},
+          {"pruned_by_bound", c.pruned_by_bound},
           {"elapsed_ms", c.elapsed_ms}};
 }
 

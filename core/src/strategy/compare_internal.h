@@ -27,6 +27,19 @@ void sortRows(std::vector<Candidate> &rows);
 /// The user's module as written.
 Plan userPlan();
 
+/// The cheap bound before deriving layouts (recomputed, micro-batches
+/// split) from rows that do not fit: the fastest step of a row that fits
+/// (infinity when none does). A derived layout's step is at least its
+/// compute, which is at least leastDerivedCompute of its row's.
+double fittingBound(const std::vector<Candidate> &rows);
+
+/// The least compute a layout derived from `plan`'s row can have: the
+/// row's `compute_us` (recomputing adds work, splitting keeps the FLOPs in
+/// smaller GEMMs), but for a pipeline the M micro-batches' share of its
+/// M + S - 1 ticks, which splitting shrinks towards (S = 8, M = 16: 16/23).
+double leastDerivedCompute(const Plan &plan, double compute_us,
+                           int64_t micro_batches);
+
 /// Why `row` is faster (or slower) than `user`: each collective kind that
 /// went, came or changed (calls, bytes, time, exposed time), compute,
 /// exposed communication, and the peak memory where it matters, e.g.

@@ -128,6 +128,10 @@ std::string comparisonText(const Comparison &c) {
            padded(shape.empty() ? "scalar" : shape, 20) +
            padded(std::string(toString(a.role)), 11) + a.reason + "\n";
   }
+  if (c.pruned_by_bound > 0)
+    out += "\n" + std::to_string(c.pruned_by_bound) +
+           " layouts that do not fit were not recomputed or split: their "
+           "compute alone takes longer than the fastest step that fits\n";
   out += "\nthe shardings of every candidate: --report FILE (JSON)\n";
   return out;
 }

@@ -56,8 +56,10 @@
 //             structure, one "PP" row with the reason
 //
 // e.g. 8 devices: 6 + 3 × 2 + 2 = 14 candidates (with the CP row; and a PP
-// row). Recomputation and micro-batches are choices made on the fastest
-// rows after (compare.cpp). A candidate whose sharding
+// row). Recomputation and micro-batches are choices made on the rows after
+// (compare.cpp): every one that does not fit is recomputed and split,
+// unless the cheap bound rules it out (its compute alone reaches the
+// fastest step that fits). A candidate whose sharding
 // does not divide a dimension, or that propagation or scheduling rejects,
 // is a row with the reason instead of numbers. Two rules prune before the
 // full schedule, each with its reason: tensor parallelism stays inside a
@@ -161,6 +163,10 @@ struct Comparison {
   /// kind, compute, exposed communication and memory (empty when the
   /// module as written is the fastest or did not run).
   std::vector<std::string> why_fastest;
+  /// Layouts not derived (recomputed or split) from a row that does not
+  /// fit, as the cheap bound rules them out: the row's compute alone
+  /// reaches the fastest step of a row that fits.
+  int64_t pruned_by_bound = 0;
   double elapsed_ms = 0;
 };
 
