@@ -57,7 +57,17 @@ const Attr *GlobalToLocal::replicaGroups(LocalBuilder &b, const Mesh &mesh,
               axes[i].name + "\">";
     return ctx.attrs.opaque(text + "]>");
   }
-  return b.denseMatrixAttr(deviceGroups(mesh, axes));
+  std::string key;
+  for (const AxisRef &a : axes)
+    key += a.name.str() + ":" +
+           (a.sub ? std::to_string(a.sub->pre_size) + "/" +
+                        std::to_string(a.sub->size)
+                  : "") +
+           ",";
+  const Attr *&groups = dense_groups_[{&mesh, key}];
+  if (!groups)
+    groups = b.denseMatrixAttr(deviceGroups(mesh, axes));
+  return groups;
 }
 
 Value *GlobalToLocal::shardOffset(LocalBuilder &b, const Mesh &mesh,

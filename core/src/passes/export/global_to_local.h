@@ -27,6 +27,8 @@
 #include "shardlab/sharding/sharding.h"
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -128,6 +130,10 @@ private:
   void localizeResults(Operation &op);
   void localizeRegionArguments(Operation &op);
   int64_t next_channel_ = 1;
+  /// Dense replica groups by mesh and axes: a model's layers gather over
+  /// the same axes again and again, and one attribute (they never change)
+  /// serves them all, computed once (1,024 devices' groups each).
+  std::map<std::pair<const Mesh *, std::string>, const Attr *> dense_groups_;
   std::unordered_map<const Value *, TensorSharding> replaced_shardings_;
   std::unordered_map<const Value *, Type> global_types_;
 };

@@ -39,6 +39,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 namespace shardlab {
 namespace {
@@ -65,6 +66,18 @@ private:
   reduceGroups(const std::vector<std::vector<int64_t>> &groups,
                bool *across) const;
   bool rewriteCollective(Operation &op);
+  /// A collective's groups (replica_groups or source_target_pairs) on the
+  /// mesh without the axis, and whether any group spans it.
+  struct ReducedGroups {
+    int64_t outside = -1; ///< a device beyond the mesh (-1: none)
+    bool across = false;
+    bool alone = false;           ///< every group one device
+    const Attr *groups = nullptr; ///< the groups as an attribute
+  };
+  ReducedGroups reduceAttr(const Attr *attr);
+  /// By attribute: the export's collectives over the same axes share one
+  /// (1,024 devices' groups, read and reduced once).
+  std::unordered_map<const Attr *, ReducedGroups> reduced_groups_;
   void reduceDeviceTables();
   bool setTrips(Operation &loop, int64_t trips);
   void holdAllMicroBatches(Operation &loop, int64_t micro_batches);
@@ -137,26 +150,40 @@ SplitMicroBatches::reduceGroups(const std::vector<std::vector<int64_t>> &groups,
   return out;
 }
 
+SplitMicroBatches::ReducedGroups
+SplitMicroBatches::reduceAttr(const Attr *attr) {
+  ReducedGroups out;
+  const std::vector<std::vector<int64_t>> read =
+      readReplicaGroups(attr, mesh_.totalSize());
+  for (const std::vector<int64_t> &group : read)
+    for (int64_t d : group)
+      if (d >= mesh_.totalSize()) {
+        out.outside = d;
+        return out;
+      }
+  std::vector<std::vector<int64_t>> groups = reduceGroups(read, &out.across);
+  out.alone = std::all_of(groups.begin(), groups.end(),
+                          [](const auto &g) { return g.size() <= 1; });
+  out.groups = LocalBuilder(ctx_, func_).denseMatrixAttr(groups);
+  return out;
+}
+
 bool SplitMicroBatches::rewriteCollective(Operation &op) {
   const bool pairs = op.is("stablehlo.collective_permute");
   const char *name = pairs ? "source_target_pairs" : "replica_groups";
-  bool across = false;
-  const std::vector<std::vector<int64_t>> read =
-      readReplicaGroups(op.attrs.get(name), mesh_.totalSize());
-  for (const std::vector<int64_t> &group : read)
-    for (int64_t d : group)
-      if (d >= mesh_.totalSize())
-        return fail(std::string(op.name) + " names device " +
-                    std::to_string(d) + ", outside the mesh of " +
-                    std::to_string(mesh_.totalSize()));
-  std::vector<std::vector<int64_t>> groups = reduceGroups(read, &across);
-  if (across && !op.is("stablehlo.all_reduce"))
+  const Attr *attr = op.attrs.get(name);
+  auto [it, fresh] = reduced_groups_.try_emplace(attr);
+  if (fresh)
+    it->second = reduceAttr(attr);
+  const ReducedGroups &reduced = it->second;
+  if (reduced.outside >= 0)
+    return fail(std::string(op.name) + " names device " +
+                std::to_string(reduced.outside) + ", outside the mesh of " +
+                std::to_string(mesh_.totalSize()));
+  if (reduced.across && !op.is("stablehlo.all_reduce"))
     return fail(std::string(op.name) +
                 " crosses the micro-batch split (the batch gathered back)");
-  LocalBuilder b(ctx_, op);
-  const bool alone = std::all_of(groups.begin(), groups.end(),
-                                 [](const auto &g) { return g.size() <= 1; });
-  if (op.is("stablehlo.all_reduce") && alone) {
+  if (op.is("stablehlo.all_reduce") && reduced.alone) {
     // The k parts of the sum are added by the accumulation across
     // iterations: nothing left to exchange.
     for (size_t i = 0; i < op.numResults(); ++i)
@@ -164,7 +191,7 @@ bool SplitMicroBatches::rewriteCollective(Operation &op) {
     op.parentBlock()->erase(&op);
     return true;
   }
-  op.attrs.set(ctx_.intern(name), b.denseMatrixAttr(groups));
+  op.attrs.set(ctx_.intern(name), reduced.groups);
   return true;
 }
 
