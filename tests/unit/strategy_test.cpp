@@ -344,6 +344,45 @@ TEST_CASE("The cheap bound: the fastest fitting step, and the least compute "
   CHECK(leastDerivedCompute(pipeline, 1100, 1) == doctest::Approx(400));
 }
 
+TEST_CASE("compareStrategies: a row whose collectives no model could cost "
+          "says so") {
+  CompareOptions options;
+  options.devices = 16; // two nodes of 8
+  Result<schedule::PipelineOptions> pipeline =
+      schedule::pipelineOptionsFor(schedule::TargetOptions{});
+  REQUIRE(pipeline);
+  options.pipeline = *pipeline;
+  Result<Comparison> costed = compareStrategies(kMlp, options);
+  REQUIRE(costed);
+  for (const Candidate &row : costed->rows)
+    CHECK(row.uncosted_collectives == 0);
+  // No NIC speed: a collective across the two nodes has no model, takes
+  // XLA's fallback, and the row and the text say so.
+  options.pipeline.program.sol.nic_speed_gbps = 0;
+  Result<Comparison> c = compareStrategies(kMlp, options);
+  REQUIRE(c);
+  std::vector<std::string> flagged;
+  for (const Candidate &row : c->rows) {
+    if (!row.ok || row.uncosted_collectives == 0)
+      continue;
+    flagged.push_back(row.name);
+    CHECK(std::count_if(row.assumptions.begin(), row.assumptions.end(),
+                        [&](const std::string &a) {
+                          return a.rfind("not costed: " +
+                                             std::to_string(
+                                                 row.uncosted_collectives) +
+                                             " collective",
+                                         0) == 0;
+                        }) == 1);
+  }
+  REQUIRE_FALSE(flagged.empty());
+  const std::string text = comparisonText(*c);
+  CHECK(text.find("not estimates: collectives no model could cost") !=
+        std::string::npos);
+  for (const std::string &name : flagged)
+    CHECK(text.find(name + " (") != std::string::npos);
+}
+
 TEST_CASE("compareStrategies: the rows do not depend on how many threads "
           "evaluate them") {
   CompareOptions options;

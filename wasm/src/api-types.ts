@@ -1309,6 +1309,14 @@ export interface Candidate {
    */
   capacity_bytes: number;
   /**
+   * What the estimate assumed, as a schedule report's assumptions: loops extrapolated, GEMMs or collectives beyond their tables, dimensions padded, collectives no model could cost.
+   */
+  assumptions: string[];
+  /**
+   * Collectives no model could cost, each taking XLA's 5 ms fallback: the row's time is not an estimate of them.
+   */
+  uncosted_collectives: number;
+  /**
    * Peak memory within capacity (absent when the capacity is unknown).
    */
   fits?: boolean;

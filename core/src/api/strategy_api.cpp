@@ -41,6 +41,8 @@ json candidateJson(const strategy::Candidate &row) {
             {"peak_memory_bytes", row.peak_memory_bytes},
             {"argument_bytes", row.argument_bytes},
             {"capacity_bytes", row.capacity_bytes},
+            {"assumptions", row.assumptions},
+            {"uncosted_collectives", row.uncosted_collectives},
             {"elapsed_ms", row.elapsed_ms}};
   if (!row.ok)
     j["error"] = row.error;

@@ -1007,6 +1007,7 @@ Result<Program> buildProgram(Module &module, const ProgramOptions &options,
             " moving more than its largest measured message, costed at that "
             "message's throughput: ",
         b.extrapolated_collectives));
+  program.uncosted_collectives = int64_t(b.failed_collectives.size());
   if (!b.failed_collectives.empty())
     program.assumptions.push_back(detail::extrapolationLine(
         "not costed: " + std::to_string(b.failed_collectives.size()) +

@@ -79,6 +79,8 @@ void readSchedule(const schedule::PipelineResult &r, int64_t capacity,
   }
   row.peak_memory_bytes = s.peak_memory_bytes;
   row.argument_bytes = s.parameter_bytes;
+  row.assumptions = r.program.assumptions;
+  row.uncosted_collectives = r.program.uncosted_collectives;
   row.capacity_bytes = capacity;
   if (capacity > 0)
     row.fits = s.peak_memory_bytes <= capacity;

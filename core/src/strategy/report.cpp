@@ -90,6 +90,15 @@ std::string comparisonText(const Comparison &c) {
   for (const Candidate &row : c.rows)
     if (row.ok)
       out += rowText(++rank, row, width);
+  std::string uncosted;
+  for (const Candidate &row : c.rows)
+    if (row.ok && row.uncosted_collectives > 0)
+      uncosted += (uncosted.empty() ? "" : ", ") + row.name + " (" +
+                  std::to_string(row.uncosted_collectives) + ")";
+  if (!uncosted.empty())
+    out += "\nnot estimates: collectives no model could cost, each taking "
+           "XLA's 5 ms fallback, in " +
+           uncosted + "\n";
   if (!c.why_fastest.empty()) {
     out += "\nwhy " + c.rows.front().name +
            " is faster than the module as written:\n";

@@ -118,6 +118,9 @@ struct Program {
   Topology topology;
   std::vector<CollectiveInfo> collectives;
   std::vector<std::string> assumptions;
+  /// Collectives no model could cost, each taking XLA's fallback (5 ms);
+  /// an assumption names them.
+  int64_t uncosted_collectives = 0;
   /// custom_call targets no kernel model knows, with how many calls each
   /// (their bytes are costed at memory speed, and said so).
   std::map<std::string, int64_t> not_costed;

@@ -151,6 +151,13 @@ struct Candidate {
   int64_t argument_bytes = 0;
   int64_t capacity_bytes = 0; ///< device memory (0: unknown)
   std::optional<bool> fits;
+  /// What the estimate assumed (schedule::Program::assumptions): loops
+  /// extrapolated, GEMMs or collectives beyond their tables, dimensions
+  /// padded, collectives no model could cost.
+  std::vector<std::string> assumptions;
+  /// Collectives no model could cost, each taking XLA's 5 ms fallback: the
+  /// row's time is not an estimate of them.
+  int64_t uncosted_collectives = 0;
   double elapsed_ms = 0; ///< time to evaluate this row
 };
 
