@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <unistd.h>
@@ -155,86 +156,133 @@ schedule::CollectiveKind kindOfLimitFlag(const std::string &flag) {
   return schedule::CollectiveKind::None;
 }
 
-// The options that take a value (the collective limits aside).
+// A value read as an integer: `n`, and whether it was one.
+struct OptionValue {
+  const std::string &text;
+  int64_t n = 0;
+  bool integer = false;
+  bool in(int64_t least, int64_t most) const {
+    return integer && n >= least && n <= most;
+  }
+};
+
+// Each option that takes a value (the collective limits aside) and how it
+// is read: false for a value it does not accept.
+struct ValueOption {
+  std::string_view flag;
+  bool (*set)(Options &, const OptionValue &);
+};
+
+constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
+
+constexpr ValueOption kValueOptions[] = {
+    {"--preset",
+     [](Options &o, const OptionValue &v) { return o.preset = v.text, true; }},
+    {"--tables",
+     [](Options &o, const OptionValue &v) {
+       return o.tables.push_back(v.text), true;
+     }},
+    {"--sol-options",
+     [](Options &o, const OptionValue &v) {
+       return o.sol_options = v.text, true;
+     }},
+    {"--trace",
+     [](Options &o, const OptionValue &v) { return o.trace = v.text, true; }},
+    {"-o",
+     [](Options &o, const OptionValue &v) { return o.trace = v.text, true; }},
+    {"--report",
+     [](Options &o, const OptionValue &v) { return o.report = v.text, true; }},
+    {"--svg",
+     [](Options &o, const OptionValue &v) { return o.svg = v.text, true; }},
+    {"--devices",
+     [](Options &o, const OptionValue &v) {
+       return v.in(1, 1 << 20) && (o.devices = v.n, true);
+     }},
+    {"--budget-ms",
+     [](Options &o, const OptionValue &v) {
+       return v.in(1, kAny) && (o.budget_ms = v.n, true);
+     }},
+    {"--threads",
+     [](Options &o, const OptionValue &v) {
+       return v.in(1, 256) && (o.threads = v.n, true);
+     }},
+    {"--estimator",
+     [](Options &o, const OptionValue &v) {
+       return (v.text == "real" || v.text == "approximate") &&
+              (o.approximate = v.text == "approximate", true);
+     }},
+    {"--gpus-per-node",
+     [](Options &o, const OptionValue &v) {
+       return v.in(1, kAny) && (o.gpus_per_node = v.n, true);
+     }},
+    {"--overlap-limit",
+     [](Options &o, const OptionValue &v) {
+       return v.in(1, 1 << 30) && (o.overlap_limit = int(v.n), true);
+     }},
+    {"--memory-limit",
+     [](Options &o, const OptionValue &v) {
+       return v.in(1, kAny) && (o.memory_limit = v.n, true);
+     }},
+    {"--device-memory",
+     [](Options &o, const OptionValue &v) {
+       return v.in(0, kAny) && (o.device_memory = v.n, true);
+     }},
+    {"--reruns",
+     [](Options &o, const OptionValue &v) {
+       return v.in(0, 999) && (o.reruns = int(v.n), true);
+     }},
+    {"--while-trip-count",
+     [](Options &o, const OptionValue &v) {
+       return v.in(1, 1000000) && (o.while_trip_count = v.n, true);
+     }},
+    {"--loops",
+     [](Options &o, const OptionValue &v) {
+       return (v.text == "unroll" || v.text == "extrapolate") &&
+              (o.loops = v.text, true);
+     }},
+    {"--pipeline-stages",
+     [](Options &o, const OptionValue &v) {
+       return v.in(2, 4096) && (o.pipeline_stages = v.n, true);
+     }},
+    {"--pipeline-schedule",
+     [](Options &o, const OptionValue &v) {
+       return (v.text == "1f1b" || v.text == "gpipe") &&
+              (o.pipeline_schedule = v.text, true);
+     }},
+    {"--virtual-stages",
+     [](Options &o, const OptionValue &v) {
+       return v.in(1, 1024) && (o.virtual_stages = v.n, true);
+     }},
+    {"--recompute",
+     [](Options &o, const OptionValue &v) {
+       return (v.text == "full" || v.text == "selective" || v.text == "none") &&
+              (o.recompute = v.text, true);
+     }},
+};
+
+const ValueOption *valueOption(const std::string &flag) {
+  for (const ValueOption &option : kValueOptions)
+    if (option.flag == flag)
+      return &option;
+  return nullptr;
+}
+
 bool isValueFlag(const std::string &flag) {
-  static constexpr std::string_view kFlags[] = {"--preset",
-                                                "--tables",
-                                                "--sol-options",
-                                                "--trace",
-                                                "-o",
-                                                "--report",
-                                                "--svg",
-                                                "--devices",
-                                                "--budget-ms",
-                                                "--threads",
-                                                "--estimator",
-                                                "--gpus-per-node",
-                                                "--overlap-limit",
-                                                "--memory-limit",
-                                                "--device-memory",
-                                                "--reruns",
-                                                "--while-trip-count",
-                                                "--loops",
-                                                "--pipeline-stages",
-                                                "--pipeline-schedule",
-                                                "--virtual-stages",
-                                                "--recompute"};
-  return std::find(std::begin(kFlags), std::end(kFlags), flag) !=
-         std::end(kFlags);
+  return valueOption(flag) ||
+         kindOfLimitFlag(flag) != schedule::CollectiveKind::None;
 }
 
 Status parseValue(Options &o, const std::string &flag, const std::string &v) {
-  int64_t n = 0;
+  OptionValue value{v};
+  value.integer = parseInt(v, value.n);
   const schedule::CollectiveKind kind = kindOfLimitFlag(flag);
-  const bool in_range = parseInt(v, n);
-  if (kind != schedule::CollectiveKind::None && in_range && n > 0 && n < 1024)
-    o.kind_limits[size_t(kind)] = int(n);
-  else if (kind != schedule::CollectiveKind::None)
-    return makeError("bad value '" + v + "' for " + flag);
-  else if (flag == "--preset")
-    o.preset = v;
-  else if (flag == "--tables")
-    o.tables.push_back(v);
-  else if (flag == "--sol-options")
-    o.sol_options = v;
-  else if (flag == "--trace" || flag == "-o")
-    o.trace = v;
-  else if (flag == "--report")
-    o.report = v;
-  else if (flag == "--svg")
-    o.svg = v;
-  else if (flag == "--devices" && in_range && n > 0 && n <= (1 << 20))
-    o.devices = n;
-  else if (flag == "--budget-ms" && in_range && n > 0)
-    o.budget_ms = n;
-  else if (flag == "--threads" && in_range && n > 0 && n <= 256)
-    o.threads = n;
-  else if (flag == "--estimator" && (v == "real" || v == "approximate"))
-    o.approximate = v == "approximate";
-  else if (flag == "--gpus-per-node" && in_range && n > 0)
-    o.gpus_per_node = n;
-  else if (flag == "--overlap-limit" && in_range && n > 0)
-    o.overlap_limit = int(n);
-  else if (flag == "--memory-limit" && in_range && n > 0)
-    o.memory_limit = n;
-  else if (flag == "--device-memory" && in_range && n >= 0)
-    o.device_memory = n;
-  else if (flag == "--reruns" && in_range && n >= 0 && n < 1000)
-    o.reruns = int(n);
-  else if (flag == "--while-trip-count" && in_range && n > 0 && n <= 1000000)
-    o.while_trip_count = n;
-  else if (flag == "--pipeline-stages" && in_range && n > 1 && n <= 4096)
-    o.pipeline_stages = n;
-  else if (flag == "--loops" && (v == "unroll" || v == "extrapolate"))
-    o.loops = v;
-  else if (flag == "--pipeline-schedule" && (v == "1f1b" || v == "gpipe"))
-    o.pipeline_schedule = v;
-  else if (flag == "--virtual-stages" && in_range && n >= 1 && n <= 1024)
-    o.virtual_stages = n;
-  else if (flag == "--recompute" &&
-           (v == "full" || v == "selective" || v == "none"))
-    o.recompute = v;
-  else
+  const ValueOption *option = valueOption(flag);
+  const bool accepted =
+      kind != schedule::CollectiveKind::None
+          ? value.in(1, 1023) &&
+                (o.kind_limits[size_t(kind)] = int(value.n), true)
+          : option && option->set(o, value);
+  if (!accepted)
     return makeError("bad value '" + v + "' for " + flag);
   return success();
 }
@@ -262,8 +310,7 @@ Result<bool> parseArgs(int argc, char **argv, Options &o) {
     } else if (arg == "--suggest") {
       o.suggest = true;
     } else if (arg.rfind("-", 0) == 0 && arg.size() > 1) {
-      if (!isValueFlag(arg) &&
-          kindOfLimitFlag(arg) == schedule::CollectiveKind::None)
+      if (!isValueFlag(arg))
         return makeError("unknown option " + arg + " (see --help)");
       if (i + 1 >= argc)
         return makeError("missing value for " + arg);
