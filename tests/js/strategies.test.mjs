@@ -25,6 +25,32 @@ test("compareStrategies: >= 8 candidates beside the module as written, fastest f
   assert.equal(c.args.find((a) => a.name === "%x").role, "data");
 });
 
+test("compareStrategies: loops extrapolated by default, unrolled on request; why the fastest wins", () => {
+  // The scanned layers loop 8 times: extrapolated, each row's program holds
+  // 5 iterations, and the rows are the unrolled ones.
+  const text = readExample("schedule/scanned_layers.mlir");
+  const quick = sl.compareStrategies(text, { devices: 8 });
+  const slow = sl.compareStrategies(text, { devices: 8, extrapolate_loops: false });
+  assert.equal(quick.ok, true, quick.error);
+  assert.equal(slow.ok, true, slow.error);
+  const unrolled = new Map(slow.rows.filter((r) => r.ok).map((r) => [r.name, r.step_time_us]));
+  let compared = 0;
+  for (const row of quick.rows.filter((r) => r.ok && unrolled.has(r.name))) {
+    assert.ok(Math.abs(row.step_time_us - unrolled.get(row.name)) <= 1e-9 * row.step_time_us, row.name);
+    assert.ok(row.assumptions.some((a) => /iterations extrapolated from 5/.test(a)), row.name);
+    assert.equal(row.uncosted_collectives, 0, row.name);
+    compared++;
+  }
+  assert.ok(compared >= 8, `${compared} rows compared`);
+  for (const row of slow.rows.filter((r) => r.ok))
+    assert.ok(!row.assumptions.some((a) => /extrapolated/.test(a)), row.name);
+  // The module as written is not the fastest: the reply says why.
+  const user = quick.rows.find((r) => r.is_user);
+  assert.ok(user.ok && !quick.rows[0].is_user);
+  assert.ok(quick.why_fastest.some((w) => /^exposed communication: /.test(w)), quick.why_fastest.join("; "));
+  assert.equal(typeof quick.pruned_by_bound, "number");
+});
+
 test("compareStrategies: bad options and bad modules are error values", () => {
   assert.match(sl.compareStrategies("func.func @main(", {}).error, /does not parse/);
   assert.match(sl.compareStrategies(readExample("hello.mlir"), { devices: 0 }).error, /devices/);
