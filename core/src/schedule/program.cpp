@@ -173,6 +173,7 @@ struct Builder {
   std::unordered_map<const Operation *, OpCost> kernel_costs;
   std::unordered_map<const Operation *, std::shared_ptr<const FusionInfo>>
       fusions;
+  int64_t beginLoop(const Env &env, Operation &op, const std::string &suffix);
   int64_t separateIteration(int64_t first, int64_t previous_end, bool more,
                             const Operation &op, const std::string &iteration,
                             const std::unordered_set<int64_t> &early,
@@ -669,6 +670,19 @@ int64_t Builder::separateIteration(int64_t first, int64_t previous_end,
   return barrier;
 }
 
+// The barrier a loop's first iteration follows: the while starts once its
+// operands are ready.
+int64_t Builder::beginLoop(const Env &env, Operation &op,
+                           const std::string &suffix) {
+  Node begin;
+  begin.name = "loop-begin@" + std::to_string(op.loc.line) + suffix;
+  begin.kind = NodeKind::Nop;
+  begin.explanation = "start of a loop (its operands are ready)";
+  const int64_t barrier = graph().addNode(std::move(begin));
+  connect(env, op, barrier);
+  return barrier;
+}
+
 // The nodes of the iteration emitted from `first` on that stand for the
 // pipelined ops: the results' nodes, and a collective's start with its
 // done.
@@ -759,16 +773,8 @@ void Builder::emitWhile(Env &env, Operation &op, const std::string &suffix) {
         std::to_string(steady_copies) + " times, the last " +
         std::to_string(kLast) + ")");
   // The barrier after the previous iteration; before the first, the loop's
-  // start, once its operands are ready.
-  int64_t previous_end = -1;
-  if (n > 0) {
-    Node begin;
-    begin.name = "loop-begin@" + std::to_string(op.loc.line) + suffix;
-    begin.kind = NodeKind::Nop;
-    begin.explanation = "start of a loop (its operands are ready)";
-    previous_end = graph().addNode(std::move(begin));
-    connect(env, op, previous_end);
-  }
+  // start.
+  int64_t previous_end = n > 0 ? beginLoop(env, op, suffix) : -1;
   for (int64_t it = 0; it < n && error.empty(); ++it) {
     if (extrapolate && it == 2)
       it = n - kLast;
