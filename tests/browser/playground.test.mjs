@@ -649,7 +649,15 @@ test("compare: every candidate a row, sorted, with bars; Suggest says what to ch
   assert.deepEqual(steps, [...steps].sort((a, b) => a - b));
   assert.match((await page.getByTestId("compare-failed").allTextContents()).join("\n"), /DP: dimension 0 of %x \(size 2\) does not divide by 8 devices/);
   assert.equal(await page.locator("[data-testid=compare-bars] svg rect").count() >= rows, true);
+  // The block as written (tensor parallelism) is not the fastest: the tab
+  // says why the fastest is faster, collective by collective.
+  const why = await page.getByTestId("compare-why").textContent();
+  assert.match(why, new RegExp(`Why ${names[0].replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} is faster than the module as written`));
+  assert.match(why, /all-reduce: .*no longer needed|all-reduce: .*->/);
+  assert.match(why, /exposed communication: [\d.]+ ms -> [\d.]+ ms/);
   await shot("17-compare");
+  await page.getByTestId("compare-why").scrollIntoViewIfNeeded();
+  await shot("17b-compare-why");
 
   await page.getByTestId("suggest").click();
   await page.getByTestId("suggestion").first().waitFor({ timeout: 60_000 });

@@ -2,9 +2,11 @@
 // (the core's compareStrategies: step time, compute, exposed and hidden
 // communication, collectives by kind, peak memory per device against its
 // capacity), drawn with the same bars `shardlab-schedule --compare --svg`
-// writes, each row's shardings on request, the arguments' roles, and a
-// Suggest button that runs the bounded search (suggestShardings) and says
-// what each suggestion changes and why it is faster.
+// writes, each row's shardings on request, why the fastest beats the module
+// as written, rows whose collectives no model could cost marked, the
+// arguments' roles, and a Suggest button that runs the bounded search
+// (suggestShardings) and says what each suggestion changes and why it is
+// faster.
 import { h, fmtUs, fmtBytes, fill } from "../dom";
 import type { Candidate, Comparison, Suggestions } from "@shardlab/wasm";
 
@@ -23,9 +25,16 @@ export interface CompareHandlers {
   onSuggest(): void;
 }
 
-function collectives(row: Candidate): string {
-  if (!row.collectives.length) return "none";
-  return row.collectives.map((c) => `${c.kind} ×${c.count} (${fmtBytes(c.bytes)})`).join(", ");
+function collectives(row: Candidate): (string | HTMLElement)[] {
+  const kinds = row.collectives.length
+    ? row.collectives.map((c) => `${c.kind} ×${c.count} (${fmtBytes(c.bytes)})`).join(", ")
+    : "none";
+  // A collective no model could cost took XLA's 5 ms fallback: the time
+  // is not an estimate of it, and the row says so.
+  if (!row.uncosted_collectives) return [kinds];
+  return [kinds, h("span", { class: "error", "data-testid": "compare-uncosted",
+    title: row.assumptions.filter((a) => a.startsWith("not costed:")).join("\n") },
+  ` — ${row.uncosted_collectives} not costed (5 ms each, XLA's fallback)`)];
 }
 
 function memory(row: Candidate): string {
@@ -43,7 +52,7 @@ function rowView(row: Candidate, rank: number): HTMLElement[] {
     h("td", { class: "num" }, fmtUs(row.exposed_comm_us)),
     h("td", { class: "num" }, fmtUs(row.hidden_comm_us)),
     h("td", { class: row.fits === false ? "error" : "" }, memory(row)),
-    h("td", {}, collectives(row)));
+    h("td", {}, ...collectives(row)));
   const shardings = h("tr", { class: "shardings" },
     h("td", {}),
     h("td", { colspan: 7 },
@@ -64,6 +73,17 @@ function table(c: Comparison): HTMLElement {
     failed.length ? h("div", { class: "failed" },
       h("div", { class: "muted" }, "Not evaluated:"),
       h("ul", {}, failed.map((row) => h("li", { "data-testid": "compare-failed" }, h("b", {}, row.name), `: ${row.error ?? row.stage}`)))) : null);
+}
+
+// Why the fastest row beats the module as written, collective kind by kind
+// (the core's own reasons), when it does.
+function why(c: Comparison): HTMLElement | null {
+  const reasons = c.why_fastest ?? [];
+  const fastest = c.rows?.[0];
+  if (!reasons.length || !fastest) return null;
+  return h("div", { class: "why", "data-testid": "compare-why" },
+    h("div", { class: "muted" }, `Why ${fastest.name} is faster than the module as written:`),
+    h("ul", {}, reasons.map((r) => h("li", {}, r))));
 }
 
 function roles(c: Comparison): HTMLElement {
@@ -100,10 +120,12 @@ export function renderCompare(root: HTMLElement, state: CompareState, hs: Compar
       h("label", {}, "Devices (0 = the module's mesh, or 8) ", devices),
       suggest,
       h("span", { class: "muted", "data-testid": "compare-status" },
-        state.comparing ? "comparing…" : c?.ok ? `${c.rows?.length ?? 0} strategies on ${c.devices} devices in ${state.compareMs.toFixed(0)} ms` : "")),
+        state.comparing ? "comparing…" : c?.ok ? `${c.rows?.length ?? 0} strategies on ${c.devices} devices in ${state.compareMs.toFixed(0)} ms` +
+          (c.pruned_by_bound ? `; ${c.pruned_by_bound} more not tried (the cheap bound)` : "") : "")),
     c && !c.ok ? h("div", { class: "error", "data-testid": "compare-error" }, c.error ?? "comparison failed") : null,
     state.suggestions ? suggestionsView(state.suggestions) : null,
     c?.ok ? bars : null,
     c?.ok ? table(c) : null,
+    c?.ok ? why(c) : null,
     c?.ok ? roles(c) : null);
 }
