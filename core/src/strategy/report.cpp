@@ -75,6 +75,31 @@ std::string rowText(size_t rank, const Candidate &row, size_t width) {
          collectivesText(row) + "\n";
 }
 
+// The rows whose collectives no model could cost ("" when none has any).
+std::string uncostedText(const Comparison &c) {
+  std::string rows;
+  for (const Candidate &row : c.rows)
+    if (row.ok && row.uncosted_collectives > 0)
+      rows += (rows.empty() ? "" : ", ") + row.name + " (" +
+              std::to_string(row.uncosted_collectives) + ")";
+  if (rows.empty())
+    return "";
+  return "\nnot estimates: collectives no model could cost, each taking "
+         "XLA's 5 ms fallback, in " +
+         rows + "\n";
+}
+
+// Why the fastest row beats the module as written ("" when it does not).
+std::string whyText(const Comparison &c) {
+  if (c.why_fastest.empty())
+    return "";
+  std::string out = "\nwhy " + c.rows.front().name +
+                    " is faster than the module as written:\n";
+  for (const std::string &reason : c.why_fastest)
+    out += "  " + reason + "\n";
+  return out;
+}
+
 } // namespace
 
 std::string comparisonText(const Comparison &c) {
@@ -90,21 +115,7 @@ std::string comparisonText(const Comparison &c) {
   for (const Candidate &row : c.rows)
     if (row.ok)
       out += rowText(++rank, row, width);
-  std::string uncosted;
-  for (const Candidate &row : c.rows)
-    if (row.ok && row.uncosted_collectives > 0)
-      uncosted += (uncosted.empty() ? "" : ", ") + row.name + " (" +
-                  std::to_string(row.uncosted_collectives) + ")";
-  if (!uncosted.empty())
-    out += "\nnot estimates: collectives no model could cost, each taking "
-           "XLA's 5 ms fallback, in " +
-           uncosted + "\n";
-  if (!c.why_fastest.empty()) {
-    out += "\nwhy " + c.rows.front().name +
-           " is faster than the module as written:\n";
-    for (const std::string &reason : c.why_fastest)
-      out += "  " + reason + "\n";
-  }
+  out += uncostedText(c) + whyText(c);
   bool over = false;
   for (const Candidate &row : c.rows) {
     if (!row.ok || !row.fits || *row.fits)
