@@ -63,57 +63,25 @@ std::vector<AxisRef> freeParts(const MeshAxis &axis,
   return parts;
 }
 
-// The digits of some axes in a device's mesh position, read from the
-// position itself: the per-device loops over meshes of 10^4 devices then
-// make no coordinate vectors and look up no axis names.
-class AxesDigits {
-public:
-  AxesDigits(const Mesh &mesh, const std::vector<AxisRef> &axes) {
-    std::vector<int64_t> stride(mesh.axes.size(), 1);
-    for (size_t i = mesh.axes.size(); i-- > 1;)
-      stride[i - 1] = stride[i] * mesh.axes[i].size;
-    for (const AxisRef &ref : axes) {
-      Digit d;
-      d.size = axisRefSize(ref, mesh);
-      const int index = mesh.axisIndex(ref.name);
-      if (index >= 0) {
-        d.full = mesh.axes[size_t(index)].size;
-        d.stride = stride[size_t(index)];
-        d.minor = d.full / (subAxisPreSize(ref) * d.size);
-      }
-      digits_.push_back(d);
-    }
-  }
-
-  /// indexAlongAxes of the device at `linear`.
-  int64_t index(int64_t linear) const {
-    int64_t index = 0;
-    for (const Digit &d : digits_)
-      index = index * d.size + digit(d, linear);
-    return index;
-  }
-
-  /// The position of the device at `linear` with the digits set to zero
-  /// (withoutAxes): what the devices differing only along the axes share.
-  int64_t rest(int64_t linear) const {
-    for (const Digit &d : digits_)
-      linear -= digit(d, linear) * d.minor * d.stride;
-    return linear;
-  }
-
-private:
-  struct Digit {
-    int64_t size = 1, full = 0, stride = 1, minor = 1; ///< full 0: no axis
-  };
-  static int64_t digit(const Digit &d, int64_t linear) {
-    if (d.full == 0)
-      return 0;
-    return ((linear / d.stride) % d.full / d.minor) % d.size;
-  }
-  std::vector<Digit> digits_;
-};
-
 } // namespace
+
+// AxesDigits (device_layout.h).
+AxesDigits::AxesDigits(const Mesh &mesh, const std::vector<AxisRef> &axes) {
+  std::vector<int64_t> stride(mesh.axes.size(), 1);
+  for (size_t i = mesh.axes.size(); i-- > 1;)
+    stride[i - 1] = stride[i] * mesh.axes[i].size;
+  for (const AxisRef &ref : axes) {
+    Digit d;
+    d.size = axisRefSize(ref, mesh);
+    const int index = mesh.axisIndex(ref.name);
+    if (index >= 0) {
+      d.full = mesh.axes[size_t(index)].size;
+      d.stride = stride[size_t(index)];
+      d.minor = d.full / (subAxisPreSize(ref) * d.size);
+    }
+    digits_.push_back(d);
+  }
+}
 
 std::vector<AxisRef> deviceOrder(const Mesh &mesh,
                                  const TensorSharding &sharding) {

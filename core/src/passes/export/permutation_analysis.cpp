@@ -81,7 +81,7 @@ bool isContiguousBlock(const std::vector<int64_t> &out, const Block &block) {
 // are worked out once per position of this mesh, not once per device.
 struct UsedAxes {
   Mesh mesh;
-  std::vector<int64_t> stride; ///< each axis's step in a full position
+  AxesDigits digits; ///< a full mesh position's position on `mesh`
 };
 
 UsedAxes usedAxes(const Mesh &mesh, const TensorSharding &a, size_t a_first,
@@ -95,27 +95,15 @@ UsedAxes usedAxes(const Mesh &mesh, const TensorSharding &a, size_t a_first,
           return true;
     return false;
   };
-  UsedAxes used;
-  int64_t stride = mesh.totalSize();
-  for (const MeshAxis &axis : mesh.axes) {
-    stride /= axis.size;
+  Mesh used;
+  std::vector<AxisRef> refs;
+  for (const MeshAxis &axis : mesh.axes)
     if (uses(a, a_first, a_last, axis.name) ||
         uses(b, b_first, b_last, axis.name)) {
-      used.mesh.axes.push_back(axis);
-      used.stride.push_back(stride);
+      used.axes.push_back(axis);
+      refs.push_back(AxisRef{axis.name});
     }
-  }
-  return used;
-}
-
-// The position in `used.mesh` of the device at full mesh position
-// `position`.
-int64_t usedPosition(const UsedAxes &used, int64_t position) {
-  int64_t out = 0;
-  for (size_t i = 0; i < used.mesh.axes.size(); ++i)
-    out = out * used.mesh.axes[i].size +
-          (position / used.stride[i]) % used.mesh.axes[i].size;
-  return out;
+  return {std::move(used), AxesDigits(mesh, refs)};
 }
 
 } // namespace
@@ -342,7 +330,7 @@ void checkSplit(const ReshapeGroup &group, const std::vector<int64_t> &in,
   move.in_index.reserve(size_t(total));
   move.flat_start.reserve(size_t(total));
   for (int64_t position = 0; position < total; ++position) {
-    const size_t at = size_t(usedPosition(used, position));
+    const size_t at = size_t(used.digits.index(position));
     move.in_index.push_back(in_index[at]);
     move.flat_start.push_back(flat_start[at]);
   }

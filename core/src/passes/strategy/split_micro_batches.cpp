@@ -105,18 +105,18 @@ bool SplitMicroBatches::findMesh() {
     split_ = *mesh_.axisSize(axis_);
     if (!mesh_.device_ids.empty())
       return fail("the mesh has explicit device ids");
+    std::vector<AxisRef> others;
     for (const MeshAxis &a : mesh_.axes)
-      if (a.name != axis_)
+      if (a.name != axis_) {
         reduced_.axes.push_back(a);
-    // The axis's digit taken out of each position: id = (major * split +
-    // digit) * minor + rest -> major * minor + rest.
-    int64_t minor = 1;
-    for (size_t i = size_t(mesh_.axisIndex(axis_)) + 1; i < mesh_.axes.size();
-         ++i)
-      minor *= mesh_.axes[i].size;
+        others.push_back(AxisRef{a.name});
+      }
+    // A device's id on the mesh without the axis: its digits along the
+    // other axes (ids are positions: no explicit device ids).
+    const AxesDigits without(mesh_, others);
     reduced_id_.resize(size_t(mesh_.totalSize()));
     for (int64_t id = 0; id < mesh_.totalSize(); ++id)
-      reduced_id_[size_t(id)] = id / (minor * split_) * minor + id % minor;
+      reduced_id_[size_t(id)] = without.index(id);
     return true;
   }
   return fail("no mesh has an axis \"" + axis_ + "\"");
