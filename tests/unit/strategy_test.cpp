@@ -419,6 +419,27 @@ func.func @main(%x: tensor<4x8x16xf32>, %dispatch: tensor<4x8x4x2xf32>, %wr: ten
   return %out, %logits : tensor<4x8x16xf32>, tensor<4x8x4xf32>
 })";
 
+// Runs kMoe with `row`'s shardings on `mesh` (`<[...]>`) on simulated
+// devices: "" when its per-device program computes what the global module
+// does.
+std::string moeRowOnDevices(const Candidate &row, const std::string &mesh) {
+  std::string sharded = kMoe;
+  for (const ArgSharding &arg : row.shardings) {
+    const size_t at = sharded.find(arg.name + ": tensor<");
+    if (at == std::string::npos)
+      return "no argument " + arg.name;
+    sharded.insert(sharded.find('>', at) + 1,
+                   " {sdy.sharding = #sdy.sharding<@mesh, " + arg.sharding +
+                       ">}");
+  }
+  sharded = "sdy.mesh @mesh = " + mesh + "\n" + sharded;
+  const partition_check::Outcome run =
+      partition_check::checkPartitioned(sharded, {});
+  return run.status == partition_check::Status::Match
+             ? ""
+             : run.message + "\n" + sharded;
+}
+
 TEST_CASE("compareStrategies: expert parallelism for a mixture of experts") {
   CompareOptions options;
   options.devices = 4;
@@ -452,26 +473,7 @@ TEST_CASE("compareStrategies: expert parallelism for a mixture of experts") {
   CHECK(ep.shardings[3].sharding == "[{\"expert\"}p0, {}, {}]");
   // And EP's per-device program computes what the global module does
   // (the layer with the EP row's shardings, run on 4 simulated devices).
-  std::string sharded = kMoe;
-  auto shard = [&](const std::string &arg, const std::string &dims) {
-    const std::string from = arg + ": tensor<";
-    const size_t at = sharded.find(from);
-    REQUIRE(at != std::string::npos);
-    const size_t end = sharded.find('>', at);
-    sharded.insert(end + 1,
-                   " {sdy.sharding = #sdy.sharding<@mesh, " + dims + ">}");
-  };
-  shard("%x", ep.shardings[0].sharding);
-  shard("%dispatch", ep.shardings[1].sharding);
-  shard("%w1", ep.shardings[3].sharding);
-  shard("%w2", ep.shardings[4].sharding);
-  sharded = "sdy.mesh @mesh = <[\"expert\"=4]>\n" + sharded;
-  const partition_check::Outcome run =
-      partition_check::checkPartitioned(sharded, {});
-  CHECK_MESSAGE(run.status == partition_check::Status::Match, run.message
-                                                                  << "\n"
-                                                                  << sharded);
-  CHECK(run.devices == 4);
+  CHECK(moeRowOnDevices(ep, "<[\"expert\"=4]>") == "");
   // A module without experts gets the reason, not a row of numbers.
   Result<Comparison> dense = compareStrategies(kMlp, options);
   REQUIRE(dense);
@@ -497,8 +499,9 @@ TEST_CASE("compareStrategies: experts and tensor parallelism together") {
   REQUIRE_MESSAGE(row.ok, row.error);
   // Each expert's matmuls split as Megatron's: the first by its output
   // columns, the second by its input rows, the expert dim over "expert".
-  CHECK(row.shardings[3].sharding == "[{\"expert\"}p0, {}, {\"model\"}p0]");
-  CHECK(row.shardings[4].sharding == "[{\"expert\"}p0, {\"model\"}p0, {}]");
+  // (Only the expert dim takes the batch's priority.)
+  CHECK(row.shardings[3].sharding == "[{\"expert\"}p0, {}, {\"model\"}p1]");
+  CHECK(row.shardings[4].sharding == "[{\"expert\"}p0, {\"model\"}p1, {}]");
   // By hand, per device: the dispatched tokens [4, 4, 2, 16] f32 go from
   // the 2 group halves to the 2 expert halves and back (two all-to-alls of
   // [2, 4, 2, 16] -> [4, 2, 2, 16], 1024 B each), and the row-parallel
@@ -511,21 +514,65 @@ TEST_CASE("compareStrategies: experts and tensor parallelism together") {
   CHECK(got["all-to-all"] == std::pair<int64_t, int64_t>{2, 2048});
   CHECK(got["all-reduce"] == std::pair<int64_t, int64_t>{1, 1024});
   // Its per-device program computes what the global module does.
-  std::string sharded = kMoe;
-  auto shard = [&](const std::string &arg, const std::string &dims) {
-    const size_t at = sharded.find(arg + ": tensor<");
-    REQUIRE(at != std::string::npos);
-    sharded.insert(sharded.find('>', at) + 1,
-                   " {sdy.sharding = #sdy.sharding<@mesh, " + dims + ">}");
+  CHECK(moeRowOnDevices(row, "<[\"expert\"=2, \"model\"=2]>") == "");
+}
+
+TEST_CASE("compareStrategies: experts inside data parallelism, by hand") {
+  CompareOptions options;
+  options.devices = 4;
+  options.pipeline = *schedule::pipelineOptionsFor({});
+  Result<Comparison> c = compareStrategies(kMoe, options);
+  REQUIRE(c);
+  auto row = [&](const std::string &name) {
+    auto it = std::find_if(c->rows.begin(), c->rows.end(),
+                           [&](const Candidate &r) { return r.name == name; });
+    REQUIRE(it != c->rows.end());
+    REQUIRE_MESSAGE(it->ok, it->error);
+    return *it;
   };
-  for (size_t i = 0; i < row.shardings.size(); ++i)
-    shard(row.shardings[i].name, row.shardings[i].sharding);
-  sharded = "sdy.mesh @mesh = <[\"expert\"=2, \"model\"=2]>\n" + sharded;
-  const partition_check::Outcome run =
-      partition_check::checkPartitioned(sharded, {});
-  CHECK_MESSAGE(run.status == partition_check::Status::Match, run.message
-                                                                  << "\n"
-                                                                  << sharded);
+  auto collectives = [](const Candidate &r) {
+    std::map<std::string, std::pair<int64_t, int64_t>> got;
+    for (const CollectiveTotals &k : r.collectives)
+      got[k.kind] = {k.count, k.bytes};
+    return got;
+  };
+  using Totals = std::map<std::string, std::pair<int64_t, int64_t>>;
+  // DP×EP 2×2: the 4 token groups over data × expert, the 4 experts over
+  // "expert" (each replicated over "data"), the router replicated. Per
+  // device: the dispatched tokens [4, 4, 2, 16] f32 go from a device's
+  // group [1, 4, 2, 16] to its 2 experts of its data half's 2 groups
+  // ([2, 2, 2, 16], 512 B), the experts' outputs come back the same way
+  // (512 B): two all-to-alls over the 2 expert devices, nothing else.
+  const Candidate dp = row("DP×EP 2×2");
+  CHECK(dp.mesh == "<[\"data\"=2, \"expert\"=2]>");
+  CHECK(dp.shardings[0].sharding == "[{\"data\", \"expert\"}p0, {}, {}]");
+  CHECK(dp.shardings[2].sharding == "[{}, {}]");
+  CHECK(dp.shardings[3].sharding == "[{\"expert\"}p0, {}, {}]");
+  CHECK(collectives(dp) == Totals{{"all-to-all", {2, 1024}}});
+  CHECK(moeRowOnDevices(dp, dp.mesh) == "");
+  // FSDP×EP 2×2: the router also over data × expert (dim 0, 16 rows), the
+  // experts' weights over "data" on their largest free dim (w1's F, w2's
+  // F) at the parameters' p1. Shardy keeps the experts' F split where the
+  // matmuls read them and moves the tokens instead, per device:
+  //   all-gather the router 16x4 f32 (256 B); all-to-all the tokens to
+  //   their experts (512 B), all-gather them over data ([4, 2, 2, 16],
+  //   1,024 B); the first matmul's [4, 4, 2, 32] output, F over data, to
+  //   the groups over data and back around tanh (2 all-to-alls of
+  //   [2, 2, 2, 32] and [2, 4, 2, 16], 1,024 B each); the second's output,
+  //   partial over data, reduce-scattered on the groups ([2, 2, 2, 16],
+  //   512 B); home by all-to-all (512 B).
+  const Candidate fsdp = row("FSDP×EP 2×2");
+  CHECK(fsdp.shardings[2].sharding == "[{\"data\", \"expert\"}p1, {}]");
+  CHECK(fsdp.shardings[3].sharding == "[{\"expert\"}p0, {}, {\"data\"}p1]");
+  CHECK(fsdp.shardings[4].sharding == "[{\"expert\"}p0, {\"data\"}p1, {}]");
+  CHECK(collectives(fsdp) == Totals{{"all-gather", {2, 1280}},
+                                    {"all-to-all", {4, 3072}},
+                                    {"reduce-scatter", {1, 512}}});
+  CHECK(moeRowOnDevices(fsdp, fsdp.mesh) == "");
+  // With 4 experts on 4 devices a = 1 is EP itself: no "DP×EP 1×4" row.
+  CHECK(std::none_of(c->rows.begin(), c->rows.end(), [](const Candidate &r) {
+    return r.name.find("DP×EP 1×") != std::string::npos;
+  }));
 }
 
 TEST_CASE("suggestShardings: faster than the user's, with changes and why") {

@@ -1,6 +1,7 @@
 // Candidate strategies (see candidates.h and shardlab/strategy/strategy.h).
 #include "strategy/candidates.h"
 
+#include <algorithm>
 #include <functional>
 #include <numeric>
 
@@ -10,11 +11,14 @@ namespace {
 /// How one family of strategies shards each argument, given the axis names
 /// it uses ("" when the family does not use that kind of axis).
 struct Axes {
-  std::string batch;      ///< data dim 0 (the batch)
-  std::string sequence;   ///< data dim 1 (rank >= 3)
-  std::string tensor;     ///< Megatron dims of weights
-  std::string parameters; ///< FSDP: the largest free dim of parameters
-  std::string expert;     ///< EP: the expert dim of expert weights
+  std::vector<std::string> batch; ///< data dim 0 (the batch), major first
+  std::string sequence;           ///< data dim 1 (rank >= 3)
+  std::string tensor;             ///< Megatron dims of weights
+  /// FSDP: the largest free dim of parameters, over those of these axes
+  /// the parameter does not use yet (an expert weight's expert dim holds
+  /// "expert": FSDP×EP splits it over "data" only).
+  std::vector<std::string> parameters;
+  std::string expert; ///< EP: the expert dim of expert weights
   /// A pipeline's layer count: a parameter's leading dim of this size is
   /// the stack of layers the pipeline cuts into stages, which FSDP leaves
   /// whole (0: no pipeline).
@@ -43,6 +47,34 @@ int64_t axisSize(const std::vector<MeshAxis> &mesh, const std::string &axis) {
     if (m.name == axis)
       return m.size;
   return 1;
+}
+
+int64_t axesSize(const std::vector<MeshAxis> &mesh,
+                 const std::vector<std::string> &axes) {
+  int64_t size = 1;
+  for (const std::string &axis : axes)
+    size *= axisSize(mesh, axis);
+  return size;
+}
+
+void shardDim(ArgAxes &axes, int64_t dim,
+              const std::vector<std::string> &names) {
+  for (const std::string &name : names)
+    shardDim(axes, dim, name);
+}
+
+// Those of `wanted` that no dim of `axes` holds yet.
+std::vector<std::string> unusedAxes(const ArgAxes &axes,
+                                    const std::vector<std::string> &wanted) {
+  std::vector<std::string> out;
+  for (const std::string &axis : wanted) {
+    bool used = false;
+    for (const std::vector<std::string> &dim : axes)
+      used = used || std::find(dim.begin(), dim.end(), axis) != dim.end();
+    if (!used)
+      out.push_back(axis);
+  }
+  return out;
 }
 
 // The first of `dims` that divides by `ways`, else the first (the plan
@@ -89,14 +121,14 @@ ArgAxes argAxes(const ArgAnalysis &a, const Axes &use,
                             a.info.shape, axisSize(mesh, use.tensor));
           d >= 0 && axes[size_t(d)].empty())
         shardDim(axes, d, use.tensor);
-    if (!use.parameters.empty()) {
+    if (const std::vector<std::string> fsdp = unusedAxes(axes, use.parameters);
+        !fsdp.empty()) {
       ArgAxes taken = axes;
       if (use.layers > 0 && !taken.empty() && a.info.shape[0] == use.layers)
         taken[0].push_back("stage");
       shardDim(axes,
-               fsdpDim(taken, a.info.shape, axisSize(mesh, use.parameters),
-                       padded_dim),
-               use.parameters);
+               fsdpDim(taken, a.info.shape, axesSize(mesh, fsdp), padded_dim),
+               fsdp);
     }
   }
   return axes;
@@ -142,16 +174,79 @@ bool hasSequence(const std::vector<ArgAnalysis> &args) {
 // A plan splitting the experts over the "expert" axis. The experts' split
 // is as much the layout as the batch's: with the weights' priority below
 // the batch's, propagation keeps the expert matmul's output on the batch
-// and moves it back and forth (4 all-to-alls where 2 do).
+// and moves it back and forth (4 all-to-alls where 2 do). Only the expert
+// dim takes the batch's priority: an expert weight's FSDP dim is gathered
+// where used, as every parameter's.
 Plan expertPlan(std::string name, std::string description,
                 std::vector<MeshAxis> mesh, const Axes &use,
                 const std::vector<ArgAnalysis> &args) {
   Plan plan = makePlan(std::move(name), std::move(description), std::move(mesh),
                        use, args);
-  for (size_t i = 0; i < args.size() && i < plan.priorities.size(); ++i)
-    if (!args[i].expert_dims.empty())
-      plan.priorities[i] = 0;
+  plan.first_priority_axes = {use.expert};
   return plan;
+}
+
+// The experts of the module: the expert dim of its first expert weight
+// (0: no experts).
+int64_t expertCount(const std::vector<ArgAnalysis> &args) {
+  for (const ArgAnalysis &a : args)
+    if (a.info.role == ArgRole::Parameter && !a.expert_dims.empty())
+      return a.info.shape[size_t(a.expert_dims[0])];
+  return 0;
+}
+
+// The sizes of an "expert" axis within `devices`: each >= 2 dividing both
+// the devices and the experts (with `with_one`, 1 first: no EP). Only 1
+// without experts.
+std::vector<int64_t> expertWays(const std::vector<ArgAnalysis> &args,
+                                int64_t devices, bool with_one) {
+  std::vector<int64_t> ways;
+  if (with_one)
+    ways.push_back(1);
+  const int64_t experts = expertCount(args);
+  for (int64_t e = 2; e <= devices && e <= experts; ++e)
+    if (devices % e == 0 && experts % e == 0)
+      ways.push_back(e);
+  return ways;
+}
+
+// EP inside data parallelism, as Megatron and DeepSpeed-MoE place it: for
+// every N = a×e×b with a, e >= 2 (e dividing the experts, b in a node), the
+// mesh ["data"=a, "expert"=e, "model"=b]: the batch over data and expert,
+// the experts over "expert" (each expert's weights replicated over
+// "data"), with b > 1 each expert's matmuls Megatron-style over "model";
+// FSDP×EP also splits the parameters over data and expert (an expert
+// weight's over "data", its expert dim holding "expert"). a = 1 is EP or
+// EP×TP.
+//   32 devices, 8 experts: DP×EP 16×2, 8×4, 4×8; DP×EP×TP 8×2×2, 4×2×4,
+//   2×2×8, 4×4×2, 2×4×4, 2×8×2; each with its FSDP twin.
+void addExpertMixes(std::vector<Plan> &plans,
+                    const std::vector<ArgAnalysis> &args, int64_t n,
+                    int64_t gpus_per_node) {
+  for (int64_t e : expertWays(args, n / 2, /*with_one=*/false))
+    for (int64_t b = 1; b * e * 2 <= n; ++b) {
+      if ((n / e) % b != 0 || (gpus_per_node > 0 && b > gpus_per_node))
+        continue;
+      const int64_t a = n / (e * b);
+      std::string sizes = std::to_string(a) + "×" + std::to_string(e);
+      std::string what = "over " + std::to_string(a * e) + " (experts over " +
+                         std::to_string(e) + ")";
+      std::vector<MeshAxis> mesh = {{"data", a}, {"expert", e}};
+      Axes use{{"data", "expert"}, "", "", {}, "expert"};
+      if (b > 1) {
+        sizes += "×" + std::to_string(b);
+        what += ", weights Megatron-style over " + std::to_string(b);
+        mesh.push_back({"model", b});
+        use.tensor = "model";
+      }
+      const std::string tp = b > 1 ? "×TP " : " ";
+      plans.push_back(
+          expertPlan("DP×EP" + tp + sizes, "batch " + what, mesh, use, args));
+      use.parameters = {"data", "expert"};
+      plans.push_back(expertPlan("FSDP×EP" + tp + sizes,
+                                 "batch and parameters " + what, mesh, use,
+                                 args));
+    }
 }
 
 // Tensor parallelism all-reduces on every layer: its axis stays on the
@@ -189,48 +284,66 @@ void addThreeWay(std::vector<Plan> &plans, const std::vector<ArgAnalysis> &args,
       const std::vector<MeshAxis> mesh = {
           {"data", a}, {"seq", c}, {"model", b}};
       plans.push_back(makePlan("DP×TP×SP " + split, "batch " + what, mesh,
-                               {"data", "seq", "model", ""}, args));
+                               {{"data"}, "seq", "model", {}}, args));
       plans.push_back(makePlan("FSDP×TP×SP " + split,
                                "batch and parameters " + what, mesh,
-                               {"data", "seq", "model", "data"}, args));
+                               {{"data"}, "seq", "model", {"data"}}, args));
     }
   }
 }
 
+// How a pipeline splits each stage's devices: a data, e expert (EP inside
+// the data-parallel devices, the batch over both), b tensor; with `fsdp`
+// the parameters over the data and expert axes too.
+struct StageSplit {
+  int64_t a = 1, e = 1, b = 1;
+  bool fsdp = false;
+};
+
 // One pipeline: S stages over the major "stage" axis, the batch over
-// "data" (a) and, with b > 1, the weights Megatron-style over "model";
-// with `fsdp` the parameters also over "data" (ZeRO-3 in each stage: every
+// "data" (a) and "expert" (e, which also splits the experts) and, with
+// b > 1, the weights Megatron-style over "model"; with `fsdp` the
+// parameters also over "data" and "expert" (ZeRO-3 in each stage: every
 // tick gathers a layer's weights where it runs), never their layer dim.
-Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s, int64_t a,
-                  int64_t b, bool fsdp, const LayerStack &layers) {
+Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s,
+                  const StageSplit &split, const LayerStack &layers) {
   std::vector<MeshAxis> mesh = {{"stage", s}};
-  std::string name = "PP", split = std::to_string(s);
-  if (a > 1) {
-    mesh.push_back({"data", a});
-    name += fsdp ? "×FSDP" : "×DP";
-    split += "×" + std::to_string(a);
-  }
-  if (b > 1) {
-    mesh.push_back({"model", b});
-    name += "×TP";
-    split += "×" + std::to_string(b);
-  }
+  std::string name = "PP", sizes = std::to_string(s);
   std::string what =
       std::to_string(layers.layers) + " layers in " + std::to_string(s) +
       " pipeline stages of " + std::to_string(layers.layers / s) +
       " (1F1B over " + std::to_string(layers.micro_batches) +
       (layers.micro_batches == 1 ? " micro-batch)" : " micro-batches)");
-  if (a > 1)
-    what += (fsdp ? ", batch and parameters over " : ", batch over ") +
-            std::to_string(a);
-  if (b > 1)
-    what += ", weights Megatron-style over " + std::to_string(b);
-  Axes use{a > 1 ? "data" : "", "", b > 1 ? "model" : "", "", ""};
-  if (fsdp && a > 1) {
-    use.parameters = "data";
+  Axes use;
+  auto add = [&](const char *axis, int64_t size, const char *family) {
+    mesh.push_back({axis, size});
+    name += std::string("×") + family;
+    sizes += "×" + std::to_string(size);
+  };
+  if (split.a > 1) {
+    add("data", split.a, split.fsdp ? "FSDP" : "DP");
+    use.batch.push_back("data");
+    what += (split.fsdp ? ", batch and parameters over " : ", batch over ") +
+            std::to_string(split.a);
+  }
+  if (split.e > 1) {
+    add("expert", split.e, "EP");
+    use.batch.push_back("expert");
+    use.expert = "expert";
+    what += ", experts over " + std::to_string(split.e);
+  }
+  if (split.b > 1) {
+    add("model", split.b, "TP");
+    use.tensor = "model";
+    what += ", weights Megatron-style over " + std::to_string(split.b);
+  }
+  if (split.fsdp) {
+    use.parameters = use.batch;
     use.layers = layers.layers;
   }
-  Plan plan = makePlan(name + " " + split, what, mesh, use, args);
+  Plan plan = split.e > 1
+                  ? expertPlan(name + " " + sizes, what, mesh, use, args)
+                  : makePlan(name + " " + sizes, what, mesh, use, args);
   plan.stages = s;
   return plan;
 }
@@ -267,19 +380,22 @@ void addPipelines(std::vector<Plan> &plans,
     for (int64_t b = 1; b <= rest; ++b) {
       if (rest % b != 0 || (gpus_per_node > 0 && b > gpus_per_node))
         continue;
-      for (bool fsdp : {false, true}) {
-        if (fsdp && rest / b < 2)
-          continue;
-        Plan plan = pipelinePlan(args, s, rest / b, b, fsdp, layers);
-        if (s <= layers.micro_batches) {
-          plans.push_back(std::move(plan));
-          continue;
+      for (int64_t e : expertWays(args, rest / b, /*with_one=*/true))
+        for (bool fsdp : {false, true}) {
+          const int64_t a = rest / (b * e);
+          if (fsdp && a < 2)
+            continue;
+          Plan plan = pipelinePlan(args, s, {a, e, b, fsdp}, layers);
+          if (s <= layers.micro_batches) {
+            plans.push_back(std::move(plan));
+            continue;
+          }
+          std::optional<Plan> split =
+              splitMicroBatchesPlan(plan, args, layers.micro_batches, 4 * s,
+                                    kMostSplitLoweredDevices);
+          if (split && layers.micro_batches * split->micro_split >= s)
+            plans.push_back(std::move(*split));
         }
-        std::optional<Plan> split = splitMicroBatchesPlan(
-            plan, args, layers.micro_batches, 4 * s, kMostSplitLoweredDevices);
-        if (split && layers.micro_batches * split->micro_split >= s)
-          plans.push_back(std::move(*split));
-      }
     }
   }
 }
@@ -356,21 +472,21 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
   const std::string N = std::to_string(n);
   plans.push_back(makePlan(
       "DP", "batch split over " + N + " devices; parameters replicated",
-      {{"data", n}}, {"data", "", "", ""}, args));
+      {{"data", n}}, {{"data"}, "", "", {}}, args));
   plans.push_back(makePlan("FSDP",
                            "batch and every parameter split over " + N +
                                " devices (ZeRO-3: parameters gathered "
                                "where used)",
-                           {{"data", n}}, {"data", "", "", "data"}, args));
+                           {{"data", n}}, {{"data"}, "", "", {"data"}}, args));
   plans.push_back(makePlan("TP",
                            "weights split Megatron-style (column, then row) "
                            "over " +
                                N + " devices; data replicated",
-                           {{"model", n}}, {"", "", "model", ""}, args));
+                           {{"model", n}}, {{}, "", "model", {}}, args));
   keepTensorInNode(plans.back(), n, gpus_per_node);
   Plan sp = makePlan(
       "SP", "sequence split over " + N + " devices; parameters replicated",
-      {{"seq", n}}, {"", "seq", "", ""}, args);
+      {{"seq", n}}, {{}, "seq", "", {}}, args);
   if (!hasSequence(args))
     sp.error =
         "no data argument has a sequence dimension (rank >= 3, or token ids)";
@@ -378,11 +494,12 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
   // Expert parallelism: the experts split over the devices that split the
   // batch; each device runs its experts on the tokens routed to them, which
   // the dispatch and combine move between devices (all-to-all).
-  Plan ep = expertPlan("EP",
-                       "batch and experts split over " + N +
-                           " devices (tokens dispatched to their experts' "
-                           "devices); other parameters replicated",
-                       {{"expert", n}}, {"expert", "", "", "", "expert"}, args);
+  Plan ep =
+      expertPlan("EP",
+                 "batch and experts split over " + N +
+                     " devices (tokens dispatched to their experts' "
+                     "devices); other parameters replicated",
+                 {{"expert", n}}, {{"expert"}, "", "", {}, "expert"}, args);
   if (!hasExperts(args))
     ep.error = "no parameter is an expert weight (a matmul weight with a "
                "batching dimension, as a mixture of experts' is)";
@@ -393,7 +510,7 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
                      "sequence split over " + N +
                          " devices through attention, keys and values "
                          "passed round a ring",
-                     {{"seq", n}}, {"", "seq", "", ""}, args);
+                     {{"seq", n}}, {{}, "seq", "", {}}, args);
   cp.error = "a ring attention is a program, not a layout: the sequence "
              "through attention is not a sharding (SP gathers it there); a "
              "step whose attention is a ring in shard_map over a \"cp\" "
@@ -411,16 +528,16 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
                                  "over " +
                                  B,
                              {{"data", a}, {"model", b}},
-                             {"data", "", "model", ""}, args));
+                             {{"data"}, "", "model", {}}, args));
     keepTensorInNode(plans.back(), b, gpus_per_node);
     plans.push_back(makePlan(
         "FSDP×TP " + split,
         "batch and parameters over " + A + ", weights Megatron-style over " + B,
-        {{"data", a}, {"model", b}}, {"data", "", "model", "data"}, args));
+        {{"data", a}, {"model", b}}, {{"data"}, "", "model", {"data"}}, args));
     keepTensorInNode(plans.back(), b, gpus_per_node);
     Plan dpsp =
         makePlan("DP×SP " + split, "batch over " + A + ", sequence over " + B,
-                 {{"data", a}, {"seq", b}}, {"data", "seq", "", ""}, args);
+                 {{"data", a}, {"seq", b}}, {{"data"}, "seq", "", {}}, args);
     if (!hasSequence(args))
       dpsp.error =
           "no data argument has a sequence dimension (rank >= 3, or token ids)";
@@ -431,12 +548,13 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
           "batch and experts over " + A + ", weights Megatron-style over " + B +
               " (each expert's matmuls split, as Megatron splits MoE "
               "layers)",
-          {{"expert", a}, {"model", b}}, {"expert", "", "model", "", "expert"},
-          args));
+          {{"expert", a}, {"model", b}},
+          {{"expert"}, "", "model", {}, "expert"}, args));
       keepTensorInNode(plans.back(), b, gpus_per_node);
     }
   }
   addThreeWay(plans, args, n, gpus_per_node);
+  addExpertMixes(plans, args, n, gpus_per_node);
   addPipelines(plans, args, n, gpus_per_node, layers);
   return plans;
 }

@@ -1,10 +1,10 @@
 // The candidate strategies for N devices (the list and its rules are in
 // shardlab/strategy/strategy.h): DP, FSDP, TP, SP, EP, CP (its reason); for
 // every split N = a x b, DP×TP, FSDP×TP, DP×SP and (with experts) EP×TP on a
-// 2-D mesh; for every N = a x b x c,
-// DP×TP×SP and FSDP×TP×SP on a 3-D mesh; where the step loops over stacked
-// layers inside a loop over micro-batches, PP×DP, PP×DP×TP, PP×FSDP and
-// PP×FSDP×TP with S
+// 2-D mesh; for every N = a x b x c, DP×TP×SP and FSDP×TP×SP on a 3-D mesh;
+// with experts, EP inside data parallelism (DP×EP, FSDP×EP, and ×TP); where
+// the step loops over stacked layers inside a loop over micro-batches,
+// PP×DP, PP×DP×TP, PP×FSDP and PP×FSDP×TP (with experts also ×EP) with S
 // pipeline stages (S dividing the layers; the micro-batches split where
 // there are fewer than S) on the major "stage" axis, the tensor axis inside
 // a node.

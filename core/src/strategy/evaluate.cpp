@@ -154,8 +154,9 @@ Candidate evaluatePlan(const EvaluationContext &c, const Plan &plan) {
   if (!plan.is_user) {
     row.mesh = meshText(plan.mesh);
     for (size_t i = 0; i < plan.args.size() && i < c.args.size(); ++i)
-      row.shardings.push_back({c.args[i].info.name,
-                               argAxesText(plan.args[i], priorityOf(plan, i))});
+      row.shardings.push_back(
+          {c.args[i].info.name,
+           argAxesText(plan.args[i], dimPriorities(plan, i))});
   }
   row = run(c, plan, std::move(row));
   row.elapsed_ms = msSince(start);

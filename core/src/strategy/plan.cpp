@@ -51,15 +51,21 @@ Status clearShardings(Module &module) {
   return success();
 }
 
-TensorSharding shardingOf(const ArgAxes &axes, int64_t priority) {
+// The priority of dim `d` (-1 past the end).
+int64_t priorityAt(const std::vector<int64_t> &priorities, size_t d) {
+  return d < priorities.size() ? priorities[d] : -1;
+}
+
+TensorSharding shardingOf(const ArgAxes &axes,
+                          const std::vector<int64_t> &priorities) {
   TensorSharding sharding;
   sharding.mesh.symbol = "mesh";
-  for (const std::vector<std::string> &dim : axes) {
+  for (size_t i = 0; i < axes.size(); ++i) {
     DimSharding d;
-    for (const std::string &axis : dim)
+    for (const std::string &axis : axes[i])
       d.axes.push_back(AxisRef{axis, std::nullopt});
-    if (priority >= 0 && !dim.empty())
-      d.priority = priority;
+    if (priorityAt(priorities, i) >= 0 && !axes[i].empty())
+      d.priority = priorityAt(priorities, i);
     sharding.dims.push_back(std::move(d));
   }
   return sharding;
@@ -67,8 +73,19 @@ TensorSharding shardingOf(const ArgAxes &axes, int64_t priority) {
 
 } // namespace
 
-int64_t priorityOf(const Plan &plan, size_t arg) {
-  return arg < plan.priorities.size() ? plan.priorities[arg] : -1;
+std::vector<int64_t> dimPriorities(const Plan &plan, size_t arg) {
+  if (arg >= plan.args.size())
+    return {};
+  const int64_t own = arg < plan.priorities.size() ? plan.priorities[arg] : -1;
+  std::vector<int64_t> out;
+  for (const std::vector<std::string> &dim : plan.args[arg])
+    out.push_back(!dim.empty() &&
+                          std::find(plan.first_priority_axes.begin(),
+                                    plan.first_priority_axes.end(),
+                                    dim[0]) != plan.first_priority_axes.end()
+                      ? 0
+                      : own);
+  return out;
 }
 
 std::string meshText(const std::vector<MeshAxis> &axes) {
@@ -77,15 +94,16 @@ std::string meshText(const std::vector<MeshAxis> &axes) {
   return meshBodyToString(mesh);
 }
 
-std::string argAxesText(const ArgAxes &axes, int64_t priority) {
+std::string argAxesText(const ArgAxes &axes,
+                        const std::vector<int64_t> &priorities) {
   std::string out = "[";
   for (size_t d = 0; d < axes.size(); ++d) {
     out += d ? ", {" : "{";
     for (size_t a = 0; a < axes[d].size(); ++a)
       out += (a ? ", \"" : "\"") + axes[d][a] + "\"";
     out += "}";
-    if (priority >= 0 && !axes[d].empty())
-      out += "p" + std::to_string(priority);
+    if (priorityAt(priorities, d) >= 0 && !axes[d].empty())
+      out += "p" + std::to_string(priorityAt(priorities, d));
   }
   return out + "]";
 }
@@ -95,7 +113,7 @@ std::string planKey(const Plan &plan) {
     return "user";
   std::string key = meshText(plan.mesh);
   for (size_t i = 0; i < plan.args.size(); ++i)
-    key += argAxesText(plan.args[i], priorityOf(plan, i));
+    key += argAxesText(plan.args[i], dimPriorities(plan, i));
   return key;
 }
 
@@ -141,7 +159,7 @@ Status applyPlan(Module &module, Operation &entry, const Plan &plan) {
       sharded = sharded || !dim.empty();
     if (sharded)
       setSharding(body.argument(i),
-                  shardingOf(plan.args[i], priorityOf(plan, i)), ctx);
+                  shardingOf(plan.args[i], dimPriorities(plan, i)), ctx);
   }
   return success();
 }

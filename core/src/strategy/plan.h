@@ -35,6 +35,12 @@ struct Plan {
   /// the batch and a weight want the same axis the batch keeps it and the
   /// weight is gathered where it is used (ZeRO-3), as GSPMD would.
   std::vector<int64_t> priorities;
+  /// Axes that give priority 0 to every dim they lead (its major axis): an
+  /// expert-parallel plan's "expert" on an expert weight's expert dim, as
+  /// much the layout as the batch, while the weight's FSDP dim keeps the
+  /// parameters' p1 (gathered where used), and so does a parameter split
+  /// over ["data", "expert"] by FSDP×EP.
+  std::vector<std::string> first_priority_axes;
   bool is_user = false; ///< the module as written: nothing applied
   /// Pipeline stages over the mesh's "stage" axis (0: none): the lowered
   /// program is cut into stages (shardlab-pipeline-stages).
@@ -58,8 +64,9 @@ struct Plan {
   std::string error;
 };
 
-/// The priority of argument `arg`'s sharded dims (-1: none).
-int64_t priorityOf(const Plan &plan, size_t arg);
+/// The priority of each of argument `arg`'s dims (-1: none): its
+/// argument's, or 0 for a dim led by one of Plan::first_priority_axes.
+std::vector<int64_t> dimPriorities(const Plan &plan, size_t arg);
 
 /// Identifies a plan's mesh and shardings (not its name), to skip
 /// strategies already evaluated.
@@ -67,8 +74,10 @@ std::string planKey(const Plan &plan);
 
 /// The mesh as Shardy prints its body: `<["data"=2, "model"=4]>`.
 std::string meshText(const std::vector<MeshAxis> &mesh);
-/// One argument's dims as `[{"data"}p0, {}]` (priority -1: none).
-std::string argAxesText(const ArgAxes &axes, int64_t priority = -1);
+/// One argument's dims as `[{"data"}p0, {}]`, with the priority of each
+/// dim (-1 or none given: no priority).
+std::string argAxesText(const ArgAxes &axes,
+                        const std::vector<int64_t> &priorities = {});
 
 /// Removes the user's shardings from `module` and installs the plan's mesh
 /// (as @mesh) and argument shardings on `entry`. An error for a module the

@@ -38,15 +38,29 @@
 //   EP×TP     where there are expert weights, for every split N = a×b:
 //             EP over "expert"=a and each expert's matmuls Megatron-style
 //             over "model"=b (b in a node)
+//   DP×EP, FSDP×EP, DP×EP×TP, FSDP×EP×TP  where there are E experts, EP
+//             inside data parallelism: for every N = a×e×b (a, e >= 2; e
+//             dividing E; b in a node) the mesh ["data"=a, "expert"=e,
+//             "model"=b]: the batch over data and expert, the experts over
+//             "expert" (replicated over "data"), with FSDP every parameter
+//             over data and expert too (an expert weight's over "data");
+//             only the expert dim takes the batch's priority (p0). The
+//             tokens move as propagation decides from these shardings: where
+//             the step computes its dispatch mask from the tokens (GShard's
+//             dense dispatch), the expert axis also reaches the mask's
+//             expert dim and the tokens are gathered over it, not exchanged
+//             by all-to-all (no sharding constraint is added)
 //   DP×TP×SP, FSDP×TP×SP   for every split N = a×b×c (each >= 2; named
 //             a×b×c: data, tensor, sequence) on a 3-D mesh ["data"=a,
 //             "seq"=c, "model"=b], where a data argument has a sequence
 //   PP×DP, PP×DP×TP, PP×FSDP, PP×FSDP×TP  where the step's layer loops
 //             (over weights stacked [L, ...]) sit in a loop over M
 //             micro-batches: for S stages (S dividing L and N) and every
-//             split N/S = a×b (b in a node), the mesh ["stage"=S,
-//             "data"=a, "model"=b], with FSDP the parameters over "data"
-//             too (never their layer dim, which the stages cut); where
+//             split N/S = a×e×b (b in a node; e >= 2 dividing the experts
+//             where there are experts: PP×DP×EP, PP×DP×EP×TP, ...), the
+//             mesh ["stage"=S, "data"=a, "expert"=e, "model"=b], with FSDP
+//             the parameters over "data" (and "expert") too (never their
+//             layer dim, which the stages cut); where
 //             S > M the micro-batches are split towards 4 S first (the
 //             "micro" axis, "mb÷k"; left out if still fewer than S); the stage
 //             axis shards nothing, and the lowered program is cut into
