@@ -15,7 +15,12 @@ export, schedule), and the estimate shows what the options mean:
     shapes under a Shardy sharding rule (no manual computation): the calls
     cost what the shard_map form's do, and --compare can replace the layout
     (every family but EP runs; splitting the sequence gathers it for the
-    attention, whose rule needs it whole).
+    attention, whose rule needs it whole);
+  - the comparer's EP row of a mixture of experts is the program JAX
+    writes: the generator's own expert layout (its sharding constraints
+    around the experts) and the EP row (its constraints added by
+    shardlab-expert-exchange) take the same time, and the tokens move by
+    all-to-all, as many and as large as worked out by hand.
 
     python3 tests/schedule/check_training_step_generator.py --cli build/shardlab-schedule
 """
@@ -102,6 +107,46 @@ def check_attention_rule(cli, tmp):
     check(gathers > 0, "SP: no all-gather before the attention that needs the sequence whole")
 
 
+def check_expert_layout(cli, tmp):
+    """EP as JAX writes it, against the comparer's EP row (4 devices)."""
+    L, M, b, s, E, H = 2, 2, 8, 512, 4, 512
+    args = ["--arch", "moe", "--layers", str(L), "--hidden", str(H), "--heads", "8",
+            "--kv-heads", "4", "--ffn", "1024", "--vocab", "1024", "--seq", str(s),
+            "--micro-batch", str(b), "--grad-accum", str(M), "--experts", str(E),
+            "--mesh", "dp=4", "--attention", "rule"]
+    module = os.path.join(tmp, "moe.mlir")
+    report = os.path.join(tmp, "moe-compare.json")
+    subprocess.run([sys.executable, GENERATOR] + args + ["-o", module], check=True)
+    p = subprocess.run([cli, module, "--preset", "h100", "--compare", "--devices", "4",
+                        "--loops", "unroll", "--report", report],
+                       capture_output=True, text=True)
+    if not check(p.returncode == 0, "--compare on the MoE failed: %s" % p.stderr[-800:]):
+        return
+    with open(report) as f:
+        rows = {row["name"]: row for row in json.load(f)["rows"]}
+    ep, written = rows.get("EP", {}), rows.get("as written", {})
+    if not check(ep.get("ok") and written.get("ok"), "MoE: EP or the module as written did not run"):
+        return
+    print("MoE on 4 devices: EP %.3f us, as JAX writes it %.3f us"
+          % (ep["step_time_us"], written["step_time_us"]))
+    check(abs(ep["step_time_us"] - written["step_time_us"]) <= 1e-3 * written["step_time_us"],
+          "MoE: EP %.3f us, the module as JAX writes it %.3f us"
+          % (ep["step_time_us"], written["step_time_us"]))
+    kinds = {c["kind"]: c for c in ep["collectives"]}
+    # By hand: top-2 routing at capacity factor 1.25 gives C = 512 * 2 *
+    # 1.25 / 4 = 320 slots per expert; the dispatched tokens [b, E, C, H]
+    # bf16 hold 8 * 4 * 320 * 512 * 2 B, a quarter on each device. They go
+    # to the experts and back in the forward, and their gradients both
+    # ways in the backward: 4 all-to-alls per layer and micro-batch.
+    per_call = b * E * (s * 2 * 5 // 4 // E) * H * 2 // 4
+    a2a = kinds.get("all-to-all", {})
+    check(a2a.get("count") == 4 * L * M and a2a.get("bytes") == 4 * L * M * per_call,
+          "MoE EP: all-to-all %s x %s B, by hand %d x %d B"
+          % (a2a.get("count"), a2a.get("bytes"), 4 * L * M, 4 * L * M * per_call))
+    check("all-gather" not in kinds,
+          "MoE EP: the tokens were gathered (%s), not exchanged" % kinds.get("all-gather"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)
@@ -145,6 +190,7 @@ def main():
                 check(m["none"] > m["full"],
                       "%s: peak memory %s, want none above full" % (arch, m))
         check_attention_rule(cli, tmp)
+        check_expert_layout(cli, tmp)
     for f in failures:
         print("FAIL:", f)
     print("%d failure(s)" % len(failures))

@@ -2,7 +2,9 @@
 // their evaluation (shardlab/strategy/strategy.h).
 #include "shardlab/cost/perf_table.h"
 #include "shardlab/partition_check/partition_check.h"
+#include "shardlab/passes/pass_manager.h"
 #include "shardlab/strategy/strategy.h"
+#include "shardlab/text/text.h"
 #include "strategy/arg_roles.h"
 #include "strategy/candidates.h"
 #include "strategy/compare_internal.h"
@@ -419,20 +421,36 @@ func.func @main(%x: tensor<4x8x16xf32>, %dispatch: tensor<4x8x4x2xf32>, %wr: ten
   return %out, %logits : tensor<4x8x16xf32>, tensor<4x8x4xf32>
 })";
 
-// Runs kMoe with `row`'s shardings on `mesh` (`<[...]>`) on simulated
-// devices: "" when its per-device program computes what the global module
-// does.
-std::string moeRowOnDevices(const Candidate &row, const std::string &mesh) {
+// kMoe with `row`'s shardings on `mesh` (`<[...]>`), and with the
+// exchange constraints the comparer adds to an expert-parallel row
+// (shardlab-expert-exchange); "" when it does not load.
+std::string moeAsRow(const Candidate &row, const std::string &mesh) {
   std::string sharded = kMoe;
   for (const ArgSharding &arg : row.shardings) {
     const size_t at = sharded.find(arg.name + ": tensor<");
     if (at == std::string::npos)
-      return "no argument " + arg.name;
+      return "";
     sharded.insert(sharded.find('>', at) + 1,
                    " {sdy.sharding = #sdy.sharding<@mesh, " + arg.sharding +
                        ">}");
   }
   sharded = "sdy.mesh @mesh = " + mesh + "\n" + sharded;
+  if (mesh.find("\"expert\"") == std::string::npos)
+    return sharded;
+  DiagnosticEngine diags;
+  LoadedModule loaded = loadModule(sharded, diags);
+  if (!loaded.module ||
+      !runNestedPass(*loaded.module, "shardlab-expert-exchange", diags))
+    return "";
+  return printModule(*loaded.module);
+}
+
+// Runs moeAsRow(row, mesh) on simulated devices: "" when its per-device
+// program computes what the global module does.
+std::string moeRowOnDevices(const Candidate &row, const std::string &mesh) {
+  const std::string sharded = moeAsRow(row, mesh);
+  if (sharded.empty())
+    return "the row's module does not load";
   const partition_check::Outcome run =
       partition_check::checkPartitioned(sharded, {});
   return run.status == partition_check::Status::Match
@@ -550,6 +568,24 @@ TEST_CASE("compareStrategies: experts inside data parallelism, by hand") {
   CHECK(dp.shardings[3].sharding == "[{\"expert\"}p0, {}, {}]");
   CHECK(collectives(dp) == Totals{{"all-to-all", {2, 1024}}});
   CHECK(moeRowOnDevices(dp, dp.mesh) == "");
+  // The exchange as JAX writes it (shardlab-expert-exchange): the first
+  // expert matmul reads the dispatched tokens with their expert dim
+  // replicated, then on "expert"; the combine reads the experts' output
+  // the other way round. Nothing else is constrained.
+  const std::string exchanged = moeAsRow(dp, dp.mesh);
+  CHECK(exchanged.find("sdy.sharding_constraint %1 <@mesh, [{?}, {}, {?}, "
+                       "{?}]>") != std::string::npos);
+  CHECK(exchanged.find("<@mesh, [{?}, {\"expert\"}, {?}, {?}]>") !=
+        std::string::npos);
+  CHECK(exchanged.find("<@mesh, [{\"expert\"}, {?}, {?}, {?}]>") !=
+        std::string::npos);
+  CHECK(exchanged.find("<@mesh, [{}, {?}, {?}, {?}]>") != std::string::npos);
+  size_t constraints = 0;
+  for (size_t at = exchanged.find("sdy.sharding_constraint");
+       at != std::string::npos;
+       at = exchanged.find("sdy.sharding_constraint", at + 1))
+    ++constraints;
+  CHECK(constraints == 4);
   // FSDP×EP 2×2: the router also over data × expert (dim 0, 16 rows), the
   // experts' weights over "data" on their largest free dim (w1's F, w2's
   // F) at the parameters' p1. Shardy keeps the experts' F split where the

@@ -39,22 +39,26 @@ PipelineResult failed(PipelineResult r, const char *stage, std::string error,
 } // namespace
 
 Status lowerToCollectives(Module &module, DiagnosticEngine &diags,
-                          std::string_view recompute) {
+                          std::string_view recompute,
+                          std::string_view expert_axis) {
   Result<PassPipeline> lowering = buildNamedPipeline("explicit");
   if (!lowering)
     return lowering.error();
-  if (!recompute.empty()) {
-    PassPipeline first;
+  PassPipeline first;
+  if (!recompute.empty())
     if (Status added = appendPass(first, "shardlab-recompute",
                                   "policy=" + std::string(recompute));
         !added)
       return added;
-    first.steps.insert(first.steps.end(), lowering->steps.begin(),
-                       lowering->steps.end());
-    *lowering = std::move(first);
-  }
+  if (!expert_axis.empty())
+    if (Status added = appendPass(first, "shardlab-expert-exchange",
+                                  "axis=" + std::string(expert_axis));
+        !added)
+      return added;
+  first.steps.insert(first.steps.end(), lowering->steps.begin(),
+                     lowering->steps.end());
   std::string failed;
-  if (runPassPipeline(module, *lowering, diags, &failed))
+  if (runPassPipeline(module, first, diags, &failed))
     return success();
   return makeError(failed + " failed");
 }

@@ -1,6 +1,7 @@
 // Roles of the entry function's arguments (see arg_roles.h).
 #include "strategy/arg_roles.h"
 
+#include "passes/strategy/argument_trace.h"
 #include "passes/strategy/layer_loops.h"
 
 #include "rules/rules_internal.h"
@@ -20,144 +21,8 @@ using rules::shapeOf;
 
 constexpr int kMaxTraceSteps = 256;
 
-/// An argument of the entry function a value comes from, with the
-/// argument's dimension behind each of the value's (-1: none). While
-/// tracing, `dims` holds the dims of the value reached so far.
-struct Trace {
-  int64_t arg = -1;
-  std::vector<int64_t> dims;
-};
-
-std::vector<int64_t> identityDims(const Value *value) {
-  std::vector<int64_t> dims(shapeOf(value).size());
-  for (size_t d = 0; d < dims.size(); ++d)
-    dims[d] = int64_t(d);
-  return dims;
-}
-
-// For each dim of a reshape's result, the operand dim it is (-1 for
-// none), matched from the innermost outwards while sizes agree
-// (`1x4096x16384 -> 4096x16384` keeps both).
-std::vector<int64_t> reshapeSources(const Value *operand, const Value *result) {
-  const std::vector<int64_t> &from = shapeOf(operand);
-  const std::vector<int64_t> &to = shapeOf(result);
-  std::vector<int64_t> source(to.size(), -1);
-  size_t i = from.size(), j = to.size();
-  while (i > 0 && j > 0) {
-    if (to[j - 1] == 1 && from[i - 1] != 1) {
-      --j;
-      continue;
-    }
-    if (from[i - 1] == 1 && to[j - 1] != 1) {
-      --i;
-      continue;
-    }
-    if (from[i - 1] != to[j - 1])
-      break;
-    source[j - 1] = int64_t(i - 1);
-    --i;
-    --j;
-  }
-  return source;
-}
-
-// Maps each traced dim (a dim of the op's result) to the operand's dim it
-// comes from, through `source` (result dim -> operand dim).
-void remap(std::vector<int64_t> &dims, const std::vector<int64_t> &source) {
-  for (int64_t &d : dims)
-    d = d >= 0 && d < int64_t(source.size()) ? source[size_t(d)] : -1;
-}
-
-class Tracer {
-public:
-  Tracer(Module &module, Operation &entry) : entry_(entry) {
-    walk(module.op(), [&](Operation &op) {
-      if (op.is("func.call"))
-        if (const Attr *callee = op.attrs.get("callee"))
-          calls_.emplace(callee->str(), &op);
-    });
-  }
-
-  /// Follows `value` back through data movement to an entry argument.
-  Trace trace(Value *value) const {
-    Trace t{-1, identityDims(value)};
-    for (int step = 0; value && step < kMaxTraceSteps; ++step) {
-      if (value->isBlockArgument()) {
-        value = throughBlockArgument(*value, t);
-        if (t.arg >= 0)
-          return t;
-        continue;
-      }
-      value = throughOp(*value->defining_op, *value, t.dims);
-    }
-    return {};
-  }
-
-private:
-  Value *throughBlockArgument(Value &value, Trace &t) const {
-    Operation *owner = value.owner_block && value.owner_block->parent
-                           ? value.owner_block->parent->parent
-                           : nullptr;
-    if (!owner)
-      return nullptr;
-    if (owner == &entry_) {
-      t.arg = value.index;
-      return nullptr;
-    }
-    if ((owner->is("stablehlo.while") || owner->is("sdy.named_computation")) &&
-        value.index < owner->numOperands())
-      return owner->operand(value.index);
-    if (owner->is("func.func"))
-      if (const Attr *name = owner->attrs.get("sym_name"))
-        if (auto call = calls_.find(name->str());
-            call != calls_.end() && value.index < call->second->numOperands())
-          return call->second->operand(value.index);
-    return nullptr;
-  }
-
-  static Value *throughOp(Operation &op, Value &value,
-                          std::vector<int64_t> &dims) {
-    if (op.numOperands() == 0)
-      return nullptr;
-    std::string_view name = op.name;
-    if (name == "stablehlo.convert" || name == "stablehlo.copy" ||
-        name == "stablehlo.bitcast_convert" ||
-        name == "sdy.sharding_constraint" || name == "sdy.reshard" ||
-        name == "stablehlo.dynamic_slice" || name == "stablehlo.slice")
-      return op.operand(0);
-    if (name == "stablehlo.optimization_barrier" || name == "stablehlo.while" ||
-        name == "sdy.named_computation")
-      return value.index < op.numOperands() ? op.operand(value.index) : nullptr;
-    if (name == "stablehlo.transpose") {
-      // Result dim r is operand dim permutation[r].
-      auto perm = rules::intsAttr(op, "permutation");
-      if (!perm)
-        return nullptr;
-      remap(dims, *perm);
-      return op.operand(0);
-    }
-    if (name == "stablehlo.broadcast_in_dim") {
-      // Operand dim i is result dim broadcast_dimensions[i].
-      auto bd = rules::intsAttr(op, "broadcast_dimensions");
-      if (!bd)
-        return nullptr;
-      std::vector<int64_t> source(shapeOf(&value).size(), -1);
-      for (size_t i = 0; i < bd->size(); ++i)
-        if ((*bd)[i] >= 0 && (*bd)[i] < int64_t(source.size()))
-          source[size_t((*bd)[i])] = int64_t(i);
-      remap(dims, source);
-      return op.operand(0);
-    }
-    if (name == "stablehlo.reshape") {
-      remap(dims, reshapeSources(op.operand(0), &value));
-      return op.operand(0);
-    }
-    return nullptr;
-  }
-
-  Operation &entry_;
-  std::unordered_map<std::string, Operation *> calls_;
-};
+using Trace = ArgumentTrace;
+using Tracer = ArgumentTracer;
 
 std::string positionText(const Operation &op) {
   return std::to_string(op.loc.line) + ":" + std::to_string(op.loc.col);

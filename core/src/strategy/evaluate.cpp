@@ -105,6 +105,15 @@ std::string overMemory(Module &module, Operation &entry,
          bytesText(options.device_memory_bytes) + " of device memory";
 }
 
+// The plan's expert axis, whose tokens shardlab-expert-exchange moves by
+// all-to-all; "" when it splits no experts.
+std::string_view expertAxis(const Plan &plan) {
+  for (const MeshAxis &axis : plan.mesh)
+    if (axis.name == "expert")
+      return "expert";
+  return "";
+}
+
 Candidate run(const EvaluationContext &c, const Plan &plan, Candidate row) {
   if (!plan.error.empty())
     return failedRow(std::move(row), "plan", plan.error);
@@ -127,8 +136,8 @@ Candidate run(const EvaluationContext &c, const Plan &plan, Candidate row) {
   if (std::string over = overMemory(module, *entry, c.options);
       !over.empty() && plan.stages == 0)
     return failedRow(std::move(row), "memory", over);
-  if (Status lowered =
-          schedule::lowerToCollectives(module, diags, plan.recompute);
+  if (Status lowered = schedule::lowerToCollectives(
+          module, diags, plan.recompute, expertAxis(plan));
       !lowered)
     return failedRow(std::move(row), "propagate",
                      firstError(diags, lowered.error().message));

@@ -83,9 +83,11 @@ PipelineResult scheduleLowered(Module &module, const PipelineOptions &options);
 
 /// The lowering it runs: the propagation pipeline, then Shardy's export
 /// pipeline with explicit collectives (meshes kept as symbols); first,
-/// when `recompute` names a policy, shardlab-recompute with it.
+/// when `recompute` names a policy, shardlab-recompute with it, and when
+/// `expert_axis` names an axis, shardlab-expert-exchange over it.
 Status lowerToCollectives(Module &module, DiagnosticEngine &diags,
-                          std::string_view recompute = {});
+                          std::string_view recompute = {},
+                          std::string_view expert_axis = {});
 
 /// Device memory of a built-in hardware preset (h100, h200, b200, a100);
 /// 0 when unknown.

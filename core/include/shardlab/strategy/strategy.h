@@ -44,12 +44,7 @@
 //             "model"=b]: the batch over data and expert, the experts over
 //             "expert" (replicated over "data"), with FSDP every parameter
 //             over data and expert too (an expert weight's over "data");
-//             only the expert dim takes the batch's priority (p0). The
-//             tokens move as propagation decides from these shardings: where
-//             the step computes its dispatch mask from the tokens (GShard's
-//             dense dispatch), the expert axis also reaches the mask's
-//             expert dim and the tokens are gathered over it, not exchanged
-//             by all-to-all (no sharding constraint is added)
+//             only the expert dim takes the batch's priority (p0)
 //   DP×TP×SP, FSDP×TP×SP   for every split N = a×b×c (each >= 2; named
 //             a×b×c: data, tensor, sequence) on a 3-D mesh ["data"=a,
 //             "seq"=c, "model"=b], where a data argument has a sequence
@@ -68,6 +63,12 @@
 //             ticks, activations passed by collective_permute, 1F1B's
 //             min(S, M) micro-batches of residuals in flight). Without that
 //             structure, one "PP" row with the reason
+//
+// Every row with an expert axis runs shardlab-expert-exchange before
+// propagation: the sharding constraints a JAX mixture-of-experts layer
+// writes around its experts, so that the tokens reach their experts and
+// come back by all-to-all (without them propagation carries the expert
+// axis into the dispatch mask and gathers the tokens over it).
 //
 // e.g. 8 devices: 6 + 3 × 2 + 2 = 14 candidates (with the CP row; and a PP
 // row). Recomputation and micro-batches are choices made on the rows after

@@ -1,9 +1,9 @@
 // The strategy stage's passes: shardlab's own, not Shardy's. They rewrite a
 // program into the one a layout or a choice that shardings cannot say would
 // run, for the scheduler to estimate: --compare runs them for its pipeline,
-// micro-batch and recomputation candidates. shardlab-recompute runs before
-// propagation; the others on the per-device program (after
-// sdy-convert-global-to-local).
+// micro-batch, recomputation and expert candidates. shardlab-recompute and
+// shardlab-expert-exchange run before propagation; the others on the
+// per-device program (after sdy-convert-global-to-local).
 #include "strategy_passes.h"
 #include "../stages.h"
 
@@ -66,6 +66,22 @@ void addStrategyPasses(std::vector<PassInfo> &passes) {
        {{"policy", OptionType::String, "full",
          "What the forward saves for the backward", "full|selective|none"}},
        recomputePass});
+  passes.push_back(
+      {"shardlab-expert-exchange",
+       "strategy",
+       "Exchange a mixture of experts' tokens by all-to-all",
+       "On a module before propagation whose expert weights (the rhs of "
+       "dot_generals batched over their expert dim) are sharded over a "
+       "mesh axis: each expert matmul reads its tokens through two sharding "
+       "constraints (the expert dim replicated, then on the axis) and each "
+       "other dot_general reads what the experts computed through the same "
+       "two the other way round, as JAX mixture-of-experts layers write "
+       "them: the tokens then move to their experts' devices and back by "
+       "all-to-all, not gathered over the axis. The rules, with a worked "
+       "example, head expert_exchange.cpp.",
+       {{"axis", OptionType::String, "expert",
+         "The mesh axis that splits the experts"}},
+       expertExchangePass});
 }
 
 } // namespace shardlab

@@ -10,5 +10,6 @@ namespace shardlab {
 bool pipelineStagesPass(Module &, const PassOptions &, DiagnosticEngine &);
 bool splitMicroBatchesPass(Module &, const PassOptions &, DiagnosticEngine &);
 bool recomputePass(Module &, const PassOptions &, DiagnosticEngine &);
+bool expertExchangePass(Module &, const PassOptions &, DiagnosticEngine &);
 
 } // namespace shardlab
