@@ -113,9 +113,10 @@ TEST_CASE("Candidates: every family and split, with non-dividing ones failed") {
   Result<ModuleAnalysis> m = analyzeArguments(kMlp);
   REQUIRE(m);
   std::vector<Plan> plans = candidatePlans(m->args, 8);
-  // DP, FSDP, TP, SP, EP, CP (its reason) + (DP×TP, FSDP×TP, DP×SP) for
-  // 2×4 and 4×2 + (DP×TP×SP, FSDP×TP×SP) for 2×2×2.
-  REQUIRE(plans.size() == 14);
+  // DP, FSDP, DP ZeRO-1 (its reason: no optimizer state), TP, SP, EP, CP
+  // (its reason) + (DP×TP, FSDP×TP, DP×SP) for 2×4 and 4×2 + (DP×TP×SP,
+  // FSDP×TP×SP) for 2×2×2.
+  REQUIRE(plans.size() == 15);
   auto named = [&](const std::string &name) -> const Plan & {
     auto it = std::find_if(plans.begin(), plans.end(),
                            [&](const Plan &p) { return p.name == name; });
@@ -124,6 +125,8 @@ TEST_CASE("Candidates: every family and split, with non-dividing ones failed") {
   };
   CHECK(named("DP").args[0] == ArgAxes{{"data"}, {}, {}});
   CHECK(named("DP").args[1] == ArgAxes{{}, {}});
+  CHECK(named("DP ZeRO-1").error.find("no optimizer state") !=
+        std::string::npos);
   CHECK(named("TP").args[1] == ArgAxes{{}, {"model"}});
   CHECK(named("TP").args[2] == ArgAxes{{"model"}, {}});
   CHECK(named("FSDP").args[1] == ArgAxes{{}, {"data"}});
@@ -185,10 +188,92 @@ func.func @main(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %m: tensor<16x32xf3
   REQUIRE(m);
   CHECK(arg(*m, "%m").column_dims == arg(*m, "%w").column_dims);
   CHECK(arg(*m, "%m").info.reason.find("split like %w") != std::string::npos);
+  CHECK(arg(*m, "%m").optimizer_state);
+  CHECK_FALSE(arg(*m, "%w").optimizer_state);
   for (const Plan &plan : candidatePlans(m->args, 4)) {
     CAPTURE(plan.name);
-    CHECK(plan.args[2] == plan.args[1]);
+    if (plan.name.find("ZeRO-1") == std::string::npos) {
+      CHECK(plan.args[2] == plan.args[1]);
+      continue;
+    }
+    // ZeRO-1 splits it over "data" too, on its largest free dim.
+    if (plan.name == "DP ZeRO-1") {
+      CHECK(plan.args[1] == ArgAxes{{}, {}});
+      CHECK(plan.args[2] == ArgAxes{{}, {"data"}});
+    } else {
+      CHECK(plan.name == "DP×TP 2×2 ZeRO-1");
+      CHECK(plan.args[1] == ArgAxes{{}, {"model"}});
+      CHECK(plan.args[2] == ArgAxes{{"data"}, {"model"}});
+    }
   }
+}
+
+// One step of a two-matmul layer with a momentum-like optimizer: the
+// gradient g = x^T (x w) is added into the state m, and w moves by it.
+constexpr const char *kStep = R"(
+func.func @main(%x: tensor<1024x512xf32>, %w: tensor<512x2048xf32>, %m: tensor<512x2048xf32>) -> (tensor<512x2048xf32>, tensor<512x2048xf32>) {
+  %y = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<1024x512xf32>, tensor<512x2048xf32>) -> tensor<1024x2048xf32>
+  %g = stablehlo.dot_general %x, %y, contracting_dims = [0] x [0] : (tensor<1024x512xf32>, tensor<1024x2048xf32>) -> tensor<512x2048xf32>
+  %m2 = stablehlo.add %m, %g : tensor<512x2048xf32>
+  %w2 = stablehlo.subtract %w, %m2 : tensor<512x2048xf32>
+  return %w2, %m2 : tensor<512x2048xf32>, tensor<512x2048xf32>
+})";
+
+TEST_CASE("compareStrategies: ZeRO-1 by hand, against DP") {
+  Result<ModuleAnalysis> m = analyzeArguments(kStep);
+  REQUIRE(m);
+  CHECK(arg(*m, "%m").optimizer_state);
+  CHECK_FALSE(arg(*m, "%w").optimizer_state);
+  // Result 0 is w's new value; result 1 is the state's, no weight's.
+  CHECK(m->updates == std::vector<int64_t>{1, -1});
+  CompareOptions options;
+  options.devices = 4;
+  options.pipeline = *schedule::pipelineOptionsFor({});
+  Result<Comparison> c = compareStrategies(kStep, options);
+  REQUIRE(c);
+  auto row = [&](const std::string &name) {
+    auto it = std::find_if(c->rows.begin(), c->rows.end(),
+                           [&](const Candidate &r) { return r.name == name; });
+    REQUIRE(it != c->rows.end());
+    REQUIRE_MESSAGE(it->ok, it->error);
+    return *it;
+  };
+  auto collectives = [](const Candidate &r) {
+    std::map<std::string, std::pair<int64_t, int64_t>> got;
+    for (const CollectiveTotals &k : r.collectives)
+      got[k.kind] = {k.count, k.bytes};
+    return got;
+  };
+  using Totals = std::map<std::string, std::pair<int64_t, int64_t>>;
+  const int64_t w_bytes = 512 * 2048 * 4; // 4 MiB, as g and m
+  // DP: g is partial on each device (x split on the batch), all-reduced
+  // whole; the update runs replicated.
+  const Candidate dp = row("DP");
+  CHECK(collectives(dp) == Totals{{"all-reduce", {1, w_bytes}}});
+  // ZeRO-1: m split over "data" on its dim 1 (2048); g reduce-scattered
+  // to m's split (a quarter on each device), the update runs on the
+  // quarter, and the new w, pinned to w's replicated sharding, is
+  // all-gathered whole: the same bytes on the wire as DP's all-reduce.
+  const Candidate zero = row("DP ZeRO-1");
+  CHECK(zero.shardings[2].sharding == "[{}, {\"data\"}p1]");
+  CHECK(collectives(zero) == Totals{{"all-gather", {1, w_bytes}},
+                                    {"reduce-scatter", {1, w_bytes / 4}}});
+  // Each device holds a quarter of m: 3 MiB less of its arguments.
+  CHECK(dp.argument_bytes - zero.argument_bytes == 3 * w_bytes / 4);
+  // Its per-device program computes what the global step does (both
+  // results, the new w gathered).
+  std::string sharded = kStep;
+  for (const ArgSharding &a : zero.shardings) {
+    const size_t at = sharded.find(a.name + ": tensor<");
+    REQUIRE(at != std::string::npos);
+    sharded.insert(sharded.find('>', at) + 1,
+                   " {sdy.sharding = #sdy.sharding<@mesh, " + a.sharding +
+                       ">}");
+  }
+  sharded = "sdy.mesh @mesh = " + zero.mesh + "\n" + sharded;
+  const partition_check::Outcome run =
+      partition_check::checkPartitioned(sharded, {});
+  CHECK_MESSAGE(run.status == partition_check::Status::Match, run.message);
 }
 
 TEST_CASE("Candidates: tensor parallelism stays inside a node") {
@@ -253,9 +338,9 @@ TEST_CASE("compareStrategies: the user's row, sorted rows, reasons") {
   Result<Comparison> c = compareStrategies(kMlp, options);
   REQUIRE(c);
   CHECK(c->devices == 8);
-  // 14 candidates (CP with its reason), the pipeline's reason (no layer
-  // loops) and the module as written
-  CHECK(c->rows.size() == 16);
+  // 15 candidates (CP and DP ZeRO-1 with their reasons), the pipeline's
+  // reason (no layer loops) and the module as written
+  CHECK(c->rows.size() == 17);
   CHECK(std::count_if(c->rows.begin(), c->rows.end(),
                       [](const Candidate &r) { return r.is_user; }) == 1);
   double last = 0;
@@ -849,12 +934,13 @@ TEST_CASE("compareStrategies: every row's time and bytes as worked out by "
       CHECK(row.error.find(row.name == "EP" ? "no parameter is an expert weight"
                            : row.name == "PP" ? "no pipeline: no loop over "
                                                 "stacked layers"
-                           : row.name == "CP"
-                               ? "a ring attention is a program"
+                           : row.name == "CP" ? "a ring attention is a program"
+                           : row.name == "DP ZeRO-1"
+                               ? "no optimizer state"
                                : "no data argument has a "
                                  "sequence dimension") != std::string::npos);
     }
-  CHECK(not_run == 5);
+  CHECK(not_run == 6);
 
   SUBCASE("the check fails on a wrong answer") {
     // Collectives at twice the bandwidth in the table than by hand: every

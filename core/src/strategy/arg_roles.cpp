@@ -9,6 +9,7 @@
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_manager.h"
 #include "shardlab/text/text.h"
+#include "strategy/optimizer_state.h"
 #include "strategy/plan.h"
 
 #include <algorithm>
@@ -265,13 +266,12 @@ Result<std::vector<int64_t>> probeBatch(std::string_view text,
 
 /// Optimizer state (Adam's moments, a gradient accumulator) is updated
 /// elementwise with its weight: sharded any other way, every update
-/// reshards it (all-to-alls and permutes, the state gathered). A parameter
-/// no matmul reads takes the Megatron and expert dims of the first weight
-/// of its shape, so every candidate splits it as it splits that weight.
+/// reshards it (all-to-alls and permutes, the state gathered). Optimizer
+/// state takes the Megatron and expert dims of the first weight of its
+/// shape, so every candidate splits it as it splits that weight.
 void shardLikeTheirWeights(std::vector<ArgAnalysis> &args) {
   for (ArgAnalysis &state : args) {
-    if (state.info.role != ArgRole::Parameter || !state.row_dims.empty() ||
-        !state.column_dims.empty() || !state.expert_dims.empty())
+    if (!state.optimizer_state)
       continue;
     for (const ArgAnalysis &weight : args)
       if (&weight != &state && weight.info.role == ArgRole::Parameter &&
@@ -282,8 +282,8 @@ void shardLikeTheirWeights(std::vector<ArgAnalysis> &args) {
         state.column_dims = weight.column_dims;
         state.row_parallel = weight.row_parallel;
         state.expert_dims = weight.expert_dims;
-        state.info.reason =
-            "split like " + weight.info.name + " (its shape; a weight's state)";
+        state.info.reason = "optimizer state, split like " + weight.info.name +
+                            " (its shape; no matmul depends on it)";
         break;
       }
   }
@@ -330,6 +330,7 @@ Result<ModuleAnalysis> analyzeArguments(std::string_view text) {
   Block &body = entry->region(0).front();
   const size_t n = body.numArguments();
   Evidence evidence = collectEvidence(module, *entry, n);
+  const std::vector<bool> no_matmul = reachesNoMatmul(module, *entry);
   bool any_seed = std::find(evidence.seed.begin(), evidence.seed.end(), true) !=
                   evidence.seed.end();
   std::vector<int64_t> batch(n, -1);
@@ -388,12 +389,20 @@ Result<ModuleAnalysis> analyzeArguments(std::string_view text) {
         a.info.reason = "expert weight (dimension " +
                         std::to_string(a.expert_dims[0]) +
                         " batched with the tokens routed to it)";
+      } else if (no_matmul[i]) {
+        a.optimizer_state = true;
+        a.info.reason = "optimizer state (no matmul depends on it)";
       } else {
         a.info.reason = "the batch does not reach it";
       }
     }
   }
   shardLikeTheirWeights(out);
+  std::vector<bool> weights(n);
+  for (size_t i = 0; i < n; ++i)
+    weights[i] =
+        out[i].info.role == ArgRole::Parameter && !out[i].optimizer_state;
+  result.updates = updatedArguments(module, *entry, weights);
   for (size_t i = 0; i < n; ++i) {
     ArgAnalysis &a = out[i];
     const size_t rank = a.info.shape.size();

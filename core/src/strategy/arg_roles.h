@@ -12,7 +12,9 @@
 //    batch dimension where the axis landed (labels, upstream gradients and
 //    masks are found so). With no seed, every non-scalar argument is data.
 // 3. The rest: rank 0 is a scalar; anything else is a parameter (weights,
-//    biases, optimizer moments: the batch never reaches them).
+//    biases, optimizer moments: the batch never reaches them). A parameter
+//    no matmul depends on is optimizer state (optimizer_state.h) and is
+//    split as the first weight of its shape is.
 //
 // Each parameter read as a matmul weight also records its Megatron
 // dimensions: "column" (the weight's non-contracting dims) and "row" (its
@@ -50,6 +52,9 @@ struct ArgAnalysis {
   /// (a mixture of experts' expert dim, [E, H, F] read by a dot_general
   /// with batching dims [1] x [0]); empty for other parameters.
   std::vector<int64_t> expert_dims;
+  /// A parameter no matmul depends on (optimizer_state.h): Adam's moments,
+  /// which ZeRO-1 splits over the data-parallel devices.
+  bool optimizer_state = false;
 };
 
 /// The scanned layers a pipeline could split (passes/strategy/
@@ -63,6 +68,10 @@ struct LayerStack {
 
 struct ModuleAnalysis {
   std::vector<ArgAnalysis> args;
+  /// Per result of the entry function: the weight (a parameter that is no
+  /// optimizer state) whose new value it is, -1 for none
+  /// (optimizer_state.h); ZeRO-1 leaves it split as the weight came.
+  std::vector<int64_t> updates;
   int64_t mesh_devices = 0; ///< devices of the first mesh (0: none)
   LayerStack layers;
 };

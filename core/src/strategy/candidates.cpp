@@ -19,6 +19,9 @@ struct Axes {
   /// "expert": FSDP×EP splits it over "data" only).
   std::vector<std::string> parameters;
   std::string expert; ///< EP: the expert dim of expert weights
+  /// ZeRO-1: optimizer state's largest free dim over these (as FSDP splits
+  /// parameters; `parameters` wins where both are set).
+  std::vector<std::string> states;
   /// A pipeline's layer count: a parameter's leading dim of this size is
   /// the stack of layers the pipeline cuts into stages, which FSDP leaves
   /// whole (0: no pipeline).
@@ -121,7 +124,10 @@ ArgAxes argAxes(const ArgAnalysis &a, const Axes &use,
                             a.info.shape, axisSize(mesh, use.tensor));
           d >= 0 && axes[size_t(d)].empty())
         shardDim(axes, d, use.tensor);
-    if (const std::vector<std::string> fsdp = unusedAxes(axes, use.parameters);
+    const std::vector<std::string> &split =
+        use.parameters.empty() && a.optimizer_state ? use.states
+                                                    : use.parameters;
+    if (const std::vector<std::string> fsdp = unusedAxes(axes, split);
         !fsdp.empty()) {
       ArgAxes taken = axes;
       if (use.layers > 0 && !taken.empty() && a.info.shape[0] == use.layers)
@@ -247,6 +253,34 @@ void addExpertMixes(std::vector<Plan> &plans,
                                  "batch and parameters " + what, mesh, use,
                                  args));
     }
+}
+
+bool hasOptimizerState(const std::vector<ArgAnalysis> &args) {
+  return std::any_of(args.begin(), args.end(),
+                     [](const ArgAnalysis &a) { return a.optimizer_state; });
+}
+
+// ZeRO-1 (DeepSpeed's stage 1, Megatron's distributed optimizer): as DP or
+// DP×TP, and the optimizer state split over "data" on its largest free dim
+// too; the weights are written whole where they are (closed: their split
+// updates must not split them as FSDP would), and each new weight
+// (`updates`: result -> weight) leaves as its weight came, so the step ends
+// gathering the updated shards, as ZeRO-1 does, and the next step reads
+// its weights as this one did.
+Plan zeroOnePlan(std::string name, std::string description,
+                 std::vector<MeshAxis> mesh, Axes use,
+                 const std::vector<ArgAnalysis> &args,
+                 const std::vector<int64_t> &updates) {
+  use.states = {"data"};
+  Plan plan = makePlan(std::move(name), std::move(description), std::move(mesh),
+                       use, args);
+  for (size_t r = 0; r < updates.size(); ++r)
+    if (updates[r] >= 0)
+      plan.pinned_results.push_back({r, size_t(updates[r])});
+  plan.write_unsharded = true;
+  if (!hasOptimizerState(args) && plan.error.empty())
+    plan.error = "no optimizer state: every parameter reaches a matmul";
+  return plan;
 }
 
 // Tensor parallelism all-reduces on every layer: its axis stays on the
@@ -467,7 +501,8 @@ Plan recomputePlan(const Plan &base, const std::string &policy) {
 
 std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
                                  int64_t n, int64_t gpus_per_node,
-                                 const LayerStack &layers) {
+                                 const LayerStack &layers,
+                                 const std::vector<int64_t> &updates) {
   std::vector<Plan> plans;
   const std::string N = std::to_string(n);
   plans.push_back(makePlan(
@@ -478,6 +513,11 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
                                " devices (ZeRO-3: parameters gathered "
                                "where used)",
                            {{"data", n}}, {{"data"}, "", "", {"data"}}, args));
+  plans.push_back(zeroOnePlan(
+      "DP ZeRO-1",
+      "batch and optimizer state split over " + N +
+          " devices; weights replicated, the updated shards gathered",
+      {{"data", n}}, {{"data"}, "", "", {}}, args, updates));
   plans.push_back(makePlan("TP",
                            "weights split Megatron-style (column, then row) "
                            "over " +
@@ -535,6 +575,15 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
         "batch and parameters over " + A + ", weights Megatron-style over " + B,
         {{"data", a}, {"model", b}}, {{"data"}, "", "model", {"data"}}, args));
     keepTensorInNode(plans.back(), b, gpus_per_node);
+    if (hasOptimizerState(args)) {
+      plans.push_back(zeroOnePlan("DP×TP " + split + " ZeRO-1",
+                                  "batch and optimizer state over " + A +
+                                      ", weights Megatron-style over " + B +
+                                      ", the updated shards gathered",
+                                  {{"data", a}, {"model", b}},
+                                  {{"data"}, "", "model", {}}, args, updates));
+      keepTensorInNode(plans.back(), b, gpus_per_node);
+    }
     Plan dpsp =
         makePlan("DP×SP " + split, "batch over " + A + ", sequence over " + B,
                  {{"data", a}, {"seq", b}}, {{"data"}, "seq", "", {}}, args);

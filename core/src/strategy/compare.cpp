@@ -25,9 +25,9 @@ Result<Prepared> prepare(std::string_view text, const CompareOptions &options) {
       EvaluationContext{text, std::move(analysis->args), options.pipeline};
   p.context.options.program.extrapolate_loops = options.extrapolate_loops;
   p.layers = analysis->layers;
-  p.plans =
-      candidatePlans(p.context.args, p.devices,
-                     options.pipeline.program.sol.gpus_per_node, p.layers);
+  p.plans = candidatePlans(p.context.args, p.devices,
+                           options.pipeline.program.sol.gpus_per_node, p.layers,
+                           analysis->updates);
   if (!options.only.empty())
     std::erase_if(p.plans, [&](const Plan &plan) {
       return std::find(options.only.begin(), options.only.end(), plan.name) ==

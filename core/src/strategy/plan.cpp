@@ -114,6 +114,10 @@ std::string planKey(const Plan &plan) {
   std::string key = meshText(plan.mesh);
   for (size_t i = 0; i < plan.args.size(); ++i)
     key += argAxesText(plan.args[i], dimPriorities(plan, i));
+  for (const auto &[result, arg] : plan.pinned_results)
+    key += " ->" + std::to_string(result) + "=" + std::to_string(arg);
+  if (plan.write_unsharded)
+    key += " closed";
   return key;
 }
 
@@ -157,10 +161,13 @@ Status applyPlan(Module &module, Operation &entry, const Plan &plan) {
     bool sharded = false;
     for (const auto &dim : plan.args[i])
       sharded = sharded || !dim.empty();
-    if (sharded)
+    if (sharded || plan.write_unsharded)
       setSharding(body.argument(i),
                   shardingOf(plan.args[i], dimPriorities(plan, i)), ctx);
   }
+  for (const auto &[result, arg] : plan.pinned_results)
+    if (result < funcNumResults(entry) && arg < plan.args.size())
+      setFuncResultSharding(entry, result, shardingOf(plan.args[arg], {}), ctx);
   return success();
 }
 

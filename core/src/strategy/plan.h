@@ -59,6 +59,13 @@ struct Plan {
   /// none of whose dimensions divides (as FSDP pads its flat shards), which
   /// checkDivisible lets through.
   std::vector<std::pair<size_t, size_t>> padded;
+  /// (result, argument): entry results pinned to an argument's sharding in
+  /// this plan (ZeRO-1's new weights leave as their weights came).
+  std::vector<std::pair<size_t, size_t>> pinned_results;
+  /// Also writes the arguments the plan leaves whole, replicated and
+  /// closed, so that propagation cannot split them (ZeRO-1's weights,
+  /// which their sharded updates would otherwise split as FSDP does).
+  bool write_unsharded = false;
   /// Why the plan cannot be built (a dimension does not divide); the
   /// candidate is reported failed without running anything.
   std::string error;

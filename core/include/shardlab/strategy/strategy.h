@@ -33,8 +33,16 @@
 //             through attention, keys and values passed round a ring) is a
 //             program, not a sharding; a ring written in shard_map is
 //             estimated as written
+//   DP ZeRO-1 as DP, and the optimizer state (a parameter no matmul
+//             depends on: Adam's moments) split over "data" on its largest
+//             free dim; the weights written replicated and closed, each
+//             new weight (a result computed elementwise from it) pinned to
+//             its weight's sharding, so the step reduce-scatters the
+//             gradients and gathers the updated shards (failed, with the
+//             reason, when there is no optimizer state)
 //   DP×TP, FSDP×TP, DP×SP  for every split N = a×b (a, b >= 2) on a 2-D
-//             mesh ["data"=a, "model"|"seq"=b]
+//             mesh ["data"=a, "model"|"seq"=b]; with optimizer state also
+//             DP×TP a×b ZeRO-1 (ZeRO-1 with the weights Megatron-style)
 //   EP×TP     where there are expert weights, for every split N = a×b:
 //             EP over "expert"=a and each expert's matmuls Megatron-style
 //             over "model"=b (b in a node)
@@ -70,14 +78,14 @@
 // come back by all-to-all (without them propagation carries the expert
 // axis into the dispatch mask and gathers the tokens over it).
 //
-// e.g. 8 devices: 6 + 3 × 2 + 2 = 14 candidates (with the CP row; and a PP
-// row). Recomputation and micro-batches are choices made on the rows after
-// (compare.cpp): every one that does not fit is recomputed and split,
-// unless the cheap bound rules it out (its compute alone reaches the
-// fastest step that fits). A candidate whose sharding
-// does not divide a dimension, or that propagation or scheduling rejects,
-// is a row with the reason instead of numbers. Two rules prune before the
-// full schedule, each with its reason: tensor parallelism stays inside a
+// e.g. 8 devices: 7 + 3 × 2 + 2 = 15 candidates (with the CP and DP ZeRO-1
+// rows' reasons where there is no optimizer state; and a PP row). Recomputation
+// and micro-batches are choices made on the rows after (compare.cpp): every one
+// that does not fit is recomputed and split, unless the cheap bound rules it
+// out (its compute alone reaches the fastest step that fits). A candidate whose
+// sharding does not divide a dimension, or that propagation or scheduling
+// rejects, is a row with the reason instead of numbers. Two rules prune before
+// the full schedule, each with its reason: tensor parallelism stays inside a
 // node (a "model" axis larger than the GPUs per node is not tried, as
 // tensor-parallel all-reduces on every layer would cross the network), and
 // a layout whose arguments alone (weights and optimizer state, as split)
