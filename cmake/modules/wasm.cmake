@@ -54,6 +54,13 @@ if(EMSCRIPTEN)
   foreach(lib ${SHARDLAB_LAYER_TARGETS})
     target_compile_options(${lib} PRIVATE ${SHARDLAB_WASM_FLAGS})
   endforeach()
+  # Compiled for size: the strategy comparison and the per-device check run
+  # rarely in the playground and spend their time in the layers below them
+  # (propagation, export, the scheduler), which stay at -O3; the page stays
+  # within its 2 MiB gzip budget (bench/RESULTS.md).
+  foreach(lib shardlab_strategy shardlab_partition_check)
+    target_compile_options(${lib} PRIVATE -Os)
+  endforeach()
   add_executable(shardlab_wasm ${SHARDLAB_WASM_ROOT}/wasm/src/bindings.cpp
                                ${SHARDLAB_WASM_ROOT}/wasm/src/memcpy.cpp
                                ${SHARDLAB_WASM_ROOT}/wasm/src/memcmp.cpp)
