@@ -54,6 +54,24 @@ std::string roleOf(const ArgAnalysis &a) {
   return std::string(toString(a.info.role));
 }
 
+// The row of `c` named `name`, which ran.
+const Candidate &rowThatRan(const Comparison &c, const std::string &name) {
+  auto it = std::find_if(c.rows.begin(), c.rows.end(),
+                         [&](const Candidate &r) { return r.name == name; });
+  REQUIRE_MESSAGE(it != c.rows.end(), name);
+  REQUIRE_MESSAGE(it->ok, name << ": " << it->error);
+  return *it;
+}
+
+// A row's collectives: kind -> (calls, per-device bytes of their outputs).
+using Totals = std::map<std::string, std::pair<int64_t, int64_t>>;
+Totals collectiveTotals(const Candidate &row) {
+  Totals got;
+  for (const CollectiveTotals &k : row.collectives)
+    got[k.kind] = {k.count, k.bytes};
+  return got;
+}
+
 } // namespace
 
 TEST_CASE("Argument roles: data by the batch, weights by the matmuls") {
@@ -231,33 +249,20 @@ TEST_CASE("compareStrategies: ZeRO-1 by hand, against DP") {
   options.pipeline = *schedule::pipelineOptionsFor({});
   Result<Comparison> c = compareStrategies(kStep, options);
   REQUIRE(c);
-  auto row = [&](const std::string &name) {
-    auto it = std::find_if(c->rows.begin(), c->rows.end(),
-                           [&](const Candidate &r) { return r.name == name; });
-    REQUIRE(it != c->rows.end());
-    REQUIRE_MESSAGE(it->ok, it->error);
-    return *it;
-  };
-  auto collectives = [](const Candidate &r) {
-    std::map<std::string, std::pair<int64_t, int64_t>> got;
-    for (const CollectiveTotals &k : r.collectives)
-      got[k.kind] = {k.count, k.bytes};
-    return got;
-  };
-  using Totals = std::map<std::string, std::pair<int64_t, int64_t>>;
+  auto row = [&](const std::string &name) { return rowThatRan(*c, name); };
   const int64_t w_bytes = 512 * 2048 * 4; // 4 MiB, as g and m
   // DP: g is partial on each device (x split on the batch), all-reduced
   // whole; the update runs replicated.
   const Candidate dp = row("DP");
-  CHECK(collectives(dp) == Totals{{"all-reduce", {1, w_bytes}}});
+  CHECK(collectiveTotals(dp) == Totals{{"all-reduce", {1, w_bytes}}});
   // ZeRO-1: m split over "data" on its dim 1 (2048); g reduce-scattered
   // to m's split (a quarter on each device), the update runs on the
   // quarter, and the new w, pinned to w's replicated sharding, is
   // all-gathered whole: the same bytes on the wire as DP's all-reduce.
   const Candidate zero = row("DP ZeRO-1");
   CHECK(zero.shardings[2].sharding == "[{}, {\"data\"}p1]");
-  CHECK(collectives(zero) == Totals{{"all-gather", {1, w_bytes}},
-                                    {"reduce-scatter", {1, w_bytes / 4}}});
+  CHECK(collectiveTotals(zero) == Totals{{"all-gather", {1, w_bytes}},
+                                         {"reduce-scatter", {1, w_bytes / 4}}});
   // Each device holds a quarter of m: 3 MiB less of its arguments.
   CHECK(dp.argument_bytes - zero.argument_bytes == 3 * w_bytes / 4);
   // Its per-device program computes what the global step does (both
@@ -610,12 +615,8 @@ TEST_CASE("compareStrategies: experts and tensor parallelism together") {
   // [2, 4, 2, 16] -> [4, 2, 2, 16], 1024 B each), and the row-parallel
   // matmul's partial [4, 2, 2, 16] sums over "model" (one all-reduce,
   // 1024 B).
-  std::map<std::string, std::pair<int64_t, int64_t>> got;
-  for (const CollectiveTotals &k : row.collectives)
-    got[k.kind] = {k.count, k.bytes};
-  CHECK(got.size() == 2);
-  CHECK(got["all-to-all"] == std::pair<int64_t, int64_t>{2, 2048});
-  CHECK(got["all-reduce"] == std::pair<int64_t, int64_t>{1, 1024});
+  CHECK(collectiveTotals(row) ==
+        Totals{{"all-to-all", {2, 2048}}, {"all-reduce", {1, 1024}}});
   // Its per-device program computes what the global module does.
   CHECK(moeRowOnDevices(row, "<[\"expert\"=2, \"model\"=2]>") == "");
 }
@@ -626,20 +627,7 @@ TEST_CASE("compareStrategies: experts inside data parallelism, by hand") {
   options.pipeline = *schedule::pipelineOptionsFor({});
   Result<Comparison> c = compareStrategies(kMoe, options);
   REQUIRE(c);
-  auto row = [&](const std::string &name) {
-    auto it = std::find_if(c->rows.begin(), c->rows.end(),
-                           [&](const Candidate &r) { return r.name == name; });
-    REQUIRE(it != c->rows.end());
-    REQUIRE_MESSAGE(it->ok, it->error);
-    return *it;
-  };
-  auto collectives = [](const Candidate &r) {
-    std::map<std::string, std::pair<int64_t, int64_t>> got;
-    for (const CollectiveTotals &k : r.collectives)
-      got[k.kind] = {k.count, k.bytes};
-    return got;
-  };
-  using Totals = std::map<std::string, std::pair<int64_t, int64_t>>;
+  auto row = [&](const std::string &name) { return rowThatRan(*c, name); };
   // DP×EP 2×2: the 4 token groups over data × expert, the 4 experts over
   // "expert" (each replicated over "data"), the router replicated. Per
   // device: the dispatched tokens [4, 4, 2, 16] f32 go from a device's
@@ -651,7 +639,7 @@ TEST_CASE("compareStrategies: experts inside data parallelism, by hand") {
   CHECK(dp.shardings[0].sharding == "[{\"data\", \"expert\"}p0, {}, {}]");
   CHECK(dp.shardings[2].sharding == "[{}, {}]");
   CHECK(dp.shardings[3].sharding == "[{\"expert\"}p0, {}, {}]");
-  CHECK(collectives(dp) == Totals{{"all-to-all", {2, 1024}}});
+  CHECK(collectiveTotals(dp) == Totals{{"all-to-all", {2, 1024}}});
   CHECK(moeRowOnDevices(dp, dp.mesh) == "");
   // The exchange as JAX writes it (shardlab-expert-exchange): the first
   // expert matmul reads the dispatched tokens with their expert dim
@@ -686,9 +674,9 @@ TEST_CASE("compareStrategies: experts inside data parallelism, by hand") {
   CHECK(fsdp.shardings[2].sharding == "[{\"data\", \"expert\"}p1, {}]");
   CHECK(fsdp.shardings[3].sharding == "[{\"expert\"}p0, {}, {\"data\"}p1]");
   CHECK(fsdp.shardings[4].sharding == "[{\"expert\"}p0, {\"data\"}p1, {}]");
-  CHECK(collectives(fsdp) == Totals{{"all-gather", {2, 1280}},
-                                    {"all-to-all", {4, 3072}},
-                                    {"reduce-scatter", {1, 512}}});
+  CHECK(collectiveTotals(fsdp) == Totals{{"all-gather", {2, 1280}},
+                                         {"all-to-all", {4, 3072}},
+                                         {"reduce-scatter", {1, 512}}});
   CHECK(moeRowOnDevices(fsdp, fsdp.mesh) == "");
   // With 4 experts on 4 devices a = 1 is EP itself: no "DP×EP 1×4" row.
   CHECK(std::none_of(c->rows.begin(), c->rows.end(), [](const Candidate &r) {

@@ -163,13 +163,6 @@ Plan makePlan(std::string name, std::string description,
   return plan;
 }
 
-bool hasExperts(const std::vector<ArgAnalysis> &args) {
-  for (const ArgAnalysis &a : args)
-    if (a.info.role == ArgRole::Parameter && !a.expert_dims.empty())
-      return true;
-  return false;
-}
-
 bool hasSequence(const std::vector<ArgAnalysis> &args) {
   for (const ArgAnalysis &a : args)
     if (a.info.role == ArgRole::Data && a.sequence_dim >= 0)
@@ -199,6 +192,10 @@ int64_t expertCount(const std::vector<ArgAnalysis> &args) {
     if (a.info.role == ArgRole::Parameter && !a.expert_dims.empty())
       return a.info.shape[size_t(a.expert_dims[0])];
   return 0;
+}
+
+bool hasExperts(const std::vector<ArgAnalysis> &args) {
+  return expertCount(args) > 0;
 }
 
 // The sizes of an "expert" axis within `devices`: each >= 2 dividing both

@@ -138,7 +138,7 @@ private:
 
   // An expert matmul: the routed tokens (computed) times an expert weight
   // (an argument's view with the axis on the batched expert dim).
-  std::optional<ExpertDims> expertMatmul(Operation &op) const {
+  std::optional<ExpertDims> expertMatmul(Operation &op) {
     auto dims = dotDims(op);
     if (!dims || dims->rhs_batching.empty())
       return std::nullopt;
@@ -229,7 +229,7 @@ private:
   Operation &entry_;
   ArgumentTracer tracer_;
   std::string axis_;
-  mutable MeshRef mesh_;
+  MeshRef mesh_; ///< the expert weights' mesh
   std::unordered_map<Operation *, ExpertDims> dots_; ///< per expert
   std::unordered_map<Value *, int64_t> side_;        ///< expert side: E's dim
   /// A value's exchange, by direction: the second constraint's result.
