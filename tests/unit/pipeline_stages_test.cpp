@@ -420,6 +420,73 @@ TEST_CASE("Pipeline candidates with FSDP: a stage's parameters over "
   }
 }
 
+// kStep with a momentum: m gathers the accumulated gradient and w moves by
+// it, both returned (optimizer state for ZeRO-1).
+std::string withMomentum(const std::string &mesh) {
+  std::string text = withMesh(mesh);
+  auto replace = [&](const std::string &from, const std::string &to) {
+    const size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  };
+  replace("func.func @main(%w: tensor<8x64x64xf32>, %x:",
+          "func.func @main(%w: tensor<8x64x64xf32>, %m: "
+          "tensor<8x64x64xf32>, %x:");
+  replace(") -> tensor<8x64x64xf32> {",
+          ") -> (tensor<8x64x64xf32>, tensor<8x64x64xf32>) {");
+  replace("  %new = stablehlo.subtract %w, %mb#1 : tensor<8x64x64xf32>\n"
+          "  return %new : tensor<8x64x64xf32>",
+          "  %m2 = stablehlo.add %m, %mb#1 : tensor<8x64x64xf32>\n"
+          "  %new = stablehlo.subtract %w, %m2 : tensor<8x64x64xf32>\n"
+          "  return %new, %m2 : tensor<8x64x64xf32>, tensor<8x64x64xf32>");
+  return text;
+}
+
+TEST_CASE("Pipeline candidates with ZeRO-1: a stage's optimizer state over "
+          "its data axis, the weights whole, the new weights pinned") {
+  const std::string text = withMomentum(R"(["data"=8])");
+  Result<strategy::ModuleAnalysis> analysis = strategy::analyzeArguments(text);
+  REQUIRE(analysis);
+  REQUIRE(analysis->args.size() == 3);
+  CHECK(analysis->args[1].optimizer_state);
+  CHECK_FALSE(analysis->args[0].optimizer_state);
+  CHECK(analysis->updates == std::vector<int64_t>{0, -1});
+  std::map<std::string, strategy::Plan> plans;
+  for (strategy::Plan &p : strategy::candidatePlans(
+           analysis->args, 8, 8, analysis->layers, analysis->updates))
+    plans.emplace(p.name, std::move(p));
+  // Beside every pipeline whose data axis is 2 or more; never the layer
+  // dim, which the stages cut.
+  for (const char *name :
+       {"PP×DP 2×4 ZeRO-1", "PP×DP×TP 2×2×2 ZeRO-1", "PP×DP 4×2 ZeRO-1"})
+    CHECK_MESSAGE(plans.count(name), name);
+  CHECK_FALSE(plans.count("PP×TP 2×4 ZeRO-1"));
+  const strategy::Plan &z = plans.at("PP×DP 2×4 ZeRO-1");
+  CHECK(z.stages == 2);
+  CHECK(z.args[0] == strategy::ArgAxes{{}, {}, {}});
+  CHECK(z.args[1] == strategy::ArgAxes{{}, {"data"}, {}});
+  CHECK(z.write_unsharded);
+  CHECK(z.pinned_results == std::vector<std::pair<size_t, size_t>>{{0, 0}});
+  // It runs: the stage's state is a quarter of its 4 layers' (4 x 64 x 64
+  // f32), 48 KiB less than PP×DP 2×4's arguments.
+  strategy::CompareOptions options;
+  options.devices = 8;
+  options.pipeline = *schedule::pipelineOptionsFor({});
+  options.only = {"PP×DP 2×4", "PP×DP 2×4 ZeRO-1"};
+  Result<strategy::Comparison> c = strategy::compareStrategies(text, options);
+  REQUIRE(c);
+  std::map<std::string, strategy::Candidate> rows;
+  for (const strategy::Candidate &row : c->rows)
+    rows.emplace(row.name, row);
+  REQUIRE(rows.count("PP×DP 2×4"));
+  REQUIRE(rows.count("PP×DP 2×4 ZeRO-1"));
+  const strategy::Candidate &dp = rows.at("PP×DP 2×4");
+  const strategy::Candidate &zero = rows.at("PP×DP 2×4 ZeRO-1");
+  REQUIRE_MESSAGE(dp.ok, dp.error);
+  REQUIRE_MESSAGE(zero.ok, zero.error);
+  CHECK(dp.argument_bytes - zero.argument_bytes == 3 * 4 * 64 * 64 * 4 / 4);
+}
+
 TEST_CASE("Split micro-batches: the step as if written with smaller "
           "micro-batches") {
   // 4 micro-batches of 16 rows, split in 4 over a "micro" axis on the

@@ -264,6 +264,16 @@ bool hasOptimizerState(const std::vector<ArgAnalysis> &args) {
 // (`updates`: result -> weight) leaves as its weight came, so the step ends
 // gathering the updated shards, as ZeRO-1 does, and the next step reads
 // its weights as this one did.
+void pinWeights(Plan &plan, const std::vector<ArgAnalysis> &args,
+                const std::vector<int64_t> &updates) {
+  for (size_t r = 0; r < updates.size(); ++r)
+    if (updates[r] >= 0)
+      plan.pinned_results.push_back({r, size_t(updates[r])});
+  plan.write_unsharded = true;
+  if (!hasOptimizerState(args) && plan.error.empty())
+    plan.error = "no optimizer state: every parameter reaches a matmul";
+}
+
 Plan zeroOnePlan(std::string name, std::string description,
                  std::vector<MeshAxis> mesh, Axes use,
                  const std::vector<ArgAnalysis> &args,
@@ -271,12 +281,7 @@ Plan zeroOnePlan(std::string name, std::string description,
   use.states = {"data"};
   Plan plan = makePlan(std::move(name), std::move(description), std::move(mesh),
                        use, args);
-  for (size_t r = 0; r < updates.size(); ++r)
-    if (updates[r] >= 0)
-      plan.pinned_results.push_back({r, size_t(updates[r])});
-  plan.write_unsharded = true;
-  if (!hasOptimizerState(args) && plan.error.empty())
-    plan.error = "no optimizer state: every parameter reaches a matmul";
+  pinWeights(plan, args, updates);
   return plan;
 }
 
@@ -329,6 +334,7 @@ void addThreeWay(std::vector<Plan> &plans, const std::vector<ArgAnalysis> &args,
 struct StageSplit {
   int64_t a = 1, e = 1, b = 1;
   bool fsdp = false;
+  bool zero1 = false; ///< the optimizer state over the data axes (ZeRO-1)
 };
 
 // One pipeline: S stages over the major "stage" axis, the batch over
@@ -337,7 +343,8 @@ struct StageSplit {
 // parameters also over "data" and "expert" (ZeRO-3 in each stage: every
 // tick gathers a layer's weights where it runs), never their layer dim.
 Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s,
-                  const StageSplit &split, const LayerStack &layers) {
+                  const StageSplit &split, const LayerStack &layers,
+                  const std::vector<int64_t> &updates) {
   std::vector<MeshAxis> mesh = {{"stage", s}};
   std::string name = "PP", sizes = std::to_string(s);
   std::string what =
@@ -372,9 +379,17 @@ Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s,
     use.parameters = use.batch;
     use.layers = layers.layers;
   }
+  if (split.zero1) {
+    use.states = use.batch;
+    use.layers = layers.layers;
+    sizes += " ZeRO-1";
+    what += ", optimizer state over the data-parallel devices";
+  }
   Plan plan = split.e > 1
                   ? expertPlan(name + " " + sizes, what, mesh, use, args)
                   : makePlan(name + " " + sizes, what, mesh, use, args);
+  if (split.zero1)
+    pinWeights(plan, args, updates);
   plan.stages = s;
   return plan;
 }
@@ -392,7 +407,8 @@ Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s,
 // Without layer loops in micro-batches, one row says why.
 void addPipelines(std::vector<Plan> &plans,
                   const std::vector<ArgAnalysis> &args, int64_t n,
-                  int64_t gpus_per_node, const LayerStack &layers) {
+                  int64_t gpus_per_node, const LayerStack &layers,
+                  const std::vector<int64_t> &updates) {
   if (!layers.error.empty()) {
     Plan pp;
     pp.name = "PP";
@@ -412,11 +428,15 @@ void addPipelines(std::vector<Plan> &plans,
       if (rest % b != 0 || (gpus_per_node > 0 && b > gpus_per_node))
         continue;
       for (int64_t e : expertWays(args, rest / b, /*with_one=*/true))
-        for (bool fsdp : {false, true}) {
+        for (int weights : {0, 1, 2}) {
+          // Parameters replicated over the data axes, split (FSDP), or
+          // only the optimizer state split (ZeRO-1).
           const int64_t a = rest / (b * e);
-          if (fsdp && a < 2)
+          const bool fsdp = weights == 1, zero1 = weights == 2;
+          if ((weights > 0 && a < 2) || (zero1 && !hasOptimizerState(args)))
             continue;
-          Plan plan = pipelinePlan(args, s, {a, e, b, fsdp}, layers);
+          Plan plan =
+              pipelinePlan(args, s, {a, e, b, fsdp, zero1}, layers, updates);
           if (s <= layers.micro_batches) {
             plans.push_back(std::move(plan));
             continue;
@@ -601,7 +621,7 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
   }
   addThreeWay(plans, args, n, gpus_per_node);
   addExpertMixes(plans, args, n, gpus_per_node);
-  addPipelines(plans, args, n, gpus_per_node, layers);
+  addPipelines(plans, args, n, gpus_per_node, layers, updates);
   return plans;
 }
 

@@ -62,8 +62,9 @@
 //             split N/S = a×e×b (b in a node; e >= 2 dividing the experts
 //             where there are experts: PP×DP×EP, PP×DP×EP×TP, ...), the
 //             mesh ["stage"=S, "data"=a, "expert"=e, "model"=b], with FSDP
-//             the parameters over "data" (and "expert") too (never their
-//             layer dim, which the stages cut); where
+//             the parameters over "data" (and "expert") too, with ZeRO-1
+//             only the optimizer state (never their layer dim, which the
+//             stages cut); where
 //             S > M the micro-batches are split towards 4 S first (the
 //             "micro" axis, "mb÷k"; left out if still fewer than S); the stage
 //             axis shards nothing, and the lowered program is cut into
