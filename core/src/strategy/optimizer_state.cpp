@@ -17,11 +17,6 @@ bool isMatmulLike(const Operation &op) {
          op.is("stablehlo.convolution") || op.is("stablehlo.custom_call");
 }
 
-bool isTerminator(const Operation &op) {
-  return op.is("stablehlo.return") || op.is("sdy.return") ||
-         op.is("func.return");
-}
-
 // Where values flow: into an op's results, a loop's or a named
 // computation's block arguments and results, a callee's arguments and its
 // calls' results.
@@ -60,7 +55,7 @@ public:
 private:
   template <typename Push>
   void follow(Operation &op, size_t i, const Push &push) const {
-    if (isTerminator(op)) {
+    if (isBlockReturn(op)) {
       returned(op, i, push);
       return;
     }
@@ -171,7 +166,7 @@ std::vector<int64_t> updatedArguments(Module &module, Operation &entry,
   if (body.empty())
     return out;
   Operation &ret = *body.back();
-  if (!isTerminator(ret))
+  if (!isBlockReturn(ret))
     return out;
   for (size_t r = 0; r < ret.numOperands(); ++r)
     out.push_back(
