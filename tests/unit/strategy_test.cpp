@@ -265,9 +265,15 @@ TEST_CASE("compareStrategies: ZeRO-1 by hand, against DP") {
                                          {"reduce-scatter", {1, w_bytes / 4}}});
   // Each device holds a quarter of m: 3 MiB less of its arguments.
   CHECK(dp.argument_bytes - zero.argument_bytes == 3 * w_bytes / 4);
-  // Its per-device program computes what the global step does (both
-  // results, the new w gathered).
+  // Its per-device program, the new w pinned replicated as the plan pins
+  // it, computes what the global step does (both results).
   std::string sharded = kStep;
+  const std::string results =
+      "-> (tensor<512x2048xf32>, tensor<512x2048xf32>) {";
+  REQUIRE(sharded.find(results) != std::string::npos);
+  sharded.replace(sharded.find(results), results.size(),
+                  "-> (tensor<512x2048xf32> {sdy.sharding = "
+                  "#sdy.sharding<@mesh, [{}, {}]>}, tensor<512x2048xf32>) {");
   for (const ArgSharding &a : zero.shardings) {
     const size_t at = sharded.find(a.name + ": tensor<");
     REQUIRE(at != std::string::npos);
@@ -682,6 +688,41 @@ TEST_CASE("compareStrategies: experts inside data parallelism, by hand") {
   CHECK(std::none_of(c->rows.begin(), c->rows.end(), [](const Candidate &r) {
     return r.name.find("DP×EP 1×") != std::string::npos;
   }));
+}
+
+TEST_CASE("compareStrategies: ZeRO-1 inside DP×EP, by hand") {
+  // kMoe with a state m1 of the first expert weight, which the step updates
+  // (w1 - m1 m1) and returns.
+  std::string text = kMoe;
+  auto replace = [&](const std::string &from, const std::string &to) {
+    const size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+  };
+  replace("%w2: tensor<4x32x16xf32>)",
+          "%w2: tensor<4x32x16xf32>, %m1: tensor<4x16x32xf32>)");
+  replace("-> (tensor<4x8x16xf32>, tensor<4x8x4xf32>) {",
+          "-> (tensor<4x8x16xf32>, tensor<4x8x4xf32>, tensor<4x16x32xf32>) {");
+  replace("  return %out, %logits : tensor<4x8x16xf32>, tensor<4x8x4xf32>",
+          "  %sq = stablehlo.multiply %m1, %m1 : tensor<4x16x32xf32>\n"
+          "  %w1n = stablehlo.subtract %w1, %sq : tensor<4x16x32xf32>\n"
+          "  return %out, %logits, %w1n : tensor<4x8x16xf32>, "
+          "tensor<4x8x4xf32>, tensor<4x16x32xf32>");
+  CompareOptions options;
+  options.devices = 4;
+  options.pipeline = *schedule::pipelineOptionsFor({});
+  Result<Comparison> c = compareStrategies(text, options);
+  REQUIRE(c);
+  const Candidate &zero = rowThatRan(*c, "DP×EP 2×2 ZeRO-1");
+  // m1 split as w1 (its experts over "expert") and over "data" on its
+  // largest free dim (32); w1 written whole over "data".
+  CHECK(zero.shardings[3].sharding == "[{\"expert\"}p0, {}, {}]");
+  CHECK(zero.shardings[5].sharding == "[{\"expert\"}p0, {}, {\"data\"}p1]");
+  // By hand, per device: the tokens to their experts and back (2
+  // all-to-alls of 512 B, as DP×EP's), and w1's update, split over "data"
+  // as m1 is, gathered back to w1's split ([2, 16, 32] f32: 4,096 B).
+  CHECK(collectiveTotals(zero) ==
+        Totals{{"all-to-all", {2, 1024}}, {"all-gather", {1, 4096}}});
 }
 
 TEST_CASE("suggestShardings: faster than the user's, with changes and why") {

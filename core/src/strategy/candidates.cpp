@@ -213,6 +213,43 @@ std::vector<int64_t> expertWays(const std::vector<ArgAnalysis> &args,
   return ways;
 }
 
+bool hasOptimizerState(const std::vector<ArgAnalysis> &args) {
+  return std::any_of(args.begin(), args.end(),
+                     [](const ArgAnalysis &a) { return a.optimizer_state; });
+}
+
+// ZeRO-1 (DeepSpeed's stage 1, Megatron's distributed optimizer): as DP,
+// DP×TP or DP×EP, and the optimizer state split over the data-parallel axes
+// (the batch's) on its largest free dim too; the weights are written whole
+// where they are (closed: their split updates must not split them as FSDP
+// would), and each new weight
+// (`updates`: result -> weight) leaves as its weight came, so the step ends
+// gathering the updated shards, as ZeRO-1 does, and the next step reads
+// its weights as this one did.
+void pinWeights(Plan &plan, const std::vector<ArgAnalysis> &args,
+                const std::vector<int64_t> &updates) {
+  for (size_t r = 0; r < updates.size(); ++r)
+    if (updates[r] >= 0)
+      plan.pinned_results.push_back({r, size_t(updates[r])});
+  plan.write_unsharded = true;
+  if (!hasOptimizerState(args) && plan.error.empty())
+    plan.error = "no optimizer state: every parameter reaches a matmul";
+}
+
+Plan zeroOnePlan(std::string name, std::string description,
+                 std::vector<MeshAxis> mesh, Axes use,
+                 const std::vector<ArgAnalysis> &args,
+                 const std::vector<int64_t> &updates) {
+  use.states = use.batch;
+  Plan plan = use.expert.empty()
+                  ? makePlan(std::move(name), std::move(description),
+                             std::move(mesh), use, args)
+                  : expertPlan(std::move(name), std::move(description),
+                               std::move(mesh), use, args);
+  pinWeights(plan, args, updates);
+  return plan;
+}
+
 // EP inside data parallelism, as Megatron and DeepSpeed-MoE place it: for
 // every N = a×e×b with a, e >= 2 (e dividing the experts, b in a node), the
 // mesh ["data"=a, "expert"=e, "model"=b]: the batch over data and expert,
@@ -222,10 +259,12 @@ std::vector<int64_t> expertWays(const std::vector<ArgAnalysis> &args,
 // weight's over "data", its expert dim holding "expert"). a = 1 is EP or
 // EP×TP.
 //   32 devices, 8 experts: DP×EP 16×2, 8×4, 4×8; DP×EP×TP 8×2×2, 4×2×4,
-//   2×2×8, 4×4×2, 2×4×4, 2×8×2; each with its FSDP twin.
+//   2×2×8, 4×4×2, 2×4×4, 2×8×2; each with its FSDP twin, and with
+//   optimizer state its ZeRO-1 one.
 void addExpertMixes(std::vector<Plan> &plans,
                     const std::vector<ArgAnalysis> &args, int64_t n,
-                    int64_t gpus_per_node) {
+                    int64_t gpus_per_node,
+                    const std::vector<int64_t> &updates) {
   for (int64_t e : expertWays(args, n / 2, /*with_one=*/false))
     for (int64_t b = 1; b * e * 2 <= n; ++b) {
       if ((n / e) % b != 0 || (gpus_per_node > 0 && b > gpus_per_node))
@@ -245,44 +284,16 @@ void addExpertMixes(std::vector<Plan> &plans,
       const std::string tp = b > 1 ? "×TP " : " ";
       plans.push_back(
           expertPlan("DP×EP" + tp + sizes, "batch " + what, mesh, use, args));
+      if (hasOptimizerState(args))
+        plans.push_back(zeroOnePlan("DP×EP" + tp + sizes + " ZeRO-1",
+                                    "batch and optimizer state " + what +
+                                        ", the updated shards gathered",
+                                    mesh, use, args, updates));
       use.parameters = {"data", "expert"};
       plans.push_back(expertPlan("FSDP×EP" + tp + sizes,
                                  "batch and parameters " + what, mesh, use,
                                  args));
     }
-}
-
-bool hasOptimizerState(const std::vector<ArgAnalysis> &args) {
-  return std::any_of(args.begin(), args.end(),
-                     [](const ArgAnalysis &a) { return a.optimizer_state; });
-}
-
-// ZeRO-1 (DeepSpeed's stage 1, Megatron's distributed optimizer): as DP or
-// DP×TP, and the optimizer state split over "data" on its largest free dim
-// too; the weights are written whole where they are (closed: their split
-// updates must not split them as FSDP would), and each new weight
-// (`updates`: result -> weight) leaves as its weight came, so the step ends
-// gathering the updated shards, as ZeRO-1 does, and the next step reads
-// its weights as this one did.
-void pinWeights(Plan &plan, const std::vector<ArgAnalysis> &args,
-                const std::vector<int64_t> &updates) {
-  for (size_t r = 0; r < updates.size(); ++r)
-    if (updates[r] >= 0)
-      plan.pinned_results.push_back({r, size_t(updates[r])});
-  plan.write_unsharded = true;
-  if (!hasOptimizerState(args) && plan.error.empty())
-    plan.error = "no optimizer state: every parameter reaches a matmul";
-}
-
-Plan zeroOnePlan(std::string name, std::string description,
-                 std::vector<MeshAxis> mesh, Axes use,
-                 const std::vector<ArgAnalysis> &args,
-                 const std::vector<int64_t> &updates) {
-  use.states = {"data"};
-  Plan plan = makePlan(std::move(name), std::move(description), std::move(mesh),
-                       use, args);
-  pinWeights(plan, args, updates);
-  return plan;
 }
 
 // Tensor parallelism all-reduces on every layer: its axis stays on the
@@ -620,7 +631,7 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
     }
   }
   addThreeWay(plans, args, n, gpus_per_node);
-  addExpertMixes(plans, args, n, gpus_per_node);
+  addExpertMixes(plans, args, n, gpus_per_node, updates);
   addPipelines(plans, args, n, gpus_per_node, layers, updates);
   return plans;
 }

@@ -52,7 +52,9 @@
 //             "model"=b]: the batch over data and expert, the experts over
 //             "expert" (replicated over "data"), with FSDP every parameter
 //             over data and expert too (an expert weight's over "data");
-//             only the expert dim takes the batch's priority (p0)
+//             only the expert dim takes the batch's priority (p0); with
+//             optimizer state also DP×EP… ZeRO-1 (the state over data and
+//             expert)
 //   DP×TP×SP, FSDP×TP×SP   for every split N = a×b×c (each >= 2; named
 //             a×b×c: data, tensor, sequence) on a 3-D mesh ["data"=a,
 //             "seq"=c, "model"=b], where a data argument has a sequence
