@@ -20,8 +20,6 @@ namespace {
 
 using rules::shapeOf;
 
-constexpr int kMaxTraceSteps = 256;
-
 using Trace = ArgumentTrace;
 using Tracer = ArgumentTracer;
 

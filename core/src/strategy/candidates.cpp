@@ -342,10 +342,18 @@ void addThreeWay(std::vector<Plan> &plans, const std::vector<ArgAnalysis> &args,
 // How a pipeline splits each stage's devices: a data, e expert (EP inside
 // the data-parallel devices, the batch over both), b tensor; with `fsdp`
 // the parameters over the data and expert axes too.
+/// What a stage splits over its data-parallel axes beside the batch.
+enum class StageWeights {
+  Replicated, ///< nothing (DP)
+  Split,      ///< every parameter (FSDP)
+  StateSplit, ///< the optimizer state (ZeRO-1)
+};
+
 struct StageSplit {
   int64_t a = 1, e = 1, b = 1;
-  bool fsdp = false;
-  bool zero1 = false; ///< the optimizer state over the data axes (ZeRO-1)
+  StageWeights weights = StageWeights::Replicated;
+  bool fsdp() const { return weights == StageWeights::Split; }
+  bool zero1() const { return weights == StageWeights::StateSplit; }
 };
 
 // One pipeline: S stages over the major "stage" axis, the batch over
@@ -370,9 +378,9 @@ Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s,
     sizes += "×" + std::to_string(size);
   };
   if (split.a > 1) {
-    add("data", split.a, split.fsdp ? "FSDP" : "DP");
+    add("data", split.a, split.fsdp() ? "FSDP" : "DP");
     use.batch.push_back("data");
-    what += (split.fsdp ? ", batch and parameters over " : ", batch over ") +
+    what += (split.fsdp() ? ", batch and parameters over " : ", batch over ") +
             std::to_string(split.a);
   }
   if (split.e > 1) {
@@ -386,11 +394,11 @@ Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s,
     use.tensor = "model";
     what += ", weights Megatron-style over " + std::to_string(split.b);
   }
-  if (split.fsdp) {
+  if (split.fsdp()) {
     use.parameters = use.batch;
     use.layers = layers.layers;
   }
-  if (split.zero1) {
+  if (split.zero1()) {
     use.states = use.batch;
     use.layers = layers.layers;
     sizes += " ZeRO-1";
@@ -399,7 +407,7 @@ Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s,
   Plan plan = split.e > 1
                   ? expertPlan(name + " " + sizes, what, mesh, use, args)
                   : makePlan(name + " " + sizes, what, mesh, use, args);
-  if (split.zero1)
+  if (split.zero1())
     pinWeights(plan, args, updates);
   plan.stages = s;
   return plan;
@@ -439,15 +447,15 @@ void addPipelines(std::vector<Plan> &plans,
       if (rest % b != 0 || (gpus_per_node > 0 && b > gpus_per_node))
         continue;
       for (int64_t e : expertWays(args, rest / b, /*with_one=*/true))
-        for (int weights : {0, 1, 2}) {
-          // Parameters replicated over the data axes, split (FSDP), or
-          // only the optimizer state split (ZeRO-1).
+        for (StageWeights weights :
+             {StageWeights::Replicated, StageWeights::Split,
+              StageWeights::StateSplit}) {
           const int64_t a = rest / (b * e);
-          const bool fsdp = weights == 1, zero1 = weights == 2;
-          if ((weights > 0 && a < 2) || (zero1 && !hasOptimizerState(args)))
+          if ((weights != StageWeights::Replicated && a < 2) ||
+              (weights == StageWeights::StateSplit && !hasOptimizerState(args)))
             continue;
           Plan plan =
-              pipelinePlan(args, s, {a, e, b, fsdp, zero1}, layers, updates);
+              pipelinePlan(args, s, {a, e, b, weights}, layers, updates);
           if (s <= layers.micro_batches) {
             plans.push_back(std::move(plan));
             continue;

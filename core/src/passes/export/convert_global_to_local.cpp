@@ -13,6 +13,7 @@
 #include "sharding/device_layout.h"
 #include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
+#include "shardlab/sharding/format.h"
 
 #include <algorithm>
 
@@ -57,14 +58,7 @@ const Attr *GlobalToLocal::replicaGroups(LocalBuilder &b, const Mesh &mesh,
               axes[i].name + "\">";
     return ctx.attrs.opaque(text + "]>");
   }
-  std::string key;
-  for (const AxisRef &a : axes)
-    key += a.name.str() + ":" +
-           (a.sub ? std::to_string(a.sub->pre_size) + "/" +
-                        std::to_string(a.sub->size)
-                  : "") +
-           ",";
-  const Attr *&groups = dense_groups_[{&mesh, key}];
+  const Attr *&groups = dense_groups_[{&mesh, axisRefsJoined(axes)}];
   if (!groups)
     groups = b.denseMatrixAttr(deviceGroups(mesh, axes));
   return groups;

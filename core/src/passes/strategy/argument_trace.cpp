@@ -9,8 +9,6 @@ namespace {
 
 using rules::shapeOf;
 
-constexpr int kMaxTraceSteps = 256;
-
 std::vector<int64_t> identityDims(const Value *value) {
   std::vector<int64_t> dims(shapeOf(value).size());
   for (size_t d = 0; d < dims.size(); ++d)

@@ -22,6 +22,10 @@
 
 namespace shardlab {
 
+/// How many ops and block arguments a trace follows back before giving up
+/// (a bound on chains of views, not on the program).
+inline constexpr int kMaxTraceSteps = 256;
+
 /// An argument of the entry function a value comes from, with the
 /// argument's dimension behind each of the value's (-1: none).
 struct ArgumentTrace {
