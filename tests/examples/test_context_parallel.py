@@ -18,6 +18,12 @@ device keeps its S/C queries; per layer and micro-batch:
     2 (b N) (S/C)^2 d FLOPs each, halved by the causal mask, x 2.5 in the
     backward: the attention time per device is 1/C of the same step's on one
     device.
+
+The comparer's CP row on the same step written without a cp axis
+(--attention rule: one fused call under a sharding rule), which
+shardlab-context-ring rewrites into the ring, must be the same program:
+the same permutes and bytes and the same step time as the ring written by
+hand.
 """
 import argparse
 import json
@@ -36,15 +42,17 @@ L, M, B, S, H, N, C = 2, 2, 2, 2048, 512, 8, 4
 D = H // N
 
 
-def generate(path, mesh):
+def generate(path, mesh, attention="shard_map"):
     subprocess.run([sys.executable, str(GEN), "--arch", "llama", "--layers", str(L), "--grad-accum", str(M),
                     "--micro-batch", str(B), "--seq", str(S), "--hidden", str(H), "--heads", str(N),
-                    "--kv-heads", "4", "--ffn", "1024", "--vocab", "512", "--mesh", mesh, "-o", str(path)],
+                    "--kv-heads", "4", "--ffn", "1024", "--vocab", "512", "--mesh", mesh,
+                    "--attention", attention, "-o", str(path)],
                    check=True)
 
 
-def schedule(tool, module, table, report):
-    run = subprocess.run([tool, str(module), "--preset", "h100", "--tables", str(table), "--report", str(report)],
+def schedule(tool, module, table, report, *extra):
+    run = subprocess.run([tool, str(module), "--preset", "h100", "--tables", str(table), "--report", str(report),
+                          *extra],
                          capture_output=True, text=True, timeout=600)
     if run.returncode != 0:
         raise SystemExit(f"shardlab-schedule {module} failed: {run.stderr.strip()}")
@@ -92,7 +100,30 @@ def main():
         checks.check(ring["exposed_comm_us"] < ring["comm_us"],
                      f"the ring's permutes overlap the chunks' attention: {ring['exposed_comm_us']:.1f} of "
                      f"{ring['comm_us']:.1f} us exposed")
+        check_candidate(checks, args.schedule, work, table, ring)
     return checks.report("context-parallel")
+
+
+def check_candidate(checks, tool, work, table, ring):
+    """The comparer's CP row against the ring written by hand."""
+    generate(work / "rule.mlir", "dp=1", attention="rule")
+    report = schedule(tool, work / "rule.mlir", table, work / "compare.json", "--compare", "--devices", str(C))
+    rows = {row["name"]: row for row in report["rows"]}
+    cp = rows.get("CP")
+    ran = cp is not None and cp.get("ok")
+    checks.check(ran, "the comparer's CP row ran" + ("" if ran else f": {cp and cp.get('error')}"))
+    if not ran:
+        return
+    kinds = {k["kind"]: (k["count"], k["bytes"]) for k in cp["collectives"]}
+    written = ring["per_kind"]
+    for kind, (count, moved) in kinds.items():
+        want = written.get(kind, {})
+        checks.check((count, moved) == (want.get("count"), want.get("bytes")),
+                     f"CP row: {kind} {count}x {moved} B, the ring as written {want}")
+    checks.check(set(kinds) == set(k for k, v in written.items() if v.get("count")),
+                 f"CP row's collectives {sorted(kinds)}, the ring's {sorted(written)}")
+    checks.check(close(cp["step_time_us"], ring["step_time_us"]),
+                 f"CP row {cp['step_time_us']:.3f} us, the ring as written {ring['step_time_us']:.3f} us")
 
 
 if __name__ == "__main__":

@@ -963,7 +963,6 @@ TEST_CASE("compareStrategies: every row's time and bytes as worked out by "
       CHECK(row.error.find(row.name == "EP" ? "no parameter is an expert weight"
                            : row.name == "PP" ? "no pipeline: no loop over "
                                                 "stacked layers"
-                           : row.name == "CP" ? "a ring attention is a program"
                            : row.name == "DP ZeRO-1"
                                ? "no optimizer state"
                                : "no data argument has a "
@@ -1015,4 +1014,136 @@ TEST_CASE("suggestShardings finds the fastest layout that exists by "
   CHECK(best.candidate.step_time_us < s->user.step_time_us);
   for (const Suggestion &suggestion : s->suggestions)
     CHECK(suggestion.candidate.step_time_us < s->user.step_time_us);
+}
+
+// ---------------------------------------------------------------------------
+// Context parallelism by hand: one fused attention (no mask) over q, k, v
+// [B=4, T=4096, N=8, D=128] bf16 on 2 devices, with a table whose every
+// GEMM runs at R FLOP/s and whose collectives of B bytes take LAT + B / BW.
+// The attention's time is its two GEMMs, batched over B N = 32: Q K^T and
+// P V, each 2 * 32 * T * S * D FLOPs.
+namespace {
+
+constexpr const char *kAttention = R"(
+func.func @main(%q: tensor<4x4096x8x128xbf16>, %k: tensor<4x4096x8x128xbf16>, %v: tensor<4x4096x8x128xbf16>) -> tensor<4x4096x8x128xbf16> {
+  %a:3 = stablehlo.custom_call @"__cudnn$fmhaSoftmax"(%q, %k, %v) {backend_config = "{\"cudnn_fmha_backend_config\": {\"mask_type\": \"NO_MASK\"}}", sdy.sharding_rule = #sdy.op_sharding_rule<([i, j, k, l], [i, m, n, l], [i, m, n, l])->([i, j, k, l], [i, k, j], [o]) {i=4, j=4096, k=8, l=128, m=4096, n=8, o=1} need_replication={j, l, m}, custom>} : (tensor<4x4096x8x128xbf16>, tensor<4x4096x8x128xbf16>, tensor<4x4096x8x128xbf16>) -> (tensor<4x4096x8x128xbf16>, tensor<4x8x4096xf32>, tensor<1xui8>)
+  return %a#0 : tensor<4x4096x8x128xbf16>
+})";
+
+// What a ring of 2 does between its two calls (shardlab-context-ring, rule
+// 4), on the local [4, 2048, 8, 128] chunks: scheduled alone, its cost.
+constexpr const char *kRingMerge = R"(
+func.func @main(%o: tensor<4x2048x8x128xbf16>, %o2: tensor<4x2048x8x128xbf16>, %l: tensor<4x8x2048xf32>, %l2: tensor<4x8x2048xf32>) -> (tensor<4x2048x8x128xbf16>, tensor<4x8x2048xf32>) {
+  %m = stablehlo.maximum %l, %l2 : tensor<4x8x2048xf32>
+  %s1 = stablehlo.subtract %l, %m : tensor<4x8x2048xf32>
+  %a = stablehlo.exponential %s1 : tensor<4x8x2048xf32>
+  %s2 = stablehlo.subtract %l2, %m : tensor<4x8x2048xf32>
+  %b = stablehlo.exponential %s2 : tensor<4x8x2048xf32>
+  %t = stablehlo.add %a, %b : tensor<4x8x2048xf32>
+  %wa = stablehlo.divide %a, %t : tensor<4x8x2048xf32>
+  %ca = stablehlo.convert %wa : (tensor<4x8x2048xf32>) -> tensor<4x8x2048xbf16>
+  %ba = stablehlo.broadcast_in_dim %ca, dims = [0, 2, 1] : (tensor<4x8x2048xbf16>) -> tensor<4x2048x8x128xbf16>
+  %x = stablehlo.multiply %o, %ba : tensor<4x2048x8x128xbf16>
+  %wb = stablehlo.divide %b, %t : tensor<4x8x2048xf32>
+  %cb = stablehlo.convert %wb : (tensor<4x8x2048xf32>) -> tensor<4x8x2048xbf16>
+  %bb = stablehlo.broadcast_in_dim %cb, dims = [0, 2, 1] : (tensor<4x8x2048xbf16>) -> tensor<4x2048x8x128xbf16>
+  %y = stablehlo.multiply %o2, %bb : tensor<4x2048x8x128xbf16>
+  %out = stablehlo.add %x, %y : tensor<4x2048x8x128xbf16>
+  %lg = stablehlo.log %t : tensor<4x8x2048xf32>
+  %st = stablehlo.add %m, %lg : tensor<4x8x2048xf32>
+  return %out, %st : tensor<4x2048x8x128xbf16>, tensor<4x8x2048xf32>
+})";
+
+// GEMMs at kRate (one bf16 point: every shape is costed at its rate),
+// all-gathers and permutes between 2 devices of 8 to 64 MiB.
+std::string attentionTable() {
+  std::string collectives;
+  auto entry = [&](const std::string &op, const std::string &kind,
+                   int64_t bytes) {
+    collectives += std::string(collectives.empty() ? "" : ",") + "{\"op\":\"" +
+                   op + "\"," + kind +
+                   ",\"dtype\":\"bf16\",\"bytes\":" + std::to_string(bytes) +
+                   ",\"devices_per_group\":2,\"num_groups\":1,\"nodes\":1,"
+                   "\"time_us\":{\"median\":" +
+                   std::to_string(collectiveUs(bytes)) + "}}";
+  };
+  for (int64_t mib : {8, 16, 32, 64}) {
+    entry("all-gather", "\"comm_type\":\"single_partition\"", mib << 20);
+    entry("collective-permute",
+          "\"permute_type\":\"intra_partition_two_way_all_mutual\"", mib << 20);
+  }
+  return "{\"format\":\"shardlab-perf-table\",\"version\":1,\"metadata\":{"
+         "\"source\":\"analytical\",\"device\":{\"name\":\"test\","
+         "\"sm_version\":\"sm_90\",\"gpu_count\":2},\"partition_size\":2},"
+         "\"collectives\":[" +
+         collectives +
+         "],\"gemms\":[{\"b\":1,\"m\":1024,\"n\":1024,\"k\":1024,"
+         "\"lhs_dtype\":\"bf16\",\"rhs_dtype\":\"bf16\",\"out_dtype\":"
+         "\"bf16\",\"flop_per_s\":1e14}]}";
+}
+
+} // namespace
+
+TEST_CASE("compareStrategies: context parallelism (a ring) by hand") {
+  Result<cost::PerfTable> table = cost::parsePerfTable(attentionTable());
+  REQUIRE(table);
+  CompareOptions options;
+  options.devices = 2;
+  options.pipeline = analyticalPipeline(*table);
+  Result<Comparison> c = compareStrategies(kAttention, options);
+  REQUIRE(c);
+  // The whole attention, T = S = 4096: 2 GEMMs of 2 * 32 * 4096^2 * 128.
+  const double whole_us = 2 * (2.0 * 32 * 4096 * 4096 * 128) / kRate * 1e6;
+  const int64_t chunk_bytes = int64_t(4) * 2048 * 8 * 128 * 2; // 16 MiB
+
+  // DP: each device attends for its 2 sequences: half the work, nothing
+  // exchanged.
+  const Candidate &dp = rowThatRan(*c, "DP");
+  CHECK(dp.compute_us == doctest::Approx(whole_us / 2).epsilon(1e-3));
+  CHECK(dp.collectives.empty());
+
+  // CP: each device keeps its 2,048 queries; it attends to its own keys,
+  // sends them on (k and v: 2 permutes of a 16 MiB chunk, which run while
+  // it attends) and attends to the other device's: two calls of a quarter
+  // of the work each (T = S = 2048), and the merge between them.
+  const Candidate &cp = rowThatRan(*c, "CP");
+  CHECK(cp.mesh == "<[\"context\"=2]>");
+  CHECK(cp.shardings[0].sharding == "[{}, {\"context\"}p0, {}, {}]");
+  CHECK(collectiveTotals(cp) ==
+        Totals{{"collective-permute", {2, 2 * chunk_bytes}}});
+  schedule::PipelineResult merge =
+      schedule::runSchedulePipeline(kRingMerge, options.pipeline);
+  REQUIRE(merge.ok);
+  const double merge_us = merge.schedule.compute_us;
+  CHECK(merge_us > 0);
+  CHECK(cp.compute_us ==
+        doctest::Approx(2 * (whole_us / 4) + merge_us).epsilon(1e-3));
+  // One permute (177.8 us) hides under the first call (687 us); the other
+  // has nothing to run beside: as XLA's scheduler, one collective-permute
+  // is in flight at a time (--overlap-limit), and it overlaps the compute
+  // between its start and its done; the second call needs both chunks.
+  CHECK(collectiveUs(chunk_bytes) < whole_us / 4);
+  CHECK(cp.exposed_comm_us ==
+        doctest::Approx(collectiveUs(chunk_bytes)).epsilon(1e-3));
+  CHECK(
+      cp.step_time_us ==
+      doctest::Approx(cp.compute_us + collectiveUs(chunk_bytes)).epsilon(1e-3));
+
+  // SP shards the sequence but cannot take it through attention: q, k and
+  // v are gathered (3 all-gathers to 32 MiB) and every device attends over
+  // the whole sequence, twice CP's attention.
+  const Candidate &sp = rowThatRan(*c, "SP");
+  CHECK(collectiveTotals(sp) == Totals{{"all-gather", {3, 6 * chunk_bytes}}});
+  CHECK(sp.compute_us >= whole_us);
+  CHECK(sp.step_time_us > cp.step_time_us);
+
+  // Without a fused attention call there is no ring to write: the reason.
+  Result<Comparison> dense = compareStrategies(kMlp, options);
+  REQUIRE(dense);
+  auto no_ring =
+      std::find_if(dense->rows.begin(), dense->rows.end(),
+                   [](const Candidate &r) { return r.name == "CP"; });
+  REQUIRE(no_ring != dense->rows.end());
+  CHECK_FALSE(no_ring->ok);
+  CHECK(no_ring->error.find("no fused attention call") != std::string::npos);
 }

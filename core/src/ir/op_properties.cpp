@@ -150,4 +150,8 @@ std::string_view customCallTarget(const Operation &op) {
              : std::string_view();
 }
 
+bool isFusedAttention(const Operation &op) {
+  return customCallTarget(op).starts_with("__cudnn$fmha");
+}
+
 } // namespace shardlab

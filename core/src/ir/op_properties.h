@@ -39,6 +39,10 @@ bool insideManualComputation(const Operation &op);
 /// (`@Sharding`); empty for any other op.
 std::string_view customCallTarget(const Operation &op);
 
+/// A call of cuDNN's fused attention (`__cudnn$fmhaSoftmax`, `...Backward`
+/// and their variants), as jax.nn.dot_product_attention lowers on GPU.
+bool isFusedAttention(const Operation &op);
+
 /// StableHLO's enum attributes are kept as MLIR spells them in every form,
 /// `#stablehlo<comparison_direction LT>`, so the pretty and generic forms
 /// read to the same attribute. `kind` is the enum's mnemonic

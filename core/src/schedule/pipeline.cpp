@@ -39,22 +39,26 @@ PipelineResult failed(PipelineResult r, const char *stage, std::string error,
 } // namespace
 
 Status lowerToCollectives(Module &module, DiagnosticEngine &diags,
-                          std::string_view recompute,
-                          std::string_view expert_axis) {
+                          const BeforePropagation &before) {
   Result<PassPipeline> lowering = buildNamedPipeline("explicit");
   if (!lowering)
     return lowering.error();
   PassPipeline first;
-  if (!recompute.empty())
-    if (Status added = appendPass(first, "shardlab-recompute",
-                                  "policy=" + std::string(recompute));
-        !added)
-      return added;
-  if (!expert_axis.empty())
-    if (Status added = appendPass(first, "shardlab-expert-exchange",
-                                  "axis=" + std::string(expert_axis));
-        !added)
-      return added;
+  const std::pair<const char *, std::string> passes[] = {
+      {"shardlab-recompute", before.recompute.empty()
+                                 ? ""
+                                 : "policy=" + std::string(before.recompute)},
+      {"shardlab-expert-exchange",
+       before.expert_axis.empty() ? ""
+                                  : "axis=" + std::string(before.expert_axis)},
+      {"shardlab-context-ring",
+       before.context_axis.empty()
+           ? ""
+           : "axis=" + std::string(before.context_axis)}};
+  for (const auto &[pass, options] : passes)
+    if (!options.empty())
+      if (Status added = appendPass(first, pass, options); !added)
+        return added;
   first.steps.insert(first.steps.end(), lowering->steps.begin(),
                      lowering->steps.end());
   std::string failed;
@@ -85,7 +89,8 @@ PipelineResult runSchedulePipeline(std::string_view text,
   Module *module = loaded.module.get();
   bool gspmd = loaded.from_gspmd;
   if (options.propagate)
-    if (Status lowered = lowerToCollectives(*module, diags, options.recompute);
+    if (Status lowered =
+            lowerToCollectives(*module, diags, {options.recompute});
         !lowered)
       return failed(std::move(r), "lower", lowered.error().message, diags);
   PipelineResult scheduled = scheduleLowered(*module, options);

@@ -204,7 +204,7 @@ void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
       node.explanation = "interpreter check: a comparison of its operands; " +
                          node.explanation;
     } else if ((op.is("stablehlo.custom_call") || op.is("mhlo.custom_call")) &&
-               !isGemmCustomCall(op) && !isFlashAttention(op)) {
+               !isGemmCustomCall(op) && !isFusedAttention(op)) {
       const Attr *target = op.attrs.get("call_target_name");
       const std::string name = target ? target->str() : "?";
       if (program.not_costed[name]++ == 0)

@@ -1,6 +1,7 @@
 // Op costs for the per-device program: XLA's approximate estimator, or the
 // cost model (GEMM table, fusion roofline, collective table inside a node,
 // S-curve across nodes), each with an explanation.
+#include "ir/op_properties.h"
 #include "passes/pass_utils.h"
 #include "program_internal.h"
 
@@ -198,10 +199,6 @@ std::string Coster::outsideGrid(const cost::GemmDims &dims,
   return out_of_grid;
 }
 
-bool isFlashAttention(const Operation &op) {
-  return customCallTarget(op).rfind("__cudnn$fmha", 0) == 0;
-}
-
 // cuDNN's fused attention as JAX calls it on GPU (`__cudnn$fmhaSoftmax`,
 // `...Backward`), operands in JAX's BTNH layout: q [B, T, N, D], k and v
 // [B, S, N_kv, D]. Its time is that of the GEMMs it fuses, priced by the
@@ -259,7 +256,7 @@ OpCost Coster::flashAttention(const Module &module, Operation &op) const {
 }
 
 OpCost Coster::compute(const Module &module, Operation &op) const {
-  if (!approximate() && isFlashAttention(op))
+  if (!approximate() && isFusedAttention(op))
     if (OpCost c = flashAttention(module, op); c.cost_us > 0)
       return c;
   if (approximate()) {

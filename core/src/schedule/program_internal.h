@@ -103,9 +103,6 @@ bool isGemmCustomCall(const Operation &op);
 /// `@check.expect_close`, ...), as StableHLO's test data writes them: a
 /// comparison of their operands, costed by the fusion roofline.
 bool isCheckCustomCall(const Operation &op);
-/// cuDNN's fused attention (`__cudnn$fmha...`), as JAX's
-/// dot_product_attention(implementation="cudnn") calls it.
-bool isFlashAttention(const Operation &op);
 
 /// A dense integer attribute: its tensor shape and row-major values.
 struct DenseInts {

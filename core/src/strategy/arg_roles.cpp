@@ -1,6 +1,7 @@
 // Roles of the entry function's arguments (see arg_roles.h).
 #include "strategy/arg_roles.h"
 
+#include "ir/op_properties.h"
 #include "passes/strategy/argument_trace.h"
 #include "passes/strategy/layer_loops.h"
 
@@ -411,6 +412,9 @@ Result<ModuleAnalysis> analyzeArguments(std::string_view text) {
       a.sequence_dim = a.batch_dim + 1;
   }
   result.layers = layerStackOf(*entry);
+  walk(*entry, [&](Operation &op) {
+    result.fused_attention = result.fused_attention || isFusedAttention(op);
+  });
   return result;
 }
 

@@ -74,6 +74,9 @@ struct ModuleAnalysis {
   std::vector<int64_t> updates;
   int64_t mesh_devices = 0; ///< devices of the first mesh (0: none)
   LayerStack layers;
+  /// The step calls a fused attention (cuDNN's `__cudnn$fmha...`), which
+  /// shardlab-context-ring can run as a ring: context parallelism.
+  bool fused_attention = false;
 };
 
 /// Analyses the arguments of the entry function of the module in `text`

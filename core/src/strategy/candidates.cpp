@@ -313,7 +313,7 @@ void keepTensorInNode(Plan &plan, int64_t tensor, int64_t gpus_per_node) {
 // that "model" is minor. With FSDP the parameters are split over "data"
 // too. Only where a data argument has a sequence.
 void addThreeWay(std::vector<Plan> &plans, const std::vector<ArgAnalysis> &args,
-                 int64_t n, int64_t gpus_per_node) {
+                 int64_t n, int64_t gpus_per_node, bool fused_attention) {
   if (!hasSequence(args))
     return;
   for (int64_t b = 2; b * 4 <= n; ++b) {
@@ -335,7 +335,66 @@ void addThreeWay(std::vector<Plan> &plans, const std::vector<ArgAnalysis> &args,
       plans.push_back(makePlan("FSDP×TP×SP " + split,
                                "batch and parameters " + what, mesh,
                                {{"data"}, "seq", "model", {"data"}}, args));
+      if (!fused_attention)
+        continue;
+      const std::vector<MeshAxis> ring = {
+          {"data", a}, {"context", c}, {"model", b}};
+      const std::string through = what + " through attention (a ring)";
+      plans.push_back(makePlan("DP×TP×CP " + split, "batch " + through, ring,
+                               {{"data"}, "context", "model", {}}, args));
+      plans.push_back(makePlan("FSDP×TP×CP " + split,
+                               "batch and parameters " + through, ring,
+                               {{"data"}, "context", "model", {"data"}}, args));
     }
+  }
+}
+
+// Context parallelism: the sequence over a "context" axis, through
+// attention too, where the step's attention is one fused call
+// (shardlab-context-ring runs it as a ring: each device keeps its queries
+// and passes keys and values on): CP over all n devices, and for every
+// n = a × c, DP×CP (the batch over "data") and CP×TP (the weights
+// Megatron-style over a minor "model" axis inside a node). Without a fused
+// attention call, one row says why.
+void addContextParallel(std::vector<Plan> &plans,
+                        const std::vector<ArgAnalysis> &args, int64_t n,
+                        int64_t gpus_per_node, bool fused_attention) {
+  const std::string N = std::to_string(n);
+  Plan cp = makePlan("CP",
+                     "sequence split over " + N +
+                         " devices, through attention too: keys and values "
+                         "passed round a ring",
+                     {{"context", n}}, {{}, "context", "", {}}, args);
+  if (!hasSequence(args))
+    cp.error =
+        "no data argument has a sequence dimension (rank >= 3, or token ids)";
+  else if (!fused_attention)
+    cp.error = "no fused attention call (cuDNN's __cudnn$fmha custom call, as "
+               "jax.nn.dot_product_attention(implementation=\"cudnn\") "
+               "writes it): a ring runs attention as one op per key chunk";
+  const bool ring = cp.error.empty();
+  plans.push_back(std::move(cp));
+  if (!ring)
+    return;
+  for (int64_t a = 2; a * 2 <= n; ++a) {
+    if (n % a != 0)
+      continue;
+    const int64_t c = n / a;
+    const std::string A = std::to_string(a), C = std::to_string(c);
+    plans.push_back(makePlan("DP×CP " + A + "×" + C,
+                             "batch over " + A + ", sequence over " + C +
+                                 " through attention (a ring)",
+                             {{"data", a}, {"context", c}},
+                             {{"data"}, "context", "", {}}, args));
+    // Here a is the context axis, c the tensor one.
+    plans.push_back(makePlan("CP×TP " + A + "×" + C,
+                             "sequence over " + A +
+                                 " through attention (a ring), weights "
+                                 "Megatron-style over " +
+                                 C,
+                             {{"context", a}, {"model", c}},
+                             {{}, "context", "model", {}}, args));
+    keepTensorInNode(plans.back(), c, gpus_per_node);
   }
 }
 
@@ -538,7 +597,8 @@ Plan recomputePlan(const Plan &base, const std::string &policy) {
 std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
                                  int64_t n, int64_t gpus_per_node,
                                  const LayerStack &layers,
-                                 const std::vector<int64_t> &updates) {
+                                 const std::vector<int64_t> &updates,
+                                 bool fused_attention) {
   std::vector<Plan> plans;
   const std::string N = std::to_string(n);
   plans.push_back(makePlan(
@@ -580,18 +640,7 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
     ep.error = "no parameter is an expert weight (a matmul weight with a "
                "batching dimension, as a mixture of experts' is)";
   plans.push_back(std::move(ep));
-  // Context parallelism keeps each device's queries and passes keys and
-  // values round a ring: a program, not a sharding of this one.
-  Plan cp = makePlan("CP",
-                     "sequence split over " + N +
-                         " devices through attention, keys and values "
-                         "passed round a ring",
-                     {{"seq", n}}, {{}, "seq", "", {}}, args);
-  cp.error = "a ring attention is a program, not a layout: the sequence "
-             "through attention is not a sharding (SP gathers it there); a "
-             "step whose attention is a ring in shard_map over a \"cp\" "
-             "axis (gen_training_step.py --mesh cp=C) is estimated as written";
-  plans.push_back(std::move(cp));
+  addContextParallel(plans, args, n, gpus_per_node, fused_attention);
   for (int64_t a = 2; a * 2 <= n; ++a) {
     if (n % a != 0)
       continue;
@@ -638,7 +687,7 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
       keepTensorInNode(plans.back(), b, gpus_per_node);
     }
   }
-  addThreeWay(plans, args, n, gpus_per_node);
+  addThreeWay(plans, args, n, gpus_per_node, fused_attention);
   addExpertMixes(plans, args, n, gpus_per_node, updates);
   addPipelines(plans, args, n, gpus_per_node, layers, updates);
   return plans;

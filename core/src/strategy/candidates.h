@@ -1,8 +1,9 @@
 // The candidate strategies for N devices (the list and its rules are in
-// shardlab/strategy/strategy.h): DP, FSDP, TP, SP, EP, CP (its reason); for
-// every split N = a x b, DP×TP, FSDP×TP, DP×SP and (with experts) EP×TP on a
-// 2-D mesh, with optimizer state DP ZeRO-1 and DP×TP ZeRO-1; for every
-// N = a x b x c, DP×TP×SP and FSDP×TP×SP on a 3-D mesh;
+// shardlab/strategy/strategy.h): DP, FSDP, TP, SP, EP, CP; for every split
+// N = a x b, DP×TP, FSDP×TP, DP×SP, (with experts) EP×TP and (with a fused
+// attention) DP×CP and CP×TP on a 2-D mesh, with optimizer state DP ZeRO-1
+// and DP×TP ZeRO-1; for every N = a x b x c, DP×TP×SP and FSDP×TP×SP (and
+// DP×TP×CP, FSDP×TP×CP) on a 3-D mesh;
 // with experts, EP inside data parallelism (DP×EP, FSDP×EP, and ×TP); where
 // the step loops over stacked layers inside a loop over micro-batches,
 // PP×DP, PP×DP×TP, PP×FSDP and PP×FSDP×TP (with experts also ×EP; with
@@ -23,11 +24,14 @@ namespace shardlab::strategy {
 /// Every candidate for `devices` devices; a plan whose sharding does not
 /// divide a dimension, or whose "model" axis is larger than
 /// `gpus_per_node` (0: no limit), carries the reason in Plan::error.
-/// `updates` (ModuleAnalysis::updates) pins the new weights of ZeRO-1 plans.
+/// `updates` (ModuleAnalysis::updates) pins the new weights of ZeRO-1 plans;
+/// `fused_attention` (ModuleAnalysis::fused_attention) allows the context-
+/// parallel ones.
 std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
                                  int64_t devices, int64_t gpus_per_node = 0,
                                  const LayerStack &layers = {},
-                                 const std::vector<int64_t> &updates = {});
+                                 const std::vector<int64_t> &updates = {},
+                                 bool fused_attention = false);
 
 /// `base` with each micro-batch split as far as the batch allows (one row
 /// per device and micro-batch): the data's batch dimension also on a minor

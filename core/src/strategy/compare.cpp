@@ -27,7 +27,7 @@ Result<Prepared> prepare(std::string_view text, const CompareOptions &options) {
   p.layers = analysis->layers;
   p.plans = candidatePlans(p.context.args, p.devices,
                            options.pipeline.program.sol.gpus_per_node, p.layers,
-                           analysis->updates);
+                           analysis->updates, analysis->fused_attention);
   if (!options.only.empty())
     std::erase_if(p.plans, [&](const Plan &plan) {
       return std::find(options.only.begin(), options.only.end(), plan.name) ==

@@ -105,13 +105,19 @@ std::string overMemory(Module &module, Operation &entry,
          bytesText(options.device_memory_bytes) + " of device memory";
 }
 
-// The plan's expert axis, whose tokens shardlab-expert-exchange moves by
-// all-to-all; "" when it splits no experts.
-std::string_view expertAxis(const Plan &plan) {
-  for (const MeshAxis &axis : plan.mesh)
+// The rewrites a plan's axes ask for: an "expert" axis's tokens move by
+// all-to-all (shardlab-expert-exchange), a "context" axis runs attention
+// as a ring (shardlab-context-ring).
+schedule::BeforePropagation rewritesOf(const Plan &plan) {
+  schedule::BeforePropagation before;
+  before.recompute = plan.recompute;
+  for (const MeshAxis &axis : plan.mesh) {
     if (axis.name == "expert")
-      return "expert";
-  return "";
+      before.expert_axis = "expert";
+    if (axis.name == "context")
+      before.context_axis = "context";
+  }
+  return before;
 }
 
 Candidate run(const EvaluationContext &c, const Plan &plan, Candidate row) {
@@ -136,8 +142,8 @@ Candidate run(const EvaluationContext &c, const Plan &plan, Candidate row) {
   if (std::string over = overMemory(module, *entry, c.options);
       !over.empty() && plan.stages == 0)
     return failedRow(std::move(row), "memory", over);
-  if (Status lowered = schedule::lowerToCollectives(
-          module, diags, plan.recompute, expertAxis(plan));
+  if (Status lowered =
+          schedule::lowerToCollectives(module, diags, rewritesOf(plan));
       !lowered)
     return failedRow(std::move(row), "propagate",
                      firstError(diags, lowered.error().message));

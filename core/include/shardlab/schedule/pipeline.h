@@ -81,13 +81,19 @@ PipelineResult runSchedulePipeline(std::string_view text,
 /// holds its collectives) and schedules it with the memory rerun loop.
 PipelineResult scheduleLowered(Module &module, const PipelineOptions &options);
 
+/// The strategy passes that rewrite a module before propagation, each
+/// run when its field is set.
+struct BeforePropagation {
+  std::string_view recompute;    ///< shardlab-recompute's policy
+  std::string_view expert_axis;  ///< shardlab-expert-exchange's axis
+  std::string_view context_axis; ///< shardlab-context-ring's axis
+};
+
 /// The lowering it runs: the propagation pipeline, then Shardy's export
-/// pipeline with explicit collectives (meshes kept as symbols); first,
-/// when `recompute` names a policy, shardlab-recompute with it, and when
-/// `expert_axis` names an axis, shardlab-expert-exchange over it.
+/// pipeline with explicit collectives (meshes kept as symbols); first the
+/// passes `before` asks for.
 Status lowerToCollectives(Module &module, DiagnosticEngine &diags,
-                          std::string_view recompute = {},
-                          std::string_view expert_axis = {});
+                          const BeforePropagation &before = {});
 
 /// Device memory of a built-in hardware preset (h100, h200, b200, a100);
 /// 0 when unknown.

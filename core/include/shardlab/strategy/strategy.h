@@ -29,10 +29,12 @@
 //             is) on "expert"=N: tokens reach their experts by all-to-all;
 //             other parameters replicated (failed, with the reason, when
 //             no weight is an expert's)
-//   CP        a row with the reason: context parallelism (the sequence
-//             through attention, keys and values passed round a ring) is a
-//             program, not a sharding; a ring written in shard_map is
-//             estimated as written
+//   CP        data dim 1 (sequence) on "context"=N, through attention
+//             too: each fused attention call (cuDNN's, one op) runs as a
+//             ring (shardlab-context-ring: each device keeps its queries,
+//             keys and values passed on by collective_permute); parameters
+//             replicated (failed, with the reason, when the step has no
+//             fused attention call)
 //   DP ZeRO-1 as DP, and the optimizer state (a parameter no matmul
 //             depends on: Adam's moments) split over "data" on its largest
 //             free dim; the weights written replicated and closed, each
@@ -55,9 +57,15 @@
 //             only the expert dim takes the batch's priority (p0); with
 //             optimizer state also DP×EP… ZeRO-1 (the state over data and
 //             expert)
+//   DP×CP, CP×TP  where CP runs, for every split N = a×b: the batch over
+//             "data"=a and the sequence over "context"=b; or the sequence
+//             over "context"=a and the weights Megatron-style over
+//             "model"=b (b in a node)
 //   DP×TP×SP, FSDP×TP×SP   for every split N = a×b×c (each >= 2; named
 //             a×b×c: data, tensor, sequence) on a 3-D mesh ["data"=a,
-//             "seq"=c, "model"=b], where a data argument has a sequence
+//             "seq"=c, "model"=b], where a data argument has a sequence;
+//             where CP runs also DP×TP×CP and FSDP×TP×CP (["data"=a,
+//             "context"=c, "model"=b])
 //   PP×DP, PP×DP×TP, PP×FSDP, PP×FSDP×TP  where the step's layer loops
 //             (over weights stacked [L, ...]) sit in a loop over M
 //             micro-batches: for S stages (S dividing L and N) and every

@@ -1,9 +1,9 @@
 // The strategy stage's passes: shardlab's own, not Shardy's. They rewrite a
 // program into the one a layout or a choice that shardings cannot say would
 // run, for the scheduler to estimate: --compare runs them for its pipeline,
-// micro-batch, recomputation and expert candidates. shardlab-recompute and
-// shardlab-expert-exchange run before propagation; the others on the
-// per-device program (after sdy-convert-global-to-local).
+// micro-batch, recomputation and expert candidates. shardlab-recompute,
+// shardlab-expert-exchange and shardlab-context-ring run before propagation;
+// the others on the per-device program (after sdy-convert-global-to-local).
 #include "strategy_passes.h"
 #include "../stages.h"
 
@@ -82,6 +82,23 @@ void addStrategyPasses(std::vector<PassInfo> &passes) {
        {{"axis", OptionType::String, "expert",
          "The mesh axis that splits the experts"}},
        expertExchangePass});
+  passes.push_back(
+      {"shardlab-context-ring",
+       "strategy",
+       "Run fused attention as a ring over a context-parallel axis",
+       "On a module before propagation whose fused attention calls "
+       "(cuDNN's __cudnn$fmha custom calls, q, k, v [B, T, N, D]) should "
+       "see the sequence split over a mesh axis of C devices: each call "
+       "becomes a manual computation over the axis, its operands and "
+       "results split by sequence, whose body calls the attention once per "
+       "key chunk and passes the keys and values to the next device by "
+       "collective_permute between calls; the forward merges the chunks' "
+       "outputs by their softmax statistics, the backward passes dK and dV "
+       "on with the keys and home at the end, as JAX's ring attentions "
+       "write it. The rules, with a worked example, head context_ring.cpp.",
+       {{"axis", OptionType::String, "context",
+         "The mesh axis that splits the sequence"}},
+       contextRingPass});
 }
 
 } // namespace shardlab

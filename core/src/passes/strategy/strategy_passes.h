@@ -11,5 +11,6 @@ bool pipelineStagesPass(Module &, const PassOptions &, DiagnosticEngine &);
 bool splitMicroBatchesPass(Module &, const PassOptions &, DiagnosticEngine &);
 bool recomputePass(Module &, const PassOptions &, DiagnosticEngine &);
 bool expertExchangePass(Module &, const PassOptions &, DiagnosticEngine &);
+bool contextRingPass(Module &, const PassOptions &, DiagnosticEngine &);
 
 } // namespace shardlab
