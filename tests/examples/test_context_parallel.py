@@ -38,7 +38,7 @@ from hand_checks import Checks, one_rate_table  # noqa: E402
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 GEN = ROOT / "bench" / "models" / "gen_training_step.py"
 RATE = 1.0e13  # FLOP/s: slow enough that every call is GEMM-bound
-L, M, B, S, H, N, C = 2, 2, 2, 2048, 512, 8, 4
+L, M, B, S, H, N, C = 2, 2, 2, 4096, 512, 8, 4
 D = H // N
 
 

@@ -1137,6 +1137,22 @@ TEST_CASE("compareStrategies: context parallelism (a ring) by hand") {
   CHECK(sp.compute_us >= whole_us);
   CHECK(sp.step_time_us > cp.step_time_us);
 
+  // On 8 devices each would keep 512 of the 4,096 tokens: too few for a
+  // ring (DP×CP 2×4 keeps 1,024, DP×CP 4×2 2,048: both are rows).
+  options.devices = 8;
+  Result<Comparison> wide = compareStrategies(kAttention, options);
+  REQUIRE(wide);
+  auto named = [&](const std::string &name) {
+    return std::find_if(wide->rows.begin(), wide->rows.end(),
+                        [&](const Candidate &r) { return r.name == name; });
+  };
+  REQUIRE(named("CP") != wide->rows.end());
+  CHECK(named("CP")->error.find("512 tokens of the sequence") !=
+        std::string::npos);
+  CHECK(named("DP×CP 2×4") != wide->rows.end());
+  CHECK(named("DP×CP 4×2") != wide->rows.end());
+  options.devices = 2;
+
   // Without a fused attention call there is no ring to write: the reason.
   Result<Comparison> dense = compareStrategies(kMlp, options);
   REQUIRE(dense);

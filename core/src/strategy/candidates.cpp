@@ -170,6 +170,20 @@ bool hasSequence(const std::vector<ArgAnalysis> &args) {
   return false;
 }
 
+// The longest sequence of the data arguments (0: none).
+int64_t sequenceLength(const std::vector<ArgAnalysis> &args) {
+  int64_t longest = 0;
+  for (const ArgAnalysis &a : args)
+    if (a.info.role == ArgRole::Data && a.sequence_dim >= 0)
+      longest = std::max(longest, a.info.shape[size_t(a.sequence_dim)]);
+  return longest;
+}
+
+// Whether a ring of `c` devices leaves each at least kFewestContextTokens.
+bool ringFits(const std::vector<ArgAnalysis> &args, int64_t c) {
+  return sequenceLength(args) >= c * kFewestContextTokens;
+}
+
 // A plan splitting the experts over the "expert" axis. The experts' split
 // is as much the layout as the batch's: with the weights' priority below
 // the batch's, propagation keeps the expert matmul's output on the batch
@@ -335,7 +349,7 @@ void addThreeWay(std::vector<Plan> &plans, const std::vector<ArgAnalysis> &args,
       plans.push_back(makePlan("FSDP×TP×SP " + split,
                                "batch and parameters " + what, mesh,
                                {{"data"}, "seq", "model", {"data"}}, args));
-      if (!fused_attention)
+      if (!fused_attention || !ringFits(args, c))
         continue;
       const std::vector<MeshAxis> ring = {
           {"data", a}, {"context", c}, {"model", b}};
@@ -372,7 +386,13 @@ void addContextParallel(std::vector<Plan> &plans,
     cp.error = "no fused attention call (cuDNN's __cudnn$fmha custom call, as "
                "jax.nn.dot_product_attention(implementation=\"cudnn\") "
                "writes it): a ring runs attention as one op per key chunk";
-  const bool ring = cp.error.empty();
+  else if (!ringFits(args, n))
+    cp.error = "a ring of " + N + " devices would leave each " +
+               std::to_string(sequenceLength(args) / n) +
+               " tokens of the sequence, fewer than " +
+               std::to_string(kFewestContextTokens) +
+               " (context parallelism splits long sequences)";
+  const bool ring = fused_attention && hasSequence(args);
   plans.push_back(std::move(cp));
   if (!ring)
     return;
@@ -381,12 +401,15 @@ void addContextParallel(std::vector<Plan> &plans,
       continue;
     const int64_t c = n / a;
     const std::string A = std::to_string(a), C = std::to_string(c);
-    plans.push_back(makePlan("DP×CP " + A + "×" + C,
-                             "batch over " + A + ", sequence over " + C +
-                                 " through attention (a ring)",
-                             {{"data", a}, {"context", c}},
-                             {{"data"}, "context", "", {}}, args));
+    if (ringFits(args, c))
+      plans.push_back(makePlan("DP×CP " + A + "×" + C,
+                               "batch over " + A + ", sequence over " + C +
+                                   " through attention (a ring)",
+                               {{"data", a}, {"context", c}},
+                               {{"data"}, "context", "", {}}, args));
     // Here a is the context axis, c the tensor one.
+    if (!ringFits(args, a))
+      continue;
     plans.push_back(makePlan("CP×TP " + A + "×" + C,
                              "sequence over " + A +
                                  " through attention (a ring), weights "

@@ -48,6 +48,14 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
 /// batch allows) took 10 s to lower.
 inline constexpr int64_t kMostSplitLoweredDevices = 16384;
 
+/// The fewest tokens of the sequence a context-parallel device keeps. A
+/// ring of C devices is C attention calls on chunks of S/C tokens (its
+/// program grows with C); below a thousand tokens a chunk's GEMMs are
+/// small enough that the ring loses to the batch split, and the published
+/// recipes split 8K-128K sequences into chunks of 2K-8K (Llama 3: 128K
+/// over 16).
+inline constexpr int64_t kFewestContextTokens = 1024;
+
 std::optional<Plan> splitMicroBatchesPlan(const Plan &base,
                                           const std::vector<ArgAnalysis> &args,
                                           int64_t micro_batches,
