@@ -101,7 +101,31 @@ def main():
                      f"the ring's permutes overlap the chunks' attention: {ring['exposed_comm_us']:.1f} of "
                      f"{ring['comm_us']:.1f} us exposed")
         check_candidate(checks, args.schedule, work, table, ring)
+        check_one_sequence(checks, args.schedule, work, table)
     return checks.report("context-parallel")
+
+
+def check_one_sequence(checks, tool, work, table):
+    """A batch of one sequence (micro-batch 1, as long-context training
+    runs): the batch is the size-1 dim, which no data-parallel layout can
+    split (their rows say so); the sequence after it is what SP and CP
+    split, and the ring beats gathering the sequence for attention."""
+    module = work / "one_sequence.mlir"
+    subprocess.run([sys.executable, str(GEN), "--arch", "llama", "--layers", str(L), "--grad-accum", str(M),
+                    "--micro-batch", "1", "--seq", str(S), "--hidden", str(H), "--heads", str(N),
+                    "--kv-heads", "4", "--ffn", "1024", "--vocab", "512", "--attention", "rule", "-o", str(module)],
+                   check=True)
+    report = schedule(tool, module, table, work / "one.json", "--compare", "--devices", str(C))
+    rows = {row["name"]: row for row in report["rows"]}
+    dp = rows.get("DP", {})
+    checks.check(not dp.get("ok") and "(size 1) does not divide" in dp.get("error", ""),
+                 f"DP on a batch of one: {dp.get('error')}")
+    cp, sp = rows.get("CP", {}), rows.get("SP", {})
+    ran = bool(cp.get("ok") and sp.get("ok"))
+    checks.check(ran, "CP and SP ran on a batch of one sequence")
+    if ran:
+        checks.check(cp["step_time_us"] < sp["step_time_us"],
+                     f"the ring {cp['step_time_us']:.1f} us, gathering the sequence {sp['step_time_us']:.1f} us")
 
 
 def check_candidate(checks, tool, work, table, ring):

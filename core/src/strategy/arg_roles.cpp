@@ -205,10 +205,12 @@ Evidence collectEvidence(Module &module, Operation &entry, size_t num_args) {
   return e;
 }
 
-/// The dimension of a data argument that holds its batch: the first of
-/// size > 1 that no `dynamic_slice` takes one index of at a time. A loop
-/// over micro-batches slices its leading dimension so (tokens [M, b, s]:
-/// the batch is b); a size-1 dimension cannot be split.
+/// The dimension of a data argument that holds its batch: the first that
+/// no `dynamic_slice` takes one index of at a time (at a computed start),
+/// of size > 1 unless a
+/// later one is (a batch of one sequence). A loop over micro-batches
+/// slices its leading dimension so (tokens [M, b, s]: the batch is b; with
+/// b = 1 still b, the sequence after it, which only SP and CP split).
 int64_t batchDimOf(Operation &entry, Value *arg) {
   const std::vector<int64_t> shape = shapeOf(arg);
   std::vector<bool> indexed(shape.size(), false);
@@ -219,13 +221,25 @@ int64_t batchDimOf(Operation &entry, Value *arg) {
     const Attr *sizes = op.attrs.get("slice_sizes");
     if (!sizes)
       return;
+    // One index at a time, at a computed start (the loop's counter; a
+    // constant start takes a fixed slice).
     const std::vector<int64_t> &size = sizes->ints();
-    for (size_t d = 0; d < size.size() && d < shape.size(); ++d)
-      indexed[d] = indexed[d] || (size[d] == 1 && shape[d] > 1);
+    for (size_t d = 0; d < size.size() && d < shape.size(); ++d) {
+      Value *start = d + 1 < op.numOperands() ? op.operand(d + 1) : nullptr;
+      const bool constant = start && start->defining_op &&
+                            start->defining_op->is("stablehlo.constant");
+      indexed[d] = indexed[d] || (size[d] == 1 && !constant);
+    }
   });
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (shape[d] > 1 && !indexed[d])
-      return int64_t(d);
+  int64_t first = -1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (indexed[d])
+      continue;
+    if (shape[d] > 1)
+      return first >= 0 ? first : int64_t(d);
+    if (first < 0)
+      first = int64_t(d);
+  }
   return 0;
 }
 
