@@ -126,6 +126,16 @@ def check_one_sequence(checks, tool, work, table):
     if ran:
         checks.check(cp["step_time_us"] < sp["step_time_us"],
                      f"the ring {cp['step_time_us']:.1f} us, gathering the sequence {sp['step_time_us']:.1f} us")
+    # A pipeline of 2 stages with rings of 2 in each: every tick (M + 1 of
+    # them each way) runs the stage's L/2 layers, each a ring of c = 2 in
+    # the forward (2 (c - 1) permutes) and the backward (2 (c - 1) + 2 c),
+    # and passes its activations on (one permute a tick each way).
+    pp = rows.get("PP×CP 2×2", {})
+    stages, c, ticks = 2, 2, M + 1
+    want = (L // stages) * ticks * (2 * (c - 1) + 2 * (c - 1) + 2 * c) + 2 * ticks
+    got = sum(k["count"] for k in pp.get("collectives", []) if k["kind"] == "collective-permute")
+    checks.check(pp.get("ok") and got == want,
+                 f"PP×CP 2×2: {got} collective-permutes, by hand {want} ({pp.get('error', 'ran')})")
 
 
 def check_candidate(checks, tool, work, table, ring):

@@ -1018,44 +1018,45 @@ TEST_CASE("suggestShardings finds the fastest layout that exists by "
 
 // ---------------------------------------------------------------------------
 // Context parallelism by hand: one fused attention (no mask) over q, k, v
-// [B=4, T=4096, N=8, D=128] bf16 on 2 devices, with a table whose every
-// GEMM runs at R FLOP/s and whose collectives of B bytes take LAT + B / BW.
-// The attention's time is its two GEMMs, batched over B N = 32: Q K^T and
-// P V, each 2 * 32 * T * S * D FLOPs.
+// [B=1, T=4096, N=8, D=128] bf16 on 2 devices (a batch of one sequence,
+// which data parallelism cannot split), with a table whose every GEMM runs
+// at R FLOP/s and whose collectives of B bytes take LAT + B / BW. The
+// attention's time is its two GEMMs, batched over B N = 8: Q K^T and P V,
+// each 2 * 8 * T * S * D FLOPs.
 namespace {
 
 constexpr const char *kAttention = R"(
-func.func @main(%q: tensor<4x4096x8x128xbf16>, %k: tensor<4x4096x8x128xbf16>, %v: tensor<4x4096x8x128xbf16>) -> tensor<4x4096x8x128xbf16> {
-  %a:3 = stablehlo.custom_call @"__cudnn$fmhaSoftmax"(%q, %k, %v) {backend_config = "{\"cudnn_fmha_backend_config\": {\"mask_type\": \"NO_MASK\"}}", sdy.sharding_rule = #sdy.op_sharding_rule<([i, j, k, l], [i, m, n, l], [i, m, n, l])->([i, j, k, l], [i, k, j], [o]) {i=4, j=4096, k=8, l=128, m=4096, n=8, o=1} need_replication={j, l, m}, custom>} : (tensor<4x4096x8x128xbf16>, tensor<4x4096x8x128xbf16>, tensor<4x4096x8x128xbf16>) -> (tensor<4x4096x8x128xbf16>, tensor<4x8x4096xf32>, tensor<1xui8>)
-  return %a#0 : tensor<4x4096x8x128xbf16>
+func.func @main(%q: tensor<1x4096x8x128xbf16>, %k: tensor<1x4096x8x128xbf16>, %v: tensor<1x4096x8x128xbf16>) -> tensor<1x4096x8x128xbf16> {
+  %a:3 = stablehlo.custom_call @"__cudnn$fmhaSoftmax"(%q, %k, %v) {backend_config = "{\"cudnn_fmha_backend_config\": {\"mask_type\": \"NO_MASK\"}}", sdy.sharding_rule = #sdy.op_sharding_rule<([i, j, k, l], [i, m, n, l], [i, m, n, l])->([i, j, k, l], [i, k, j], [o]) {i=1, j=4096, k=8, l=128, m=4096, n=8, o=1} need_replication={j, l, m}, custom>} : (tensor<1x4096x8x128xbf16>, tensor<1x4096x8x128xbf16>, tensor<1x4096x8x128xbf16>) -> (tensor<1x4096x8x128xbf16>, tensor<1x8x4096xf32>, tensor<1xui8>)
+  return %a#0 : tensor<1x4096x8x128xbf16>
 })";
 
 // What a ring of 2 does between its two calls (shardlab-context-ring, rule
-// 4), on the local [4, 2048, 8, 128] chunks: scheduled alone, its cost.
+// 4), on the local [1, 2048, 8, 128] chunks: scheduled alone, its cost.
 constexpr const char *kRingMerge = R"(
-func.func @main(%o: tensor<4x2048x8x128xbf16>, %o2: tensor<4x2048x8x128xbf16>, %l: tensor<4x8x2048xf32>, %l2: tensor<4x8x2048xf32>) -> (tensor<4x2048x8x128xbf16>, tensor<4x8x2048xf32>) {
-  %m = stablehlo.maximum %l, %l2 : tensor<4x8x2048xf32>
-  %s1 = stablehlo.subtract %l, %m : tensor<4x8x2048xf32>
-  %a = stablehlo.exponential %s1 : tensor<4x8x2048xf32>
-  %s2 = stablehlo.subtract %l2, %m : tensor<4x8x2048xf32>
-  %b = stablehlo.exponential %s2 : tensor<4x8x2048xf32>
-  %t = stablehlo.add %a, %b : tensor<4x8x2048xf32>
-  %wa = stablehlo.divide %a, %t : tensor<4x8x2048xf32>
-  %ca = stablehlo.convert %wa : (tensor<4x8x2048xf32>) -> tensor<4x8x2048xbf16>
-  %ba = stablehlo.broadcast_in_dim %ca, dims = [0, 2, 1] : (tensor<4x8x2048xbf16>) -> tensor<4x2048x8x128xbf16>
-  %x = stablehlo.multiply %o, %ba : tensor<4x2048x8x128xbf16>
-  %wb = stablehlo.divide %b, %t : tensor<4x8x2048xf32>
-  %cb = stablehlo.convert %wb : (tensor<4x8x2048xf32>) -> tensor<4x8x2048xbf16>
-  %bb = stablehlo.broadcast_in_dim %cb, dims = [0, 2, 1] : (tensor<4x8x2048xbf16>) -> tensor<4x2048x8x128xbf16>
-  %y = stablehlo.multiply %o2, %bb : tensor<4x2048x8x128xbf16>
-  %out = stablehlo.add %x, %y : tensor<4x2048x8x128xbf16>
-  %lg = stablehlo.log %t : tensor<4x8x2048xf32>
-  %st = stablehlo.add %m, %lg : tensor<4x8x2048xf32>
-  return %out, %st : tensor<4x2048x8x128xbf16>, tensor<4x8x2048xf32>
+func.func @main(%o: tensor<1x2048x8x128xbf16>, %o2: tensor<1x2048x8x128xbf16>, %l: tensor<1x8x2048xf32>, %l2: tensor<1x8x2048xf32>) -> (tensor<1x2048x8x128xbf16>, tensor<1x8x2048xf32>) {
+  %m = stablehlo.maximum %l, %l2 : tensor<1x8x2048xf32>
+  %s1 = stablehlo.subtract %l, %m : tensor<1x8x2048xf32>
+  %a = stablehlo.exponential %s1 : tensor<1x8x2048xf32>
+  %s2 = stablehlo.subtract %l2, %m : tensor<1x8x2048xf32>
+  %b = stablehlo.exponential %s2 : tensor<1x8x2048xf32>
+  %t = stablehlo.add %a, %b : tensor<1x8x2048xf32>
+  %wa = stablehlo.divide %a, %t : tensor<1x8x2048xf32>
+  %ca = stablehlo.convert %wa : (tensor<1x8x2048xf32>) -> tensor<4x8x2048xbf16>
+  %ba = stablehlo.broadcast_in_dim %ca, dims = [0, 2, 1] : (tensor<4x8x2048xbf16>) -> tensor<1x2048x8x128xbf16>
+  %x = stablehlo.multiply %o, %ba : tensor<1x2048x8x128xbf16>
+  %wb = stablehlo.divide %b, %t : tensor<1x8x2048xf32>
+  %cb = stablehlo.convert %wb : (tensor<1x8x2048xf32>) -> tensor<4x8x2048xbf16>
+  %bb = stablehlo.broadcast_in_dim %cb, dims = [0, 2, 1] : (tensor<4x8x2048xbf16>) -> tensor<1x2048x8x128xbf16>
+  %y = stablehlo.multiply %o2, %bb : tensor<1x2048x8x128xbf16>
+  %out = stablehlo.add %x, %y : tensor<1x2048x8x128xbf16>
+  %lg = stablehlo.log %t : tensor<1x8x2048xf32>
+  %st = stablehlo.add %m, %lg : tensor<1x8x2048xf32>
+  return %out, %st : tensor<1x2048x8x128xbf16>, tensor<1x8x2048xf32>
 })";
 
 // GEMMs at kRate (one bf16 point: every shape is costed at its rate),
-// all-gathers and permutes between 2 devices of 8 to 64 MiB.
+// all-gathers and permutes between 2 devices of 2 to 16 MiB.
 std::string attentionTable() {
   std::string collectives;
   auto entry = [&](const std::string &op, const std::string &kind,
@@ -1067,7 +1068,7 @@ std::string attentionTable() {
                    "\"time_us\":{\"median\":" +
                    std::to_string(collectiveUs(bytes)) + "}}";
   };
-  for (int64_t mib : {8, 16, 32, 64}) {
+  for (int64_t mib : {2, 4, 8, 16}) {
     entry("all-gather", "\"comm_type\":\"single_partition\"", mib << 20);
     entry("collective-permute",
           "\"permute_type\":\"intra_partition_two_way_all_mutual\"", mib << 20);
@@ -1092,20 +1093,20 @@ TEST_CASE("compareStrategies: context parallelism (a ring) by hand") {
   options.pipeline = analyticalPipeline(*table);
   Result<Comparison> c = compareStrategies(kAttention, options);
   REQUIRE(c);
-  // The whole attention, T = S = 4096: 2 GEMMs of 2 * 32 * 4096^2 * 128.
-  const double whole_us = 2 * (2.0 * 32 * 4096 * 4096 * 128) / kRate * 1e6;
-  const int64_t chunk_bytes = int64_t(4) * 2048 * 8 * 128 * 2; // 16 MiB
+  // The whole attention, T = S = 4096: 2 GEMMs of 2 * 8 * 4096^2 * 128.
+  const double whole_us = 2 * (2.0 * 8 * 4096 * 4096 * 128) / kRate * 1e6;
+  const int64_t chunk_bytes = int64_t(1) * 2048 * 8 * 128 * 2; // 4 MiB
 
-  // DP: each device attends for its 2 sequences: half the work, nothing
-  // exchanged.
-  const Candidate &dp = rowThatRan(*c, "DP");
-  CHECK(dp.compute_us == doctest::Approx(whole_us / 2).epsilon(1e-3));
-  CHECK(dp.collectives.empty());
+  // DP cannot split a batch of one.
+  auto dp = std::find_if(c->rows.begin(), c->rows.end(),
+                         [](const Candidate &r) { return r.name == "DP"; });
+  REQUIRE(dp != c->rows.end());
+  CHECK(dp->error.find("(size 1) does not divide") != std::string::npos);
 
   // CP: each device keeps its 2,048 queries; it attends to its own keys,
-  // sends them on (k and v: 2 permutes of a 16 MiB chunk, which run while
-  // it attends) and attends to the other device's: two calls of a quarter
-  // of the work each (T = S = 2048), and the merge between them.
+  // sends them on (k and v: 2 permutes of a 4 MiB chunk) and attends to
+  // the other device's: two calls of a quarter of the work each (T = S =
+  // 2048), and the merge between them.
   const Candidate &cp = rowThatRan(*c, "CP");
   CHECK(cp.mesh == "<[\"context\"=2]>");
   CHECK(cp.shardings[0].sharding == "[{}, {\"context\"}p0, {}, {}]");
@@ -1118,7 +1119,7 @@ TEST_CASE("compareStrategies: context parallelism (a ring) by hand") {
   CHECK(merge_us > 0);
   CHECK(cp.compute_us ==
         doctest::Approx(2 * (whole_us / 4) + merge_us).epsilon(1e-3));
-  // One permute (177.8 us) hides under the first call (687 us); the other
+  // One permute (51.9 us) hides under the first call (171.8 us); the other
   // has nothing to run beside: as XLA's scheduler, one collective-permute
   // is in flight at a time (--overlap-limit), and it overlaps the compute
   // between its start and its done; the second call needs both chunks.
@@ -1130,15 +1131,16 @@ TEST_CASE("compareStrategies: context parallelism (a ring) by hand") {
       doctest::Approx(cp.compute_us + collectiveUs(chunk_bytes)).epsilon(1e-3));
 
   // SP shards the sequence but cannot take it through attention: q, k and
-  // v are gathered (3 all-gathers to 32 MiB) and every device attends over
-  // the whole sequence, twice CP's attention.
+  // v are gathered (to 8 MiB each, one all-gather once XLA's combiner has
+  // joined them) and every device attends over the whole sequence, twice
+  // CP's attention.
   const Candidate &sp = rowThatRan(*c, "SP");
-  CHECK(collectiveTotals(sp) == Totals{{"all-gather", {3, 6 * chunk_bytes}}});
+  CHECK(collectiveTotals(sp) == Totals{{"all-gather", {1, 6 * chunk_bytes}}});
   CHECK(sp.compute_us >= whole_us);
   CHECK(sp.step_time_us > cp.step_time_us);
 
   // On 8 devices each would keep 512 of the 4,096 tokens: too few for a
-  // ring (DP×CP 2×4 keeps 1,024, DP×CP 4×2 2,048: both are rows).
+  // ring.
   options.devices = 8;
   Result<Comparison> wide = compareStrategies(kAttention, options);
   REQUIRE(wide);
@@ -1149,9 +1151,26 @@ TEST_CASE("compareStrategies: context parallelism (a ring) by hand") {
   REQUIRE(named("CP") != wide->rows.end());
   CHECK(named("CP")->error.find("512 tokens of the sequence") !=
         std::string::npos);
-  CHECK(named("DP×CP 2×4") != wide->rows.end());
-  CHECK(named("DP×CP 4×2") != wide->rows.end());
   options.devices = 2;
+
+  // A batch of 4 splits over the 2 devices: DP gives each device as many
+  // tokens as CP would, with no ring, and the CP row says so.
+  std::string four = kAttention;
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{"1x4096x8x128", "4x4096x8x128"},
+        {"1x8x4096", "4x8x4096"},
+        {"{i=1,", "{i=4,"}})
+    for (size_t at = four.find(from); at != std::string::npos;
+         at = four.find(from, at + to.size()))
+      four.replace(at, from.size(), to);
+  Result<Comparison> batched = compareStrategies(four, options);
+  REQUIRE(batched);
+  REQUIRE(rowThatRan(*batched, "DP").collectives.empty());
+  auto cp4 = std::find_if(batched->rows.begin(), batched->rows.end(),
+                          [](const Candidate &r) { return r.name == "CP"; });
+  REQUIRE(cp4 != batched->rows.end());
+  CHECK(cp4->error.find("the batch of 4 splits over the 2 devices") !=
+        std::string::npos);
 
   // Without a fused attention call there is no ring to write: the reason.
   Result<Comparison> dense = compareStrategies(kMlp, options);

@@ -184,6 +184,43 @@ bool ringFits(const std::vector<ArgAnalysis> &args, int64_t c) {
   return sequenceLength(args) >= c * kFewestContextTokens;
 }
 
+// The batch of the data arguments (the largest batch dim; 0: none).
+int64_t batchSize(const std::vector<ArgAnalysis> &args) {
+  int64_t batch = 0;
+  for (const ArgAnalysis &a : args)
+    if (a.info.role == ArgRole::Data && a.batch_dim >= 0)
+      batch = std::max(batch, a.info.shape[size_t(a.batch_dim)]);
+  return batch;
+}
+
+// Whether the batch splits over `ways` data-parallel devices. Where it
+// does, data parallelism over them gives each device as many tokens as a
+// context axis would, with no ring to pass: CP only pays where the batch
+// runs out (long sequences, a few of them; the published recipes turn it
+// on at micro-batches of one sequence).
+bool batchTakes(const std::vector<ArgAnalysis> &args, int64_t ways) {
+  const int64_t batch = batchSize(args);
+  return batch >= ways && batch % ways == 0;
+}
+
+// Whether `c` context-parallel devices beside `data_ways` data-parallel
+// ones are worth a row: the ring fits and the batch could not take them.
+bool contextPays(const std::vector<ArgAnalysis> &args, int64_t data_ways,
+                 int64_t c) {
+  return ringFits(args, c) && !batchTakes(args, data_ways * c);
+}
+
+// The context-parallel splits of `devices`: 1 (none), and with a fused
+// attention every c >= 2 dividing them whose ring fits.
+std::vector<int64_t> contextWays(const std::vector<ArgAnalysis> &args,
+                                 int64_t devices, bool fused_attention) {
+  std::vector<int64_t> ways = {1};
+  for (int64_t c = 2; fused_attention && c <= devices; ++c)
+    if (devices % c == 0 && ringFits(args, c))
+      ways.push_back(c);
+  return ways;
+}
+
 // A plan splitting the experts over the "expert" axis. The experts' split
 // is as much the layout as the batch's: with the weights' priority below
 // the batch's, propagation keeps the expert matmul's output on the batch
@@ -349,7 +386,7 @@ void addThreeWay(std::vector<Plan> &plans, const std::vector<ArgAnalysis> &args,
       plans.push_back(makePlan("FSDP×TP×SP " + split,
                                "batch and parameters " + what, mesh,
                                {{"data"}, "seq", "model", {"data"}}, args));
-      if (!fused_attention || !ringFits(args, c))
+      if (!fused_attention || !contextPays(args, a, c))
         continue;
       const std::vector<MeshAxis> ring = {
           {"data", a}, {"context", c}, {"model", b}};
@@ -392,6 +429,11 @@ void addContextParallel(std::vector<Plan> &plans,
                " tokens of the sequence, fewer than " +
                std::to_string(kFewestContextTokens) +
                " (context parallelism splits long sequences)";
+  else if (batchTakes(args, n))
+    cp.error = "the batch of " + std::to_string(batchSize(args)) +
+               " splits over the " + N +
+               " devices: DP gives each as many tokens with no ring to pass "
+               "(context parallelism is for batches too small to split)";
   const bool ring = fused_attention && hasSequence(args);
   plans.push_back(std::move(cp));
   if (!ring)
@@ -401,14 +443,14 @@ void addContextParallel(std::vector<Plan> &plans,
       continue;
     const int64_t c = n / a;
     const std::string A = std::to_string(a), C = std::to_string(c);
-    if (ringFits(args, c))
+    if (contextPays(args, a, c))
       plans.push_back(makePlan("DP×CP " + A + "×" + C,
                                "batch over " + A + ", sequence over " + C +
                                    " through attention (a ring)",
                                {{"data", a}, {"context", c}},
                                {{"data"}, "context", "", {}}, args));
     // Here a is the context axis, c the tensor one.
-    if (!ringFits(args, a))
+    if (!contextPays(args, 1, a))
       continue;
     plans.push_back(makePlan("CP×TP " + A + "×" + C,
                              "sequence over " + A +
@@ -421,9 +463,6 @@ void addContextParallel(std::vector<Plan> &plans,
   }
 }
 
-// How a pipeline splits each stage's devices: a data, e expert (EP inside
-// the data-parallel devices, the batch over both), b tensor; with `fsdp`
-// the parameters over the data and expert axes too.
 /// What a stage splits over its data-parallel axes beside the batch.
 enum class StageWeights {
   Replicated, ///< nothing (DP)
@@ -431,8 +470,12 @@ enum class StageWeights {
   StateSplit, ///< the optimizer state (ZeRO-1)
 };
 
+// How a pipeline splits each stage's devices: a data, e expert (EP inside
+// the data-parallel devices, the batch over both), c context, b tensor;
+// with `fsdp` the parameters over the data and expert axes too.
 struct StageSplit {
   int64_t a = 1, e = 1, b = 1;
+  int64_t c = 1; ///< the sequence over a "context" axis (a ring)
   StageWeights weights = StageWeights::Replicated;
   bool fsdp() const { return weights == StageWeights::Split; }
   bool zero1() const { return weights == StageWeights::StateSplit; }
@@ -470,6 +513,12 @@ Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s,
     use.batch.push_back("expert");
     use.expert = "expert";
     what += ", experts over " + std::to_string(split.e);
+  }
+  if (split.c > 1) {
+    add("context", split.c, "CP");
+    use.sequence = "context";
+    what += ", sequence over " + std::to_string(split.c) +
+            " through attention (a ring)";
   }
   if (split.b > 1) {
     add("model", split.b, "TP");
@@ -509,7 +558,7 @@ Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s,
 void addPipelines(std::vector<Plan> &plans,
                   const std::vector<ArgAnalysis> &args, int64_t n,
                   int64_t gpus_per_node, const LayerStack &layers,
-                  const std::vector<int64_t> &updates) {
+                  const std::vector<int64_t> &updates, bool fused_attention) {
   if (!layers.error.empty()) {
     Plan pp;
     pp.name = "PP";
@@ -528,26 +577,29 @@ void addPipelines(std::vector<Plan> &plans,
     for (int64_t b = 1; b <= rest; ++b) {
       if (rest % b != 0 || (gpus_per_node > 0 && b > gpus_per_node))
         continue;
-      for (int64_t e : expertWays(args, rest / b, /*with_one=*/true))
-        for (StageWeights weights :
-             {StageWeights::Replicated, StageWeights::Split,
-              StageWeights::StateSplit}) {
-          const int64_t a = rest / (b * e);
-          if ((weights != StageWeights::Replicated && a < 2) ||
-              (weights == StageWeights::StateSplit && !hasOptimizerState(args)))
-            continue;
-          Plan plan =
-              pipelinePlan(args, s, {a, e, b, weights}, layers, updates);
-          if (s <= layers.micro_batches) {
-            plans.push_back(std::move(plan));
-            continue;
+      for (int64_t c : contextWays(args, rest / b, fused_attention))
+        for (int64_t e : expertWays(args, rest / (b * c), /*with_one=*/true))
+          for (StageWeights weights :
+               {StageWeights::Replicated, StageWeights::Split,
+                StageWeights::StateSplit}) {
+            const int64_t a = rest / (b * c * e);
+            if ((c > 1 && !contextPays(args, a * e, c)) ||
+                (weights != StageWeights::Replicated && a < 2) ||
+                (weights == StageWeights::StateSplit &&
+                 !hasOptimizerState(args)))
+              continue;
+            Plan plan =
+                pipelinePlan(args, s, {a, e, b, c, weights}, layers, updates);
+            if (s <= layers.micro_batches) {
+              plans.push_back(std::move(plan));
+              continue;
+            }
+            std::optional<Plan> split =
+                splitMicroBatchesPlan(plan, args, layers.micro_batches, 4 * s,
+                                      kMostSplitLoweredDevices);
+            if (split && layers.micro_batches * split->micro_split >= s)
+              plans.push_back(std::move(*split));
           }
-          std::optional<Plan> split =
-              splitMicroBatchesPlan(plan, args, layers.micro_batches, 4 * s,
-                                    kMostSplitLoweredDevices);
-          if (split && layers.micro_batches * split->micro_split >= s)
-            plans.push_back(std::move(*split));
-        }
     }
   }
 }
@@ -712,7 +764,7 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
   }
   addThreeWay(plans, args, n, gpus_per_node, fused_attention);
   addExpertMixes(plans, args, n, gpus_per_node, updates);
-  addPipelines(plans, args, n, gpus_per_node, layers, updates);
+  addPipelines(plans, args, n, gpus_per_node, layers, updates, fused_attention);
   return plans;
 }
 

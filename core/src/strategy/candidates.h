@@ -6,8 +6,8 @@
 // DP×TP×CP, FSDP×TP×CP) on a 3-D mesh;
 // with experts, EP inside data parallelism (DP×EP, FSDP×EP, and ×TP); where
 // the step loops over stacked layers inside a loop over micro-batches,
-// PP×DP, PP×DP×TP, PP×FSDP and PP×FSDP×TP (with experts also ×EP; with
-// optimizer state also PP×DP… ZeRO-1) with S
+// PP×DP, PP×DP×TP, PP×FSDP and PP×FSDP×TP (with experts also ×EP, with a
+// fused attention also ×CP; with optimizer state also PP×DP… ZeRO-1) with S
 // pipeline stages (S dividing the layers; the micro-batches split where
 // there are fewer than S) on the major "stage" axis, the tensor axis inside
 // a node.

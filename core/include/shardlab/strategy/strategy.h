@@ -34,7 +34,11 @@
 //             ring (shardlab-context-ring: each device keeps its queries,
 //             keys and values passed on by collective_permute); parameters
 //             replicated (failed, with the reason, when the step has no
-//             fused attention call)
+//             fused attention call, when a device would keep fewer than
+//             1,024 tokens, or when the batch splits over the devices: DP
+//             then gives each as many tokens with no ring). Every CP mix
+//             below follows the same rules for its context axis c and data
+//             ways a: a ring only where the batch does not split a×c ways
 //   DP ZeRO-1 as DP, and the optimizer state (a parameter no matmul
 //             depends on: Adam's moments) split over "data" on its largest
 //             free dim; the weights written replicated and closed, each
@@ -69,9 +73,10 @@
 //   PP×DP, PP×DP×TP, PP×FSDP, PP×FSDP×TP  where the step's layer loops
 //             (over weights stacked [L, ...]) sit in a loop over M
 //             micro-batches: for S stages (S dividing L and N) and every
-//             split N/S = a×e×b (b in a node; e >= 2 dividing the experts
-//             where there are experts: PP×DP×EP, PP×DP×EP×TP, ...), the
-//             mesh ["stage"=S, "data"=a, "expert"=e, "model"=b], with FSDP
+//             split N/S = a×e×c×b (b in a node; e >= 2 dividing the experts
+//             where there are experts: PP×DP×EP, PP×DP×EP×TP, ...; c >= 2
+//             where CP runs: PP×DP×CP×TP, ...), the mesh ["stage"=S,
+//             "data"=a, "expert"=e, "context"=c, "model"=b], with FSDP
 //             the parameters over "data" (and "expert") too, with ZeRO-1
 //             only the optimizer state (never their layer dim, which the
 //             stages cut); where
