@@ -116,7 +116,7 @@ public:
         calls.push_back(op);
     if (calls.empty())
       return markUnchanged(module_);
-    if (!findMesh())
+    if (!findMesh(*calls.front()))
       return false;
     next_channel_ = firstFreeChannelId(module_);
     for (Operation *call : calls)
@@ -131,7 +131,8 @@ private:
     return false;
   }
 
-  bool findMesh() {
+  // The mesh with the axis; an error at `call` when there is none.
+  bool findMesh(Operation &call) {
     for (Operation &op : module_.body()) {
       const Attr *mesh = op.is("sdy.mesh") ? op.attrs.get("mesh") : nullptr;
       const Attr *name = op.attrs.get("sym_name");
@@ -143,9 +144,8 @@ private:
         return true;
       }
     }
-    diags_.error(Location{}, "shardlab-context-ring: no mesh has an axis \"" +
-                                 axis_ + "\"");
-    return false;
+    return fail(call, "no mesh has an axis \"" + axis_ +
+                          "\" (the pass's axis option) to run the ring over");
   }
 
   // Rule 2: the sequence dim on the axis, closed; the others open.
