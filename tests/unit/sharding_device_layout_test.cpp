@@ -75,3 +75,17 @@ TEST_CASE("Moving a device along axes keeps the other coordinates") {
     CHECK(meshPosition(mesh, coordinatesWithIndex(mesh, {full("a"), full("b")},
                                                   at5, p)) == p);
 }
+
+TEST_CASE("pairsAlongAxis: a ring, a line, and device ids") {
+  using Rows = std::vector<std::vector<int64_t>>;
+  Mesh mesh{{{"a", 2}, {"b", 3}}, {}};
+  CHECK(pairsAlongAxis(mesh, 1, 1, /*wrap=*/true) ==
+        Rows{{0, 1}, {1, 2}, {2, 0}, {3, 4}, {4, 5}, {5, 3}});
+  CHECK(pairsAlongAxis(mesh, 1, -1, /*wrap=*/false) ==
+        Rows{{1, 0}, {2, 1}, {4, 3}, {5, 4}});
+  CHECK(pairsAlongAxis(mesh, 0, 1, /*wrap=*/false) ==
+        Rows{{0, 3}, {1, 4}, {2, 5}});
+  // Explicit device ids: the pairs name devices, not positions.
+  Mesh shuffled{{{"a", 2}}, {1, 0}};
+  CHECK(pairsAlongAxis(shuffled, 0, 1, /*wrap=*/true) == Rows{{1, 0}, {0, 1}});
+}

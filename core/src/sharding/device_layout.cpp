@@ -126,6 +126,24 @@ int64_t meshPosition(const Mesh &mesh, const std::vector<int64_t> &coords) {
   return linear;
 }
 
+std::vector<std::vector<int64_t>> pairsAlongAxis(const Mesh &mesh, int axis,
+                                                 int64_t hop, bool wrap) {
+  std::vector<std::vector<int64_t>> out;
+  const int64_t size = mesh.axes[size_t(axis)].size;
+  for (int64_t p = 0; p < mesh.totalSize(); ++p) {
+    std::vector<int64_t> coords = meshCoordinates(mesh, p);
+    int64_t &at = coords[size_t(axis)];
+    at += hop;
+    if (wrap)
+      at = ((at % size) + size) % size;
+    if (at < 0 || at >= size)
+      continue;
+    out.push_back(
+        {deviceIdAt(mesh, p), deviceIdAt(mesh, meshPosition(mesh, coords))});
+  }
+  return out;
+}
+
 std::vector<int64_t> coordinatesWithIndex(const Mesh &mesh,
                                           const std::vector<AxisRef> &axes,
                                           std::vector<int64_t> coords,

@@ -69,6 +69,14 @@ int64_t deviceIdAt(const Mesh &mesh, int64_t linear);
 /// The mesh position (row-major) of the device at `coords`.
 int64_t meshPosition(const Mesh &mesh, const std::vector<int64_t> &coords);
 
+/// Source-target pairs (device ids) sending from every device to the one
+/// `hop` further along mesh axis `axis`, the other axes fixed: round a ring
+/// (`wrap`: index mod the axis size) or, without `wrap`, only where that
+/// device exists. On ["a"=2, "b"=3], axis 1, hop 1, wrap: [0, 1], [1, 2],
+/// [2, 0], [3, 4], [4, 5], [5, 3].
+std::vector<std::vector<int64_t>> pairsAlongAxis(const Mesh &mesh, int axis,
+                                                 int64_t hop, bool wrap);
+
 /// `coords` moved along `axes` to index `index` (the inverse of
 /// indexAlongAxes there): the device that holds shard `index` of a
 /// dimension sharded by `axes` and agrees with `coords` on the other axes.

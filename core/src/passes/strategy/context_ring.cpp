@@ -260,19 +260,14 @@ private:
 
   // Each device's value to the next along the axis (rule 3).
   Value *toNext(Operation &before, Value *value) {
-    const int axis = mesh_.axisIndex(axis_);
-    std::vector<std::vector<int64_t>> pairs;
-    for (int64_t p = 0; p < mesh_.totalSize(); ++p) {
-      std::vector<int64_t> coords = meshCoordinates(mesh_, p);
-      coords[size_t(axis)] = (coords[size_t(axis)] + 1) % size_;
-      pairs.push_back({deviceIdAt(mesh_, p),
-                       deviceIdAt(mesh_, meshPosition(mesh_, coords))});
-    }
     LocalBuilder b(ctx_, before);
+    if (!ring_pairs_)
+      ring_pairs_ = b.denseMatrixAttr(
+          pairsAlongAxis(mesh_, mesh_.axisIndex(axis_), 1, /*wrap=*/true));
     return b
         .create("stablehlo.collective_permute", {value}, {value->type},
                 {{"channel_handle", channelHandleAttr(ctx_, next_channel_++)},
-                 {"source_target_pairs", b.denseMatrixAttr(pairs)}})
+                 {"source_target_pairs", ring_pairs_}})
         ->result(0);
   }
 
@@ -347,6 +342,7 @@ private:
   std::string mesh_name_;
   int64_t size_ = 1;
   int64_t next_channel_ = 1;
+  const Attr *ring_pairs_ = nullptr; ///< the source_target_pairs, made once
 };
 
 } // namespace

@@ -268,24 +268,12 @@ bool PipelineStages::setTrips(Operation &loop, int64_t trips) {
          fail("a loop it splits is not counted");
 }
 
-// Source-target pairs sending from each stage to stage + hop.
+// Source-target pairs sending from each stage to stage + hop. Interleaved,
+// a micro-batch goes round the ring V times: the last stage passes it back
+// to the first.
 std::vector<std::vector<int64_t>> PipelineStages::pairs(int64_t hop) const {
-  const int axis = mesh_.axisIndex(options_.axis);
-  std::vector<std::vector<int64_t>> out;
-  for (int64_t p = 0; p < mesh_.totalSize(); ++p) {
-    std::vector<int64_t> coords = meshCoordinates(mesh_, p);
-    int64_t &stage = coords[size_t(axis)];
-    stage += hop;
-    // Interleaved, a micro-batch goes round the ring V times: the last
-    // stage passes it back to the first.
-    if (options_.virtual_stages > 1)
-      stage = (stage + options_.stages) % options_.stages;
-    if (stage < 0 || stage >= options_.stages)
-      continue;
-    out.push_back(
-        {deviceIdAt(mesh_, p), deviceIdAt(mesh_, meshPosition(mesh_, coords))});
-  }
-  return out;
+  return pairsAlongAxis(mesh_, mesh_.axisIndex(options_.axis), hop,
+                        /*wrap=*/options_.virtual_stages > 1);
 }
 
 void PipelineStages::sendActivations(Operation &loop, bool forward) {
