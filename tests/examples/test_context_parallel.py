@@ -126,6 +126,14 @@ def check_one_sequence(checks, tool, work, table):
     if ran:
         checks.check(cp["step_time_us"] < sp["step_time_us"],
                      f"the ring {cp['step_time_us']:.1f} us, gathering the sequence {sp['step_time_us']:.1f} us")
+    # The ring's devices split the parameters too (ZeRO-3 over them): less
+    # memory than CP's replicated weights, gathered and reduce-scattered.
+    fsdp = rows.get("CP FSDP", {})
+    kinds = {k["kind"] for k in fsdp.get("collectives", [])}
+    checks.check(bool(fsdp.get("ok")) and {"all-gather", "reduce-scatter", "collective-permute"} <= kinds
+                 and fsdp["peak_memory_bytes"] < cp.get("peak_memory_bytes", 0),
+                 f"CP FSDP: {sorted(kinds)}, peak {fsdp.get('peak_memory_bytes')} B, CP's "
+                 f"{cp.get('peak_memory_bytes')} B")
     # A pipeline of 2 stages with rings of 2 in each: every tick (M + 1 of
     # them each way) runs the stage's L/2 layers, each a ring of c = 2 in
     # the forward (2 (c - 1) permutes) and the backward (2 (c - 1) + 2 c),

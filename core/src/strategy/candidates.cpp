@@ -291,7 +291,8 @@ Plan zeroOnePlan(std::string name, std::string description,
                  std::vector<MeshAxis> mesh, Axes use,
                  const std::vector<ArgAnalysis> &args,
                  const std::vector<int64_t> &updates) {
-  use.states = use.batch;
+  if (use.states.empty())
+    use.states = use.batch;
   Plan plan = use.expert.empty()
                   ? makePlan(std::move(name), std::move(description),
                              std::move(mesh), use, args)
@@ -409,7 +410,8 @@ void addThreeWay(std::vector<Plan> &plans, const std::vector<ArgAnalysis> &args,
 // attention call, one row says why.
 void addContextParallel(std::vector<Plan> &plans,
                         const std::vector<ArgAnalysis> &args, int64_t n,
-                        int64_t gpus_per_node, bool fused_attention) {
+                        int64_t gpus_per_node, bool fused_attention,
+                        const std::vector<int64_t> &updates) {
   const std::string N = std::to_string(n);
   Plan cp = makePlan("CP",
                      "sequence split over " + N +
@@ -435,20 +437,49 @@ void addContextParallel(std::vector<Plan> &plans,
                " devices: DP gives each as many tokens with no ring to pass "
                "(context parallelism is for batches too small to split)";
   const bool ring = fused_attention && hasSequence(args);
+  const bool cp_runs = cp.error.empty();
   plans.push_back(std::move(cp));
   if (!ring)
     return;
+  // The ring's devices also split the parameters (ZeRO-3) or the optimizer
+  // state (ZeRO-1), as Megatron's distributed optimizer shards over its
+  // data- and context-parallel ranks.
+  if (cp_runs) {
+    plans.push_back(makePlan("CP FSDP",
+                             "sequence over " + N +
+                                 " devices through attention (a ring), every "
+                                 "parameter split over them (ZeRO-3)",
+                             {{"context", n}}, {{}, "context", "", {"context"}},
+                             args));
+    if (hasOptimizerState(args))
+      plans.push_back(zeroOnePlan(
+          "CP ZeRO-1",
+          "sequence over " + N +
+              " devices through attention (a ring), the optimizer state "
+              "split over them, the updated shards gathered",
+          {{"context", n}}, {{}, "context", "", {}, "", {"context"}}, args,
+          updates));
+  }
   for (int64_t a = 2; a * 2 <= n; ++a) {
     if (n % a != 0)
       continue;
     const int64_t c = n / a;
     const std::string A = std::to_string(a), C = std::to_string(c);
-    if (contextPays(args, a, c))
+    if (contextPays(args, a, c)) {
       plans.push_back(makePlan("DP×CP " + A + "×" + C,
                                "batch over " + A + ", sequence over " + C +
                                    " through attention (a ring)",
                                {{"data", a}, {"context", c}},
                                {{"data"}, "context", "", {}}, args));
+      plans.push_back(makePlan("FSDP×CP " + A + "×" + C,
+                               "batch over " + A + ", sequence over " + C +
+                                   " through attention (a ring), parameters "
+                                   "over all " +
+                                   N,
+                               {{"data", a}, {"context", c}},
+                               {{"data"}, "context", "", {"data", "context"}},
+                               args));
+    }
     // Here a is the context axis, c the tensor one.
     if (!contextPays(args, 1, a))
       continue;
@@ -525,12 +556,19 @@ Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s,
     use.tensor = "model";
     what += ", weights Megatron-style over " + std::to_string(split.b);
   }
+  // A stage's data-parallel devices, and its ring's (which Megatron's
+  // distributed optimizer shards over too).
+  std::vector<std::string> sharders = use.batch;
+  if (split.c > 1)
+    sharders.push_back("context");
   if (split.fsdp()) {
-    use.parameters = use.batch;
+    use.parameters = sharders;
     use.layers = layers.layers;
+    if (split.a == 1)
+      sizes += " FSDP";
   }
   if (split.zero1()) {
-    use.states = use.batch;
+    use.states = sharders;
     use.layers = layers.layers;
     sizes += " ZeRO-1";
     what += ", optimizer state over the data-parallel devices";
@@ -584,7 +622,7 @@ void addPipelines(std::vector<Plan> &plans,
                 StageWeights::StateSplit}) {
             const int64_t a = rest / (b * c * e);
             if ((c > 1 && !contextPays(args, a * e, c)) ||
-                (weights != StageWeights::Replicated && a < 2) ||
+                (weights != StageWeights::Replicated && a < 2 && c < 2) ||
                 (weights == StageWeights::StateSplit &&
                  !hasOptimizerState(args)))
               continue;
@@ -715,7 +753,7 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
     ep.error = "no parameter is an expert weight (a matmul weight with a "
                "batching dimension, as a mixture of experts' is)";
   plans.push_back(std::move(ep));
-  addContextParallel(plans, args, n, gpus_per_node, fused_attention);
+  addContextParallel(plans, args, n, gpus_per_node, fused_attention, updates);
   for (int64_t a = 2; a * 2 <= n; ++a) {
     if (n % a != 0)
       continue;

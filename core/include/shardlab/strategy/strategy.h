@@ -39,6 +39,10 @@
 //             then gives each as many tokens with no ring). Every CP mix
 //             below follows the same rules for its context axis c and data
 //             ways a: a ring only where the batch does not split a×c ways
+//   CP FSDP, CP ZeRO-1  as CP, and the parameters (ZeRO-3) or the
+//             optimizer state (ZeRO-1) split over the ring's devices too,
+//             as Megatron's distributed optimizer shards over data and
+//             context ranks
 //   DP ZeRO-1 as DP, and the optimizer state (a parameter no matmul
 //             depends on: Adam's moments) split over "data" on its largest
 //             free dim; the weights written replicated and closed, each
@@ -61,10 +65,10 @@
 //             only the expert dim takes the batch's priority (p0); with
 //             optimizer state also DP×EP… ZeRO-1 (the state over data and
 //             expert)
-//   DP×CP, CP×TP  where CP runs, for every split N = a×b: the batch over
-//             "data"=a and the sequence over "context"=b; or the sequence
-//             over "context"=a and the weights Megatron-style over
-//             "model"=b (b in a node)
+//   DP×CP, FSDP×CP, CP×TP  where CP runs, for every split N = a×b: the
+//             batch over "data"=a and the sequence over "context"=b (FSDP:
+//             the parameters over both); or the sequence over "context"=a
+//             and the weights Megatron-style over "model"=b (b in a node)
 //   DP×TP×SP, FSDP×TP×SP   for every split N = a×b×c (each >= 2; named
 //             a×b×c: data, tensor, sequence) on a 3-D mesh ["data"=a,
 //             "seq"=c, "model"=b], where a data argument has a sequence;
@@ -76,7 +80,8 @@
 //             split N/S = a×e×c×b (b in a node; e >= 2 dividing the experts
 //             where there are experts: PP×DP×EP, PP×DP×EP×TP, ...; c >= 2
 //             where CP runs: PP×DP×CP×TP, ...), the mesh ["stage"=S,
-//             "data"=a, "expert"=e, "context"=c, "model"=b], with FSDP
+//             "data"=a, "expert"=e, "context"=c, "model"=b] (with CP,
+//             FSDP and ZeRO-1 split over the context axis too), with FSDP
 //             the parameters over "data" (and "expert") too, with ZeRO-1
 //             only the optimizer state (never their layer dim, which the
 //             stages cut); where
