@@ -401,89 +401,60 @@ void addThreeWay(std::vector<Plan> &plans, const std::vector<ArgAnalysis> &args,
   }
 }
 
-// Context parallelism: the sequence over a "context" axis, through
-// attention too, where the step's attention is one fused call
-// (shardlab-context-ring runs it as a ring: each device keeps its queries
-// and passes keys and values on): CP over all n devices, and for every
-// n = a × c, DP×CP (the batch over "data") and CP×TP (the weights
-// Megatron-style over a minor "model" axis inside a node). Without a fused
-// attention call, one row says why.
-void addContextParallel(std::vector<Plan> &plans,
-                        const std::vector<ArgAnalysis> &args, int64_t n,
-                        int64_t gpus_per_node, bool fused_attention,
-                        const std::vector<int64_t> &updates) {
-  const std::string N = std::to_string(n);
-  Plan cp = makePlan("CP",
-                     "sequence split over " + N +
-                         " devices, through attention too: keys and values "
-                         "passed round a ring",
-                     {{"context", n}}, {{}, "context", "", {}}, args);
+// Why the sequence of `args` cannot go round a ring of `n` devices, "" when
+// it can.
+std::string whyNoRing(const std::vector<ArgAnalysis> &args, int64_t n,
+                      bool fused_attention) {
   if (!hasSequence(args))
-    cp.error =
-        "no data argument has a sequence dimension (rank >= 3, or token ids)";
-  else if (!fused_attention)
-    cp.error = "no fused attention call (cuDNN's __cudnn$fmha custom call, as "
-               "jax.nn.dot_product_attention(implementation=\"cudnn\") "
-               "writes it): a ring runs attention as one op per key chunk";
-  else if (!ringFits(args, n))
-    cp.error = "a ring of " + N + " devices would leave each " +
-               std::to_string(sequenceLength(args) / n) +
-               " tokens of the sequence, fewer than " +
-               std::to_string(kFewestContextTokens) +
-               " (context parallelism splits long sequences)";
-  else if (batchTakes(args, n))
-    cp.error = "the batch of " + std::to_string(batchSize(args)) +
-               " splits over the " + N +
-               " devices: DP gives each as many tokens with no ring to pass "
-               "(context parallelism is for batches too small to split)";
-  const bool ring = fused_attention && hasSequence(args);
-  const bool cp_runs = cp.error.empty();
-  plans.push_back(std::move(cp));
-  if (!ring)
-    return;
-  // The ring's devices also split the parameters (ZeRO-3) or the optimizer
-  // state (ZeRO-1), as Megatron's distributed optimizer shards over its
-  // data- and context-parallel ranks.
-  if (cp_runs) {
-    plans.push_back(makePlan("CP FSDP",
-                             "sequence over " + N +
-                                 " devices through attention (a ring), every "
-                                 "parameter split over them (ZeRO-3)",
-                             {{"context", n}}, {{}, "context", "", {"context"}},
-                             args));
-    if (hasOptimizerState(args))
-      plans.push_back(zeroOnePlan(
-          "CP ZeRO-1",
-          "sequence over " + N +
-              " devices through attention (a ring), the optimizer state "
-              "split over them, the updated shards gathered",
-          {{"context", n}}, {{}, "context", "", {}, "", {"context"}}, args,
-          updates));
-  }
+    return "no data argument has a sequence dimension (rank >= 3, or token "
+           "ids)";
+  if (!fused_attention)
+    return "no fused attention call (cuDNN's __cudnn$fmha custom call, as "
+           "jax.nn.dot_product_attention(implementation=\"cudnn\") writes "
+           "it): a ring runs attention as one op per key chunk";
+  const std::string N = std::to_string(n);
+  if (!ringFits(args, n))
+    return "a ring of " + N + " devices would leave each " +
+           std::to_string(sequenceLength(args) / n) +
+           " tokens of the sequence, fewer than " +
+           std::to_string(kFewestContextTokens) +
+           " (context parallelism splits long sequences)";
+  if (batchTakes(args, n))
+    return "the batch of " + std::to_string(batchSize(args)) +
+           " splits over the " + N +
+           " devices: DP gives each as many tokens with no ring to pass "
+           "(context parallelism is for batches too small to split)";
+  return "";
+}
+
+// For every n = a × c where the ring pays: DP×CP and FSDP×CP (the batch over
+// "data"=a, with FSDP the parameters over both axes) and CP×TP (the
+// sequence over "context"=a, the weights Megatron-style over a minor
+// "model"=c inside a node).
+void addContextMixes(std::vector<Plan> &plans,
+                     const std::vector<ArgAnalysis> &args, int64_t n,
+                     int64_t gpus_per_node) {
   for (int64_t a = 2; a * 2 <= n; ++a) {
     if (n % a != 0)
       continue;
     const int64_t c = n / a;
     const std::string A = std::to_string(a), C = std::to_string(c);
+    const std::string split = A + "×" + C;
+    const std::string what = "batch over " + A + ", sequence over " + C +
+                             " through attention (a ring)";
     if (contextPays(args, a, c)) {
-      plans.push_back(makePlan("DP×CP " + A + "×" + C,
-                               "batch over " + A + ", sequence over " + C +
-                                   " through attention (a ring)",
+      plans.push_back(makePlan("DP×CP " + split, what,
                                {{"data", a}, {"context", c}},
                                {{"data"}, "context", "", {}}, args));
-      plans.push_back(makePlan("FSDP×CP " + A + "×" + C,
-                               "batch over " + A + ", sequence over " + C +
-                                   " through attention (a ring), parameters "
-                                   "over all " +
-                                   N,
-                               {{"data", a}, {"context", c}},
-                               {{"data"}, "context", "", {"data", "context"}},
-                               args));
+      plans.push_back(
+          makePlan("FSDP×CP " + split,
+                   what + ", parameters over all " + std::to_string(n),
+                   {{"data", a}, {"context", c}},
+                   {{"data"}, "context", "", {"data", "context"}}, args));
     }
-    // Here a is the context axis, c the tensor one.
     if (!contextPays(args, 1, a))
       continue;
-    plans.push_back(makePlan("CP×TP " + A + "×" + C,
+    plans.push_back(makePlan("CP×TP " + split,
                              "sequence over " + A +
                                  " through attention (a ring), weights "
                                  "Megatron-style over " +
@@ -492,6 +463,43 @@ void addContextParallel(std::vector<Plan> &plans,
                              {{}, "context", "model", {}}, args));
     keepTensorInNode(plans.back(), c, gpus_per_node);
   }
+}
+
+// Context parallelism: the sequence over a "context" axis, through
+// attention too, where the step's attention is one fused call
+// (shardlab-context-ring runs it as a ring: each device keeps its queries
+// and passes keys and values on). CP over all n devices, with the
+// parameters (CP FSDP) or the optimizer state (CP ZeRO-1) split over the
+// ring's devices too, as Megatron's distributed optimizer shards over its
+// data and context ranks; then the 2-D mixes. Where no ring can run, one
+// row says why.
+void addContextParallel(std::vector<Plan> &plans,
+                        const std::vector<ArgAnalysis> &args, int64_t n,
+                        int64_t gpus_per_node, bool fused_attention,
+                        const std::vector<int64_t> &updates) {
+  const std::string over = "sequence over " + std::to_string(n) +
+                           " devices through attention (a ring)";
+  Plan cp = makePlan("CP", over + ": keys and values passed round it",
+                     {{"context", n}}, {{}, "context", "", {}}, args);
+  if (std::string why = whyNoRing(args, n, fused_attention); !why.empty())
+    cp.error = std::move(why);
+  const bool cp_runs = cp.error.empty();
+  plans.push_back(std::move(cp));
+  if (!fused_attention || !hasSequence(args))
+    return;
+  if (cp_runs) {
+    plans.push_back(
+        makePlan("CP FSDP", over + ", every parameter split over them (ZeRO-3)",
+                 {{"context", n}}, {{}, "context", "", {"context"}}, args));
+    if (hasOptimizerState(args))
+      plans.push_back(zeroOnePlan(
+          "CP ZeRO-1",
+          over + ", the optimizer state split over them, the updated "
+                 "shards gathered",
+          {{"context", n}}, {{}, "context", "", {}, "", {"context"}}, args,
+          updates));
+  }
+  addContextMixes(plans, args, n, gpus_per_node);
 }
 
 /// What a stage splits over its data-parallel axes beside the batch.
