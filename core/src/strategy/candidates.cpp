@@ -131,7 +131,7 @@ ArgAxes argAxes(const ArgAnalysis &a, const Axes &use,
         !fsdp.empty()) {
       ArgAxes taken = axes;
       if (use.layers > 0 && !taken.empty() && a.info.shape[0] == use.layers)
-        taken[0].push_back("stage");
+        taken[0].push_back(axis::kStage);
       shardDim(axes,
                fsdpDim(taken, a.info.shape, axesSize(mesh, fsdp), padded_dim),
                fsdp);
@@ -325,13 +325,13 @@ void addExpertMixes(std::vector<Plan> &plans,
       std::string sizes = std::to_string(a) + "×" + std::to_string(e);
       std::string what = "over " + std::to_string(a * e) + " (experts over " +
                          std::to_string(e) + ")";
-      std::vector<MeshAxis> mesh = {{"data", a}, {"expert", e}};
-      Axes use{{"data", "expert"}, "", "", {}, "expert"};
+      std::vector<MeshAxis> mesh = {{axis::kData, a}, {axis::kExpert, e}};
+      Axes use{{axis::kData, axis::kExpert}, "", "", {}, axis::kExpert};
       if (b > 1) {
         sizes += "×" + std::to_string(b);
         what += ", weights Megatron-style over " + std::to_string(b);
-        mesh.push_back({"model", b});
-        use.tensor = "model";
+        mesh.push_back({axis::kModel, b});
+        use.tensor = axis::kModel;
       }
       const std::string tp = b > 1 ? "×TP " : " ";
       plans.push_back(
@@ -341,7 +341,7 @@ void addExpertMixes(std::vector<Plan> &plans,
                                     "batch and optimizer state " + what +
                                         ", the updated shards gathered",
                                     mesh, use, args, updates));
-      use.parameters = {"data", "expert"};
+      use.parameters = {axis::kData, axis::kExpert};
       plans.push_back(expertPlan("FSDP×EP" + tp + sizes,
                                  "batch and parameters " + what, mesh, use,
                                  args));
@@ -381,22 +381,24 @@ void addThreeWay(std::vector<Plan> &plans, const std::vector<ArgAnalysis> &args,
           "over " + std::to_string(a) + ", weights Megatron-style over " +
           std::to_string(b) + ", sequence over " + std::to_string(c);
       const std::vector<MeshAxis> mesh = {
-          {"data", a}, {"seq", c}, {"model", b}};
+          {axis::kData, a}, {axis::kSeq, c}, {axis::kModel, b}};
       plans.push_back(makePlan("DP×TP×SP " + split, "batch " + what, mesh,
-                               {{"data"}, "seq", "model", {}}, args));
-      plans.push_back(makePlan("FSDP×TP×SP " + split,
-                               "batch and parameters " + what, mesh,
-                               {{"data"}, "seq", "model", {"data"}}, args));
+                               {{axis::kData}, axis::kSeq, axis::kModel, {}},
+                               args));
+      plans.push_back(makePlan(
+          "FSDP×TP×SP " + split, "batch and parameters " + what, mesh,
+          {{axis::kData}, axis::kSeq, axis::kModel, {axis::kData}}, args));
       if (!fused_attention || !contextPays(args, a, c))
         continue;
       const std::vector<MeshAxis> ring = {
-          {"data", a}, {"context", c}, {"model", b}};
+          {axis::kData, a}, {axis::kContext, c}, {axis::kModel, b}};
       const std::string through = what + " through attention (a ring)";
-      plans.push_back(makePlan("DP×TP×CP " + split, "batch " + through, ring,
-                               {{"data"}, "context", "model", {}}, args));
-      plans.push_back(makePlan("FSDP×TP×CP " + split,
-                               "batch and parameters " + through, ring,
-                               {{"data"}, "context", "model", {"data"}}, args));
+      plans.push_back(
+          makePlan("DP×TP×CP " + split, "batch " + through, ring,
+                   {{axis::kData}, axis::kContext, axis::kModel, {}}, args));
+      plans.push_back(makePlan(
+          "FSDP×TP×CP " + split, "batch and parameters " + through, ring,
+          {{axis::kData}, axis::kContext, axis::kModel, {axis::kData}}, args));
     }
   }
 }
@@ -444,13 +446,14 @@ void addContextMixes(std::vector<Plan> &plans,
                              " through attention (a ring)";
     if (contextPays(args, a, c)) {
       plans.push_back(makePlan("DP×CP " + split, what,
-                               {{"data", a}, {"context", c}},
-                               {{"data"}, "context", "", {}}, args));
-      plans.push_back(
-          makePlan("FSDP×CP " + split,
-                   what + ", parameters over all " + std::to_string(n),
-                   {{"data", a}, {"context", c}},
-                   {{"data"}, "context", "", {"data", "context"}}, args));
+                               {{axis::kData, a}, {axis::kContext, c}},
+                               {{axis::kData}, axis::kContext, "", {}}, args));
+      plans.push_back(makePlan(
+          "FSDP×CP " + split,
+          what + ", parameters over all " + std::to_string(n),
+          {{axis::kData, a}, {axis::kContext, c}},
+          {{axis::kData}, axis::kContext, "", {axis::kData, axis::kContext}},
+          args));
     }
     if (!contextPays(args, 1, a))
       continue;
@@ -459,8 +462,8 @@ void addContextMixes(std::vector<Plan> &plans,
                                  " through attention (a ring), weights "
                                  "Megatron-style over " +
                                  C,
-                             {{"context", a}, {"model", c}},
-                             {{}, "context", "model", {}}, args));
+                             {{axis::kContext, a}, {axis::kModel, c}},
+                             {{}, axis::kContext, axis::kModel, {}}, args));
     keepTensorInNode(plans.back(), c, gpus_per_node);
   }
 }
@@ -480,7 +483,7 @@ void addContextParallel(std::vector<Plan> &plans,
   const std::string over = "sequence over " + std::to_string(n) +
                            " devices through attention (a ring)";
   Plan cp = makePlan("CP", over + ": keys and values passed round it",
-                     {{"context", n}}, {{}, "context", "", {}}, args);
+                     {{axis::kContext, n}}, {{}, axis::kContext, "", {}}, args);
   if (std::string why = whyNoRing(args, n, fused_attention); !why.empty())
     cp.error = std::move(why);
   const bool cp_runs = cp.error.empty();
@@ -490,14 +493,15 @@ void addContextParallel(std::vector<Plan> &plans,
   if (cp_runs) {
     plans.push_back(
         makePlan("CP FSDP", over + ", every parameter split over them (ZeRO-3)",
-                 {{"context", n}}, {{}, "context", "", {"context"}}, args));
+                 {{axis::kContext, n}},
+                 {{}, axis::kContext, "", {axis::kContext}}, args));
     if (hasOptimizerState(args))
       plans.push_back(zeroOnePlan(
           "CP ZeRO-1",
           over + ", the optimizer state split over them, the updated "
                  "shards gathered",
-          {{"context", n}}, {{}, "context", "", {}, "", {"context"}}, args,
-          updates));
+          {{axis::kContext, n}},
+          {{}, axis::kContext, "", {}, "", {axis::kContext}}, args, updates));
   }
   addContextMixes(plans, args, n, gpus_per_node);
 }
@@ -528,7 +532,7 @@ struct StageSplit {
 Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s,
                   const StageSplit &split, const LayerStack &layers,
                   const std::vector<int64_t> &updates) {
-  std::vector<MeshAxis> mesh = {{"stage", s}};
+  std::vector<MeshAxis> mesh = {{axis::kStage, s}};
   std::string name = "PP", sizes = std::to_string(s);
   std::string what =
       std::to_string(layers.layers) + " layers in " + std::to_string(s) +
@@ -542,33 +546,33 @@ Plan pipelinePlan(const std::vector<ArgAnalysis> &args, int64_t s,
     sizes += "×" + std::to_string(size);
   };
   if (split.a > 1) {
-    add("data", split.a, split.fsdp() ? "FSDP" : "DP");
-    use.batch.push_back("data");
+    add(axis::kData, split.a, split.fsdp() ? "FSDP" : "DP");
+    use.batch.push_back(axis::kData);
     what += (split.fsdp() ? ", batch and parameters over " : ", batch over ") +
             std::to_string(split.a);
   }
   if (split.e > 1) {
-    add("expert", split.e, "EP");
-    use.batch.push_back("expert");
-    use.expert = "expert";
+    add(axis::kExpert, split.e, "EP");
+    use.batch.push_back(axis::kExpert);
+    use.expert = axis::kExpert;
     what += ", experts over " + std::to_string(split.e);
   }
   if (split.c > 1) {
-    add("context", split.c, "CP");
-    use.sequence = "context";
+    add(axis::kContext, split.c, "CP");
+    use.sequence = axis::kContext;
     what += ", sequence over " + std::to_string(split.c) +
             " through attention (a ring)";
   }
   if (split.b > 1) {
-    add("model", split.b, "TP");
-    use.tensor = "model";
+    add(axis::kModel, split.b, "TP");
+    use.tensor = axis::kModel;
     what += ", weights Megatron-style over " + std::to_string(split.b);
   }
   // A stage's data-parallel devices, and its ring's (which Megatron's
   // distributed optimizer shards over too).
   std::vector<std::string> sharders = use.batch;
   if (split.c > 1)
-    sharders.push_back("context");
+    sharders.push_back(axis::kContext);
   if (split.fsdp()) {
     use.parameters = sharders;
     use.layers = layers.layers;
@@ -609,7 +613,7 @@ void addPipelines(std::vector<Plan> &plans,
     Plan pp;
     pp.name = "PP";
     pp.description = "layers split into pipeline stages";
-    pp.mesh = {{"stage", n}};
+    pp.mesh = {{axis::kStage, n}};
     pp.error = "no pipeline: " + layers.error;
     plans.push_back(std::move(pp));
     return;
@@ -689,10 +693,10 @@ std::optional<Plan> splitMicroBatchesPlan(const Plan &base,
   Plan plan = from;
   plan.unsplit = std::make_shared<const Plan>(from);
   plan.micro_split = rows;
-  plan.mesh.push_back({"micro", rows});
+  plan.mesh.push_back({axis::kMicro, rows});
   for (size_t i = 0; i < args.size() && i < plan.args.size(); ++i)
     if (args[i].info.role == ArgRole::Data && args[i].batch_dim >= 0)
-      plan.args[i][size_t(args[i].batch_dim)].push_back("micro");
+      plan.args[i][size_t(args[i].batch_dim)].push_back(axis::kMicro);
   plan.name += " mb÷" + std::to_string(rows);
   plan.description += "; each micro-batch split in " + std::to_string(rows) +
                       ", run one after another (" +
@@ -724,26 +728,28 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
   const std::string N = std::to_string(n);
   plans.push_back(makePlan(
       "DP", "batch split over " + N + " devices; parameters replicated",
-      {{"data", n}}, {{"data"}, "", "", {}}, args));
+      {{axis::kData, n}}, {{axis::kData}, "", "", {}}, args));
   plans.push_back(makePlan("FSDP",
                            "batch and every parameter split over " + N +
                                " devices (ZeRO-3: parameters gathered "
                                "where used)",
-                           {{"data", n}}, {{"data"}, "", "", {"data"}}, args));
+                           {{axis::kData, n}},
+                           {{axis::kData}, "", "", {axis::kData}}, args));
   plans.push_back(zeroOnePlan(
       "DP ZeRO-1",
       "batch and optimizer state split over " + N +
           " devices; weights replicated, the updated shards gathered",
-      {{"data", n}}, {{"data"}, "", "", {}}, args, updates));
+      {{axis::kData, n}}, {{axis::kData}, "", "", {}}, args, updates));
   plans.push_back(makePlan("TP",
                            "weights split Megatron-style (column, then row) "
                            "over " +
                                N + " devices; data replicated",
-                           {{"model", n}}, {{}, "", "model", {}}, args));
+                           {{axis::kModel, n}}, {{}, "", axis::kModel, {}},
+                           args));
   keepTensorInNode(plans.back(), n, gpus_per_node);
   Plan sp = makePlan(
       "SP", "sequence split over " + N + " devices; parameters replicated",
-      {{"seq", n}}, {{}, "seq", "", {}}, args);
+      {{axis::kSeq, n}}, {{}, axis::kSeq, "", {}}, args);
   if (!hasSequence(args))
     sp.error =
         "no data argument has a sequence dimension (rank >= 3, or token ids)";
@@ -751,12 +757,12 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
   // Expert parallelism: the experts split over the devices that split the
   // batch; each device runs its experts on the tokens routed to them, which
   // the dispatch and combine move between devices (all-to-all).
-  Plan ep =
-      expertPlan("EP",
-                 "batch and experts split over " + N +
-                     " devices (tokens dispatched to their experts' "
-                     "devices); other parameters replicated",
-                 {{"expert", n}}, {{"expert"}, "", "", {}, "expert"}, args);
+  Plan ep = expertPlan("EP",
+                       "batch and experts split over " + N +
+                           " devices (tokens dispatched to their experts' "
+                           "devices); other parameters replicated",
+                       {{axis::kExpert, n}},
+                       {{axis::kExpert}, "", "", {}, axis::kExpert}, args);
   if (!hasExperts(args))
     ep.error = "no parameter is an expert weight (a matmul weight with a "
                "batching dimension, as a mixture of experts' is)";
@@ -773,26 +779,29 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
                                  ", weights Megatron-style "
                                  "over " +
                                  B,
-                             {{"data", a}, {"model", b}},
-                             {{"data"}, "", "model", {}}, args));
+                             {{axis::kData, a}, {axis::kModel, b}},
+                             {{axis::kData}, "", axis::kModel, {}}, args));
     keepTensorInNode(plans.back(), b, gpus_per_node);
     plans.push_back(makePlan(
         "FSDP×TP " + split,
         "batch and parameters over " + A + ", weights Megatron-style over " + B,
-        {{"data", a}, {"model", b}}, {{"data"}, "", "model", {"data"}}, args));
+        {{axis::kData, a}, {axis::kModel, b}},
+        {{axis::kData}, "", axis::kModel, {axis::kData}}, args));
     keepTensorInNode(plans.back(), b, gpus_per_node);
     if (hasOptimizerState(args)) {
       plans.push_back(zeroOnePlan("DP×TP " + split + " ZeRO-1",
                                   "batch and optimizer state over " + A +
                                       ", weights Megatron-style over " + B +
                                       ", the updated shards gathered",
-                                  {{"data", a}, {"model", b}},
-                                  {{"data"}, "", "model", {}}, args, updates));
+                                  {{axis::kData, a}, {axis::kModel, b}},
+                                  {{axis::kData}, "", axis::kModel, {}}, args,
+                                  updates));
       keepTensorInNode(plans.back(), b, gpus_per_node);
     }
     Plan dpsp =
         makePlan("DP×SP " + split, "batch over " + A + ", sequence over " + B,
-                 {{"data", a}, {"seq", b}}, {{"data"}, "seq", "", {}}, args);
+                 {{axis::kData, a}, {axis::kSeq, b}},
+                 {{axis::kData}, axis::kSeq, "", {}}, args);
     if (!hasSequence(args))
       dpsp.error =
           "no data argument has a sequence dimension (rank >= 3, or token ids)";
@@ -803,8 +812,8 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
           "batch and experts over " + A + ", weights Megatron-style over " + B +
               " (each expert's matmuls split, as Megatron splits MoE "
               "layers)",
-          {{"expert", a}, {"model", b}},
-          {{"expert"}, "", "model", {}, "expert"}, args));
+          {{axis::kExpert, a}, {axis::kModel, b}},
+          {{axis::kExpert}, "", axis::kModel, {}, axis::kExpert}, args));
       keepTensorInNode(plans.back(), b, gpus_per_node);
     }
   }

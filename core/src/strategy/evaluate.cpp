@@ -111,11 +111,11 @@ std::string overMemory(Module &module, Operation &entry,
 schedule::BeforePropagation rewritesOf(const Plan &plan) {
   schedule::BeforePropagation before;
   before.recompute = plan.recompute;
-  for (const MeshAxis &axis : plan.mesh) {
-    if (axis.name == "expert")
-      before.expert_axis = "expert";
-    if (axis.name == "context")
-      before.context_axis = "context";
+  for (const MeshAxis &mesh_axis : plan.mesh) {
+    if (mesh_axis.name == axis::kExpert)
+      before.expert_axis = axis::kExpert;
+    if (mesh_axis.name == axis::kContext)
+      before.context_axis = axis::kContext;
   }
   return before;
 }

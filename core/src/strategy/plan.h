@@ -25,6 +25,19 @@ namespace shardlab::strategy {
 /// Per argument, per dimension: the mesh axes sharding it, major first.
 using ArgAxes = std::vector<std::vector<std::string>>;
 
+/// The mesh axes candidates name, each with one meaning: the strategy
+/// passes find theirs by these names (evaluate.cpp passes them as the
+/// passes' `axis` options).
+namespace axis {
+inline constexpr const char *kData = "data";       ///< the batch (DP, FSDP)
+inline constexpr const char *kModel = "model";     ///< Megatron's TP
+inline constexpr const char *kSeq = "seq";         ///< SP (gathered)
+inline constexpr const char *kExpert = "expert";   ///< EP
+inline constexpr const char *kContext = "context"; ///< CP (a ring)
+inline constexpr const char *kStage = "stage";     ///< pipeline stages
+inline constexpr const char *kMicro = "micro";     ///< split micro-batches
+} // namespace axis
+
 struct Plan {
   std::string name;
   std::string description;

@@ -69,11 +69,11 @@ std::vector<Plan> neighbours(const Plan &plan,
   for (const std::vector<size_t> &group : groups) {
     const ArgAnalysis &rep = args[group[0]];
     for (size_t d = 0; d < rep.info.shape.size(); ++d)
-      for (const MeshAxis &axis : plan.mesh) {
+      for (const MeshAxis &mesh_axis : plan.mesh) {
         // A pipeline's stage axis holds the stages: no sharding uses it.
-        if (plan.stages > 0 && axis.name == "stage")
+        if (plan.stages > 0 && mesh_axis.name == axis::kStage)
           continue;
-        ArgAxes after = toggled(plan.args[group[0]], d, axis.name.str());
+        ArgAxes after = toggled(plan.args[group[0]], d, mesh_axis.name.str());
         int64_t ways = 1;
         for (const std::string &a : after[d])
           ways *= axisSize(plan, a);
