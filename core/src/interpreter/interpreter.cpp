@@ -438,6 +438,12 @@ private:
     const std::string name = target && target->kind == AttrKind::String
                                  ? target->str()
                                  : std::string();
+    if (isFusedAttention(op)) {
+      Result<std::vector<Tensor>> out = detail::fusedAttention(op, in, types);
+      if (!out)
+        return opError(op, out.error().message);
+      return out;
+    }
     if (name.substr(0, 6) != "check.")
       return opError(op,
                      "custom_call @" + name + " is not run by the interpreter");

@@ -27,6 +27,11 @@ std::optional<Result<Tensor>> shapeOp(const Operation &op, const Operands &in,
 /// dot_general (and the legacy dot) (dot.cpp).
 Result<Tensor> dotGeneral(const Operation &op, const Operands &in, Type result);
 
+/// cuDNN's fused attention, forward or backward (fused_attention.cpp).
+Result<std::vector<Tensor>> fusedAttention(const Operation &op,
+                                           const Operands &in,
+                                           const std::vector<Type> &types);
+
 /// fft (fft.cpp).
 Result<Tensor> fft(const Operation &op, const Tensor &x, Type result);
 

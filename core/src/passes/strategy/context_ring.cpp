@@ -30,7 +30,10 @@
 //    collective_permute (device i sends to i+1 mod C, the other axes
 //    fixed). The call keeps its backend_config, mask included: a causal
 //    call on each chunk costs half a chunk, so the C calls cost what a
-//    load-balanced causal ring costs, T S / (2 C) per device. Its sharding
+//    load-balanced causal ring costs, T S / (2 C) per device (its values
+//    are not causal attention's: each chunk masks by its own positions;
+//    without a mask the ring computes what the call does, which the
+//    interpreter checks, tests/unit/context_ring_test.cpp). Its sharding
 //    rule, where it has one, takes the local factor sizes.
 // 4. Forward: the chunks' outputs merge by their statistics: with l and
 //    l' the log-sum-exps, m = max(l, l'), a = exp(l - m), b = exp(l' - m),
