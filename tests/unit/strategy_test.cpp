@@ -95,11 +95,8 @@ TEST_CASE("Argument roles: data by the batch, weights by the matmuls") {
   CHECK(w2.row_dims == std::vector<int64_t>{0});
 }
 
-TEST_CASE("Argument roles: a loop over micro-batches does not hold the "
-          "batch") {
-  // tokens [micro-batches, batch, sequence]: the loop slices one
-  // micro-batch at a time, so the batch is dimension 1 and the sequence 2.
-  Result<ModuleAnalysis> m = analyzeArguments(R"(
+// tokens [micro-batches, batch, sequence] read one micro-batch per trip.
+constexpr const char *kMicroBatchLoop = R"(
 func.func @main(%tokens: tensor<4x8x16xf32>, %w: tensor<16x32xf32>) -> tensor<32x32xf32> {
   %c0 = stablehlo.constant dense<0> : tensor<i32>
   %c1 = stablehlo.constant dense<1> : tensor<i32>
@@ -119,12 +116,47 @@ func.func @main(%tokens: tensor<4x8x16xf32>, %w: tensor<16x32xf32>) -> tensor<32
     stablehlo.return %n, %a : tensor<i32>, tensor<32x32xf32>
   }
   return %r#1 : tensor<32x32xf32>
-})");
+})";
+
+TEST_CASE("Argument roles: a loop over micro-batches does not hold the "
+          "batch") {
+  // tokens [micro-batches, batch, sequence]: the loop slices one
+  // micro-batch at a time, so the batch is dimension 1 and the sequence 2.
+  Result<ModuleAnalysis> m = analyzeArguments(kMicroBatchLoop);
   REQUIRE(m);
   CHECK(roleOf(arg(*m, "%tokens")) == "data");
   CHECK(arg(*m, "%tokens").batch_dim == 1);
   CHECK(arg(*m, "%tokens").sequence_dim == 2);
   CHECK(roleOf(arg(*m, "%w")) == "parameter");
+}
+
+TEST_CASE("Argument roles: a batch of one sequence is still the batch") {
+  // Long-context steps run micro-batches of one sequence: tokens [4, 1,
+  // 16]. The batch is the size-1 dim (which no data-parallel layout can
+  // split), the sequence after it (which SP and CP split); and with one
+  // micro-batch, [1, 8, 16], the loop's dim is still not the batch.
+  auto with = [](std::string text,
+                 const std::vector<std::pair<std::string, std::string>> &subs) {
+    for (const auto &[from, to] : subs)
+      for (size_t at = text.find(from); at != std::string::npos;
+           at = text.find(from, at + to.size()))
+        text.replace(at, from.size(), to);
+    return text;
+  };
+  Result<ModuleAnalysis> one = analyzeArguments(
+      with(kMicroBatchLoop, {{"4x8x16", "4x1x16"},
+                             {"1x8x16", "1x1x16"},
+                             {"sizes = [1, 8, 16]", "sizes = [1, 1, 16]"},
+                             {"8x16xf32", "1x16xf32"},
+                             {"8x32xf32", "1x32xf32"}}));
+  REQUIRE(one);
+  CHECK(arg(*one, "%tokens").batch_dim == 1);
+  CHECK(arg(*one, "%tokens").sequence_dim == 2);
+  Result<ModuleAnalysis> single = analyzeArguments(
+      with(kMicroBatchLoop, {{"4x8x16", "1x8x16"}, {"dense<4>", "dense<1>"}}));
+  REQUIRE(single);
+  CHECK(arg(*single, "%tokens").batch_dim == 1);
+  CHECK(arg(*single, "%tokens").sequence_dim == 2);
 }
 
 TEST_CASE("Candidates: every family and split, with non-dividing ones failed") {
