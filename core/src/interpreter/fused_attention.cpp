@@ -85,9 +85,7 @@ Result<Attention> readShapes(const Operation &op, const Operands &in) {
     return makeError("k and v do not match q's batch, heads or head size");
   a.scale =
       configNumber(op, "fmha_scale").value_or(1.0 / std::sqrt(double(a.d)));
-  const Attr *config = op.attrs.get("backend_config");
-  a.causal = config && config->kind == AttrKind::String &&
-             config->str().find("CAUSAL") != std::string::npos;
+  a.causal = isCausalAttention(op);
   return a;
 }
 
@@ -178,9 +176,7 @@ Result<std::vector<Tensor>> fusedAttention(const Operation &op,
   Result<Attention> a = readShapes(op, in);
   if (!a)
     return a.error();
-  const bool is_backward =
-      customCallTarget(op).find("Backward") != std::string_view::npos;
-  if (is_backward) {
+  if (isFusedAttentionBackward(op)) {
     if (in.size() != 6 || types.size() < 3)
       return makeError("the backward reads q, k, v, the statistics, dO and o "
                        "and returns dq, dk and dv");

@@ -154,4 +154,15 @@ bool isFusedAttention(const Operation &op) {
   return customCallTarget(op).starts_with("__cudnn$fmha");
 }
 
+bool isFusedAttentionBackward(const Operation &op) {
+  return isFusedAttention(op) &&
+         customCallTarget(op).find("Backward") != std::string_view::npos;
+}
+
+bool isCausalAttention(const Operation &op) {
+  const Attr *config = op.attrs.get("backend_config");
+  return config && config->kind == AttrKind::String &&
+         config->str().find("CAUSAL") != std::string::npos;
+}
+
 } // namespace shardlab

@@ -42,6 +42,10 @@ std::string_view customCallTarget(const Operation &op);
 /// A call of cuDNN's fused attention (`__cudnn$fmhaSoftmax`, `...Backward`
 /// and their variants), as jax.nn.dot_product_attention lowers on GPU.
 bool isFusedAttention(const Operation &op);
+/// Of a fused attention call: the backward (`...Backward`), and a causal
+/// mask (mask_type CAUSAL in its backend_config).
+bool isFusedAttentionBackward(const Operation &op);
+bool isCausalAttention(const Operation &op);
 
 /// StableHLO's enum attributes are kept as MLIR spells them in every form,
 /// `#stablehlo<comparison_direction LT>`, so the pretty and generic forms

@@ -214,11 +214,8 @@ OpCost Coster::flashAttention(const Module &module, Operation &op) const {
     return {};
   const int64_t b = q.shape[0] * q.shape[2], t = q.shape[1], s = k.shape[1],
                 d = q.shape[3];
-  const bool backward =
-      customCallTarget(op).find("Backward") != std::string_view::npos;
-  const Attr *config = op.attrs.get("backend_config");
-  const bool causal = config && config->kind == AttrKind::String &&
-                      config->str().find("CAUSAL") != std::string::npos;
+  const bool backward = isFusedAttentionBackward(op);
+  const bool causal = isCausalAttention(op);
   const double share = (backward ? 2.5 : 1.0) * (causal ? 0.5 : 1.0);
   double gemm_us = 0;
   std::string extrapolated;

@@ -83,7 +83,7 @@ struct CallLayout {
 
 std::optional<CallLayout> layoutOf(Operation &op) {
   CallLayout l;
-  l.backward = customCallTarget(op).find("Backward") != std::string_view::npos;
+  l.backward = isFusedAttentionBackward(op);
   if (l.backward) {
     l.operand_seq = {1, 1, 1, 2, 1, 1};
     l.result_seq = {1, 1, 1};
