@@ -207,10 +207,10 @@ Evidence collectEvidence(Module &module, Operation &entry, size_t num_args) {
 
 /// The dimension of a data argument that holds its batch: the first that
 /// no `dynamic_slice` takes one index of at a time (at a computed start),
-/// of size > 1 unless a
-/// later one is (a batch of one sequence). A loop over micro-batches
-/// slices its leading dimension so (tokens [M, b, s]: the batch is b; with
-/// b = 1 still b, the sequence after it, which only SP and CP split).
+/// of size > 1 unless a later one is (a batch of one sequence). A loop
+/// over micro-batches slices its leading dimension so (tokens [M, b, s]:
+/// the batch is b; with b = 1 still b, the sequence after it, which only
+/// SP and CP split).
 int64_t batchDimOf(Operation &entry, Value *arg) {
   const std::vector<int64_t> shape = shapeOf(arg);
   std::vector<bool> indexed(shape.size(), false);
