@@ -275,8 +275,7 @@ TEST_CASE("Pipeline candidates: S dividing the layers, micro-batches split "
   CHECK(analysis->layers.layers == 8);
   CHECK(analysis->layers.micro_batches == 4);
   std::vector<std::string> names;
-  for (const strategy::Plan &p :
-       strategy::candidatePlans(analysis->args, 8, 8, analysis->layers))
+  for (const strategy::Plan &p : strategy::candidatePlans(*analysis, 8, 8))
     if (p.stages > 0)
       names.push_back(p.name);
   // S in {2, 4, 8} (8 layers, 8 devices); the rest of the devices split
@@ -285,8 +284,7 @@ TEST_CASE("Pipeline candidates: S dividing the layers, micro-batches split "
   // far as its 16 rows allow: 16 rows over 1 device, split 8 ways (4 x 16 = 64
   // > 32, so 16 halves once).
   std::vector<int64_t> splits;
-  for (const strategy::Plan &p :
-       strategy::candidatePlans(analysis->args, 8, 8, analysis->layers))
+  for (const strategy::Plan &p : strategy::candidatePlans(*analysis, 8, 8))
     if (p.stages > 0)
       splits.push_back(p.micro_split);
   CHECK(names ==
@@ -298,8 +296,7 @@ TEST_CASE("Pipeline candidates: S dividing the layers, micro-batches split "
   // far as its rows allow (16 rows: 64 micro-batches of 1), never on top of
   // the first split; a recomputation row keeps its policy.
   strategy::Plan pp8;
-  for (const strategy::Plan &p :
-       strategy::candidatePlans(analysis->args, 8, 8, analysis->layers))
+  for (const strategy::Plan &p : strategy::candidatePlans(*analysis, 8, 8))
     if (p.name == "PP 8 mb÷8")
       pp8 = p;
   REQUIRE(pp8.unsplit);
@@ -323,12 +320,13 @@ TEST_CASE("Pipeline candidates: S dividing the layers, micro-batches split "
   REQUIRE(recomputed);
   CHECK(recomputed->name == "PP 8 recompute full mb÷16");
   CHECK(recomputed->recompute == "full");
-  strategy::LayerStack none;
-  none.error = "no loop over stacked layers";
+  strategy::ModuleAnalysis unlooped = *analysis;
+  unlooped.layers = strategy::LayerStack{};
+  unlooped.layers.error = "no loop over stacked layers";
   bool reason = false;
-  for (const strategy::Plan &p :
-       strategy::candidatePlans(analysis->args, 8, 8, none))
-    reason |= p.name == "PP" && p.error == "no pipeline: " + none.error;
+  for (const strategy::Plan &p : strategy::candidatePlans(unlooped, 8, 8))
+    reason |=
+        p.name == "PP" && p.error == "no pipeline: " + unlooped.layers.error;
   CHECK(reason);
 }
 
@@ -340,7 +338,7 @@ TEST_CASE("Pipeline candidates with FSDP: a stage's parameters over "
       strategy::analyzeArguments(withMesh(R"(["data"=4])"));
   REQUIRE(analysis);
   const std::vector<strategy::Plan> plans =
-      strategy::candidatePlans(analysis->args, 4, 8, analysis->layers);
+      strategy::candidatePlans(*analysis, 4, 8);
   const auto named = [&](const std::string &name) {
     for (const strategy::Plan &p : plans)
       if (p.name == name)
@@ -359,8 +357,10 @@ TEST_CASE("Pipeline candidates with FSDP: a stage's parameters over "
   tall.info.shape = {128, 64, 32};
   strategy::LayerStack deep = analysis->layers;
   deep.layers = 128;
-  const std::vector<strategy::ArgAnalysis> args = {tall, analysis->args[1]};
-  for (const strategy::Plan &p : strategy::candidatePlans(args, 4, 8, deep)) {
+  strategy::ModuleAnalysis stacked = *analysis;
+  stacked.args = {tall, analysis->args[1]};
+  stacked.layers = deep;
+  for (const strategy::Plan &p : strategy::candidatePlans(stacked, 4, 8)) {
     if (p.name == "FSDP")
       CHECK(p.args[0] == strategy::ArgAxes{{"data"}, {}, {}});
     if (p.name == "PP×FSDP 2×2")
@@ -452,8 +452,7 @@ TEST_CASE("Pipeline candidates with ZeRO-1: a stage's optimizer state over "
   CHECK_FALSE(analysis->args[0].optimizer_state);
   CHECK(analysis->updates == std::vector<int64_t>{0, -1});
   std::map<std::string, strategy::Plan> plans;
-  for (strategy::Plan &p : strategy::candidatePlans(
-           analysis->args, 8, 8, analysis->layers, analysis->updates))
+  for (strategy::Plan &p : strategy::candidatePlans(*analysis, 8, 8))
     plans.emplace(p.name, std::move(p));
   // Beside every pipeline whose data axis is 2 or more; never the layer
   // dim, which the stages cut.
@@ -654,4 +653,136 @@ func.func @main(%w: tensor<8x64x64xf32>, %x: tensor<16x64xf32>) -> tensor<8x64x6
   REQUIRE(analysis);
   CHECK(analysis->layers.error.find("not inside a loop over micro-batches") !=
         std::string::npos);
+}
+
+namespace {
+
+// Every field of two rows but the time it took to evaluate them.
+void checkSameRow(const strategy::Candidate &a, const strategy::Candidate &b) {
+  INFO(a.name);
+  CHECK(a.name == b.name);
+  CHECK(a.description == b.description);
+  CHECK(a.mesh == b.mesh);
+  CHECK(a.ok == b.ok);
+  CHECK(a.error == b.error);
+  CHECK(a.step_time_us == b.step_time_us);
+  CHECK(a.compute_us == b.compute_us);
+  CHECK(a.exposed_comm_us == b.exposed_comm_us);
+  CHECK(a.peak_memory_bytes == b.peak_memory_bytes);
+  CHECK(a.fits == b.fits);
+  CHECK(a.collectives.size() == b.collectives.size());
+  CHECK(a.assumptions == b.assumptions);
+}
+
+// The phases of a comparison run as `shares` instances would run them,
+// each phase's shares merged by plan index.
+strategy::Comparison phasesShared(const std::string &text,
+                                  const strategy::CompareOptions &options,
+                                  int shares, int64_t &evaluated) {
+  using strategy::ComparePhase;
+  strategy::PhaseRequest request;
+  request.shares = shares;
+  int64_t pruned = 0;
+  for (ComparePhase phase :
+       {ComparePhase::Base, ComparePhase::Recompute, ComparePhase::Split}) {
+    request.phase = phase;
+    std::map<int64_t, strategy::Candidate> merged;
+    for (int share = 0; share < shares; ++share) {
+      request.share = share;
+      Result<strategy::Comparison> part =
+          strategy::comparePhase(text, options, request);
+      REQUIRE_MESSAGE(part, part.error().message);
+      REQUIRE(part->rows.size() == part->plan_indices.size());
+      for (size_t k = 0; k < part->rows.size(); ++k) {
+        CHECK(part->plan_indices[k] % shares == share);
+        merged[part->plan_indices[k]] = part->rows[k];
+      }
+      if (share == 0)
+        pruned += part->pruned_by_bound;
+    }
+    evaluated += int64_t(merged.size());
+    for (auto &[index, row] : merged)
+      request.earlier.push_back(row);
+  }
+  request.phase = ComparePhase::Finish;
+  request.pruned_by_bound = pruned;
+  Result<strategy::Comparison> out =
+      strategy::comparePhase(text, options, request);
+  REQUIRE_MESSAGE(out, out.error().message);
+  return *out;
+}
+
+} // namespace
+
+TEST_CASE("comparePhase: the phases run in shares and merged are "
+          "compareStrategies") {
+  // 300,000 bytes a device: PP×DP 2×4 does not fit and is split (a row of
+  // the split phase); the fastest that fits is recomputed as it already is
+  // (no row: the recompute phase drops it).
+  strategy::CompareOptions options;
+  options.devices = 8;
+  options.threads = 1;
+  options.pipeline = h100(0);
+  options.pipeline.device_memory_bytes = 300000;
+  const std::string text = withMesh(R"(["data"=4])");
+  Result<strategy::Comparison> whole =
+      strategy::compareStrategies(text, options);
+  REQUIRE(whole);
+  bool split = false;
+  for (const strategy::Candidate &row : whole->rows)
+    split |= row.name == "PP×DP 2×4 mb÷4";
+  CHECK(split);
+  for (int shares : {1, 2, 3}) {
+    INFO("shares: " << shares);
+    int64_t evaluated = 0;
+    const strategy::Comparison merged =
+        phasesShared(text, options, shares, evaluated);
+    CHECK(evaluated == int64_t(whole->rows.size()));
+    REQUIRE(merged.rows.size() == whole->rows.size());
+    for (size_t i = 0; i < merged.rows.size(); ++i)
+      checkSameRow(merged.rows[i], whole->rows[i]);
+    CHECK(merged.why_fastest == whole->why_fastest);
+    CHECK(merged.pruned_by_bound == whole->pruned_by_bound);
+    CHECK(merged.devices == whole->devices);
+    CHECK(merged.args.size() == whole->args.size());
+  }
+}
+
+TEST_CASE("comparePhase: rows that are not this module's phases' say which") {
+  strategy::CompareOptions options;
+  options.devices = 8;
+  options.threads = 1;
+  options.pipeline = h100(0);
+  const std::string text = withMesh(R"(["data"=4])");
+  strategy::PhaseRequest request;
+  request.phase = strategy::ComparePhase::Recompute;
+  Result<strategy::Comparison> none =
+      strategy::comparePhase(text, options, request);
+  REQUIRE_FALSE(none);
+  CHECK(none.error().message.find("expected the 25 rows of the base phase, "
+                                  "got 0") != std::string::npos);
+  request.phase = strategy::ComparePhase::Base;
+  Result<strategy::Comparison> base =
+      strategy::comparePhase(text, options, request);
+  REQUIRE(base);
+  request.earlier = base->rows;
+  std::swap(request.earlier[1], request.earlier[2]);
+  request.phase = strategy::ComparePhase::Split;
+  Result<strategy::Comparison> swapped =
+      strategy::comparePhase(text, options, request);
+  REQUIRE_FALSE(swapped);
+  CHECK(swapped.error().message.find("row 1 is \"" + base->rows[2].name +
+                                     "\", expected \"" + base->rows[1].name +
+                                     "\"") != std::string::npos);
+  request.earlier = base->rows;
+  request.earlier.push_back(base->rows[3]);
+  Result<strategy::Comparison> stranger =
+      strategy::comparePhase(text, options, request);
+  REQUIRE_FALSE(stranger);
+  CHECK(stranger.error().message.find(
+            "is no recomputation choice of the base rows") !=
+        std::string::npos);
+  request.share = 2;
+  request.shares = 2;
+  CHECK_FALSE(strategy::comparePhase(text, options, request));
 }

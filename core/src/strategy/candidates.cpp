@@ -719,11 +719,10 @@ Plan recomputePlan(const Plan &base, const std::string &policy) {
   return plan;
 }
 
-std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
-                                 int64_t n, int64_t gpus_per_node,
-                                 const LayerStack &layers,
-                                 const std::vector<int64_t> &updates,
-                                 bool fused_attention) {
+std::vector<Plan> candidatePlans(const ModuleAnalysis &analysed, int64_t n,
+                                 int64_t gpus_per_node) {
+  const std::vector<ArgAnalysis> &args = analysed.args;
+  const std::vector<int64_t> &updates = analysed.updates;
   std::vector<Plan> plans;
   const std::string N = std::to_string(n);
   plans.push_back(makePlan(
@@ -767,7 +766,8 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
     ep.error = "no parameter is an expert weight (a matmul weight with a "
                "batching dimension, as a mixture of experts' is)";
   plans.push_back(std::move(ep));
-  addContextParallel(plans, args, n, gpus_per_node, fused_attention, updates);
+  addContextParallel(plans, args, n, gpus_per_node, analysed.fused_attention,
+                     updates);
   for (int64_t a = 2; a * 2 <= n; ++a) {
     if (n % a != 0)
       continue;
@@ -817,9 +817,10 @@ std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
       keepTensorInNode(plans.back(), b, gpus_per_node);
     }
   }
-  addThreeWay(plans, args, n, gpus_per_node, fused_attention);
+  addThreeWay(plans, args, n, gpus_per_node, analysed.fused_attention);
   addExpertMixes(plans, args, n, gpus_per_node, updates);
-  addPipelines(plans, args, n, gpus_per_node, layers, updates, fused_attention);
+  addPipelines(plans, args, n, gpus_per_node, analysed.layers, updates,
+               analysed.fused_attention);
   return plans;
 }
 

@@ -21,17 +21,14 @@
 
 namespace shardlab::strategy {
 
-/// Every candidate for `devices` devices; a plan whose sharding does not
-/// divide a dimension, or whose "model" axis is larger than
+/// Every candidate for `devices` devices of the module `analysed`: its
+/// arguments' roles, its layer loops (pipelines), the weights its results
+/// update (which pin the new weights of ZeRO-1 plans) and whether it calls
+/// a fused attention (the context-parallel plans). A plan whose sharding
+/// does not divide a dimension, or whose "model" axis is larger than
 /// `gpus_per_node` (0: no limit), carries the reason in Plan::error.
-/// `updates` (ModuleAnalysis::updates) pins the new weights of ZeRO-1 plans;
-/// `fused_attention` (ModuleAnalysis::fused_attention) allows the context-
-/// parallel ones.
-std::vector<Plan> candidatePlans(const std::vector<ArgAnalysis> &args,
-                                 int64_t devices, int64_t gpus_per_node = 0,
-                                 const LayerStack &layers = {},
-                                 const std::vector<int64_t> &updates = {},
-                                 bool fused_attention = false);
+std::vector<Plan> candidatePlans(const ModuleAnalysis &analysed,
+                                 int64_t devices, int64_t gpus_per_node = 0);
 
 /// `base` with each micro-batch split as far as the batch allows (one row
 /// per device and micro-batch): the data's batch dimension also on a minor

@@ -21,13 +21,12 @@ Result<Prepared> prepare(std::string_view text, const CompareOptions &options) {
   p.devices = options.devices > 0          ? options.devices
               : analysis->mesh_devices > 1 ? analysis->mesh_devices
                                            : 8;
+  p.plans = candidatePlans(*analysis, p.devices,
+                           options.pipeline.program.sol.gpus_per_node);
   p.context =
       EvaluationContext{text, std::move(analysis->args), options.pipeline};
   p.context.options.program.extrapolate_loops = options.extrapolate_loops;
   p.layers = analysis->layers;
-  p.plans = candidatePlans(p.context.args, p.devices,
-                           options.pipeline.program.sol.gpus_per_node, p.layers,
-                           analysis->updates, analysis->fused_attention);
   if (!options.only.empty())
     std::erase_if(p.plans, [&](const Plan &plan) {
       return std::find(options.only.begin(), options.only.end(), plan.name) ==
@@ -117,44 +116,95 @@ std::vector<size_t> underBound(const std::vector<size_t> &candidates,
   return out;
 }
 
+namespace {
+
+// The plans of the first phase: the module as written, then every candidate.
+std::vector<Plan> basePlans(const Prepared &p) {
+  std::vector<Plan> plans = {userPlan()};
+  plans.insert(plans.end(), p.plans.begin(), p.plans.end());
+  return plans;
+}
+
+// Which of a phase's plans one instance evaluates: i % count == index.
+struct Share {
+  int index = 0, count = 1;
+};
+
+// The rows of one share's plans, with their indices among the plans.
+struct ShareRows {
+  std::vector<Candidate> rows;
+  std::vector<int64_t> indices;
+};
+
+ShareRows evaluateShare(const Prepared &p, const std::vector<Plan> &plans,
+                        Share share, int threads) {
+  ShareRows out;
+  std::vector<Plan> mine;
+  for (size_t i = size_t(share.index); i < plans.size();
+       i += size_t(share.count)) {
+    mine.push_back(plans[i]);
+    out.indices.push_back(int64_t(i));
+  }
+  out.rows = evaluatePlans(p.context, mine, threads);
+  return out;
+}
+
+// Recomputation choices, each with the base row it is derived from.
+struct RecomputeChoices {
+  std::vector<Plan> plans;
+  std::vector<size_t> base;
+};
+
 // Recomputation as a choice: the fastest layout that fits once more with
 // less recomputed (faster, if it still fits), every one that does not fit
 // (though its arguments do) with every layer recomputed (the least
 // memory), but those the cheap bound prunes. Only where the step has layer
-// loops; appended to `plans` and `rows` alike.
-void addRecomputeChoices(const Prepared &p, std::vector<Plan> &plans,
-                         std::vector<Candidate> &rows, int threads,
-                         int64_t &pruned) {
+// loops.
+RecomputeChoices recomputeChoices(const Prepared &p,
+                                  const std::vector<Plan> &plans,
+                                  const std::vector<Candidate> &rows,
+                                  int64_t &pruned) {
   constexpr size_t kFitting = 1;
+  RecomputeChoices out;
   if (!p.layers.error.empty())
-    return;
+    return out;
   const std::vector<size_t> fitting = fastestRows(plans, rows, true, false);
   const std::vector<size_t> over =
       underBound(fastestRows(plans, rows, false, false), plans, rows,
                  p.layers.micro_batches, pruned);
-  std::vector<Plan> more;
-  std::vector<size_t> base;
   auto add = [&](size_t from, const char *policy) {
-    more.push_back(recomputePlan(plans[from], policy));
-    base.push_back(from);
+    out.plans.push_back(recomputePlan(plans[from], policy));
+    out.base.push_back(from);
   };
   for (size_t k = 0; k < fitting.size() && k < kFitting; ++k)
     for (const char *policy : {"none", "selective"})
       add(fitting[k], policy);
   for (size_t i : over)
     add(i, "full");
-  std::vector<Candidate> evaluated = evaluatePlans(p.context, more, threads);
-  for (size_t k = 0; k < more.size(); ++k) {
-    // The policy the module already follows changes nothing: no row.
-    const Candidate &was = rows[base[k]];
-    if (evaluated[k].ok &&
-        std::abs(evaluated[k].step_time_us - was.step_time_us) <=
-            1e-6 * was.step_time_us &&
-        evaluated[k].peak_memory_bytes == was.peak_memory_bytes)
+  return out;
+}
+
+// Whether recomputing as `choice` changed `was`: the policy the module
+// already follows gives the same step and peak, and no row.
+bool changesRow(const Candidate &choice, const Candidate &was) {
+  return !choice.ok ||
+         std::abs(choice.step_time_us - was.step_time_us) >
+             1e-6 * was.step_time_us ||
+         choice.peak_memory_bytes != was.peak_memory_bytes;
+}
+
+// `evaluated` (choices' rows) without those that change nothing.
+ShareRows changedRows(const RecomputeChoices &choices,
+                      const std::vector<Candidate> &rows, ShareRows evaluated) {
+  ShareRows out;
+  for (size_t k = 0; k < evaluated.rows.size(); ++k) {
+    const size_t choice = size_t(evaluated.indices[k]);
+    if (!changesRow(evaluated.rows[k], rows[choices.base[choice]]))
       continue;
-    plans.push_back(more[k]);
-    rows.push_back(evaluated[k]);
+    out.rows.push_back(std::move(evaluated.rows[k]));
+    out.indices.push_back(evaluated.indices[k]);
   }
+  return out;
 }
 
 // The layouts that ran but do not fit (their arguments do), but those the
@@ -165,12 +215,13 @@ void addRecomputeChoices(const Prepared &p, std::vector<Plan> &plans,
 // that split. Only where the step loops over micro-batches. A split Shardy
 // lowers by moving the batch across the split (cheaper than gathering a
 // small weight) fails with that reason.
-void addSplitMicroBatches(const Prepared &p, const std::vector<Plan> &plans,
-                          std::vector<Candidate> &rows, int threads,
-                          int64_t &pruned) {
+std::vector<Plan> splitChoices(const Prepared &p,
+                               const std::vector<Plan> &plans,
+                               const std::vector<Candidate> &rows,
+                               int64_t &pruned) {
   constexpr int64_t kMostMicroBatches = 512;
   if (!p.layers.error.empty())
-    return;
+    return {};
   // Splitting shrinks what is live, never the arguments: only layouts
   // whose arguments leave room.
   const std::vector<size_t> over =
@@ -182,10 +233,33 @@ void addSplitMicroBatches(const Prepared &p, const std::vector<Plan> &plans,
             plans[i], p.context.args, p.layers.micro_batches, kMostMicroBatches,
             kMostSplitLoweredDevices))
       split.push_back(std::move(*s));
-  // On the threads too: two at once take ~0.5 GB more than one at a time.
-  std::vector<Candidate> more = evaluatePlans(p.context, split, threads);
-  rows.insert(rows.end(), more.begin(), more.end());
+  return split;
 }
+
+Comparison finish(const Prepared &p, std::vector<Candidate> rows,
+                  int64_t pruned) {
+  Comparison out;
+  out.devices = p.devices;
+  for (const ArgAnalysis &a : p.context.args)
+    out.args.push_back(a.info);
+  out.rows = std::move(rows);
+  out.pruned_by_bound = pruned;
+  sortRows(out.rows);
+  out.why_fastest = whyFastest(out.rows);
+  return out;
+}
+
+// Appends `more` to `plans` and `share`'s rows to `rows`, the rows'
+// plans taken from `more` by index.
+void appendShare(std::vector<Plan> &plans, std::vector<Candidate> &rows,
+                 const std::vector<Plan> &more, ShareRows share) {
+  for (size_t k = 0; k < share.rows.size(); ++k) {
+    plans.push_back(more[size_t(share.indices[k])]);
+    rows.push_back(std::move(share.rows[k]));
+  }
+}
+
+} // namespace
 
 Result<Comparison> compareStrategies(std::string_view text,
                                      const CompareOptions &options) {
@@ -193,20 +267,118 @@ Result<Comparison> compareStrategies(std::string_view text,
   Result<Prepared> prepared = prepare(text, options);
   if (!prepared)
     return prepared.error();
-  Comparison out;
-  out.devices = prepared->devices;
-  for (const ArgAnalysis &a : prepared->context.args)
-    out.args.push_back(a.info);
-  std::vector<Plan> plans = {userPlan()};
-  plans.insert(plans.end(), prepared->plans.begin(), prepared->plans.end());
-  out.rows = evaluatePlans(prepared->context, plans, options.threads);
-  addRecomputeChoices(*prepared, plans, out.rows, options.threads,
-                      out.pruned_by_bound);
-  addSplitMicroBatches(*prepared, plans, out.rows, options.threads,
-                       out.pruned_by_bound);
-  sortRows(out.rows);
-  out.why_fastest = whyFastest(out.rows);
+  const Prepared &p = *prepared;
+  std::vector<Plan> plans = basePlans(p);
+  std::vector<Candidate> rows =
+      evaluateShare(p, plans, Share{}, options.threads).rows;
+  int64_t pruned = 0;
+  const RecomputeChoices recompute = recomputeChoices(p, plans, rows, pruned);
+  ShareRows changed =
+      changedRows(recompute, rows,
+                  evaluateShare(p, recompute.plans, Share{}, options.threads));
+  appendShare(plans, rows, recompute.plans, std::move(changed));
+  // On the threads too: two at once take ~0.5 GB more than one at a time.
+  const std::vector<Plan> split = splitChoices(p, plans, rows, pruned);
+  appendShare(plans, rows, split,
+              evaluateShare(p, split, Share{}, options.threads));
+  Comparison out = finish(p, std::move(rows), pruned);
   out.elapsed_ms = msSince(start);
+  return out;
+}
+
+namespace {
+
+// The plans of `earlier` (the rows of the phases before `phase`, merged):
+// the base plans, then for Split and Finish the recomputation choices
+// made from the base rows, found by name; or which row does not belong.
+Result<std::vector<Plan>> earlierPlans(const Prepared &p,
+                                       const PhaseRequest &request) {
+  const std::vector<Candidate> &earlier = request.earlier;
+  std::vector<Plan> plans = basePlans(p);
+  const size_t base = plans.size();
+  if (earlier.size() < base ||
+      (request.phase == ComparePhase::Recompute && earlier.size() != base))
+    return makeError(
+        "phase rows: expected the " + std::to_string(base) +
+        " rows of the base phase" +
+        (request.phase == ComparePhase::Recompute ? "" : " first") + ", got " +
+        std::to_string(earlier.size()));
+  for (size_t i = 0; i < base; ++i)
+    if (earlier[i].name != plans[i].name)
+      return makeError("phase rows: row " + std::to_string(i) + " is \"" +
+                       earlier[i].name + "\", expected \"" + plans[i].name +
+                       "\" (rows of another module or other options?)");
+  if (earlier.size() == base || request.phase == ComparePhase::Finish)
+    return plans; // Finish sorts the rows: it needs no more plans
+  int64_t ignored = 0;
+  const std::vector<Candidate> base_rows(earlier.begin(),
+                                         earlier.begin() + ptrdiff_t(base));
+  const RecomputeChoices recompute =
+      recomputeChoices(p, plans, base_rows, ignored);
+  for (size_t i = base; i < earlier.size(); ++i) {
+    auto same = [&](const Plan &plan) { return plan.name == earlier[i].name; };
+    auto found =
+        std::find_if(recompute.plans.begin(), recompute.plans.end(), same);
+    if (found == recompute.plans.end())
+      return makeError("phase rows: row " + std::to_string(i) + " (\"" +
+                       earlier[i].name +
+                       "\") is no recomputation choice of the base rows");
+    plans.push_back(*found);
+  }
+  return plans;
+}
+
+Comparison shareReply(ShareRows share, int64_t pruned) {
+  Comparison out;
+  out.rows = std::move(share.rows);
+  out.plan_indices = std::move(share.indices);
+  out.pruned_by_bound = pruned;
+  return out;
+}
+
+Result<Comparison> runPhase(const Prepared &p, const CompareOptions &options,
+                            const PhaseRequest &request) {
+  if (request.shares < 1 || request.share < 0 ||
+      request.share >= request.shares)
+    return makeError("phase share: expected 0 <= share < shares");
+  const Share share{request.share, request.shares};
+  if (request.phase == ComparePhase::Base)
+    return shareReply(evaluateShare(p, basePlans(p), share, options.threads),
+                      0);
+  Result<std::vector<Plan>> plans = earlierPlans(p, request);
+  if (!plans)
+    return plans.error();
+  const std::vector<Candidate> &rows = request.earlier;
+  int64_t pruned = 0;
+  switch (request.phase) {
+  case ComparePhase::Recompute: {
+    const RecomputeChoices choices = recomputeChoices(p, *plans, rows, pruned);
+    return shareReply(
+        changedRows(choices, rows,
+                    evaluateShare(p, choices.plans, share, options.threads)),
+        pruned);
+  }
+  case ComparePhase::Split: {
+    const std::vector<Plan> split = splitChoices(p, *plans, rows, pruned);
+    return shareReply(evaluateShare(p, split, share, options.threads), pruned);
+  }
+  default:
+    return finish(p, rows, request.pruned_by_bound);
+  }
+}
+
+} // namespace
+
+Result<Comparison> comparePhase(std::string_view text,
+                                const CompareOptions &options,
+                                const PhaseRequest &request) {
+  auto start = std::chrono::steady_clock::now();
+  Result<Prepared> prepared = prepare(text, options);
+  if (!prepared)
+    return prepared.error();
+  Result<Comparison> out = runPhase(*prepared, options, request);
+  if (out)
+    out->elapsed_ms = msSince(start);
   return out;
 }
 

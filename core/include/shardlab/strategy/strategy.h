@@ -218,6 +218,9 @@ struct Comparison {
   /// fit, as the cheap bound rules them out: the row's compute alone
   /// reaches the fastest step of a row that fits.
   int64_t pruned_by_bound = 0;
+  /// Only in the reply of a phase (comparePhase): each row's place among
+  /// the phase's plans, by which the shares' rows are merged.
+  std::vector<int64_t> plan_indices;
   double elapsed_ms = 0;
 };
 
@@ -226,6 +229,44 @@ struct Comparison {
 /// function.
 Result<Comparison> compareStrategies(std::string_view text,
                                      const CompareOptions &options);
+
+/// The phases of a comparison. compareStrategies runs them in turn; a
+/// caller with several instances of the core (the playground's pool of
+/// workers) runs each of the first three on every instance with its share
+/// of the plans, merges the shares' rows by plan index, gives them to the
+/// next phase, and ends with Finish on one instance:
+///   Base       the module as written and every candidate
+///   Recompute  the recomputation choices, made from the base rows
+///   Split      the micro-batch splits, made from the rows of both
+///   Finish     all rows sorted, and why the fastest beats the user's
+/// Each phase rebuilds the plans from the module and the rows it is given,
+/// so the merged rows are exactly compareStrategies' (but elapsed_ms), e.g.
+/// 2 instances: Base {0, 2} and {1, 2} evaluate rows 0, 2, 4, ... and
+/// 1, 3, 5, ...; merged by plan_indices, they go to Recompute {0, 2} and
+/// {1, 2}; both merged after them to Split; all three to Finish.
+enum class ComparePhase { Base, Recompute, Split, Finish };
+
+struct PhaseRequest {
+  ComparePhase phase = ComparePhase::Base;
+  /// This instance evaluates the phase's plans i with i % shares == share.
+  int share = 0, shares = 1;
+  /// The rows of the phases before, each phase's merged in plan order:
+  /// none for Base; Base's for Recompute; Base's then Recompute's for
+  /// Split; all three for Finish.
+  std::vector<Candidate> earlier;
+  /// Finish: the phases' pruned_by_bound, summed (each share of a phase
+  /// replies the same count).
+  int64_t pruned_by_bound = 0;
+};
+
+/// One phase of compareStrategies (see ComparePhase): the share's rows
+/// with their plan_indices, unsorted, and the phase's pruned_by_bound; or,
+/// for Finish, the whole comparison. An error as compareStrategies', or
+/// when `earlier` is not the rows this module's phases give (a row's name
+/// differs from its plan's).
+Result<Comparison> comparePhase(std::string_view text,
+                                const CompareOptions &options,
+                                const PhaseRequest &request);
 
 /// How far a search has got: called after each batch of evaluations.
 struct SearchProgress {
