@@ -159,6 +159,12 @@ export type StrategyOptions = ScheduleSettings & {
   svg?: boolean;
 };
 /**
+ * Options of compareStrategies: StrategyOptions and, for a caller that spreads one comparison over several instances (the playground's pool of workers), the phase to run.
+ */
+export type CompareOptions = StrategyOptions & {
+  phase?: ComparePhase;
+};
+/**
  * Options of suggestShardings: compareStrategies' options and the search's bounds.
  */
 export type SuggestOptions = StrategyOptions & {
@@ -1238,30 +1244,29 @@ export interface PrintedShardings {
   meshes: string[];
 }
 /**
- * An argument of the entry function and its role.
+ * One phase of a comparison. Run base, recompute and split in turn, each on every instance with its share (the phase's plans i with i % shares == share), merging each phase's rows by plan_indices (ascending) and passing the merged rows of every phase before to the next; then finish on one instance with all rows. The merged result is the whole comparison's but for elapsed_ms.
  */
-export interface ArgInfo {
-  index: number;
+export interface ComparePhase {
   /**
-   * As written (`%x`), else `%argN`.
+   * base: the module as written and every candidate; recompute: the recomputation choices, made from the base rows; split: micro-batches split, made from the rows of both; finish: all rows sorted and why the fastest wins.
    */
-  name: string;
-  shape: number[];
-  role: "data" | "parameter" | "scalar";
+  name: "base" | "recompute" | "split" | "finish";
   /**
-   * Why the argument got its role.
+   * This instance's share, 0 <= share < shares (default 0).
    */
-  reason: string;
-}
-export interface CollectiveTotals {
-  kind: string;
-  count: number;
+  share?: number;
   /**
-   * Output bytes on one device.
+   * How many instances share the phase (default 1).
    */
-  bytes: number;
-  comm_us: number;
-  exposed_us: number;
+  shares?: number;
+  /**
+   * The merged rows of the phases before, in phase order: none for base, base's for recompute, then recompute's for split, then split's for finish.
+   */
+  rows?: Candidate[];
+  /**
+   * finish: the pruned_by_bound of recompute and split, summed.
+   */
+  pruned_by_bound?: number;
 }
 /**
  * One strategy, evaluated.
@@ -1322,13 +1327,39 @@ export interface Candidate {
   fits?: boolean;
   elapsed_ms: number;
 }
+export interface CollectiveTotals {
+  kind: string;
+  count: number;
+  /**
+   * Output bytes on one device.
+   */
+  bytes: number;
+  comm_us: number;
+  exposed_us: number;
+}
+/**
+ * An argument of the entry function and its role.
+ */
+export interface ArgInfo {
+  index: number;
+  /**
+   * As written (`%x`), else `%argN`.
+   */
+  name: string;
+  shape: number[];
+  role: "data" | "parameter" | "scalar";
+  /**
+   * Why the argument got its role.
+   */
+  reason: string;
+}
 export interface Comparison {
   ok: boolean;
   error?: string;
   devices?: number;
   args?: ArgInfo[];
   /**
-   * Rows that ran, fastest first, then the failed ones.
+   * Rows that ran, fastest first, then the failed ones (a base, recompute or split phase: the share's rows in plan order, unsorted).
    */
   rows?: Candidate[];
   /**
@@ -1339,6 +1370,10 @@ export interface Comparison {
    * Layouts not derived (recomputed or micro-batches split) from a row that does not fit, as its compute alone reaches the fastest step of a row that fits.
    */
   pruned_by_bound?: number;
+  /**
+   * In a base, recompute or split phase's reply: each row's index among the phase's plans, to merge the shares' rows by.
+   */
+  plan_indices?: number[];
   elapsed_ms?: number;
   /**
    * The SVG picture, when asked for.
@@ -1562,7 +1597,7 @@ export interface ShardlabApi {
   /**
    * Data, FSDP, tensor and sequence parallelism and their 2-D mixes beside the module as written: step time, communication, memory, fastest first.
    */
-  compareStrategies(text: string, options?: StrategyOptions): Comparison;
+  compareStrategies(text: string, options?: CompareOptions): Comparison;
   /**
    * A bounded search over argument shardings from the best candidates; the best few with what changed and why they are faster.
    */

@@ -100,9 +100,10 @@ std::string dumpReplyWith(
   return out;
 }
 
-OptionReader::OptionReader(const json &object) : object_(object) {
+OptionReader::OptionReader(const json &object, std::string where)
+    : object_(object), where_(std::move(where)) {
   if (!object_.is_object())
-    error_ = "options: expected a JSON object";
+    error_ = where_ + ": expected a JSON object";
 }
 
 const json *OptionReader::get(const char *key) const {
@@ -121,14 +122,14 @@ void OptionReader::rejectUnknown(std::span<const std::string_view> known) {
     std::string list;
     for (std::string_view name : known)
       list += (list.empty() ? "" : ", ") + std::string(name);
-    error_ = "options: unknown field '" + key + "'; the fields are " + list;
+    error_ = where_ + ": unknown field '" + key + "'; the fields are " + list;
     return;
   }
 }
 
 void OptionReader::fail(const char *key, const std::string &expected) {
   if (error_.empty())
-    error_ = std::string("options.") + key + ": expected " + expected;
+    error_ = where_ + "." + key + ": expected " + expected;
 }
 
 void OptionReader::string(const char *key, std::string &out) {

@@ -38,7 +38,8 @@ std::string dumpReplyWith(
 /// Reads named fields of one options object, collecting the first error.
 class OptionReader {
 public:
-  explicit OptionReader(const json &object);
+  /// `where` names the object in errors: "options.phase: unknown field".
+  explicit OptionReader(const json &object, std::string where = "options");
 
   /// The raw field, or nullptr when absent or null.
   const json *get(const char *key) const;
@@ -64,6 +65,7 @@ public:
 
 private:
   const json &object_;
+  std::string where_;
   std::string error_;
 };
 

@@ -30,6 +30,39 @@ inline constexpr std::string_view kCollectiveOptions[] = {
     "tables",
 };
 
+inline constexpr std::string_view kCompareOptions[] = {
+    "all_gather_limit",
+    "all_reduce_limit",
+    "all_to_all_limit",
+    "collective_permute_limit",
+    "device_memory",
+    "devices",
+    "estimator",
+    "extrapolate_loops",
+    "fusion",
+    "gpus_per_node",
+    "memory_limit",
+    "only",
+    "overlap_limit",
+    "phase",
+    "preset",
+    "reduce_scatter_limit",
+    "reruns",
+    "sol_options",
+    "svg",
+    "table",
+    "trace",
+    "while_trip_count",
+};
+
+inline constexpr std::string_view kComparePhase[] = {
+    "name",
+    "pruned_by_bound",
+    "rows",
+    "share",
+    "shares",
+};
+
 inline constexpr std::string_view kDataflowGraphOptions[] = {
     "pipeline",
 };
@@ -127,30 +160,6 @@ inline constexpr std::string_view kSourcePosition[] = {
     "column",
     "line",
     "pipeline",
-};
-
-inline constexpr std::string_view kStrategyOptions[] = {
-    "all_gather_limit",
-    "all_reduce_limit",
-    "all_to_all_limit",
-    "collective_permute_limit",
-    "device_memory",
-    "devices",
-    "estimator",
-    "extrapolate_loops",
-    "fusion",
-    "gpus_per_node",
-    "memory_limit",
-    "only",
-    "overlap_limit",
-    "preset",
-    "reduce_scatter_limit",
-    "reruns",
-    "sol_options",
-    "svg",
-    "table",
-    "trace",
-    "while_trip_count",
 };
 
 inline constexpr std::string_view kSuggestOptions[] = {

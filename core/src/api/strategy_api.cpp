@@ -1,6 +1,7 @@
 // compareStrategies / suggestShardings over JSON (strategies.schema.json).
 #include "shardlab/api/strategy_api.h"
 
+#include "candidate_json.h"
 #include "guard.h"
 #include "json_options.h"
 #include "request_fields.h"
@@ -9,47 +10,11 @@
 namespace shardlab::api {
 namespace {
 
+using detail::candidateJson;
 using detail::dumpReply;
 using detail::guarded;
 using detail::json;
 using detail::OptionReader;
-
-json candidateJson(const strategy::Candidate &row) {
-  json shardings = json::array();
-  for (const strategy::ArgSharding &s : row.shardings)
-    shardings.push_back({{"name", s.name}, {"sharding", s.sharding}});
-  json collectives = json::array();
-  for (const strategy::CollectiveTotals &t : row.collectives)
-    collectives.push_back({{"kind", t.kind},
-                           {"count", t.count},
-                           {"bytes", t.bytes},
-                           {"comm_us", t.comm_us},
-                           {"exposed_us", t.exposed_us}});
-  json j = {{"name", row.name},
-            {"description", row.description},
-            {"mesh", row.mesh},
-            {"is_user", row.is_user},
-            {"shardings", shardings},
-            {"ok", row.ok},
-            {"stage", row.stage},
-            {"step_time_us", row.step_time_us},
-            {"compute_us", row.compute_us},
-            {"comm_us", row.comm_us},
-            {"exposed_comm_us", row.exposed_comm_us},
-            {"hidden_comm_us", row.hidden_comm_us},
-            {"collectives", collectives},
-            {"peak_memory_bytes", row.peak_memory_bytes},
-            {"argument_bytes", row.argument_bytes},
-            {"capacity_bytes", row.capacity_bytes},
-            {"assumptions", row.assumptions},
-            {"uncosted_collectives", row.uncosted_collectives},
-            {"elapsed_ms", row.elapsed_ms}};
-  if (!row.ok)
-    j["error"] = row.error;
-  if (row.fits)
-    j["fits"] = *row.fits;
-  return j;
-}
 
 json comparisonValue(const strategy::Comparison &c) {
   json args = json::array();
@@ -62,13 +27,16 @@ json comparisonValue(const strategy::Comparison &c) {
   json rows = json::array();
   for (const strategy::Candidate &row : c.rows)
     rows.push_back(candidateJson(row));
-  return {{"ok", true},
-          {"devices", c.devices},
-          {"args", args},
-          {"rows", rows},
-          {"why_fastest", c.why_fastest},
-          {"pruned_by_bound", c.pruned_by_bound},
-          {"elapsed_ms", c.elapsed_ms}};
+  json out = {{"ok", true},
+              {"devices", c.devices},
+              {"args", args},
+              {"rows", rows},
+              {"why_fastest", c.why_fastest},
+              {"pruned_by_bound", c.pruned_by_bound},
+              {"elapsed_ms", c.elapsed_ms}};
+  if (!c.plan_indices.empty() || c.rows.empty())
+    out["plan_indices"] = c.plan_indices;
+  return out;
 }
 
 json suggestionsValue(const strategy::Suggestions &s) {
@@ -112,6 +80,54 @@ Status readCompare(OptionReader &reader, detail::ScheduleRequest &request,
   return success();
 }
 
+Result<strategy::ComparePhase> phaseNamed(const std::string &name) {
+  using strategy::ComparePhase;
+  for (auto [known, phase] : {std::pair{"base", ComparePhase::Base},
+                              std::pair{"recompute", ComparePhase::Recompute},
+                              std::pair{"split", ComparePhase::Split},
+                              std::pair{"finish", ComparePhase::Finish}})
+    if (name == known)
+      return phase;
+  return makeError("options.phase.name: expected \"base\", \"recompute\", "
+                   "\"split\" or \"finish\", got \"" +
+                   name + "\"");
+}
+
+/// options.phase (ComparePhase in strategies.schema.json).
+Result<strategy::PhaseRequest> readPhase(const json &value) {
+  if (!value.is_object())
+    return makeError("options.phase: expected an object");
+  OptionReader reader(value, "options.phase");
+  reader.rejectUnknown(detail::fields::kComparePhase);
+  std::string name;
+  reader.string("name", name);
+  strategy::PhaseRequest out;
+  int64_t share = 0, shares = 1;
+  reader.integer("share", share, 0, 1 << 16);
+  reader.integer("shares", shares, 1, 1 << 16);
+  reader.integer("pruned_by_bound", out.pruned_by_bound);
+  if (!reader.ok())
+    return makeError(reader.error());
+  Result<strategy::ComparePhase> phase = phaseNamed(name);
+  if (!phase)
+    return phase.error();
+  out.phase = *phase;
+  out.share = int(share);
+  out.shares = int(shares);
+  if (const json *rows = reader.get("rows")) {
+    if (!rows->is_array())
+      return makeError("options.phase.rows: expected an array of rows");
+    for (size_t i = 0; i < rows->size(); ++i) {
+      Result<strategy::Candidate> row = detail::candidateFromJson(
+          (*rows)[i], "options.phase.rows[" + std::to_string(i) + "]");
+      if (!row)
+        return row.error();
+      out.earlier.push_back(std::move(*row));
+    }
+  }
+  return out;
+}
+
 Result<json> parseOptions(std::string_view options_json) {
   json options = detail::parseJson(options_json.empty() ? "{}" : options_json);
   if (!options.is_object())
@@ -124,7 +140,7 @@ std::string compareReply(std::string_view text, std::string_view options_json) {
   if (!options)
     return detail::errorReply(options.error().message);
   OptionReader reader(*options);
-  reader.rejectUnknown(detail::fields::kStrategyOptions);
+  reader.rejectUnknown(detail::fields::kCompareOptions);
   detail::ScheduleRequest request;
   strategy::CompareOptions compare;
   if (Status read = readCompare(reader, request, compare); !read)
@@ -133,7 +149,16 @@ std::string compareReply(std::string_view text, std::string_view options_json) {
   reader.boolean("svg", svg);
   if (!reader.ok())
     return detail::errorReply(reader.error());
-  Result<strategy::Comparison> c = strategy::compareStrategies(text, compare);
+  std::optional<strategy::PhaseRequest> phase;
+  if (const json *value = reader.get("phase")) {
+    Result<strategy::PhaseRequest> read = readPhase(*value);
+    if (!read)
+      return detail::errorReply(read.error().message);
+    phase = std::move(*read);
+  }
+  Result<strategy::Comparison> c =
+      phase ? strategy::comparePhase(text, compare, *phase)
+            : strategy::compareStrategies(text, compare);
   if (!c)
     return detail::errorReply(c.error().message);
   json reply = comparisonValue(*c);
