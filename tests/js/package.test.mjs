@@ -34,7 +34,7 @@ test("npm pack installs into an empty project and imports from ESM, CJS and TS",
     const files = packed[0].files.map((f) => f.path).sort();
     assert.deepEqual(files, ["README.md", "dist/LICENSE-xla-perf-tables",
       "dist/PROVENANCE-xla-perf-tables.md", "dist/api-types.d.ts", "dist/boundary.d.ts",
-      "dist/boundary.js", "dist/index.d.ts", "dist/index.js",
+      "dist/boundary.js", "dist/compare-phases.d.ts", "dist/compare-phases.js", "dist/index.d.ts", "dist/index.js",
       "dist/shardlab.d.mts", "dist/shardlab.mjs", "package.json"]);
     const tarball = path.join(tmp, packed[0].filename);
     const app = path.join(tmp, "app");
@@ -48,6 +48,13 @@ test("npm pack installs into an empty project and imports from ESM, CJS and TS",
     const esm = JSON.parse(sh("node", ["esm.mjs"], app));
     assert.equal(esm.ok, true);
     assert.match(esm.output, /sdy\.mesh @m/);
+    // The comparison's phases alone, without the loader (a page's main
+    // thread imports them; its workers load the core).
+    fs.writeFileSync(path.join(app, "phases.mjs"),
+      'import { comparePhased } from "shardlab/compare-phases";\n' +
+      'const c = await comparePhased([() => ({ ok: false, error: "one" })], "", {});\n' +
+      'console.log(JSON.stringify(c));\n');
+    assert.equal(JSON.parse(sh("node", ["phases.mjs"], app)).error, "one");
 
     fs.writeFileSync(path.join(app, "cjs.cjs"),
       'import("shardlab").then(async (m) => {\n  const sl = await m.load();\n' +

@@ -38,6 +38,7 @@ import type {
 // Every request and reply type is generated from the JSON Schemas in
 // schemas/api/ (scripts/gen-api-types.mjs); this file only binds them.
 export type * from "./api-types.js";
+export { comparePhased, type CompareCall } from "./compare-phases.js";
 
 /** One instance of the WebAssembly module. */
 export type Shardlab = ShardlabApi;
