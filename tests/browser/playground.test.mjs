@@ -723,7 +723,9 @@ test("compare and suggest: a 70B Llama step on 64 and 1,024 devices, timed in Ch
 
 // The same model written with 16 micro-batches of 64 sequences (gradient
 // accumulation): its layer loops sit in a micro-batch loop, so pipeline
-// candidates (PP×DP, PP×DP×TP) are cut and scheduled too.
+// candidates (PP×DP, PP×DP×TP) are cut and scheduled too. Compared on a
+// pool of 2 workers (web/src/pool.ts): on 64 devices, every row shown
+// (recomputed and split ones too) is the package's one-instance row.
 test("compare: the 70B Llama step with micro-batches, pipelines included, timed in Chromium", async (t) => {
   const file = path.join(os.tmpdir(), `shardlab-70b-pp-${process.pid}.mlir`);
   execFileSync("python3", [path.join(ROOT, "bench/models/gen_training_step.py"), "--arch", "llama",
@@ -732,7 +734,7 @@ test("compare: the 70B Llama step with micro-batches, pipelines included, timed 
     "--recompute", "selective", "--attention", "rule", "-o", file], { stdio: "ignore" });
   const text = fs.readFileSync(file, "utf8");
   fs.rmSync(file);
-  await gotoAndWait(`${origin}/?compare-70b-pp#code=${LZ.compressToEncodedURIComponent(text)}`);
+  await gotoAndWait(`${origin}/?compare-70b-pp&workers=2#code=${LZ.compressToEncodedURIComponent(text)}`);
   await openTab("compare");
   for (const devices of [64, 1024]) {
     await comparedOn(devices);
@@ -742,7 +744,17 @@ test("compare: the 70B Llama step with micro-batches, pipelines included, timed 
     assert.equal(Number(m[2]), devices, status);
     const names = await page.getByTestId("compare-name").allTextContents();
     assert.ok(names.some((n) => /^PP×DP/.test(n)), names.join(", "));
+    assert.match(status, / on 2 workers/);
     results.compare_ms[`llama-70b-16-micro-batches-${devices}-devices`] = Number(m[3]);
+    if (devices === 64) {
+      const { pipeline: _p, ...settings } = apiSettings("pipeline");
+      const one = api.compareStrategies(text, { ...settings, devices });
+      assert.equal(one.ok, true, one.error);
+      const ran = one.rows.filter((row) => row.ok);
+      assert.ok(ran.some((row) => / recompute | mb÷|recompute \w+$/.test(row.name)), "derived rows");
+      assert.deepEqual(names.map((n) => n.replace(" (as written)", "")), ran.map((row) => row.name));
+      assert.deepEqual(await page.getByTestId("compare-step").allTextContents(), ran.map((row) => asShown(row.step_time_us)));
+    }
     t.diagnostic(`compare, 70B Llama with 16 micro-batches: ${status}; best ${names[0]}`);
   }
   await shot("19c-compare-70b-pipelines-1024");

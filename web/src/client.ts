@@ -37,7 +37,12 @@ export class CoreClient {
     });
   }
 
-  async latest<T>(channel: string, method: Method, ...args: unknown[]): Promise<Reply<T>> {
+  latest<T>(channel: string, method: Method, ...args: unknown[]): Promise<Reply<T>> {
+    return this.latestOf(channel, () => this.call<T>(method, ...args));
+  }
+
+  /** `latest` for work that is more than one call (a pool's comparison). */
+  async latestOf<T>(channel: string, work: () => Promise<Reply<T>>): Promise<Reply<T>> {
     const ticket = (this.channels.get(channel) ?? 0) + 1;
     this.channels.set(channel, ticket);
     while (this.busy.has(channel)) {
@@ -46,7 +51,7 @@ export class CoreClient {
     }
     this.busy.add(channel);
     try {
-      const reply = await this.call<T>(method, ...args);
+      const reply = await work();
       return { ...reply, stale: this.channels.get(channel) !== ticket };
     } finally {
       this.busy.delete(channel);

@@ -5,6 +5,7 @@
 // selection (factor table, devices, trace) are fetched when shown.
 import "./style.css";
 import { CoreClient } from "./client";
+import { ComparePool, poolSize } from "./pool";
 import { createInputEditor, createOutputView, diagnosticText, offsetOf } from "./editor";
 import { EXAMPLES } from "./examples";
 import { DEFAULT_SETTINGS, decodeHash, encodeHash, loadLocal, saveLocal, type AppState, type Settings } from "./state";
@@ -20,7 +21,7 @@ import { renderCompare, type CompareState } from "./views/compare";
 import { renderGraph } from "./views/graph";
 import type {
   FactorTable, HardwarePreset, LoadedTable, Failure, ParsedShardings, PerfTable, PlaygroundResult, PrintedShardings,
-  PropagationTrace, ScheduleResult, ValueLayout, Comparison, Suggestions, DataflowGraph, ExecuteResult,
+  PropagationTrace, ScheduleResult, ValueLayout, Comparison, CompareOptions, Suggestions, DataflowGraph, ExecuteResult,
 } from "@shardlab/wasm";
 
 const $ = (id: string) => document.getElementById(id) as HTMLElement;
@@ -70,7 +71,7 @@ const app = {
   values: { result: null, running: false, stale: false, ms: 0 } as DeviceValues,
   valuesText: "",
   editAt: performance.now(),
-  compare: { devices: 0, comparison: null, comparing: false, compareMs: 0, suggestions: null, suggesting: false } as CompareState,
+  compare: { devices: 0, comparison: null, comparing: false, compareMs: 0, workers: 1, suggestions: null, suggesting: false } as CompareState,
   /** What the shown comparison was computed from. */
   compared: null as InputKey | null,
   graph: null as DataflowGraph | null,
@@ -100,6 +101,7 @@ function sameInput(a: InputKey | null, b: InputKey): boolean {
 
 window.__shardlab = { updates: 0, lastLatencyMs: 0, lastCoreMs: 0, lastReplyMs: 0, lastTimings: {} };
 const core = new CoreClient();
+const comparePool = new ComparePool(core, poolSize());
 
 // ---- Theme
 const storedTheme = localStorage.getItem("shardlab-theme");
@@ -345,11 +347,11 @@ async function refreshCompare(): Promise<void> {
   if (sameInput(app.compared, key)) return; // the view already shows it
   app.compare.comparing = true;
   drawCompare();
-  const r = await core.latest<Comparison>("compare", "compareStrategies", key.text, options);
+  const r = await core.latestOf("compare", () => comparePool.compare(key.text, options as CompareOptions));
   if (r.stale) return;
   app.compare.suggestions = null;
   app.compared = key;
-  app.compare = { ...app.compare, comparison: r.result, comparing: false, compareMs: r.ms };
+  app.compare = { ...app.compare, comparison: r.result, comparing: false, compareMs: r.ms, workers: comparePool.size };
   drawCompare();
   document.body.dataset.compared = String(Number(document.body.dataset.compared ?? 0) + 1);
 }

@@ -16,6 +16,7 @@ export interface CompareState {
   comparison: Comparison | null;
   comparing: boolean;
   compareMs: number;
+  workers: number; ///< the workers the comparison was spread over
   suggestions: Suggestions | null;
   suggesting: boolean;
 }
@@ -121,6 +122,7 @@ export function renderCompare(root: HTMLElement, state: CompareState, hs: Compar
       suggest,
       h("span", { class: "muted", "data-testid": "compare-status" },
         state.comparing ? "comparing…" : c?.ok ? `${c.rows?.length ?? 0} strategies on ${c.devices} devices in ${state.compareMs.toFixed(0)} ms` +
+          (state.workers > 1 ? ` on ${state.workers} workers` : "") +
           (c.pruned_by_bound ? `; ${c.pruned_by_bound} more not tried (the cheap bound)` : "") : "")),
     c && !c.ok ? h("div", { class: "error", "data-testid": "compare-error" }, c.error ?? "comparison failed") : null,
     state.suggestions ? suggestionsView(state.suggestions) : null,
