@@ -1091,7 +1091,9 @@ func.func @main(%o: tensor<1x2048x8x128xbf16>, %o2: tensor<1x2048x8x128xbf16>, %
 })";
 
 // GEMMs at kRate (one bf16 point: every shape is costed at its rate),
-// all-gathers and permutes between 2 devices of 2 to 16 MiB.
+// all-gathers and permutes between 2 devices of 2 to 16 MiB (the table's
+// sizes are exact; between them XLA's interpolator takes the nearest
+// point's throughput).
 std::string attentionTable() {
   std::string collectives;
   auto entry = [&](const std::string &op, const std::string &kind,
@@ -1103,7 +1105,7 @@ std::string attentionTable() {
                    "\"time_us\":{\"median\":" +
                    std::to_string(collectiveUs(bytes)) + "}}";
   };
-  for (int64_t mib : {2, 4, 8, 16}) {
+  for (int64_t mib : {2, 4, 6, 8, 16}) {
     entry("all-gather", "\"comm_type\":\"single_partition\"", mib << 20);
     entry("collective-permute",
           "\"permute_type\":\"intra_partition_two_way_all_mutual\"", mib << 20);
@@ -1216,4 +1218,80 @@ TEST_CASE("compareStrategies: context parallelism (a ring) by hand") {
   REQUIRE(no_ring != dense->rows.end());
   CHECK_FALSE(no_ring->ok);
   CHECK(no_ring->error.find("no fused attention call") != std::string::npos);
+}
+
+namespace {
+
+// The attention of kAttention with its queries, keys and values projected
+// from x [1, 4096, 1024] by wq, wk and wv [1024, 8, 128] (2 MiB each in
+// bf16): one sequence, and parameters for FSDP to split.
+constexpr const char *kProjectedAttention = R"(
+func.func @main(%x: tensor<1x4096x1024xbf16>, %wq: tensor<1024x8x128xbf16>, %wk: tensor<1024x8x128xbf16>, %wv: tensor<1024x8x128xbf16>) -> tensor<1x4096x8x128xbf16> {
+  %q = stablehlo.dot_general %x, %wq, contracting_dims = [2] x [0] : (tensor<1x4096x1024xbf16>, tensor<1024x8x128xbf16>) -> tensor<1x4096x8x128xbf16>
+  %k = stablehlo.dot_general %x, %wk, contracting_dims = [2] x [0] : (tensor<1x4096x1024xbf16>, tensor<1024x8x128xbf16>) -> tensor<1x4096x8x128xbf16>
+  %v = stablehlo.dot_general %x, %wv, contracting_dims = [2] x [0] : (tensor<1x4096x1024xbf16>, tensor<1024x8x128xbf16>) -> tensor<1x4096x8x128xbf16>
+  %a:3 = stablehlo.custom_call @"__cudnn$fmhaSoftmax"(%q, %k, %v) {backend_config = "{\"cudnn_fmha_backend_config\": {\"mask_type\": \"NO_MASK\"}}", sdy.sharding_rule = #sdy.op_sharding_rule<([i, j, k, l], [i, m, n, l], [i, m, n, l])->([i, j, k, l], [i, k, j], [o]) {i=1, j=4096, k=8, l=128, m=4096, n=8, o=1} need_replication={j, l, m}, custom>} : (tensor<1x4096x8x128xbf16>, tensor<1x4096x8x128xbf16>, tensor<1x4096x8x128xbf16>) -> (tensor<1x4096x8x128xbf16>, tensor<1x8x4096xf32>, tensor<1xui8>)
+  return %a#0 : tensor<1x4096x8x128xbf16>
+})";
+
+} // namespace
+
+TEST_CASE("compareStrategies: CP FSDP by hand") {
+  Result<cost::PerfTable> table = cost::parsePerfTable(attentionTable());
+  REQUIRE(table);
+  CompareOptions options;
+  options.devices = 2;
+  options.pipeline = analyticalPipeline(*table);
+  Result<Comparison> c = compareStrategies(kProjectedAttention, options);
+  REQUIRE(c);
+  const int64_t chunk_bytes = int64_t(1) * 2048 * 8 * 128 * 2; // 4 MiB
+  const int64_t weight_bytes = int64_t(1024) * 8 * 128 * 2;    // 2 MiB
+  // Each device projects its 2,048 tokens (3 GEMMs of 2 * 2048 * 1024 *
+  // 1024) and runs the ring of the test above: two calls of a quarter of
+  // the attention and the merge between them.
+  const double projections_us = 3 * (2.0 * 2048 * 1024 * 1024) / kRate * 1e6;
+  const double quarter_us = (2.0 * 8 * 4096 * 4096 * 128) / kRate * 1e6 / 2;
+  schedule::PipelineResult merge =
+      schedule::runSchedulePipeline(kRingMerge, options.pipeline);
+  REQUIRE(merge.ok);
+  const double compute_us =
+      projections_us + 2 * quarter_us + merge.schedule.compute_us;
+
+  // CP: the weights whole on each device. The two 4 MiB permutes (k and
+  // v, one in flight at a time) take 2 x 51.9 us and both fit under the
+  // first call (171.8 us), which needs only the device's own chunks:
+  // nothing is exposed.
+  const Candidate &cp = rowThatRan(*c, "CP");
+  CHECK(2 * collectiveUs(chunk_bytes) < quarter_us);
+  CHECK(collectiveTotals(cp) ==
+        Totals{{"collective-permute", {2, 2 * chunk_bytes}}});
+  CHECK(cp.compute_us == doctest::Approx(compute_us).epsilon(1e-3));
+  CHECK(cp.exposed_comm_us == doctest::Approx(0).epsilon(1e-3));
+  CHECK(cp.step_time_us == doctest::Approx(compute_us).epsilon(1e-3));
+
+  // CP FSDP: each weight split over the ring's devices on its largest dim
+  // (1,024 rows: 512 each) and gathered where it is used. XLA's combiner
+  // joins the three all-gathers into one of 3 x 2 MiB, and it is exposed
+  // whole: every op of the step waits for a weight. The ring is CP's.
+  const Candidate &fsdp = rowThatRan(*c, "CP FSDP");
+  CHECK(fsdp.mesh == "<[\"context\"=2]>");
+  for (const ArgSharding &s : fsdp.shardings)
+    if (s.name != "%x")
+      CHECK(s.sharding == "[{\"context\"}p1, {}, {}]");
+  CHECK(collectiveTotals(fsdp) ==
+        Totals{{"all-gather", {1, 3 * weight_bytes}},
+               {"collective-permute", {2, 2 * chunk_bytes}}});
+  CHECK(fsdp.compute_us == doctest::Approx(compute_us).epsilon(1e-3));
+  CHECK(fsdp.exposed_comm_us ==
+        doctest::Approx(collectiveUs(3 * weight_bytes)).epsilon(1e-3));
+  CHECK(fsdp.step_time_us ==
+        doctest::Approx(compute_us + collectiveUs(3 * weight_bytes))
+            .epsilon(1e-3));
+  // Half of each weight stays on a device: 3 MiB fewer argument bytes.
+  CHECK(cp.argument_bytes - fsdp.argument_bytes == 3 * weight_bytes / 2);
+
+  // CP ZeRO-1 splits optimizer state (a parameter no matmul reads): with
+  // none, there is no such row.
+  CHECK(std::none_of(c->rows.begin(), c->rows.end(),
+                     [](const Candidate &r) { return r.name == "CP ZeRO-1"; }));
 }
