@@ -215,6 +215,14 @@ TEST_CASE("Pipeline stages: interleaved, V chunks a device, the ring closed") {
   CHECK(s.weights == std::vector<int64_t>{4, 64, 64}); // still L / S
   // 4 x 2 + 2 - 1 ticks of 8 / (2 x 2) layers.
   CHECK(s.trips == std::vector<int64_t>{9, 2, 2});
+  // The first stage's residuals: Megatron-LM's interleaved warm-up of
+  // 2 (S - 1) + (V - 1) S = 4 chunk forwards and one more, 5 chunks of 2
+  // layers (1F1B: 2 micro-batches of 4 layers, 8; GPipe: every chunk, 16).
+  CHECK(s.stash == std::vector<int64_t>{10, 8, 64});
+  const Staged all = stage(withMesh(R"(["stage"=2, "data"=2])"),
+                           "virtual-stages=2 schedule=gpipe");
+  REQUIRE_MESSAGE(all.ok, all.error);
+  CHECK(all.stash == std::vector<int64_t>{16, 8, 64});
   REQUIRE(s.pairs.size() == 2);
   CHECK(s.pairs[0] ==
         std::vector<std::vector<int64_t>>{{0, 2}, {1, 3}, {2, 0}, {3, 1}});

@@ -12,8 +12,14 @@
 //    collectives and reshapes that keep that dimension) keeps L / S layers:
 //    the stage's own. Residual stacks a layer loop writes that reach neither
 //    an argument nor a result (the activations saved for the backward pass)
-//    keep F x L / S layers, F the micro-batches in flight on the first
-//    stage: min(S, M) for 1F1B, M for GPipe.
+//    keep the layers whose inputs the first stage holds at its peak: F x
+//    L / S, F the micro-batches in flight, min(S, M) for 1F1B and M for
+//    GPipe. Interleaved 1F1B (V chunks of L / (S V) layers a device) holds
+//    C chunks' inputs, C = min(2 (S - 1) + (V - 1) S + 1, M V): the first
+//    stage runs Megatron-LM's warm-up of 2 (S - 1) + (V - 1) S chunk
+//    forwards, then one more, before its first backward (e.g. S = 4,
+//    V = 2, L = 16, M = 8: 11 chunks of 2 layers, 22 layers' inputs where
+//    1F1B holds 4 micro-batches of 4 layers, 16).
 // 2. Each layer loop runs L / S trips; the micro-batch loop runs M + S - 1
 //    ticks, the pipeline's fill and drain included (the bubble: every tick
 //    costs a micro-batch's work, as idle ticks of a JAX pipeline compute on
@@ -159,6 +165,7 @@ private:
   bool setTrips(Operation &loop, int64_t trips);
   void sendActivations(Operation &loop, bool forward);
   std::vector<std::vector<int64_t>> pairs(int64_t hop) const;
+  int64_t inFlight(int64_t micro_batches) const;
   std::string summary(int64_t in_flight) const;
 
   Module &module_;
@@ -321,10 +328,11 @@ bool PipelineStages::run() {
                 "of its stages (" +
                 std::to_string(m) + " micro-batches, " + std::to_string(s) +
                 " stages)");
-  const int64_t in_flight = options_.gpipe ? m : std::min(s, m);
+  const int64_t in_flight = inFlight(m);
   collectComponents();
   for (const std::vector<Value *> &component : components_)
-    if (!resize(component, isStash(component) ? l / s * in_flight : l / s))
+    if (!resize(component,
+                isStash(component) ? l / (s * v) * in_flight : l / s))
       return false;
   if (!checkUses())
     return false;
@@ -342,6 +350,18 @@ bool PipelineStages::run() {
   return true;
 }
 
+// What the first stage holds residuals of at its peak (rule 1): micro-
+// batches of L / S layers, or interleaved (V > 1) chunk forwards of
+// L / (S V) layers.
+int64_t PipelineStages::inFlight(int64_t m) const {
+  const int64_t s = options_.stages, v = options_.virtual_stages;
+  if (options_.gpipe)
+    return m * v;
+  if (v == 1)
+    return std::min(s, m);
+  return std::min(2 * (s - 1) + (v - 1) * s + 1, m * v);
+}
+
 // The assumption line the report shows.
 std::string PipelineStages::summary(int64_t in_flight) const {
   const int64_t s = options_.stages, v = options_.virtual_stages;
@@ -356,7 +376,8 @@ std::string PipelineStages::summary(int64_t in_flight) const {
          " micro-batches: " + ticks + " ticks (bubble " +
          std::to_string(s - 1) + "/" + ticks + "), residuals of " +
          std::to_string(in_flight) +
-         " micro-batches in flight on the first stage; the embedding, "
+         (v > 1 ? " chunk forwards" : " micro-batches") +
+         " in flight on the first stage; the embedding, "
          "head and loss counted on every stage each tick";
 }
 
