@@ -1091,7 +1091,8 @@ func.func @main(%o: tensor<1x2048x8x128xbf16>, %o2: tensor<1x2048x8x128xbf16>, %
 })";
 
 // GEMMs at kRate (one bf16 point: every shape is costed at its rate),
-// all-gathers and permutes between 2 devices of 2 to 16 MiB (the table's
+// all-gathers, reduce-scatters, all-reduces and permutes between 2 devices
+// of 2 to 16 MiB (the table's
 // sizes are exact; between them XLA's interpolator takes the nearest
 // point's throughput).
 std::string attentionTable() {
@@ -1106,7 +1107,8 @@ std::string attentionTable() {
                    std::to_string(collectiveUs(bytes)) + "}}";
   };
   for (int64_t mib : {2, 4, 6, 8, 16}) {
-    entry("all-gather", "\"comm_type\":\"single_partition\"", mib << 20);
+    for (const char *op : {"all-gather", "reduce-scatter", "all-reduce"})
+      entry(op, "\"comm_type\":\"single_partition\"", mib << 20);
     entry("collective-permute",
           "\"permute_type\":\"intra_partition_two_way_all_mutual\"", mib << 20);
   }
@@ -1234,6 +1236,21 @@ func.func @main(%x: tensor<1x4096x1024xbf16>, %wq: tensor<1024x8x128xbf16>, %wk:
   return %a#0 : tensor<1x4096x8x128xbf16>
 })";
 
+// kProjectedAttention with one optimizer state: wq's momentum mq moves by
+// a gradient-like x^T o ([1024, 8, 128], summed over the sequence), and wq
+// by mq; the new wq and mq are results. Adam's moments in one line.
+constexpr const char *kProjectedStep = R"(
+func.func @main(%x: tensor<1x4096x1024xbf16>, %wq: tensor<1024x8x128xbf16>, %wk: tensor<1024x8x128xbf16>, %wv: tensor<1024x8x128xbf16>, %mq: tensor<1024x8x128xbf16>) -> (tensor<1x4096x8x128xbf16>, tensor<1024x8x128xbf16>, tensor<1024x8x128xbf16>) {
+  %q = stablehlo.dot_general %x, %wq, contracting_dims = [2] x [0] : (tensor<1x4096x1024xbf16>, tensor<1024x8x128xbf16>) -> tensor<1x4096x8x128xbf16>
+  %k = stablehlo.dot_general %x, %wk, contracting_dims = [2] x [0] : (tensor<1x4096x1024xbf16>, tensor<1024x8x128xbf16>) -> tensor<1x4096x8x128xbf16>
+  %v = stablehlo.dot_general %x, %wv, contracting_dims = [2] x [0] : (tensor<1x4096x1024xbf16>, tensor<1024x8x128xbf16>) -> tensor<1x4096x8x128xbf16>
+  %a:3 = stablehlo.custom_call @"__cudnn$fmhaSoftmax"(%q, %k, %v) {backend_config = "{\"cudnn_fmha_backend_config\": {\"mask_type\": \"NO_MASK\"}}", sdy.sharding_rule = #sdy.op_sharding_rule<([i, j, k, l], [i, m, n, l], [i, m, n, l])->([i, j, k, l], [i, k, j], [o]) {i=1, j=4096, k=8, l=128, m=4096, n=8, o=1} need_replication={j, l, m}, custom>} : (tensor<1x4096x8x128xbf16>, tensor<1x4096x8x128xbf16>, tensor<1x4096x8x128xbf16>) -> (tensor<1x4096x8x128xbf16>, tensor<1x8x4096xf32>, tensor<1xui8>)
+  %g = stablehlo.dot_general %x, %a#0, contracting_dims = [0, 1] x [0, 1] : (tensor<1x4096x1024xbf16>, tensor<1x4096x8x128xbf16>) -> tensor<1024x8x128xbf16>
+  %m2 = stablehlo.add %mq, %g : tensor<1024x8x128xbf16>
+  %w2 = stablehlo.subtract %wq, %m2 : tensor<1024x8x128xbf16>
+  return %a#0, %w2, %m2 : tensor<1x4096x8x128xbf16>, tensor<1024x8x128xbf16>, tensor<1024x8x128xbf16>
+})";
+
 } // namespace
 
 TEST_CASE("compareStrategies: CP FSDP by hand") {
@@ -1294,4 +1311,72 @@ TEST_CASE("compareStrategies: CP FSDP by hand") {
   // none, there is no such row.
   CHECK(std::none_of(c->rows.begin(), c->rows.end(),
                      [](const Candidate &r) { return r.name == "CP ZeRO-1"; }));
+}
+
+TEST_CASE("compareStrategies: CP ZeRO-1 by hand, against CP") {
+  Result<cost::PerfTable> table = cost::parsePerfTable(attentionTable());
+  REQUIRE(table);
+  CompareOptions options;
+  options.devices = 2;
+  options.pipeline = analyticalPipeline(*table);
+  Result<Comparison> c = compareStrategies(kProjectedStep, options);
+  REQUIRE(c);
+  const int64_t chunk_bytes = int64_t(1) * 2048 * 8 * 128 * 2; // 4 MiB
+  const int64_t weight_bytes = int64_t(1024) * 8 * 128 * 2;    // 2 MiB
+  // Each device's g is x^T o over its 2,048 tokens: a partial sum. The
+  // step's end is serial: g waits for the ring's output, the update for g,
+  // and nothing follows; each collective there is exposed but for the few
+  // us of elementwise work the scheduler runs beside it.
+  auto exposedWhole = [](const CollectiveTotals &t) {
+    return t.exposed_us <= t.comm_us && t.exposed_us >= t.comm_us - 2.0;
+  };
+  auto kind = [](const Candidate &row, const std::string &name) {
+    for (const CollectiveTotals &t : row.collectives)
+      if (t.kind == name)
+        return t;
+    return CollectiveTotals{};
+  };
+  // CP: mq and wq whole on each device: g all-reduced (2 MiB), the ring's
+  // two permutes hidden as in the tests above.
+  const Candidate &cp = rowThatRan(*c, "CP");
+  CHECK(collectiveTotals(cp) ==
+        Totals{{"all-reduce", {1, weight_bytes}},
+               {"collective-permute", {2, 2 * chunk_bytes}}});
+  CHECK(kind(cp, "all-reduce").comm_us ==
+        doctest::Approx(collectiveUs(weight_bytes)).epsilon(1e-3));
+  CHECK(exposedWhole(kind(cp, "all-reduce")));
+  CHECK(kind(cp, "collective-permute").exposed_us == doctest::Approx(0));
+  // CP ZeRO-1: mq split over the ring's devices on its 1,024 rows; g
+  // reduce-scattered to mq's half (XLA counts a reduce-scatter's input,
+  // 2 MiB, so it takes as long as the all-reduce), the update runs on the
+  // half, and the new wq, pinned whole, is all-gathered (2 MiB): the
+  // all-reduce's bytes, now in two exposed steps.
+  const Candidate &zero = rowThatRan(*c, "CP ZeRO-1");
+  CHECK(zero.shardings[4].sharding == "[{\"context\"}p1, {}, {}]");
+  for (size_t i = 1; i < 4; ++i)
+    CHECK(zero.shardings[i].sharding == "[{}, {}, {}]");
+  CHECK(collectiveTotals(zero) ==
+        Totals{{"all-gather", {1, weight_bytes}},
+               {"reduce-scatter", {1, weight_bytes / 2}},
+               {"collective-permute", {2, 2 * chunk_bytes}}});
+  for (const char *name : {"all-gather", "reduce-scatter"}) {
+    CAPTURE(name);
+    CHECK(kind(zero, name).comm_us ==
+          doctest::Approx(collectiveUs(weight_bytes)).epsilon(1e-3));
+    CHECK(exposedWhole(kind(zero, name)));
+  }
+  CHECK(zero.step_time_us ==
+        doctest::Approx(zero.compute_us + zero.exposed_comm_us).epsilon(1e-6));
+  // Its half of mq: 1 MiB fewer argument bytes; the update on half the
+  // rows: less compute.
+  CHECK(cp.argument_bytes - zero.argument_bytes == weight_bytes / 2);
+  CHECK(zero.compute_us < cp.compute_us);
+  // CP FSDP splits every parameter: the three weights gathered where used
+  // (6 MiB, before anything can run) and g reduce-scattered to mq's half.
+  const Candidate &fsdp = rowThatRan(*c, "CP FSDP");
+  CHECK(collectiveTotals(fsdp) ==
+        Totals{{"all-gather", {1, 3 * weight_bytes}},
+               {"reduce-scatter", {1, weight_bytes / 2}},
+               {"collective-permute", {2, 2 * chunk_bytes}}});
+  CHECK(cp.argument_bytes - fsdp.argument_bytes == 4 * weight_bytes / 2);
 }
