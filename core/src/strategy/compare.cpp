@@ -249,45 +249,6 @@ Comparison finish(const Prepared &p, std::vector<Candidate> rows,
   return out;
 }
 
-// Appends `more` to `plans` and `share`'s rows to `rows`, the rows'
-// plans taken from `more` by index.
-void appendShare(std::vector<Plan> &plans, std::vector<Candidate> &rows,
-                 const std::vector<Plan> &more, ShareRows share) {
-  for (size_t k = 0; k < share.rows.size(); ++k) {
-    plans.push_back(more[size_t(share.indices[k])]);
-    rows.push_back(std::move(share.rows[k]));
-  }
-}
-
-} // namespace
-
-Result<Comparison> compareStrategies(std::string_view text,
-                                     const CompareOptions &options) {
-  auto start = std::chrono::steady_clock::now();
-  Result<Prepared> prepared = prepare(text, options);
-  if (!prepared)
-    return prepared.error();
-  const Prepared &p = *prepared;
-  std::vector<Plan> plans = basePlans(p);
-  std::vector<Candidate> rows =
-      evaluateShare(p, plans, Share{}, options.threads).rows;
-  int64_t pruned = 0;
-  const RecomputeChoices recompute = recomputeChoices(p, plans, rows, pruned);
-  ShareRows changed =
-      changedRows(recompute, rows,
-                  evaluateShare(p, recompute.plans, Share{}, options.threads));
-  appendShare(plans, rows, recompute.plans, std::move(changed));
-  // On the threads too: two at once take ~0.5 GB more than one at a time.
-  const std::vector<Plan> split = splitChoices(p, plans, rows, pruned);
-  appendShare(plans, rows, split,
-              evaluateShare(p, split, Share{}, options.threads));
-  Comparison out = finish(p, std::move(rows), pruned);
-  out.elapsed_ms = msSince(start);
-  return out;
-}
-
-namespace {
-
 // The plans of `earlier` (the rows of the phases before `phase`, merged):
 // the base plans, then for Split and Finish the recomputation choices
 // made from the base rows, found by name; or which row does not belong.
@@ -359,6 +320,7 @@ Result<Comparison> runPhase(const Prepared &p, const CompareOptions &options,
         pruned);
   }
   case ComparePhase::Split: {
+    // On the threads too: two at once take ~0.5 GB more than one at a time.
     const std::vector<Plan> split = splitChoices(p, *plans, rows, pruned);
     return shareReply(evaluateShare(p, split, share, options.threads), pruned);
   }
@@ -368,6 +330,31 @@ Result<Comparison> runPhase(const Prepared &p, const CompareOptions &options,
 }
 
 } // namespace
+
+Result<Comparison> compareStrategies(std::string_view text,
+                                     const CompareOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  Result<Prepared> prepared = prepare(text, options);
+  if (!prepared)
+    return prepared.error();
+  // The phases as a pool runs them, with one share: every plan.
+  PhaseRequest request;
+  for (ComparePhase phase :
+       {ComparePhase::Base, ComparePhase::Recompute, ComparePhase::Split}) {
+    request.phase = phase;
+    Result<Comparison> part = runPhase(*prepared, options, request);
+    if (!part)
+      return part.error();
+    for (Candidate &row : part->rows)
+      request.earlier.push_back(std::move(row));
+    request.pruned_by_bound += part->pruned_by_bound;
+  }
+  request.phase = ComparePhase::Finish;
+  Result<Comparison> out = runPhase(*prepared, options, request);
+  if (out)
+    out->elapsed_ms = msSince(start);
+  return out;
+}
 
 Result<Comparison> comparePhase(std::string_view text,
                                 const CompareOptions &options,
