@@ -27,16 +27,13 @@ json comparisonValue(const strategy::Comparison &c) {
   json rows = json::array();
   for (const strategy::Candidate &row : c.rows)
     rows.push_back(candidateJson(row));
-  json out = {{"ok", true},
-              {"devices", c.devices},
-              {"args", args},
-              {"rows", rows},
-              {"why_fastest", c.why_fastest},
-              {"pruned_by_bound", c.pruned_by_bound},
-              {"elapsed_ms", c.elapsed_ms}};
-  if (!c.plan_indices.empty() || c.rows.empty())
-    out["plan_indices"] = c.plan_indices;
-  return out;
+  return {{"ok", true},
+          {"devices", c.devices},
+          {"args", args},
+          {"rows", rows},
+          {"why_fastest", c.why_fastest},
+          {"pruned_by_bound", c.pruned_by_bound},
+          {"elapsed_ms", c.elapsed_ms}};
 }
 
 json suggestionsValue(const strategy::Suggestions &s) {
@@ -93,6 +90,20 @@ Result<strategy::ComparePhase> phaseNamed(const std::string &name) {
                    name + "\"");
 }
 
+/// options.phase.rows: the rows of the phases before, as replied.
+Status readRows(const json &rows, std::vector<strategy::Candidate> &out) {
+  if (!rows.is_array())
+    return makeError("options.phase.rows: expected an array of rows");
+  for (size_t i = 0; i < rows.size(); ++i) {
+    Result<strategy::Candidate> row = detail::candidateFromJson(
+        rows[i], "options.phase.rows[" + std::to_string(i) + "]");
+    if (!row)
+      return row.error();
+    out.push_back(std::move(*row));
+  }
+  return success();
+}
+
 /// options.phase (ComparePhase in strategies.schema.json).
 Result<strategy::PhaseRequest> readPhase(const json &value) {
   if (!value.is_object())
@@ -114,17 +125,9 @@ Result<strategy::PhaseRequest> readPhase(const json &value) {
   out.phase = *phase;
   out.share = int(share);
   out.shares = int(shares);
-  if (const json *rows = reader.get("rows")) {
-    if (!rows->is_array())
-      return makeError("options.phase.rows: expected an array of rows");
-    for (size_t i = 0; i < rows->size(); ++i) {
-      Result<strategy::Candidate> row = detail::candidateFromJson(
-          (*rows)[i], "options.phase.rows[" + std::to_string(i) + "]");
-      if (!row)
-        return row.error();
-      out.earlier.push_back(std::move(*row));
-    }
-  }
+  if (const json *rows = reader.get("rows"))
+    if (Status read = readRows(*rows, out.earlier); !read)
+      return read.error();
   return out;
 }
 
@@ -162,6 +165,8 @@ std::string compareReply(std::string_view text, std::string_view options_json) {
   if (!c)
     return detail::errorReply(c.error().message);
   json reply = comparisonValue(*c);
+  if (phase && phase->phase != strategy::ComparePhase::Finish)
+    reply["plan_indices"] = c->plan_indices;
   if (svg)
     reply["svg"] = strategy::comparisonSvg(*c);
   return dumpReply(reply);
