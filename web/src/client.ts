@@ -27,6 +27,13 @@ export class CoreClient {
       this.pending.delete(event.data.id);
       resolve?.(event.data);
     };
+    // A worker that dies (or cannot start) fails its calls instead of
+    // leaving them waiting.
+    this.worker.onerror = (event: ErrorEvent) => {
+      const error = `the core's worker failed: ${event.message || "no message"}`;
+      for (const [id, resolve] of this.pending) resolve({ id, result: { ok: false, error }, ms: 0 });
+      this.pending.clear();
+    };
   }
 
   call<T>(method: Method, ...args: unknown[]): Promise<Reply<T>> {

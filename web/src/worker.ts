@@ -52,11 +52,12 @@ function dispatch(sl: Shardlab, method: Method, args: unknown[]): unknown {
 
 self.onmessage = async (event: MessageEvent<Request>) => {
   const { id, method, args } = event.data;
-  const sl = await ready;
   const start = performance.now();
   let result: unknown;
   try {
-    result = cachedDispatch(sl, method, args);
+    // A core that failed to load (no memory for one more instance, say)
+    // answers every call with why, rather than never.
+    result = cachedDispatch(await ready, method, args);
   } catch (error) {
     result = { ok: false, error: String(error) };
   }
