@@ -794,3 +794,50 @@ TEST_CASE("comparePhase: rows that are not this module's phases' say which") {
   request.shares = 2;
   CHECK_FALSE(strategy::comparePhase(text, options, request));
 }
+
+TEST_CASE("Pipeline candidates with ZeRO-1: the collectives by hand") {
+  // withMomentum with 1,024 rows a micro-batch (256 a device over "data"
+  // = 4): activations [256, 64] f32 (64 KiB) outweigh a layer's weight
+  // [64, 64] f32 (16 KiB), so the gradient is reduced, not the
+  // activations moved.
+  std::string text =
+      replaced(withMomentum(R"(["data"=8])"), "16x64xf32", "1024x64xf32");
+  text = replaced(text, "sizes = [1, 16, 64]", "sizes = [1, 1024, 64]");
+  strategy::CompareOptions options;
+  options.devices = 8;
+  options.pipeline = *schedule::pipelineOptionsFor({});
+  options.only = {"PP×DP 2×4", "PP×DP 2×4 ZeRO-1"};
+  Result<strategy::Comparison> c = strategy::compareStrategies(text, options);
+  REQUIRE(c);
+  std::map<std::string, strategy::Candidate> rows;
+  for (const strategy::Candidate &row : c->rows)
+    rows.emplace(row.name, row);
+  const strategy::Candidate &dp = rows.at("PP×DP 2×4");
+  const strategy::Candidate &zero = rows.at("PP×DP 2×4 ZeRO-1");
+  REQUIRE_MESSAGE(dp.ok, dp.error);
+  REQUIRE_MESSAGE(zero.ok, zero.error);
+  using Totals = std::map<std::string, std::pair<int64_t, int64_t>>;
+  auto totals = [](const strategy::Candidate &row) {
+    Totals out;
+    for (const strategy::CollectiveTotals &t : row.collectives)
+      out[t.kind] = {t.count, t.bytes};
+    return out;
+  };
+  const int64_t layer = 64 * 64 * 4, activation = 256 * 64 * 4;
+  // Both: 5 ticks x 4 layers a stage; each tick one activation forward and
+  // one gradient back. PP×DP all-reduces each layer's gradient over
+  // "data"; ZeRO-1 reduce-scatters it to the momentum's quarter (the
+  // accumulator carries the state's split: each micro-batch's gradients
+  // are scattered, as ZeRO-2's are) and gathers the stage's new weights
+  // [4, 64, 64] once at the end, exposed: nothing follows it.
+  CHECK(totals(dp) == Totals{{"all-reduce", {20, 20 * layer}},
+                             {"collective-permute", {10, 10 * activation}}});
+  CHECK(totals(zero) == Totals{{"reduce-scatter", {20, 20 * layer / 4}},
+                               {"all-gather", {1, 4 * layer}},
+                               {"collective-permute", {10, 10 * activation}}});
+  for (const strategy::CollectiveTotals &t : zero.collectives)
+    if (t.kind == "all-gather")
+      CHECK(t.exposed_us == doctest::Approx(t.comm_us));
+  // A quarter of the stage's momentum: 3/4 of [4, 64, 64] f32 less.
+  CHECK(dp.argument_bytes - zero.argument_bytes == 3 * 4 * layer / 4);
+}
