@@ -936,6 +936,22 @@ test("graph: ops and values by sharding, collectives marked, linked to the edito
   await openTab("output");
 });
 
+// A pool's worker that cannot start (its script refused here, as a
+// browser out of memory for one more instance would fail it) fails the
+// comparison with why, instead of leaving it "comparing…" for ever.
+test("compare: a worker that cannot start fails the comparison, saying so", async () => {
+  const other = await context.newPage();
+  let started = 0;
+  await other.route(/\/assets\/worker-[^/]*\.js$/, (route) => (started++ === 0 ? route.continue() : route.abort()));
+  await gotoAndWait(`${origin}/?workers=2&example=schedule/megatron_block`, other);
+  await other.getByTestId("tab-compare").click();
+  const error = other.getByTestId("compare-error");
+  await error.waitFor({ timeout: 60_000 });
+  assert.match(await error.textContent(), /the core's worker failed/);
+  assert.equal(started, 2, "the page's worker and one more");
+  await other.close();
+});
+
 test("budgets: weight, no console errors, no foreign requests; latencies printed", (t) => {
   let raw = 0, gzip = 0;
   const walk = (dir) => {
