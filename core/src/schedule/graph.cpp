@@ -76,6 +76,8 @@ const std::vector<int64_t> &Graph::predecessors(int64_t i) const {
 
 int64_t Graph::bufferOf(int64_t i) const {
   const Node &n = node(i);
+  if (n.in_place_of >= 0)
+    return n.in_place_of;
   return n.kind == NodeKind::AsyncDone && n.partner >= 0 ? n.partner : i;
 }
 

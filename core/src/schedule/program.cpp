@@ -53,6 +53,30 @@ namespace {
 
 using Env = std::unordered_map<const Value *, int64_t>;
 
+// Whether nothing but its one use reads `v`, the value an in-place update
+// overwrites. A while body's argument is, on the loop's first iteration, the
+// loop's operand (the same node in `env`), which the loop must then be alone
+// to read; on later ones the previous iteration's result. (Where another op
+// reads the old value, XLA's copy insertion copies it before the update.)
+bool readOnce(const Env &env, const Value *v) {
+  for (;;) {
+    if (!v->hasOneUse())
+      return false;
+    if (!v->isBlockArgument())
+      return true;
+    const Region *region = v->owner_block->parent;
+    const Operation *loop = region ? region->parent : nullptr;
+    if (!loop || !loop->is("stablehlo.while") || &loop->region(1) != region)
+      return false;
+    const Value *init = loop->operand(v->index);
+    const auto carried = env.find(v), before = env.find(init);
+    if (carried == env.end() || before == env.end() ||
+        carried->second != before->second)
+      return true;
+    v = init;
+  }
+}
+
 /// `map[key]`, made by `make()` the first time it is asked for: a loop
 /// body's ops are emitted again every iteration, and what depends only on
 /// the op is worked out once.
@@ -173,6 +197,7 @@ struct Builder {
   std::unordered_map<const Operation *, OpCost> kernel_costs;
   std::unordered_map<const Operation *, std::shared_ptr<const FusionInfo>>
       fusions;
+  int64_t inPlaceTarget(const Env &env, const fusion::Kernel &kernel);
   int64_t beginLoop(const Env &env, Operation &op, const std::string &suffix);
   int64_t separateIteration(int64_t first, int64_t previous_end, bool more,
                             const Operation &op, const std::string &iteration,
@@ -388,12 +413,34 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
   });
   node.bytes_read = kernel.bytes_read;
   node.bytes_written = kernel.bytes_written;
+  node.in_place_of = inPlaceTarget(env, kernel);
   const int64_t id = graph().addNode(std::move(node));
   for (Value *input : kernel.inputs)
     dependOn(env, input, id);
   bindResults(env, root, id);
   for (Operation *extra : kernel.extra_outputs)
     bindResults(env, *extra, id);
+}
+
+// The buffer an in-place kernel writes into, as XLA's alias analysis pairs
+// a dynamic_update_slice's target with its result: the node that owns its
+// target's buffer, when the kernel writes nothing else, nothing else reads
+// the target and it is no entry parameter (read-only unless donated).
+// Else -1: the result is a buffer of its own (XLA's copy).
+int64_t Builder::inPlaceTarget(const Env &env, const fusion::Kernel &kernel) {
+  Operation &root = *kernel.root;
+  if (kernel.kind != fusion::KernelKind::InPlace ||
+      !kernel.extra_outputs.empty() || root.numResults() != 1 ||
+      !readOnce(env, root.operand(0)))
+    return -1;
+  const auto it = env.find(root.operand(0));
+  if (it == env.end())
+    return -1;
+  const int64_t owner = graph().bufferOf(it->second);
+  const Node &target = graph().node(owner);
+  if (target.is_parameter || target.output_bytes != resultBytes(root))
+    return -1;
+  return owner;
 }
 
 // A call site runs its callee's body: the callee's ops join the program

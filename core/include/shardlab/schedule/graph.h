@@ -62,6 +62,10 @@ struct Node {
   /// read the buffer its start allocated.
   int64_t output_bytes = 0;
   bool is_parameter = false; ///< entry parameter: never counted as live
+  /// The node whose buffer this one writes its result into, in place (XLA's
+  /// in-place input/output pairs: a dynamic_update_slice whose target
+  /// nothing else reads); it then defines no buffer. -1: a buffer of its own.
+  int64_t in_place_of = -1;
   bool force_delay = false;
   std::string explanation; ///< how the cost was estimated
   /// The kernel this compute node stands for, when it fuses several ops
@@ -100,7 +104,8 @@ public:
   /// Edge indices leaving / entering node i (valid until the next add).
   const std::vector<int64_t> &successors(int64_t i) const;
   const std::vector<int64_t> &predecessors(int64_t i) const;
-  /// Node whose buffer a data edge from `i` carries (the start for a done).
+  /// Node whose buffer a data edge from `i` carries (the start for a done,
+  /// the target's owner for an in-place update).
   int64_t bufferOf(int64_t i) const;
   /// Nodes in a topological order; empty when the graph has a cycle.
   std::vector<int64_t> topologicalOrder() const;
