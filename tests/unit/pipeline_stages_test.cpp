@@ -5,6 +5,7 @@
 // gradients [8, 64, 64]; the batch rows split over "data" = 2.
 #include "ir/while_loops.h"
 #include "passes/strategy/layer_loops.h"
+#include "shardlab/cost/perf_table.h"
 #include "shardlab/passes/pass_manager.h"
 #include "shardlab/schedule/pipeline.h"
 #include "shardlab/schedule/report.h"
@@ -840,4 +841,165 @@ TEST_CASE("Pipeline candidates with ZeRO-1: the collectives by hand") {
       CHECK(t.exposed_us == doctest::Approx(t.comm_us));
   // A quarter of the stage's momentum: 3/4 of [4, 64, 64] f32 less.
   CHECK(dp.argument_bytes - zero.argument_bytes == 3 * 4 * layer / 4);
+}
+
+namespace {
+
+// kStep at a size where a tick's GEMMs outweigh the rest: layers of
+// [1024, 1024] f32, micro-batches of 4,096 rows.
+std::string scaledStep(const std::string &mesh) {
+  std::string text = withMesh(mesh);
+  for (const auto &[from, to] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"64x64", "1024x1024"},
+           {"16x64", "4096x1024"},
+           {"[1, 16, 64]", "[1, 4096, 1024]"},
+           {"[1, 64, 64]", "[1, 1024, 1024]"}})
+    text = replaced(text, from, to);
+  return text;
+}
+
+constexpr double kGemmRate = 1e14;       // FLOP/s, every shape
+constexpr double kPermuteLatencyUs = 10; // a collective_permute: LAT + B / BW
+constexpr double kPermuteBandwidth = 100e9;
+
+using Totals = std::map<std::string, std::pair<int64_t, int64_t>>;
+Totals collectiveTotals(const strategy::Candidate &row) {
+  Totals out;
+  for (const strategy::CollectiveTotals &t : row.collectives)
+    out[t.kind] = {t.count, t.bytes};
+  return out;
+}
+
+double permuteUs(int64_t bytes) {
+  return kPermuteLatencyUs + double(bytes) / kPermuteBandwidth * 1e6;
+}
+
+// GEMMs of the scaled step's shapes at kGemmRate; collective_permutes of 4
+// to 64 MiB between 2 devices at permuteUs.
+std::string pipelineTable() {
+  std::string gemms, permutes;
+  for (int64_t m : {1024, 4096})
+    for (int64_t n : {1024, 4096})
+      for (int64_t k : {1024, 4096})
+        gemms += std::string(gemms.empty() ? "" : ",") +
+                 "{\"b\":1,\"m\":" + std::to_string(m) +
+                 ",\"n\":" + std::to_string(n) + ",\"k\":" + std::to_string(k) +
+                 ",\"lhs_dtype\":\"f32\",\"rhs_dtype\":\"f32\","
+                 "\"out_dtype\":\"f32\",\"flop_per_s\":1e14}";
+  for (int64_t mib : {4, 8, 16, 32, 64})
+    for (const char *type :
+         {"intra_partition_one_way", "intra_partition_two_way_all_mutual"})
+      permutes +=
+          std::string(permutes.empty() ? "" : ",") +
+          "{\"op\":\"collective-permute\",\"permute_type\":\"" + type +
+          "\",\"dtype\":\"f32\",\"bytes\":" + std::to_string(mib << 20) +
+          ",\"devices_per_group\":2,\"num_groups\":1,\"nodes\":1,"
+          "\"time_us\":{\"median\":" +
+          std::to_string(permuteUs(mib << 20)) + "}}";
+  return "{\"format\":\"shardlab-perf-table\",\"version\":1,\"metadata\":{"
+         "\"source\":\"analytical\",\"device\":{\"name\":\"test\","
+         "\"sm_version\":\"sm_90\",\"gpu_count\":2},\"partition_size\":2},"
+         "\"collectives\":[" +
+         permutes + "],\"gemms\":[" + gemms + "]}";
+}
+
+} // namespace
+
+TEST_CASE("Pipeline candidates: a pipeline's step time by hand") {
+  // PP 2 on 2 devices, 1F1B: each stage keeps 4 of the 8 layers and the
+  // micro-batch loop runs M + S - 1 = 5 ticks, each a micro-batch's forward
+  // and backward through the stage's layers (the bubble: the idle ticks
+  // compute too, on padding, as a JAX pipeline does).
+  Result<cost::PerfTable> table = cost::parsePerfTable(pipelineTable());
+  REQUIRE(table);
+  schedule::TargetOptions target;
+  target.table = &*table;
+  strategy::CompareOptions options;
+  options.devices = 2;
+  options.threads = 1;
+  options.only = {"PP 2"};
+  options.pipeline = *schedule::pipelineOptionsFor(target);
+  const std::string text = scaledStep(R"(["data"=2])");
+  Result<strategy::Comparison> c = strategy::compareStrategies(text, options);
+  REQUIRE(c);
+  const strategy::Candidate *pp = nullptr;
+  for (const strategy::Candidate &row : c->rows)
+    if (row.name == "PP 2")
+      pp = &row;
+  REQUIRE(pp);
+  REQUIRE_MESSAGE(pp->ok, pp->error);
+  CHECK(pp->mesh == R"(<["stage"=2]>)");
+
+  // Every kernel but the GEMMs moves its bytes at the device's memory
+  // bandwidth and pays one launch. X: a micro-batch's activation [4096,
+  // 1024] f32 (16 MiB); W: a layer's weight [1024, 1024] f32 (4 MiB).
+  const cost::HardwarePreset &hw = options.pipeline.program.hardware;
+  const auto kernel = [&](double bytes) {
+    return bytes / hw.hbm_bytes_per_s * 1e6 + hw.kernel_launch_us;
+  };
+  const double X = 4096.0 * 1024 * 4, W = 1024.0 * 1024 * 4;
+  const double gemm = 2.0 * 4096 * 1024 * 1024 / kGemmRate * 1e6;
+  // The tail of a tick: the loop counter and the stage's gradients [4,
+  // 1024, 1024] added to the accumulator (read two, write one).
+  const double tail = hw.kernel_launch_us + kernel(3 * 4 * W);
+  // Forward, a layer: slice its weight (read W, write W), save its input
+  // in place (the update's X read and written), the counter, h W.
+  const double forward = kernel(2 * W) + kernel(2 * X) + hw.kernel_launch_us;
+  // Backward, a layer: slice the saved input and the weight, the counter,
+  // two GEMMs (the weight's gradient and the input's), the gradient
+  // written in place.
+  const double backward =
+      kernel(2 * X) + kernel(2 * W) + hw.kernel_launch_us + kernel(2 * W);
+  // A tick: the micro-batch's slice of x (read X, write X), 4 layers each
+  // way, the tail; once at the end, the update w - acc. (Left out: the
+  // elementwise arithmetic, one FLOP an element at the peak, under 0.1%.)
+  const auto computeUs = [&](int ticks, int layers) {
+    return ticks * (kernel(2 * X) + layers * (forward + backward) + tail) +
+           kernel(3 * 4 * W) + ticks * layers * 3 * gemm;
+  };
+  CHECK(pp->compute_us == doctest::Approx(computeUs(5, 4)).epsilon(1e-3));
+  // Each tick sends the stage's activation on (s -> s + 1) and the
+  // gradient back (s -> s - 1), X each; the forward's waits for the
+  // backward, which reads it, and the next tick waits for the backward's,
+  // under which only the tail runs.
+  CHECK(collectiveTotals(*pp) ==
+        Totals{{"collective-permute", {10, int64_t(10 * X)}}});
+  const double permute = permuteUs(int64_t(X));
+  CHECK(pp->exposed_comm_us ==
+        doctest::Approx(10 * permute - 5 * tail).epsilon(1e-4));
+  CHECK(pp->step_time_us ==
+        doctest::Approx(pp->compute_us + pp->exposed_comm_us).epsilon(1e-9));
+
+  // Interleaved, V = 2 chunks of 2 layers a device: M V + S - 1 = 9 ticks
+  // of 2 layers (54 layer-ticks of work instead of 60), each sending two
+  // permutes (18).
+  target.pipeline_stages = 2;
+  target.pipeline_virtual_stages = 2;
+  const std::string staged = replaced(scaledStep(R"(["stage"=2])"),
+                                      R"([{}, {"data"}, {}])", "[{}, {}, {}]");
+  const schedule::PipelineResult v2 = schedule::runSchedulePipeline(
+      staged, *schedule::pipelineOptionsFor(target));
+  REQUIRE_MESSAGE(v2.ok, v2.error);
+  CHECK(v2.schedule.compute_us ==
+        doctest::Approx(computeUs(9, 2)).epsilon(1e-3));
+  CHECK(v2.schedule.exposed_comm_us ==
+        doctest::Approx(18 * permute - 9 * tail).epsilon(1e-4));
+
+  // GPipe takes as long as 1F1B and holds all 4 micro-batches' inputs to
+  // the stage's 4 layers where 1F1B holds 2: 8 X more.
+  target.pipeline_virtual_stages = 1;
+  const schedule::PipelineResult one = schedule::runSchedulePipeline(
+      staged, *schedule::pipelineOptionsFor(target));
+  target.pipeline_schedule = "gpipe";
+  const schedule::PipelineResult all = schedule::runSchedulePipeline(
+      staged, *schedule::pipelineOptionsFor(target));
+  REQUIRE(one.ok);
+  REQUIRE(all.ok);
+  CHECK(one.schedule.step_time_us ==
+        doctest::Approx(pp->step_time_us).epsilon(1e-9));
+  CHECK(all.schedule.step_time_us ==
+        doctest::Approx(one.schedule.step_time_us).epsilon(1e-4));
+  CHECK(all.schedule.peak_memory_bytes - one.schedule.peak_memory_bytes ==
+        int64_t(8 * X));
 }
