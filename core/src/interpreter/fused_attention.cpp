@@ -51,24 +51,6 @@ double dotRow(const Tensor &a, int64_t at, const Tensor &b, int64_t bt,
   return sum;
 }
 
-std::optional<double> configNumber(const Operation &op, std::string_view key) {
-  const Attr *config = op.attrs.get("backend_config");
-  if (!config || config->kind != AttrKind::String)
-    return std::nullopt;
-  const std::string &text = config->str();
-  const size_t at = text.find(key);
-  if (at == std::string::npos)
-    return std::nullopt;
-  const size_t colon = text.find(':', at);
-  if (colon == std::string::npos)
-    return std::nullopt;
-  try {
-    return std::stod(text.substr(colon + 1));
-  } catch (...) {
-    return std::nullopt;
-  }
-}
-
 Result<Attention> readShapes(const Operation &op, const Operands &in) {
   if (in.size() < 3 || in[0]->rank() != 4 || in[1]->rank() != 4 ||
       in[2]->rank() != 4)
@@ -83,8 +65,8 @@ Result<Attention> readShapes(const Operation &op, const Operands &in) {
   if (a.nkv <= 0 || a.n % a.nkv != 0 || in[1]->shape()[3] != a.d ||
       in[1]->shape() != in[2]->shape() || in[1]->shape()[0] != a.b)
     return makeError("k and v do not match q's batch, heads or head size");
-  a.scale =
-      configNumber(op, "fmha_scale").value_or(1.0 / std::sqrt(double(a.d)));
+  a.scale = backendConfigNumber(op, {"cudnn_fmha_backend_config", "fmha_scale"})
+                .value_or(1.0 / std::sqrt(double(a.d)));
   a.causal = isCausalAttention(op);
   return a;
 }

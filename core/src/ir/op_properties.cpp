@@ -2,7 +2,10 @@
 #include "ir/op_properties.h"
 #include "ir/op_registry.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <cstdlib>
 
 namespace shardlab {
 
@@ -160,9 +163,47 @@ bool isFusedAttentionBackward(const Operation &op) {
 }
 
 bool isCausalAttention(const Operation &op) {
+  const std::optional<std::string> mask =
+      backendConfigField(op, {"cudnn_fmha_backend_config", "mask_type"});
+  return mask && mask->find("CAUSAL") != std::string::npos; // PADDING_CAUSAL
+}
+
+std::optional<std::string>
+backendConfigField(const Operation &op,
+                   std::initializer_list<std::string_view> path) {
   const Attr *config = op.attrs.get("backend_config");
-  return config && config->kind == AttrKind::String &&
-         config->str().find("CAUSAL") != std::string::npos;
+  if (!config || config->kind != AttrKind::String)
+    return std::nullopt;
+  const nlohmann::json root = nlohmann::json::parse(
+      config->str(), /*callback=*/nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json *at = &root;
+  for (std::string_view key : path) {
+    if (!at->is_object())
+      return std::nullopt;
+    const auto it = at->find(key);
+    if (it == at->end())
+      return std::nullopt;
+    at = &*it;
+  }
+  if (at->is_string())
+    return at->get<std::string>();
+  if (at->is_number() || at->is_boolean())
+    return at->dump();
+  return std::nullopt;
+}
+
+std::optional<double>
+backendConfigNumber(const Operation &op,
+                    std::initializer_list<std::string_view> path) {
+  const std::optional<std::string> text = backendConfigField(op, path);
+  if (!text)
+    return std::nullopt;
+  // std::from_chars for double is not in every libc++ Emscripten ships.
+  char *end = nullptr;
+  const double value = std::strtod(text->c_str(), &end);
+  if (text->empty() || end != text->c_str() + text->size())
+    return std::nullopt;
+  return value;
 }
 
 } // namespace shardlab

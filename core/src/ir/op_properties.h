@@ -6,7 +6,9 @@
 
 #include "shardlab/ir/ir.h"
 
+#include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -46,6 +48,20 @@ bool isFusedAttention(const Operation &op);
 /// mask (mask_type CAUSAL in its backend_config).
 bool isFusedAttentionBackward(const Operation &op);
 bool isCausalAttention(const Operation &op);
+
+/// A field of `op`'s backend_config, the JSON string XLA and JAX write
+/// (`{"cudnn_fmha_backend_config": {"mask_type": "CAUSAL"}}`), found by its
+/// keys from the root: a string's characters, or a number's spelling.
+/// nullopt when there is no config, it is not JSON, or the field is absent
+/// or is an object or array.
+std::optional<std::string>
+backendConfigField(const Operation &op,
+                   std::initializer_list<std::string_view> path);
+/// The field as a number: a JSON number, or a string that is one (XLA writes
+/// 64-bit integers as strings: `{"known_trip_count": {"n": "8"}}`).
+std::optional<double>
+backendConfigNumber(const Operation &op,
+                    std::initializer_list<std::string_view> path);
 
 /// StableHLO's enum attributes are kept as MLIR spells them in every form,
 /// `#stablehlo<comparison_direction LT>`, so the pretty and generic forms

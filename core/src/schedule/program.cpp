@@ -9,6 +9,7 @@
 #include "shardlab/passes/pass_manager.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 #include <unordered_map>
@@ -669,16 +670,11 @@ void Builder::emitAsyncPair(Env &env, const std::vector<Operation *> &ops,
 // XLA's WhileLoopBackendConfig, `{"known_trip_count":{"n":"8"}}`, as XLA
 // dumps keep it in the while's backend_config.
 std::optional<int64_t> backendConfigTripCount(const Operation &op) {
-  const Attr *config = op.attrs.get("backend_config");
-  if (!config || config->kind != AttrKind::String)
+  const std::optional<double> n =
+      backendConfigNumber(op, {"known_trip_count", "n"});
+  if (!n || *n < 0 || *n != std::floor(*n))
     return std::nullopt;
-  const std::string &text = config->str();
-  size_t at = text.find("\"known_trip_count\"");
-  at = at == std::string::npos ? at : text.find("\"n\"", at);
-  at = at == std::string::npos ? at : text.find_first_of("0123456789", at);
-  if (at == std::string::npos)
-    return std::nullopt;
-  return std::strtoll(text.c_str() + at, nullptr, 10);
+  return int64_t(*n);
 }
 
 // XLA schedules a while body as a computation of its own, so nothing of
