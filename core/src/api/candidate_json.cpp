@@ -1,5 +1,6 @@
 // A Candidate row as JSON and back (see candidate_json.h).
 #include "candidate_json.h"
+#include "json_options.h"
 
 namespace shardlab::api::detail {
 namespace {
@@ -14,88 +15,7 @@ json collectiveJson(const strategy::CollectiveTotals &t) {
           {"exposed_us", t.exposed_us}};
 }
 
-// Reads the fields of one JSON object, keeping the first error as
-// "<where>.<key>: expected <what>".
-class FieldReader {
-public:
-  FieldReader(const json &object, std::string where)
-      : object_(object), where_(std::move(where)) {}
-
-  void text(const char *key, std::string &out, bool required = true) {
-    if (const json *v = field(key, "a string", required))
-      v->is_string() ? void(out = v->get<std::string>())
-                     : fail(key, "a string");
-  }
-  void boolean(const char *key, bool &out) {
-    if (const json *v = field(key, "a boolean", true))
-      v->is_boolean() ? void(out = v->get<bool>()) : fail(key, "a boolean");
-  }
-  void number(const char *key, double &out) {
-    if (const json *v = field(key, "a number", true))
-      v->is_number() ? void(out = v->get<double>()) : fail(key, "a number");
-  }
-  void integer(const char *key, int64_t &out) {
-    if (const json *v = field(key, "an integer", true))
-      v->is_number_integer() ? void(out = v->get<int64_t>())
-                             : fail(key, "an integer");
-  }
-  void texts(const char *key, std::vector<std::string> &out) {
-    const json *v = field(key, "an array of strings", true);
-    if (v && !v->is_array())
-      return fail(key, "an array of strings");
-    for (const json &s : v ? *v : json::array()) {
-      if (!s.is_string())
-        return fail(key, "an array of strings");
-      out.push_back(s.get<std::string>());
-    }
-  }
-  /// An optional boolean: absent keeps `out` empty.
-  void maybeBoolean(const char *key, std::optional<bool> &out) {
-    if (const json *v = field(key, "a boolean", false))
-      v->is_boolean() ? void(out = v->get<bool>()) : fail(key, "a boolean");
-  }
-  /// The array `key`, its items read by `item(reader of the item)`.
-  template <typename Item> void objects(const char *key, Item item) {
-    const json *v = field(key, "an array of objects", true);
-    if (!v || !v->is_array())
-      return v ? fail(key, "an array of objects") : void();
-    for (size_t i = 0; i < v->size() && ok(); ++i) {
-      const std::string at = where_ + "." + key + "[" + std::to_string(i) + "]";
-      if (!(*v)[i].is_object())
-        return fail(key, "an array of objects");
-      FieldReader reader((*v)[i], at);
-      item(reader);
-      if (!reader.ok())
-        error_ = reader.error();
-    }
-  }
-  const json *optional(const char *key) const {
-    auto it = object_.find(key);
-    return it == object_.end() || it->is_null() ? nullptr : &*it;
-  }
-  bool ok() const { return error_.empty(); }
-  const std::string &error() const { return error_; }
-
-private:
-  const json *field(const char *key, const char *what, bool required) {
-    if (!ok())
-      return nullptr;
-    const json *v = optional(key);
-    if (!v && required)
-      fail(key, what);
-    return v;
-  }
-  void fail(const char *key, const std::string &what) {
-    if (ok())
-      error_ = where_ + "." + key + ": expected " + what;
-  }
-
-  const json &object_;
-  std::string where_;
-  std::string error_;
-};
-
-void readNumbers(FieldReader &r, strategy::Candidate &c) {
+void readNumbers(OptionReader &r, strategy::Candidate &c) {
   r.number("step_time_us", c.step_time_us);
   r.number("compute_us", c.compute_us);
   r.number("comm_us", c.comm_us);
@@ -108,21 +28,21 @@ void readNumbers(FieldReader &r, strategy::Candidate &c) {
   r.number("elapsed_ms", c.elapsed_ms);
 }
 
-void readLists(FieldReader &r, strategy::Candidate &c) {
-  r.objects("shardings", [&](FieldReader &item) {
+void readLists(OptionReader &r, strategy::Candidate &c) {
+  r.objects("shardings", [&](OptionReader &item) {
     strategy::ArgSharding &s = c.shardings.emplace_back();
-    item.text("name", s.name);
-    item.text("sharding", s.sharding);
+    item.string("name", s.name);
+    item.string("sharding", s.sharding);
   });
-  r.objects("collectives", [&](FieldReader &item) {
+  r.objects("collectives", [&](OptionReader &item) {
     strategy::CollectiveTotals &t = c.collectives.emplace_back();
-    item.text("kind", t.kind);
+    item.string("kind", t.kind);
     item.integer("count", t.count);
     item.integer("bytes", t.bytes);
     item.number("comm_us", t.comm_us);
     item.number("exposed_us", t.exposed_us);
   });
-  r.texts("assumptions", c.assumptions);
+  r.strings("assumptions", c.assumptions);
 }
 
 } // namespace
@@ -165,17 +85,22 @@ Result<strategy::Candidate> candidateFromJson(const json &value,
   if (!value.is_object())
     return makeError(where + ": expected a Candidate object");
   strategy::Candidate c;
-  FieldReader r(value, where);
-  r.text("name", c.name);
-  r.text("description", c.description);
-  r.text("mesh", c.mesh);
+  OptionReader r(value, where, OptionReader::Fields::Required);
+  r.string("name", c.name);
+  r.string("description", c.description);
+  r.string("mesh", c.mesh);
   r.boolean("is_user", c.is_user);
   r.boolean("ok", c.ok);
-  r.text("error", c.error, false);
-  r.text("stage", c.stage);
+  if (r.get("error")) // a row that ran has none
+    r.string("error", c.error);
+  r.string("stage", c.stage);
   readNumbers(r, c);
   readLists(r, c);
-  r.maybeBoolean("fits", c.fits);
+  if (r.get("fits")) { // none where nothing says the device's memory
+    bool fits = false;
+    r.boolean("fits", fits);
+    c.fits = fits;
+  }
   if (!r.ok())
     return makeError(r.error());
   return c;

@@ -100,8 +100,8 @@ std::string dumpReplyWith(
   return out;
 }
 
-OptionReader::OptionReader(const json &object, std::string where)
-    : object_(object), where_(std::move(where)) {
+OptionReader::OptionReader(const json &object, std::string where, Fields fields)
+    : object_(object), where_(std::move(where)), fields_(fields) {
   if (!object_.is_object())
     error_ = where_ + ": expected a JSON object";
 }
@@ -132,8 +132,17 @@ void OptionReader::fail(const char *key, const std::string &expected) {
     error_ = where_ + "." + key + ": expected " + expected;
 }
 
-void OptionReader::string(const char *key, std::string &out) {
+const json *OptionReader::field(const char *key, const char *what) {
+  if (!ok())
+    return nullptr;
   const json *value = get(key);
+  if (!value && fields_ == Fields::Required)
+    fail(key, what);
+  return value;
+}
+
+void OptionReader::string(const char *key, std::string &out) {
+  const json *value = field(key, "a string");
   if (!value)
     return;
   if (!value->is_string())
@@ -142,12 +151,36 @@ void OptionReader::string(const char *key, std::string &out) {
 }
 
 void OptionReader::boolean(const char *key, bool &out) {
-  const json *value = get(key);
+  const json *value = field(key, "true or false");
   if (!value)
     return;
   if (!value->is_boolean())
     return fail(key, "true or false");
   out = value->get<bool>();
+}
+
+void OptionReader::number(const char *key, double &out) {
+  const json *value = field(key, "a number");
+  if (!value)
+    return;
+  if (!value->is_number())
+    return fail(key, "a number");
+  out = value->get<double>();
+}
+
+void OptionReader::strings(const char *key, std::vector<std::string> &out) {
+  const json *value = field(key, "an array of strings");
+  if (!value)
+    return;
+  std::vector<std::string> read;
+  for (const json &item : value->is_array() ? *value : json::array()) {
+    if (!item.is_string())
+      return fail(key, "an array of strings");
+    read.push_back(item.get<std::string>());
+  }
+  if (!value->is_array())
+    return fail(key, "an array of strings");
+  out = std::move(read);
 }
 
 namespace {
@@ -167,17 +200,25 @@ bool readInteger(const json &value, int64_t lo, int64_t hi, int64_t &out) {
   return out >= lo && out <= hi;
 }
 
+// "an integer in [1, 64]", "an integer >= 1", "a non-negative integer".
+std::string integerRange(int64_t min_value, int64_t max_value) {
+  if (max_value != INT64_MAX)
+    return "an integer in [" + std::to_string(min_value) + ", " +
+           std::to_string(max_value) + "]";
+  return min_value == 0 ? "a non-negative integer"
+                        : "an integer >= " + std::to_string(min_value);
+}
+
 } // namespace
 
 void OptionReader::integer(const char *key, int64_t &out, int64_t min_value,
                            int64_t max_value) {
-  const json *value = get(key);
+  const json *value = field(key, "an integer");
   if (!value)
     return;
   int64_t v = 0;
   if (!readInteger(*value, min_value, max_value, v))
-    return fail(key, "an integer in [" + std::to_string(min_value) + ", " +
-                         std::to_string(max_value) + "]");
+    return fail(key, integerRange(min_value, max_value));
   out = v;
 }
 
@@ -203,7 +244,7 @@ bool readIntegerArray(const json &value, std::vector<int64_t> &out) {
 }
 
 void OptionReader::integers(const char *key, std::vector<int64_t> &out) {
-  const json *value = get(key);
+  const json *value = field(key, "an array of non-negative integers");
   if (value && !readIntegerArray(*value, out))
     fail(key, "an array of non-negative integers");
 }

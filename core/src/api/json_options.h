@@ -35,25 +35,46 @@ std::string dumpReplyWith(
     std::initializer_list<std::pair<std::string_view, std::string_view>>
         raw_fields);
 
-/// Reads named fields of one options object, collecting the first error.
+/// Reads named fields of one JSON object (a request's options, a row read
+/// back), collecting the first error, which names the field.
 class OptionReader {
 public:
+  /// Optional: an absent field keeps its default (a request's options).
+  /// Required: every field read must be present (a row read back).
+  enum class Fields { Optional, Required };
   /// `where` names the object in errors: "options.phase: unknown field".
-  explicit OptionReader(const json &object, std::string where = "options");
+  explicit OptionReader(const json &object, std::string where = "options",
+                        Fields fields = Fields::Optional);
 
   /// The raw field, or nullptr when absent or null.
   const json *get(const char *key) const;
-  /// A string field; keeps `out` when absent.
   void string(const char *key, std::string &out);
-  /// A boolean field; keeps `out` when absent.
   void boolean(const char *key, bool &out);
-  /// An integer field in [min_value, max_value]; keeps `out` when absent.
+  void number(const char *key, double &out);
+  /// An integer field in [min_value, max_value].
   void integer(const char *key, int64_t &out, int64_t min_value = 0,
                int64_t max_value = INT64_MAX);
-  /// An integer field that must be present.
+  /// An integer field that must be present, whatever the mode.
   void requiredInteger(const char *key, int64_t &out, int64_t min_value = 0);
-  /// An array of non-negative integers; keeps `out` when absent.
+  /// An array of non-negative integers.
   void integers(const char *key, std::vector<int64_t> &out);
+  void strings(const char *key, std::vector<std::string> &out);
+  /// The array of objects `key`, each read by `item(reader of the item)`,
+  /// a reader of this one's mode named `where.key[i]`.
+  template <typename Item> void objects(const char *key, Item item) {
+    const json *v = field(key, "an array of objects");
+    if (v && !v->is_array())
+      return fail(key, "an array of objects");
+    for (size_t i = 0; v && i < v->size() && ok(); ++i) {
+      if (!(*v)[i].is_object())
+        return fail(key, "an array of objects");
+      OptionReader reader(
+          (*v)[i], where_ + "." + key + "[" + std::to_string(i) + "]", fields_);
+      item(reader);
+      if (!reader.ok())
+        error_ = reader.error();
+    }
+  }
   /// Records an error for the first field not in `known` (the request's
   /// fields, request_fields.h, generated from schemas/api), naming them.
   void rejectUnknown(std::span<const std::string_view> known);
@@ -64,8 +85,13 @@ public:
   const std::string &error() const { return error_; }
 
 private:
+  /// The field, or nullptr when absent (an error in Required mode, saying
+  /// `what` was expected) or after an error.
+  const json *field(const char *key, const char *what);
+
   const json &object_;
   std::string where_;
+  Fields fields_;
   std::string error_;
 };
 
