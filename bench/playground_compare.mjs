@@ -6,13 +6,13 @@
 // workers (web/src/pool.ts) buys.
 //   node bench/playground_compare.mjs [--workers 1,2] [--repeats 1]
 // Needs web/dist (bash scripts/build-web.sh) and web/node_modules.
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { startServer } from "../scripts/serve-web.mjs";
+import { llama70bStep } from "./models/llama70b.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -25,18 +25,6 @@ const repeats = Number(arg("--repeats", "1"));
 const requireWeb = createRequire(path.join(ROOT, "web", "package.json"));
 const { chromium } = requireWeb("playwright-core");
 const LZ = requireWeb("lz-string");
-
-/** The 70B step as bench/RESULTS.md names it, written one of two ways. */
-function llama70b(microBatch, gradAccum) {
-  const file = path.join(os.tmpdir(), `shardlab-bench-70b-${process.pid}.mlir`);
-  execFileSync("python3", [path.join(ROOT, "bench/models/gen_training_step.py"), "--arch", "llama",
-    "--layers", "80", "--hidden", "8192", "--heads", "64", "--kv-heads", "8", "--ffn", "28672",
-    "--vocab", "32000", "--seq", "4096", "--micro-batch", String(microBatch), "--grad-accum", String(gradAccum),
-    "--recompute", "selective", "--attention", "rule", "-o", file], { stdio: "ignore" });
-  const text = fs.readFileSync(file, "utf8");
-  fs.rmSync(file);
-  return text;
-}
 
 /** Opens the compare tab of `text` on `workers` workers; the page's ms on `devices`. */
 async function compareMs(page, origin, text, workers, devices) {
@@ -62,7 +50,7 @@ const loadBefore = os.loadavg()[0];
 const lines = ["| writing | devices | rows | " + workerCounts.map((w) => `${w} worker${w > 1 ? "s" : ""}`).join(" | ") + " |",
   "|---|---:|---:|" + workerCounts.map(() => "---:").join("|") + "|"];
 for (const [label, mb, ga] of [["1×1,024", 1024, 1], ["16×64", 64, 16]]) {
-  const text = llama70b(mb, ga);
+  const text = llama70bStep({ microBatch: mb, gradAccum: ga });
   for (const devices of [64, 1024]) {
     const best = {};
     let rows = 0;

@@ -17,6 +17,7 @@ import { createRequire } from "node:module";
 import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { startServer } from "../../scripts/serve-web.mjs";
+import { llama70bStep } from "../../bench/models/llama70b.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const DIST = path.join(ROOT, "web", "dist");
@@ -679,13 +680,7 @@ test("compare: every candidate a row, sorted, with bars; Suggest says what to ch
 // results.json and printed, not asserted (benchmarks judge speed); what is
 // asserted is that each ran: rows, and a search that evaluated strategies.
 test("compare and suggest: a 70B Llama step on 64 and 1,024 devices, timed in Chromium", async (t) => {
-  const file = path.join(os.tmpdir(), `shardlab-70b-${process.pid}.mlir`);
-  execFileSync("python3", [path.join(ROOT, "bench/models/gen_training_step.py"), "--arch", "llama",
-    "--layers", "80", "--hidden", "8192", "--heads", "64", "--kv-heads", "8", "--ffn", "28672",
-    "--vocab", "32000", "--seq", "4096", "--micro-batch", "1024", "--recompute", "selective",
-    "--attention", "rule", "-o", file], { stdio: "ignore" });
-  const text = fs.readFileSync(file, "utf8");
-  fs.rmSync(file);
+  const text = llama70bStep({ microBatch: 1024 });
   await gotoAndWait(`${origin}/?compare-70b#code=${LZ.compressToEncodedURIComponent(text)}`);
   await openTab("compare");
   for (const devices of [64, 1024]) {
@@ -727,13 +722,7 @@ test("compare and suggest: a 70B Llama step on 64 and 1,024 devices, timed in Ch
 // pool of 2 workers (web/src/pool.ts): on 64 devices, every row shown
 // (recomputed and split ones too) is the package's one-instance row.
 test("compare: the 70B Llama step with micro-batches, pipelines included, timed in Chromium", async (t) => {
-  const file = path.join(os.tmpdir(), `shardlab-70b-pp-${process.pid}.mlir`);
-  execFileSync("python3", [path.join(ROOT, "bench/models/gen_training_step.py"), "--arch", "llama",
-    "--layers", "80", "--hidden", "8192", "--heads", "64", "--kv-heads", "8", "--ffn", "28672",
-    "--vocab", "32000", "--seq", "4096", "--micro-batch", "64", "--grad-accum", "16",
-    "--recompute", "selective", "--attention", "rule", "-o", file], { stdio: "ignore" });
-  const text = fs.readFileSync(file, "utf8");
-  fs.rmSync(file);
+  const text = llama70bStep({ microBatch: 64, gradAccum: 16 });
   await gotoAndWait(`${origin}/?compare-70b-pp&workers=2#code=${LZ.compressToEncodedURIComponent(text)}`);
   await openTab("compare");
   for (const devices of [64, 1024]) {
