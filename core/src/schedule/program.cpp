@@ -198,7 +198,7 @@ struct Builder {
   std::unordered_map<const Operation *, OpCost> kernel_costs;
   std::unordered_map<const Operation *, std::shared_ptr<const FusionInfo>>
       fusions;
-  int64_t inPlaceTarget(const Env &env, const fusion::Kernel &kernel);
+  int64_t inPlaceTarget(const Env &env, Operation &update);
   int64_t beginLoop(const Env &env, Operation &op, const std::string &suffix);
   int64_t separateIteration(int64_t first, int64_t previous_end, bool more,
                             const Operation &op, const std::string &iteration,
@@ -242,6 +242,7 @@ void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
                          " has no kernel model; " + node.explanation;
     }
   }
+  node.in_place_of = inPlaceTarget(env, op);
   const int64_t id = graph().addNode(std::move(node));
   connect(env, op, id);
   bindResults(env, op, id);
@@ -414,7 +415,9 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
   });
   node.bytes_read = kernel.bytes_read;
   node.bytes_written = kernel.bytes_written;
-  node.in_place_of = inPlaceTarget(env, kernel);
+  if (kernel.kind == fusion::KernelKind::InPlace &&
+      kernel.extra_outputs.empty())
+    node.in_place_of = inPlaceTarget(env, root);
   const int64_t id = graph().addNode(std::move(node));
   for (Value *input : kernel.inputs)
     dependOn(env, input, id);
@@ -423,23 +426,23 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
     bindResults(env, *extra, id);
 }
 
-// The buffer an in-place kernel writes into, as XLA's alias analysis pairs
-// a dynamic_update_slice's target with its result: the node that owns its
-// target's buffer, when the kernel writes nothing else, nothing else reads
-// the target and it is no entry parameter (read-only unless donated).
-// Else -1: the result is a buffer of its own (XLA's copy).
-int64_t Builder::inPlaceTarget(const Env &env, const fusion::Kernel &kernel) {
-  Operation &root = *kernel.root;
-  if (kernel.kind != fusion::KernelKind::InPlace ||
-      !kernel.extra_outputs.empty() || root.numResults() != 1 ||
-      !readOnce(env, root.operand(0)))
+// The buffer an in-place update writes into, as XLA's alias analysis pairs
+// a dynamic_update_slice's or a one-operand scatter's target with its
+// result: the node that owns its target's buffer, when nothing else reads
+// the target and it is no entry parameter (read-only unless donated). Else
+// -1: the result is a buffer of its own (XLA's copy).
+int64_t Builder::inPlaceTarget(const Env &env, Operation &update) {
+  const bool updates =
+      update.is("stablehlo.dynamic_update_slice") ||
+      (update.is("stablehlo.scatter") && update.numResults() == 1);
+  if (!updates || update.numResults() != 1 || !readOnce(env, update.operand(0)))
     return -1;
-  const auto it = env.find(root.operand(0));
+  const auto it = env.find(update.operand(0));
   if (it == env.end())
     return -1;
   const int64_t owner = graph().bufferOf(it->second);
   const Node &target = graph().node(owner);
-  if (target.is_parameter || target.output_bytes != resultBytes(root))
+  if (target.is_parameter || target.output_bytes != resultBytes(update))
     return -1;
   return owner;
 }

@@ -63,8 +63,8 @@ struct Node {
   int64_t output_bytes = 0;
   bool is_parameter = false; ///< entry parameter: never counted as live
   /// The node whose buffer this one writes its result into, in place (XLA's
-  /// in-place input/output pairs: a dynamic_update_slice whose target
-  /// nothing else reads); it then defines no buffer. -1: a buffer of its own.
+  /// in-place input/output pairs: a dynamic_update_slice or scatter whose
+  /// target nothing else reads); it then defines no buffer. -1: its own.
   int64_t in_place_of = -1;
   bool force_delay = false;
   std::string explanation; ///< how the cost was estimated
