@@ -1002,4 +1002,14 @@ TEST_CASE("Pipeline candidates: a pipeline's step time by hand") {
         doctest::Approx(one.schedule.step_time_us).epsilon(1e-4));
   CHECK(all.schedule.peak_memory_bytes - one.schedule.peak_memory_bytes ==
         int64_t(8 * X));
+  // 1F1B's peak, by hand: the stage's weights [4, 1024, 1024] and the
+  // batch x [4, 4096, 1024] as arguments (4 W + 4 X); at a backward layer's
+  // GEMM, the saved inputs (2 micro-batches x 4 layers, 8 X), the
+  // accumulated gradients and this tick's (4 W each), the gradient coming
+  // in, the saved input read back and the gradient going out (X each), the
+  // layer's weight and its gradient (W each); and a few 4-byte counters.
+  const int64_t by_hand =
+      int64_t(4 * W + 4 * X + 8 * X + 8 * W + 3 * X + 2 * W);
+  CHECK(one.schedule.peak_memory_bytes >= by_hand);
+  CHECK(one.schedule.peak_memory_bytes < by_hand + 64);
 }
