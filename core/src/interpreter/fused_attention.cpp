@@ -71,15 +71,16 @@ Result<Attention> readShapes(const Operation &op, const Operands &in) {
   return a;
 }
 
-// The log-sum-exp of query t's scores over the keys it sees.
-double logSumExp(const Attention &a, const Tensor &q, const Tensor &k,
-                 int64_t bi, int64_t h, int64_t ti) {
+// Query t's scores over the keys, x[s] (-inf where the mask hides key s),
+// into `x`; returns their log-sum-exp.
+double scoreRow(const Attention &a, const Tensor &q, const Tensor &k,
+                int64_t bi, int64_t h, int64_t ti, std::vector<double> &x) {
   double top = -std::numeric_limits<double>::infinity();
-  std::vector<double> x(size_t(a.s));
+  x.assign(size_t(a.s), top);
   for (int64_t si = 0; si < a.s; ++si) {
-    x[size_t(si)] = a.hidden(ti, si) ? -std::numeric_limits<double>::infinity()
-                                     : a.scale * dotRow(q, a.q(bi, ti, h), k,
-                                                        a.k(bi, si, h), a.d);
+    if (!a.hidden(ti, si))
+      x[size_t(si)] =
+          a.scale * dotRow(q, a.q(bi, ti, h), k, a.k(bi, si, h), a.d);
     top = std::max(top, x[size_t(si)]);
   }
   double sum = 0;
@@ -94,18 +95,18 @@ std::vector<Tensor> forward(const Attention &a, const Operands &in,
   std::vector<Tensor> out;
   for (Type t : types)
     out.push_back(Tensor::zeros(t));
+  std::vector<double> x, o;
   for (int64_t bi = 0; bi < a.b; ++bi)
     for (int64_t h = 0; h < a.n; ++h)
       for (int64_t ti = 0; ti < a.t; ++ti) {
-        const double l = logSumExp(a, q, k, bi, h, ti);
+        const double l = scoreRow(a, q, k, bi, h, ti, x);
         if (out.size() > 1)
           out[1].setReal(a.stat(bi, h, ti), l);
-        std::vector<double> o(size_t(a.d), 0);
+        o.assign(size_t(a.d), 0);
         for (int64_t si = 0; si < a.s; ++si) {
           if (a.hidden(ti, si))
             continue;
-          const double p = std::exp(
-              a.scale * dotRow(q, a.q(bi, ti, h), k, a.k(bi, si, h), a.d) - l);
+          const double p = std::exp(x[size_t(si)] - l);
           for (int64_t i = 0; i < a.d; ++i)
             o[size_t(i)] += p * v.real(a.k(bi, si, h) + i);
         }
