@@ -699,6 +699,9 @@ test("compare and suggest: a 70B Llama step on 64 and 1,024 devices, timed in Ch
     const s = /Searched (\d+) strategies in (\d+) ms/.exec(said);
     assert.ok(s, said);
     assert.ok(Number(s[1]) >= 1, said);
+    // The step as written keeps every parameter whole: the line says why it
+    // has no time.
+    assert.match(said, /as written: not evaluated \(does not fit: its arguments alone take [\d.]+ GiB per device/);
     results.compare_ms[`llama-70b-${devices}-devices-suggest`] = Number(s[2]);
     if (devices === 64) {
       // On 64 devices no layout the search tries fits this step in 80 GB

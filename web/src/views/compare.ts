@@ -97,7 +97,7 @@ function suggestionsView(s: Suggestions): HTMLElement {
   if (!s.ok) return h("div", { class: "error", "data-testid": "suggest-error" }, s.error ?? "the search failed");
   const found = s.suggestions ?? [];
   return h("div", { class: "suggestions", "data-testid": "suggestions" },
-    h("div", { class: "muted" }, `Searched ${s.evaluated} strategies in ${(s.elapsed_ms ?? 0).toFixed(0)} ms${s.budget_exhausted ? " (budget spent)" : ""}; as written: ${s.user?.ok ? fmtUs(s.user.step_time_us) : "not evaluated"}.`),
+    h("div", { class: "muted" }, `Searched ${s.evaluated} strategies in ${(s.elapsed_ms ?? 0).toFixed(0)} ms${s.budget_exhausted ? " (budget spent)" : ""}; as written: ${s.user?.ok ? fmtUs(s.user.step_time_us) : `not evaluated${s.user?.error ? ` (${s.user.error})` : ""}`}.`),
     found.map((g, i) => h("div", { class: "suggestion", "data-testid": "suggestion" },
       h("div", {}, h("b", {}, `${i + 1}. ${g.candidate.name}`), `: ${fmtUs(g.candidate.step_time_us)}`, g.speedup > 0 ? ` (${g.speedup.toFixed(2)}× the module as written)` : "",
         g.candidate.fits === false ? h("span", { class: "error", "data-testid": "suggestion-memory" }, ` — peak memory ${memory(g.candidate)}`) : null),
