@@ -13,6 +13,8 @@
 #include "strategy/arg_roles.h"
 #include "strategy/candidates.h"
 
+#include "hand_table.h"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -878,30 +880,14 @@ double permuteUs(int64_t bytes) {
 // GEMMs of the scaled step's shapes at kGemmRate; collective_permutes of 4
 // to 64 MiB between 2 devices at permuteUs.
 std::string pipelineTable() {
-  std::string gemms, permutes;
-  for (int64_t m : {1024, 4096})
-    for (int64_t n : {1024, 4096})
-      for (int64_t k : {1024, 4096})
-        gemms += std::string(gemms.empty() ? "" : ",") +
-                 "{\"b\":1,\"m\":" + std::to_string(m) +
-                 ",\"n\":" + std::to_string(n) + ",\"k\":" + std::to_string(k) +
-                 ",\"lhs_dtype\":\"f32\",\"rhs_dtype\":\"f32\","
-                 "\"out_dtype\":\"f32\",\"flop_per_s\":1e14}";
+  test::HandTable table(2);
+  table.gemms({1024, 4096}, "f32", kGemmRate);
   for (int64_t mib : {4, 8, 16, 32, 64})
     for (const char *type :
          {"intra_partition_one_way", "intra_partition_two_way_all_mutual"})
-      permutes +=
-          std::string(permutes.empty() ? "" : ",") +
-          "{\"op\":\"collective-permute\",\"permute_type\":\"" + type +
-          "\",\"dtype\":\"f32\",\"bytes\":" + std::to_string(mib << 20) +
-          ",\"devices_per_group\":2,\"num_groups\":1,\"nodes\":1,"
-          "\"time_us\":{\"median\":" +
-          std::to_string(permuteUs(mib << 20)) + "}}";
-  return "{\"format\":\"shardlab-perf-table\",\"version\":1,\"metadata\":{"
-         "\"source\":\"analytical\",\"device\":{\"name\":\"test\","
-         "\"sm_version\":\"sm_90\",\"gpu_count\":2},\"partition_size\":2},"
-         "\"collectives\":[" +
-         permutes + "],\"gemms\":[" + gemms + "]}";
+      table.collective("collective-permute", type, "f32", mib << 20, 2,
+                       permuteUs(mib << 20));
+  return table.json();
 }
 
 } // namespace

@@ -10,6 +10,8 @@
 #include "strategy/compare_internal.h"
 #include "strategy/units.h"
 
+#include "hand_table.h"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -865,34 +867,17 @@ double collectiveUs(int64_t bytes, double bandwidth = kBandwidth) {
 // kRate), all-gather and all-reduce of 1, 2, 4 and 8 MiB over 2 and 4
 // devices.
 std::string analyticalTable(double bandwidth = kBandwidth) {
-  std::string gemms, collectives;
-  for (int64_t m = 128; m <= 4096; m *= 2)
-    for (int64_t n = 128; n <= 4096; n *= 2)
-      for (int64_t k = 128; k <= 4096; k *= 2)
-        gemms += std::string(gemms.empty() ? "" : ",") +
-                 "{\"b\":1,\"m\":" + std::to_string(m) +
-                 ",\"n\":" + std::to_string(n) + ",\"k\":" + std::to_string(k) +
-                 ",\"lhs_dtype\":\"f32\",\"rhs_dtype\":\"f32\","
-                 "\"out_dtype\":\"f32\",\"flop_per_s\":1e14}";
+  std::vector<int64_t> sizes;
+  for (int64_t size = 128; size <= 4096; size *= 2)
+    sizes.push_back(size);
+  test::HandTable table(kDevices);
+  table.gemms(sizes, "f32", kRate);
   for (const char *op : {"all-gather", "all-reduce"})
     for (int64_t group : {2, 4})
-      for (int64_t mib : {1, 2, 4, 8}) {
-        const int64_t bytes = mib << 20;
-        collectives += std::string(collectives.empty() ? "" : ",") +
-                       "{\"op\":\"" + op +
-                       "\",\"comm_type\":\"single_partition\",\"dtype\":"
-                       "\"f32\",\"bytes\":" +
-                       std::to_string(bytes) +
-                       ",\"devices_per_group\":" + std::to_string(group) +
-                       ",\"num_groups\":" + std::to_string(kDevices / group) +
-                       ",\"nodes\":1,\"time_us\":{\"median\":" +
-                       std::to_string(collectiveUs(bytes, bandwidth)) + "}}";
-      }
-  return "{\"format\":\"shardlab-perf-table\",\"version\":1,\"metadata\":{"
-         "\"source\":\"analytical\",\"device\":{\"name\":\"test\","
-         "\"sm_version\":\"sm_90\",\"gpu_count\":4},\"partition_size\":4},"
-         "\"collectives\":[" +
-         collectives + "],\"gemms\":[" + gemms + "]}";
+      for (int64_t mib : {1, 2, 4, 8})
+        table.collective(op, "single_partition", "f32", mib << 20, group,
+                         collectiveUs(mib << 20, bandwidth));
+  return table.json();
 }
 
 struct Expected {
@@ -1096,30 +1081,16 @@ func.func @main(%o: tensor<1x2048x8x128xbf16>, %o2: tensor<1x2048x8x128xbf16>, %
 // sizes are exact; between them XLA's interpolator takes the nearest
 // point's throughput).
 std::string attentionTable() {
-  std::string collectives;
-  auto entry = [&](const std::string &op, const std::string &kind,
-                   int64_t bytes) {
-    collectives += std::string(collectives.empty() ? "" : ",") + "{\"op\":\"" +
-                   op + "\"," + kind +
-                   ",\"dtype\":\"bf16\",\"bytes\":" + std::to_string(bytes) +
-                   ",\"devices_per_group\":2,\"num_groups\":1,\"nodes\":1,"
-                   "\"time_us\":{\"median\":" +
-                   std::to_string(collectiveUs(bytes)) + "}}";
-  };
+  test::HandTable table(2);
+  table.gemms({1024}, "bf16", kRate);
   for (int64_t mib : {2, 4, 6, 8, 16}) {
     for (const char *op : {"all-gather", "reduce-scatter", "all-reduce"})
-      entry(op, "\"comm_type\":\"single_partition\"", mib << 20);
-    entry("collective-permute",
-          "\"permute_type\":\"intra_partition_two_way_all_mutual\"", mib << 20);
+      table.collective(op, "single_partition", "bf16", mib << 20, 2,
+                       collectiveUs(mib << 20));
+    table.collective("collective-permute", "intra_partition_two_way_all_mutual",
+                     "bf16", mib << 20, 2, collectiveUs(mib << 20));
   }
-  return "{\"format\":\"shardlab-perf-table\",\"version\":1,\"metadata\":{"
-         "\"source\":\"analytical\",\"device\":{\"name\":\"test\","
-         "\"sm_version\":\"sm_90\",\"gpu_count\":2},\"partition_size\":2},"
-         "\"collectives\":[" +
-         collectives +
-         "],\"gemms\":[{\"b\":1,\"m\":1024,\"n\":1024,\"k\":1024,"
-         "\"lhs_dtype\":\"bf16\",\"rhs_dtype\":\"bf16\",\"out_dtype\":"
-         "\"bf16\",\"flop_per_s\":1e14}]}";
+  return table.json();
 }
 
 } // namespace
