@@ -198,7 +198,9 @@ struct Builder {
   std::unordered_map<const Operation *, OpCost> kernel_costs;
   std::unordered_map<const Operation *, std::shared_ptr<const FusionInfo>>
       fusions;
-  int64_t inPlaceTarget(const Env &env, Operation &update);
+  int64_t inPlaceTarget(const Env &env, Operation &root,
+                        const fusion::Kernel *kernel);
+  int64_t sharedBuffer(const Env &env, const Value *target, Operation &root);
   int64_t beginLoop(const Env &env, Operation &op, const std::string &suffix);
   int64_t separateIteration(int64_t first, int64_t previous_end, bool more,
                             const Operation &op, const std::string &iteration,
@@ -242,7 +244,7 @@ void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
                          " has no kernel model; " + node.explanation;
     }
   }
-  node.in_place_of = inPlaceTarget(env, op);
+  node.in_place_of = inPlaceTarget(env, op, nullptr);
   const int64_t id = graph().addNode(std::move(node));
   connect(env, op, id);
   bindResults(env, op, id);
@@ -415,9 +417,8 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
   });
   node.bytes_read = kernel.bytes_read;
   node.bytes_written = kernel.bytes_written;
-  if (kernel.kind == fusion::KernelKind::InPlace &&
-      kernel.extra_outputs.empty())
-    node.in_place_of = inPlaceTarget(env, root);
+  if (kernel.extra_outputs.empty())
+    node.in_place_of = inPlaceTarget(env, root, &kernel);
   const int64_t id = graph().addNode(std::move(node));
   for (Value *input : kernel.inputs)
     dependOn(env, input, id);
@@ -426,23 +427,61 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
     bindResults(env, *extra, id);
 }
 
-// The buffer an in-place update writes into, as XLA's alias analysis pairs
-// a dynamic_update_slice's or a one-operand scatter's target with its
-// result: the node that owns its target's buffer, when nothing else reads
-// the target and it is no entry parameter (read-only unless donated). Else
-// -1: the result is a buffer of its own (XLA's copy).
-int64_t Builder::inPlaceTarget(const Env &env, Operation &update) {
-  const bool updates =
-      update.is("stablehlo.dynamic_update_slice") ||
-      (update.is("stablehlo.scatter") && update.numResults() == 1);
-  if (!updates || update.numResults() != 1 || !readOnce(env, update.operand(0)))
+// The argument of the while body whose next value `op` computes (its
+// result is the body's i-th yielded value: argument i), or null.
+const Value *loopStateArgument(const Operation &op) {
+  for (OpOperand *use = op.result(0)->firstUse(); use; use = use->next_use) {
+    const Operation *user = use->owner;
+    Block *block = user->parentBlock();
+    const Region *region = block ? block->parent : nullptr;
+    const Operation *loop = region ? region->parent : nullptr;
+    if (isBlockReturn(*user) && loop && loop->is("stablehlo.while") &&
+        &loop->region(1) == region)
+      return block->argument(use->index());
+  }
+  return nullptr;
+}
+
+// The buffer `root` (an op, or `kernel`'s root) writes its result into, as
+// XLA's alias analysis gives one buffer to an in-place op's target and result
+// (a dynamic_update_slice, a one-operand scatter) and to a while body's
+// argument and the value it yields in its place (a gradient accumulated, a
+// counter). -1: a buffer of its own.
+int64_t Builder::inPlaceTarget(const Env &env, Operation &root,
+                               const fusion::Kernel *kernel) {
+  if (root.numResults() != 1)
     return -1;
-  const auto it = env.find(update.operand(0));
+  if (root.is("stablehlo.dynamic_update_slice") || root.is("stablehlo.scatter"))
+    return sharedBuffer(env, root.operand(0), root);
+  // Loop state updated elementwise (XLA shares an elementwise kernel's
+  // operand buffer with its result; a GEMM or a transpose gets a copy).
+  const Value *state = loopStateArgument(root);
+  if (!state || state->type != root.result(0)->type || !state->hasOneUse() ||
+      !isElementwise(*state->firstUse()->owner))
+    return -1;
+  bool reads = false;
+  if (kernel)
+    reads = kernel->kind == fusion::KernelKind::Loop &&
+            std::find(kernel->inputs.begin(), kernel->inputs.end(), state) !=
+                kernel->inputs.end();
+  else
+    reads = isElementwise(root) && state->firstUse()->owner == &root;
+  return reads ? sharedBuffer(env, state, root) : -1;
+}
+
+// The node owning `target`'s buffer, for `root` to write into: when nothing
+// else reads the old value (else XLA's copy insertion copies it first), it
+// is no entry parameter (read-only unless donated) and it is as large.
+int64_t Builder::sharedBuffer(const Env &env, const Value *target,
+                              Operation &root) {
+  if (!readOnce(env, target))
+    return -1;
+  const auto it = env.find(target);
   if (it == env.end())
     return -1;
   const int64_t owner = graph().bufferOf(it->second);
-  const Node &target = graph().node(owner);
-  if (target.is_parameter || target.output_bytes != resultBytes(update))
+  const Node &node = graph().node(owner);
+  if (node.is_parameter || node.output_bytes != resultBytes(root))
     return -1;
   return owner;
 }
