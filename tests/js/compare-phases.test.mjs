@@ -44,10 +44,17 @@ test("comparePhased: 2 and 3 instances give the one-instance rows, every phase c
   assert.ok(names.some((n) => / mb÷\d+$/.test(n)), names.join(", "));
   const other = await load();
   for (const instances of [[sl, other], [sl, other, sl]]) {
-    const calls = instances.map((i) => (t, o) => i.compareStrategies(t, o));
+    const phases = [];
+    const calls = instances.map((i) => (t, o) => {
+      phases.push(o.phase?.name);
+      return i.compareStrategies(t, o);
+    });
     const shared = await comparePhased(calls, text, OPTIONS);
     assert.equal(shared.ok, true, shared.error);
     assert.deepEqual(timeless(shared), timeless(whole), `${instances.length} instances`);
+    // Every phase the core has, each on every instance, then finish on one.
+    const n = instances.length;
+    assert.deepEqual(phases, ["base", "recompute", "split", "interleave"].flatMap((p) => Array(n).fill(p)).concat("finish"));
   }
   // A share evaluates only its plans: the base phase's rows of 2 shares
   // are disjoint and together every base row.
@@ -61,7 +68,7 @@ test("comparePhased: 2 and 3 instances give the one-instance rows, every phase c
 test("compareStrategies phases: bad phases and rows of another module are error values", () => {
   const text = smallLlama();
   const phase = (p) => sl.compareStrategies(text, { ...OPTIONS, phase: p });
-  assert.match(phase({ name: "middle" }).error, /options\.phase\.name: expected "base", "recompute", "split" or "finish", got "middle"/);
+  assert.match(phase({ name: "middle" }).error, /options\.phase\.name: expected "base", "recompute", "split", "interleave" or "finish", got "middle"/);
   assert.match(phase({ name: "base", share: 2, shares: 2 }).error, /0 <= share < shares/);
   assert.match(phase({ name: "base", spare: 1 }).error, /options\.phase: unknown field 'spare'/);
   assert.match(phase({ name: "recompute" }).error, /expected the \d+ rows of the base phase, got 0/);

@@ -694,8 +694,8 @@ strategy::Comparison phasesShared(const std::string &text,
   strategy::PhaseRequest request;
   request.shares = shares;
   int64_t pruned = 0;
-  for (ComparePhase phase :
-       {ComparePhase::Base, ComparePhase::Recompute, ComparePhase::Split}) {
+  for (ComparePhase phase : {ComparePhase::Base, ComparePhase::Recompute,
+                             ComparePhase::Split, ComparePhase::Interleave}) {
     request.phase = phase;
     std::map<int64_t, strategy::Candidate> merged;
     for (int share = 0; share < shares; ++share) {
@@ -729,7 +729,9 @@ TEST_CASE("comparePhase: the phases run in shares and merged are "
           "compareStrategies") {
   // 300,000 bytes a device: PP×DP 2×4 does not fit and is split (a row of
   // the split phase); the fastest that fits is recomputed as it already is
-  // (no row: the recompute phase drops it).
+  // (no row: the recompute phase drops it) and interleaved (a row of the
+  // interleave phase; the bubble of the next pipeline that fits could not
+  // save enough to beat it, and the bound prunes it).
   strategy::CompareOptions options;
   options.devices = 8;
   options.threads = 1;
@@ -739,10 +741,13 @@ TEST_CASE("comparePhase: the phases run in shares and merged are "
   Result<strategy::Comparison> whole =
       strategy::compareStrategies(text, options);
   REQUIRE(whole);
-  bool split = false;
-  for (const strategy::Candidate &row : whole->rows)
+  bool split = false, interleaved = false;
+  for (const strategy::Candidate &row : whole->rows) {
     split |= row.name == "PP×DP 2×4 mb÷4";
+    interleaved |= row.name.find("interleaved") != std::string::npos;
+  }
   CHECK(split);
+  CHECK(interleaved);
   for (int shares : {1, 2, 3}) {
     INFO("shares: " << shares);
     int64_t evaluated = 0;
@@ -793,6 +798,13 @@ TEST_CASE("comparePhase: rows that are not this module's phases' say which") {
   CHECK(stranger.error().message.find(
             "is no recomputation choice of the base rows") !=
         std::string::npos);
+  request.phase = strategy::ComparePhase::Interleave;
+  Result<strategy::Comparison> late =
+      strategy::comparePhase(text, options, request);
+  REQUIRE_FALSE(late);
+  CHECK(late.error().message.find("is no recomputation or split choice of "
+                                  "the rows before it") != std::string::npos);
+  request.phase = strategy::ComparePhase::Split;
   request.share = 2;
   request.shares = 2;
   CHECK_FALSE(strategy::comparePhase(text, options, request));
@@ -906,15 +918,22 @@ TEST_CASE("Pipeline candidates: a pipeline's step time by hand") {
   options.threads = 1;
   options.only = {"PP 2"};
   options.pipeline = *schedule::pipelineOptionsFor(target);
-  const std::string text = scaledStep(R"(["data"=2])");
+  // As written, every device runs the whole step (x replicated): slower
+  // than the pipeline, which is then the fastest row that fits.
+  const std::string text = replaced(scaledStep(R"(["data"=2])"),
+                                    R"([{}, {"data"}, {}])", "[{}, {}, {}]");
   Result<strategy::Comparison> c = strategy::compareStrategies(text, options);
   REQUIRE(c);
-  const strategy::Candidate *pp = nullptr;
-  for (const strategy::Candidate &row : c->rows)
-    if (row.name == "PP 2")
-      pp = &row;
-  REQUIRE(pp);
-  REQUIRE_MESSAGE(pp->ok, pp->error);
+  const auto rowNamed = [&](const std::string &name) {
+    const strategy::Candidate *found = nullptr;
+    for (const strategy::Candidate &row : c->rows)
+      if (row.name == name)
+        found = &row;
+    REQUIRE_MESSAGE(found, name);
+    REQUIRE_MESSAGE(found->ok, found->error);
+    return found;
+  };
+  const strategy::Candidate *pp = rowNamed("PP 2");
   CHECK(pp->mesh == R"(<["stage"=2]>)");
 
   // Every kernel but the GEMMs moves its bytes at the device's memory
@@ -957,24 +976,23 @@ TEST_CASE("Pipeline candidates: a pipeline's step time by hand") {
   CHECK(pp->step_time_us ==
         doctest::Approx(pp->compute_us + pp->exposed_comm_us).epsilon(1e-9));
 
-  // Interleaved, V = 2 chunks of 2 layers a device: M V + S - 1 = 9 ticks
-  // of 2 layers (54 layer-ticks of work instead of 60), each sending two
-  // permutes (18).
+  // Interleaved, V = 2 chunks of 2 layers a device (the comparer's choice
+  // for the fastest pipeline that fits): M V + S - 1 = 9 ticks of 2 layers
+  // (54 layer-ticks of work instead of 60), each sending two permutes (18).
+  const strategy::Candidate *v2 = rowNamed("PP 2 interleaved×2");
+  CHECK(v2->compute_us == doctest::Approx(computeUs(9, 2)).epsilon(1e-3));
+  CHECK(collectiveTotals(*v2) ==
+        Totals{{"collective-permute", {18, int64_t(18 * X)}}});
+  CHECK(v2->exposed_comm_us ==
+        doctest::Approx(18 * permute - 9 * tail).epsilon(1e-4));
+  // Here the permutes cost more than the shorter bubble saves.
+  CHECK(v2->step_time_us > pp->step_time_us);
+
   target.pipeline_stages = 2;
-  target.pipeline_virtual_stages = 2;
   const std::string staged = replaced(scaledStep(R"(["stage"=2])"),
                                       R"([{}, {"data"}, {}])", "[{}, {}, {}]");
-  const schedule::PipelineResult v2 = schedule::runSchedulePipeline(
-      staged, *schedule::pipelineOptionsFor(target));
-  REQUIRE_MESSAGE(v2.ok, v2.error);
-  CHECK(v2.schedule.compute_us ==
-        doctest::Approx(computeUs(9, 2)).epsilon(1e-3));
-  CHECK(v2.schedule.exposed_comm_us ==
-        doctest::Approx(18 * permute - 9 * tail).epsilon(1e-4));
-
   // GPipe takes as long as 1F1B and holds all 4 micro-batches' inputs to
   // the stage's 4 layers where 1F1B holds 2: 8 X more.
-  target.pipeline_virtual_stages = 1;
   const schedule::PipelineResult one = schedule::runSchedulePipeline(
       staged, *schedule::pipelineOptionsFor(target));
   target.pipeline_schedule = "gpipe";

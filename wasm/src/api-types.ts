@@ -1244,13 +1244,13 @@ export interface PrintedShardings {
   meshes: string[];
 }
 /**
- * One phase of a comparison. Run base, recompute and split in turn, each on every instance with its share (the phase's plans i with i % shares == share), merging each phase's rows by plan_indices (ascending) and passing the merged rows of every phase before to the next; then finish on one instance with all rows. The merged result is the whole comparison's but for elapsed_ms.
+ * One phase of a comparison. Run base, recompute, split and interleave in turn, each on every instance with its share (the phase's plans i with i % shares == share), merging each phase's rows by plan_indices (ascending) and passing the merged rows of every phase before to the next; then finish on one instance with all rows. The merged result is the whole comparison's but for elapsed_ms.
  */
 export interface ComparePhase {
   /**
-   * base: the module as written and every candidate; recompute: the recomputation choices, made from the base rows; split: micro-batches split, made from the rows of both; finish: all rows sorted and why the fastest wins.
+   * base: the module as written and every candidate; recompute: the recomputation choices, made from the base rows; split: micro-batches split, made from the rows of both; interleave: the fastest pipelines that fit, interleaved, made from the rows of all three; finish: all rows sorted and why the fastest wins.
    */
-  name: "base" | "recompute" | "split" | "finish";
+  name: "base" | "recompute" | "split" | "interleave" | "finish";
   /**
    * This instance's share, 0 <= share < shares (default 0).
    */

@@ -3,7 +3,8 @@
 // (schemas/api/strategies.schema.json, ComparePhase) run in turn, each on
 // every instance with its share of the plans. The base candidates' rows,
 // merged in plan order, go to every instance again for its share of the
-// recomputation choices, then of the micro-batch splits; the first
+// recomputation choices, then of the micro-batch splits, then of the
+// interleaved pipelines; the first
 // instance sorts all rows and says why the fastest wins. The result is the
 // one-instance comparison's but for elapsed_ms, the wall time here.
 //
@@ -14,7 +15,7 @@ import type { Candidate, CompareOptions, Comparison } from "./api-types.js";
 /** One instance's compareStrategies, called directly or through a worker. */
 export type CompareCall = (text: string, options: CompareOptions) => Comparison | Promise<Comparison>;
 
-const PHASES = ["base", "recompute", "split"] as const;
+const PHASES = ["base", "recompute", "split", "interleave"] as const;
 
 /** The shares' rows in the order of the phase's plans. */
 function merged(shares: Comparison[]): Candidate[] {

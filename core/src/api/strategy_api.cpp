@@ -82,11 +82,12 @@ Result<strategy::ComparePhase> phaseNamed(const std::string &name) {
   for (auto [known, phase] : {std::pair{"base", ComparePhase::Base},
                               std::pair{"recompute", ComparePhase::Recompute},
                               std::pair{"split", ComparePhase::Split},
+                              std::pair{"interleave", ComparePhase::Interleave},
                               std::pair{"finish", ComparePhase::Finish}})
     if (name == known)
       return phase;
   return makeError("options.phase.name: expected \"base\", \"recompute\", "
-                   "\"split\" or \"finish\", got \"" +
+                   "\"split\", \"interleave\" or \"finish\", got \"" +
                    name + "\"");
 }
 

@@ -719,6 +719,21 @@ Plan recomputePlan(const Plan &base, const std::string &policy) {
   return plan;
 }
 
+std::optional<Plan> interleavedPlan(const Plan &base, int64_t v, int64_t layers,
+                                    int64_t micro_batches) {
+  const int64_t s = base.stages;
+  const int64_t m = micro_batches * std::max<int64_t>(1, base.micro_split);
+  if (s < 2 || v < 2 || base.virtual_stages > 1 || layers % (s * v) != 0 ||
+      m % s != 0)
+    return std::nullopt;
+  Plan plan = base;
+  plan.virtual_stages = v;
+  plan.name += " interleaved×" + std::to_string(v);
+  plan.description += "; interleaved: " + std::to_string(v) + " chunks of " +
+                      std::to_string(layers / (s * v)) + " layers a device";
+  return plan;
+}
+
 std::vector<Plan> candidatePlans(const ModuleAnalysis &analysed, int64_t n,
                                  int64_t gpus_per_node) {
   const std::vector<ArgAnalysis> &args = analysed.args;

@@ -62,5 +62,11 @@ std::optional<Plan> splitMicroBatchesPlan(const Plan &base,
 /// `base` with the backward recomputing as `policy` says (full, selective,
 /// none: shardlab-recompute), its name and description saying so.
 Plan recomputePlan(const Plan &base, const std::string &policy);
+/// `base`, a pipeline of S stages over L layers and M micro-batches (M
+/// counted after any split), interleaved: V chunks of L / (S V) layers a
+/// device, M V + S - 1 ticks (a bubble V times shorter, V times the
+/// permutes). nullopt unless S V divides L and S divides M.
+std::optional<Plan> interleavedPlan(const Plan &base, int64_t v, int64_t layers,
+                                    int64_t micro_batches);
 
 } // namespace shardlab::strategy

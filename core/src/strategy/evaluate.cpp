@@ -149,6 +149,7 @@ Candidate run(const EvaluationContext &c, const Plan &plan, Candidate row) {
                      firstError(diags, lowered.error().message));
   schedule::PipelineOptions options = c.options;
   options.program.pipeline_stages = plan.stages;
+  options.program.pipeline_virtual_stages = plan.virtual_stages;
   options.program.split_micro_batches = plan.micro_split > 1;
   schedule::PipelineResult scheduled =
       schedule::scheduleLowered(module, options);

@@ -118,6 +118,8 @@ std::string planKey(const Plan &plan) {
     key += " ->" + std::to_string(result) + "=" + std::to_string(arg);
   if (plan.write_unsharded)
     key += " closed";
+  if (plan.virtual_stages > 1)
+    key += " V" + std::to_string(plan.virtual_stages);
   return key;
 }
 

@@ -58,6 +58,9 @@ struct Plan {
   /// Pipeline stages over the mesh's "stage" axis (0: none): the lowered
   /// program is cut into stages (shardlab-pipeline-stages).
   int64_t stages = 0;
+  /// Interleaved pipeline: chunks a device (1: 1F1B's one; Megatron-LM's
+  /// virtual pipeline stages), each of L / (S V) layers.
+  int64_t virtual_stages = 1;
   /// Each micro-batch split in this many (0: as written), over the mesh's
   /// "micro" axis, which only the batch dimension uses
   /// (shardlab-split-micro-batches makes its devices iterations).

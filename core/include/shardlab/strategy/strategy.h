@@ -232,19 +232,22 @@ Result<Comparison> compareStrategies(std::string_view text,
 
 /// The phases of a comparison. compareStrategies runs them in turn; a
 /// caller with several instances of the core (the playground's pool of
-/// workers) runs each of the first three on every instance with its share
+/// workers) runs each of the first four on every instance with its share
 /// of the plans, merges the shares' rows by plan index, gives them to the
 /// next phase, and ends with Finish on one instance:
-///   Base       the module as written and every candidate
-///   Recompute  the recomputation choices, made from the base rows
-///   Split      the micro-batch splits, made from the rows of both
-///   Finish     all rows sorted, and why the fastest beats the user's
+///   Base        the module as written and every candidate
+///   Recompute   the recomputation choices, made from the base rows
+///   Split       the micro-batch splits, made from the rows of both
+///   Interleave  the fastest pipelines that fit, interleaved, made from the
+///               rows of all three
+///   Finish      all rows sorted, and why the fastest beats the user's
 /// Each phase rebuilds the plans from the module and the rows it is given,
 /// so the merged rows are exactly compareStrategies' (but elapsed_ms), e.g.
 /// 2 instances: Base {0, 2} and {1, 2} evaluate rows 0, 2, 4, ... and
 /// 1, 3, 5, ...; merged by plan_indices, they go to Recompute {0, 2} and
-/// {1, 2}; both merged after them to Split; all three to Finish.
-enum class ComparePhase { Base, Recompute, Split, Finish };
+/// {1, 2}; both merged after them to Split; all three to Interleave; all
+/// four to Finish.
+enum class ComparePhase { Base, Recompute, Split, Interleave, Finish };
 
 struct PhaseRequest {
   ComparePhase phase = ComparePhase::Base;
@@ -252,7 +255,7 @@ struct PhaseRequest {
   int share = 0, shares = 1;
   /// The rows of the phases before, each phase's merged in plan order:
   /// none for Base; Base's for Recompute; Base's then Recompute's for
-  /// Split; all three for Finish.
+  /// Split; those and Split's for Interleave; all four for Finish.
   std::vector<Candidate> earlier;
   /// Finish: the phases' pruned_by_bound, summed (each share of a phase
   /// replies the same count).

@@ -378,7 +378,10 @@ std::string PipelineStages::summary(int64_t in_flight) const {
          std::to_string(in_flight) +
          (v > 1 ? " chunk forwards" : " micro-batches") +
          " in flight on the first stage; the embedding, "
-         "head and loss counted on every stage each tick";
+         "head and loss counted on every stage each tick" +
+         (v > 1 ? " (" + std::to_string(v) +
+                      " times a micro-batch: each chunk's tick runs them)"
+                : std::string());
 }
 
 } // namespace
