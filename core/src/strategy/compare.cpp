@@ -306,39 +306,35 @@ Result<std::vector<Plan>> earlierPlans(const Prepared &p,
                        "\" (rows of another module or other options?)");
   if (earlier.size() == base || request.phase == ComparePhase::Finish)
     return plans; // Finish sorts the rows: it needs no more plans
-  // The recomputation choices' rows, then (before Interleave) the splits'.
+  // The recomputation choices' rows, then (before Interleave) the splits':
+  // each row from `next` on that names one of `choices` adds its plan.
   int64_t ignored = 0;
   const std::vector<Candidate> base_rows(earlier.begin(),
                                          earlier.begin() + ptrdiff_t(base));
-  const RecomputeChoices recompute =
-      recomputeChoices(p, plans, base_rows, ignored);
-  size_t i = base;
-  for (; i < earlier.size(); ++i) {
-    auto same = [&](const Plan &plan) { return plan.name == earlier[i].name; };
-    auto found =
-        std::find_if(recompute.plans.begin(), recompute.plans.end(), same);
-    if (found == recompute.plans.end())
-      break;
-    plans.push_back(*found);
-  }
-  if (i == earlier.size())
-    return plans;
-  if (request.phase != ComparePhase::Interleave)
-    return makeError("phase rows: row " + std::to_string(i) + " (\"" +
-                     earlier[i].name +
-                     "\") is no recomputation choice of the base rows");
-  const std::vector<Plan> split = splitChoices(
-      p, plans, {earlier.begin(), earlier.begin() + ptrdiff_t(i)}, ignored);
-  for (; i < earlier.size(); ++i) {
-    auto same = [&](const Plan &plan) { return plan.name == earlier[i].name; };
-    auto found = std::find_if(split.begin(), split.end(), same);
-    if (found == split.end())
-      return makeError("phase rows: row " + std::to_string(i) + " (\"" +
-                       earlier[i].name +
-                       "\") is no recomputation or split choice of the rows "
-                       "before it");
-    plans.push_back(*found);
-  }
+  size_t next = base;
+  const auto take = [&](const std::vector<Plan> &choices) {
+    for (; next < earlier.size(); ++next) {
+      auto found =
+          std::find_if(choices.begin(), choices.end(), [&](const Plan &plan) {
+            return plan.name == earlier[next].name;
+          });
+      if (found == choices.end())
+        return;
+      plans.push_back(*found);
+    }
+  };
+  take(recomputeChoices(p, plans, base_rows, ignored).plans);
+  const bool interleave = request.phase == ComparePhase::Interleave;
+  if (interleave && next < earlier.size())
+    take(splitChoices(p, plans,
+                      {earlier.begin(), earlier.begin() + ptrdiff_t(next)},
+                      ignored));
+  if (next < earlier.size())
+    return makeError("phase rows: row " + std::to_string(next) + " (\"" +
+                     earlier[next].name + "\") is no " +
+                     (interleave ? "recomputation or split choice of the rows "
+                                   "before it"
+                                 : "recomputation choice of the base rows"));
   return plans;
 }
 
