@@ -54,6 +54,15 @@ namespace {
 
 using Env = std::unordered_map<const Value *, int64_t>;
 
+// The while whose body `block` is, or null.
+const Operation *whileOfBody(const Block *block) {
+  const Region *region = block ? block->parent : nullptr;
+  const Operation *loop = region ? region->parent : nullptr;
+  return loop && loop->is("stablehlo.while") && &loop->region(1) == region
+             ? loop
+             : nullptr;
+}
+
 // Whether nothing but its one use reads `v`, the value an in-place update
 // overwrites. A while body's argument is, on the loop's first iteration, the
 // loop's operand (the same node in `env`), which the loop must then be alone
@@ -65,9 +74,8 @@ bool readOnce(const Env &env, const Value *v) {
       return false;
     if (!v->isBlockArgument())
       return true;
-    const Region *region = v->owner_block->parent;
-    const Operation *loop = region ? region->parent : nullptr;
-    if (!loop || !loop->is("stablehlo.while") || &loop->region(1) != region)
+    const Operation *loop = whileOfBody(v->owner_block);
+    if (!loop)
       return false;
     const Value *init = loop->operand(v->index);
     const auto carried = env.find(v), before = env.find(init);
@@ -433,10 +441,7 @@ const Value *loopStateArgument(const Operation &op) {
   for (OpOperand *use = op.result(0)->firstUse(); use; use = use->next_use) {
     const Operation *user = use->owner;
     Block *block = user->parentBlock();
-    const Region *region = block ? block->parent : nullptr;
-    const Operation *loop = region ? region->parent : nullptr;
-    if (isBlockReturn(*user) && loop && loop->is("stablehlo.while") &&
-        &loop->region(1) == region)
+    if (isBlockReturn(*user) && whileOfBody(block))
       return block->argument(use->index());
   }
   return nullptr;
