@@ -173,12 +173,10 @@ void OptionReader::strings(const char *key, std::vector<std::string> &out) {
   if (!value)
     return;
   std::vector<std::string> read;
-  for (const json &item : value->is_array() ? *value : json::array()) {
-    if (!item.is_string())
-      return fail(key, "an array of strings");
-    read.push_back(item.get<std::string>());
-  }
-  if (!value->is_array())
+  for (size_t i = 0; value->is_array() && i < value->size(); ++i)
+    if ((*value)[i].is_string())
+      read.push_back((*value)[i].get<std::string>());
+  if (!value->is_array() || read.size() != value->size())
     return fail(key, "an array of strings");
   out = std::move(read);
 }

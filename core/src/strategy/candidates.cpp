@@ -722,7 +722,7 @@ Plan recomputePlan(const Plan &base, const std::string &policy) {
 std::optional<Plan> interleavedPlan(const Plan &base, int64_t v, int64_t layers,
                                     int64_t micro_batches) {
   const int64_t s = base.stages;
-  const int64_t m = micro_batches * std::max<int64_t>(1, base.micro_split);
+  const int64_t m = microBatchesOf(base, micro_batches);
   if (s < 2 || v < 2 || base.virtual_stages > 1 || layers % (s * v) != 0 ||
       m % s != 0)
     return std::nullopt;

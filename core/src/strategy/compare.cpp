@@ -95,8 +95,7 @@ double leastDerivedCompute(const Plan &plan, double compute_us,
                            int64_t micro_batches) {
   if (plan.stages <= 1)
     return compute_us;
-  const double m =
-      double(micro_batches) * double(std::max<int64_t>(1, plan.micro_split));
+  const double m = double(microBatchesOf(plan, micro_batches));
   return compute_us * m / (m + double(plan.stages) - 1);
 }
 
@@ -258,8 +257,7 @@ std::vector<Plan> interleaveChoices(const Prepared &p,
                                             p.layers.micro_batches);
     if (!v)
       continue;
-    const double m = double(p.layers.micro_batches) *
-                     double(std::max<int64_t>(1, plans[i].micro_split));
+    const double m = double(microBatchesOf(plans[i], p.layers.micro_batches));
     const double s = double(plans[i].stages), k = double(kChunks);
     const double saved =
         rows[i].compute_us * (1 - (m * k + s - 1) / (k * (m + s - 1)));

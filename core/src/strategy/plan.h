@@ -87,6 +87,12 @@ struct Plan {
   std::string error;
 };
 
+/// The micro-batches `plan`'s step loops over, the module's `written` of
+/// them each split in Plan::micro_split.
+inline int64_t microBatchesOf(const Plan &plan, int64_t written) {
+  return written * (plan.micro_split > 1 ? plan.micro_split : 1);
+}
+
 /// The priority of each of argument `arg`'s dims (-1: none): its
 /// argument's, or 0 for a dim led by one of Plan::first_priority_axes.
 std::vector<int64_t> dimPriorities(const Plan &plan, size_t arg);
