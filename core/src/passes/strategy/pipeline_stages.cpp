@@ -24,13 +24,20 @@
 //    ticks, the pipeline's fill and drain included (the bubble: every tick
 //    costs a micro-batch's work, as idle ticks of a JAX pipeline compute on
 //    padding). Interleaved, with V chunks of L / (S V) layers a device (M a
-//    multiple of S): L / (S V) trips, M V + S - 1 ticks, the bubble V times
-//    shorter, and the last stage passes on to the first.
+//    multiple of S), the device runs M V + S - 1 chunk ticks, the bubble V
+//    times shorter. They are counted in rounds of V chunks: the micro-batch
+//    loop runs M + (S - 1) / V rounds (rounded down), each a micro-batch's
+//    L / S layers, with a copy of it after for one round of the remaining
+//    R = (S - 1) mod V chunks (R L / (S V) trips). So the layers run
+//    M V + S - 1 chunks' worth and what is not in a layer loop (the
+//    embedding, head and loss, the gradients' accumulation) once a round,
+//    as a device runs them once a micro-batch, not once a chunk.
 // 3. What a layer loop carries that changes and is not per layer (the
 //    activations leaving the forward loop, the gradients leaving the
 //    backward ones) goes to the next stage (the first layer loop: s -> s+1)
 //    or the previous one (later loops: s -> s-1) by a collective_permute
-//    that its uses then read.
+//    that its uses then read. Interleaved, a round passes it on once a
+//    chunk: V permutes one after another round the ring (R in the last).
 //
 // Worked example: L = 8, S = 4, M = 8, 1F1B. Weights [8, H, H] -> [2, H, H]
 // per device; the forward loop's saved inputs [8, mb, H] -> [8, mb, H]
@@ -38,6 +45,9 @@
 // loop 8 -> 11 ticks; two collective_permutes per tick. The embedding, the
 // head and the loss run on every stage each tick (a real pipeline runs them
 // on the first and last stage, whose ticks are then the longest).
+// Interleaved, V = 2 (chunks of 1 layer): 8 x 2 + 3 = 19 chunk ticks, so
+// 9 rounds of 2 layers (two permutes each way) and a round of R = 1 layer
+// (one each way).
 #include "passes/strategy/layer_loops.h"
 #include "passes/strategy/strategy_passes.h"
 
@@ -163,7 +173,10 @@ private:
   bool resize(const std::vector<Value *> &component, int64_t rows);
   bool checkUses();
   bool setTrips(Operation &loop, int64_t trips);
-  void sendActivations(Operation &loop, bool forward);
+  void sendActivations(Operation &loop, bool forward, int64_t hops);
+  Operation *peelRound(std::vector<Operation *> &layer_loops);
+  bool setRoundTrips(Operation &round, const std::vector<Operation *> &loops,
+                     int64_t rounds, int64_t chunks);
   std::vector<std::vector<int64_t>> pairs(int64_t hop) const;
   int64_t inFlight(int64_t micro_batches) const;
   std::string summary(int64_t in_flight) const;
@@ -283,7 +296,10 @@ std::vector<std::vector<int64_t>> PipelineStages::pairs(int64_t hop) const {
                         /*wrap=*/options_.virtual_stages > 1);
 }
 
-void PipelineStages::sendActivations(Operation &loop, bool forward) {
+// Each of `loop`'s changing results goes on `hops` stages, one permute a
+// hop (a chunk's hand-over each, in a round of an interleaved pipeline).
+void PipelineStages::sendActivations(Operation &loop, bool forward,
+                                     int64_t hops) {
   Block &body = loop.region(1).front();
   Operation *yield = body.back();
   Operation *after = loop.nextInBlock();
@@ -296,13 +312,66 @@ void PipelineStages::sendActivations(Operation &loop, bool forward) {
         result->type->rank() == 0)
       continue;
     LocalBuilder b(ctx_, *after);
-    Operation *send = b.create(
-        "stablehlo.collective_permute", {result}, {result->type},
-        {{"channel_handle", channelHandleAttr(ctx_, next_channel_++)},
-         {"source_target_pairs", b.denseMatrixAttr(pairs(forward ? 1 : -1))}});
-    result->replaceAllUsesWith(send->result(0));
-    send->setOperand(0, result);
+    Operation *first = nullptr;
+    Value *sent = result;
+    for (int64_t hop = 0; hop < hops; ++hop) {
+      Operation *send = b.create(
+          "stablehlo.collective_permute", {sent}, {result->type},
+          {{"channel_handle", channelHandleAttr(ctx_, next_channel_++)},
+           {"source_target_pairs",
+            b.denseMatrixAttr(pairs(forward ? 1 : -1))}});
+      first = first ? first : send;
+      sent = send->result(0);
+    }
+    if (!first)
+      continue;
+    result->replaceAllUsesWith(sent);
+    first->setOperand(0, result);
   }
+}
+
+// A copy of the micro-batch loop after it, taking its results and giving
+// its uses theirs but its counter's (rule 2's last, partial round);
+// `layer_loops` gets the copy's layer loops. The copy's collectives get
+// channels of their own.
+Operation *PipelineStages::peelRound(std::vector<Operation *> &layer_loops) {
+  Operation &loop = *loops_.micro_batch_loop;
+  ValueMap map;
+  Operation *copy =
+      loop.parentBlock()->insertBefore(loop.nextInBlock(), cloneOp(loop, map));
+  // The copy's counter starts where the loop's did, so it stays counted.
+  const Value *counter = loopCounter(loop)->compare->operand(0);
+  for (size_t i = 0; i < loop.numResults(); ++i) {
+    loop.result(i)->replaceAllUsesWith(copy->result(i));
+    if (loop.region(0).front().argument(i) != counter)
+      copy->setOperand(i, loop.result(i));
+  }
+  for (Operation *layer_loop : loops_.loops)
+    layer_loops.push_back(map.at(layer_loop->result(0))->defining_op);
+  for (Value *v : std::vector<Value *>(resized_.begin(), resized_.end()))
+    if (auto it = map.find(v); it != map.end())
+      resized_.insert(it->second);
+  walk(*copy, [&](Operation &op) {
+    if (op.attrs.get("channel_handle"))
+      op.attrs.set(ctx_.intern("channel_handle"),
+                   channelHandleAttr(ctx_, next_channel_++));
+  });
+  return copy;
+}
+
+// `round` runs `rounds` trips, each `chunks` chunks of every layer loop in
+// `loops`, which pass their activations on once a chunk.
+bool PipelineStages::setRoundTrips(Operation &round,
+                                   const std::vector<Operation *> &loops,
+                                   int64_t rounds, int64_t chunks) {
+  const int64_t chunk =
+      loops_.layers / (options_.stages * options_.virtual_stages);
+  for (size_t i = 0; i < loops.size(); ++i) {
+    if (!setTrips(*loops[i], chunks * chunk))
+      return false;
+    sendActivations(*loops[i], i == 0, chunks);
+  }
+  return setTrips(round, rounds);
 }
 
 bool PipelineStages::run() {
@@ -337,12 +406,13 @@ bool PipelineStages::run() {
   if (!checkUses())
     return false;
   next_channel_ = firstFreeChannelId(module_);
-  for (size_t i = 0; i < loops_.loops.size(); ++i) {
-    if (!setTrips(*loops_.loops[i], l / (s * v)))
-      return false;
-    sendActivations(*loops_.loops[i], i == 0);
-  }
-  if (!setTrips(*loops_.micro_batch_loop, m * v + s - 1))
+  // Rule 2: rounds of V chunks, and a round of the R chunks left over.
+  const int64_t left_over = (s - 1) % v;
+  std::vector<Operation *> last_loops;
+  Operation *last = left_over > 0 ? peelRound(last_loops) : nullptr;
+  if (!setRoundTrips(*loops_.micro_batch_loop, loops_.loops, m + (s - 1) / v,
+                     v) ||
+      (last && !setRoundTrips(*last, last_loops, 1, left_over)))
     return false;
   updateFunctionType(ctx_, func_);
   module_.op().attrs.set(ctx_.intern("shardlab.pipeline"),
@@ -371,17 +441,23 @@ std::string PipelineStages::summary(int64_t in_flight) const {
   if (v > 1)
     kind += ", interleaved: " + std::to_string(v) + " chunks of " +
             std::to_string(l / (s * v)) + " layers a device";
-  return std::to_string(s) + " pipeline stages (" + kind + ") of " +
-         std::to_string(l / s) + " layers over " + std::to_string(m) +
-         " micro-batches: " + ticks + " ticks (bubble " +
-         std::to_string(s - 1) + "/" + ticks + "), residuals of " +
-         std::to_string(in_flight) +
-         (v > 1 ? " chunk forwards" : " micro-batches") +
-         " in flight on the first stage; the embedding, "
-         "head and loss counted on every stage each tick" +
-         (v > 1 ? " (" + std::to_string(v) +
-                      " times a micro-batch: each chunk's tick runs them)"
-                : std::string());
+  std::string text =
+      std::to_string(s) + " pipeline stages (" + kind + ") of " +
+      std::to_string(l / s) + " layers over " + std::to_string(m) +
+      " micro-batches: " + ticks + (v > 1 ? " chunk" : "") + " ticks (bubble " +
+      std::to_string(s - 1) + "/" + ticks + "), residuals of " +
+      std::to_string(in_flight) +
+      (v > 1 ? " chunk forwards" : " micro-batches") +
+      " in flight on the first stage; the embedding, head and loss counted "
+      "on every stage each ";
+  if (v == 1)
+    return text + "tick";
+  const int64_t left_over = (s - 1) % v;
+  return text + "round of " + std::to_string(v) + " chunks (" +
+         std::to_string(m + (s - 1) / v) + " rounds" +
+         (left_over ? " and one of " + std::to_string(left_over)
+                    : std::string()) +
+         ")";
 }
 
 } // namespace

@@ -24,14 +24,18 @@ void addStrategyPasses(std::vector<PassInfo> &passes) {
        "more); layer "
        "loops run L/S trips and the micro-batch loop M + S - 1 ticks (fill "
        "and drain); what a layer loop passes on (activations, gradients) "
-       "goes to the next or previous stage by collective_permute. The "
+       "goes to the next or previous stage by collective_permute. "
+       "Interleaved, the micro-batch loop runs rounds of V chunks (the "
+       "embedding, head and loss once a round) and a copy of it the chunks "
+       "left over. The "
        "rules, with a worked example, head pipeline_stages.cpp.",
        {{"stages", OptionType::Int, "0",
          "Pipeline stages S (0: the size of the stage axis)"},
         {"axis", OptionType::String, "stage", "The mesh axis of the stages"},
         {"virtual-stages", OptionType::Int, "1",
          "Interleaved schedule: V chunks of L/(S V) layers a device, "
-         "M V + S - 1 ticks, the ring closed (M a multiple of S)"},
+         "M V + S - 1 chunk ticks counted in rounds of V chunks, the ring "
+         "closed (M a multiple of S)"},
         {"schedule", OptionType::String, "1f1b",
          "Pipeline schedule: how many micro-batches' residuals the first "
          "stage holds",
