@@ -11,6 +11,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 using namespace shardlab;
@@ -200,6 +201,23 @@ TEST_CASE("Pipeline: the report says whether a step fits device memory") {
   CHECK(report["memory_per_device"]["capacity_bytes"] == 1 << 20);
   CHECK(report["memory_per_device"]["fits"] == false);
   CHECK(summaryText(r.program, r.schedule).find("DOES NOT FIT") !=
+        std::string::npos);
+  // Why: the parameters and the temporaries live at the peak, which add up
+  // to it, each named by the op in ops[] that defines it.
+  const json &memory = report["memory_per_device"];
+  int64_t accounted = memory["parameter_bytes"].get<int64_t>() +
+                      memory["other_live"]["bytes"].get<int64_t>();
+  std::set<std::string> ops;
+  for (const json &op : report["ops"])
+    ops.insert(op["name"].get<std::string>());
+  REQUIRE(!memory["largest_live"].empty());
+  for (const json &buffer : memory["largest_live"]) {
+    accounted += buffer["bytes"].get<int64_t>();
+    CHECK(ops.count(buffer["name"].get<std::string>()) == 1);
+  }
+  CHECK(accounted == memory["peak_bytes"].get<int64_t>());
+  CHECK(ops.count(memory["peak_at"].get<std::string>()) == 1);
+  CHECK(summaryText(r.program, r.schedule).find("at the peak, while ") !=
         std::string::npos);
   PipelineOptions big = realOptions();
   big.device_memory_bytes = int64_t{80} << 30;

@@ -855,7 +855,33 @@ export interface ScheduleReport {
   memory_per_device: {
     peak_bytes: number;
     capacity_bytes: number;
+    /**
+     * Of the peak, the entry parameters (weights, optimizer state, the batch).
+     */
+    parameter_bytes?: number;
     fits?: boolean;
+    /**
+     * The op running at the peak (the first, in program order, if several reach it).
+     */
+    peak_at?: string;
+    /**
+     * The largest temporaries live at the peak, largest first (at most 10).
+     */
+    largest_live?: {
+      /**
+       * The op defining the buffer, as in ops[].name.
+       */
+      name: string;
+      line: number;
+      bytes: number;
+    }[];
+    /**
+     * The temporaries live at the peak beyond largest_live: with them and the parameters, peak_bytes.
+     */
+    other_live?: {
+      count: number;
+      bytes: number;
+    };
   };
   /**
    * [time_us, live bytes] at each op's start.

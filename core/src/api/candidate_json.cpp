@@ -42,6 +42,11 @@ void readLists(OptionReader &r, strategy::Candidate &c) {
     item.number("comm_us", t.comm_us);
     item.number("exposed_us", t.exposed_us);
   });
+  r.objects("largest_live", [&](OptionReader &item) {
+    strategy::LiveBuffer &b = c.largest_live.emplace_back();
+    item.string("name", b.name);
+    item.integer("bytes", b.bytes);
+  });
   r.strings("assumptions", c.assumptions);
 }
 
@@ -54,6 +59,9 @@ json candidateJson(const strategy::Candidate &row) {
   json collectives = json::array();
   for (const strategy::CollectiveTotals &t : row.collectives)
     collectives.push_back(collectiveJson(t));
+  json largest_live = json::array();
+  for (const strategy::LiveBuffer &b : row.largest_live)
+    largest_live.push_back({{"name", b.name}, {"bytes", b.bytes}});
   json j = {{"name", row.name},
             {"description", row.description},
             {"mesh", row.mesh},
@@ -69,6 +77,8 @@ json candidateJson(const strategy::Candidate &row) {
             {"collectives", collectives},
             {"peak_memory_bytes", row.peak_memory_bytes},
             {"argument_bytes", row.argument_bytes},
+            {"peak_at", row.peak_at},
+            {"largest_live", largest_live},
             {"capacity_bytes", row.capacity_bytes},
             {"assumptions", row.assumptions},
             {"uncosted_collectives", row.uncosted_collectives},
@@ -94,6 +104,7 @@ Result<strategy::Candidate> candidateFromJson(const json &value,
   if (r.get("error")) // a row that ran has none
     r.string("error", c.error);
   r.string("stage", c.stage);
+  r.string("peak_at", c.peak_at);
   readNumbers(r, c);
   readLists(r, c);
   if (r.get("fits")) { // none where nothing says the device's memory

@@ -73,14 +73,46 @@ void writeOp(JsonWriter &w, const Graph &g, const Schedule &s, int64_t n,
   w.endObject();
 }
 
-// Parameters plus peak live temporaries of one device against its memory.
+// The largest temporaries live at the peak that the report names; the
+// rest are summed.
+constexpr size_t kPeakBuffersNamed = 10;
+
+// Parameters plus peak live temporaries of one device against its memory,
+// and what is live at the peak.
 void writeMemoryFit(JsonWriter &w, const Program &program, const Schedule &s) {
   const int64_t capacity = program.topology.device_memory_bytes;
   w.beginObject()
       .field("peak_bytes", s.peak_memory_bytes)
-      .field("capacity_bytes", capacity);
+      .field("capacity_bytes", capacity)
+      .field("parameter_bytes", s.parameter_bytes);
   if (capacity > 0)
     w.field("fits", s.peak_memory_bytes <= capacity);
+  if (s.peak_node >= 0) {
+    const Graph &g = program.graph;
+    w.field("peak_at", g.node(s.peak_node).name);
+    w.key("largest_live").beginArray();
+    int64_t other_bytes = 0;
+    for (size_t i = 0; i < s.peak_live.size(); ++i) {
+      const LiveBuffer &b = s.peak_live[i];
+      if (i >= kPeakBuffersNamed) {
+        other_bytes += b.bytes;
+        continue;
+      }
+      w.beginObject()
+          .field("name", g.node(b.node).name)
+          .field("line", g.node(b.node).line)
+          .field("bytes", b.bytes)
+          .endObject();
+    }
+    w.endArray();
+    const size_t others =
+        s.peak_live.size() - std::min(s.peak_live.size(), kPeakBuffersNamed);
+    w.key("other_live")
+        .beginObject()
+        .field("count", int64_t(others))
+        .field("bytes", other_bytes)
+        .endObject();
+  }
   w.endObject();
 }
 
@@ -88,6 +120,21 @@ std::string gib(int64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f GiB", double(bytes) / (1 << 30));
   return text;
+}
+
+// The summary's account of the peak: the parameters, and the three largest
+// temporaries live while the peak's node runs.
+std::string peakText(const Graph &g, const Schedule &s) {
+  if (s.peak_node < 0)
+    return "";
+  std::string out = "  at the peak, while " + g.node(s.peak_node).name +
+                    " runs: parameters " + gib(s.parameter_bytes);
+  for (size_t i = 0; i < s.peak_live.size() && i < 3; ++i)
+    out += ", " + g.node(s.peak_live[i].node).name + " " +
+           gib(s.peak_live[i].bytes);
+  if (s.peak_live.size() > 3)
+    out += " and " + std::to_string(s.peak_live.size() - 3) + " more";
+  return out + "\n";
 }
 
 void writeLoops(JsonWriter &w, const Program &program) {
@@ -389,6 +436,7 @@ std::string summaryText(const Program &program, const Schedule &s) {
            gib(s.peak_memory_bytes) + (fits ? " of " : " > ") + gib(capacity) +
            " per device)\n";
   }
+  out += peakText(program.graph, s);
   if (!s.memory_attempts.empty()) {
     std::snprintf(line, sizeof line,
                   "%-22s %14lld bytes (%d rerun%s, initially %lld)%s\n",

@@ -150,6 +150,30 @@ Schedule scheduleOnce(const Graph &graph, const SchedulerConfig &config,
   return out;
 }
 
+// What is live at the peak: the bottom-up run replayed over the final
+// order up to the first node (in program order) whose live bytes are the
+// peak, so the account is the scheduler's own.
+void explainPeak(const Graph &graph, Schedule &out) {
+  const int64_t peak_live = out.peak_memory_bytes - out.parameter_bytes;
+  const auto at_peak =
+      std::find_if(out.order.begin(), out.order.end(), [&](int64_t n) {
+        return out.timing[size_t(n)].live_bytes == peak_live;
+      });
+  if (peak_live <= 0 || at_peak == out.order.end())
+    return;
+  const int64_t peak = *at_peak;
+  detail::MemoryTracker tracker(graph);
+  for (auto it = out.order.rbegin(); *it != peak; ++it)
+    tracker.apply(*it);
+  out.peak_node = peak;
+  for (int64_t b : tracker.liveDuring(peak))
+    out.peak_live.push_back({b, graph.node(b).output_bytes});
+  std::stable_sort(out.peak_live.begin(), out.peak_live.end(),
+                   [](const LiveBuffer &a, const LiveBuffer &b) {
+                     return a.bytes > b.bytes;
+                   });
+}
+
 MemoryAttempt attemptOf(const Schedule &s) {
   return {s.config.memory_limit_bytes.value_or(0),
           s.peak_memory_bytes - s.parameter_bytes, s.step_time_us};
@@ -166,8 +190,10 @@ Result<Schedule> scheduleGraph(const Graph &graph,
   if (topo.size() != size_t(graph.size()))
     return makeError("the dependency graph has a cycle");
   Schedule out = scheduleOnce(graph, config, topo);
-  if (!config.memory_limit_bytes)
+  if (!config.memory_limit_bytes) {
+    explainPeak(graph, out);
     return out;
+  }
   // XLA's RunImpl: reschedule under a lower limit while the peak stays
   // above the initial one; the last schedule is kept.
   const int64_t initial = *config.memory_limit_bytes;
@@ -184,6 +210,7 @@ Result<Schedule> scheduleGraph(const Graph &graph,
   out.memory_over_limit = attempts.back().peak_live_bytes > initial;
   out.memory_attempts = std::move(attempts);
   out.reruns = reruns;
+  explainPeak(graph, out);
   return out;
 }
 

@@ -231,4 +231,13 @@ int64_t MemoryTracker::apply(int64_t node) {
   return during;
 }
 
+std::vector<int64_t> MemoryTracker::liveDuring(int64_t node) const {
+  std::vector<int64_t> out;
+  for (size_t b = 0; b < live_.size(); ++b)
+    if (live_[b])
+      out.push_back(int64_t(b));
+  forEachNewOperand(node, [&](int64_t b) { out.push_back(b); });
+  return out;
+}
+
 } // namespace shardlab::schedule::detail

@@ -19,6 +19,9 @@ public:
   /// Applies `node`; returns the bytes live while it runs.
   int64_t apply(int64_t node);
   int64_t usage() const { return usage_; }
+  /// The buffers live while `node` runs, were it applied now: those live
+  /// and the operand buffers it would make live.
+  std::vector<int64_t> liveDuring(int64_t node) const;
 
 private:
   template <typename Fn> void forEachNewOperand(int64_t node, Fn fn) const;

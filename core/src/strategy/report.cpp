@@ -89,6 +89,17 @@ std::string uncostedText(const Comparison &c) {
          rows + "\n";
 }
 
+// The largest temporaries live at a row's peak, on a line of their own.
+std::string largestLiveText(const Candidate &row) {
+  if (row.largest_live.empty())
+    return "";
+  std::string out = "    largest live, while " + row.peak_at + " runs:";
+  for (const LiveBuffer &b : row.largest_live)
+    out += " " + b.name + " " + gibText(b.bytes) + " GiB;";
+  out.back() = '\n';
+  return out;
+}
+
 // Why the fastest row beats the module as written ("" when it does not).
 std::string whyText(const Comparison &c) {
   if (c.why_fastest.empty())
@@ -128,7 +139,7 @@ std::string comparisonText(const Comparison &c) {
            " GiB of arguments (weights, optimizer state, batch) + " +
            gibText(row.peak_memory_bytes - row.argument_bytes) +
            " GiB live (saved activations, gathered weights, gradients) > " +
-           gibText(row.capacity_bytes) + " GiB\n";
+           gibText(row.capacity_bytes) + " GiB\n" + largestLiveText(row);
   }
   bool header = false;
   for (const Candidate &row : c.rows) {

@@ -71,6 +71,12 @@ struct KindTotals {
   double comm_us = 0, exposed_us = 0, hidden_us = 0;
 };
 
+/// A temporary buffer live at the peak: the node defining it and its size.
+struct LiveBuffer {
+  int64_t node = -1;
+  int64_t bytes = 0;
+};
+
 struct Schedule {
   std::vector<int64_t> order;     ///< node ids in program order
   std::vector<NodeTiming> timing; ///< indexed by node id
@@ -82,7 +88,12 @@ struct Schedule {
   double lower_bound_us = 0;   ///< max(critical path, compute)
   std::array<KindTotals, kNumCollectiveKinds> per_kind{};
   int64_t parameter_bytes = 0;
-  int64_t peak_memory_bytes = 0;  ///< parameters + peak live temporaries
+  int64_t peak_memory_bytes = 0; ///< parameters + peak live temporaries
+  /// The node running at the peak (the first in program order), and every
+  /// temporary live while it runs, largest first: their bytes add up to
+  /// peak_memory_bytes - parameter_bytes. -1 / empty: no temporaries.
+  int64_t peak_node = -1;
+  std::vector<LiveBuffer> peak_live;
   bool memory_over_limit = false; ///< above the initial memory limit
   int64_t limit_overrides = 0;    ///< picks that had to ignore a limit
   /// The rerun loop: every run in order (the last one is this schedule);

@@ -175,6 +175,17 @@ struct ArgSharding {
   std::string sharding; ///< `[{"data"}, {}]`, the dims of #sdy.sharding
 };
 
+/// A temporary live at a row's peak: the op defining it (its name in the
+/// per-device program, e.g. "stablehlo.dot_general@12/stablehlo.while@9#0")
+/// and its bytes per device.
+struct LiveBuffer {
+  std::string name;
+  int64_t bytes = 0;
+};
+
+/// How many of the largest temporaries at its peak a row names.
+constexpr size_t kLargestLive = 3;
+
 /// One row of the comparison.
 struct Candidate {
   std::string name;        ///< "DP", "FSDP×TP 2×4", "as written"
@@ -193,6 +204,11 @@ struct Candidate {
   /// split); the rest is what is live at the peak (activations saved for
   /// the backward, gathered weights, gradients).
   int64_t argument_bytes = 0;
+  /// The op running at the peak, and the largest temporaries live then
+  /// (schedule::Schedule::peak_live, at most kLargestLive): what a layout
+  /// that does not fit holds.
+  std::string peak_at;
+  std::vector<LiveBuffer> largest_live;
   int64_t capacity_bytes = 0; ///< device memory (0: unknown)
   std::optional<bool> fits;
   /// What the estimate assumed (schedule::Program::assumptions): loops
