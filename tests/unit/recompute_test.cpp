@@ -3,11 +3,17 @@
 // input h, the backward recomputes a = h W and t = tanh(a), then
 // dt = g (1 - t t), dW = h^T dt, dh = dt W^T. What the backward reads of the
 // recomputation is t (for 1 - t t); t is computed from the GEMM's a.
+#include "shardlab/cost/perf_table.h"
 #include "shardlab/passes/pass_manager.h"
+#include "shardlab/schedule/pipeline.h"
 #include "shardlab/text/text.h"
+
+#include "hand_table.h"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
 
 using namespace shardlab;
@@ -172,4 +178,131 @@ func.func @main(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x64xf32>
   const Rewritten f = rewrite(forward_only, "none");
   CHECK_FALSE(f.ok);
   CHECK(f.error.find("no forward and backward pass") != std::string::npos);
+}
+
+namespace {
+
+// kStep at a size where the kernels' bytes and GEMMs dominate: layers of
+// [1024, 1024] f32, h of [4096, 1024] f32.
+std::string scaledStep() {
+  std::string text = kStep;
+  for (const auto &[from, to] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"64x64", "1024x1024"},
+           {"16x64", "4096x1024"},
+           {"[1, 64, 64]", "[1, 1024, 1024]"},
+           {"[1, 16, 64]", "[1, 4096, 1024]"}}) {
+    for (size_t at = text.find(from); at != std::string::npos;
+         at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+constexpr double kGemmRate = 1e14; // FLOP/s, every shape
+
+struct Estimated {
+  schedule::PipelineResult result;
+  /// What is live at the peak: each buffer's defining op (its name up to
+  /// the first '@') -> bytes, summed.
+  std::map<std::string, int64_t> at_peak;
+};
+
+Estimated estimate(const cost::PerfTable &table, const std::string &policy) {
+  schedule::TargetOptions target;
+  target.table = &table;
+  target.recompute = policy;
+  Estimated e;
+  e.result = schedule::runSchedulePipeline(
+      scaledStep(), *schedule::pipelineOptionsFor(target));
+  REQUIRE_MESSAGE(e.result.ok, e.result.error);
+  for (const schedule::LiveBuffer &b : e.result.schedule.peak_live) {
+    const std::string &name = e.result.program.graph.node(b.node).name;
+    e.at_peak[name.substr(0, name.find('@'))] += b.bytes;
+  }
+  return e;
+}
+
+} // namespace
+
+TEST_CASE("Recompute: the step's time and peak memory by hand") {
+  test::HandTable hand(1);
+  hand.gemms({1024, 4096}, "f32", kGemmRate);
+  Result<cost::PerfTable> table = cost::parsePerfTable(hand.json());
+  REQUIRE(table);
+  const Estimated none = estimate(*table, "none"),
+                  selective = estimate(*table, "selective"),
+                  full = estimate(*table, "full");
+  const schedule::PipelineOptions options =
+      *schedule::pipelineOptionsFor(schedule::TargetOptions{});
+  const cost::HardwarePreset &hw = options.program.hardware;
+  // Every kernel but a GEMM moves its bytes at HBM speed and pays a
+  // launch. X: h [4096, 1024] f32 (16 MiB); W: a layer [1024, 1024] (4 MiB).
+  const auto kernel = [&](double bytes) {
+    return bytes / hw.hbm_bytes_per_s * 1e6 + hw.kernel_launch_us;
+  };
+  const double X = 4096.0 * 1024 * 4, W = 1024.0 * 1024 * 4;
+  const double gemm = 2.0 * 4096 * 1024 * 1024 / kGemmRate * 1e6;
+  // Full, a layer forward: h saved in place (X read, X written), its
+  // weight sliced, a = h W, t = tanh(a), the counter. Backward: h and the
+  // weight sliced back, a = h W again, dt = g (1 - tanh(a)^2) in one
+  // kernel (reads a and g, writes dt), dW = h^T dt and g' = dt W^T, the
+  // counter, dW written in place. (Left out: the elementwise arithmetic,
+  // a few FLOPs an element at the peak, under 0.1%.)
+  const double forward = kernel(2 * X) + kernel(2 * W) + gemm + kernel(2 * X) +
+                         hw.kernel_launch_us;
+  const double backward = kernel(2 * X) + kernel(2 * W) + gemm + kernel(3 * X) +
+                          2 * gemm + hw.kernel_launch_us + kernel(2 * W);
+  const schedule::Schedule &f = full.result.schedule;
+  CHECK(f.compute_us ==
+        doctest::Approx(4 * (forward + backward)).epsilon(1e-3));
+  CHECK(f.step_time_us == doctest::Approx(f.compute_us).epsilon(1e-9));
+  // None saves t too (one more in-place update a layer forward) and reads
+  // it back inside the backward's kernel instead of recomputing a: one
+  // GEMM a layer less, one update more.
+  const schedule::Schedule &n = none.result.schedule;
+  CHECK(f.compute_us - n.compute_us ==
+        doctest::Approx(4 * (gemm - kernel(2 * X))).epsilon(1e-3));
+  // Selective saves the GEMM's a and recomputes tanh inside that kernel,
+  // which reads a where none reads t: the same bytes, the same time.
+  CHECK(selective.result.schedule.compute_us ==
+        doctest::Approx(n.compute_us).epsilon(1e-4));
+
+  // Full's peak, in the backward's second layer, while dt is computed: the
+  // parameters w and x (2 X); the saved inputs [4, 4096, 1024] (4 X, the
+  // zero stack they were written into in place) and the gradients'
+  // accumulator (X, likewise); the slices of h (X) and of the weight (W);
+  // the recomputed a (X), dt (X), and g (X: the previous layer's g'); and
+  // three 4-byte counters and constants.
+  CHECK(f.parameter_bytes == int64_t(2 * X));
+  CHECK(full.at_peak == std::map<std::string, int64_t>{
+                            {"stablehlo.constant", int64_t(5 * X) + 12},
+                            {"stablehlo.dynamic_slice", int64_t(X + W)},
+                            {"stablehlo.dot_general", int64_t(2 * X)},
+                            {"stablehlo.multiply", int64_t(X)},
+                            {"stablehlo.add", 4}});
+  CHECK(f.peak_memory_bytes == int64_t(2 * X + 5 * X + X + W + 3 * X) + 16);
+  // None's peak is at the same point, with the stack of t (4 X) where
+  // full has the recomputed a (X): 3 X more. Both stacks start from one
+  // zero constant (the lowering merges equal constants): h's keeps its
+  // buffer, t's is a copy, as XLA's copy insertion gives each element of
+  // a loop's state a buffer of its own.
+  CHECK(none.at_peak == std::map<std::string, int64_t>{
+                            {"stablehlo.constant", int64_t(5 * X) + 12},
+                            {"stablehlo.dynamic_update_slice", int64_t(4 * X)},
+                            {"stablehlo.dynamic_slice", int64_t(X + W)},
+                            {"stablehlo.dot_general", int64_t(X)},
+                            {"stablehlo.multiply", int64_t(X)},
+                            {"stablehlo.add", 4}});
+  CHECK(n.peak_memory_bytes - f.peak_memory_bytes == int64_t(3 * X));
+  // Selective saves a instead of t: the same bytes.
+  CHECK(selective.result.schedule.peak_memory_bytes == n.peak_memory_bytes);
+  // Every buffer of the account adds up to the peak.
+  for (const Estimated *e : {&none, &selective, &full}) {
+    const schedule::Schedule &s = e->result.schedule;
+    int64_t live = 0;
+    for (const schedule::LiveBuffer &b : s.peak_live)
+      live += b.bytes;
+    CHECK(s.parameter_bytes + live == s.peak_memory_bytes);
+  }
 }

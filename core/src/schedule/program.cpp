@@ -63,14 +63,30 @@ const Operation *whileOfBody(const Block *block) {
              : nullptr;
 }
 
+// Whether `init`, which starts `loop`'s state element `slot`, keeps its
+// buffer there: XLA's copy insertion gives each element of a while's state
+// a buffer of its own, so where one value starts several elements of the
+// loop (two stacks of saved activations from one zero constant, say), the
+// first keeps the value's buffer and the others start from copies. Any
+// other reader of `init` needs it unchanged.
+bool keptAsLoopState(const Value *init, const Operation &loop, size_t slot) {
+  for (const OpOperand *use = init->firstUse(); use; use = use->next_use)
+    if (use->owner != &loop || use->index() < slot)
+      return false;
+  return true;
+}
+
 // Whether nothing but its one use reads `v`, the value an in-place update
 // overwrites. A while body's argument is, on the loop's first iteration, the
 // loop's operand (the same node in `env`), which the loop must then be alone
-// to read; on later ones the previous iteration's result. (Where another op
-// reads the old value, XLA's copy insertion copies it before the update.)
+// to read, or read first among its state's elements (keptAsLoopState); on
+// later ones the previous iteration's result. (Where another op reads the
+// old value, XLA's copy insertion copies it before the update.)
 bool readOnce(const Env &env, const Value *v) {
+  const Operation *entered = nullptr; // the loop `v` starts, if any
+  size_t slot = 0;
   for (;;) {
-    if (!v->hasOneUse())
+    if (!v->hasOneUse() && !(entered && keptAsLoopState(v, *entered, slot)))
       return false;
     if (!v->isBlockArgument())
       return true;
@@ -82,6 +98,8 @@ bool readOnce(const Env &env, const Value *v) {
     if (carried == env.end() || before == env.end() ||
         carried->second != before->second)
       return true;
+    entered = loop;
+    slot = v->index;
     v = init;
   }
 }
