@@ -2,6 +2,7 @@
 """Where each published run's layout ranks among shardlab's candidates.
 
   python3 bench/published/rank.py [--build build] [--runs ID,ID] [--json out.json]
+                                  [--variant NAME]
 
 For each run of runs.json, its step is written as bench/published/run.py
 writes it (the run's generator arguments, micro-batches split until it fits)
@@ -12,7 +13,10 @@ is the published layout. Printed per run: the published layout's estimated
 step and rank among the candidates that ran (and among those that fit), the
 best candidate, and its step / the published layout's. The issue's goal: the
 published layout in the top 3, or a faster layout the tool shows with its
-reasons (the rows' collectives and memory).
+reasons (the rows' collectives and memory). --variant ranks under one of
+run.py's variants (e.g. "+ pipelined, NCCL ring hops"): the same modules,
+every candidate costed with that variant's flags, to show how much a rank
+depends on that part of the model.
 """
 import argparse
 import json
@@ -27,10 +31,10 @@ sys.path.insert(0, HERE)
 import run as published  # noqa: E402  (bench/published/run.py)
 
 
-def compare(build, module, preset, devices, loops=None):
+def compare(build, module, preset, devices, loops=None, flags=()):
     with tempfile.NamedTemporaryFile(suffix=".json") as report:
         cmd = [os.path.join(build, "shardlab-schedule"), module, "--preset", preset, "--compare",
-               "--devices", str(devices), "--report", report.name]
+               "--devices", str(devices), "--report", report.name, *flags]
         if loops:
             cmd += ["--loops", loops]
         start = time.monotonic()
@@ -58,6 +62,9 @@ def main():
     ap.add_argument("--json", help="write the rows here too")
     ap.add_argument("--loops", choices=("unroll", "extrapolate"),
                     help="the candidates' loops (default: the comparison's, extrapolate)")
+    variants = dict(published.VARIANTS)
+    ap.add_argument("--variant", choices=list(variants), default="shardlab",
+                    help="cost every candidate as this variant of run.py does (default: shardlab)")
     args = ap.parse_args()
     with open(os.path.join(HERE, "runs.json")) as f:
         runs = json.load(f)["runs"]
@@ -74,7 +81,8 @@ def main():
             module = os.path.join(tmp, r["id"] + "-rule.mlir")
             subprocess.run([sys.executable, published.GENERATOR] + gen + ["-o", module], check=True)
             devices = published.devices(gen)
-            report, elapsed = compare(args.build, module, r["preset"], devices, args.loops)
+            report, elapsed = compare(args.build, module, r["preset"], devices, args.loops,
+                                      variants[args.variant])
             rows = report["rows"]
             mine = next(row for row in rows if row["is_user"])
             rank, ran = rank_of(rows, mine["name"])
