@@ -691,6 +691,12 @@ test("compare and suggest: a 70B Llama step on 64 and 1,024 devices, timed in Ch
     assert.equal(Number(m[2]), devices, status);
     assert.ok(Number(m[1]) >= 20, status);
     results.compare_ms[`llama-70b-${devices}-devices`] = Number(m[3]);
+    // Each row says what fills the device at its peak: its arguments and
+    // the largest temporaries, named by op.
+    const peaks = await page.getByTestId("compare-peak").allTextContents();
+    assert.ok(peaks.length >= Number(m[1]) / 2, `${peaks.length} peak accounts`);
+    for (const peak of peaks.slice(0, 5))
+      assert.match(peak, /^peak [\d.]+ [KMGT]?i?B: arguments [\d.]+ [KMGT]?i?B; largest live while stablehlo\.\S+ runs: stablehlo\.\S+ [\d.]+/);
     t.diagnostic(`compare, 70B Llama: ${status}`);
     await page.getByTestId("suggest").click();
     const searched = page.locator("[data-testid=suggestions] .muted").first();

@@ -1290,7 +1290,7 @@ export interface ComparePhase {
    */
   rows?: Candidate[];
   /**
-   * finish: the pruned_by_bound of recompute and split, summed.
+   * finish: the pruned_by_bound of recompute, split and interleave, summed.
    */
   pruned_by_bound?: number;
 }
@@ -1335,6 +1335,20 @@ export interface Candidate {
    * Of the peak, the arguments (weights, optimizer state, the batch, as split); the rest is live at the peak (activations saved for the backward, gathered weights, gradients).
    */
   argument_bytes: number;
+  /**
+   * The op of the per-device program running at the peak (empty when the row did not run).
+   */
+  peak_at: string;
+  /**
+   * The largest temporaries live at the peak (at most 3, largest first): with argument_bytes, what fills the device when a layout does not fit.
+   */
+  largest_live: {
+    /**
+     * The op defining the buffer in the per-device program.
+     */
+    name: string;
+    bytes: number;
+  }[];
   /**
    * Device memory (0: unknown).
    */
@@ -1393,7 +1407,7 @@ export interface Comparison {
    */
   why_fastest?: string[];
   /**
-   * Layouts not derived (recomputed or micro-batches split) from a row that does not fit, as its compute alone reaches the fastest step of a row that fits.
+   * Layouts not tried, as the cheap bound rules them out: not derived (recomputed or micro-batches split) from a row that does not fit, as its compute alone reaches the fastest step of a row that fits; pipelines not interleaved, as even half their bubble saved could not beat that step.
    */
   pruned_by_bound?: number;
   /**

@@ -161,8 +161,10 @@ std::string comparisonText(const Comparison &c) {
   }
   if (c.pruned_by_bound > 0)
     out += "\n" + std::to_string(c.pruned_by_bound) +
-           " layouts that do not fit were not recomputed or split: their "
-           "compute alone takes longer than the fastest step that fits\n";
+           " layouts were not tried, as the cheap bound rules them out: "
+           "recomputed or split layouts that do not fit, whose compute alone "
+           "takes longer than the fastest step that fits, and pipelines that "
+           "even interleaved (half the bubble) could not beat it\n";
   out += "\nthe shardings of every candidate: --report FILE (JSON)\n";
   return out;
 }

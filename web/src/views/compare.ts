@@ -44,6 +44,15 @@ function memory(row: Candidate): string {
   return row.fits === false ? `${peak} > ${fmtBytes(row.capacity_bytes)}: does not fit` : `${peak} of ${fmtBytes(row.capacity_bytes)}`;
 }
 
+// What fills the device at the row's peak: its arguments, then the
+// largest temporaries live while the op at the peak runs.
+function peakAccount(row: Candidate): string {
+  if (!row.peak_at) return "";
+  const live = row.largest_live.map((b) => `${b.name} ${fmtBytes(b.bytes)}`).join("; ");
+  return `peak ${fmtBytes(row.peak_memory_bytes)}: arguments ${fmtBytes(row.argument_bytes)}; ` +
+    `largest live while ${row.peak_at} runs: ${live}`;
+}
+
 function rowView(row: Candidate, rank: number): HTMLElement[] {
   const main = h("tr", { "data-testid": "compare-row", class: row.is_user ? "user" : "" },
     h("td", {}, String(rank)),
@@ -52,14 +61,15 @@ function rowView(row: Candidate, rank: number): HTMLElement[] {
     h("td", { class: "num" }, fmtUs(row.compute_us)),
     h("td", { class: "num" }, fmtUs(row.exposed_comm_us)),
     h("td", { class: "num" }, fmtUs(row.hidden_comm_us)),
-    h("td", { class: row.fits === false ? "error" : "" }, memory(row)),
+    h("td", { class: row.fits === false ? "error" : "", title: peakAccount(row) || undefined }, memory(row)),
     h("td", {}, ...collectives(row)));
   const shardings = h("tr", { class: "shardings" },
     h("td", {}),
     h("td", { colspan: 7 },
       h("details", {},
         h("summary", {}, row.description, row.mesh ? ` — mesh ${row.mesh}` : ""),
-        h("ul", {}, row.shardings.map((s) => h("li", {}, h("code", {}, `${s.name}: ${s.sharding}`)))))));
+        h("ul", {}, row.shardings.map((s) => h("li", {}, h("code", {}, `${s.name}: ${s.sharding}`)))),
+        row.peak_at ? h("p", { class: "muted", "data-testid": "compare-peak" }, peakAccount(row)) : null)));
   return [main, shardings];
 }
 

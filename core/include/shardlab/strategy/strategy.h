@@ -230,9 +230,10 @@ struct Comparison {
   /// kind, compute, exposed communication and memory (empty when the
   /// module as written is the fastest or did not run).
   std::vector<std::string> why_fastest;
-  /// Layouts not derived (recomputed or split) from a row that does not
-  /// fit, as the cheap bound rules them out: the row's compute alone
-  /// reaches the fastest step of a row that fits.
+  /// Layouts not tried, as the cheap bound rules them out: not derived
+  /// (recomputed or split) from a row that does not fit, as the row's
+  /// compute alone reaches the fastest step of a row that fits; pipelines
+  /// not interleaved, as even half their bubble saved could not beat it.
   int64_t pruned_by_bound = 0;
   /// Only in the reply of a phase (comparePhase): each row's place among
   /// the phase's plans, by which the shares' rows are merged.
