@@ -405,6 +405,8 @@ bool PipelineStages::run() {
       return false;
   if (!checkUses())
     return false;
+  if (!loopCounter(*loops_.micro_batch_loop))
+    return fail("a loop it splits is not counted");
   next_channel_ = firstFreeChannelId(module_);
   // Rule 2: rounds of V chunks, and a round of the R chunks left over.
   const int64_t left_over = (s - 1) % v;
