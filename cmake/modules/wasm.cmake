@@ -56,9 +56,10 @@ if(EMSCRIPTEN)
   endforeach()
   # Compiled for size: the strategy comparison and the per-device check run
   # rarely in the playground and spend their time in the layers below them
-  # (propagation, export, the scheduler), which stay at -O3; the page stays
+  # (propagation, export, the scheduler), which stay at -O3; the
+  # interpreter runs the playground's small examples only; the page stays
   # within its 2 MiB gzip budget (bench/RESULTS.md).
-  foreach(lib shardlab_strategy shardlab_partition_check)
+  foreach(lib shardlab_strategy shardlab_partition_check shardlab_interpreter)
     target_compile_options(${lib} PRIVATE -Os)
   endforeach()
   add_executable(shardlab_wasm ${SHARDLAB_WASM_ROOT}/wasm/src/bindings.cpp
