@@ -56,11 +56,18 @@ if(EMSCRIPTEN)
   endforeach()
   # Compiled for size: the strategy comparison and the per-device check run
   # rarely in the playground and spend their time in the layers below them
-  # (propagation, export, the scheduler), which stay at -O3; the
-  # interpreter runs the playground's small examples only; the page stays
-  # within its 2 MiB gzip budget (bench/RESULTS.md).
-  foreach(lib shardlab_strategy shardlab_partition_check shardlab_interpreter)
+  # (propagation, export, the scheduler), which stay at -O3; so do the
+  # interpreter's rarely met ops (its elementwise, dot, reduce and shape
+  # kernels stay at -O3). The page stays within its 2 MiB gzip budget
+  # (bench/RESULTS.md).
+  foreach(lib shardlab_strategy shardlab_partition_check)
     target_compile_options(${lib} PRIVATE -Os)
+  endforeach()
+  foreach(rare checks convolution fft fused_attention gather_scatter quant
+               rng_bit_generator triangular_solve windows)
+    set_source_files_properties(
+      ${CMAKE_SOURCE_DIR}/core/src/interpreter/${rare}.cpp
+      PROPERTIES COMPILE_OPTIONS -Os)
   endforeach()
   add_executable(shardlab_wasm ${SHARDLAB_WASM_ROOT}/wasm/src/bindings.cpp
                                ${SHARDLAB_WASM_ROOT}/wasm/src/memcpy.cpp

@@ -179,23 +179,10 @@ MemoryAttempt attemptOf(const Schedule &s) {
           s.peak_memory_bytes - s.parameter_bytes, s.step_time_us};
 }
 
-} // namespace
-
-Result<Schedule> scheduleGraph(const Graph &graph,
-                               const SchedulerConfig &config) {
-  const std::string error = checkLimits(config);
-  if (!error.empty())
-    return makeError(error);
-  const std::vector<int64_t> topo = graph.topologicalOrder();
-  if (topo.size() != size_t(graph.size()))
-    return makeError("the dependency graph has a cycle");
-  Schedule out = scheduleOnce(graph, config, topo);
-  if (!config.memory_limit_bytes) {
-    explainPeak(graph, out);
-    return out;
-  }
-  // XLA's RunImpl: reschedule under a lower limit while the peak stays
-  // above the initial one; the last schedule is kept.
+// XLA's RunImpl: reschedule under a lower limit while the peak stays above
+// the initial one; the last schedule is kept.
+void rerunUnderLimit(const Graph &graph, const SchedulerConfig &config,
+                     const std::vector<int64_t> &topo, Schedule &out) {
   const int64_t initial = *config.memory_limit_bytes;
   std::vector<MemoryAttempt> attempts{attemptOf(out)};
   SchedulerConfig next = config;
@@ -210,6 +197,21 @@ Result<Schedule> scheduleGraph(const Graph &graph,
   out.memory_over_limit = attempts.back().peak_live_bytes > initial;
   out.memory_attempts = std::move(attempts);
   out.reruns = reruns;
+}
+
+} // namespace
+
+Result<Schedule> scheduleGraph(const Graph &graph,
+                               const SchedulerConfig &config) {
+  const std::string error = checkLimits(config);
+  if (!error.empty())
+    return makeError(error);
+  const std::vector<int64_t> topo = graph.topologicalOrder();
+  if (topo.size() != size_t(graph.size()))
+    return makeError("the dependency graph has a cycle");
+  Schedule out = scheduleOnce(graph, config, topo);
+  if (config.memory_limit_bytes)
+    rerunUnderLimit(graph, config, topo, out);
   explainPeak(graph, out);
   return out;
 }
