@@ -5,6 +5,8 @@
 #include "shardlab/passes/pass_manager.h"
 #include "shardlab/text/text.h"
 
+#include "text_edit.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -54,13 +56,6 @@ size_t count(const std::string &text, const std::string &what) {
   return n;
 }
 
-std::string replaced(std::string text, const std::string &from,
-                     const std::string &to) {
-  const size_t at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
-}
-
 } // namespace
 
 TEST_CASE("shardlab-context-ring: C calls a direction, the keys passed on") {
@@ -97,8 +92,8 @@ TEST_CASE("shardlab-context-ring: errors name the call and the reason") {
     CHECK(r.error.find("no mesh has an axis \"seq\"") != std::string::npos);
   }
   SUBCASE("a sequence that does not divide") {
-    const Ring r =
-        rewrite(replaced(kAttention, "\"context\"=4", "\"context\"=3"), "");
+    const Ring r = rewrite(
+        test::replacedOnce(kAttention, "\"context\"=4", "\"context\"=3"), "");
     CHECK_FALSE(r.ok);
     CHECK(r.error.find("sequence of 512 does not divide into 3 chunks") !=
           std::string::npos);

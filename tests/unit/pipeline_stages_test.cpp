@@ -14,6 +14,7 @@
 #include "strategy/candidates.h"
 
 #include "hand_table.h"
+#include "text_edit.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -83,14 +84,6 @@ std::string withMesh(const std::string &mesh) {
   return "sdy.mesh @mesh = <" + mesh + ">\n" + kStep;
 }
 
-std::string replaced(std::string text, const std::string &from,
-                     const std::string &to) {
-  for (size_t at = text.find(from); at != std::string::npos;
-       at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
-
 // The step written with 16 micro-batches of 4 rows instead of 4 of 16.
 std::string withSmallerMicroBatches(std::string text) {
   for (const auto &[from, to] :
@@ -102,7 +95,7 @@ std::string withSmallerMicroBatches(std::string text) {
            {"sizes = [1, 16, 64]", "sizes = [1, 4, 64]"},
            {"%c4 = stablehlo.constant dense<4>",
             "%c4 = stablehlo.constant dense<16>"}})
-    text = replaced(text, from, to);
+    text = test::replacedAll(text, from, to);
   return text;
 }
 
@@ -425,8 +418,8 @@ TEST_CASE("Pipeline candidates with FSDP: a stage's parameters over "
   // ... which is the flat FSDP step over 2 devices (8 x 4 layer-iterations),
   // 5/8 of each of its collectives.
   const json flat = report(
-      replaced(
-          replaced(
+      test::replacedAll(
+          test::replacedAll(
               withMesh(R"(["data"=2])"),
               "func.func @main(%w: tensor<8x64x64xf32>,",
               R"(func.func @main(%w: tensor<8x64x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"data"}, {}]>},)"),
@@ -513,9 +506,9 @@ TEST_CASE("Split micro-batches: the step as if written with smaller "
   // 4 micro-batches of 16 rows, split in 4 over a "micro" axis on the
   // rows, against the same step written with 16 micro-batches of 4 rows:
   // each device runs the same 16 iterations on the same 2 rows.
-  const std::string split =
-      replaced(withMesh(R"(["data"=2, "micro"=4])"), R"([{}, {"data"}, {}])",
-               R"([{}, {"data", "micro"}, {}])");
+  const std::string split = test::replacedAll(
+      withMesh(R"(["data"=2, "micro"=4])"), R"([{}, {"data"}, {}])",
+      R"([{}, {"data", "micro"}, {}])");
   const std::string written =
       withSmallerMicroBatches(withMesh(R"(["data"=2])"));
   const json a = report(split, 0, true), b = report(written, 0);
@@ -534,9 +527,9 @@ TEST_CASE("Split micro-batches: the step as if written with smaller "
         line.get<std::string>().rfind("micro-batches: each of the 4", 0) == 0;
   CHECK(said);
   // With pipeline stages too: split first, then cut.
-  const std::string both =
-      replaced(withMesh(R"(["stage"=2, "data"=2, "micro"=4])"),
-               R"([{}, {"data"}, {}])", R"([{}, {"data", "micro"}, {}])");
+  const std::string both = test::replacedAll(
+      withMesh(R"(["stage"=2, "data"=2, "micro"=4])"), R"([{}, {"data"}, {}])",
+      R"([{}, {"data", "micro"}, {}])");
   const json c = report(both, 2, true);
   CHECK(c["loops"][0]["trip_count"] == 16 + 2 - 1);
   CHECK(c["per_kind"]["collective-permute"]["count"] == 2 * 17);
@@ -582,7 +575,7 @@ TEST_CASE("Split micro-batches: a sharded weight's gradient is still "
                  R"(}, {}]>}) -> (tensor<8x64x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"data"}, {}]>}) {)"},
             {"func.func @main(%w: tensor<8x64x64xf32>,",
              R"(func.func @main(%w: tensor<8x64x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"data"}, {}]>},)"}})
-      text = replaced(text, from, to);
+      text = test::replacedAll(text, from, to);
     return text;
   };
   // Micro-batches of 16 rows: moving the activations is cheaper than
@@ -826,9 +819,10 @@ TEST_CASE("Pipeline candidates with ZeRO-1: the collectives by hand") {
   // = 4): activations [256, 64] f32 (64 KiB) outweigh a layer's weight
   // [64, 64] f32 (16 KiB), so the gradient is reduced, not the
   // activations moved.
-  std::string text =
-      replaced(withMomentum(R"(["data"=8])"), "16x64xf32", "1024x64xf32");
-  text = replaced(text, "sizes = [1, 16, 64]", "sizes = [1, 1024, 64]");
+  std::string text = test::replacedAll(withMomentum(R"(["data"=8])"),
+                                       "16x64xf32", "1024x64xf32");
+  text =
+      test::replacedAll(text, "sizes = [1, 16, 64]", "sizes = [1, 1024, 64]");
   strategy::CompareOptions options;
   options.devices = 8;
   options.pipeline = *schedule::pipelineOptionsFor({});
@@ -880,7 +874,7 @@ std::string scaledStep(const std::string &mesh) {
            {"16x64", "4096x1024"},
            {"[1, 16, 64]", "[1, 4096, 1024]"},
            {"[1, 64, 64]", "[1, 1024, 1024]"}})
-    text = replaced(text, from, to);
+    text = test::replacedAll(text, from, to);
   return text;
 }
 
@@ -931,8 +925,8 @@ TEST_CASE("Pipeline candidates: a pipeline's step time by hand") {
   options.pipeline = *schedule::pipelineOptionsFor(target);
   // As written, every device runs the whole step (x replicated): slower
   // than the pipeline, which is then the fastest row that fits.
-  const std::string text = replaced(scaledStep(R"(["data"=2])"),
-                                    R"([{}, {"data"}, {}])", "[{}, {}, {}]");
+  const std::string text = test::replacedAll(
+      scaledStep(R"(["data"=2])"), R"([{}, {"data"}, {}])", "[{}, {}, {}]");
   Result<strategy::Comparison> c = strategy::compareStrategies(text, options);
   REQUIRE(c);
   const auto rowNamed = [&](const std::string &name) {
@@ -1006,8 +1000,8 @@ TEST_CASE("Pipeline candidates: a pipeline's step time by hand") {
   CHECK(v2->step_time_us > pp->step_time_us);
 
   target.pipeline_stages = 2;
-  const std::string staged = replaced(scaledStep(R"(["stage"=2])"),
-                                      R"([{}, {"data"}, {}])", "[{}, {}, {}]");
+  const std::string staged = test::replacedAll(
+      scaledStep(R"(["stage"=2])"), R"([{}, {"data"}, {}])", "[{}, {}, {}]");
   // GPipe takes as long as 1F1B and holds all 4 micro-batches' inputs to
   // the stage's 4 layers where 1F1B holds 2: 8 X more.
   const schedule::PipelineResult one = schedule::runSchedulePipeline(

@@ -9,6 +9,7 @@
 #include "shardlab/text/text.h"
 
 #include "hand_table.h"
+#include "text_edit.h"
 
 #include <doctest/doctest.h>
 
@@ -185,18 +186,10 @@ namespace {
 // kStep at a size where the kernels' bytes and GEMMs dominate: layers of
 // [1024, 1024] f32, h of [4096, 1024] f32.
 std::string scaledStep() {
-  std::string text = kStep;
-  for (const auto &[from, to] :
-       std::vector<std::pair<std::string, std::string>>{
-           {"64x64", "1024x1024"},
-           {"16x64", "4096x1024"},
-           {"[1, 64, 64]", "[1, 1024, 1024]"},
-           {"[1, 16, 64]", "[1, 4096, 1024]"}}) {
-    for (size_t at = text.find(from); at != std::string::npos;
-         at = text.find(from, at + to.size()))
-      text.replace(at, from.size(), to);
-  }
-  return text;
+  return test::replacedAll(kStep, {{"64x64", "1024x1024"},
+                                   {"16x64", "4096x1024"},
+                                   {"[1, 64, 64]", "[1, 1024, 1024]"},
+                                   {"[1, 16, 64]", "[1, 4096, 1024]"}});
 }
 
 constexpr double kGemmRate = 1e14; // FLOP/s, every shape

@@ -7,6 +7,7 @@
 #include "shardlab/text/text.h"
 
 #include "result_text.h"
+#include "text_edit.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -755,8 +756,7 @@ TEST_CASE("Two stacks a loop starts from one value: one keeps its buffer, "
   // ones (48 KiB).
   std::string text = stackLoop(false);
   const auto swap = [&](const std::string &from, const std::string &to) {
-    REQUIRE(text.find(from) != std::string::npos);
-    text.replace(text.find(from), from.size(), to);
+    text = test::replacedOnce(text, from, to);
   };
   swap("%w:2 = stablehlo.while(%i = %c0, %st = %init) : tensor<i32>, "
        "tensor<4x1024xf32>",

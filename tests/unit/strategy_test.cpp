@@ -11,6 +11,7 @@
 #include "strategy/units.h"
 
 #include "hand_table.h"
+#include "text_edit.h"
 
 #include <doctest/doctest.h>
 
@@ -137,13 +138,8 @@ TEST_CASE("Argument roles: a batch of one sequence is still the batch") {
   // 16]. The batch is the size-1 dim (which no data-parallel layout can
   // split), the sequence after it (which SP and CP split); and with one
   // micro-batch, [1, 8, 16], the loop's dim is still not the batch.
-  auto with = [](std::string text,
-                 const std::vector<std::pair<std::string, std::string>> &subs) {
-    for (const auto &[from, to] : subs)
-      for (size_t at = text.find(from); at != std::string::npos;
-           at = text.find(from, at + to.size()))
-        text.replace(at, from.size(), to);
-    return text;
+  const auto with = [](const std::string &text, const test::TextEdits &subs) {
+    return test::replacedAll(text, subs);
   };
   Result<ModuleAnalysis> one = analyzeArguments(
       with(kMicroBatchLoop, {{"4x8x16", "4x1x16"},
@@ -732,9 +728,7 @@ TEST_CASE("compareStrategies: ZeRO-1 inside DP×EP, by hand") {
   // (w1 - m1 m1) and returns.
   std::string text = kMoe;
   auto replace = [&](const std::string &from, const std::string &to) {
-    const size_t at = text.find(from);
-    REQUIRE(at != std::string::npos);
-    text.replace(at, from.size(), to);
+    text = test::replacedOnce(text, from, to);
   };
   replace("%w2: tensor<4x32x16xf32>)",
           "%w2: tensor<4x32x16xf32>, %m1: tensor<4x16x32xf32>)");
@@ -1165,14 +1159,10 @@ TEST_CASE("compareStrategies: context parallelism (a ring) by hand") {
 
   // A batch of 4 splits over the 2 devices: DP gives each device as many
   // tokens as CP would, with no ring, and the CP row says so.
-  std::string four = kAttention;
-  for (auto [from, to] :
-       {std::pair<std::string, std::string>{"1x4096x8x128", "4x4096x8x128"},
-        {"1x8x4096", "4x8x4096"},
-        {"{i=1,", "{i=4,"}})
-    for (size_t at = four.find(from); at != std::string::npos;
-         at = four.find(from, at + to.size()))
-      four.replace(at, from.size(), to);
+  const std::string four =
+      test::replacedAll(kAttention, {{"1x4096x8x128", "4x4096x8x128"},
+                                     {"1x8x4096", "4x8x4096"},
+                                     {"{i=1,", "{i=4,"}});
   Result<Comparison> batched = compareStrategies(four, options);
   REQUIRE(batched);
   REQUIRE(rowThatRan(*batched, "DP").collectives.empty());
