@@ -779,6 +779,52 @@ TEST_CASE("Two stacks a loop starts from one value: one keeps its buffer, "
   CHECK(peak < 2 * stack + 64);
 }
 
+TEST_CASE("A row read back, added to and written in place shares the stack "
+          "(dw[i] += g), unless the old stack is read after the update") {
+  // A loop adding a row [1, 1024] f32 into row i of a stack [4, 1024]
+  // (16 KiB): the dynamic_slice reading the row runs before the update
+  // that its sum feeds, so XLA writes the stack in place: one stack live.
+  const std::string accumulate = R"(
+func.func @main(%row: tensor<1x1024xf32>) -> tensor<f32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %c4 = stablehlo.constant dense<4> : tensor<i32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %init = stablehlo.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> tensor<4x1024xf32>
+  %w:3 = stablehlo.while(%i = %c0, %st = %init, %seen = %zero) : tensor<i32>, tensor<4x1024xf32>, tensor<f32>
+  cond {
+    %lt = stablehlo.compare LT, %i, %c4 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %old = stablehlo.dynamic_slice %st, %i, %c0, sizes = [1, 1024] : (tensor<4x1024xf32>, tensor<i32>, tensor<i32>) -> tensor<1x1024xf32>
+    %sum = stablehlo.add %old, %row : tensor<1x1024xf32>
+    %st2 = stablehlo.dynamic_update_slice %st, %sum, %i, %c0 : (tensor<4x1024xf32>, tensor<1x1024xf32>, tensor<i32>, tensor<i32>) -> tensor<4x1024xf32>
+    %i2 = stablehlo.add %i, %c1 : tensor<i32>
+    stablehlo.return %i2, %st2, %seen : tensor<i32>, tensor<4x1024xf32>, tensor<f32>
+  }
+  %sum = stablehlo.reduce(%w#1 init: %zero) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x1024xf32>, tensor<f32>) -> tensor<f32>
+  %both = stablehlo.add %sum, %w#2 : tensor<f32>
+  return %both : tensor<f32>
+}
+)";
+  const int64_t stack = 4 * 1024 * 4;
+  const int64_t in_place = peakOf(accumulate);
+  CHECK(in_place >= stack);
+  CHECK(in_place < stack + 64);
+  // The old stack also summed into %seen, which the update does not wait
+  // for: it may run after the update, so the update writes a copy.
+  const std::string read_after = test::replacedOnce(
+      accumulate, "    stablehlo.return %i2, %st2, %seen",
+      "    %all = stablehlo.reduce(%st init: %zero) applies stablehlo.add "
+      "across dimensions = [0, 1] : (tensor<4x1024xf32>, tensor<f32>) -> "
+      "tensor<f32>\n"
+      "    %seen2 = stablehlo.add %seen, %all : tensor<f32>\n"
+      "    stablehlo.return %i2, %st2, %seen2");
+  const int64_t copied = peakOf(read_after);
+  CHECK(copied >= 2 * stack);
+  CHECK(copied < 2 * stack + 64);
+}
+
 TEST_CASE("A scatter adds into its operand's buffer, in place") {
   // 4 rows added into a [64, 1024] f32 table (256 KiB) of zeros: one table
   // live, not the zeros and the sum.

@@ -76,17 +76,52 @@ bool keptAsLoopState(const Value *init, const Operation &loop, size_t slot) {
   return true;
 }
 
+// Whether every reader of `target` but `update` runs before it: each is an
+// op of `update`'s block whose result `update` reads, directly or through
+// other ops of the block (a row read back, added to and written in place:
+// dw[i] += g). XLA's buffer assignment then gives the update its target's
+// buffer, the old value being dead by the time it writes.
+bool othersReadBefore(const Value *target, const Operation &update) {
+  const Block *block = update.parentBlock();
+  std::unordered_set<const Operation *> others;
+  for (const OpOperand *use = target->firstUse(); use; use = use->next_use) {
+    if (use->owner == &update)
+      continue;
+    if (use->owner->parentBlock() != block)
+      return false;
+    others.insert(use->owner);
+  }
+  std::unordered_set<const Operation *> seen;
+  std::vector<const Operation *> stack{&update};
+  size_t found = 0;
+  while (!stack.empty() && found < others.size()) {
+    const Operation *op = stack.back();
+    stack.pop_back();
+    for (size_t i = 0; i < op->numOperands(); ++i) {
+      const Operation *def = op->operand(i)->defining_op;
+      if (def && def->parentBlock() == block && seen.insert(def).second) {
+        found += others.count(def);
+        stack.push_back(def);
+      }
+    }
+  }
+  return found == others.size();
+}
+
 // Whether nothing but its one use reads `v`, the value an in-place update
-// overwrites. A while body's argument is, on the loop's first iteration, the
-// loop's operand (the same node in `env`), which the loop must then be alone
-// to read, or read first among its state's elements (keptAsLoopState); on
-// later ones the previous iteration's result. (Where another op reads the
-// old value, XLA's copy insertion copies it before the update.)
-bool readOnce(const Env &env, const Value *v) {
+// overwrites (or, `others_before`, its other readers run before the update:
+// othersReadBefore). A while body's argument is, on the loop's first
+// iteration, the loop's operand (the same node in `env`), which the loop
+// must then be alone to read, or read first among its state's elements
+// (keptAsLoopState); on later ones the previous iteration's result. (Where
+// another op reads the old value, XLA's copy insertion copies it before the
+// update.)
+bool readOnce(const Env &env, const Value *v, bool others_before) {
   const Operation *entered = nullptr; // the loop `v` starts, if any
   size_t slot = 0;
-  for (;;) {
-    if (!v->hasOneUse() && !(entered && keptAsLoopState(v, *entered, slot)))
+  for (bool first = true;; first = false) {
+    if (!v->hasOneUse() && !(first && others_before) &&
+        !(entered && keptAsLoopState(v, *entered, slot)))
       return false;
     if (!v->isBlockArgument())
       return true;
@@ -226,6 +261,8 @@ struct Builder {
       fusions;
   int64_t inPlaceTarget(const Env &env, Operation &root,
                         const fusion::Kernel *kernel);
+  /// By in-place op: whether its target's other readers run before it.
+  std::unordered_map<const Operation *, bool> reads_before;
   int64_t sharedBuffer(const Env &env, const Value *target, Operation &root);
   int64_t beginLoop(const Env &env, Operation &op, const std::string &suffix);
   int64_t separateIteration(int64_t first, int64_t previous_end, bool more,
@@ -497,7 +534,12 @@ int64_t Builder::inPlaceTarget(const Env &env, Operation &root,
 // is no entry parameter (read-only unless donated) and it is as large.
 int64_t Builder::sharedBuffer(const Env &env, const Value *target,
                               Operation &root) {
-  if (!readOnce(env, target))
+  // Which readers come first depends on the op alone: worked out once.
+  const bool others_before =
+      !target->hasOneUse() && memoized(reads_before, &root, [&] {
+        return othersReadBefore(target, root);
+      });
+  if (!readOnce(env, target, others_before))
     return -1;
   const auto it = env.find(target);
   if (it == env.end())

@@ -2,6 +2,7 @@
 #include "shardlab/schedule/report.h"
 #include "shardlab/schedule/validation.h"
 
+#include "support/byte_units.h"
 #include "support/json_writer.h"
 
 #include <cstdio>
@@ -128,10 +129,10 @@ std::string peakText(const Graph &g, const Schedule &s) {
   if (s.peak_node < 0)
     return "";
   std::string out = "  at the peak, while " + g.node(s.peak_node).name +
-                    " runs: parameters " + gib(s.parameter_bytes);
+                    " runs: parameters " + bytesText(s.parameter_bytes);
   for (size_t i = 0; i < s.peak_live.size() && i < 3; ++i)
     out += ", " + g.node(s.peak_live[i].node).name + " " +
-           gib(s.peak_live[i].bytes);
+           bytesText(s.peak_live[i].bytes);
   if (s.peak_live.size() > 3)
     out += " and " + std::to_string(s.peak_live.size() - 3) + " more";
   return out + "\n";

@@ -95,7 +95,7 @@ std::string largestLiveText(const Candidate &row) {
     return "";
   std::string out = "    largest live, while " + row.peak_at + " runs:";
   for (const LiveBuffer &b : row.largest_live)
-    out += " " + b.name + " " + gibText(b.bytes) + " GiB;";
+    out += " " + b.name + " " + bytesText(b.bytes) + ";";
   out.back() = '\n';
   return out;
 }

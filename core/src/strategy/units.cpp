@@ -23,12 +23,4 @@ std::string gibText(int64_t bytes) {
   return formatNumber("%.2f", double(bytes) / double(int64_t(1) << 30));
 }
 
-std::string bytesText(int64_t bytes) {
-  if (bytes >= (int64_t(1) << 30))
-    return gibText(bytes) + " GiB";
-  if (bytes >= (int64_t(1) << 20))
-    return mibText(bytes);
-  return std::to_string(bytes) + " B";
-}
-
 } // namespace shardlab::strategy

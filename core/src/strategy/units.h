@@ -2,6 +2,8 @@
 // in one place so they agree.
 #pragma once
 
+#include "support/byte_units.h"
+
 #include <cstdint>
 #include <string>
 
@@ -17,7 +19,6 @@ std::string msWithUnit(double us);
 std::string mibText(int64_t bytes);
 /// Bytes as GiB, two decimals, no unit: "30.27".
 std::string gibText(int64_t bytes);
-/// `bytes` in the unit that reads best: "37380 B", "12.5 MiB", "1.25 GiB".
-std::string bytesText(int64_t bytes);
+// bytesText (support/byte_units.h): bytes in the unit that reads best.
 
 } // namespace shardlab::strategy
