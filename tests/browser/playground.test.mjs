@@ -415,6 +415,10 @@ test("schedule: Gantt, settings, tables (valid and invalid), trace export", asyn
   await page.getByTestId("bar-collective").first().hover();
   assert.match(await page.getByTestId("gantt-detail").textContent(), /all-reduce|all_reduce/);
   const before = await page.getByTestId("total-step").textContent();
+  // Under the peak, what fills it: the largest temporaries by op, and on
+  // hover all of them with the parameters.
+  assert.match(await page.getByTestId("total-peak").textContent(), /^largest live: \S+ [\d.]+ [KMGT]?i?B/);
+  assert.match(await page.getByTestId("total-peak").getAttribute("title"), /^at the peak, while stablehlo\.\S+ runs:\nparameters [\d.]+ [KMGT]?i?B\n/);
   await shot("08-schedule");
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "shardlab-tables-"));

@@ -70,7 +70,20 @@ function totals(r: NonNullable<ScheduleResult["report"]>): HTMLElement {
     item("compute", fmtUs(r.compute_us), "total-compute"),
     item("exposed comm", fmtUs(r.exposed_comm_us), "total-exposed"),
     item("hidden comm", fmtUs(r.hidden_comm_us ?? r.comm_us - r.exposed_comm_us), "total-hidden"),
-    item("peak memory", fmtBytes(r.peak_memory_bytes) + memoryFit(r), "total-memory"));
+    h("div", { class: "total" }, h("div", { class: "muted" }, "peak memory"),
+      h("div", { class: "big", "data-testid": "total-memory" }, fmtBytes(r.peak_memory_bytes) + memoryFit(r)),
+      peakLine(r)));
+}
+
+/** What fills the device at the peak: the largest temporaries live, by op (all of them on hover). */
+function peakLine(r: NonNullable<ScheduleResult["report"]>): HTMLElement | null {
+  const m = r.memory_per_device;
+  if (!m?.peak_at || !m.largest_live?.length) return null;
+  const named = m.largest_live.map((b) => `${b.name} (line ${b.line}) ${fmtBytes(b.bytes)}`);
+  const rest = m.other_live?.count ? [`${m.other_live.count} more, ${fmtBytes(m.other_live.bytes)}`] : [];
+  return h("div", { class: "muted band", "data-testid": "total-peak",
+    title: [`at the peak, while ${m.peak_at} runs:`, `parameters ${fmtBytes(m.parameter_bytes ?? 0)}`, ...named, ...rest].join("\n") },
+  `largest live: ${m.largest_live.slice(0, 2).map((b) => `${b.name.split("/")[0].replace(/^stablehlo\./, "")} ${fmtBytes(b.bytes)}`).join(", ")}`);
 }
 
 /**
