@@ -31,7 +31,10 @@ Stages, in order (a module that fails one does not run the later ones):
              times their trip count, GSPMD modules imported first); the
              modules collective_count.py cannot count (branches with
              different collectives, an unknown callee) are counted and
-             named with the reason (zero today)
+             named with the reason (zero today); and its memory account
+             adds up: the parameters, the largest temporaries live at the
+             peak (each defined by an op of the schedule) and the rest
+             summed make the peak
   run        (shared set) shardlab-run runs the module's @main with the
              interpreter and every one of its own check.* calls passes:
              the values JAX computed are the oracle; a module whose @main
@@ -261,6 +264,29 @@ def partition_stage(tools, module):
     return (True, "")
 
 
+
+def memory_account_error(report):
+    """Why the report's account of its memory peak does not add up ("" when
+    it does): parameter_bytes, every largest_live buffer (each one an op
+    of ops[]) and other_live make peak_bytes; with no temporaries at the
+    peak, the parameters alone do."""
+    memory = report.get("memory_per_device") or {}
+    peak, params = memory.get("peak_bytes"), memory.get("parameter_bytes")
+    if peak is None or params is None:
+        return "the report's memory_per_device has no peak_bytes or parameter_bytes"
+    if "peak_at" not in memory:
+        return "" if peak == params else "a peak above the parameters with no account of it"
+    ops = {op["name"] for op in report.get("ops", [])}
+    live = memory.get("largest_live", [])
+    unknown = [b["name"] for b in live if b["name"] not in ops]
+    if memory["peak_at"] not in ops or unknown:
+        return "the memory account names ops the schedule does not have: %s" % (
+            ", ".join(([memory["peak_at"]] if memory["peak_at"] not in ops else []) + unknown))
+    total = params + sum(b["bytes"] for b in live) + memory["other_live"]["bytes"]
+    if total != peak:
+        return "the memory account adds up to %d bytes, the peak is %d" % (total, peak)
+    return ""
+
 def run_module(tools, module):
     """stage -> (ok, why) for the stages that ran."""
     results = {}
@@ -369,6 +395,10 @@ def run_module(tools, module):
             results["schedule"] = (False, "the schedule has collectives %s, the exported "
                                    "module %s" % (scheduled, expected))
             return results
+    wrong = memory_account_error(report)
+    if wrong:
+        results["schedule"] = (False, wrong)
+        return results
     results["facts"] = {
         "checked": expected is not None,
         "unchecked_why": collective_count_unknown_why(exported) if expected is None else "",

@@ -5,6 +5,7 @@ Runs run_corpus.py over a small set of modules copied from tests/corpus and
 tests/values, with tools made wrong on purpose:
   - a shardlab-schedule that exits 0 without writing its report;
   - one whose report lists no collectives for a module that has them;
+  - one whose memory peak its account of the peak does not add up to;
   - shardlab-opt-faulty with SHARDLAB_FAULT_LOSSY_INTEGERS (the pretty
     stage must see the changed values), and with SHARDLAB_FAULT_DROP_ATTR
     (it must see the attribute gone, though the text is a fixed point);
@@ -131,6 +132,16 @@ def main():
         expect("a report missing the module's collectives fails the schedule stage",
                [*common, "--opt", args.opt, "--schedule", empty], {}, 1,
                "the schedule has collectives {}")
+        # A report whose peak its memory account does not make up.
+        lying = fake_tool(tmp, "lying-schedule",
+                          'r=""; prev=""; for a in "$@"; do [ "$prev" = --report ] && r="$a"; '
+                          'prev="$a"; done\n"%s" "$@" || exit $?\n"%s" -c "import json, sys; '
+                          'p = sys.argv[1]; d = json.load(open(p)); '
+                          'd[\'memory_per_device\'][\'peak_bytes\'] += 1; '
+                          'json.dump(d, open(p, \'w\'))" "$r"' % (args.schedule, sys.executable))
+        expect("a memory peak its account does not add up to fails the schedule stage",
+               [*common, "--opt", args.opt, "--schedule", lying], {}, 1,
+               "the memory account adds up to")
         expect("an attribute the parser drops and the printer never prints "
                "fails the pretty stage",
                [*common, "--opt", args.faulty, "--schedule", args.schedule],
