@@ -43,7 +43,7 @@ void readLists(OptionReader &r, strategy::Candidate &c) {
     item.number("exposed_us", t.exposed_us);
   });
   r.objects("largest_live", [&](OptionReader &item) {
-    strategy::LiveBuffer &b = c.largest_live.emplace_back();
+    schedule::NamedBuffer &b = c.largest_live.emplace_back();
     item.string("name", b.name);
     item.integer("bytes", b.bytes);
   });
@@ -60,7 +60,7 @@ json candidateJson(const strategy::Candidate &row) {
   for (const strategy::CollectiveTotals &t : row.collectives)
     collectives.push_back(collectiveJson(t));
   json largest_live = json::array();
-  for (const strategy::LiveBuffer &b : row.largest_live)
+  for (const schedule::NamedBuffer &b : row.largest_live)
     largest_live.push_back({{"name", b.name}, {"bytes", b.bytes}});
   json j = {{"name", row.name},
             {"description", row.description},

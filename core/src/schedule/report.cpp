@@ -89,28 +89,25 @@ void writeMemoryFit(JsonWriter &w, const Program &program, const Schedule &s) {
   if (capacity > 0)
     w.field("fits", s.peak_memory_bytes <= capacity);
   if (s.peak_node >= 0) {
-    const Graph &g = program.graph;
-    w.field("peak_at", g.node(s.peak_node).name);
+    w.field("peak_at", program.graph.node(s.peak_node).name);
     w.key("largest_live").beginArray();
-    int64_t other_bytes = 0;
-    for (size_t i = 0; i < s.peak_live.size(); ++i) {
-      const LiveBuffer &b = s.peak_live[i];
-      if (i >= kPeakBuffersNamed) {
-        other_bytes += b.bytes;
-        continue;
-      }
+    const std::vector<NamedBuffer> named =
+        largestLive(program, s, kPeakBuffersNamed);
+    for (const NamedBuffer &b : named)
       w.beginObject()
-          .field("name", g.node(b.node).name)
-          .field("line", g.node(b.node).line)
+          .field("name", b.name)
+          .field("line", b.line)
           .field("bytes", b.bytes)
           .endObject();
-    }
     w.endArray();
-    const size_t others =
-        s.peak_live.size() - std::min(s.peak_live.size(), kPeakBuffersNamed);
+    // The rest summed from the scheduler's own account, not as what the
+    // peak leaves: the report's parts must add up on their own.
+    int64_t other_bytes = 0;
+    for (size_t i = named.size(); i < s.peak_live.size(); ++i)
+      other_bytes += s.peak_live[i].bytes;
     w.key("other_live")
         .beginObject()
-        .field("count", int64_t(others))
+        .field("count", int64_t(s.peak_live.size() - named.size()))
         .field("bytes", other_bytes)
         .endObject();
   }
@@ -125,14 +122,14 @@ std::string gib(int64_t bytes) {
 
 // The summary's account of the peak: the parameters, and the three largest
 // temporaries live while the peak's node runs.
-std::string peakText(const Graph &g, const Schedule &s) {
+std::string peakText(const Program &program, const Schedule &s) {
   if (s.peak_node < 0)
     return "";
-  std::string out = "  at the peak, while " + g.node(s.peak_node).name +
+  std::string out = "  at the peak, while " +
+                    program.graph.node(s.peak_node).name +
                     " runs: parameters " + bytesText(s.parameter_bytes);
-  for (size_t i = 0; i < s.peak_live.size() && i < 3; ++i)
-    out += ", " + g.node(s.peak_live[i].node).name + " " +
-           bytesText(s.peak_live[i].bytes);
+  for (const NamedBuffer &b : largestLive(program, s, 3))
+    out += ", " + b.name + " " + bytesText(b.bytes);
   if (s.peak_live.size() > 3)
     out += " and " + std::to_string(s.peak_live.size() - 3) + " more";
   return out + "\n";
@@ -437,7 +434,7 @@ std::string summaryText(const Program &program, const Schedule &s) {
            gib(s.peak_memory_bytes) + (fits ? " of " : " > ") + gib(capacity) +
            " per device)\n";
   }
-  out += peakText(program.graph, s);
+  out += peakText(program, s);
   if (!s.memory_attempts.empty()) {
     std::snprintf(line, sizeof line,
                   "%-22s %14lld bytes (%d rerun%s, initially %lld)%s\n",
@@ -452,6 +449,16 @@ std::string summaryText(const Program &program, const Schedule &s) {
            " (bytes at memory speed)\n";
   for (const std::string &a : program.assumptions)
     out += "assumption: " + a + "\n";
+  return out;
+}
+
+std::vector<NamedBuffer> largestLive(const Program &program, const Schedule &s,
+                                     size_t most) {
+  std::vector<NamedBuffer> out;
+  for (size_t i = 0; i < s.peak_live.size() && i < most; ++i) {
+    const Node &node = program.graph.node(s.peak_live[i].node);
+    out.push_back({node.name, node.line, s.peak_live[i].bytes});
+  }
   return out;
 }
 

@@ -81,9 +81,7 @@ void readSchedule(const schedule::PipelineResult &r, int64_t capacity,
   row.argument_bytes = s.parameter_bytes;
   if (s.peak_node >= 0)
     row.peak_at = r.program.graph.node(s.peak_node).name;
-  for (size_t i = 0; i < s.peak_live.size() && i < kLargestLive; ++i)
-    row.largest_live.push_back(
-        {r.program.graph.node(s.peak_live[i].node).name, s.peak_live[i].bytes});
+  row.largest_live = schedule::largestLive(r.program, s, kLargestLive);
   row.assumptions = r.program.assumptions;
   row.uncosted_collectives = r.program.uncosted_collectives;
   row.capacity_bytes = capacity;

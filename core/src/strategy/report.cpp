@@ -94,7 +94,7 @@ std::string largestLiveText(const Candidate &row) {
   if (row.largest_live.empty())
     return "";
   std::string out = "    largest live, while " + row.peak_at + " runs:";
-  for (const LiveBuffer &b : row.largest_live)
+  for (const schedule::NamedBuffer &b : row.largest_live)
     out += " " + b.name + " " + bytesText(b.bytes) + ";";
   out.back() = '\n';
   return out;

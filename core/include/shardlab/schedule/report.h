@@ -10,6 +10,7 @@
 #include "shardlab/schedule/scheduler.h"
 
 #include <string>
+#include <vector>
 
 namespace shardlab::schedule {
 
@@ -29,5 +30,17 @@ std::string chromeTraceJson(const Program &program, const Schedule &schedule);
 
 /// A few lines for the terminal.
 std::string summaryText(const Program &program, const Schedule &schedule);
+
+/// A temporary live at the peak, named by the op that defines it (as in
+/// the report's `ops`, e.g. "stablehlo.dot_general@12/stablehlo.while@9#0").
+struct NamedBuffer {
+  std::string name;
+  int64_t line = 0;
+  int64_t bytes = 0;
+};
+
+/// The `most` largest temporaries live at `schedule`'s peak, largest first.
+std::vector<NamedBuffer> largestLive(const Program &program,
+                                     const Schedule &schedule, size_t most);
 
 } // namespace shardlab::schedule

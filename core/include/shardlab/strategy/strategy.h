@@ -114,6 +114,7 @@
 #pragma once
 
 #include "shardlab/schedule/pipeline.h"
+#include "shardlab/schedule/report.h"
 #include "shardlab/support/result.h"
 
 #include <functional>
@@ -175,14 +176,6 @@ struct ArgSharding {
   std::string sharding; ///< `[{"data"}, {}]`, the dims of #sdy.sharding
 };
 
-/// A temporary live at a row's peak: the op defining it (its name in the
-/// per-device program, e.g. "stablehlo.dot_general@12/stablehlo.while@9#0")
-/// and its bytes per device.
-struct LiveBuffer {
-  std::string name;
-  int64_t bytes = 0;
-};
-
 /// How many of the largest temporaries at its peak a row names.
 constexpr size_t kLargestLive = 3;
 
@@ -208,7 +201,7 @@ struct Candidate {
   /// (schedule::Schedule::peak_live, at most kLargestLive): what a layout
   /// that does not fit holds.
   std::string peak_at;
-  std::vector<LiveBuffer> largest_live;
+  std::vector<schedule::NamedBuffer> largest_live;
   int64_t capacity_bytes = 0; ///< device memory (0: unknown)
   std::optional<bool> fits;
   /// What the estimate assumed (schedule::Program::assumptions): loops
