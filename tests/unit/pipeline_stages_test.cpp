@@ -779,7 +779,7 @@ TEST_CASE("comparePhase: rows that are not this module's phases' say which") {
   Result<strategy::Comparison> none =
       strategy::comparePhase(text, options, request);
   REQUIRE_FALSE(none);
-  CHECK(none.error().message.find("expected the 25 rows of the base phase, "
+  CHECK(none.error().message.find("expected the 28 rows of the base phase, "
                                   "got 0") != std::string::npos);
   request.phase = strategy::ComparePhase::Base;
   Result<strategy::Comparison> base =

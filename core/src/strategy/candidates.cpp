@@ -359,6 +359,41 @@ void keepTensorInNode(Plan &plan, int64_t tensor, int64_t gpus_per_node) {
                  " GPUs (tensor parallelism is kept inside a node)";
 }
 
+// Hybrid sharding (PyTorch FSDP's HYBRID_SHARD, HSDP): the parameters
+// split over a shard group of f devices inside a node, whole over the r
+// groups, the batch over all N = r × f × b: mesh ["replica"=r, "data"=f]
+// (with b > 1 also "model"=b, weights Megatron-style, minor). A layer's
+// gathers stay on NVLink; the gradients are reduce-scattered in the group
+// and all-reduced across the r groups once a step. Every f, b >= 2 with
+// f × b in a node and r >= 2.
+//   1,024 devices, 8 GPUs a node: HSDP 512×2, 256×4, 128×8;
+//   HSDP×TP 256×2×2, 128×2×4, 128×4×2.
+void addHybridSharded(std::vector<Plan> &plans,
+                      const std::vector<ArgAnalysis> &args, int64_t n,
+                      int64_t gpus_per_node) {
+  for (int64_t b = 1; b * 2 <= gpus_per_node; ++b)
+    for (int64_t f = 2; f * b <= gpus_per_node; ++f) {
+      if (gpus_per_node % (f * b) != 0 || n % (f * b) != 0 || n / (f * b) < 2)
+        continue;
+      const int64_t r = n / (f * b);
+      const std::string R = std::to_string(r), F = std::to_string(f),
+                        B = std::to_string(b);
+      std::vector<MeshAxis> mesh = {{axis::kReplica, r}, {axis::kData, f}};
+      Axes use{{axis::kReplica, axis::kData}, "", "", {axis::kData}};
+      std::string name = "HSDP " + R + "×" + F;
+      std::string what = "batch over " + std::to_string(n / b) +
+                         ", parameters split over groups of " + F +
+                         " in a node and replicated over " + R + " of them";
+      if (b > 1) {
+        mesh.push_back({axis::kModel, b});
+        use.tensor = axis::kModel;
+        name = "HSDP×TP " + R + "×" + F + "×" + B;
+        what += ", weights Megatron-style over " + B;
+      }
+      plans.push_back(makePlan(name, what, mesh, use, args));
+    }
+}
+
 // 3-D: the batch over "data", the sequence over "seq" and the weights
 // Megatron-style over "model", for every n = a × c × b (each >= 2; b, the
 // tensor axis, inside a node), the mesh ["data"=a, "seq"=c, "model"=b] so
@@ -832,6 +867,7 @@ std::vector<Plan> candidatePlans(const ModuleAnalysis &analysed, int64_t n,
       keepTensorInNode(plans.back(), b, gpus_per_node);
     }
   }
+  addHybridSharded(plans, args, n, gpus_per_node);
   addThreeWay(plans, args, n, gpus_per_node, analysed.fused_attention);
   addExpertMixes(plans, args, n, gpus_per_node, updates);
   addPipelines(plans, args, n, gpus_per_node, analysed.layers, updates,

@@ -3,7 +3,8 @@
 // N = a x b, DP×TP, FSDP×TP, DP×SP, (with experts) EP×TP and (with a fused
 // attention) DP×CP and CP×TP on a 2-D mesh, with optimizer state DP ZeRO-1
 // and DP×TP ZeRO-1; for every N = a x b x c, DP×TP×SP and FSDP×TP×SP (and
-// DP×TP×CP, FSDP×TP×CP) on a 3-D mesh;
+// DP×TP×CP, FSDP×TP×CP) on a 3-D mesh; hybrid sharding (HSDP, HSDP×TP:
+// the parameters over a group inside a node, replicated across groups);
 // with experts, EP inside data parallelism (DP×EP, FSDP×EP, and ×TP); where
 // the step loops over stacked layers inside a loop over micro-batches,
 // PP×DP, PP×DP×TP, PP×FSDP and PP×FSDP×TP (with experts also ×EP, with a

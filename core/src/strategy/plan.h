@@ -30,6 +30,7 @@ using ArgAxes = std::vector<std::vector<std::string>>;
 /// passes' `axis` options).
 namespace axis {
 inline constexpr const char *kData = "data";       ///< the batch (DP, FSDP)
+inline constexpr const char *kReplica = "replica"; ///< HSDP's replicas
 inline constexpr const char *kModel = "model";     ///< Megatron's TP
 inline constexpr const char *kSeq = "seq";         ///< SP (gathered)
 inline constexpr const char *kExpert = "expert";   ///< EP

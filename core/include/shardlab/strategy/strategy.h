@@ -53,6 +53,13 @@
 //   DP×TP, FSDP×TP, DP×SP  for every split N = a×b (a, b >= 2) on a 2-D
 //             mesh ["data"=a, "model"|"seq"=b]; with optimizer state also
 //             DP×TP a×b ZeRO-1 (ZeRO-1 with the weights Megatron-style)
+//   HSDP, HSDP×TP  hybrid sharding (PyTorch FSDP's HYBRID_SHARD): for
+//             every N = r×f×b (r, f >= 2; f×b dividing the GPUs of a node)
+//             the mesh ["replica"=r, "data"=f, "model"=b (b > 1)]: the
+//             batch over replica and data, each parameter's FSDP dim over
+//             "data" only (whole over the r groups), with b > 1 the
+//             weights Megatron-style over "model": a layer's gathers stay
+//             in a node, the gradients cross nodes once a step
 //   EP×TP     where there are expert weights, for every split N = a×b:
 //             EP over "expert"=a and each expert's matmuls Megatron-style
 //             over "model"=b (b in a node)
@@ -100,7 +107,8 @@
 // axis into the dispatch mask and gathers the tokens over it).
 //
 // e.g. 8 devices: 7 + 3 × 2 + 2 = 15 candidates (with the CP and DP ZeRO-1
-// rows' reasons where there is no optimizer state; and a PP row). Recomputation
+// rows' reasons where there is no optimizer state; and a PP row), and with
+// 8 GPUs a node 3 more: HSDP 4×2, HSDP 2×4, HSDP×TP 2×2×2. Recomputation
 // and micro-batches are choices made on the rows after (compare.cpp): every one
 // that does not fit is recomputed and split, unless the cheap bound rules it
 // out (its compute alone reaches the fastest step that fits). A candidate whose
