@@ -57,6 +57,20 @@ std::string roleOf(const ArgAnalysis &a) {
   return std::string(toString(a.info.role));
 }
 
+// `text` with `row`'s shardings on its arguments and the mesh `mesh`
+// (`<[...]>`); "" when an argument is not found.
+std::string withRowShardings(std::string text, const Candidate &row,
+                             const std::string &mesh) {
+  for (const ArgSharding &arg : row.shardings) {
+    const size_t at = text.find(arg.name + ": tensor<");
+    if (at == std::string::npos)
+      return "";
+    text.insert(text.find('>', at) + 1,
+                " {sdy.sharding = #sdy.sharding<@mesh, " + arg.sharding + ">}");
+  }
+  return "sdy.mesh @mesh = " + mesh + "\n" + text;
+}
+
 // The row of `c` named `name`, which ran.
 const Candidate &rowThatRan(const Comparison &c, const std::string &name) {
   auto it = std::find_if(c.rows.begin(), c.rows.end(),
@@ -320,6 +334,70 @@ TEST_CASE("compareStrategies: ZeRO-1 by hand, against DP") {
   CHECK_MESSAGE(run.status == partition_check::Status::Match, run.message);
 }
 
+// Every row of kMlp on 8 devices that is a layout only (its shardings on
+// the arguments: no pinned ZeRO-1 weights, no split micro-batches, no
+// recomputation, no pipeline) is run on 8 simulated devices: what its
+// per-device program computes must equal the global module's values.
+TEST_CASE("compareStrategies: every layout's per-device program computes "
+          "the global values") {
+  CompareOptions options;
+  options.devices = 8;
+  options.pipeline = *schedule::pipelineOptionsFor({});
+  Result<Comparison> c = compareStrategies(kMlp, options);
+  REQUIRE(c);
+  std::vector<std::string> checked;
+  for (const Candidate &row : c->rows) {
+    if (!row.ok || row.is_user ||
+        row.name.find("ZeRO-1") != std::string::npos ||
+        row.name.find("mb÷") != std::string::npos ||
+        row.name.find("recompute") != std::string::npos)
+      continue;
+    CAPTURE(row.name);
+    const std::string sharded = withRowShardings(kMlp, row, row.mesh);
+    REQUIRE_FALSE(sharded.empty());
+    const partition_check::Outcome run =
+        partition_check::checkPartitioned(sharded, {});
+    CHECK_MESSAGE(run.status == partition_check::Status::Match, run.message);
+    checked.push_back(row.name);
+  }
+  // The families, hybrid sharding among them, each checked.
+  for (const char *name :
+       {"DP", "FSDP", "TP", "SP", "DP×TP 4×2", "FSDP×TP 2×4", "DP×SP 2×4",
+        "HSDP 4×2", "HSDP 2×4", "HSDP×TP 2×2×2", "FSDP×TP×SP 2×2×2"}) {
+    CAPTURE(name);
+    CHECK(std::find(checked.begin(), checked.end(), name) != checked.end());
+  }
+
+  SUBCASE("the check fails on a wrong program") {
+    // HSDP×TP 2×2×2's program with its first all-reduce dropped (its users
+    // read their own device's part of the sum) computes other values.
+    const auto hsdp =
+        std::find_if(c->rows.begin(), c->rows.end(), [](const Candidate &r) {
+          return r.name == "HSDP×TP 2×2×2";
+        });
+    REQUIRE(hsdp != c->rows.end());
+    partition_check::Options faulty;
+    int dropped = 0;
+    faulty.after_partition = [&](Module &module) {
+      Operation *first = nullptr;
+      walk(module.op(), [&](Operation &op) {
+        if (!first && op.is("stablehlo.all_reduce"))
+          first = &op;
+      });
+      if (!first)
+        return;
+      first->result(0)->replaceAllUsesWith(first->operand(0));
+      first->dropAllUses();
+      first->parentBlock()->erase(first);
+      ++dropped;
+    };
+    const partition_check::Outcome run = partition_check::checkPartitioned(
+        withRowShardings(kMlp, *hsdp, hsdp->mesh), faulty);
+    CHECK(dropped == 1);
+    CHECK(run.status == partition_check::Status::Mismatch);
+  }
+}
+
 TEST_CASE("Candidates: tensor parallelism stays inside a node") {
   Result<ModuleAnalysis> m = analyzeArguments(kMlp);
   REQUIRE(m);
@@ -555,17 +633,8 @@ func.func @main(%x: tensor<4x8x16xf32>, %dispatch: tensor<4x8x4x2xf32>, %wr: ten
 // exchange constraints the comparer adds to an expert-parallel row
 // (shardlab-expert-exchange); "" when it does not load.
 std::string moeAsRow(const Candidate &row, const std::string &mesh) {
-  std::string sharded = kMoe;
-  for (const ArgSharding &arg : row.shardings) {
-    const size_t at = sharded.find(arg.name + ": tensor<");
-    if (at == std::string::npos)
-      return "";
-    sharded.insert(sharded.find('>', at) + 1,
-                   " {sdy.sharding = #sdy.sharding<@mesh, " + arg.sharding +
-                       ">}");
-  }
-  sharded = "sdy.mesh @mesh = " + mesh + "\n" + sharded;
-  if (mesh.find("\"expert\"") == std::string::npos)
+  const std::string sharded = withRowShardings(kMoe, row, mesh);
+  if (sharded.empty() || mesh.find("\"expert\"") == std::string::npos)
     return sharded;
   DiagnosticEngine diags;
   LoadedModule loaded = loadModule(sharded, diags);
