@@ -6,12 +6,15 @@ for bench/RESULTS.md.
   python3 bench/published/run.py [--build build] [--json out.json]
 
 Each run's step is written by bench/models/gen_training_step.py from the
-run's generator arguments, then estimated six ways, to show what each part
+run's generator arguments, then estimated seven ways, to show what each part
 of the model changes: as shardlab estimates by default (XLA's passes and
-S-curve); with XLA's collective pipeliner (--pipeline-collectives, the
-cross-layer overlap FSDP and Megatron runs have); with that and NCCL's
-pipelined ring (each ring step a 2.7 us hop instead of XLA's round trip
-and chunk preparation); with --no-combine (each collective its own call);
+S-curve, all-reduces across nodes by NCCL's tree where it is cheaper than
+the ring: 2 log2(nodes) of XLA's steps, not 2 (nodes - 1)); with XLA's
+ring only (tree_all_reduce=0, XLA's own model); with XLA's collective
+pipeliner (--pipeline-collectives, the cross-layer overlap FSDP and
+Megatron runs have); with that and NCCL's pipelined ring (each ring step a
+2.7 us hop instead of XLA's round trip and chunk preparation); with
+--no-combine (each collective its own call);
 with --no-fusion (every op its own kernel, no combining); with
 --gemms-at-peak (GEMMs at the datasheet peak, not measured efficiency). The measured step time is derived from the claim:
   - a model-FLOPs rate per GPU: step = FLOPs of the step / (rate x GPUs),
@@ -35,6 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 GENERATOR = os.path.join(ROOT, "bench", "models", "gen_training_step.py")
 VARIANTS = (("shardlab", []),
+            ("XLA's ring only", ["--sol-options", "tree_all_reduce=0"]),
             ("+ pipelined collectives", ["--pipeline-collectives"]),
             ("+ pipelined, NCCL ring hops", ["--pipeline-collectives",
                                              "--sol-options", "ring_hop_us=2.7"]),
@@ -188,6 +192,19 @@ def read_bands(path):
             for m in re.finditer(r'\{"([a-z-]+)", ([0-9.]+), ([0-9.]+), (\d+)\}', text)}
 
 
+def variant_names(text):
+    """The variants a comma-separated list names (names may hold commas:
+    "+ pipelined, NCCL ring hops"), or None when a piece is no name."""
+    known = {v[0] for v in VARIANTS}
+    names, piece = [], ""
+    for part in text.split(","):
+        piece = part.strip() if not piece else piece + ", " + part.strip()
+        if piece in known:
+            names.append(piece)
+            piece = ""
+    return names if not piece and names else None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -201,11 +218,11 @@ def main():
     args = ap.parse_args()
     variants = VARIANTS
     if args.variants:
-        wanted = args.variants.split(",")
-        variants = [v for v in VARIANTS if v[0] in wanted]
-        if len(variants) != len(wanted):
+        wanted = variant_names(args.variants)
+        if wanted is None:
             sys.exit("unknown variant in %r; known: %s" % (
                 args.variants, ", ".join(v[0] for v in VARIANTS)))
+        variants = [v for v in VARIANTS if v[0] in wanted]
     if (args.write_bands or args.check_bands) and variants[0][0] != "shardlab":
         sys.exit("the bands are taken from the default variant (shardlab)")
     with open(args.runs) as f:

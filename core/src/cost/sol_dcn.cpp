@@ -68,6 +68,18 @@ Result<Topology> dcnTopology(const SolConfig &c, const DcnQuery &q) {
                    "not the S-curve model");
 }
 
+// The ring's time, or the tree's where c.tree_all_reduce asks for it and it
+// is cheaper (the model then says so).
+double orTree(const SolConfig &c, double ring_us, int64_t bytes, int64_t nodes,
+              int64_t gpn, Explanation *ex) {
+  bool tree = false;
+  const double us = allReduceUs(c, ring_us, bytes, nodes, gpn, &tree);
+  if (tree)
+    ex->model = "s-curve/tree all-reduce (NCCL's tree: cheaper than the "
+                "ring here)";
+  return us;
+}
+
 Result<double> collectiveUs(const SolConfig &c, const DcnQuery &q,
                             const Topology &t, Explanation *ex) {
   const CollectiveOp op = asyncToSync(q.op);
@@ -75,11 +87,17 @@ Result<double> collectiveUs(const SolConfig &c, const DcnQuery &q,
       (op == CollectiveOp::AllGather || op == CollectiveOp::AllReduce ||
        op == CollectiveOp::ReduceScatter)) {
     ex->model = "s-curve/ring over unevenly spread members";
-    return unevenRingLatencyUs(
+    Result<double> ring = unevenRingLatencyUs(
         c, q.msg_bytes, t.uneven_gpus, t.fewest_on_a_node,
         op == CollectiveOp::AllGather   ? SolCollective::AllGather
         : op == CollectiveOp::AllReduce ? SolCollective::AllReduce
                                         : SolCollective::ReduceScatter);
+    if (!ring || op != CollectiveOp::AllReduce)
+      return ring;
+    // As many nodes as if each held the fewest: the deepest tree.
+    const int64_t nodes =
+        (t.uneven_gpus + t.fewest_on_a_node - 1) / t.fewest_on_a_node;
+    return orTree(c, *ring, q.msg_bytes, nodes, t.fewest_on_a_node, ex);
   }
   if (t.uneven_gpus > 0 && op == CollectiveOp::AllToAll) {
     ex->model = "s-curve/all-to-all over unevenly spread members";
@@ -94,10 +112,15 @@ Result<double> collectiveUs(const SolConfig &c, const DcnQuery &q,
     ex->model = "s-curve/ring all-gather";
     return ringLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::AllGather,
                          t.comms);
-  case CollectiveOp::AllReduce:
+  case CollectiveOp::AllReduce: {
     ex->model = "s-curve/ring all-reduce";
-    return ringLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::AllReduce,
-                         t.comms);
+    Result<double> ring = ringLatencyUs(c, q.msg_bytes, t.hosts,
+                                        SolCollective::AllReduce, t.comms);
+    if (!ring)
+      return ring;
+    return orTree(c, *ring, q.msg_bytes, t.hosts,
+                  c.gpus_per_node / std::max<int64_t>(t.comms, 1), ex);
+  }
   case CollectiveOp::ReduceScatter:
     ex->model = "s-curve/ring reduce-scatter";
     return ringLatencyUs(c, q.msg_bytes, t.hosts, SolCollective::ReduceScatter,

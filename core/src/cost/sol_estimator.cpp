@@ -61,6 +61,8 @@ bool setOption(SolConfig *c, std::string_view key, double v) {
     c->partition_size = int64_t(v);
   else if (key == "ring_hop_us")
     c->ring_hop_us = v;
+  else if (key == "tree_all_reduce")
+    c->tree_all_reduce = v > 0;
   else
     return false;
   return true;
@@ -82,7 +84,8 @@ Result<SolConfig> applySolOptions(SolConfig config, std::string_view options) {
       return makeError("unknown S-curve option '" + std::string(key) +
                        "' (known: nccl_op_launch_us, nic_speed_gbps, "
                        "chunk_prep_us, rtt_us, gpus_per_node, "
-                       "chunk_size_bytes, partition_size, ring_hop_us)");
+                       "chunk_size_bytes, partition_size, ring_hop_us, "
+                       "tree_all_reduce)");
     // XLA: only nic_speed_gbps is a double; a value overrides iff > 0.
     const bool integer = key != "nic_speed_gbps" && key != "ring_hop_us";
     std::optional<double> v = parseNumber(value, integer);
@@ -91,7 +94,8 @@ Result<SolConfig> applySolOptions(SolConfig config, std::string_view options) {
           "S-curve option '" + std::string(key) + "': '" + std::string(value) +
           "' is not " +
           (integer ? "an integer (XLA's flag is one)" : "a number"));
-    if (*v > 0)
+    // shardlab's switch is set either way; XLA's keys only by a value > 0.
+    if (*v > 0 || key == "tree_all_reduce")
       setOption(&config, key, *v);
   }
   return config;

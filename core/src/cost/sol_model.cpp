@@ -1,6 +1,7 @@
 // XLA's S-curve (speed-of-light) network model for DCN collectives.
 #include "shardlab/cost/sol_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace shardlab::cost {
@@ -40,7 +41,10 @@ SolConfig solPlatformDefaults(std::string_view device_name) {
   return c;
 }
 
-SolConfig solDefaultsFor(const HardwarePreset &hw) {
+namespace {
+
+// XLA's S-curve terms for the preset's machine (see solDefaultsFor).
+SolConfig solMachineDefaults(const HardwarePreset &hw) {
   if (!(hw.nic_bytes_per_s > 0))
     return solPlatformDefaults(hw.device_name);
   const PlatformBase *p = &kPlatforms[0]; // H100's latencies by default
@@ -53,6 +57,14 @@ SolConfig solDefaultsFor(const HardwarePreset &hw) {
                                   hw.nic_bytes_per_s / kH100NicBytesPerS));
   if (hw.gpus_per_node > 0)
     c.gpus_per_node = hw.gpus_per_node;
+  return c;
+}
+
+} // namespace
+
+SolConfig solDefaultsFor(const HardwarePreset &hw) {
+  SolConfig c = solMachineDefaults(hw);
+  c.tree_all_reduce = true;
   return c;
 }
 
@@ -111,6 +123,32 @@ double ringOverUs(const SolConfig &c, int64_t buffer_bytes, int64_t g,
     t *= 2;
   return t + c.nccl_op_launch_us;
 }
+
+} // namespace
+
+double treeAllReduceUs(const SolConfig &c, int64_t buffer_bytes, int64_t nodes,
+                       int64_t gpn) {
+  int64_t depth = 0;
+  while ((int64_t{1} << depth) < nodes)
+    ++depth;
+  const int64_t per_nic = buffer_bytes / std::max<int64_t>(gpn, 1);
+  const double level_us = c.rtt_us + c.chunk_prep_us;
+  return 2 * (double(depth) * level_us + transferDurationUs(c, per_nic) +
+              chunkPrepUs(c, per_nic)) +
+         c.nccl_op_launch_us;
+}
+
+double allReduceUs(const SolConfig &c, double ring_us, int64_t buffer_bytes,
+                   int64_t nodes, int64_t gpn, bool *tree) {
+  *tree = false;
+  if (!c.tree_all_reduce || nodes < 2)
+    return ring_us;
+  const double tree_us = treeAllReduceUs(c, buffer_bytes, nodes, gpn);
+  *tree = tree_us < ring_us;
+  return std::min(ring_us, tree_us);
+}
+
+namespace {
 
 // XLA's all-to-all over g GPUs for one with `peers` of them on other
 // nodes, each sent buf / (g - 1) one after another.

@@ -41,9 +41,23 @@ Result<double> networkUs(const SolConfig &c, CollectiveOp op, int64_t bytes,
   case CollectiveOp::AllGather:
     *model = "s-curve/ring all-gather";
     return ringLatencyUs(c, bytes, nodes, SolCollective::AllGather, comms);
-  case CollectiveOp::AllReduce:
+  case CollectiveOp::AllReduce: {
     *model = "s-curve/ring all-reduce";
-    return ringLatencyUs(c, bytes, nodes, SolCollective::AllReduce, comms);
+    Result<double> ring =
+        ringLatencyUs(c, bytes, nodes, SolCollective::AllReduce, comms);
+    if (!ring)
+      return ring;
+    bool tree = false;
+    const double us =
+        allReduceUs(c, *ring, bytes, nodes, c.gpus_per_node / comms, &tree);
+    if (tree) {
+      *model = "s-curve/tree all-reduce";
+      *note = "NCCL's tree, cheaper than the ring here: launch + 2 x "
+              "(ceil(log2 nodes) x (rtt + chunk prep) + transfer(bytes / "
+              "gpn) x 1.025 + its chunks' prep); network time only";
+    }
+    return us;
+  }
   case CollectiveOp::ReduceScatter:
     *model = "s-curve/ring reduce-scatter";
     return ringLatencyUs(c, bytes, nodes, SolCollective::ReduceScatter, comms);

@@ -363,9 +363,9 @@ void keepTensorInNode(Plan &plan, int64_t tensor, int64_t gpus_per_node) {
 // split over a shard group of f devices inside a node, whole over the r
 // groups, the batch over all N = r × f × b: mesh ["replica"=r, "data"=f]
 // (with b > 1 also "model"=b, weights Megatron-style, minor). A layer's
-// gathers stay on NVLink; the gradients are reduce-scattered in the group
-// and all-reduced across the r groups once a step. Every f, b >= 2 with
-// f × b in a node and r >= 2.
+// gathers stay on NVLink; a gradient is reduced over its group (to the
+// parameter's shard) and only its shard all-reduced across the r groups.
+// Every f >= 2, b >= 1 with f × b dividing the GPUs of a node, and r >= 2.
 //   1,024 devices, 8 GPUs a node: HSDP 512×2, 256×4, 128×8;
 //   HSDP×TP 256×2×2, 128×2×4, 128×4×2.
 void addHybridSharded(std::vector<Plan> &plans,

@@ -122,6 +122,53 @@ TEST_CASE("S-curve ring latency by hand") {
   }
 }
 
+TEST_CASE("A tree all-reduce by hand, and where it beats the ring") {
+  SolConfig c;
+  c.nccl_op_launch_us = 10;
+  c.nic_speed_gbps = 1; // 1e9 B/s
+  c.chunk_prep_us = 1;
+  c.rtt_us = 2;
+  c.gpus_per_node = 2;
+  c.chunk_size_bytes = 1000;
+  c.header_overhead = 0;
+  // 256 nodes of 2: 8 levels of rtt + one chunk's prep (3 us), each NIC
+  // sending 4000 / 2 bytes once each way (2 us and 2 chunks' prep, 2 us).
+  CHECK(treeAllReduceUs(c, 4000, 256, 2) ==
+        doctest::Approx(2 * (8 * 3.0 + 2 + 2) + 10));
+  // 5 nodes: 3 levels.
+  CHECK(treeAllReduceUs(c, 4000, 5, 2) ==
+        doctest::Approx(2 * (3 * 3.0 + 2 + 2) + 10));
+  // The ring over 512 GPUs: 2 x 511 / 2 steps of (transfer 7.8 B + 1 chunk
+  // prep + rtt) = 1,533 us and more; off by default, the ring stays.
+  const double ring = *ringLatencyUs(c, 4000, 256, SolCollective::AllReduce, 1);
+  CHECK(ring > 1533);
+  bool tree = true;
+  CHECK(allReduceUs(c, ring, 4000, 256, 2, &tree) == ring);
+  CHECK_FALSE(tree);
+  c.tree_all_reduce = true;
+  CHECK(allReduceUs(c, ring, 4000, 256, 2, &tree) ==
+        doctest::Approx(treeAllReduceUs(c, 4000, 256, 2)));
+  CHECK(tree);
+  // Large buffers on few nodes: the ring's 2 (g - 1) / g of the buffer
+  // beats the tree's twice the buffer, and is kept.
+  const double big_ring =
+      *ringLatencyUs(c, 4000000, 2, SolCollective::AllReduce, 1);
+  CHECK(allReduceUs(c, big_ring, 4000000, 2, 2, &tree) == big_ring);
+  CHECK_FALSE(tree);
+  // Through the estimator: the model says which ran.
+  DcnQuery q;
+  q.op = CollectiveOp::AllReduce;
+  q.groups = *parseReplicaGroups("[1,512]<=[512]");
+  q.msg_bytes = 4000;
+  auto e = dcnCollectiveEstimate(c, 1e12, q);
+  REQUIRE(e);
+  CHECK(e->explanation.model.find("tree all-reduce") != std::string::npos);
+  c.tree_all_reduce = false;
+  e = dcnCollectiveEstimate(c, 1e12, q);
+  REQUIRE(e);
+  CHECK(e->explanation.model == "s-curve/ring all-reduce");
+}
+
 TEST_CASE("S-curve options: > 0 overrides, integers must be integers") {
   SolConfig base = solPlatformDefaults("NVIDIA H100 80GB HBM3");
   CHECK(base.nic_speed_gbps == doctest::Approx(25.002));
@@ -143,6 +190,17 @@ TEST_CASE("S-curve options: > 0 overrides, integers must be integers") {
   REQUIRE(hop);
   CHECK(hop->ring_hop_us == 2.7);
   CHECK(base.ring_hop_us == 0); // XLA's ring by default
+  auto tree = applySolOptions(base, "tree_all_reduce=1");
+  REQUIRE(tree);
+  CHECK(tree->tree_all_reduce);
+  CHECK_FALSE(base.tree_all_reduce); // XLA's ring only by default
+  CHECK_FALSE(applySolOptions(base, "tree_all_reduce=yes"));
+  // A preset's S-curve takes the tree; 0 turns it off.
+  SolConfig preset = solDefaultsFor(*findHardwarePreset("h100"));
+  CHECK(preset.tree_all_reduce);
+  auto off = applySolOptions(preset, "tree_all_reduce=0");
+  REQUIRE(off);
+  CHECK_FALSE(off->tree_all_reduce);
 }
 
 TEST_CASE("unknown devices get the <unknown> defaults") {

@@ -36,6 +36,14 @@ struct SolConfig {
   /// Not an XLA option: shardlab's, to show what XLA's per-step round trip
   /// costs on rings of hundreds of nodes.
   double ring_hop_us = 0;
+  /// An all-reduce across nodes takes the cheaper of XLA's ring and a tree
+  /// (treeAllReduceUs), as NCCL chooses between its ring and tree
+  /// algorithms by size. Not XLA's: its model has the ring only, whose
+  /// 2 (nodes - 1) steps each pay a round trip, so a few bytes all-reduced
+  /// over 256 nodes cost 19 ms. Off here (XLA's defaults, its conformance
+  /// vectors); on in the presets' S-curve (solDefaultsFor), which
+  /// `tree_all_reduce=0` turns off.
+  bool tree_all_reduce = false;
 };
 
 /// XLA's per-device defaults (base values x 0.45 in float32); names other
@@ -47,11 +55,13 @@ SolConfig solPlatformDefaults(std::string_view device_name);
 /// coefficient) stands for the H100 DGX's 400 Gb/s NIC per GPU and is
 /// scaled by nic_bytes_per_s / 50 GB/s, so h100 keeps XLA's values exactly
 /// and an A100 DGX (200 Gb/s HDR) gets half. A preset without a NIC takes
-/// solPlatformDefaults.
+/// solPlatformDefaults. Either way all-reduces take NCCL's tree where it is
+/// cheaper than the ring (tree_all_reduce).
 SolConfig solDefaultsFor(const HardwarePreset &hw);
 /// Applies `k=v,k=v` options; a value overrides only if it is > 0 (XLA's 0
-/// or -1: the default). A value that does not parse (integer keys must be
-/// integers) and an unknown key are errors.
+/// or -1: the default), except tree_all_reduce (shardlab's: 0 is off). A value
+/// that does not parse (integer keys must be integers) and an unknown key are
+/// errors.
 Result<SolConfig> applySolOptions(SolConfig config, std::string_view options);
 
 enum class SolCollective {
@@ -68,6 +78,20 @@ Result<int64_t> numGpusPerComm(const SolConfig &c, int64_t nodes,
                                SolCollective type, int64_t comms);
 Result<double> ringLatencyUs(const SolConfig &c, int64_t buffer_bytes,
                              int64_t nodes, SolCollective type, int64_t comms);
+/// An all-reduce over `nodes` nodes, `gpn` GPUs of the group on each, as a
+/// tree of nodes (NCCL's tree algorithm): reduced up ceil(log2 nodes)
+/// levels and broadcast back down, each level a step of XLA's S-curve
+/// (one round trip and one chunk's preparation) and the buffer, its
+/// node's share on each NIC (bytes / gpn), sent once each way in
+/// pipelined chunks. With XLA's H100 terms, 4 KiB over 256 nodes:
+/// 2 x 8 x (31 + 6) us + launch = 0.64 ms, where the ring takes 19 ms.
+double treeAllReduceUs(const SolConfig &c, int64_t buffer_bytes, int64_t nodes,
+                       int64_t gpn);
+/// The ring's time, or with c.tree_all_reduce the tree's where it is
+/// cheaper (`*tree` says which).
+double allReduceUs(const SolConfig &c, double ring_us, int64_t buffer_bytes,
+                   int64_t nodes, int64_t gpn, bool *tree);
+
 /// A ring over `gpus` GPUs spread unevenly over nodes (not XLA's: its
 /// model assumes the same members on every node and fails otherwise):
 /// XLA's ring with the step's bytes carried by the NICs of the node that

@@ -59,7 +59,7 @@
 //             batch over replica and data, each parameter's FSDP dim over
 //             "data" only (whole over the r groups), with b > 1 the
 //             weights Megatron-style over "model": a layer's gathers stay
-//             in a node, the gradients cross nodes once a step
+//             in a node, only a gradient's shard crosses nodes
 //   EP×TP     where there are expert weights, for every split N = a×b:
 //             EP over "expert"=a and each expert's matmuls Megatron-style
 //             over "model"=b (b in a node)

@@ -145,9 +145,18 @@ TEST_CASE("CLI and API agree; K > 1 is the S-curve alone") {
       R"({"op":"all-reduce","bytes":1048576,"group_size":16,"nodes":2})");
   CHECK(out.str() == api + "\n");
   auto reply = nlohmann::json::parse(api);
-  CHECK(reply["model"] == "s-curve/ring all-reduce");
-  // research/xla_lhs.md §d.2: H100 defaults, AR of 1 MiB over 2 x 8 GPUs.
-  CHECK(reply["time_us"].get<double>() == doctest::Approx(193.8).epsilon(1e-3));
+  // NCCL's tree, cheaper than XLA's ring here: H100 terms (launch 45 us,
+  // rtt 31, chunk prep 6, NIC 25 GB/s x 1.025), one level each way, each
+  // NIC sending 1 MiB / 8: 45 + 2 x (37 + 5.37 + 6) = 141.8 us.
+  CHECK(reply["model"] == "s-curve/tree all-reduce");
+  CHECK(reply["time_us"].get<double>() == doctest::Approx(141.8).epsilon(1e-3));
+  // XLA's ring alone: research/xla_lhs.md §d.2, H100 defaults, AR of 1 MiB
+  // over 2 x 8 GPUs.
+  auto ring = nlohmann::json::parse(shardlab::api::estimateCollectiveJson(
+      R"({"op":"all-reduce","bytes":1048576,"group_size":16,"nodes":2,)"
+      R"("sol_options":"tree_all_reduce=0"})"));
+  CHECK(ring["model"] == "s-curve/ring all-reduce");
+  CHECK(ring["time_us"].get<double>() == doctest::Approx(193.8).epsilon(1e-3));
 }
 
 TEST_CASE("XLA text-proto tables: --device picks one of several devices") {
