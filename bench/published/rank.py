@@ -11,7 +11,8 @@ comparer can replace the layout. `shardlab-schedule --compare` on the run's
 devices then estimates every candidate beside the module as written, which
 is the published layout. Printed per run: the published layout's estimated
 step and rank among the candidates that ran (and among those that fit), the
-best candidate, and its step / the published layout's. The issue's goal: the
+best candidate (the fastest that fits, as the comparison's reasons explain
+it; the fastest when none fits), and its step / the published layout's. The issue's goal: the
 published layout in the top 3, or a faster layout the tool shows with its
 reasons (the rows' collectives and memory). --variant ranks under one of
 run.py's variants (e.g. "+ pipelined, NCCL ring hops"): the same modules,
@@ -87,7 +88,11 @@ def main():
             mine = next(row for row in rows if row["is_user"])
             rank, ran = rank_of(rows, mine["name"])
             rank_fit, fitting = rank_of(rows, mine["name"], only_fitting=True)
-            best = min((row for row in rows if row["ok"]), key=lambda row: row["step_time_us"])
+            # The comparison's answer: the fastest layout that fits (the
+            # fastest, when none fits), the one its reasons explain.
+            ran_rows = [row for row in rows if row["ok"]]
+            fitting_rows = [row for row in ran_rows if row.get("fits", True)]
+            best = min(fitting_rows or ran_rows, key=lambda row: row["step_time_us"])
             layout = "%s, %s%s" % (published.option(gen, "--mesh"), published.option(gen, "--layout"),
                                    ", SP" if "--sequence-parallel" in gen else "")
             if mine["ok"]:
@@ -101,7 +106,8 @@ def main():
                 r["id"], devices, layout, step, where, best["name"], "" if best["fits"] else " (does not fit)",
                 best["step_time_us"] / 1e6, ratio, elapsed))
             sys.stdout.flush()
-            why.append((r["id"], best["name"], report.get("why_fastest", [])))
+            why.append((r["id"], report.get("why_fastest_row", best["name"]),
+                        report.get("why_fastest", [])))
             out.append({"run": r["id"], "devices": devices, "layout": layout, "published": mine, "best": best,
                         "rank": rank, "ran": ran, "rank_fitting": rank_fit, "fitting": fitting,
                         "compare_s": elapsed, "why_fastest": report.get("why_fastest", []), "rows": [{k: row[k] for k in ("name", "ok", "error", "step_time_us", "fits",

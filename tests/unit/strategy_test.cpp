@@ -1080,6 +1080,53 @@ TEST_CASE("compareStrategies: every row's time and bytes as worked out by "
   }
 }
 
+TEST_CASE("compareStrategies explains the fastest layout that fits") {
+  Result<cost::PerfTable> table = cost::parsePerfTable(analyticalTable());
+  REQUIRE(table);
+  CompareOptions options;
+  options.devices = kDevices;
+  options.pipeline = analyticalPipeline(*table);
+  Result<Comparison> roomy = compareStrategies(kChain, options);
+  REQUIRE(roomy);
+  // By hand (above): TP is the fastest, and it fits.
+  REQUIRE(roomy->rows.front().name == "TP");
+  CHECK(roomy->why_fastest_row == "TP");
+  CHECK_FALSE(roomy->why_fastest.empty());
+  // Rows sorted by time whose fastest does not fit: the reasons are
+  // those of the fastest that fits (rows go by time, so it is not first).
+  auto row = [](std::string name, double us, std::optional<bool> fits) {
+    Candidate r;
+    r.name = std::move(name);
+    r.ok = true;
+    r.step_time_us = us;
+    r.compute_us = us;
+    r.fits = fits;
+    r.peak_memory_bytes = fits && !*fits ? 200 : 100;
+    r.capacity_bytes = 150;
+    return r;
+  };
+  std::vector<Candidate> rows = {row("A", 10, false), row("B", 20, true),
+                                 row("as written", 30, true)};
+  rows[2].is_user = true;
+  REQUIRE(fastestRow(rows) == &rows[1]);
+  const std::vector<std::string> why = whyFastest(rows);
+  CHECK_FALSE(why.empty());
+  CHECK(std::none_of(why.begin(), why.end(), [](const std::string &w) {
+    return w.find("does not fit") != std::string::npos;
+  }));
+  // None fits: the fastest. Memory unknown (no fits): the fastest.
+  rows[1].fits = false;
+  rows[2].fits = false;
+  CHECK(fastestRow(rows) == &rows[0]);
+  rows[0].fits.reset();
+  CHECK(fastestRow(rows) == &rows[0]);
+  // The fastest that fits is the module as written: nothing to explain.
+  rows[0].fits = false;
+  rows[2].fits = true;
+  CHECK(fastestRow(rows) == &rows[2]);
+  CHECK(whyFastest(rows).empty());
+}
+
 TEST_CASE("suggestShardings finds the fastest layout that exists by "
           "construction") {
   Result<cost::PerfTable> table = cost::parsePerfTable(analyticalTable());

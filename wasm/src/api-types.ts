@@ -1403,9 +1403,13 @@ export interface Comparison {
    */
   rows?: Candidate[];
   /**
-   * Why the fastest row beats the module as written: each collective kind that went, came or changed (calls, bytes, time, exposed time), compute, exposed communication and peak memory; empty when the module as written is the fastest or did not run.
+   * Why the fastest row that fits (the fastest, when none fits) beats the module as written: each collective kind that went, came or changed (calls, bytes, time, exposed time), compute, exposed communication and peak memory; empty when the module as written is that row or did not run.
    */
   why_fastest?: string[];
+  /**
+   * The row why_fastest explains: the fastest that fits, or the fastest when none fits (empty with why_fastest).
+   */
+  why_fastest_row?: string;
   /**
    * Layouts not tried, as the cheap bound rules them out: not derived (recomputed or micro-batches split) from a row that does not fit, as its compute alone reaches the fastest step of a row that fits; pipelines not interleaved, as even half their bubble saved could not beat that step.
    */

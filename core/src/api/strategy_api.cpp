@@ -32,6 +32,7 @@ json comparisonValue(const strategy::Comparison &c) {
           {"args", args},
           {"rows", rows},
           {"why_fastest", c.why_fastest},
+          {"why_fastest_row", c.why_fastest_row},
           {"pruned_by_bound", c.pruned_by_bound},
           {"elapsed_ms", c.elapsed_ms}};
 }

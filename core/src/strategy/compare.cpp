@@ -279,6 +279,8 @@ Comparison finish(const Prepared &p, std::vector<Candidate> rows,
   out.pruned_by_bound = pruned;
   sortRows(out.rows);
   out.why_fastest = whyFastest(out.rows);
+  if (!out.why_fastest.empty())
+    out.why_fastest_row = fastestRow(out.rows)->name;
   return out;
 }
 

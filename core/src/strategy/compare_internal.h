@@ -47,8 +47,13 @@ double leastDerivedCompute(const Plan &plan, double compute_us,
 /// exposed 12.0 ms -> 0.0 ms)".
 std::vector<std::string> reasons(const Candidate &user, const Candidate &row);
 
-/// reasons() for the fastest row that ran against the module as written;
-/// empty when that is the fastest or did not run. `rows` sorted.
+/// The row a comparison explains: the fastest that fits (a faster one
+/// that does not fit is no answer), or the fastest when none fits; null
+/// when none ran. `rows` sorted.
+const Candidate *fastestRow(const std::vector<Candidate> &rows);
+
+/// reasons() for fastestRow(rows) against the module as written; empty
+/// when that is the module as written or it did not run.
 std::vector<std::string> whyFastest(const std::vector<Candidate> &rows);
 
 } // namespace shardlab::strategy

@@ -4,6 +4,7 @@
 #include "strategy/compare_internal.h"
 #include "strategy/units.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -78,15 +79,24 @@ std::vector<std::string> reasons(const Candidate &user, const Candidate &row) {
   return out;
 }
 
-std::vector<std::string> whyFastest(const std::vector<Candidate> &rows) {
-  const Candidate *user = nullptr, *fastest = nullptr;
+const Candidate *fastestRow(const std::vector<Candidate> &rows) {
+  const Candidate *fastest = nullptr;
   for (const Candidate &row : rows) {
-    if (row.is_user)
-      user = &row;
-    if (row.ok && !fastest)
+    if (!row.ok)
+      continue;
+    if (!row.fits || *row.fits)
+      return &row;
+    if (!fastest)
       fastest = &row;
   }
-  if (!user || !user->ok || !fastest || fastest == user)
+  return fastest;
+}
+
+std::vector<std::string> whyFastest(const std::vector<Candidate> &rows) {
+  const Candidate *fastest = fastestRow(rows);
+  const auto user = std::find_if(rows.begin(), rows.end(),
+                                 [](const Candidate &r) { return r.is_user; });
+  if (user == rows.end() || !user->ok || !fastest || fastest == &*user)
     return {};
   return reasons(*user, *fastest);
 }

@@ -104,8 +104,8 @@ std::string largestLiveText(const Candidate &row) {
 std::string whyText(const Comparison &c) {
   if (c.why_fastest.empty())
     return "";
-  std::string out = "\nwhy " + c.rows.front().name +
-                    " is faster than the module as written:\n";
+  std::string out =
+      "\nwhy " + c.why_fastest_row + " is faster than the module as written:\n";
   for (const std::string &reason : c.why_fastest)
     out += "  " + reason + "\n";
   return out;

@@ -227,10 +227,13 @@ struct Comparison {
   std::vector<ArgInfo> args;
   /// Rows that ran, fastest first, then the failed ones.
   std::vector<Candidate> rows;
-  /// Why the fastest row beats the module as written, collective kind by
-  /// kind, compute, exposed communication and memory (empty when the
-  /// module as written is the fastest or did not run).
+  /// Why the fastest row that fits (the fastest, when none fits) beats the
+  /// module as written, collective kind by kind, compute, exposed
+  /// communication and memory (empty when the module as written is that
+  /// row or did not run).
   std::vector<std::string> why_fastest;
+  /// The row why_fastest explains ("" when it is empty).
+  std::string why_fastest_row;
   /// Layouts not tried, as the cheap bound rules them out: not derived
   /// (recomputed or split) from a row that does not fit, as the row's
   /// compute alone reaches the fastest step of a row that fits; pipelines
