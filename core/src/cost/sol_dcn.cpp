@@ -75,8 +75,7 @@ double orTree(const SolConfig &c, double ring_us, int64_t bytes, int64_t nodes,
   bool tree = false;
   const double us = allReduceUs(c, ring_us, bytes, nodes, gpn, &tree);
   if (tree)
-    ex->model = "s-curve/tree all-reduce (NCCL's tree: cheaper than the "
-                "ring here)";
+    ex->model = kTreeAllReduceModel;
   return us;
 }
 

@@ -51,7 +51,7 @@ Result<double> networkUs(const SolConfig &c, CollectiveOp op, int64_t bytes,
     const double us =
         allReduceUs(c, *ring, bytes, nodes, c.gpus_per_node / comms, &tree);
     if (tree) {
-      *model = "s-curve/tree all-reduce";
+      *model = kTreeAllReduceModel;
       *note = "NCCL's tree, cheaper than the ring here: launch + 2 x "
               "(ceil(log2 nodes) x (rtt + chunk prep) + transfer(bytes / "
               "gpn) x 1.025 + its chunks' prep); network time only";

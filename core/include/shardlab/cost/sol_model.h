@@ -87,6 +87,8 @@ Result<double> ringLatencyUs(const SolConfig &c, int64_t buffer_bytes,
 /// 2 x 8 x (31 + 6) us + launch = 0.64 ms, where the ring takes 19 ms.
 double treeAllReduceUs(const SolConfig &c, int64_t buffer_bytes, int64_t nodes,
                        int64_t gpn);
+/// The model an all-reduce the tree ran says it ran.
+inline constexpr const char *kTreeAllReduceModel = "s-curve/tree all-reduce";
 /// The ring's time, or with c.tree_all_reduce the tree's where it is
 /// cheaper (`*tree` says which).
 double allReduceUs(const SolConfig &c, double ring_us, int64_t buffer_bytes,
