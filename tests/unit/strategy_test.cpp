@@ -321,14 +321,8 @@ TEST_CASE("compareStrategies: ZeRO-1 by hand, against DP") {
   sharded.replace(sharded.find(results), results.size(),
                   "-> (tensor<512x2048xf32> {sdy.sharding = "
                   "#sdy.sharding<@mesh, [{}, {}]>}, tensor<512x2048xf32>) {");
-  for (const ArgSharding &a : zero.shardings) {
-    const size_t at = sharded.find(a.name + ": tensor<");
-    REQUIRE(at != std::string::npos);
-    sharded.insert(sharded.find('>', at) + 1,
-                   " {sdy.sharding = #sdy.sharding<@mesh, " + a.sharding +
-                       ">}");
-  }
-  sharded = "sdy.mesh @mesh = " + zero.mesh + "\n" + sharded;
+  sharded = withRowShardings(sharded, zero, zero.mesh);
+  REQUIRE_FALSE(sharded.empty());
   const partition_check::Outcome run =
       partition_check::checkPartitioned(sharded, {});
   CHECK_MESSAGE(run.status == partition_check::Status::Match, run.message);
