@@ -52,6 +52,8 @@ bool uniquedByMake(AttrKind kind) {
 
 const Attr *AttrArena::unit() {
   if (!unit_)
+    unit_ = findUp([](const AttrArena &at) { return at.unit_; });
+  if (!unit_)
     unit_ = append(Attr{AttrKind::Unit, {}, nullptr, {}});
   return unit_;
 }
@@ -59,12 +61,20 @@ const Attr *AttrArena::unit() {
 const Attr *AttrArena::boolean(bool value) {
   const Attr *&cached = bools_[value ? 1 : 0];
   if (!cached)
+    cached =
+        findUp([&](const AttrArena &at) { return at.bools_[value ? 1 : 0]; });
+  if (!cached)
     cached = append(Attr{AttrKind::Bool, value, nullptr, {}});
   return cached;
 }
 
 const Attr *AttrArena::integer(int64_t value, Type type) {
   const Attr *&cached = integers_[IntKey{value, type}];
+  if (!cached)
+    cached = findUp([&](const AttrArena &at) -> const Attr * {
+      auto it = at.integers_.find(IntKey{value, type});
+      return it == at.integers_.end() ? nullptr : it->second;
+    });
   if (!cached)
     cached = append(Attr{AttrKind::Integer, value, type, {}});
   return cached;
@@ -225,8 +235,10 @@ const Attr *AttrArena::make(Attr &&attr) {
 }
 
 const Attr *AttrArena::internStructural(size_t hash, Attr &&attr) {
-  if (const Attr *old = structural_.find(
-          hash, [&](const Attr *known) { return samePayload(*known, attr); }))
+  if (const Attr *old = findUp([&](const AttrArena &at) {
+        return at.structural_.find(
+            hash, [&](const Attr *known) { return samePayload(*known, attr); });
+      }))
     return old;
   const Attr *made = append(std::move(attr));
   structural_.insert(hash, made);
@@ -237,9 +249,11 @@ const Attr *AttrArena::internStructural(size_t hash, Attr &&attr) {
 inline __attribute__((always_inline)) const Attr *
 AttrArena::findDenseArray(size_t hash, Type element,
                           std::span<const int64_t> values) const {
-  return structural_.find(hash, [&](const Attr *known) {
-    return known->kind == AttrKind::DenseArray && known->type == element &&
-           sameInts(known->ints(), values);
+  return findUp([&](const AttrArena &at) {
+    return at.structural_.find(hash, [&](const Attr *known) {
+      return known->kind == AttrKind::DenseArray && known->type == element &&
+             sameInts(known->ints(), values);
+    });
   });
 }
 
@@ -276,14 +290,15 @@ const Attr *AttrArena::sharding(TensorSharding &&sharding) {
 
 const Attr *AttrArena::findOrMake(AttrKind kind, size_t hash,
                                   const TensorSharding &sharding) {
-  if (const Attr *old = structural_.find(hash, [&](const Attr *known) {
-        if (known->kind != kind || known->type || !known->text.empty())
-          return false;
-        if (kind == AttrKind::Sharding)
-          return known->sharding() == sharding;
-        return known->shardings().size() == 1 &&
-               known->shardings()[0] == sharding;
-      }))
+  auto same = [&](const Attr *known) {
+    if (known->kind != kind || known->type || !known->text.empty())
+      return false;
+    if (kind == AttrKind::Sharding)
+      return known->sharding() == sharding;
+    return known->shardings().size() == 1 && known->shardings()[0] == sharding;
+  };
+  if (const Attr *old = findUp(
+          [&](const AttrArena &at) { return at.structural_.find(hash, same); }))
     return old;
   any_unreduced_ = any_unreduced_ || !sharding.unreduced.empty();
   const Attr *made =

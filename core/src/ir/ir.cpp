@@ -6,10 +6,17 @@ namespace shardlab {
 
 Context::Context() : ops(sizeof(Operation)) {}
 
+Context::Context(std::shared_ptr<const Context> parent)
+    : types(&parent->types), attrs(&parent->attrs), ops(sizeof(Operation)),
+      parent_(std::move(parent)) {}
+
 std::string_view Context::intern(std::string_view text) {
   auto it = strings_.find(text);
   if (it != strings_.end())
     return *it;
+  for (const Context *up = parent_.get(); up; up = up->parent_.get())
+    if (auto found = up->strings_.find(text); found != up->strings_.end())
+      return *found;
   storage_.emplace_back(text);
   return *strings_.insert(storage_.back()).first;
 }

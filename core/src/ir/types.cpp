@@ -112,10 +112,16 @@ void appendShape(std::string &out, const std::vector<int64_t> &shape) {
   }
 }
 
+Type TypeContext::find(std::string_view text) const {
+  for (const TypeContext *at = this; at; at = at->parent_)
+    if (auto it = at->types_.find(text); it != at->types_.end())
+      return it->second.get();
+  return nullptr;
+}
+
 Type TypeContext::intern(TypeStorage &&storage) {
-  auto it = types_.find(storage.text);
-  if (it != types_.end())
-    return it->second.get();
+  if (Type known = find(storage.text))
+    return known;
   auto owned = std::make_unique<TypeStorage>(std::move(storage));
   Type result = owned.get();
   types_.emplace(result->text, std::move(owned));
@@ -128,10 +134,12 @@ TypeContext::TypeContext() {
   i1_ = element("i1");
 }
 
+TypeContext::TypeContext(const TypeContext *parent)
+    : parent_(parent), i64_(parent->i64_), i1_(parent->i1_) {}
+
 Type TypeContext::lookupElement(std::string_view text) {
-  auto it = types_.find(text);
-  if (it != types_.end())
-    return it->second.get();
+  if (Type known = find(text))
+    return known;
   TypeStorage storage;
   storage.kind = TypeKind::Element;
   storage.text = std::string(text);

@@ -27,7 +27,10 @@ std::unique_ptr<Operation> makeOp(Context &ctx, std::string_view name,
 
 namespace {
 
-void cloneRegionInto(Region &from, Region &into, ValueMap &map) {
+void cloneBlockInto(Block &from, Block &into, Operation *before, ValueMap &map,
+                    bool skip_terminator, OpPool *pool);
+
+void cloneRegionInto(Region &from, Region &into, ValueMap &map, OpPool *pool) {
   for (auto &block : from.blocks) {
     Block &copy = into.addBlock();
     for (size_t i = 0; i < block->numArguments(); ++i) {
@@ -35,23 +38,15 @@ void cloneRegionInto(Region &from, Region &into, ValueMap &map) {
       Value *new_arg = copy.addArgument(arg->type, arg->loc);
       map[arg] = new_arg;
     }
-    cloneBlockBefore(*block, copy, nullptr, map, false);
+    cloneBlockInto(*block, copy, nullptr, map, false, pool);
   }
 }
 
-} // namespace
-
-bool mayContain(const Module &module,
-                std::initializer_list<std::string_view> names) {
-  const OpPool &ops = module.ctx().ops;
-  for (std::string_view name : names)
-    if (ops.liveNamed(name))
-      return true;
-  return false;
-}
-
-std::unique_ptr<Operation> cloneOp(Operation &op, ValueMap &map) {
-  auto copy = Operation::create(op.pool(), op.name, op.info, op.loc);
+// A copy of `op` in `pool` (null: the pool `op` lives in).
+std::unique_ptr<Operation> cloneOpInto(Operation &op, ValueMap &map,
+                                       OpPool *pool) {
+  auto copy =
+      Operation::create(pool ? *pool : op.pool(), op.name, op.info, op.loc);
   copy->attrs = op.attrs;
   if (op.hasProps())
     copy->mutableProps() = op.props();
@@ -70,17 +65,66 @@ std::unique_ptr<Operation> cloneOp(Operation &op, ValueMap &map) {
     map[op.result(i)] = copy->result(i);
   }
   for (size_t r = 0; r < op.numRegions(); ++r)
-    cloneRegionInto(op.region(r), copy->addRegion(), map);
+    cloneRegionInto(op.region(r), copy->addRegion(), map, pool);
   return copy;
+}
+
+void cloneBlockInto(Block &from, Block &into, Operation *before, ValueMap &map,
+                    bool skip_terminator, OpPool *pool) {
+  for (Operation *op = from.front(); op; op = op->nextInBlock()) {
+    if (skip_terminator && op == from.back())
+      break;
+    into.insertBefore(before, cloneOpInto(*op, map, pool));
+  }
+}
+
+} // namespace
+
+bool mayContain(const Module &module,
+                std::initializer_list<std::string_view> names) {
+  const OpPool &ops = module.ctx().ops;
+  for (std::string_view name : names)
+    if (ops.liveNamed(name))
+      return true;
+  return false;
+}
+
+std::unique_ptr<Operation> cloneOp(Operation &op, ValueMap &map) {
+  return cloneOpInto(op, map, nullptr);
 }
 
 void cloneBlockBefore(Block &from, Block &into, Operation *before,
                       ValueMap &map, bool skip_terminator) {
-  for (Operation *op = from.front(); op; op = op->nextInBlock()) {
-    if (skip_terminator && op == from.back())
-      break;
-    into.insertBefore(before, cloneOp(*op, map));
+  cloneBlockInto(from, into, before, map, skip_terminator, nullptr);
+}
+
+std::unique_ptr<Module> copyModule(const Module &source) {
+  auto context = std::make_shared<Context>(
+      std::shared_ptr<const Context>(source.sharedContext()));
+  auto copy = std::make_unique<Module>(context);
+  copy->explicit_module = source.explicit_module;
+  copy->sym_name = source.sym_name;
+  copy->signature_ranges = source.signature_ranges;
+  copy->verify_passes = source.verify_passes;
+  copy->per_device = source.per_device;
+  // Only read: the source's ops are shared by every copy made from it.
+  Module &from = const_cast<Module &>(source);
+  copy->op().attrs = from.op().attrs;
+  copy->op().loc = from.op().loc;
+  ValueMap map;
+  std::unordered_map<const Operation *, const Operation *> top_level;
+  for (Operation *op = from.body().front(); op; op = op->nextInBlock()) {
+    Operation *made = copy->body().insertBefore(
+        nullptr, cloneOpInto(*op, map, &context->ops));
+    top_level.emplace(op, made);
   }
+  // What was verified of the source holds for its copy, op for op.
+  for (const Module::VerifiedOp &verified : source.verified_top_level)
+    if (auto it = top_level.find(verified.op); it != top_level.end())
+      copy->verified_top_level.push_back(
+          {it->second, verified.own, verified.body});
+  copy->verified_interface = source.verified_interface;
+  return copy;
 }
 
 void insertMeshOp(Module &module, Operation *before, const std::string &name,

@@ -36,6 +36,12 @@ std::unique_ptr<Operation> cloneOp(Operation &op, ValueMap &map);
 void cloneBlockBefore(Block &from, Block &into, Operation *before,
                       ValueMap &map, bool skip_terminator);
 
+/// A copy of `source` whose context is layered over source's (Context):
+/// what the copy makes is its own, what it shares with the source is not
+/// made again. The source must outlive the copy and stay as it is; copies
+/// may be made from it on several threads at once.
+std::unique_ptr<Module> copyModule(const Module &source);
+
 /// A new `sdy.mesh @name = mesh` before `before` in the module's body.
 void insertMeshOp(Module &module, Operation *before, const std::string &name,
                   const Mesh &mesh);

@@ -2,6 +2,7 @@
 #include "strategy/arg_roles.h"
 
 #include "ir/op_properties.h"
+#include "passes/pass_utils.h"
 #include "passes/strategy/argument_trace.h"
 #include "passes/strategy/layer_loops.h"
 
@@ -244,15 +245,11 @@ int64_t batchDimOf(Operation &entry, Value *arg) {
 }
 
 /// Rule 2: which arguments the batch reaches, and in which dimension.
-Result<std::vector<int64_t>> probeBatch(std::string_view text,
+Result<std::vector<int64_t>> probeBatch(const Module &loaded,
                                         const std::vector<bool> &seed) {
   DiagnosticEngine diags;
-  LoadOptions load;
-  load.import_gspmd = true;
-  LoadedModule loaded = loadModule(text, diags, load);
-  if (!loaded.module)
-    return makeError("the module does not load");
-  Operation *entry = loaded.module->mainFunc();
+  std::unique_ptr<Module> module = copyModule(loaded);
+  Operation *entry = module->mainFunc();
   Plan probe;
   probe.mesh = {MeshAxis{"probe", 2}};
   Block &body = entry->region(0).front();
@@ -262,10 +259,10 @@ Result<std::vector<int64_t>> probeBatch(std::string_view text,
     if (seed[i] && !probe.args[i].empty())
       probe.args[i][size_t(batchDimOf(*entry, body.argument(i)))] = {"probe"};
   }
-  if (Status applied = applyPlan(*loaded.module, *entry, probe); !applied)
+  if (Status applied = applyPlan(*module, *entry, probe); !applied)
     return applied.error();
   Result<PassPipeline> pipeline = buildNamedPipeline("pipeline");
-  if (!pipeline || !runPassPipeline(*loaded.module, *pipeline, diags))
+  if (!pipeline || !runPassPipeline(*module, *pipeline, diags))
     return makeError("propagation failed");
   std::vector<int64_t> batch(body.numArguments(), -1);
   for (size_t i = 0; i < body.numArguments(); ++i)
@@ -336,7 +333,9 @@ Result<ModuleAnalysis> analyzeArguments(std::string_view text) {
                      (loaded.failed_stage == "parse"    ? "parse"
                       : loaded.failed_stage == "verify" ? "verify"
                                                         : "import"));
-  Module &module = *loaded.module;
+  std::shared_ptr<const Module> parsed = std::move(loaded.module);
+  std::unique_ptr<Module> analysed = copyModule(*parsed);
+  Module &module = *analysed;
   Operation *entry = module.mainFunc();
   if (!entry || entry->numRegions() == 0 || entry->region(0).empty())
     return makeError("the module has no entry function");
@@ -348,7 +347,7 @@ Result<ModuleAnalysis> analyzeArguments(std::string_view text) {
                   evidence.seed.end();
   std::vector<int64_t> batch(n, -1);
   if (any_seed) {
-    Result<std::vector<int64_t>> probed = probeBatch(text, evidence.seed);
+    Result<std::vector<int64_t>> probed = probeBatch(*parsed, evidence.seed);
     if (probed)
       batch = *probed;
     for (size_t i = 0; i < n; ++i)
@@ -356,6 +355,7 @@ Result<ModuleAnalysis> analyzeArguments(std::string_view text) {
         batch[i] = batchDimOf(*entry, body.argument(i));
   }
   ModuleAnalysis result;
+  result.loaded = parsed;
   for (Operation &op : module.body())
     if (op.is("sdy.mesh")) {
       result.mesh_devices = op.attrs.get("mesh")->mesh().totalSize();

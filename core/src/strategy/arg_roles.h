@@ -67,6 +67,10 @@ struct LayerStack {
 };
 
 struct ModuleAnalysis {
+  /// The module as loaded (parsed, verified, imported) once: every use
+  /// after the analysis runs on a copy of it (copyModule), not on the text
+  /// parsed again.
+  std::shared_ptr<const Module> loaded;
   std::vector<ArgAnalysis> args;
   /// Per result of the entry function: the weight (a parameter that is no
   /// optimizer state) whose new value it is, -1 for none
@@ -80,7 +84,7 @@ struct ModuleAnalysis {
 };
 
 /// Analyses the arguments of the entry function of the module in `text`
-/// (parsed again for the probe propagation). An error when it does not
+/// (a copy of it for the probe propagation). An error when it does not
 /// load or has no entry function.
 Result<ModuleAnalysis> analyzeArguments(std::string_view text);
 

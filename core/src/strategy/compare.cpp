@@ -23,8 +23,8 @@ Result<Prepared> prepare(std::string_view text, const CompareOptions &options) {
                                            : 8;
   p.plans = candidatePlans(*analysis, p.devices,
                            options.pipeline.program.sol.gpus_per_node);
-  p.context =
-      EvaluationContext{text, std::move(analysis->args), options.pipeline};
+  p.context = EvaluationContext{std::move(analysis->loaded),
+                                std::move(analysis->args), options.pipeline};
   p.context.options.program.extrapolate_loops = options.extrapolate_loops;
   p.layers = analysis->layers;
   if (!options.only.empty())

@@ -1,6 +1,7 @@
 // Evaluating one plan (see evaluate.h).
 #include "strategy/evaluate.h"
 
+#include "passes/pass_utils.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_manager.h"
 #include "shardlab/sharding/format.h"
@@ -127,13 +128,8 @@ Candidate run(const EvaluationContext &c, const Plan &plan, Candidate row) {
   if (!plan.error.empty())
     return failedRow(std::move(row), "plan", plan.error);
   DiagnosticEngine diags;
-  LoadOptions load;
-  load.import_gspmd = true;
-  LoadedModule loaded = loadModule(c.text, diags, load);
-  if (!loaded.module)
-    return failedRow(std::move(row), std::string(loaded.failed_stage),
-                     firstError(diags, "the module does not load"));
-  Module &module = *loaded.module;
+  std::unique_ptr<Module> copy = copyModule(*c.module);
+  Module &module = *copy;
   Operation *entry = module.mainFunc();
   if (!entry)
     return failedRow(std::move(row), "plan", "no entry function");
@@ -200,8 +196,9 @@ std::vector<Candidate> evaluatePlans(const EvaluationContext &context,
   threads =
       int(std::min<size_t>(size_t(effectiveThreads(threads)), plans.size()));
   if (threads > 1) {
-    // Each worker takes the next plan; a plan's evaluation loads its own
-    // module and shares only the read-only context.
+    // Each worker takes the next plan; a plan's evaluation copies the
+    // module and shares only the read-only context (the module as loaded
+    // among it).
     std::atomic<size_t> next{0};
     auto work = [&] {
       for (size_t i = next++; i < plans.size(); i = next++)

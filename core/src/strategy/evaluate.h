@@ -1,4 +1,4 @@
-// Evaluating one plan: the module loaded afresh, the plan applied, then
+// Evaluating one plan: a copy of the module as loaded, the plan applied, then
 // propagation, explicit collectives, the per-device program and the
 // latency-hiding schedule (schedule::lowerToCollectives and
 // scheduleLowered, as shardlab-schedule runs them), read into a Candidate
@@ -16,7 +16,9 @@ namespace shardlab::strategy {
 
 /// What every evaluation of one comparison shares.
 struct EvaluationContext {
-  std::string_view text;
+  /// The module parsed, verified and imported once; each plan runs on a
+  /// copy of it (copyModule), made on the plan's own thread.
+  std::shared_ptr<const Module> module;
   std::vector<ArgAnalysis> args;
   schedule::PipelineOptions options;
 };

@@ -140,6 +140,11 @@ struct Attr {
 /// rarely repeated), and the sdy collective payloads.
 class AttrArena {
 public:
+  AttrArena() = default;
+  /// Layered over `parent`, which must outlive it and no longer change: an
+  /// attribute the parent has is the parent's (see Context).
+  explicit AttrArena(const AttrArena *parent)
+      : parent_(parent), any_unreduced_(parent->any_unreduced_) {}
   /// The attribute equal to `attr`, made if new.
   const Attr *make(Attr &&attr);
   const Attr *unit();
@@ -199,12 +204,22 @@ private:
   const Attr *findOrMake(AttrKind kind, size_t hash,
                          const TensorSharding &sharding);
 
+  /// The first of this arena and its parents whose `find(arena)` is not
+  /// null, or null.
+  template <typename Find> const Attr *findUp(Find find) const {
+    for (const AttrArena *at = this; at; at = at->parent_)
+      if (const Attr *found = find(*at))
+        return found;
+    return nullptr;
+  }
+
   /// Appends `attr` without looking for an equal one.
   const Attr *append(Attr &&attr) {
     attrs_.push_back(std::move(attr));
     return &attrs_.back();
   }
 
+  const AttrArena *parent_ = nullptr;
   std::deque<Attr> attrs_;
   std::unordered_map<IntKey, const Attr *, IntKeyHash> integers_;
   /// Shardings, per-value shardings and sharding rules are uniqued by value,

@@ -56,9 +56,17 @@ struct FuncSignatureRanges {
 
 /// Interns strings (op names, attribute names) and owns types and
 /// attributes. Everything parsed into one Module shares one Context.
+///
+/// A Context may be layered over a `parent` that no longer changes (the
+/// context of a module parsed once and copied for each of many uses, see
+/// copyModule): its strings, types and attributes are found in the parent
+/// first, so one value still has one pointer, and only what is new is made
+/// here. Readers of the parent need no lock; nothing may be added to the
+/// parent while a child uses it.
 class Context {
 public:
   Context();
+  explicit Context(std::shared_ptr<const Context> parent);
   std::string_view intern(std::string_view text);
   TypeContext types;
   AttrArena attrs;
@@ -68,6 +76,7 @@ public:
   OpPool ops;
 
 private:
+  std::shared_ptr<const Context> parent_;
   // Views into `storage_` (a deque: elements never move), so a lookup of a
   // string already interned allocates nothing.
   std::unordered_set<std::string_view, StringHash, StringEqual> strings_;

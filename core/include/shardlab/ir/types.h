@@ -57,6 +57,9 @@ struct TypeStorage {
 class TypeContext {
 public:
   TypeContext();
+  /// Layered over `parent`, which must outlive it and no longer change:
+  /// a type the parent has is the parent's (see Context).
+  explicit TypeContext(const TypeContext *parent);
   /// The element type spelled `text` (`f32`, `i64`, ...). Inline for the
   /// two that op parsers and passes ask for on every op.
   Type element(std::string_view text) {
@@ -78,6 +81,9 @@ public:
 private:
   Type lookupElement(std::string_view text);
   Type intern(TypeStorage &&storage);
+  /// The type spelled `text` here or in a parent; null if none has it.
+  Type find(std::string_view text) const;
+  const TypeContext *parent_ = nullptr;
   // Keyed by views of the types' own spellings (TypeStorage::text).
   std::unordered_map<std::string_view, std::unique_ptr<TypeStorage>, StringHash,
                      StringEqual>

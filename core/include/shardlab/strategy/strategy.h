@@ -157,7 +157,8 @@ struct CompareOptions {
   /// Candidate names to evaluate (empty: all); the user's row is always
   /// there.
   std::vector<std::string> only;
-  /// Candidates evaluated at once (each loads its own copy of the module):
+  /// Candidates evaluated at once (each on its own copy of the module as
+  /// parsed once, see copyModule):
   /// 0 takes the machine's hardware threads; the WebAssembly build, which
   /// has no threads, evaluates one at a time. The rows do not depend on it.
   int threads = 0;
