@@ -177,8 +177,9 @@ TEST_CASE("Candidates: every family and split, with non-dividing ones failed") {
   std::vector<Plan> plans = candidatePlans(*m, 8);
   // DP, FSDP, DP ZeRO-1 (its reason: no optimizer state), TP, SP, EP, CP
   // (its reason) + (DP×TP, FSDP×TP, DP×SP) for 2×4 and 4×2 + (DP×TP×SP,
-  // FSDP×TP×SP) for 2×2×2 + PP (its reason: no layer loops).
-  REQUIRE(plans.size() == 16);
+  // FSDP×TP×SP) for 2×2×2 + PP (its reason: no layer loops) + HSDP (its
+  // reason: the GPUs of a node are not known).
+  REQUIRE(plans.size() == 17);
   auto named = [&](const std::string &name) -> const Plan & {
     auto it = std::find_if(plans.begin(), plans.end(),
                            [&](const Plan &p) { return p.name == name; });
@@ -203,6 +204,24 @@ TEST_CASE("Candidates: every family and split, with non-dividing ones failed") {
   CHECK(three.args[1] == ArgAxes{{"data"}, {"model"}});
   CHECK(named("DP×TP×SP 2×2×2").args[1] == ArgAxes{{}, {"model"}});
   CHECK(named("PP").error.find("no pipeline: ") == 0);
+  CHECK(named("HSDP").error.find("not known") != std::string::npos);
+  // Nodes of 8: HSDP 4×2, 2×4 and HSDP×TP 2×2×2, no failed row.
+  std::vector<Plan> nodes = candidatePlans(*m, 8, 8);
+  CHECK(std::count_if(nodes.begin(), nodes.end(), [](const Plan &p) {
+          return p.name.rfind("HSDP", 0) == 0 && p.error.empty();
+        }) == 3);
+  CHECK(std::none_of(nodes.begin(), nodes.end(),
+                     [](const Plan &p) { return p.name == "HSDP"; }));
+  // A node of one GPU, or 2 devices (no 2 replicas of a group of 2).
+  for (auto [devices, per_node, why] :
+       {std::tuple<int64_t, int64_t, const char *>{8, 1, "one GPU"},
+        {2, 8, "divides the 2 devices"}}) {
+    std::vector<Plan> few = candidatePlans(*m, devices, per_node);
+    auto hsdp = std::find_if(few.begin(), few.end(),
+                             [](const Plan &p) { return p.name == "HSDP"; });
+    REQUIRE(hsdp != few.end());
+    CHECK(hsdp->error.find(why) != std::string::npos);
+  }
   // 16 devices: the sequence of 8 does not divide.
   std::vector<Plan> sixteen = candidatePlans(*m, 16);
   auto sp = std::find_if(sixteen.begin(), sixteen.end(),

@@ -368,9 +368,11 @@ void keepTensorInNode(Plan &plan, int64_t tensor, int64_t gpus_per_node) {
 // Every f >= 2, b >= 1 with f × b dividing the GPUs of a node, and r >= 2.
 //   1,024 devices, 8 GPUs a node: HSDP 512×2, 256×4, 128×8;
 //   HSDP×TP 256×2×2, 128×2×4, 128×4×2.
+// Where no split qualifies, one "HSDP" row says why.
 void addHybridSharded(std::vector<Plan> &plans,
                       const std::vector<ArgAnalysis> &args, int64_t n,
                       int64_t gpus_per_node) {
+  const size_t before = plans.size();
   for (int64_t b = 1; b * 2 <= gpus_per_node; ++b)
     for (int64_t f = 2; f * b <= gpus_per_node; ++f) {
       if (gpus_per_node % (f * b) != 0 || n % (f * b) != 0 || n / (f * b) < 2)
@@ -392,6 +394,21 @@ void addHybridSharded(std::vector<Plan> &plans,
       }
       plans.push_back(makePlan(name, what, mesh, use, args));
     }
+  if (plans.size() > before)
+    return;
+  Plan none;
+  none.name = "HSDP";
+  none.description = "parameters split inside a node, replicated across";
+  none.error =
+      gpus_per_node <= 0 ? "the GPUs a node holds are not known (a preset, or "
+                           "--sol-options gpus_per_node=N, says)"
+      : gpus_per_node == 1
+          ? "a node holds one GPU: there is no group inside it to split the "
+            "parameters over"
+          : "no group of 2 or more of a node's " +
+                std::to_string(gpus_per_node) + " GPUs divides the " +
+                std::to_string(n) + " devices into 2 or more replicas";
+  plans.push_back(std::move(none));
 }
 
 // 3-D: the batch over "data", the sequence over "seq" and the weights
