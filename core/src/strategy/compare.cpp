@@ -278,9 +278,10 @@ Comparison finish(const Prepared &p, std::vector<Candidate> rows,
   out.rows = std::move(rows);
   out.pruned_by_bound = pruned;
   sortRows(out.rows);
-  out.why_fastest = whyFastest(out.rows);
+  const Candidate *fastest = fastestRow(out.rows);
+  out.why_fastest = whyFastest(out.rows, fastest);
   if (!out.why_fastest.empty())
-    out.why_fastest_row = fastestRow(out.rows)->name;
+    out.why_fastest_row = fastest->name;
   return out;
 }
 

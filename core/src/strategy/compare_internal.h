@@ -52,8 +52,9 @@ std::vector<std::string> reasons(const Candidate &user, const Candidate &row);
 /// when none ran. `rows` sorted.
 const Candidate *fastestRow(const std::vector<Candidate> &rows);
 
-/// reasons() for fastestRow(rows) against the module as written; empty
-/// when that is the module as written or it did not run.
-std::vector<std::string> whyFastest(const std::vector<Candidate> &rows);
+/// reasons() for `fastest` (fastestRow(rows)) against the module as
+/// written; empty when that is the module as written or it did not run.
+std::vector<std::string> whyFastest(const std::vector<Candidate> &rows,
+                                    const Candidate *fastest);
 
 } // namespace shardlab::strategy

@@ -92,8 +92,8 @@ const Candidate *fastestRow(const std::vector<Candidate> &rows) {
   return fastest;
 }
 
-std::vector<std::string> whyFastest(const std::vector<Candidate> &rows) {
-  const Candidate *fastest = fastestRow(rows);
+std::vector<std::string> whyFastest(const std::vector<Candidate> &rows,
+                                    const Candidate *fastest) {
   const auto user = std::find_if(rows.begin(), rows.end(),
                                  [](const Candidate &r) { return r.is_user; });
   if (user == rows.end() || !user->ok || !fastest || fastest == &*user)
