@@ -52,26 +52,44 @@ void Graph::linkAsyncPair(int64_t start, int64_t done, double latency_us) {
   addEdge(start, done, latency_us, true);
 }
 
+namespace {
+
+// `adjacency` of `nodes` nodes: the edge indices `endOf(edge)` names, by
+// node, in edge order (a counting sort).
+template <typename EndOf>
+void fill(std::vector<int64_t> &offsets, std::vector<int64_t> &by_node,
+          size_t nodes, size_t edges, EndOf endOf) {
+  offsets.assign(nodes + 1, 0);
+  for (size_t e = 0; e < edges; ++e)
+    ++offsets[size_t(endOf(e)) + 1];
+  for (size_t i = 0; i < nodes; ++i)
+    offsets[i + 1] += offsets[i];
+  by_node.resize(edges);
+  std::vector<int64_t> next(offsets.begin(), offsets.end() - 1);
+  for (size_t e = 0; e < edges; ++e)
+    by_node[size_t(next[size_t(endOf(e))]++)] = int64_t(e);
+}
+
+} // namespace
+
 void Graph::buildAdjacency() const {
-  succ_.assign(nodes_.size(), {});
-  pred_.assign(nodes_.size(), {});
-  for (size_t e = 0; e < edges_.size(); ++e) {
-    succ_[size_t(edges_[e].from)].push_back(int64_t(e));
-    pred_[size_t(edges_[e].to)].push_back(int64_t(e));
-  }
+  fill(succ_.offsets, succ_.edges, nodes_.size(), edges_.size(),
+       [&](size_t e) { return edges_[e].from; });
+  fill(pred_.offsets, pred_.edges, nodes_.size(), edges_.size(),
+       [&](size_t e) { return edges_[e].to; });
   adjacency_valid_ = true;
 }
 
-const std::vector<int64_t> &Graph::successors(int64_t i) const {
+std::span<const int64_t> Graph::successors(int64_t i) const {
   if (!adjacency_valid_)
     buildAdjacency();
-  return succ_[size_t(i)];
+  return succ_.of(i);
 }
 
-const std::vector<int64_t> &Graph::predecessors(int64_t i) const {
+std::span<const int64_t> Graph::predecessors(int64_t i) const {
   if (!adjacency_valid_)
     buildAdjacency();
-  return pred_[size_t(i)];
+  return pred_.of(i);
 }
 
 int64_t Graph::bufferOf(int64_t i) const {

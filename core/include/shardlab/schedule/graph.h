@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -101,9 +102,10 @@ public:
   const Node &node(int64_t i) const { return nodes_[size_t(i)]; }
   Node &node(int64_t i) { return nodes_[size_t(i)]; }
   const std::vector<Edge> &edges() const { return edges_; }
-  /// Edge indices leaving / entering node i (valid until the next add).
-  const std::vector<int64_t> &successors(int64_t i) const;
-  const std::vector<int64_t> &predecessors(int64_t i) const;
+  /// Edge indices leaving / entering node i, in the order the edges were
+  /// added (valid until the next add).
+  std::span<const int64_t> successors(int64_t i) const;
+  std::span<const int64_t> predecessors(int64_t i) const;
   /// Node whose buffer a data edge from `i` carries (the start for a done,
   /// the target's owner for an in-place update).
   int64_t bufferOf(int64_t i) const;
@@ -115,7 +117,17 @@ private:
   std::vector<Node> nodes_;
   std::vector<Edge> edges_;
   mutable bool adjacency_valid_ = false;
-  mutable std::vector<std::vector<int64_t>> succ_, pred_;
+  /// Edges by node, compressed: node i's are edges[offsets[i]] up to
+  /// edges[offsets[i + 1]] (a few arrays for graphs of 10^4-10^5 nodes,
+  /// where a vector per node cost a fifth of a schedule's allocations).
+  struct Adjacency {
+    std::vector<int64_t> offsets, edges;
+    std::span<const int64_t> of(int64_t i) const {
+      const size_t from = size_t(offsets[size_t(i)]);
+      return {edges.data() + from, size_t(offsets[size_t(i) + 1]) - from};
+    }
+  };
+  mutable Adjacency succ_, pred_;
 };
 
 } // namespace shardlab::schedule
