@@ -10,6 +10,7 @@
 #include "support/word_hash.h"
 
 #include <algorithm>
+#include <map>
 #include <string_view>
 #include <unordered_set>
 
@@ -169,6 +170,10 @@ private:
                      PropagationDirection fixed, Operation *op);
   /// The rule processRegistered uses for `op` (null: skip the op).
   const OpShardingRule *registeredRule(Operation &op);
+  /// identityRule(type, num_operands), made once per run: edges and
+  /// barriers ask for it on every visit (a loop's carried values, each
+  /// propagation round), and a rule is several vectors to build.
+  const OpShardingRule &identity(Type type, size_t num_operands);
   /// Propagates one step along directions_ (see setDirections).
   bool propagate(TensorSide &operands, TensorSide &results,
                  const OpShardingRule &rule, Operation *op, bool conservative,
@@ -222,6 +227,7 @@ private:
   TensorSharding fresh_; ///< applyUpdates' unprojected sharding
   std::vector<const TensorSharding *> outcome_; ///< a step's, for StepMemo
   FactorScratch scratch_;
+  std::map<std::pair<Type, size_t>, OpShardingRule> identity_rules_;
 };
 
 void Driver::push(Operation *op) {
@@ -596,7 +602,7 @@ void Driver::propagateFuncResults(Operation &func) {
     results.owner = &func;
     results.func_index = i;
     results.func_result = true;
-    OpShardingRule rule = identityRule(value->type, 1);
+    const OpShardingRule &rule = identity(value->type, 1);
     if (setDirections(rule, nullptr, PropagationDirection::Both, &func))
       propagate(operands, results, rule, &func, false, false,
                 StepKind::FuncResult, static_cast<int64_t>(i));
@@ -625,7 +631,7 @@ void Driver::processBarrier(Operation &op) {
   loadShardings(results);
   PropagationDirection allowed =
       parseDirection(op.attrs.get("allowed_direction"));
-  OpShardingRule rule = identityRule(op.result(0)->type, 1);
+  const OpShardingRule &rule = identity(op.result(0)->type, 1);
   if (setDirections(rule, nullptr, allowed, &op))
     propagate(operands, results, rule, &op, false, true,
               StepKind::PropagationBarrier);
@@ -648,7 +654,7 @@ void Driver::processEdge(Operation &edge) {
              : nullptr);
   results.sink = TensorSide::Sink::Edge;
   results.owner = &edge;
-  OpShardingRule rule = identityRule(result->type, num_sources);
+  const OpShardingRule &rule = identity(result->type, num_sources);
   if (setDirections(rule, &config_.direction, PropagationDirection::None,
                     &edge))
     propagate(operands, results, rule, &edge, false, true,
@@ -687,11 +693,18 @@ void Driver::processFuncEdge(Operation &edge) {
   TensorSide &results = side(1);
   results.values.push_back(result);
   loadShardings(results);
-  OpShardingRule rule = identityRule(result->type, num_sources);
+  const OpShardingRule &rule = identity(result->type, num_sources);
   if (setDirections(rule, &config_.direction, PropagationDirection::None,
                     &edge))
     propagate(operands, results, rule, &edge, false, true,
               StepKind::FuncDataFlowEdge);
+}
+
+const OpShardingRule &Driver::identity(Type type, size_t num_operands) {
+  auto [it, made] = identity_rules_.try_emplace({type, num_operands});
+  if (made)
+    it->second = identityRule(type, num_operands);
+  return it->second;
 }
 
 const OpShardingRule *Driver::registeredRule(Operation &op) {
