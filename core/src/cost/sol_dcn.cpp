@@ -68,17 +68,6 @@ Result<Topology> dcnTopology(const SolConfig &c, const DcnQuery &q) {
                    "not the S-curve model");
 }
 
-// The ring's time, or the tree's where c.tree_all_reduce asks for it and it
-// is cheaper (the model then says so).
-double orTree(const SolConfig &c, double ring_us, int64_t bytes, int64_t nodes,
-              int64_t gpn, Explanation *ex) {
-  bool tree = false;
-  const double us = allReduceUs(c, ring_us, bytes, nodes, gpn, &tree);
-  if (tree)
-    ex->model = kTreeAllReduceModel;
-  return us;
-}
-
 Result<double> collectiveUs(const SolConfig &c, const DcnQuery &q,
                             const Topology &t, Explanation *ex) {
   const CollectiveOp op = asyncToSync(q.op);
@@ -96,7 +85,8 @@ Result<double> collectiveUs(const SolConfig &c, const DcnQuery &q,
     // As many nodes as if each held the fewest: the deepest tree.
     const int64_t nodes =
         (t.uneven_gpus + t.fewest_on_a_node - 1) / t.fewest_on_a_node;
-    return orTree(c, *ring, q.msg_bytes, nodes, t.fewest_on_a_node, ex);
+    return allReduceUs(c, *ring, q.msg_bytes, nodes, t.fewest_on_a_node,
+                       &ex->model);
   }
   if (t.uneven_gpus > 0 && op == CollectiveOp::AllToAll) {
     ex->model = "s-curve/all-to-all over unevenly spread members";
@@ -117,8 +107,9 @@ Result<double> collectiveUs(const SolConfig &c, const DcnQuery &q,
                                         SolCollective::AllReduce, t.comms);
     if (!ring)
       return ring;
-    return orTree(c, *ring, q.msg_bytes, t.hosts,
-                  c.gpus_per_node / std::max<int64_t>(t.comms, 1), ex);
+    return allReduceUs(c, *ring, q.msg_bytes, t.hosts,
+                       c.gpus_per_node / std::max<int64_t>(t.comms, 1),
+                       &ex->model);
   }
   case CollectiveOp::ReduceScatter:
     ex->model = "s-curve/ring reduce-scatter";

@@ -148,6 +148,15 @@ double allReduceUs(const SolConfig &c, double ring_us, int64_t buffer_bytes,
   return std::min(ring_us, tree_us);
 }
 
+double allReduceUs(const SolConfig &c, double ring_us, int64_t buffer_bytes,
+                   int64_t nodes, int64_t gpn, std::string *model) {
+  bool tree = false;
+  const double us = allReduceUs(c, ring_us, buffer_bytes, nodes, gpn, &tree);
+  if (tree)
+    *model = kTreeAllReduceModel;
+  return us;
+}
+
 namespace {
 
 // XLA's all-to-all over g GPUs for one with `peers` of them on other

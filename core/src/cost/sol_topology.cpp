@@ -47,11 +47,9 @@ Result<double> networkUs(const SolConfig &c, CollectiveOp op, int64_t bytes,
         ringLatencyUs(c, bytes, nodes, SolCollective::AllReduce, comms);
     if (!ring)
       return ring;
-    bool tree = false;
     const double us =
-        allReduceUs(c, *ring, bytes, nodes, c.gpus_per_node / comms, &tree);
-    if (tree) {
-      *model = kTreeAllReduceModel;
+        allReduceUs(c, *ring, bytes, nodes, c.gpus_per_node / comms, model);
+    if (*model == kTreeAllReduceModel) {
       *note = "NCCL's tree, cheaper than the ring here: launch + 2 x "
               "(ceil(log2 nodes) x (rtt + chunk prep) + transfer(bytes / "
               "gpn) x 1.025 + its chunks' prep); network time only";

@@ -93,6 +93,10 @@ inline constexpr const char *kTreeAllReduceModel = "s-curve/tree all-reduce";
 /// cheaper (`*tree` says which).
 double allReduceUs(const SolConfig &c, double ring_us, int64_t buffer_bytes,
                    int64_t nodes, int64_t gpn, bool *tree);
+/// allReduceUs, with `*model` set to kTreeAllReduceModel when the tree ran
+/// (left as the ring's otherwise): what every S-curve caller reports.
+double allReduceUs(const SolConfig &c, double ring_us, int64_t buffer_bytes,
+                   int64_t nodes, int64_t gpn, std::string *model);
 
 /// A ring over `gpus` GPUs spread unevenly over nodes (not XLA's: its
 /// model assumes the same members on every node and fails otherwise):
