@@ -16,6 +16,10 @@ export, schedule), and the estimate shows what the options mean:
     cost what the shard_map form's do, and --compare can replace the layout
     (every family but EP runs; splitting the sequence gathers it for the
     attention, whose rule needs it whole);
+  - --layout zero1 and zero2 shard the optimizer states over dp on a
+    dimension dp divides (no padding, which JAX would refuse); zero2 also
+    lands each layer's gradient sharded: it reduce-scatters what zero1
+    all-reduces, and holds less;
   - the comparer's EP row of a mixture of experts is the program JAX
     writes: the generator's own expert layout (its sharding constraints
     around the experts) and the EP row (its constraints added by
@@ -151,6 +155,32 @@ def check_expert_layout(cli, tmp):
           "MoE EP: the tokens were gathered (%s), not exchanged" % kinds.get("all-gather"))
 
 
+def check_zero_layouts(cli, tmp):
+    # dp = 3 divides the hidden width (1,536) but not the head width (128):
+    # the output projection's states [L, heads, 128, 1536] must split the
+    # hidden width, not the first free dimension.
+    args = ["--arch", "llama", "--layers", "2", "--hidden", "1536", "--heads", "12",
+            "--ffn", "6144", "--vocab", "3072", "--seq", "256", "--micro-batch", "6",
+            "--mesh", "dp=3,tp=2", "--recompute", "selective"]
+    by_layout = {}
+    for layout in ("zero1", "zero2"):
+        r = estimate(cli, tmp, args + ["--layout", layout])
+        if r is None:
+            return
+        by_layout[layout] = r
+        padded = [a for a in r["assumptions"] if "padding" in a]
+        check(not padded, "%s: padded shardings %s" % (layout, padded[:2]))
+    kinds = {k: by_layout[k]["per_kind"] for k in by_layout}
+    ar = {k: v.get("all-reduce", {}).get("bytes", 0) for k, v in kinds.items()}
+    rs = {k: v.get("reduce-scatter", {}).get("bytes", 0) for k, v in kinds.items()}
+    check(rs["zero2"] > rs["zero1"] and ar["zero2"] < ar["zero1"],
+          "zero2 should reduce-scatter what zero1 all-reduces: all-reduce bytes %s, "
+          "reduce-scatter bytes %s" % (ar, rs))
+    peak = {k: v["peak_memory_bytes"] for k, v in by_layout.items()}
+    check(peak["zero2"] < peak["zero1"],
+          "zero2 holds gradient shards, zero1 whole gradients: peaks %s" % peak)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)
@@ -195,6 +225,7 @@ def main():
                       "%s: peak memory %s, want none above full" % (arch, m))
         check_attention_rule(cli, tmp)
         check_expert_layout(cli, tmp)
+        check_zero_layouts(cli, tmp)
     for f in failures:
         print("FAIL:", f)
     print("%d failure(s)" % len(failures))
