@@ -382,6 +382,29 @@ func.func @main(%x: tensor<256x1024xf32>, %g: tensor<256x1024xf32>, %c: tensor<1
   CHECK(last.bytes_written == 1024 * 1024 * 4);
 }
 
+TEST_CASE("Fusion: the sum of two products is two GEMMs, the second "
+          "reading the first's product as its C") {
+  // An input gradient through two column-parallel GEMMs (a SwiGLU's gate
+  // and up projections): each product is a cuBLAS call of its own; the add
+  // joins the first in program order, which reads the other product as C.
+  auto module = parse(R"(
+func.func @main(%dg: tensor<256x512xf32>, %du: tensor<256x512xf32>, %wg: tensor<1024x512xf32>, %wu: tensor<1024x512xf32>) -> tensor<256x1024xf32> {
+  %a = stablehlo.dot_general %dg, %wg, contracting_dims = [1] x [1] : (tensor<256x512xf32>, tensor<1024x512xf32>) -> tensor<256x1024xf32>
+  %b = stablehlo.dot_general %du, %wu, contracting_dims = [1] x [1] : (tensor<256x512xf32>, tensor<1024x512xf32>) -> tensor<256x1024xf32>
+  %s = stablehlo.add %a, %b : tensor<256x1024xf32>
+  return %s : tensor<256x1024xf32>
+})");
+  const std::vector<fusion::Kernel> kernels = plan(*module);
+  std::vector<std::vector<std::string>> gemms;
+  for (const fusion::Kernel &k : kernels)
+    if (k.kind == fusion::KernelKind::Gemm)
+      gemms.push_back(memberNames(k));
+  std::sort(gemms.begin(), gemms.end());
+  CHECK(gemms == std::vector<std::vector<std::string>>{
+                     {"stablehlo.dot_general"},
+                     {"stablehlo.dot_general", "stablehlo.add"}});
+}
+
 TEST_CASE("Fusion: sibling kernels reading one tensor over one iteration "
           "space are one kernel reading it once") {
   // LayerNorm's bias and scale gradients: both sum over the tokens, both

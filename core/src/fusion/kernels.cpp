@@ -194,6 +194,7 @@ private:
   }
   bool isEpilogue(const Operation &user, const Value *acc,
                   bool on_product) const;
+  bool claimedByOtherKernel(Operation &user, int gemm) const;
   bool isBroadcastOfScalarConstant(const Value *value) const;
   void fuseAsSecondOutput(Operation &producer, const std::set<int> &consumers);
   void moveInto(Operation &producer, const std::set<int> &groups);
@@ -288,6 +289,20 @@ void Planner::merge(int into, Operation &op) {
       absorb(into, g);
 }
 
+// Whether `user` is already another GEMM's epilogue: the sum of two
+// products (add(dot a, dot b)) is two cuBLAS calls, the second reading the
+// first's product as its matrix C, never one kernel; the first GEMM in
+// program order takes the add.
+bool Planner::claimedByOtherKernel(Operation &user, int gemm) const {
+  const auto it = of_.find(&user);
+  if (it == of_.end())
+    return false;
+  for (int g : it->second)
+    if (g != gemm && groups_[size_t(g)].members.size() > 1)
+      return true;
+  return false;
+}
+
 void Planner::fuseEpilogues() {
   for (Operation *op : ops_) {
     if (!isGemm(*op) || op->numResults() != 1)
@@ -296,7 +311,8 @@ void Planner::fuseEpilogues() {
     Operation *acc = op;
     for (int steps = 0; steps < 4; ++steps) {
       Operation *user = soleUser(*acc);
-      if (!user || !isEpilogue(*user, acc->result(0), acc == op))
+      if (!user || !isEpilogue(*user, acc->result(0), acc == op) ||
+          claimedByOtherKernel(*user, gemm))
         break;
       merge(gemm, *user);
       groups_[size_t(gemm)].root = user;
