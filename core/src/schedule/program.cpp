@@ -1078,10 +1078,10 @@ Status toPerDevice(Module &module, const ProgramOptions &options,
         !added)
       return added;
   // What XLA's GPU compiler makes of the collectives before scheduling.
-  if (Status added =
-          appendPass(pipeline, "shardlab-reduce-scatter-creator", "");
-      !added)
-    return added;
+  for (const char *gpu_pass :
+       {"shardlab-all-reduce-reassociate", "shardlab-reduce-scatter-creator"})
+    if (Status added = appendPass(pipeline, gpu_pass, ""); !added)
+      return added;
   std::string failed;
   if (runPassPipeline(module, pipeline, diags, &failed))
     return success();

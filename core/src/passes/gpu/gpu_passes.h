@@ -7,6 +7,8 @@
 
 namespace shardlab {
 
+bool allReduceReassociatePass(Module &, const PassOptions &,
+                              DiagnosticEngine &);
 bool reduceScatterCreatorPass(Module &, const PassOptions &,
                               DiagnosticEngine &);
 

@@ -9,6 +9,8 @@
 //   %o = reshape(dynamic_slice(constant T, convert(partition_id)))
 //   %p = dynamic_slice %s at %o along dimension d (0 elsewhere), sizes
 //        1/n of %s along d and whole elsewhere; %s has no other reader
+//        (or only such slices, all keeping the same part: XLA's
+//        common-subexpression elimination makes them one first)
 // is `reduce_scatter(%x)` along d over G' when, in every group, the
 // members' offsets T[id] are 0, c, 2c, ..., (n-1)c in some order (c the
 // part's size): G' lists each group's members in the order of their parts
@@ -88,37 +90,72 @@ membersByPart(const std::vector<std::vector<int64_t>> &groups,
   return out;
 }
 
-/// Rewrites `reduce` (an all_reduce) and its one slicing reader into a
+/// The dimension all of `reduce`'s readers slice and their offset table,
+/// when every reader is a dynamic_slice keeping the same part of the sum
+/// (the same sizes, the same table: what XLA's common-subexpression
+/// elimination makes one slice before its ReduceScatterCreator runs).
+struct SlicedReaders {
+  std::vector<Operation *> slices; // in block order
+  size_t dim = 0;
+  std::vector<int64_t> table;
+};
+
+std::optional<SlicedReaders> slicedReaders(Operation &reduce) {
+  SlicedReaders out;
+  for (Operation *reader : usersOf(reduce.result(0))) {
+    if (!reader->is("stablehlo.dynamic_slice") ||
+        reader->operand(0) != reduce.result(0) ||
+        reader->parentBlock() != reduce.parentBlock())
+      return std::nullopt;
+    const std::optional<size_t> dim = slicedDimension(*reader);
+    if (!dim)
+      return std::nullopt;
+    std::optional<std::vector<int64_t>> table =
+        deviceTable(reader->operand(1 + *dim));
+    if (!table)
+      return std::nullopt;
+    if (out.slices.empty()) {
+      out.dim = *dim;
+      out.table = std::move(*table);
+    } else if (*dim != out.dim || *table != out.table ||
+               reader->attrs.get("slice_sizes") !=
+                   out.slices.front()->attrs.get("slice_sizes")) {
+      return std::nullopt;
+    }
+    out.slices.push_back(reader);
+  }
+  if (out.slices.empty())
+    return std::nullopt;
+  std::sort(out.slices.begin(), out.slices.end(),
+            [](const Operation *a, const Operation *b) {
+              return isBeforeInBlock(a, b);
+            });
+  return out;
+}
+
+/// Rewrites `reduce` (an all_reduce) and its slicing readers into one
 /// reduce_scatter; false when the rule does not hold.
 bool createReduceScatter(Context &ctx, Operation &reduce) {
   // Groups of global device ids, as the table is indexed by partition_id.
   if (reduce.numOperands() != 1 || reduce.numResults() != 1 ||
-      reduce.numRegions() != 1 || !reduce.result(0)->hasOneUse() ||
-      !reduce.attrs.get("use_global_device_ids"))
+      reduce.numRegions() != 1 || !reduce.attrs.get("use_global_device_ids"))
     return false;
-  Operation &slice = *reduce.result(0)->firstUse()->owner;
-  if (!slice.is("stablehlo.dynamic_slice") ||
-      slice.operand(0) != reduce.result(0))
+  const std::optional<SlicedReaders> readers = slicedReaders(reduce);
+  if (!readers)
     return false;
-  const std::optional<size_t> dim = slicedDimension(slice);
-  if (!dim)
-    return false;
-  const std::optional<std::vector<int64_t>> table =
-      deviceTable(slice.operand(1 + *dim));
-  if (!table)
-    return false;
-  const int64_t whole = reduce.result(0)->type->shape[*dim];
-  const int64_t part = slice.result(0)->type->shape[*dim];
+  Operation &slice = *readers->slices.front();
+  const int64_t whole = reduce.result(0)->type->shape[readers->dim];
+  const int64_t part = slice.result(0)->type->shape[readers->dim];
   const std::optional<std::vector<std::vector<int64_t>>> groups =
       membersByPart(readReplicaGroups(reduce.attrs.get("replica_groups"),
-                                      int64_t(table->size())),
-                    *table, part, whole);
+                                      int64_t(readers->table.size())),
+                    readers->table, part, whole);
   if (!groups)
     return false;
   LocalBuilder b(ctx, slice);
   std::vector<std::pair<std::string_view, const Attr *>> attrs = {
       {"replica_groups", b.denseMatrixAttr(*groups)},
-      {"scatter_dimension", b.int64Attr(int64_t(*dim))}};
+      {"scatter_dimension", b.int64Attr(int64_t(readers->dim))}};
   for (std::string_view kept : {"channel_handle", "use_global_device_ids"})
     if (const Attr *a = reduce.attrs.get(kept))
       attrs.emplace_back(kept, a);
@@ -129,8 +166,10 @@ bool createReduceScatter(Context &ctx, Operation &reduce) {
   reducer.blocks = std::move(reduce.region(0).blocks);
   for (std::unique_ptr<Block> &block : reducer.blocks)
     block->parent = &reducer;
-  slice.result(0)->replaceAllUsesWith(scatter->result(0));
-  eraseOp(slice);
+  for (Operation *reader : readers->slices) {
+    reader->result(0)->replaceAllUsesWith(scatter->result(0));
+    eraseOp(*reader);
+  }
   eraseOp(reduce);
   return true;
 }
