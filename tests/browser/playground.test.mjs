@@ -756,13 +756,15 @@ test("compare: the 70B Llama step with micro-batches, pipelines included, timed 
       assert.ok(ran.some((row) => / recompute | mb÷|recompute \w+$/.test(row.name)), "derived rows");
       assert.deepEqual(names.map((n) => n.replace(" (as written)", "")), ran.map((row) => row.name));
       assert.deepEqual(await page.getByTestId("compare-step").allTextContents(), ran.map((row) => asShown(row.step_time_us)));
-      // The fastest row does not fit; its details say what fills the
+      // The first row that does not fit: its details say what fills the
       // device at its peak, as the package's own row does.
-      assert.equal(ran[0].fits, false);
-      const peak = page.getByTestId("compare-peak").first();
+      const over = ran.findIndex((row) => row.fits === false);
+      assert.ok(over >= 0, "some rows do not fit on 64 devices");
+      assert.equal(await page.getByTestId("compare-peak").count(), ran.length);
+      const peak = page.getByTestId("compare-peak").nth(over);
       const said = await peak.textContent();
-      assert.ok(said.includes(`while ${ran[0].peak_at} runs: ${ran[0].largest_live[0].name}`), said);
-      await page.locator("tr.shardings details").first().evaluate((d) => { d.open = true; });
+      assert.ok(said.includes(`while ${ran[over].peak_at} runs: ${ran[over].largest_live[0].name}`), said);
+      await page.locator("tr.shardings details").nth(over).evaluate((d) => { d.open = true; });
       await peak.scrollIntoViewIfNeeded();
       await shot("19d-compare-peak");
     }
