@@ -24,6 +24,7 @@
 #include "passes/gpu/gpu_passes.h"
 
 #include "ir/op_properties.h"
+#include "passes/call_graph.h"
 #include "passes/export/local_builder.h"
 #include "passes/pass_utils.h"
 
@@ -97,10 +98,7 @@ bool reassociate(Context &ctx, Operation &add) {
   Operation *reduce = b.create("stablehlo.all_reduce", {sum->result(0)},
                                {add.result(0)->type}, attrs);
   // The first all-reduce's reducer moves over as it is.
-  Region &reducer = reduce->addRegion();
-  reducer.blocks = std::move(first->region(0).blocks);
-  for (std::unique_ptr<Block> &block : reducer.blocks)
-    block->parent = &reducer;
+  moveRegionBlocks(first->region(0), reduce->addRegion());
   add.result(0)->replaceAllUsesWith(reduce->result(0));
   eraseOp(add);
   eraseOp(*first);

@@ -30,6 +30,7 @@
 #include "passes/gpu/gpu_passes.h"
 
 #include "ir/op_properties.h"
+#include "passes/call_graph.h"
 #include "passes/export/local_builder.h"
 #include "passes/pass_utils.h"
 
@@ -162,10 +163,7 @@ bool createReduceScatter(Context &ctx, Operation &reduce) {
   Operation *scatter = b.create("stablehlo.reduce_scatter", {reduce.operand(0)},
                                 {slice.result(0)->type}, attrs);
   // The reducer moves over as it is.
-  Region &reducer = scatter->addRegion();
-  reducer.blocks = std::move(reduce.region(0).blocks);
-  for (std::unique_ptr<Block> &block : reducer.blocks)
-    block->parent = &reducer;
+  moveRegionBlocks(reduce.region(0), scatter->addRegion());
   for (Operation *reader : readers->slices) {
     reader->result(0)->replaceAllUsesWith(scatter->result(0));
     eraseOp(*reader);
