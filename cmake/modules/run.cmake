@@ -48,5 +48,14 @@ if(NOT EMSCRIPTEN)
                      --opt $<TARGET_FILE:shardlab-opt>
                      --run $<TARGET_FILE:shardlab-run>
                      --schedule $<TARGET_FILE:shardlab-schedule>)
+    # The generator's layouts (dp, ZeRO-1, ZeRO-2, FSDP; tensor and
+    # sequence parallelism; experts over dp), partitioned and run on
+    # simulated devices, compute the global step's gradients; a faulty
+    # interpreter does not.
+    add_test(NAME training_step_partition
+             COMMAND ${Python3_EXECUTABLE}
+                     ${CMAKE_CURRENT_LIST_DIR}/../../tests/schedule/check_training_step_partition.py
+                     --interpreter $<TARGET_FILE:shardlab-run>
+                     --faulty $<TARGET_FILE:shardlab-run-faulty>)
   endif()
 endif()

@@ -46,6 +46,9 @@ const char *kHelp =
     "N\n"
     "                        simulated devices and report each device's "
     "checks\n"
+    "  --input-scale X       random float inputs times X, a power of two\n"
+    "                        (default 1: in [-4, 4]); a deep step checked\n"
+    "                        with --shardings wants them small (1/64)\n"
     "  --print               print the results (16 elements in full, else a\n"
     "                        summary with a digest of every element's bits);\n"
     "                        with --shardings, the per-device "
@@ -65,6 +68,7 @@ struct Options {
   std::optional<uint64_t> seed;
   int64_t max_devices = 8;
   bool devices_given = false;
+  double input_scale = 1;
 };
 
 bool parseCount(const std::string &text, int64_t &out) {
@@ -148,6 +152,17 @@ int parseArgs(int argc, char **argv, Options &o) {
                   << argv[i] << "'\n";
         return 2;
       }
+    } else if (arg == "--input-scale" && i + 1 < argc) {
+      char *end = nullptr;
+      const char *text = argv[++i];
+      o.input_scale = std::strtod(text, &end);
+      if (end == text || *end ||
+          !partition_check::isInputScale(o.input_scale)) {
+        std::cerr << "shardlab-run: --input-scale expects a positive power of "
+                     "two (1, 0.5, 0.015625, ...), not '"
+                  << text << "'\n";
+        return 2;
+      }
     } else if (!arg.empty() && arg[0] == '-') {
       std::cerr << "shardlab-run: unknown option " << arg << " (--help)\n";
       return 2;
@@ -213,6 +228,7 @@ int runPartitioned(const std::string &text, const Options &o) {
   options.entry = o.entry;
   options.seed = o.seed;
   options.max_devices = o.max_devices;
+  options.input_scale = o.input_scale;
   options.keep_program = o.print;
 #ifdef SHARDLAB_FAULT_INJECTION
   options.after_partition = injectFaults;
@@ -303,7 +319,7 @@ int main(int argc, char **argv) {
     std::cout << "random inputs for " << entry->region(0).front().numArguments()
               << " argument(s)\n";
   const interpreter::RunResult r =
-      partition_check::runGlobally(*module, options);
+      partition_check::runGlobally(*module, options, 0, o.input_scale);
   for (const interpreter::CheckResult &c : r.checks)
     std::cout << (c.passed ? "PASS " : "FAIL ") << c.op << " at " << o.input
               << ":" << c.line << (c.detail.empty() ? "" : ": ") << c.detail

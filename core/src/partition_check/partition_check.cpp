@@ -317,7 +317,8 @@ const Operation *perDeviceOp(Module &module) {
 
 } // namespace
 
-std::vector<Tensor> randomInputs(Operation &entry, uint64_t seed) {
+std::vector<Tensor> randomInputs(Operation &entry, uint64_t seed,
+                                 double scale) {
   detail::Random random(seed ^ 0x5eedull);
   std::vector<Tensor> inputs;
   Block &body = entry.region(0).front();
@@ -334,9 +335,9 @@ std::vector<Tensor> randomInputs(Operation &entry, uint64_t seed) {
                                                     : random.below(11) - 5));
         continue;
       }
-      t.setReal(e, double(random.below(2049) - 1024) / 256.0);
+      t.setReal(e, scale * double(random.below(2049) - 1024) / 256.0);
       if (t.isComplex())
-        t.setImag(e, double(random.below(2049) - 1024) / 256.0);
+        t.setImag(e, scale * double(random.below(2049) - 1024) / 256.0);
     }
     inputs.push_back(std::move(t));
   }
@@ -364,11 +365,17 @@ bool readShardingsChoice(std::string_view text, Options &options) {
 
 interpreter::RunResult runGlobally(Module &module,
                                    const interpreter::RunOptions &options,
-                                   uint64_t seed) {
+                                   uint64_t seed, double input_scale) {
   std::vector<Tensor> args;
   if (Operation *entry = entryOf(module, options.entry))
-    args = randomInputs(*entry, seed);
+    args = randomInputs(*entry, seed, input_scale);
   return interpreter::run(module, args, options);
+}
+
+bool isInputScale(double scale) {
+  int exponent = 0;
+  return scale > 0 && std::isfinite(scale) &&
+         std::frexp(scale, &exponent) == 0.5;
 }
 
 std::string_view statusName(Status status) {
@@ -412,8 +419,8 @@ Outcome checkPartitioned(std::string_view text, const Options &options) {
                         " is not a static tensor (dynamic shapes are not run "
                         "by the interpreter)");
   }
-  const std::vector<Tensor> inputs =
-      randomInputs(*global_entry, options.seed.value_or(0));
+  const std::vector<Tensor> inputs = randomInputs(
+      *global_entry, options.seed.value_or(0), options.input_scale);
   interpreter::RunOptions run_options;
   run_options.entry = options.entry;
   const interpreter::RunResult global =

@@ -36,6 +36,11 @@ struct Options {
   std::optional<uint64_t> seed;
   /// The largest random mesh.
   int64_t max_devices = 8;
+  /// Random float inputs multiplied by this power of two (exact in every
+  /// float type). A deep step on unit-scale inputs (activations and
+  /// gradients of 1e6 with cancellation) rounds past the comparison's
+  /// tolerance in every partitioning alike; scaled down it does not.
+  double input_scale = 1;
   /// Keep the per-device program's text in the outcome.
   bool keep_program = false;
   /// A change made to the per-device program before it runs: the seam
@@ -84,16 +89,22 @@ bool readShardingsChoice(std::string_view text, Options &options);
 /// Inputs for the arguments of `entry` (a function with a body) drawn from
 /// `seed` (an empty tensor for an argument without a static type): integers in
 /// [-5, 5] (bools 0/1), floats in [-4, 4] on a grid of 1/256 (exact in every
-/// float type with 8 bits). The partition check feeds the same ones to the
-/// global run and, as shards, to the devices.
-std::vector<interpreter::Tensor> randomInputs(Operation &entry, uint64_t seed);
+/// float type with 8 bits), times `scale` (a power of two). The partition
+/// check feeds the same ones to the global run and, as shards, to the
+/// devices.
+std::vector<interpreter::Tensor> randomInputs(Operation &entry, uint64_t seed,
+                                              double scale = 1);
 
 /// The global run as the partition check makes it: `options.entry` of
 /// `module` on randomInputs(entry, `seed`) when it takes arguments (what
 /// shardlab-run and `execute` run without shardings).
 interpreter::RunResult runGlobally(Module &module,
                                    const interpreter::RunOptions &options,
-                                   uint64_t seed = 0);
+                                   uint64_t seed = 0, double input_scale = 1);
+
+/// Whether `scale` is a positive power of two (an input scale that keeps
+/// the random inputs exact).
+bool isInputScale(double scale);
 
 /// "match", "mismatch", "not run".
 std::string_view statusName(Status status);
