@@ -46,6 +46,9 @@ const char *kHelp =
     "N\n"
     "                        simulated devices and report each device's "
     "checks\n"
+    "  --gpu-passes          with --shardings: also XLA's GPU collective\n"
+    "                        rewrites (the gpu stage), so that what runs is\n"
+    "                        the program shardlab-schedule estimates\n"
     "  --input-scale X       random float inputs times X, a power of two\n"
     "                        (default 1: in [-4, 4]); a deep step checked\n"
     "                        with --shardings wants them small (1/64)\n"
@@ -69,6 +72,7 @@ struct Options {
   int64_t max_devices = 8;
   bool devices_given = false;
   double input_scale = 1;
+  bool gpu_passes = false;
 };
 
 bool parseCount(const std::string &text, int64_t &out) {
@@ -133,6 +137,8 @@ int parseArgs(int argc, char **argv, Options &o) {
     }
     if (arg == "--print") {
       o.print = true;
+    } else if (arg == "--gpu-passes") {
+      o.gpu_passes = true;
     } else if (arg == "--entry" && i + 1 < argc) {
       o.entry = argv[++i];
     } else if (arg == "--shardings" && i + 1 < argc) {
@@ -229,6 +235,7 @@ int runPartitioned(const std::string &text, const Options &o) {
   options.seed = o.seed;
   options.max_devices = o.max_devices;
   options.input_scale = o.input_scale;
+  options.gpu_passes = o.gpu_passes;
   options.keep_program = o.print;
 #ifdef SHARDLAB_FAULT_INJECTION
   options.after_partition = injectFaults;

@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """ctest for the layouts of bench/models/gen_training_step.py: each is a
 program whose per-device form computes the step's gradients exactly as the
-global program does. For each layout the generator writes a small step
+global program does, before and after the gpu stage (XLA's collective
+rewrites: the program shardlab-schedule estimates). For each layout the
+generator writes a small step
 (two layers, two micro-batches, f32, attention as two GEMMs and a softmax,
 the gradients returned instead of AdamW's update) and `shardlab-run
 --shardings module` partitions it with the module's own shardings
 (Shardy's propagation, explicit collectives, the per-device program), runs
 it on simulated devices, puts the results together by the output shardings
-and compares them with the global run. Every one must match; a faulty
-interpreter (the first collective dropped, or a slice offset shifted) must
-not.
+and compares them with the global run, with and without --gpu-passes.
+Every one must match; with tensor and sequence parallelism the gpu stage
+must have changed the program (all-reduces reassociated into
+reduce-scatters); a faulty interpreter (the first collective dropped, or a
+slice offset shifted) must not match.
 
 Why these settings: random inputs are scaled by 1/64 (a deep step on
 unit-scale inputs has gradients of 1e6 with cancellation and rounds past
@@ -49,13 +53,16 @@ LAYOUTS = {
 SCALE = "0.015625"
 
 
-def verdict(interpreter, module, env=None):
-    p = subprocess.run([interpreter, module, "--shardings", "module", "--input-scale", SCALE],
+def verdict(interpreter, module, extra=(), env=None):
+    """(exit status, the verdict line, the per-device program's collectives)."""
+    p = subprocess.run([interpreter, module, "--shardings", "module", "--input-scale", SCALE,
+                        "--print"] + list(extra),
                        capture_output=True, text=True, env=env, timeout=600)
+    kinds = {k: p.stdout.count('"stablehlo.%s"' % k) for k in ("all_reduce", "reduce_scatter")}
     for line in p.stdout.splitlines():
         if line.startswith("partitioned on "):
-            return p.returncode, line
-    return p.returncode, (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
+            return p.returncode, line, kinds
+    return p.returncode, (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1], kinds
 
 
 def main():
@@ -70,14 +77,23 @@ def main():
             module = os.path.join(tmp, "step%d.mlir" % len(modules))
             subprocess.run([sys.executable, GENERATOR] + layout + SMALL + ["-o", module], check=True)
             modules[name] = module
-            status, line = verdict(args.interpreter, module)
-            print("%s: %s" % (name, line))
-            if status != 0 or ": match" not in line:
-                failures.append("%s: %s" % (name, line))
+            programs = {}
+            for gpu in ((), ("--gpu-passes",)):
+                status, line, kinds = verdict(args.interpreter, module, gpu)
+                label = "%s%s" % (name, ", gpu stage" if gpu else "")
+                print("%s: %s (%s)" % (label, line, kinds))
+                programs[bool(gpu)] = kinds
+                if status != 0 or ": match" not in line:
+                    failures.append("%s: %s" % (label, line))
+            if "tp+sp" in name and not (
+                    programs[True]["all_reduce"] < programs[False]["all_reduce"]
+                    and programs[True]["reduce_scatter"] > programs[False]["reduce_scatter"]):
+                failures.append("%s: the gpu stage left the collectives as they were: %s"
+                                % (name, programs))
         # The check can fail: a dropped collective or a shifted slice is caught.
         for fault in ("SHARDLAB_FAULT_DROP_COLLECTIVE", "SHARDLAB_FAULT_SLICE_OFFSET"):
             env = dict(os.environ, **{fault: "1"})
-            status, line = verdict(args.faulty, modules["llama zero2, tp+sp"], env)
+            status, line, _ = verdict(args.faulty, modules["llama zero2, tp+sp"], env=env)
             print("faulty (%s): %s" % (fault, line))
             if ": mismatch" not in line:
                 failures.append("the faulty interpreter (%s) was not caught: %s" % (fault, line))

@@ -445,6 +445,11 @@ Outcome checkPartitioned(std::string_view text, const Options &options) {
   Result<PassPipeline> pipeline = buildNamedPipeline("partition");
   if (!pipeline)
     return notRun(out, "partition", pipeline.error().message);
+  if (options.gpu_passes)
+    for (const auto &[flag, pass_options] : gpuSteps())
+      if (shardlab::Status added = appendPass(*pipeline, flag, pass_options);
+          !added)
+        return notRun(out, "partition", added.error().message);
   module.verify_passes = Module::VerifyPasses::EveryPass;
   std::string failed_flag;
   if (!runPassPipeline(module, *pipeline, diags, &failed_flag))

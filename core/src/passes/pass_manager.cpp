@@ -87,6 +87,13 @@ perDeviceSteps() {
   return steps;
 }
 
+const std::vector<std::pair<std::string_view, std::string_view>> &gpuSteps() {
+  static const std::vector<std::pair<std::string_view, std::string_view>>
+      steps = {{"shardlab-all-reduce-reassociate", ""},
+               {"shardlab-reduce-scatter-creator", ""}};
+  return steps;
+}
+
 namespace {
 
 NamedPipeline partitionPipeline() {
@@ -94,7 +101,8 @@ NamedPipeline partitionPipeline() {
       "partition",
       "Explicit collectives, then the program one device runs: permutation "
       "factors resolved, padded where shards do not divide, local shapes "
-      "and StableHLO collectives (what the scheduler estimates)",
+      "and StableHLO collectives (what the scheduler estimates, before XLA's "
+      "collective rewrites: gpuSteps())",
       {{"sdy-propagation-pipeline", ""},
        {"sdy-export-pipeline",
         "enable-insert-explicit-collectives=true inline-meshes=false"}}};

@@ -1078,9 +1078,8 @@ Status toPerDevice(Module &module, const ProgramOptions &options,
         !added)
       return added;
   // What XLA's GPU compiler makes of the collectives before scheduling.
-  for (const char *gpu_pass :
-       {"shardlab-all-reduce-reassociate", "shardlab-reduce-scatter-creator"})
-    if (Status added = appendPass(pipeline, gpu_pass, ""); !added)
+  for (const auto &[flag, pass_options] : gpuSteps())
+    if (Status added = appendPass(pipeline, flag, pass_options); !added)
       return added;
   std::string failed;
   if (runPassPipeline(module, pipeline, diags, &failed))

@@ -41,6 +41,9 @@ struct Options {
   /// gradients of 1e6 with cancellation) rounds past the comparison's
   /// tolerance in every partitioning alike; scaled down it does not.
   double input_scale = 1;
+  /// Also run the gpu stage's passes (gpuSteps()) on the per-device
+  /// program: then what runs is the program the scheduler estimates.
+  bool gpu_passes = false;
   /// Keep the per-device program's text in the outcome.
   bool keep_program = false;
   /// A change made to the per-device program before it runs: the seam

@@ -67,6 +67,11 @@ const std::vector<NamedPipeline> &namedPipelines();
 /// pipeline and the scheduler's first step.
 const std::vector<std::pair<std::string_view, std::string_view>> &
 perDeviceSteps();
+/// The gpu stage (passes/gpu/): what XLA's GPU compiler makes of the
+/// per-device program's collectives before it schedules them, in XLA's
+/// order. The scheduler runs them on every program it estimates; the
+/// partition check runs them when asked (Options::gpu_passes).
+const std::vector<std::pair<std::string_view, std::string_view>> &gpuSteps();
 /// The steps of the named pipeline; an error listing the names.
 Result<PassPipeline> buildNamedPipeline(std::string_view name);
 
