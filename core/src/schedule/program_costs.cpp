@@ -85,40 +85,63 @@ bool isCheckCustomCall(const Operation &op) {
   return customCallTarget(op).rfind("check.", 0) == 0;
 }
 
-Result<Coster> Coster::create(const ProgramOptions &options) {
-  Coster c;
-  c.options_ = options;
-  if (c.approximate())
-    return c;
+} // namespace shardlab::schedule::detail
+
+namespace shardlab::schedule {
+
+Result<std::shared_ptr<const CostTables>>
+makeCostTables(const ProgramOptions &options) {
   if (options.hardware.hbm_bytes_per_s <= 0)
     return makeError("the real estimator needs a hardware preset");
+  auto tables = std::make_shared<CostTables>();
   const cost::PerfTable *table = options.table;
   if (!table) {
-    c.owned_table_ =
+    tables->owned_table =
         std::make_shared<cost::PerfTable>(cost::presetTable(options.hardware));
-    table = c.owned_table_.get();
+    table = tables->owned_table.get();
   }
   cost::CollectiveInterpolatorOptions copts;
   copts.devices_per_partition = options.sol.gpus_per_node;
   auto coll = cost::CollectiveInterpolator::create(*table, copts);
   if (coll.ok())
-    c.collectives_ = std::make_shared<cost::CollectiveInterpolator>(*coll);
+    tables->collectives = std::make_shared<cost::CollectiveInterpolator>(*coll);
   // Per dtype key, no dtype fallback (a dot of a dtype the table lacks takes
   // the roofline, said so), never below the kernel-launch floor.
   cost::MatmulOptions gemm_options;
   gemm_options.min_time_us = options.hardware.kernel_launch_us;
   auto gemm = cost::MatmulInterpolator::create(*table, gemm_options);
   if (gemm.ok())
-    c.gemms_ = std::make_shared<cost::MatmulInterpolator>(*gemm);
+    tables->gemms = std::make_shared<cost::MatmulInterpolator>(*gemm);
   for (const cost::GemmEntry &g : table->gemms) {
     const std::array<int64_t, 4> p = {g.b, g.m, g.k, g.n};
-    auto [it, fresh] =
-        c.gemm_bounds_.try_emplace(cost::gemmDtypeKey(g), GemmBounds{p, p});
+    auto [it, fresh] = tables->gemm_bounds.try_emplace(
+        cost::gemmDtypeKey(g), detail::GemmBounds{p, p});
     for (size_t i = 0; i < 4 && !fresh; ++i) {
       it->second.lo[i] = std::min(it->second.lo[i], p[i]);
       it->second.hi[i] = std::max(it->second.hi[i], p[i]);
     }
   }
+  return std::shared_ptr<const CostTables>(std::move(tables));
+}
+
+} // namespace shardlab::schedule
+
+namespace shardlab::schedule::detail {
+
+Result<Coster> Coster::create(const ProgramOptions &options) {
+  Coster c;
+  c.options_ = options;
+  c.options_.cost_tables = nullptr; // held once, in tables_
+  if (c.approximate())
+    return c;
+  if (options.cost_tables) {
+    c.tables_ = options.cost_tables;
+    return c;
+  }
+  Result<std::shared_ptr<const CostTables>> made = makeCostTables(options);
+  if (!made)
+    return made.error();
+  c.tables_ = *made;
   return c;
 }
 
@@ -158,8 +181,9 @@ OpCost Coster::dot(const Module &module, Operation &op) const {
                         "); roofline on " + read_bytes + " B\n");
   const double flops = 2.0 * double(gd->b * gd->m * gd->k * gd->n);
   std::string why = "no GEMM table";
-  if (gemms_) {
-    auto est = gemms_->estimateTime({*gd, lhs.dtype, rhs.dtype, out.dtype});
+  if (tables_ && tables_->gemms) {
+    auto est =
+        tables_->gemms->estimateTime({*gd, lhs.dtype, rhs.dtype, out.dtype});
     if (est.ok()) {
       OpCost c{est->time_us, cost::toText(*est), {}};
       c.extrapolated = outsideGrid(*gd, lhs.dtype, rhs.dtype, out.dtype);
@@ -181,8 +205,8 @@ std::string Coster::outsideGrid(const cost::GemmDims &dims,
   probe.lhs_dtype = lhs;
   probe.rhs_dtype = rhs;
   probe.out_dtype = out;
-  const auto it = gemm_bounds_.find(cost::gemmDtypeKey(probe));
-  if (it == gemm_bounds_.end())
+  const auto it = tables_->gemm_bounds.find(cost::gemmDtypeKey(probe));
+  if (it == tables_->gemm_bounds.end())
     return "";
   const std::array<int64_t, 4> p = {dims.b, dims.m, dims.k, dims.n};
   const char *names[] = {"b", "m", "k", "n"};
@@ -224,8 +248,9 @@ OpCost Coster::flashAttention(const Module &module, Operation &op) const {
     if (extrapolated.empty())
       extrapolated = outsideGrid(dims, q.dtype, q.dtype, q.dtype);
     double us = 0;
-    if (gemms_)
-      if (auto est = gemms_->estimateTime({dims, q.dtype, q.dtype, q.dtype}))
+    if (tables_ && tables_->gemms)
+      if (auto est =
+              tables_->gemms->estimateTime({dims, q.dtype, q.dtype, q.dtype}))
         us = est->time_us;
     if (!(us > 0)) {
       const double flops = 2.0 * double(dims.b) * double(dims.m) *
@@ -354,8 +379,8 @@ OpCost Coster::realCollective(const CollectiveCall &call,
         /*hosts_from_device_ids=*/true};
     est = cost::dcnCollectiveEstimate(options_.sol,
                                       options_.hardware.hbm_bytes_per_s, q);
-  } else if (collectives_) {
-    est = collectives_->estimateTime(
+  } else if (tables_ && tables_->collectives) {
+    est = tables_->collectives->estimateTime(
         {op, call.dtype, info.bytes, groups, call.pairs});
   }
   if (!est.ok() && !inter)

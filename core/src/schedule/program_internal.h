@@ -40,6 +40,23 @@ struct GemmBounds {
   std::array<int64_t, 4> lo{}, hi{};
 };
 
+} // namespace shardlab::schedule::detail
+
+namespace shardlab::schedule {
+
+/// What makeCostTables makes (shardlab/schedule/program.h): the analytical
+/// table when none was given, and the interpolators on the table.
+struct CostTables {
+  std::shared_ptr<const cost::PerfTable> owned_table;
+  std::shared_ptr<const cost::CollectiveInterpolator> collectives;
+  std::shared_ptr<const cost::MatmulInterpolator> gemms;
+  std::map<std::string, detail::GemmBounds> gemm_bounds;
+};
+
+} // namespace shardlab::schedule
+
+namespace shardlab::schedule::detail {
+
 /// A collective as the coster needs it.
 struct CollectiveCall {
   CollectiveKind kind = CollectiveKind::None;
@@ -75,10 +92,7 @@ private:
                           const std::string &rhs, const std::string &out) const;
   OpCost realCollective(const CollectiveCall &call, CollectiveInfo &info) const;
   ProgramOptions options_;
-  std::shared_ptr<cost::PerfTable> owned_table_;
-  std::shared_ptr<cost::CollectiveInterpolator> collectives_;
-  std::shared_ptr<cost::MatmulInterpolator> gemms_;
-  std::map<std::string, GemmBounds> gemm_bounds_;
+  std::shared_ptr<const CostTables> tables_; // null in approximate mode
 };
 
 /// One assumption line per value (up to 10, then a count) whose sharding

@@ -26,6 +26,15 @@ Result<Prepared> prepare(std::string_view text, const CompareOptions &options) {
   p.context = EvaluationContext{std::move(analysis->loaded),
                                 std::move(analysis->args), options.pipeline};
   p.context.options.program.extrapolate_loops = options.extrapolate_loops;
+  // One table and its interpolators for every candidate (each program made
+  // its own: 6% of a comparison's instructions).
+  if (p.context.options.program.estimator == schedule::EstimatorMode::Real) {
+    Result<std::shared_ptr<const schedule::CostTables>> tables =
+        schedule::makeCostTables(p.context.options.program);
+    if (!tables)
+      return tables.error();
+    p.context.options.program.cost_tables = *tables;
+  }
   p.layers = analysis->layers;
   if (!options.only.empty())
     std::erase_if(p.plans, [&](const Plan &plan) {

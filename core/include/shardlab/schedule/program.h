@@ -22,6 +22,7 @@
 #include "shardlab/support/result.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@ enum class EstimatorMode {
   Real,        ///< the cost model (tables, roofline, S-curve), microseconds
   Approximate, ///< XLA's ApproximateLatencyEstimator: 1 / 1000 / 5000
 };
+
+/// The table a program is costed by and the interpolators built on it,
+/// for one hardware and table (internal: schedule/program_internal.h).
+struct CostTables;
 
 struct ProgramOptions {
   EstimatorMode estimator = EstimatorMode::Real;
@@ -73,7 +78,16 @@ struct ProgramOptions {
   /// 1 x 4, 5, 6, 7). The strategy comparison's choice; off, every
   /// iteration is emitted, as traces and reports show them.
   bool extrapolate_loops = false;
+  /// Made once by makeCostTables for callers that build many programs for
+  /// one hardware and table (the strategy comparison); null: each program
+  /// makes its own. Read only, shared between threads.
+  std::shared_ptr<const CostTables> cost_tables;
 };
+
+/// The tables and interpolators `options` (real estimator) costs by: the
+/// given table or the hardware's analytical one.
+Result<std::shared_ptr<const CostTables>>
+makeCostTables(const ProgramOptions &options);
 
 /// One stablehlo.while of the program and how often it runs.
 struct LoopInfo {
