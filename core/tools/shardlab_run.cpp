@@ -52,6 +52,11 @@ const char *kHelp =
     "  --input-scale X       random float inputs times X, a power of two\n"
     "                        (default 1: in [-4, 4]); a deep step checked\n"
     "                        with --shardings wants them small (1/64)\n"
+    "  --tolerance-floor F   compare each float result within its precision\n"
+    "                        relative to the larger of its own largest value\n"
+    "                        and F times the largest of all results (default\n"
+    "                        0): a gradient that cancels to rounding noise is\n"
+    "                        then judged on the step's scale, not its own\n"
     "  --print               print the results (16 elements in full, else a\n"
     "                        summary with a digest of every element's bits);\n"
     "                        with --shardings, the per-device "
@@ -72,6 +77,7 @@ struct Options {
   int64_t max_devices = 8;
   bool devices_given = false;
   double input_scale = 1;
+  double tolerance_floor = 0;
   bool gpu_passes = false;
 };
 
@@ -169,6 +175,17 @@ int parseArgs(int argc, char **argv, Options &o) {
                   << text << "'\n";
         return 2;
       }
+    } else if (arg == "--tolerance-floor" && i + 1 < argc) {
+      char *end = nullptr;
+      const char *text = argv[++i];
+      o.tolerance_floor = std::strtod(text, &end);
+      if (end == text || *end || !(o.tolerance_floor >= 0) ||
+          o.tolerance_floor > 1) {
+        std::cerr << "shardlab-run: --tolerance-floor expects a fraction in "
+                     "[0, 1], not '"
+                  << text << "'\n";
+        return 2;
+      }
     } else if (!arg.empty() && arg[0] == '-') {
       std::cerr << "shardlab-run: unknown option " << arg << " (--help)\n";
       return 2;
@@ -236,6 +253,7 @@ int runPartitioned(const std::string &text, const Options &o) {
   options.max_devices = o.max_devices;
   options.input_scale = o.input_scale;
   options.gpu_passes = o.gpu_passes;
+  options.tolerance_floor = o.tolerance_floor;
   options.keep_program = o.print;
 #ifdef SHARDLAB_FAULT_INJECTION
   options.after_partition = injectFaults;

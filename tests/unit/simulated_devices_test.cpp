@@ -200,6 +200,45 @@ func.func @main(%x: tensor<7x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"},
   }
 }
 
+TEST_CASE("Partition check: a tolerance floor judges a small result on the "
+          "scale of the largest") {
+  // Results 1024 and 1e-3 in every element (and two more constants). The
+  // devices' program is changed after partitioning to return in place of
+  // 1e-3 either 1.0001e-3 (off by 1e-4 of itself, 1e-7 of the large result)
+  // or 2e-3 (off by 1e-3 of the large result).
+  const std::string text = R"(
+sdy.mesh @mesh = <["a"=2]>
+func.func @main() -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %big = stablehlo.constant dense<1.024000e+03> : tensor<4xf32>
+  %small = stablehlo.constant dense<1.000000e-03> : tensor<4xf32>
+  %near = stablehlo.constant dense<1.000100e-03> : tensor<4xf32>
+  %far = stablehlo.constant dense<2.000000e-03> : tensor<4xf32>
+  return %big, %small, %near, %far : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+})";
+  enum Returned { kNear = 2, kFar = 3 };
+  auto check = [&](Returned returned, double floor) {
+    partition_check::Options options;
+    options.tolerance_floor = floor;
+    options.after_partition = [returned](Module &module) {
+      walk(module.op(), [&](Operation &op) {
+        if (op.is("func.return"))
+          op.setOperand(1, op.operand(returned));
+      });
+    };
+    return partition_check::checkPartitioned(text, options).status;
+  };
+  using partition_check::Status;
+  // Relative to itself the small result is off by far more than rounding.
+  CHECK(check(kNear, 0) == Status::Mismatch);
+  // On the large result's scale (a floor of 1e-3 of it) it is not.
+  CHECK(check(kNear, 1e-3) == Status::Match);
+  // An error on that scale is still caught.
+  CHECK(check(kFar, 1e-3) == Status::Mismatch);
+  // A floor of 1 judges every result at the largest one's scale, where
+  // 1e-3 of 1024 is rounding (32 units of f32's precision are 4e-3).
+  CHECK(check(kFar, 1) == Status::Match);
+}
+
 TEST_CASE("Partition check: a module that cannot run is not run, not a "
           "match") {
   partition_check::Options options;

@@ -216,17 +216,19 @@ bool closeEnough(double a, double b, double tolerance) {
 }
 
 // "" when `got` equals `want` (bit for bit, or for floats within a few
-// units of the format's precision relative to the tensor's largest value:
-// a sum split across devices adds in another order); else where not.
-std::string compare(const Tensor &want, const Tensor &got, bool &exact) {
+// units of the format's precision relative to the larger of the tensor's
+// largest value and `floor`: a sum split across devices adds in another
+// order); else where not.
+std::string compare(const Tensor &want, const Tensor &got, double floor,
+                    bool &exact) {
   if (want.shape() != got.shape())
     return "shapes differ";
   const bool floating = want.isFloat() || want.isComplex();
   const FloatFormat *format = want.layout().float_format;
   const double tolerance =
-      floating && format
-          ? scaleOf(want) * std::ldexp(1.0, -int(format->fraction_bits) + 5)
-          : 0.0;
+      floating && format ? std::max(scaleOf(want), floor) *
+                               std::ldexp(1.0, -int(format->fraction_bits) + 5)
+                         : 0.0;
   for (int64_t i = 0; i < want.size(); ++i)
     for (unsigned p = 0; p < want.parts(); ++p) {
       if (want.bits(i, p) == got.bits(i, p))
@@ -244,12 +246,25 @@ std::string compare(const Tensor &want, const Tensor &got, bool &exact) {
   return "";
 }
 
+// `fraction` of the largest value among the float results (0 when none).
+double toleranceFloor(const std::vector<Tensor> &results, double fraction) {
+  if (fraction <= 0)
+    return 0;
+  double largest = 0;
+  for (const Tensor &t : results)
+    if (t.isFloat() || t.isComplex())
+      largest = std::max(largest, scaleOf(t));
+  return fraction * largest;
+}
+
 // The devices' results put together and compared with the global ones.
 Outcome compareResults(Module &module, Operation &entry,
                        const interpreter::RunResult &global,
                        const interpreter::DevicesRunResult &devices,
-                       const std::vector<int64_t> &ids, Outcome out) {
+                       const std::vector<int64_t> &ids, double tolerance_floor,
+                       Outcome out) {
   out.exact = true;
+  const double floor = toleranceFloor(global.results, tolerance_floor);
   for (size_t r = 0; r < global.results.size(); ++r) {
     Type local = devices.results[0][r].type();
     Result<std::vector<std::vector<int64_t>>> at =
@@ -265,7 +280,8 @@ Outcome compareResults(Module &module, Operation &entry,
       return mismatch(out, "results",
                       "result " + std::to_string(r) + ": " +
                           whole.error().message);
-    const std::string differs = compare(global.results[r], *whole, out.exact);
+    const std::string differs =
+        compare(global.results[r], *whole, floor, out.exact);
     if (!differs.empty())
       return mismatch(out, "results",
                       "result " + std::to_string(r) + ": " + differs);
@@ -480,7 +496,8 @@ Outcome checkPartitioned(std::string_view text, const Options &options) {
   out = checkDevices(global, devices, std::move(out));
   if (out.status == Status::Mismatch)
     return out;
-  return compareResults(module, *entry, global, devices, ids, std::move(out));
+  return compareResults(module, *entry, global, devices, ids,
+                        options.tolerance_floor, std::move(out));
 }
 
 } // namespace shardlab::partition_check

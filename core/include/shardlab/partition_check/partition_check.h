@@ -44,6 +44,13 @@ struct Options {
   /// Also run the gpu stage's passes (gpuSteps()) on the per-device
   /// program: then what runs is the program the scheduler estimates.
   bool gpu_passes = false;
+  /// Each float result is compared within a few units of its format's
+  /// precision relative to the larger of its own largest value and this
+  /// fraction of the largest value among all the results (numpy's atol
+  /// beside rtol). 0: relative to its own only. A result computed by
+  /// cancellation (a gradient that is zero but for rounding) is noise
+  /// relative to itself; a floor compares it on the step's scale.
+  double tolerance_floor = 0;
   /// Keep the per-device program's text in the outcome.
   bool keep_program = false;
   /// A change made to the per-device program before it runs: the seam
