@@ -679,6 +679,18 @@ class Model:
             y = em.ew("add", y, em.bcast(W[f"{which}_b"], [2], x.shape))
         return y
 
+    def normed_input(self, em, x, W, which):
+        """The block's normalized input, whole along the sequence. With
+        sequence parallelism the norm runs on the block input's slice and
+        its output is gathered (Megatron's layout); stating the slice on
+        the output too makes the transpose slice the gradient before the
+        norm's backward, so that its bias gradient sums the slice and the
+        gradient's all-reduce over "tp" becomes a reduce-scatter."""
+        h = self.norm(em, x, W, which)
+        if self.a.sequence_parallel:
+            h = em.constrain(h, self.act_spec(3, True))
+        return em.constrain(h, self.act_spec(3))
+
     def rope(self, em, x):
         b, s, n, d = x.shape
         pos = em.convert(em.iota((s, d), 0, "i32"), "f32")
@@ -707,8 +719,7 @@ class Model:
 
     def attention_block(self, em, x, W):
         a = self.a
-        h = self.norm(em, x, W, "ln1")
-        h = em.constrain(h, self.act_spec(3))
+        h = self.normed_input(em, x, W, "ln1")
         q = em.dot(h, W["wq"], [2], [0])
         k = em.dot(h, W["wk"], [2], [0])
         v = em.dot(h, W["wv"], [2], [0])
@@ -755,8 +766,7 @@ class Model:
 
     def mlp_block(self, em, x, W):
         a = self.a
-        h = self.norm(em, x, W, "ln2")
-        h = em.constrain(h, self.act_spec(3))
+        h = self.normed_input(em, x, W, "ln2")
         if a.arch == "gpt":
             u = em.ew("add", em.dot(h, W["w1"], [2], [0]), em.bcast(W["b1"], [2], (*h.shape[:2], self.F)))
             # GELU, tanh form: 0.5 u (1 + tanh(0.79788 (u + 0.044715 u^3)))
