@@ -43,7 +43,13 @@ only the optimizer states (each layer's gradient all-reduced whole, the new
 weights gathered after the update), with --layout zero2 the gradients too
 (each layer's gradient reduce-scattered as the backward makes it: the traffic
 of Megatron's distributed optimizer, a reduce-scatter of the gradients and an
-all-gather of the new weights), with --layout dp neither. --sequence-parallel
+all-gather of the new weights), with --layout dp neither. --layout fsdp-flat
+is FSDP as PyTorch runs it (one flat, padded buffer per weight, split evenly
+over dp whatever dp is), written as a JAX shard_map step: the whole step in a
+manual computation over "dp", each layer gathering its weights (all_gather)
+and reduce-scattering their gradients (psum_scatter); Shardy splits only
+dimensions dp divides, so fsdp over 440 devices cannot shard a width of
+4,096, fsdp-flat can (dp alone; no MoE). --sequence-parallel
 shards the sequence over "tp" between the tensor-parallel regions. MoE
 experts are sharded over "dp" (expert parallelism). A "cp" axis splits the
 sequence everywhere (context parallelism): attention runs as a ring in the
@@ -176,7 +182,12 @@ class Emitter:
                             [x], {"perm": list(perm)})
 
     def constrain(self, x, spec):
-        """sdy.sharding_constraint; `spec` per dimension: an axis, or None."""
+        """sdy.sharding_constraint; `spec` per dimension: an axis, or None.
+        Without mesh axes (inside a manual computation over all of them)
+        nothing: not even a tape entry, whose transpose would add the
+        cotangent to itself."""
+        if not self.mesh_axes:
+            return x
         return self._record("constrain", lambda: self._raw_constrain(x, spec),
                             [x], {"spec": spec})
 
@@ -218,6 +229,8 @@ class Emitter:
                         lambda v: f"stablehlo.transpose {x.name}, dims = {dims(perm)} : ({x.type}) -> {v.type}")
 
     def _raw_constrain(self, x, spec):
+        if not self.mesh_axes:  # inside a manual computation over every axis
+            return x
         return self._op("sc", x.shape, x.dtype,
                         lambda v: f"sdy.sharding_constraint {x.name} {sharding(spec)} : {x.type}")
 
@@ -285,6 +298,8 @@ class Emitter:
             specs_in = [act_spec] * 3 + [stats_spec, act_spec, act_spec]
             specs_out = [act_spec] * 3
             target, n_res = "__cudnn$fmhaSoftmaxBackward", 4
+        if not axes:  # already per device (a manual computation over every axis)
+            return self._plain_attention(target, config, ins, outs, n_res)
         args = [self.fresh("la") for _ in ins]
         ltypes = [stats_type(x.shape, True) if x.dtype == "f32" else local_type(x) for x in ins]
         out_types_local = [stats_type(x.shape, True) if x.dtype == "f32" else local_type(x) for x in outs]
@@ -307,6 +322,56 @@ class Emitter:
             o.name = f"{res}#{i}"
         return outs
 
+
+    def _plain_attention(self, target, config, ins, outs, n_res):
+        call = self.fresh("fa")
+        types = [x.type for x in outs] + ["tensor<0xui8>"]
+        self.line(f"{call}:{n_res} = stablehlo.custom_call @\"{target}\"({', '.join(x.name for x in ins)}) "
+                  f"{{backend_config = \"{config}\"}} : ({', '.join(x.type for x in ins)}) -> ({', '.join(types)})")
+        for i, o in enumerate(outs):
+            o.name = f"{call}#{i}"
+        return outs
+
+    # -- collectives, written out (inside a manual computation) --
+
+    def _groups(self, size):
+        return f"dense<[[{', '.join(str(i) for i in range(size))}]]> : tensor<1x{size}xi64>"
+
+    def all_gather(self, x, size):
+        """x gathered along dim 0 from `size` devices (ids 0..size-1)."""
+        self.channel += 1
+        shape = (x.shape[0] * size,) + tuple(x.shape[1:])
+        return self._op("ag", shape, x.dtype, lambda v: (
+            f"\"stablehlo.all_gather\"({x.name}) <{{all_gather_dim = 0 : i64, channel_handle = "
+            f"#stablehlo.channel_handle<handle = {self.channel}, type = 1>, replica_groups = "
+            f"{self._groups(size)}, use_global_device_ids}}> : ({x.type}) -> {v.type}"))
+
+    def reduce_scatter(self, x, size):
+        """x summed over `size` devices, each keeping its part of dim 0."""
+        self.channel += 1
+        shape = (x.shape[0] // size,) + tuple(x.shape[1:])
+        a, b, r = self.fresh("ra"), self.fresh("rb"), self.fresh("rr")
+        scalar = tensor_type((), x.dtype)
+        return self._op("rsc", shape, x.dtype, lambda v: (
+            f"\"stablehlo.reduce_scatter\"({x.name}) <{{scatter_dimension = 0 : i64, channel_handle = "
+            f"#stablehlo.channel_handle<handle = {self.channel}, type = 1>, replica_groups = "
+            f"{self._groups(size)}, use_global_device_ids}}> ({{\n"
+            f"{self.indent}^bb0({a}: {scalar}, {b}: {scalar}):\n"
+            f"{self.indent}  {r} = stablehlo.add {a}, {b} : {scalar}\n"
+            f"{self.indent}  stablehlo.return {r} : {scalar}\n"
+            f"{self.indent}}}) : ({x.type}) -> {v.type}"))
+
+    def slice_front(self, x, size):
+        """The first `size` elements of a 1-D x."""
+        return self._op("sl", (size,), x.dtype,
+                        lambda v: f"stablehlo.slice {x.name} [0:{size}] : ({x.type}) -> {v.type}")
+
+    def pad_back(self, x, size):
+        """1-D x padded with zeros to `size` elements."""
+        zero = self.const(0.0, (), x.dtype, record=False)
+        return self._op("pd", (size,), x.dtype, lambda v: (
+            f"stablehlo.pad {x.name}, {zero.name}, low = [0], high = [{size - x.shape[0]}], "
+            f"interior = [0] : ({x.type}, {zero.type}) -> {v.type}"))
 
     def _ring_pairs(self):
         """Each device to the next along the cp axis, the others fixed
@@ -851,36 +916,59 @@ class Step:
             out[(dividing or free)[0]] = self.m.dp
         return out
 
-    def write(self, out):
-        a, m, em = self.a, self.m, self.em
-        dt, H, V, S, b, M = a.dtype, m.H, a.vocab, a.seq, a.micro_batch, a.grad_accum
-        L = a.layers
-        stacked = self.stacked()
+    def params(self):
+        """(name, shape, spec) of the embedding and each stacked weight, as
+        the step takes them."""
+        a, m = self.a, self.m
         emb_spec = [m.tp, m.dp if a.layout == "fsdp" else None]
-        params = [("embed", (V, H), emb_spec)] + [(n, s, sp) for n, (s, sp) in stacked.items()]
-        # Header and signature.
-        mesh = ", ".join(f'"{k}"={v}' for k, v in m.mesh.items())
-        devices = 1
-        for v in m.mesh.values():
-            devices *= v
-        args = [f"%tokens: {tensor_type((M, b, S), 'i32')} {{sdy.sharding = #sdy.sharding{sharding([None, m.dp, m.cp])}}}"]
-        for n, s, sp in params:
-            args.append(f"%{n}: {tensor_type(s, dt)} {{sdy.sharding = #sdy.sharding{sharding(sp)}}}")
+        return [("embed", (a.vocab, m.H), emb_spec)] + [(n, s, sp) for n, (s, sp) in self.stacked().items()]
+
+    def signature(self, params, names=True):
+        """The arguments (tokens, weights, AdamW's two states) and results
+        (new weights and states, or with --optimizer none the gradients) as
+        (name, type, spec) and (type, spec)."""
+        a, m = self.a, self.m
+        dt = a.dtype
+        args = [("tokens", tensor_type((a.grad_accum, a.micro_batch, a.seq), "i32"), [None, m.dp, m.cp])]
+        args += [(n, tensor_type(s, dt), sp) for n, s, sp in params]
         for st in ("m", "v"):
-            for n, s, sp in params:
-                args.append(f"%{st}_{n}: {tensor_type(s, 'f32')} {{sdy.sharding = #sdy.sharding{sharding(self.state_spec(sp, s))}}}")
+            args += [(f"{st}_{n}", tensor_type(s, "f32"), self.state_spec(sp, s)) for n, s, sp in params]
         # New weights and states leave sharded as they came (out_shardings).
-        results = [f"{tensor_type(s, dt)} {{sdy.sharding = #sdy.sharding{sharding(sp)}}}" for _, s, sp in params]
-        results += [f"{tensor_type(s, 'f32')} {{sdy.sharding = #sdy.sharding{sharding(self.state_spec(sp, s))}}}"
-                    for _, s, sp in params] * 2
+        results = [(tensor_type(s, dt), sp) for _, s, sp in params]
+        results += [(tensor_type(s, "f32"), self.state_spec(sp, s)) for _, s, sp in params] * 2
         if a.optimizer == "none":  # the step's gradients, as they land
-            results = [f"{tensor_type(s, 'f32')} {{sdy.sharding = #sdy.sharding{sharding(self.gradient_spec(sp, s))}}}"
-                       for _, s, sp in params]
+            results = [(tensor_type(s, "f32"), self.gradient_spec(sp, s)) for _, s, sp in params]
+        return args, results
+
+    def header(self, out, args, results):
+        a, m = self.a, self.m
+        mesh = dict(a.mesh)
+        devices = 1
+        for v in mesh.values():
+            devices *= v
         out.append(f"// Generated by bench/models/gen_training_step.py {' '.join(sys.argv[1:])}")
-        out.append(f"// {a.arch}: {L} layers, hidden {H}, {m.N} heads ({m.KV} K/V), FFN {m.F}, vocabulary {V}, "
-                   f"sequence {S}, micro-batch {b} x {M}, {dt}, recompute {a.recompute}, layout {a.layout} on {devices} devices")
-        out.append(f"sdy.mesh @mesh = <[{mesh}]>")
-        out.append("func.func @main(" + ",\n    ".join(args) + ")\n    -> (" + ", ".join(results) + ") {")
+        out.append(f"// {a.arch}: {a.layers} layers, hidden {m.H}, {m.N} heads ({m.KV} K/V), FFN {m.F}, "
+                   f"vocabulary {a.vocab}, sequence {a.seq}, micro-batch {a.micro_batch} x {a.grad_accum}, "
+                   f"{a.dtype}, recompute {a.recompute}, layout {a.layout} on {devices} devices")
+        mesh_text = ", ".join(f'"{k}"={v}' for k, v in mesh.items())
+        out.append(f"sdy.mesh @mesh = <[{mesh_text}]>")
+        arg_text = [f"%{n}: {t} {{sdy.sharding = #sdy.sharding{sharding(sp)}}}" for n, t, sp in args]
+        result_text = [f"{t} {{sdy.sharding = #sdy.sharding{sharding(sp)}}}" for t, sp in results]
+        out.append("func.func @main(" + ",\n    ".join(arg_text) + ")\n    -> (" + ", ".join(result_text) + ") {")
+
+    def write(self, out):
+        params = self.params()
+        args, results = self.signature(params)
+        self.header(out, args, results)
+        values = self.body(params)
+        self.em.line(f"return {', '.join(v.name for v in values)} : {', '.join(v.type for v in values)}")
+        out.extend(self.em.lines)
+        out.append("}")
+
+    def body(self, params):
+        """The step's ops; returns the values it returns."""
+        a, em = self.a, self.em
+        L, M = a.layers, a.grad_accum
         em.line("%c0 = stablehlo.constant dense<0> : tensor<i32>")
         em.line("%c1 = stablehlo.constant dense<1> : tensor<i32>")
         em.line(f"%cL = stablehlo.constant dense<{L}> : tensor<i32>")
@@ -888,10 +976,8 @@ class Step:
         em.line(f"%last = stablehlo.constant dense<{L - 1}> : tensor<i32>")
         # Which forward values the backward reads, and which are saved.
         saved = self.saved_indices()
-        grads = self.micro_batch_loop(params, stacked, saved)
-        self.optimizer(params, grads)
-        out.extend(em.lines)
-        out.append("}")
+        grads = self.micro_batch_loop(params, self.stacked(), saved)
+        return self.optimizer(params, grads)
 
     # -- which values cross from the forward loop to the backward --
 
@@ -958,6 +1044,18 @@ class Step:
             out[n] = em.plain(em._raw_constrain, w, spec[1:])
         return out
 
+    def embedding_table(self):
+        return Val("%embed", (self.a.vocab, self.m.H), self.a.dtype)
+
+    def landed_gradient(self, g, spec, stacked_shape):
+        """A layer's weight gradient as it is accumulated: sharded as its
+        weight is stored, or with zero2 as its states are (FSDP, zero2: a
+        reduce-scatter, not an all-reduce)."""
+        return self.em.plain(self.em._raw_constrain, g, self.gradient_spec(spec, stacked_shape)[1:])
+
+    def landed_embedding_gradient(self, g):
+        return g
+
     def gradient_spec(self, spec, shape):
         """Where a gradient lands: as its weight is stored, or with zero2 as
         its optimizer states are (a reduce-scatter over dp, not an
@@ -1000,9 +1098,9 @@ class Step:
         dt, H, V, S, b = a.dtype, m.H, a.vocab, a.seq, a.micro_batch
         L = a.layers
         act = (b, S, H)
-        embed = Val("%embed", (V, H), dt)
+        embed = self.embedding_table()
         x0 = em._op("emb", act, dt, lambda v: (
-            f"\"stablehlo.gather\"(%embed, {tokens.name}) {{dimension_numbers = #stablehlo.gather<offset_dims = [2], "
+            f"\"stablehlo.gather\"({embed.name}, {tokens.name}) {{dimension_numbers = #stablehlo.gather<offset_dims = [2], "
             f"collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2>, slice_sizes = array<i64: 1, {H}>, "
             f"indices_are_sorted = false}} : ({embed.type}, {tokens.type}) -> {v.type}"))
         x0 = em.plain(em._raw_constrain, x0, m.act_spec(3, True))
@@ -1090,12 +1188,8 @@ class Step:
         d_x = ct[x_in.name]
         new_grads = []
         for j, (n, (s, spec)) in enumerate(stacked.items()):
-            # Each layer's gradient lands sharded as its weight is stored,
-            # or with zero2 as its states are (FSDP, zero2: a reduce-scatter,
-            # not an all-reduce).
-            g = ct.get(W[n].name) or em.const(0.0, s[1:], dt, record=False)
-            g = em.plain(em._raw_constrain, g, self.gradient_spec(spec, s)[1:])
-            new_grads.append(em.dynamic_update(Val(f"%bg{j}", s, dt), g, "%bj"))
+            g = ct.get(W[n].name) or em.const(0.0, m.weights[n][0], dt, record=False)
+            new_grads.append(em.dynamic_update(Val(f"%bg{j}", s, dt), self.landed_gradient(g, spec, s), "%bj"))
         em.line("%bnext = stablehlo.add %bi, %c1 : tensor<i32>")
         em.line(f"stablehlo.return %bnext, {d_x.name}, {', '.join(v.name for v in new_grads)} : tensor<i32>, "
                 f"{tensor_type(act, dt)}, {', '.join(gtypes)}")
@@ -1111,7 +1205,8 @@ class Step:
             f"{em.indent}  %ss = stablehlo.add %sa, %sb : tensor<{dt}>\n"
             f"{em.indent}  stablehlo.return %ss : tensor<{dt}>\n"
             f"{em.indent}}}) : ({d_embed.type}, {tokens.type}, {d_x0.type}) -> {v.type}"))
-        return [d_rows] + [Val(f"{res}#{j + 2}", s, dt) for j, (_, (s, _)) in enumerate(stacked.items())]
+        return [self.landed_embedding_gradient(d_rows)] + [Val(f"{res}#{j + 2}", s, dt)
+                                                           for j, (_, (s, _)) in enumerate(stacked.items())]
 
     def loop_cond(self, i, n):
         em = self.em
@@ -1125,8 +1220,7 @@ class Step:
         --optimizer none, the gradients themselves)."""
         a, em = self.a, self.em
         if a.optimizer == "none":
-            em.line(f"return {', '.join(g.name for g in grads)} : {', '.join(g.type for g in grads)}")
-            return
+            return grads
         outs_p, outs_m, outs_v = [], [], []
         for (n, s, _), g in zip(params, grads):
             P = Val(f"%{n}", s, a.dtype)
@@ -1143,8 +1237,108 @@ class Step:
             outs_p.append(em.plain(em.convert, p1, a.dtype))
             outs_m.append(m1)
             outs_v.append(v1)
-        allv = outs_p + outs_m + outs_v
-        em.line(f"return {', '.join(v.name for v in allv)} : {', '.join(v.type for v in allv)}")
+        return outs_p + outs_m + outs_v
+
+
+class FlatStep(Step):
+    """--layout fsdp-flat: FSDP as PyTorch runs it (FlatParameter), written
+    as a JAX shard_map step would be: the whole step in a manual
+    computation over "dp", each weight stored as one flat buffer padded to a
+    multiple of dp and split evenly (so any dp works, 440 as well as 8),
+    gathered whole where a layer uses it (`all_gather`), its gradient
+    reduce-scattered back onto the shards (`psum_scatter`). The step inside
+    is the data-parallel step on dp's share of the batch; AdamW runs on
+    the shards. The other layouts let Shardy split each weight's
+    dimensions, which JAX allows only where dp divides them."""
+
+    def __init__(self, a):
+        self.outer = a
+        self.D = dict(a.mesh)["dp"]
+        inner = argparse.Namespace(**vars(a))
+        inner.mesh, inner.micro_batch, inner.layout = [], a.micro_batch // self.D, "dp"
+        super().__init__(inner)
+
+    def padded(self, shape):
+        n = functools.reduce(lambda x, y: x * y, shape, 1)
+        return -(-n // self.D) * self.D
+
+    def params(self):
+        """The flat shards: the embedding [padded / dp], each stacked weight
+        [L, padded / dp]."""
+        a, m = self.a, self.m
+        return [("embed", (self.padded((a.vocab, m.H)) // self.D,), [None])] + \
+            [(n, s, sp) for n, (s, sp) in self.stacked().items()]
+
+    def stacked(self):
+        L = self.a.layers
+        return {n: ((L, self.padded(s) // self.D), [None, None]) for n, (s, _) in self.m.weights.items()}
+
+    def write(self, out):
+        a, D = self.outer, self.D
+        params = self.params()
+        local_args, local_results = self.signature(params)
+
+        def whole(t):  # the global type of a per-device one (dim 0 of 1-D, else dim 1, times dp)
+            shape = [int(d) for d in t[len("tensor<"):].split("x")[:-1]]
+            shape[0 if len(shape) == 1 else 1] *= D
+            return tensor_type(shape, t.split("x")[-1][:-1])
+
+        def spec(t):
+            return ["dp"] if t.count("x") == 1 else [None, "dp"] + [None] * (t.count("x") - 2)
+
+        args = [(f"g_{n}", whole(t), spec(t)) for n, t, _ in local_args]
+        results = [(whole(t), spec(t)) for t, _ in local_results]
+        saved_mesh, self.a = self.a, a  # the header names the real mesh and batch
+        self.header(out, args, results)
+        self.a = saved_mesh
+        em = self.em
+        res = em.fresh("step")
+        em.line(f"{res}:{len(results)} = sdy.manual_computation({', '.join('%' + n for n, _, _ in args)}) "
+                f"in_shardings=[{', '.join(sharding(sp) for _, _, sp in args)}] "
+                f"out_shardings=[{', '.join(sharding(sp) for _, sp in results)}] manual_axes={{\"dp\"}} "
+                f"({', '.join(f'%{n}: {t}' for n, t, _ in local_args)}) {{")
+        em.indent += "  "
+        values = self.body(params)
+        em.line(f"sdy.return {', '.join(v.name for v in values)} : {', '.join(v.type for v in values)}")
+        em.indent = em.indent[:-2]
+        em.line(f"}} : ({', '.join(t for _, t, _ in args)}) -> ({', '.join(t for t, _ in results)})")
+        em.line(f"return {', '.join(f'{res}#{i}' for i in range(len(results)))} : "
+                f"{', '.join(t for t, _ in results)}")
+        out.extend(em.lines)
+        out.append("}")
+
+    def gathered(self, shard, shape):
+        """A flat shard gathered whole, its padding cut off, as `shape`."""
+        em = self.em
+        n = functools.reduce(lambda x, y: x * y, shape, 1)
+        flat = em.all_gather(shard, self.D)
+        return em._raw_reshape(em.slice_front(flat, n), shape)
+
+    def scattered(self, g):
+        """A gradient flattened, padded and reduce-scattered onto the shards."""
+        em = self.em
+        n = functools.reduce(lambda x, y: x * y, g.shape, 1)
+        flat = em.pad_back(em._raw_reshape(g, (n,)), self.padded(g.shape))
+        return em.reduce_scatter(flat, self.D)
+
+    def layer_weights(self, stacked, index):
+        em = self.em
+        out = {}
+        for n, (s, _) in stacked.items():
+            shard = em.dynamic_slice(Val(f"%{n}", s, self.a.dtype), index, 1)
+            out[n] = em.plain(self.gathered, shard, self.m.weights[n][0])
+        return out
+
+    def embedding_table(self):
+        a = self.a
+        shard = Val("%embed", (self.padded((a.vocab, self.m.H)) // self.D,), a.dtype)
+        return self.em.plain(self.gathered, shard, (a.vocab, self.m.H))
+
+    def landed_gradient(self, g, spec, stacked_shape):
+        return self.em.plain(self.scattered, g)
+
+    def landed_embedding_gradient(self, g):
+        return self.em.plain(self.scattered, g)
 
 
 def parse_mesh(text):
@@ -1177,7 +1371,7 @@ def main(argv=None):
     ap.add_argument("--top-k", type=int, default=2, help="MoE: experts per token (sizes the capacity)")
     ap.add_argument("--capacity-factor", type=float, default=1.25)
     ap.add_argument("--mesh", type=parse_mesh, default=parse_mesh("dp=1"))
-    ap.add_argument("--layout", choices=["dp", "zero1", "zero2", "fsdp"], default="dp")
+    ap.add_argument("--layout", choices=["dp", "zero1", "zero2", "fsdp", "fsdp-flat"], default="dp")
     ap.add_argument("--optimizer", choices=["adamw", "none"], default="adamw",
                     help="none: the step returns its gradients (f32, sharded as they land) "
                          "instead of AdamW's new weights and states, so that `shardlab-run "
@@ -1210,10 +1404,12 @@ def main(argv=None):
     if "cp" in mesh and (a.attention != "shard_map" or a.sequence_parallel or a.seq % mesh["cp"]):
         problems.append("cp (context parallelism: ring attention in shard_map) needs --attention shard_map, "
                         "no --sequence-parallel, and --seq divisible by cp")
+    if a.layout == "fsdp-flat" and (set(mesh) != {"dp"} or a.arch == "moe"):
+        problems.append("--layout fsdp-flat shards every weight over dp alone: --mesh dp=D, no MoE")
     if problems:
         raise SystemExit("gen_training_step: " + "; ".join(problems))
     out = []
-    Step(a).write(out)
+    (FlatStep(a) if a.layout == "fsdp-flat" else Step(a)).write(out)
     text = "\n".join(out) + "\n"
     if a.output == "-":
         sys.stdout.write(text)

@@ -63,6 +63,12 @@ LAYOUTS = {
                                           "--layout", "fsdp"],
 }
 GPT_FLOOR = "1e-3"
+# --layout fsdp-flat (the step in a manual computation over dp, weights as
+# flat padded shards) against --layout dp on the same weights, over 3
+# devices: no weight divides by 3, so every shard carries padding.
+FLAT = {arch: ["--arch", arch, "--mesh", "dp=3", "--recompute", "full", "--micro-batch", "6"]
+        for arch in ("llama", "gpt")}
+EQUIVALENCE = os.path.join(ROOT, "tests", "schedule", "flat_fsdp_equivalence.py")
 
 
 def floor_of(name):
@@ -94,6 +100,33 @@ def verdict(interpreter, module, extra=(), env=None):
         if line.startswith("partitioned on "):
             return p.returncode, line, kinds
     return p.returncode, (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1], kinds
+
+
+def check_flat(interpreter, tmp):
+    """Each fsdp-flat step computes the dp step's gradients (its checks
+    pass in the global run and on every device), and the check catches
+    shards read at the wrong offsets."""
+    failures = []
+    for arch, flags in FLAT.items():
+        paths = {}
+        for layout in ("dp", "fsdp-flat"):
+            paths[layout] = os.path.join(tmp, "%s-%s.mlir" % (arch, layout))
+            subprocess.run([sys.executable, GENERATOR] + SMALL + flags + ["--layout", layout,
+                                                                         "-o", paths[layout]], check=True)
+        for misalign in (False, True):
+            module = os.path.join(tmp, "%s-equivalence%s.mlir" % (arch, "-misaligned" if misalign else ""))
+            subprocess.run([sys.executable, EQUIVALENCE, paths["dp"], paths["fsdp-flat"], "-o", module]
+                           + (["--misalign"] if misalign else []), check=True)
+            p = subprocess.run([interpreter, module, "--shardings", "module", "--input-scale", SCALE],
+                               capture_output=True, text=True, timeout=600)
+            lines = [l for l in p.stdout.splitlines() if "checks passed" in l]
+            label = "%s fsdp-flat = dp%s" % (arch, ", misaligned" if misalign else "")
+            print("%s: %s" % (label, " / ".join(lines)))
+            counts = [re.match(r".*?(\d+) of (\d+) (?:device )?checks passed", l) for l in lines]
+            all_passed = len(counts) == 2 and all(c and c.group(1) == c.group(2) != "0" for c in counts)
+            if misalign == all_passed:
+                failures.append("%s: %s" % (label, " / ".join(lines) or p.stderr.strip()[-300:]))
+    return failures
 
 
 def main():
@@ -138,6 +171,7 @@ def main():
                 if ": mismatch" not in line:
                     failures.append("the faulty interpreter (%s) was not caught on %s: %s"
                                     % (fault, name, line))
+        failures += check_flat(args.interpreter, tmp)
     for f in failures:
         print("FAIL:", f)
     print("%d failure(s)" % len(failures))
