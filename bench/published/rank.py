@@ -18,6 +18,10 @@ reasons (the rows' collectives and memory). --variant ranks under one of
 run.py's variants (e.g. "+ pipelined, NCCL ring hops"): the same modules,
 every candidate costed with that variant's flags, to show how much a rank
 depends on that part of the model.
+
+A layout the comparer cannot replace (--layout fsdp-flat: the whole step
+in a manual computation) is estimated alone, as run.py estimates it, and
+ranked among the candidates of the same step written with --layout dp.
 """
 import argparse
 import json
@@ -56,6 +60,15 @@ def rank_of(rows, name, only_fitting=False):
     return None, len(ran)
 
 
+def with_published_row(rows, alone):
+    """The candidates (none of them the published layout) and the published
+    layout's own estimate as the user's row."""
+    fits = alone["peak_memory_bytes"] <= alone["hardware"]["device_memory_bytes"]
+    return [dict(row, is_user=False) for row in rows] + [
+        {"name": "as published", "ok": True, "is_user": True, "fits": fits,
+         "step_time_us": alone["step_time_us"], "peak_memory_bytes": alone["peak_memory_bytes"]}]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(published.ROOT, "build"))
@@ -77,14 +90,19 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for r in runs:
-            gen, _, _ = published.fitting_step(args.build, r, tmp)
-            gen = gen + ["--attention", "rule"]
+            gen, written, _ = published.fitting_step(args.build, r, tmp)
+            manual = published.option(gen, "--layout") == "fsdp-flat"
             module = os.path.join(tmp, r["id"] + "-rule.mlir")
-            subprocess.run([sys.executable, published.GENERATOR] + gen + ["-o", module], check=True)
+            candidates = published.with_option(gen, "--layout", "dp") if manual else gen
+            subprocess.run([sys.executable, published.GENERATOR] + candidates + ["--attention", "rule",
+                                                                                "-o", module], check=True)
             devices = published.devices(gen)
             report, elapsed = compare(args.build, module, r["preset"], devices, args.loops,
                                       variants[args.variant])
             rows = report["rows"]
+            if manual:
+                rows = with_published_row(rows, published.estimate(args.build, written, r["preset"],
+                                                                   variants[args.variant]))
             mine = next(row for row in rows if row["is_user"])
             rank, ran = rank_of(rows, mine["name"])
             rank_fit, fitting = rank_of(rows, mine["name"], only_fitting=True)
