@@ -361,10 +361,17 @@ class Emitter:
             f"{self.indent}  stablehlo.return {r} : {scalar}\n"
             f"{self.indent}}}) : ({x.type}) -> {v.type}"))
 
-    def slice_front(self, x, size):
-        """The first `size` elements of a 1-D x."""
+    def slice_range(self, x, start, size):
+        """`size` elements of a 1-D x from `start`."""
         return self._op("sl", (size,), x.dtype,
-                        lambda v: f"stablehlo.slice {x.name} [0:{size}] : ({x.type}) -> {v.type}")
+                        lambda v: f"stablehlo.slice {x.name} [{start}:{start + size}] : ({x.type}) -> {v.type}")
+
+    def concatenate(self, xs):
+        """1-D tensors one after another."""
+        size = sum(x.shape[0] for x in xs)
+        return self._op("cat", (size,), xs[0].dtype, lambda v: (
+            f"stablehlo.concatenate {', '.join(x.name for x in xs)}, dim = 0 : "
+            f"({', '.join(x.type for x in xs)}) -> {v.type}"))
 
     def pad_back(self, x, size):
         """1-D x padded with zeros to `size` elements."""
@@ -1047,11 +1054,13 @@ class Step:
     def embedding_table(self):
         return Val("%embed", (self.a.vocab, self.m.H), self.a.dtype)
 
-    def landed_gradient(self, g, spec, stacked_shape):
-        """A layer's weight gradient as it is accumulated: sharded as its
-        weight is stored, or with zero2 as its states are (FSDP, zero2: a
+    def landed_gradients(self, grads, stacked):
+        """A layer's weight gradients (by weight name) as they are
+        accumulated, one per stacked buffer: sharded as the weight is
+        stored, or with zero2 as its states are (FSDP, zero2: a
         reduce-scatter, not an all-reduce)."""
-        return self.em.plain(self.em._raw_constrain, g, self.gradient_spec(spec, stacked_shape)[1:])
+        return [self.em.plain(self.em._raw_constrain, grads[n], self.gradient_spec(spec, s)[1:])
+                for n, (s, spec) in stacked.items()]
 
     def landed_embedding_gradient(self, g):
         return g
@@ -1186,10 +1195,10 @@ class Step:
         back = Backward(em)
         ct = back.run(layer_tape, y, Val("%bh", act, dt), [x_in] + list(W.values()))
         d_x = ct[x_in.name]
-        new_grads = []
-        for j, (n, (s, spec)) in enumerate(stacked.items()):
-            g = ct.get(W[n].name) or em.const(0.0, m.weights[n][0], dt, record=False)
-            new_grads.append(em.dynamic_update(Val(f"%bg{j}", s, dt), self.landed_gradient(g, spec, s), "%bj"))
+        grads = {n: ct.get(W[n].name) or em.const(0.0, shape, dt, record=False)
+                 for n, (shape, _) in m.weights.items()}
+        new_grads = [em.dynamic_update(Val(f"%bg{j}", s, dt), g, "%bj")
+                     for j, ((s, _), g) in enumerate(zip(stacked.values(), self.landed_gradients(grads, stacked)))]
         em.line("%bnext = stablehlo.add %bi, %c1 : tensor<i32>")
         em.line(f"stablehlo.return %bnext, {d_x.name}, {', '.join(v.name for v in new_grads)} : tensor<i32>, "
                 f"{tensor_type(act, dt)}, {', '.join(gtypes)}")
@@ -1243,10 +1252,11 @@ class Step:
 class FlatStep(Step):
     """--layout fsdp-flat: FSDP as PyTorch runs it (FlatParameter), written
     as a JAX shard_map step would be: the whole step in a manual
-    computation over "dp", each weight stored as one flat buffer padded to a
-    multiple of dp and split evenly (so any dp works, 440 as well as 8),
-    gathered whole where a layer uses it (`all_gather`), its gradient
-    reduce-scattered back onto the shards (`psum_scatter`). The step inside
+    computation over "dp", each layer's weights stored as one flat buffer
+    (FSDP's unit: a transformer block) padded to a multiple of dp and split
+    evenly (so any dp works, 440 as well as 8), gathered whole where the
+    layer uses it (`all_gather`), its gradients reduce-scattered back onto
+    the shards (`psum_scatter`); the embedding is a buffer of its own. The step inside
     is the data-parallel step on dp's share of the batch; AdamW runs on
     the shards. The other layouts let Shardy split each weight's
     dimensions, which JAX allows only where dp divides them."""
@@ -1269,9 +1279,14 @@ class FlatStep(Step):
         return [("embed", (self.padded((a.vocab, m.H)) // self.D,), [None])] + \
             [(n, s, sp) for n, (s, sp) in self.stacked().items()]
 
+    def layer_size(self):
+        """A layer's weights, flattened one after another, padded."""
+        return self.padded((sum(functools.reduce(lambda x, y: x * y, s, 1) for s, _ in self.m.weights.values()),))
+
     def stacked(self):
-        L = self.a.layers
-        return {n: ((L, self.padded(s) // self.D), [None, None]) for n, (s, _) in self.m.weights.items()}
+        """One flat buffer for all of a layer's weights (as FSDP wraps each
+        block: one gather and one reduce-scatter per layer and use)."""
+        return {"layers": ((self.a.layers, self.layer_size() // self.D), [None, None])}
 
     def write(self, out):
         a, D = self.outer, self.D
@@ -1307,38 +1322,43 @@ class FlatStep(Step):
         out.extend(em.lines)
         out.append("}")
 
-    def gathered(self, shard, shape):
-        """A flat shard gathered whole, its padding cut off, as `shape`."""
+    def gathered(self, shard, shapes):
+        """A flat shard gathered whole and cut into tensors of `shapes`,
+        one after another (the padding after them left)."""
         em = self.em
-        n = functools.reduce(lambda x, y: x * y, shape, 1)
         flat = em.all_gather(shard, self.D)
-        return em._raw_reshape(em.slice_front(flat, n), shape)
+        out, offset = [], 0
+        for shape in shapes:
+            n = functools.reduce(lambda x, y: x * y, shape, 1)
+            out.append(em._raw_reshape(em.slice_range(flat, offset, n), shape))
+            offset += n
+        return out
 
-    def scattered(self, g):
-        """A gradient flattened, padded and reduce-scattered onto the shards."""
+    def scattered(self, gs):
+        """Gradients flattened one after another, padded and
+        reduce-scattered onto the shards."""
         em = self.em
-        n = functools.reduce(lambda x, y: x * y, g.shape, 1)
-        flat = em.pad_back(em._raw_reshape(g, (n,)), self.padded(g.shape))
-        return em.reduce_scatter(flat, self.D)
+        flat = [em._raw_reshape(g, (functools.reduce(lambda x, y: x * y, g.shape, 1),)) for g in gs]
+        whole = em.concatenate(flat) if len(flat) > 1 else flat[0]
+        return em.reduce_scatter(em.pad_back(whole, self.padded(whole.shape)), self.D)
 
     def layer_weights(self, stacked, index):
-        em = self.em
-        out = {}
-        for n, (s, _) in stacked.items():
-            shard = em.dynamic_slice(Val(f"%{n}", s, self.a.dtype), index, 1)
-            out[n] = em.plain(self.gathered, shard, self.m.weights[n][0])
-        return out
+        (n, (s, _)), = stacked.items()
+        shard = self.em.dynamic_slice(Val(f"%{n}", s, self.a.dtype), index, 1)
+        names = list(self.m.weights)
+        values = self.em.plain(self.gathered, shard, [self.m.weights[w][0] for w in names])
+        return dict(zip(names, values))
 
     def embedding_table(self):
         a = self.a
         shard = Val("%embed", (self.padded((a.vocab, self.m.H)) // self.D,), a.dtype)
-        return self.em.plain(self.gathered, shard, (a.vocab, self.m.H))
+        return self.em.plain(self.gathered, shard, [(a.vocab, self.m.H)])[0]
 
-    def landed_gradient(self, g, spec, stacked_shape):
-        return self.em.plain(self.scattered, g)
+    def landed_gradients(self, grads, stacked):
+        return [self.em.plain(self.scattered, [grads[n] for n in self.m.weights])]
 
     def landed_embedding_gradient(self, g):
-        return self.em.plain(self.scattered, g)
+        return self.em.plain(self.scattered, [g])
 
 
 def parse_mesh(text):

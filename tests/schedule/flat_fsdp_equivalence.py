@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Builds a module that checks gen_training_step.py's --layout fsdp-flat
 step against its --layout dp step: both are called on the same weights
-(the flat step on each weight flattened and padded), and for each gradient
+(the flat step on the embedding flattened and padded, and on each layer's
+weights flattened one after another and padded), and for each gradient
 the largest difference relative to the larger of its own largest value and
 1e-3 of the largest of all (the tolerance floor of rounding noise, see
 check_training_step_partition.py) is checked to be below 1e-5 with a
@@ -51,31 +52,44 @@ class Writer:
         self.lines.append(f"  {name} = {text}")
         return name
 
-    def flatten(self, value, t, padded_type):
-        """[L, ...] -> [L, P] or [...] -> [P], zero-padded."""
-        shape, dtype = shape_of(t)
-        pshape, _ = shape_of(padded_type)
-        lead = shape[:1] if len(pshape) == 2 else []
-        n = functools.reduce(lambda a, b: a * b, shape[len(lead):], 1)
-        flat_t = tensor(lead + [n], dtype)
-        r = self.op(f"stablehlo.reshape {value} : ({t}) -> {flat_t}")
+    def flatten(self, values, types, padded_type):
+        """Tensors [L, ...] (or [...]) flattened to [L, n] (or [n]), one
+        after another, zero-padded to `padded_type`."""
+        pshape, dtype = shape_of(padded_type)
+        lead = pshape[:-1]
+        flats = []
+        for value, t in zip(values, types):
+            shape, _ = shape_of(t)
+            n = functools.reduce(lambda a, b: a * b, shape[len(lead):], 1)
+            flat_t = tensor(lead + [n], dtype)
+            flats.append((self.op(f"stablehlo.reshape {value} : ({t}) -> {flat_t}"), flat_t, n))
+        total = sum(n for _, _, n in flats)
+        whole_t = tensor(lead + [total], dtype)
+        whole = flats[0][0] if len(flats) == 1 else self.op(
+            f"stablehlo.concatenate {', '.join(v for v, _, _ in flats)}, dim = {len(lead)} : "
+            f"({', '.join(t for _, t, _ in flats)}) -> {whole_t}")
         zero = self.op(f"stablehlo.constant dense<0.0> : tensor<{dtype}>")
         none = ", ".join("0" for _ in pshape)
-        low, high = none, ", ".join(str(p - s) for p, s in zip(pshape, lead + [n]))
+        low, high = none, ", ".join("0" for _ in lead) + ("," if lead else "") + f" {pshape[-1] - total}"
         if self.misalign:
             low, high = high, low
-        return self.op(f"stablehlo.pad {r}, {zero}, low = [{low}], high = [{high}], interior = [{none}] : "
-                       f"({flat_t}, tensor<{dtype}>) -> {padded_type}")
+        return self.op(f"stablehlo.pad {whole}, {zero}, low = [{low}], high = [{high}], interior = [{none}] : "
+                       f"({whole_t}, tensor<{dtype}>) -> {padded_type}")
 
-    def unflatten(self, value, padded_type, t):
-        shape, dtype = shape_of(t)
-        pshape, _ = shape_of(padded_type)
-        lead = shape[:1] if len(pshape) == 2 else []
-        n = functools.reduce(lambda a, b: a * b, shape[len(lead):], 1)
-        flat_t = tensor(lead + [n], dtype)
-        limits = ", ".join(f"0:{d}" for d in lead + [n])
-        s = self.op(f"stablehlo.slice {value} [{limits}] : ({padded_type}) -> {flat_t}")
-        return self.op(f"stablehlo.reshape {s} : ({flat_t}) -> {t}")
+    def unflatten(self, value, padded_type, types):
+        """The tensors of `types`, cut one after another from a flat value."""
+        pshape, dtype = shape_of(padded_type)
+        lead = pshape[:-1]
+        out, offset = [], 0
+        for t in types:
+            shape, _ = shape_of(t)
+            n = functools.reduce(lambda a, b: a * b, shape[len(lead):], 1)
+            flat_t = tensor(lead + [n], dtype)
+            limits = ", ".join([f"0:{d}" for d in lead] + [f"{offset}:{offset + n}"])
+            s = self.op(f"stablehlo.slice {value} [{limits}] : ({padded_type}) -> {flat_t}")
+            out.append(self.op(f"stablehlo.reshape {s} : ({flat_t}) -> {t}"))
+            offset += n
+        return out
 
     def largest(self, value, t):
         """max |value| as tensor<f32>."""
@@ -94,15 +108,31 @@ def build(dp_text, flat_text, misalign=False):
     names = [f"%{n}" for n, _, _ in dp_args]
     w.lines.append(f"  %dp:{len(dp_results)} = func.call @dp_step({', '.join(names)}) : "
                    f"({', '.join(t for _, t, _ in dp_args)}) -> ({', '.join(dp_results)})")
+    # The flat step's arguments: g_tokens, g_embed and g_layers, then the
+    # states' (m_, v_): each from the dp step's of the same name, or for
+    # "layers" from every stacked weight of its prefix, in order.
+    by_name = {n: t for n, t, _ in dp_args}
     flat_in = []
-    for (name, t, _), (_, ft, _) in zip(dp_args, flat_args):
-        flat_in.append(f"%{name}" if t == ft else w.flatten(f"%{name}", t, ft))
+    for name, ft, _ in flat_args:
+        name = name[len("g_"):]
+        if name.endswith("layers"):
+            prefix = name[:-len("layers")]
+            group = [n for n, _, _ in dp_args if n.startswith(prefix) and n[len(prefix):] not in
+                     ("tokens", "embed") and (prefix or not n.startswith(("m_", "v_")))]
+            flat_in.append(w.flatten([f"%{n}" for n in group], [by_name[n] for n in group], ft))
+        elif by_name[name] == ft:
+            flat_in.append(f"%{name}")
+        else:
+            flat_in.append(w.flatten([f"%{name}"], [by_name[name]], ft))
     w.lines.append(f"  %flat:{len(flat_results)} = func.call @flat_step({', '.join(flat_in)}) : "
                    f"({', '.join(t for _, t, _ in flat_args)}) -> ({', '.join(flat_results)})")
-    pairs = []
-    for i, (t, ft) in enumerate(zip(dp_results, flat_results)):
-        got = f"%flat#{i}" if t == ft else w.unflatten(f"%flat#{i}", ft, t)
-        pairs.append((f"%dp#{i}", got, t))
+    # The results (the gradients): the embedding's, then the layers' buffer
+    # against every stacked weight's.
+    if len(flat_results) != 2 or len(dp_results) < 2:
+        raise SystemExit("expected the gradients of --optimizer none: the embedding's and the layers'")
+    got = w.unflatten("%flat#0", flat_results[0], dp_results[:1]) + \
+        w.unflatten("%flat#1", flat_results[1], dp_results[1:])
+    pairs = [(f"%dp#{i}", g, t) for i, (g, t) in enumerate(zip(got, dp_results))]
     scales = [w.largest(want, t) for want, _, t in pairs]
     overall = scales[0]
     for s in scales[1:]:
