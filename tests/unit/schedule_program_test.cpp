@@ -895,3 +895,31 @@ TEST_CASE("Loop state updated elementwise keeps its buffer, as XLA's while "
   CHECK(multiplied >= 2 * state);
   CHECK(multiplied < 2 * state + 64);
 }
+
+TEST_CASE("Explanations off: the same nodes and costs, no text") {
+  // The strategy comparison builds its programs with explain = false; its
+  // answers must be the explained program's.
+  auto module = parse(kModule);
+  ProgramOptions quiet = realOptions(2);
+  quiet.explain = false;
+  DiagnosticEngine a_diags, b_diags;
+  Result<Program> explained = buildProgram(*module, realOptions(2), a_diags);
+  Result<Program> bare = buildProgram(*module, quiet, b_diags);
+  REQUIRE(explained.ok());
+  REQUIRE(bare.ok());
+  REQUIRE(explained->graph.size() == bare->graph.size());
+  int explained_nodes = 0;
+  for (int64_t i = 0; i < explained->graph.size(); ++i) {
+    const Node &a = explained->graph.node(i), &b = bare->graph.node(i);
+    CAPTURE(a.name);
+    CHECK(a.name == b.name);
+    CHECK(a.cost_us == b.cost_us);
+    explained_nodes += !a.explanation.empty();
+    // Only fixed words (no-ops, loop bookkeeping) remain without text.
+    if (a.cost_us > 0)
+      CHECK(b.explanation.empty());
+  }
+  CHECK(explained_nodes > 0);
+  CHECK(scheduleGraph(explained->graph, {})->step_time_us ==
+        scheduleGraph(bare->graph, {})->step_time_us);
+}

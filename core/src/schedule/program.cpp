@@ -9,6 +9,7 @@
 #include "shardlab/passes/pass_manager.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <set>
@@ -164,8 +165,15 @@ struct Builder {
   std::map<std::string, std::string> failed_collectives;
 
   Graph &graph() { return program.graph; }
+  /// `name@line` and the suffix (the loop and call path), in one
+  /// allocation: every node and assumption is named so.
   std::string label(const Operation &op, const std::string &suffix) const {
-    return std::string(op.name) + "@" + std::to_string(op.loc.line) + suffix;
+    char line[24];
+    const auto end = std::to_chars(line, line + sizeof line, op.loc.line).ptr;
+    std::string out;
+    out.reserve(op.name.size() + 1 + size_t(end - line) + suffix.size());
+    out.append(op.name).append(1, '@').append(line, end).append(suffix);
+    return out;
   }
   /// The barrier after the last iteration of the loop that defined a value:
   /// a while's results exist once the whole loop has run.
@@ -723,9 +731,10 @@ void Builder::emitCombined(Env &env, const std::vector<Operation *> &members,
       made.call.output_bytes += other->output_bytes;
       lines += (i > 1 ? ", " : "") + std::to_string(members[i]->loc.line);
     }
-    made.why = "combined (XLA's " + std::string(toString(made.call.kind)) +
-               " combiner) with the " + std::to_string(members.size() - 1) +
-               " collectives of lines " + lines + "\n";
+    if (coster.explain())
+      made.why = "combined (XLA's " + std::string(toString(made.call.kind)) +
+                 " combiner) with the " + std::to_string(members.size() - 1) +
+                 " collectives of lines " + lines + "\n";
     return made;
   });
   emitAsyncPair(env, members, combined.call, suffix, combined.why);

@@ -156,6 +156,8 @@ OpCost Coster::roofline(double flops, int64_t read, int64_t written,
   auto est = cost::fusionRooflineEstimate(options_.hardware, q);
   if (!est.ok())
     return {0, "roofline failed: " + est.error().message};
+  if (!explain())
+    return {est->time_us, {}};
   return {est->time_us, why + cost::toText(*est)};
 }
 
@@ -173,21 +175,21 @@ OpCost Coster::dot(const Module &module, Operation &op) const {
   auto gd = cost::extractGemmDims(lhs.shape, rhs.shape,
                                   dimsOf(dims, "lhs_batching_dimensions"), lc,
                                   dimsOf(dims, "rhs_batching_dimensions"), rc);
-  const std::string read_bytes = std::to_string(lhs.bytes + rhs.bytes);
   if (!gd.ok())
-    return roofline(double(out.elements), lhs.bytes + rhs.bytes, out.bytes,
-                    out.dtype,
-                    "dot dims unknown (" + gd.error().message +
-                        "); roofline on " + read_bytes + " B\n");
+    return roofline(
+        double(out.elements), lhs.bytes + rhs.bytes, out.bytes, out.dtype,
+        "dot dims unknown (" + gd.error().message + "); roofline on " +
+            std::to_string(lhs.bytes + rhs.bytes) + " B\n");
   const double flops = 2.0 * double(gd->b * gd->m * gd->k * gd->n);
   std::string why = "no GEMM table";
   if (tables_ && tables_->gemms) {
     auto est =
         tables_->gemms->estimateTime({*gd, lhs.dtype, rhs.dtype, out.dtype});
     if (est.ok()) {
-      OpCost c{est->time_us, cost::toText(*est), {}};
+      OpCost c{
+          est->time_us, explain() ? cost::toText(*est) : std::string(), {}};
       c.extrapolated = outsideGrid(*gd, lhs.dtype, rhs.dtype, out.dtype);
-      if (!c.extrapolated.empty())
+      if (!c.extrapolated.empty() && explain())
         c.explanation += "extrapolated: " + c.extrapolated +
                          " (the rate of the measured grid's edge)\n";
       return c;
@@ -266,6 +268,8 @@ OpCost Coster::flashAttention(const Module &module, Operation &op) const {
     written += localTensor(op.result(i)).bytes;
   const OpCost memory = roofline(0, read, written, q.dtype, "");
   const double us = std::max(gemm_us * share, memory.cost_us);
+  if (!explain())
+    return {us, {}, extrapolated};
   char text[256];
   std::snprintf(text, sizeof text,
                 "flash attention (cuDNN): batched GEMMs of %lld x (%lld x "
@@ -311,23 +315,29 @@ OpCost Coster::compute(const Module &module, Operation &op) const {
 
 OpCost Coster::kernel(const Module &module,
                       const fusion::Kernel &kernel) const {
-  const std::string what = fusion::describe(kernel) + " (" +
-                           std::to_string(kernel.members.size()) + " ops)\n";
+  const std::string what =
+      explain() ? fusion::describe(kernel) + " (" +
+                      std::to_string(kernel.members.size()) + " ops)\n"
+                : std::string();
   if (kernel.kind == fusion::KernelKind::Gemm) {
     for (Operation *m : kernel.members)
       if (m->is("stablehlo.dot_general") || m->is("stablehlo.dot") ||
           (isGemmCustomCall(*m) && m->numOperands() >= 2 &&
            m->numResults() >= 1)) {
         OpCost c = dot(module, *m);
-        c.explanation = what +
-                        "epilogue and operand transposes are part of the "
-                        "cuBLAS call\n" +
-                        c.explanation;
+        if (explain())
+          c.explanation = what +
+                          "epilogue and operand transposes are part of the "
+                          "cuBLAS call\n" +
+                          c.explanation;
         return c;
       }
   }
   const LocalTensor out =
       localTensor(kernel.root->numResults() ? kernel.root->result(0) : nullptr);
+  if (!explain())
+    return roofline(kernel.flops, kernel.bytes_read, kernel.bytes_written,
+                    out.dtype, {});
   return roofline(kernel.flops, kernel.bytes_read, kernel.bytes_written,
                   out.dtype,
                   what + "fusion roofline on its boundary: reads " +
@@ -397,7 +407,8 @@ OpCost Coster::realCollective(const CollectiveCall &call,
   }
   info.time_us = est->time_us;
   info.model = est->explanation.model;
-  return {est->time_us, cost::toText(*est), est->explanation.extrapolated};
+  return {est->time_us, explain() ? cost::toText(*est) : std::string(),
+          est->explanation.extrapolated};
 }
 
 } // namespace shardlab::schedule::detail

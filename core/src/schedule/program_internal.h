@@ -74,6 +74,8 @@ public:
     return options_.estimator == EstimatorMode::Approximate;
   }
   double plainLatency() const { return approximate() ? 1.0 : 0.0; }
+  /// Whether costs carry their explanation text (ProgramOptions::explain).
+  bool explain() const { return options_.explain; }
   OpCost compute(const Module &module, Operation &op) const;
   /// A kernel of several fused ops: a GEMM (and its epilogue) by the GEMM
   /// table, any other by the roofline on its boundary bytes.

@@ -26,6 +26,9 @@ Result<Prepared> prepare(std::string_view text, const CompareOptions &options) {
   p.context = EvaluationContext{std::move(analysis->loaded),
                                 std::move(analysis->args), options.pipeline};
   p.context.options.program.extrapolate_loops = options.extrapolate_loops;
+  // The comparison reads each candidate's times, collectives and memory,
+  // never a node's explanation.
+  p.context.options.program.explain = false;
   // One table and its interpolators for every candidate (each program made
   // its own: 6% of a comparison's instructions).
   if (p.context.options.program.estimator == schedule::EstimatorMode::Real) {

@@ -82,6 +82,10 @@ struct ProgramOptions {
   /// one hardware and table (the strategy comparison); null: each program
   /// makes its own. Read only, shared between threads.
   std::shared_ptr<const CostTables> cost_tables;
+  /// Write each node's cost explanation (the report's ops, the Gantt's
+  /// hover). The strategy comparison, which reads none of them, turns it
+  /// off: the text was 6% of a comparison's instructions.
+  bool explain = true;
 };
 
 /// The tables and interpolators `options` (real estimator) costs by: the
