@@ -44,7 +44,7 @@ weights gathered after the update), with --layout zero2 the gradients too
 (each layer's gradient reduce-scattered as the backward makes it: the traffic
 of Megatron's distributed optimizer, a reduce-scatter of the gradients and an
 all-gather of the new weights), with --layout dp neither. --layout fsdp-flat
-is FSDP as PyTorch runs it (one flat, padded buffer per weight, split evenly
+is FSDP as PyTorch runs it (one flat, padded buffer per layer, split evenly
 over dp whatever dp is), written as a JAX shard_map step: the whole step in a
 manual computation over "dp", each layer gathering its weights (all_gather)
 and reduce-scattering their gradients (psum_scatter); Shardy splits only
@@ -289,7 +289,7 @@ class Emitter:
             ins = [q, k, v]
             outs = [Val(self.fresh("att"), q.shape, q.dtype), Val(self.fresh("lse"), stats_shape, "f32")]
             specs_in, specs_out = [act_spec] * 3, [act_spec, stats_spec]
-            target, n_res = "__cudnn$fmhaSoftmax", 3
+            target = "__cudnn$fmhaSoftmax"
         else:
             o, stats, do = backward
             ins = [q, k, v, stats, do, o]
@@ -297,9 +297,13 @@ class Emitter:
                     Val(self.fresh("dv"), v.shape, v.dtype)]
             specs_in = [act_spec] * 3 + [stats_spec, act_spec, act_spec]
             specs_out = [act_spec] * 3
-            target, n_res = "__cudnn$fmhaSoftmaxBackward", 4
+            target = "__cudnn$fmhaSoftmaxBackward"
         if not axes:  # already per device (a manual computation over every axis)
-            return self._plain_attention(target, config, ins, outs, n_res)
+            results = self._cudnn_call(target, config, [x.name for x in ins], [x.type for x in ins],
+                                       [x.type for x in outs])
+            for o, name in zip(outs, results):
+                o.name = name
+            return outs
         args = [self.fresh("la") for _ in ins]
         ltypes = [stats_type(x.shape, True) if x.dtype == "f32" else local_type(x) for x in ins]
         out_types_local = [stats_type(x.shape, True) if x.dtype == "f32" else local_type(x) for x in outs]
@@ -311,26 +315,21 @@ class Emitter:
         if cp:
             results = self._ring(target, config, args, ltypes, out_types_local, backward is not None)
         else:
-            call = self.fresh("fa")
-            all_types = out_types_local + ["tensor<0xui8>"]
-            self.line(f"  {call}:{n_res} = stablehlo.custom_call @\"{target}\"({', '.join(args)}) "
-                      f"{{backend_config = \"{config}\"}} : ({', '.join(ltypes)}) -> ({', '.join(all_types)})")
-            results = [f"{call}#{i}" for i in range(len(outs))]
+            results = self._cudnn_call(target, config, args, ltypes, out_types_local, "  ")
         self.line(f"  sdy.return {', '.join(results)} : {', '.join(out_types_local)}")
         self.line(f"}} : ({', '.join(x.type for x in ins)}) -> ({', '.join(x.type for x in outs)})")
         for i, o in enumerate(outs):
             o.name = f"{res}#{i}"
         return outs
 
-
-    def _plain_attention(self, target, config, ins, outs, n_res):
+    def _cudnn_call(self, target, config, args, arg_types, out_types, prefix=""):
+        """One cuDNN attention call on per-device values (and its workspace
+        result); the names of its results."""
         call = self.fresh("fa")
-        types = [x.type for x in outs] + ["tensor<0xui8>"]
-        self.line(f"{call}:{n_res} = stablehlo.custom_call @\"{target}\"({', '.join(x.name for x in ins)}) "
-                  f"{{backend_config = \"{config}\"}} : ({', '.join(x.type for x in ins)}) -> ({', '.join(types)})")
-        for i, o in enumerate(outs):
-            o.name = f"{call}#{i}"
-        return outs
+        types = out_types + ["tensor<0xui8>"]
+        self.line(f"{prefix}{call}:{len(types)} = stablehlo.custom_call @\"{target}\"({', '.join(args)}) "
+                  f"{{backend_config = \"{config}\"}} : ({', '.join(arg_types)}) -> ({', '.join(types)})")
+        return [f"{call}#{i}" for i in range(len(out_types))]
 
     # -- collectives, written out (inside a manual computation) --
 
@@ -419,14 +418,9 @@ class Emitter:
         C = self.mesh_axes[self.cp]
         q, k, v = args[:3]
         kt, vt = ltypes[1], ltypes[2]
-        all_types = out_types + ["tensor<0xui8>"]
 
         def call(kc, vc):
-            name = self.fresh("fa")
-            ins = [q, kc, vc] + args[3:]
-            self.line(f"  {name}:{len(all_types)} = stablehlo.custom_call @\"{target}\"({', '.join(ins)}) "
-                      f"{{backend_config = \"{config}\"}} : ({', '.join(ltypes)}) -> ({', '.join(all_types)})")
-            return [f"{name}#{i}" for i in range(len(out_types))]
+            return self._cudnn_call(target, config, [q, kc, vc] + args[3:], ltypes, out_types, "  ")
 
         kc, vc = k, v
         if not backward:
