@@ -13,8 +13,12 @@ and compares them with the global run, with and without --gpu-passes.
 Every one must match; with tensor and sequence parallelism the gpu stage
 must have changed the program (all-reduces reassociated into
 reduce-scatters) and left no all-reduce of an activation (Megatron's
-sequence parallelism has none); a faulty interpreter (the first collective dropped, or a
-slice offset shifted) must not match.
+sequence parallelism has none); a faulty interpreter (the first collective
+dropped, or a slice offset shifted) must not match. Then --layout fsdp-flat
+(a manual computation with the collectives written out, which the global
+run would only repeat) is checked against the dp step on the same weights
+by tests/schedule/flat_fsdp_equivalence.py, and must fail with the shards
+misaligned.
 
 Why these settings: random inputs are scaled by 1/64 (a deep step on
 unit-scale inputs has gradients of 1e6 with cancellation and rounds past
@@ -63,6 +67,7 @@ LAYOUTS = {
                                           "--layout", "fsdp"],
 }
 GPT_FLOOR = "1e-3"
+SCALE = "0.015625"
 # --layout fsdp-flat (the step in a manual computation over dp, weights as
 # flat padded shards) against --layout dp on the same weights, over 3
 # devices: no weight divides by 3, so every shard carries padding.
@@ -73,7 +78,6 @@ EQUIVALENCE = os.path.join(ROOT, "tests", "schedule", "flat_fsdp_equivalence.py"
 
 def floor_of(name):
     return ["--tolerance-floor", GPT_FLOOR] if name.startswith("gpt") else []
-SCALE = "0.015625"
 
 
 def activation_all_reduces(program):
