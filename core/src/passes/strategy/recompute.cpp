@@ -524,6 +524,11 @@ bool Recompute::run() {
   LayerLoops loops = findLayerLoops(func_);
   if (!loops.error.empty())
     return fail(loops.error);
+  // Each loop with its repeats merged, so that an op B shares with itself
+  // (a table of RoPE angles) is one F shares too; before the stacks are
+  // found, which a merge could otherwise leave naming an erased value.
+  for (Operation *loop : loops.loops)
+    mergeRepeats(loop->region(1).front());
   std::vector<LoopPair> pairs = findPairs(loops.loops);
   if (pairs.empty())
     return fail("no layer loop saves values (a dynamic_update_slice of "
@@ -531,10 +536,6 @@ bool Recompute::run() {
                 "reads one layer at a time: no forward and backward pass");
   for (LoopPair &pair : pairs) {
     saved_before_ += int64_t(pair.stashes.size());
-    // Both loops with their repeats merged, so that an op B shares with
-    // itself (a table of RoPE angles) is one F shares too.
-    mergeRepeats(pair.forward->region(1).front());
-    mergeRepeats(pair.backward->region(1).front());
     if (!recomputeAll(pair))
       return false;
     matchBackward(pair);
