@@ -817,12 +817,27 @@ class Model:
         return em.constrain(em.ew("add", x, o), self.act_spec(3, True))
 
     @staticmethod
+    def causal_bias(em, shape, dtype):
+        """0 where a query may see a key (key <= query), a large negative
+        number where it may not, broadcast to the scores' [b, n, s, s]. A
+        constant of the step: written unrecorded, so the backward does not
+        differentiate it."""
+        s = shape[-1]
+        allowed = em.convert(em.compare(em.iota((s, s), 1, "i32"), em.iota((s, s), 0, "i32"), "LE"), dtype)
+        one = em.bcast(em.const(1.0, [], dtype), [], (s, s))
+        big = em.bcast(em.const(3.0e4 if dtype == "f16" else 1.0e9, [], dtype), [], (s, s))
+        bias = em.ew("multiply", em.ew("subtract", allowed, one), big)
+        return em.bcast(bias, [2, 3], shape)
+
+    @staticmethod
     def dot_attention(em, q, k, v):
-        """softmax(q k^T / sqrt(d)) v per batch and head, unmasked."""
+        """softmax(q k^T / sqrt(d) + causal mask) v per batch and head, as
+        the cuDNN call's mask_type CAUSAL computes it."""
         b, s, n, d = q.shape
         scores = em.dot(q, k, [3], [3], [0, 2], [0, 2])  # [b, n, s, s]
         scale = em.bcast(em.const(1.0 / d ** 0.5, [], q.dtype), [], scores.shape)
         scores = em.ew("multiply", scores, scale)
+        scores = em.ew("add", scores, em.plain(Model.causal_bias, em, scores.shape, scores.dtype))
         top = em.reduce(scores, [3], "maximum")
         shifted = em.ew("subtract", scores, em.bcast(top, [0, 1, 2], scores.shape))
         e = em.ew("exponential", shifted)
