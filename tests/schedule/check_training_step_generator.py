@@ -20,6 +20,11 @@ export, schedule), and the estimate shows what the options mean:
     dimension dp divides (no padding, which JAX would refuse); zero2 also
     lands each layer's gradient sharded: it reduce-scatters what zero1
     all-reduces, and holds less;
+  - --layout fsdp-flat moves what PyTorch's FSDP moves, worked out by
+    hand from the model's sizes: per micro-batch one gather of each
+    layer's flat buffer in the forward and one in the backward's
+    recomputation, one of the embedding, and one reduce-scatter of each,
+    every buffer padded to a multiple of dp; it holds less than dp;
   - the comparer's EP row of a mixture of experts is the program JAX
     writes: the generator's own expert layout (its sharding constraints
     around the experts) and the EP row (its constraints added by
@@ -181,6 +186,32 @@ def check_zero_layouts(cli, tmp):
           "zero2 holds gradient shards, zero1 whole gradients: peaks %s" % peak)
 
 
+def check_flat_fsdp(cli, tmp):
+    L, M, H, F, V, dp = 3, 2, 512, 2048, 4096, 3
+    args = ["--arch", "gpt", "--layers", str(L), "--hidden", str(H), "--heads", "8", "--ffn", str(F),
+            "--vocab", str(V), "--seq", "512", "--micro-batch", "6", "--grad-accum", str(M),
+            "--mesh", "dp=%d" % dp, "--recompute", "full"]
+    flat, plain = estimate(cli, tmp, args + ["--layout", "fsdp-flat"]), estimate(cli, tmp, args + ["--layout", "dp"])
+    if flat is None or plain is None:
+        return
+    # A GPT layer: two LayerNorms (scale, bias), Q/K/V/O (H x H) and their
+    # biases, the MLP (H x F, F x H) and its biases; bf16; padded to dp.
+    layer = 4 * H + 4 * H * H + 4 * H + 2 * H * F + F + H
+    padded = lambda n: -(-n // dp) * dp
+    layer_bytes, embed_bytes = 2 * padded(layer), 2 * padded(V * H)
+    gathers = M * (2 * L + 1)
+    gathered = M * (2 * L * layer_bytes + embed_bytes)  # what the gathers output
+    scattered = M * (L * layer_bytes + embed_bytes) // dp  # what each device keeps
+    kinds = flat["per_kind"]
+    got = {k: (v["count"], v["bytes"]) for k, v in kinds.items() if v["count"]}
+    want = {"all-gather": (gathers, gathered), "reduce-scatter": (M * (L + 1), scattered)}
+    print("fsdp-flat: collectives %s, by hand %s" % (got, want))
+    check(got == want, "fsdp-flat: collectives %s, by hand %s" % (got, want))
+    check(flat["peak_memory_bytes"] < plain["peak_memory_bytes"],
+          "fsdp-flat holds shards, dp whole weights and states: peaks %d, %d"
+          % (flat["peak_memory_bytes"], plain["peak_memory_bytes"]))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)
@@ -226,6 +257,7 @@ def main():
         check_attention_rule(cli, tmp)
         check_expert_layout(cli, tmp)
         check_zero_layouts(cli, tmp)
+        check_flat_fsdp(cli, tmp)
     for f in failures:
         print("FAIL:", f)
     print("%d failure(s)" % len(failures))
