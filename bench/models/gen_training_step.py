@@ -956,8 +956,10 @@ class Step:
             results = [(tensor_type(s, "f32"), self.gradient_spec(sp, s)) for _, s, sp in params]
         return args, results
 
-    def header(self, out, args, results):
-        a, m = self.a, self.m
+    def header(self, out, a, args, results):
+        """The comment lines, the mesh and the signature; `a` the options
+        that name the mesh and batch (a flat step's body runs on a share)."""
+        m = self.m
         mesh = dict(a.mesh)
         devices = 1
         for v in mesh.values():
@@ -975,7 +977,7 @@ class Step:
     def write(self, out):
         params = self.params()
         args, results = self.signature(params)
-        self.header(out, args, results)
+        self.header(out, self.a, args, results)
         values = self.body(params)
         self.em.line(f"return {', '.join(v.name for v in values)} : {', '.join(v.type for v in values)}")
         out.extend(self.em.lines)
@@ -1312,9 +1314,7 @@ class FlatStep(Step):
 
         args = [(f"g_{n}", whole(t), spec(t)) for n, t, _ in local_args]
         results = [(whole(t), spec(t)) for t, _ in local_results]
-        saved_mesh, self.a = self.a, a  # the header names the real mesh and batch
-        self.header(out, args, results)
-        self.a = saved_mesh
+        self.header(out, a, args, results)
         em = self.em
         res = em.fresh("step")
         em.line(f"{res}:{len(results)} = sdy.manual_computation({', '.join('%' + n for n, _, _ in args)}) "

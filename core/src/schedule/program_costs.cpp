@@ -335,14 +335,13 @@ OpCost Coster::kernel(const Module &module,
   }
   const LocalTensor out =
       localTensor(kernel.root->numResults() ? kernel.root->result(0) : nullptr);
-  if (!explain())
-    return roofline(kernel.flops, kernel.bytes_read, kernel.bytes_written,
-                    out.dtype, {});
-  return roofline(kernel.flops, kernel.bytes_read, kernel.bytes_written,
-                  out.dtype,
-                  what + "fusion roofline on its boundary: reads " +
+  const std::string why =
+      explain() ? what + "fusion roofline on its boundary: reads " +
                       std::to_string(kernel.bytes_read) + " B, writes " +
-                      std::to_string(kernel.bytes_written) + " B\n");
+                      std::to_string(kernel.bytes_written) + " B\n"
+                : std::string();
+  return roofline(kernel.flops, kernel.bytes_read, kernel.bytes_written,
+                  out.dtype, why);
 }
 
 OpCost Coster::collective(const CollectiveCall &call,
