@@ -275,6 +275,79 @@ func.func @main() -> tensor<3x1x1xi32> {
   CHECK(out.program.find("stablehlo.all_gather") != std::string::npos);
 }
 
+TEST_CASE("Partition check: a split dimension padded for finer shards "
+          "keeps each row") {
+  // 128 columns in 2 shards of 64 ("tp"); the reshape's result splits them
+  // 6 ways (["tp", "dp"]), 22 each with padding: 132 in 2 shards of 66, so
+  // the first shard's last two columns (64, 65) are on the other device.
+  // They were read as padding (zeros) before.
+  const std::string text = R"(
+sdy.mesh @mesh = <["dp"=3, "tp"=2]>
+func.func @main(%x: tensor<2x128xf32>) -> (tensor<2x2x66xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"tp"}, {"dp"}]>}) {
+  %r = stablehlo.reshape %x : (tensor<2x128xf32>) -> tensor<2x2x64xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %p = stablehlo.pad %r, %z, low = [0, 0, 0], high = [0, 0, 2], interior = [0, 0, 0] : (tensor<2x2x64xf32>, tensor<f32>) -> tensor<2x2x66xf32>
+  return %p : tensor<2x2x66xf32>
+})";
+  partition_check::Options own;
+  const partition_check::Outcome out =
+      partition_check::checkPartitioned(text, own);
+  CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+  CHECK(out.devices == 6);
+}
+
+TEST_CASE("Partition check: a dynamic_slice of a split dimension slices "
+          "the device's part") {
+  // Rows of [4, 8] split 2 ways over "b" (4 columns each); the slice takes
+  // one row and every column: on a device, sizes [1, 4], not the global
+  // [1, 8] (an op the StableHLO verifier rejects).
+  const std::string text = R"(
+sdy.mesh @mesh = <["b"=2]>
+func.func @main(%x: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"b"}]>}, %i: tensor<i32>) -> (tensor<1x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"b"}]>}) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %s = stablehlo.dynamic_slice %x, %i, %c0, sizes = [1, 8] : (tensor<4x8xf32>, tensor<i32>, tensor<i32>) -> tensor<1x8xf32>
+  return %s : tensor<1x8xf32>
+})";
+  partition_check::Options own;
+  own.keep_program = true;
+  const partition_check::Outcome out =
+      partition_check::checkPartitioned(text, own);
+  CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+  CHECK(out.program.find("sizes = [1, 4]") != std::string::npos);
+  CHECK(out.program.find("sizes = [1, 8]") == std::string::npos);
+}
+
+TEST_CASE("Partition check: a max over a split dimension from any init "
+          "value is one all-reduce") {
+  // max(-3e38, partial maxima) is the max whatever -3e38 is: read once per
+  // device it still counts once, so each device reduces its columns and
+  // the partial maxima are all-reduced; a sum from 1 is not (1 would count
+  // twice), so its columns are gathered first.
+  const std::string text = R"(
+sdy.mesh @mesh = <["b"=2]>
+func.func @main(%x: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"b"}]>}) -> (tensor<4xf32>, tensor<4xf32>) {
+  %low = stablehlo.constant dense<-3.0e38> : tensor<f32>
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %m = stablehlo.reduce(%x init: %low) applies stablehlo.maximum across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %s = stablehlo.reduce(%x init: %one) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  return %m, %s : tensor<4xf32>, tensor<4xf32>
+})";
+  partition_check::Options own;
+  own.keep_program = true;
+  const partition_check::Outcome out =
+      partition_check::checkPartitioned(text, own);
+  CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+  auto count = [&](std::string_view what) {
+    size_t n = 0;
+    for (size_t at = out.program.find(what); at != std::string::npos;
+         at = out.program.find(what, at + 1))
+      ++n;
+    return n;
+  };
+  CHECK(count("\"stablehlo.all_reduce\"") == 1);
+  CHECK(count("\"stablehlo.all_gather\"") == 1);
+}
+
 TEST_CASE("Interpreter: a manual computation runs its body on every device "
           "of the mesh in a global run") {
   // Rows 0..7 of [[0, 1], [2, 3], ...] over x=4: each device sums its two

@@ -172,6 +172,12 @@ bool GlobalToLocal::convertOp(Operation &op) {
   if (name == "stablehlo.concatenate" && !checkConcatenate(op))
     return false;
   localizeResults(op);
+  // A dimension split over devices is sliced whole (a dynamic_slice's
+  // sliced dimensions are replicated): its size is the local result's.
+  if (name == "stablehlo.dynamic_slice" && op.result(0)->type->isRankedTensor())
+    op.attrs.set(ctx.intern("slice_sizes"),
+                 ctx.attrs.denseArray(ctx.types.element("i64"),
+                                      op.result(0)->type->shape));
   if (name == "sdy.named_computation") {
     const std::vector<TensorSharding> in = shardingList(op, "in_shardings");
     Block &body = op.region(0).front();

@@ -186,6 +186,11 @@ void setShardingOf(Operation &op, const TensorSharding *sharding,
 Value *PadForDivisibility::padBefore(Value *value,
                                      const std::vector<int64_t> &shape,
                                      Operation &before) {
+  // A dimension split over devices grows by gathering it (regatherBefore
+  // pads it whole, then slices it again).
+  if (Value *moved = regatherBefore(value, shape, getSharding(value), before);
+      moved != value)
+    return moved;
   changed_ = true;
   LocalBuilder b(ctx_, before);
   const std::vector<int64_t> &from = value->type->shape;
@@ -306,11 +311,13 @@ Value *PadForDivisibility::regatherBefore(Value *value,
   TensorSharding whole = *sharding;
   const std::vector<int64_t> global = globalShape(value);
   bool any = false;
-  // Only a dimension padded already: one at its global size is padded in
-  // place (the pad of a sharded value is partitioned like any pad).
+  // A dimension its shards divide is laid out already, at its global size
+  // too: 128 rows in 2 shards of 64 padded to 132 are 2 shards of 66, and
+  // the first one's last 2 rows are on the other device. One they do not
+  // divide is laid out by its padding (7 rows in 4 shards: 8, in place).
   for (size_t d = 0; d < rank && d < sharding->dims.size(); ++d)
-    if (shards[d] > 1 && value->type->shape[d] != global[d] &&
-        value->type->shape[d] != wanted[d]) {
+    if (shards[d] > 1 && value->type->shape[d] != wanted[d] &&
+        value->type->shape[d] % shards[d] == 0 && wanted[d] % shards[d] == 0) {
       axes[d] = sharding->dims[d].axes;
       whole.dims[d].axes.clear();
       any = true;

@@ -5,7 +5,8 @@
 // by it: a sum, a max, ...) and the init value is its identity; a reducer
 // of several ops (argmax's comparator of value and index, a complex max by
 // compare and select) has no all-reduce that combines its partials, and an
-// init value of 3 for a sum would be counted once per device. Such a reduce
+// init value of 3 for a sum would be counted once per device (a max's, of
+// any value, counts once however often it is read). Such a reduce
 // reads its reduced dimensions whole instead, and the all-reduce after it goes:
 //
 //   %r:2 = stablehlo.reduce(%v init: %a), (%i init: %b) across dims = [1]
@@ -126,6 +127,13 @@ bool initIsIdentity(Operation &reduce, std::string_view kind) {
   return false;
 }
 
+// Whether combining a value with itself gives it back (max, min, and, or):
+// then the init value, read once on every device, counts once whatever it
+// is (max(-3e38, partials...) is the max over all of them and -3e38).
+bool isIdempotent(std::string_view kind) {
+  return kind == "max" || kind == "min" || kind == "and" || kind == "or";
+}
+
 // A reduce whose partial results one all-reduce cannot finish.
 bool isCustomReduction(Operation &op) {
   if (!op.is("stablehlo.reduce"))
@@ -133,7 +141,7 @@ bool isCustomReduction(Operation &op) {
   if (op.numOperands() != 2)
     return true;
   const std::string_view kind = combinerKind(op);
-  return kind.empty() || !initIsIdentity(op, kind);
+  return kind.empty() || (!isIdempotent(kind) && !initIsIdentity(op, kind));
 }
 
 } // namespace
