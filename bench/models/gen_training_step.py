@@ -49,7 +49,9 @@ over dp whatever dp is), written as a JAX shard_map step: the whole step in a
 manual computation over "dp", each layer gathering its weights (all_gather)
 and reduce-scattering their gradients (psum_scatter); Shardy splits only
 dimensions dp divides, so fsdp over 440 devices cannot shard a width of
-4,096, fsdp-flat can (dp alone; no MoE). --sequence-parallel
+4,096, fsdp-flat can (no MoE). With a "tp" axis it is FSDP over Megatron's
+tensor parallelism (Metaseq's OPT-175B): each tensor-parallel rank's part
+of a layer's split weights is its own flat buffer. --sequence-parallel
 shards the sequence over "tp" between the tensor-parallel regions. MoE
 experts are sharded over "dp" (expert parallelism). A "cp" axis splits the
 sequence everywhere (context parallelism): attention runs as a ring in the
@@ -109,6 +111,7 @@ class Emitter:
         self.mesh_axes = mesh_axes
         self.cp = None  # the context-parallel axis: attention as a ring
         self.channel = 100
+        self.collective_groups = None  # written collectives' groups (global device ids)
 
     def fresh(self, hint):
         self.counter += 1
@@ -334,25 +337,32 @@ class Emitter:
     # -- collectives, written out (inside a manual computation) --
 
     def _groups(self, size):
-        return f"dense<[[{', '.join(str(i) for i in range(size))}]]> : tensor<1x{size}xi64>"
+        """The device groups of a collective over `size` devices: the
+        manual computation's (`collective_groups`, global device ids), else
+        devices 0..size-1."""
+        groups = self.collective_groups or [list(range(size))]
+        rows = ", ".join("[" + ", ".join(str(i) for i in g) + "]" for g in groups)
+        return f"dense<[{rows}]> : tensor<{len(groups)}x{len(groups[0])}xi64>"
 
     def all_gather(self, x, size):
-        """x gathered along dim 0 from `size` devices (ids 0..size-1)."""
+        """x gathered along its last dim from `size` devices."""
         self.channel += 1
-        shape = (x.shape[0] * size,) + tuple(x.shape[1:])
+        last = len(x.shape) - 1
+        shape = tuple(x.shape[:-1]) + (x.shape[-1] * size,)
         return self._op("ag", shape, x.dtype, lambda v: (
-            f"\"stablehlo.all_gather\"({x.name}) <{{all_gather_dim = 0 : i64, channel_handle = "
+            f"\"stablehlo.all_gather\"({x.name}) <{{all_gather_dim = {last} : i64, channel_handle = "
             f"#stablehlo.channel_handle<handle = {self.channel}, type = 1>, replica_groups = "
             f"{self._groups(size)}, use_global_device_ids}}> : ({x.type}) -> {v.type}"))
 
     def reduce_scatter(self, x, size):
-        """x summed over `size` devices, each keeping its part of dim 0."""
+        """x summed over `size` devices, each keeping its part of the last dim."""
         self.channel += 1
-        shape = (x.shape[0] // size,) + tuple(x.shape[1:])
+        last = len(x.shape) - 1
+        shape = tuple(x.shape[:-1]) + (x.shape[-1] // size,)
         a, b, r = self.fresh("ra"), self.fresh("rb"), self.fresh("rr")
         scalar = tensor_type((), x.dtype)
         return self._op("rsc", shape, x.dtype, lambda v: (
-            f"\"stablehlo.reduce_scatter\"({x.name}) <{{scatter_dimension = 0 : i64, channel_handle = "
+            f"\"stablehlo.reduce_scatter\"({x.name}) <{{scatter_dimension = {last} : i64, channel_handle = "
             f"#stablehlo.channel_handle<handle = {self.channel}, type = 1>, replica_groups = "
             f"{self._groups(size)}, use_global_device_ids}}> ({{\n"
             f"{self.indent}^bb0({a}: {scalar}, {b}: {scalar}):\n"
@@ -361,23 +371,27 @@ class Emitter:
             f"{self.indent}}}) : ({x.type}) -> {v.type}"))
 
     def slice_range(self, x, start, size):
-        """`size` elements of a 1-D x from `start`."""
-        return self._op("sl", (size,), x.dtype,
-                        lambda v: f"stablehlo.slice {x.name} [{start}:{start + size}] : ({x.type}) -> {v.type}")
+        """`size` elements of x's last dim from `start`."""
+        shape = tuple(x.shape[:-1]) + (size,)
+        limits = ", ".join([f"0:{d}" for d in x.shape[:-1]] + [f"{start}:{start + size}"])
+        return self._op("sl", shape, x.dtype,
+                        lambda v: f"stablehlo.slice {x.name} [{limits}] : ({x.type}) -> {v.type}")
 
     def concatenate(self, xs):
-        """1-D tensors one after another."""
-        size = sum(x.shape[0] for x in xs)
-        return self._op("cat", (size,), xs[0].dtype, lambda v: (
-            f"stablehlo.concatenate {', '.join(x.name for x in xs)}, dim = 0 : "
+        """Tensors one after another along their last dim."""
+        shape = tuple(xs[0].shape[:-1]) + (sum(x.shape[-1] for x in xs),)
+        return self._op("cat", shape, xs[0].dtype, lambda v: (
+            f"stablehlo.concatenate {', '.join(x.name for x in xs)}, dim = {len(shape) - 1} : "
             f"({', '.join(x.type for x in xs)}) -> {v.type}"))
 
     def pad_back(self, x, size):
-        """1-D x padded with zeros to `size` elements."""
+        """x's last dim padded with zeros to `size` elements."""
         zero = self.const(0.0, (), x.dtype, record=False)
-        return self._op("pd", (size,), x.dtype, lambda v: (
-            f"stablehlo.pad {x.name}, {zero.name}, low = [0], high = [{size - x.shape[0]}], "
-            f"interior = [0] : ({x.type}, {zero.type}) -> {v.type}"))
+        shape = tuple(x.shape[:-1]) + (size,)
+        lead = "".join("0, " for _ in x.shape[:-1])
+        return self._op("pd", shape, x.dtype, lambda v: (
+            f"stablehlo.pad {x.name}, {zero.name}, low = [{lead}0], high = [{lead}{size - x.shape[-1]}], "
+            f"interior = [{lead}0] : ({x.type}, {zero.type}) -> {v.type}"))
 
     def _ring_pairs(self):
         """Each device to the next along the cp axis, the others fixed
@@ -936,8 +950,12 @@ class Step:
         """(name, shape, spec) of the embedding and each stacked weight, as
         the step takes them."""
         a, m = self.a, self.m
-        emb_spec = [m.tp, m.dp if a.layout == "fsdp" else None]
-        return [("embed", (a.vocab, m.H), emb_spec)] + [(n, s, sp) for n, (s, sp) in self.stacked().items()]
+        return [("embed", (a.vocab, m.H), self.embedding_spec())] + \
+            [(n, s, sp) for n, (s, sp) in self.stacked().items()]
+
+    def embedding_spec(self):
+        """The vocabulary over "tp" (Megatron's), and with fsdp the width over dp."""
+        return [self.m.tp, self.m.dp if self.a.layout == "fsdp" else None]
 
     def signature(self, params, names=True):
         """The arguments (tokens, weights, AdamW's two states) and results
@@ -1260,6 +1278,10 @@ class Step:
         return outs_p + outs_m + outs_v
 
 
+def numel(shape):
+    return functools.reduce(lambda x, y: x * y, shape, 1)
+
+
 class FlatStep(Step):
     """--layout fsdp-flat: FSDP as PyTorch runs it (FlatParameter), written
     as a JAX shard_map step would be: the whole step in a manual
@@ -1267,53 +1289,101 @@ class FlatStep(Step):
     (FSDP's unit: a transformer block) padded to a multiple of dp and split
     evenly (so any dp works, 440 as well as 8), gathered whole where the
     layer uses it (`all_gather`), its gradients reduce-scattered back onto
-    the shards (`psum_scatter`); the embedding is a buffer of its own. The step inside
-    is the data-parallel step on dp's share of the batch; AdamW runs on
-    the shards. The other layouts let Shardy split each weight's
-    dimensions, which JAX allows only where dp divides them."""
+    the shards (`psum_scatter`); the embedding is a buffer of its own. The
+    step inside is the data-parallel step on dp's share of the batch; AdamW
+    runs on the shards. The other layouts let Shardy split each weight's
+    dimensions, which JAX allows only where dp divides them.
+
+    With a "tp" axis (Metaseq's FSDP over Megatron tensor parallelism)
+    "tp" stays free in the manual computation and the step inside splits
+    the layer as Megatron does; each tensor-parallel rank's own part of the
+    split weights is one flat buffer, padded and split over dp: a layer's
+    split weights are a [L, tp, n / dp] buffer ("layers_tp", spec
+    [-, tp, dp]) whose row t holds rank t's columns (or rows) of every
+    split weight, one after another, and the weights every rank holds whole
+    (norms, output biases) a [L, n / dp] buffer ("layers"). For example with
+    tp = 2, a [H, F] weight split by columns is flattened per rank as
+    [H, 2, F/2] -> [2, H, F/2] -> [2, H * F/2]."""
 
     def __init__(self, a):
         self.outer = a
-        self.D = dict(a.mesh)["dp"]
+        mesh = dict(a.mesh)
+        self.D, self.T = mesh["dp"], mesh.get("tp", 1)
         inner = argparse.Namespace(**vars(a))
-        inner.mesh, inner.micro_batch, inner.layout = [], a.micro_batch // self.D, "dp"
+        inner.mesh = [("tp", self.T)] if self.T > 1 else []
+        inner.micro_batch, inner.layout = a.micro_batch // self.D, "dp"
         super().__init__(inner)
+        self.em.collective_groups = self.dp_groups(a.mesh)
 
-    def padded(self, shape):
-        n = functools.reduce(lambda x, y: x * y, shape, 1)
+    @staticmethod
+    def dp_groups(mesh):
+        """The devices that share each coordinate of the other axes, in dp
+        order (global ids, the mesh's row-major order): what a collective
+        over "dp" inside the manual computation runs over."""
+        names, sizes = [n for n, _ in mesh], [s for _, s in mesh]
+        groups = {}
+        for device, coords in enumerate(itertools.product(*[range(n) for n in sizes])):
+            others = tuple(c for n, c in zip(names, coords) if n != "dp")
+            groups.setdefault(others, []).append(device)
+        return list(groups.values())
+
+    def padded(self, n):
         return -(-n // self.D) * self.D
 
-    def params(self):
-        """The flat shards: the embedding [padded / dp], each stacked weight
-        [L, padded / dp]."""
-        a, m = self.a, self.m
-        return [("embed", (self.padded((a.vocab, m.H)) // self.D,), [None])] + \
-            [(n, s, sp) for n, (s, sp) in self.stacked().items()]
+    def split_dim(self, spec):
+        """The weight dimension split over "tp" (None: held whole)."""
+        return spec.index("tp") if "tp" in spec else None
 
-    def layer_size(self):
-        """A layer's weights, flattened one after another, padded."""
-        return self.padded((sum(functools.reduce(lambda x, y: x * y, s, 1) for s, _ in self.m.weights.values()),))
+    def local_numel(self, shape, spec):
+        return numel(shape) // (self.T if self.split_dim(spec) is not None else 1)
+
+    def units(self):
+        """The flat buffers: name -> (the weights in it, by name: (shape,
+        spec)). The embedding's, then a layer's whole and split weights."""
+        m, a = self.m, self.a
+        emb = {"embed": ((a.vocab, m.H), self.embedding_spec())}
+        whole = {n: w for n, w in m.weights.items() if self.split_dim(w[1]) is None}
+        split = {n: w for n, w in m.weights.items() if self.split_dim(w[1]) is not None}
+        out = {"embed": emb}
+        if whole:
+            out["layers"] = whole
+        if split:
+            out["layers_tp"] = split
+        return out
+
+    def buffer(self, weights, layers):
+        """A unit's flat buffer as the step holds it inside the manual
+        computation: (shape, spec), dp's share of the last dimension."""
+        split = any(self.split_dim(sp) is not None for _, sp in weights.values())
+        n = self.padded(sum(self.local_numel(s, sp) for s, sp in weights.values())) // self.D
+        shape = ((layers,) if layers else ()) + ((self.T,) if split else ()) + (n,)
+        spec = ([None] if layers else []) + (["tp"] if split else []) + [None]
+        return shape, spec
+
+    def params(self):
+        return [(n, *self.buffer(w, 0 if n == "embed" else self.a.layers)) for n, w in self.units().items()]
 
     def stacked(self):
-        """One flat buffer for all of a layer's weights (as FSDP wraps each
-        block: one gather and one reduce-scatter per layer and use)."""
-        return {"layers": ((self.a.layers, self.layer_size() // self.D), [None, None])}
+        return {n: (s, sp) for n, s, sp in self.params() if n != "embed"}
 
     def write(self, out):
         a, D = self.outer, self.D
         params = self.params()
         local_args, local_results = self.signature(params)
 
-        def whole(t):  # the global type of a per-device one (dim 0 of 1-D, else dim 1, times dp)
+        def whole(t, dim):  # the global type of a per-device one: `dim` times dp
             shape = [int(d) for d in t[len("tensor<"):].split("x")[:-1]]
-            shape[0 if len(shape) == 1 else 1] *= D
+            shape[dim] *= D
             return tensor_type(shape, t.split("x")[-1][:-1])
 
-        def spec(t):
-            return ["dp"] if t.count("x") == 1 else [None, "dp"] + [None] * (t.count("x") - 2)
+        def global_spec(spec, dim):
+            return [("dp" if i == dim else x) for i, x in enumerate(spec)]
 
-        args = [(f"g_{n}", whole(t), spec(t)) for n, t, _ in local_args]
-        results = [(whole(t), spec(t)) for t, _ in local_results]
+        def dp_dim(name, t):  # the tokens' batch, a flat buffer's last dimension
+            return 1 if name == "tokens" else t.count("x") - 1
+
+        args = [(f"g_{n}", whole(t, dp_dim(n, t)), global_spec(sp, dp_dim(n, t))) for n, t, sp in local_args]
+        results = [(whole(t, dp_dim("", t)), global_spec(sp, dp_dim("", t))) for t, sp in local_results]
         self.header(out, a, args, results)
         em = self.em
         res = em.fresh("step")
@@ -1331,43 +1401,68 @@ class FlatStep(Step):
         out.extend(em.lines)
         out.append("}")
 
-    def gathered(self, shard, shapes):
-        """A flat shard gathered whole and cut into tensors of `shapes`,
-        one after another (the padding after them left)."""
-        em = self.em
-        flat = em.all_gather(shard, self.D)
+    def gathered(self, shard, spec, weights):
+        """A flat shard ([n / dp], or [tp, n / dp] for split weights)
+        gathered whole and cut into the weights, one after another (the
+        padding after them left); a split weight's rows of the buffer are
+        its tensor-parallel ranks' parts, put back side by side."""
+        em, T = self.em, self.T
+        flat = em._raw_constrain(em.all_gather(em._raw_constrain(shard, spec), self.D), spec)
         out, offset = [], 0
-        for shape in shapes:
-            n = functools.reduce(lambda x, y: x * y, shape, 1)
-            out.append(em._raw_reshape(em.slice_range(flat, offset, n), shape))
+        for shape, wspec in weights:
+            d, n = self.split_dim(wspec), self.local_numel(shape, wspec)
+            piece = em.slice_range(flat, offset, n)
             offset += n
+            if d is None:
+                out.append(em._raw_reshape(piece, shape))
+                continue
+            local = list(shape)
+            local[d] //= T
+            ranks = em._raw_reshape(piece, [T] + local)  # [T, ..., F/T, ...]
+            perm = list(range(1, d + 1)) + [0] + list(range(d + 1, len(shape) + 1))
+            side_by_side = em._raw_transpose(ranks, perm)  # [..., T, F/T, ...]
+            out.append(em._raw_constrain(em._raw_reshape(side_by_side, shape), wspec))
         return out
 
-    def scattered(self, gs):
-        """Gradients flattened one after another, padded and
+    def scattered(self, grads, weights, spec):
+        """Gradients flattened one after another (a split weight's per
+        tensor-parallel rank, as `gathered` cuts them), padded and
         reduce-scattered onto the shards."""
-        em = self.em
-        flat = [em._raw_reshape(g, (functools.reduce(lambda x, y: x * y, g.shape, 1),)) for g in gs]
+        em, T = self.em, self.T
+        flat = []
+        for g, (shape, wspec) in zip(grads, weights):
+            d = self.split_dim(wspec)
+            if d is None:
+                flat.append(em._raw_reshape(g, (numel(shape),)))
+                continue
+            parts = em._raw_reshape(g, tuple(shape[:d]) + (T, shape[d] // T) + tuple(shape[d + 1:]))
+            perm = [d] + list(range(d)) + list(range(d + 1, len(shape) + 1))
+            ranks = em._raw_constrain(em._raw_transpose(parts, perm), ["tp"] + [None] * len(shape))
+            flat.append(em._raw_reshape(ranks, (T, numel(shape) // T)))
         whole = em.concatenate(flat) if len(flat) > 1 else flat[0]
-        return em.reduce_scatter(em.pad_back(whole, self.padded(whole.shape)), self.D)
+        whole = em._raw_constrain(em.pad_back(whole, self.padded(whole.shape[-1])), spec)
+        return em._raw_constrain(em.reduce_scatter(whole, self.D), spec)
 
     def layer_weights(self, stacked, index):
-        (n, (s, _)), = stacked.items()
-        shard = self.em.dynamic_slice(Val(f"%{n}", s, self.a.dtype), index, 1)
-        names = list(self.m.weights)
-        values = self.em.plain(self.gathered, shard, [self.m.weights[w][0] for w in names])
-        return dict(zip(names, values))
+        out = {}
+        for (n, (s, spec)), weights in zip(stacked.items(), list(self.units().values())[1:]):
+            shard = self.em.dynamic_slice(Val(f"%{n}", s, self.a.dtype), index, 1)
+            values = self.em.plain(self.gathered, shard, spec[1:], list(weights.values()))
+            out.update(zip(weights, values))
+        return out
 
     def embedding_table(self):
-        a = self.a
-        shard = Val("%embed", (self.padded((a.vocab, self.m.H)) // self.D,), a.dtype)
-        return self.em.plain(self.gathered, shard, [(a.vocab, self.m.H)])[0]
+        shape, spec = self.buffer(self.units()["embed"], 0)
+        return self.em.plain(self.gathered, Val("%embed", shape, self.a.dtype), spec,
+                             list(self.units()["embed"].values()))[0]
 
     def landed_gradients(self, grads, stacked):
-        return [self.em.plain(self.scattered, [grads[n] for n in self.m.weights])]
+        return [self.em.plain(self.scattered, [grads[w] for w in weights], list(weights.values()), spec[1:])
+                for (_, (_, spec)), weights in zip(stacked.items(), list(self.units().values())[1:])]
 
     def landed_embedding_gradient(self, g):
-        return self.em.plain(self.scattered, [g])
+        shape, spec = self.buffer(self.units()["embed"], 0)
+        return self.em.plain(self.scattered, [g], list(self.units()["embed"].values()), spec)
 
 
 def parse_mesh(text):
@@ -1433,8 +1528,10 @@ def main(argv=None):
     if "cp" in mesh and (a.attention != "shard_map" or a.sequence_parallel or a.seq % mesh["cp"]):
         problems.append("cp (context parallelism: ring attention in shard_map) needs --attention shard_map, "
                         "no --sequence-parallel, and --seq divisible by cp")
-    if a.layout == "fsdp-flat" and (set(mesh) != {"dp"} or a.arch == "moe"):
-        problems.append("--layout fsdp-flat shards every weight over dp alone: --mesh dp=D, no MoE")
+    if a.layout == "fsdp-flat" and ("dp" not in mesh or set(mesh) - {"dp", "tp"} or a.arch == "moe"
+                                    or a.sequence_parallel):
+        problems.append("--layout fsdp-flat shards every weight over dp (tensor parallelism over tp "
+                        "inside): --mesh dp=D[,tp=T], no MoE, no --sequence-parallel")
     if problems:
         raise SystemExit("gen_training_step: " + "; ".join(problems))
     out = []

@@ -24,7 +24,8 @@ export, schedule), and the estimate shows what the options mean:
     hand from the model's sizes: per micro-batch one gather of each
     layer's flat buffer in the forward and one in the backward's
     recomputation, one of the embedding, and one reduce-scatter of each,
-    every buffer padded to a multiple of dp; it holds less than dp;
+    every buffer padded to a multiple of dp; it holds less than dp; with
+    tensor parallelism inside, each rank's part of the split weights;
   - the comparer's EP row of a mixture of experts is the program JAX
     writes: the generator's own expert layout (its sharding constraints
     around the experts) and the EP row (its constraints added by
@@ -188,9 +189,10 @@ def check_zero_layouts(cli, tmp):
 
 def check_flat_fsdp(cli, tmp):
     L, M, H, F, V, dp = 3, 2, 512, 2048, 4096, 3
-    args = ["--arch", "gpt", "--layers", str(L), "--hidden", str(H), "--heads", "8", "--ffn", str(F),
-            "--vocab", str(V), "--seq", "512", "--micro-batch", "6", "--grad-accum", str(M),
-            "--mesh", "dp=%d" % dp, "--recompute", "full"]
+    model = ["--arch", "gpt", "--layers", str(L), "--hidden", str(H), "--heads", "8", "--ffn", str(F),
+             "--vocab", str(V), "--seq", "512", "--micro-batch", "6", "--grad-accum", str(M),
+             "--recompute", "full"]
+    args = model + ["--mesh", "dp=%d" % dp]
     flat, plain = estimate(cli, tmp, args + ["--layout", "fsdp-flat"]), estimate(cli, tmp, args + ["--layout", "dp"])
     if flat is None or plain is None:
         return
@@ -210,6 +212,27 @@ def check_flat_fsdp(cli, tmp):
     check(flat["peak_memory_bytes"] < plain["peak_memory_bytes"],
           "fsdp-flat holds shards, dp whole weights and states: peaks %d, %d"
           % (flat["peak_memory_bytes"], plain["peak_memory_bytes"]))
+
+    # With Megatron's tensor parallelism inside (tp = 2): each device
+    # gathers its rank's half of Q/K/V/O, their biases, the MLP and its
+    # first bias (one buffer), and the LayerNorms and output biases every
+    # rank holds whole (another), per layer and use; its half of the
+    # vocabulary of the embedding. Over tp only activations are summed
+    # (all-reduces): no gather of the logits, no reduce-scatter.
+    tp = 2
+    flat = estimate(cli, tmp, model + ["--mesh", "dp=%d,tp=%d" % (dp, tp), "--layout", "fsdp-flat"])
+    if flat is None:
+        return
+    whole_bytes = 2 * padded(6 * H)
+    split_bytes = 2 * padded((4 * H * H + 3 * H + 2 * H * F + F) // tp)
+    embed_bytes = 2 * padded(V * H // tp)
+    gathered = M * (2 * L * (whole_bytes + split_bytes) + embed_bytes)
+    scattered = M * (L * (whole_bytes + split_bytes) + embed_bytes) // dp
+    kinds = flat["per_kind"]
+    got = {k: (kinds[k]["count"], kinds[k]["bytes"]) for k in ("all-gather", "reduce-scatter") if k in kinds}
+    want = {"all-gather": (M * (4 * L + 1), gathered), "reduce-scatter": (M * (2 * L + 1), scattered)}
+    print("fsdp-flat, tp: collectives %s, by hand %s" % (got, want))
+    check(got == want, "fsdp-flat, tp: collectives %s, by hand %s" % (got, want))
 
 
 def main():

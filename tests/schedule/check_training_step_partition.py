@@ -17,8 +17,9 @@ sequence parallelism has none); a faulty interpreter (the first collective
 dropped, or a slice offset shifted) must not match. Then --layout fsdp-flat
 (a manual computation with the collectives written out, which the global
 run would only repeat) is checked against the dp step on the same weights
-by tests/schedule/flat_fsdp_equivalence.py, and must fail with the shards
-misaligned.
+by tests/schedule/flat_fsdp_equivalence.py (without and with tensor
+parallelism inside), and must fail with the shards misaligned or, with tp,
+each rank reading another rank's part.
 
 Why these settings: random inputs are scaled by 1/64 (a deep step on
 unit-scale inputs has gradients of 1e6 with cancellation and rounds past
@@ -70,9 +71,12 @@ GPT_FLOOR = "1e-3"
 SCALE = "0.015625"
 # --layout fsdp-flat (the step in a manual computation over dp, weights as
 # flat padded shards) against --layout dp on the same weights, over 3
-# devices: no weight divides by 3, so every shard carries padding.
-FLAT = {arch: ["--arch", arch, "--mesh", "dp=3", "--recompute", "full", "--micro-batch", "6"]
-        for arch in ("llama", "gpt")}
+# devices: no weight divides by 3, so every shard carries padding; and with
+# Megatron's tensor parallelism over tp=2 inside (each rank's part of the
+# split weights its own row of a flat buffer).
+FLAT = {f"{arch}{', tp' if tp else ''}": ["--arch", arch, "--mesh", "dp=3" + (",tp=2" if tp else ""),
+                                          "--recompute", "full", "--micro-batch", "6"]
+        for arch in ("llama", "gpt") for tp in (False, True)}
 EQUIVALENCE = os.path.join(ROOT, "tests", "schedule", "flat_fsdp_equivalence.py")
 
 
@@ -111,24 +115,26 @@ def check_flat(interpreter, tmp):
     pass in the global run and on every device), and the check catches
     shards read at the wrong offsets."""
     failures = []
-    for arch, flags in FLAT.items():
+    for name, flags in FLAT.items():
         paths = {}
         for layout in ("dp", "fsdp-flat"):
-            paths[layout] = os.path.join(tmp, "%s-%s.mlir" % (arch, layout))
+            paths[layout] = os.path.join(tmp, "%s-%s.mlir" % (name.replace(", ", "-"), layout))
             subprocess.run([sys.executable, GENERATOR] + SMALL + flags + ["--layout", layout,
                                                                          "-o", paths[layout]], check=True)
-        for misalign in (False, True):
-            module = os.path.join(tmp, "%s-equivalence%s.mlir" % (arch, "-misaligned" if misalign else ""))
+        # Each fault must be caught: the padding in front of each weight, and
+        # with tp each rank given another rank's part.
+        for fault in [None, "--misalign"] + (["--swap-ranks"] if "tp" in name else []):
+            module = paths["dp"].replace("-dp.mlir", "-equivalence%s.mlir" % (fault or ""))
             subprocess.run([sys.executable, EQUIVALENCE, paths["dp"], paths["fsdp-flat"], "-o", module]
-                           + (["--misalign"] if misalign else []), check=True)
+                           + ([fault] if fault else []), check=True)
             p = subprocess.run([interpreter, module, "--shardings", "module", "--input-scale", SCALE],
                                capture_output=True, text=True, timeout=600)
             lines = [l for l in p.stdout.splitlines() if "checks passed" in l]
-            label = "%s fsdp-flat = dp%s" % (arch, ", misaligned" if misalign else "")
+            label = "%s fsdp-flat = dp%s" % (name, ", " + fault if fault else "")
             print("%s: %s" % (label, " / ".join(lines)))
             counts = [re.match(r".*?(\d+) of (\d+) (?:device )?checks passed", l) for l in lines]
             all_passed = len(counts) == 2 and all(c and c.group(1) == c.group(2) != "0" for c in counts)
-            if misalign == all_passed:
+            if bool(fault) == all_passed:
                 failures.append("%s: %s" % (label, " / ".join(lines) or p.stderr.strip()[-300:]))
     return failures
 

@@ -11,6 +11,14 @@ devices in another order differs by about 1e-6 of that). --misalign puts
 each weight's padding in front instead of behind: a flat step that reads
 its shards at the wrong offsets, which the checks must catch.
 
+With a "tp" axis, a weight the dp step splits over "tp" (its argument's
+sharding says on which dimension) goes to the flat step's "_tp" buffer,
+each tensor-parallel rank's part as a row: [L, ..., F, ...] is cut into
+[L, ..., tp, F / tp, ...], the rank moved after L and the rest flattened,
+so that row t holds rank t's part of every split weight. --swap-ranks
+puts the ranks' rows in the other order (a flat step
+that gives each rank another rank's columns).
+
   python3 tests/schedule/flat_fsdp_equivalence.py DP.mlir FLAT.mlir -o OUT.mlir
 """
 import argparse
@@ -19,7 +27,17 @@ import re
 import sys
 
 SIGNATURE = re.compile(r"func\.func @main\((.*?)\)\s*->\s*\((.*?)\)\s*\{", re.S)
-ARG = re.compile(r"%(\w+): (tensor<[^>]*>)( \{sdy\.sharding = [^}]*\}\s*\})?")
+ARG = re.compile(r"%(\w+): (tensor<[^>]*>)( \{sdy\.sharding = #sdy\.sharding<[^>]*>\})?")
+DIMS = re.compile(r"#sdy\.sharding<@\w+, \[(.*)\]>")
+
+
+def tp_dim(attr):
+    """The dimension an argument's sharding splits over "tp", or None."""
+    m = DIMS.search(attr)
+    if not m:
+        return None
+    dims = re.findall(r"\{([^}]*)\}", m.group(1))
+    return next((i for i, d in enumerate(dims) if '"tp"' in d), None)
 
 
 def shape_of(t):
@@ -43,8 +61,8 @@ def split(text):
 
 
 class Writer:
-    def __init__(self, misalign=False):
-        self.lines, self.n, self.misalign = [], 0, misalign
+    def __init__(self, misalign=False, swap_ranks=False):
+        self.lines, self.n, self.misalign, self.swap_ranks = [], 0, misalign, swap_ranks
 
     def op(self, text):
         self.n += 1
@@ -91,6 +109,32 @@ class Writer:
             offset += n
         return out
 
+    def ranks(self, value, t, d, lead, tp):
+        """[L, ..., F, ...] (dimension d split over "tp", `lead` layer dims
+        before it) as [L, tp, ..., F / tp, ...]: rank t's part at row t
+        (the rows reversed with --swap-ranks)."""
+        shape, dtype = shape_of(t)
+        cut = shape[:d] + [tp, shape[d] // tp] + shape[d + 1:]
+        cut_t = tensor(cut, dtype)
+        v = self.op(f"stablehlo.reshape {value} : ({t}) -> {cut_t}")
+        perm = list(range(lead)) + [d] + [i for i in range(lead, len(cut)) if i != d]
+        out_shape = [cut[i] for i in perm]
+        out_t = tensor(out_shape, dtype)
+        v = self.op(f"stablehlo.transpose {v}, dims = [{', '.join(map(str, perm))}] : ({cut_t}) -> {out_t}")
+        if self.swap_ranks:
+            v = self.op(f"stablehlo.reverse {v}, dims = [{lead}] : {out_t}")
+        return v, out_t
+
+    def unranks(self, value, t, d, lead, tp, want):
+        """The inverse of `ranks`: [L, tp, ...] back to the weight's type."""
+        shape, dtype = shape_of(want)
+        cut = shape[:d] + [tp, shape[d] // tp] + shape[d + 1:]
+        perm = list(range(lead)) + [d] + [i for i in range(lead, len(cut)) if i != d]
+        inverse = [perm.index(i) for i in range(len(cut))]
+        cut_t = tensor(cut, dtype)
+        v = self.op(f"stablehlo.transpose {value}, dims = [{', '.join(map(str, inverse))}] : ({t}) -> {cut_t}")
+        return self.op(f"stablehlo.reshape {v} : ({cut_t}) -> {want}")
+
     def largest(self, value, t):
         """max |value| as tensor<f32>."""
         shape, dtype = shape_of(t)
@@ -101,46 +145,89 @@ class Writer:
                        f": ({t}, tensor<f32>) -> tensor<f32>")
 
 
-def build(dp_text, flat_text, misalign=False):
+def build(dp_text, flat_text, misalign=False, swap_ranks=False):
     mesh, dp_args, dp_results, dp_body = split(dp_text)
     _, flat_args, flat_results, flat_body = split(flat_text)
-    w = Writer(misalign)
+    w = Writer(misalign, swap_ranks)
     names = [f"%{n}" for n, _, _ in dp_args]
     w.lines.append(f"  %dp:{len(dp_results)} = func.call @dp_step({', '.join(names)}) : "
                    f"({', '.join(t for _, t, _ in dp_args)}) -> ({', '.join(dp_results)})")
-    # The flat step's arguments: g_tokens, g_embed and g_layers, then the
-    # states' (m_, v_): each from the dp step's of the same name, or for
-    # "layers" from every stacked weight of its prefix, in order.
-    by_name = {n: t for n, t, _ in dp_args}
+    tp = dict((k, int(v)) for k, v in re.findall(r'"(\w+)"=(\d+)', mesh)).get("tp", 1)
+    by_name = {n: (t, tp_dim(attr)) for n, t, attr in dp_args}
+    weights = [n for n, _, _ in dp_args if n != "tokens" and not n.startswith(("m_", "v_"))]
+
+    def members(unit):
+        """The dp step's weights in a flat buffer: the embedding's, a
+        layer's whole ones ("layers") or its split ones ("layers_tp")."""
+        if unit == "embed":
+            return ["embed"]
+        return [n for n in weights if n != "embed" and (by_name[n][1] is not None) == unit.endswith("_tp")]
+
+    def flat_of(group, prefix, ft):
+        """The dp step's `prefix`ed tensors of `group` as the flat buffer of type ft."""
+        lead = len(shape_of(ft)[0]) - 1
+        values, types = [], []
+        for n in group:
+            t, d = by_name[prefix + n]
+            if d is not None:
+                lead = len(shape_of(ft)[0]) - 2
+                v, t = w.ranks(f"%{prefix}{n}", t, d, lead, tp)
+            else:
+                v = f"%{prefix}{n}"
+            values.append(v)
+            types.append(t)
+        if len(values) == 1 and types[0] == ft:
+            return values[0]
+        return w.flatten(values, types, ft)
+
+    # The flat step's arguments: g_tokens, then each buffer (g_embed,
+    # g_layers, g_layers_tp) and its states' (g_m_..., g_v_...) from the dp
+    # step's tensors of the same names.
     flat_in = []
     for name, ft, _ in flat_args:
         name = name[len("g_"):]
-        if name.endswith("layers"):
-            prefix = name[:-len("layers")]
-            group = [n for n, _, _ in dp_args if n.startswith(prefix) and n[len(prefix):] not in
-                     ("tokens", "embed") and (prefix or not n.startswith(("m_", "v_")))]
-            flat_in.append(w.flatten([f"%{n}" for n in group], [by_name[n] for n in group], ft))
-        elif by_name[name] == ft:
-            flat_in.append(f"%{name}")
-        else:
-            flat_in.append(w.flatten([f"%{name}"], [by_name[name]], ft))
+        if name == "tokens":
+            flat_in.append("%tokens")
+            continue
+        prefix = next((p for p in ("m_", "v_") if name.startswith(p)), "")
+        flat_in.append(flat_of(members(name[len(prefix):]), prefix, ft))
     w.lines.append(f"  %flat:{len(flat_results)} = func.call @flat_step({', '.join(flat_in)}) : "
                    f"({', '.join(t for _, t, _ in flat_args)}) -> ({', '.join(flat_results)})")
-    # The results (the gradients): the embedding's, then the layers' buffer
-    # against every stacked weight's.
-    if len(flat_results) != 2 or len(dp_results) < 2:
-        raise SystemExit("expected the gradients of --optimizer none: the embedding's and the layers'")
-    got = w.unflatten("%flat#0", flat_results[0], dp_results[:1]) + \
-        w.unflatten("%flat#1", flat_results[1], dp_results[1:])
-    pairs = [(f"%dp#{i}", g, t) for i, (g, t) in enumerate(zip(got, dp_results))]
+    # The results (the gradients, as many as the buffers), cut back into the
+    # dp step's weights and compared with its gradients of the same name.
+    units = [n[len("g_"):] for n, _, _ in flat_args if n != "g_tokens" and not n.startswith(("g_m_", "g_v_"))]
+    if len(flat_results) != len(units) or len(dp_results) != len(weights):
+        raise SystemExit("expected the gradients of --optimizer none, one per flat buffer and weight")
+    got = {}
+    for i, (unit, ft) in enumerate(zip(units, flat_results)):
+        group = members(unit)
+        is_split = unit.endswith("_tp") or (unit == "embed" and by_name["embed"][1] is not None)
+        lead = len(shape_of(ft)[0]) - (2 if is_split else 1)
+        pieces = []
+        for n in group:
+            t, d = by_name[n]
+            rt = tensor(shape_of(t)[0], shape_of(ft)[1])
+            if is_split:
+                shape = shape_of(rt)[0]
+                cut = shape[:d] + [tp, shape[d] // tp] + shape[d + 1:]
+                perm = list(range(lead)) + [d] + [j for j in range(lead, len(cut)) if j != d]
+                pieces.append(tensor([cut[j] for j in perm], shape_of(ft)[1]))
+            else:
+                pieces.append(rt)
+        values = w.unflatten(f"%flat#{i}", ft, pieces)
+        for n, v, piece in zip(group, values, pieces):
+            t, d = by_name[n]
+            want = tensor(shape_of(t)[0], shape_of(ft)[1])
+            got[n] = w.unranks(v, piece, d, lead, tp, want) if is_split else v
+    pairs = [(f"%dp#{i}", got[n], t) for i, (n, t) in enumerate(zip(weights, dp_results))]
     scales = [w.largest(want, t) for want, _, t in pairs]
     overall = scales[0]
     for s in scales[1:]:
         overall = w.op(f"stablehlo.maximum {overall}, {s} : tensor<f32>")
     thousandth = w.op("stablehlo.constant dense<1.0e-3> : tensor<f32>")
     floor = w.op(f"stablehlo.multiply {overall}, {thousandth} : tensor<f32>")
-    for (want, got, t), scale in zip(pairs, scales):
-        diff = w.op(f"stablehlo.subtract {want}, {got} : {t}")
+    for (want, got_v, t), scale in zip(pairs, scales):
+        diff = w.op(f"stablehlo.subtract {want}, {got_v} : {t}")
         worst = w.largest(diff, t)
         denominator = w.op(f"stablehlo.maximum {scale}, {floor} : tensor<f32>")
         ratio = w.op(f"stablehlo.divide {worst}, {denominator} : tensor<f32>")
@@ -159,6 +246,7 @@ def main():
     ap.add_argument("dp")
     ap.add_argument("flat")
     ap.add_argument("--misalign", action="store_true")
+    ap.add_argument("--swap-ranks", action="store_true")
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
     with open(a.dp) as f:
@@ -166,7 +254,7 @@ def main():
     with open(a.flat) as f:
         flat_text = f.read()
     with open(a.output, "w") as f:
-        f.write(build(dp_text, flat_text, a.misalign))
+        f.write(build(dp_text, flat_text, a.misalign, a.swap_ranks))
     return 0
 
 
