@@ -42,6 +42,7 @@ struct Options {
   int64_t virtual_stages = 1;
   bool approximate = false, propagate = true, fusion = true;
   bool combine = true, pipeline_collectives = false, gemms_at_peak = false;
+  bool stream_per_link = false;
   bool compare = false, suggest = false;
   std::string loops; // --loops; "": unroll one schedule, extrapolate strategies
   int64_t devices = 0; // --compare/--suggest: 0 = the module's mesh, or 8
@@ -98,6 +99,10 @@ const char *kHelp =
     "                         default off, as in XLA): weight all-gathers\n"
     "                         one iteration early, stored reduce-scatters\n"
     "                         and all-reduces finishing in the next one\n"
+    "  --stream-per-link      collectives within a node (NVLink) on a stream\n"
+    "                         of their own beside those across nodes, as\n"
+    "                         PyTorch runs FSDP's gathers beside Megatron's\n"
+    "                         all-reduces (default: one stream, as XLA)\n"
     "  --pipeline-stages S    run the layers as S pipeline stages over the\n"
     "                         mesh's \"stage\" axis (S devices, major, used "
     "by\n"
@@ -307,6 +312,8 @@ Result<bool> parseArgs(int argc, char **argv, Options &o) {
       o.combine = false;
     } else if (arg == "--pipeline-collectives") {
       o.pipeline_collectives = true;
+    } else if (arg == "--stream-per-link") {
+      o.stream_per_link = true;
     } else if (arg == "--gemms-at-peak") {
       o.gemms_at_peak = true;
     } else if (arg == "--compare") {
@@ -400,6 +407,7 @@ pipelineOptions(const Options &o, const cost::PerfTable &table) {
   target.fusion = o.fusion;
   target.combine_collectives = o.combine;
   target.pipeline_collectives = o.pipeline_collectives;
+  target.stream_per_link = o.stream_per_link;
   target.gemms_at_peak = o.gemms_at_peak;
   target.table = o.tables.empty() ? nullptr : &table;
   Result<schedule::PipelineOptions> defaults =

@@ -923,3 +923,60 @@ TEST_CASE("Explanations off: the same nodes and costs, no text") {
   CHECK(scheduleGraph(explained->graph, {})->step_time_us ==
         scheduleGraph(bare->graph, {})->step_time_us);
 }
+
+TEST_CASE("A stream per link: an NVLink collective runs beside a network "
+          "one, two network ones take turns") {
+  // 16 GPUs, 8 a node: "dp" crosses nodes (the NICs), "tp" stays in one
+  // (NVLink). The all-reduce over tp and the gathers over dp depend on
+  // nothing of each other.
+  static const char *kStreams = R"(
+sdy.mesh @mesh = <["dp"=2, "tp"=8]>
+func.func @main(%a: tensor<8192x4096xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"dp"}, {}]>},
+                %b: tensor<8192x4096xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"dp"}, {}]>},
+                %c: tensor<4096x4096xf32>) -> (tensor<8192x4096xf32>, tensor<8192x4096xf32>, tensor<4096x4096xf32>) {
+  %0 = sdy.all_gather [{"dp"}, {}] %a out_sharding=<@mesh, [{}, {}]> : tensor<8192x4096xf32>
+  %1 = sdy.all_gather [{"dp"}, {}] %b out_sharding=<@mesh, [{}, {}]> : tensor<8192x4096xf32>
+  %2 = sdy.all_reduce {"tp"} %c out_sharding=<@mesh, [{}, {}]> : tensor<4096x4096xf32>
+  return %0, %1, %2 : tensor<8192x4096xf32>, tensor<8192x4096xf32>, tensor<4096x4096xf32>
+}
+)";
+  auto run = [&](bool per_link) {
+    ProgramOptions options = realOptions(8);
+    options.stream_per_link = per_link;
+    options.combine_collectives = false;
+    DiagnosticEngine diags;
+    auto fresh = parse(kStreams);
+    Result<Program> program = buildProgram(*fresh, options, diags);
+    REQUIRE_MESSAGE(program.ok(), errorOf(program));
+    SchedulerConfig config;
+    Result<Schedule> s = scheduleGraph(program->graph, config);
+    REQUIRE_MESSAGE(s.ok(), errorOf(s));
+    std::vector<std::pair<int, NodeTiming>> out; // stream, transfer, by kind
+    for (const CollectiveInfo &c : program->collectives)
+      out.push_back({program->graph.node(c.start_node).stream,
+                     s->timing[size_t(c.start_node)]});
+    return out;
+  };
+  // Transfers sharing more than a nanosecond (one starting as the other
+  // ends is not an overlap).
+  auto overlap = [](const NodeTiming &x, const NodeTiming &y) {
+    return x.transfer_start_us < y.transfer_end_us - 1e-3 &&
+           y.transfer_start_us < x.transfer_end_us - 1e-3;
+  };
+  // In program order: the two gathers (network), the all-reduce (NVLink).
+  const auto one = run(false), two = run(true);
+  REQUIRE(one.size() == 3);
+  REQUIRE(two.size() == 3);
+  CHECK(one[0].first == 0);
+  CHECK(one[2].first == 0);
+  CHECK(two[0].first == 0);
+  CHECK(two[1].first == 0);
+  CHECK(two[2].first == 1);
+  // One stream: nothing overlaps. A stream per link: the all-reduce
+  // overlaps a gather; the gathers still take turns on the NIC.
+  CHECK_FALSE(overlap(one[2].second, one[0].second));
+  CHECK_FALSE(overlap(one[2].second, one[1].second));
+  CHECK((overlap(two[2].second, two[0].second) ||
+         overlap(two[2].second, two[1].second)));
+  CHECK_FALSE(overlap(two[0].second, two[1].second));
+}

@@ -147,6 +147,7 @@ Result<ProgramOptions> programOptionsFor(const TargetOptions &target) {
   out.fusion = target.fusion;
   out.combine_collectives = target.combine_collectives;
   out.pipeline_collectives = target.pipeline_collectives;
+  out.stream_per_link = target.stream_per_link;
   out.pipeline_stages = target.pipeline_stages;
   out.pipeline_schedule = target.pipeline_schedule;
   out.pipeline_virtual_stages = target.pipeline_virtual_stages;

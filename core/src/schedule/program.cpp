@@ -768,6 +768,10 @@ void Builder::emitAsyncPair(Env &env, const std::vector<Operation *> &ops,
   start.explanation = why + c.explanation;
   if (coster.approximate())
     start.cost_us = 1;
+  // Stream 1: NVLink, beside the network's stream 0 (stream_per_link).
+  if (options.stream_per_link &&
+      info.comm_type == cost::toText(cost::CommType::SinglePartition))
+    start.stream = 1;
   Node done = start;
   done.name = label(first, suffix) + "-done";
   done.kind = NodeKind::AsyncDone;

@@ -45,6 +45,8 @@ struct TargetOptions {
   bool combine_collectives = true; ///< XLA's combiners (--no-combine)
   /// XLA's collective pipeliner (--pipeline-collectives)
   bool pipeline_collectives = false;
+  /// NVLink collectives on a stream of their own (--stream-per-link)
+  bool stream_per_link = false;
   /// GEMMs at the preset's datasheet peak (the analytical roofline), not at
   /// measured efficiency (--gemms-at-peak; to compare)
   bool gemms_at_peak = false;

@@ -60,6 +60,14 @@ struct ProgramOptions {
   /// XLA's collective pipeliner does (fusion/collective_pipeliner.h; XLA's
   /// xla_gpu_enable_pipelined_* flags, off by default as in XLA).
   bool pipeline_collectives = false;
+  /// Collectives within one node (NVLink) on a collective stream of their
+  /// own beside the one of those that cross nodes (the NICs): an all-reduce
+  /// over tensor parallelism runs while a data-parallel gather crosses the
+  /// network, as PyTorch runs FSDP's gathers on a stream of their own beside
+  /// Megatron's all-reduces; two collectives across nodes still take turns
+  /// (one NIC). XLA's per-kind limits still hold (two all-reduces never
+  /// overlap). Off: one collective stream, as XLA schedules.
+  bool stream_per_link = false;
   /// Pipeline stages over the mesh's "stage" axis (0: none): the
   /// per-device program is rewritten by shardlab-pipeline-stages first.
   int64_t pipeline_stages = 0;
