@@ -60,6 +60,14 @@ def split(text):
     return mesh, args, results, body
 
 
+def by_rank(shape, d, lead, tp):
+    """A weight of `shape` split over "tp" on dimension d, cut into ranks:
+    the shape with d as [tp, F / tp], and the permutation that moves the
+    rank after the `lead` layer dimensions."""
+    cut = shape[:d] + [tp, shape[d] // tp] + shape[d + 1:]
+    return cut, list(range(lead)) + [d] + [i for i in range(lead, len(cut)) if i != d]
+
+
 class Writer:
     def __init__(self, misalign=False, swap_ranks=False):
         self.lines, self.n, self.misalign, self.swap_ranks = [], 0, misalign, swap_ranks
@@ -114,12 +122,9 @@ class Writer:
         before it) as [L, tp, ..., F / tp, ...]: rank t's part at row t
         (the rows reversed with --swap-ranks)."""
         shape, dtype = shape_of(t)
-        cut = shape[:d] + [tp, shape[d] // tp] + shape[d + 1:]
-        cut_t = tensor(cut, dtype)
+        cut, perm = by_rank(shape, d, lead, tp)
+        cut_t, out_t = tensor(cut, dtype), tensor([cut[i] for i in perm], dtype)
         v = self.op(f"stablehlo.reshape {value} : ({t}) -> {cut_t}")
-        perm = list(range(lead)) + [d] + [i for i in range(lead, len(cut)) if i != d]
-        out_shape = [cut[i] for i in perm]
-        out_t = tensor(out_shape, dtype)
         v = self.op(f"stablehlo.transpose {v}, dims = [{', '.join(map(str, perm))}] : ({cut_t}) -> {out_t}")
         if self.swap_ranks:
             v = self.op(f"stablehlo.reverse {v}, dims = [{lead}] : {out_t}")
@@ -128,8 +133,7 @@ class Writer:
     def unranks(self, value, t, d, lead, tp, want):
         """The inverse of `ranks`: [L, tp, ...] back to the weight's type."""
         shape, dtype = shape_of(want)
-        cut = shape[:d] + [tp, shape[d] // tp] + shape[d + 1:]
-        perm = list(range(lead)) + [d] + [i for i in range(lead, len(cut)) if i != d]
+        cut, perm = by_rank(shape, d, lead, tp)
         inverse = [perm.index(i) for i in range(len(cut))]
         cut_t = tensor(cut, dtype)
         v = self.op(f"stablehlo.transpose {value}, dims = [{', '.join(map(str, inverse))}] : ({t}) -> {cut_t}")
@@ -163,17 +167,21 @@ def build(dp_text, flat_text, misalign=False, swap_ranks=False):
             return ["embed"]
         return [n for n in weights if n != "embed" and (by_name[n][1] is not None) == unit.endswith("_tp")]
 
+    def lead_dims(group, ft):
+        """The layer dimensions before a flat buffer's last (and, when its
+        weights are split, before the rank's)."""
+        split = any(by_name[n][1] is not None for n in group)
+        return len(shape_of(ft)[0]) - (2 if split else 1), split
+
     def flat_of(group, prefix, ft):
         """The dp step's `prefix`ed tensors of `group` as the flat buffer of type ft."""
-        lead = len(shape_of(ft)[0]) - 1
+        lead, _ = lead_dims(group, ft)
         values, types = [], []
         for n in group:
             t, d = by_name[prefix + n]
+            v = f"%{prefix}{n}"
             if d is not None:
-                lead = len(shape_of(ft)[0]) - 2
-                v, t = w.ranks(f"%{prefix}{n}", t, d, lead, tp)
-            else:
-                v = f"%{prefix}{n}"
+                v, t = w.ranks(v, t, d, lead, tp)
             values.append(v)
             types.append(t)
         if len(values) == 1 and types[0] == ft:
@@ -201,19 +209,15 @@ def build(dp_text, flat_text, misalign=False, swap_ranks=False):
     got = {}
     for i, (unit, ft) in enumerate(zip(units, flat_results)):
         group = members(unit)
-        is_split = unit.endswith("_tp") or (unit == "embed" and by_name["embed"][1] is not None)
-        lead = len(shape_of(ft)[0]) - (2 if is_split else 1)
+        lead, is_split = lead_dims(group, ft)
         pieces = []
         for n in group:
             t, d = by_name[n]
-            rt = tensor(shape_of(t)[0], shape_of(ft)[1])
+            shape = shape_of(t)[0]
             if is_split:
-                shape = shape_of(rt)[0]
-                cut = shape[:d] + [tp, shape[d] // tp] + shape[d + 1:]
-                perm = list(range(lead)) + [d] + [j for j in range(lead, len(cut)) if j != d]
-                pieces.append(tensor([cut[j] for j in perm], shape_of(ft)[1]))
-            else:
-                pieces.append(rt)
+                cut, perm = by_rank(shape, d, lead, tp)
+                shape = [cut[j] for j in perm]
+            pieces.append(tensor(shape, shape_of(ft)[1]))
         values = w.unflatten(f"%flat#{i}", ft, pieces)
         for n, v, piece in zip(group, values, pieces):
             t, d = by_name[n]
