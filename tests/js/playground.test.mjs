@@ -112,3 +112,29 @@ test("factor table, device layout and trace by source position", () => {
   assert.equal(sl.valueLayout(hello, {}).ok, false);
   assert.equal(sl.shardingReport(hello).ok, true);
 });
+
+test("schedule: a stream per link runs an NVLink all-reduce beside a network gather", () => {
+  // 16 GPUs, 8 a node: the gathers over "dp" cross nodes, the all-reduce
+  // over "tp" stays in one.
+  const text = `sdy.mesh @mesh = <["dp"=2, "tp"=8]>
+func.func @main(%a: tensor<8192x4096xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"dp"}, {}]>},
+                %b: tensor<8192x4096xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"dp"}, {}]>},
+                %c: tensor<4096x4096xf32>) -> (tensor<8192x4096xf32>, tensor<8192x4096xf32>, tensor<4096x4096xf32>) {
+  %0 = sdy.all_gather [{"dp"}, {}] %a out_sharding=<@mesh, [{}, {}]> : tensor<8192x4096xf32>
+  %1 = sdy.all_gather [{"dp"}, {}] %b out_sharding=<@mesh, [{}, {}]> : tensor<8192x4096xf32>
+  %2 = sdy.all_reduce {"tp"} %c out_sharding=<@mesh, [{}, {}]> : tensor<4096x4096xf32>
+  return %0, %1, %2 : tensor<8192x4096xf32>, tensor<8192x4096xf32>, tensor<4096x4096xf32>
+}`;
+  const one = sl.schedule(text, { pipeline: "none", preset: "h100", gpus_per_node: 8 });
+  const two = sl.schedule(text, { pipeline: "none", preset: "h100", gpus_per_node: 8, stream_per_link: true });
+  assert.equal(one.ok, true, one.error);
+  assert.equal(two.ok, true, two.error);
+  const streams = (r) => [...new Set(r.report.ops.filter((o) => o.kind === "collective").map((o) => o.stream))].sort();
+  assert.deepEqual(streams(one), ["collective-0"]);
+  assert.deepEqual(streams(two), ["collective-0", "collective-1"]);
+  assert.ok(two.report.step_time_us < one.report.step_time_us,
+            `${two.report.step_time_us} vs ${one.report.step_time_us}`);
+  const bad = sl.schedule(text, { pipeline: "none", stream_per_link: "yes" });
+  assert.equal(bad.ok, false);
+  assert.match(bad.error, /stream_per_link/);
+});

@@ -707,6 +707,14 @@ export interface ScheduleSettings {
    */
   fusion?: boolean;
   /**
+   * XLA's collective pipeliner (default false, as in XLA): a loop's weight all-gathers one iteration early, its stored reduce-scatters and all-reduces finishing in the next one (--pipeline-collectives).
+   */
+  pipeline_collectives?: boolean;
+  /**
+   * Collectives within a node (NVLink) on a stream of their own beside those across nodes, as PyTorch runs FSDP's gathers beside Megatron's all-reduces (default false: one stream, as XLA; --stream-per-link).
+   */
+  stream_per_link?: boolean;
+  /**
    * Per-kind in-flight limits (XLA's *_overlap_limit), at most overlap_limit.
    */
   all_gather_limit?: number;

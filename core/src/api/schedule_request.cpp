@@ -47,6 +47,8 @@ Status readSchedule(OptionReader &reader, ScheduleRequest &request) {
   if (const json *trace = reader.get("trace"))
     request.trace = trace->is_boolean() && trace->get<bool>();
   reader.boolean("fusion", request.target.fusion);
+  reader.boolean("pipeline_collectives", request.target.pipeline_collectives);
+  reader.boolean("stream_per_link", request.target.stream_per_link);
   if (!reader.ok())
     return makeError(reader.error());
   if (request.estimator != "real" && request.estimator != "approximate")
