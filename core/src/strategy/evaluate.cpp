@@ -132,7 +132,7 @@ Candidate run(const EvaluationContext &c, const Plan &plan, Candidate row) {
   std::unique_ptr<Module> copy = copyModule(*c.module);
   Module &module = *copy;
   // Verified once, after the last step (below), not after each of the
-  // lowering's and the per-device program's: 5% of a comparison.
+  // lowering's and the per-device program's (3% of a comparison).
   module.verify_passes = Module::VerifyPasses::None;
   Operation *entry = module.mainFunc();
   if (!entry)
