@@ -926,8 +926,24 @@ class Step:
     def __init__(self, a):
         self.a = a
         self.m = Model(a)
+        if a.grad_bucket:
+            a.unroll = self.bucket_unroll(a.grad_bucket)
         self.em = Emitter(self.m.mesh, a.attention == "rule")
         self.em.cp = self.m.cp
+
+    def bucket_unroll(self, elements):
+        """The fewest layers per loop iteration (a divisor of --layers) whose
+        weights hold at least `elements` per device before any data-parallel
+        split: Megatron's gradient bucket, reduced as one."""
+        per_layer = 0
+        for shape, spec in self.m.weights.values():
+            split = 1
+            for axis in spec:
+                if axis is not None and axis != "dp":
+                    split *= self.m.mesh[axis]
+            per_layer += numel(shape) // split
+        L = self.a.layers
+        return next(k for k in range(1, L + 1) if L % k == 0 and (k * per_layer >= elements or k == L))
 
     def stacked(self):
         L = self.a.layers
@@ -1010,6 +1026,7 @@ class Step:
         em.line(f"%cL = stablehlo.constant dense<{L}> : tensor<i32>")
         em.line(f"%cM = stablehlo.constant dense<{M}> : tensor<i32>")
         em.line(f"%last = stablehlo.constant dense<{L - 1}> : tensor<i32>")
+        em.line(f"%cLU = stablehlo.constant dense<{L // a.unroll}> : tensor<i32>")
         # Which forward values the backward reads, and which are saved.
         saved = self.saved_indices()
         grads = self.micro_batch_loop(params, self.stacked(), saved)
@@ -1154,20 +1171,22 @@ class Step:
         res = em.fresh("fw")
         carries = ", ".join([f"%fh = {x0.name}"] + [f"%fs{j} = {z.name}" for j, (z, _) in enumerate(stacks)])
         em.line(f"{res}:{len(carry_types) + 1} = stablehlo.while(%li = %c0, {carries}) : tensor<i32>, {', '.join(carry_types)}")
-        self.loop_cond("%li", "%cL")
+        self.loop_cond("%li", "%cLU")
         outer = em.indent
         em.indent += "  "
-        W = self.layer_weights(stacked, "%li")
-        em.tape = Tape()
-        y = m.layer(em, Val("%fh", act, dt), W)
-        fwd_tape, em.tape = em.tape, None
-        news = [em.dynamic_update(Val(f"%fs0", (L,) + act, dt), Val("%fh", act, dt), "%li")]
-        values = []
-        for i in saved:
-            o = fwd_tape.entries[i][1]
-            values.extend(o if isinstance(o, list) else [o])
-        for j, v in enumerate(values):
-            news.append(em.dynamic_update(Val(f"%fs{j + 1}", (L,) + tuple(v.shape), v.dtype), v, "%li"))
+        y = Val("%fh", act, dt)
+        news = [Val(f"%fs{j}", (L,) + tuple(v.shape), v.dtype) for j, (_, v) in enumerate(stacks)]
+        for u in range(a.unroll):  # the layers of one iteration, as scan's unroll
+            index = self.layer_index("%li", u)
+            W = self.layer_weights(stacked, index)
+            em.tape = Tape()
+            x, y = y, m.layer(em, y, W)
+            fwd_tape, em.tape = em.tape, None
+            values = [x]
+            for i in saved:
+                o = fwd_tape.entries[i][1]
+                values.extend(o if isinstance(o, list) else [o])
+            news = [em.dynamic_update(buf, v, index) for buf, v in zip(news, values)]
         em.line("%lnext = stablehlo.add %li, %c1 : tensor<i32>")
         em.line(f"stablehlo.return %lnext, {y.name}, {', '.join(v.name for v in news)} : tensor<i32>, {', '.join(carry_types)}")
         em.indent = outer
@@ -1200,12 +1219,30 @@ class Step:
         carries = ", ".join([f"%bh = {d_h.name}"] + [f"%bg{j} = {z.name}" for j, z in enumerate(zero_grads)])
         em.line(f"{res}:{len(gtypes) + 2} = stablehlo.while(%bi = %c0, {carries}) : tensor<i32>, "
                 f"{tensor_type(act, dt)}, {', '.join(gtypes)}")
-        self.loop_cond("%bi", "%cL")
+        self.loop_cond("%bi", "%cLU")
         outer = em.indent
         em.indent += "  "
-        em.line("%bj = stablehlo.subtract %last, %bi : tensor<i32>")
-        W = self.layer_weights(stacked, "%bj")
-        sliced = [em.dynamic_slice(v, "%bj", 1) for v in stack_vals]
+        d_x = Val("%bh", act, dt)
+        new_grads = [Val(f"%bg{j}", s, dt) for j, (s, _) in enumerate(stacked.values())]
+        for u in range(a.unroll):
+            d_x, new_grads = self.backward_layer(stacked, saved, fwd_tape, stack_vals, u, d_x, new_grads)
+        em.line("%bnext = stablehlo.add %bi, %c1 : tensor<i32>")
+        em.line(f"stablehlo.return %bnext, {d_x.name}, {', '.join(v.name for v in new_grads)} : tensor<i32>, "
+                f"{tensor_type(act, dt)}, {', '.join(gtypes)}")
+        em.indent = outer
+        em.line("}")
+        return self.embedding_gradient(res, d_embed, tokens, stacked)
+
+    def backward_layer(self, stacked, saved, fwd_tape, stack_vals, u, d_y, grad_bufs):
+        """The backward of the iteration's u-th layer from the last, whose
+        output's cotangent is d_y: its input's cotangent, and the gradient
+        buffers with its gradients landed."""
+        a, m, em = self.a, self.m, self.em
+        act = (a.micro_batch, a.seq, m.H)
+        index = em.fresh("bj")
+        em.line(f"{index} = stablehlo.subtract %last, {self.layer_index('%bi', u)} : tensor<i32>")
+        W = self.layer_weights(stacked, index)
+        sliced = [em.dynamic_slice(v, index, 1) for v in stack_vals]
         x_in = sliced[0]
         # Replay the layer's forward with the saved values standing in.
         replay, k = {}, 1
@@ -1222,18 +1259,30 @@ class Step:
         layer_tape = em.tape
         em.tape, em.replay = None, None
         back = Backward(em)
-        ct = back.run(layer_tape, y, Val("%bh", act, dt), [x_in] + list(W.values()))
-        d_x = ct[x_in.name]
-        grads = {n: ct.get(W[n].name) or em.const(0.0, shape, dt, record=False)
+        ct = back.run(layer_tape, y, d_y, [x_in] + list(W.values()))
+        grads = {n: ct.get(W[n].name) or em.const(0.0, shape, a.dtype, record=False)
                  for n, (shape, _) in m.weights.items()}
-        new_grads = [em.dynamic_update(Val(f"%bg{j}", s, dt), g, "%bj")
-                     for j, ((s, _), g) in enumerate(zip(stacked.values(), self.landed_gradients(grads, stacked)))]
-        em.line("%bnext = stablehlo.add %bi, %c1 : tensor<i32>")
-        em.line(f"stablehlo.return %bnext, {d_x.name}, {', '.join(v.name for v in new_grads)} : tensor<i32>, "
-                f"{tensor_type(act, dt)}, {', '.join(gtypes)}")
-        em.indent = outer
-        em.line("}")
-        # The embedding's gradient: the logits' part plus the gather's scatter.
+        landed = self.landed_gradients(grads, stacked)
+        return ct[x_in.name], [em.dynamic_update(buf, g, index) for buf, g in zip(grad_bufs, landed)]
+
+    def layer_index(self, counter, u):
+        """The layer an iteration's u-th layer is: counter x unroll + u."""
+        if self.a.unroll == 1:
+            return counter
+        em = self.em
+        k, at, first, index = em.fresh("k"), em.fresh("at"), em.fresh("first"), em.fresh("layer")
+        em.line(f"{k} = stablehlo.constant dense<{self.a.unroll}> : tensor<i32>")
+        em.line(f"{at} = stablehlo.constant dense<{u}> : tensor<i32>")
+        em.line(f"{first} = stablehlo.multiply {counter}, {k} : tensor<i32>")
+        em.line(f"{index} = stablehlo.add {first}, {at} : tensor<i32>")
+        return index
+
+    def embedding_gradient(self, res, d_embed, tokens, stacked):
+        """The embedding's gradient (the logits' part plus the gather's
+        scatter) and the layers' from the backward loop `res`."""
+        a, m, em = self.a, self.m, self.em
+        dt, H, V = a.dtype, m.H, a.vocab
+        act = (a.micro_batch, a.seq, H)
         d_x0 = Val(f"{res}#1", act, dt)
         d_rows = em._op("dg", (V, H), dt, lambda v: (
             f"\"stablehlo.scatter\"({d_embed.name}, {tokens.name}, {d_x0.name}) <{{indices_are_sorted = false, "
@@ -1489,6 +1538,14 @@ def main(argv=None):
     ap.add_argument("--seq", type=int, default=2048)
     ap.add_argument("--micro-batch", type=int, default=8, help="sequences per micro-batch, all devices")
     ap.add_argument("--grad-accum", type=int, default=1, help="micro-batches per step")
+    ap.add_argument("--unroll", type=int, default=1,
+                    help="layers per iteration of the layer loops (jax.lax.scan's unroll; --layers "
+                         "must divide by it): their gradients land together, so XLA's combiner "
+                         "reduces them as one bucket, as Megatron and DDP bucket gradients")
+    ap.add_argument("--grad-bucket", type=int, default=0, metavar="ELEMENTS",
+                    help="sets --unroll to the fewest layers whose weights hold ELEMENTS per device "
+                         "(before a data-parallel split): Megatron-LM's gradient bucket is "
+                         "max(40M, 1M x dp) elements")
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16", "f32"])
     ap.add_argument("--recompute", choices=["none", "selective", "full"], default="selective")
     ap.add_argument("--experts", type=int, default=8)
@@ -1517,6 +1574,10 @@ def main(argv=None):
     problems = []
     if a.hidden % a.heads or a.heads % a.kv_heads:
         problems.append("--hidden must divide by --heads, and --heads by --kv-heads")
+    if a.grad_bucket and a.unroll != 1:
+        problems.append("--grad-bucket sets --unroll: give one of them")
+    if a.unroll < 1 or a.layers % a.unroll:
+        problems.append(f"--layers {a.layers} must divide by --unroll {a.unroll}")
     if a.micro_batch % mesh.get("dp", 1):
         problems.append(f"--micro-batch {a.micro_batch} must divide by dp={mesh.get('dp', 1)}")
     if a.kv_heads % mesh.get("tp", 1) or a.ffn % mesh.get("tp", 1) or a.vocab % mesh.get("tp", 1):

@@ -26,6 +26,9 @@ export, schedule), and the estimate shows what the options mean:
     recomputation, one of the embedding, and one reduce-scatter of each,
     every buffer padded to a multiple of dp; it holds less than dp; with
     tensor parallelism inside, each rank's part of the split weights;
+  - --grad-bucket N runs the fewest layers an iteration whose weights
+    hold N elements per device (worked out by hand), and reduce-scatters
+    their gradients together: fewer collectives, the same bytes;
   - the comparer's EP row of a mixture of experts is the program JAX
     writes: the generator's own expert layout (its sharding constraints
     around the experts) and the EP row (its constraints added by
@@ -187,6 +190,34 @@ def check_zero_layouts(cli, tmp):
           "zero2 holds gradient shards, zero1 whole gradients: peaks %s" % peak)
 
 
+def check_gradient_buckets(cli, tmp):
+    # A Llama layer's weights on each of tp = 2 devices: both RMSNorm scales
+    # whole, Q/K/V/O and the three MLP matrices halved.
+    H, D, heads, F, L = 1536, 128, 12, 6144, 4
+    per_layer = 2 * H + (4 * H * heads * D + 3 * H * F) // 2
+    args = ["--arch", "llama", "--layers", str(L), "--hidden", str(H), "--heads", str(heads),
+            "--ffn", str(F), "--vocab", "3072", "--seq", "256", "--micro-batch", "6",
+            "--mesh", "dp=3,tp=2", "--recompute", "selective", "--sequence-parallel",
+            "--layout", "zero2"]
+    by_bucket = {}
+    for bucket, layers in ((0, 1), (2 * per_layer, 2), (2 * per_layer + 1, 4)):
+        r = estimate(cli, tmp, args + (["--grad-bucket", str(bucket)] if bucket else []))
+        if r is None:
+            return
+        by_bucket[layers] = r
+        trips = sorted(loop["trip_count"] for loop in r["loops"])
+        check(trips.count(L // layers) >= 2,
+              "--grad-bucket %d: layer loops %s, want %d iterations of %d layers"
+              % (bucket, trips, L // layers, layers))
+    # Each iteration's gradients land together and are reduce-scattered as
+    # one bucket: fewer collectives, the same bytes.
+    rs = {k: (r["per_kind"]["reduce-scatter"]["count"], r["per_kind"]["reduce-scatter"]["bytes"])
+          for k, r in by_bucket.items()}
+    print("reduce-scatters (count, bytes) by layers an iteration: %s" % rs)
+    check(rs[1][0] > rs[2][0] > rs[4][0] and rs[1][1] == rs[2][1] == rs[4][1],
+          "gradient buckets: reduce-scatters (count, bytes) by layers an iteration %s" % rs)
+
+
 def check_flat_fsdp(cli, tmp):
     L, M, H, F, V, dp = 3, 2, 512, 2048, 4096, 3
     model = ["--arch", "gpt", "--layers", str(L), "--hidden", str(H), "--heads", "8", "--ffn", str(F),
@@ -281,6 +312,7 @@ def main():
         check_expert_layout(cli, tmp)
         check_zero_layouts(cli, tmp)
         check_flat_fsdp(cli, tmp)
+        check_gradient_buckets(cli, tmp)
     for f in failures:
         print("FAIL:", f)
     print("%d failure(s)" % len(failures))

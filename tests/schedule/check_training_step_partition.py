@@ -21,6 +21,10 @@ by tests/schedule/flat_fsdp_equivalence.py (without and with tensor
 parallelism inside), and must fail with the shards misaligned or, with tp,
 each rank reading another rank's part.
 
+--unroll (layers a loop iteration) is checked against one layer an
+iteration: the same step, bit for bit, and not with an iteration's layers
+swapped.
+
 Why these settings: random inputs are scaled by 1/64 (a deep step on
 unit-scale inputs has gradients of 1e6 with cancellation and rounds past
 the check's tolerance in every partitioning alike); AdamW is left out
@@ -66,6 +70,7 @@ LAYOUTS = {
                                       "--layout", "zero1"],
     "gpt fsdp, full recompute, dp only": ["--arch", "gpt", "--mesh", "dp=4", "--recompute", "full",
                                           "--layout", "fsdp"],
+    "llama zero2, tp+sp, two layers an iteration": TP_SP + ["--layout", "zero2", "--unroll", "2"],
 }
 GPT_FLOOR = "1e-3"
 SCALE = "0.015625"
@@ -139,6 +144,44 @@ def check_flat(interpreter, tmp):
     return failures
 
 
+def results(interpreter, module):
+    """The global run's results as --print writes them (a digest of every
+    element's bits), or the error."""
+    p = subprocess.run([interpreter, module, "--input-scale", SCALE, "--print"],
+                       capture_output=True, text=True, timeout=600)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("tensor<")]
+    return lines if p.returncode == 0 and lines else ["exit %d: %s" % (p.returncode, p.stderr[-300:])]
+
+
+def check_unroll(interpreter, tmp):
+    """--unroll K (K layers an iteration of the layer loops) computes the
+    same step bit for bit as one layer an iteration; the check catches an
+    iteration that runs its layers in the wrong order."""
+    flags = SMALL + TP_SP + ["--layout", "zero2", "--layers", "4"]
+    found, failures = {}, []
+    for k in (1, 2, 4):
+        module = os.path.join(tmp, "unroll%d.mlir" % k)
+        subprocess.run([sys.executable, GENERATOR] + flags + ["--unroll", str(k), "-o", module], check=True)
+        found[k] = results(interpreter, module)
+    with open(os.path.join(tmp, "unroll2.mlir")) as f:
+        text = f.read()
+    # The wrong order: each iteration's first layer is the one after it.
+    swapped = re.sub(r"(%at\d+ = stablehlo\.constant dense<)([01])>",
+                     lambda m: m.group(1) + ("1" if m.group(2) == "0" else "0") + ">", text)
+    faulty = os.path.join(tmp, "unroll2-swapped.mlir")
+    with open(faulty, "w") as f:
+        f.write(swapped)
+    found["swapped"] = results(interpreter, faulty)
+    for k in (2, 4):
+        same = found[k] == found[1]
+        print("--unroll %d = --unroll 1: %s (%d results)" % (k, same, len(found[k])))
+        if not same or len(found[1]) < 2:
+            failures.append("--unroll %d computes another step: %s" % (k, found[k][:2]))
+    if swapped == text or found["swapped"] == found[1]:
+        failures.append("layers run in the wrong order were not caught")
+    return failures
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--interpreter", required=True)
@@ -183,6 +226,7 @@ def main():
                     failures.append("the faulty interpreter (%s) was not caught on %s: %s"
                                     % (fault, name, line))
         failures += check_flat(args.interpreter, tmp)
+        failures += check_unroll(args.interpreter, tmp)
     for f in failures:
         print("FAIL:", f)
     print("%d failure(s)" % len(failures))
