@@ -149,3 +149,48 @@ TEST_CASE("Collective pipeliner: the schedule overlaps the next layer's "
   CHECK(pipelined.count("stablehlo.all_gather@15 after"));
   CHECK(pipelined.count("stablehlo.all_reduce@17 before"));
 }
+
+TEST_CASE("Collective pipeliner: a collective moves one iteration, no "
+          "further") {
+  // Three iterations: iteration 0's reduce-scatter must finish before the
+  // end of iteration 1, and iteration 2's weight gather start after the end
+  // of iteration 0 (XLA moves it into the previous iteration's body).
+  std::string text = kLoop;
+  const std::string two = "%n = stablehlo.constant dense<2>";
+  text.replace(text.find(two), two.size(), "%n = stablehlo.constant dense<3>");
+  auto module = parse(text.c_str());
+  schedule::ProgramOptions options;
+  options.hardware = *cost::findHardwarePreset("h100");
+  options.sol = cost::solDefaultsFor(options.hardware);
+  options.pipeline_collectives = true;
+  DiagnosticEngine diags;
+  Result<schedule::Program> program =
+      schedule::buildProgram(*module, options, diags);
+  REQUIRE(program.ok());
+  const schedule::Graph &g = program->graph;
+  auto named = [&](std::string_view prefix, std::string_view iteration) {
+    for (int64_t i = 0; i < g.size(); ++i) {
+      const std::string &name = g.node(i).name;
+      if (name.rfind(prefix, 0) == 0 &&
+          name.find(iteration) != std::string::npos &&
+          g.node(i).kind != schedule::NodeKind::AsyncDone)
+        return i;
+    }
+    FAIL("no node " << prefix << " in iteration " << iteration);
+    return int64_t{-1};
+  };
+  auto edge = [&](int64_t from, int64_t to) {
+    for (const schedule::Edge &e : g.edges())
+      if (e.from == from && e.to == to)
+        return true;
+    return false;
+  };
+  const int64_t rs0 = named("stablehlo.reduce_scatter@24", "#0");
+  const int64_t end0 = named("iteration-end@", "#0");
+  const int64_t end1 = named("iteration-end@", "#1");
+  const int64_t gather2 = named("stablehlo.all_gather@14", "#2");
+  CHECK_FALSE(edge(rs0, end0));
+  CHECK(edge(rs0, end1));
+  CHECK(edge(end0, gather2));
+  CHECK_FALSE(edge(end1, gather2));
+}

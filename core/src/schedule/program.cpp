@@ -938,6 +938,11 @@ void Builder::emitWhile(Env &env, Operation &op, const std::string &suffix) {
   // The barrier after the previous iteration; before the first, the loop's
   // start.
   int64_t previous_end = n > 0 ? beginLoop(env, op, suffix) : -1;
+  // XLA's pipeliner moves a collective one iteration, no further: what
+  // iteration k prefetches starts in iteration k - 1 (after the end of
+  // k - 2), what it sinks finishes in iteration k + 1 (before its end).
+  int64_t end_before_previous = -1;
+  std::unordered_set<int64_t> previous_late;
   for (int64_t it = 0; it < n && error.empty(); ++it) {
     if (extrapolate && it == 2)
       it = n - kLast;
@@ -954,8 +959,16 @@ void Builder::emitWhile(Env &env, Operation &op, const std::string &suffix) {
     std::unordered_set<int64_t> early, late;
     if (pipelined)
       pipelinedNodes(env, *pipelined, first_node, early, late);
-    previous_end = separateIteration(first_node, previous_end, it + 1 < n, op,
-                                     iteration, early, late);
+    const int64_t end = separateIteration(first_node, previous_end, it + 1 < n,
+                                          op, iteration, early, late);
+    for (int64_t node : previous_late)
+      graph().addEdge(node, end, 0, /*data=*/false);
+    if (end_before_previous >= 0)
+      for (int64_t node : early)
+        graph().addEdge(end_before_previous, node, 0, /*data=*/false);
+    end_before_previous = previous_end;
+    previous_end = end;
+    previous_late = std::move(late);
     for (size_t i = 0; i < yielded.size() && i < carried.size(); ++i)
       carried[i] = yielded[i];
   }
