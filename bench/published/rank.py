@@ -15,9 +15,15 @@ best candidate (the fastest that fits, as the comparison's reasons explain
 it; the fastest when none fits), and its step / the published layout's. The issue's goal: the
 published layout in the top 3, or a faster layout the tool shows with its
 reasons (the rows' collectives and memory). --variant ranks under one of
-run.py's variants (e.g. "+ pipelined, NCCL ring hops"): the same modules,
-every candidate costed with that variant's flags, to show how much a rank
-depends on that part of the model.
+run.py's variants (e.g. "XLA's default schedule", "NCCL ring hops"): the
+same modules, every candidate costed with that variant's flags (by
+default the run's own schedule flags, as run.py's default), to show how
+much a rank depends on that part of the model.
+
+A step whose layer loops run several layers an iteration (--grad-bucket)
+has no pipeline candidates of its own (the comparer cuts stages from the
+loop's iterations); they are taken from the same step with one layer an
+iteration, and the time of both comparisons is counted.
 
 A layout the comparer cannot replace (--layout fsdp-flat: the whole step
 in a manual computation) is estimated alone, as run.py estimates it, and
@@ -69,6 +75,34 @@ def with_published_row(rows, alone):
          "step_time_us": alone["step_time_us"], "peak_memory_bytes": alone["peak_memory_bytes"]}]
 
 
+def without_buckets(gen):
+    """The generator arguments with one layer an iteration (no --grad-bucket
+    or --unroll)."""
+    out, skip = [], False
+    for i, arg in enumerate(gen):
+        if skip:
+            skip = False
+        elif arg in ("--grad-bucket", "--unroll"):
+            skip = True
+        else:
+            out.append(arg)
+    return out
+
+
+def pipeline_rows(build, gen, run, devices, loops, flags, tmp):
+    """The comparison's pipeline candidates for a step whose layer loops run
+    several layers an iteration (--grad-bucket): the comparer cuts stages
+    from the loop's iterations, so they are taken from the same step with
+    one layer an iteration (its gradients not bucketed: slower by the
+    latency buckets save)."""
+    module = os.path.join(tmp, run["id"] + "-rule-plain.mlir")
+    subprocess.run([sys.executable, published.GENERATOR] + without_buckets(gen) +
+                   ["--attention", "rule", "-o", module], check=True)
+    report, elapsed = compare(build, module, run["preset"], devices, loops, flags)
+    return [dict(row, is_user=False) for row in report["rows"]
+            if row["name"].startswith("PP") and not row.get("is_user")], elapsed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(published.ROOT, "build"))
@@ -76,7 +110,7 @@ def main():
     ap.add_argument("--json", help="write the rows here too")
     ap.add_argument("--loops", choices=("unroll", "extrapolate"),
                     help="the candidates' loops (default: the comparison's, extrapolate)")
-    variants = dict(published.VARIANTS)
+    variants = {v[0]: v for v in published.VARIANTS}
     ap.add_argument("--variant", choices=list(variants), default="shardlab",
                     help="cost every candidate as this variant of run.py does (default: shardlab)")
     args = ap.parse_args()
@@ -97,12 +131,14 @@ def main():
             subprocess.run([sys.executable, published.GENERATOR] + candidates + ["--attention", "rule",
                                                                                 "-o", module], check=True)
             devices = published.devices(gen)
-            report, elapsed = compare(args.build, module, r["preset"], devices, args.loops,
-                                      variants[args.variant])
+            flags = published.variant_flags(r, variants[args.variant])
+            report, elapsed = compare(args.build, module, r["preset"], devices, args.loops, flags)
             rows = report["rows"]
+            if without_buckets(candidates) != candidates:
+                more, seconds = pipeline_rows(args.build, candidates, r, devices, args.loops, flags, tmp)
+                rows, elapsed = rows + more, elapsed + seconds
             if manual:
-                rows = with_published_row(rows, published.estimate(args.build, written, r["preset"],
-                                                                   variants[args.variant]))
+                rows = with_published_row(rows, published.estimate(args.build, written, r["preset"], flags))
             mine = next(row for row in rows if row["is_user"])
             rank, ran = rank_of(rows, mine["name"])
             rank_fit, fitting = rank_of(rows, mine["name"], only_fitting=True)

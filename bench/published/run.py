@@ -6,23 +6,25 @@ for bench/RESULTS.md.
   python3 bench/published/run.py [--build build] [--json out.json]
 
 Each run's step is written by bench/models/gen_training_step.py from the
-run's generator arguments, then estimated seven ways, to show what each part
-of the model changes: as shardlab estimates by default (XLA's passes and
-S-curve, all-reduces across nodes by NCCL's tree where it is cheaper than
-the ring: 2 log2(nodes) of XLA's steps, not 2 (nodes - 1)); with XLA's
-ring only (tree_all_reduce=0, XLA's own model); with XLA's collective
-pipeliner (--pipeline-collectives, the cross-layer overlap FSDP and
-Megatron runs have); with that and NCCL's pipelined ring (each ring step a
-2.7 us hop instead of XLA's round trip and chunk preparation: the
-latency NCCL's tuning model gives its LL protocol, which it uses for small
-messages, not the large ones here, so a lower bound); with the pipeliner
-and a collective stream per link (--stream-per-link: a tensor-parallel
-all-reduce over NVLink runs beside a data-parallel gather across nodes, as
-PyTorch runs FSDP's gathers on a stream of their own beside Megatron's
-all-reduces; collectives across nodes still take turns on the NIC); with
---no-combine (each collective its own call);
-with --no-fusion (every op its own kernel, no combining); with
---gemms-at-peak (GEMMs at the datasheet peak, not measured efficiency). The measured step time is derived from the claim:
+run's generator arguments, and its schedule by the run's `schedule` flags:
+how its framework overlapped communication (every run here is a PyTorch
+program whose data-parallel collectives run on a stream of their own, a
+layer or bucket ahead of or behind the compute: XLA's collective
+pipeliner and a collective stream per link). Then it is estimated seven
+ways, to show what each part of the model changes: as the run ran (the
+default: XLA's passes and S-curve, all-reduces across nodes by NCCL's tree
+where it is cheaper than the ring: 2 log2(nodes) of XLA's steps, not
+2 (nodes - 1)); with XLA's default schedule (the run's flags left out: one
+collective stream, no pipeliner, what `shardlab-schedule` does unless
+told; the validation bands come from this variant, since they stand next
+to the CLI's default estimate); with XLA's ring only (tree_all_reduce=0,
+XLA's own model); with NCCL's ring hops (each ring step a 2.7 us hop
+instead of XLA's round trip and chunk preparation: the latency NCCL's
+tuning model gives its LL protocol, which it uses for small messages, not
+the large ones here, so a lower bound); with --no-combine (each
+collective its own call); with --no-fusion (every op its own kernel, no
+combining); with --gemms-at-peak (GEMMs at the datasheet peak, not
+measured efficiency). The measured step time is derived from the claim:
   - a model-FLOPs rate per GPU: step = FLOPs of the step / (rate x GPUs),
     with the FLOPs counted as the run's `assumed` entry says;
   - GPU-hours for a number of tokens: tokens / (GPU-hours x 3600) is the
@@ -43,15 +45,22 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 GENERATOR = os.path.join(ROOT, "bench", "models", "gen_training_step.py")
-VARIANTS = (("shardlab", []),
-            ("XLA's ring only", ["--sol-options", "tree_all_reduce=0"]),
-            ("+ pipelined collectives", ["--pipeline-collectives"]),
-            ("+ pipelined, NCCL ring hops", ["--pipeline-collectives",
-                                             "--sol-options", "ring_hop_us=2.7"]),
-            ("+ pipelined, a stream per link", ["--pipeline-collectives", "--stream-per-link"]),
-            ("no combining", ["--no-combine"]),
-            ("no fusion", ["--no-fusion"]),
-            ("GEMMs at peak", ["--gemms-at-peak"]))
+# (name, flags, whether the run's own schedule flags come first).
+VARIANTS = (("shardlab", [], True),
+            ("XLA's default schedule", [], False),
+            ("XLA's ring only", ["--sol-options", "tree_all_reduce=0"], True),
+            ("NCCL ring hops", ["--sol-options", "ring_hop_us=2.7"], True),
+            ("no combining", ["--no-combine"], True),
+            ("no fusion", ["--no-fusion"], True),
+            ("GEMMs at peak", ["--gemms-at-peak"], True))
+# The variant the validation bands are taken from: the CLI's defaults.
+BANDS_VARIANT = "XLA's default schedule"
+
+
+def variant_flags(run, variant):
+    """shardlab-schedule's flags for a run under a variant of VARIANTS."""
+    _, flags, as_run = variant
+    return (list(run.get("schedule", {}).get("flags", [])) if as_run else []) + list(flags)
 
 
 def option(args, name, default=None):
@@ -100,7 +109,7 @@ def fitting_step(build, run, tmp):
     while True:
         module = os.path.join(tmp, run["id"] + ".mlir")
         subprocess.run([sys.executable, GENERATOR] + gen + ["-o", module], check=True)
-        r = estimate(build, module, run["preset"], [])
+        r = estimate(build, module, run["preset"], variant_flags(run, VARIANTS[0]))
         micro = int(option(gen, "--micro-batch"))
         fits = r["peak_memory_bytes"] <= r["hardware"]["device_memory_bytes"]
         if fits or micro % 2 or micro // 2 < devices(gen) // tp_degree(gen):
@@ -162,10 +171,10 @@ def percentile(values, q):
 
 
 def bands(rows):
-    """kind -> (p10, p90, runs) of measured / estimated step, default variant."""
+    """kind -> (p10, p90, runs) of measured / estimated step, BANDS_VARIANT."""
     by_kind = {"compute-bound": [], "mixed": [], "communication-bound": [], "all": []}
     for row in rows:
-        v = row["variants"]["shardlab"]
+        v = row["variants"][BANDS_VARIANT]
         ratio = row["measured_step_s"] / v["step_s"]
         by_kind[cost_kind(v["step_s"], v["exposed_comm_s"])].append(ratio)
         by_kind["all"].append(ratio)
@@ -230,8 +239,8 @@ def main():
             sys.exit("unknown variant in %r; known: %s" % (
                 args.variants, ", ".join(v[0] for v in VARIANTS)))
         variants = [v for v in VARIANTS if v[0] in wanted]
-    if (args.write_bands or args.check_bands) and variants[0][0] != "shardlab":
-        sys.exit("the bands are taken from the default variant (shardlab)")
+    if (args.write_bands or args.check_bands) and BANDS_VARIANT not in {v[0] for v in variants}:
+        sys.exit("the bands are taken from the variant %r" % BANDS_VARIANT)
     with open(args.runs) as f:
         runs = json.load(f)["runs"]
     rows = []
@@ -241,9 +250,10 @@ def main():
             n = devices(gen)
             row = {"id": run["id"], "devices": n, "generator": gen,
                    "measured_step_s": measured_step_s(run, gen), "variants": {}}
-            for name, flags in variants:
+            for variant in variants:
+                name = variant[0]
                 print("estimating %s (%s)..." % (run["id"], name), file=sys.stderr)
-                r = estimate(args.build, module, run["preset"], flags)
+                r = estimate(args.build, module, run["preset"], variant_flags(run, variant))
                 step = r["step_time_us"] / 1e6
                 row["variants"][name] = {
                     "step_s": step, "error": step / row["measured_step_s"] - 1,
@@ -259,7 +269,7 @@ def main():
                 row["id"], row["devices"], option(row["generator"], "--grad-accum", 1),
                 row["measured_step_s"], name, v["step_s"],
                 100 * v["error"], v["compute_s"], v["exposed_comm_s"], v["peak_memory_gib"]))
-    for name, _ in variants:
+    for name, _, _ in variants:
         errors = [abs(r["variants"][name]["error"]) for r in rows]
         print("%s: %d runs, median |error| %.1f%%, worst %.1f%%" % (
             name, len(errors), 100 * statistics.median(errors), 100 * max(errors)))
@@ -282,8 +292,8 @@ def main():
             "kMostDevices = %d;" % max(r["devices"] for r in rows) in text
         if current != found or not scale:
             print("%s is stale: it holds %s, the model now gives %s; run\n"
-                  "  python3 bench/published/run.py --variants shardlab --write-bands %s"
-                  % (args.check_bands, current, found, args.check_bands))
+                  "  python3 bench/published/run.py --variants \"%s\" --write-bands %s"
+                  % (args.check_bands, current, found, BANDS_VARIANT, args.check_bands))
             return 1
         print("%s: current" % args.check_bands)
     return 0
