@@ -15,7 +15,10 @@ The step: for each of --grad-accum micro-batches (a counted while loop),
 the embedding, the layers (a counted while loop over weights stacked
 [L, ...], as jax.lax.scan writes them), the logits and a softmax
 cross-entropy loss, the backward through the layers (a second loop, last
-layer first), gradients accumulated in f32; then AdamW on every weight.
+layer first), gradients accumulated in f32; then AdamW on every weight. With --unroll K
+(or --grad-bucket N, which picks K) each iteration of the layer loops runs
+K layers, as jax.lax.scan(..., unroll=K) writes it: their gradients land
+together and XLA's combiner reduces them as one bucket.
 Attention is cuDNN's fused flash attention (`__cudnn$fmhaSoftmax` and its
 backward, causal), as jax.nn.dot_product_attention(implementation="cudnn")
 calls it, inside an sdy.manual_computation over the mesh (shard_map);

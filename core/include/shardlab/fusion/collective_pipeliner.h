@@ -16,6 +16,9 @@
 //    is only formatted and stored into a loop output (reshape, convert,
 //    transpose, dynamic_update_slice into a carried buffer) finishes in the
 //    next iteration, with those ops.
+// A collective moves one iteration, no further: the schedule starts what
+// iteration k prefetches after iteration k - 2 ends, and ends what it sinks
+// before iteration k + 1 ends (XLA moves it into the neighbouring body).
 // Worked example (a backward layer loop, FSDP):
 //   %w = dynamic_slice %stacked_w, %i     prefetched: %stacked_w is carried
 //   %wf = all_gather %w                   unchanged, %i is the counter
