@@ -15,10 +15,10 @@ The step: for each of --grad-accum micro-batches (a counted while loop),
 the embedding, the layers (a counted while loop over weights stacked
 [L, ...], as jax.lax.scan writes them), the logits and a softmax
 cross-entropy loss, the backward through the layers (a second loop, last
-layer first), gradients accumulated in f32; then AdamW on every weight. With --unroll K
-(or --grad-bucket N, which picks K) each iteration of the layer loops runs
-K layers, as jax.lax.scan(..., unroll=K) writes it: their gradients land
-together and XLA's combiner reduces them as one bucket.
+layer first), gradients accumulated in f32; then AdamW on every weight.
+With --unroll K (or --grad-bucket N, which picks K) each iteration of the
+layer loops runs K layers, as jax.lax.scan(..., unroll=K) writes it: their
+gradients land together and XLA's combiner reduces them as one bucket.
 Attention is cuDNN's fused flash attention (`__cudnn$fmhaSoftmax` and its
 backward, causal), as jax.nn.dot_product_attention(implementation="cudnn")
 calls it, inside an sdy.manual_computation over the mesh (shard_map);
@@ -1026,10 +1026,10 @@ class Step:
         L, M = a.layers, a.grad_accum
         em.line("%c0 = stablehlo.constant dense<0> : tensor<i32>")
         em.line("%c1 = stablehlo.constant dense<1> : tensor<i32>")
-        em.line(f"%cL = stablehlo.constant dense<{L}> : tensor<i32>")
+        # The layer loops' trip count: L layers, a.unroll an iteration.
+        em.line(f"%cL = stablehlo.constant dense<{L // a.unroll}> : tensor<i32>")
         em.line(f"%cM = stablehlo.constant dense<{M}> : tensor<i32>")
         em.line(f"%last = stablehlo.constant dense<{L - 1}> : tensor<i32>")
-        em.line(f"%cLU = stablehlo.constant dense<{L // a.unroll}> : tensor<i32>")
         # Which forward values the backward reads, and which are saved.
         saved = self.saved_indices()
         grads = self.micro_batch_loop(params, self.stacked(), saved)
@@ -1174,7 +1174,7 @@ class Step:
         res = em.fresh("fw")
         carries = ", ".join([f"%fh = {x0.name}"] + [f"%fs{j} = {z.name}" for j, (z, _) in enumerate(stacks)])
         em.line(f"{res}:{len(carry_types) + 1} = stablehlo.while(%li = %c0, {carries}) : tensor<i32>, {', '.join(carry_types)}")
-        self.loop_cond("%li", "%cLU")
+        self.loop_cond("%li", "%cL")
         outer = em.indent
         em.indent += "  "
         y = Val("%fh", act, dt)
@@ -1222,7 +1222,7 @@ class Step:
         carries = ", ".join([f"%bh = {d_h.name}"] + [f"%bg{j} = {z.name}" for j, z in enumerate(zero_grads)])
         em.line(f"{res}:{len(gtypes) + 2} = stablehlo.while(%bi = %c0, {carries}) : tensor<i32>, "
                 f"{tensor_type(act, dt)}, {', '.join(gtypes)}")
-        self.loop_cond("%bi", "%cLU")
+        self.loop_cond("%bi", "%cL")
         outer = em.indent
         em.indent += "  "
         d_x = Val("%bh", act, dt)

@@ -76,17 +76,8 @@ def with_published_row(rows, alone):
 
 
 def without_buckets(gen):
-    """The generator arguments with one layer an iteration (no --grad-bucket
-    or --unroll)."""
-    out, skip = [], False
-    for i, arg in enumerate(gen):
-        if skip:
-            skip = False
-        elif arg in ("--grad-bucket", "--unroll"):
-            skip = True
-        else:
-            out.append(arg)
-    return out
+    """The generator arguments with one layer an iteration."""
+    return published.without_options(gen, ("--grad-bucket", "--unroll"))
 
 
 def pipeline_rows(build, gen, run, devices, loops, flags, tmp):

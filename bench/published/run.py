@@ -102,6 +102,20 @@ def with_option(gen, name, value):
     return gen
 
 
+def without_options(gen, names):
+    """The generator arguments without the options `names` (each with its
+    value)."""
+    out, skip = [], False
+    for arg in gen:
+        if skip:
+            skip = False
+        elif arg in names:
+            skip = True
+        else:
+            out.append(arg)
+    return out
+
+
 def fitting_step(build, run, tmp):
     """The run's generator arguments and module, micro-batches split until
     the default estimate fits in device memory."""
