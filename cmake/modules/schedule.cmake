@@ -28,7 +28,7 @@ if(SHARDLAB_BUILD_TESTS AND NOT EMSCRIPTEN)
              COMMAND Python3::Interpreter
                      ${CMAKE_CURRENT_LIST_DIR}/../../bench/published/run.py
                      --build $<TARGET_FILE_DIR:shardlab-schedule>
-                     --variants "XLA's default schedule" --check-bands
+                     --variants "shardlab,XLA's default schedule" --check-bands
                      ${CMAKE_CURRENT_LIST_DIR}/../../core/src/schedule/validation_bands.inc)
   endif()
 endif()

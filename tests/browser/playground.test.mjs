@@ -872,7 +872,9 @@ test("the step time carries the published runs' band, or says why there is none"
   assert.ok(v.runs >= 3 && v.measured_over_estimate_p10 <= v.measured_over_estimate_p90);
   const band = await page.getByTestId("total-band").textContent();
   assert.ok(band.includes(`${v.measured_over_estimate_p10.toFixed(2)}–${v.measured_over_estimate_p90.toFixed(2)}×`), band);
-  assert.match(await page.getByTestId("total-band").getAttribute("title"), /bench\/published/);
+  const title = await page.getByTestId("total-band").getAttribute("title");
+  assert.match(title, /bench\/published/);
+  assert.ok(title.includes(`estimated with ${v.schedule}`), title);
   await shot("14-schedule-validation-band");
 });
 

@@ -137,4 +137,11 @@ func.func @main(%a: tensor<8192x4096xf32> {sdy.sharding = #sdy.sharding<@mesh, [
   const bad = sl.schedule(text, { pipeline: "none", stream_per_link: "yes" });
   assert.equal(bad.ok, false);
   assert.match(bad.error, /stream_per_link/);
+  // The validation band is that of the schedule the estimate was made with.
+  const both = sl.schedule(text, { pipeline: "none", preset: "h100", gpus_per_node: 8, stream_per_link: true,
+                                   pipeline_collectives: true });
+  assert.equal(both.ok, true, both.error);
+  assert.equal(one.report.validation.schedule, "XLA's default schedule");
+  assert.equal(two.report.validation.schedule, "XLA's default schedule");
+  assert.equal(both.report.validation.schedule, "--pipeline-collectives --stream-per-link");
 });

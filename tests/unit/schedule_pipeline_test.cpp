@@ -5,6 +5,7 @@
 #include "shardlab/schedule/pipeline.h"
 #include "shardlab/schedule/report.h"
 #include "shardlab/schedule/validation.h"
+#include "shardlab/text/text.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -454,5 +455,43 @@ TEST_CASE("Validation bands: the kind of an estimate picks its band, or "
     CHECK((band->kind == schedule::costKind(100, exposed) ||
            band->kind == "all"));
     CHECK(band->basis.find("bench/published") != std::string::npos);
+    CHECK(band->schedule == "XLA's default schedule");
+  }
+}
+
+TEST_CASE("Validation bands: an estimate takes the band of the schedule it "
+          "was made with") {
+  using schedule::BandSchedule;
+  const auto plain = schedule::validationBand(100, 10, 1024);
+  const auto overlapped =
+      schedule::validationBand(100, 10, 1024, BandSchedule::Overlapped);
+  REQUIRE(plain);
+  REQUIRE(overlapped);
+  CHECK(overlapped->schedule.find("--pipeline-collectives") !=
+        std::string::npos);
+  CHECK(overlapped->runs >= 3);
+  // The two schedules' runs are estimated differently: their bands differ.
+  CHECK((overlapped->low != plain->low || overlapped->high != plain->high));
+  // And a program built with both flags says which one it takes.
+  DiagnosticEngine parse_diags;
+  auto module = parseModule(R"(
+func.func @main(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %y = stablehlo.add %x, %x : tensor<8x8xf32>
+  return %y : tensor<8x8xf32>
+}
+)",
+                            parse_diags);
+  REQUIRE(module);
+  schedule::ProgramOptions options;
+  options.hardware = *cost::findHardwarePreset("h100");
+  options.sol = cost::solDefaultsFor(options.hardware);
+  for (bool both : {false, true}) {
+    options.pipeline_collectives = options.stream_per_link = both;
+    DiagnosticEngine diags;
+    Result<schedule::Program> program =
+        schedule::buildProgram(*module, options, diags);
+    REQUIRE(program.ok());
+    CHECK(program->band_schedule ==
+          (both ? BandSchedule::Overlapped : BandSchedule::XlaDefault));
   }
 }

@@ -985,6 +985,10 @@ export interface ScheduleValidation {
    * Why there is no band (band_kind none); empty otherwise.
    */
   note: string;
+  /**
+   * How the published runs were estimated for this band: with XLA's default schedule, or pipelined with a collective stream per link (the band of the schedule this estimate was made with).
+   */
+  schedule: string;
 }
 /**
  * One scheduled op: compute on the compute stream, or a collective (start to done) on a collective stream.

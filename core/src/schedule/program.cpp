@@ -1162,6 +1162,8 @@ Result<Program> buildProgram(Module &module, const ProgramOptions &options,
   if (options.estimator == EstimatorMode::Real) {
     program.hardware = options.hardware;
     program.network = options.sol;
+    if (options.pipeline_collectives && options.stream_per_link)
+      program.band_schedule = BandSchedule::Overlapped;
     program.gemm_rates =
         options.table
             ? "the table given (" + options.table->metadata.source + ")"

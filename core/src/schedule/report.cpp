@@ -224,6 +224,7 @@ void writeValidation(JsonWriter &w, const ValidationBand &band,
       .field("runs", band.runs)
       .field("basis", band.basis)
       .field("note", band.note)
+      .field("schedule", band.schedule)
       .endObject();
 }
 
@@ -233,14 +234,15 @@ std::string validationLine(const ValidationBand &band, const std::string &kind,
                            double step_us) {
   if (band.kind == "none")
     return kind + " estimate: " + band.note + " (" + band.basis + ")";
-  char text[320];
+  char text[448];
   std::snprintf(text, sizeof text,
                 "%s estimate: published runs measured %.2f-%.2fx their "
-                "estimate (p10-p90 of %d%s), here %.0f-%.0f us",
+                "estimate (p10-p90 of %d%s, estimated with %s), here "
+                "%.0f-%.0f us",
                 kind.c_str(), band.low, band.high, band.runs,
                 band.kind == kind ? " runs of this kind"
                                   : " runs of every kind; fewer than 3 of this",
-                band.low * step_us, band.high * step_us);
+                band.schedule.c_str(), band.low * step_us, band.high * step_us);
   return text;
 }
 
@@ -293,8 +295,9 @@ void writeReport(JsonWriter &w, const Program &program, const Schedule &s) {
   if (!program.hardware.name.empty())
     writeHardware(w.key("hardware"), program);
   if (!program.hardware.name.empty())
-    if (const auto band = validationBand(s.step_time_us, s.exposed_comm_us,
-                                         program.topology.num_devices))
+    if (const auto band =
+            validationBand(s.step_time_us, s.exposed_comm_us,
+                           program.topology.num_devices, program.band_schedule))
       writeValidation(w.key("validation"), *band,
                       costKind(s.step_time_us, s.exposed_comm_us));
   writeStrings(w.key("assumptions"), program.assumptions);
@@ -403,8 +406,9 @@ std::string summaryText(const Program &program, const Schedule &s) {
   out += line;
   add("step time", s.step_time_us);
   if (!program.hardware.name.empty())
-    if (const auto band = validationBand(s.step_time_us, s.exposed_comm_us,
-                                         program.topology.num_devices))
+    if (const auto band =
+            validationBand(s.step_time_us, s.exposed_comm_us,
+                           program.topology.num_devices, program.band_schedule))
       out += "  " +
              validationLine(*band, costKind(s.step_time_us, s.exposed_comm_us),
                             s.step_time_us) +

@@ -7,12 +7,20 @@ namespace shardlab::schedule {
 namespace {
 
 struct BandRow {
+  BandSchedule schedule;
   const char *kind;
   double low, high;
   int runs;
 };
 
+constexpr BandSchedule kXlaDefault = BandSchedule::XlaDefault;
+constexpr BandSchedule kOverlapped = BandSchedule::Overlapped;
+
 #include "validation_bands.inc"
+
+const char *scheduleName(BandSchedule schedule) {
+  return schedule == kOverlapped ? kOverlappedName : kXlaDefaultName;
+}
 
 } // namespace
 
@@ -25,8 +33,10 @@ std::string costKind(double step_us, double exposed_comm_us) {
   return "mixed";
 }
 
-std::optional<ValidationBand>
-validationBand(double step_us, double exposed_comm_us, int64_t devices) {
+std::optional<ValidationBand> validationBand(double step_us,
+                                             double exposed_comm_us,
+                                             int64_t devices,
+                                             BandSchedule schedule) {
   if (!(step_us > 0))
     return std::nullopt;
   if (2 * devices < kFewestDevices || devices > 2 * kMostDevices)
@@ -37,19 +47,22 @@ validationBand(double step_us, double exposed_comm_us, int64_t devices) {
                           kBasis,
                           "no published run at this scale: they ran on " +
                               std::to_string(kFewestDevices) + " to " +
-                              std::to_string(kMostDevices) + " devices"};
+                              std::to_string(kMostDevices) + " devices",
+                          scheduleName(schedule)};
   const std::string kind = costKind(step_us, exposed_comm_us);
   const BandRow *chosen = nullptr;
   for (const BandRow &row : kBands)
-    if (row.kind == kind && row.runs >= kMinRunsPerKind)
+    if (row.schedule == schedule && row.kind == kind &&
+        row.runs >= kMinRunsPerKind)
       chosen = &row;
   for (const BandRow &row : kBands)
-    if (!chosen && std::string(row.kind) == "all")
+    if (!chosen && row.schedule == schedule && std::string(row.kind) == "all")
       chosen = &row;
   if (!chosen || chosen->runs == 0)
     return std::nullopt;
-  return ValidationBand{chosen->kind, chosen->low, chosen->high,
-                        chosen->runs, kBasis,      ""};
+  return ValidationBand{chosen->kind,          chosen->low, chosen->high,
+                        chosen->runs,          kBasis,      "",
+                        scheduleName(schedule)};
 }
 
 } // namespace shardlab::schedule

@@ -97,8 +97,9 @@ function validationBand(r: NonNullable<ScheduleResult["report"]>): HTMLElement |
   const lo = v.measured_over_estimate_p10, hi = v.measured_over_estimate_p90;
   const of = v.band_kind === v.kind ? `${v.runs} ${v.kind} runs` : `${v.runs} runs of every kind`;
   return h("div", { class: "muted band", "data-testid": "total-band",
-    title: `${v.kind} estimate. Published training runs (${v.basis}) measured ${lo.toFixed(2)}–${hi.toFixed(2)}× their estimate ` +
-      `(p10–p90 over ${of}): here ${fmtUs(lo * r.step_time_us)} – ${fmtUs(hi * r.step_time_us)}.` },
+    title: `${v.kind} estimate. Published training runs (${v.basis}), estimated with ${v.schedule}, measured ` +
+      `${lo.toFixed(2)}–${hi.toFixed(2)}× their estimate (p10–p90 over ${of}): ` +
+      `here ${fmtUs(lo * r.step_time_us)} – ${fmtUs(hi * r.step_time_us)}.` },
     `published runs: ${lo.toFixed(2)}–${hi.toFixed(2)}× (${of})`);
 }
 

@@ -19,6 +19,7 @@
 #include "shardlab/ir/diagnostics.h"
 #include "shardlab/ir/ir.h"
 #include "shardlab/schedule/graph.h"
+#include "shardlab/schedule/validation.h"
 #include "shardlab/support/result.h"
 
 #include <map>
@@ -157,6 +158,8 @@ struct Program {
   cost::HardwarePreset hardware;
   cost::SolConfig network;
   std::string gemm_rates; ///< where the GEMM rates come from
+  /// The schedule it was built for, as the validation bands know them.
+  BandSchedule band_schedule = BandSchedule::XlaDefault;
 };
 
 /// Builds the costed per-device program of `options.func_name` (or the only
