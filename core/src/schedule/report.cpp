@@ -228,6 +228,16 @@ void writeValidation(JsonWriter &w, const ValidationBand &band,
       .endObject();
 }
 
+// The published runs' band for this estimate (none with the approximate
+// estimator, which costs for no machine).
+std::optional<ValidationBand> bandOf(const Program &program,
+                                     const Schedule &s) {
+  if (program.hardware.name.empty())
+    return std::nullopt;
+  return validationBand(s.step_time_us, s.exposed_comm_us,
+                        program.topology.num_devices, program.band_schedule);
+}
+
 /// "measured steps of communication-bound estimates were 0.20-0.36x the
 /// estimate (p10-p90 of 8 published runs)".
 std::string validationLine(const ValidationBand &band, const std::string &kind,
@@ -294,12 +304,9 @@ void writeReport(JsonWriter &w, const Program &program, const Schedule &s) {
   writeTopology(w.key("topology"), program.topology);
   if (!program.hardware.name.empty())
     writeHardware(w.key("hardware"), program);
-  if (!program.hardware.name.empty())
-    if (const auto band =
-            validationBand(s.step_time_us, s.exposed_comm_us,
-                           program.topology.num_devices, program.band_schedule))
-      writeValidation(w.key("validation"), *band,
-                      costKind(s.step_time_us, s.exposed_comm_us));
+  if (const auto band = bandOf(program, s))
+    writeValidation(w.key("validation"), *band,
+                    costKind(s.step_time_us, s.exposed_comm_us));
   writeStrings(w.key("assumptions"), program.assumptions);
   w.key("not_costed").beginObject();
   for (const auto &[target, count] : program.not_costed)
@@ -405,14 +412,11 @@ std::string summaryText(const Program &program, const Schedule &s) {
                     : "");
   out += line;
   add("step time", s.step_time_us);
-  if (!program.hardware.name.empty())
-    if (const auto band =
-            validationBand(s.step_time_us, s.exposed_comm_us,
-                           program.topology.num_devices, program.band_schedule))
-      out += "  " +
-             validationLine(*band, costKind(s.step_time_us, s.exposed_comm_us),
-                            s.step_time_us) +
-             "\n";
+  if (const auto band = bandOf(program, s))
+    out += "  " +
+           validationLine(*band, costKind(s.step_time_us, s.exposed_comm_us),
+                          s.step_time_us) +
+           "\n";
   add("compute busy", s.compute_us);
   add("communication", s.comm_us);
   add("  exposed", s.exposed_comm_us);
