@@ -1241,7 +1241,6 @@ class Step:
         output's cotangent is d_y: its input's cotangent, and the gradient
         buffers with its gradients landed."""
         a, m, em = self.a, self.m, self.em
-        act = (a.micro_batch, a.seq, m.H)
         index = em.fresh("bj")
         em.line(f"{index} = stablehlo.subtract %last, {self.layer_index('%bi', u)} : tensor<i32>")
         W = self.layer_weights(stacked, index)
@@ -1577,6 +1576,8 @@ def main(argv=None):
     problems = []
     if a.hidden % a.heads or a.heads % a.kv_heads:
         problems.append("--hidden must divide by --heads, and --heads by --kv-heads")
+    if a.grad_bucket < 0:
+        problems.append("--grad-bucket is a number of elements, 0 or more")
     if a.grad_bucket and a.unroll != 1:
         problems.append("--grad-bucket sets --unroll: give one of them")
     if a.unroll < 1 or a.layers % a.unroll:
