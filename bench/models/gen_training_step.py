@@ -60,6 +60,16 @@ experts are sharded over "dp" (expert parallelism). A "cp" axis splits the
 sequence everywhere (context parallelism): attention runs as a ring in the
 shard_map, each device keeping its queries and passing keys and values to
 the next device, one cuDNN call per chunk (--attention shard_map).
+
+Gradients over micro-batches: by default each micro-batch's gradients are
+reduced over dp as they land and accumulated reduced (what a JAX step
+without a manual computation does). --reduce-gradients once (layouts dp,
+zero1, zero2) sums each device's own micro-batches' gradients in f32 and
+reduces the sums once after the last (DDP's no_sync, Megatron-LM's
+gradient buffer): the micro-batch loop in a manual computation over "dp",
+a psum (dp, zero1) or psum_scatter onto the optimizer states' shards
+(zero2) after it, AdamW outside. A "stage" axis (first in --mesh, used by
+no sharding) is for `shardlab-schedule --pipeline-stages`.
 """
 import argparse
 import functools
@@ -357,15 +367,24 @@ class Emitter:
             f"#stablehlo.channel_handle<handle = {self.channel}, type = 1>, replica_groups = "
             f"{self._groups(size)}, use_global_device_ids}}> : ({x.type}) -> {v.type}"))
 
-    def reduce_scatter(self, x, size):
-        """x summed over `size` devices, each keeping its part of the last dim."""
+    def reduce_scatter(self, x, size, dim=-1):
+        """x summed over `size` devices, each keeping its part of dimension
+        `dim` (the last by default)."""
+        dim %= len(x.shape)
+        shape = list(x.shape)
+        shape[dim] //= size
+        return self._summed("reduce_scatter", f"scatter_dimension = {dim} : i64, ", x, size, shape)
+
+    def all_reduce(self, x, size):
+        """x summed over `size` devices, each keeping the whole sum."""
+        return self._summed("all_reduce", "", x, size, x.shape)
+
+    def _summed(self, op, attrs, x, size, shape):
         self.channel += 1
-        last = len(x.shape) - 1
-        shape = tuple(x.shape[:-1]) + (x.shape[-1] // size,)
         a, b, r = self.fresh("ra"), self.fresh("rb"), self.fresh("rr")
         scalar = tensor_type((), x.dtype)
-        return self._op("rsc", shape, x.dtype, lambda v: (
-            f"\"stablehlo.reduce_scatter\"({x.name}) <{{scatter_dimension = {last} : i64, channel_handle = "
+        return self._op("rsc" if op == "reduce_scatter" else "ar", tuple(shape), x.dtype, lambda v: (
+            f"\"stablehlo.{op}\"({x.name}) <{{{attrs}channel_handle = "
             f"#stablehlo.channel_handle<handle = {self.channel}, type = 1>, replica_groups = "
             f"{self._groups(size)}, use_global_device_ids}}> ({{\n"
             f"{self.indent}^bb0({a}: {scalar}, {b}: {scalar}):\n"
@@ -1022,6 +1041,10 @@ class Step:
 
     def body(self, params):
         """The step's ops; returns the values it returns."""
+        return self.optimizer(params, self.gradients(params))
+
+    def gradients(self, params):
+        """The micro-batch loop; returns the accumulated gradients (f32)."""
         a, em = self.a, self.em
         L, M = a.layers, a.grad_accum
         em.line("%c0 = stablehlo.constant dense<0> : tensor<i32>")
@@ -1032,8 +1055,7 @@ class Step:
         em.line(f"%last = stablehlo.constant dense<{L - 1}> : tensor<i32>")
         # Which forward values the backward reads, and which are saved.
         saved = self.saved_indices()
-        grads = self.micro_batch_loop(params, self.stacked(), saved)
-        return self.optimizer(params, grads)
+        return self.micro_batch_loop(params, self.stacked(), saved)
 
     # -- which values cross from the forward loop to the backward --
 
@@ -1304,16 +1326,17 @@ class Step:
         em.line(f"  stablehlo.return %c{i[1:]} : tensor<i1>")
         em.line("} do {")
 
-    def optimizer(self, params, grads):
+    def optimizer(self, params, grads, prefix=""):
         """AdamW in f32 on every weight; returns new weights and states (with
-        --optimizer none, the gradients themselves)."""
+        --optimizer none, the gradients themselves). The weights and states
+        are the arguments %{prefix}{name}, %{prefix}m_{name}, ..."""
         a, em = self.a, self.em
         if a.optimizer == "none":
             return grads
         outs_p, outs_m, outs_v = [], [], []
         for (n, s, _), g in zip(params, grads):
-            P = Val(f"%{n}", s, a.dtype)
-            mo, vo = Val(f"%m_{n}", s, "f32"), Val(f"%v_{n}", s, "f32")
+            P = Val(f"%{prefix}{n}", s, a.dtype)
+            mo, vo = Val(f"%{prefix}m_{n}", s, "f32"), Val(f"%{prefix}v_{n}", s, "f32")
 
             def k(value):
                 return em.plain(em.bcast, em.const(value, [], "f32", record=False), [], s)
@@ -1516,6 +1539,69 @@ class FlatStep(Step):
         return self.em.plain(self.scattered, [g], list(self.units()["embed"].values()), spec)
 
 
+class OnceReducedStep(Step):
+    """--reduce-gradients once: each device sums its own micro-batches'
+    gradients and the sum is reduced over dp once, after the last micro-batch
+    (PyTorch DDP's no_sync, Megatron-LM's gradient buffer), written as a JAX
+    step would: the micro-batch loop in a manual computation over "dp" (the
+    other axes free), its f32 sums reduce-scattered onto the optimizer
+    states' shards (`psum_scatter`, zero2) or summed whole (`psum`: dp,
+    zero1); AdamW runs outside it on the states as stored, so that Shardy
+    gathers the new weights (zero1, zero2) as in the other layouts. Without
+    it the gradients are reduced as each micro-batch's land: JAX cannot
+    carry a sum that is partial over dp through a loop without a manual
+    computation (Shardy's unreduced axes are refused at the suite's
+    commit: "duplicate axis ref")."""
+
+    def __init__(self, a):
+        self.outer = Step(argparse.Namespace(**vars(a)))
+        self.D = dict(a.mesh)["dp"]
+        inner = argparse.Namespace(**vars(a))
+        inner.mesh = [(n, size) for n, size in a.mesh if n != "dp"]
+        inner.micro_batch, inner.layout = a.micro_batch // self.D, "dp"
+        super().__init__(inner)
+        self.em.collective_groups = FlatStep.dp_groups(a.mesh)
+
+    def write(self, out):
+        o, em = self.outer, self.em
+        params = o.params()  # the weights hold no dp: the same inside and out
+        args, results = o.signature(params)
+        local_args, _ = self.signature(self.params())
+        landing = [o.gradient_spec(sp, s) for _, s, sp in params]
+        grad_types = [tensor_type(s, "f32") for _, s, _ in params]
+        o.header(out, o.a, [(f"g_{n}", t, sp) for n, t, sp in args], results)
+        inputs = args[:1 + len(params)]  # the tokens and the weights
+        res = em.fresh("step")
+        em.line(f"{res}:{len(params)} = sdy.manual_computation({', '.join('%g_' + n for n, _, _ in inputs)}) "
+                f"in_shardings=[{', '.join(sharding(sp) for _, _, sp in inputs)}] "
+                f"out_shardings=[{', '.join(sharding(sp) for sp in landing)}] manual_axes={{\"dp\"}} "
+                f"({', '.join(f'%{n}: {t}' for n, t, _ in local_args[:len(inputs)])}) {{")
+        em.indent += "  "
+        reduced = [self.reduced(g, sp, spec) for g, (_, _, sp), spec in
+                   zip(self.gradients(self.params()), params, landing)]
+        em.line(f"sdy.return {', '.join(v.name for v in reduced)} : {', '.join(v.type for v in reduced)}")
+        em.indent = em.indent[:-2]
+        em.line(f"}} : ({', '.join(t for _, t, _ in inputs)}) -> ({', '.join(grad_types)})")
+        grads = [Val(f"{res}#{i}", s, "f32") for i, (_, s, _) in enumerate(params)]
+        values = self.optimizer(params, grads, prefix="g_")
+        em.line(f"return {', '.join(v.name for v in values)} : {', '.join(v.type for v in values)}")
+        out.extend(em.lines)
+        out.append("}")
+
+    def reduced(self, g, spec, landing):
+        """A device's summed gradient reduced over dp: scattered along the
+        dimension its landing spec gives dp, else whole."""
+        em = self.em
+        g = em.plain(em._raw_constrain, g, spec)
+        if "dp" not in landing:
+            return em.plain(em._raw_constrain, em.plain(em.all_reduce, g, self.D), spec)
+        dim = landing.index("dp")
+        if g.shape[dim] % self.D:
+            raise SystemExit(f"gen_training_step: --reduce-gradients once scatters a gradient of shape "
+                             f"{list(g.shape)} over dp={self.D} along dimension {dim}, which dp does not divide")
+        return em.plain(em._raw_constrain, em.plain(em.reduce_scatter, g, self.D, dim), spec)
+
+
 def parse_mesh(text):
     mesh = []
     for part in text.split(","):
@@ -1561,6 +1647,10 @@ def main(argv=None):
                          "--shardings module` can check a layout against the global step "
                          "(AdamW's m / (sqrt(v) + eps) magnifies the rounding of a near-zero "
                          "gradient past that check's tolerance)")
+    ap.add_argument("--reduce-gradients", choices=["each-micro-batch", "once"], default="each-micro-batch",
+                    help="once: each device sums its micro-batches' gradients and reduces the sum over dp "
+                         "after the last (DDP's no_sync, Megatron-LM's gradient buffer), the micro-batch "
+                         "loop in a manual computation over dp (layouts dp, zero1, zero2)")
     ap.add_argument("--sequence-parallel", action="store_true")
     ap.add_argument("--attention", choices=["shard_map", "rule", "dots"], default="shard_map",
                     help="cuDNN attention inside a manual computation over the mesh (as JAX's shard_map "
@@ -1588,8 +1678,11 @@ def main(argv=None):
         problems.append("K/V heads, --ffn and --vocab must divide by tp")
     if a.arch == "moe" and a.experts % mesh.get("dp", 1):
         problems.append("--experts must divide by dp")
-    if set(mesh) - {"dp", "tp", "cp"}:
-        problems.append("--mesh axes are dp, tp and cp")
+    if set(mesh) - {"stage", "dp", "tp", "cp"}:
+        problems.append("--mesh axes are stage, dp, tp and cp")
+    if "stage" in mesh and a.mesh[0][0] != "stage":
+        problems.append("--mesh: the stage axis comes first (a pipeline stage is a block of "
+                        "consecutive devices)")
     if "cp" in mesh and (a.attention != "shard_map" or a.sequence_parallel or a.seq % mesh["cp"]):
         problems.append("cp (context parallelism: ring attention in shard_map) needs --attention shard_map, "
                         "no --sequence-parallel, and --seq divisible by cp")
@@ -1597,10 +1690,15 @@ def main(argv=None):
                                     or a.sequence_parallel):
         problems.append("--layout fsdp-flat shards every weight over dp (tensor parallelism over tp "
                         "inside): --mesh dp=D[,tp=T], no MoE, no --sequence-parallel")
+    if a.reduce_gradients == "once" and ("dp" not in mesh or "cp" in mesh or a.arch == "moe"
+                                         or a.layout not in ("dp", "zero1", "zero2")):
+        problems.append("--reduce-gradients once sums each device's gradients in a manual computation over "
+                        "dp: --layout dp, zero1 or zero2, a dp axis, no cp, no MoE")
     if problems:
         raise SystemExit("gen_training_step: " + "; ".join(problems))
     out = []
-    (FlatStep(a) if a.layout == "fsdp-flat" else Step(a)).write(out)
+    step = FlatStep if a.layout == "fsdp-flat" else OnceReducedStep if a.reduce_gradients == "once" else Step
+    step(a).write(out)
     text = "\n".join(out) + "\n"
     if a.output == "-":
         sys.stdout.write(text)

@@ -23,7 +23,9 @@ each rank reading another rank's part.
 
 --unroll (layers a loop iteration) is checked against one layer an
 iteration: the same step, bit for bit, and not with an iteration's layers
-swapped.
+swapped. --reduce-gradients once is checked against the step that
+reduces each micro-batch's gradients (the same gradients within 1e-5),
+and must fail with its dp sums reduced over single devices.
 
 Why these settings: random inputs are scaled by 1/64 (a deep step on
 unit-scale inputs has gradients of 1e6 with cancellation and rounds past
@@ -71,6 +73,7 @@ LAYOUTS = {
     "gpt fsdp, full recompute, dp only": ["--arch", "gpt", "--mesh", "dp=4", "--recompute", "full",
                                           "--layout", "fsdp"],
     "llama zero2, tp+sp, two layers an iteration": TP_SP + ["--layout", "zero2", "--unroll", "2"],
+    "llama zero2, tp+sp, reduced once": TP_SP + ["--layout", "zero2", "--reduce-gradients", "once"],
 }
 GPT_FLOOR = "1e-3"
 SCALE = "0.015625"
@@ -137,6 +140,46 @@ def check_flat(interpreter, tmp):
             lines = [l for l in p.stdout.splitlines() if "checks passed" in l]
             label = "%s fsdp-flat = dp%s" % (name, ", " + fault if fault else "")
             print("%s: %s" % (label, " / ".join(lines)))
+            counts = [re.match(r".*?(\d+) of (\d+) (?:device )?checks passed", l) for l in lines]
+            all_passed = len(counts) == 2 and all(c and c.group(1) == c.group(2) != "0" for c in counts)
+            if bool(fault) == all_passed:
+                failures.append("%s: %s" % (label, " / ".join(lines) or p.stderr.strip()[-300:]))
+    return failures
+
+
+def check_once(interpreter, tmp):
+    """--reduce-gradients once (each device's micro-batches summed, then
+    reduced over dp) computes the gradients of the step that reduces each
+    micro-batch's, with the sum whole (dp: all-reduce) and scattered (zero2:
+    reduce-scatter); the check catches sums reduced over no device (each
+    dp all-reduce's groups made single devices)."""
+    failures = []
+    for layout in ("dp", "zero2"):
+        paths = {}
+        for mode in ("each-micro-batch", "once"):
+            paths[mode] = os.path.join(tmp, "once-%s-%s.mlir" % (layout, mode))
+            subprocess.run([sys.executable, GENERATOR] + SMALL + TP_SP + [
+                "--layout", layout, "--reduce-gradients", mode, "-o", paths[mode]], check=True)
+        faults = [None] + (["single-device groups"] if layout == "dp" else [])
+        for fault in faults:
+            once = paths["once"]
+            if fault:
+                with open(once) as f:
+                    text = f.read()
+                # The dp groups of a 2 x 2 mesh ([[0, 2], [1, 3]]) as four of one.
+                faulty = text.replace("dense<[[0, 2], [1, 3]]> : tensor<2x2xi64>",
+                                      "dense<[[0], [1], [2], [3]]> : tensor<4x1xi64>")
+                once = once.replace(".mlir", "-fault.mlir")
+                with open(once, "w") as f:
+                    f.write(faulty)
+            module = once.replace(".mlir", "-equivalence.mlir")
+            subprocess.run([sys.executable, EQUIVALENCE, paths["each-micro-batch"], once, "--same-arguments",
+                            "-o", module], check=True)
+            p = subprocess.run([interpreter, module, "--shardings", "module", "--input-scale", SCALE],
+                               capture_output=True, text=True, timeout=600)
+            lines = [l for l in p.stdout.splitlines() if "checks passed" in l]
+            label = "llama %s, reduced once = each micro-batch%s" % (layout, ", " + fault if fault else "")
+            print("%s: %s" % (label, " / ".join(lines) or p.stderr.strip()[-200:]))
             counts = [re.match(r".*?(\d+) of (\d+) (?:device )?checks passed", l) for l in lines]
             all_passed = len(counts) == 2 and all(c and c.group(1) == c.group(2) != "0" for c in counts)
             if bool(fault) == all_passed:
@@ -227,6 +270,7 @@ def main():
                                     % (fault, name, line))
         failures += check_flat(args.interpreter, tmp)
         failures += check_unroll(args.interpreter, tmp)
+        failures += check_once(args.interpreter, tmp)
     for f in failures:
         print("FAIL:", f)
     print("%d failure(s)" % len(failures))

@@ -19,6 +19,10 @@ so that row t holds rank t's part of every split weight. --swap-ranks
 puts the ranks' rows in the other order (a flat step
 that gives each rank another rank's columns).
 
+--same-arguments compares two steps that take the same arguments (the
+second's may be named g_...) and return the same gradients, positionally:
+--reduce-gradients once against the step that reduces each micro-batch's.
+
   python3 tests/schedule/flat_fsdp_equivalence.py DP.mlir FLAT.mlir -o OUT.mlir
 """
 import argparse
@@ -139,6 +143,25 @@ class Writer:
         v = self.op(f"stablehlo.transpose {value}, dims = [{', '.join(map(str, inverse))}] : ({t}) -> {cut_t}")
         return self.op(f"stablehlo.reshape {v} : ({cut_t}) -> {want}")
 
+    def compare(self, pairs):
+        """A check per (expected, got, type): the largest difference over
+        the larger of the expected's largest value and 1e-3 of the largest
+        of all, below 1e-5."""
+        scales = [self.largest(want, t) for want, _, t in pairs]
+        overall = scales[0]
+        for s in scales[1:]:
+            overall = self.op(f"stablehlo.maximum {overall}, {s} : tensor<f32>")
+        thousandth = self.op("stablehlo.constant dense<1.0e-3> : tensor<f32>")
+        floor = self.op(f"stablehlo.multiply {overall}, {thousandth} : tensor<f32>")
+        for (want, got_v, t), scale in zip(pairs, scales):
+            diff = self.op(f"stablehlo.subtract {want}, {got_v} : {t}")
+            worst = self.largest(diff, t)
+            denominator = self.op(f"stablehlo.maximum {scale}, {floor} : tensor<f32>")
+            ratio = self.op(f"stablehlo.divide {worst}, {denominator} : tensor<f32>")
+            self.lines.append(f"  stablehlo.custom_call @check.expect_almost_eq_const({ratio}) {{has_side_effect = "
+                              f"true, value = dense<0.0> : tensor<f32>, tolerance = 1.0e-5 : f64}} : "
+                              f"(tensor<f32>) -> ()")
+
     def largest(self, value, t):
         """max |value| as tensor<f32>."""
         shape, dtype = shape_of(t)
@@ -224,20 +247,29 @@ def build(dp_text, flat_text, misalign=False, swap_ranks=False):
             want = tensor(shape_of(t)[0], shape_of(ft)[1])
             got[n] = w.unranks(v, piece, d, lead, tp, want) if is_split else v
     pairs = [(f"%dp#{i}", got[n], t) for i, (n, t) in enumerate(zip(weights, dp_results))]
-    scales = [w.largest(want, t) for want, _, t in pairs]
-    overall = scales[0]
-    for s in scales[1:]:
-        overall = w.op(f"stablehlo.maximum {overall}, {s} : tensor<f32>")
-    thousandth = w.op("stablehlo.constant dense<1.0e-3> : tensor<f32>")
-    floor = w.op(f"stablehlo.multiply {overall}, {thousandth} : tensor<f32>")
-    for (want, got_v, t), scale in zip(pairs, scales):
-        diff = w.op(f"stablehlo.subtract {want}, {got_v} : {t}")
-        worst = w.largest(diff, t)
-        denominator = w.op(f"stablehlo.maximum {scale}, {floor} : tensor<f32>")
-        ratio = w.op(f"stablehlo.divide {worst}, {denominator} : tensor<f32>")
-        w.lines.append(f"  stablehlo.custom_call @check.expect_almost_eq_const({ratio}) {{has_side_effect = true, "
-                       f"value = dense<0.0> : tensor<f32>, tolerance = 1.0e-5 : f64}} : (tensor<f32>) -> ()")
-    arg_text = ",\n    ".join(f"%{n}: {t}{attr}" for n, t, attr in dp_args)
+    w.compare(pairs)
+    return module(mesh, dp_args, w, dp_body, flat_body)
+
+
+def build_same(first_text, second_text):
+    """Two steps that take the same arguments (the second's may be named
+    g_...) and return the same gradients: both called, each gradient
+    compared as `build` compares them."""
+    mesh, args, results, first_body = split(first_text)
+    _, args2, results2, second_body = split(second_text)
+    if [t for _, t, _ in args] != [t for _, t, _ in args2] or results != results2:
+        raise SystemExit("--same-arguments: the two steps' signatures differ")
+    w = Writer()
+    names = ", ".join(f"%{n}" for n, _, _ in args)
+    types = f"({', '.join(t for _, t, _ in args)}) -> ({', '.join(results)})"
+    w.lines.append(f"  %dp:{len(results)} = func.call @dp_step({names}) : {types}")
+    w.lines.append(f"  %flat:{len(results)} = func.call @flat_step({names}) : {types}")
+    w.compare([(f"%dp#{i}", f"%flat#{i}", t) for i, t in enumerate(results)])
+    return module(mesh, args, w, first_body, second_body)
+
+
+def module(mesh, args, w, dp_body, flat_body):
+    arg_text = ",\n    ".join(f"%{n}: {t}{attr}" for n, t, attr in args)
     out = [mesh,
            dp_body.replace("func.func @main", "func.func private @dp_step", 1),
            flat_body.replace("func.func @main", "func.func private @flat_step", 1),
@@ -251,6 +283,9 @@ def main():
     ap.add_argument("flat")
     ap.add_argument("--misalign", action="store_true")
     ap.add_argument("--swap-ranks", action="store_true")
+    ap.add_argument("--same-arguments", action="store_true",
+                    help="FLAT is any step taking DP's arguments (e.g. --reduce-gradients once): "
+                         "both called on them, their gradients compared")
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
     with open(a.dp) as f:
@@ -258,7 +293,8 @@ def main():
     with open(a.flat) as f:
         flat_text = f.read()
     with open(a.output, "w") as f:
-        f.write(build(dp_text, flat_text, a.misalign, a.swap_ranks))
+        f.write(build_same(dp_text, flat_text) if a.same_arguments
+                else build(dp_text, flat_text, a.misalign, a.swap_ranks))
     return 0
 
 
