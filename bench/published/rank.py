@@ -28,6 +28,10 @@ iteration, and the time of both comparisons is counted.
 A layout the comparer cannot replace (--layout fsdp-flat: the whole step
 in a manual computation) is estimated alone, as run.py estimates it, and
 ranked among the candidates of the same step written with --layout dp.
+A run whose gradients are reduced once a step (--reduce-gradients once,
+the micro-batch loop in a manual computation) is not ranked: the
+comparer's candidates would reduce every micro-batch's gradients, M times
+its data-parallel bytes, and rank it against steps no one would run.
 """
 import argparse
 import json
@@ -115,6 +119,14 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for r in runs:
+            if published.option(r["generator"], "--reduce-gradients") == "once":
+                # Its candidates would be the same step reducing each
+                # micro-batch's gradients: M times the data-parallel bytes.
+                print("| %s | %d | %s | not ranked: gradients reduced once a step in a manual computation, "
+                      "which the comparer cannot replace; its candidates would reduce every micro-batch's "
+                      "| - | - | - | - | - |" % (r["id"], published.devices(r["generator"]),
+                                                  published.option(r["generator"], "--mesh")))
+                continue
             gen, written, _ = published.fitting_step(args.build, r, tmp)
             manual = published.option(gen, "--layout") == "fsdp-flat"
             module = os.path.join(tmp, r["id"] + "-rule.mlir")

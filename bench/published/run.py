@@ -6,7 +6,8 @@ for bench/RESULTS.md.
   python3 bench/published/run.py [--build build] [--json out.json]
 
 Each run's step is written by bench/models/gen_training_step.py from the
-run's generator arguments, and its schedule by the run's `schedule` flags:
+run's generator arguments (a pipelined run's pipeline by its `pipeline`
+flags, given to every variant), and its schedule by the run's `schedule` flags:
 how its framework overlapped communication (every run here is a PyTorch
 program whose data-parallel collectives run on a stream of their own, a
 layer or bucket ahead of or behind the compute: XLA's collective
@@ -27,7 +28,8 @@ collective its own call); with --no-fusion (every op its own kernel, no
 combining); with --gemms-at-peak (GEMMs at the datasheet peak, not
 measured efficiency). The measured step time is derived from the claim:
   - a model-FLOPs rate per GPU: step = FLOPs of the step / (rate x GPUs),
-    with the FLOPs counted as the run's `assumed` entry says;
+    with the FLOPs counted as the run's `assumed` entry says (of the
+    model's own layers, `measured.layers`, where the program rounds them);
   - GPU-hours for a number of tokens: tokens / (GPU-hours x 3600) is the
     rate per GPU, step = tokens of the step / (rate x GPUs).
 When a step does not fit in device memory, its micro-batches are split
@@ -65,25 +67,39 @@ BAND_SCHEDULES = (("kXlaDefault", "XLA's default schedule"),
 
 
 def variant_flags(run, variant):
-    """shardlab-schedule's flags for a run under a variant of VARIANTS."""
+    """shardlab-schedule's flags for a run under a variant of VARIANTS: the
+    run's layout flags (its pipeline) always, its schedule flags where the
+    variant keeps them."""
     _, flags, as_run = variant
-    return (list(run.get("schedule", {}).get("flags", [])) if as_run else []) + list(flags)
+    return (list(run.get("pipeline", {}).get("flags", [])) +
+            (list(run.get("schedule", {}).get("flags", [])) if as_run else []) + list(flags))
 
 
 def option(args, name, default=None):
     return args[args.index(name) + 1] if name in args else default
 
 
-def model_flops_per_step(gen):
+def model_flops_per_step(gen, layers=None):
     """6N + 12 l h s FLOPs per token (forward and backward, no recompute),
-    N the parameters of a GPT decoder (4h^2 attention, 2 h ffn MLP, biases
-    and LayerNorms, embedding tied)."""
-    layers, hidden = int(option(gen, "--layers")), int(option(gen, "--hidden"))
-    ffn = int(option(gen, "--ffn", 4 * hidden))
+    N the parameters of the model: a GPT decoder (4h^2 attention, 2 h ffn
+    MLP, biases and LayerNorms, embedding tied) or a Llama decoder (Q and O
+    h^2 each, K and V h x the K/V heads' width, SwiGLU's 3 h ffn, RMSNorm
+    scales, embedding and head untied). `layers` (the model's) when the
+    step is written with another number (a pipeline's stages rounded)."""
+    layers = layers or int(option(gen, "--layers"))
+    hidden = int(option(gen, "--hidden"))
     vocab, seq = int(option(gen, "--vocab")), int(option(gen, "--seq"))
     tokens = int(option(gen, "--micro-batch")) * seq * int(option(gen, "--grad-accum", 1))
-    per_layer = 4 * hidden * hidden + 2 * hidden * ffn + 9 * hidden + ffn
-    params = layers * per_layer + vocab * hidden + seq * hidden
+    if option(gen, "--arch", "llama") == "gpt":
+        ffn = int(option(gen, "--ffn", 4 * hidden))
+        per_layer = 4 * hidden * hidden + 2 * hidden * ffn + 9 * hidden + ffn
+        params = layers * per_layer + vocab * hidden + seq * hidden
+    else:
+        ffn = int(option(gen, "--ffn"))
+        heads = int(option(gen, "--heads"))
+        kv_width = hidden // heads * int(option(gen, "--kv-heads", heads))
+        per_layer = 2 * hidden * hidden + 2 * hidden * kv_width + 3 * hidden * ffn + 2 * hidden
+        params = layers * per_layer + hidden + 2 * vocab * hidden
     return tokens * (6 * params + 12 * layers * hidden * seq), params
 
 
@@ -92,7 +108,7 @@ def measured_step_s(run, gen):
     tokens = int(option(gen, "--micro-batch")) * int(option(gen, "--seq")) * \
         int(option(gen, "--grad-accum", 1))
     if m["kind"] == "model_tflops_per_gpu":
-        flops, _ = model_flops_per_step(gen)
+        flops, _ = model_flops_per_step(gen, m.get("layers"))
         return flops / (m["model_tflops_per_gpu"] * 1e12 * n)
     if m["kind"] == "gpu_hours":
         per_gpu = m["tokens"] / (m["gpu_hours"] * 3600)
@@ -133,7 +149,7 @@ def fitting_step(build, run, tmp):
         r = estimate(build, module, run["preset"], variant_flags(run, VARIANTS[0]))
         micro = int(option(gen, "--micro-batch"))
         fits = r["peak_memory_bytes"] <= r["hardware"]["device_memory_bytes"]
-        if fits or micro % 2 or micro // 2 < devices(gen) // tp_degree(gen):
+        if fits or micro % 2 or (micro // 2) % axis_size(gen, "dp"):
             return gen, module, r
         print("%s: %.1f GiB does not fit; micro-batch %d -> %d" % (
             run["id"], r["peak_memory_bytes"] / 2**30, micro, micro // 2), file=sys.stderr)
@@ -141,9 +157,9 @@ def fitting_step(build, run, tmp):
                           2 * int(option(gen, "--grad-accum", 1)))
 
 
-def tp_degree(gen):
+def axis_size(gen, name):
     for part in option(gen, "--mesh", "dp=1").split(","):
-        if part.startswith("tp="):
+        if part.startswith(name + "="):
             return int(part.split("=")[1])
     return 1
 
