@@ -36,7 +36,10 @@ struct ValidationBand {
   std::string schedule; ///< how the runs were estimated for this band
 };
 
-/// The schedules bands are kept for.
+/// The schedules bands are kept for: the two the published runs were
+/// estimated with. An estimate made with only one of --pipeline-collectives
+/// and --stream-per-link takes XLA's default band (no run was estimated
+/// that way; the band of the closest schedule is not known to be closer).
 enum class BandSchedule {
   XlaDefault, ///< one collective stream, no pipeliner
   Overlapped, ///< the collective pipeliner and a stream per link
