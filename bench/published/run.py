@@ -90,10 +90,13 @@ def model_flops_per_step(gen, layers=None):
     hidden = int(option(gen, "--hidden"))
     vocab, seq = int(option(gen, "--vocab")), int(option(gen, "--seq"))
     tokens = int(option(gen, "--micro-batch")) * seq * int(option(gen, "--grad-accum", 1))
-    if option(gen, "--arch", "llama") == "gpt":
+    arch = option(gen, "--arch", "llama")
+    if arch == "gpt":
         ffn = int(option(gen, "--ffn", 4 * hidden))
         per_layer = 4 * hidden * hidden + 2 * hidden * ffn + 9 * hidden + ffn
         params = layers * per_layer + vocab * hidden + seq * hidden
+    elif arch != "llama":
+        sys.exit("no model FLOPs count for --arch %s (a run measured in FLOPs needs one)" % arch)
     else:
         ffn = int(option(gen, "--ffn"))
         heads = int(option(gen, "--heads"))
