@@ -957,15 +957,17 @@ class Step:
         """The fewest layers per loop iteration (a divisor of --layers) whose
         weights hold at least `elements` per device before any data-parallel
         split: Megatron's gradient bucket, reduced as one."""
-        per_layer = 0
-        for shape, spec in self.m.weights.values():
-            split = 1
-            for axis in spec:
-                if axis is not None and axis != "dp":
-                    split *= self.m.mesh[axis]
-            per_layer += numel(shape) // split
+        per_layer = sum(self.local_numel(shape, spec) for shape, spec in self.m.weights.values())
         L = self.a.layers
         return next(k for k in range(1, L + 1) if L % k == 0 and (k * per_layer >= elements or k == L))
+
+    def local_numel(self, shape, spec):
+        """A weight's elements on one device before any data-parallel split."""
+        split = 1
+        for axis in spec:
+            if axis is not None and axis != "dp":
+                split *= self.m.mesh[axis]
+        return numel(shape) // split
 
     def stacked(self):
         L = self.a.layers
@@ -1407,9 +1409,6 @@ class FlatStep(Step):
     def split_dim(self, spec):
         """The weight dimension split over "tp" (None: held whole)."""
         return spec.index("tp") if "tp" in spec else None
-
-    def local_numel(self, shape, spec):
-        return numel(shape) // (self.T if self.split_dim(spec) is not None else 1)
 
     def units(self):
         """The flat buffers: name -> (the weights in it, by name: (shape,
