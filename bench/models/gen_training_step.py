@@ -321,8 +321,10 @@ class Emitter:
                 o.name = name
             return outs
         args = [self.fresh("la") for _ in ins]
-        ltypes = [stats_type(x.shape, True) if x.dtype == "f32" else local_type(x) for x in ins]
-        out_types_local = [stats_type(x.shape, True) if x.dtype == "f32" else local_type(x) for x in outs]
+        # The softmax statistics are [B, N, T] (rank 3), told apart by rank:
+        # an f32 step's activations are f32 too.
+        ltypes = [stats_type(x.shape, True) if len(x.shape) == 3 else local_type(x) for x in ins]
+        out_types_local = [stats_type(x.shape, True) if len(x.shape) == 3 else local_type(x) for x in outs]
         res = self.fresh("mc")
         self.line(f"{res}:{len(outs)} = sdy.manual_computation({', '.join(x.name for x in ins)}) "
                   f"in_shardings=[{', '.join(specs_in)}] "

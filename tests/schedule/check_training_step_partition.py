@@ -74,6 +74,8 @@ LAYOUTS = {
                                           "--layout", "fsdp"],
     "llama zero2, tp+sp, two layers an iteration": TP_SP + ["--layout", "zero2", "--unroll", "2"],
     "llama zero2, tp+sp, reduced once": TP_SP + ["--layout", "zero2", "--reduce-gradients", "once"],
+    "llama zero2, tp+sp, cuDNN attention in a shard_map": TP_SP + ["--layout", "zero2",
+                                                                 "--attention", "shard_map"],
 }
 GPT_FLOOR = "1e-3"
 SCALE = "0.015625"
@@ -235,7 +237,8 @@ def main():
         modules = {}
         for name, layout in LAYOUTS.items():
             module = os.path.join(tmp, "step%d.mlir" % len(modules))
-            subprocess.run([sys.executable, GENERATOR] + layout + SMALL + ["-o", module], check=True)
+            # A layout's own flags come last, so that they override SMALL's.
+            subprocess.run([sys.executable, GENERATOR] + SMALL + layout + ["-o", module], check=True)
             modules[name] = module
             programs = {}
             for gpu in ((), ("--gpu-passes",)):
