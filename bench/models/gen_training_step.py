@@ -70,6 +70,9 @@ gradient buffer): the micro-batch loop in a manual computation over "dp",
 a psum (dp, zero1) or psum_scatter onto the optimizer states' shards
 (zero2) after it, AdamW outside. A "stage" axis (first in --mesh, used by
 no sharding) is for `shardlab-schedule --pipeline-stages`.
+--reshard-after-forward no (--layout fsdp) keeps each layer's weights
+gathered in the forward for the backward (PyTorch FSDP's SHARD_GRAD_OP):
+one gather a layer and micro-batch instead of two.
 """
 import argparse
 import functools
@@ -1116,6 +1119,12 @@ class Step:
 
     # -- loops --
 
+    def keeps_gathered(self):
+        """FSDP without resharding after the forward (its SHARD_GRAD_OP):
+        each layer's weights gathered once a micro-batch, in the forward,
+        and kept for the backward."""
+        return self.a.layout == "fsdp" and self.a.reshard_after_forward == "no"
+
     def layer_weights(self, stacked, index):
         """One layer's weights, sliced from the stacks and kept as they are
         stored (FSDP: sharded), so that what gathers them is per layer."""
@@ -1194,8 +1203,11 @@ class Step:
         for i in saved:
             o = tape.entries[i][1]
             saved_vals.extend(o if isinstance(o, list) else [o])
+        # Without resharding after the forward, each layer's gathered
+        # weights are kept, stacked, for the backward (after the saved values).
+        kept = [Val(f"w_{n}", s[1:], dt) for n, (s, _) in stacked.items()] if self.keeps_gathered() else []
         stacks = [(em.const(0.0, (L,) + tuple(v.shape), v.dtype, record=False), v) for v in
-                  [Val("x", act, dt)] + saved_vals]
+                  [Val("x", act, dt)] + saved_vals + kept]
         carry_types = [tensor_type(act, dt)] + [tensor_type((L,) + tuple(v.shape), v.dtype) for _, v in stacks]
         res = em.fresh("fw")
         carries = ", ".join([f"%fh = {x0.name}"] + [f"%fs{j} = {z.name}" for j, (z, _) in enumerate(stacks)])
@@ -1208,6 +1220,8 @@ class Step:
         for u in range(a.unroll):  # the layers of one iteration, as scan's unroll
             index = self.layer_index("%li", u)
             W = self.layer_weights(stacked, index)
+            if kept:  # gathered here, once a micro-batch
+                W = {n: em.plain(em._raw_constrain, w, without_dp(stacked[n][1][1:])) for n, w in W.items()}
             em.tape = Tape()
             x, y = y, m.layer(em, y, W)
             fwd_tape, em.tape = em.tape, None
@@ -1215,6 +1229,7 @@ class Step:
             for i in saved:
                 o = fwd_tape.entries[i][1]
                 values.extend(o if isinstance(o, list) else [o])
+            values += [W[n] for n in stacked] if kept else []
             news = [em.dynamic_update(buf, v, index) for buf, v in zip(news, values)]
         em.line("%lnext = stablehlo.add %li, %c1 : tensor<i32>")
         em.line(f"stablehlo.return %lnext, {y.name}, {', '.join(v.name for v in news)} : tensor<i32>, {', '.join(carry_types)}")
@@ -1222,6 +1237,8 @@ class Step:
         em.line("}")
         h_final = Val(f"{res}#1", act, dt)
         stack_vals = [Val(f"{res}#{j + 2}", (L,) + tuple(v.shape), v.dtype) for j, (_, v) in enumerate(stacks)]
+        self.kept = dict(zip(stacked, stack_vals[len(stack_vals) - len(kept):])) if kept else {}
+        stack_vals = stack_vals[:len(stack_vals) - len(kept)]
         # Logits against the embedding, softmax cross-entropy, its gradient.
         em.tape = Tape()
         hf = h_final
@@ -1269,7 +1286,11 @@ class Step:
         a, m, em = self.a, self.m, self.em
         index = em.fresh("bj")
         em.line(f"{index} = stablehlo.subtract %last, {self.layer_index('%bi', u)} : tensor<i32>")
-        W = self.layer_weights(stacked, index)
+        if self.kept:  # the forward's gathered weights
+            W = {n: em.plain(em._raw_constrain, em.dynamic_slice(self.kept[n], index, 1), without_dp(spec[1:]))
+                 for n, (_, spec) in stacked.items()}
+        else:
+            W = self.layer_weights(stacked, index)
         sliced = [em.dynamic_slice(v, index, 1) for v in stack_vals]
         x_in = sliced[0]
         # Replay the layer's forward with the saved values standing in.
@@ -1354,6 +1375,10 @@ class Step:
             outs_m.append(m1)
             outs_v.append(v1)
         return outs_p + outs_m + outs_v
+
+
+def without_dp(spec):
+    return [None if axis == "dp" else axis for axis in spec]
 
 
 def numel(shape):
@@ -1652,6 +1677,10 @@ def main(argv=None):
                     help="once: each device sums its micro-batches' gradients and reduces the sum over dp "
                          "after the last (DDP's no_sync, Megatron-LM's gradient buffer), the micro-batch "
                          "loop in a manual computation over dp (layouts dp, zero1, zero2)")
+    ap.add_argument("--reshard-after-forward", choices=["yes", "no"], default="yes",
+                    help="--layout fsdp: no keeps each layer's weights gathered in the forward for the "
+                         "backward (FSDP's SHARD_GRAD_OP: one gather a layer and micro-batch, whole weights "
+                         "held like zero2's, but gathered where the forward uses them, not after the update)")
     ap.add_argument("--sequence-parallel", action="store_true")
     ap.add_argument("--attention", choices=["shard_map", "rule", "dots"], default="shard_map",
                     help="cuDNN attention inside a manual computation over the mesh (as JAX's shard_map "
@@ -1695,6 +1724,8 @@ def main(argv=None):
                                          or a.layout not in ("dp", "zero1", "zero2")):
         problems.append("--reduce-gradients once sums each device's gradients in a manual computation over "
                         "dp: --layout dp, zero1 or zero2, a dp axis, no cp, no MoE")
+    if a.reshard_after_forward == "no" and a.layout != "fsdp":
+        problems.append("--reshard-after-forward no is for --layout fsdp")
     if problems:
         raise SystemExit("gen_training_step: " + "; ".join(problems))
     out = []

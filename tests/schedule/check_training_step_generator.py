@@ -248,6 +248,30 @@ def check_once_reduction(cli, tmp):
     check(got == want, "--reduce-gradients: collective bytes %s, by hand %s" % (got, want))
 
 
+def check_kept_gathers(cli, tmp):
+    """FSDP not resharded after the forward gathers each layer's sharded
+    weights once a micro-batch (in the forward) where resharding gathers
+    them again in the backward: at least M L layers' sharded weights fewer
+    bytes gathered, at least M L still gathered, the same reduce-scatters."""
+    L, H, F, V, M = 2, 512, 2048, 4096, 2
+    sharded_layer = 2 * (4 * H * H + 2 * H * F)  # bf16 Q/K/V/O and the MLP's two
+    got = {}
+    for keep in ("yes", "no"):
+        r = estimate(cli, tmp, ["--arch", "gpt", "--layers", str(L), "--hidden", str(H), "--heads", "8",
+                                "--ffn", str(F), "--vocab", str(V), "--seq", "256", "--micro-batch", "4",
+                                "--grad-accum", str(M), "--recompute", "full", "--mesh", "dp=2",
+                                "--layout", "fsdp", "--reshard-after-forward", keep])
+        if r is None:
+            return
+        got[keep] = {k: r["per_kind"][k]["bytes"] for k in ("all-gather", "reduce-scatter")}
+    layers = M * L * sharded_layer
+    print("fsdp gathered / scattered bytes by --reshard-after-forward: %s; M L layers: %d" % (got, layers))
+    check(got["no"]["all-gather"] <= got["yes"]["all-gather"] - layers
+          and got["no"]["all-gather"] >= layers
+          and got["no"]["reduce-scatter"] == got["yes"]["reduce-scatter"],
+          "--reshard-after-forward no: bytes %s, M L layers %d" % (got, layers))
+
+
 def check_flat_fsdp(cli, tmp):
     L, M, H, F, V, dp = 3, 2, 512, 2048, 4096, 3
     model = ["--arch", "gpt", "--layers", str(L), "--hidden", str(H), "--heads", "8", "--ffn", str(F),
@@ -344,6 +368,7 @@ def main():
         check_flat_fsdp(cli, tmp)
         check_gradient_buckets(cli, tmp)
         check_once_reduction(cli, tmp)
+        check_kept_gathers(cli, tmp)
     for f in failures:
         print("FAIL:", f)
     print("%d failure(s)" % len(failures))

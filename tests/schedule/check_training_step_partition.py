@@ -25,7 +25,8 @@ each rank reading another rank's part.
 iteration: the same step, bit for bit, and not with an iteration's layers
 swapped. --reduce-gradients once is checked against the step that
 reduces each micro-batch's gradients (the same gradients within 1e-5),
-and must fail with its dp sums reduced over single devices.
+and must fail with its dp sums reduced over single devices; FSDP not
+resharded after the forward against zero2.
 
 Why these settings: random inputs are scaled by 1/64 (a deep step on
 unit-scale inputs has gradients of 1e6 with cancellation and rounds past
@@ -76,6 +77,8 @@ LAYOUTS = {
     "llama zero2, tp+sp, reduced once": TP_SP + ["--layout", "zero2", "--reduce-gradients", "once"],
     "llama zero2, tp+sp, cuDNN attention in a shard_map": TP_SP + ["--layout", "zero2",
                                                                  "--attention", "shard_map"],
+    "llama fsdp, tp+sp, not resharded after the forward": TP_SP + ["--layout", "fsdp",
+                                                                 "--reshard-after-forward", "no"],
 }
 GPT_FLOOR = "1e-3"
 SCALE = "0.015625"
@@ -149,22 +152,35 @@ def check_flat(interpreter, tmp):
     return failures
 
 
-def check_once(interpreter, tmp):
-    """--reduce-gradients once (each device's micro-batches summed, then
-    reduced over dp) computes the gradients of the step that reduces each
-    micro-batch's, with the sum whole (dp: all-reduce) and scattered (zero2:
-    reduce-scatter); the check catches sums reduced over no device (each
-    dp all-reduce's groups made single devices)."""
+# Steps that compute the same gradients as another written otherwise:
+# name -> (the reference's flags, the step's); both on SMALL + TP_SP.
+SAME_GRADIENTS = {
+    "llama dp, reduced once = each micro-batch": (["--layout", "dp"],
+                                                  ["--layout", "dp", "--reduce-gradients", "once"]),
+    "llama zero2, reduced once = each micro-batch": (["--layout", "zero2"],
+                                                     ["--layout", "zero2", "--reduce-gradients", "once"]),
+    "llama fsdp not resharded after the forward = zero2": (
+        ["--layout", "zero2"], ["--layout", "fsdp", "--reshard-after-forward", "no"]),
+}
+
+
+def check_same_gradients(interpreter, tmp):
+    """Each step of SAME_GRADIENTS computes its reference's gradients:
+    --reduce-gradients once (each device's micro-batches summed, then
+    reduced over dp) as the step that reduces each micro-batch's, with the
+    sum whole (dp: all-reduce) and scattered (zero2: reduce-scatter); FSDP
+    keeping the forward's gathered weights for the backward as zero2. The
+    check catches sums reduced over no device (each dp all-reduce's groups
+    made single devices)."""
     failures = []
-    for layout in ("dp", "zero2"):
+    for number, (name, (reference, flags)) in enumerate(SAME_GRADIENTS.items()):
         paths = {}
-        for mode in ("each-micro-batch", "once"):
-            paths[mode] = os.path.join(tmp, "once-%s-%s.mlir" % (layout, mode))
-            subprocess.run([sys.executable, GENERATOR] + SMALL + TP_SP + [
-                "--layout", layout, "--reduce-gradients", mode, "-o", paths[mode]], check=True)
-        faults = [None] + (["single-device groups"] if layout == "dp" else [])
+        for which, extra in (("reference", reference), ("step", flags)):
+            paths[which] = os.path.join(tmp, "same-%d-%s.mlir" % (number, which))
+            subprocess.run([sys.executable, GENERATOR] + SMALL + TP_SP + extra + ["-o", paths[which]], check=True)
+        faults = [None] + (["single-device groups"] if name.startswith("llama dp, reduced once") else [])
         for fault in faults:
-            once = paths["once"]
+            once = paths["step"]
             if fault:
                 with open(once) as f:
                     text = f.read()
@@ -175,12 +191,12 @@ def check_once(interpreter, tmp):
                 with open(once, "w") as f:
                     f.write(faulty)
             module = once.replace(".mlir", "-equivalence.mlir")
-            subprocess.run([sys.executable, EQUIVALENCE, paths["each-micro-batch"], once, "--same-arguments",
+            subprocess.run([sys.executable, EQUIVALENCE, paths["reference"], once, "--same-arguments",
                             "-o", module], check=True)
             p = subprocess.run([interpreter, module, "--shardings", "module", "--input-scale", SCALE],
                                capture_output=True, text=True, timeout=600)
             lines = [l for l in p.stdout.splitlines() if "checks passed" in l]
-            label = "llama %s, reduced once = each micro-batch%s" % (layout, ", " + fault if fault else "")
+            label = "%s%s" % (name, ", " + fault if fault else "")
             print("%s: %s" % (label, " / ".join(lines) or p.stderr.strip()[-200:]))
             counts = [re.match(r".*?(\d+) of (\d+) (?:device )?checks passed", l) for l in lines]
             all_passed = len(counts) == 2 and all(c and c.group(1) == c.group(2) != "0" for c in counts)
@@ -273,7 +289,7 @@ def main():
                                     % (fault, name, line))
         failures += check_flat(args.interpreter, tmp)
         failures += check_unroll(args.interpreter, tmp)
-        failures += check_once(args.interpreter, tmp)
+        failures += check_same_gradients(args.interpreter, tmp)
     for f in failures:
         print("FAIL:", f)
     print("%d failure(s)" % len(failures))
