@@ -11,6 +11,15 @@ experts and back by all-to-all).
       --micro-batch 16 --grad-accum 4 --mesh dp=8,tp=8 --layout fsdp \\
       --recompute selective -o /tmp/llama8b.mlir
 
+A pipelined step (a stage axis first, gradients reduced once a step),
+estimated as 4 interleaved stages of 2 one-layer chunks:
+
+  python3 bench/models/gen_training_step.py --arch llama --layers 8 \
+      --hidden 1024 --heads 8 --kv-heads 2 --micro-batch 8 --grad-accum 8 \
+      --mesh stage=4,dp=2,tp=2 --layout zero2 --reduce-gradients once \
+      --sequence-parallel -o /tmp/pp.mlir
+  build/shardlab-schedule /tmp/pp.mlir --pipeline-stages 4 --virtual-stages 2
+
 The step: for each of --grad-accum micro-batches (a counted while loop),
 the embedding, the layers (a counted while loop over weights stacked
 [L, ...], as jax.lax.scan writes them), the logits and a softmax

@@ -58,11 +58,11 @@ def check(condition, message):
     return condition
 
 
-def estimate(cli, tmp, args):
+def estimate(cli, tmp, args, flags=()):
     module = os.path.join(tmp, "step.mlir")
     report = os.path.join(tmp, "report.json")
     subprocess.run([sys.executable, GENERATOR] + args + ["-o", module], check=True)
-    p = subprocess.run([cli, module, "--preset", "h100", "--report", report],
+    p = subprocess.run([cli, module, "--preset", "h100", "--report", report] + list(flags),
                        capture_output=True, text=True)
     if p.returncode != 0:
         failures.append("%s: shardlab-schedule failed: %s" % (" ".join(args), p.stderr[-800:]))
@@ -248,6 +248,33 @@ def check_once_reduction(cli, tmp):
     check(got == want, "--reduce-gradients: collective bytes %s, by hand %s" % (got, want))
 
 
+def check_pipelined_once(cli, tmp):
+    """A step with a stage axis, its gradients reduced once, run as S
+    pipeline stages (as the Llama 3 rows of bench/published are): each
+    device reduce-scatters its stage's L/S layers and the embedding once
+    (4 bytes a parameter over dp) and gathers them once (2 bytes), whatever
+    the micro-batches; the stages pass a micro-batch's activations on twice
+    a tick (forward and backward), M + S - 1 ticks."""
+    L, H, F, V, S, dp, seq, b = 4, 512, 2048, 4096, 2, 2, 256, 4
+    layer = 4 * H + 4 * H * H + 4 * H + 2 * H * F + F + H  # GPT: norms, Q/K/V/O, MLP, biases
+    held = L // S * layer + V * H
+    activation = 2 * (b // dp) * seq * H  # bf16, dp's share of a micro-batch
+    for M in (2, 4):
+        r = estimate(cli, tmp, ["--arch", "gpt", "--layers", str(L), "--hidden", str(H), "--heads", "8",
+                                "--ffn", str(F), "--vocab", str(V), "--seq", str(seq), "--micro-batch", str(b),
+                                "--grad-accum", str(M), "--recompute", "full",
+                                "--mesh", "stage=%d,dp=%d" % (S, dp), "--layout", "zero2",
+                                "--reduce-gradients", "once"], ["--pipeline-stages", str(S)])
+        if r is None:
+            return
+        got = {k: (v["count"], v["bytes"]) for k, v in r["per_kind"].items() if v["count"]}
+        ticks = M + S - 1
+        want = {"reduce-scatter": (1, 4 * held // dp), "all-gather": (1, 2 * held),
+                "collective-permute": (2 * ticks, 2 * ticks * activation)}
+        print("pipelined, reduced once, %d micro-batches: %s, by hand %s" % (M, got, want))
+        check(got == want, "pipelined once-reduced step, %d micro-batches: %s, by hand %s" % (M, got, want))
+
+
 def check_kept_gathers(cli, tmp):
     """FSDP not resharded after the forward gathers each layer's sharded
     weights once a micro-batch (in the forward) where resharding gathers
@@ -369,6 +396,7 @@ def main():
         check_gradient_buckets(cli, tmp)
         check_once_reduction(cli, tmp)
         check_kept_gathers(cli, tmp)
+        check_pipelined_once(cli, tmp)
     for f in failures:
         print("FAIL:", f)
     print("%d failure(s)" % len(failures))
