@@ -140,16 +140,23 @@ def check_flat(interpreter, tmp):
             module = paths["dp"].replace("-dp.mlir", "-equivalence%s.mlir" % (fault or ""))
             subprocess.run([sys.executable, EQUIVALENCE, paths["dp"], paths["fsdp-flat"], "-o", module]
                            + ([fault] if fault else []), check=True)
-            p = subprocess.run([interpreter, module, "--shardings", "module", "--input-scale", SCALE],
-                               capture_output=True, text=True, timeout=600)
-            lines = [l for l in p.stdout.splitlines() if "checks passed" in l]
-            label = "%s fsdp-flat = dp%s" % (name, ", " + fault if fault else "")
-            print("%s: %s" % (label, " / ".join(lines)))
-            counts = [re.match(r".*?(\d+) of (\d+) (?:device )?checks passed", l) for l in lines]
-            all_passed = len(counts) == 2 and all(c and c.group(1) == c.group(2) != "0" for c in counts)
-            if bool(fault) == all_passed:
-                failures.append("%s: %s" % (label, " / ".join(lines) or p.stderr.strip()[-300:]))
+            failures += expect_checks(interpreter, module, "%s fsdp-flat = dp%s" % (
+                name, ", " + fault if fault else ""), fault)
     return failures
+
+
+def expect_checks(interpreter, module, label, fault):
+    """Runs an equivalence module: every check must pass in the global run
+    and on every device, unless the module holds a fault, which must fail
+    one (or stop the run). The failures, if not."""
+    p = subprocess.run([interpreter, module, "--shardings", "module", "--input-scale", SCALE],
+                       capture_output=True, text=True, timeout=600)
+    lines = [l for l in p.stdout.splitlines() if "checks passed" in l]
+    said = " / ".join(lines) or p.stderr.strip()[-300:]
+    print("%s: %s" % (label, said))
+    counts = [re.match(r".*?(\d+) of (\d+) (?:device )?checks passed", l) for l in lines]
+    all_passed = len(counts) == 2 and all(c and c.group(1) == c.group(2) != "0" for c in counts)
+    return ["%s: %s" % (label, said)] if bool(fault) == all_passed else []
 
 
 # Steps that compute the same gradients as another written otherwise:
@@ -193,15 +200,7 @@ def check_same_gradients(interpreter, tmp):
             module = once.replace(".mlir", "-equivalence.mlir")
             subprocess.run([sys.executable, EQUIVALENCE, paths["reference"], once, "--same-arguments",
                             "-o", module], check=True)
-            p = subprocess.run([interpreter, module, "--shardings", "module", "--input-scale", SCALE],
-                               capture_output=True, text=True, timeout=600)
-            lines = [l for l in p.stdout.splitlines() if "checks passed" in l]
-            label = "%s%s" % (name, ", " + fault if fault else "")
-            print("%s: %s" % (label, " / ".join(lines) or p.stderr.strip()[-200:]))
-            counts = [re.match(r".*?(\d+) of (\d+) (?:device )?checks passed", l) for l in lines]
-            all_passed = len(counts) == 2 and all(c and c.group(1) == c.group(2) != "0" for c in counts)
-            if bool(fault) == all_passed:
-                failures.append("%s: %s" % (label, " / ".join(lines) or p.stderr.strip()[-300:]))
+            failures += expect_checks(interpreter, module, "%s%s" % (name, ", " + fault if fault else ""), fault)
     return failures
 
 
