@@ -218,6 +218,12 @@ def check_gradient_buckets(cli, tmp):
           "gradient buckets: reduce-scatters (count, bytes) by layers an iteration %s" % rs)
 
 
+def gpt_layer_params(H, F):
+    """A GPT layer's parameters: two LayerNorms (scale, bias), Q/K/V/O
+    (H x H) and their biases, the MLP (H x F, F x H) and its biases."""
+    return 4 * H + 4 * H * H + 4 * H + 2 * H * F + F + H
+
+
 def check_once_reduction(cli, tmp):
     """--reduce-gradients once reduces each device's f32 sums over dp once a
     step, whatever the micro-batches: a GPT step on dp = 2 alone (every
@@ -226,7 +232,7 @@ def check_once_reduction(cli, tmp):
     land moves 2 bytes a parameter a micro-batch; both gather the new bf16
     weights once."""
     L, H, F, V, dp = 2, 512, 2048, 4096, 2
-    layer = 4 * H + 4 * H * H + 4 * H + 2 * H * F + F + H
+    layer = gpt_layer_params(H, F)
     params = L * layer + V * H
     got = {}
     for mode in ("each-micro-batch", "once"):
@@ -256,7 +262,7 @@ def check_pipelined_once(cli, tmp):
     the micro-batches; the stages pass a micro-batch's activations on twice
     a tick (forward and backward), M + S - 1 ticks."""
     L, H, F, V, S, dp, seq, b = 4, 512, 2048, 4096, 2, 2, 256, 4
-    layer = 4 * H + 4 * H * H + 4 * H + 2 * H * F + F + H  # GPT: norms, Q/K/V/O, MLP, biases
+    layer = gpt_layer_params(H, F)
     held = L // S * layer + V * H
     activation = 2 * (b // dp) * seq * H  # bf16, dp's share of a micro-batch
     for M in (2, 4):
@@ -308,9 +314,7 @@ def check_flat_fsdp(cli, tmp):
     flat, plain = estimate(cli, tmp, args + ["--layout", "fsdp-flat"]), estimate(cli, tmp, args + ["--layout", "dp"])
     if flat is None or plain is None:
         return
-    # A GPT layer: two LayerNorms (scale, bias), Q/K/V/O (H x H) and their
-    # biases, the MLP (H x F, F x H) and its biases; bf16; padded to dp.
-    layer = 4 * H + 4 * H * H + 4 * H + 2 * H * F + F + H
+    layer = gpt_layer_params(H, F)  # bf16, padded to dp
     padded = lambda n: -(-n // dp) * dp
     layer_bytes, embed_bytes = 2 * padded(layer), 2 * padded(V * H)
     gathers = M * (2 * L + 1)
