@@ -387,17 +387,19 @@ class Emitter:
         dim %= len(x.shape)
         shape = list(x.shape)
         shape[dim] //= size
-        return self._summed("reduce_scatter", f"scatter_dimension = {dim} : i64, ", x, size, shape)
+        return self._summed("reduce_scatter", "rsc", f"scatter_dimension = {dim} : i64, ", x, size, shape)
 
     def all_reduce(self, x, size):
         """x summed over `size` devices, each keeping the whole sum."""
-        return self._summed("all_reduce", "", x, size, x.shape)
+        return self._summed("all_reduce", "ar", "", x, size, x.shape)
 
-    def _summed(self, op, attrs, x, size, shape):
+    def _summed(self, op, hint, attrs, x, size, shape):
+        """A summing collective `op` (its attributes before the channel) of x
+        over `size` devices, with a result of `shape`."""
         self.channel += 1
         a, b, r = self.fresh("ra"), self.fresh("rb"), self.fresh("rr")
         scalar = tensor_type((), x.dtype)
-        return self._op("rsc" if op == "reduce_scatter" else "ar", tuple(shape), x.dtype, lambda v: (
+        return self._op(hint, tuple(shape), x.dtype, lambda v: (
             f"\"stablehlo.{op}\"({x.name}) <{{{attrs}channel_handle = "
             f"#stablehlo.channel_handle<handle = {self.channel}, type = 1>, replica_groups = "
             f"{self._groups(size)}, use_global_device_ids}}> ({{\n"

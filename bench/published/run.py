@@ -295,8 +295,8 @@ def main():
             sys.exit("unknown variant in %r; known: %s" % (
                 args.variants, ", ".join(v[0] for v in VARIANTS)))
         variants = [v for v in VARIANTS if v[0] in wanted]
-    if (args.write_bands or args.check_bands) and \
-            not {BANDS_VARIANT, "shardlab"} <= {v[0] for v in variants}:
+    with_bands = {BANDS_VARIANT, "shardlab"} <= {v[0] for v in variants}
+    if (args.write_bands or args.check_bands) and not with_bands:
         sys.exit("the bands are taken from the variants shardlab and %r" % BANDS_VARIANT)
     with open(args.runs) as f:
         runs = json.load(f)["runs"]
@@ -333,7 +333,7 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
-    found = bands(rows, runs) if {BANDS_VARIANT, "shardlab"} <= {v[0] for v in variants} else {}
+    found = bands(rows, runs) if with_bands else {}
     for (schedule, kind), (lo, hi, n) in found.items():
         print("band %s, %s: measured / estimated %.2f-%.2f over %d runs" % (
             dict(BAND_SCHEDULES)[schedule], kind, lo, hi, n))
