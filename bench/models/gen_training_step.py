@@ -363,6 +363,23 @@ class Emitter:
 
     # -- collectives, written out (inside a manual computation) --
 
+    def manual_over_dp(self, operands, results, block_args, body):
+        """An sdy.manual_computation over "dp": `operands` (name, global
+        type, spec), `results` (global type, spec), `block_args` (name,
+        per-device type), `body` writing the inside and giving the Vals it
+        returns. The names of its results."""
+        res = self.fresh("step")
+        self.line(f"{res}:{len(results)} = sdy.manual_computation({', '.join(n for n, _, _ in operands)}) "
+                  f"in_shardings=[{', '.join(sharding(sp) for _, _, sp in operands)}] "
+                  f"out_shardings=[{', '.join(sharding(sp) for _, sp in results)}] manual_axes={{\"dp\"}} "
+                  f"({', '.join(f'{n}: {t}' for n, t in block_args)}) {{")
+        self.indent += "  "
+        values = body()
+        self.line(f"sdy.return {', '.join(v.name for v in values)} : {', '.join(v.type for v in values)}")
+        self.indent = self.indent[:-2]
+        self.line(f"}} : ({', '.join(t for _, t, _ in operands)}) -> ({', '.join(t for t, _ in results)})")
+        return [f"{res}#{i}" for i in range(len(results))]
+
     def _groups(self, size):
         """The device groups of a collective over `size` devices: the
         manual computation's (`collective_groups`, global device ids), else
@@ -1396,6 +1413,32 @@ def numel(shape):
     return functools.reduce(lambda x, y: x * y, shape, 1)
 
 
+def dp_groups(mesh):
+    """The devices that share each coordinate of the other axes, in dp
+    order (global ids, the mesh's row-major order): what a collective over
+    "dp" inside a manual computation over it runs over."""
+    names, sizes = [n for n, _ in mesh], [s for _, s in mesh]
+    groups = {}
+    for device, coords in enumerate(itertools.product(*[range(n) for n in sizes])):
+        others = tuple(c for n, c in zip(names, coords) if n != "dp")
+        groups.setdefault(others, []).append(device)
+    return list(groups.values())
+
+
+def enter_dp_manual(step, a, free_mesh):
+    """Makes `step` (a Step subclass) the step one dp rank runs inside a
+    manual computation over "dp": its share of the batch, `free_mesh` the
+    axes left to Shardy, its collectives over `a.mesh`'s dp groups. dp's
+    size."""
+    dp = dict(a.mesh)["dp"]
+    inner = argparse.Namespace(**vars(a))
+    inner.mesh = free_mesh
+    inner.micro_batch, inner.layout = a.micro_batch // dp, "dp"
+    Step.__init__(step, inner)
+    step.em.collective_groups = dp_groups(a.mesh)
+    return dp
+
+
 class FlatStep(Step):
     """--layout fsdp-flat: FSDP as PyTorch runs it (FlatParameter), written
     as a JAX shard_map step would be: the whole step in a manual
@@ -1421,25 +1464,8 @@ class FlatStep(Step):
 
     def __init__(self, a):
         self.outer = a
-        mesh = dict(a.mesh)
-        self.D, self.T = mesh["dp"], mesh.get("tp", 1)
-        inner = argparse.Namespace(**vars(a))
-        inner.mesh = [("tp", self.T)] if self.T > 1 else []
-        inner.micro_batch, inner.layout = a.micro_batch // self.D, "dp"
-        super().__init__(inner)
-        self.em.collective_groups = self.dp_groups(a.mesh)
-
-    @staticmethod
-    def dp_groups(mesh):
-        """The devices that share each coordinate of the other axes, in dp
-        order (global ids, the mesh's row-major order): what a collective
-        over "dp" inside the manual computation runs over."""
-        names, sizes = [n for n, _ in mesh], [s for _, s in mesh]
-        groups = {}
-        for device, coords in enumerate(itertools.product(*[range(n) for n in sizes])):
-            others = tuple(c for n, c in zip(names, coords) if n != "dp")
-            groups.setdefault(others, []).append(device)
-        return list(groups.values())
+        self.T = dict(a.mesh).get("tp", 1)
+        self.D = enter_dp_manual(self, a, [("tp", self.T)] if self.T > 1 else [])
 
     def padded(self, n):
         return -(-n // self.D) * self.D
@@ -1497,18 +1523,9 @@ class FlatStep(Step):
         results = [(whole(t, dp_dim("", t)), global_spec(sp, dp_dim("", t))) for t, sp in local_results]
         self.header(out, a, args, results)
         em = self.em
-        res = em.fresh("step")
-        em.line(f"{res}:{len(results)} = sdy.manual_computation({', '.join('%' + n for n, _, _ in args)}) "
-                f"in_shardings=[{', '.join(sharding(sp) for _, _, sp in args)}] "
-                f"out_shardings=[{', '.join(sharding(sp) for _, sp in results)}] manual_axes={{\"dp\"}} "
-                f"({', '.join(f'%{n}: {t}' for n, t, _ in local_args)}) {{")
-        em.indent += "  "
-        values = self.body(params)
-        em.line(f"sdy.return {', '.join(v.name for v in values)} : {', '.join(v.type for v in values)}")
-        em.indent = em.indent[:-2]
-        em.line(f"}} : ({', '.join(t for _, t, _ in args)}) -> ({', '.join(t for t, _ in results)})")
-        em.line(f"return {', '.join(f'{res}#{i}' for i in range(len(results)))} : "
-                f"{', '.join(t for t, _ in results)}")
+        names = em.manual_over_dp([("%" + n, t, sp) for n, t, sp in args], results,
+                                  [(f"%{n}", t) for n, t, _ in local_args], lambda: self.body(params))
+        em.line(f"return {', '.join(names)} : {', '.join(t for t, _ in results)}")
         out.extend(em.lines)
         out.append("}")
 
@@ -1592,12 +1609,7 @@ class OnceReducedStep(Step):
 
     def __init__(self, a):
         self.outer = Step(argparse.Namespace(**vars(a)))
-        self.D = dict(a.mesh)["dp"]
-        inner = argparse.Namespace(**vars(a))
-        inner.mesh = [(n, size) for n, size in a.mesh if n != "dp"]
-        inner.micro_batch, inner.layout = a.micro_batch // self.D, "dp"
-        super().__init__(inner)
-        self.em.collective_groups = FlatStep.dp_groups(a.mesh)
+        self.D = enter_dp_manual(self, a, [(n, size) for n, size in a.mesh if n != "dp"])
 
     def write(self, out):
         o, em = self.outer, self.em
@@ -1608,18 +1620,12 @@ class OnceReducedStep(Step):
         grad_types = [tensor_type(s, "f32") for _, s, _ in params]
         o.header(out, o.a, [(f"g_{n}", t, sp) for n, t, sp in args], results)
         inputs = args[:1 + len(params)]  # the tokens and the weights
-        res = em.fresh("step")
-        em.line(f"{res}:{len(params)} = sdy.manual_computation({', '.join('%g_' + n for n, _, _ in inputs)}) "
-                f"in_shardings=[{', '.join(sharding(sp) for _, _, sp in inputs)}] "
-                f"out_shardings=[{', '.join(sharding(sp) for sp in landing)}] manual_axes={{\"dp\"}} "
-                f"({', '.join(f'%{n}: {t}' for n, t, _ in local_args[:len(inputs)])}) {{")
-        em.indent += "  "
-        reduced = [self.reduced(g, sp, spec) for g, (_, _, sp), spec in
-                   zip(self.gradients(self.params()), params, landing)]
-        em.line(f"sdy.return {', '.join(v.name for v in reduced)} : {', '.join(v.type for v in reduced)}")
-        em.indent = em.indent[:-2]
-        em.line(f"}} : ({', '.join(t for _, t, _ in inputs)}) -> ({', '.join(grad_types)})")
-        grads = [Val(f"{res}#{i}", s, "f32") for i, (_, s, _) in enumerate(params)]
+        names = em.manual_over_dp(
+            [("%g_" + n, t, sp) for n, t, sp in inputs], list(zip(grad_types, landing)),
+            [(f"%{n}", t) for n, t, _ in local_args[:len(inputs)]],
+            lambda: [self.reduced(g, sp, spec) for g, (_, _, sp), spec in
+                     zip(self.gradients(self.params()), params, landing)])
+        grads = [Val(name, s, "f32") for name, (_, s, _) in zip(names, params)]
         values = self.optimizer(params, grads, prefix="g_")
         em.line(f"return {', '.join(v.name for v in values)} : {', '.join(v.type for v in values)}")
         out.extend(em.lines)
