@@ -5,6 +5,7 @@
 #include "shardlab/schedule/scheduler.h"
 
 #include "result_text.h"
+#include "schedule/shared_devices.h"
 
 #include <doctest/doctest.h>
 
@@ -206,6 +207,67 @@ TEST_CASE("Collectives: per-kind and stream limits, shared-device rule") {
   CHECK(
       r.error().message.find("exceeds the parallel collective overlap limit") !=
       std::string::npos);
+}
+
+// The rule as written: some pair of groups with two devices in common,
+// each of a's devices looked up in b's group.
+bool sharesTwoByScan(const std::vector<std::vector<int64_t>> &a,
+                     const std::vector<std::vector<int64_t>> &b) {
+  for (const auto &ga : a)
+    for (const auto &gb : b) {
+      int shared = 0;
+      for (int64_t d : ga)
+        if (std::find(gb.begin(), gb.end(), d) != gb.end() && ++shared > 1)
+          return true;
+    }
+  return false;
+}
+
+TEST_CASE("Shared-device rule: the linear check agrees with the pairwise "
+          "scan") {
+  using shardlab::schedule::detail::shareMoreThanOneDevice;
+  using Groups = std::vector<std::vector<int64_t>>;
+  CHECK_FALSE(shareMoreThanOneDevice({{0, 1}, {2, 3}}, {{0, 2}, {1, 3}}));
+  CHECK(shareMoreThanOneDevice({{0, 1}, {2, 3}}, {{0, 1, 2, 3}}));
+  // Ring permutes as source-target pairs: the same ring shares each pair,
+  // the reverse ring too; a ring two hops on shares none.
+  Groups ring, reverse, two_on;
+  for (int64_t d = 0; d < 8; ++d) {
+    ring.push_back({d, (d + 1) % 8});
+    reverse.push_back({(d + 1) % 8, d});
+    two_on.push_back({d, (d + 2) % 8});
+  }
+  CHECK(shareMoreThanOneDevice(ring, ring));
+  CHECK(shareMoreThanOneDevice(ring, reverse));
+  CHECK_FALSE(shareMoreThanOneDevice(ring, two_on));
+  // A device a group lists twice counts twice, as the scan counts it.
+  CHECK(shareMoreThanOneDevice({{3, 3}}, {{3, 5}}));
+  CHECK_FALSE(shareMoreThanOneDevice({{3, 5}}, {{3, 3}}));
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 2000; ++trial) {
+    auto groups = [&] {
+      Groups out(size_t(1 + rng() % 4));
+      for (auto &g : out) {
+        g.resize(size_t(1 + rng() % 4));
+        for (int64_t &d : g)
+          d = int64_t(rng() % 10);
+      }
+      return out;
+    };
+    const Groups a = groups(), b = groups();
+    CAPTURE(trial);
+    CHECK(shareMoreThanOneDevice(a, b) == sharesTwoByScan(a, b));
+  }
+  // Through nodes: none without groups; asked twice, the same answer.
+  shardlab::schedule::detail::SharedDeviceRule rule;
+  Node x, y, none;
+  x.device_groups = std::make_shared<const Groups>(ring);
+  y.device_groups = std::make_shared<const Groups>(two_on);
+  CHECK_FALSE(rule(x, none));
+  CHECK(rule(x, x));
+  CHECK_FALSE(rule(x, y));
+  CHECK(rule(x, x));
+  CHECK_FALSE(rule(x, y));
 }
 
 TEST_CASE("Per-kind limits: all-gathers overlap only with their own limit") {

@@ -30,19 +30,6 @@ bool releasesResource(const Node &node) {
 
 namespace {
 
-bool shareMoreThanOneDevice(const Node &a, const Node &b) {
-  if (!a.device_groups || !b.device_groups)
-    return false;
-  for (const auto &ga : *a.device_groups)
-    for (const auto &gb : *b.device_groups) {
-      int shared = 0;
-      for (int64_t d : ga)
-        if (std::find(gb.begin(), gb.end(), d) != gb.end() && ++shared > 1)
-          return true;
-    }
-  return false;
-}
-
 bool isConstrained(const State &s, Candidate &c) {
   if (!c.constrained) {
     c.constrained = false;
@@ -178,7 +165,7 @@ bool crossesOverlapLimit(const State &s, int64_t node) {
   if (!s.config.gpu_no_shared_device_overlap)
     return false;
   for (int64_t other : s.dones_in_flight)
-    if (shareMoreThanOneDevice(n, s.graph.node(other)))
+    if (s.shared_devices(n, s.graph.node(other)))
       return true;
   return false;
 }

@@ -1,6 +1,7 @@
 // Internal state of the bottom-up list scheduler (scheduler*.cpp only).
 #pragma once
 
+#include "schedule/shared_devices.h"
 #include "shardlab/schedule/scheduler.h"
 
 #include <functional>
@@ -65,6 +66,7 @@ struct State {
   MemoryTracker memory;
   std::vector<int64_t> live_bytes; // by node
   int64_t limit_overrides = 0;
+  SharedDeviceRule shared_devices;
 };
 
 /// Resource ids a start releases / a done occupies: its kind and stream.
