@@ -12,7 +12,9 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -256,6 +258,19 @@ struct Builder {
   };
   /// Keyed by the first op of the call (a combined call's first member).
   std::unordered_map<const Operation *, CostedCollective> collective_costs;
+  /// Keyed by the call itself: the layers of an unrolled loop (gradient
+  /// buckets) make the same call from ops of their own, costed once, and
+  /// share its groups (which the scheduler's shared-device rule then
+  /// recognises by pointer).
+  struct CallLess {
+    bool operator()(const CollectiveCall &a, const CollectiveCall &b) const {
+      return std::tie(a.kind, a.dtype, a.operand_bytes, a.output_bytes,
+                      a.groups,
+                      a.pairs) < std::tie(b.kind, b.dtype, b.operand_bytes,
+                                          b.output_bytes, b.groups, b.pairs);
+    }
+  };
+  std::map<CollectiveCall, CostedCollective, CallLess> costs_by_call;
   /// A combined call: its members' bytes summed, and what the report says.
   struct CombinedCall {
     CollectiveCall call;
@@ -748,9 +763,11 @@ void Builder::emitAsyncPair(Env &env, const std::vector<Operation *> &ops,
                             const std::string &suffix, const std::string &why) {
   const Operation &first = *ops.front();
   const CostedCollective &costed = memoized(collective_costs, &first, [&] {
-    CostedCollective made;
-    made.cost = coster.collective(call, made.info);
-    return made;
+    return memoized(costs_by_call, call, [&] {
+      CostedCollective made;
+      made.cost = coster.collective(call, made.info);
+      return made;
+    });
   });
   const OpCost &c = costed.cost;
   CollectiveInfo info = costed.info;
