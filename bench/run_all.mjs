@@ -59,6 +59,20 @@ const modules = {
   // The same ~2k ops on shapes the interpreter runs in well under a second.
   interpret: generate("interpret", ["--ops", "2000", "--layers-per-func", "57", "--tiny"]),
 };
+// A published run's step as its estimate reads it (bench/published/runs.json,
+// LLaMA-7B on 2,048 A100s): layer loops of several layers an iteration
+// (gradients in buckets), 2,048-device groups. Quick: the same step, 8 layers.
+function trainingStep(name, layers) {
+  const out = path.join(tmp, `${name}.mlir`);
+  execFileSync("python3", [path.join(ROOT, "bench", "models", "gen_training_step.py"),
+    "--arch", "llama", "--layers", layers, "--hidden", "4096", "--heads", "32", "--ffn", "11008",
+    "--vocab", "32000", "--seq", "2048", "--micro-batch", "2048", "--mesh", "dp=256,tp=8",
+    "--layout", "dp", "--sequence-parallel", "--recompute", "selective",
+    "--grad-bucket", "256000000", "-o", out], { stdio: "ignore" });
+  return out;
+}
+const publishedStep = trainingStep("llama-7b", quick ? "8" : "32");
+const asRan = { preset: "a100", pipeline_collectives: true, stream_per_link: true };
 // The shared corpus module with the most elements computed (igammac: 15k
 // ops run, 0.7 M elements), when the shared data is there.
 const corpusLargest = path.join(process.env.SHARDLAB_SHARED ?? path.join(ROOT, "..", "shared"),
@@ -80,6 +94,7 @@ const cases = [
   // The options the playground sends (web/src/main.ts updateOptions).
   { name: "playground update (full pipeline, no schedule), 2k ops", file: modules.playground, call: "playground", arg: { pipeline: "pipeline", schedule: false, input: false } },
   { name: "compare 11 strategies + the module as written, 2k ops", file: modules.compare, call: "compareStrategies", arg: {} },
+  { name: "schedule a published step (LLaMA-7B, 2,048 devices, gradients in buckets)", file: publishedStep, call: "schedule", arg: asRan },
   // The interpreter (execute): the global run, and the partition check
   // (propagate, export, per-device program on 8 simulated devices, compare).
   { name: "interpreter: global run, 2k ops (tiny shapes)", file: modules.interpret, call: "execute", arg: {} },
