@@ -240,6 +240,8 @@ TEST_CASE("Shared-device rule: the linear check agrees with the pairwise "
   CHECK(shareMoreThanOneDevice(ring, ring));
   CHECK(shareMoreThanOneDevice(ring, reverse));
   CHECK_FALSE(shareMoreThanOneDevice(ring, two_on));
+  // A negative id names no device (the scan would match it).
+  CHECK_FALSE(shareMoreThanOneDevice({{-1, 0}}, {{-1, 0}, {-1}}));
   // A device a group lists twice counts twice, as the scan counts it.
   CHECK(shareMoreThanOneDevice({{3, 3}}, {{3, 5}}));
   CHECK_FALSE(shareMoreThanOneDevice({{3, 5}}, {{3, 3}}));

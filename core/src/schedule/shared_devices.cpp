@@ -16,8 +16,10 @@ std::vector<std::vector<int32_t>> groupsByDevice(const DeviceGroups &groups) {
   std::vector<std::vector<int32_t>> out(static_cast<size_t>(devices));
   for (size_t g = 0; g < groups.size(); ++g)
     for (int64_t d : groups[g]) {
+      if (d < 0)
+        continue;
       std::vector<int32_t> &of = out[size_t(d)];
-      if (d >= 0 && (of.empty() || of.back() != int32_t(g)))
+      if (of.empty() || of.back() != int32_t(g))
         of.push_back(int32_t(g));
     }
   return out;

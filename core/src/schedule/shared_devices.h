@@ -28,7 +28,8 @@ namespace shardlab::schedule::detail {
 
 using DeviceGroups = std::vector<std::vector<int64_t>>;
 
-/// The rule worked out directly from the groups.
+/// The rule worked out directly from the groups (a negative id names no
+/// device and is ignored).
 bool shareMoreThanOneDevice(const DeviceGroups &a, const DeviceGroups &b);
 
 /// The rule for two nodes' groups (false if either has none), worked out
