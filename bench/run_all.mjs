@@ -1,8 +1,9 @@
 // Every benchmark case in one table: native time (bench_api, in-process),
 // WebAssembly time (the npm package's raw binding, in-process), their ratio,
-// instructions (callgrind, when valgrind is installed; the 10k cases) and
-// heap per op (bench_propagation), with the load average at the start and
-// the end. bench/run_all.sh builds what this needs and runs it.
+// instructions (callgrind, when valgrind is installed; the 10k cases and the
+// published step) and heap per op (bench_propagation), with the load average
+// at the start and the end. bench/run_all.sh builds what this needs and runs
+// it.
 //
 //   node bench/run_all.mjs [--build build] [--dist wasm/dist] [--repeats 3]
 //                          [--quick] [--no-callgrind] [--markdown FILE]
@@ -94,7 +95,7 @@ const cases = [
   // The options the playground sends (web/src/main.ts updateOptions).
   { name: "playground update (full pipeline, no schedule), 2k ops", file: modules.playground, call: "playground", arg: { pipeline: "pipeline", schedule: false, input: false } },
   { name: "compare 11 strategies + the module as written, 2k ops", file: modules.compare, call: "compareStrategies", arg: {} },
-  { name: "schedule a published step (LLaMA-7B, 2,048 devices, gradients in buckets)", file: publishedStep, call: "schedule", arg: asRan },
+  { name: "schedule a published step (LLaMA-7B, 2,048 devices, gradients in buckets)", file: publishedStep, call: "schedule", arg: asRan, counted: true },
   // The interpreter (execute): the global run, and the partition check
   // (propagate, export, per-device program on 8 simulated devices, compare).
   { name: "interpreter: global run, 2k ops (tiny shapes)", file: modules.interpret, call: "execute", arg: {} },
