@@ -7,7 +7,10 @@
 // and some group b of B have two devices in common (a device counted once
 // for each time a lists it). For example {{0, 1}, {2, 3}} and
 // {{0, 2}, {1, 3}} share one device a pair (no); {{0, 1}, {2, 3}} and
-// {{0, 1, 2, 3}} share two (yes).
+// {{0, 1, 2, 3}} share two (yes). A collective_permute's groups are its
+// source-target pairs (program_stablehlo.cpp); XLA reads replica groups,
+// which a permute has none of, so it may let two permutes overlap where
+// this rule does not (not checked against XLA).
 //
 // Worked out in time linear in the groups' sizes (a ring of 2,048
 // collective-permute pairs against another was 2,048 x 2,048 pairs, each
