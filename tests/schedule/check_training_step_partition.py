@@ -160,14 +160,16 @@ def expect_checks(interpreter, module, label, fault):
 
 
 # Steps that compute the same gradients as another written otherwise:
-# name -> (the reference's flags, the step's); both on SMALL + TP_SP.
+# name -> (the reference's flags, the step's, the faults the check must
+# catch in the step); both on SMALL + TP_SP.
+SINGLE_DEVICE_GROUPS = "single-device groups"
 SAME_GRADIENTS = {
-    "llama dp, reduced once = each micro-batch": (["--layout", "dp"],
-                                                  ["--layout", "dp", "--reduce-gradients", "once"]),
-    "llama zero2, reduced once = each micro-batch": (["--layout", "zero2"],
-                                                     ["--layout", "zero2", "--reduce-gradients", "once"]),
+    "llama dp, reduced once = each micro-batch": (
+        ["--layout", "dp"], ["--layout", "dp", "--reduce-gradients", "once"], [SINGLE_DEVICE_GROUPS]),
+    "llama zero2, reduced once = each micro-batch": (
+        ["--layout", "zero2"], ["--layout", "zero2", "--reduce-gradients", "once"], []),
     "llama fsdp not resharded after the forward = zero2": (
-        ["--layout", "zero2"], ["--layout", "fsdp", "--reshard-after-forward", "no"]),
+        ["--layout", "zero2"], ["--layout", "fsdp", "--reshard-after-forward", "no"], []),
 }
 
 
@@ -180,25 +182,24 @@ def check_same_gradients(interpreter, tmp):
     check catches sums reduced over no device (each dp all-reduce's groups
     made single devices)."""
     failures = []
-    for number, (name, (reference, flags)) in enumerate(SAME_GRADIENTS.items()):
+    for number, (name, (reference, flags, faults)) in enumerate(SAME_GRADIENTS.items()):
         paths = {}
         for which, extra in (("reference", reference), ("step", flags)):
             paths[which] = os.path.join(tmp, "same-%d-%s.mlir" % (number, which))
             subprocess.run([sys.executable, GENERATOR] + SMALL + TP_SP + extra + ["-o", paths[which]], check=True)
-        faults = [None] + (["single-device groups"] if name.startswith("llama dp, reduced once") else [])
-        for fault in faults:
-            once = paths["step"]
-            if fault:
-                with open(once) as f:
+        for fault in [None] + faults:
+            step = paths["step"]
+            if fault == SINGLE_DEVICE_GROUPS:
+                with open(step) as f:
                     text = f.read()
                 # The dp groups of a 2 x 2 mesh ([[0, 2], [1, 3]]) as four of one.
                 faulty = text.replace("dense<[[0, 2], [1, 3]]> : tensor<2x2xi64>",
                                       "dense<[[0], [1], [2], [3]]> : tensor<4x1xi64>")
-                once = once.replace(".mlir", "-fault.mlir")
-                with open(once, "w") as f:
+                step = step.replace(".mlir", "-fault.mlir")
+                with open(step, "w") as f:
                     f.write(faulty)
-            module = once.replace(".mlir", "-equivalence.mlir")
-            subprocess.run([sys.executable, EQUIVALENCE, paths["reference"], once, "--same-arguments",
+            module = step.replace(".mlir", "-equivalence.mlir")
+            subprocess.run([sys.executable, EQUIVALENCE, paths["reference"], step, "--same-arguments",
                             "-o", module], check=True)
             failures += expect_checks(interpreter, module, "%s%s" % (name, ", " + fault if fault else ""), fault)
     return failures
