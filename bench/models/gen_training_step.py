@@ -1425,21 +1425,22 @@ def dp_groups(mesh):
     return list(groups.values())
 
 
-def enter_dp_manual(step, a, free_mesh):
-    """Makes `step` (a Step subclass) the step one dp rank runs inside a
-    manual computation over "dp": its share of the batch, `free_mesh` the
-    axes left to Shardy, its collectives over `a.mesh`'s dp groups. dp's
-    size."""
-    dp = dict(a.mesh)["dp"]
-    inner = argparse.Namespace(**vars(a))
-    inner.mesh = free_mesh
-    inner.micro_batch, inner.layout = a.micro_batch // dp, "dp"
-    Step.__init__(step, inner)
-    step.em.collective_groups = dp_groups(a.mesh)
-    return dp
+class DpManualStep(Step):
+    """The step one dp rank runs inside a manual computation over "dp" (the
+    base of FlatStep and OnceReducedStep): dp's share of the batch,
+    `free_mesh` the axes left to Shardy, its collectives over `a.mesh`'s dp
+    groups; `D` is dp's size."""
+
+    def __init__(self, a, free_mesh):
+        self.D = dict(a.mesh)["dp"]
+        inner = argparse.Namespace(**vars(a))
+        inner.mesh = free_mesh
+        inner.micro_batch, inner.layout = a.micro_batch // self.D, "dp"
+        super().__init__(inner)
+        self.em.collective_groups = dp_groups(a.mesh)
 
 
-class FlatStep(Step):
+class FlatStep(DpManualStep):
     """--layout fsdp-flat: FSDP as PyTorch runs it (FlatParameter), written
     as a JAX shard_map step would be: the whole step in a manual
     computation over "dp", each layer's weights stored as one flat buffer
@@ -1465,7 +1466,7 @@ class FlatStep(Step):
     def __init__(self, a):
         self.outer = a
         self.T = dict(a.mesh).get("tp", 1)
-        self.D = enter_dp_manual(self, a, [("tp", self.T)] if self.T > 1 else [])
+        super().__init__(a, [("tp", self.T)] if self.T > 1 else [])
 
     def padded(self, n):
         return -(-n // self.D) * self.D
@@ -1593,7 +1594,7 @@ class FlatStep(Step):
         return self.em.plain(self.scattered, [g], list(self.units()["embed"].values()), spec)
 
 
-class OnceReducedStep(Step):
+class OnceReducedStep(DpManualStep):
     """--reduce-gradients once: each device sums its own micro-batches'
     gradients and the sum is reduced over dp once, after the last micro-batch
     (PyTorch DDP's no_sync, Megatron-LM's gradient buffer), written as a JAX
@@ -1609,7 +1610,7 @@ class OnceReducedStep(Step):
 
     def __init__(self, a):
         self.outer = Step(argparse.Namespace(**vars(a)))
-        self.D = enter_dp_manual(self, a, [(n, size) for n, size in a.mesh if n != "dp"])
+        super().__init__(a, [(n, size) for n, size in a.mesh if n != "dp"])
 
     def write(self, out):
         o, em = self.outer, self.em
