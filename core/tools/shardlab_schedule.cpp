@@ -38,6 +38,7 @@ struct Options {
   int64_t while_trip_count = 0;
   int64_t pipeline_stages = 0;
   std::string pipeline_schedule = "1f1b";
+  std::string pipeline_stage_kind = "every";
   std::string recompute;
   int64_t virtual_stages = 1;
   bool approximate = false, propagate = true, fusion = true;
@@ -117,6 +118,13 @@ const char *kHelp =
     "device,\n"
     "                         M V + S - 1 chunk ticks in rounds of V\n"
     "                         chunks (M a multiple of S)\n"
+    "  --pipeline-stage-kind every|middle  the stage estimated: every runs\n"
+    "                         the embedding, head and loss beside its\n"
+    "                         layers (an unbalanced pipeline's slowest\n"
+    "                         stage; default), middle its layers only (a\n"
+    "                         balanced pipeline, whose first and last\n"
+    "                         stages hold fewer layers: estimate those as\n"
+    "                         a program with fewer layers)\n"
     "  --recompute full|selective|none  what the backward recomputes of each\n"
     "                         layer's forward (shardlab-recompute, before\n"
     "                         propagation): all of it, all but its GEMMs\n"
@@ -257,6 +265,11 @@ constexpr ValueOption kValueOptions[] = {
      [](Options &o, const OptionValue &v) {
        return (v.text == "1f1b" || v.text == "gpipe") &&
               (o.pipeline_schedule = v.text, true);
+     }},
+    {"--pipeline-stage-kind",
+     [](Options &o, const OptionValue &v) {
+       return (v.text == "every" || v.text == "middle") &&
+              (o.pipeline_stage_kind = v.text, true);
      }},
     {"--virtual-stages",
      [](Options &o, const OptionValue &v) {
@@ -403,6 +416,7 @@ pipelineOptions(const Options &o, const cost::PerfTable &table) {
   target.pipeline_stages = o.pipeline_stages;
   target.pipeline_schedule = o.pipeline_schedule;
   target.pipeline_virtual_stages = o.virtual_stages;
+  target.pipeline_stage_kind = o.pipeline_stage_kind;
   target.recompute = o.recompute;
   target.fusion = o.fusion;
   target.combine_collectives = o.combine;

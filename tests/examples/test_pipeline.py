@@ -213,6 +213,17 @@ def check_cut(schedule_tool, work, checks):
                    f"cut, M={M}: each permute takes {sorted(times)} us, by hand {LAT_IN + act / BW_IN * 1e6:.4f}")
         said = [a for a in cut[M]["assumptions"] if a.startswith("pipeline: ")]
         checks.say(len(said) == 1 and f"{T} ticks" in said[0], f"cut, M={M}: the report says {said}")
+    # A middle stage (--pipeline-stage-kind middle): this step has no
+    # embedding or head, so the same layers' GEMMs and sends, by hand.
+    mid = schedule(schedule_tool, work / "scanned_8.mlir", tables, 8, work / "scanned_8_mid.json",
+                   ["--pipeline-stages", str(S), "--pipeline-schedule", "gpipe",
+                    "--pipeline-stage-kind", "middle"])
+    T = 8 + S - 1
+    checks.near("cut, middle stage, M=8: GEMM time per device (us)", gemm_us(mid), 3 * K * T * per_gemm)
+    p = [op for op in permutes(mid) if op["name"].endswith("-start")]
+    checks.say(len(p) == 2 * T, f"cut, middle stage: {len(p)} collective-permutes, by hand {2 * T}")
+    said = [a for a in mid["assumptions"] if a.startswith("pipeline: ")]
+    checks.say(len(said) == 1 and "a middle stage" in said[0], f"cut, middle stage: the report says {said}")
     # Interleaved, V = 2 chunks of K/2 layers a device: M V + S - 1 chunk
     # ticks, the ring closed, counted in rounds of V chunks (K layers):
     # M + (S - 1) // V rounds, then one of the (S - 1) % V chunks left; the

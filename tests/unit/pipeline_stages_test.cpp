@@ -1028,3 +1028,178 @@ TEST_CASE("Pipeline candidates: a pipeline's step time by hand") {
   CHECK(one.schedule.peak_memory_bytes >= by_hand);
   CHECK(one.schedule.peak_memory_bytes < by_hand + 64);
 }
+
+namespace {
+
+// kStep with the ends of a model around its layers: an "embedding" GEMM
+// (weight %e) before the forward loop, a "head" (weight %hd), a loss and
+// the head's backward between the loops, and the embedding's gradient
+// summed over the micro-batches beside the layers'.
+const char *kStepWithEnds = R"(
+sdy.mesh @mesh = <["stage"=2, "data"=2]>
+func.func @main(%w: tensor<8x64x64xf32>, %x: tensor<4x16x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"data"}, {}]>}, %e: tensor<64x64xf32>, %hd: tensor<64x64xf32>) -> (tensor<8x64x64xf32>, tensor<64x64xf32>, tensor<f32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %c4 = stablehlo.constant dense<4> : tensor<i32>
+  %c8 = stablehlo.constant dense<8> : tensor<i32>
+  %z = stablehlo.constant dense<0.0> : tensor<8x64x64xf32>
+  %ze = stablehlo.constant dense<0.0> : tensor<64x64xf32>
+  %zl = stablehlo.constant dense<0.0> : tensor<f32>
+  %mb:4 = stablehlo.while(%j = %c0, %acc = %z, %eacc = %ze, %loss = %zl) : tensor<i32>, tensor<8x64x64xf32>, tensor<64x64xf32>, tensor<f32>
+  cond {
+    %lt = stablehlo.compare LT, %j, %c4 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %xs = stablehlo.dynamic_slice %x, %j, %c0, %c0, sizes = [1, 16, 64] : (tensor<4x16x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x16x64xf32>
+    %x0 = stablehlo.reshape %xs : (tensor<1x16x64xf32>) -> tensor<16x64xf32>
+    %h0 = stablehlo.dot_general %x0, %e, contracting_dims = [1] x [0] : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+    %s0 = stablehlo.constant dense<0.0> : tensor<8x16x64xf32>
+    %fw:3 = stablehlo.while(%i = %c0, %h = %h0, %st = %s0) : tensor<i32>, tensor<16x64xf32>, tensor<8x16x64xf32>
+    cond {
+      %flt = stablehlo.compare LT, %i, %c8 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %flt : tensor<i1>
+    } do {
+      %ws = stablehlo.dynamic_slice %w, %i, %c0, %c0, sizes = [1, 64, 64] : (tensor<8x64x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x64x64xf32>
+      %wi = stablehlo.reshape %ws : (tensor<1x64x64xf32>) -> tensor<64x64xf32>
+      %hr = stablehlo.reshape %h : (tensor<16x64xf32>) -> tensor<1x16x64xf32>
+      %st2 = stablehlo.dynamic_update_slice %st, %hr, %i, %c0, %c0 : (tensor<8x16x64xf32>, tensor<1x16x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x16x64xf32>
+      %h2 = stablehlo.dot_general %h, %wi, contracting_dims = [1] x [0] : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+      %i2 = stablehlo.add %i, %c1 : tensor<i32>
+      stablehlo.return %i2, %h2, %st2 : tensor<i32>, tensor<16x64xf32>, tensor<8x16x64xf32>
+    }
+    %y = stablehlo.dot_general %fw#1, %hd, contracting_dims = [1] x [0] : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+    %l = stablehlo.reduce(%y init: %zl) applies stablehlo.add across dimensions = [0, 1] : (tensor<16x64xf32>, tensor<f32>) -> tensor<f32>
+    %g0 = stablehlo.dot_general %y, %hd, contracting_dims = [1] x [1] : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+    %bw:3 = stablehlo.while(%k = %c0, %g = %g0, %dw = %z) : tensor<i32>, tensor<16x64xf32>, tensor<8x64x64xf32>
+    cond {
+      %blt = stablehlo.compare LT, %k, %c8 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %blt : tensor<i1>
+    } do {
+      %hs = stablehlo.dynamic_slice %fw#2, %k, %c0, %c0, sizes = [1, 16, 64] : (tensor<8x16x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x16x64xf32>
+      %hk = stablehlo.reshape %hs : (tensor<1x16x64xf32>) -> tensor<16x64xf32>
+      %wks = stablehlo.dynamic_slice %w, %k, %c0, %c0, sizes = [1, 64, 64] : (tensor<8x64x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x64x64xf32>
+      %wk = stablehlo.reshape %wks : (tensor<1x64x64xf32>) -> tensor<64x64xf32>
+      %dwk = stablehlo.dot_general %hk, %g, contracting_dims = [0] x [0] : (tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<64x64xf32>
+      %dwr = stablehlo.reshape %dwk : (tensor<64x64xf32>) -> tensor<1x64x64xf32>
+      %dw2 = stablehlo.dynamic_update_slice %dw, %dwr, %k, %c0, %c0 : (tensor<8x64x64xf32>, tensor<1x64x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<8x64x64xf32>
+      %g2 = stablehlo.dot_general %g, %wk, contracting_dims = [1] x [1] : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+      %k2 = stablehlo.add %k, %c1 : tensor<i32>
+      stablehlo.return %k2, %g2, %dw2 : tensor<i32>, tensor<16x64xf32>, tensor<8x64x64xf32>
+    }
+    %de = stablehlo.dot_general %x0, %bw#1, contracting_dims = [0] x [0] : (tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<64x64xf32>
+    %eacc2 = stablehlo.add %eacc, %de : tensor<64x64xf32>
+    %acc2 = stablehlo.add %acc, %bw#2 : tensor<8x64x64xf32>
+    %loss2 = stablehlo.add %loss, %l : tensor<f32>
+    %j2 = stablehlo.add %j, %c1 : tensor<i32>
+    stablehlo.return %j2, %acc2, %eacc2, %loss2 : tensor<i32>, tensor<8x64x64xf32>, tensor<64x64xf32>, tensor<f32>
+  }
+  %new = stablehlo.subtract %w, %mb#1 : tensor<8x64x64xf32>
+  %newe = stablehlo.subtract %e, %mb#2 : tensor<64x64xf32>
+  return %new, %newe, %mb#3 : tensor<8x64x64xf32>, tensor<64x64xf32>, tensor<f32>
+}
+)";
+
+// What a staged kStepWithEnds holds, op by op.
+struct EndsStaged {
+  std::vector<int64_t> carried; ///< values each micro-batch loop carries
+  std::vector<int64_t> trips;   ///< every loop's, in program order
+  int outer_dots = 0;           ///< GEMMs outside the layer loops
+  int permutes = 0;
+  std::vector<std::string> results;      ///< what defines each result
+  bool ends_read = false;                ///< does an op read %e or %hd?
+  std::vector<std::string> layer_inputs; ///< what defines each loop's h / g
+};
+
+EndsStaged stageEnds(const std::string &options) {
+  DiagnosticEngine diags;
+  LoadedModule loaded = loadModule(kStepWithEnds, diags);
+  REQUIRE(loaded.module);
+  Module &module = *loaded.module;
+  REQUIRE(schedule::lowerToCollectives(module, diags));
+  PassPipeline pipeline;
+  for (const auto &[flag, o] : perDeviceSteps())
+    REQUIRE(appendPass(pipeline, flag, o));
+  REQUIRE(appendPass(pipeline, "shardlab-pipeline-stages", options));
+  REQUIRE(runPassPipeline(module, pipeline, diags));
+  EndsStaged s;
+  Operation &main = *module.mainFunc();
+  Block &entry = main.region(0).front();
+  s.ends_read = entry.argument(2)->hasUses() || entry.argument(3)->hasUses();
+  for (size_t i = 0; i < entry.back()->numOperands(); ++i)
+    s.results.push_back(
+        std::string(entry.back()->operand(i)->defining_op->name));
+  walk(main, [&](Operation &op) {
+    if (op.is("stablehlo.while")) {
+      s.trips.push_back(*constantTripCount(op));
+      const bool layer_loop =
+          op.parentOp() && op.parentOp()->is("stablehlo.while");
+      if (layer_loop)
+        s.layer_inputs.push_back(std::string(op.operand(1)->defining_op->name));
+      else
+        s.carried.push_back(int64_t(op.numOperands()));
+    }
+    s.permutes += op.is("stablehlo.collective_permute");
+    const Operation *parent = op.parentOp();
+    s.outer_dots += op.is("stablehlo.dot_general") && parent &&
+                    parent->is("stablehlo.while") && parent->parentOp() &&
+                    parent->parentOp()->is("func.func");
+  });
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("Pipeline stages: a middle stage runs its layers only") {
+  // Every stage (the default): the embedding, head, loss and the
+  // embedding's gradient each tick, beside 4 layers.
+  const EndsStaged every = stageEnds("");
+  CHECK(every.outer_dots == 4);
+  CHECK(every.ends_read);
+  CHECK(every.carried == std::vector<int64_t>{4});
+  CHECK(every.trips == std::vector<int64_t>{5, 4, 4});
+  CHECK(every.permutes == 2);
+  CHECK(every.results == std::vector<std::string>{"stablehlo.subtract",
+                                                  "stablehlo.subtract",
+                                                  "stablehlo.while"});
+  // A middle stage: the same ticks, layer loops and sends; the layers'
+  // inputs come as zeros (received), nothing reads the ends' weights, the
+  // loop no longer carries their gradient sum or the loss, and the step's
+  // results without a layer dimension are zeros.
+  const EndsStaged middle = stageEnds("stage-kind=middle");
+  CHECK(middle.outer_dots == 0);
+  CHECK_FALSE(middle.ends_read);
+  CHECK(middle.carried == std::vector<int64_t>{2});
+  CHECK(middle.trips == every.trips);
+  CHECK(middle.permutes == 2);
+  CHECK(middle.layer_inputs ==
+        std::vector<std::string>{"stablehlo.constant", "stablehlo.constant"});
+  CHECK(middle.results == std::vector<std::string>{"stablehlo.subtract",
+                                                   "stablehlo.constant",
+                                                   "stablehlo.constant"});
+  // Interleaved, the round left over (the loop's copy) is cut the same way.
+  const EndsStaged rounds = stageEnds("virtual-stages=2 stage-kind=middle");
+  CHECK(rounds.trips == std::vector<int64_t>{4, 4, 4, 1, 2, 2});
+  CHECK(rounds.carried == std::vector<int64_t>{2, 2});
+  CHECK(rounds.outer_dots == 0);
+  CHECK(rounds.permutes == 6);
+  CHECK_FALSE(rounds.ends_read);
+}
+
+TEST_CASE("Pipeline stages: a middle stage's step is the layers' share") {
+  // The estimate of a middle stage drops the ends' kernels and keeps the
+  // layers': shorter than every stage's, longer than nothing.
+  schedule::PipelineOptions options = h100(2);
+  const schedule::PipelineResult every =
+      schedule::runSchedulePipeline(kStepWithEnds, options);
+  options.program.pipeline_stage_kind = "middle";
+  const schedule::PipelineResult middle =
+      schedule::runSchedulePipeline(kStepWithEnds, options);
+  REQUIRE_MESSAGE(every.ok, every.error);
+  REQUIRE_MESSAGE(middle.ok, middle.error);
+  CHECK(middle.schedule.step_time_us < every.schedule.step_time_us);
+  CHECK(middle.schedule.step_time_us > 0.5 * every.schedule.step_time_us);
+  const json report =
+      json::parse(schedule::reportJson(middle.program, middle.schedule));
+  CHECK(report.dump().find("a middle stage: its layers only") !=
+        std::string::npos);
+}

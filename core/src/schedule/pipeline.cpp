@@ -151,6 +151,7 @@ Result<ProgramOptions> programOptionsFor(const TargetOptions &target) {
   out.pipeline_stages = target.pipeline_stages;
   out.pipeline_schedule = target.pipeline_schedule;
   out.pipeline_virtual_stages = target.pipeline_virtual_stages;
+  out.pipeline_stage_kind = target.pipeline_stage_kind;
   return out;
 }
 

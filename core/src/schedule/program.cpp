@@ -1117,7 +1117,8 @@ Status toPerDevice(Module &module, const ProgramOptions &options,
             pipeline, "shardlab-pipeline-stages",
             "stages=" + std::to_string(options.pipeline_stages) +
                 " schedule=" + options.pipeline_schedule + " virtual-stages=" +
-                std::to_string(options.pipeline_virtual_stages));
+                std::to_string(options.pipeline_virtual_stages) +
+                " stage-kind=" + options.pipeline_stage_kind);
         !added)
       return added;
   // What XLA's GPU compiler makes of the collectives before scheduling.

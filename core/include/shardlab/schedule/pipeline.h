@@ -50,10 +50,11 @@ struct TargetOptions {
   /// GEMMs at the preset's datasheet peak (the analytical roofline), not at
   /// measured efficiency (--gemms-at-peak; to compare)
   bool gemms_at_peak = false;
-  int64_t pipeline_stages = 0;            ///< --pipeline-stages (0: none)
-  std::string pipeline_schedule = "1f1b"; ///< --pipeline-schedule
-  int64_t pipeline_virtual_stages = 1;    ///< --virtual-stages
-  std::string recompute;                  ///< --recompute (empty: as written)
+  int64_t pipeline_stages = 0;               ///< --pipeline-stages (0: none)
+  std::string pipeline_schedule = "1f1b";    ///< --pipeline-schedule
+  int64_t pipeline_virtual_stages = 1;       ///< --virtual-stages
+  std::string pipeline_stage_kind = "every"; ///< --pipeline-stage-kind
+  std::string recompute; ///< --recompute (empty: as written)
 };
 
 /// ProgramOptions for `target`: the preset's hardware, its S-curve defaults

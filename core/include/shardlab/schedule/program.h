@@ -76,6 +76,9 @@ struct ProgramOptions {
   std::string pipeline_schedule = "1f1b";
   /// Interleaved pipeline: chunks of layers a device holds (1: none).
   int64_t pipeline_virtual_stages = 1;
+  /// Which stage's program: "every" (the embedding, head and loss on every
+  /// stage, an unbalanced pipeline's slowest) or "middle" (layers only).
+  std::string pipeline_stage_kind = "every";
   /// The mesh's "micro" axis splits each micro-batch (its devices are
   /// iterations): shardlab-split-micro-batches runs first.
   bool split_micro_batches = false;

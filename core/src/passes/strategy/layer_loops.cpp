@@ -4,6 +4,7 @@
 #include "ir/while_loops.h"
 #include "passes/export/local_builder.h"
 #include "passes/pass_utils.h"
+#include "shardlab/ir/sharding_access.h"
 
 #include <algorithm>
 
@@ -103,6 +104,15 @@ Operation *rebuildLoop(Context &ctx, Operation &loop,
     }
   }
   Operation *made = loop.parentBlock()->insertBefore(&loop, std::move(rebuilt));
+  // A per-value sharding list follows the values kept (a per-device
+  // program's loops still carry one).
+  if (made->attrs.erase("sdy.sharding"))
+    for (size_t i = 0, k = 0; i < loop.numResults(); ++i)
+      if (keep[i]) {
+        if (const TensorSharding *sharding = getSharding(loop.result(i)))
+          setSharding(made->result(k), *sharding, ctx);
+        ++k;
+      }
   // The copies that read a dropped value must now be dead.
   eraseTriviallyDeadOps(*made);
   for (size_t r = 0; r < 2; ++r)

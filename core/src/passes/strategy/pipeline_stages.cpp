@@ -38,13 +38,28 @@
 //    or the previous one (later loops: s -> s-1) by a collective_permute
 //    that its uses then read. Interleaved, a round passes it on once a
 //    chunk: V permutes one after another round the ring (R in the last).
+// 4. stage-kind=middle: the program of a middle stage, which runs only its
+//    layers (a balanced pipeline's first and last stages hold fewer layers
+//    beside the embedding and the head). Each layer loop's changing input
+//    that is not per layer (the activations or gradients it receives) is a
+//    zero constant, as received from the neighbouring stage; what the
+//    micro-batch loop carries that is not per layer (the embedding's and
+//    head's gradient sums, the loss) stays as it came in, and the step's
+//    results that are not per layer (the embedding's and head's new weights
+//    and states, the loss) are zeros. Every op that then feeds no result
+//    goes, the sends of rule 3 excepted: the embedding, the head, the loss
+//    and their gradients, collectives and updates. Their weights stay
+//    arguments of the program (their memory counted), and the micro-batch
+//    loop stops carrying what it no longer changes.
 //
 // Worked example: L = 8, S = 4, M = 8, 1F1B. Weights [8, H, H] -> [2, H, H]
 // per device; the forward loop's saved inputs [8, mb, H] -> [8, mb, H]
 // (4 micro-batches x 2 layers); layer loops 8 -> 2 trips; the micro-batch
 // loop 8 -> 11 ticks; two collective_permutes per tick. The embedding, the
 // head and the loss run on every stage each tick (a real pipeline runs them
-// on the first and last stage, whose ticks are then the longest).
+// on the first and last stage, whose ticks are then the longest); with
+// stage-kind=middle on none: each tick is two layer loops of 2 trips, the
+// first starting from zeros, and the two permutes.
 // Interleaved, V = 2 (chunks of 1 layer): 8 x 2 + 3 = 19 chunk ticks, so
 // 9 rounds of 2 layers (two permutes each way) and a round of R = 1 layer
 // (one each way).
@@ -152,6 +167,7 @@ struct Options {
   std::string axis;
   bool gpipe = false;
   int64_t virtual_stages = 1; ///< V: chunks of layers a device holds
+  bool middle = false;        ///< stage-kind=middle: the layers only (rule 4)
 };
 
 class PipelineStages {
@@ -180,6 +196,11 @@ private:
   std::vector<std::vector<int64_t>> pairs(int64_t hop) const;
   int64_t inFlight(int64_t micro_batches) const;
   std::string summary(int64_t in_flight) const;
+  void keepLayersOnly(Operation &micro_batch_loop,
+                      const std::vector<Operation *> &layer_loops);
+  void zeroNonLayerResults();
+  void eraseDeadButSends();
+  void dropPassThroughs(Operation &micro_batch_loop);
 
   Module &module_;
   Context &ctx_;
@@ -190,6 +211,7 @@ private:
   LayerLoops loops_;
   std::vector<std::vector<Value *>> components_;
   std::unordered_set<Value *> resized_;
+  std::unordered_set<Operation *> sends_; ///< rule 3's permutes
   int64_t next_channel_ = 1;
 };
 
@@ -321,6 +343,7 @@ void PipelineStages::sendActivations(Operation &loop, bool forward,
            {"source_target_pairs",
             b.denseMatrixAttr(pairs(forward ? 1 : -1))}});
       first = first ? first : send;
+      sends_.insert(send);
       sent = send->result(0);
     }
     if (!first)
@@ -416,10 +439,98 @@ bool PipelineStages::run() {
                      v) ||
       (last && !setRoundTrips(*last, last_loops, 1, left_over)))
     return false;
+  if (options_.middle) {
+    // Rule 4, the last round first: its inits are the rounds' results.
+    if (last)
+      keepLayersOnly(*last, last_loops);
+    keepLayersOnly(*loops_.micro_batch_loop, loops_.loops);
+    zeroNonLayerResults();
+    eraseDeadButSends();
+    if (last)
+      dropPassThroughs(*last);
+    dropPassThroughs(*loops_.micro_batch_loop);
+    eraseTriviallyDeadOps(func_);
+  }
   updateFunctionType(ctx_, func_);
   module_.op().attrs.set(ctx_.intern("shardlab.pipeline"),
                          ctx_.attrs.string(summary(in_flight)));
   return true;
+}
+
+// Rule 4 in `micro_batch_loop`: its carried values and its layer loops'
+// inputs that are not per layer no longer change or are zeros.
+void PipelineStages::keepLayersOnly(
+    Operation &micro_batch_loop, const std::vector<Operation *> &layer_loops) {
+  Block &body = micro_batch_loop.region(1).front();
+  Operation *yield = body.back();
+  const Value *counter = bodyCounter(micro_batch_loop);
+  for (size_t i = 0; i < yield->numOperands(); ++i)
+    if (body.argument(i) != counter && !resized_.count(body.argument(i)))
+      yield->setOperand(i, body.argument(i));
+  for (Operation *loop : layer_loops) {
+    Block &loop_body = loop->region(1).front();
+    Operation *loop_yield = loop_body.back();
+    for (size_t i = 0; i < loop->numOperands(); ++i) {
+      Value *init = loop->operand(i);
+      const bool changes = loop_yield->operand(i) != loop_body.argument(i);
+      if (changes && !resized_.count(init) && init->type->isRankedTensor() &&
+          init->type->rank() > 0) {
+        LocalBuilder b(ctx_, *loop);
+        loop->setOperand(i, b.splat(init->type, 0.0));
+      }
+    }
+  }
+}
+
+// The step's results without the layer dimension become zeros.
+void PipelineStages::zeroNonLayerResults() {
+  Operation *ret = func_.region(0).front().back();
+  for (size_t i = 0; i < ret->numOperands(); ++i) {
+    Value *result = ret->operand(i);
+    if (!resized_.count(result) && result->type->isRankedTensor()) {
+      LocalBuilder b(ctx_, *ret);
+      ret->setOperand(i, b.splat(result->type, 0.0));
+    }
+  }
+}
+
+// Erases every op whose results nothing reads, collectives included (a
+// dead collective here is the embedding's or the head's), but the sends.
+void PipelineStages::eraseDeadButSends() {
+  for (bool erased = true; erased;) {
+    erased = false;
+    std::vector<Operation *> ops;
+    walk(func_, [&](Operation &op) { ops.push_back(&op); });
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+      Operation &op = **it;
+      bool used = op.numResults() == 0 || !op.nextInBlock();
+      for (size_t r = 0; r < op.numResults() && !used; ++r)
+        used = op.result(r)->hasUses();
+      if (used || sends_.count(&op) || &op == &func_)
+        continue;
+      walk(op, [](Operation &inner) { inner.dropAllUses(); });
+      eraseOp(op);
+      erased = true;
+    }
+  }
+}
+
+// `micro_batch_loop` stops carrying the values it passes through unread.
+void PipelineStages::dropPassThroughs(Operation &micro_batch_loop) {
+  Block &body = micro_batch_loop.region(1).front();
+  Operation *yield = body.back();
+  const Value *counter = bodyCounter(micro_batch_loop);
+  std::vector<bool> keep(micro_batch_loop.numOperands(), true);
+  bool any = false;
+  for (size_t i = 0; i < keep.size(); ++i)
+    if (body.argument(i) != counter && yield->operand(i) == body.argument(i) &&
+        !micro_batch_loop.result(i)->hasUses()) {
+      keep[i] = false;
+      any = true;
+    }
+  ValueMap map;
+  if (any)
+    rebuildLoop(ctx_, micro_batch_loop, keep, {}, map);
 }
 
 // What the first stage holds residuals of at its peak (rule 1): micro-
@@ -443,23 +554,28 @@ std::string PipelineStages::summary(int64_t in_flight) const {
   if (v > 1)
     kind += ", interleaved: " + std::to_string(v) + " chunks of " +
             std::to_string(l / (s * v)) + " layers a device";
-  std::string text =
-      std::to_string(s) + " pipeline stages (" + kind + ") of " +
-      std::to_string(l / s) + " layers over " + std::to_string(m) +
-      " micro-batches: " + ticks + (v > 1 ? " chunk" : "") + " ticks (bubble " +
-      std::to_string(s - 1) + "/" + ticks + "), residuals of " +
-      std::to_string(in_flight) +
-      (v > 1 ? " chunk forwards" : " micro-batches") +
-      " in flight on the first stage; the embedding, head and loss counted "
-      "on every stage each ";
-  if (v == 1)
-    return text + "tick";
+  std::string text = std::to_string(s) + " pipeline stages (" + kind + ") of " +
+                     std::to_string(l / s) + " layers over " +
+                     std::to_string(m) + " micro-batches: " + ticks +
+                     (v > 1 ? " chunk" : "") + " ticks (bubble " +
+                     std::to_string(s - 1) + "/" + ticks + "), residuals of " +
+                     std::to_string(in_flight) +
+                     (v > 1 ? " chunk forwards" : " micro-batches") +
+                     " in flight on the first stage; ";
   const int64_t left_over = (s - 1) % v;
-  return text + "round of " + std::to_string(v) + " chunks (" +
-         std::to_string(m + (s - 1) / v) + " rounds" +
-         (left_over ? " and one of " + std::to_string(left_over)
-                    : std::string()) +
-         ")";
+  const std::string rounds =
+      std::to_string(v) + " chunks (" + std::to_string(m + (s - 1) / v) +
+      " rounds" +
+      (left_over ? " and one of " + std::to_string(left_over) : std::string()) +
+      ")";
+  if (options_.middle)
+    return text +
+           "a middle stage: its layers only (the embedding, head and loss "
+           "and their updates on the first and last stages; their weights "
+           "and states still counted in memory)" +
+           (v > 1 ? "; rounds of " + rounds : std::string());
+  text += "the embedding, head and loss counted on every stage each ";
+  return text + (v == 1 ? "tick" : "round of " + rounds);
 }
 
 } // namespace
@@ -473,7 +589,8 @@ bool pipelineStagesPass(Module &module, const PassOptions &options,
   }
   Options o{options.integer("stages"), options.text("axis"),
             options.text("schedule") == "gpipe",
-            options.integer("virtual-stages")};
+            options.integer("virtual-stages"),
+            options.text("stage-kind") == "middle"};
   if (o.virtual_stages < 1) {
     diags.error(module.op().loc,
                 "shardlab-pipeline-stages: virtual-stages must be at least 1");

@@ -39,7 +39,12 @@ void addStrategyPasses(std::vector<PassInfo> &passes) {
         {"schedule", OptionType::String, "1f1b",
          "Pipeline schedule: how many micro-batches' residuals the first "
          "stage holds",
-         "1f1b|gpipe"}},
+         "1f1b|gpipe"},
+        {"stage-kind", OptionType::String, "every",
+         "every: the embedding, head and loss on every stage each tick (an "
+         "unbalanced pipeline's slowest stage); middle: a middle stage, its "
+         "layers only, their inputs received as zeros (rule 4)",
+         "every|middle"}},
        pipelineStagesPass});
   passes.push_back(
       {"shardlab-split-micro-batches",
