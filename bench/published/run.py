@@ -32,6 +32,10 @@ measured efficiency). The measured step time is derived from the claim:
     model's own layers, `measured.layers`, where the program rounds them);
   - GPU-hours for a number of tokens: tokens / (GPU-hours x 3600) is the
     rate per GPU, step = tokens of the step / (rate x GPUs).
+A pipeline balanced by giving its first and last stages fewer layers (the
+run's `pipeline.end_stages`) is estimated twice, a middle stage (its layers
+only) and a program for the end stages (their layers, the embedding and the
+head), and each variant's step is the slower of the two.
 When a step does not fit in device memory, its micro-batches are split
 (gradient accumulation doubled, micro-batch halved, the same tokens per
 step) until it fits: what a run that was measured had to do too.
@@ -73,6 +77,26 @@ def variant_flags(run, variant):
     _, flags, as_run = variant
     return (list(run.get("pipeline", {}).get("flags", [])) +
             (list(run.get("schedule", {}).get("flags", [])) if as_run else []) + list(flags))
+
+
+def end_stages(run, gen):
+    """A balanced pipeline's first and last stages, estimated beside its
+    middle ones (`pipeline.end_stages`): the generator arguments (the
+    run's, its overrides applied) and the pipeline flags that replace the
+    run's for them; None for a run without."""
+    ends = run.get("pipeline", {}).get("end_stages")
+    if not ends:
+        return None
+    out = list(gen)
+    for name, value in ends["generator"].items():
+        out = with_option(out, name, value)
+    return out, ends["flags"]
+
+
+def slower(a, b):
+    """Of two stages' reports, the slower one's: a pipeline's step is its
+    slowest stage's."""
+    return a if b is None or a["step_time_us"] >= b["step_time_us"] else b
 
 
 def option(args, name, default=None):
@@ -307,16 +331,32 @@ def main():
             n = devices(gen)
             row = {"id": run["id"], "devices": n, "generator": gen,
                    "measured_step_s": measured_step_s(run, gen), "variants": {}}
+            ends = end_stages(run, gen)
+            ends_module = None
+            if ends:
+                ends_module = os.path.join(tmp, run["id"] + "-ends.mlir")
+                subprocess.run([sys.executable, GENERATOR] + ends[0] + ["-o", ends_module],
+                               check=True)
             for variant in variants:
                 name = variant[0]
                 print("estimating %s (%s)..." % (run["id"], name), file=sys.stderr)
                 r = estimate(args.build, module, run["preset"], variant_flags(run, variant))
-                step = r["step_time_us"] / 1e6
+                r_ends = None
+                if ends:
+                    flags = variant_flags(dict(run, pipeline={"flags": ends[1]}), variant)
+                    r_ends = estimate(args.build, ends_module, run["preset"], flags)
+                slowest = slower(r, r_ends)
+                step = slowest["step_time_us"] / 1e6
                 row["variants"][name] = {
                     "step_s": step, "error": step / row["measured_step_s"] - 1,
-                    "compute_s": r["compute_us"] / 1e6,
-                    "exposed_comm_s": r["exposed_comm_us"] / 1e6,
-                    "peak_memory_gib": r["peak_memory_bytes"] / 2**30}
+                    "compute_s": slowest["compute_us"] / 1e6,
+                    "exposed_comm_s": slowest["exposed_comm_us"] / 1e6,
+                    "peak_memory_gib": max(x["peak_memory_bytes"] for x in (r, r_ends) if x)
+                    / 2**30}
+                if ends:
+                    row["variants"][name]["slowest_stage"] = (
+                        "middle" if slowest is r else "first and last")
+                    row["variants"][name]["end_stages_step_s"] = r_ends["step_time_us"] / 1e6
             rows.append(row)
     print("| run | GPUs | micro-batches | measured step | variant | estimate | error | compute | exposed comm | peak memory |")
     print("| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
