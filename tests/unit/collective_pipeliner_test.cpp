@@ -194,3 +194,34 @@ TEST_CASE("Collective pipeliner: a collective moves one iteration, no "
   CHECK(edge(end0, gather2));
   CHECK_FALSE(edge(end1, gather2));
 }
+
+TEST_CASE("Collective pipeliner: a send nothing in the body reads finishes in "
+          "the next iteration; a permute whose result is read stays") {
+  // %recv's result becomes the next iteration's %h: stays. %send's is read
+  // by no op of the body (a pipeline stage's send): sunk.
+  auto module = parse(R"(
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %h = %x) : tensor<i32>, tensor<4x8xf32>
+   cond {
+    %n = stablehlo.constant dense<2> : tensor<i32>
+    %more = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %more : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %y = stablehlo.multiply %h, %h : tensor<4x8xf32>
+    %send = "stablehlo.collective_permute"(%y) <{source_target_pairs = dense<[[0, 1]]> : tensor<1x2xi64>}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    %recv = "stablehlo.collective_permute"(%y) <{source_target_pairs = dense<[[1, 0]]> : tensor<1x2xi64>}> : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    stablehlo.return %i2, %recv : tensor<i32>, tensor<4x8xf32>
+  }
+  return %r#1 : tensor<4x8xf32>
+}
+)");
+  const fusion::PipelinedOps moved = fusion::pipelinedOps(whileOp(*module));
+  REQUIRE(moved.sunk.size() == 1);
+  const Operation *sunk = *moved.sunk.begin();
+  CHECK(sunk->is("stablehlo.collective_permute"));
+  CHECK_FALSE(sunk->result(0)->hasUses());
+  CHECK(moved.prefetched.empty());
+}

@@ -1105,6 +1105,7 @@ struct EndsStaged {
   std::vector<int64_t> trips;   ///< every loop's, in program order
   int outer_dots = 0;           ///< GEMMs outside the layer loops
   int permutes = 0;
+  int chained = 0; ///< permutes that send on what a permute received
   std::vector<std::string> results;      ///< what defines each result
   bool ends_read = false;                ///< does an op read %e or %hd?
   std::vector<std::string> layer_inputs; ///< what defines each loop's h / g
@@ -1139,6 +1140,10 @@ EndsStaged stageEnds(const std::string &options) {
         s.carried.push_back(int64_t(op.numOperands()));
     }
     s.permutes += op.is("stablehlo.collective_permute");
+    const Operation *from =
+        op.numOperands() ? op.operand(0)->defining_op : nullptr;
+    s.chained += op.is("stablehlo.collective_permute") && from &&
+                 from->is("stablehlo.collective_permute");
     const Operation *parent = op.parentOp();
     s.outer_dots += op.is("stablehlo.dot_general") && parent &&
                     parent->is("stablehlo.while") && parent->parentOp() &&
@@ -1176,8 +1181,12 @@ TEST_CASE("Pipeline stages: a middle stage runs its layers only") {
   CHECK(middle.results == std::vector<std::string>{"stablehlo.subtract",
                                                    "stablehlo.constant",
                                                    "stablehlo.constant"});
-  // Interleaved, the round left over (the loop's copy) is cut the same way.
+  // Interleaved, the round left over (the loop's copy) is cut the same way,
+  // and a round's two hand-overs each way are two chunks' outputs, not one
+  // sent on twice (every stage's feed the ends one after the other).
+  CHECK(stageEnds("virtual-stages=2").chained == 2);
   const EndsStaged rounds = stageEnds("virtual-stages=2 stage-kind=middle");
+  CHECK(rounds.chained == 0);
   CHECK(rounds.trips == std::vector<int64_t>{4, 4, 4, 1, 2, 2});
   CHECK(rounds.carried == std::vector<int64_t>{2, 2});
   CHECK(rounds.outer_dots == 0);

@@ -118,8 +118,19 @@ std::vector<const Operation *> storedOnly(Operation &collective) {
   return reaches_yield ? chain : std::vector<const Operation *>{};
 }
 
+// A collective_permute whose result the body does not read: a send, whose
+// reader is another device's next iteration.
+bool isUnreadSend(Operation &op) {
+  return op.is("stablehlo.collective_permute") && op.numResults() == 1 &&
+         !op.result(0)->hasUses();
+}
+
 void addSunk(Block &body, PipelinedOps &out) {
   for (Operation &op : body) {
+    if (isUnreadSend(op)) {
+      out.sunk.insert(&op);
+      continue;
+    }
     if (!op.is("stablehlo.reduce_scatter") && !op.is("stablehlo.all_reduce"))
       continue;
     const std::vector<const Operation *> chain = storedOnly(op);

@@ -16,6 +16,10 @@
 //    is only formatted and stored into a loop output (reshape, convert,
 //    transpose, dynamic_update_slice into a carried buffer) finishes in the
 //    next iteration, with those ops.
+//  - Sends (collective-permute): a permute whose result the body does not
+//    read (a pipeline stage's send, read by the next stage in its next
+//    tick) finishes in the next iteration, as XLA's pipelined
+//    send/recv do (xla_gpu_enable_pipelined_p2p) and PyTorch's isend.
 // A collective moves one iteration, no further: the schedule starts what
 // iteration k prefetches after iteration k - 2 ends, and ends what it sinks
 // before iteration k + 1 ends (XLA moves it into the neighbouring body).
@@ -39,7 +43,7 @@ struct PipelinedOps {
   /// their operands are computed by.
   std::unordered_set<const Operation *> prefetched;
   /// Reduce-scatters and all-reduces that finish in the next iteration,
-  /// with the ops that format and store their results.
+  /// with the ops that format and store their results, and unread sends.
   std::unordered_set<const Operation *> sunk;
 };
 

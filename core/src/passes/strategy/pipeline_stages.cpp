@@ -37,7 +37,8 @@
 //    backward ones) goes to the next stage (the first layer loop: s -> s+1)
 //    or the previous one (later loops: s -> s-1) by a collective_permute
 //    that its uses then read. Interleaved, a round passes it on once a
-//    chunk: V permutes one after another round the ring (R in the last).
+//    chunk: V permutes one after another round the ring (R in the last);
+//    in a middle stage (rule 4) V permutes of it, none reading another.
 // 4. stage-kind=middle: the program of a middle stage, which runs only its
 //    layers (a balanced pipeline's first and last stages hold fewer layers
 //    beside the embedding and the head). Each layer loop's changing input
@@ -334,7 +335,7 @@ void PipelineStages::sendActivations(Operation &loop, bool forward,
         result->type->rank() == 0)
       continue;
     LocalBuilder b(ctx_, *after);
-    Operation *first = nullptr;
+    std::vector<Operation *> sends;
     Value *sent = result;
     for (int64_t hop = 0; hop < hops; ++hop) {
       Operation *send = b.create(
@@ -342,14 +343,19 @@ void PipelineStages::sendActivations(Operation &loop, bool forward,
           {{"channel_handle", channelHandleAttr(ctx_, next_channel_++)},
            {"source_target_pairs",
             b.denseMatrixAttr(pairs(forward ? 1 : -1))}});
-      first = first ? first : send;
+      sends.push_back(send);
       sends_.insert(send);
       sent = send->result(0);
     }
-    if (!first)
+    if (sends.empty())
       continue;
     result->replaceAllUsesWith(sent);
-    first->setOperand(0, result);
+    // Every stage's hand-overs go one after the other, the last feeding
+    // its ends; a middle stage's are V chunks' outputs, none waiting for
+    // another (rule 4).
+    for (Operation *send : sends)
+      if (send == sends.front() || options_.middle)
+        send->setOperand(0, result);
   }
 }
 
