@@ -500,8 +500,24 @@ void PipelineStages::zeroNonLayerResults() {
   }
 }
 
-// Erases every op whose results nothing reads, collectives included (a
-// dead collective here is the embedding's or the head's), but the sends.
+// Whether an op nothing reads may go: free of side effects but for the
+// collectives and device ids (here the embedding's or the head's), all of
+// its regions' ops too.
+bool erasableWhenUnread(Operation &op) {
+  if (isStableHloCollective(op) || op.is("stablehlo.partition_id"))
+    return true;
+  if (op.numRegions() == 0)
+    return isSideEffectFree(op);
+  bool erasable = true;
+  for (size_t r = 0; r < op.numRegions() && erasable; ++r)
+    for (const std::unique_ptr<Block> &block : op.region(r).blocks)
+      for (Operation &inner : *block)
+        erasable = erasable && erasableWhenUnread(inner);
+  return erasable;
+}
+
+// Erases every op whose results nothing reads (erasableWhenUnread), but
+// the sends.
 void PipelineStages::eraseDeadButSends() {
   for (bool erased = true; erased;) {
     erased = false;
@@ -512,7 +528,7 @@ void PipelineStages::eraseDeadButSends() {
       bool used = op.numResults() == 0 || !op.nextInBlock();
       for (size_t r = 0; r < op.numResults() && !used; ++r)
         used = op.result(r)->hasUses();
-      if (used || sends_.count(&op) || &op == &func_)
+      if (used || sends_.count(&op) || &op == &func_ || !erasableWhenUnread(op))
         continue;
       walk(op, [](Operation &inner) { inner.dropAllUses(); });
       eraseOp(op);
