@@ -164,6 +164,12 @@ Value *Block::addArgument(Type type, Location loc) {
   return args_.back().get();
 }
 
+void Block::eraseArgument(size_t index) {
+  args_.erase(args_.begin() + static_cast<std::ptrdiff_t>(index));
+  for (size_t i = index; i < args_.size(); ++i)
+    args_[i]->index = static_cast<uint32_t>(i);
+}
+
 Operation *Block::push_back(std::unique_ptr<Operation> op) {
   return insertBefore(nullptr, std::move(op));
 }

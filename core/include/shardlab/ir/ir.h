@@ -287,6 +287,9 @@ public:
   Region *parent = nullptr;
 
   Value *addArgument(Type type, Location loc);
+  /// Removes argument `index`, which nothing may use; the later ones move
+  /// down a place.
+  void eraseArgument(size_t index);
   /// Room for `count` arguments in all, before adding them one by one.
   void reserveArguments(size_t count) { args_.reserve(count); }
   size_t numArguments() const { return args_.size(); }

@@ -49,9 +49,9 @@
 //    results that are not per layer (the embedding's and head's new weights
 //    and states, the loss) are zeros. Every op that then feeds no result
 //    goes, the sends of rule 3 excepted: the embedding, the head, the loss
-//    and their gradients, collectives and updates. Their weights stay
-//    arguments of the program (their memory counted), and the micro-batch
-//    loop stops carrying what it no longer changes.
+//    and their gradients, collectives and updates. The micro-batch loop
+//    stops carrying what it no longer changes, and the step's arguments
+//    nothing reads go (the ends' weights and states, the batch).
 //
 // Worked example: L = 8, S = 4, M = 8, 1F1B. Weights [8, H, H] -> [2, H, H]
 // per device; the forward loop's saved inputs [8, mb, H] -> [8, mb, H]
@@ -202,6 +202,7 @@ private:
   void zeroNonLayerResults();
   void eraseDeadButSends();
   void dropPassThroughs(Operation &micro_batch_loop);
+  void eraseUnreadArguments();
 
   Module &module_;
   Context &ctx_;
@@ -456,6 +457,7 @@ bool PipelineStages::run() {
       dropPassThroughs(*last);
     dropPassThroughs(*loops_.micro_batch_loop);
     eraseTriviallyDeadOps(func_);
+    eraseUnreadArguments();
   }
   updateFunctionType(ctx_, func_);
   module_.op().attrs.set(ctx_.intern("shardlab.pipeline"),
@@ -555,6 +557,26 @@ void PipelineStages::dropPassThroughs(Operation &micro_batch_loop) {
     rebuildLoop(ctx_, micro_batch_loop, keep, {}, map);
 }
 
+// The step's arguments nothing reads any more (the ends' weights and
+// states, the batch) go, with their attributes.
+void PipelineStages::eraseUnreadArguments() {
+  Block &entry = func_.region(0).front();
+  const Attr *attrs = func_.attrs.get("arg_attrs");
+  std::vector<const Attr *> kept_attrs;
+  if (attrs && attrs->kind == AttrKind::Array)
+    kept_attrs = attrs->elements();
+  for (size_t i = entry.numArguments(); i-- > 0;) {
+    if (entry.argument(i)->hasUses())
+      continue;
+    entry.eraseArgument(i);
+    if (i < kept_attrs.size())
+      kept_attrs.erase(kept_attrs.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+  if (attrs && attrs->kind == AttrKind::Array)
+    func_.attrs.set(ctx_.intern("arg_attrs"),
+                    ctx_.attrs.array(std::move(kept_attrs)));
+}
+
 // What the first stage holds residuals of at its peak (rule 1): micro-
 // batches of L / S layers, or interleaved (V > 1) chunk forwards of
 // L / (S V) layers.
@@ -592,9 +614,9 @@ std::string PipelineStages::summary(int64_t in_flight) const {
       ")";
   if (options_.middle)
     return text +
-           "a middle stage: its layers only (the embedding, head and loss "
-           "and their updates on the first and last stages; their weights "
-           "and states still counted in memory)" +
+           "a middle stage: its layers only (the embedding, head and loss, "
+           "their weights, gradients and updates on the first and last "
+           "stages)" +
            (v > 1 ? "; rounds of " + rounds : std::string());
   text += "the embedding, head and loss counted on every stage each ";
   return text + (v == 1 ? "tick" : "round of " + rounds);
