@@ -351,6 +351,12 @@ Result<bool> parseArgs(int argc, char **argv, Options &o) {
     return makeError("no input module (see --help)");
   if (!o.svg.empty() && !o.compare)
     return makeError("--svg needs --compare");
+  // The pipeline's settings describe the stages --pipeline-stages cuts.
+  if (o.pipeline_stages == 0 &&
+      (o.virtual_stages > 1 || o.pipeline_schedule != "1f1b" ||
+       o.pipeline_stage_kind != "every"))
+    return makeError("--virtual-stages, --pipeline-schedule and "
+                     "--pipeline-stage-kind need --pipeline-stages");
   if ((o.compare || o.suggest) && !o.propagate)
     return makeError("--compare and --suggest propagate each strategy; "
                      "drop --no-propagation");

@@ -139,6 +139,13 @@ def check_flags(cli, tmp):
           "a per-kind limit above --overlap-limit must fail: %s" % proc.stderr)
     proc, _ = run_cli(cli, [zero, "--all-to-all-limit", "x"], tmp)
     check(proc.returncode == 1 and "bad value" in proc.stderr, "bad value")
+    proc, _ = run_cli(cli, [zero, "--pipeline-stage-kind", "sideways"], tmp)
+    check(proc.returncode == 1 and "bad value" in proc.stderr,
+          "--pipeline-stage-kind sideways: %s" % proc.stderr)
+    # A pipeline's settings without the stages they describe say so.
+    proc, _ = run_cli(cli, [zero, "--pipeline-stage-kind", "middle"], tmp)
+    check(proc.returncode == 1 and "need --pipeline-stages" in proc.stderr,
+          "--pipeline-stage-kind without --pipeline-stages: %s" % proc.stderr)
     # An option the CLI does not know is named as such, not as a bad value.
     proc, _ = run_cli(cli, [zero, "--thread", "2"], tmp)
     check(proc.returncode == 1 and "unknown option --thread" in proc.stderr,
@@ -159,7 +166,8 @@ def check_flags(cli, tmp):
     check_loops(cli, tmp)
     proc = subprocess.run([cli, "--help"], capture_output=True, text=True)
     for flag in ("--all-gather-limit", "--collective-permute-limit",
-                 "--reruns", "--device-memory", "--loops"):
+                 "--reruns", "--device-memory", "--loops",
+                 "--pipeline-stage-kind"):
         check(flag in proc.stdout, "--help lacks %s" % flag)
 
 
