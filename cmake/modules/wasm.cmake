@@ -57,12 +57,17 @@ if(EMSCRIPTEN)
   # Compiled for size: the strategy comparison and the per-device check run
   # rarely in the playground and spend their time in the layers below them
   # (propagation, export, the scheduler), which stay at -O3; so do the
-  # interpreter's rarely met ops (its elementwise, dot, reduce and shape
-  # kernels stay at -O3). The page stays within its 2 MiB gzip budget
-  # (bench/RESULTS.md).
+  # strategy rewrites (pipeline stages, recomputation, ...: one pass over a
+  # module per candidate) and the interpreter's rarely met ops (its
+  # elementwise, dot, reduce and shape kernels stay at -O3). The page stays
+  # within its 2 MiB gzip budget (bench/RESULTS.md).
   foreach(lib shardlab_strategy shardlab_partition_check)
     target_compile_options(${lib} PRIVATE -Os)
   endforeach()
+  file(GLOB SHARDLAB_STRATEGY_REWRITES
+       ${CMAKE_SOURCE_DIR}/core/src/passes/strategy/*.cpp)
+  set_source_files_properties(${SHARDLAB_STRATEGY_REWRITES}
+                              PROPERTIES COMPILE_OPTIONS -Os)
   foreach(rare checks convolution fft fused_attention gather_scatter quant
                rng_bit_generator triangular_solve windows)
     set_source_files_properties(
