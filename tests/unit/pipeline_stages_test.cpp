@@ -12,6 +12,7 @@
 #include "shardlab/strategy/strategy.h"
 #include "strategy/arg_roles.h"
 #include "strategy/candidates.h"
+#include "verify/verifier.h"
 
 #include "hand_table.h"
 #include "text_edit.h"
@@ -1222,4 +1223,46 @@ TEST_CASE("Pipeline stages: a middle stage's step is the layers' share") {
   CHECK(report["parameter_bytes"] == 4 * 64 * 64 * 4);
   CHECK(every_report["parameter_bytes"] ==
         4 * 64 * 64 * 4 + 2 * 64 * 64 * 4 + 4 * 8 * 64 * 4);
+}
+
+TEST_CASE("Pipeline stages: a slice that keeps every layer keeps the stage's "
+          "(ZeRO-1's shard of a stack)") {
+  // kStep returning half of each layer's gradient sum, sliced statically
+  // and dynamically as ZeRO-1 takes a device's shard of a stacked state:
+  // each keeps all 8 layers, so each keeps the stage's 4, sizes included.
+  std::string text = withMesh(R"(["stage"=2, "data"=2])");
+  text = test::replacedAll(text, "-> tensor<8x64x64xf32> {",
+                           "-> (tensor<8x32x64xf32>, tensor<8x32x64xf32>) {");
+  text = test::replacedAll(
+      text, "  return %new : tensor<8x64x64xf32>",
+      "  %half = stablehlo.slice %new [0:8, 0:32, 0:64] : "
+      "(tensor<8x64x64xf32>) -> tensor<8x32x64xf32>\n"
+      "  %dhalf = stablehlo.dynamic_slice %new, %c0, %c1, %c0, sizes = [8, "
+      "32, 64] : (tensor<8x64x64xf32>, tensor<i32>, tensor<i32>, "
+      "tensor<i32>) -> tensor<8x32x64xf32>\n"
+      "  return %half, %dhalf : tensor<8x32x64xf32>, tensor<8x32x64xf32>");
+  DiagnosticEngine diags;
+  LoadedModule loaded = loadModule(text, diags);
+  REQUIRE(loaded.module);
+  Module &module = *loaded.module;
+  REQUIRE(schedule::lowerToCollectives(module, diags));
+  PassPipeline pipeline;
+  for (const auto &[flag, o] : perDeviceSteps())
+    REQUIRE(appendPass(pipeline, flag, o));
+  REQUIRE(appendPass(pipeline, "shardlab-pipeline-stages", ""));
+  REQUIRE(runPassPipeline(module, pipeline, diags));
+  Operation *ret = module.mainFunc()->region(0).front().back();
+  REQUIRE(ret->numOperands() == 2);
+  for (size_t i = 0; i < 2; ++i)
+    CHECK(ret->operand(i)->type->shape == std::vector<int64_t>{4, 32, 64});
+  const Operation *slice = ret->operand(0)->defining_op;
+  const Operation *dynamic = ret->operand(1)->defining_op;
+  REQUIRE(slice->is("stablehlo.slice"));
+  REQUIRE(dynamic->is("stablehlo.dynamic_slice"));
+  CHECK(slice->attrs.get("limit_indices")->ints() ==
+        std::vector<int64_t>{4, 32, 64});
+  CHECK(dynamic->attrs.get("slice_sizes")->ints() ==
+        std::vector<int64_t>{4, 32, 64});
+  // The program a stage runs still verifies (sizes match the types).
+  CHECK(verifyModule(module, diags));
 }

@@ -9,7 +9,8 @@
 // 1. Every tensor whose leading dimension is the layer dimension (the
 //    stacked weights, their gradients and optimizer states, and every value
 //    they reach through loops, elementwise ops, converts, in-place updates,
-//    collectives and reshapes that keep that dimension) keeps L / S layers:
+//    collectives, reshapes and slices that keep that dimension, such as
+//    ZeRO-1's shard of a stacked state) keeps L / S layers:
 //    the stage's own. Residual stacks a layer loop writes that reach neither
 //    an argument nor a result (the activations saved for the backward pass)
 //    keep the layers whose inputs the first stage holds at its peak: F x
@@ -134,6 +135,9 @@ void LayerDims::linkOp(Operation &op) {
     for (size_t i = 0; i < op.numOperands(); ++i)
       link(op.operand(i), op.result(0));
   } else if (op.is("stablehlo.dynamic_update_slice") ||
+             // A slice that keeps every layer (a ZeRO-1 shard of a stack:
+             // linked only when both sides have L rows).
+             op.is("stablehlo.dynamic_slice") || op.is("stablehlo.slice") ||
              op.is("stablehlo.reshape") ||
              (op.is("stablehlo.transpose") &&
               firstIsZero(op.attrs.get("permutation"))) ||
@@ -268,6 +272,24 @@ bool PipelineStages::isStash(const std::vector<Value *> &component) const {
   return written;
 }
 
+// A slice that keeps every layer keeps the stage's `rows` once resized:
+// its size (dynamic_slice) or limit (slice) along dimension 0 follows.
+// False when the op's attribute is not there to follow.
+bool setSliceRows(Context &ctx, Operation &op, int64_t rows) {
+  const char *name = op.is("stablehlo.dynamic_slice") ? "slice_sizes"
+                     : op.is("stablehlo.slice")       ? "limit_indices"
+                                                      : nullptr;
+  if (!name)
+    return true;
+  const Attr *attr = op.attrs.get(name);
+  if (!attr || attr->ints().empty())
+    return false;
+  std::vector<int64_t> values = attr->ints();
+  values[0] = rows;
+  op.attrs.set(name, ctx.attrs.denseArray(ctx.types.element("i64"), values));
+  return true;
+}
+
 bool PipelineStages::resize(const std::vector<Value *> &component,
                             int64_t rows) {
   for (Value *v : component) {
@@ -285,6 +307,9 @@ bool PipelineStages::resize(const std::vector<Value *> &component,
       def->attrs.set(ctx_.intern("value"),
                      b.splatAttr(type, reader.doubleAt(0)));
     }
+    if (def && !setSliceRows(ctx_, *def, rows))
+      return fail("a slice of the " + std::to_string(loops_.layers) +
+                  " layers without its sizes");
     v->type = type;
     resized_.insert(v);
   }
