@@ -1009,8 +1009,10 @@ class Step:
     def state_spec(self, spec, shape):
         """Optimizer states: sharded like the weights, and with zero1 or zero2
         over dp on their first free dimension that dp divides (JAX refuses an
-        argument sharding that does not divide), else their first free one."""
-        if self.a.layout not in ("zero1", "zero2") or not self.m.dp:
+        argument sharding that does not divide), else their first free one.
+        A weight already over dp (a mixture's experts) keeps its sharding:
+        its states are dp's shards already."""
+        if self.a.layout not in ("zero1", "zero2") or not self.m.dp or self.m.dp in spec:
             return spec
         out = list(spec)
         free = [i for i in range(1, len(out)) if out[i] is None]

@@ -67,6 +67,8 @@ LAYOUTS = {
     "llama fsdp, full recompute, dp only": ["--arch", "llama", "--mesh", "dp=4", "--recompute", "full",
                                             "--layout", "fsdp"],
     "moe, experts over dp": ["--arch", "moe", "--experts", "2", "--mesh", "dp=2,tp=2", "--layout", "dp"],
+    "moe zero2, experts over dp": ["--arch", "moe", "--experts", "2", "--mesh", "dp=2,tp=2",
+                                   "--layout", "zero2"],
     "gpt zero2, tp+sp": ["--arch", "gpt", "--mesh", "dp=2,tp=2", "--sequence-parallel",
                          "--recompute", "selective", "--layout", "zero2"],
     "gpt zero1, tp, full recompute": ["--arch", "gpt", "--mesh", "dp=2,tp=2", "--recompute", "full",
