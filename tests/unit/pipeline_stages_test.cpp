@@ -119,23 +119,31 @@ std::vector<std::vector<int64_t>> pairsOf(Operation &op) {
   return out;
 }
 
-Staged stage(const std::string &text, const std::string &options) {
-  Staged s;
-  DiagnosticEngine diags;
-  LoadedModule loaded = loadModule(text, diags);
+// `text` made the per-device program and cut by shardlab-pipeline-stages
+// with `options`; false (and the errors in `diags`) when the cut fails.
+bool cutIntoStages(const std::string &text, const std::string &options,
+                   LoadedModule &loaded, DiagnosticEngine &diags) {
+  loaded = loadModule(text, diags);
   REQUIRE(loaded.module);
-  Module &module = *loaded.module;
-  REQUIRE(schedule::lowerToCollectives(module, diags));
+  REQUIRE(schedule::lowerToCollectives(*loaded.module, diags));
   PassPipeline pipeline;
   for (const auto &[flag, o] : perDeviceSteps())
     REQUIRE(appendPass(pipeline, flag, o));
   REQUIRE(appendPass(pipeline, "shardlab-pipeline-stages", options));
-  if (!runPassPipeline(module, pipeline, diags)) {
+  return runPassPipeline(*loaded.module, pipeline, diags);
+}
+
+Staged stage(const std::string &text, const std::string &options) {
+  Staged s;
+  DiagnosticEngine diags;
+  LoadedModule loaded;
+  if (!cutIntoStages(text, options, loaded, diags)) {
     for (const Diagnostic &d : diags.diagnostics())
       s.error += d.message;
     return s;
   }
   s.ok = true;
+  Module &module = *loaded.module;
   Operation &main = *module.mainFunc();
   Block &entry = main.region(0).front();
   s.weights = entry.argument(0)->type->shape;
@@ -1114,15 +1122,9 @@ struct EndsStaged {
 
 EndsStaged stageEnds(const std::string &options) {
   DiagnosticEngine diags;
-  LoadedModule loaded = loadModule(kStepWithEnds, diags);
-  REQUIRE(loaded.module);
+  LoadedModule loaded;
+  REQUIRE(cutIntoStages(kStepWithEnds, options, loaded, diags));
   Module &module = *loaded.module;
-  REQUIRE(schedule::lowerToCollectives(module, diags));
-  PassPipeline pipeline;
-  for (const auto &[flag, o] : perDeviceSteps())
-    REQUIRE(appendPass(pipeline, flag, o));
-  REQUIRE(appendPass(pipeline, "shardlab-pipeline-stages", options));
-  REQUIRE(runPassPipeline(module, pipeline, diags));
   EndsStaged s;
   Operation &main = *module.mainFunc();
   Block &entry = main.region(0).front();
@@ -1242,15 +1244,9 @@ TEST_CASE("Pipeline stages: a slice that keeps every layer keeps the stage's "
       "tensor<i32>) -> tensor<8x32x64xf32>\n"
       "  return %half, %dhalf : tensor<8x32x64xf32>, tensor<8x32x64xf32>");
   DiagnosticEngine diags;
-  LoadedModule loaded = loadModule(text, diags);
-  REQUIRE(loaded.module);
+  LoadedModule loaded;
+  REQUIRE(cutIntoStages(text, "", loaded, diags));
   Module &module = *loaded.module;
-  REQUIRE(schedule::lowerToCollectives(module, diags));
-  PassPipeline pipeline;
-  for (const auto &[flag, o] : perDeviceSteps())
-    REQUIRE(appendPass(pipeline, flag, o));
-  REQUIRE(appendPass(pipeline, "shardlab-pipeline-stages", ""));
-  REQUIRE(runPassPipeline(module, pipeline, diags));
   Operation *ret = module.mainFunc()->region(0).front().back();
   REQUIRE(ret->numOperands() == 2);
   for (size_t i = 0; i < 2; ++i)

@@ -311,14 +311,28 @@ bool isTriviallyDead(Operation &op) {
   return isSideEffectFree(op);
 }
 
-void eraseTriviallyDeadOps(Operation &root) {
+bool eraseUnreadOps(Operation &root,
+                    const std::function<bool(Operation &)> &erasable) {
   // Users come after their operands' definitions: visiting in reverse
   // erases a dead chain in one sweep.
   std::vector<Operation *> ops;
   walk(root, [&](Operation &op) { ops.push_back(&op); });
-  for (auto it = ops.rbegin(); it != ops.rend(); ++it)
-    if ((*it)->parentBlock() && isTriviallyDead(**it))
-      eraseOp(**it);
+  bool erased = false;
+  for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+    Operation &op = **it;
+    bool unread = op.parentBlock() && op.nextInBlock();
+    for (size_t i = 0; i < op.numResults() && unread; ++i)
+      unread = !op.result(i)->hasUses();
+    if (unread && erasable(op)) {
+      eraseOp(op);
+      erased = true;
+    }
+  }
+  return erased;
+}
+
+void eraseTriviallyDeadOps(Operation &root) {
+  eraseUnreadOps(root, isSideEffectFree);
 }
 
 std::vector<Operation *> usersOf(const Value *value) {

@@ -96,6 +96,12 @@ bool isTriviallyDead(Operation &op);
 /// when a user is erased too), as MLIR's greedy pattern driver does to the
 /// ops it visits.
 void eraseTriviallyDeadOps(Operation &root);
+/// The same sweep with another rule: erases every op under `root` that is
+/// not a terminator, whose results nothing reads and that `erasable`
+/// accepts (an op whose readers go in the sweep goes too). True when it
+/// erased one.
+bool eraseUnreadOps(Operation &root,
+                    const std::function<bool(Operation &)> &erasable);
 
 /// Returns true after telling the pass runner that the pass changed
 /// nothing, so the module is not verified again (MLIR skips the verifier

@@ -546,22 +546,9 @@ bool erasableWhenUnread(Operation &op) {
 // Erases every op whose results nothing reads (erasableWhenUnread), but
 // the sends.
 void PipelineStages::eraseDeadButSends() {
-  for (bool erased = true; erased;) {
-    erased = false;
-    std::vector<Operation *> ops;
-    walk(func_, [&](Operation &op) { ops.push_back(&op); });
-    for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
-      Operation &op = **it;
-      bool used = op.numResults() == 0 || !op.nextInBlock();
-      for (size_t r = 0; r < op.numResults() && !used; ++r)
-        used = op.result(r)->hasUses();
-      if (used || sends_.count(&op) || &op == &func_ || !erasableWhenUnread(op))
-        continue;
-      walk(op, [](Operation &inner) { inner.dropAllUses(); });
-      eraseOp(op);
-      erased = true;
-    }
-  }
+  eraseUnreadOps(func_, [&](Operation &op) {
+    return !sends_.count(&op) && erasableWhenUnread(op);
+  });
 }
 
 // `micro_batch_loop` stops carrying the values it passes through unread.
