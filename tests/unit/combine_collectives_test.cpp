@@ -164,4 +164,10 @@ func.func @main(%g1: tensor<256xf32>, %g2: tensor<256xf32>, %g3: tensor<256xf32>
   // one call of 3 KiB costs about a third of three calls of 1 KiB.
   CHECK(combined.all_reduce_us < 0.4 * separate.all_reduce_us);
   CHECK(combined.all_reduce_us > 0.3 * separate.all_reduce_us);
+  // Fusion is a setting of its own: without it the collectives are still
+  // combined, so the no-fusion variant of a table changes kernels alone.
+  options.fusion = false;
+  const Calls unfused = callsOf(true);
+  CHECK(unfused.all_reduce == 1);
+  CHECK(unfused.all_gather == 1);
 }

@@ -393,8 +393,7 @@ std::vector<int64_t> Builder::emitBlock(Env &env, Block &block,
   auto cached = block_steps.find(&block);
   if (cached == block_steps.end()) {
     fusion::CombineOptions combine;
-    combine.enabled =
-        options.fusion && options.combine_collectives && !coster.approximate();
+    combine.enabled = options.combine_collectives && !coster.approximate();
     cached = block_steps
                  .emplace(&block, fusion::orderWithCombinedCollectives(
                                       block, combine,
@@ -408,7 +407,7 @@ std::vector<int64_t> Builder::emitBlock(Env &env, Block &block,
   // per use of a resharded value.
   std::unordered_map<std::string, Operation *> emitted_collectives;
   for (const std::vector<Operation *> &step : cached->second) {
-    if (step.size() == 1 && options.fusion && options.combine_collectives &&
+    if (step.size() == 1 && options.combine_collectives &&
         !coster.approximate()) {
       if (Operation *same =
               identicalCollective(*step.front(), emitted_collectives)) {

@@ -51,7 +51,7 @@ struct ProgramOptions {
   int64_t while_trip_count = 0;
   /// Group the ops into the kernels XLA's GPU compiler launches
   /// (fusion/kernels.h) and cost each kernel once; off (--no-fusion), every
-  /// op is a kernel of its own.
+  /// op is a kernel of its own. Combining (below) does not depend on it.
   bool fusion = true;
   /// Combine independent collectives of one kind and device groups into one
   /// call, as XLA's combiners do (fusion/combine_collectives.h); off
