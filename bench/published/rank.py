@@ -21,9 +21,10 @@ default the run's own schedule flags, as run.py's default), to show how
 much a rank depends on that part of the model.
 
 A step whose layer loops run several layers an iteration (--grad-bucket)
-has no pipeline candidates of its own (the comparer cuts stages from the
-loop's iterations); they are taken from the same step with one layer an
-iteration, and the time of both comparisons is counted.
+has pipeline candidates of its own only where the stages divide the
+loops' iterations (a stage's layers are whole iterations; two iterations
+of 16 layers: 2 stages); the others are taken from the same step with one
+layer an iteration, and the time of both comparisons is counted.
 
 A layout the comparer cannot replace (--layout fsdp-flat: the whole step
 in a manual computation) is estimated alone, as run.py estimates it, and
@@ -87,7 +88,7 @@ def without_buckets(gen):
 def pipeline_rows(build, gen, run, devices, loops, flags, tmp):
     """The comparison's pipeline candidates for a step whose layer loops run
     several layers an iteration (--grad-bucket): the comparer cuts stages
-    from the loop's iterations, so they are taken from the same step with
+    from whole iterations, so the rest are taken from the same step with
     one layer an iteration (its gradients not bucketed: slower by the
     latency buckets save)."""
     module = os.path.join(tmp, run["id"] + "-rule-plain.mlir")
@@ -139,7 +140,11 @@ def main():
             rows = report["rows"]
             if without_buckets(candidates) != candidates:
                 more, seconds = pipeline_rows(args.build, candidates, r, devices, args.loops, flags, tmp)
-                rows, elapsed = rows + more, elapsed + seconds
+                # The bucketed step's own pipelines first; the plain step's
+                # for the stage counts it could not cut.
+                have = {row["name"] for row in rows}
+                rows = rows + [row for row in more if row["name"] not in have]
+                elapsed += seconds
             if manual:
                 rows = with_published_row(rows, published.estimate(args.build, written, r["preset"], flags))
             mine = next(row for row in rows if row["is_user"])

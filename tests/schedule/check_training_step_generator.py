@@ -40,6 +40,7 @@ export, schedule), and the estimate shows what the options mean:
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -281,6 +282,43 @@ def check_pipelined_once(cli, tmp):
         check(got == want, "pipelined once-reduced step, %d micro-batches: %s, by hand %s" % (M, got, want))
 
 
+def check_pipelined_buckets(cli, tmp):
+    """A pipeline over layer loops that run two layers an iteration
+    (--unroll 2, as --grad-bucket picks): each of S = 2 stages runs its
+    L / S = 2 layers as one iteration, the same GEMMs and hand-overs as the
+    step with one layer an iteration, and its gradients reduce-scattered in
+    half as many calls of the same bytes."""
+    L, S, M = 4, 2, 2
+    args = ["--arch", "gpt", "--layers", str(L), "--hidden", "512", "--heads", "8", "--ffn", "2048",
+            "--vocab", "4096", "--seq", "256", "--micro-batch", "4", "--grad-accum", str(M),
+            "--recompute", "full", "--mesh", "stage=%d,dp=2" % S, "--layout", "zero2"]
+    by_unroll = {}
+    for unroll in (1, 2):
+        r = estimate(cli, tmp, args + ["--unroll", str(unroll)], ["--pipeline-stages", str(S)])
+        if r is None:
+            return
+        by_unroll[unroll] = r
+        trips = sorted(loop["trip_count"] for loop in r["loops"])
+        want = L // S // unroll
+        check(trips.count(want) >= 2,
+              "pipelined, %d layers an iteration: loops %s, want layer loops of %d" % (unroll, trips, want))
+        check(any(re.search(r"\(\d+ trips? of 2\)", a) for a in r["assumptions"]) == (unroll == 2),
+              "pipelined, %d layers an iteration: assumptions %s" % (unroll, r["assumptions"]))
+    one, two = by_unroll[1], by_unroll[2]
+    kinds = lambda r, k: (r["per_kind"].get(k, {}).get("count", 0), r["per_kind"].get(k, {}).get("bytes", 0))
+    print("pipelined, one and two layers an iteration: GEMMs %d, %d; permutes %s, %s; reduce-scatters %s, %s"
+          % (kernels(one, is_gemm), kernels(two, is_gemm), kinds(one, "collective-permute"),
+             kinds(two, "collective-permute"), kinds(one, "reduce-scatter"), kinds(two, "reduce-scatter")))
+    check(kernels(one, is_gemm) == kernels(two, is_gemm) > 0,
+          "pipelined buckets: GEMM kernels %d and %d" % (kernels(one, is_gemm), kernels(two, is_gemm)))
+    check(kinds(one, "collective-permute") == kinds(two, "collective-permute") != (0, 0),
+          "pipelined buckets: permutes %s and %s" % (kinds(one, "collective-permute"),
+                                                     kinds(two, "collective-permute")))
+    rs1, rs2 = kinds(one, "reduce-scatter"), kinds(two, "reduce-scatter")
+    check(rs2[0] < rs1[0] and rs2[1] == rs1[1],
+          "pipelined buckets: reduce-scatters (count, bytes) %s and %s" % (rs1, rs2))
+
+
 def check_kept_gathers(cli, tmp):
     """FSDP not resharded after the forward gathers each layer's sharded
     weights once a micro-batch (in the forward) where resharding gathers
@@ -398,6 +436,7 @@ def main():
         check_zero_layouts(cli, tmp)
         check_flat_fsdp(cli, tmp)
         check_gradient_buckets(cli, tmp)
+        check_pipelined_buckets(cli, tmp)
         check_once_reduction(cli, tmp)
         check_kept_gathers(cli, tmp)
         check_pipelined_once(cli, tmp)

@@ -303,7 +303,7 @@ void shardLikeTheirWeights(std::vector<ArgAnalysis> &args) {
 // counts and stacked shapes are those of the per-device program).
 LayerStack layerStackOf(Operation &entry) {
   const LayerLoops loops = findLayerLoops(entry);
-  LayerStack stack{loops.layers, loops.micro_batches, loops.error};
+  LayerStack stack{loops.layers, loops.trips, loops.micro_batches, loops.error};
   if (stack.error.empty() && !loops.micro_batch_loop)
     stack.error = loops.no_micro_batches + ", which a pipeline needs";
   return stack;

@@ -62,6 +62,7 @@ struct ArgAnalysis {
 /// step has no such structure.
 struct LayerStack {
   int64_t layers = 0;
+  int64_t trips = 0; ///< the layer loops' trips (layers / trips a trip)
   int64_t micro_batches = 1;
   std::string error; ///< empty when a pipeline can be cut
 };

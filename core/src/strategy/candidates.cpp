@@ -673,7 +673,7 @@ void addPipelines(std::vector<Plan> &plans,
   if (layers.layers < 2 || layers.micro_batches < 1)
     return; // no layer stack was looked for
   for (int64_t s = 2; s <= n; ++s) {
-    if (layers.layers % s != 0 || n % s != 0)
+    if (layers.trips % s != 0 || n % s != 0) // whole trips a stage
       continue;
     const int64_t rest = n / s;
     for (int64_t b = 1; b <= rest; ++b) {
@@ -771,11 +771,11 @@ Plan recomputePlan(const Plan &base, const std::string &policy) {
   return plan;
 }
 
-std::optional<Plan> interleavedPlan(const Plan &base, int64_t v, int64_t layers,
-                                    int64_t micro_batches) {
-  const int64_t s = base.stages;
-  const int64_t m = microBatchesOf(base, micro_batches);
-  if (s < 2 || v < 2 || base.virtual_stages > 1 || layers % (s * v) != 0 ||
+std::optional<Plan> interleavedPlan(const Plan &base, int64_t v,
+                                    const LayerStack &stack) {
+  const int64_t s = base.stages, layers = stack.layers;
+  const int64_t m = microBatchesOf(base, stack.micro_batches);
+  if (s < 2 || v < 2 || base.virtual_stages > 1 || stack.trips % (s * v) != 0 ||
       m % s != 0)
     return std::nullopt;
   Plan plan = base;

@@ -66,8 +66,9 @@ Plan recomputePlan(const Plan &base, const std::string &policy);
 /// `base`, a pipeline of S stages over L layers and M micro-batches (M
 /// counted after any split), interleaved: V chunks of L / (S V) layers a
 /// device, M V + S - 1 ticks (a bubble V times shorter, V times the
-/// permutes). nullopt unless S V divides L and S divides M.
-std::optional<Plan> interleavedPlan(const Plan &base, int64_t v, int64_t layers,
-                                    int64_t micro_batches);
+/// permutes). nullopt unless S V divides the layer loops' trips (a chunk is
+/// whole trips) and S divides M.
+std::optional<Plan> interleavedPlan(const Plan &base, int64_t v,
+                                    const LayerStack &stack);
 
 } // namespace shardlab::strategy

@@ -177,7 +177,9 @@ RecomputeChoices recomputeChoices(const Prepared &p,
                                   int64_t &pruned) {
   constexpr size_t kFitting = 1;
   RecomputeChoices out;
-  if (!p.layers.error.empty())
+  // shardlab-recompute pairs loops of one layer a trip (not an unrolled
+  // scan's).
+  if (!p.layers.error.empty() || p.layers.trips != p.layers.layers)
     return out;
   const std::vector<size_t> fitting = fastestRows(plans, rows, true, false);
   const std::vector<size_t> over =
@@ -265,8 +267,7 @@ std::vector<Plan> interleaveChoices(const Prepared &p,
   for (size_t i : fastestRows(plans, rows, true, true)) {
     if (out.size() == kPipelines)
       break;
-    std::optional<Plan> v = interleavedPlan(plans[i], kChunks, p.layers.layers,
-                                            p.layers.micro_batches);
+    std::optional<Plan> v = interleavedPlan(plans[i], kChunks, p.layers);
     if (!v)
       continue;
     const double m = double(microBatchesOf(plans[i], p.layers.micro_batches));

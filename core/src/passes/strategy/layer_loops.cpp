@@ -138,17 +138,38 @@ bool leadingDimIs(const Value *value, int64_t rows) {
          type->shape[0] == rows;
 }
 
-Value *layerSliced(Operation &op, Operation &loop) {
-  const int64_t rows = constantTripCount(loop).value_or(0);
+namespace {
+
+// The tensor `op` slices or updates one row of at a row the counter of
+// `loop` gives, when its rows are `rows_per_trip` times the trip count (0:
+// any multiple), or null.
+Value *slicedByCounter(Operation &op, Operation &loop, int64_t rows_per_trip) {
+  const int64_t trips = constantTripCount(loop).value_or(0);
   Value *counter = bodyCounter(loop);
   const bool slice = op.is("stablehlo.dynamic_slice") &&
                      op.numOperands() >= 2 && leadingDimIs(op.result(0), 1);
   const bool update = op.is("stablehlo.dynamic_update_slice") &&
                       op.numOperands() >= 3 && leadingDimIs(op.operand(1), 1);
-  if (!counter || !(slice || update) || !leadingDimIs(op.operand(0), rows) ||
+  if (!counter || trips < 1 || !(slice || update) ||
       !dependsOn(op.operand(slice ? 1 : 2), counter))
     return nullptr;
-  return op.operand(0);
+  const Type type = op.operand(0)->type;
+  if (!type || !type->isRankedTensor() || type->rank() < 1)
+    return nullptr;
+  const int64_t rows = type->shape[0];
+  const bool fits = rows_per_trip > 0 ? rows == rows_per_trip * trips
+                                      : rows >= trips && rows % trips == 0;
+  return fits ? op.operand(0) : nullptr;
+}
+
+} // namespace
+
+Value *layerSliced(Operation &op, Operation &loop) {
+  return slicedByCounter(op, loop, 0);
+}
+
+Value *rowSliced(Operation &op, Operation &loop) {
+  return slicedByCounter(op, loop, 1);
 }
 
 bool setTripCount(Context &ctx, Operation &loop, int64_t trips) {
@@ -198,14 +219,28 @@ LayerLoops findLayerLoops(Operation &func) {
                   "jax.lax.scan writes a layer stack)";
     return found;
   }
-  found.layers = *constantTripCount(*found.loops.front());
+  found.trips = *constantTripCount(*found.loops.front());
   for (Operation *loop : found.loops)
-    if (*constantTripCount(*loop) != found.layers) {
+    if (*constantTripCount(*loop) != found.trips) {
       found.error = "its layer loops have different lengths (" +
-                    std::to_string(found.layers) + " and " +
-                    std::to_string(*constantTripCount(*loop)) + " layers)";
+                    std::to_string(found.trips) + " and " +
+                    std::to_string(*constantTripCount(*loop)) + " trips)";
       return found;
     }
+  // Every stack they slice has the same rows: the layers.
+  for (Operation *loop : found.loops)
+    for (Operation &op : loop->region(1).front())
+      if (Value *stack = layerSliced(op, *loop)) {
+        const int64_t rows = stack->type->shape[0];
+        if (found.layers == 0)
+          found.layers = rows;
+        if (rows != found.layers) {
+          found.error = "its layer loops slice stacks of different lengths (" +
+                        std::to_string(found.layers) + " and " +
+                        std::to_string(rows) + " rows)";
+          return found;
+        }
+      }
   found.micro_batch_loop = enclosingLoop(found.loops);
   if (!found.micro_batch_loop)
     found.no_micro_batches = "its layer loops are not inside a loop over "

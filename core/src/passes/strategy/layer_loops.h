@@ -11,8 +11,16 @@
 //   -> layer_loops = [%fw, %bw], layers = L, micro_batch_loop = %mb
 //
 // A loop is a layer loop when its body (not a nested one) slices a tensor
-// of L rows one row at a time, L its trip count, and no loop inside it is
-// one; the micro-batch loop is the innermost counted loop holding them all.
+// of L rows one row at a time, at a row its counter gives, L a multiple of
+// its trip count T, and no loop inside it is one; the micro-batch loop is
+// the innermost counted loop holding them all. T < L when each iteration
+// runs K = L / T layers (jax.lax.scan's unroll=K: the body slices rows
+// K i, K i + 1, ..., K i + K - 1):
+//
+//   %fw = stablehlo.while(%i = 0 ...)               // 4 trips
+//     %a = dynamic_slice %w, 2 x %i, ...            // w: [8, ...]
+//     %b = dynamic_slice %w, 2 x %i + 1, ...
+//   -> layers = 8, trips = 4
 #pragma once
 
 #include "passes/pass_utils.h"
@@ -25,7 +33,8 @@ namespace shardlab {
 
 struct LayerLoops {
   std::vector<Operation *> loops; ///< program order
-  int64_t layers = 0;             ///< L, every layer loop's trip count
+  int64_t layers = 0;             ///< L, the rows of the stacks they slice
+  int64_t trips = 0; ///< T, every layer loop's trip count (L / T a trip)
   Operation *micro_batch_loop = nullptr;
   int64_t micro_batches = 1; ///< its trip count (1: none)
   /// Why there is no micro-batch loop (empty when there is one), for the
@@ -54,9 +63,14 @@ Operation *rebuildLoop(Context &ctx, Operation &loop,
 /// Whether `value` is a ranked tensor whose dimension 0 has `rows`.
 bool leadingDimIs(const Value *value, int64_t rows);
 
-/// The stacked tensor `op` slices or updates one layer of, at the row the
-/// counter of `loop` gives (`op` in its body), or null.
+/// The stacked tensor `op` slices or updates one layer of, at a row the
+/// counter of `loop` gives (`op` in its body), or null. The stack's rows
+/// are a multiple of the loop's trip count (one layer or more a trip).
 Value *layerSliced(Operation &op, Operation &loop);
+
+/// The same with the stack's rows exactly the loop's trip count: one row a
+/// trip (a micro-batch loop reading its micro-batch).
+Value *rowSliced(Operation &op, Operation &loop);
 
 /// Makes a counted loop run `trips` times: its limit becomes a new constant
 /// (the old one is erased once unused). False when the loop is not counted.

@@ -21,7 +21,10 @@
 //    forwards, then one more, before its first backward (e.g. S = 4,
 //    V = 2, L = 16, M = 8: 11 chunks of 2 layers, 22 layers' inputs where
 //    1F1B holds 4 micro-batches of 4 layers, 16).
-// 2. Each layer loop runs L / S trips; the micro-batch loop runs M + S - 1
+// 2. Each layer loop runs T / S trips (T its trips for the L layers: one
+//    layer a trip, or K = L / T when an iteration runs K layers, as
+//    jax.lax.scan's unroll writes it; S must divide T, so a stage's layers
+//    are whole trips); the micro-batch loop runs M + S - 1
 //    ticks, the pipeline's fill and drain included (the bubble: every tick
 //    costs a micro-batch's work, as idle ticks of a JAX pipeline compute on
 //    padding). Interleaved, with V chunks of L / (S V) layers a device (M a
@@ -29,8 +32,8 @@
 //    times shorter. They are counted in rounds of V chunks: the micro-batch
 //    loop runs M + (S - 1) / V rounds (rounded down), each a micro-batch's
 //    L / S layers, with a copy of it after for one round of the remaining
-//    R = (S - 1) mod V chunks (R L / (S V) trips). So the layers run
-//    M V + S - 1 chunks' worth and what is not in a layer loop (the
+//    R = (S - 1) mod V chunks (R L / (S V) layers, R T / (S V) trips). So the
+//    layers run M V + S - 1 chunks' worth and what is not in a layer loop (the
 //    embedding, head and loss, the gradients' accumulation) once a round,
 //    as a device runs them once a micro-batch, not once a chunk.
 // 3. What a layer loop carries that changes and is not per layer (the
@@ -64,7 +67,9 @@
 // first starting from zeros, and the two permutes.
 // Interleaved, V = 2 (chunks of 1 layer): 8 x 2 + 3 = 19 chunk ticks, so
 // 9 rounds of 2 layers (two permutes each way) and a round of R = 1 layer
-// (one each way).
+// (one each way). Written with 2 layers a trip (T = 4), S = 4: the same
+// weights [2, H, H] and ticks, layer loops 4 -> 1 trip of 2 layers;
+// interleaved V = 2 would need chunks of 1 layer, half a trip: refused.
 #include "passes/strategy/layer_loops.h"
 #include "passes/strategy/strategy_passes.h"
 
@@ -419,8 +424,9 @@ Operation *PipelineStages::peelRound(std::vector<Operation *> &layer_loops) {
 bool PipelineStages::setRoundTrips(Operation &round,
                                    const std::vector<Operation *> &loops,
                                    int64_t rounds, int64_t chunks) {
+  // A chunk's trips: its layers over the layers a trip runs.
   const int64_t chunk =
-      loops_.layers / (options_.stages * options_.virtual_stages);
+      loops_.trips / (options_.stages * options_.virtual_stages);
   for (size_t i = 0; i < loops.size(); ++i) {
     if (!setTrips(*loops[i], chunks * chunk))
       return false;
@@ -442,10 +448,13 @@ bool PipelineStages::run() {
   const int64_t l = loops_.layers, m = loops_.micro_batches;
   if (!loops_.micro_batch_loop)
     return fail(loops_.no_micro_batches + ": a pipeline needs micro-batches");
-  const int64_t v = options_.virtual_stages;
-  if (l % (s * v) != 0)
-    return fail(std::to_string(l) + " layers do not divide into " +
-                std::to_string(s) + " stages" +
+  const int64_t v = options_.virtual_stages, t = loops_.trips;
+  if (t % (s * v) != 0)
+    return fail(std::to_string(l) + " layers " +
+                (t != l ? "(" + std::to_string(t) + " trips of " +
+                              std::to_string(l / t) + ") "
+                        : std::string()) +
+                "do not divide into " + std::to_string(s) + " stages" +
                 (v > 1 ? " of " + std::to_string(v) + " chunks" : ""));
   if (v > 1 && m % s != 0)
     return fail("an interleaved pipeline needs micro-batches in multiples "
@@ -610,8 +619,13 @@ std::string PipelineStages::summary(int64_t in_flight) const {
   if (v > 1)
     kind += ", interleaved: " + std::to_string(v) + " chunks of " +
             std::to_string(l / (s * v)) + " layers a device";
+  const int64_t t = loops_.trips;
+  const std::string trips = t != l ? " (" + std::to_string(t / s) +
+                                         (t / s == 1 ? " trip" : " trips") +
+                                         " of " + std::to_string(l / t) + ")"
+                                   : std::string();
   std::string text = std::to_string(s) + " pipeline stages (" + kind + ") of " +
-                     std::to_string(l / s) + " layers over " +
+                     std::to_string(l / s) + " layers" + trips + " over " +
                      std::to_string(m) + " micro-batches: " + ticks +
                      (v > 1 ? " chunk" : "") + " ticks (bubble " +
                      std::to_string(s - 1) + "/" + ticks + "), residuals of " +

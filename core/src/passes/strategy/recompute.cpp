@@ -524,6 +524,12 @@ bool Recompute::run() {
   LayerLoops loops = findLayerLoops(func_);
   if (!loops.error.empty())
     return fail(loops.error);
+  // Pairing a backward trip with its forward one assumes one layer a trip.
+  if (loops.trips != loops.layers)
+    return fail("its layer loops run " +
+                std::to_string(loops.layers / loops.trips) +
+                " layers a trip (an unrolled scan); it recomputes loops of "
+                "one layer a trip");
   // Each loop with its repeats merged, so that an op B shares with itself
   // (a table of RoPE angles) is one F shares too; before the stacks are
   // found, which a merge could otherwise leave naming an erased value.

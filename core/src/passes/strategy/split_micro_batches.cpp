@@ -228,12 +228,12 @@ void SplitMicroBatches::holdAllMicroBatches(Operation &loop,
                                             int64_t micro_batches) {
   Block &entry = func_.region(0).front();
   for (Operation &op : loop.region(1).front()) {
-    Value *data = layerSliced(op, loop);
+    Value *data = rowSliced(op, loop);
     if (!data || data->owner_block != &entry)
       continue;
     bool only_sliced = true;
     for (OpOperand *use = data->firstUse(); use; use = use->next_use)
-      only_sliced &= use->index() == 0 && layerSliced(*use->owner, loop);
+      only_sliced &= use->index() == 0 && rowSliced(*use->owner, loop);
     if (!only_sliced)
       continue;
     std::vector<int64_t> shape = data->type->shape;
