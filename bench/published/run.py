@@ -24,8 +24,8 @@ XLA's own model); with NCCL's ring hops (each ring step a 2.7 us hop
 instead of XLA's round trip and chunk preparation: the latency NCCL's
 tuning model gives its LL protocol, which it uses for small messages, not
 the large ones here, so a lower bound); with --no-combine (each
-collective its own call); with --no-fusion (every op its own kernel, no
-combining); with --gemms-at-peak (GEMMs at the datasheet peak, not
+collective its own call); with --no-fusion (every op its own kernel,
+collectives combined as by default); with --gemms-at-peak (GEMMs at the datasheet peak, not
 measured efficiency). The measured step time is derived from the claim:
   - a model-FLOPs rate per GPU: step = FLOPs of the step / (rate x GPUs),
     with the FLOPs counted as the run's `assumed` entry says (of the
