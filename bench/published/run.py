@@ -351,6 +351,9 @@ def main():
                     "step_s": step, "error": step / row["measured_step_s"] - 1,
                     "compute_s": slowest["compute_us"] / 1e6,
                     "exposed_comm_s": slowest["exposed_comm_us"] / 1e6,
+                    # Of it, collectives only the step's results read (a
+                    # next step could overlap them; this program cannot).
+                    "results_only_comm_s": slowest["results_only_comm_us"] / 1e6,
                     "peak_memory_gib": max(x["peak_memory_bytes"] for x in (r, r_ends) if x)
                     / 2**30}
                 if ends:
@@ -358,14 +361,15 @@ def main():
                         "middle" if slowest is r else "first and last")
                     row["variants"][name]["end_stages_step_s"] = r_ends["step_time_us"] / 1e6
             rows.append(row)
-    print("| run | GPUs | micro-batches | measured step | variant | estimate | error | compute | exposed comm | peak memory |")
-    print("| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| run | GPUs | micro-batches | measured step | variant | estimate | error | compute | exposed comm "
+          "| of it read by no kernel | peak memory |")
+    print("| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for row in rows:
         for name, v in row["variants"].items():
-            print("| %s | %d | %s | %.2f s | %s | %.2f s | %+.1f%% | %.2f s | %.2f s | %.1f GiB |" % (
+            print("| %s | %d | %s | %.2f s | %s | %.2f s | %+.1f%% | %.2f s | %.2f s | %.2f s | %.1f GiB |" % (
                 row["id"], row["devices"], option(row["generator"], "--grad-accum", 1),
                 row["measured_step_s"], name, v["step_s"],
-                100 * v["error"], v["compute_s"], v["exposed_comm_s"], v["peak_memory_gib"]))
+                100 * v["error"], v["compute_s"], v["exposed_comm_s"], v["results_only_comm_s"], v["peak_memory_gib"]))
     for name, _, _ in variants:
         errors = [abs(r["variants"][name]["error"]) for r in rows]
         print("%s: %d runs, median |error| %.1f%%, worst %.1f%%" % (

@@ -6,6 +6,7 @@
 #include "shardlab/schedule/report.h"
 #include "shardlab/schedule/validation.h"
 #include "shardlab/text/text.h"
+#include "text_edit.h"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -91,6 +92,9 @@ void checkReport(const json &r) {
   CHECK(step + eps >= r["compute_us"].get<double>());
   CHECK(r["forward_sim_us"].get<double>() == doctest::Approx(step));
   CHECK(r["exposed_comm_us"].get<double>() <= r["comm_us"].get<double>() + eps);
+  CHECK(r["results_only_comm_us"].get<double>() >= 0);
+  CHECK(r["results_only_comm_us"].get<double>() <=
+        r["exposed_comm_us"].get<double>() + eps);
   const json &ops = r["ops"];
   for (size_t i = 0; i < ops.size(); ++i) {
     const json &op = ops[i];
@@ -128,6 +132,22 @@ TEST_CASE("Pipeline: propagation and explicit collectives, then schedule") {
   // The all-reduce needs the second matmul and nothing runs after it but
   // the return: its whole time is exposed.
   CHECK(report["exposed_comm_us"].get<double>() == doctest::Approx(ar.time_us));
+  // ... and only the step's result reads it.
+  CHECK(report["results_only_comm_us"].get<double>() ==
+        doctest::Approx(ar.time_us));
+  CHECK(summaryText(r.program, r.schedule).find("read by no kernel") !=
+        std::string::npos);
+  // A kernel reading the sum: as exposed, and now read by a kernel.
+  const std::string then_tanh =
+      test::replacedAll(kMegatronMlp, "  return %y : tensor<4096x4096xbf16>",
+                        "  %z = stablehlo.tanh %y : tensor<4096x4096xbf16>\n"
+                        "  return %z : tensor<4096x4096xbf16>");
+  REQUIRE(then_tanh != kMegatronMlp);
+  const PipelineResult t = run(then_tanh, realOptions());
+  CHECK(t.schedule.exposed_comm_us == doctest::Approx(ar.time_us));
+  CHECK(t.schedule.results_only_comm_us == 0);
+  CHECK(summaryText(t.program, t.schedule).find("read by no kernel") ==
+        std::string::npos);
   // Without propagation the module has no collective at all.
   PipelineOptions none = realOptions();
   none.propagate = false;

@@ -819,6 +819,10 @@ export interface ScheduleReport {
   comm_us: number;
   exposed_comm_us: number;
   hidden_comm_us: number;
+  /**
+   * The part of exposed_comm_us spent on collectives whose results no kernel of the step reads, only its results (the new weights' gathers after a sharded update): a next step could overlap them.
+   */
+  results_only_comm_us?: number;
   wasted_us?: number;
   serial_us?: number;
   lower_bound_us?: number;

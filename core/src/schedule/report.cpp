@@ -288,6 +288,7 @@ void writeReport(JsonWriter &w, const Program &program, const Schedule &s) {
       .field("comm_us", s.comm_us)
       .field("exposed_comm_us", s.exposed_comm_us)
       .field("hidden_comm_us", s.comm_us - s.exposed_comm_us)
+      .field("results_only_comm_us", s.results_only_comm_us)
       .field("wasted_us", s.exposed_comm_us)
       .field("serial_us", s.serial_us)
       .field("lower_bound_us", s.lower_bound_us)
@@ -420,6 +421,8 @@ std::string summaryText(const Program &program, const Schedule &s) {
   add("compute busy", s.compute_us);
   add("communication", s.comm_us);
   add("  exposed", s.exposed_comm_us);
+  if (s.results_only_comm_us > 0)
+    add("    read by no kernel", s.results_only_comm_us);
   add("  hidden", s.comm_us - s.exposed_comm_us);
   add("serial (no overlap)", s.serial_us);
   add("lower bound", s.lower_bound_us);

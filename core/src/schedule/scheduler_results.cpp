@@ -46,10 +46,30 @@ void fillTimeline(const detail::State &s, Schedule &out) {
 // A node run `repeat` times counts that often, each copy busy and waiting
 // as the one scheduled: the copies not emitted add their time to the step
 // (`extra_us`), as the iterations of a loop add up.
+// Per node, whether a kernel (a compute node that costs anything) reads
+// what it gives, directly or through other nodes; `order` is topological.
+std::vector<bool> feedsKernel(const Graph &g,
+                              const std::vector<int64_t> &order) {
+  std::vector<bool> feeds(size_t(g.size()), false);
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
+    for (int64_t e : g.successors(*it)) {
+      const int64_t to = g.edges()[size_t(e)].to;
+      const Node &user = g.node(to);
+      if ((user.kind == NodeKind::Compute && user.cost_us > 0) ||
+          feeds[size_t(to)]) {
+        feeds[size_t(*it)] = true;
+        break;
+      }
+    }
+  return feeds;
+}
+
 void forwardStatistics(const Graph &g, Schedule &out, double &extra_us) {
   std::vector<double> started(size_t(g.size()), 0);
+  const std::vector<bool> feeds = feedsKernel(g, out.order);
   double now = 0;
   extra_us = 0;
+  out.results_only_comm_us = 0;
   for (int64_t n : out.order) {
     const Node &node = g.node(n);
     const double copies = double(node.repeat);
@@ -71,6 +91,8 @@ void forwardStatistics(const Graph &g, Schedule &out, double &extra_us) {
     k.hidden_us += copies * (latency - wasted);
     out.comm_us += copies * latency;
     out.exposed_comm_us += copies * wasted;
+    if (!feeds[size_t(n)])
+      out.results_only_comm_us += copies * wasted;
     now += wasted;
     extra_us += (copies - 1) * wasted;
   }

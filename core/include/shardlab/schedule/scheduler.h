@@ -83,6 +83,11 @@ struct Schedule {
   double step_time_us = 0;        ///< the schedule's own end time
   double forward_sim_us = 0;      ///< XLA's statistics: forward simulation
   double compute_us = 0, comm_us = 0, exposed_comm_us = 0;
+  /// The part of exposed_comm_us spent on collectives whose results no
+  /// kernel of the step reads, only its results (the new weights' gathers
+  /// after a sharded update): a next step could overlap them, this step's
+  /// program cannot.
+  double results_only_comm_us = 0;
   double serial_us = 0;        ///< no overlap at all
   double critical_path_us = 0; ///< longest dependency path
   double lower_bound_us = 0;   ///< max(critical path, compute)
