@@ -840,6 +840,35 @@ test("numbers shown are the API's for the same input and settings; a slower tabl
   await openTab("output");
 });
 
+test("the exposed time says what only the step's results read", async () => {
+  // A ZeRO-2 step on 512 devices: the new weights are gathered after the
+  // update and returned, read by no kernel of the step.
+  const file = path.join(os.tmpdir(), `shardlab-zero2-${process.pid}.mlir`);
+  execFileSync("python3", [path.join(ROOT, "bench/models/gen_training_step.py"), "--arch", "gpt", "--layers", "2",
+    "--hidden", "1024", "--heads", "8", "--seq", "1024", "--micro-batch", "64", "--mesh", "dp=64,tp=8",
+    "--layout", "zero2", "-o", file], { stdio: "ignore" });
+  const text = fs.readFileSync(file, "utf8");
+  fs.rmSync(file);
+  await page.goto("about:blank");
+  await gotoAndWait(`${origin}/#code=${LZ.compressToEncodedURIComponent(text)}`);
+  await openTab("schedule");
+  const r = api.schedule(text, apiSettings(await page.getByTestId("pipeline").inputValue()));
+  assert.equal(r.ok, true, r.error);
+  const only = r.report.results_only_comm_us;
+  assert.ok(only > 0 && only <= r.report.exposed_comm_us, `${only} of ${r.report.exposed_comm_us}`);
+  const want = `of it ${asShown(only)} read by no kernel`;
+  await page.waitForFunction((w) => document.querySelector("[data-testid=total-results-only]")?.textContent === w, want);
+  assert.equal(await page.getByTestId("total-exposed").textContent(), asShown(r.report.exposed_comm_us));
+  await shot("14b-schedule-results-only");
+  // An example whose collectives all feed kernels: no such line.
+  await afterUpdate(() => page.getByTestId("examples").selectOption("schedule/megatron_block"));
+  await openTab("schedule");
+  await page.getByTestId("gantt").waitFor();
+  const small = api.schedule(await editorText(), apiSettings(await page.getByTestId("pipeline").inputValue()));
+  assert.equal(small.report.results_only_comm_us ?? 0, 0);
+  assert.equal(await page.getByTestId("total-results-only").count(), 0);
+});
+
 test("the step time carries the published runs' band, or says why there is none", async () => {
   // An 8-device example: nothing published at that scale, and the page says so.
   await afterUpdate(() => page.getByTestId("examples").selectOption("schedule/megatron_block"));

@@ -68,7 +68,9 @@ function totals(r: NonNullable<ScheduleResult["report"]>): HTMLElement {
     h("div", { class: "total" }, h("div", { class: "muted" }, "step time"), h("div", { class: "big", "data-testid": "total-step" }, fmtUs(r.step_time_us)),
       validationBand(r)),
     item("compute", fmtUs(r.compute_us), "total-compute"),
-    item("exposed comm", fmtUs(r.exposed_comm_us), "total-exposed"),
+    h("div", { class: "total" }, h("div", { class: "muted" }, "exposed comm"),
+      h("div", { class: "big", "data-testid": "total-exposed" }, fmtUs(r.exposed_comm_us)),
+      resultsOnlyLine(r)),
     item("hidden comm", fmtUs(r.hidden_comm_us ?? r.comm_us - r.exposed_comm_us), "total-hidden"),
     h("div", { class: "total" }, h("div", { class: "muted" }, "peak memory"),
       h("div", { class: "big", "data-testid": "total-memory" }, fmtBytes(r.peak_memory_bytes) + memoryFit(r)),
@@ -104,6 +106,17 @@ function validationBand(r: NonNullable<ScheduleResult["report"]>): HTMLElement |
 }
 
 /** " of 80 GiB" when the step fits the device, " > 80 GiB: does not fit" when not. */
+/** Of the exposed time, what collectives only the step's results read take (a next step could hide it). */
+function resultsOnlyLine(r: NonNullable<ScheduleResult["report"]>): HTMLElement | null {
+  const us = r.results_only_comm_us ?? 0;
+  if (us <= 0) return null;
+  return h("div", { class: "muted band", "data-testid": "total-results-only",
+    title: "Collectives whose results no kernel of the step reads, only its results (such as the new weights' " +
+      "gathers after a sharded update): exposed in any schedule of this one step; a framework that starts the " +
+      "next step under them could hide them." },
+    `of it ${fmtUs(us)} read by no kernel`);
+}
+
 function memoryFit(r: NonNullable<ScheduleResult["report"]>): string {
   const fit = r.memory_per_device as { capacity_bytes?: number; fits?: boolean } | undefined;
   if (!fit || !fit.capacity_bytes) return "";
