@@ -206,6 +206,7 @@ private:
   std::vector<std::vector<int64_t>> pairs(int64_t hop) const;
   int64_t inFlight(int64_t micro_batches) const;
   std::string summary(int64_t in_flight) const;
+  std::string tripsText(int64_t parts) const;
   void keepLayersOnly(Operation &micro_batch_loop,
                       const std::vector<Operation *> &layer_loops);
   void zeroNonLayerResults();
@@ -448,13 +449,10 @@ bool PipelineStages::run() {
   const int64_t l = loops_.layers, m = loops_.micro_batches;
   if (!loops_.micro_batch_loop)
     return fail(loops_.no_micro_batches + ": a pipeline needs micro-batches");
-  const int64_t v = options_.virtual_stages, t = loops_.trips;
-  if (t % (s * v) != 0)
-    return fail(std::to_string(l) + " layers " +
-                (t != l ? "(" + std::to_string(t) + " trips of " +
-                              std::to_string(l / t) + ") "
-                        : std::string()) +
-                "do not divide into " + std::to_string(s) + " stages" +
+  const int64_t v = options_.virtual_stages;
+  if (loops_.trips % (s * v) != 0)
+    return fail(std::to_string(l) + " layers" + tripsText(1) +
+                " do not divide into " + std::to_string(s) + " stages" +
                 (v > 1 ? " of " + std::to_string(v) + " chunks" : ""));
   if (v > 1 && m % s != 0)
     return fail("an interleaved pipeline needs micro-batches in multiples "
@@ -610,6 +608,16 @@ int64_t PipelineStages::inFlight(int64_t m) const {
   return std::min(2 * (s - 1) + (v - 1) * s + 1, m * v);
 }
 
+// " (T trips of K)" for the layers of `parts` equal parts when the layer
+// loops run K > 1 layers a trip, else nothing.
+std::string PipelineStages::tripsText(int64_t parts) const {
+  const int64_t l = loops_.layers, t = loops_.trips / parts;
+  if (loops_.trips == l)
+    return "";
+  return " (" + std::to_string(t) + (t == 1 ? " trip" : " trips") + " of " +
+         std::to_string(l / loops_.trips) + ")";
+}
+
 // The assumption line the report shows.
 std::string PipelineStages::summary(int64_t in_flight) const {
   const int64_t s = options_.stages, v = options_.virtual_stages;
@@ -619,14 +627,9 @@ std::string PipelineStages::summary(int64_t in_flight) const {
   if (v > 1)
     kind += ", interleaved: " + std::to_string(v) + " chunks of " +
             std::to_string(l / (s * v)) + " layers a device";
-  const int64_t t = loops_.trips;
-  const std::string trips = t != l ? " (" + std::to_string(t / s) +
-                                         (t / s == 1 ? " trip" : " trips") +
-                                         " of " + std::to_string(l / t) + ")"
-                                   : std::string();
   std::string text = std::to_string(s) + " pipeline stages (" + kind + ") of " +
-                     std::to_string(l / s) + " layers" + trips + " over " +
-                     std::to_string(m) + " micro-batches: " + ticks +
+                     std::to_string(l / s) + " layers" + tripsText(s) +
+                     " over " + std::to_string(m) + " micro-batches: " + ticks +
                      (v > 1 ? " chunk" : "") + " ticks (bubble " +
                      std::to_string(s - 1) + "/" + ticks + "), residuals of " +
                      std::to_string(in_flight) +
