@@ -1,0 +1,345 @@
+#!/usr/bin/env python3
+"""Turns a GPU session's folder (bench/gpu/session.sh --out DIR) into issue
+46's measures, here, without the GPU:
+
+  1. tables    each measured table loads in shardlab's cost model; the GEMM
+               table against XLA's measured one (../shared/data/
+               xla-perf-tables), point by point, per dtype
+  2. programs  shardlab-schedule's estimate of each timed JAX program with
+               the measured tables, the error against the measured median,
+               the median |error| (goal <= 10%)
+  3. fusions   XLA's kernels (from its optimized HLO: count, kinds, bytes)
+               beside shardlab's (from the report's fusion groups)
+  4. oracle    for each sharded program whose Shardy modules were kept:
+               shardlab-opt -sdy-propagation-pipeline on Shardy's input
+               against Shardy's output, value shardings agreeing / total,
+               and the two tools' times (the local sdy_opt where it runs)
+
+    python3 bench/gpu/ingest.py DIR [--build build] [--out REPORT.md]
+        [--write-tables] [--write-corpus]
+
+--write-tables copies the tables to examples/tables/ (named by device);
+--write-corpus copies the Shardy pairs to tests/corpus/jax_shardy_oracle/.
+Nothing in the repository changes without them. Exit 0 when every part that
+has data ran; 1 when a program or pair could not be estimated or compared.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "differential"))
+import xla_hlo  # noqa: E402
+
+# device name (nvidia-smi / jax device_kind) -> shardlab preset
+PRESETS = [(r"H200", "h200"), (r"H100", "h100"), (r"B200", "b200"), (r"A100.*40GB", "a100-40gb"), (r"A100", "a100")]
+XLA_DTYPE_KEYS = {"bf16": "bf16xbf16->bf16", "f32": "f32xf32->f32"}
+
+
+def preset_for(device):
+    for pattern, preset in PRESETS:
+        if re.search(pattern, device or ""):
+            return preset
+    return None
+
+
+def percentile(values, q):
+    v = sorted(values)
+    if not v:
+        return float("nan")
+    i = min(len(v) - 1, max(0, int(round(q * (len(v) - 1)))))
+    return v[i]
+
+
+# ---- 1. tables ---------------------------------------------------------------
+
+def read_xla_gemm_table(path):
+    """{sm: {(b, m, n, k, dtype key): FLOP/s}} of XLA's matmul_perf_table.txtpb."""
+    table, sm, point = {}, None, {}
+    for line in open(path):
+        line = line.strip()
+        m = re.match(r'key: "(sm_\d+)"', line)
+        if m:
+            sm = m.group(1)
+            table.setdefault(sm, {})
+            continue
+        m = re.match(r"([bmnk]): (\d+)$", line)
+        if m:
+            point[m.group(1)] = int(m.group(2))
+            continue
+        m = re.match(r'flops \{ key: "([^"]+)" value: (\d+) \}', line)
+        if m and sm:
+            table[sm][(point["b"], point["m"], point["n"], point["k"], m.group(1))] = float(m.group(2))
+    return table
+
+
+def compare_gemm_with_xla(table, xla):
+    """Rows per dtype: points in common, median / p90 / worst |measured/XLA - 1|."""
+    sm = table.get("metadata", {}).get("device", {}).get("sm_version")
+    theirs = xla.get(sm, {})
+    by_dtype = {}
+    for g in table.get("gemms", []):
+        key = "%sx%s->%s" % (g["lhs_dtype"], g["rhs_dtype"], g["out_dtype"])
+        x = theirs.get((g["b"], g["m"], g["n"], g["k"], key))
+        if x:
+            by_dtype.setdefault(key, []).append((g["flop_per_s"] / x, g))
+    rows = []
+    for key, pts in sorted(by_dtype.items()):
+        errs = [abs(r - 1) for r, _ in pts]
+        worst = max(pts, key=lambda p: abs(p[0] - 1))
+        rows.append({"dtype": key, "points": len(pts), "median_ratio": statistics.median(r for r, _ in pts),
+                     "median_abs": statistics.median(errs), "p90_abs": percentile(errs, 0.9),
+                     "worst": "%+.1f%% at b=%d m=%d n=%d k=%d" % (100 * (worst[0] - 1), worst[1]["b"], worst[1]["m"],
+                                                                  worst[1]["n"], worst[1]["k"])})
+    return sm, rows
+
+
+def check_loads(build, path, table):
+    """None when shardlab's cost model reads the table, else the error."""
+    cost = os.path.join(build, "shardlab-cost")
+    if table.get("gemms"):
+        g = table["gemms"][0]
+        args = ["gemm", "--m", str(g["m"]), "--n", str(g["n"]), "--k", str(g["k"]), "--b", str(g["b"]),
+                "--dtypes", "%sx%s->%s" % (g["lhs_dtype"], g["rhs_dtype"], g["out_dtype"])]
+    elif table.get("collectives"):
+        c = table["collectives"][0]
+        args = ["collective", "--op", c.get("op", "all-reduce"), "--bytes", "1048576", "--group-size", "2"]
+    else:
+        return "the table has neither gemms nor collectives"
+    p = subprocess.run([cost, *args, "--tables", path, "--json"], capture_output=True, text=True)
+    return None if p.returncode == 0 else (p.stderr.strip() or p.stdout.strip())[:300]
+
+
+def tables_part(session, build, xla_path, write):
+    lines, ok = ["## Measured tables", ""], True
+    tables = sorted(f for f in os.listdir(os.path.join(session, "tables"))
+                    if f.endswith(".shardlab.json")) if os.path.isdir(os.path.join(session, "tables")) else []
+    if not tables:
+        return lines + ["No measured table in this session (tables/*.shardlab.json).", ""], True, []
+    xla = read_xla_gemm_table(xla_path) if xla_path and os.path.exists(xla_path) else {}
+    paths = []
+    for name in tables:
+        path = os.path.join(session, "tables", name)
+        table = json.load(open(path))
+        meta = table.get("metadata", {})
+        device = meta.get("device", {}).get("name", "?")
+        err = check_loads(build, path, table)
+        ok &= err is None
+        paths.append(path)
+        lines.append("- `%s`: %s, %s, %d GEMM points, %d collective points, %s; loads: %s" % (
+            name, device, meta.get("date", "?"), len(table.get("gemms", [])), len(table.get("collectives", [])),
+            meta.get("source", "?"), "yes" if err is None else "NO: " + err))
+        if table.get("gemms") and xla:
+            sm, rows = compare_gemm_with_xla(table, xla)
+            if rows:
+                lines += ["", "Against XLA's measured table (%s), the points both measured:" % sm, "",
+                          "| dtype | points | median measured/XLA | median abs | p90 abs | worst |",
+                          "|---|---|---|---|---|---|"]
+                lines += ["| %s | %d | %.3f | %.1f%% | %.1f%% | %s |" % (
+                    r["dtype"], r["points"], r["median_ratio"], 100 * r["median_abs"], 100 * r["p90_abs"], r["worst"])
+                    for r in rows]
+            else:
+                lines.append("  (XLA's table has no %s points in common)" % sm)
+        if write:
+            slug = (preset_for(device) or re.sub(r"\W+", "_", device.lower())).replace("-", "_")
+            dest = os.path.join(ROOT, "examples", "tables", "%s_%s" % (slug, name))
+            shutil.copyfile(path, dest)
+            lines.append("  written to %s" % os.path.relpath(dest, ROOT))
+    return lines + [""], ok, paths
+
+
+# ---- 2 and 3. programs and fusions -------------------------------------------
+
+def shardlab_kernels(report):
+    """Kernels of a shardlab report: compute ops that run (not no-ops), by kind."""
+    per_kind, n = {}, 0
+    for o in report.get("ops", []):
+        if o.get("kind") != "compute" or o.get("reason") == "kIsNop" or o["end_us"] <= o["start_us"]:
+            continue
+        f = o.get("fusion")
+        expl = o.get("cost_explanation", "")
+        kind = f["kind"] if f else ("attention" if "flash attention" in expl else
+                                    "gemm" if "gemm-table" in expl or "dot_general" in o["name"] else
+                                    o["name"].split("@")[0].replace("stablehlo.", ""))
+        per_kind[kind] = per_kind.get(kind, 0) + 1
+        n += 1
+    return n, per_kind
+
+
+def estimate(build, module, preset, tables):
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "r.json")
+        cmd = [os.path.join(build, "shardlab-schedule"), module, "--report", report]
+        if preset:
+            cmd += ["--preset", preset]
+        for t in tables:
+            cmd += ["--tables", t]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            return None, (p.stderr.strip().split("\n") or [""])[-1][:300]
+        return json.load(open(report)), None
+
+
+def programs_part(session, build, tables):
+    folder = os.path.join(session, "programs")
+    index = os.path.join(folder, "programs.json")
+    if not os.path.exists(index):
+        return ["## Programs", "", "No programs in this session (programs/programs.json).", ""], True, []
+    idx = json.load(open(index))
+    device = idx.get("environment", {}).get("device_kind", "")
+    preset = preset_for(device)
+    rows, errors, ok = [], [], True
+    for entry in idx["programs"]:
+        name = entry["name"]
+        if not entry.get("ok"):
+            rows.append("| %s | failed on the GPU: %s | | | | |" % (name, entry.get("error", "?")[:120]))
+            continue
+        rec = json.load(open(os.path.join(folder, name + ".json")))
+        report, err = estimate(build, os.path.join(folder, name + ".mlir"), preset, tables)
+        hlo = os.path.join(folder, name + ".hlo.txt")
+        xla = xla_hlo.summary(open(hlo).read()) if os.path.exists(hlo) else None
+        if report is None:
+            ok = False
+            rows.append("| %s | %.3f | shardlab-schedule failed: %s | | | |" % (name, 1e3 * rec["median_s"], err))
+            continue
+        est_s = report["step_time_us"] * 1e-6
+        error = est_s / rec["median_s"] - 1
+        errors.append(abs(error))
+        n, kinds = shardlab_kernels(report)
+        kinds_text = ", ".join("%s %d" % kv for kv in sorted(kinds.items()))
+        xla_text = ("%d (%s)" % (xla["executed"], ", ".join("%s %d" % kv for kv in sorted(xla["per_kind"].items())))
+                    if xla else "?")
+        rows.append("| %s | %.3f | %.3f | %+.1f%% | %d (%s) | %s |" % (
+            name, 1e3 * rec["median_s"], 1e3 * est_s, 100 * error, n, kinds_text, xla_text))
+    lines = ["## Programs: estimate against the GPU (%s, preset %s)" % (device or "?", preset or "none"), "",
+             "| program | measured ms (median) | estimated ms | error | shardlab kernels | XLA kernels (executed) |",
+             "|---|---|---|---|---|---|"] + rows + [""]
+    if errors:
+        lines.append("%d programs estimated: median |error| %.1f%% (goal <= 10%%), worst %.1f%%." % (
+            len(errors), 100 * statistics.median(errors), 100 * max(errors)))
+    return lines + [""], ok, errors
+
+
+# ---- 4. Shardy as the oracle -------------------------------------------------
+
+def run_tool(tool, flags, path):
+    t0 = time.perf_counter()
+    p = subprocess.run([tool, *flags, "-allow-unregistered-dialect", path], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr, time.perf_counter() - t0
+
+
+def oracle_part(session, build, sdy_opt, write):
+    import run_differential as rd
+
+    folder = os.path.join(session, "sharded")
+    index = os.path.join(folder, "sharded.json")
+    if not os.path.exists(index):
+        return ["## Shardy as the oracle", "", "No sharded programs in this session.", ""], True, None
+    idx = json.load(open(index))
+    opt = os.path.join(build, "shardlab-opt")
+    flags = ["-sdy-propagation-pipeline"]
+    agree = total = 0
+    classes, rows, ok = {}, [], True
+    mine_s = theirs_s = 0.0
+    timed_both = 0
+    missing = [e["name"] for e in idx["programs"] if not e.get("oracle")]
+    for entry in idx["programs"]:
+        if not entry.get("oracle"):
+            continue
+        name = entry["name"]
+        before = os.path.join(folder, name + ".before_propagation.mlir")
+        after = os.path.join(folder, name + ".after_propagation.mlir")
+        rc, mine, err, t_mine = run_tool(opt, flags, before)
+        rc2, oracle, err2, _ = run_tool(opt, [], after)  # the oracle's text in shardlab's printing
+        if rc != 0 or rc2 != 0:
+            ok = False
+            cls = "shardlab fails"
+            rows.append("| %s | %s |" % (name, ((err if rc else err2).strip().split("\n") or [""])[0][:200]))
+        else:
+            cls = rd.classify(oracle, mine)
+            a, b = rd.shardings_by_line(oracle), rd.shardings_by_line(mine)
+            same = sum(1 for x, y in zip(a, b) if x == y)
+            agree += same
+            total += max(len(a), len(b))
+            if cls != "identical":
+                rows.append("| %s | %s: %s |" % (name, cls, rd.first_difference(oracle, mine).replace("\n", " ")[:300]))
+        classes[cls] = classes.get(cls, 0) + 1
+        mine_s += t_mine
+        if sdy_opt:
+            rc3, _, _, t_theirs = run_tool(sdy_opt, flags, before)
+            if rc3 == 0:
+                theirs_s += t_theirs
+                timed_both += 1
+        if write:
+            dest = os.path.join(ROOT, "tests", "corpus", "jax_shardy_oracle")
+            os.makedirs(dest, exist_ok=True)
+            for path in (before, after):
+                shutil.copyfile(path, os.path.join(dest, os.path.basename(path)))
+    lines = ["## Shardy as the oracle (%s)" % idx.get("environment", {}).get("jax", "?"), "",
+             "%d programs, %d with Shardy's modules before and after propagation; %s." % (
+                 len(idx["programs"]), sum(classes.values()),
+                 ", ".join("%s %d" % kv for kv in sorted(classes.items())) or "none compared")]
+    if total:
+        lines.append("Value shardings agreeing: %d / %d (%.1f%%)." % (agree, total, 100.0 * agree / total))
+    if timed_both:
+        lines.append("Time on the same modules: shardlab-opt %.3f s, the local sdy_opt %.3f s (%d modules; the "
+                     "local sdy_opt is the suite's Shardy, not the machine's)." % (mine_s, theirs_s, timed_both))
+    if missing:
+        lines.append("No Shardy dump kept for %d: %s." % (len(missing), ", ".join(missing[:10])))
+    if rows:
+        lines += ["", "| program | difference |", "|---|---|"] + rows
+    return lines + [""], ok, (agree, total)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("session", help="the folder bench/gpu/session.sh wrote")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--xla-table", default=None, help="XLA's matmul_perf_table.txtpb (default: the shared data's)")
+    ap.add_argument("--sdy-opt", default=None, help="Shardy's sdy_opt for the times (default: the shared data's)")
+    ap.add_argument("--out", help="write the report (markdown) here too")
+    ap.add_argument("--write-tables", action="store_true")
+    ap.add_argument("--write-corpus", action="store_true")
+    a = ap.parse_args(argv)
+    if not os.path.isdir(a.session):
+        ap.error("%s is not a folder" % a.session)
+    for tool in ("shardlab-schedule", "shardlab-opt", "shardlab-cost"):
+        if not os.access(os.path.join(a.build, tool), os.X_OK):
+            ap.error("%s is not built in %s" % (tool, a.build))
+    import shared_data
+
+    xla_table = a.xla_table or shared_data.default_path("data", "xla-perf-tables", "matmul_perf_table.txtpb")
+    sdy_opt = a.sdy_opt or shared_data.default_path("tools", "shardy", "sdy_opt")
+    if sdy_opt and not os.access(sdy_opt, os.X_OK):
+        sdy_opt = None
+    manifest = os.path.join(a.session, "manifest.json")
+    head = ["# GPU session %s" % os.path.abspath(a.session), ""]
+    if os.path.exists(manifest):
+        m = json.load(open(manifest))
+        head += ["Stages: " + ", ".join("%s %s" % (s, "ok" if v["exit"] == 0 else "exit %s" % v["exit"])
+                                        for s, v in m["stages"].items()), ""]
+    t_lines, t_ok, tables = tables_part(a.session, a.build, xla_table, a.write_tables)
+    p_lines, p_ok, _ = programs_part(a.session, a.build, tables)
+    o_lines, o_ok, _ = oracle_part(a.session, a.build, sdy_opt, a.write_corpus)
+    text = "\n".join(head + t_lines + p_lines + o_lines)
+    print(text)
+    if a.out:
+        tmp = a.out + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, a.out)
+    return 0 if t_ok and p_ok and o_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
