@@ -161,8 +161,10 @@ def tables_part(session, build, xla_path, write):
 # ---- 2 and 3. programs and fusions -------------------------------------------
 
 def shardlab_kernels(report):
-    """Kernels of a shardlab report: compute ops that run (not no-ops), by kind."""
-    per_kind, n = {}, 0
+    """Kernels of a shardlab report: compute ops that run (not no-ops), by
+    kind, and the boundary bytes of the memory-bound ones (not GEMMs or
+    attention), as xla_hlo.summary's memory_bound_bytes."""
+    per_kind, n, memory_bytes = {}, 0, 0
     for o in report.get("ops", []):
         if o.get("kind") != "compute" or o.get("reason") == "kIsNop" or o["end_us"] <= o["start_us"]:
             continue
@@ -173,7 +175,9 @@ def shardlab_kernels(report):
                                     o["name"].split("@")[0].replace("stablehlo.", ""))
         per_kind[kind] = per_kind.get(kind, 0) + 1
         n += 1
-    return n, per_kind
+        if f and kind not in ("gemm", "attention"):
+            memory_bytes += f.get("bytes_read", 0) + f.get("bytes_written", 0)
+    return n, per_kind, memory_bytes
 
 
 def estimate(build, module, preset, tables):
@@ -202,7 +206,7 @@ def programs_part(session, build, tables):
     for entry in idx["programs"]:
         name = entry["name"]
         if not entry.get("ok"):
-            rows.append("| %s | failed on the GPU: %s | | | | |" % (name, entry.get("error", "?")[:120]))
+            rows.append("| %s | failed on the GPU: %s | | | | | |" % (name, entry.get("error", "?")[:120]))
             continue
         rec = json.load(open(os.path.join(folder, name + ".json")))
         report, err = estimate(build, os.path.join(folder, name + ".mlir"), preset, tables)
@@ -210,20 +214,22 @@ def programs_part(session, build, tables):
         xla = xla_hlo.summary(open(hlo).read()) if os.path.exists(hlo) else None
         if report is None:
             ok = False
-            rows.append("| %s | %.3f | shardlab-schedule failed: %s | | | |" % (name, 1e3 * rec["median_s"], err))
+            rows.append("| %s | %.3f | shardlab-schedule failed: %s | | | | |" % (name, 1e3 * rec["median_s"], err))
             continue
         est_s = report["step_time_us"] * 1e-6
         error = est_s / rec["median_s"] - 1
         errors.append(abs(error))
-        n, kinds = shardlab_kernels(report)
+        n, kinds, memory_bytes = shardlab_kernels(report)
         kinds_text = ", ".join("%s %d" % kv for kv in sorted(kinds.items()))
         xla_text = ("%d (%s)" % (xla["executed"], ", ".join("%s %d" % kv for kv in sorted(xla["per_kind"].items())))
                     if xla else "?")
-        rows.append("| %s | %.3f | %.3f | %+.1f%% | %d (%s) | %s |" % (
-            name, 1e3 * rec["median_s"], 1e3 * est_s, 100 * error, n, kinds_text, xla_text))
+        bytes_text = "%.1f / %s" % (memory_bytes / 2**20, "%.1f" % (xla["memory_bound_bytes"] / 2**20) if xla else "?")
+        rows.append("| %s | %.3f | %.3f | %+.1f%% | %d (%s) | %s | %s |" % (
+            name, 1e3 * rec["median_s"], 1e3 * est_s, 100 * error, n, kinds_text, xla_text, bytes_text))
     lines = ["## Programs: estimate against the GPU (%s, preset %s)" % (device or "?", preset or "none"), "",
-             "| program | measured ms (median) | estimated ms | error | shardlab kernels | XLA kernels (executed) |",
-             "|---|---|---|---|---|---|"] + rows + [""]
+             "| program | measured ms (median) | estimated ms | error | shardlab kernels | XLA kernels (executed) "
+             "| memory-bound kernels' MiB, shardlab / XLA |",
+             "|---|---|---|---|---|---|---|"] + rows + [""]
     if errors:
         lines.append("%d programs estimated: median |error| %.1f%% (goal <= 10%%), worst %.1f%%." % (
             len(errors), 100 * statistics.median(errors), 100 * max(errors)))

@@ -204,8 +204,13 @@ def summary(text):
     per_kind = {}
     for k in ks:
         per_kind[k["kind"]] = per_kind.get(k["kind"], 0) + k["runs"]
+    # Memory-bound kernels: what is left once GEMMs and library calls
+    # (custom calls, kCustom fusions: Triton GEMMs, cuDNN) and collectives
+    # are set aside, the part a fusion decision changes.
+    memory_bound = [k for k in ks if k["opcode"] != "custom-call" and k["kind"] not in ("kCustom", "collective")]
     return {"static": len(ks), "executed": sum(k["runs"] for k in ks), "per_kind": per_kind,
-            "bytes": sum(k["bytes"] * k["runs"] for k in ks)}
+            "bytes": sum(k["bytes"] * k["runs"] for k in ks),
+            "memory_bound_bytes": sum(k["bytes"] * k["runs"] for k in memory_bound)}
 
 
 if __name__ == "__main__":

@@ -88,6 +88,8 @@ def hlo_kernels():
     # out (x4); add 12 B (x4); compare 9 B (x5); copy 4 MiB; reduce 2 MiB + 4 KiB.
     want = 4 * 3 * mib2 + 4 * 2 * mib2 + 4 * 12 + 5 * 9 + 2 * mib2 + mib2 + 4096
     check(s["bytes"] == want, "bytes %d, want %d" % (s["bytes"], want))
+    # Without the GEMMs' 24 MiB: the memory-bound kernels alone.
+    check(s["memory_bound_bytes"] == want - 4 * 3 * mib2, "memory-bound bytes %d" % s["memory_bound_bytes"])
     # Operands printed by name only take their producers' shapes.
     bare = re.sub(r"\b(bf16|f32|s32|pred)\[[0-9,]*\]\{[0-9,]*\} %", "%", text)
     check(xla_hlo.summary(bare)["bytes"] == want, "bytes from names alone equal")
@@ -125,12 +127,13 @@ def ingest_session(build, shared):
 
     programs = os.path.join(session, "programs")
     os.makedirs(programs)
-    for ext in (".mlir", ".hlo.txt"):
-        shutil.copyfile(os.path.join(FIXTURE, "matmul_bf16" + ext), os.path.join(programs, "matmul_bf16" + ext))
     measured_s = 200e-6  # stated here, not measured: the test checks arithmetic
-    json.dump({"name": "matmul_bf16", "median_s": measured_s}, open(os.path.join(programs, "matmul_bf16.json"), "w"))
+    for name in ("matmul_bf16", "gelu_f32"):
+        for ext in (".mlir", ".hlo.txt"):
+            shutil.copyfile(os.path.join(FIXTURE, name + ext), os.path.join(programs, name + ext))
+        json.dump({"name": name, "median_s": measured_s}, open(os.path.join(programs, name + ".json"), "w"))
     json.dump({"environment": {"device_kind": "NVIDIA H100 80GB HBM3"},
-               "programs": [{"name": "matmul_bf16", "ok": True},
+               "programs": [{"name": "matmul_bf16", "ok": True}, {"name": "gelu_f32", "ok": True},
                             {"name": "broken", "ok": False, "error": "XlaRuntimeError: out of memory"}]},
               open(os.path.join(programs, "programs.json"), "w"))
 
@@ -169,7 +172,7 @@ def ingest_session(build, shared):
                              "--preset", "h100", "--tables", os.path.join(session, "tables", "gemm.shardlab.json")],
                             capture_output=True, text=True)
     est_us = float(re.search(r"step time\s+([\d.]+) us", direct.stdout).group(1))
-    row = re.search(r"\| matmul_bf16 \| ([\d.]+) \| ([\d.]+) \| ([+-][\d.]+)% \| (\d+) \((.*?)\) \| (.*?) \|", text)
+    row = re.search(r"\| matmul_bf16 \| ([\d.]+) \| ([\d.]+) \| ([+-][\d.]+)% \| (\d+) \((.*?)\) \| (.*?) \| (.*?) \|", text)
     check(row is not None, "a row for the program: " + text[text.find("## Programs"):][:600])
     if row:
         check(abs(float(row.group(2)) - est_us / 1e3) < 1e-3, "estimate %s ms = shardlab-schedule's %.3f" % (row.group(2), est_us / 1e3))
@@ -177,7 +180,13 @@ def ingest_session(build, shared):
         check(abs(float(row.group(3)) - want_err) < 0.06, "error %s%%, want %.1f%%" % (row.group(3), want_err))
         check(row.group(4) == "1" and row.group(5) == "gemm 1", "shardlab: one GEMM kernel (%s)" % row.group(0))
         check(row.group(6) == "1 (__cublas$gemm 1)", "XLA: one cuBLAS call (%s)" % row.group(6))
-    check("| broken | failed on the GPU: XlaRuntimeError: out of memory | | | | |\n" in text, "a program that failed is listed")
+        check(row.group(7) == "0.0 / 0.0", "no memory-bound kernel on either side (%s)" % row.group(7))
+    # One loop fusion on each side, reading 4 MiB and writing 4 MiB.
+    row = re.search(r"\| gelu_f32 \|.*\| (\d+) \((.*?)\) \| (.*?) \| (.*?) \|\n", text)
+    check(row is not None and row.groups() == ("1", "loop fusion 1", "1 (kLoop 1)", "8.0 / 8.0"),
+          "gelu: one fusion of 8 MiB on both sides (%s)" % (row and row.group(0)))
+    check("2 programs estimated" in text, "both programs estimated")
+    check("| broken | failed on the GPU: XlaRuntimeError: out of memory | | | | | |\n" in text, "a program that failed is listed")
     check("preset h100" in text, "the preset is the device's")
     # 4. The oracle: identical where Shardy's own output is the answer.
     if have_oracle:
