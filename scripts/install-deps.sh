@@ -37,6 +37,7 @@ PACKAGES=(
   libfast-float-dev   # fast_float, header-only decimal -> double
   llvm-14-tools       # FileCheck at /usr/lib/llvm-14/bin/FileCheck
   python3
+  pyflakes3           # static check of bench/gpu's JAX scripts (no JAX here)
   clang-14            # fuzzing and sanitizer builds
   libclang-rt-14-dev  # libFuzzer / ASan runtimes for clang-14
   libmlir-22          # runtime of the test oracle, Shardy's own sdy_opt

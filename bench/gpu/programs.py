@@ -51,6 +51,13 @@ PROGRAMS = [
     ("scan_blocks_bf16", "scan_blocks", "bf16", "eight MLP blocks under lax.scan over stacked weights: a while loop"),
     ("train_step_bf16", "train_step", "bf16", "value_and_grad of two GPT blocks + an SGD update"),
     ("train_step_f32", "train_step", "f32", "the training step in f32"),
+    # One layer's forward and backward at the per-GPU shapes of two published
+    # runs of bench/published/runs.json (issue 43), on this GPU: what the
+    # estimate of a step is made of, held against the device.
+    ("llama2_7b_tp8_layer_bf16", "llama_layer", "bf16",
+     "Llama 2 7B layer at tensor-parallel 8's local shapes, 4 x 4096 tokens, fwd + bwd, cuDNN attention"),
+    ("mpt_7b_layer_bf16", "gpt_layer", "bf16",
+     "MPT-7B-sized GPT layer (FSDP: whole heads), 4 x 2048 tokens, fwd + bwd, cuDNN attention"),
 ]
 
 # Model sizes of the transformer programs (a GPT-2 XL-sized block at batch 8).
@@ -137,6 +144,54 @@ def build(kind, dtype):
                 return h + jax.nn.gelu(h @ a) @ b, None
             return jax.lax.scan(body, x, (w1, w2))[0]
         return stack, [spec(B * S, D), spec(8, D, F), spec(8, F, D)]
+    if kind == "llama_layer":
+        # Llama 2 7B with tensor parallelism 8: 4 of 32 heads, 1376 of 11008.
+        b, t, d, heads, hd, ffn = 4, 4096, 4096, 4, 128, 1376
+
+        def rmsnorm(x, g):
+            x32 = x.astype(jnp.float32)
+            return (x32 * jax.lax.rsqrt(jnp.mean(jnp.square(x32), -1, keepdims=True) + 1e-5) * g).astype(x.dtype)
+
+        def rope(x):
+            half = x.shape[-1] // 2
+            freqs = 1.0 / (10000.0 ** (jnp.arange(half, dtype=jnp.float32) / half))
+            angle = jnp.arange(x.shape[1], dtype=jnp.float32)[:, None] * freqs
+            cos, sin = jnp.cos(angle)[None, :, None, :], jnp.sin(angle)[None, :, None, :]
+            x1, x2 = x[..., :half].astype(jnp.float32), x[..., half:].astype(jnp.float32)
+            return jnp.concatenate([x1 * cos - x2 * sin, x1 * sin + x2 * cos], -1).astype(x.dtype)
+
+        def layer(x, w):
+            h = rmsnorm(x, w["n1"])
+            q = rope((h @ w["wq"]).reshape(b, t, heads, hd))
+            k = rope((h @ w["wk"]).reshape(b, t, heads, hd))
+            v = (h @ w["wv"]).reshape(b, t, heads, hd)
+            a = attention_cudnn(q, k, v).reshape(b, t, heads * hd)
+            x = x + a @ w["wo"]
+            h = rmsnorm(x, w["n2"])
+            return x + (jax.nn.silu(h @ w["wg"]) * (h @ w["wu"])) @ w["wd"]
+
+        weights = {"n1": spec(d), "wq": spec(d, heads * hd), "wk": spec(d, heads * hd), "wv": spec(d, heads * hd),
+                   "wo": spec(heads * hd, d), "n2": spec(d), "wg": spec(d, ffn), "wu": spec(d, ffn), "wd": spec(ffn, d)}
+
+        def train(w, x):
+            return jax.value_and_grad(lambda w: jnp.mean(jnp.square(layer(x, w).astype(jnp.float32))))(w)
+        return train, [weights, spec(b, t, d)]
+    if kind == "gpt_layer":
+        b, t, d, heads, ffn = 4, 2048, 4096, 32, 16384
+        w = {"g1": spec(d), "b1": spec(d), "wqkv": spec(d, 3 * d), "wo": spec(d, d), "g2": spec(d), "b2": spec(d),
+             "w1": spec(d, ffn), "c1": spec(ffn), "w2": spec(ffn, d), "c2": spec(d)}
+
+        def gpt_layer(x, w):
+            h = layernorm(x, w["g1"], w["b1"])
+            q, k, v = jnp.split(h @ w["wqkv"], 3, axis=-1)
+            shape = (b, t, heads, d // heads)
+            x = x + attention_cudnn(q.reshape(shape), k.reshape(shape), v.reshape(shape)).reshape(b, t, d) @ w["wo"]
+            h = layernorm(x, w["g2"], w["b2"])
+            return x + jax.nn.gelu(h @ w["w1"] + w["c1"]) @ w["w2"] + w["c2"]
+
+        def train(w, x):
+            return jax.value_and_grad(lambda w: jnp.mean(jnp.square(gpt_layer(x, w).astype(jnp.float32))))(w)
+        return train, [w, spec(b, t, d)]
     if kind == "train_step":
         def loss(ws, x):
             h = x

@@ -2,6 +2,7 @@
 """The GPU session kit (bench/gpu) without a GPU, so that the minutes a GPU
 is lent go to measuring, not to debugging the script:
 
+  - pyflakes3 finds no undefined name in the JAX scripts;
   - session.sh --dry-run runs every stage here (the sweeps' plans, the
     program lists) and writes a manifest; the lists hold what issue 46 asks
     for (>= 10 single-GPU programs in bf16 and f32 with and without the
@@ -72,6 +73,19 @@ def dry_run(build):
                         "--stages", "env,nonsense"], capture_output=True, text=True)
     check(p.returncode == 2 and "no stage 'nonsense'" in p.stderr, "an unknown stage is refused: %s" % p.stderr)
     shutil.rmtree(out)
+
+
+def static_check():
+    """The JAX scripts run only on a lent GPU: pyflakes finds what running
+    them here would (undefined names, unused imports) before that."""
+    scripts = [os.path.join(ROOT, "bench", "gpu", f) for f in sorted(os.listdir(os.path.join(ROOT, "bench", "gpu")))
+               if f.endswith(".py")]
+    try:
+        p = subprocess.run(["pyflakes3", *scripts], capture_output=True, text=True)
+    except OSError:
+        check(False, "pyflakes3 is not installed (scripts/install-deps.sh installs it)")
+        return
+    check(p.returncode == 0, "pyflakes3 on bench/gpu: " + (p.stdout + p.stderr)[-1500:])
 
 
 def hlo_kernels():
@@ -214,6 +228,7 @@ def main():
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     dry_run(build)
+    static_check()
     hlo_kernels()
     shared = shared_data.shared_root()
     if os.path.exists(os.path.join(shared, "data", "xla-perf-tables", "matmul_perf_table.txtpb")):
