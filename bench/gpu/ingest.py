@@ -10,6 +10,8 @@
                the median |error| (goal <= 10%)
   3. fusions   XLA's kernels (from its optimized HLO: count, kinds, bytes)
                beside shardlab's (from the report's fusion groups)
+     overlap   how much a GEMM and a collective slow each other on two
+               streams (overlap.json; the cost model takes x1 now)
   4. oracle    for each sharded program whose Shardy modules were kept:
                shardlab-opt -sdy-propagation-pipeline on Shardy's input
                against Shardy's output, value shardings agreeing / total,
@@ -236,6 +238,29 @@ def programs_part(session, build, tables):
     return lines + [""], ok, errors
 
 
+# ---- overlap: GEMM and collective together -----------------------------------
+
+def overlap_part(session):
+    path = os.path.join(session, "overlap.json")
+    if not os.path.exists(path):
+        return ["## GEMM and collective overlapped", "", "No overlap measurement in this session.", ""]
+    data = json.load(open(path))
+    meta = data.get("metadata", {})
+    lines = ["## GEMM and collective overlapped (%s x %s, NCCL %s)" % (meta.get("gpus", "?"), meta.get("device", "?"),
+                                                                      meta.get("nccl", "?")), "",
+             "| GEMM (bf16) | collective | MiB | GEMM alone ms | together | slowdown | collective alone ms | together | slowdown |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for c in data["cases"]:
+        lines.append("| %s | %s | %d | %.2f | %.2f | x%.3f | %.2f | %.2f | x%.3f |" % (
+            "x".join(map(str, c["gemm"])), c["collective"], c["bytes"] >> 20, c["gemm_alone_ms"], c["gemm_together_ms"],
+            c["gemm_slowdown"], c["collective_alone_ms"], c["collective_together_ms"], c["collective_slowdown"]))
+    if data["cases"]:
+        lines += ["", "Median slowdown while overlapped: GEMM x%.3f, collective x%.3f (shardlab's cost model: x1, x1)." % (
+            statistics.median(c["gemm_slowdown"] for c in data["cases"]),
+            statistics.median(c["collective_slowdown"] for c in data["cases"]))]
+    return lines + [""]
+
+
 # ---- 4. Shardy as the oracle -------------------------------------------------
 
 def run_tool(tool, flags, path):
@@ -336,8 +361,9 @@ def main(argv=None):
                                         for s, v in m["stages"].items()), ""]
     t_lines, t_ok, tables = tables_part(a.session, a.build, xla_table, a.write_tables)
     p_lines, p_ok, _ = programs_part(a.session, a.build, tables)
+    v_lines = overlap_part(a.session)
     o_lines, o_ok, _ = oracle_part(a.session, a.build, sdy_opt, a.write_corpus)
-    text = "\n".join(head + t_lines + p_lines + o_lines)
+    text = "\n".join(head + t_lines + p_lines + v_lines + o_lines)
     print(text)
     if a.out:
         tmp = a.out + ".tmp"

@@ -21,6 +21,8 @@ brings something back):
                m, n, k 256..8192 (XLA's grid and one step more)
   programs     bench/gpu/programs.py: 19 single-GPU JAX programs, StableHLO,
                XLA's optimized HLO, median of 50 timed calls
+  overlap      bench/gpu/overlap.py under torchrun: a GEMM and an NCCL
+               collective each alone and both at once, the slowdowns (2+ GPUs)
   sharded      bench/gpu/sharded_programs.py: 51 sharded programs on 8 virtual
                CPU devices, Shardy's modules before and after propagation
   collectives  NCCL sweep over the visible GPUs (needs 2 or more)
@@ -41,7 +43,7 @@ EOF
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OUT_DIR=${OUT:+$OUT/gpu-session}
 OUT_DIR=${OUT_DIR:-$ROOT/out/gpu-session}
-STAGES=env,build,gemm,programs,sharded,collectives
+STAGES=env,build,gemm,programs,overlap,sharded,collectives
 MINUTES=45
 BUILD_DIR=$ROOT/build-gpu
 REDO=0
@@ -74,7 +76,7 @@ seconds_left() { echo $(( MINUTES * 60 - ($(date +%s) - SESSION_START) )); }
 budget() {
   local share
   case "$1" in
-    env) share=1 ;; build) share=25 ;; gemm) share=20 ;; programs) share=20 ;;
+    env) share=1 ;; build) share=20 ;; gemm) share=20 ;; programs) share=20 ;; overlap) share=5 ;;
     sharded) share=10 ;; *) share=100 ;;
   esac
   local want=$(( MINUTES * 60 * share / 100 )) left
@@ -186,6 +188,22 @@ stage_programs() {
   python3 "$ROOT/bench/gpu/programs.py" --out "$OUT_DIR/programs" --iters 50
 }
 
+stage_overlap() {
+  local n
+  n=$(gpu_count)
+  if (( DRY )); then
+    python3 "$ROOT/bench/gpu/overlap.py" --list > "$OUT_DIR/overlap-plan.txt" || return 1
+    tail -1 "$OUT_DIR/overlap-plan.txt"
+    return 0
+  fi
+  if (( n < 2 )); then
+    echo "$n GPU(s): a collective needs 2 or more"
+    return 3
+  fi
+  python3 -m torch.distributed.run --standalone --nproc_per_node="$n" \
+    "$ROOT/bench/gpu/overlap.py" --out "$OUT_DIR/overlap.json"
+}
+
 stage_sharded() {
   mkdir -p "$OUT_DIR/sharded"
   if (( DRY )); then
@@ -267,7 +285,7 @@ EOF
 IFS=, read -r -a chosen <<< "$STAGES"
 for s in "${chosen[@]}"; do
   if ! declare -f "stage_$s" >/dev/null; then
-    echo "session.sh: no stage '$s' (env, build, gemm, programs, sharded, collectives)" >&2
+    echo "session.sh: no stage '$s' (env, build, gemm, programs, overlap, sharded, collectives)" >&2
     exit 2
   fi
 done

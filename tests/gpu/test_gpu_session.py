@@ -48,9 +48,9 @@ def check(cond, what):
 
 def dry_run(build):
     out = tempfile.mkdtemp(prefix="gpu-session-")
-    stages = "env,build,gemm,programs,sharded,collectives"
+    stages = "env,build,gemm,programs,overlap,sharded,collectives"
     if not os.path.exists(os.path.join(build, "shardlab-collect-gemm")):
-        stages = "env,programs,sharded"  # no CUDA toolkit where this runs
+        stages = "env,programs,overlap,sharded"  # no CUDA toolkit where this runs
     p = subprocess.run(["bash", os.path.join(ROOT, "bench", "gpu", "session.sh"), "--dry-run", "--out", out,
                         "--build-dir", build, "--stages", stages], capture_output=True, text=True)
     check(p.returncode == 0, "session.sh --dry-run exit %d: %s" % (p.returncode, p.stderr[-800:]))
@@ -151,6 +151,14 @@ def ingest_session(build, shared):
                             {"name": "broken", "ok": False, "error": "XlaRuntimeError: out of memory"}]},
               open(os.path.join(programs, "programs.json"), "w"))
 
+    # Overlap: stated numbers (not measured), the table and the medians.
+    cases = [{"gemm": [8192, 8192, 8192], "collective": op, "bytes": 256 << 20, "gpus": 8,
+              "gemm_alone_ms": 60.0, "gemm_together_ms": 60.0 * g, "gemm_slowdown": g,
+              "collective_alone_ms": 50.0, "collective_together_ms": 50.0 * c, "collective_slowdown": c}
+             for op, g, c in (("all-gather", 1.10, 1.30), ("reduce-scatter", 1.20, 1.50), ("all-reduce", 1.05, 1.40))]
+    json.dump({"metadata": {"device": "NVIDIA H100 80GB HBM3", "gpus": 8, "nccl": "2.21.5"}, "cases": cases},
+              open(os.path.join(session, "overlap.json"), "w"))
+
     sharded = os.path.join(session, "sharded")
     os.makedirs(sharded)
     before = os.path.join(FIXTURE, "mlp_dp.before_propagation.mlir")
@@ -202,6 +210,9 @@ def ingest_session(build, shared):
     check("2 programs estimated" in text, "both programs estimated")
     check("| broken | failed on the GPU: XlaRuntimeError: out of memory | | | | | |\n" in text, "a program that failed is listed")
     check("preset h100" in text, "the preset is the device's")
+    check("| 8192x8192x8192 | reduce-scatter | 256 | 60.00 | 72.00 | x1.200 | 50.00 | 75.00 | x1.500 |" in text,
+          "the overlap table's rows: " + text[text.find("## GEMM and"):][:400])
+    check("Median slowdown while overlapped: GEMM x1.100, collective x1.400" in text, "the overlap medians")
     # 4. The oracle: identical where Shardy's own output is the answer.
     if have_oracle:
         check("identical 1" in text and "sharding 1" in text, "one identical, one sharding difference: " +
