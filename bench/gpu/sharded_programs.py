@@ -317,7 +317,10 @@ def configure_jax():
     """8 CPU devices and Shardy, before any computation."""
     import jax
 
-    for key, value in (("jax_platforms", "cpu"), ("jax_num_cpu_devices", 8), ("jax_use_shardy_partitioner", True)):
+    options = [("jax_platforms", "cpu"), ("jax_use_shardy_partitioner", True)]
+    if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
+        options.append(("jax_num_cpu_devices", 8))  # one way of asking for 8, not both
+    for key, value in options:
         try:
             jax.config.update(key, value)
         except (AttributeError, ValueError):
