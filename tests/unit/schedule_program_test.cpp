@@ -681,6 +681,47 @@ func.func @main(%q: tensor<2x1024x16x128xbf16>, %k: tensor<2x1024x16x128xbf16>, 
   CHECK(backward == doctest::Approx(2.5 * (qk + pv)));
 }
 
+TEST_CASE("A bf16 GEMM writing f32 runs at bf16's rate, plus its wider "
+          "result's bytes, and says so") {
+  // JAX's preferred_element_type=f32 (a weight gradient written into an f32
+  // buffer): the tensor cores' rate is the operands'. The table has no
+  // bf16xbf16->f32 key; the roofline of its f32 result would take the FP32
+  // peak, 1/15 of the tensor cores'.
+  auto module = parse(R"(
+func.func @main(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> (tensor<4096x4096xf32>, tensor<4096x4096xbf16>) {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xf32>
+  %1 = stablehlo.dot_general %b, %a, contracting_dims = [1] x [0] : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16>
+  return %0, %1 : tensor<4096x4096xf32>, tensor<4096x4096xbf16>
+}
+)");
+  const ProgramOptions options = realOptions(8);
+  DiagnosticEngine diags;
+  Result<Program> r = buildProgram(*module, options, diags);
+  REQUIRE_MESSAGE(r.ok(), errorOf(r));
+  double wide = 0, narrow = 0;
+  for (int64_t i = 0; i < r->graph.size(); ++i) {
+    const Node &node = r->graph.node(i);
+    if (node.line == 3)
+      wide = node.cost_us;
+    if (node.line == 4)
+      narrow = node.cost_us;
+  }
+  // 4096 x 4096 results: 2 bytes more each, at H100's HBM bandwidth.
+  const double extra_us =
+      4096.0 * 4096 * 2 / options.hardware.hbm_bytes_per_s * 1e6;
+  REQUIRE(narrow > 0);
+  CHECK(wide == doctest::Approx(narrow + extra_us));
+  CHECK(wide < 1.2 * narrow); // not the FP32 roofline (~15x)
+  bool said = false;
+  for (const std::string &a : r->assumptions)
+    said |=
+        a.find("GEMM table: 1 GEMM of a dtype key it does not have") !=
+            std::string::npos &&
+        a.find("dot_general@3 (bf16xbf16->f32 at bf16xbf16->bf16's rates)") !=
+            std::string::npos;
+  CHECK_MESSAGE(said, "assumptions: " << r->assumptions.size());
+}
+
 namespace {
 
 // A loop writing each of 4 rows [1, 1024] f32 (4 KiB) of a stack [4, 1024]

@@ -162,6 +162,9 @@ struct Builder {
   std::string error;
   /// GEMMs costed outside the measured grid: `dot_general@12` -> why.
   std::map<std::string, std::string> extrapolated;
+  /// GEMMs whose dtype key the table lacks, costed at their operands':
+  /// `dot_general@12` -> which key at which.
+  std::map<std::string, std::string> substituted;
   std::map<std::string, std::string> extrapolated_collectives;
   /// Collectives no model could cost: `all_reduce@40` -> why.
   std::map<std::string, std::string> failed_collectives;
@@ -314,6 +317,8 @@ void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
     node.explanation = c.explanation;
     if (!c.extrapolated.empty())
       extrapolated.emplace(label(op, ""), c.extrapolated);
+    if (!c.substituted.empty())
+      substituted.emplace(label(op, ""), c.substituted);
     if (isCheckCustomCall(op)) {
       node.explanation = "interpreter check: a comparison of its operands; " +
                          node.explanation;
@@ -483,11 +488,14 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
                              [&] { return coster.kernel(module, kernel); });
   node.cost_us = c.cost_us;
   node.explanation = c.explanation;
-  if (!c.extrapolated.empty())
+  if (!c.extrapolated.empty() || !c.substituted.empty())
     for (const Operation *m : kernel.members)
       if (m->is("stablehlo.dot_general") || m->is("stablehlo.dot") ||
           m->is("stablehlo.custom_call")) {
-        extrapolated.emplace(label(*m, ""), c.extrapolated);
+        if (!c.extrapolated.empty())
+          extrapolated.emplace(label(*m, ""), c.extrapolated);
+        if (!c.substituted.empty())
+          substituted.emplace(label(*m, ""), c.substituted);
         break;
       }
   // Members by their op alone: the node's name says which iteration.
@@ -1199,6 +1207,13 @@ Result<Program> buildProgram(Module &module, const ProgramOptions &options,
             " outside the measured grid of their dtype, costed at the rate "
             "of its edge: ",
         b.extrapolated));
+  if (!b.substituted.empty())
+    program.assumptions.push_back(detail::extrapolationLine(
+        "GEMM table: " + std::to_string(b.substituted.size()) + " GEMM" +
+            (b.substituted.size() == 1 ? "" : "s") +
+            " of a dtype key it does not have, costed at their operands' "
+            "key and the wider result's extra bytes at HBM bandwidth: ",
+        b.substituted));
   if (!b.extrapolated_collectives.empty())
     program.assumptions.push_back(detail::extrapolationLine(
         "collective table: " +

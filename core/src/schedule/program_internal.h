@@ -33,6 +33,9 @@ struct OpCost {
   /// time XLA's SolLatencyEstimator falls back to, its wrapped
   /// estimator's kHighLatency.
   std::string failed;
+  /// Set when a GEMM's dtype key is not in the table and it was costed at
+  /// its operands' key (`bf16xbf16->f32 at bf16xbf16->bf16's rates`).
+  std::string substituted;
 };
 
 /// The measured GEMM grid of one dtype key: smallest and largest b, m, k, n.
@@ -87,6 +90,10 @@ private:
   OpCost roofline(double flops, int64_t read, int64_t written,
                   const std::string &dtype, const std::string &why) const;
   OpCost dot(const Module &module, Operation &op) const;
+  /// bf16 x bf16 -> f32 (or f16): a GEMM the tensor cores run at its
+  /// operands' rate, whatever its result type.
+  static bool widensHalfOperands(const std::string &lhs, const std::string &rhs,
+                                 const std::string &out);
   OpCost flashAttention(const Module &module, Operation &op) const;
   /// "" when the GEMM lies in its dtype's measured grid, else which of
   /// b, m, k, n lie outside it.
