@@ -189,7 +189,9 @@ class Emitter:
             lambda v: f"stablehlo.reduce({x.name} init: {init.name}) applies stablehlo.{kind} across dimensions = {dims(rdims)} : ({x.type}, {init.type}) -> {v.type}"),
             [x], {"dims": rdims})
 
-    def dot(self, a, b, lc, rc, lb=(), rb=()):
+    def dot(self, a, b, lc, rc, lb=(), rb=(), out_dtype=None):
+        """dot_general; `out_dtype` its result's element type where it is
+        not the operands' (JAX's preferred_element_type)."""
         lb, rb, lc, rc = list(lb), list(rb), list(lc), list(rc)
         shape = [a.shape[i] for i in lb] + \
             [d for i, d in enumerate(a.shape) if i not in lb + lc] + \
@@ -199,7 +201,7 @@ class Emitter:
         def text(v):
             return (f"stablehlo.dot_general {a.name}, {b.name}, {batch}contracting_dims = "
                     f"{dims(lc)} x {dims(rc)} : ({a.type}, {b.type}) -> {v.type}")
-        return self._record("dot", lambda: self._op("d", shape, a.dtype, text),
+        return self._record("dot", lambda: self._op("d", shape, out_dtype or a.dtype, text),
                             [a, b], {"lb": lb, "rb": rb, "lc": lc, "rc": rc})
 
     def reshape(self, x, shape):
@@ -596,17 +598,28 @@ class Backward:
     output, op by op in reverse (JAX's transpose rules, for the ops the
     forward uses)."""
 
-    def __init__(self, em):
+    def __init__(self, em, f32_cotangents=()):
+        """`f32_cotangents`: names of values (the weights) whose cotangents
+        the GEMMs write in f32 (--grad-dtype f32: Megatron-LM's gradient
+        accumulation fusion, the weight-gradient GEMM writing the f32 buffer
+        the data-parallel reduction then reads)."""
         self.em = em
         self.ct = {}
         self.depends = set()
+        self.f32 = set(f32_cotangents)
 
     def add(self, v, g):
         if v.name not in self.depends:
             return  # a constant, an iota, the labels: no cotangent needed
         if v.name in self.ct:
-            g = self.em.plain(self.em.ew, "add", self.ct[v.name], g)
+            old = self.ct[v.name]
+            if old.dtype != g.dtype:  # an f32 GEMM's part and another's
+                old, g = (x if x.dtype == "f32" else self.p(self.em.convert, x, "f32") for x in (old, g))
+            g = self.em.plain(self.em.ew, "add", old, g)
         self.ct[v.name] = g
+
+    def wanted_dtype(self, v):
+        return "f32" if v.name in self.f32 else None
 
     def run(self, tape, out, d_out, sources):
         """`sources`: the values cotangents are wanted for (the layer's
@@ -616,6 +629,10 @@ class Backward:
             if any(x.name in self.depends for x in ins):
                 for v in (o if isinstance(o, list) else [o]):
                     self.depends.add(v.name)
+            # A weight reshaped or transposed on its way to a GEMM: that
+            # GEMM writes its cotangent in f32 too.
+            if kind in ("reshape", "transpose") and ins[0].name in self.f32:
+                self.f32.add(o.name)
         self.ct = {out.name: d_out}
         for kind, o, ins, attrs in reversed(tape.entries):
             if isinstance(o, list):
@@ -729,7 +746,7 @@ class Backward:
         # dA = g . B over B's free dims: [batch, a_free, B's contracting
         # dims in B's order], each of those standing for its A dim.
         if a.name in self.depends:
-            da = self.p(self.em.dot, g, b, g_bfree, b_free, g_batch, rb)
+            da = self.p(self.em.dot, g, b, g_bfree, b_free, g_batch, rb, self.wanted_dtype(a))
             order = lb + a_free + [lc[rc.index(d)] for d in sorted(rc)]
             if order != sorted(order):
                 da = self.p(self.em._raw_transpose, da, invert(order))
@@ -737,7 +754,7 @@ class Backward:
         # dB = A . g over A's free dims: [batch, A's contracting dims in A's
         # order, b_free].
         if b.name in self.depends:
-            db = self.p(self.em.dot, a, g, a_free, g_afree, lb, g_batch)
+            db = self.p(self.em.dot, a, g, a_free, g_afree, lb, g_batch, self.wanted_dtype(b))
             order = rb + [rc[lc.index(d)] for d in sorted(lc)] + b_free
             if order != sorted(order):
                 db = self.p(self.em._raw_transpose, db, invert(order))
@@ -1179,6 +1196,11 @@ class Step:
     def landed_embedding_gradient(self, g):
         return g
 
+    def grad_dt(self):
+        """The element type of the layers' weight gradients as the backward
+        writes and reduces them: the weights' (jax.grad's), or f32."""
+        return "f32" if self.a.grad_dtype == "f32" else self.a.dtype
+
     def gradient_spec(self, spec, shape):
         """Where a gradient lands: as its weight is stored, or with zero2 as
         its optimizer states are (a reduce-scatter over dp, not an
@@ -1207,7 +1229,7 @@ class Step:
         grads = self.one_micro_batch(tokens, params, stacked, saved)
         new = []
         for (n, s, sp), g in zip(acc, grads):
-            g32 = em.plain(em.convert, g, "f32")
+            g32 = g if g.dtype == "f32" else em.plain(em.convert, g, "f32")
             total = em.plain(em.ew, "add", Val(f"%ga_{n}", s, "f32"), g32)
             new.append(em.plain(em._raw_constrain, total, self.gradient_spec(sp, s)))
         em.line("%mnext = stablehlo.add %mi, %c1 : tensor<i32>")
@@ -1288,9 +1310,10 @@ class Step:
         d_h = ct[hf.name]
         d_embed = ct.get(embed.name)
         # The backward loop, last layer first.
-        zero_grads = [em.plain(em._raw_constrain, em.const(0.0, s, dt, record=False),
+        gdt = self.grad_dt()
+        zero_grads = [em.plain(em._raw_constrain, em.const(0.0, s, gdt, record=False),
                                self.gradient_spec(spec, s)) for _, (s, spec) in stacked.items()]
-        gtypes = [tensor_type(s, dt) for _, (s, _) in stacked.items()]
+        gtypes = [tensor_type(s, gdt) for _, (s, _) in stacked.items()]
         res = em.fresh("bw")
         carries = ", ".join([f"%bh = {d_h.name}"] + [f"%bg{j} = {z.name}" for j, z in enumerate(zero_grads)])
         em.line(f"{res}:{len(gtypes) + 2} = stablehlo.while(%bi = %c0, {carries}) : tensor<i32>, "
@@ -1299,7 +1322,7 @@ class Step:
         outer = em.indent
         em.indent += "  "
         d_x = Val("%bh", act, dt)
-        new_grads = [Val(f"%bg{j}", s, dt) for j, (s, _) in enumerate(stacked.values())]
+        new_grads = [Val(f"%bg{j}", s, gdt) for j, (s, _) in enumerate(stacked.values())]
         for u in range(a.unroll):
             d_x, new_grads = self.backward_layer(stacked, saved, fwd_tape, stack_vals, u, d_x, new_grads)
         em.line("%bnext = stablehlo.add %bi, %c1 : tensor<i32>")
@@ -1337,10 +1360,13 @@ class Step:
         y = m.layer(em, x_in, W)
         layer_tape = em.tape
         em.tape, em.replay = None, None
-        back = Backward(em)
+        back = Backward(em, [w.name for w in W.values()] if a.grad_dtype == "f32" else ())
         ct = back.run(layer_tape, y, d_y, [x_in] + list(W.values()))
-        grads = {n: ct.get(W[n].name) or em.const(0.0, shape, a.dtype, record=False)
-                 for n, (shape, _) in m.weights.items()}
+        gdt = self.grad_dt()
+        grads = {}
+        for n, (shape, _) in m.weights.items():
+            g = ct.get(W[n].name) or em.const(0.0, shape, gdt, record=False)
+            grads[n] = g if g.dtype == gdt else em.plain(em.convert, g, gdt)
         landed = self.landed_gradients(grads, stacked)
         return ct[x_in.name], [em.dynamic_update(buf, g, index) for buf, g in zip(grad_bufs, landed)]
 
@@ -1371,7 +1397,7 @@ class Step:
             f"{em.indent}  %ss = stablehlo.add %sa, %sb : tensor<{dt}>\n"
             f"{em.indent}  stablehlo.return %ss : tensor<{dt}>\n"
             f"{em.indent}}}) : ({d_embed.type}, {tokens.type}, {d_x0.type}) -> {v.type}"))
-        return [self.landed_embedding_gradient(d_rows)] + [Val(f"{res}#{j + 2}", s, dt)
+        return [self.landed_embedding_gradient(d_rows)] + [Val(f"{res}#{j + 2}", s, self.grad_dt())
                                                            for j, (_, (s, _)) in enumerate(stacked.items())]
 
     def loop_cond(self, i, n):
@@ -1701,6 +1727,11 @@ def main(argv=None):
                     help="--layout fsdp: no keeps each layer's weights gathered in the forward for the "
                          "backward (FSDP's SHARD_GRAD_OP: one gather a layer and micro-batch, whole weights "
                          "held like zero2's, but gathered where the forward uses them, not after the update)")
+    ap.add_argument("--grad-dtype", choices=["weights", "f32"], default="weights",
+                    help="the element type of the layers' weight gradients, as the backward's GEMMs write "
+                         "them and data parallelism reduces them: the weights' (jax.grad's), or f32 "
+                         "(Megatron-LM with bf16: its gradient accumulation fusion writes an f32 buffer "
+                         "and reduces it in f32, twice the bytes; the embedding's stays the weights')")
     ap.add_argument("--sequence-parallel", action="store_true")
     ap.add_argument("--attention", choices=["shard_map", "rule", "dots"], default="shard_map",
                     help="cuDNN attention inside a manual computation over the mesh (as JAX's shard_map "
@@ -1744,6 +1775,9 @@ def main(argv=None):
                                          or a.layout not in ("dp", "zero1", "zero2")):
         problems.append("--reduce-gradients once sums each device's gradients in a manual computation over "
                         "dp: --layout dp, zero1 or zero2, a dp axis, no cp, no MoE")
+    if a.grad_dtype == "f32" and a.layout == "fsdp-flat":
+        problems.append("--grad-dtype f32 is not written for --layout fsdp-flat (its flat gradient buffers "
+                        "are of the weights' type)")
     if a.reshard_after_forward == "no" and a.layout != "fsdp":
         problems.append("--reshard-after-forward no is for --layout fsdp")
     if problems:

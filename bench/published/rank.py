@@ -106,7 +106,9 @@ def main():
     ap.add_argument("--json", help="write the rows here too")
     ap.add_argument("--loops", choices=("unroll", "extrapolate"),
                     help="the candidates' loops (default: the comparison's, extrapolate)")
-    variants = {v[0]: v for v in published.VARIANTS}
+    # Variants that write the step otherwise (run.py's generator options)
+    # are not offered: the candidates are written by the comparer.
+    variants = {v[0]: v for v in published.VARIANTS if not v[3]}
     ap.add_argument("--variant", choices=list(variants), default="shardlab",
                     help="cost every candidate as this variant of run.py does (default: shardlab)")
     args = ap.parse_args()

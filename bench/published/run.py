@@ -11,7 +11,7 @@ flags, given to every variant), and its schedule by the run's `schedule` flags:
 how its framework overlapped communication (every run here is a PyTorch
 program whose data-parallel collectives run on a stream of their own, a
 layer or bucket ahead of or behind the compute: XLA's collective
-pipeliner and a collective stream per link). Then it is estimated seven
+pipeliner and a collective stream per link). Then it is estimated eight
 ways, to show what each part of the model changes: as the run ran (the
 default: XLA's passes and S-curve, all-reduces across nodes by NCCL's tree
 where it is cheaper than the ring: 2 log2(nodes) of XLA's steps, not
@@ -26,7 +26,10 @@ tuning model gives its LL protocol, which it uses for small messages, not
 the large ones here, so a lower bound); with --no-combine (each
 collective its own call); with --no-fusion (every op its own kernel,
 collectives combined as by default); with --gemms-at-peak (GEMMs at the datasheet peak, not
-measured efficiency). The measured step time is derived from the claim:
+measured efficiency); and with f32 gradients (the step written with
+--grad-dtype f32: the layers' weight gradients written and reduced in f32,
+as Megatron-LM's gradient buffer is when it trains in bf16; the same step
+for --layout fsdp-flat, which it is not written for). The measured step time is derived from the claim:
   - a model-FLOPs rate per GPU: step = FLOPs of the step / (rate x GPUs),
     with the FLOPs counted as the run's `assumed` entry says (of the
     model's own layers, `measured.layers`, where the program rounds them);
@@ -52,14 +55,19 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 GENERATOR = os.path.join(ROOT, "bench", "models", "gen_training_step.py")
-# (name, flags, whether the run's own schedule flags come first).
-VARIANTS = (("shardlab", [], True),
-            ("XLA's default schedule", [], False),
-            ("XLA's ring only", ["--sol-options", "tree_all_reduce=0"], True),
-            ("NCCL ring hops", ["--sol-options", "ring_hop_us=2.7"], True),
-            ("no combining", ["--no-combine"], True),
-            ("no fusion", ["--no-fusion"], True),
-            ("GEMMs at peak", ["--gemms-at-peak"], True))
+# (name, flags, whether the run's own schedule flags come first, the
+# generator options the variant's step is written with).
+VARIANTS = (("shardlab", [], True, {}),
+            ("XLA's default schedule", [], False, {}),
+            ("XLA's ring only", ["--sol-options", "tree_all_reduce=0"], True, {}),
+            ("NCCL ring hops", ["--sol-options", "ring_hop_us=2.7"], True, {}),
+            ("no combining", ["--no-combine"], True, {}),
+            ("no fusion", ["--no-fusion"], True, {}),
+            ("GEMMs at peak", ["--gemms-at-peak"], True, {}),
+            # Megatron-LM's f32 gradient buffer: the layers' gradients
+            # reduced at 4 bytes a parameter. Not written for --layout
+            # fsdp-flat (OPT, MPT: the same step as the first variant).
+            ("f32 gradients", [], True, {"--grad-dtype": "f32"}))
 # The validation bands, kept for two schedules (core/src/schedule/
 # validation.h): XLA's default, from that variant's rows, and the
 # overlapped one, from the default variant's rows of the runs whose own
@@ -74,9 +82,22 @@ def variant_flags(run, variant):
     """shardlab-schedule's flags for a run under a variant of VARIANTS: the
     run's layout flags (its pipeline) always, its schedule flags where the
     variant keeps them."""
-    _, flags, as_run = variant
+    _, flags, as_run, _ = variant
     return (list(run.get("pipeline", {}).get("flags", [])) +
             (list(run.get("schedule", {}).get("flags", [])) if as_run else []) + list(flags))
+
+
+def variant_module(run, gen, module, variant, tmp):
+    """The step a variant estimates: the run's, or, for a variant with
+    generator options, the run's written with them (where they apply)."""
+    options = variant[3]
+    if not options or (option(gen, "--layout") == "fsdp-flat" and "--grad-dtype" in options):
+        return module
+    out = os.path.join(tmp, "%s-%s.mlir" % (run["id"], re.sub(r"\W+", "-", variant[0])))
+    for name, value in options.items():
+        gen = with_option(gen, name, value)
+    subprocess.run([sys.executable, GENERATOR] + gen + ["-o", out], check=True)
+    return out
 
 
 def end_stages(run, gen):
@@ -340,7 +361,8 @@ def main():
             for variant in variants:
                 name = variant[0]
                 print("estimating %s (%s)..." % (run["id"], name), file=sys.stderr)
-                r = estimate(args.build, module, run["preset"], variant_flags(run, variant))
+                r = estimate(args.build, variant_module(run, gen, module, variant, tmp), run["preset"],
+                             variant_flags(run, variant))
                 r_ends = None
                 if ends:
                     flags = variant_flags(dict(run, pipeline={"flags": ends[1]}), variant)
@@ -370,7 +392,7 @@ def main():
                 row["id"], row["devices"], option(row["generator"], "--grad-accum", 1),
                 row["measured_step_s"], name, v["step_s"],
                 100 * v["error"], v["compute_s"], v["exposed_comm_s"], v["results_only_comm_s"], v["peak_memory_gib"]))
-    for name, _, _ in variants:
+    for name, _, _, _ in variants:
         errors = [abs(r["variants"][name]["error"]) for r in rows]
         print("%s: %d runs, median |error| %.1f%%, worst %.1f%%" % (
             name, len(errors), 100 * statistics.median(errors), 100 * max(errors)))

@@ -255,6 +255,36 @@ def check_once_reduction(cli, tmp):
     check(got == want, "--reduce-gradients: collective bytes %s, by hand %s" % (got, want))
 
 
+def check_f32_gradients(cli, tmp):
+    """--grad-dtype f32 (Megatron-LM's f32 gradient buffer): the layers'
+    weight-gradient GEMMs write f32 and zero2 reduce-scatters them at 4
+    bytes a parameter; the norms' and biases' gradients (reductions, not
+    GEMMs) and the embedding's stay at the weights' 2. Worked out by hand
+    for a bf16 GPT step on dp = 2, every collective a data-parallel one."""
+    L, H, F, V, dp = 2, 512, 2048, 4096, 2
+    gemm_weights = 4 * H * H + 2 * H * F        # Q, K, V, O and the MLP's two
+    other = gpt_layer_params(H, F) - gemm_weights
+    want = {"weights": 2 * (L * (gemm_weights + other) + V * H) // dp,
+            "f32": (4 * L * gemm_weights + 2 * L * other + 2 * V * H) // dp}
+    got = {}
+    for dtype in want:
+        r = estimate(cli, tmp, ["--arch", "gpt", "--layers", str(L), "--hidden", str(H), "--heads", "8",
+                                "--ffn", str(F), "--vocab", str(V), "--seq", "256", "--micro-batch", "4",
+                                "--recompute", "full", "--mesh", "dp=%d" % dp, "--layout", "zero2",
+                                "--grad-dtype", dtype])
+        if r is None:
+            return
+        got[dtype] = r["per_kind"]["reduce-scatter"]["bytes"]
+    print("zero2 reduce-scatter bytes by --grad-dtype: %s, by hand %s" % (got, want))
+    check(got == want, "--grad-dtype: reduce-scatter bytes %s, by hand %s" % (got, want))
+    with open(os.path.join(tmp, "step.mlir")) as f:
+        text = f.read()
+    wgrad = re.findall(r"stablehlo\.dot_general [^\n]*: \(tensor<[^>]*xbf16>, tensor<[^>]*xbf16>\) -> tensor<[^>]*xf32>", text)
+    # The backward loop's body is one layer: its six weight gradients.
+    check(len(wgrad) == 6, "--grad-dtype f32: %d bf16 x bf16 -> f32 GEMMs, want a layer's 6 weight "
+          "gradients" % len(wgrad))
+
+
 def check_pipelined_once(cli, tmp):
     """A step with a stage axis, its gradients reduced once, run as S
     pipeline stages (as the Llama 3 rows of bench/published are): each
@@ -438,6 +468,7 @@ def main():
         check_gradient_buckets(cli, tmp)
         check_pipelined_buckets(cli, tmp)
         check_once_reduction(cli, tmp)
+        check_f32_gradients(cli, tmp)
         check_kept_gathers(cli, tmp)
         check_pipelined_once(cli, tmp)
     for f in failures:
