@@ -183,44 +183,52 @@ OpCost Coster::dot(const Module &module, Operation &op) const {
   const double flops = 2.0 * double(gd->b * gd->m * gd->k * gd->n);
   std::string why = "no GEMM table";
   if (tables_ && tables_->gemms) {
-    cost::GemmQuery q{*gd, lhs.dtype, rhs.dtype, out.dtype};
-    auto est = tables_->gemms->estimateTime(q);
-    std::string substituted;
-    int64_t extra_bytes = 0;
-    double extra_us = 0;
-    if (!est.ok() && widensHalfOperands(lhs.dtype, rhs.dtype, out.dtype)) {
-      // 16-bit operands, f32 result (JAX's preferred_element_type, the
-      // weight gradient written into an f32 buffer): the tensor cores run
-      // at the operands' rate; the wider result only writes more bytes.
-      q.out_dtype = lhs.dtype;
-      est = tables_->gemms->estimateTime(q);
-      extra_bytes = out.bytes - 2 * out.elements; // f32 over 16-bit
-      extra_us = double(extra_bytes) / options_.hardware.hbm_bytes_per_s * 1e6;
-      substituted = lhs.dtype + "x" + rhs.dtype + "->" + out.dtype + " at " +
-                    lhs.dtype + "x" + rhs.dtype + "->" + lhs.dtype + "'s rates";
-    }
-    if (est.ok()) {
-      OpCost c{est->time_us + extra_us,
-               explain() ? cost::toText(*est) : std::string(),
-               {}};
-      c.extrapolated = outsideGrid(*gd, lhs.dtype, rhs.dtype, q.out_dtype);
-      c.substituted = substituted;
-      if (!c.extrapolated.empty() && explain())
-        c.explanation += "extrapolated: " + c.extrapolated +
-                         " (the rate of the measured grid's edge)\n";
-      if (!substituted.empty() && explain())
-        c.explanation +=
-            "no " + lhs.dtype + "x" + rhs.dtype + "->" + out.dtype +
-            " in the table: " + substituted + ", + the wider result's " +
-            std::to_string(extra_bytes) + " B more written at HBM bandwidth (" +
-            std::to_string(extra_us) + " us)\n";
-      return c;
-    }
-    why = est.error().message;
+    Result<OpCost> c = tableGemm(*gd, lhs, rhs, out);
+    if (c.ok())
+      return *c;
+    why = c.error().message;
   }
   // The peak is the operands' (tensor cores), not the result's.
   return roofline(flops, lhs.bytes + rhs.bytes, out.bytes, lhs.dtype,
                   why + "; roofline\n");
+}
+
+Result<OpCost> Coster::tableGemm(const cost::GemmDims &dims,
+                                 const LocalTensor &lhs, const LocalTensor &rhs,
+                                 const LocalTensor &out) const {
+  cost::GemmQuery q{dims, lhs.dtype, rhs.dtype, out.dtype};
+  auto est = tables_->gemms->estimateTime(q);
+  std::string substituted;
+  int64_t extra_bytes = 0;
+  if (!est.ok() && widensHalfOperands(lhs.dtype, rhs.dtype, out.dtype)) {
+    // 16-bit operands, f32 result (JAX's preferred_element_type, the weight
+    // gradient written into an f32 buffer): the tensor cores run at the
+    // operands' rate; the wider result only writes more bytes.
+    q.out_dtype = lhs.dtype;
+    est = tables_->gemms->estimateTime(q);
+    extra_bytes = out.bytes - 2 * out.elements; // f32 over 16-bit
+    substituted = lhs.dtype + "x" + rhs.dtype + "->" + out.dtype + " at " +
+                  lhs.dtype + "x" + rhs.dtype + "->" + lhs.dtype + "'s rates";
+  }
+  if (!est.ok())
+    return est.error();
+  const double extra_us =
+      double(extra_bytes) / options_.hardware.hbm_bytes_per_s * 1e6;
+  OpCost c{est->time_us + extra_us,
+           explain() ? cost::toText(*est) : std::string(),
+           {}};
+  c.extrapolated = outsideGrid(dims, lhs.dtype, rhs.dtype, q.out_dtype);
+  c.substituted = substituted;
+  if (!c.extrapolated.empty() && explain())
+    c.explanation += "extrapolated: " + c.extrapolated +
+                     " (the rate of the measured grid's edge)\n";
+  if (!substituted.empty() && explain())
+    c.explanation += "no " + lhs.dtype + "x" + rhs.dtype + "->" + out.dtype +
+                     " in the table: " + substituted +
+                     ", + the wider result's " + std::to_string(extra_bytes) +
+                     " B more written at HBM bandwidth (" +
+                     std::to_string(extra_us) + " us)\n";
+  return c;
 }
 
 bool Coster::widensHalfOperands(const std::string &lhs, const std::string &rhs,

@@ -90,6 +90,11 @@ private:
   OpCost roofline(double flops, int64_t read, int64_t written,
                   const std::string &dtype, const std::string &why) const;
   OpCost dot(const Module &module, Operation &op) const;
+  /// A GEMM from the table (its operands' key where the table lacks a
+  /// 16-bit GEMM's f32 result), or why the table cannot cost it.
+  Result<OpCost> tableGemm(const cost::GemmDims &dims, const LocalTensor &lhs,
+                           const LocalTensor &rhs,
+                           const LocalTensor &out) const;
   /// bf16 x bf16 -> f32 (or f16): a GEMM the tensor cores run at its
   /// operands' rate, whatever its result type.
   static bool widensHalfOperands(const std::string &lhs, const std::string &rhs,
