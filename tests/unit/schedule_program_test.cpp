@@ -722,6 +722,26 @@ func.func @main(%a: tensor<4096x4096xbf16>, %b: tensor<4096x4096xbf16>) -> (tens
   CHECK_MESSAGE(said, "assumptions: " << r->assumptions.size());
 }
 
+TEST_CASE("A GEMM no table key prices is costed at the roofline, and said") {
+  // fp8 operands: the preset's tables hold bf16, f16 and f32 GEMMs.
+  auto module = parse(R"(
+func.func @main(%a: tensor<4096x4096xf8E4M3FN>, %b: tensor<4096x4096xf8E4M3FN>) -> tensor<4096x4096xbf16> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4096x4096xf8E4M3FN>, tensor<4096x4096xf8E4M3FN>) -> tensor<4096x4096xbf16>
+  return %0 : tensor<4096x4096xbf16>
+}
+)");
+  DiagnosticEngine diags;
+  Result<Program> r = buildProgram(*module, realOptions(8), diags);
+  REQUIRE_MESSAGE(r.ok(), errorOf(r));
+  bool said = false;
+  for (const std::string &a : r->assumptions)
+    said |=
+        a.find("1 GEMM of a dtype key it does not have, costed by the "
+               "roofline") != std::string::npos &&
+        a.find("dot_general@3 (f8E4M3FNxf8E4M3FN->bf16)") != std::string::npos;
+  CHECK(said);
+}
+
 namespace {
 
 // A loop writing each of 4 rows [1, 1024] f32 (4 KiB) of a stack [4, 1024]

@@ -165,6 +165,8 @@ struct Builder {
   /// GEMMs whose dtype key the table lacks, costed at their operands':
   /// `dot_general@12` -> which key at which.
   std::map<std::string, std::string> substituted;
+  /// GEMMs the table could not cost, at the roofline: op -> dtype key.
+  std::map<std::string, std::string> untabled;
   std::map<std::string, std::string> extrapolated_collectives;
   /// Collectives no model could cost: `all_reduce@40` -> why.
   std::map<std::string, std::string> failed_collectives;
@@ -319,6 +321,8 @@ void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
       extrapolated.emplace(label(op, ""), c.extrapolated);
     if (!c.substituted.empty())
       substituted.emplace(label(op, ""), c.substituted);
+    if (!c.untabled.empty())
+      untabled.emplace(label(op, ""), c.untabled);
     if (isCheckCustomCall(op)) {
       node.explanation = "interpreter check: a comparison of its operands; " +
                          node.explanation;
@@ -488,7 +492,7 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
                              [&] { return coster.kernel(module, kernel); });
   node.cost_us = c.cost_us;
   node.explanation = c.explanation;
-  if (!c.extrapolated.empty() || !c.substituted.empty())
+  if (!c.extrapolated.empty() || !c.substituted.empty() || !c.untabled.empty())
     for (const Operation *m : kernel.members)
       if (m->is("stablehlo.dot_general") || m->is("stablehlo.dot") ||
           m->is("stablehlo.custom_call")) {
@@ -496,6 +500,8 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
           extrapolated.emplace(label(*m, ""), c.extrapolated);
         if (!c.substituted.empty())
           substituted.emplace(label(*m, ""), c.substituted);
+        if (!c.untabled.empty())
+          untabled.emplace(label(*m, ""), c.untabled);
         break;
       }
   // Members by their op alone: the node's name says which iteration.
@@ -1214,6 +1220,13 @@ Result<Program> buildProgram(Module &module, const ProgramOptions &options,
             " of a dtype key it does not have, costed at their operands' "
             "key and the wider result's extra bytes at HBM bandwidth: ",
         b.substituted));
+  if (!b.untabled.empty())
+    program.assumptions.push_back(detail::extrapolationLine(
+        "GEMM table: " + std::to_string(b.untabled.size()) + " GEMM" +
+            (b.untabled.size() == 1 ? "" : "s") +
+            " of a dtype key it does not have, costed by the roofline at the "
+            "datasheet peak of their operands' type: ",
+        b.untabled));
   if (!b.extrapolated_collectives.empty())
     program.assumptions.push_back(detail::extrapolationLine(
         "collective table: " +

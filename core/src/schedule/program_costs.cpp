@@ -189,8 +189,10 @@ OpCost Coster::dot(const Module &module, Operation &op) const {
     why = c.error().message;
   }
   // The peak is the operands' (tensor cores), not the result's.
-  return roofline(flops, lhs.bytes + rhs.bytes, out.bytes, lhs.dtype,
-                  why + "; roofline\n");
+  OpCost c = roofline(flops, lhs.bytes + rhs.bytes, out.bytes, lhs.dtype,
+                      why + "; roofline\n");
+  c.untabled = lhs.dtype + "x" + rhs.dtype + "->" + out.dtype;
+  return c;
 }
 
 Result<OpCost> Coster::tableGemm(const cost::GemmDims &dims,

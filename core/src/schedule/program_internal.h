@@ -36,6 +36,9 @@ struct OpCost {
   /// Set when a GEMM's dtype key is not in the table and it was costed at
   /// its operands' key (`bf16xbf16->f32 at bf16xbf16->bf16's rates`).
   std::string substituted;
+  /// Set when the GEMM table could not cost a GEMM (its dtype key, and
+  /// why): it was costed by the roofline at the datasheet peak.
+  std::string untabled;
 };
 
 /// The measured GEMM grid of one dtype key: smallest and largest b, m, k, n.
