@@ -41,7 +41,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "differential"))
+sys.path.insert(0, os.path.join(ROOT, "bench", "published"))
 import xla_hlo  # noqa: E402
+from run import percentile  # noqa: E402  (bench/published/run.py: numpy's linear rule)
 
 # device name (nvidia-smi / jax device_kind) -> shardlab preset
 PRESETS = [(r"H200", "h200"), (r"H100", "h100"), (r"B200", "b200"), (r"A100.*40GB", "a100-40gb"), (r"A100", "a100")]
@@ -53,14 +55,6 @@ def preset_for(device):
         if re.search(pattern, device or ""):
             return preset
     return None
-
-
-def percentile(values, q):
-    v = sorted(values)
-    if not v:
-        return float("nan")
-    i = min(len(v) - 1, max(0, int(round(q * (len(v) - 1)))))
-    return v[i]
 
 
 # ---- 1. tables ---------------------------------------------------------------
