@@ -93,6 +93,11 @@ def main():
         y = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
         gemm = lambda: torch.mm(x, w, out=y)  # noqa: E731
         coll = collective(op, nbytes)
+        for _ in range(2):  # warm-up: NCCL's first call sets up its channels, cuBLAS its handle
+            with torch.cuda.stream(comm):
+                coll()
+            gemm()
+        torch.cuda.synchronize()
         g_count, c_count = count_for(compute, gemm), count_for(comm, coll)
         alone_g, alone_c, both_g, both_c = [], [], [], []
         for _ in range(a.repeats):
