@@ -43,6 +43,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "differential"))
 sys.path.insert(0, os.path.join(ROOT, "bench", "published"))
 import xla_hlo  # noqa: E402
+from files import write_text  # noqa: E402
 from run import percentile  # noqa: E402  (bench/published/run.py: numpy's linear rule)
 
 # device name (nvidia-smi / jax device_kind) -> shardlab preset
@@ -360,10 +361,7 @@ def main(argv=None):
     text = "\n".join(head + t_lines + p_lines + v_lines + o_lines)
     print(text)
     if a.out:
-        tmp = a.out + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(text)
-        os.replace(tmp, a.out)
+        write_text(a.out, text)
     return 0 if t_ok and p_ok and o_ok else 1
 
 

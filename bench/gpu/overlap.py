@@ -13,10 +13,11 @@ times of both loops (median of --repeats, the slowest rank's) and the
 slowdowns together / alone. Rank 0 writes --out (atomically).
 """
 import argparse
-import json
 import os
 import statistics
 import sys
+
+from files import write_json
 
 GEMMS = [(8192, 8192, 8192), (4096, 4096, 4096)]           # m, n, k, bf16
 COLLECTIVES = ["all-gather", "reduce-scatter", "all-reduce"]
@@ -130,10 +131,7 @@ def main():
         meta = {"device": torch.cuda.get_device_name(), "gpus": world, "torch": torch.__version__,
                 "nccl": ".".join(map(str, torch.cuda.nccl.version())), "repeats": a.repeats,
                 "method": "CUDA events around each loop on its own stream; median of repeats; slowest rank"}
-        tmp = a.out + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump({"metadata": meta, "cases": records}, f, indent=1)
-        os.replace(tmp, a.out)
+        write_json(a.out, {"metadata": meta, "cases": records})
     dist.destroy_process_group()
     return 0
 

@@ -24,13 +24,14 @@ built lazily, so --list runs where JAX is not installed (the dry run of
 bench/gpu/session.sh, under ctest).
 """
 import argparse
-import json
 import os
 import re
 import statistics
 import sys
 import time
 import traceback
+
+from files import write_json, write_text
 
 # name -> (builder name, dtype, what the program tests in the cost model)
 PROGRAMS = [
@@ -230,11 +231,9 @@ def run_one(name, kind, dtype, what, out, warmup, iters):
     fn.__name__ = name  # the module is jit_<name>: dumps are told apart
     jitted = jax.jit(fn)
     lowered = jitted.lower(*specs)
-    with open(os.path.join(out, name + ".mlir"), "w") as f:
-        f.write(lowered.as_text())
+    write_text(os.path.join(out, name + ".mlir"), lowered.as_text())
     compiled = lowered.compile()
-    with open(os.path.join(out, name + ".hlo.txt"), "w") as f:
-        f.write(compiled.as_text())
+    write_text(os.path.join(out, name + ".hlo.txt"), compiled.as_text())
     record = {"name": name, "kind": kind, "dtype": dtype, "what": what}
     try:
         cost = compiled.cost_analysis()
@@ -261,8 +260,7 @@ def run_one(name, kind, dtype, what, out, warmup, iters):
         "iters": iters,
         "device": str(jax.devices()[0].device_kind),
     })
-    with open(os.path.join(out, name + ".json"), "w") as f:
-        json.dump(record, f, indent=1)
+    write_json(os.path.join(out, name + ".json"), record)
     return record
 
 
@@ -315,8 +313,7 @@ def main():
                      "traceback": traceback.format_exc()[-4000:]}
             print("[%d/%d] %-24s FAILED %s" % (i, len(chosen), name, entry["error"][:300]), file=sys.stderr, flush=True)
         index["programs"].append(entry)
-        with open(os.path.join(a.out, "programs.json"), "w") as f:
-            json.dump(index, f, indent=1)
+        write_json(os.path.join(a.out, "programs.json"), index)
     print("%d programs, %d failed" % (len(chosen), failed), file=sys.stderr)
     return 1 if failed else 0
 

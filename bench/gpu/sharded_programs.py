@@ -25,7 +25,6 @@ Programs are declared once (TEMPLATES x LAYOUTS, below) and built lazily, so
 """
 import argparse
 import glob
-import json
 import os
 import re
 import shutil
@@ -33,6 +32,8 @@ import sys
 import tempfile
 import time
 import traceback
+
+from files import write_json, write_text
 
 # Meshes: name -> (shape, axis names). 8 devices each.
 MESHES = {"x8": ((8,), ("x",)), "x2y4": ((2, 4), ("x", "y")), "x2y2z2": ((2, 2, 2), ("x", "y", "z"))}
@@ -267,8 +268,7 @@ def run_one(name, tname, layout, mesh_name, specs, out):
     in_shardings = tuple(None if sp == "open" else NamedSharding(mesh, P(*sp)) for sp in specs)
     jitted = jax.jit(fn, in_shardings=in_shardings)
     lowered = jitted.lower(*shapes)
-    with open(os.path.join(out, name + ".jax.mlir"), "w") as f:
-        f.write(lowered.as_text())
+    write_text(os.path.join(out, name + ".jax.mlir"), lowered.as_text())
     dump = tempfile.mkdtemp(prefix="sdy-" + name + "-")
     t0 = time.perf_counter()
     try:
@@ -308,8 +308,7 @@ def run_one(name, tname, layout, mesh_name, specs, out):
         record["oracle_missing"] = "no *before_propagation*/*after_propagation* .mlir in the XLA dump; %d .mlir kept under %s.dump/" % (len(every), name)
     if dump_via == "compiler_options":
         shutil.rmtree(dump, ignore_errors=True)
-    with open(os.path.join(out, name + ".json"), "w") as f:
-        json.dump(record, f, indent=1)
+    write_json(os.path.join(out, name + ".json"), record)
     return record
 
 
@@ -359,8 +358,7 @@ def main():
             entry = {"name": name, "ok": False, "error": "%s: %s" % (type(e).__name__, e), "traceback": traceback.format_exc()[-4000:]}
             print("[%d/%d] %-32s FAILED %s" % (i, len(chosen), name, entry["error"][:300]), file=sys.stderr, flush=True)
         index["programs"].append(entry)
-        with open(os.path.join(a.out, "sharded.json"), "w") as f:
-            json.dump(index, f, indent=1)
+        write_json(os.path.join(a.out, "sharded.json"), index)
     pairs = sum(1 for e in index["programs"] if e.get("oracle"))
     print("%d programs, %d pairs, %d failed" % (len(chosen), pairs, failed), file=sys.stderr)
     return 1 if failed or pairs == 0 else 0
