@@ -17,7 +17,7 @@
                against Shardy's output, value shardings agreeing / total,
                and the two tools' times (the local sdy_opt where it runs)
 
-    python3 bench/gpu/ingest.py DIR [--build build] [--out REPORT.md]
+    python3 bench/gpu/ingest.py DIR [--build build] [--out REPORT.md] [--json FACTS.json]
         [--write-tables] [--write-corpus]
 
 --write-tables copies the tables to examples/tables/ (named by device);
@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "differential"))
 sys.path.insert(0, os.path.join(ROOT, "bench", "published"))
 import xla_hlo  # noqa: E402
-from files import write_text  # noqa: E402
+from files import write_json, write_text  # noqa: E402
 from run import percentile  # noqa: E402  (bench/published/run.py: numpy's linear rule)
 
 # device name (nvidia-smi / jax device_kind) -> shardlab preset
@@ -117,8 +117,9 @@ def check_loads(build, path, table):
     return None if p.returncode == 0 else (p.stderr.strip() or p.stdout.strip())[:300]
 
 
-def tables_part(session, build, xla_path, write):
+def tables_part(session, build, xla_path, write, facts):
     lines, ok = ["## Measured tables", ""], True
+    facts["tables"] = []
     tables = sorted(f for f in os.listdir(os.path.join(session, "tables"))
                     if f.endswith(".shardlab.json")) if os.path.isdir(os.path.join(session, "tables")) else []
     if not tables:
@@ -133,11 +134,15 @@ def tables_part(session, build, xla_path, write):
         err = check_loads(build, path, table)
         ok &= err is None
         paths.append(path)
+        fact = {"file": name, "device": device, "source": meta.get("source"), "loads": err is None,
+                "gemm_points": len(table.get("gemms", [])), "collective_points": len(table.get("collectives", []))}
+        facts["tables"].append(fact)
         lines.append("- `%s`: %s, %s, %d GEMM points, %d collective points, %s; loads: %s" % (
             name, device, meta.get("date", "?"), len(table.get("gemms", [])), len(table.get("collectives", [])),
             meta.get("source", "?"), "yes" if err is None else "NO: " + err))
         if table.get("gemms") and xla:
             sm, rows = compare_gemm_with_xla(table, xla)
+            fact["against_xla"] = {"sm": sm, "rows": rows}
             if rows:
                 lines += ["", "Against XLA's measured table (%s), the points both measured:" % sm, "",
                           "| dtype | points | median measured/XLA | median abs | p90 abs | worst |",
@@ -191,7 +196,7 @@ def estimate(build, module, preset, tables):
         return json.load(open(report)), None
 
 
-def programs_part(session, build, tables):
+def programs_part(session, build, tables, facts):
     folder = os.path.join(session, "programs")
     index = os.path.join(folder, "programs.json")
     if not os.path.exists(index):
@@ -200,6 +205,7 @@ def programs_part(session, build, tables):
     device = idx.get("environment", {}).get("device_kind", "")
     preset = preset_for(device)
     rows, errors, ok = [], [], True
+    facts["programs"] = {"device": device, "preset": preset, "rows": []}
     for entry in idx["programs"]:
         name = entry["name"]
         if not entry.get("ok"):
@@ -221,6 +227,10 @@ def programs_part(session, build, tables):
         xla_text = ("%d (%s)" % (xla["executed"], ", ".join("%s %d" % kv for kv in sorted(xla["per_kind"].items())))
                     if xla else "?")
         bytes_text = "%.1f / %s" % (memory_bytes / 2**20, "%.1f" % (xla["memory_bound_bytes"] / 2**20) if xla else "?")
+        facts["programs"]["rows"].append({
+            "name": name, "measured_s": rec["median_s"], "estimated_s": est_s, "error": error,
+            "shardlab_kernels": n, "shardlab_kinds": kinds, "shardlab_memory_bound_bytes": memory_bytes,
+            "xla": xla, "assumptions": report.get("assumptions", [])})
         rows.append("| %s | %.3f | %.3f | %+.1f%% | %d (%s) | %s | %s |" % (
             name, 1e3 * rec["median_s"], 1e3 * est_s, 100 * error, n, kinds_text, xla_text, bytes_text))
     lines = ["## Programs: estimate against the GPU (%s, preset %s)" % (device or "?", preset or "none"), "",
@@ -228,6 +238,7 @@ def programs_part(session, build, tables):
              "| memory-bound kernels' MiB, shardlab / XLA |",
              "|---|---|---|---|---|---|---|"] + rows + [""]
     if errors:
+        facts["programs"].update(median_abs_error=statistics.median(errors), worst_abs_error=max(errors))
         lines.append("%d programs estimated: median |error| %.1f%% (goal <= 10%%), worst %.1f%%." % (
             len(errors), 100 * statistics.median(errors), 100 * max(errors)))
     return lines + [""], ok, errors
@@ -235,11 +246,12 @@ def programs_part(session, build, tables):
 
 # ---- overlap: GEMM and collective together -----------------------------------
 
-def overlap_part(session):
+def overlap_part(session, facts):
     path = os.path.join(session, "overlap.json")
     if not os.path.exists(path):
         return ["## GEMM and collective overlapped", "", "No overlap measurement in this session.", ""]
     data = json.load(open(path))
+    facts["overlap"] = data
     meta = data.get("metadata", {})
     lines = ["## GEMM and collective overlapped (%s x %s, NCCL %s)" % (meta.get("gpus", "?"), meta.get("device", "?"),
                                                                       meta.get("nccl", "?")), "",
@@ -264,7 +276,7 @@ def run_tool(tool, flags, path):
     return p.returncode, p.stdout, p.stderr, time.perf_counter() - t0
 
 
-def oracle_part(session, build, sdy_opt, write):
+def oracle_part(session, build, sdy_opt, write, facts):
     import run_differential as rd
 
     folder = os.path.join(session, "sharded")
@@ -311,6 +323,9 @@ def oracle_part(session, build, sdy_opt, write):
             os.makedirs(dest, exist_ok=True)
             for path in (before, after):
                 shutil.copyfile(path, os.path.join(dest, os.path.basename(path)))
+    facts["oracle"] = {"programs": len(idx["programs"]), "classes": classes, "values_agreeing": agree,
+                       "values": total, "shardlab_opt_s": mine_s, "sdy_opt_s": theirs_s,
+                       "timed_both": timed_both, "no_dump": missing}
     lines = ["## Shardy as the oracle (%s)" % idx.get("environment", {}).get("jax", "?"), "",
              "%d programs, %d with Shardy's modules before and after propagation; %s." % (
                  len(idx["programs"]), sum(classes.values()),
@@ -334,6 +349,7 @@ def main(argv=None):
     ap.add_argument("--xla-table", default=None, help="XLA's matmul_perf_table.txtpb (default: the shared data's)")
     ap.add_argument("--sdy-opt", default=None, help="Shardy's sdy_opt for the times (default: the shared data's)")
     ap.add_argument("--out", help="write the report (markdown) here too")
+    ap.add_argument("--json", help="write the measures as JSON here")
     ap.add_argument("--write-tables", action="store_true")
     ap.add_argument("--write-corpus", action="store_true")
     a = ap.parse_args(argv)
@@ -354,14 +370,17 @@ def main(argv=None):
         m = json.load(open(manifest))
         head += ["Stages: " + ", ".join("%s %s" % (s, "ok" if v["exit"] == 0 else "exit %s" % v["exit"])
                                         for s, v in m["stages"].items()), ""]
-    t_lines, t_ok, tables = tables_part(a.session, a.build, xla_table, a.write_tables)
-    p_lines, p_ok, _ = programs_part(a.session, a.build, tables)
-    v_lines = overlap_part(a.session)
-    o_lines, o_ok, _ = oracle_part(a.session, a.build, sdy_opt, a.write_corpus)
+    facts = {"session": os.path.abspath(a.session)}
+    t_lines, t_ok, tables = tables_part(a.session, a.build, xla_table, a.write_tables, facts)
+    p_lines, p_ok, _ = programs_part(a.session, a.build, tables, facts)
+    v_lines = overlap_part(a.session, facts)
+    o_lines, o_ok, _ = oracle_part(a.session, a.build, sdy_opt, a.write_corpus, facts)
     text = "\n".join(head + t_lines + p_lines + v_lines + o_lines)
     print(text)
     if a.out:
         write_text(a.out, text)
+    if a.json:
+        write_json(a.json, facts)
     return 0 if t_ok and p_ok and o_ok else 1
 
 

@@ -176,8 +176,9 @@ def ingest_session(build, shared):
               open(os.path.join(sharded, "sharded.json"), "w"))
 
     report_md = os.path.join(session, "report.md")
+    facts_json = os.path.join(session, "facts.json")
     p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gpu", "ingest.py"), session, "--build", build,
-                        "--out", report_md], capture_output=True, text=True)
+                        "--out", report_md, "--json", facts_json], capture_output=True, text=True)
     check(p.returncode == 0, "ingest exit %d: %s" % (p.returncode, p.stderr[-800:]))
     text = p.stdout
     check(open(report_md).read().strip() == text.strip(), "the report file is what was printed")
@@ -223,6 +224,20 @@ def ingest_session(build, shared):
               "agreement counts the one changed value: %s" % (m and m.group(0)))
         check("mlp_dp_changed | sharding:" in text, "the changed pair's first difference is shown")
     check("No Shardy dump kept for 1: no_dump." in text, "a program without a dump is named")
+    # The JSON holds the same measures as the text.
+    facts = json.load(open(facts_json))
+    rows = {r["name"]: r for r in facts["programs"]["rows"]}
+    check(set(rows) == {"matmul_bf16", "gelu_f32"}, "JSON: the estimated programs (%s)" % sorted(rows))
+    if "matmul_bf16" in rows:
+        check(abs(rows["matmul_bf16"]["estimated_s"] - est_us * 1e-6) < 1e-9, "JSON: the estimate")
+        check(rows["matmul_bf16"]["xla"]["per_kind"] == {"__cublas$gemm": 1}, "JSON: XLA's kernels")
+    worst = facts["tables"][0]["against_xla"]["rows"][0]["worst"] if facts["tables"] else ""
+    check(worst.startswith("+25.0%"), "JSON: the moved point (%s)" % worst)
+    check(len(facts["overlap"]["cases"]) == 3, "JSON: the overlap cases")
+    if have_oracle:
+        o = facts["oracle"]
+        check(o["classes"] == {"identical": 1, "sharding": 1} and o["values_agreeing"] == o["values"] - 1,
+              "JSON: the oracle's counts %s" % o)
     shutil.rmtree(session)
 
 
