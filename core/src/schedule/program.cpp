@@ -171,6 +171,19 @@ struct Builder {
   /// Collectives no model could cost: `all_reduce@40` -> why.
   std::map<std::string, std::string> failed_collectives;
 
+  /// What the table could not price exactly for a GEMM, under its label.
+  void noteGemm(const Operation &op, const OpCost &c) {
+    if (c.extrapolated.empty() && c.substituted.empty() && c.untabled.empty())
+      return;
+    const std::string name = label(op, "");
+    if (!c.extrapolated.empty())
+      extrapolated.emplace(name, c.extrapolated);
+    if (!c.substituted.empty())
+      substituted.emplace(name, c.substituted);
+    if (!c.untabled.empty())
+      untabled.emplace(name, c.untabled);
+  }
+
   Graph &graph() { return program.graph; }
   /// `name@line` and the suffix (the loop and call path), in one
   /// allocation: every node and assumption is named so.
@@ -317,12 +330,7 @@ void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
     const OpCost &c = computeCostOf(op);
     node.cost_us = c.cost_us;
     node.explanation = c.explanation;
-    if (!c.extrapolated.empty())
-      extrapolated.emplace(label(op, ""), c.extrapolated);
-    if (!c.substituted.empty())
-      substituted.emplace(label(op, ""), c.substituted);
-    if (!c.untabled.empty())
-      untabled.emplace(label(op, ""), c.untabled);
+    noteGemm(op, c);
     if (isCheckCustomCall(op)) {
       node.explanation = "interpreter check: a comparison of its operands; " +
                          node.explanation;
@@ -496,12 +504,7 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
     for (const Operation *m : kernel.members)
       if (m->is("stablehlo.dot_general") || m->is("stablehlo.dot") ||
           m->is("stablehlo.custom_call")) {
-        if (!c.extrapolated.empty())
-          extrapolated.emplace(label(*m, ""), c.extrapolated);
-        if (!c.substituted.empty())
-          substituted.emplace(label(*m, ""), c.substituted);
-        if (!c.untabled.empty())
-          untabled.emplace(label(*m, ""), c.untabled);
+        noteGemm(*m, c);
         break;
       }
   // Members by their op alone: the node's name says which iteration.
@@ -1206,35 +1209,31 @@ Result<Program> buildProgram(Module &module, const ProgramOptions &options,
   detail::emitReturn(b, b.emitBlock(env, func->region(0).front(), ""));
   if (!b.error.empty())
     return makeError(b.error);
-  if (!b.extrapolated.empty())
-    program.assumptions.push_back(detail::extrapolationLine(
-        "GEMM table: " + std::to_string(b.extrapolated.size()) + " GEMM" +
-            (b.extrapolated.size() == 1 ? "" : "s") +
-            " outside the measured grid of their dtype, costed at the rate "
-            "of its edge: ",
-        b.extrapolated));
-  if (!b.substituted.empty())
-    program.assumptions.push_back(detail::extrapolationLine(
-        "GEMM table: " + std::to_string(b.substituted.size()) + " GEMM" +
-            (b.substituted.size() == 1 ? "" : "s") +
-            " of a dtype key it does not have, costed at their operands' "
-            "key and the wider result's extra bytes at HBM bandwidth: ",
-        b.substituted));
-  if (!b.untabled.empty())
-    program.assumptions.push_back(detail::extrapolationLine(
-        "GEMM table: " + std::to_string(b.untabled.size()) + " GEMM" +
-            (b.untabled.size() == 1 ? "" : "s") +
-            " of a dtype key it does not have, costed by the roofline at the "
-            "datasheet peak of their operands' type: ",
-        b.untabled));
-  if (!b.extrapolated_collectives.empty())
-    program.assumptions.push_back(detail::extrapolationLine(
-        "collective table: " +
-            std::to_string(b.extrapolated_collectives.size()) + " collective" +
-            (b.extrapolated_collectives.size() == 1 ? "" : "s") +
-            " moving more than its largest measured message, costed at that "
-            "message's throughput: ",
-        b.extrapolated_collectives));
+  // "GEMM table: 3 GEMMs outside ...: dot_general@12 (why); ..."
+  const auto say = [&](const char *table, const char *noun, const char *what,
+                       const std::map<std::string, std::string> &ops) {
+    if (!ops.empty())
+      program.assumptions.push_back(detail::extrapolationLine(
+          std::string(table) + ": " + std::to_string(ops.size()) + " " + noun +
+              (ops.size() == 1 ? " " : "s ") + what + ": ",
+          ops));
+  };
+  say("GEMM table", "GEMM",
+      "outside the measured grid of their dtype, costed at the rate of its "
+      "edge",
+      b.extrapolated);
+  say("GEMM table", "GEMM",
+      "of a dtype key it does not have, costed at their operands' key and "
+      "the wider result's extra bytes at HBM bandwidth",
+      b.substituted);
+  say("GEMM table", "GEMM",
+      "of a dtype key it does not have, costed by the roofline at the "
+      "datasheet peak of their operands' type",
+      b.untabled);
+  say("collective table", "collective",
+      "moving more than its largest measured message, costed at that "
+      "message's throughput",
+      b.extrapolated_collectives);
   program.uncosted_collectives = int64_t(b.failed_collectives.size());
   if (!b.failed_collectives.empty())
     program.assumptions.push_back(detail::extrapolationLine(

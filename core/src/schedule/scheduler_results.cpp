@@ -41,11 +41,6 @@ void fillTimeline(const detail::State &s, Schedule &out) {
     }
 }
 
-// XLA's LatencyHidingStatistics: one compute stream, collectives progress
-// in the background, a done waits for whatever is left of its transfer.
-// A node run `repeat` times counts that often, each copy busy and waiting
-// as the one scheduled: the copies not emitted add their time to the step
-// (`extra_us`), as the iterations of a loop add up.
 // Per node, whether a kernel (a compute node that costs anything) reads
 // what it gives, directly or through other nodes; `order` is topological.
 std::vector<bool> feedsKernel(const Graph &g,
@@ -64,6 +59,11 @@ std::vector<bool> feedsKernel(const Graph &g,
   return feeds;
 }
 
+// XLA's LatencyHidingStatistics: one compute stream, collectives progress
+// in the background, a done waits for whatever is left of its transfer.
+// A node run `repeat` times counts that often, each copy busy and waiting
+// as the one scheduled: the copies not emitted add their time to the step
+// (`extra_us`), as the iterations of a loop add up.
 void forwardStatistics(const Graph &g, Schedule &out, double &extra_us) {
   std::vector<double> started(size_t(g.size()), 0);
   const std::vector<bool> feeds = feedsKernel(g, out.order);

@@ -105,7 +105,6 @@ function validationBand(r: NonNullable<ScheduleResult["report"]>): HTMLElement |
     `published runs: ${lo.toFixed(2)}–${hi.toFixed(2)}× (${of})`);
 }
 
-/** " of 80 GiB" when the step fits the device, " > 80 GiB: does not fit" when not. */
 /** Of the exposed time, what collectives only the step's results read take (a next step could hide it). */
 function resultsOnlyLine(r: NonNullable<ScheduleResult["report"]>): HTMLElement | null {
   const us = r.results_only_comm_us ?? 0;
@@ -117,6 +116,7 @@ function resultsOnlyLine(r: NonNullable<ScheduleResult["report"]>): HTMLElement 
     `of it ${fmtUs(us)} read by no kernel`);
 }
 
+/** " of 80 GiB" when the step fits the device, " > 80 GiB: does not fit" when not. */
 function memoryFit(r: NonNullable<ScheduleResult["report"]>): string {
   const fit = r.memory_per_device as { capacity_bytes?: number; fits?: boolean } | undefined;
   if (!fit || !fit.capacity_bytes) return "";
