@@ -679,6 +679,18 @@ func.func @main(%q: tensor<2x1024x16x128xbf16>, %k: tensor<2x1024x16x128xbf16>, 
   }
   CHECK(forward == doctest::Approx(0.5 * (qk + pv)));
   CHECK(backward == doctest::Approx(2.5 * (qk + pv)));
+  // What the price leaves out is said, with its size: the forward's causal
+  // half of 32 x 1024 x 1024 scores, the backward's (no mask) all of them.
+  std::string said;
+  for (const std::string &a : r->assumptions)
+    if (a.rfind("fused attention: 2 calls", 0) == 0)
+      said = a;
+  CHECK(said.find("softmax between them") != std::string::npos);
+  INFO(said);
+  CHECK(said.find("custom_call@3 (softmax of 1.68e+07 scores)") !=
+        std::string::npos);
+  CHECK(said.find("custom_call@4 (softmax of 3.36e+07 scores)") !=
+        std::string::npos);
 }
 
 TEST_CASE("A bf16 GEMM writing f32 runs at bf16's rate, plus its wider "

@@ -171,9 +171,14 @@ struct Builder {
   /// Collectives no model could cost: `all_reduce@40` -> why.
   std::map<std::string, std::string> failed_collectives;
 
-  /// What the table could not price exactly for a GEMM, under its label.
+  /// Ops with part of their work unpriced: `custom_call@40` -> which part.
+  std::map<std::string, std::string> unpriced;
+
+  /// What the tables could not price exactly for a GEMM or an attention
+  /// call, under its label.
   void noteGemm(const Operation &op, const OpCost &c) {
-    if (c.extrapolated.empty() && c.substituted.empty() && c.untabled.empty())
+    if (c.extrapolated.empty() && c.substituted.empty() && c.untabled.empty() &&
+        c.unpriced.empty())
       return;
     const std::string name = label(op, "");
     if (!c.extrapolated.empty())
@@ -182,6 +187,8 @@ struct Builder {
       substituted.emplace(name, c.substituted);
     if (!c.untabled.empty())
       untabled.emplace(name, c.untabled);
+    if (!c.unpriced.empty())
+      unpriced.emplace(name, c.unpriced);
   }
 
   Graph &graph() { return program.graph; }
@@ -1230,6 +1237,11 @@ Result<Program> buildProgram(Module &module, const ProgramOptions &options,
       "of a dtype key it does not have, costed by the roofline at the "
       "datasheet peak of their operands' type",
       b.untabled);
+  say("fused attention", "call",
+      "priced as the GEMMs they fuse, at the GEMM table's rates; the softmax "
+      "between them (per score an exponential, a running max and sum, "
+      "conversions) is not priced",
+      b.unpriced);
   say("collective table", "collective",
       "moving more than its largest measured message, costed at that "
       "message's throughput",

@@ -39,6 +39,9 @@ struct OpCost {
   /// Set when the GEMM table could not cost a GEMM (its dtype key, and
   /// why): it was costed by the roofline at the datasheet peak.
   std::string untabled;
+  /// Set when part of the op's work has no price (which part): a fused
+  /// attention's softmax between its GEMMs.
+  std::string unpriced;
 };
 
 /// The measured GEMM grid of one dtype key: smallest and largest b, m, k, n.
