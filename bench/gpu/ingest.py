@@ -42,6 +42,8 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "differential"))
 sys.path.insert(0, os.path.join(ROOT, "bench", "published"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import gen_xla_gemm_presets  # noqa: E402  (the one parser of XLA's GEMM table)
 import xla_hlo  # noqa: E402
 from files import write_json, write_text  # noqa: E402
 from run import percentile  # noqa: E402  (bench/published/run.py: numpy's linear rule)
@@ -61,23 +63,12 @@ def preset_for(device):
 # ---- 1. tables ---------------------------------------------------------------
 
 def read_xla_gemm_table(path):
-    """{sm: {(b, m, n, k, dtype key): FLOP/s}} of XLA's matmul_perf_table.txtpb."""
-    table, sm, point = {}, None, {}
-    for line in open(path):
-        line = line.strip()
-        m = re.match(r'key: "(sm_\d+)"', line)
-        if m:
-            sm = m.group(1)
-            table.setdefault(sm, {})
-            continue
-        m = re.match(r"([bmnk]): (\d+)$", line)
-        if m:
-            point[m.group(1)] = int(m.group(2))
-            continue
-        m = re.match(r'flops \{ key: "([^"]+)" value: (\d+) \}', line)
-        if m and sm:
-            table[sm][(point["b"], point["m"], point["n"], point["k"], m.group(1))] = float(m.group(2))
-    return table
+    """{sm: {(b, m, n, k, dtype key): FLOP/s}} of XLA's matmul_perf_table.txtpb,
+    read by the parser that writes the presets' copy of it."""
+    with open(path) as f:
+        devices = gen_xla_gemm_presets.parse(f.read())
+    return {sm: {(b, m, n, k, key): float(v) for b, m, n, k, key, v in rows}
+            for sm, rows in devices.items()}
 
 
 def compare_gemm_with_xla(table, xla):
