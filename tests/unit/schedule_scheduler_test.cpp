@@ -428,6 +428,65 @@ void checkLimits(const Graph &g, const Schedule &s, const SchedulerConfig &c) {
 
 } // namespace
 
+TEST_CASE("Timeline: kernels and transfers slowing each other") {
+  // x (10), the all-reduce's start (1), w (100) beside its 40 us transfer,
+  // the done (1), y (5). OverlapSlowdown's worked example: w and the
+  // transfer run together for 80 us (the transfer at half speed), w has
+  // done 80 / 1.5 of its work then, and its rest alone.
+  Builder b;
+  b.plain = 0;
+  b.op("x", 10);
+  b.pair("ar", "x", CollectiveKind::AllReduce, {{0, 1}}, 40);
+  b.op("w", 100, {"x"});
+  b.op("y", 5, {"ar", "w"});
+  const Schedule alone = b.run();
+  CHECK(alone.step_time_us == doctest::Approx(10 + 1 + 100 + 1 + 5));
+  CHECK(alone.contention_us == 0);
+  SchedulerConfig slowed;
+  slowed.overlap_slowdown = {1.5, 2.0, "by hand"};
+  const Schedule s = b.run(slowed);
+  REQUIRE(s.order == alone.order); // the slowdown does not move any choice
+  const double lost = 80 - 80 / 1.5;
+  CHECK(s.contention_us == doctest::Approx(lost));
+  CHECK(s.step_time_us == doctest::Approx(10 + 1 + 100 + lost + 1 + 5));
+  CHECK(s.forward_sim_us == doctest::Approx(s.step_time_us));
+  const NodeTiming &w = s.timing[size_t(b.ids["w"])];
+  CHECK(w.start_us == doctest::Approx(11));
+  CHECK(w.end_us == doctest::Approx(11 + 100 + lost));
+  const NodeTiming &start = s.timing[size_t(b.ids["ar-start"])];
+  CHECK(start.transfer_end_us - start.transfer_start_us == doctest::Approx(80));
+  CHECK(s.comm_us == doctest::Approx(80));
+  CHECK(s.exposed_comm_us == 0);
+  CHECK(s.per_kind[size_t(CollectiveKind::AllReduce)].hidden_us ==
+        doctest::Approx(80));
+
+  SUBCASE("a transfer slowed into exposure") {
+    // w of 30 beside a 100 us transfer at half speed: 15 us of it done
+    // under w, 1 under the done's own cost (no kernel), 84 waited for.
+    Builder e;
+    e.plain = 0;
+    e.op("x", 10);
+    e.pair("ar", "x", CollectiveKind::AllReduce, {{0, 1}}, 100);
+    e.op("w", 30, {"x"});
+    e.op("y", 5, {"ar", "w"});
+    SchedulerConfig comm_only;
+    comm_only.overlap_slowdown = {1.0, 2.0, "by hand"};
+    const Schedule c = e.run(comm_only);
+    CHECK(c.contention_us == 0);
+    CHECK(c.exposed_comm_us == doctest::Approx(84));
+    CHECK(c.comm_us == doctest::Approx(30 + 1 + 84));
+    CHECK(c.step_time_us == doctest::Approx(10 + 1 + 30 + 1 + 84 + 5));
+    CHECK(e.run().step_time_us == doctest::Approx(10 + 1 + 100 + 5));
+  }
+  SUBCASE("factors below 1 are refused") {
+    SchedulerConfig faster;
+    faster.overlap_slowdown.compute = 0.9;
+    Result<Schedule> r = scheduleGraph(b.g, faster);
+    REQUIRE_FALSE(r.ok());
+    CHECK(errorOf(r).find("overlap slowdowns") != std::string::npos);
+  }
+}
+
 TEST_CASE("Invariants over 1000 random programs") {
   std::mt19937 rng(1234);
   int64_t overrides = 0;
@@ -456,6 +515,24 @@ TEST_CASE("Invariants over 1000 random programs") {
     REQUIRE(s.step_time_us >= s.lower_bound_us - 1e-6);
     REQUIRE(s.step_time_us <= s.serial_us + 1e-6);
     REQUIRE(s.forward_sim_us == doctest::Approx(s.step_time_us));
+    // The same order run with kernels and transfers slowing each other:
+    // every dependency still met, never faster, and at factors a hair
+    // above 1 the step XLA's statistics give.
+    SchedulerConfig hair = c, slow = c;
+    hair.overlap_slowdown = {1 + 1e-9, 1 + 1e-9, "test"};
+    slow.overlap_slowdown = {1.3, 1.7, "test"};
+    REQUIRE(b.run(hair).step_time_us ==
+            doctest::Approx(s.step_time_us).epsilon(1e-6));
+    const Schedule r = b.run(slow);
+    REQUIRE(r.step_time_us >= s.step_time_us - 1e-6);
+    for (const Edge &e : b.g.edges()) {
+      const NodeTiming &f = r.timing[size_t(e.from)],
+                       &t = r.timing[size_t(e.to)];
+      const double ready = b.g.node(e.from).kind == NodeKind::AsyncStart
+                               ? f.transfer_end_us
+                               : f.end_us;
+      REQUIRE(ready <= (e.latency_us > 0 ? t.end_us : t.start_us) + 1e-6);
+    }
   }
   CHECK(overrides == 0);
 }

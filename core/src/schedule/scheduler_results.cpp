@@ -99,6 +99,131 @@ void forwardStatistics(const Graph &g, Schedule &out, double &extra_us) {
   out.forward_sim_us = now + extra_us;
 }
 
+// The final order run forward with kernels and transfers slowing each other
+// (OverlapSlowdown): one compute stream; transfers progress in the
+// background, at 1/comm of their speed while a kernel runs, and kernels at
+// 1/compute of theirs while a transfer is in flight. Rewrites the timeline
+// and the totals forwardStatistics gave; a node run `repeat` times adds its
+// copies as forwardStatistics does.
+class ContendedRun {
+public:
+  ContendedRun(const Graph &g, Schedule &out)
+      : g_(g), out_(out), slow_(out.config.overlap_slowdown),
+        left_(size_t(g.size()), 0) {}
+
+  void run() {
+    const std::vector<bool> feeds = feedsKernel(g_, out_.order);
+    double extra = 0;
+    resetTotals();
+    for (int64_t n : out_.order) {
+      const Node &node = g_.node(n);
+      NodeTiming &t = out_.timing[size_t(n)];
+      const double began = now_, lost_before = out_.contention_us;
+      advance(node.cost_us, node.kind == NodeKind::Compute);
+      // A done runs under the end of its transfer, as in XLA's statistics,
+      // and ends once the transfer has (the stall before it).
+      const bool done = node.kind == NodeKind::AsyncDone && node.partner >= 0;
+      if (done)
+        account(n, waitFor(node.partner), feeds[size_t(n)]);
+      t.end_us = now_;
+      t.start_us = done ? now_ - node.cost_us : began;
+      if (node.kind == NodeKind::AsyncStart) {
+        t.transfer_start_us = now_;
+        left_[size_t(n)] = asyncLatency(g_, n);
+        active_.push_back(n);
+        retire(); // a transfer of no time is over at once
+      }
+      const double copies = double(node.repeat) - 1;
+      extra += copies * (now_ - began);
+      out_.contention_us += copies * (out_.contention_us - lost_before);
+    }
+    out_.step_time_us = out_.forward_sim_us = now_ + extra;
+  }
+
+private:
+  void resetTotals() {
+    out_.comm_us = out_.exposed_comm_us = out_.results_only_comm_us = 0;
+    out_.contention_us = 0;
+    for (KindTotals &k : out_.per_kind)
+      k = KindTotals{};
+  }
+
+  // Runs `work` us of the compute stream; a kernel slows and is slowed.
+  void advance(double work, bool kernel) {
+    while (work > 0) {
+      const bool contended = kernel && !active_.empty();
+      const double kc = contended ? slow_.compute : 1.0,
+                   km = contended ? slow_.comm : 1.0;
+      double dt = work * kc;
+      int64_t first = -1;
+      for (int64_t a : active_)
+        if (left_[size_t(a)] * km < dt) {
+          dt = left_[size_t(a)] * km;
+          first = a;
+        }
+      work = first < 0 ? 0 : work - dt / kc;
+      if (contended)
+        out_.contention_us += dt - dt / kc;
+      progress(dt, km, first);
+    }
+  }
+
+  // Waits with the compute stream idle until `start`'s transfer is over.
+  double waitFor(int64_t start) {
+    if (std::find(active_.begin(), active_.end(), start) == active_.end())
+      return 0;
+    const double wait = left_[size_t(start)];
+    progress(wait, 1.0, start);
+    return wait;
+  }
+
+  // Every active transfer moves on by dt of wall time at 1/km of its
+  // speed; `ends` (when set) is the one whose end dt reaches.
+  void progress(double dt, double km, int64_t ends) {
+    now_ += dt;
+    for (int64_t a : active_)
+      left_[size_t(a)] = a == ends ? 0 : left_[size_t(a)] - dt / km;
+    retire();
+  }
+
+  void retire() {
+    for (int64_t a : active_)
+      if (left_[size_t(a)] <= 0)
+        out_.timing[size_t(a)].transfer_end_us = now_;
+    active_.erase(
+        std::remove_if(active_.begin(), active_.end(),
+                       [&](int64_t a) { return left_[size_t(a)] <= 0; }),
+        active_.end());
+  }
+
+  // A done's totals: its transfer's time (slowed where it overlapped a
+  // kernel), the part the compute stream waited for, the rest hidden.
+  void account(int64_t done, double wasted, bool feeds_kernel) {
+    const Node &node = g_.node(done);
+    const NodeTiming &start = out_.timing[size_t(node.partner)];
+    const double copies = double(node.repeat);
+    const double comm = start.transfer_end_us - start.transfer_start_us;
+    out_.timing[size_t(done)].exposed_us = wasted;
+    KindTotals &k = out_.per_kind[size_t(node.collective)];
+    k.count += node.repeat;
+    k.bytes += node.repeat * g_.node(node.partner).output_bytes;
+    k.comm_us += copies * comm;
+    k.exposed_us += copies * wasted;
+    k.hidden_us += copies * (comm - wasted);
+    out_.comm_us += copies * comm;
+    out_.exposed_comm_us += copies * wasted;
+    if (!feeds_kernel)
+      out_.results_only_comm_us += copies * wasted;
+  }
+
+  const Graph &g_;
+  Schedule &out_;
+  const OverlapSlowdown slow_;
+  std::vector<double> left_;    // per start: transfer work left, at speed 1
+  std::vector<int64_t> active_; // starts whose transfer is in flight
+  double now_ = 0;
+};
+
 // EF(n) ≥ EF(p) + max(latency, cost(n)): the constraint the scheduler's
 // ready times impose, so the longest path bounds every schedule.
 double criticalPath(const Graph &g, const std::vector<int64_t> &topo) {
@@ -145,6 +270,10 @@ std::string checkLimits(const SchedulerConfig &config) {
       config.reruns < 0 || config.rerun_factor <= 0 || config.rerun_factor >= 1)
     return "overlap limits must be at least 1, reruns at least 0 and the "
            "rerun factor in (0, 1)";
+  const OverlapSlowdown &slow = config.overlap_slowdown;
+  if (!(slow.compute >= 1 && slow.compute <= 100 && slow.comm >= 1 &&
+        slow.comm <= 100))
+    return "overlap slowdowns must be between 1 and 100 (1: none)";
   for (int k = 1; k < kNumCollectiveKinds; ++k) {
     const int limit = kindLimit(config, CollectiveKind(k));
     if (config.kind_limits[size_t(k)] < 0)
@@ -168,6 +297,8 @@ Schedule scheduleOnce(const Graph &graph, const SchedulerConfig &config,
   double repeated_us = 0;
   forwardStatistics(graph, out, repeated_us);
   out.step_time_us += repeated_us;
+  if (!config.overlap_slowdown.none())
+    ContendedRun(graph, out).run();
   fillTotals(state, topo, out);
   return out;
 }

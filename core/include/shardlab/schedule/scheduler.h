@@ -22,6 +22,25 @@
 
 namespace shardlab::schedule {
 
+/// How much a kernel and a collective's transfer slow each other while both
+/// run (NCCL's kernels take SMs and memory bandwidth from the GEMMs beside
+/// them, and those from it): a kernel runs `compute` times longer while a
+/// transfer is in flight, a transfer `comm` times longer while a kernel
+/// runs. 1 and 1: they do not (XLA's model). Measured by bench/gpu/
+/// overlap.py; a table's `overlap` entry carries it here.
+///
+/// Worked example: a 100 us kernel issued 10 us after a 40 us transfer
+/// started, compute 1.5, comm 2: together they progress at 1/1.5 and 1/2
+/// until the transfer's 30 us left take 60 us, the kernel then has done
+/// 40 us of its work and runs its last 60 us alone: it ends 120 us after it
+/// began, 20 us later than alone.
+struct OverlapSlowdown {
+  double compute = 1.0;
+  double comm = 1.0;
+  std::string source; ///< where the factors come from ("" at 1 and 1)
+  bool none() const { return compute == 1.0 && comm == 1.0; }
+};
+
 struct SchedulerConfig {
   int overlap_limit = 1;  ///< collectives in flight per stream
   int per_kind_limit = 1; ///< XLA's all_gather/all_reduce/..._overlap_limit
@@ -38,6 +57,9 @@ struct SchedulerConfig {
   /// `rerun_factor`, at most `reruns` times.
   int reruns = 0;
   double rerun_factor = 0.9;
+  /// Applied to the final order's timeline (the step time, each node's
+  /// times, exposure), not to the scheduler's choices.
+  OverlapSlowdown overlap_slowdown;
 };
 
 /// The in-flight limit of one collective kind under `config`.
@@ -88,6 +110,9 @@ struct Schedule {
   /// after a sharded update): a next step could overlap them, this step's
   /// program cannot.
   double results_only_comm_us = 0;
+  /// What kernels lost running beside transfers (OverlapSlowdown): the
+  /// compute stream's time past its kernels' own.
+  double contention_us = 0;
   double serial_us = 0;        ///< no overlap at all
   double critical_path_us = 0; ///< longest dependency path
   double lower_bound_us = 0;   ///< max(critical path, compute)
