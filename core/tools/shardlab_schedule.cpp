@@ -394,6 +394,8 @@ Result<cost::PerfTable> loadTables(const Options &o) {
     table.gemms.insert(table.gemms.end(), loaded->gemms.begin(),
                        loaded->gemms.end());
     table.metadata = loaded->metadata;
+    if (loaded->overlap)
+      table.overlap = loaded->overlap; // the last table's that has one
   }
   return table;
 }

@@ -515,3 +515,56 @@ func.func @main(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
           (both ? BandSchedule::Overlapped : BandSchedule::XlaDefault));
   }
 }
+
+TEST_CASE("Pipeline: a table's overlap entry slows what runs beside a "
+          "transfer, and the report says so") {
+  // A weight gathered while an independent GEMM runs: the all-gather is
+  // hidden under it, and the GEMM runs beside its transfer.
+  const char *text = R"(
+func.func @main(%x: tensor<4096x4096xbf16>, %w: tensor<512x4096xbf16>, %v: tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16> {
+  %g = "stablehlo.all_gather"(%w) <{all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1, 2, 3, 4, 5, 6, 7]]> : tensor<1x8xi64>}> : (tensor<512x4096xbf16>) -> tensor<4096x4096xbf16>
+  %a = stablehlo.dot_general %x, %v, contracting_dims = [1] x [0] : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16>
+  %b = stablehlo.dot_general %a, %g, contracting_dims = [1] x [0] : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16>
+  return %b : tensor<4096x4096xbf16>
+}
+)";
+  TargetOptions target;
+  cost::PerfTable table =
+      cost::presetTable(*cost::findHardwarePreset(target.preset));
+  target.table = &table;
+  Result<PipelineOptions> plain = pipelineOptionsFor(target);
+  REQUIRE(plain);
+  plain->propagate = false;
+  const PipelineResult alone = run(text, *plain);
+  REQUIRE(alone.schedule.comm_us > 0);
+  REQUIRE(alone.schedule.exposed_comm_us < alone.schedule.comm_us);
+  CHECK(alone.schedule.contention_us == 0);
+  const auto saying = [](const PipelineResult &r, const char *what) {
+    for (const std::string &a : r.program.assumptions)
+      if (a.rfind("overlap: ", 0) == 0)
+        return a.find(what) != std::string::npos;
+    return false;
+  };
+  CHECK(saying(alone, "not to slow each other"));
+
+  table.overlap = cost::OverlapEntry{1.25, 1.5, "measured by hand"};
+  Result<PipelineOptions> slowed = pipelineOptionsFor(target);
+  REQUIRE(slowed);
+  slowed->propagate = false;
+  const PipelineResult s = run(text, *slowed);
+  // The GEMM beside the transfer is stretched for as long as the transfer
+  // (itself 1.5x slower) is in flight: 0.25 of that time is lost.
+  const double transfer = alone.schedule.comm_us * 1.5;
+  CHECK(s.schedule.comm_us == doctest::Approx(transfer));
+  CHECK(s.schedule.contention_us == doctest::Approx(transfer * (1 - 1 / 1.25)));
+  CHECK(s.schedule.step_time_us == doctest::Approx(alone.schedule.step_time_us +
+                                                   s.schedule.contention_us));
+  CHECK(saying(s, "x1.25 its time, a transfer beside a kernel x1.5"));
+  CHECK(saying(s, "the table's overlap entry: measured by hand"));
+  const json report = json::parse(reportJson(s.program, s.schedule));
+  checkReport(report);
+  CHECK(report["contention_us"].get<double>() ==
+        doctest::Approx(s.schedule.contention_us));
+  CHECK(summaryText(s.program, s.schedule).find("beside transfers") !=
+        std::string::npos);
+}

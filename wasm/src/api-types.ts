@@ -70,6 +70,17 @@ export type PerfTable = PerfTable1 & {
   metadata: PerfTableMetadata;
   collectives?: PerfTableCollective[];
   gemms?: PerfTableGemm[];
+  /**
+   * How much a kernel and a collective slow each other while both run on this machine (bench/gpu/overlap.py measures it): a kernel takes compute_slowdown times its time while a transfer is in flight, a transfer comm_slowdown times its time while a kernel runs. Without it they do not slow each other (XLA's model), and the report says so.
+   */
+  overlap?: {
+    compute_slowdown: number;
+    comm_slowdown: number;
+    /**
+     * How it was measured.
+     */
+    source: string;
+  };
 };
 export type PerfTable1 = {
   [k: string]: unknown;
@@ -193,6 +204,17 @@ export type PerfTable2 = {
   metadata: PerfTableMetadata;
   collectives?: PerfTableCollective[];
   gemms?: PerfTableGemm[];
+  /**
+   * How much a kernel and a collective slow each other while both run on this machine (bench/gpu/overlap.py measures it): a kernel takes compute_slowdown times its time while a transfer is in flight, a transfer comm_slowdown times its time while a kernel runs. Without it they do not slow each other (XLA's model), and the report says so.
+   */
+  overlap?: {
+    compute_slowdown: number;
+    comm_slowdown: number;
+    /**
+     * How it was measured.
+     */
+    source: string;
+  };
 };
 
 /**
@@ -823,6 +845,10 @@ export interface ScheduleReport {
    * The part of exposed_comm_us spent on collectives whose results no kernel of the step reads, only its results (the new weights' gathers after a sharded update): a next step could overlap them.
    */
   results_only_comm_us?: number;
+  /**
+   * What kernels lost running beside collectives' transfers (a table's overlap entry: a kernel beside a transfer takes its compute_slowdown times its time): the compute stream's time past its kernels' own; 0 when the table has none.
+   */
+  contention_us?: number;
   wasted_us?: number;
   serial_us?: number;
   lower_bound_us?: number;

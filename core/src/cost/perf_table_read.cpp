@@ -226,6 +226,23 @@ TableMetadata readMetadata(const json &j, Errors *errors) {
   return m;
 }
 
+// {"compute_slowdown": 1.12, "comm_slowdown": 1.05, "source": "..."}.
+OverlapEntry readOverlap(const json &j, Errors *errors) {
+  FieldReader r(j, "overlap", errors);
+  OverlapEntry o;
+  if (!r.is_object()) {
+    errors->push_back("overlap: expected an object, got " +
+                      detail::describe(j));
+    return o;
+  }
+  for (auto [key, out] : {std::pair{"compute_slowdown", &o.compute_slowdown},
+                          std::pair{"comm_slowdown", &o.comm_slowdown}})
+    if (r.positive(key, out, true) && (*out < 1 || *out > 100))
+      r.fail(key, "a factor from 1 (no slowdown) to 100", r.get(key));
+  r.string("source", &o.source, true);
+  return o;
+}
+
 template <class Entry, class Reader>
 void readArray(const json &root, const char *key, Reader read,
                std::vector<Entry> *out, Errors *errors) {
@@ -284,6 +301,8 @@ Result<PerfTable> parsePerfTable(std::string_view json_text) {
     table.metadata = readMetadata((*root)["metadata"], &errors);
   readArray(*root, "collectives", readCollective, &table.collectives, &errors);
   readArray(*root, "gemms", readGemm, &table.gemms, &errors);
+  if (const auto it = root->find("overlap"); it != root->end())
+    table.overlap = readOverlap(*it, &errors);
   if (!errors.empty())
     return detail::joinErrors(errors);
   Result<bool> valid = validatePerfTable(table);

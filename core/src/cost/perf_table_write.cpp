@@ -106,6 +106,10 @@ std::string serializePerfTable(const PerfTable &table) {
     j["collectives"] = collectives;
   if (!table.gemms.empty())
     j["gemms"] = gemms;
+  if (table.overlap)
+    j["overlap"] = {{"compute_slowdown", table.overlap->compute_slowdown},
+                    {"comm_slowdown", table.overlap->comm_slowdown},
+                    {"source", table.overlap->source}};
   return j.dump(2) + "\n";
 }
 

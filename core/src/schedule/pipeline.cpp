@@ -5,6 +5,7 @@
 #include "shardlab/passes/pass_manager.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <utility>
 
 namespace shardlab::schedule {
@@ -26,6 +27,25 @@ SchedulerConfig schedulerConfig(const PipelineOptions &options,
         1, gpuMemoryLimitBytes(options.device_memory_bytes,
                                parameterBytes(program.graph)));
   return config;
+}
+
+// What the step took of kernels and transfers running together, said
+// when some ran together; "" when none did.
+std::string overlapAssumption(const Schedule &s) {
+  if (!(s.comm_us - s.exposed_comm_us > 0))
+    return "";
+  const OverlapSlowdown &slow = s.config.overlap_slowdown;
+  if (slow.none())
+    return "overlap: kernels and collectives running together are taken not "
+           "to slow each other (XLA's model; not measured here: a table's "
+           "\"overlap\" entry, measured by bench/gpu/overlap.py, sets it)";
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "overlap: a kernel beside a transfer takes x%.3g its time, a "
+                "transfer beside a kernel x%.3g (%.6g us of the compute "
+                "stream lost to it), from ",
+                slow.compute, slow.comm, s.contention_us);
+  return text + slow.source;
 }
 
 PipelineResult failed(PipelineResult r, const char *stage, std::string error,
@@ -116,6 +136,8 @@ PipelineResult scheduleLowered(Module &module, const PipelineOptions &options) {
   if (!s)
     return failed(std::move(r), "schedule", s.error().message, diags);
   r.schedule = std::move(*s);
+  if (std::string said = overlapAssumption(r.schedule); !said.empty())
+    r.program.assumptions.push_back(std::move(said));
   r.stage = "done";
   r.ok = true;
   return r;
@@ -164,6 +186,11 @@ Result<PipelineOptions> pipelineOptionsFor(const TargetOptions &target) {
   out.program = std::move(*program);
   out.device_memory_bytes = out.program.hardware.device_memory_bytes;
   out.recompute = target.recompute;
+  if (target.table && target.table->overlap) {
+    const cost::OverlapEntry &o = *target.table->overlap;
+    out.scheduler.overlap_slowdown = {o.compute_slowdown, o.comm_slowdown,
+                                      "the table's overlap entry: " + o.source};
+  }
   return out;
 }
 

@@ -289,6 +289,7 @@ void writeReport(JsonWriter &w, const Program &program, const Schedule &s) {
       .field("exposed_comm_us", s.exposed_comm_us)
       .field("hidden_comm_us", s.comm_us - s.exposed_comm_us)
       .field("results_only_comm_us", s.results_only_comm_us)
+      .field("contention_us", s.contention_us)
       .field("wasted_us", s.exposed_comm_us)
       .field("serial_us", s.serial_us)
       .field("lower_bound_us", s.lower_bound_us)
@@ -419,6 +420,8 @@ std::string summaryText(const Program &program, const Schedule &s) {
                           s.step_time_us) +
            "\n";
   add("compute busy", s.compute_us);
+  if (s.contention_us > 0)
+    add("  beside transfers", s.contention_us);
   add("communication", s.comm_us);
   add("  exposed", s.exposed_comm_us);
   if (s.results_only_comm_us > 0)

@@ -120,3 +120,29 @@ TEST_CASE("dtype keys split and reject unknown types") {
   CHECK_FALSE(splitGemmDtypeKey("bf16->bf16"));
   CHECK_FALSE(splitGemmDtypeKey("qqxbf16->bf16"));
 }
+
+TEST_CASE("a table's overlap entry: read, written back, and checked") {
+  const std::string with = Replace(
+      kValid, "\"gemms\": [",
+      "\"overlap\": {\"compute_slowdown\": 1.12, \"comm_slowdown\": 1.5, "
+      "\"source\": \"overlap.py, 8 x H100\"},\n  \"gemms\": [");
+  Result<PerfTable> t = parsePerfTable(with);
+  REQUIRE(t);
+  REQUIRE(t->overlap);
+  CHECK(t->overlap->compute_slowdown == 1.12);
+  CHECK(t->overlap->comm_slowdown == 1.5);
+  CHECK(t->overlap->source == "overlap.py, 8 x H100");
+  Result<PerfTable> back = parsePerfTable(serializePerfTable(*t));
+  REQUIRE(back);
+  REQUIRE(back->overlap);
+  CHECK(back->overlap->comm_slowdown == 1.5);
+  CHECK_FALSE(parsePerfTable(kValid)->overlap);
+  // A speed-up beside a transfer is not a slowdown; the source is required.
+  CHECK(ErrorOf(Replace(with, "1.12", "0.9")) ==
+        "overlap.compute_slowdown: expected a factor from 1 (no slowdown) to "
+        "100, got number 0.9");
+  CHECK(ErrorOf(Replace(with, ", \"source\": \"overlap.py, 8 x H100\"", ""))
+            .find("overlap.source") == 0);
+  CHECK(ErrorOf(Replace(with, "\"overlap\": {", "\"overlap\": 1.12, \"x\": {"))
+            .find("overlap: expected an object") == 0);
+}

@@ -69,10 +69,21 @@ struct TableMetadata {
   std::vector<std::string> collector_args;
 };
 
+/// How much a kernel and a collective slow each other while both run, as
+/// measured on the table's machine (bench/gpu/overlap.py): a kernel takes
+/// `compute_slowdown` times its time beside a transfer, a transfer
+/// `comm_slowdown` times its time beside a kernel; each at least 1.
+struct OverlapEntry {
+  double compute_slowdown = 1;
+  double comm_slowdown = 1;
+  std::string source; ///< how it was measured
+};
+
 struct PerfTable {
   TableMetadata metadata;
   std::vector<CollectiveEntry> collectives;
   std::vector<GemmEntry> gemms;
+  std::optional<OverlapEntry> overlap;
 };
 
 /// The dtype key XLA uses for GEMM tables: "<lhs>x<rhs>-><out>".

@@ -16,6 +16,7 @@ namespace shardlab::schedule {
 
 /// {"step_time_us", "compute_us", "comm_us", "exposed_comm_us",
 ///  "results_only_comm_us" (of it, collectives only the results read),
+///  "contention_us" (what kernels lost running beside transfers),
 ///  "serial_us", "lower_bound_us", "critical_path_us", "forward_sim_us",
 ///  "peak_memory_bytes", "overlap_limit", "per_kind_limits": {kind: n},
 ///  "memory_limit": {"limit_bytes", "initial_limit_bytes", "reruns",
