@@ -11,7 +11,9 @@
   3. fusions   XLA's kernels (from its optimized HLO: count, kinds, bytes)
                beside shardlab's (from the report's fusion groups)
      overlap   how much a GEMM and a collective slow each other on two
-               streams (overlap.json; the cost model takes x1 now)
+               streams (overlap.json): the median slowdowns become the
+               tables' `overlap` entry, which the scheduler applies to
+               kernels and transfers running together
   4. oracle    for each sharded program whose Shardy modules were kept:
                shardlab-opt -sdy-propagation-pipeline on Shardy's input
                against Shardy's output, value shardings agreeing / total,
@@ -20,7 +22,9 @@
     python3 bench/gpu/ingest.py DIR [--build build] [--out REPORT.md] [--json FACTS.json]
         [--write-tables] [--write-corpus]
 
---write-tables copies the tables to examples/tables/ (named by device);
+The session's tables, with the overlap entry added when the session measured
+one, are written to DIR/derived/tables/ (the raw files are not touched);
+--write-tables copies those to examples/tables/ (named by device);
 --write-corpus copies the Shardy pairs to tests/corpus/jax_shardy_oracle/.
 Nothing in the repository changes without them. Exit 0 when every part that
 has data ran; 1 when a program or pair could not be estimated or compared.
@@ -108,7 +112,7 @@ def check_loads(build, path, table):
     return None if p.returncode == 0 else (p.stderr.strip() or p.stdout.strip())[:300]
 
 
-def tables_part(session, build, xla_path, write, facts):
+def tables_part(session, build, xla_path, write, overlap, facts):
     lines, ok = ["## Measured tables", ""], True
     facts["tables"] = []
     tables = sorted(f for f in os.listdir(os.path.join(session, "tables"))
@@ -118,8 +122,12 @@ def tables_part(session, build, xla_path, write, facts):
     xla = read_xla_gemm_table(xla_path) if xla_path and os.path.exists(xla_path) else {}
     paths = []
     for name in tables:
-        path = os.path.join(session, "tables", name)
-        table = json.load(open(path))
+        table = json.load(open(os.path.join(session, "tables", name)))
+        if overlap:
+            table["overlap"] = overlap
+        path = os.path.join(session, "derived", "tables", name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write_json(path, table)
         meta = table.get("metadata", {})
         device = meta.get("device", {}).get("name", "?")
         err = check_loads(build, path, table)
@@ -128,9 +136,10 @@ def tables_part(session, build, xla_path, write, facts):
         fact = {"file": name, "device": device, "source": meta.get("source"), "loads": err is None,
                 "gemm_points": len(table.get("gemms", [])), "collective_points": len(table.get("collectives", []))}
         facts["tables"].append(fact)
-        lines.append("- `%s`: %s, %s, %d GEMM points, %d collective points, %s; loads: %s" % (
+        lines.append("- `%s`: %s, %s, %d GEMM points, %d collective points, %s%s; loads: %s" % (
             name, device, meta.get("date", "?"), len(table.get("gemms", [])), len(table.get("collectives", [])),
-            meta.get("source", "?"), "yes" if err is None else "NO: " + err))
+            meta.get("source", "?"), ", with the overlap entry" if overlap else "",
+            "yes" if err is None else "NO: " + err))
         if table.get("gemms") and xla:
             sm, rows = compare_gemm_with_xla(table, xla)
             fact["against_xla"] = {"sm": sm, "rows": rows}
@@ -146,7 +155,7 @@ def tables_part(session, build, xla_path, write, facts):
         if write:
             slug = (preset_for(device) or re.sub(r"\W+", "_", device.lower())).replace("-", "_")
             dest = os.path.join(ROOT, "examples", "tables", "%s_%s" % (slug, name))
-            shutil.copyfile(path, dest)
+            write_json(dest, table)
             lines.append("  written to %s" % os.path.relpath(dest, ROOT))
     return lines + [""], ok, paths
 
@@ -237,10 +246,29 @@ def programs_part(session, build, tables, facts):
 
 # ---- overlap: GEMM and collective together -----------------------------------
 
+def overlap_entry(data):
+    """The tables' overlap entry (schemas/perf_table.schema.json) from
+    overlap.json: the median slowdowns over its cases, at least 1 (a
+    median below 1 is noise, not a speed-up), and how they were measured;
+    None without cases."""
+    cases = data.get("cases") or []
+    if not cases:
+        return None
+    meta = data.get("metadata", {})
+    sizes = sorted(c["bytes"] >> 20 for c in cases)
+    return {"compute_slowdown": round(max(1.0, statistics.median(c["gemm_slowdown"] for c in cases)), 4),
+            "comm_slowdown": round(max(1.0, statistics.median(c["collective_slowdown"] for c in cases)), 4),
+            "source": "bench/gpu/overlap.py: medians of %d cases (a bf16 GEMM loop beside an NCCL %s loop of "
+                      "%d-%d MiB, on two streams) on %s x %s, NCCL %s" % (
+                          len(cases), "/".join(sorted({c["collective"] for c in cases})), sizes[0], sizes[-1],
+                          meta.get("gpus", "?"), meta.get("device", "?"), meta.get("nccl", "?"))}
+
+
 def overlap_part(session, facts):
+    """The overlap report's lines and the tables' overlap entry (or None)."""
     path = os.path.join(session, "overlap.json")
     if not os.path.exists(path):
-        return ["## GEMM and collective overlapped", "", "No overlap measurement in this session.", ""]
+        return ["## GEMM and collective overlapped", "", "No overlap measurement in this session.", ""], None
     data = json.load(open(path))
     facts["overlap"] = data
     meta = data.get("metadata", {})
@@ -252,11 +280,16 @@ def overlap_part(session, facts):
         lines.append("| %s | %s | %d | %.2f | %.2f | x%.3f | %.2f | %.2f | x%.3f |" % (
             "x".join(map(str, c["gemm"])), c["collective"], c["bytes"] >> 20, c["gemm_alone_ms"], c["gemm_together_ms"],
             c["gemm_slowdown"], c["collective_alone_ms"], c["collective_together_ms"], c["collective_slowdown"]))
-    if data["cases"]:
-        lines += ["", "Median slowdown while overlapped: GEMM x%.3f, collective x%.3f (shardlab's cost model: x1, x1)." % (
+    entry = overlap_entry(data)
+    if entry:
+        lines += ["", "Median slowdown while overlapped: GEMM x%.3f, collective x%.3f." % (
             statistics.median(c["gemm_slowdown"] for c in data["cases"]),
-            statistics.median(c["collective_slowdown"] for c in data["cases"]))]
-    return lines + [""]
+            statistics.median(c["collective_slowdown"] for c in data["cases"])),
+            "", "The tables in derived/tables/ carry them as their overlap entry (compute_slowdown %g, "
+            "comm_slowdown %g): `shardlab-schedule --tables` with one applies them to kernels and transfers "
+            "running together." % (entry["compute_slowdown"], entry["comm_slowdown"])]
+        facts["overlap_entry"] = entry
+    return lines + [""], entry
 
 
 # ---- 4. Shardy as the oracle -------------------------------------------------
@@ -362,9 +395,9 @@ def main(argv=None):
         head += ["Stages: " + ", ".join("%s %s" % (s, "ok" if v["exit"] == 0 else "exit %s" % v["exit"])
                                         for s, v in m["stages"].items()), ""]
     facts = {"session": os.path.abspath(a.session)}
-    t_lines, t_ok, tables = tables_part(a.session, a.build, xla_table, a.write_tables, facts)
+    v_lines, overlap = overlap_part(a.session, facts)
+    t_lines, t_ok, tables = tables_part(a.session, a.build, xla_table, a.write_tables, overlap, facts)
     p_lines, p_ok, _ = programs_part(a.session, a.build, tables, facts)
-    v_lines = overlap_part(a.session, facts)
     o_lines, o_ok, _ = oracle_part(a.session, a.build, sdy_opt, a.write_corpus, facts)
     text = "\n".join(head + t_lines + p_lines + v_lines + o_lines)
     print(text)

@@ -109,6 +109,18 @@ def hlo_kernels():
     check(xla_hlo.summary(bare)["bytes"] == want, "bytes from names alone equal")
 
 
+# A weight gathered while an independent GEMM runs: the gather's transfer
+# runs beside the GEMM.
+GATHER_BESIDE_GEMM = """
+func.func @main(%x: tensor<4096x4096xbf16>, %w: tensor<512x4096xbf16>, %v: tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16> {
+  %g = "stablehlo.all_gather"(%w) <{all_gather_dim = 0 : i64, replica_groups = dense<[[0, 1, 2, 3, 4, 5, 6, 7]]> : tensor<1x8xi64>}> : (tensor<512x4096xbf16>) -> tensor<4096x4096xbf16>
+  %a = stablehlo.dot_general %x, %v, contracting_dims = [1] x [0] : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16>
+  %b = stablehlo.dot_general %a, %g, contracting_dims = [1] x [0] : (tensor<4096x4096xbf16>, tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16>
+  return %b : tensor<4096x4096xbf16>
+}
+"""
+
+
 def xla_points_as_table(xla_txtpb, path, moved):
     """A shardlab GEMM table holding XLA's measured H100 points, one moved."""
     import ingest
@@ -214,6 +226,22 @@ def ingest_session(build, shared):
     check("| 8192x8192x8192 | reduce-scatter | 256 | 60.00 | 72.00 | x1.200 | 50.00 | 75.00 | x1.500 |" in text,
           "the overlap table's rows: " + text[text.find("## GEMM and"):][:400])
     check("Median slowdown while overlapped: GEMM x1.100, collective x1.400" in text, "the overlap medians")
+    # ... become the tables' overlap entry, which the scheduler applies.
+    check("with the overlap entry; loads: yes" in text, "the table with the overlap entry loads")
+    derived = os.path.join(session, "derived", "tables", "gemm.shardlab.json")
+    entry = json.load(open(derived)).get("overlap", {})
+    check((entry.get("compute_slowdown"), entry.get("comm_slowdown")) == (1.1, 1.4), "the entry's medians %s" % entry)
+    check(json.load(open(os.path.join(session, "tables", "gemm.shardlab.json"))).get("overlap") is None,
+          "the session's own table is not touched")
+    module = os.path.join(session, "gather_beside_gemm.mlir")
+    with open(module, "w") as f:
+        f.write(GATHER_BESIDE_GEMM)
+    slowed = subprocess.run([os.path.join(build, "shardlab-schedule"), module, "--preset", "h100", "--no-propagation",
+                             "--tables", derived], capture_output=True, text=True)
+    check(slowed.returncode == 0, "shardlab-schedule with the derived table: " + slowed.stderr[-300:])
+    check("a kernel beside a transfer takes x1.1 its time, a transfer beside a kernel x1.4" in slowed.stdout and
+          "medians of 3 cases" in slowed.stdout and "beside transfers" in slowed.stdout,
+          "the schedule applies and says the entry: " + slowed.stdout[-900:])
     # 4. The oracle: identical where Shardy's own output is the answer.
     if have_oracle:
         check("identical 1" in text and "sharding 1" in text, "one identical, one sharding difference: " +
