@@ -32,6 +32,7 @@ struct Options {
   std::vector<std::string> tables;
   int64_t gpus_per_node = 0; // 0: the preset's
   int overlap_limit = 1;
+  std::optional<schedule::OverlapSlowdown> overlap_slowdown;
   std::array<int, schedule::kNumCollectiveKinds> kind_limits{};
   std::optional<int64_t> memory_limit, device_memory;
   int reruns = 1;
@@ -65,6 +66,11 @@ const char *kHelp =
     "                         ring_hop_us=2.7: NCCL's hop per ring step;\n"
     "                         tree_all_reduce=0: XLA's ring for every\n"
     "                         all-reduce, not NCCL's tree where cheaper)\n"
+    "  --overlap-slowdown C[,M]  a kernel running beside a collective's\n"
+    "                         transfer takes C times its time, the\n"
+    "                         transfer M times (default: a table's\n"
+    "                         overlap entry, else 1,1: XLA's model);\n"
+    "                         each from 1 to 100\n"
     "  --overlap-limit N      collectives in flight per stream (default 1)\n"
     "  --all-gather-limit N, --all-reduce-limit N, --reduce-scatter-limit N,\n"
     "  --all-to-all-limit N, --collective-permute-limit N\n"
@@ -174,6 +180,25 @@ schedule::CollectiveKind kindOfLimitFlag(const std::string &flag) {
   return schedule::CollectiveKind::None;
 }
 
+// `C` or `C,M`: a kernel beside a transfer takes C times its time, the
+// transfer beside a kernel M times (1 when left out); each from 1 to 100.
+bool parseOverlapSlowdown(const std::string &text,
+                          std::optional<schedule::OverlapSlowdown> &out) {
+  const auto factor = [](const std::string &t, double &v) {
+    char *end = nullptr;
+    v = std::strtod(t.c_str(), &end);
+    return !t.empty() && end && *end == '\0' && v >= 1 && v <= 100;
+  };
+  const size_t comma = text.find(',');
+  schedule::OverlapSlowdown s;
+  s.source = "--overlap-slowdown " + text;
+  if (!factor(text.substr(0, comma), s.compute) ||
+      (comma != std::string::npos && !factor(text.substr(comma + 1), s.comm)))
+    return false;
+  out = s;
+  return true;
+}
+
 // A value read as an integer: `n`, and whether it was one.
 struct OptionValue {
   const std::string &text;
@@ -232,6 +257,10 @@ constexpr ValueOption kValueOptions[] = {
     {"--gpus-per-node",
      [](Options &o, const OptionValue &v) {
        return v.in(1, kAny) && (o.gpus_per_node = v.n, true);
+     }},
+    {"--overlap-slowdown",
+     [](Options &o, const OptionValue &v) {
+       return parseOverlapSlowdown(v.text, o.overlap_slowdown);
      }},
     {"--overlap-limit",
      [](Options &o, const OptionValue &v) {
@@ -444,6 +473,8 @@ pipelineOptions(const Options &o, const cost::PerfTable &table) {
   p.scheduler.kind_limits = o.kind_limits;
   p.scheduler.memory_limit_bytes = o.memory_limit;
   p.scheduler.reruns = o.reruns;
+  if (o.overlap_slowdown)
+    p.scheduler.overlap_slowdown = *o.overlap_slowdown;
   if (o.device_memory)
     p.device_memory_bytes = *o.device_memory;
   return p;

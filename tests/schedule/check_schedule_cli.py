@@ -134,6 +134,22 @@ def check_flags(cli, tmp):
               % (peak["compute_us"], measured["compute_us"]))
         check("--gemms-at-peak" in peak["hardware"]["sources"]["gemm"],
               "--gemms-at-peak source: %s" % peak["hardware"]["sources"]["gemm"])
+    # Kernels slowed beside transfers: the step grows by what the compute
+    # stream lost, and the assumption gives the factors and their source.
+    proc, slowed = run_cli(cli, [zero, "--preset", "a100", "--overlap-slowdown", "1.25,1.5"], tmp)
+    if check(measured is not None and slowed is not None, "--overlap-slowdown: %s" % proc.stderr):
+        check(measured["contention_us"] == 0 and slowed["contention_us"] > 0,
+              "--overlap-slowdown contention %s" % slowed["contention_us"])
+        check(slowed["step_time_us"] > measured["step_time_us"], "--overlap-slowdown: a longer step")
+        said = [a for a in slowed["assumptions"] if a.startswith("overlap: ")]
+        check(len(said) == 1 and "x1.25 its time" in said[0] and "from --overlap-slowdown 1.25,1.5" in said[0],
+              "--overlap-slowdown said: %s" % said)
+        said = [a for a in measured["assumptions"] if a.startswith("overlap: ")]
+        check(len(said) == 1 and "not to slow each other" in said[0], "no slowdown said: %s" % said)
+    for bad in ("0.9", "1.2,", "x", "1.2,101"):
+        proc, _ = run_cli(cli, [zero, "--overlap-slowdown", bad], tmp)
+        check(proc.returncode == 1 and "bad value '%s' for --overlap-slowdown" % bad in proc.stderr,
+              "--overlap-slowdown %s: %s" % (bad, proc.stderr))
     proc, _ = run_cli(cli, [zero, "--reduce-scatter-limit", "2"], tmp)
     check(proc.returncode == 1 and "exceeds" in proc.stderr,
           "a per-kind limit above --overlap-limit must fail: %s" % proc.stderr)
@@ -167,7 +183,7 @@ def check_flags(cli, tmp):
     proc = subprocess.run([cli, "--help"], capture_output=True, text=True)
     for flag in ("--all-gather-limit", "--collective-permute-limit",
                  "--reruns", "--device-memory", "--loops",
-                 "--pipeline-stage-kind"):
+                 "--pipeline-stage-kind", "--overlap-slowdown"):
         check(flag in proc.stdout, "--help lacks %s" % flag)
 
 
