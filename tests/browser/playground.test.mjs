@@ -609,6 +609,30 @@ test("schedule: a counted loop is drawn once, marked ×N, and unfolds on request
   assert.match(await page.getByTestId("loops").textContent(), /×3 \(--while-trip-count\)/);
   assert.equal(await page.getByTestId("loop-label").count(), 1);
   await afterUpdate(() => page.getByTestId("set-while_trip_count").fill("0").then(() => page.getByTestId("set-while_trip_count").press("Tab")));
+
+  // The all-gathers run beside the layers' GEMMs: said as not slowing
+  // them, until a table measures that they do.
+  const said = () => page.locator("li", { hasText: "overlap: " }).first().textContent();
+  assert.match(await said(), /taken not to slow each other/);
+  assert.equal(await page.getByTestId("total-contention").count(), 0);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "shardlab-overlap-"));
+  const plain = path.join(dir, "h100.shardlab.json"), slowed = path.join(dir, "h100_overlap.shardlab.json");
+  fs.writeFileSync(plain, JSON.stringify(scaledTable(1)));
+  fs.writeFileSync(slowed, JSON.stringify({ ...scaledTable(1),
+    overlap: { compute_slowdown: 1.5, comm_slowdown: 1.25, source: "the browser test" } }));
+  await afterUpdate(() => page.getByTestId("table-file").setInputFiles(plain));
+  await page.getByTestId("table-status").waitFor();
+  const unslowed = await page.getByTestId("total-step").textContent();
+  assert.equal(await page.getByTestId("total-contention").count(), 0);
+  await afterUpdate(() => page.getByTestId("table-file").setInputFiles(slowed));
+  await page.getByTestId("total-contention").waitFor();
+  assert.ok(parseUs(await page.getByTestId("total-contention").textContent()) > 0);
+  assert.ok(parseUs(await page.getByTestId("total-step").textContent()) > parseUs(unslowed), "slowed kernels lengthen the step");
+  assert.match(await said(), /x1\.5 its time, a transfer beside a kernel x1\.25 .*the browser test/);
+  await shot("12b-schedule-overlap-slowdown");
+  await afterUpdate(() => page.getByRole("button", { name: "use the preset's table" }).click());
+  assert.equal(await page.getByTestId("total-contention").count(), 0);
+  fs.rmSync(dir, { recursive: true, force: true });
 });
 
 /** "1.23 ms" / "456.00 µs" / "7.0 ns" (dom.ts's fmtUs) in microseconds. */

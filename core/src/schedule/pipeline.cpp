@@ -39,7 +39,7 @@ std::string overlapAssumption(const Schedule &s) {
     return "overlap: kernels and collectives running together are taken not "
            "to slow each other (XLA's model; not measured here: a table's "
            "\"overlap\" entry, measured by bench/gpu/overlap.py, sets it)";
-  char text[160];
+  char text[256];
   std::snprintf(text, sizeof text,
                 "overlap: a kernel beside a transfer takes x%.3g its time, a "
                 "transfer beside a kernel x%.3g (%.6g us of the compute "

@@ -176,7 +176,7 @@ struct Builder {
 
   /// What the tables could not price exactly for a GEMM or an attention
   /// call, under its label.
-  void noteGemm(const Operation &op, const OpCost &c) {
+  void notePricing(const Operation &op, const OpCost &c) {
     if (c.extrapolated.empty() && c.substituted.empty() && c.untabled.empty() &&
         c.unpriced.empty())
       return;
@@ -337,7 +337,7 @@ void Builder::emitCompute(Env &env, Operation &op, const std::string &suffix) {
     const OpCost &c = computeCostOf(op);
     node.cost_us = c.cost_us;
     node.explanation = c.explanation;
-    noteGemm(op, c);
+    notePricing(op, c);
     if (isCheckCustomCall(op)) {
       node.explanation = "interpreter check: a comparison of its operands; " +
                          node.explanation;
@@ -511,7 +511,7 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
     for (const Operation *m : kernel.members)
       if (m->is("stablehlo.dot_general") || m->is("stablehlo.dot") ||
           m->is("stablehlo.custom_call")) {
-        noteGemm(*m, c);
+        notePricing(*m, c);
         break;
       }
   // Members by their op alone: the node's name says which iteration.

@@ -67,7 +67,9 @@ function totals(r: NonNullable<ScheduleResult["report"]>): HTMLElement {
   return h("div", { class: "totals" },
     h("div", { class: "total" }, h("div", { class: "muted" }, "step time"), h("div", { class: "big", "data-testid": "total-step" }, fmtUs(r.step_time_us)),
       validationBand(r)),
-    item("compute", fmtUs(r.compute_us), "total-compute"),
+    h("div", { class: "total" }, h("div", { class: "muted" }, "compute"),
+      h("div", { class: "big", "data-testid": "total-compute" }, fmtUs(r.compute_us)),
+      contentionLine(r)),
     h("div", { class: "total" }, h("div", { class: "muted" }, "exposed comm"),
       h("div", { class: "big", "data-testid": "total-exposed" }, fmtUs(r.exposed_comm_us)),
       resultsOnlyLine(r)),
@@ -114,6 +116,17 @@ function resultsOnlyLine(r: NonNullable<ScheduleResult["report"]>): HTMLElement 
       "gathers after a sharded update): exposed in any schedule of this one step; a framework that starts the " +
       "next step under them could hide them." },
     `of it ${fmtUs(us)} read by no kernel`);
+}
+
+/** What kernels lost running beside transfers, when the table measured that they slow each other. */
+function contentionLine(r: NonNullable<ScheduleResult["report"]>): HTMLElement | null {
+  const us = r.contention_us ?? 0;
+  if (us <= 0) return null;
+  return h("div", { class: "muted band", "data-testid": "total-contention",
+    title: "Kernels running while a collective's transfer is in flight take longer (NCCL's kernels share the GPU's SMs " +
+      "and memory bandwidth): the table's overlap entry says how much; the step's compute stream lost this to it. " +
+      "Its factors and their source are among the assumptions below." },
+    `+ ${fmtUs(us)} beside transfers`);
 }
 
 /** " of 80 GiB" when the step fits the device, " > 80 GiB: does not fit" when not. */
