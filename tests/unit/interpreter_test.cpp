@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 using namespace shardlab;
 
 namespace {
@@ -247,4 +249,23 @@ TEST_CASE("Interpreter: bessel_i1e against mpmath") {
   CHECK(r.results[0].real(3) ==
         doctest::Approx(0.098112628697368246674).epsilon(1e-14));
   CHECK(r.results[0].real(4) == 0.0);
+}
+
+TEST_CASE("Interpreter: a complex product is XLA's, each part one fused "
+          "multiply-add") {
+  // (0.1 + 0.1i)(1.1 + 2.9i) in f32: fma(0.1, 1.1, -(0.1 x 2.9)) and
+  // fma(0.1, 2.9, 0.1 x 1.1), each rounded once, not the four products
+  // rounded and then summed (-0.18000000715 + 0.40000003576i).
+  auto r = runText(R"(
+  %a = stablehlo.constant dense<(1.000000e-01,1.000000e-01)> : tensor<complex<f32>>
+  %b = stablehlo.constant dense<(1.100000e+00,2.900000e+00)> : tensor<complex<f32>>
+  %c = stablehlo.multiply %a, %b : tensor<complex<f32>>
+  return %c : tensor<complex<f32>>)",
+                   "tensor<complex<f32>>");
+  REQUIRE(r.ok);
+  const float a = 0.1f, c = 1.1f, d = 2.9f;
+  CHECK(float(r.results[0].real(0)) == std::fma(a, c, -(a * d)));
+  CHECK(float(r.results[0].imag(0)) == std::fma(a, d, a * c));
+  CHECK(float(r.results[0].real(0)) == -0.18000002205371857f);
+  CHECK(float(r.results[0].imag(0)) == 0.4000000059604645f);
 }

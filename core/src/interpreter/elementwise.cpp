@@ -277,13 +277,25 @@ std::optional<double> floatBinary(std::string_view name, double a, double b) {
   return std::nullopt;
 }
 
+// A complex product as XLA's CPU backend computes it: each part one fused
+// multiply-add over the other product rounded, re = fma(a.re, b.re,
+// -(a.im b.im)), im = fma(a.re, b.im, a.im b.re), with no C99 Annex G
+// recovery of infinities. JAX's expected values for x^4 of 600
+// complex<f32> values (integer_pow_complex64_20_30 in the shared corpus)
+// agree with it bit for bit; the textbook four products, 300 of them.
+template <class T>
+std::complex<T> xlaComplexMultiply(std::complex<T> a, std::complex<T> b) {
+  return {std::fma(a.real(), b.real(), -(a.imag() * b.imag())),
+          std::fma(a.real(), b.imag(), a.imag() * b.real())};
+}
+
 std::optional<cplx> complexBinary(std::string_view name, cplx a, cplx b) {
   if (name == "stablehlo.add")
     return a + b;
   if (name == "stablehlo.subtract")
     return a - b;
   if (name == "stablehlo.multiply")
-    return a * b;
+    return xlaComplexMultiply(a, b);
   if (name == "stablehlo.divide")
     return a / b;
   if (name == "stablehlo.power")
@@ -299,7 +311,7 @@ std::optional<std::complex<float>> complexBinaryF32(std::string_view name,
   if (name == "stablehlo.subtract")
     return a - b;
   if (name == "stablehlo.multiply")
-    return a * b;
+    return xlaComplexMultiply(a, b);
   if (name == "stablehlo.divide")
     return a / b;
   if (name == "stablehlo.power")
