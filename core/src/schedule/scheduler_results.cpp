@@ -59,6 +59,25 @@ std::vector<bool> feedsKernel(const Graph &g,
   return feeds;
 }
 
+// A done's collective in the totals, each of its copies: its transfer's
+// time `comm`, the part the compute stream waited for, the rest hidden.
+void addDone(const Graph &g, int64_t done, double comm, double wasted,
+             bool feeds_kernel, Schedule &out) {
+  const Node &node = g.node(done);
+  const double copies = double(node.repeat);
+  out.timing[size_t(done)].exposed_us = wasted;
+  KindTotals &k = out.per_kind[size_t(node.collective)];
+  k.count += node.repeat;
+  k.bytes += node.repeat * g.node(node.partner).output_bytes;
+  k.comm_us += copies * comm;
+  k.exposed_us += copies * wasted;
+  k.hidden_us += copies * (comm - wasted);
+  out.comm_us += copies * comm;
+  out.exposed_comm_us += copies * wasted;
+  if (!feeds_kernel)
+    out.results_only_comm_us += copies * wasted;
+}
+
 // XLA's LatencyHidingStatistics: one compute stream, collectives progress
 // in the background, a done waits for whatever is left of its transfer.
 // A node run `repeat` times counts that often, each copy busy and waiting
@@ -82,17 +101,7 @@ void forwardStatistics(const Graph &g, Schedule &out, double &extra_us) {
     const double latency = asyncLatency(g, node.partner);
     const double wasted =
         std::max(0.0, latency - (now - started[size_t(node.partner)]));
-    out.timing[size_t(n)].exposed_us = wasted;
-    KindTotals &k = out.per_kind[size_t(node.collective)];
-    k.count += node.repeat;
-    k.bytes += node.repeat * g.node(node.partner).output_bytes;
-    k.comm_us += copies * latency;
-    k.exposed_us += copies * wasted;
-    k.hidden_us += copies * (latency - wasted);
-    out.comm_us += copies * latency;
-    out.exposed_comm_us += copies * wasted;
-    if (!feeds[size_t(n)])
-      out.results_only_comm_us += copies * wasted;
+    addDone(g, n, latency, wasted, feeds[size_t(n)], out);
     now += wasted;
     extra_us += (copies - 1) * wasted;
   }
@@ -196,24 +205,12 @@ private:
         active_.end());
   }
 
-  // A done's totals: its transfer's time (slowed where it overlapped a
-  // kernel), the part the compute stream waited for, the rest hidden.
+  // A done's totals: its transfer's time, slowed where it overlapped a
+  // kernel.
   void account(int64_t done, double wasted, bool feeds_kernel) {
-    const Node &node = g_.node(done);
-    const NodeTiming &start = out_.timing[size_t(node.partner)];
-    const double copies = double(node.repeat);
-    const double comm = start.transfer_end_us - start.transfer_start_us;
-    out_.timing[size_t(done)].exposed_us = wasted;
-    KindTotals &k = out_.per_kind[size_t(node.collective)];
-    k.count += node.repeat;
-    k.bytes += node.repeat * g_.node(node.partner).output_bytes;
-    k.comm_us += copies * comm;
-    k.exposed_us += copies * wasted;
-    k.hidden_us += copies * (comm - wasted);
-    out_.comm_us += copies * comm;
-    out_.exposed_comm_us += copies * wasted;
-    if (!feeds_kernel)
-      out_.results_only_comm_us += copies * wasted;
+    const NodeTiming &start = out_.timing[size_t(g_.node(done).partner)];
+    addDone(g_, done, start.transfer_end_us - start.transfer_start_us, wasted,
+            feeds_kernel, out_);
   }
 
   const Graph &g_;
