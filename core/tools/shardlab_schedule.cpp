@@ -33,6 +33,7 @@ struct Options {
   int64_t gpus_per_node = 0; // 0: the preset's
   int overlap_limit = 1;
   std::optional<schedule::OverlapSlowdown> overlap_slowdown;
+  std::optional<cost::FusedAttentionEntry> attention_slowdown;
   std::array<int, schedule::kNumCollectiveKinds> kind_limits{};
   std::optional<int64_t> memory_limit, device_memory;
   int reruns = 1;
@@ -71,6 +72,11 @@ const char *kHelp =
     "                         transfer M times (default: a table's\n"
     "                         overlap entry, else 1,1: XLA's model);\n"
     "                         each from 1 to 100\n"
+    "  --attention-slowdown F[,B]  a fused attention call (cuDNN) takes F\n"
+    "                         times the price of its GEMMs forward, B\n"
+    "                         backward (B = F when left out; default: a\n"
+    "                         table's fused_attention entry, else the\n"
+    "                         GEMMs' price, softmax unpriced); 0.1 to 100\n"
     "  --overlap-limit N      collectives in flight per stream (default 1)\n"
     "  --all-gather-limit N, --all-reduce-limit N, --reduce-scatter-limit N,\n"
     "  --all-to-all-limit N, --collective-permute-limit N\n"
@@ -180,22 +186,44 @@ schedule::CollectiveKind kindOfLimitFlag(const std::string &flag) {
   return schedule::CollectiveKind::None;
 }
 
+// `A` or `A,B`: one or two factors, each from `least` to 100; `second` is
+// left as it was when there is no comma.
+bool parseFactors(const std::string &text, double least, double &first,
+                  double &second) {
+  const auto factor = [least](const std::string &t, double &v) {
+    char *end = nullptr;
+    v = std::strtod(t.c_str(), &end);
+    return !t.empty() && end && *end == '\0' && v >= least && v <= 100;
+  };
+  const size_t comma = text.find(',');
+  return factor(text.substr(0, comma), first) &&
+         (comma == std::string::npos || factor(text.substr(comma + 1), second));
+}
+
 // `C` or `C,M`: a kernel beside a transfer takes C times its time, the
 // transfer beside a kernel M times (1 when left out); each from 1 to 100.
 bool parseOverlapSlowdown(const std::string &text,
                           std::optional<schedule::OverlapSlowdown> &out) {
-  const auto factor = [](const std::string &t, double &v) {
-    char *end = nullptr;
-    v = std::strtod(t.c_str(), &end);
-    return !t.empty() && end && *end == '\0' && v >= 1 && v <= 100;
-  };
-  const size_t comma = text.find(',');
   schedule::OverlapSlowdown s;
   s.source = "--overlap-slowdown " + text;
-  if (!factor(text.substr(0, comma), s.compute) ||
-      (comma != std::string::npos && !factor(text.substr(comma + 1), s.comm)))
+  if (!parseFactors(text, 1, s.compute, s.comm))
     return false;
   out = s;
+  return true;
+}
+
+// `F` or `F,B`: a fused attention's forward takes F times the price of its
+// GEMMs, its backward B times (F when left out); each from 0.1 to 100.
+bool parseAttentionSlowdown(const std::string &text,
+                            std::optional<cost::FusedAttentionEntry> &out) {
+  cost::FusedAttentionEntry a;
+  a.source = "--attention-slowdown " + text;
+  a.backward_slowdown = 0;
+  if (!parseFactors(text, 0.1, a.forward_slowdown, a.backward_slowdown))
+    return false;
+  if (a.backward_slowdown == 0)
+    a.backward_slowdown = a.forward_slowdown;
+  out = a;
   return true;
 }
 
@@ -261,6 +289,10 @@ constexpr ValueOption kValueOptions[] = {
     {"--overlap-slowdown",
      [](Options &o, const OptionValue &v) {
        return parseOverlapSlowdown(v.text, o.overlap_slowdown);
+     }},
+    {"--attention-slowdown",
+     [](Options &o, const OptionValue &v) {
+       return parseAttentionSlowdown(v.text, o.attention_slowdown);
      }},
     {"--overlap-limit",
      [](Options &o, const OptionValue &v) {
@@ -425,6 +457,8 @@ Result<cost::PerfTable> loadTables(const Options &o) {
     table.metadata = loaded->metadata;
     if (loaded->overlap)
       table.overlap = loaded->overlap; // the last table's that has one
+    if (loaded->fused_attention)
+      table.fused_attention = loaded->fused_attention; // likewise
   }
   return table;
 }
@@ -475,6 +509,8 @@ pipelineOptions(const Options &o, const cost::PerfTable &table) {
   p.scheduler.reruns = o.reruns;
   if (o.overlap_slowdown)
     p.scheduler.overlap_slowdown = *o.overlap_slowdown;
+  if (o.attention_slowdown)
+    p.program.fused_attention = *o.attention_slowdown;
   if (o.device_memory)
     p.device_memory_bytes = *o.device_memory;
   return p;

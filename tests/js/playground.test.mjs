@@ -95,6 +95,32 @@ test("schedule: Chrome trace parses; a table changes the estimate", () => {
   assert.match(bad.error, /table/);
 });
 
+test("schedule: a table's fused_attention entry prices the cuDNN calls and says so", () => {
+  const text = readExample("schedule/ring_attention.mlir");
+  const table = JSON.parse(readExample("tables/h100_analytical.shardlab.json"));
+  const calls = (report) => report.ops.filter((o) => /flash attention/.test(o.cost_explanation ?? ""));
+  const said = (report) => report.assumptions.filter((a) => a.startsWith("fused attention: "));
+  const plain = sl.schedule(text, { table });
+  assert.equal(plain.ok, true, plain.error);
+  assert.equal(calls(plain.report).length, 8);
+  assert.match(said(plain.report)[0], /is not priced/);
+  const priced = sl.schedule(text, {
+    table: { ...table, fused_attention: { forward_slowdown: 2, backward_slowdown: 3, source: "the JS test" } },
+  });
+  assert.equal(priced.ok, true, priced.error);
+  // Each call: its GEMMs' price times its factor, or its bytes' time when
+  // that is longer (the explanation's two terms).
+  for (const o of calls(priced.report)) {
+    const m = /GEMM table ([\d.]+) us x ([\d.]+); memory ([\d.]+) us/.exec(o.cost_explanation);
+    assert.ok(m, o.cost_explanation);
+    const factor = /backward/.test(o.cost_explanation) ? 3 : 2;
+    const want = Math.max(factor * Number(m[1]) * Number(m[2]), Number(m[3]));
+    assert.ok(Math.abs(o.end_us - o.start_us - want) < 1e-3 * want, `${o.name}: ${o.end_us - o.start_us} us, want ${want}`);
+  }
+  assert.ok(priced.report.compute_us > plain.report.compute_us);
+  assert.match(said(priced.report)[0], /times x2 \(forward\) and x3 \(backward\).*the JS test/);
+});
+
 test("factor table, device layout and trace by source position", () => {
   const f = sl.opFactors(hello, { line: lineOf(hello, "dot_general"), pipeline: "basic" });
   assert.equal(f.ok, true);

@@ -150,6 +150,7 @@ def check_flags(cli, tmp):
         proc, _ = run_cli(cli, [zero, "--overlap-slowdown", bad], tmp)
         check(proc.returncode == 1 and "bad value '%s' for --overlap-slowdown" % bad in proc.stderr,
               "--overlap-slowdown %s: %s" % (bad, proc.stderr))
+    check_attention_slowdown(cli, tmp)
     proc, _ = run_cli(cli, [zero, "--reduce-scatter-limit", "2"], tmp)
     check(proc.returncode == 1 and "exceeds" in proc.stderr,
           "a per-kind limit above --overlap-limit must fail: %s" % proc.stderr)
@@ -183,8 +184,37 @@ def check_flags(cli, tmp):
     proc = subprocess.run([cli, "--help"], capture_output=True, text=True)
     for flag in ("--all-gather-limit", "--collective-permute-limit",
                  "--reruns", "--device-memory", "--loops",
-                 "--pipeline-stage-kind", "--overlap-slowdown"):
+                 "--pipeline-stage-kind", "--overlap-slowdown",
+                 "--attention-slowdown"):
         check(flag in proc.stdout, "--help lacks %s" % flag)
+
+
+def check_attention_slowdown(cli, tmp):
+    """--attention-slowdown F,B: each fused attention call (cuDNN) takes F
+    (forward) or B (backward) times the price of its GEMMs, and the
+    assumption names the factors and where they came from in place of
+    "not priced"."""
+    ring = os.path.join(ROOT, "examples/schedule/ring_attention.mlir")
+    _, plain = run_cli(cli, [ring, "--preset", "h100"], tmp)
+    proc, slowed = run_cli(cli, [ring, "--preset", "h100", "--attention-slowdown", "2"], tmp)
+    if not check(plain is not None and slowed is not None, "--attention-slowdown: %s" % proc.stderr):
+        return
+
+    def attention_us(report):
+        return sum(o["end_us"] - o["start_us"] for o in report["ops"]
+                   if "flash attention" in o.get("cost_explanation", ""))
+    check(attention_us(plain) > 0 and
+          abs(attention_us(slowed) - 2 * attention_us(plain)) < 1e-6 * attention_us(slowed),
+          "--attention-slowdown 2: attention %s us, was %s" % (attention_us(slowed), attention_us(plain)))
+    said = [a for a in slowed["assumptions"] if a.startswith("fused attention: ")]
+    check(len(said) == 1 and "times x2 (forward) and x2 (backward)" in said[0]
+          and "from --attention-slowdown 2:" in said[0], "--attention-slowdown said: %s" % said)
+    said = [a for a in plain["assumptions"] if a.startswith("fused attention: ")]
+    check(len(said) == 1 and "is not priced" in said[0], "unpriced softmax said: %s" % said)
+    for bad in ("0.05", "1.2,", "x", "1.2,101"):
+        proc, _ = run_cli(cli, [ring, "--attention-slowdown", bad], tmp)
+        check(proc.returncode == 1 and "bad value '%s' for --attention-slowdown" % bad in proc.stderr,
+              "--attention-slowdown %s: %s" % (bad, proc.stderr))
 
 
 def check_loops(cli, tmp):

@@ -691,6 +691,45 @@ func.func @main(%q: tensor<2x1024x16x128xbf16>, %k: tensor<2x1024x16x128xbf16>, 
         std::string::npos);
   CHECK(said.find("custom_call@4 (softmax of 3.36e+07 scores)") !=
         std::string::npos);
+
+  // A measured factor prices the call as its GEMMs times it, forward and
+  // backward each their own, and the line says it and where it came from.
+  options.fused_attention = cost::FusedAttentionEntry{1.5, 1.2, "by hand"};
+  auto again = parse(R"(
+func.func @main(%q: tensor<2x1024x16x128xbf16>, %k: tensor<2x1024x16x128xbf16>, %v: tensor<2x1024x16x128xbf16>) -> (tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>) {
+  %0:3 = stablehlo.custom_call @"__cudnn$fmhaSoftmax"(%q, %k, %v) {backend_config = "{\"cudnn_fmha_backend_config\": {\"mask_type\": \"CAUSAL\"}}"} : (tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>) -> (tensor<2x1024x16x128xbf16>, tensor<2x16x1024xf32>, tensor<0xui8>)
+  %1:4 = stablehlo.custom_call @"__cudnn$fmhaSoftmaxBackward"(%q, %k, %v, %0#1, %0#0, %0#0) : (tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>, tensor<2x16x1024xf32>, tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>) -> (tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>, tensor<0xui8>)
+  return %0#0, %1#0 : tensor<2x1024x16x128xbf16>, tensor<2x1024x16x128xbf16>
+}
+)");
+  DiagnosticEngine measured_diags;
+  Result<Program> measured = buildProgram(*again, options, measured_diags);
+  REQUIRE_MESSAGE(measured.ok(), errorOf(measured));
+  double measured_forward = 0, measured_backward = 0;
+  for (int64_t i = 0; i < measured->graph.size(); ++i) {
+    const Node &node = measured->graph.node(i);
+    if (node.explanation.find("forward (2 GEMMs)") != std::string::npos) {
+      measured_forward = node.cost_us;
+      CHECK(
+          node.explanation.find("x 1.5 the GEMMs' price for the whole call") !=
+          std::string::npos);
+    }
+    if (node.explanation.find("backward (5 GEMMs)") != std::string::npos)
+      measured_backward = node.cost_us;
+  }
+  CHECK(measured_forward == doctest::Approx(1.5 * 0.5 * (qk + pv)));
+  CHECK(measured_backward == doctest::Approx(1.2 * 2.5 * (qk + pv)));
+  std::string priced;
+  for (const std::string &a : measured->assumptions)
+    if (a.rfind("fused attention: 2 calls", 0) == 0)
+      priced = a;
+  INFO(priced);
+  CHECK(priced.find("times x1.5 (forward) and x1.2 (backward) for the whole "
+                    "call, softmax included, from by hand") !=
+        std::string::npos);
+  CHECK(priced.find("is not priced") == std::string::npos);
+  CHECK(priced.find("custom_call@3 (softmax of 1.68e+07 scores)") !=
+        std::string::npos);
 }
 
 TEST_CASE("A bf16 GEMM writing f32 runs at bf16's rate, plus its wider "

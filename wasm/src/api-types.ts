@@ -81,6 +81,17 @@ export type PerfTable = PerfTable1 & {
      */
     source: string;
   };
+  /**
+   * What a fused attention call (cuDNN's flash attention) takes on this machine over the price of the GEMMs it fuses at this table's rates (bench/gpu/ingest.py measures it from bench/gpu/programs.py's attention programs): the softmax between the GEMMs and whatever the kernel loses or gains against cuBLAS. Without it a call is priced as its GEMMs, its softmax unpriced, and the report says so.
+   */
+  fused_attention?: {
+    forward_slowdown: number;
+    backward_slowdown: number;
+    /**
+     * How it was measured.
+     */
+    source: string;
+  };
 };
 export type PerfTable1 = {
   [k: string]: unknown;
@@ -210,6 +221,17 @@ export type PerfTable2 = {
   overlap?: {
     compute_slowdown: number;
     comm_slowdown: number;
+    /**
+     * How it was measured.
+     */
+    source: string;
+  };
+  /**
+   * What a fused attention call (cuDNN's flash attention) takes on this machine over the price of the GEMMs it fuses at this table's rates (bench/gpu/ingest.py measures it from bench/gpu/programs.py's attention programs): the softmax between the GEMMs and whatever the kernel loses or gains against cuBLAS. Without it a call is priced as its GEMMs, its softmax unpriced, and the report says so.
+   */
+  fused_attention?: {
+    forward_slowdown: number;
+    backward_slowdown: number;
     /**
      * How it was measured.
      */

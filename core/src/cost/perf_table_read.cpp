@@ -243,6 +243,24 @@ OverlapEntry readOverlap(const json &j, Errors *errors) {
   return o;
 }
 
+// {"forward_slowdown": 1.3, "backward_slowdown": 1.2, "source": "..."}.
+FusedAttentionEntry readFusedAttention(const json &j, Errors *errors) {
+  FieldReader r(j, "fused_attention", errors);
+  FusedAttentionEntry a;
+  if (!r.is_object()) {
+    errors->push_back("fused_attention: expected an object, got " +
+                      detail::describe(j));
+    return a;
+  }
+  for (auto [key, out] : {std::pair{"forward_slowdown", &a.forward_slowdown},
+                          std::pair{"backward_slowdown", &a.backward_slowdown}})
+    if (r.positive(key, out, true) && (*out < 0.1 || *out > 100))
+      r.fail(key, "a factor from 0.1 to 100 (1: the price of its GEMMs)",
+             r.get(key));
+  r.string("source", &a.source, true);
+  return a;
+}
+
 template <class Entry, class Reader>
 void readArray(const json &root, const char *key, Reader read,
                std::vector<Entry> *out, Errors *errors) {
@@ -303,6 +321,8 @@ Result<PerfTable> parsePerfTable(std::string_view json_text) {
   readArray(*root, "gemms", readGemm, &table.gemms, &errors);
   if (const auto it = root->find("overlap"); it != root->end())
     table.overlap = readOverlap(*it, &errors);
+  if (const auto it = root->find("fused_attention"); it != root->end())
+    table.fused_attention = readFusedAttention(*it, &errors);
   if (!errors.empty())
     return detail::joinErrors(errors);
   Result<bool> valid = validatePerfTable(table);

@@ -110,6 +110,10 @@ std::string serializePerfTable(const PerfTable &table) {
     j["overlap"] = {{"compute_slowdown", table.overlap->compute_slowdown},
                     {"comm_slowdown", table.overlap->comm_slowdown},
                     {"source", table.overlap->source}};
+  if (const auto &a = table.fused_attention)
+    j["fused_attention"] = {{"forward_slowdown", a->forward_slowdown},
+                            {"backward_slowdown", a->backward_slowdown},
+                            {"source", a->source}};
   return j.dump(2) + "\n";
 }
 

@@ -165,6 +165,11 @@ Result<ProgramOptions> programOptionsFor(const TargetOptions &target) {
     return makeError("sol_options: " + sol.error().message);
   out.sol = *sol;
   out.table = target.table;
+  if (target.table && target.table->fused_attention) {
+    out.fused_attention = *target.table->fused_attention;
+    out.fused_attention->source =
+        "the table's fused_attention entry: " + out.fused_attention->source;
+  }
   out.while_trip_count = target.while_trip_count;
   out.fusion = target.fusion;
   out.combine_collectives = target.combine_collectives;

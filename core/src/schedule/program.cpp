@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -171,14 +172,13 @@ struct Builder {
   /// Collectives no model could cost: `all_reduce@40` -> why.
   std::map<std::string, std::string> failed_collectives;
 
-  /// Ops with part of their work unpriced: `custom_call@40` -> which part.
-  std::map<std::string, std::string> unpriced;
+  /// Fused attention calls: `custom_call@40` -> their softmax's scores.
+  std::map<std::string, std::string> attention_softmax;
 
   /// What the tables could not price exactly for a GEMM or an attention
   /// call, under its label.
   void notePricing(const Operation &op, const OpCost &c) {
-    if (c.extrapolated.empty() && c.substituted.empty() && c.untabled.empty() &&
-        c.unpriced.empty())
+    if (c.pricedAsIs())
       return;
     const std::string name = label(op, "");
     if (!c.extrapolated.empty())
@@ -187,8 +187,8 @@ struct Builder {
       substituted.emplace(name, c.substituted);
     if (!c.untabled.empty())
       untabled.emplace(name, c.untabled);
-    if (!c.unpriced.empty())
-      unpriced.emplace(name, c.unpriced);
+    if (!c.attention_softmax.empty())
+      attention_softmax.emplace(name, c.attention_softmax);
   }
 
   Graph &graph() { return program.graph; }
@@ -507,7 +507,7 @@ void Builder::emitKernel(Env &env, const fusion::Kernel &kernel,
                              [&] { return coster.kernel(module, kernel); });
   node.cost_us = c.cost_us;
   node.explanation = c.explanation;
-  if (!c.extrapolated.empty() || !c.substituted.empty() || !c.untabled.empty())
+  if (!c.pricedAsIs()) // noted under the kernel's GEMM or custom call
     for (const Operation *m : kernel.members)
       if (m->is("stablehlo.dot_general") || m->is("stablehlo.dot") ||
           m->is("stablehlo.custom_call")) {
@@ -1118,6 +1118,24 @@ std::string dynamicShapeError(Operation &func, Location &error_loc) {
 
 namespace {
 
+// How the fused attention calls were priced, for their assumption line.
+std::string attentionPricing(const ProgramOptions &options) {
+  const auto &measured = options.fused_attention;
+  if (!measured)
+    return "priced as the GEMMs they fuse, at the GEMM table's rates; the "
+           "softmax between them (per score an exponential, a running max "
+           "and sum, conversions) is not priced (a table's "
+           "\"fused_attention\" entry, measured by bench/gpu/ingest.py, "
+           "prices it)";
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "priced as the GEMMs they fuse, at the GEMM table's rates, "
+                "times x%.3g (forward) and x%.3g (backward) for the whole "
+                "call, softmax included, from ",
+                measured->forward_slowdown, measured->backward_slowdown);
+  return text + measured->source;
+}
+
 // The program one device runs is what the per-device steps make of the
 // module (perDeviceSteps, the end of the "partition" pipeline): the
 // scheduler reads types as per-device sizes and collectives as StableHLO
@@ -1237,11 +1255,8 @@ Result<Program> buildProgram(Module &module, const ProgramOptions &options,
       "of a dtype key it does not have, costed by the roofline at the "
       "datasheet peak of their operands' type",
       b.untabled);
-  say("fused attention", "call",
-      "priced as the GEMMs they fuse, at the GEMM table's rates; the softmax "
-      "between them (per score an exponential, a running max and sum, "
-      "conversions) is not priced",
-      b.unpriced);
+  say("fused attention", "call", attentionPricing(options).c_str(),
+      b.attention_softmax);
   say("collective table", "collective",
       "moving more than its largest measured message, costed at that "
       "message's throughput",

@@ -39,9 +39,15 @@ struct OpCost {
   /// Set when the GEMM table could not cost a GEMM (its dtype key, and
   /// why): it was costed by the roofline at the datasheet peak.
   std::string untabled;
-  /// Set when part of the op's work has no price (which part): a fused
-  /// attention's softmax between its GEMMs.
-  std::string unpriced;
+  /// Set on a fused attention call: its softmax between the GEMMs
+  /// (`softmax of 1.34e+08 scores`), priced by a measured factor or not at
+  /// all (ProgramOptions::fused_attention).
+  std::string attention_softmax;
+  /// Nothing above is set: the tables priced the op as it is.
+  bool pricedAsIs() const {
+    return extrapolated.empty() && substituted.empty() && untabled.empty() &&
+           attention_softmax.empty();
+  }
 };
 
 /// The measured GEMM grid of one dtype key: smallest and largest b, m, k, n.

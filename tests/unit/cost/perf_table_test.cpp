@@ -146,3 +146,31 @@ TEST_CASE("a table's overlap entry: read, written back, and checked") {
   CHECK(ErrorOf(Replace(with, "\"overlap\": {", "\"overlap\": 1.12, \"x\": {"))
             .find("overlap: expected an object") == 0);
 }
+
+TEST_CASE("a table's fused_attention entry: read, written back, and checked") {
+  const std::string with = Replace(
+      kValid, "\"gemms\": [",
+      "\"fused_attention\": {\"forward_slowdown\": 1.3, "
+      "\"backward_slowdown\": 0.95, \"source\": \"programs.py, H100\"},\n"
+      "  \"gemms\": [");
+  Result<PerfTable> t = parsePerfTable(with);
+  REQUIRE(t);
+  REQUIRE(t->fused_attention);
+  CHECK(t->fused_attention->forward_slowdown == 1.3);
+  // Faster than cuBLAS's GEMMs at the table's rates is a measurement too.
+  CHECK(t->fused_attention->backward_slowdown == 0.95);
+  CHECK(t->fused_attention->source == "programs.py, H100");
+  Result<PerfTable> back = parsePerfTable(serializePerfTable(*t));
+  REQUIRE(back);
+  REQUIRE(back->fused_attention);
+  CHECK(back->fused_attention->backward_slowdown == 0.95);
+  CHECK_FALSE(parsePerfTable(kValid)->fused_attention);
+  CHECK(ErrorOf(Replace(with, "0.95", "0.05")) ==
+        "fused_attention.backward_slowdown: expected a factor from 0.1 to 100 "
+        "(1: the price of its GEMMs), got number 0.05");
+  CHECK(ErrorOf(Replace(with, ", \"source\": \"programs.py, H100\"", ""))
+            .find("fused_attention.source") == 0);
+  CHECK(ErrorOf(Replace(with, "\"fused_attention\": {",
+                        "\"fused_attention\": [], \"x\": {"))
+            .find("fused_attention: expected an object") == 0);
+}

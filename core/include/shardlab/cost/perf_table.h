@@ -79,11 +79,25 @@ struct OverlapEntry {
   std::string source; ///< how it was measured
 };
 
+/// What a fused attention call (cuDNN's flash attention) takes on the
+/// table's machine over the price of the GEMMs it fuses at the table's
+/// rates: the softmax between them (an exponential per score on the
+/// special-function units) and whatever the kernel loses or gains against
+/// cuBLAS. bench/gpu/ingest.py measures it from programs.py's attention
+/// programs. Example: a forward priced at 1.00 ms as its two GEMMs and
+/// measured at 1.30 ms has `forward_slowdown` 1.3.
+struct FusedAttentionEntry {
+  double forward_slowdown = 1;
+  double backward_slowdown = 1;
+  std::string source; ///< how it was measured
+};
+
 struct PerfTable {
   TableMetadata metadata;
   std::vector<CollectiveEntry> collectives;
   std::vector<GemmEntry> gemms;
   std::optional<OverlapEntry> overlap;
+  std::optional<FusedAttentionEntry> fused_attention;
 };
 
 /// The dtype key XLA uses for GEMM tables: "<lhs>x<rhs>-><out>".

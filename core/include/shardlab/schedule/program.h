@@ -24,6 +24,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,11 @@ struct ProgramOptions {
   /// 1 x 4, 5, 6, 7). The strategy comparison's choice; off, every
   /// iteration is emitted, as traces and reports show them.
   bool extrapolate_loops = false;
+  /// A fused attention call's time over the price of its GEMMs, as
+  /// measured (a table's "fused_attention" entry, or
+  /// --attention-slowdown); unset: its GEMMs' price, the softmax between
+  /// them unpriced and said so in the assumptions.
+  std::optional<cost::FusedAttentionEntry> fused_attention;
   /// Made once by makeCostTables for callers that build many programs for
   /// one hardware and table (the strategy comparison); null: each program
   /// makes its own. Read only, shared between threads.
