@@ -14,6 +14,9 @@
                streams (overlap.json): the median slowdowns become the
                tables' `overlap` entry, which the scheduler applies to
                kernels and transfers running together
+     attention the cuDNN attention programs' measured times over the price
+               of the GEMMs their calls fuse: the tables'
+               `fused_attention` entry, which prices every such call
   4. oracle    for each sharded program whose Shardy modules were kept:
                shardlab-opt -sdy-propagation-pipeline on Shardy's input
                against Shardy's output, value shardings agreeing / total,
@@ -22,8 +25,8 @@
     python3 bench/gpu/ingest.py DIR [--build build] [--out REPORT.md] [--json FACTS.json]
         [--write-tables] [--write-corpus]
 
-The session's tables, with the overlap entry added when the session measured
-one, are written to DIR/derived/tables/ (the raw files are not touched);
+The session's tables, with the overlap and fused_attention entries added when
+the session measured them, are written to DIR/derived/tables/ (the raw files are not touched);
 --write-tables copies those to examples/tables/ (named by device);
 --write-corpus copies the Shardy pairs to tests/corpus/jax_shardy_oracle/.
 Nothing in the repository changes without them. Exit 0 when every part that
@@ -118,9 +121,9 @@ def tables_part(session, build, xla_path, write, overlap, facts):
     tables = sorted(f for f in os.listdir(os.path.join(session, "tables"))
                     if f.endswith(".shardlab.json")) if os.path.isdir(os.path.join(session, "tables")) else []
     if not tables:
-        return lines + ["No measured table in this session (tables/*.shardlab.json).", ""], True, []
+        return lines + ["No measured table in this session (tables/*.shardlab.json).", ""], True, [], []
     xla = read_xla_gemm_table(xla_path) if xla_path and os.path.exists(xla_path) else {}
-    paths = []
+    paths, copies = [], []
     for name in tables:
         table = json.load(open(os.path.join(session, "tables", name)))
         if overlap:
@@ -155,9 +158,9 @@ def tables_part(session, build, xla_path, write, overlap, facts):
         if write:
             slug = (preset_for(device) or re.sub(r"\W+", "_", device.lower())).replace("-", "_")
             dest = os.path.join(ROOT, "examples", "tables", "%s_%s" % (slug, name))
-            write_json(dest, table)
+            copies.append((path, dest))  # once every entry is in (main)
             lines.append("  written to %s" % os.path.relpath(dest, ROOT))
-    return lines + [""], ok, paths
+    return lines + [""], ok, paths, copies
 
 
 # ---- 2 and 3. programs and fusions -------------------------------------------
@@ -196,7 +199,10 @@ def estimate(build, module, preset, tables):
         return json.load(open(report)), None
 
 
-def programs_part(session, build, tables, facts):
+def programs_part(session, build, tables, facts, fitted=()):
+    """Each program's estimate against its measured median; the `fitted`
+    ones set an entry of the tables (their error is zero by construction)
+    and are left out of the median."""
     folder = os.path.join(session, "programs")
     index = os.path.join(folder, "programs.json")
     if not os.path.exists(index):
@@ -221,7 +227,8 @@ def programs_part(session, build, tables, facts):
             continue
         est_s = report["step_time_us"] * 1e-6
         error = est_s / rec["median_s"] - 1
-        errors.append(abs(error))
+        if name not in fitted:
+            errors.append(abs(error))
         n, kinds, memory_bytes = shardlab_kernels(report)
         kinds_text = ", ".join("%s %d" % kv for kv in sorted(kinds.items()))
         xla_text = ("%d (%s)" % (xla["executed"], ", ".join("%s %d" % kv for kv in sorted(xla["per_kind"].items())))
@@ -232,16 +239,107 @@ def programs_part(session, build, tables, facts):
             "shardlab_kernels": n, "shardlab_kinds": kinds, "shardlab_memory_bound_bytes": memory_bytes,
             "xla": xla, "assumptions": report.get("assumptions", [])})
         rows.append("| %s | %.3f | %.3f | %+.1f%% | %d (%s) | %s | %s |" % (
-            name, 1e3 * rec["median_s"], 1e3 * est_s, 100 * error, n, kinds_text, xla_text, bytes_text))
+            name + (" (sets fused_attention)" if name in fitted else ""), 1e3 * rec["median_s"], 1e3 * est_s, 100 * error, n, kinds_text, xla_text, bytes_text))
     lines = ["## Programs: estimate against the GPU (%s, preset %s)" % (device or "?", preset or "none"), "",
              "| program | measured ms (median) | estimated ms | error | shardlab kernels | XLA kernels (executed) "
              "| memory-bound kernels' MiB, shardlab / XLA |",
              "|---|---|---|---|---|---|---|"] + rows + [""]
     if errors:
         facts["programs"].update(median_abs_error=statistics.median(errors), worst_abs_error=max(errors))
-        lines.append("%d programs estimated: median |error| %.1f%% (goal <= 10%%), worst %.1f%%." % (
-            len(errors), 100 * statistics.median(errors), 100 * max(errors)))
+        lines.append("%d programs estimated: median |error| %.1f%% (goal <= 10%%), worst %.1f%%%s." % (
+            len(errors), 100 * statistics.median(errors), 100 * max(errors),
+            ", the %d that set an entry left out" % len(fitted) if fitted else ""))
     return lines + [""], ok, errors
+
+
+# ---- attention: a cuDNN call's time over its GEMMs' price ---------------------
+
+ATTENTION_FORWARD, ATTENTION_GRAD = "attention_cudnn_bf16", "attention_cudnn_grad_bf16"
+
+
+def attention_split(report):
+    """(forward calls' us, backward calls' us, every other op's us) of a
+    single-device program's estimate: its ops run one after another, so
+    the step is their sum."""
+    forward = backward = 0.0
+    for o in report.get("ops", []):
+        expl = o.get("cost_explanation", "")
+        if o.get("kind") != "compute" or "flash attention" not in expl:
+            continue
+        us = o["end_us"] - o["start_us"]
+        if "backward (5 GEMMs)" in expl:
+            backward += us
+        else:
+            forward += us
+    return forward, backward, report["step_time_us"] - forward - backward
+
+
+def attention_entry(measured_f_s, split_f, measured_g_s, split_g, device):
+    """The tables' fused_attention entry from the two programs: the forward
+    factor makes the forward program's estimate its measured time (its other
+    ops as priced); the backward factor then does the same for the gradient
+    program, whose forward call takes the forward factor. Worked example:
+    forward program measured 1.3 ms, its call priced 1.0 ms and nothing else:
+    x1.3; gradient program 4.2 ms, its forward call 1.0 ms (so 1.3), its
+    backward 2.5 ms, 0.1 ms else: (4.2 - 0.1 - 1.3) / 2.5 = x1.12. None, with
+    why, when a factor falls outside what the tables accept (0.1-100)."""
+    f_fwd, _, f_other = split_f
+    g_fwd, g_bwd, g_other = split_g
+    if not (f_fwd > 0 and g_bwd > 0):
+        return None, "a program has no cuDNN attention call in its estimate"
+    forward = (1e6 * measured_f_s - f_other) / f_fwd
+    backward = (1e6 * measured_g_s - g_other - forward * g_fwd) / g_bwd
+    for name, v in (("forward", forward), ("backward", backward)):
+        if not 0.1 <= v <= 100:
+            return None, "the %s factor x%.3g is outside 0.1-100: the programs' times do not fit the model" % (name, v)
+    return {"forward_slowdown": round(forward, 4), "backward_slowdown": round(backward, 4),
+            "source": "bench/gpu/programs.py on %s: %s measured %.3f ms, %s %.3f ms, over their cuDNN calls' "
+                      "GEMMs at the session's rates" % (device or "?", ATTENTION_FORWARD, 1e3 * measured_f_s,
+                                                        ATTENTION_GRAD, 1e3 * measured_g_s)}, None
+
+
+def attention_part(session, build, tables, facts):
+    """The attention report's lines and the tables' fused_attention entry
+    (or None): the two cuDNN programs estimated with the session's tables
+    before the entry, against their measured medians."""
+    folder = os.path.join(session, "programs")
+    head = ["## cuDNN attention: its time over its GEMMs' price", ""]
+    index = os.path.join(folder, "programs.json")
+    have = {e["name"]: e for e in json.load(open(index))["programs"]} if os.path.exists(index) else {}
+    if not all(have.get(n, {}).get("ok") for n in (ATTENTION_FORWARD, ATTENTION_GRAD)):
+        return head + ["Not measured: the session has no %s and %s that ran." % (ATTENTION_FORWARD, ATTENTION_GRAD),
+                       ""], None
+    idx = json.load(open(index))
+    device = idx.get("environment", {}).get("device_kind", "")
+    measured, splits = {}, {}
+    for name in (ATTENTION_FORWARD, ATTENTION_GRAD):
+        measured[name] = json.load(open(os.path.join(folder, name + ".json")))["median_s"]
+        report, err = estimate(build, os.path.join(folder, name + ".mlir"), preset_for(device), tables)
+        if report is None:
+            return head + ["%s: shardlab-schedule failed: %s" % (name, err), ""], None
+        splits[name] = attention_split(report)
+    entry, why = attention_entry(measured[ATTENTION_FORWARD], splits[ATTENTION_FORWARD],
+                                 measured[ATTENTION_GRAD], splits[ATTENTION_GRAD], device)
+    lines = head + ["| program | measured ms | its forward calls, priced ms | backward calls | other ops |",
+                    "|---|---|---|---|---|"]
+    for name in (ATTENTION_FORWARD, ATTENTION_GRAD):
+        f, b, o = splits[name]
+        lines.append("| %s | %.3f | %.3f | %.3f | %.3f |" % (name, 1e3 * measured[name], f / 1e3, b / 1e3, o / 1e3))
+    facts["attention"] = {"measured_s": measured, "priced_us": splits, "entry": entry, "why_not": why}
+    if entry is None:
+        return lines + ["", "No entry: " + why, ""], None
+    return lines + ["", "A call takes x%.3f (forward) and x%.3f (backward) the price of its GEMMs: the tables in "
+                    "derived/tables/ carry it as their fused_attention entry, which prices every cuDNN attention "
+                    "call (the two programs above then match by construction)." % (
+                        entry["forward_slowdown"], entry["backward_slowdown"]), ""], entry
+
+
+def add_entry(paths, key, entry):
+    """Writes `key: entry` into each derived table."""
+    for path in paths:
+        table = json.load(open(path))
+        table[key] = entry
+        write_json(path, table)
 
 
 # ---- overlap: GEMM and collective together -----------------------------------
@@ -396,10 +494,16 @@ def main(argv=None):
                                         for s, v in m["stages"].items()), ""]
     facts = {"session": os.path.abspath(a.session)}
     v_lines, overlap = overlap_part(a.session, facts)
-    t_lines, t_ok, tables = tables_part(a.session, a.build, xla_table, a.write_tables, overlap, facts)
-    p_lines, p_ok, _ = programs_part(a.session, a.build, tables, facts)
+    t_lines, t_ok, tables, copies = tables_part(a.session, a.build, xla_table, a.write_tables, overlap, facts)
+    a_lines, attention = attention_part(a.session, a.build, tables, facts)
+    if attention:
+        add_entry(tables, "fused_attention", attention)
+    for path, dest in copies:
+        write_json(dest, json.load(open(path)))
+    fitted = (ATTENTION_FORWARD, ATTENTION_GRAD) if attention and tables else ()
+    p_lines, p_ok, _ = programs_part(a.session, a.build, tables, facts, fitted)
     o_lines, o_ok, _ = oracle_part(a.session, a.build, sdy_opt, a.write_corpus, facts)
-    text = "\n".join(head + t_lines + p_lines + v_lines + o_lines)
+    text = "\n".join(head + t_lines + a_lines + p_lines + v_lines + o_lines)
     print(text)
     if a.out:
         write_text(a.out, text)

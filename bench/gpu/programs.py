@@ -47,6 +47,10 @@ PROGRAMS = [
     ("softmax_xent_f32", "softmax_xent", "f32", "logits GEMM + softmax cross-entropy over a 32k vocabulary"),
     ("attention_bf16", "attention", "bf16", "causal attention written with jnp (softmax between two batched GEMMs)"),
     ("attention_cudnn_bf16", "attention_cudnn", "bf16", "the same attention as a cuDNN flash-attention custom call"),
+    # With attention_cudnn_bf16, what ingest.py makes the tables'
+    # fused_attention entry: the cuDNN calls' time over their GEMMs' price.
+    ("attention_cudnn_grad_bf16", "attention_cudnn_grad", "bf16",
+     "the cuDNN attention's forward and backward (jax.grad of its sum)"),
     ("block_bf16", "block", "bf16", "a pre-LN GPT block, jnp attention"),
     ("block_cudnn_bf16", "block_cudnn", "bf16", "a pre-LN GPT block, cuDNN attention"),
     ("scan_blocks_bf16", "scan_blocks", "bf16", "eight MLP blocks under lax.scan over stacked weights: a while loop"),
@@ -135,6 +139,11 @@ def build(kind, dtype):
     if kind in ("attention", "attention_cudnn"):
         fn = attention_jnp if kind == "attention" else attention_cudnn
         return fn, [spec(B, S, H, D // H)] * 3
+    if kind == "attention_cudnn_grad":
+        def grads(q, k, v):
+            total = lambda q, k, v: jnp.sum(attention_cudnn(q, k, v).astype(jnp.float32))  # noqa: E731
+            return jax.grad(total, argnums=(0, 1, 2))(q, k, v)
+        return grads, [spec(B, S, H, D // H)] * 3
     if kind in ("block", "block_cudnn"):
         attn = attention_jnp if kind == "block" else attention_cudnn
         return (lambda x, w: block(x, w, attn)), [spec(B, S, D), block_weights()]

@@ -19,7 +19,7 @@ brings something back):
                GPU's architecture (installs missing Debian packages when root)
   gemm         cuBLASLt sweep: bf16, f16, f32 (fp8 on sm_89+); b 1, 2, 4 and
                m, n, k 256..8192 (XLA's grid and one step more)
-  programs     bench/gpu/programs.py: 19 single-GPU JAX programs, StableHLO,
+  programs     bench/gpu/programs.py: 20 single-GPU JAX programs, StableHLO,
                XLA's optimized HLO, median of 50 timed calls
   overlap      bench/gpu/overlap.py under torchrun: a GEMM and an NCCL
                collective each alone and both at once, the slowdowns (2+ GPUs)

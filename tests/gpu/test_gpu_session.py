@@ -143,6 +143,16 @@ def xla_points_as_table(xla_txtpb, path, moved):
     return len([p for p in points if p[4] == "bf16xbf16->bf16"])
 
 
+def calls_us(report):
+    """(cuDNN forward calls' us, backward calls' us, other ops' us) of a
+    single-device estimate, counted here as the test's own arithmetic."""
+    fwd = sum(o["end_us"] - o["start_us"] for o in report["ops"]
+              if "flash attention" in o.get("cost_explanation", "") and "forward" in o["cost_explanation"])
+    bwd = sum(o["end_us"] - o["start_us"] for o in report["ops"]
+              if "flash attention" in o.get("cost_explanation", "") and "backward" in o["cost_explanation"])
+    return fwd, bwd, report["step_time_us"] - fwd - bwd
+
+
 def ingest_session(build, shared):
     xla_txtpb = os.path.join(shared, "data", "xla-perf-tables", "matmul_perf_table.txtpb")
     sdy_opt = os.path.join(shared, "tools", "shardy", "sdy_opt")
@@ -158,8 +168,27 @@ def ingest_session(build, shared):
         for ext in (".mlir", ".hlo.txt"):
             shutil.copyfile(os.path.join(FIXTURE, name + ext), os.path.join(programs, name + ext))
         json.dump({"name": name, "median_s": measured_s}, open(os.path.join(programs, name + ".json"), "w"))
+    # cuDNN attention: times stated as x1.3 (forward) and x1.12 (backward)
+    # the price of their calls' GEMMs with the session's table, every other
+    # op as priced; ingest must find those factors.
+    table = os.path.join(session, "tables", "gemm.shardlab.json")
+    priced = {}
+    for name in ("attention_cudnn_bf16", "attention_cudnn_grad_bf16"):
+        shutil.copyfile(os.path.join(FIXTURE, name + ".mlir"), os.path.join(programs, name + ".mlir"))
+        report = os.path.join(session, name + ".report.json")
+        subprocess.run([os.path.join(build, "shardlab-schedule"), os.path.join(FIXTURE, name + ".mlir"),
+                        "--preset", "h100", "--tables", table, "--report", report], capture_output=True, check=True)
+        priced[name] = calls_us(json.load(open(report)))
+    fwd, _, other = priced["attention_cudnn_bf16"]
+    attention_s = {"attention_cudnn_bf16": (1.3 * fwd + other) * 1e-6}
+    fwd, bwd, other = priced["attention_cudnn_grad_bf16"]
+    attention_s["attention_cudnn_grad_bf16"] = (1.3 * fwd + 1.12 * bwd + other) * 1e-6
+    for name, seconds in attention_s.items():
+        json.dump({"name": name, "median_s": seconds}, open(os.path.join(programs, name + ".json"), "w"))
     json.dump({"environment": {"device_kind": "NVIDIA H100 80GB HBM3"},
                "programs": [{"name": "matmul_bf16", "ok": True}, {"name": "gelu_f32", "ok": True},
+                            {"name": "attention_cudnn_bf16", "ok": True},
+                            {"name": "attention_cudnn_grad_bf16", "ok": True},
                             {"name": "broken", "ok": False, "error": "XlaRuntimeError: out of memory"}]},
               open(os.path.join(programs, "programs.json"), "w"))
 
@@ -220,7 +249,21 @@ def ingest_session(build, shared):
     row = re.search(r"\| gelu_f32 \|.*\| (\d+) \((.*?)\) \| (.*?) \| (.*?) \|\n", text)
     check(row is not None and row.groups() == ("1", "loop fusion 1", "1 (kLoop 1)", "8.0 / 8.0"),
           "gelu: one fusion of 8 MiB on both sides (%s)" % (row and row.group(0)))
-    check("2 programs estimated" in text, "both programs estimated")
+    check("2 programs estimated" in text and "the 2 that set an entry left out" in text,
+          "both programs estimated, the attention ones apart: " + text[text.find("## Programs"):][:1200])
+    # The attention factors: found, in the derived tables, and applied.
+    derived = os.path.join(session, "derived", "tables", "gemm.shardlab.json")
+    entry = json.load(open(derived)).get("fused_attention", {})
+    check((entry.get("forward_slowdown"), entry.get("backward_slowdown")) == (1.3, 1.12),
+          "the fused_attention entry %s: " % entry + text[text.find("## cuDNN"):][:900])
+    check("| attention_cudnn_grad_bf16 (sets fused_attention) |" in text, "the fitted rows are marked")
+    for name, seconds in attention_s.items():
+        direct = subprocess.run([os.path.join(build, "shardlab-schedule"), os.path.join(FIXTURE, name + ".mlir"),
+                                 "--preset", "h100", "--tables", derived], capture_output=True, text=True)
+        step_us = float(re.search(r"step time\s+([\d.]+) us", direct.stdout).group(1))
+        check(abs(step_us - 1e6 * seconds) < 0.01, "%s with the entry: %.3f us, measured %.3f" % (
+            name, step_us, 1e6 * seconds))
+        check("times x1.3 (forward) and x1.12 (backward)" in direct.stdout, "%s: the entry said" % name)
     check("| broken | failed on the GPU: XlaRuntimeError: out of memory | | | | | |\n" in text, "a program that failed is listed")
     check("preset h100" in text, "the preset is the device's")
     check("| 8192x8192x8192 | reduce-scatter | 256 | 60.00 | 72.00 | x1.200 | 50.00 | 75.00 | x1.500 |" in text,
@@ -255,7 +298,9 @@ def ingest_session(build, shared):
     # The JSON holds the same measures as the text.
     facts = json.load(open(facts_json))
     rows = {r["name"]: r for r in facts["programs"]["rows"]}
-    check(set(rows) == {"matmul_bf16", "gelu_f32"}, "JSON: the estimated programs (%s)" % sorted(rows))
+    check(set(rows) == {"matmul_bf16", "gelu_f32", "attention_cudnn_bf16", "attention_cudnn_grad_bf16"},
+          "JSON: the estimated programs (%s)" % sorted(rows))
+    check(facts["attention"]["entry"]["forward_slowdown"] == 1.3, "JSON: the attention entry")
     if "matmul_bf16" in rows:
         check(abs(rows["matmul_bf16"]["estimated_s"] - est_us * 1e-6) < 1e-9, "JSON: the estimate")
         check(rows["matmul_bf16"]["xla"]["per_kind"] == {"__cublas$gemm": 1}, "JSON: XLA's kernels")
