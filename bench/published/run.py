@@ -332,6 +332,11 @@ def main():
                     help="give every estimate shardlab-schedule's --overlap-slowdown C,M: how much "
                          "the estimates hinge on kernels and transfers slowing each other, which no "
                          "table here measured (a sensitivity study; not with the bands)")
+    ap.add_argument("--attention-slowdown", metavar="F[,B]",
+                    help="give every estimate shardlab-schedule's --attention-slowdown F[,B]: how much "
+                         "the estimates hinge on what a fused attention call takes beyond its GEMMs "
+                         "(the softmax), which no table here measured (a sensitivity study; not with "
+                         "the bands)")
     ap.add_argument("--write-bands", metavar="INC",
                     help="write the validation bands (core/src/schedule/validation_bands.inc)")
     ap.add_argument("--check-bands", metavar="INC",
@@ -347,9 +352,12 @@ def main():
     with_bands = {BANDS_VARIANT, "shardlab"} <= {v[0] for v in variants}
     if (args.write_bands or args.check_bands) and not with_bands:
         sys.exit("the bands are taken from the variants shardlab and %r" % BANDS_VARIANT)
-    if (args.write_bands or args.check_bands) and args.overlap_slowdown:
-        sys.exit("the bands are the model's as it estimates by default, not under --overlap-slowdown")
-    extra = ["--overlap-slowdown", args.overlap_slowdown] if args.overlap_slowdown else []
+    extra = []
+    for flag in ("--overlap-slowdown", "--attention-slowdown"):
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if value and (args.write_bands or args.check_bands):
+            sys.exit("the bands are the model's as it estimates by default, not under %s" % flag)
+        extra += [flag, value] if value else []
     with open(args.runs) as f:
         runs = json.load(f)["runs"]
     rows = []
