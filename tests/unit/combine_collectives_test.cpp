@@ -98,6 +98,11 @@ TEST_CASE("Combining: independent collectives of one key are one step; a "
     CHECK(stepNames(*module, options) ==
           std::vector<std::string>{"3", "8", "9", "14", "19", "ret"});
   }
+  SUBCASE("the member cap keeps a group within its count") {
+    options.max_members = 1; // XLA's is 256; one member: nothing combines
+    CHECK(stepNames(*module, options) ==
+          std::vector<std::string>{"3", "8", "9", "14", "19", "ret"});
+  }
   SUBCASE("off, the program order") {
     options.enabled = false;
     CHECK(stepNames(*module, options) ==
