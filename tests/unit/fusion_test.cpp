@@ -382,6 +382,49 @@ func.func @main(%x: tensor<256x1024xf32>, %g: tensor<256x1024xf32>, %c: tensor<1
   CHECK(last.bytes_written == 1024 * 1024 * 4);
 }
 
+TEST_CASE("Fusion: a GEMM's epilogue scales by a constant, clamps at one and "
+          "adds a C to the product itself; a product with another tensor or "
+          "a C after a scale is a kernel of its own") {
+  // %d0 times %y (a gate, not a constant): a loop kernel. %d1 scaled by 0.5
+  // and clamped at 0: cuBLASLt's alpha and ReLU epilogue, one call. %d2
+  // scaled, then %acc (overwritable) added: the scale joins, the add does
+  // not (kernels.h: a matrix is C only added right on the product, the
+  // pattern the rule takes from XLA's FuseMatrixBiasAdd).
+  auto module = parse(R"(
+func.func @main(%x: tensor<256x1024xf32>, %w: tensor<1024x1024xf32>, %y: tensor<256x1024xf32>) -> (tensor<256x1024xf32>, tensor<256x1024xf32>, tensor<256x1024xf32>) {
+  %d0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<256x1024xf32>, tensor<1024x1024xf32>) -> tensor<256x1024xf32>
+  %m0 = stablehlo.multiply %d0, %y : tensor<256x1024xf32>
+  %h = stablehlo.constant dense<5.000000e-01> : tensor<f32>
+  %hb = stablehlo.broadcast_in_dim %h, dims = [] : (tensor<f32>) -> tensor<256x1024xf32>
+  %z = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %zb = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> tensor<256x1024xf32>
+  %d1 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<256x1024xf32>, tensor<1024x1024xf32>) -> tensor<256x1024xf32>
+  %s1 = stablehlo.multiply %d1, %hb : tensor<256x1024xf32>
+  %r1 = stablehlo.maximum %s1, %zb : tensor<256x1024xf32>
+  %d2 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<256x1024xf32>, tensor<1024x1024xf32>) -> tensor<256x1024xf32>
+  %s2 = stablehlo.multiply %d2, %hb : tensor<256x1024xf32>
+  %acc = stablehlo.negate %y : tensor<256x1024xf32>
+  %t2 = stablehlo.add %s2, %acc : tensor<256x1024xf32>
+  return %m0, %r1, %t2 : tensor<256x1024xf32>, tensor<256x1024xf32>, tensor<256x1024xf32>
+})");
+  const std::vector<fusion::Kernel> kernels = plan(*module);
+  std::vector<std::vector<std::string>> gemms;
+  for (const fusion::Kernel &k : kernels)
+    if (k.kind == fusion::KernelKind::Gemm) {
+      std::vector<std::string> names;
+      for (const Operation *m : k.members)
+        if (!m->is("stablehlo.constant") &&
+            !m->is("stablehlo.broadcast_in_dim"))
+          names.emplace_back(m->name);
+      gemms.push_back(names);
+    }
+  CHECK(gemms == std::vector<std::vector<std::string>>{
+                     {"stablehlo.dot_general"},
+                     {"stablehlo.dot_general", "stablehlo.multiply",
+                      "stablehlo.maximum"},
+                     {"stablehlo.dot_general", "stablehlo.multiply"}});
+}
+
 TEST_CASE("Fusion: the sum of two products is two GEMMs, the second "
           "reading the first's product as its C") {
   // An input gradient through two column-parallel GEMMs (a SwiGLU's gate
