@@ -465,6 +465,12 @@ TEST_CASE("Validation bands: the kind of an estimate picks its band, or "
   CHECK(small->kind == "none");
   CHECK(small->runs == 0);
   CHECK(small->note.find("no published run at this scale") == 0);
+  // Half the fewest devices measured (440) to twice the most (16384) take
+  // a band; just outside, none.
+  CHECK(schedule::validationBand(100, 10, 220)->kind != "none");
+  CHECK(schedule::validationBand(100, 10, 219)->kind == "none");
+  CHECK(schedule::validationBand(100, 10, 32768)->kind != "none");
+  CHECK(schedule::validationBand(100, 10, 32769)->kind == "none");
   for (double exposed : {10.0, 40.0, 70.0}) {
     CAPTURE(exposed);
     const auto band = schedule::validationBand(100, exposed, 1024);
