@@ -570,6 +570,32 @@ TEST_CASE("The cheap bound: the fastest fitting step, and the least compute "
   CHECK(leastDerivedCompute(pipeline, 1100, 1) == doctest::Approx(400));
 }
 
+TEST_CASE("Layouts are derived from the rows that do not fit only where "
+          "their arguments leave room") {
+  auto row = [](double us, bool fits, int64_t arguments) {
+    Candidate r;
+    r.ok = true;
+    r.step_time_us = us;
+    r.fits = fits;
+    r.argument_bytes = arguments;
+    r.capacity_bytes = 100;
+    return r;
+  };
+  // Fastest first: C (20 us), A (30 us); B's arguments alone fill the
+  // device; D fits; E failed; the user's and a recomputed row are left out.
+  std::vector<Candidate> rows = {row(30, false, 60), row(10, false, 100),
+                                 row(20, false, 99), row(40, true, 50),
+                                 row(5, false, 10),  row(1, false, 10),
+                                 row(2, false, 10)};
+  rows[4].ok = false;
+  std::vector<Plan> plans(rows.size());
+  plans[5].is_user = true;
+  plans[6].recompute = "full";
+  CHECK(fastestRows(plans, rows, false, false) == std::vector<size_t>{2, 0});
+  CHECK(fastestRows(plans, rows, false, true) == std::vector<size_t>{6, 2, 0});
+  CHECK(fastestRows(plans, rows, true, false) == std::vector<size_t>{3});
+}
+
 TEST_CASE("compareStrategies: a row whose collectives no model could cost "
           "says so") {
   CompareOptions options;

@@ -64,9 +64,6 @@ Plan userPlan() {
   return user;
 }
 
-// The rows that ran and do not fit though their arguments do (when
-// `fitting`: that fit), not the user's (nor, unless `recomputed`, the
-// recomputation rows), fastest first.
 std::vector<size_t> fastestRows(const std::vector<Plan> &plans,
                                 const std::vector<Candidate> &rows,
                                 bool fitting, bool recomputed) {

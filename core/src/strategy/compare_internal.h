@@ -27,6 +27,15 @@ void sortRows(std::vector<Candidate> &rows);
 /// The user's module as written.
 Plan userPlan();
 
+/// The rows that ran and do not fit though their arguments do (when
+/// `fitting`: that fit), not the user's (nor, unless `recomputed`, the
+/// recomputation rows), fastest first: the rows layouts are derived from.
+/// A row whose arguments alone fill the device is not: recomputing or
+/// splitting shrinks what is live, never the arguments.
+std::vector<size_t> fastestRows(const std::vector<Plan> &plans,
+                                const std::vector<Candidate> &rows,
+                                bool fitting, bool recomputed);
+
 /// The cheap bound before deriving layouts (recomputed, micro-batches
 /// split) from rows that do not fit: the fastest step of a row that fits
 /// (infinity when none does). A derived layout's step is at least its
