@@ -3,6 +3,7 @@
 
 #include "ir/op_properties.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace shardlab {
@@ -66,7 +67,9 @@ std::optional<int64_t> constantTripCount(Operation &op) {
   const std::optional<LoopCounter> c = loopCounter(op);
   if (!c)
     return std::nullopt;
-  return int64_t(std::ceil((c->limit - c->init) / c->step));
+  // An initial value at or past the limit runs no trip (not a negative count).
+  return std::max<int64_t>(0,
+                           int64_t(std::ceil((c->limit - c->init) / c->step)));
 }
 
 } // namespace shardlab
