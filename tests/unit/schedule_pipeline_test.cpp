@@ -148,6 +148,24 @@ TEST_CASE("Pipeline: propagation and explicit collectives, then schedule") {
   CHECK(t.schedule.results_only_comm_us == 0);
   CHECK(summaryText(t.program, t.schedule).find("read by no kernel") ==
         std::string::npos);
+  // Through a reshape (a bitcast: no kernel, no time) to the result: still
+  // read by no kernel; through it to the tanh: read by one.
+  const std::string reshaped = test::replacedAll(
+      kMegatronMlp, "  return %y : tensor<4096x4096xbf16>",
+      "  %r = stablehlo.reshape %y : (tensor<4096x4096xbf16>) -> "
+      "tensor<16777216xbf16>\n"
+      "  %b = stablehlo.reshape %r : (tensor<16777216xbf16>) -> "
+      "tensor<4096x4096xbf16>\n"
+      "  return %b : tensor<4096x4096xbf16>");
+  const PipelineResult through = run(reshaped, realOptions());
+  CHECK(through.schedule.results_only_comm_us == doctest::Approx(ar.time_us));
+  const PipelineResult into = run(
+      test::replacedAll(reshaped, "  return %b : tensor<4096x4096xbf16>",
+                        "  %z = stablehlo.tanh %b : tensor<4096x4096xbf16>\n"
+                        "  return %z : tensor<4096x4096xbf16>"),
+      realOptions());
+  CHECK(into.schedule.exposed_comm_us == doctest::Approx(ar.time_us));
+  CHECK(into.schedule.results_only_comm_us == 0);
   // Without propagation the module has no collective at all.
   PipelineOptions none = realOptions();
   none.propagate = false;

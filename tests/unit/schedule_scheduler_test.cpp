@@ -536,3 +536,25 @@ TEST_CASE("Invariants over 1000 random programs") {
   }
   CHECK(overrides == 0);
 }
+
+TEST_CASE("Communication read by no kernel: through another collective a "
+          "kernel still reads it; a node of no time is not a kernel") {
+  // g0's result feeds g1's transfer, whose result kernel k reads: both are
+  // read by a kernel. g2's result is read only by `free`, a node of no
+  // time (a bitcast, a tuple): read by no kernel, so the part of its time
+  // that was exposed is the step's results-only communication.
+  Builder b;
+  b.op("p0", 1);
+  b.op("p1", 1);
+  b.pair("g0", "p0");
+  b.pair("g1", "g0");
+  b.op("k", 100, {"g1"});
+  b.pair("g2", "p1");
+  b.op("free", 0, {"g2"});
+  b.op("t", 0, {"k", "free"});
+  const Schedule s = b.run();
+  const double g2_exposed = s.timing[size_t(b.ids.at("g2-done"))].exposed_us;
+  CHECK(g2_exposed > 0);
+  CHECK(s.timing[size_t(b.ids.at("g0-done"))].exposed_us > 0);
+  CHECK(s.results_only_comm_us == doctest::Approx(g2_exposed));
+}
