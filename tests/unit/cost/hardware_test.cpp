@@ -160,6 +160,38 @@ TEST_CASE("a preset without a measured GEMM table takes H100's measured "
     CHECK(g.flop_per_s <=
           *peakFlopRate(a100, g.lhs_dtype == "f32" ? "tf32" : g.lhs_dtype) *
               1.0001);
+  // The efficiency is against each device's roofline, the result's bytes
+  // included: on the grid's point of least arithmetic intensity (its
+  // written result dominating), the carried rate is the measured one times
+  // the ratio of the two rooflines of that point.
+  const GemmEntry *sparse = nullptr;
+  for (const GemmEntry &g : measured.gemms)
+    if (g.lhs_dtype == "bf16" && g.out_dtype == "bf16" &&
+        (!sparse || g.k < sparse->k ||
+         (g.k == sparse->k && g.m * g.n > sparse->m * sparse->n)))
+      sparse = &g;
+  REQUIRE(sparse);
+  const GemmEntry *same = nullptr;
+  for (const GemmEntry &g : carried.gemms)
+    if (g.lhs_dtype == "bf16" && g.out_dtype == "bf16" && g.b == sparse->b &&
+        g.m == sparse->m && g.n == sparse->n && g.k == sparse->k)
+      same = &g;
+  REQUIRE(same);
+  const auto roofline = [&](const HardwarePreset &hw) {
+    FusionQuery q;
+    q.flops = 2.0 * double(sparse->b * sparse->m) * double(sparse->n) *
+              double(sparse->k);
+    q.bytes_read = 2 * sparse->b * (sparse->m + sparse->n) * sparse->k;
+    q.bytes_written = 2 * sparse->b * sparse->m * sparse->n;
+    q.dtype = "bf16";
+    q.add_launch_overhead = false;
+    return fusionRooflineEstimate(hw, q)->time_us;
+  };
+  CAPTURE(sparse->m);
+  CAPTURE(sparse->n);
+  CAPTURE(sparse->k);
+  CHECK(same->flop_per_s / sparse->flop_per_s ==
+        doctest::Approx(roofline(h100) / roofline(a100)));
   // Opting out gives the roofline at the datasheet peak.
   HardwarePreset at_peak = a100;
   at_peak.gemm_efficiency_from = "";
