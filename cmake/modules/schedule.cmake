@@ -22,6 +22,11 @@ if(SHARDLAB_BUILD_TESTS AND NOT EMSCRIPTEN)
              COMMAND Python3::Interpreter
                      ${CMAKE_CURRENT_LIST_DIR}/../../tests/schedule/check_training_step_generator.py
                      --cli $<TARGET_FILE:shardlab-schedule>)
+    # The published runs' measured steps and model FLOPs against what the
+    # papers state (parameter counts, LLaMA 65B's tokens a GPU a second).
+    add_test(NAME published-runs-measured
+             COMMAND Python3::Interpreter
+                     ${CMAKE_CURRENT_LIST_DIR}/../../tests/schedule/check_published_runs.py)
     # The validation bands compiled into the core are the ones the current
     # model gives on the published runs (bench/published).
     add_test(NAME validation-bands-current
