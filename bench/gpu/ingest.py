@@ -26,7 +26,8 @@
         [--write-tables] [--write-corpus]
 
 The session's tables, with the overlap and fused_attention entries added when
-the session measured them, are written to DIR/derived/tables/ (the raw files are not touched);
+the session measured them, are written to DIR/derived/tables/ (the raw files
+are not touched);
 --write-tables copies those to examples/tables/ (named by device);
 --write-corpus copies the Shardy pairs to tests/corpus/jax_shardy_oracle/.
 Nothing in the repository changes without them. Exit 0 when every part that
@@ -328,10 +329,15 @@ def attention_part(session, build, tables, facts):
     facts["attention"] = {"measured_s": measured, "priced_us": splits, "entry": entry, "why_not": why}
     if entry is None:
         return lines + ["", "No entry: " + why, ""], None
-    return lines + ["", "A call takes x%.3f (forward) and x%.3f (backward) the price of its GEMMs: the tables in "
-                    "derived/tables/ carry it as their fused_attention entry, which prices every cuDNN attention "
-                    "call (the two programs above then match by construction)." % (
-                        entry["forward_slowdown"], entry["backward_slowdown"]), ""], entry
+    said = "A call takes x%.3f (forward) and x%.3f (backward) the price of its GEMMs" % (
+        entry["forward_slowdown"], entry["backward_slowdown"])
+    if not tables:
+        return lines + ["", said + "; no measured table in this session carries it (`shardlab-schedule "
+                        "--attention-slowdown %g,%g` gives it by hand)." % (
+                            entry["forward_slowdown"], entry["backward_slowdown"]), ""], entry
+    return lines + ["", said + ": the tables in derived/tables/ carry it as their fused_attention entry, which "
+                    "prices every cuDNN attention call (the two programs above then match by construction).",
+                    ""], entry
 
 
 def add_entry(paths, key, entry):

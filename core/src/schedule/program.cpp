@@ -1127,7 +1127,7 @@ std::string attentionPricing(const ProgramOptions &options) {
            "and sum, conversions) is not priced (a table's "
            "\"fused_attention\" entry, measured by bench/gpu/ingest.py, "
            "prices it)";
-  char text[160];
+  char text[256];
   std::snprintf(text, sizeof text,
                 "priced as the GEMMs they fuse, at the GEMM table's rates, "
                 "times x%.3g (forward) and x%.3g (backward) for the whole "
