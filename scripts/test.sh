@@ -21,6 +21,7 @@ missing. Then runs, in order:
   browser        node --test tests/browser: the playground in headless Chromium
   runner         the conformance runner's self-tests
   corpus-count   the corpus runner's collective count, self-tests
+  diff-runner    the differential runner's batching, self-tests
   bench          bench/run_all.sh --quick: every benchmark case once on small
                  modules, native and WASM (proves they run; times are not checked)
   roundtrip      parse/print fixed point over Shardy's suite
@@ -86,19 +87,29 @@ cd "$ROOT"
 export BUILD_DIR
 
 # ---- install and build everything before the first test -------------------
+# Seconds each step took, for the summary (CI's budget is an hour).
+STEP_NAMES=()
+STEP_SECONDS=()
+timed() {
+  local name="$1" start=$SECONDS
+  shift
+  "$@"
+  STEP_NAMES+=("$name")
+  STEP_SECONDS+=($((SECONDS - start)))
+}
 if [[ $install -eq 1 ]]; then
   if [[ $wasm -eq 1 ]]; then
-    bash scripts/install-deps.sh --wasm --browser
+    timed install bash scripts/install-deps.sh --wasm --browser
   else
-    bash scripts/install-deps.sh
+    timed install bash scripts/install-deps.sh
   fi
 fi
-bash scripts/build.sh -j "$JOBS" --build-dir "$BUILD_DIR" -- -DSHARDLAB_BUILD_TESTS=ON
+timed "native build" bash scripts/build.sh -j "$JOBS" --build-dir "$BUILD_DIR" -- -DSHARDLAB_BUILD_TESTS=ON
 if [[ $wasm -eq 1 ]]; then
   wasm_args=(-j "$JOBS")
   [[ $install -eq 1 ]] || wasm_args+=(--no-install)
-  bash scripts/build-wasm.sh "${wasm_args[@]}"
-  bash scripts/build-web.sh
+  timed "wasm build" bash scripts/build-wasm.sh "${wasm_args[@]}"
+  timed "web build" bash scripts/build-web.sh
 fi
 
 if shared="$(python3 tests/shared_data.py 2>/dev/null)"; then
@@ -127,10 +138,10 @@ SUMMARY_ROWS=()
 LOGDIR="$(mktemp -d)"
 trap 'rm -rf "$LOGDIR"' EXIT
 
-# record NAME PASSED FAILED NOTRUN
+# record NAME PASSED FAILED NOTRUN [SECONDS]
 record() {
   SUMMARY_NAMES+=("$1")
-  SUMMARY_ROWS+=("$2 $3 $4")
+  SUMMARY_ROWS+=("$2 $3 $4 ${5:-0}")
 }
 
 # counts KIND LOG STATUS: prints "passed failed notrun" read from a suite's
@@ -188,14 +199,14 @@ suite() {
   shift 2
   echo
   echo "== $name: $*"
-  local log="$LOGDIR/$name.log" status=0
+  local log="$LOGDIR/$name.log" status=0 start=$SECONDS
   "$@" 2>&1 | tee "$log" || status=${PIPESTATUS[0]}
   local row
   row="$(counts "$kind" "$log" "$status")"
   # shellcheck disable=SC2086
-  record "$name" $row
+  record "$name" $row $((SECONDS - start))
   read -r p f n <<<"$row"
-  echo "== $name: $p passed, $f failed, $n not run"
+  echo "== $name: $p passed, $f failed, $n not run ($((SECONDS - start)) s)"
 }
 
 not_run() {
@@ -216,6 +227,7 @@ fi
 
 suite runner unittest python3 tests/conformance/test_run_conformance.py
 suite corpus-count unittest python3 tests/corpus/test_collective_count.py
+suite diff-runner unittest python3 tests/differential/test_run_differential.py
 suite bench plain env SHARDLAB_BUILD_DIR="$BUILD_DIR" bash bench/run_all.sh --quick
 suite roundtrip plain python3 tests/conformance/roundtrip.py "${allow_flag[@]}" \
   --opt "$BUILD_DIR/shardlab-opt"
@@ -239,16 +251,19 @@ suite differential gate python3 tests/differential/run_differential.py \
 # ---- summary -----------------------------------------------------------------
 echo
 echo "== summary"
-printf '%-14s %8s %8s %8s\n' suite passed failed "not run"
+printf '%-14s %8s %8s %10s %9s\n' suite passed failed "not run" seconds
 tp=0; tf=0; tn=0
 for i in "${!SUMMARY_NAMES[@]}"; do
-  read -r p f n <<<"${SUMMARY_ROWS[$i]}"
+  read -r p f n secs <<<"${SUMMARY_ROWS[$i]}"
   label="$n"
   [[ $n -eq 0 ]] || label="$n NOT RUN"
-  printf '%-14s %8d %8d %8s\n' "${SUMMARY_NAMES[$i]}" "$p" "$f" "$label"
+  printf '%-14s %8d %8d %10s %9d\n' "${SUMMARY_NAMES[$i]}" "$p" "$f" "$label" "$secs"
   tp=$((tp + p)); tf=$((tf + f)); tn=$((tn + n))
 done
-printf '%-14s %8d %8d %8s\n' total "$tp" "$tf" "$tn"
+printf '%-14s %8d %8d %10s %9d\n' total "$tp" "$tf" "$tn" "$SECONDS"
+for i in "${!STEP_NAMES[@]}"; do
+  printf '%-14s %39d\n' "${STEP_NAMES[$i]}" "${STEP_SECONDS[$i]}"
+done
 if [[ $tn -gt 0 ]]; then
   echo "NOT RUN: $tn suite(s) or test(s) did not run (allowed by a flag given to this script)"
 fi

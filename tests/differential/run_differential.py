@@ -187,11 +187,27 @@ def first_difference(oracle, mine):
     return "lengths differ"
 
 
+# The oracle's start-up (about 0.1 s: it loads MLIR's shared libraries) is
+# most of its time on a small module, so modules of one flag set go to it
+# together, split as its -split-input-file splits them: each in a context
+# of its own, as when run alone, the outputs joined by the marker (an empty
+# output is a module it refused). A batch it does not answer chunk for
+# chunk (a crash, a timeout, a count that does not match) is halved and run
+# again, down to one module; a module holding the marker itself runs alone.
+SPLIT_MARKER = "// -----"
+BATCH = 32
+
+
 class Tools:
     def __init__(self, oracle, opt, timeout):
         self.oracle, self.opt, self.timeout = oracle, opt, timeout
+        self.oracle_runs = self.batches = self.batches_split = 0
+        self.lock = threading.Lock()
 
     def run(self, tool, flags, text):
+        if tool == self.oracle:
+            with self.lock:
+                self.oracle_runs += 1
         try:
             p = subprocess.run([tool, *flags, "-allow-unregistered-dialect", "-"],
                                input=text.encode("utf-8", "surrogateescape"),
@@ -202,16 +218,71 @@ class Tools:
         return (p.returncode, p.stdout.decode("utf-8", "replace"),
                 p.stderr.decode("utf-8", "replace"))
 
-    def compare(self, flags, text):
-        """(class or None when the oracle refuses, detail)."""
-        status, oracle, err = self.run(self.oracle, flags, text)
-        if status != 0:
-            return None, (err.strip().split("\n") or [""])[0][:200]
+    def oracle_outputs(self, flags, texts):
+        """The oracle's printed module for each text, None where it refused;
+        None for the whole batch when it did not answer chunk for chunk."""
+        joined = ("\n%s\n" % SPLIT_MARKER).join(texts)
+        status, out, _ = self.run(self.oracle, [*flags, "-split-input-file",
+                                                "-output-split-marker=" + SPLIT_MARKER], joined)
+        if status is None or status < 0:
+            return None
+        parts = re.split(r"(?m)^%s\n" % re.escape(SPLIT_MARKER), out)
+        printed = [bool(p.strip()) for p in parts]
+        if len(parts) != len(texts) or (status == 0) != all(printed):
+            return None
+        return [p if p.strip() else None for p in parts]
+
+    def compare_with(self, flags, text, oracle):
+        """(class, detail) of shardlab's output against the oracle's."""
         status, mine, err = self.run(self.opt, flags, text)
         if status != 0:
             return "shardlab fails", (err.strip().split("\n") or [""])[0][:300]
         kind = classify(oracle, mine)
         return kind, "" if kind == "identical" else first_difference(oracle, mine)
+
+    def compare(self, flags, text):
+        """(class or None when the oracle refuses, detail)."""
+        status, oracle, err = self.run(self.oracle, flags, text)
+        if status != 0:
+            return None, (err.strip().split("\n") or [""])[0][:200]
+        return self.compare_with(flags, text, oracle)
+
+    def compare_batch(self, flags, texts, first=True):
+        """compare() of each text, the oracle run once for all of them; a
+        batch it does not answer (a module that crashes it) is halved until
+        the module is alone."""
+        if len(texts) == 1:
+            return [self.compare(flags, texts[0])]
+        outputs = self.oracle_outputs(flags, texts)
+        with self.lock:
+            self.batches += first
+            self.batches_split += first and outputs is None
+        if outputs is None:
+            half = len(texts) // 2
+            return (self.compare_batch(flags, texts[:half], False) +
+                    self.compare_batch(flags, texts[half:], False))
+        return [(None, "refused (its error is printed when the module is run alone)")
+                if oracle is None else self.compare_with(flags, text, oracle)
+                for text, oracle in zip(texts, outputs)]
+
+
+def batches(jobs):
+    """The jobs in groups of one flag set, BATCH at most, a text holding the
+    split marker alone."""
+    groups = collections.OrderedDict()
+    for job in jobs:
+        _, flags, text = job
+        if SPLIT_MARKER in text:
+            yield [job]
+            continue
+        group = groups.setdefault(tuple(flags), [])
+        group.append(job)
+        if len(group) == BATCH:
+            yield group
+            groups[tuple(flags)] = []
+    for group in groups.values():
+        if group:
+            yield group
 
 
 def oracle_status(path):
@@ -287,10 +358,12 @@ def main(argv=None):
     progress = Progress(len(jobs), args.quiet)
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(tools.compare, flags, text): entry for entry, flags, text in jobs}
+        futures = {pool.submit(tools.compare_batch, batch[0][1], [text for _, _, text in batch]):
+                   [entry for entry, _, _ in batch] for batch in batches(jobs)}
         for fut in concurrent.futures.as_completed(futures):
-            results[futures[fut]] = fut.result()
-            progress.step()
+            for entry, result in zip(futures[fut], fut.result()):
+                results[entry] = result
+                progress.step()
 
     table = collections.OrderedDict()
     for entry in sorted(results):
@@ -313,6 +386,9 @@ def main(argv=None):
         compared, total["identical"], compared - total["identical"],
         ", ".join("%s %d" % (c, total[c]) for c in CLASSES[1:]), total["oracle refuses"]))
 
+    print("the oracle ran %d times for %d modules (%d batches of up to %d; %d of them, "
+          "holding a module that crashes it, halved until that module ran alone)" % (
+              tools.oracle_runs, len(jobs), tools.batches, BATCH, tools.batches_split))
     differing = sorted(e for e, (k, _) in results.items() if k and k != "identical")
     if args.verbose:
         for e in differing:
