@@ -43,8 +43,12 @@ case "$BUILD_DIR" in
   /*) BUILD="$BUILD_DIR" ;;
   *) BUILD="$ROOT/$BUILD_DIR" ;;
 esac
+# shellcheck source=scripts/ccache-args.sh
+source "$ROOT/scripts/ccache-args.sh"
+ccache_args "$ROOT"
 if [[ ! -f "$BUILD/build.ninja" ]]; then
-  emcmake cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  echo "build-wasm: configuring in ${BUILD#"$ROOT"/}$CCACHE_NOTE"
+  emcmake cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release "${CCACHE_ARGS[@]}" \
     -DSHARDLAB_BUILD_TESTS=OFF -DSHARDLAB_BUILD_BENCH=OFF \
     -Dnlohmann_json_DIR="$ROOT/wasm/cmake" \
     -DCMAKE_CROSSCOMPILING_EMULATOR=""

@@ -58,9 +58,13 @@ if [[ -f "$BUILD_DIR/CMakeCache.txt" ]]; then
   GENERATOR=()
 fi
 
-echo "build: configuring ($BUILD_TYPE) in ${BUILD_DIR#"$ROOT"/}"
+# shellcheck source=scripts/ccache-args.sh
+source "$ROOT/scripts/ccache-args.sh"
+ccache_args "$ROOT"
+
+echo "build: configuring ($BUILD_TYPE) in ${BUILD_DIR#"$ROOT"/}$CCACHE_NOTE"
 cmake -S "$ROOT" -B "$BUILD_DIR" "${GENERATOR[@]}" \
-  -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${CMAKE_ARGS[@]}" >/dev/null
+  -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${CCACHE_ARGS[@]}" "${CMAKE_ARGS[@]}" >/dev/null
 echo "build: compiling with $JOBS job(s)"
 cmake --build "$BUILD_DIR" --parallel "$JOBS"
 echo "build: done (${BUILD_DIR#"$ROOT"/})"

@@ -31,6 +31,7 @@ PACKAGES=(
   g++
   cmake
   ninja-build
+  ccache              # compiles kept across checkouts (scripts/build.sh)
   doctest-dev
   nlohmann-json3-dev
   robin-map-dev       # tsl::robin_map, header-only hash tables
