@@ -186,28 +186,44 @@ schedule::CollectiveKind kindOfLimitFlag(const std::string &flag) {
   return schedule::CollectiveKind::None;
 }
 
-// `A` or `A,B`: one or two factors, each from `least` to 100; `second` is
-// left as it was when there is no comma.
-bool parseFactors(const std::string &text, double least, double &first,
-                  double &second) {
-  const auto factor = [least](const std::string &t, double &v) {
+// `A` or `A,B`: one or two factors, each from `least` to 100.
+struct Factors {
+  double first = 1;
+  std::optional<double> second; ///< absent when there is no comma
+};
+std::optional<Factors> parseFactors(const std::string &text, double least) {
+  const auto factor = [least](const std::string &t) -> std::optional<double> {
     char *end = nullptr;
-    v = std::strtod(t.c_str(), &end);
-    return !t.empty() && end && *end == '\0' && v >= least && v <= 100;
+    const double v = std::strtod(t.c_str(), &end);
+    if (t.empty() || !end || *end != '\0' || !(v >= least && v <= 100))
+      return std::nullopt;
+    return v;
   };
   const size_t comma = text.find(',');
-  return factor(text.substr(0, comma), first) &&
-         (comma == std::string::npos || factor(text.substr(comma + 1), second));
+  Factors f;
+  const std::optional<double> first = factor(text.substr(0, comma));
+  if (!first)
+    return std::nullopt;
+  f.first = *first;
+  if (comma != std::string::npos) {
+    f.second = factor(text.substr(comma + 1));
+    if (!f.second)
+      return std::nullopt;
+  }
+  return f;
 }
 
 // `C` or `C,M`: a kernel beside a transfer takes C times its time, the
 // transfer beside a kernel M times (1 when left out); each from 1 to 100.
 bool parseOverlapSlowdown(const std::string &text,
                           std::optional<schedule::OverlapSlowdown> &out) {
+  const std::optional<Factors> f = parseFactors(text, 1);
+  if (!f)
+    return false;
   schedule::OverlapSlowdown s;
   s.source = "--overlap-slowdown " + text;
-  if (!parseFactors(text, 1, s.compute, s.comm))
-    return false;
+  s.compute = f->first;
+  s.comm = f->second.value_or(1);
   out = s;
   return true;
 }
@@ -216,13 +232,13 @@ bool parseOverlapSlowdown(const std::string &text,
 // GEMMs, its backward B times (F when left out); each from 0.1 to 100.
 bool parseAttentionSlowdown(const std::string &text,
                             std::optional<cost::FusedAttentionEntry> &out) {
+  const std::optional<Factors> f = parseFactors(text, 0.1);
+  if (!f)
+    return false;
   cost::FusedAttentionEntry a;
   a.source = "--attention-slowdown " + text;
-  a.backward_slowdown = 0;
-  if (!parseFactors(text, 0.1, a.forward_slowdown, a.backward_slowdown))
-    return false;
-  if (a.backward_slowdown == 0)
-    a.backward_slowdown = a.forward_slowdown;
+  a.forward_slowdown = f->first;
+  a.backward_slowdown = f->second.value_or(f->first);
   out = a;
   return true;
 }
