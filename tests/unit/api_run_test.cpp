@@ -90,6 +90,43 @@ TEST_CASE("run splits the input like -split-input-file") {
   CHECK(out.substr(0, sep) == out.substr(sep + 9));
 }
 
+TEST_CASE("the input splits at every marker, mid-line too, as MLIR's does") {
+  const std::string a = "module {\n}\n", b = "module attributes {a.b} {\n}\n";
+  // After code on its line: two chunks, the outputs joined by the marker.
+  json mid = reply(
+      api::runJson("module {\n} // -----\n" + b, R"(["-split-input-file"])"));
+  CHECK(mid["ok"] == true);
+  CHECK(mid["output"] == a + "\n// -----\n" + b + "\n");
+  // What follows the marker on its line starts the next chunk, and its
+  // positions are the file's: the sixth dash is line 3, column 9.
+  json dash = reply(api::runJson(a + "// ------\n" + b,
+                                 R"(["-split-input-file", "in.mlir"])"));
+  CHECK(dash["ok"] == false);
+  REQUIRE_FALSE(dash["diagnostics"].empty());
+  CHECK(dash["diagnostics"][0]["line"] == 3);
+  CHECK(dash["diagnostics"][0]["column"] == 9);
+  CHECK(dash["stderr"].get<std::string>().rfind("in.mlir:3:9:", 0) == 0);
+  // The first chunk still printed; the failed one printed nothing.
+  CHECK(dash["output"] == a + "\n// -----\n");
+}
+
+TEST_CASE("markers of one's own, in and out") {
+  const std::string a = "module {\n}\n", b = "module attributes {a.b} {\n}\n";
+  json own = reply(api::runJson(
+      a + "#SPLIT\n" + b + "// -----\n",
+      R"(["-split-input-file=#SPLIT", "-output-split-marker=== x =="])"));
+  CHECK(own["ok"] == true);
+  // `// -----` is a comment under another marker.
+  CHECK(own["output"] == a + "\n== x ==\n" + b + "\n");
+  json empty =
+      reply(api::runJson(a + "// -----\n" + b,
+                         R"(["-split-input-file", "-output-split-marker="])"));
+  CHECK(empty["output"] == a + "\n\n" + b + "\n");
+  // Without -split-input-file the output marker joins nothing.
+  json whole = reply(api::runJson(a, R"(["-output-split-marker=XX"])"));
+  CHECK(whole["output"] == a + "\n");
+}
+
 TEST_CASE("diagnostics of a later chunk keep the whole file's line numbers") {
   std::string bad = "func.func @f() {\n  return %x\n}\n";
   std::string text = std::string(kModule) + "// -----\n" + bad;

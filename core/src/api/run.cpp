@@ -22,6 +22,10 @@ Status applyFlag(const std::string &arg, RunRequest &request) {
   }
   if (flag == "split-input-file") {
     request.split_input = true;
+    if (!value.empty())
+      request.split_marker = value;
+  } else if (flag == "output-split-marker") {
+    request.output_split_marker = value;
   } else if (flag == "verify-diagnostics") {
     request.verify_diagnostics = true;
   } else if (flag == "mlir-print-op-generic") {
@@ -47,40 +51,45 @@ Status applyFlag(const std::string &arg, RunRequest &request) {
   return success();
 }
 
-/// A chunk of the input and the line it starts at (0-based).
+/// A chunk of the input and where it starts in the file (0-based line, and
+/// the columns before it on that line).
 struct Chunk {
   std::string_view text;
-  uint32_t first_line;
+  uint32_t first_line = 0;
+  uint32_t first_column = 0;
 };
 
-/// True when `line` is a `// -----` separator (leading blanks allowed).
-bool isSeparator(std::string_view line) {
-  size_t first = line.find_first_not_of(" \t");
-  return first != std::string_view::npos &&
-         line.substr(first).rfind("// -----", 0) == 0;
-}
-
-std::vector<Chunk> splitInput(std::string_view text, bool split) {
-  if (!split)
-    return {{text, 0}};
+/// The chunks between the occurrences of `marker`, split as MLIR's
+/// splitAndProcessBuffer splits: at every occurrence, wherever it stands on
+/// its line; what follows it on the line starts the next chunk.
+/// Worked example, marker `// -----`:
+///   "A\n// -----\nB" -> "A\n" (line 0), "\nB" (line 1, column 8)
+///   "A // ------\nB"  -> "A " (line 0), "-\nB" (line 0, column 10)
+std::vector<Chunk> splitInput(std::string_view text, bool split,
+                              std::string_view marker) {
+  if (!split || marker.empty())
+    return {{text, 0, 0}};
   std::vector<Chunk> chunks;
-  size_t start = 0, pos = 0;
-  uint32_t line = 0, chunk_line = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos)
-      end = text.size();
-    if (isSeparator(text.substr(pos, end - pos))) {
-      chunks.push_back({text.substr(start, pos - start), chunk_line});
-      start = end + 1;
-      chunk_line = line + 1;
+  size_t start = 0;
+  uint32_t line = 0, column = 0;
+  for (;;) {
+    const size_t found = text.find(marker, start);
+    const size_t end = found == std::string_view::npos ? text.size() : found;
+    chunks.push_back({text.substr(start, end - start), line, column});
+    if (found == std::string_view::npos)
+      return chunks;
+    // Where the next chunk starts: past the marker.
+    const size_t next = found + marker.size();
+    for (size_t i = start; i < next; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 0;
+      } else {
+        ++column;
+      }
     }
-    pos = end + 1;
-    ++line;
+    start = next;
   }
-  if (start <= text.size())
-    chunks.push_back({text.substr(start), chunk_line});
-  return chunks;
 }
 
 /// Parses, verifies and transforms one chunk; appends its printed form.
@@ -90,6 +99,7 @@ bool processChunk(const Chunk &chunk, const RunRequest &request,
                   std::string &out) {
   LoadOptions load;
   load.line_offset = chunk.first_line;
+  load.column_offset = chunk.first_column;
   std::unique_ptr<Module> module = loadModule(chunk.text, diags, load).module;
   if (!module)
     return false;
@@ -150,7 +160,7 @@ Result<RunRequest> parseRunFlags(const std::vector<std::string> &flags) {
 RunResult runPipeline(std::string_view text, const RunRequest &request) {
   RunResult result;
   result.ok = true;
-  auto chunks = splitInput(text, request.split_input);
+  auto chunks = splitInput(text, request.split_input, request.split_marker);
   // What MLIR warns about once per process is warned about once per run.
   auto once = std::make_shared<OnceKeys>();
   PassTiming timing;
@@ -165,8 +175,8 @@ RunResult runPipeline(std::string_view text, const RunRequest &request) {
     result.ok &= request.verify_diagnostics ? report_ok : chunk_ok;
     for (const Diagnostic &diag : diags.diagnostics())
       result.diagnostics.push_back(diag);
-    if (i)
-      result.output += "// -----\n";
+    if (i) // MLIR joins the chunks' outputs with the marker and a newline
+      result.output += request.output_split_marker + "\n";
     if (i == 0) // moved: a module's text can be tens of megabytes
       result.output = std::move(chunk_out);
     else

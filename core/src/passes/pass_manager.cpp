@@ -204,6 +204,7 @@ LoadedModule loadModule(std::string_view text, DiagnosticEngine &diags,
   LoadedModule loaded;
   ParseOptions parse_options;
   parse_options.line_offset = options.line_offset;
+  parse_options.column_offset = options.column_offset;
   std::unique_ptr<Module> module = parseModule(text, diags, parse_options);
   if (!module || diags.hasErrors()) {
     loaded.failed_stage = "parse";

@@ -165,6 +165,8 @@ Location Parser::locationAt(size_t pos) {
     ++loc_cache_line_;
   loc_cache_pos_ = pos;
   size_t col = pos - line_starts_[loc_cache_line_] + 1;
+  if (loc_cache_line_ == 0)
+    col += options_.column_offset;
   return {static_cast<uint32_t>(loc_cache_line_ + 1 + options_.line_offset),
           static_cast<uint32_t>(col)};
 }

@@ -31,12 +31,14 @@ inline constexpr int kApiVersion = 1;
 
 /// shardlab-opt's arguments, parsed.
 struct RunRequest {
-  PassPipeline pipeline;           ///< the pass flags, in order
-  bool split_input = false;        ///< -split-input-file
-  bool verify_diagnostics = false; ///< -verify-diagnostics
-  bool generic = false;            ///< -mlir-print-op-generic
-  bool debuginfo = false;          ///< -mlir-print-debuginfo
-  bool timing = false;             ///< -mlir-timing (report on stderr)
+  PassPipeline pipeline;                        ///< the pass flags, in order
+  bool split_input = false;                     ///< -split-input-file[=MARKER]
+  std::string split_marker = "// -----";        ///< where the input splits
+  std::string output_split_marker = "// -----"; ///< -output-split-marker
+  bool verify_diagnostics = false;              ///< -verify-diagnostics
+  bool generic = false;                         ///< -mlir-print-op-generic
+  bool debuginfo = false;                       ///< -mlir-print-debuginfo
+  bool timing = false; ///< -mlir-timing (report on stderr)
   /// -verify-each: EveryPass; -verify-each=false: None.
   Module::VerifyPasses verify_passes = Module::VerifyPasses::Steps;
   std::string file = "<stdin>"; ///< name used in formatted diagnostics

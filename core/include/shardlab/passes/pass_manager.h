@@ -101,7 +101,8 @@ struct LoadedModule {
 };
 
 struct LoadOptions {
-  uint32_t line_offset = 0; ///< first line of the text in its file (0-based)
+  uint32_t line_offset = 0;   ///< first line of the text in its file (0-based)
+  uint32_t column_offset = 0; ///< columns before the text on its first line
   /// Convert MHLO and import GSPMD shardings (see importGspmdForm) after
   /// verifying; shardlab-opt leaves modules as written.
   bool import_gspmd = false;

@@ -17,6 +17,9 @@ namespace shardlab {
 struct ParseOptions {
   /// Added to every line number (for chunks of a split input file).
   uint32_t line_offset = 0;
+  /// Added to the column numbers of the text's first line: a chunk of a
+  /// split input file can start after a marker, mid-line.
+  uint32_t column_offset = 0;
   /// Deepest nesting of regions and brackets accepted before a diagnostic.
   uint32_t max_nesting = 256;
 };
