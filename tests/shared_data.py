@@ -65,6 +65,30 @@ def default_path(*parts):
     return os.path.join(shared_root(), *parts)
 
 
+def sdy_opt_status(path):
+    """None when Shardy's sdy_opt at `path` runs here, else why not (the
+    oracle of the differential and value checks; its runtime is Debian's
+    libmlir-22)."""
+    if not os.path.exists(path):
+        return "%s is missing (the shared data's tools/shardy)" % path
+    try:
+        p = subprocess.run([path, "--version"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=60)
+    except OSError as e:
+        return "sdy_opt does not run: %s" % e
+    if p.returncode != 0:
+        return "sdy_opt does not run (%s); install its runtime: apt-get install libmlir-22" % (
+            p.stderr.decode(errors="replace").strip().split("\n")[0][:160])
+    return None
+
+
+def sdy_opt():
+    """(the shared data's sdy_opt, None) when it runs here, else (None, why)."""
+    path = default_path("tools", "shardy", "sdy_opt")
+    why = sdy_opt_status(path)
+    return (None, why) if why else (path, None)
+
+
 def missing_allowed():
     """True when a person asked to go on without the data (never under CI)."""
     if os.environ.get("CI", "").lower() in ("true", "1", "yes"):

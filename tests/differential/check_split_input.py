@@ -55,19 +55,6 @@ CASES = [
 POSITION = re.compile(r"^(?:[^:\n]*):(\d+):(\d+): error", re.M)
 
 
-def oracle():
-    path = shared_data.default_path("tools", "shardy", "sdy_opt")
-    if not os.path.exists(path):
-        return None, "%s is missing" % path
-    try:
-        p = subprocess.run([path, "--version"], capture_output=True, timeout=60)
-    except OSError as e:
-        return None, "sdy_opt does not run (%s)" % e
-    if p.returncode != 0:
-        return None, "sdy_opt does not run; install libmlir-22"
-    return path, None
-
-
 def run(tool, flags, path):
     p = subprocess.run([tool, *flags, "-allow-unregistered-dialect", path],
                        capture_output=True, text=True, timeout=30)
@@ -79,7 +66,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--opt", required=True)
     args = ap.parse_args()
-    sdy_opt, why = oracle()
+    sdy_opt, why = shared_data.sdy_opt()
     if not sdy_opt:
         print("NOT RUN: the comparison with sdy_opt: %s" % why)
         return 77

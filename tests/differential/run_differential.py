@@ -285,21 +285,6 @@ def batches(jobs):
             yield group
 
 
-def oracle_status(path):
-    """None when sdy_opt runs here, else why not."""
-    if not os.path.exists(path):
-        return "%s is missing (the shared data's tools/shardy)" % path
-    try:
-        p = subprocess.run([path, "--version"], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, timeout=60)
-    except OSError as e:
-        return "sdy_opt does not run: %s" % e
-    if p.returncode != 0:
-        return "sdy_opt does not run (%s); install its runtime: apt-get install libmlir-22" % (
-            p.stderr.decode(errors="replace").strip().split("\n")[0][:160])
-    return None
-
-
 class Progress:
     def __init__(self, total, quiet):
         self.total, self.done, self.quiet = total, 0, quiet
@@ -337,7 +322,7 @@ def main(argv=None):
 
     shared = shared_data.shared_root()
     oracle = args.oracle or os.path.join(shared, "tools", "shardy", "sdy_opt")
-    why = oracle_status(oracle)
+    why = shared_data.sdy_opt_status(oracle)
     if why:
         print("NOT RUN: the differential against Shardy: %s" % why)
         return 77 if args.exit_77_when_not_run else 0

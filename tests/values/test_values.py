@@ -69,21 +69,6 @@ def reader_self_test():
         check(True, "a value out of its type's range is refused")
 
 
-def oracle():
-    """(sdy_opt path, None) when it runs here, else (None, reason)."""
-    path = shared_data.default_path("tools", "shardy", "sdy_opt")
-    if not os.path.exists(path):
-        return None, "%s is missing" % path
-    try:
-        p = subprocess.run([path, "--version"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    except OSError as e:
-        return None, "sdy_opt does not run (%s)" % e
-    if p.returncode != 0:
-        return None, "sdy_opt does not run (%s); install libmlir-22" % (
-            p.stderr.decode(errors="replace").strip()[:120])
-    return path, None
-
-
 def run(argv, env=None):
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        env=dict(os.environ, **(env or {})))
@@ -102,7 +87,7 @@ def main():
     status, out = run(prop + ["--opt", args.opt])
     print(out.strip().split("\n")[-2] if out.strip() else "")
     check(status == 0, "every literal survives shardlab-opt")
-    sdy_opt, why = oracle()
+    sdy_opt, why = shared_data.sdy_opt()
     if sdy_opt:
         status, out = run(prop + ["--opt", args.opt, "--oracle", sdy_opt, "--rounds", "1"])
         lines = out.strip().split("\n")
