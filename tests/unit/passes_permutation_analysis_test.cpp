@@ -155,10 +155,15 @@ TEST_CASE("Merged dimensions stay local only when each device's output "
 
 namespace {
 
-std::string resolvedWithHalo(const std::string &pad_value) {
+/// The pad below through -sdy-resolve-permutation-factors with `options`,
+/// its padding value `pad_value` made by `constant_op`.
+std::string
+resolvedWithHalo(const std::string &pad_value,
+                 const std::string &options = "enable-halo-exchange=true",
+                 const std::string &constant_op = "stablehlo.constant") {
   const std::string text = R"(sdy.mesh @mesh = <["a"=2]>
 func.func @main(%arg0: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> tensor<7x8xf32> {
-  %c = stablehlo.constant dense<)" +
+  %c = )" + constant_op + R"( dense<)" +
                            pad_value +
                            R"(> : tensor<f32>
   %0 = stablehlo.pad %arg0, %c, low = [-1, 0], high = [4, 0], interior = [0, 0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"a"}, {}]>]>} : (tensor<4x8xf32>, tensor<f32>) -> tensor<7x8xf32>
@@ -168,9 +173,8 @@ func.func @main(%arg0: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a
   LoadedModule loaded = loadModule(text, diags);
   REQUIRE(loaded.module);
   PassPipeline pipeline;
-  REQUIRE(appendPass(pipeline, "sdy-resolve-permutation-factors",
-                     "enable-halo-exchange=true")
-              .ok());
+  REQUIRE(
+      appendPass(pipeline, "sdy-resolve-permutation-factors", options).ok());
   REQUIRE(runPassPipeline(*loaded.module, pipeline, diags));
   return printModule(*loaded.module);
 }
@@ -187,4 +191,20 @@ TEST_CASE("Halo exchange pads only with a zero padding value") {
   const std::string one = resolvedWithHalo("1.000000e+00");
   CHECK(one.find("sdy.manual_computation") == std::string::npos);
   CHECK(one.find("sdy.reshard") != std::string::npos);
+}
+
+TEST_CASE("Halo exchange is the default, as Shardy's, and reads either "
+          "constant") {
+  // sdy_opt exchanges halos unless told enable-halo-exchange=false;
+  // propagation's import spells the padding value sdy.constant, which is
+  // as much a zero as stablehlo.constant.
+  const auto exchanges = [](const std::string &text) {
+    return text.find("collective_permute") != std::string::npos;
+  };
+  CHECK(exchanges(resolvedWithHalo("0.000000e+00", "")));
+  CHECK(exchanges(resolvedWithHalo("0.000000e+00", "", "sdy.constant")));
+  const std::string replicated =
+      resolvedWithHalo("0.000000e+00", "enable-halo-exchange=false");
+  CHECK_FALSE(exchanges(replicated));
+  CHECK(replicated.find("sdy.reshard") != std::string::npos);
 }

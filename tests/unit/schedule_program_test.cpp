@@ -96,9 +96,10 @@ TEST_CASE("Per-device program: local shapes, groups, comm types, costs") {
 
 TEST_CASE("A sharded pad that moves rows between devices is communication") {
   // Rows shift up by one along the sharded dimension: device 0's last row
-  // is device 1's first. The per-device program replicates the dimension
-  // around the pad (an all-gather), as -sdy-resolve-permutation-factors
-  // does; without it each device would pad its own rows only.
+  // is device 1's first. The per-device program fetches the neighbour's
+  // shard (a collective permute, -sdy-resolve-permutation-factors' halo
+  // exchange, Shardy's default, exact for a zero pad value); without it
+  // each device would pad its own rows only.
   auto module = parse(R"(
 sdy.mesh @mesh = <["a"=2]>
 func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) {
@@ -111,8 +112,8 @@ func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"
   Result<Program> program = buildProgram(*module, realOptions(8), diags);
   REQUIRE_MESSAGE(program.ok(), errorOf(program));
   REQUIRE(program->collectives.size() == 1);
-  CHECK((program->collectives[0].kind == CollectiveKind::AllGather));
-  CHECK(program->collectives[0].bytes == 8 * 16 * 4);
+  CHECK((program->collectives[0].kind == CollectiveKind::CollectivePermute));
+  CHECK(program->collectives[0].bytes == 4 * 16 * 4);
 }
 
 TEST_CASE("Approximate estimator: XLA's 1 / 1000 / 5000") {

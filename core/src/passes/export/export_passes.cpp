@@ -182,14 +182,17 @@ void addPartitionerPasses(std::vector<PassInfo> &passes,
        stage,
        "Make ops that move data between shards run shard by shard",
        "A sharded dimension along which a pad, slice, reverse, reshape, "
-       "window or concatenate moves rows between devices is replicated "
-       "around the op (resharded before, and back after). With halo "
-       "exchange, pads and slices reaching at most two devices away, "
-       "reshapes splitting one dimension and reverses instead run in a "
-       "manual computation where each device receives the rows it lacks "
-       "from its neighbours with collective permutes.",
-       {{"enable-halo-exchange", OptionType::Bool, "false",
-         "Exchange halos with neighbours instead of replicating"},
+       "window or concatenate moves rows between devices runs shard by "
+       "shard: pads and slices reaching at most two devices away, "
+       "reshapes splitting one dimension and reverses in a manual "
+       "computation where each device receives the rows it lacks from "
+       "its neighbours with collective permutes (halo exchange, Shardy's "
+       "default); the others, and all of them with "
+       "enable-halo-exchange=false, replicated around the op (resharded "
+       "before, and back after).",
+       {{"enable-halo-exchange", OptionType::Bool, "true",
+         "Exchange halos with neighbours instead of replicating (false: "
+         "replicate every moved dimension)"},
         {"replica-count", OptionType::Int, "1", "Number of replicas"},
         {"partition-count", OptionType::Int, "0",
          "Number of partitions (0: the mesh's device count); with one "

@@ -4,7 +4,7 @@
 // or select_and_scatter, a concatenated dimension) cannot run shard by
 // shard. This pass makes it so, one of two ways:
 //
-// - replication (the default): the operands are resharded with those
+// - replication: the operands are resharded with those
 //   dimensions replicated, the op runs on whole dimensions, and its result
 //   is resharded back; the reshards later become all-gathers and slices.
 //
@@ -15,11 +15,12 @@
 //     %p = stablehlo.pad %r, %c, ... {sdy.sharding = <[<@mesh, [{}, {"b"}]>]>}
 //     %0 = sdy.reshard %p <@mesh, [{"a"}, {"b"}]>
 //
-// - halo exchange (`enable-halo-exchange=true`): for pads and slices that
-//   need rows from at most two devices away on either side, for reshapes
-//   that split one dimension, and for reverses, a manual computation where
-//   each device receives just the rows it is missing with collective
-//   permutes (halo_exchange.cpp).
+// - halo exchange (the default, as Shardy's; `enable-halo-exchange=false`
+//   replicates instead): for pads and slices that need rows from at most
+//   two devices away on either side, for reshapes that split one
+//   dimension, and for reverses, a manual computation where each device
+//   receives just the rows it is missing with collective permutes
+//   (halo_exchange.cpp). Other ops are replicated either way.
 //
 // Dimensions whose shards already hold what their devices compute (a pad
 // that only adds rows where a device ends, a slice that keeps every
@@ -99,9 +100,11 @@ bool isPassthroughWindow(const Operation &op, size_t rank, int64_t window_size,
   return true;
 }
 
+// Either spelling of a constant: propagation's import makes
+// stablehlo.constant an sdy.constant, and export leaves it so.
 bool isZeroConstant(const Value *value) {
   const Operation *def = value->defining_op;
-  if (!def || !def->is("stablehlo.constant"))
+  if (!def || !(def->is("stablehlo.constant") || def->is("sdy.constant")))
     return false;
   const Attr *attr = def->attrs.get("value");
   if (!attr || attr->kind != AttrKind::DenseElements)
