@@ -172,6 +172,8 @@ bool GlobalToLocal::convertOp(Operation &op) {
   if (name == "stablehlo.concatenate" && !checkConcatenate(op))
     return false;
   localizeResults(op);
+  if (name == "func.call")
+    keepOnlyCallee(op);
   // A dimension split over devices is sliced whole (a dynamic_slice's
   // sliced dimensions are replicated): its size is the local result's.
   if (name == "stablehlo.dynamic_slice" && op.result(0)->type->isRankedTensor())

@@ -91,6 +91,10 @@ public:
   /// Erases the `sdy.sharding` of a one-result op rewritten in place,
   /// keeping it for globalSharding.
   void dropSharding(Operation &op);
+  /// A func.call keeps only its callee, as Shardy's pass rebuilds calls
+  /// (MLIR's call signature conversion): its sharding (kept for
+  /// globalSharding), other attributes and properties go.
+  void keepOnlyCallee(Operation &call);
   /// The global (unpadded) type `value` had before it became local; its
   /// type when it was not rewritten.
   Type globalType(Value *value) const;

@@ -94,6 +94,16 @@ void GlobalToLocal::dropSharding(Operation &op) {
   op.attrs.erase("sdy.sharding");
 }
 
+void GlobalToLocal::keepOnlyCallee(Operation &call) {
+  for (size_t i = 0; i < call.numResults(); ++i)
+    if (const TensorSharding *had = getSharding(call.result(i)))
+      replaced_shardings_[call.result(i)] = *had;
+  const Attr *callee = call.attrs.get("callee");
+  call.attrs.clear();
+  if (callee)
+    call.attrs.set("callee", callee);
+}
+
 const TensorSharding *GlobalToLocal::globalSharding(Value *value) const {
   if (const TensorSharding *own = getSharding(value))
     return own;

@@ -160,7 +160,9 @@ bool GlobalToLocal::sliceStartsByDevice(Operation &op,
 
 bool GlobalToLocal::convertSlice(Operation &op) {
   const TensorSharding *sharding = getSharding(op.result(0));
-  if (!sharding) {
+  // Unsharded or replicated: left as it is, sharding and all (as Shardy's
+  // pass leaves a replicated op it has nothing to do on).
+  if (!sharding || isFullyReplicated(*sharding)) {
     localizeResults(op);
     return true;
   }
@@ -225,7 +227,7 @@ LocalPadDim localPadDim(int64_t low, int64_t high, int64_t interior, int64_t in,
 
 bool GlobalToLocal::convertPad(Operation &op) {
   const TensorSharding *sharding = getSharding(op.result(0));
-  if (!sharding) {
+  if (!sharding || isFullyReplicated(*sharding)) { // as convertSlice
     localizeResults(op);
     return true;
   }
