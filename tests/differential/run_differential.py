@@ -10,7 +10,7 @@ Sets of modules (--set, repeatable; default all):
           (tests/differential/sharded_variants.py; --seeds N per module)
 
 Flag sets (--flags, repeatable; default: every one for local and shardy,
-propagate and export for shared):
+propagate, export and per-device for shared):
   print        parse and print, no pass
   import       -sdy-import-pipeline
   propagate    -sdy-propagation-pipeline
@@ -18,6 +18,11 @@ propagate and export for shared):
                each propagation pass on its own
   export       -sdy-propagation-pipeline
                -sdy-export-pipeline=enable-insert-explicit-collectives=true
+  per-device   the partition pipeline's steps Shardy has: propagation,
+               export with explicit collectives (meshes kept as symbols),
+               -sdy-resolve-permutation-factors -sdy-reshard-to-collectives
+               -sdy-pad-for-divisibility -sdy-convert-global-to-local: the
+               program one device runs
 
 This Shardy aborts on a module with no function named `main` under the
 propagation passes; such a module is compared with its first function
@@ -69,9 +74,18 @@ FLAG_SETS = {
     "user-priority": ["-sdy-user-priority-propagate"],
     "export": ["-sdy-propagation-pipeline",
                "-sdy-export-pipeline=enable-insert-explicit-collectives=true"],
+    # The partition pipeline's steps that Shardy has (the product's
+    # "partition" pipeline, pass_manager.cpp: meshes kept as symbols, the
+    # reshards that resolving adds made collectives), to the program one
+    # device runs.
+    "per-device": ["-sdy-propagation-pipeline",
+                   "-sdy-export-pipeline=enable-insert-explicit-collectives=true "
+                   "inline-meshes=false",
+                   "-sdy-resolve-permutation-factors", "-sdy-reshard-to-collectives",
+                   "-sdy-pad-for-divisibility", "-sdy-convert-global-to-local"],
 }
 DEFAULT_FLAGS = {"local": list(FLAG_SETS), "shardy": list(FLAG_SETS),
-                 "shared": ["propagate", "export"]}
+                 "shared": ["propagate", "export", "per-device"]}
 CLASSES = ["identical", "printing", "sharding", "ops", "shardlab fails"]
 EXPECTED = os.path.join(HERE, "expected_differences.txt")
 
