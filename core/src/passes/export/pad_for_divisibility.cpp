@@ -24,8 +24,8 @@
 //   padded shape, and are trimmed right after to what their out sharding
 //   needs (an all_gather of a padded dimension gives the padding back);
 // - a slice whose sharded result does not divide reads further into its
-//   operand when it can; a pad pads up to the next multiple (masking
-//   unknown padding that interior padding would move inside);
+//   operand when it can; a pad pads up to the next multiple (masking the
+//   operand's padding where it would land inside: see convertPad);
 // - elementwise ops compute on the padded shape;
 // - dot_general and convolution contract over padded dimensions only when
 //   both sides agree and hold zeros there; their results are trimmed to
