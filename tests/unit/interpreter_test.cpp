@@ -176,6 +176,26 @@ TEST_CASE("Interpreter: an op whose types do not agree is named, not read "
                      "tensor<2x2xf32>");
   CHECK_FALSE(dot.ok);
   CHECK(dot.error.find("do not agree") != std::string::npos);
+  // An update larger than its operand (a per-device program that wrote a
+  // global update into a shard did this) made the clamp's bounds cross.
+  auto update = runText(R"(
+  %a = stablehlo.constant dense<1.000000e+00> : tensor<1x3xf32>
+  %u = stablehlo.constant dense<2.000000e+00> : tensor<3x1xf32>
+  %i = stablehlo.constant dense<0> : tensor<i64>
+  %d = stablehlo.dynamic_update_slice %a, %u, %i, %i : (tensor<1x3xf32>, tensor<3x1xf32>, tensor<i64>, tensor<i64>) -> tensor<1x3xf32>
+  return %d : tensor<1x3xf32>)",
+                        "tensor<1x3xf32>");
+  CHECK_FALSE(update.ok);
+  CHECK(update.error.find("larger than the operand (1) in dimension 0") !=
+        std::string::npos);
+  auto slice = runText(R"(
+  %a = stablehlo.constant dense<1.000000e+00> : tensor<2xf32>
+  %i = stablehlo.constant dense<0> : tensor<i64>
+  %s = stablehlo.dynamic_slice %a, %i, sizes = [3] : (tensor<2xf32>, tensor<i64>) -> tensor<3xf32>
+  return %s : tensor<3xf32>)",
+                       "tensor<3xf32>");
+  CHECK_FALSE(slice.ok);
+  CHECK(slice.error.find("larger than the operand (2)") != std::string::npos);
 }
 
 TEST_CASE("Interpreter: triangular_solve by substitution, each side and "

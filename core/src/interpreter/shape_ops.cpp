@@ -158,6 +158,28 @@ Result<Tensor> pad(const Operation &op, const Operands &in, Type result) {
   return out;
 }
 
+// Whether a window of `sizes` fits in `operand` (the op's type
+// constraints, which a malformed module may break) and one start index per
+// dimension follows at `first`; the error otherwise.
+std::optional<std::string> windowError(const Tensor &operand,
+                                       const std::vector<int64_t> &sizes,
+                                       const Operands &in, size_t first) {
+  if (sizes.size() != size_t(operand.rank()))
+    return std::string("the slice's rank differs from the operand's");
+  if (in.size() != first + sizes.size())
+    return std::string("expected one start index per dimension");
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] > operand.shape()[d])
+      return "the slice (" + std::to_string(sizes[d]) +
+             ") is larger than the operand (" +
+             std::to_string(operand.shape()[d]) + ") in dimension " +
+             std::to_string(d);
+    if (in[first + d]->size() != 1)
+      return std::string("a start index is not a scalar");
+  }
+  return std::nullopt;
+}
+
 // Start indices clamped so the slice stays inside the operand (the spec).
 std::vector<int64_t> clampedStarts(const Tensor &operand,
                                    const std::vector<int64_t> &sizes,
@@ -174,8 +196,8 @@ Result<Tensor> dynamicSlice(const Operation &op, const Operands &in,
                             Type result) {
   const Tensor &x = *in[0];
   Tensor out = Tensor::zeros(result);
-  if (in.size() != size_t(x.rank()) + 1)
-    return opError(op, "expected one start index per dimension");
+  if (auto why = windowError(x, out.shape(), in, 1))
+    return opError(op, *why);
   const std::vector<int64_t> starts = clampedStarts(x, out.shape(), in, 1);
   const std::vector<int64_t> strides = x.strides();
   forEachIndex(out.shape(),
@@ -191,8 +213,8 @@ Result<Tensor> dynamicSlice(const Operation &op, const Operands &in,
 Result<Tensor> dynamicUpdateSlice(const Operation &op, const Operands &in,
                                   Type result) {
   const Tensor &x = *in[0], &update = *in[1];
-  if (in.size() != size_t(x.rank()) + 2)
-    return opError(op, "expected one start index per dimension");
+  if (auto why = windowError(x, update.shape(), in, 2))
+    return opError(op, *why);
   Tensor out = x;
   const std::vector<int64_t> starts = clampedStarts(x, update.shape(), in, 2);
   const std::vector<int64_t> strides = x.strides();
