@@ -163,7 +163,7 @@ TEST_CASE("explicit reshards: rules hold, no reshard survives, verifies, "
   }
 }
 
-TEST_CASE("replicate-custom-call-factors: a custom rule's need_replication "
+TEST_CASE("replicate-need-replication-factors: a rule's need_replication "
           "factors are read whole, and the result sliced back") {
   const std::string op =
       R"(stablehlo.custom_call @attention(%arg0) {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"b"}, {"s"}]>]>, sdy.sharding_rule = #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=16} need_replication={j}CUSTOM>} : (tensor<8x16xf32>) -> tensor<8x16xf32>)";
@@ -178,7 +178,7 @@ func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"
 })";
   };
   auto module = parse(text(", custom"));
-  REQUIRE(runFlag(*module, "sdy-replicate-custom-call-factors"));
+  REQUIRE(runFlag(*module, "sdy-replicate-need-replication-factors"));
   REQUIRE(runFlag(*module, "sdy-reshard-to-collectives"));
   const std::string out = printModule(*module);
   CAPTURE(out);
@@ -195,10 +195,46 @@ func.func @main(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"
   DiagnosticEngine diags;
   CHECK(verifyModule(*module, diags));
 
-  SUBCASE("a rule that is not custom is Shardy's to enforce: untouched") {
+  SUBCASE("a rule that is not custom: the same (Shardy leaves it to XLA)") {
     auto plain = parse(text(""));
+    REQUIRE(runFlag(*plain, "sdy-replicate-need-replication-factors"));
+    CHECK(
+        printModule(*plain).find(R"(sdy.reshard %arg0 <@mesh, [{"b"}, {}]>)") !=
+        std::string::npos);
+  }
+  SUBCASE("a rule whose factors all split: untouched") {
+    std::string no_need = text("");
+    no_need.erase(no_need.find(" need_replication={j}"),
+                  std::string(" need_replication={j}").size());
+    auto plain = parse(no_need);
     const std::string before = printModule(*plain);
-    runFlag(*plain, "sdy-replicate-custom-call-factors");
+    runFlag(*plain, "sdy-replicate-need-replication-factors");
     CHECK(printModule(*plain) == before);
+  }
+}
+
+TEST_CASE("replicate-need-replication-factors: a broadcast's expanded "
+          "dimension is gathered, its one row being on the first shard") {
+  auto module = parse(R"(sdy.mesh @mesh = <["a"=4]>
+func.func @main(%arg0: tensor<1x20xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> tensor<20x20xf32> {
+  %0 = stablehlo.broadcast_in_dim %arg0, dims = [0, 1] : (tensor<1x20xf32>) -> tensor<20x20xf32>
+  return %0 : tensor<20x20xf32>
+})");
+  REQUIRE(runFlag(*module, "sdy-replicate-need-replication-factors"));
+  const std::string out = printModule(*module);
+  CAPTURE(out);
+  CHECK(out.find(R"(%0 = sdy.reshard %arg0 <@mesh, [{}, {}]>)") !=
+        std::string::npos);
+  CHECK(out.find("stablehlo.broadcast_in_dim %0") != std::string::npos);
+
+  SUBCASE("a dimension that keeps its size is split as it is") {
+    auto kept = parse(R"(sdy.mesh @mesh = <["a"=4]>
+func.func @main(%arg0: tensor<20x1xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> tensor<20x20xf32> {
+  %0 = stablehlo.broadcast_in_dim %arg0, dims = [0, 1] : (tensor<20x1xf32>) -> tensor<20x20xf32>
+  return %0 : tensor<20x20xf32>
+})");
+    const std::string before = printModule(*kept);
+    runFlag(*kept, "sdy-replicate-need-replication-factors");
+    CHECK(printModule(*kept) == before);
   }
 }

@@ -385,3 +385,150 @@ func.func @main() -> tensor<2xi32> {
       partition_check::checkPartitioned(text, own);
   CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
 }
+
+// The per-device programs the differential's values found wrong (shardlab's
+// partition pipeline on sharded variants of JAX's corpus, 2026-12-01): each
+// module below computed other values on some device before its fix.
+namespace {
+
+partition_check::Outcome partitioned(const std::string &text) {
+  partition_check::Options own;
+  own.keep_program = true;
+  return partition_check::checkPartitioned(text, own);
+}
+
+} // namespace
+
+TEST_CASE("Partition check: an update into a split dimension lands on the "
+          "devices whose rows it covers") {
+  // 16 rows over 4 devices (4 each); 3 rows written at 6 cover rows 6-8,
+  // on the second and third devices; at 15 the start clamps to 13.
+  for (const char *start : {"6", "15", "-2", "3"}) {
+    CAPTURE(start);
+    const std::string text = R"(
+sdy.mesh @mesh = <["a"=4]>
+func.func @main(%x: tensor<16x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}, %u: tensor<3x2xf32>) -> (tensor<16x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) {
+  %i = stablehlo.constant dense<)" +
+                             std::string(start) +
+                             R"(> : tensor<i64>
+  %z = stablehlo.constant dense<0> : tensor<i64>
+  %d = stablehlo.dynamic_update_slice %x, %u, %i, %z : (tensor<16x2xf32>, tensor<3x2xf32>, tensor<i64>, tensor<i64>) -> tensor<16x2xf32>
+  return %d : tensor<16x2xf32>
+})";
+    const partition_check::Outcome out = partitioned(text);
+    CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+    // Written on the device, no gather of the 16 rows.
+    CHECK(out.program.find("all_gather") == std::string::npos);
+  }
+}
+
+TEST_CASE("Partition check: a broadcast of a size-1 dimension split over "
+          "devices reads its one row whole") {
+  // The row is on the first device of "a"; the others hold padding. (A
+  // result split along "a" too would make Shardy reshard the operand; an
+  // argument's split of a size-1 dimension is dropped on import.)
+  const std::string text = R"(
+sdy.mesh @mesh = <["a"=4]>
+func.func @main() -> (tensor<8x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+  %c = call @row() : () -> tensor<1x3xf32>
+  %s = sdy.sharding_constraint %c <@mesh, [{"a"}, {}]> : tensor<1x3xf32>
+  %b = stablehlo.broadcast_in_dim %s, dims = [0, 1] : (tensor<1x3xf32>) -> tensor<8x3xf32>
+  return %b : tensor<8x3xf32>
+}
+func.func private @row() -> tensor<1x3xf32> {
+  %c = stablehlo.constant dense<[[1.0, 2.0, 3.0]]> : tensor<1x3xf32>
+  return %c : tensor<1x3xf32>
+})";
+  const partition_check::Outcome out = partitioned(text);
+  CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+}
+
+TEST_CASE("Partition check: a multiplying scatter's partial products are "
+          "multiplied, through the padding of a split dimension") {
+  // One element split 2 ways (padded), the updates split 2 other ways: the
+  // all-reduce after the scatter multiplies, though a pad stands between.
+  const std::string text = R"(
+sdy.mesh @mesh = <["a"=4]>
+func.func @main() -> (tensor<1xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) {
+  %x = stablehlo.constant dense<3.0> : tensor<1xf32>
+  %xs = sdy.sharding_constraint %x <@mesh, [{"a":(1)2}]> : tensor<1xf32>
+  %u = stablehlo.constant dense<[5.0, 7.0]> : tensor<2xf32>
+  %us = sdy.sharding_constraint %u <@mesh, [{"a":(2)2}]> : tensor<2xf32>
+  %i = stablehlo.constant dense<0> : tensor<2x1xi64>
+  %r = "stablehlo.scatter"(%xs, %i, %us) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.multiply %a, %b : tensor<f32>
+    stablehlo.return %m : tensor<f32>
+  }) : (tensor<1xf32>, tensor<2x1xi64>, tensor<2xf32>) -> tensor<1xf32>
+  return %r : tensor<1xf32>
+})";
+  const partition_check::Outcome out = partitioned(text);
+  CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+  CHECK(out.program.find("stablehlo.multiply %arg") != std::string::npos);
+}
+
+TEST_CASE("Partition check: a gather that slices a padded split dimension "
+          "whole keeps every device's rows") {
+  // 10 rows over 8 devices (2 each, padded to 16), sliced whole: the rows
+  // stay split, none is masked as if only the first shard had it.
+  const std::string text = R"(
+sdy.mesh @mesh = <["a"=8]>
+func.func @main(%x: tensor<10x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> (tensor<10x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) {
+  %i = stablehlo.constant dense<[[3], [1]]> : tensor<2x1xi64>
+  %g = "stablehlo.gather"(%x, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [0], collapsed_slice_dims = [1], start_index_map = [1], index_vector_dim = 1>, slice_sizes = array<i64: 10, 1>}> : (tensor<10x4xf32>, tensor<2x1xi64>) -> tensor<10x2xf32>
+  return %g : tensor<10x2xf32>
+})";
+  const partition_check::Outcome out = partitioned(text);
+  CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+}
+
+TEST_CASE("Partition check: a grouped convolution over a padded batch keeps "
+          "its kernel's input features") {
+  // 3 feature groups: the kernel has 1 input feature for the input's 3;
+  // padding the batch (2 over 8 devices) must not pad the kernel to 3.
+  const std::string text = R"(
+sdy.mesh @mesh = <["a"=8]>
+func.func @main(%x: tensor<2x3x5x5xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}, {}, {}]>}, %k: tensor<6x1x3x3xf32>) -> (tensor<2x6x3x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}, {}, {}]>}) {
+  %c = stablehlo.convolution(%x, %k) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {} {batch_group_count = 1 : i64, feature_group_count = 3 : i64} : (tensor<2x3x5x5xf32>, tensor<6x1x3x3xf32>) -> tensor<2x6x3x3xf32>
+  return %c : tensor<2x6x3x3xf32>
+})";
+  const partition_check::Outcome out = partitioned(text);
+  CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+  CHECK(out.program.find("6x3x3x3") == std::string::npos);
+}
+
+TEST_CASE("Partition check: a reduce_window of two results gathers the "
+          "windowed dimension of both inputs") {
+  const std::string text = R"(
+sdy.mesh @mesh = <["a"=2]>
+func.func @main(%x: tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}, %y: tensor<4x6xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> (tensor<3x5xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) {
+  %inf = stablehlo.constant dense<0x7F800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %r:2 = "stablehlo.reduce_window"(%x, %y, %inf, %zero) <{window_dimensions = array<i64: 2, 2>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<f32>, %d: tensor<f32>):
+    %le = stablehlo.compare LE, %a, %c, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    %v = stablehlo.select %le, %a, %c : tensor<i1>, tensor<f32>
+    %w = stablehlo.select %le, %b, %d : tensor<i1>, tensor<f32>
+    stablehlo.return %v, %w : tensor<f32>, tensor<f32>
+  }) : (tensor<4x6xf32>, tensor<4x6xf32>, tensor<f32>, tensor<f32>) -> (tensor<3x5xf32>, tensor<3x5xf32>)
+  return %r#1 : tensor<3x5xf32>
+})";
+  const partition_check::Outcome out = partitioned(text);
+  CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+}
+
+TEST_CASE("Partition check: an op without a rule whose result is split "
+          "runs whole and then takes its shard") {
+  // top_k has no Shardy rule; propagation split its indices by rows. The
+  // values must not be computed from one device's rows alone.
+  const std::string text = R"(
+sdy.mesh @mesh = <["a"=2]>
+func.func @main() -> (tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}, tensor<4x2xi32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) {
+  %c = stablehlo.constant dense<[[1.0, 5.0, 3.0], [4.0, 2.0, 6.0], [9.0, 8.0, 7.0], [0.0, 1.0, 2.0]]> : tensor<4x3xf32>
+  %s = sdy.sharding_constraint %c <@mesh, [{"a"}, {}]> : tensor<4x3xf32>
+  %v, %i = chlo.top_k(%s, k = 2) : tensor<4x3xf32> -> (tensor<4x2xf32>, tensor<4x2xi32>)
+  return %v, %i : tensor<4x2xf32>, tensor<4x2xi32>
+})";
+  const partition_check::Outcome out = partitioned(text);
+  CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+}

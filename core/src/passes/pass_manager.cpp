@@ -78,7 +78,7 @@ const std::vector<std::pair<std::string_view, std::string_view>> &
 perDeviceSteps() {
   static const std::vector<std::pair<std::string_view, std::string_view>>
       steps = {{"sdy-replicate-operands-of-unknown-ops", ""},
-               {"sdy-replicate-custom-call-factors", ""},
+               {"sdy-replicate-need-replication-factors", ""},
                {"sdy-replicate-inputs-of-custom-reductions", ""},
                {"sdy-resolve-permutation-factors", ""},
                {"sdy-reshard-to-collectives", ""},

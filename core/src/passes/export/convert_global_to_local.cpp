@@ -169,6 +169,8 @@ bool GlobalToLocal::convertOp(Operation &op) {
     return convertGather(op);
   if (name == "stablehlo.scatter")
     return convertScatter(op);
+  if (name == "stablehlo.dynamic_update_slice")
+    return convertDynamicUpdateSlice(op);
   if (name == "stablehlo.concatenate" && !checkConcatenate(op))
     return false;
   localizeResults(op);

@@ -131,17 +131,20 @@ void addPartitionerPasses(std::vector<PassInfo> &passes,
        {},
        replicateOperandsOfUnknownOpsPass});
   passes.push_back(
-      {"sdy-replicate-custom-call-factors",
+      {"sdy-replicate-need-replication-factors",
        stage,
-       "Let custom calls read the factors their rule needs whole",
-       "A custom call whose custom sharding rule lists need_replication "
-       "factors (a custom_partitioning rule's) reads those dimensions whole, "
-       "as its own partitioning in XLA does: each operand sharded along one "
-       "goes through an sdy.reshard that gathers it, and a result to be "
-       "sharded along one is resharded after the op. Shardy's explicit "
-       "reshards leave custom rules to XLA.",
+       "Let ops read whole the dimensions XLA would gather for them",
+       "A dimension an op must read whole that Shardy's explicit reshards "
+       "leave sharded: a need_replication factor (a custom_partitioning "
+       "rule's, or one of a registry rule Shardy does not enforce), or a "
+       "size-1 factor only operands have that is not a reduction (a "
+       "broadcast_in_dim's expanded dimension, whose one row only the first "
+       "shard holds). As XLA's partitioner does, each operand sharded along "
+       "one goes through an sdy.reshard that gathers it, and a result to be "
+       "sharded along one is resharded after the op. A step of the "
+       "per-device program.",
        {},
-       replicateCustomCallFactorsPass});
+       replicateNeedReplicationFactorsPass});
   passes.push_back(
       {"sdy-replicate-inputs-of-custom-reductions",
        stage,

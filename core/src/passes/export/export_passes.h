@@ -38,8 +38,8 @@ bool replicateInputsOfCustomReductionsPass(Module &, const PassOptions &,
                                            DiagnosticEngine &);
 bool replicateOperandsOfUnknownOpsPass(Module &, const PassOptions &,
                                        DiagnosticEngine &);
-bool replicateCustomCallFactorsPass(Module &, const PassOptions &,
-                                    DiagnosticEngine &);
+bool replicateNeedReplicationFactorsPass(Module &, const PassOptions &,
+                                         DiagnosticEngine &);
 bool resolvePermutationFactorsPass(Module &, const PassOptions &,
                                    DiagnosticEngine &);
 bool resolveSingleDeviceShardingPass(Module &, const PassOptions &,

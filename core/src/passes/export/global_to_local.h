@@ -124,6 +124,7 @@ public:
   bool convertConvolution(Operation &op);
   bool convertGather(Operation &op);
   bool convertScatter(Operation &op);
+  bool convertDynamicUpdateSlice(Operation &op);
   bool checkConcatenate(Operation &op);
 
 private:

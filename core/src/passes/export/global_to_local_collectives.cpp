@@ -47,13 +47,14 @@ std::vector<AxisRef> concatAxes(const DimAxes &axes,
 // across devices, but each device then holds a partial result of the op's
 // combiner (convertScatter starts the others from its identity), and those
 // combine by that combiner: a reduce-max's by a max, a multiply-scatter's
-// by a product.
+// by a product. The slices and pads between the op and the collective
+// (pad-for-divisibility's) only move its elements.
 std::string_view reductionKind(Operation &op) {
   const Attr *kind = op.attrs.get("reduction_kind");
   if (kind && kind->kind == AttrKind::String)
     return kind->str();
   Operation *def = op.operand(0)->defining_op;
-  while (def && def->is("stablehlo.slice"))
+  while (def && (def->is("stablehlo.slice") || def->is("stablehlo.pad")))
     def = def->operand(0)->defining_op;
   const bool one_input_reduce =
       def && def->is("stablehlo.reduce") && def->numOperands() == 2;

@@ -196,6 +196,9 @@ bool GlobalToLocal::convertGather(Operation &op) {
     return true;
   }
   const std::vector<int64_t> &local = operand->type->shape;
+  // The operand's real size: a padded dimension's last shard holds
+  // padding, which a clamped index must not reach.
+  const std::vector<int64_t> &unpadded = globalType(operand)->shape;
   std::vector<int64_t> slice_sizes = sizes_attr->ints();
   std::vector<size_t> indexed, unindexed; // operand dims, by kind
   for (size_t d = 0; d < local.size(); ++d) {
@@ -205,8 +208,10 @@ bool GlobalToLocal::convertGather(Operation &op) {
                    dims->operand_batching_dims.end(), int64_t(d)) != 0;
     if (shards <= 1 || batching)
       continue;
-    if (slice_sizes[d] == local[d] * shards) {
-      slice_sizes[d] = local[d]; // sliced whole: the local dimension
+    // Sliced whole (padded or not): the local dimension, which the result
+    // holds sharded as the operand is.
+    if (slice_sizes[d] == local[d] * shards || slice_sizes[d] == unpadded[d]) {
+      slice_sizes[d] = local[d];
       continue;
     }
     const bool in_map = std::count(dims->index_map.begin(),
@@ -225,9 +230,6 @@ bool GlobalToLocal::convertGather(Operation &op) {
   Type index_type = indices->type;
   const int64_t vector_dim = dims->index_vector_dim;
   const size_t count = dims->index_map.size();
-  // The operand's real size: a padded dimension's last shard holds
-  // padding, which a clamped index must not reach.
-  const std::vector<int64_t> &unpadded = globalType(operand)->shape;
   auto global = [&](size_t d) {
     return std::min(local[d] * shardedSize(sharding->dims[d], *mesh),
                     unpadded[d]);

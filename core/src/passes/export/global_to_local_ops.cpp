@@ -2,8 +2,10 @@
 // (global_to_local.h): sharded constants and iotas depend on where the
 // device's shard starts; a slice or pad of a sharded dimension is cut at
 // local bounds, with a dynamic_slice at the device's offset where shards
-// do not all look alike; a concatenation along a sharded dimension has no
-// local form.
+// do not all look alike; a dynamic_update_slice into a sharded dimension
+// its update does not span writes the part of the update that lands in the
+// device's shard; a concatenation along a sharded dimension has no local
+// form.
 #include "global_to_local.h"
 #include "local_builder.h"
 
@@ -312,7 +314,17 @@ bool GlobalToLocal::convertConvolution(Operation &op) {
   divide("feature_group_count",
          shards(globalSharding(op.operand(0)), dims->input_feature));
   divide("batch_group_count", shards(sharding, dims->output_feature));
-  dropSharding(op);
+  // Shardy rebuilds a convolution (without its sharding) when a tensor of
+  // it is split; one whose tensors are all whole keeps its attributes.
+  auto split = [&](const TensorSharding *s) {
+    for (size_t d = 0; s && d < s->dims.size(); ++d)
+      if (shardedSize(s->dims[d], *mesh) > 1)
+        return true;
+    return false;
+  };
+  if (split(sharding) || split(globalSharding(op.operand(0))) ||
+      split(globalSharding(op.operand(1))))
+    dropSharding(op);
   return true;
 }
 
@@ -328,6 +340,80 @@ bool GlobalToLocal::checkConcatenate(Operation &op) {
   diags.error(op.loc, "failed to legalize operation 'stablehlo.concatenate' "
                       "that was explicitly marked illegal");
   return false;
+}
+
+// A dynamic_update_slice whose operand is split along a dimension the
+// update does not span (Shardy's rule keeps the operand's dimension a
+// pass-through factor and leaves it to XLA): on each device, the start
+// clamped as the op clamps it, shifted to where the device's shard starts;
+// the shard padded by the update's size on both sides, so that an update
+// that starts before the shard or ends after it writes the padding there
+// (the op would clamp it onto the shard's rows); then the shard cut out.
+//
+//   dynamic_update_slice %x, %u, %i    (%x: 16 rows over 4 devices, %u: 3)
+// becomes, on each device (4 rows, shard starting at r)
+//   %p = pad %x_local, low = [3], high = [3]                    (10 rows)
+//   %s = clamp(0, %i, 13) - r + 3
+//   %d = dynamic_update_slice %p, %u, %s
+//   slice %d [3:7]
+bool GlobalToLocal::convertDynamicUpdateSlice(Operation &op) {
+  Value *operand = op.operand(0), *update = op.operand(1);
+  const TensorSharding *sharding = globalSharding(operand);
+  const Mesh *mesh = sharding ? lookupMesh(module, *sharding) : nullptr;
+  localizeResults(op);
+  if (!mesh || !operand->type->isRankedTensor() ||
+      !update->type->isRankedTensor())
+    return true;
+  const std::vector<int64_t> local = operand->type->shape;
+  const std::vector<int64_t> global = globalType(operand)->shape;
+  const std::vector<int64_t> piece = globalType(update)->shape;
+  const size_t rank = local.size();
+  if (op.numOperands() != 2 + rank || sharding->dims.size() != rank ||
+      global.size() != rank || piece.size() != rank)
+    return true;
+  std::vector<int64_t> margin(rank, 0);
+  bool any = false;
+  for (size_t d = 0; d < rank; ++d)
+    if (shardedSize(sharding->dims[d], *mesh) > 1 && piece[d] != global[d] &&
+        update->type->shape[d] == piece[d]) {
+      margin[d] = piece[d];
+      any = true;
+    }
+  if (!any)
+    return true;
+  LocalBuilder b(ctx, op);
+  for (size_t d = 0; d < rank; ++d) {
+    if (margin[d] == 0)
+      continue;
+    Value *index = op.operand(2 + d);
+    Type scalar = index->type;
+    Value *last = b.splat(scalar, double(global[d] - piece[d]));
+    Value *clamped =
+        b.create("stablehlo.clamp", {b.splat(scalar, 0), index, last}, {scalar})
+            ->result(0);
+    Value *offset =
+        b.convert(shardOffset(b, *mesh, sharding->dims[d].axes, local[d]),
+                  scalar->element);
+    Value *start = b.binary("stablehlo.subtract", clamped, offset);
+    op.setOperand(2 + d, b.binary("stablehlo.add", start,
+                                  b.splat(scalar, double(margin[d]))));
+  }
+  Value *zero = b.splat(b.tensorOf({}, operand->type->element), 0);
+  Value *padded =
+      b.pad(operand, zero, margin, margin, std::vector<int64_t>(rank, 0))
+          ->result(0);
+  op.setOperand(0, padded);
+  Value *result = op.result(0);
+  result->type = padded->type;
+  LocalBuilder post(ctx, *op.nextInBlock());
+  std::vector<int64_t> limit(rank);
+  for (size_t d = 0; d < rank; ++d)
+    limit[d] = margin[d] + local[d];
+  Operation *shard =
+      post.slice(result, margin, limit, std::vector<int64_t>(rank, 1));
+  result->replaceAllUsesWith(shard->result(0));
+  shard->setOperand(0, result);
+  return true;
 }
 
 } // namespace shardlab

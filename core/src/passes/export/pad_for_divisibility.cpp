@@ -620,8 +620,12 @@ void PadForDivisibility::convertConvolution(Operation &op) {
       convertOther(op);
     return;
   }
-  alignContracted(op, size_t(dims->input_feature),
-                  size_t(dims->kernel_input_feature));
+  // Feature groups make the kernel's input features a fraction of the
+  // input's: the two dimensions are not one to pad alike.
+  if (globalShape(op.operand(0))[size_t(dims->input_feature)] ==
+      globalShape(op.operand(1))[size_t(dims->kernel_input_feature)])
+    alignContracted(op, size_t(dims->input_feature),
+                    size_t(dims->kernel_input_feature));
   const std::vector<int64_t> &in = op.operand(0)->type->shape;
   const std::vector<int64_t> &kernel = op.operand(1)->type->shape;
   Value *result = op.result(0);

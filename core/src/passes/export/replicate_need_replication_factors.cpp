@@ -1,12 +1,19 @@
-// -sdy-replicate-custom-call-factors: a custom call whose `custom` sharding
-// rule says some factors need replication (a custom_partitioning rule's
-// `need_replication`) is left alone by Shardy's explicit reshards: XLA's
-// partitioner calls the op's own partitioning, which reads those
-// dimensions whole. This pass does what that partitioning does for the
-// per-device program: each operand sharded along such a factor goes through
-// an sdy.reshard that gathers it, the op computes those dimensions whole,
-// and a result that was to be sharded along one is sliced back after it.
-// (Not inside a manual computation, whose body the user partitioned.)
+// -sdy-replicate-need-replication-factors: a dimension an op must read
+// whole on every device is left sharded by Shardy's explicit reshards in
+// two cases, which XLA's partitioner then gathers:
+//   - a need_replication factor of a custom rule (a custom_partitioning
+//     rule's: XLA calls the op's own partitioning, which reads it whole), or
+//     of a registry rule that Shardy does not enforce (its explicit reshards
+//     move a sort's sorted dimension, but not every such factor);
+//   - a size-1 factor only operands have that is not a reduction: a
+//     broadcast_in_dim's expanded dimension (1 row to N). Split over
+//     devices, its one row is on the first shard's devices and the others
+//     hold padding, which they would broadcast.
+// This pass does what XLA does for the per-device program: each operand
+// sharded along such a factor goes through an sdy.reshard that gathers it,
+// the op computes those dimensions whole, and a result that was to be
+// sharded along one is sliced back after it. (Not inside a manual
+// computation, whose body the user partitioned.)
 //
 //   %o = stablehlo.custom_call @attn(%q) {sdy.sharding_rule =
 //        #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=512}
@@ -16,7 +23,13 @@
 //   %o = stablehlo.custom_call @attn(%r) ...          (%o: <@m, [{}, {}]>)
 //   %b = sdy.reshard %o <@m, [{}, {"s"}]>       (the users read %b)
 // and -sdy-reshard-to-collectives turns the reshards into an all_gather and
-// an all_slice.
+// an all_slice;
+//
+//   %b = stablehlo.broadcast_in_dim %x, dims = [0, 1]
+//        : (tensor<1x20xf32>) -> tensor<20x20xf32>   (%x: <@m, [{"a"}, {}]>)
+// becomes
+//   %r = sdy.reshard %x <@m, [{}, {}]>
+//   %b = stablehlo.broadcast_in_dim %r, dims = [0, 1] ...
 #include "export_passes.h"
 
 #include "passes/pass_utils.h"
@@ -59,17 +72,39 @@ std::unique_ptr<Operation> makeReshard(Context &ctx, Value *value,
   return reshard;
 }
 
-bool replicateFactors(Operation &op, const OpShardingRule &rule, Context &ctx) {
+// The need_replication factors, and the size-1 factors only operands map
+// that are not reductions (a broadcast's expanded dimensions).
+std::vector<int64_t> factorsReadWhole(const OpShardingRule &rule) {
+  std::vector<int64_t> whole = rule.need_replication;
+  std::vector<bool> in_result(rule.factor_sizes.size(), false);
+  for (const OpShardingRule::TensorMapping &result : rule.results)
+    for (const OpShardingRule::DimMapping &dim : result)
+      for (int64_t factor : dim)
+        if (factor >= 0 && size_t(factor) < in_result.size())
+          in_result[size_t(factor)] = true;
+  for (size_t f = 0; f < rule.factor_sizes.size(); ++f) {
+    const int64_t factor = int64_t(f);
+    const bool listed =
+        std::find(whole.begin(), whole.end(), factor) != whole.end() ||
+        std::find(rule.reduction.begin(), rule.reduction.end(), factor) !=
+            rule.reduction.end();
+    if (rule.factor_sizes[f] == 1 && !in_result[f] && !listed)
+      whole.push_back(factor);
+  }
+  return whole;
+}
+
+bool replicateFactors(Operation &op, const OpShardingRule &rule,
+                      const std::vector<int64_t> &whole, Context &ctx) {
   bool changed = false;
   for (size_t i = 0; i < op.numOperands() && i < rule.operands.size(); ++i) {
     Value *operand = op.operand(i);
     const TensorSharding *sharding = getSharding(operand);
     if (!sharding)
       continue;
-    if (auto whole = withoutFactors(*sharding, rule.operands[i],
-                                    rule.need_replication)) {
+    if (auto gathered = withoutFactors(*sharding, rule.operands[i], whole)) {
       Operation *made = op.parentBlock()->insertBefore(
-          &op, makeReshard(ctx, operand, *whole, op.loc));
+          &op, makeReshard(ctx, operand, *gathered, op.loc));
       op.setOperand(i, made->result(0));
       changed = true;
     }
@@ -80,10 +115,10 @@ bool replicateFactors(Operation &op, const OpShardingRule &rule, Context &ctx) {
     if (!stored)
       continue;
     const TensorSharding wanted = *stored;
-    auto whole = withoutFactors(wanted, rule.results[i], rule.need_replication);
-    if (!whole)
+    auto computed = withoutFactors(wanted, rule.results[i], whole);
+    if (!computed)
       continue;
-    setSharding(result, *whole, ctx);
+    setSharding(result, *computed, ctx);
     Operation *back = op.parentBlock()->insertBefore(
         op.nextInBlock(), makeReshard(ctx, result, wanted, op.loc));
     result->replaceAllUsesWith(back->result(0));
@@ -95,22 +130,25 @@ bool replicateFactors(Operation &op, const OpShardingRule &rule, Context &ctx) {
 
 } // namespace
 
-bool replicateCustomCallFactorsPass(Module &module, const PassOptions &,
-                                    DiagnosticEngine &) {
+bool replicateNeedReplicationFactorsPass(Module &module, const PassOptions &,
+                                         DiagnosticEngine &) {
   std::vector<Operation *> ops;
   forEachFunc(module, [&](Operation &func) {
     walk(func, [&](Operation &op) {
-      const Attr *rule = op.attrs.get(kShardingRuleAttr);
-      if (rule && rule->kind == AttrKind::OpShardingRule &&
-          rule->rule().is_custom && !rule->rule().need_replication.empty() &&
+      if (&op != &func && op.name.substr(0, 4) != "sdy." &&
           !insideManualComputation(op))
         ops.push_back(&op);
     });
   });
   bool changed = false;
   for (Operation *op : ops) {
-    const OpShardingRule rule = op->attrs.get(kShardingRuleAttr)->rule();
-    changed = replicateFactors(*op, rule, module.ctx()) || changed;
+    const std::optional<OpShardingRule> rule =
+        getOrCreateShardingRule(*op, module.ctx(), false, false);
+    if (!rule)
+      continue;
+    const std::vector<int64_t> whole = factorsReadWhole(*rule);
+    if (!whole.empty())
+      changed = replicateFactors(*op, *rule, whole, module.ctx()) || changed;
   }
   return changed || markUnchanged(module);
 }

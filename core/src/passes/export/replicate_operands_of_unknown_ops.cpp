@@ -1,16 +1,23 @@
 // -sdy-replicate-operands-of-unknown-ops: an op Shardy has no sharding rule
-// for (uniform_quantize, chlo.top_k, an unknown custom call) and no
-// sharding of its own that shards something is not partitioned: every
-// device runs it whole. (Not inside a manual
-// computation, whose body the user partitioned.) Shardy's explicit
-// reshards leave such an op alone, so its sharded operands would reach it
-// as shards; this pass makes each device read them whole.
+// for (uniform_quantize, chlo.top_k, an unknown custom call) is not
+// partitioned: every device runs it whole, as XLA's partitioner runs an op
+// it cannot partition. (Not inside a manual computation, whose body the
+// user partitioned.) Shardy's explicit reshards leave such an op alone, so
+// its sharded operands would reach it as shards, and a result propagation
+// sharded would be computed from them; this pass makes each device read
+// its operands whole and take its shard of each sharded result after it.
 //
 //   %q = stablehlo.uniform_quantize %w    (%w: <@m, [{"a"}, {}]>)
 // becomes
 //   %r = sdy.reshard %w <@m, [{}, {}]>
 //   %q = stablehlo.uniform_quantize %r
-// and -sdy-reshard-to-collectives turns the reshard into an all_gather.
+// and -sdy-reshard-to-collectives turns the reshard into an all_gather;
+//
+//   %v, %i = chlo.top_k(%x, k = 2)  (%x, %i: <@m, [{"a"}, {}]>; %v: [{}, {}])
+// becomes
+//   %r = sdy.reshard %x <@m, [{}, {}]>
+//   %v, %i0 = chlo.top_k(%r, k = 2)                (both: [{}, {}])
+//   %i = sdy.reshard %i0 <@m, [{"a"}, {}]>         (a slice on each device)
 #include "export_passes.h"
 
 #include "passes/pass_utils.h"
@@ -41,29 +48,47 @@ bool hasRule(Operation &op) {
   return op.attrs.get(kShardingRuleAttr) || createOpShardingRule(op, false);
 }
 
-// A result sharding that shards something (the export closes the
-// shardings of every op, an unknown one's to replicated).
-bool shardsItsResults(Operation &op) {
-  for (size_t i = 0; i < op.numResults(); ++i)
-    if (const TensorSharding *s = getSharding(op.result(i)); s && isSharded(*s))
-      return true;
-  return false;
+TensorSharding replicatedLike(const TensorSharding &sharding) {
+  TensorSharding whole;
+  whole.mesh = sharding.mesh;
+  whole.dims.assign(sharding.dims.size(), DimSharding{});
+  return whole;
+}
+
+// Each sharded result computed whole, then resharded to its sharding for
+// its users.
+bool shardResultsAfter(Operation &op, Context &ctx) {
+  bool changed = false;
+  Operation *after = op.nextInBlock();
+  for (size_t i = 0; i < op.numResults(); ++i) {
+    Value *result = op.result(i);
+    const TensorSharding *sharding = getSharding(result);
+    if (!sharding || !isSharded(*sharding))
+      continue;
+    const TensorSharding wanted = *sharding;
+    setSharding(result, replicatedLike(wanted), ctx);
+    auto reshard = makeOp(ctx, "sdy.reshard", {result}, {result->type}, op.loc);
+    reshard->attrs.set(ctx.intern("sharding"), ctx.attrs.sharding(wanted));
+    Operation *back = op.parentBlock()->insertBefore(after, std::move(reshard));
+    result->replaceAllUsesWith(back->result(0));
+    back->setOperand(0, result);
+    changed = true;
+  }
+  return changed;
 }
 
 bool replicateOperands(Operation &op, Context &ctx) {
-  bool changed = false;
+  bool changed = shardResultsAfter(op, ctx);
   for (size_t i = 0; i < op.numOperands(); ++i) {
     Value *operand = op.operand(i);
     const TensorSharding *sharding = getSharding(operand);
     if (!sharding || !isSharded(*sharding) || !operand->type ||
         !operand->type->isRankedTensor())
       continue;
-    TensorSharding whole;
-    whole.mesh = sharding->mesh;
-    whole.dims.assign(sharding->dims.size(), DimSharding{});
     auto reshard =
         makeOp(ctx, "sdy.reshard", {operand}, {operand->type}, op.loc);
-    reshard->attrs.set(ctx.intern("sharding"), ctx.attrs.sharding(whole));
+    reshard->attrs.set(ctx.intern("sharding"),
+                       ctx.attrs.sharding(replicatedLike(*sharding)));
     Operation *made = op.parentBlock()->insertBefore(&op, std::move(reshard));
     op.setOperand(i, made->result(0));
     changed = true;
@@ -78,7 +103,7 @@ bool replicateOperandsOfUnknownOpsPass(Module &module, const PassOptions &,
   std::vector<Operation *> unknown;
   forEachFunc(module, [&](Operation &func) {
     walk(func, [&](Operation &op) {
-      if (&op != &func && !partitionedAnyway(op) && !shardsItsResults(op) &&
+      if (&op != &func && !partitionedAnyway(op) &&
           !insideManualComputation(op) && !hasRule(op))
         unknown.push_back(&op);
     });

@@ -422,7 +422,8 @@ bool resolvePermutationFactorsPass(Module &module, const PassOptions &options,
   std::vector<Operation *> ops;
   forEachFunc(module, [&](Operation &func) {
     walk(func, [&](Operation &op) {
-      if (op.numResults() == 1 && !enclosingManualComputation(op))
+      // (A reduce_window may have several results.)
+      if (op.numResults() >= 1 && !enclosingManualComputation(op))
         ops.push_back(&op);
     });
   });
