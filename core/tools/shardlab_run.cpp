@@ -46,6 +46,11 @@ const char *kHelp =
     "N\n"
     "                        simulated devices and report each device's "
     "checks\n"
+    "  --program FILE        with --shardings module: check this per-device\n"
+    "                        program (another tool's, such as Shardy's\n"
+    "                        sdy_opt's, for the same module) in place of\n"
+    "                        shardlab's partitioning; its entry's argument\n"
+    "                        and result shardings place inputs and results\n"
     "  --gpu-passes          with --shardings: also XLA's GPU collective\n"
     "                        rewrites (the gpu stage), so that what runs is\n"
     "                        the program shardlab-schedule estimates\n"
@@ -79,6 +84,7 @@ struct Options {
   double input_scale = 1;
   double tolerance_floor = 0;
   bool gpu_passes = false;
+  std::string program; ///< --program FILE
 };
 
 bool parseCount(const std::string &text, int64_t &out) {
@@ -143,6 +149,8 @@ int parseArgs(int argc, char **argv, Options &o) {
     }
     if (arg == "--print") {
       o.print = true;
+    } else if (arg == "--program" && i + 1 < argc) {
+      o.program = argv[++i];
     } else if (arg == "--gpu-passes") {
       o.gpu_passes = true;
     } else if (arg == "--entry" && i + 1 < argc) {
@@ -195,6 +203,11 @@ int parseArgs(int argc, char **argv, Options &o) {
       std::cerr << "shardlab-run: one module at a time\n";
       return 2;
     }
+  }
+  if (!o.program.empty() && (!o.partition || o.seed)) {
+    std::cerr << "shardlab-run: --program goes with --shardings module (the "
+                 "program's shardings are the module's)\n";
+    return 2;
   }
   if (o.input.empty()) {
     std::cerr << kHelp;
@@ -255,6 +268,14 @@ int runPartitioned(const std::string &text, const Options &o) {
   options.gpu_passes = o.gpu_passes;
   options.tolerance_floor = o.tolerance_floor;
   options.keep_program = o.print;
+  if (!o.program.empty()) {
+    std::string program;
+    if (!readFile(o.program, program)) {
+      std::cerr << "shardlab-run: cannot read " << o.program << "\n";
+      return 2;
+    }
+    options.program = std::move(program);
+  }
 #ifdef SHARDLAB_FAULT_INJECTION
   options.after_partition = injectFaults;
 #endif

@@ -7,7 +7,9 @@ Sets of modules (--set, repeatable; default all):
   shardy  every `// -----` chunk of Shardy's lit tests
           (../shared/conformance/shardy), as inputs
   shared  seeded sharded variants of ../shared/corpus/stablehlo-testdata
-          (tests/differential/sharded_variants.py; --seeds N per module)
+          (tests/differential/sharded_variants.py; --seeds N per module);
+          under per-device, runnable ones (the same shardings; the inputs
+          constrained in main, each check reading its operands whole)
 
 Flag sets (--flags, repeatable; default: every one for local and shardy,
 propagate, export and per-device for shared):
@@ -34,6 +36,22 @@ compared (counted). Otherwise each pair is:
   sharding          the same ops, other shardings
   ops               other ops, attributes or types
   shardlab fails    sdy_opt printed a module, shardlab-opt failed
+
+Values (per-device; the shared set's by default, --values-sets to widen):
+each program for one device is run on simulated
+devices by the interpreter beside --opt (shardlab-run --shardings module
+[--program P]) against the module run as written: the same random inputs
+(none for JAX's self-checking modules), each device its shards, the results
+put together by the program's shardings and compared, the module's checks
+(JAX's expected values) run on every device. The shared set's variants are
+runnable ones here (the same shardings; the inputs constrained in @main,
+each check reading its operands whole). Entries:
+  sdy_opt-values:SET/M    sdy_opt's program (what it printed);
+  shardlab-values:SET/M   shardlab's partition pipeline, the product's (the
+          flag set's steps and those Shardy lacks).
+A program that cannot be judged (the global run or the program cannot run:
+an op the interpreter lacks, dynamic shapes) makes no entry.
+
 Every pair must be identical: a pair that is not must be listed in
 tests/differential/expected_differences.txt with its reason (ENTRY
 reason, ENTRY = flags:set/module); the gate (tests/gate_list.py) fails on
@@ -42,7 +60,8 @@ an unlisted difference and on a listed pair that is now identical.
 The oracle is ../shared/tools/shardy/sdy_opt (its runtime: Debian's
 libmlir-22, which scripts/install-deps.sh installs). When it cannot run,
 the run prints NOT RUN with the reason and exits 0 (77 with
---exit-77-when-not-run). Standard library only.
+--exit-77-when-not-run). The value entries are gated by the same list.
+Standard library only.
 """
 import argparse
 import collections
@@ -51,6 +70,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -127,8 +147,9 @@ def mlir_files(root):
                 yield os.path.join(dirpath, name)
 
 
-def modules(set_name, shared, seeds):
-    """(name, text) of every module of a set."""
+def modules(set_name, shared, seeds, runnable=False):
+    """(name, text) of every module of a set (the shared set's runnable
+    variants when `runnable`)."""
     if set_name == "local":
         for top in ("tests/corpus", "examples"):
             for path in mlir_files(os.path.join(ROOT, top)):
@@ -148,7 +169,7 @@ def modules(set_name, shared, seeds):
             with open(path, encoding="utf-8") as f:
                 text = f.read()
             for seed in range(seeds):
-                v = sharded_variants.variant(text, seed)
+                v = sharded_variants.variant(text, seed, runnable)
                 if v is not None:
                     yield "%s@%d" % (os.path.relpath(path, root), seed), with_main(v)
 
@@ -212,9 +233,13 @@ SPLIT_MARKER = "// -----"
 BATCH = 32
 
 
+PARTITIONED = re.compile(r"^partitioned on \d+ devices: (.*)$", re.M)
+
+
 class Tools:
-    def __init__(self, oracle, opt, timeout):
+    def __init__(self, oracle, opt, timeout, interpreter=None):
         self.oracle, self.opt, self.timeout = oracle, opt, timeout
+        self.interpreter = interpreter
         self.oracle_runs = self.batches = self.batches_split = 0
         self.lock = threading.Lock()
 
@@ -246,54 +271,111 @@ class Tools:
             return None
         return [p if p.strip() else None for p in parts]
 
-    def compare_with(self, flags, text, oracle):
-        """(class, detail) of shardlab's output against the oracle's."""
+    def partitioned(self, module, program=None):
+        """(passed, detail) of a per-device program of `module` run on
+        simulated devices against the global run (shardlab-run --shardings
+        module: the same random inputs, each device its shards, the results
+        put together by the program's shardings, the module's checks on
+        every device): shardlab's partition pipeline, or `program` (another
+        tool's) when given. passed is None when nothing could be judged (the
+        global run or the program cannot run: an op the interpreter lacks,
+        dynamic shapes)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = []
+            for name, text in (("module.mlir", module), ("program.mlir", program)):
+                if text is not None:
+                    paths.append(os.path.join(tmp, name))
+                    with open(paths[-1], "w", encoding="utf-8", errors="surrogateescape") as f:
+                        f.write(text)
+            args = [self.interpreter, "--shardings", "module"]
+            if program is not None:
+                args += ["--program", paths[1]]
+            try:
+                p = subprocess.run(args + [paths[0]], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                return False, "timed out"
+        if p.returncode < 0:
+            return False, "CRASH (signal %d)" % -p.returncode
+        verdict = PARTITIONED.search(p.stdout.decode("utf-8", "replace"))
+        if not verdict or verdict.group(1).startswith("not run"):
+            return None, (verdict.group(0) if verdict else
+                          p.stderr.decode("utf-8", "replace").strip()[:200])
+        detail = verdict.group(0).replace(tmp + "/", "")[:300]
+        return verdict.group(1).startswith("match"), detail
+
+    def values(self, module, oracle, mine):
+        """{tool: (passed, detail)} of each program that could be judged:
+        sdy_opt's when it printed one, shardlab's partition pipeline's when
+        shardlab-opt printed one (the same flags' program: the product's
+        adds steps Shardy lacks, and it is the product's that is run)."""
+        out = {}
+        if mine is not None:
+            out["shardlab"] = self.partitioned(module)
+        if oracle is not None:
+            out["sdy_opt"] = self.partitioned(module, oracle)
+        return {tool: v for tool, v in out.items() if v[0] is not None}
+
+    def compare_with(self, flags, text, oracle, values=False):
+        """(class, detail, values) of shardlab's output against the
+        oracle's; values: {tool: (passed, detail)} when asked, else {}."""
         status, mine, err = self.run(self.opt, flags, text)
         if status != 0:
-            return "shardlab fails", (err.strip().split("\n") or [""])[0][:300]
+            return ("shardlab fails", (err.strip().split("\n") or [""])[0][:300], {})
         kind = classify(oracle, mine)
-        return kind, "" if kind == "identical" else first_difference(oracle, mine)
+        return (kind, "" if kind == "identical" else first_difference(oracle, mine),
+                self.values(text, oracle, mine) if values else {})
 
-    def compare(self, flags, text):
-        """(class or None when the oracle refuses, detail)."""
+    def refused(self, flags, text, detail, values):
+        """The oracle refused: (None, detail, shardlab's values when asked)."""
+        if not values:
+            return None, detail, {}
+        status, mine, _ = self.run(self.opt, flags, text)
+        return None, detail, self.values(text, None, mine if status == 0 else None)
+
+    def compare(self, flags, text, values=False):
+        """(class or None when the oracle refuses, detail, values)."""
         status, oracle, err = self.run(self.oracle, flags, text)
         if status != 0:
-            return None, (err.strip().split("\n") or [""])[0][:200]
-        return self.compare_with(flags, text, oracle)
+            return self.refused(flags, text, (err.strip().split("\n") or [""])[0][:200],
+                                values)
+        return self.compare_with(flags, text, oracle, values)
 
-    def compare_batch(self, flags, texts, first=True):
+    def compare_batch(self, flags, texts, first=True, values=False):
         """compare() of each text, the oracle run once for all of them; a
         batch it does not answer (a module that crashes it) is halved until
         the module is alone."""
         if len(texts) == 1:
-            return [self.compare(flags, texts[0])]
+            return [self.compare(flags, texts[0], values)]
         outputs = self.oracle_outputs(flags, texts)
         with self.lock:
             self.batches += first
             self.batches_split += first and outputs is None
         if outputs is None:
             half = len(texts) // 2
-            return (self.compare_batch(flags, texts[:half], False) +
-                    self.compare_batch(flags, texts[half:], False))
-        return [(None, "refused (its error is printed when the module is run alone)")
-                if oracle is None else self.compare_with(flags, text, oracle)
+            return (self.compare_batch(flags, texts[:half], False, values) +
+                    self.compare_batch(flags, texts[half:], False, values))
+        return [self.refused(flags, text, "refused (its error is printed when the module "
+                             "is run alone)", values)
+                if oracle is None else self.compare_with(flags, text, oracle, values)
                 for text, oracle in zip(texts, outputs)]
 
 
 def batches(jobs):
-    """The jobs in groups of one flag set, BATCH at most, a text holding the
-    split marker alone."""
+    """The jobs (entry, flags, text, values) in groups of one flag set and
+    one values mark, BATCH at most, a text holding the split marker alone."""
     groups = collections.OrderedDict()
     for job in jobs:
-        _, flags, text = job
+        _, flags, text, values = job
         if SPLIT_MARKER in text:
             yield [job]
             continue
-        group = groups.setdefault(tuple(flags), [])
+        key = (tuple(flags), values)
+        group = groups.setdefault(key, [])
         group.append(job)
         if len(group) == BATCH:
             yield group
-            groups[tuple(flags)] = []
+            groups[key] = []
     for group in groups.values():
         if group:
             yield group
@@ -322,6 +404,11 @@ def main(argv=None):
     ap.add_argument("--flags", action="append", choices=list(FLAG_SETS))
     ap.add_argument("--seeds", type=int, default=2, help="variants per shared module")
     ap.add_argument("--opt", default=os.path.join(ROOT, "build", "shardlab-opt"))
+    ap.add_argument("--interpreter", help="shardlab-run, for the values (default: beside "
+                    "--opt; 'none' skips them)")
+    ap.add_argument("--values-sets", default="shared", metavar="SET,...",
+                    help="the sets whose per-device programs are run (default: shared; "
+                    "local and shardy take some 15 minutes more and are not gated yet)")
     ap.add_argument("--oracle", help="sdy_opt (default: the shared data's)")
     ap.add_argument("--expected", default=EXPECTED, help="the expected differences")
     ap.add_argument("--filter", metavar="SUBSTRING")
@@ -342,26 +429,38 @@ def main(argv=None):
         return 77 if args.exit_77_when_not_run else 0
     if not os.access(args.opt, os.X_OK):
         die("shardlab-opt not found at %s (bash scripts/build.sh)" % args.opt)
+    interpreter = args.interpreter or os.path.join(os.path.dirname(args.opt), "shardlab-run")
+    if interpreter == "none":
+        interpreter = None
+    elif not os.access(interpreter, os.X_OK):
+        die("shardlab-run not found at %s (bash scripts/build.sh; --interpreter none "
+            "skips the values)" % interpreter)
     sets = args.set or ["local", "shardy", "shared"]
     jobs = []
     for set_name in sets:
-        flag_names = args.flags or DEFAULT_FLAGS[set_name]
-        for name, text in modules(set_name, shared, args.seeds):
-            if args.filter and args.filter not in name:
-                continue
-            for flags in flag_names:
-                jobs.append(("%s:%s/%s" % (flags, set_name, name), FLAG_SETS[flags], text))
+        for flags in args.flags or DEFAULT_FLAGS[set_name]:
+            values = (bool(interpreter) and flags == "per-device" and
+                      set_name in args.values_sets.split(","))
+            runnable = values and set_name == "shared"
+            for name, text in modules(set_name, shared, args.seeds, runnable=runnable):
+                if not args.filter or args.filter in name:
+                    jobs.append(("%s:%s/%s" % (flags, set_name, name), FLAG_SETS[flags],
+                                 text, values and (not runnable or
+                                                   sharded_variants.self_checking(text))))
     if not jobs:
         die("nothing to compare")
-    tools = Tools(oracle, args.opt, args.timeout)
+    tools = Tools(oracle, args.opt, args.timeout, interpreter)
     progress = Progress(len(jobs), args.quiet)
-    results = {}
+    results, values = {}, {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(tools.compare_batch, batch[0][1], [text for _, _, text in batch]):
-                   [entry for entry, _, _ in batch] for batch in batches(jobs)}
+        futures = {pool.submit(tools.compare_batch, batch[0][1], [job[2] for job in batch],
+                               True, batch[0][3]):
+                   [job[0] for job in batch] for batch in batches(jobs)}
         for fut in concurrent.futures.as_completed(futures):
-            for entry, result in zip(futures[fut], fut.result()):
-                results[entry] = result
+            for entry, (kind, detail, ran) in zip(futures[fut], fut.result()):
+                results[entry] = (kind, detail)
+                for tool, verdict in ran.items():
+                    values["%s-values:%s" % (tool, entry.split(":", 1)[1])] = verdict
                 progress.step()
 
     table = collections.OrderedDict()
@@ -388,11 +487,20 @@ def main(argv=None):
     print("the oracle ran %d times for %d modules (%d batches of up to %d; %d of them, "
           "holding a module that crashes it, halved until that module ran alone)" % (
               tools.oracle_runs, len(jobs), tools.batches, BATCH, tools.batches_split))
+    for tool in ("sdy_opt", "shardlab"):
+        ran = [v for e, v in values.items() if e.startswith(tool + "-values:")]
+        if ran:
+            print("values: %s's programs for one device against the global run: %d judged, "
+                  "%d match, %d do not" % (
+                      tool, len(ran), sum(ok for ok, _ in ran), sum(not ok for ok, _ in ran)))
     differing = sorted(e for e, (k, _) in results.items() if k and k != "identical")
+    wrong = sorted(e for e, (ok, _) in values.items() if not ok)
     if args.verbose:
         for e in differing:
             print("DIFF %s [%s]\n    %s" % (e, results[e][0], results[e][1]))
-    status = 0 if not differing else 1
+        for e in wrong:
+            print("VALUES %s\n    %s" % (e, values[e][1]))
+    status = 0 if not differing and not wrong else 1
     if args.check_regressions:
         try:
             expected = gate_list.read_expected_failures(args.expected)
@@ -400,18 +508,29 @@ def main(argv=None):
             die(str(e))
         # Each compared pair must be identical unless listed; refused pairs
         # did not run.
+        # Each compared pair must be identical, and each program run must
+        # pass its checks, unless listed; refused pairs did not run.
         entries = {e: (k == "identical") for e, (k, _) in results.items() if k}
+        entries.update({e: ok for e, (ok, _) in values.items()})
         listed = sorted(e for e in entries if e not in expected)
-        in_scope = lambda e: (not args.filter or args.filter in e) and e.split(":", 1)[1].split("/", 1)[0] in sets
+        ran = {e.split(":", 1)[0] for e in list(results) + list(values)}
+        ran.update({"sdy_opt-values", "shardlab-values"} if interpreter else ())
+        valued = args.values_sets.split(",")
+
+        def in_scope(e):
+            prefix, rest = e.split(":", 1)
+            set_name = rest.split("/", 1)[0]
+            return ((not args.filter or args.filter in e) and prefix in ran
+                    and set_name in sets
+                    and (not prefix.endswith("-values") or set_name in valued))
         gate = gate_list.check(listed, entries, in_scope, lambda e: "did not run", expected)
         gate.print("the identical pairs", expected_name=os.path.relpath(args.expected, ROOT))
-        for e, _ in gate.unlisted[:0]:
-            pass
         if gate.failed:
             print("differences (each must be fixed, or listed with its reason in %s):" %
                   os.path.relpath(args.expected, ROOT))
             for e in gate.failed[:40]:
-                print("  %s [%s]\n    %s" % (e, results[e][0], results[e][1]))
+                detail = results[e] if e in results else ("values", values[e][1])
+                print("  %s [%s]\n    %s" % (e, *detail))
         status = 0 if gate.ok else 1
         print(gate.closing_line())
     return status

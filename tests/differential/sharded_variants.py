@@ -14,7 +14,19 @@ Each sharding picks, per dimension, no axis, an axis, a sub-axis ("b":(1)2
 of an axis of size 4 or 8) or two axes; dimensions are closed or open, some
 with a priority, some shardings have replicated axes. Sizes need not divide.
 
-    sharded_variants.py FILE.mlir SEED   # prints the variant
+A runnable variant (`runnable=True`: the same mesh and shardings) is one
+whose program for one device can run and check itself, as
+partition_check's replicateCheckOperands makes it in shardlab-run:
+  - the inputs are constrained in `@main`, on the results of its call to
+    `@inputs()`, so that Shardy's sdy_opt, which fails on a constraint of
+    a value no sharding reaches inside a private function ("collective on
+    operand without sharding"), partitions it;
+  - each check.* op reads its operands replicated (a sharding_constraint
+    on each), so that every device compares the whole value with JAX's,
+    and a `check.eq` custom call is marked as having an effect, so that no
+    pipeline drops it as dead code.
+
+    sharded_variants.py [--runnable] FILE.mlir SEED   # prints the variant
 """
 import random
 import re
@@ -126,7 +138,24 @@ def function_span(lines, name):
     return None
 
 
+def input_constraints(rng, mesh, pad, values, types):
+    """(constraint lines, the values that replace `values`): a random
+    sharding_constraint on each static value but about one in five."""
+    new_values, added = [], []
+    for k, (value, type_text) in enumerate(zip(values, types)):
+        dims = static_dims(type_text)
+        if dims is None or rng.random() < 0.2:
+            new_values.append(value.strip())
+            continue
+        name = "%%sharded_input%d" % k
+        added.append("%s%s = sdy.sharding_constraint %s <@mesh, %s> : %s" % (
+            pad, name, value.strip(), random_sharding(rng, mesh, len(dims)), type_text.strip()))
+        new_values.append(name)
+    return added, new_values
+
+
 def constrain_inputs(lines, rng, mesh):
+    """The constraints just before `@inputs()`'s return."""
     span = function_span(lines, "inputs")
     if not span:
         return
@@ -138,19 +167,79 @@ def constrain_inputs(lines, rng, mesh):
     pad, values, types = m.group(1), split_top(m.group(2)), split_top(m.group(3))
     if len(values) != len(types):
         return
-    new_values, added = [], []
-    for k, (value, type_text) in enumerate(zip(values, types)):
-        dims = static_dims(type_text)
-        if dims is None or rng.random() < 0.2:
-            new_values.append(value.strip())
-            continue
-        name = "%%sharded_input%d" % k
-        added.append("%s%s = sdy.sharding_constraint %s <@mesh, %s> : %s" % (
-            pad, name, value.strip(), random_sharding(rng, mesh, len(dims)), type_text.strip()))
-        new_values.append(name)
+    added, new_values = input_constraints(rng, mesh, pad, values, types)
     lines[ret:ret] = added
     ret += len(added)
     lines[ret] = "%sreturn %s : %s" % (pad, ", ".join(new_values), m.group(3))
+
+
+CALL_INPUTS = re.compile(r"^(\s*)(%[\w.$-]+)(?::(\d+))? = (?:func\.)?call @inputs\(\) : "
+                         r"\(\) -> (.*)$")
+
+
+def constrain_inputs_in_main(lines, rng, mesh):
+    """The same constraints (the same draws) on the results of `@main`'s
+    call to `@inputs()`, each later use in `@main` reading the constraint."""
+    span = function_span(lines, "main")
+    if not span or not function_span(lines, "inputs"):
+        return
+    first, last = span
+    for i in range(first + 1, last):
+        m = CALL_INPUTS.match(lines[i])
+        if not m:
+            continue
+        pad, result, count, types = m.groups()
+        types = types.strip()
+        if types.startswith("(") and types.endswith(")"):
+            types = types[1:-1]
+        types = split_top(types)
+        values = (["%s#%d" % (result, k) for k in range(int(count))] if count
+                  else [result])
+        if len(values) != len(types):
+            return
+        added, new_values = input_constraints(rng, mesh, pad, values, types)
+        for j in range(i + 1, last):
+            for old, new in zip(values, new_values):
+                if old != new:
+                    lines[j] = re.sub(re.escape(old) + r"(?![\w#.$-])", new, lines[j])
+        lines[i + 1:i + 1] = added
+        return
+
+
+CHECK = re.compile(r"^(\s*)((?:%[\w.$#:-]+ = )?)(stablehlo\.custom_call @check\.\w+|\"check\.\w+\")"
+                   r"\(([^()]*)\)(.*) : \((.*)\) -> (.*)$")
+
+
+def replicate_check_operands(lines):
+    """Each check op's static operands through a replicated constraint; a
+    check custom call marked as having an effect."""
+    out, count = [], 0
+    for line in lines:
+        m = CHECK.match(line)
+        operands = split_top(m.group(4)) if m and m.group(4).strip() else []
+        types = split_top(m.group(6)) if m else []
+        if not m or len(operands) != len(types):
+            out.append(line)
+            continue
+        pad, result, callee, _, attrs, _, result_type = m.groups()
+        reads = []
+        for value, type_text in zip(operands, types):
+            dims = static_dims(type_text)
+            if dims is None:
+                reads.append(value.strip())
+                continue
+            name = "%%check_operand%d" % count
+            count += 1
+            out.append("%s%s = sdy.sharding_constraint %s <@mesh, [%s]> : %s" % (
+                pad, name, value.strip(), ", ".join(["{}"] * len(dims)), type_text.strip()))
+            reads.append(name)
+        if callee.startswith("stablehlo.custom_call") and "has_side_effect" not in attrs:
+            inner = attrs.strip()
+            attrs = (" {has_side_effect = true}" if not inner else
+                     " {has_side_effect = true, %s" % inner.lstrip("{").lstrip())
+        out.append("%s%s%s(%s)%s : (%s) -> %s" % (
+            pad, result, callee, ", ".join(reads), attrs, m.group(6), result_type))
+    lines[:] = out
 
 
 def with_sharding(entry, rng, mesh):
@@ -201,20 +290,34 @@ def shard_main(lines, rng, mesh):
         return
 
 
-def variant(text, seed):
-    """The sharded variant of module `text` for `seed`, or None when the
-    module has no `module {` to put a mesh in."""
+def self_checking(text):
+    """Whether `text` runs as it is: its @main takes no arguments (JAX's
+    self-checking modules; one with dynamic shapes takes its inputs)."""
+    return re.search(r"func\.func\s+(?:public\s+)?@main\(\)", text) is not None
+
+
+def variant(text, seed, runnable=False):
+    """The sharded variant of module `text` for `seed` (runnable: see the
+    module's doc), or None when the module has no `module {` to put a mesh
+    in."""
     rng = random.Random(seed)
     mesh = Mesh(rng)
     lines = text.split("\n")
     if not add_mesh(lines, mesh):
         return None
-    constrain_inputs(lines, rng, mesh)
+    if runnable:
+        constrain_inputs_in_main(lines, rng, mesh)
+        replicate_check_operands(lines)
+    else:
+        constrain_inputs(lines, rng, mesh)
     shard_main(lines, rng, mesh)
     return "\n".join(lines)
 
 
 if __name__ == "__main__":
-    with open(sys.argv[1], encoding="utf-8") as f:
-        out = variant(f.read(), int(sys.argv[2]))
+    args = sys.argv[1:]
+    runnable = "--runnable" in args
+    args = [a for a in args if a != "--runnable"]
+    with open(args[0], encoding="utf-8") as f:
+        out = variant(f.read(), int(args[1]), runnable)
     print(out if out is not None else "(no variant)")

@@ -532,3 +532,48 @@ func.func @main() -> (tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, 
   const partition_check::Outcome out = partitioned(text);
   CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
 }
+
+TEST_CASE("Partition check: another tool's per-device program is held to "
+          "the global run") {
+  const std::string text = R"(
+sdy.mesh @mesh = <["a"=2]>
+func.func @main(%x: tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}, {}]>}) -> (tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+  %n = stablehlo.negate %x : tensor<4x2xf32>
+  return %n : tensor<4x2xf32>
+})";
+  const partition_check::Outcome own = partitioned(text);
+  REQUIRE(own.status == partition_check::Status::Match);
+  REQUIRE(own.program.find("stablehlo.all_gather") != std::string::npos);
+
+  partition_check::Options given;
+  given.program = own.program;
+  CHECK(partition_check::checkPartitioned(text, given).status ==
+        partition_check::Status::Match);
+  SUBCASE("a program that forgets the gather is caught") {
+    // Each device returns its own two rows where four are due: the
+    // results' shapes disagree with the global run's.
+    std::string wrong = own.program;
+    const size_t at = wrong.find("\"stablehlo.all_gather\"");
+    REQUIRE(at != std::string::npos);
+    const size_t line = wrong.rfind('\n', at) + 1;
+    wrong.erase(line, wrong.find('\n', at) + 1 - line);
+    given.program = wrong;
+    const partition_check::Outcome out =
+        partition_check::checkPartitioned(text, given);
+    CHECK(out.status != partition_check::Status::Match);
+  }
+  SUBCASE("a program computing something else is caught") {
+    std::string wrong = own.program;
+    wrong.replace(wrong.find("stablehlo.negate"), 16, "stablehlo.abs");
+    given.program = wrong;
+    const partition_check::Outcome out =
+        partition_check::checkPartitioned(text, given);
+    CHECK(out.status == partition_check::Status::Mismatch);
+    CHECK(out.stage == "results");
+  }
+  SUBCASE("not with random shardings, which the program does not have") {
+    given.seed = 3;
+    CHECK(partition_check::checkPartitioned(text, given).status ==
+          partition_check::Status::NotRun);
+  }
+}

@@ -450,9 +450,18 @@ Outcome checkPartitioned(std::string_view text, const Options &options) {
   out.global = global;
   out.global_module = std::move(global_module.module);
 
-  LoadedModule loaded = loadModule(text, diags, load);
+  if (options.program && options.seed)
+    return notRun(out, "partition",
+                  "a given per-device program has its own shardings: not "
+                  "with random ones");
+  LoadedModule loaded =
+      loadModule(options.program ? *options.program : text, diags, load);
+  if (!loaded.module)
+    return notRun(out, "partition", diagnosticsText(diags));
   Module &module = *loaded.module;
   Operation *entry = entryOf(module, options.entry);
+  if (!entry)
+    return notRun(out, "partition", "no function @" + options.entry);
   if (options.seed)
     randomize(module, *entry, *options.seed, options.max_devices, out);
   // The devices the module's mesh names, also when partitioning fails.
@@ -468,7 +477,8 @@ Outcome checkPartitioned(std::string_view text, const Options &options) {
         return notRun(out, "partition", added.error().message);
   module.verify_passes = Module::VerifyPasses::EveryPass;
   std::string failed_flag;
-  if (!runPassPipeline(module, *pipeline, diags, &failed_flag))
+  if (!options.program &&
+      !runPassPipeline(module, *pipeline, diags, &failed_flag))
     return mismatch(out, "partition",
                     "-" + failed_flag + ": " + diagnosticsText(diags));
   if (options.after_partition)

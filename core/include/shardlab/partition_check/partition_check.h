@@ -53,6 +53,12 @@ struct Options {
   double tolerance_floor = 0;
   /// Keep the per-device program's text in the outcome.
   bool keep_program = false;
+  /// A per-device program to check in place of shardlab's partitioning of
+  /// the module (another tool's, such as Shardy's sdy_opt's, for the same
+  /// module and its own shardings): its entry's argument and result
+  /// shardings say which shard of each input a device gets and how the
+  /// results are put together. Not with a seed.
+  std::optional<std::string> program;
   /// A change made to the per-device program before it runs: the seam
   /// through which a deliberately faulty build (shardlab-run-faulty) drops
   /// a collective or shifts a slice, to show that the check fails.
