@@ -89,6 +89,31 @@ bool mayContain(const Module &module,
   return false;
 }
 
+Operation *reshardOperandBefore(Operation &op, size_t index,
+                                const TensorSharding &to, Context &ctx) {
+  Value *value = op.operand(index);
+  auto reshard = makeOp(ctx, "sdy.reshard", {value}, {value->type}, op.loc);
+  reshard->attrs.set(ctx.intern("sharding"), ctx.attrs.sharding(to));
+  Operation *made = op.parentBlock()->insertBefore(&op, std::move(reshard));
+  op.setOperand(index, made->result(0));
+  return made;
+}
+
+Operation *reshardResultBack(Operation &op, size_t index,
+                             const TensorSharding &computed, Operation *before,
+                             Context &ctx) {
+  Value *result = op.result(index);
+  const TensorSharding *had = getSharding(result);
+  const TensorSharding wanted = had ? *had : computed;
+  setSharding(result, computed, ctx);
+  auto reshard = makeOp(ctx, "sdy.reshard", {result}, {result->type}, op.loc);
+  reshard->attrs.set(ctx.intern("sharding"), ctx.attrs.sharding(wanted));
+  Operation *back = op.parentBlock()->insertBefore(before, std::move(reshard));
+  result->replaceAllUsesWith(back->result(0));
+  back->setOperand(0, result);
+  return back;
+}
+
 std::unique_ptr<Operation> cloneOp(Operation &op, ValueMap &map) {
   return cloneOpInto(op, map, nullptr);
 }

@@ -26,6 +26,23 @@ std::unique_ptr<Operation> makeOp(Context &ctx, std::string_view name,
                                   const std::vector<Value *> &operands,
                                   const std::vector<Type> &types, Location loc);
 
+/// Makes `op` read operand `index` through a new `sdy.reshard` to `to`,
+/// inserted just before `op`; the reshard.
+Operation *reshardOperandBefore(Operation &op, size_t index,
+                                const TensorSharding &to, Context &ctx);
+
+/// Gives result `index` of `op` the sharding `computed` and its users an
+/// `sdy.reshard` back to the sharding it had, inserted before `before`
+/// (the op that followed `op`, taken once so that several results keep
+/// their order); the reshard.
+///
+///   %r = op ...  {<[{"a"}]>}        becomes   %r0 = op ... {<computed>}
+///   use(%r)                                   %r = sdy.reshard %r0 <[{"a"}]>
+///                                             use(%r)
+Operation *reshardResultBack(Operation &op, size_t index,
+                             const TensorSharding &computed, Operation *before,
+                             Context &ctx);
+
 /// Deep copy of `op` (attributes, regions); operands are remapped through
 /// `map` (unmapped operands are kept) and the copy's results and block
 /// arguments are recorded in `map`.

@@ -54,11 +54,7 @@ void replicateReducedDims(Operation &reduce, size_t i,
   }
   if (!changed)
     return;
-  auto reshard = makeOp(ctx, "sdy.reshard", {input}, {input->type}, reduce.loc);
-  reshard->attrs.set(ctx.intern("sharding"), ctx.attrs.sharding(whole));
-  Operation *made =
-      reduce.parentBlock()->insertBefore(&reduce, std::move(reshard));
-  reduce.setOperand(i, made->result(0));
+  reshardOperandBefore(reduce, i, whole, ctx);
 }
 
 // The all-reduces of the reduce's results over `freed` axes go: the

@@ -64,14 +64,6 @@ withoutFactors(const TensorSharding &sharding,
   return whole;
 }
 
-std::unique_ptr<Operation> makeReshard(Context &ctx, Value *value,
-                                       const TensorSharding &to,
-                                       const Location &loc) {
-  auto reshard = makeOp(ctx, "sdy.reshard", {value}, {value->type}, loc);
-  reshard->attrs.set(ctx.intern("sharding"), ctx.attrs.sharding(to));
-  return reshard;
-}
-
 // The need_replication factors, and the size-1 factors only operands map
 // that are not reductions (a broadcast's expanded dimensions).
 std::vector<int64_t> factorsReadWhole(const OpShardingRule &rule) {
@@ -98,32 +90,23 @@ bool replicateFactors(Operation &op, const OpShardingRule &rule,
                       const std::vector<int64_t> &whole, Context &ctx) {
   bool changed = false;
   for (size_t i = 0; i < op.numOperands() && i < rule.operands.size(); ++i) {
-    Value *operand = op.operand(i);
-    const TensorSharding *sharding = getSharding(operand);
+    const TensorSharding *sharding = getSharding(op.operand(i));
     if (!sharding)
       continue;
     if (auto gathered = withoutFactors(*sharding, rule.operands[i], whole)) {
-      Operation *made = op.parentBlock()->insertBefore(
-          &op, makeReshard(ctx, operand, *gathered, op.loc));
-      op.setOperand(i, made->result(0));
+      reshardOperandBefore(op, i, *gathered, ctx);
       changed = true;
     }
   }
+  Operation *after = op.nextInBlock();
   for (size_t i = 0; i < op.numResults() && i < rule.results.size(); ++i) {
-    Value *result = op.result(i);
-    const TensorSharding *stored = getSharding(result);
+    const TensorSharding *stored = getSharding(op.result(i));
     if (!stored)
       continue;
-    const TensorSharding wanted = *stored;
-    auto computed = withoutFactors(wanted, rule.results[i], whole);
-    if (!computed)
-      continue;
-    setSharding(result, *computed, ctx);
-    Operation *back = op.parentBlock()->insertBefore(
-        op.nextInBlock(), makeReshard(ctx, result, wanted, op.loc));
-    result->replaceAllUsesWith(back->result(0));
-    back->setOperand(0, result);
-    changed = true;
+    if (auto computed = withoutFactors(*stored, rule.results[i], whole)) {
+      reshardResultBack(op, i, *computed, after, ctx);
+      changed = true;
+    }
   }
   return changed;
 }

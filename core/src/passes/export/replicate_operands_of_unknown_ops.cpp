@@ -55,42 +55,23 @@ TensorSharding replicatedLike(const TensorSharding &sharding) {
   return whole;
 }
 
-// Each sharded result computed whole, then resharded to its sharding for
-// its users.
-bool shardResultsAfter(Operation &op, Context &ctx) {
-  bool changed = false;
-  Operation *after = op.nextInBlock();
-  for (size_t i = 0; i < op.numResults(); ++i) {
-    Value *result = op.result(i);
-    const TensorSharding *sharding = getSharding(result);
-    if (!sharding || !isSharded(*sharding))
-      continue;
-    const TensorSharding wanted = *sharding;
-    setSharding(result, replicatedLike(wanted), ctx);
-    auto reshard = makeOp(ctx, "sdy.reshard", {result}, {result->type}, op.loc);
-    reshard->attrs.set(ctx.intern("sharding"), ctx.attrs.sharding(wanted));
-    Operation *back = op.parentBlock()->insertBefore(after, std::move(reshard));
-    result->replaceAllUsesWith(back->result(0));
-    back->setOperand(0, result);
-    changed = true;
-  }
-  return changed;
-}
-
 bool replicateOperands(Operation &op, Context &ctx) {
-  bool changed = shardResultsAfter(op, ctx);
+  bool changed = false;
+  // Each sharded result computed whole, then resharded for its users.
+  Operation *after = op.nextInBlock();
+  for (size_t i = 0; i < op.numResults(); ++i)
+    if (const TensorSharding *s = getSharding(op.result(i));
+        s && isSharded(*s)) {
+      reshardResultBack(op, i, replicatedLike(*s), after, ctx);
+      changed = true;
+    }
   for (size_t i = 0; i < op.numOperands(); ++i) {
     Value *operand = op.operand(i);
     const TensorSharding *sharding = getSharding(operand);
     if (!sharding || !isSharded(*sharding) || !operand->type ||
         !operand->type->isRankedTensor())
       continue;
-    auto reshard =
-        makeOp(ctx, "sdy.reshard", {operand}, {operand->type}, op.loc);
-    reshard->attrs.set(ctx.intern("sharding"),
-                       ctx.attrs.sharding(replicatedLike(*sharding)));
-    Operation *made = op.parentBlock()->insertBefore(&op, std::move(reshard));
-    op.setOperand(i, made->result(0));
+    reshardOperandBefore(op, i, replicatedLike(*sharding), ctx);
     changed = true;
   }
   return changed;

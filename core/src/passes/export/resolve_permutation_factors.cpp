@@ -187,11 +187,7 @@ void PermutationResolver::replicate(
     const TensorSharding wanted = cleared(*current, operand_dims[i]);
     if (wanted == *current)
       continue;
-    Value *value = op.operand(i);
-    auto reshard = makeOp(ctx_, "sdy.reshard", {value}, {value->type}, op.loc);
-    reshard->attrs.set(ctx_.intern("sharding"), ctx_.attrs.sharding(wanted));
-    op.setOperand(
-        i, op.parentBlock()->insertBefore(&op, std::move(reshard))->result(0));
+    reshardOperandBefore(op, i, wanted, ctx_);
     changed_ = true;
   }
   Operation *after = op.nextInBlock();
@@ -199,18 +195,10 @@ void PermutationResolver::replicate(
     const TensorSharding *current = getSharding(op.result(i));
     if (!current || result_dims[i].empty())
       continue;
-    const TensorSharding original = *current;
-    const TensorSharding wanted = cleared(original, result_dims[i]);
-    if (wanted == original)
+    const TensorSharding wanted = cleared(*current, result_dims[i]);
+    if (wanted == *current)
       continue;
-    setSharding(op.result(i), wanted, ctx_);
-    Value *result = op.result(i);
-    auto reshard =
-        makeOp(ctx_, "sdy.reshard", {result}, {result->type}, op.loc);
-    reshard->attrs.set(ctx_.intern("sharding"), ctx_.attrs.sharding(original));
-    Operation *back = op.parentBlock()->insertBefore(after, std::move(reshard));
-    result->replaceAllUsesWith(back->result(0));
-    back->setOperand(0, result);
+    reshardResultBack(op, i, wanted, after, ctx_);
     changed_ = true;
   }
 }
