@@ -68,6 +68,22 @@ if(EMSCRIPTEN)
        ${CMAKE_SOURCE_DIR}/core/src/passes/strategy/*.cpp)
   set_source_files_properties(${SHARDLAB_STRATEGY_REWRITES}
                               PROPERTIES COMPILE_OPTIONS -Os)
+  # The per-device lowering (the steps after the export pipeline: gathers
+  # for what an op reads whole, permutation factors, padding, local types)
+  # runs once per estimate, in time linear in the module; its code is
+  # compiled for size too, which keeps the page within budget as its rules
+  # grow.
+  foreach(step replicate_need_replication_factors
+               replicate_operands_of_unknown_ops
+               replicate_inputs_of_custom_reductions resolve_permutation_factors
+               permutation_analysis halo_exchange pad_for_divisibility
+               convert_global_to_local global_to_local_ops
+               global_to_local_gather_scatter global_to_local_collectives
+               local_builder)
+    set_source_files_properties(
+      ${CMAKE_SOURCE_DIR}/core/src/passes/export/${step}.cpp
+      PROPERTIES COMPILE_OPTIONS -Os)
+  endforeach()
   foreach(rare checks convolution fft fused_attention gather_scatter quant
                rng_bit_generator triangular_solve windows)
     set_source_files_properties(
