@@ -533,6 +533,25 @@ func.func @main() -> (tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, 
   CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
 }
 
+TEST_CASE("Partition check: a manual computation's result is read by the "
+          "collectives after it with its out sharding") {
+  // Inside, the body's value is split over "y" alone ("x" is manual);
+  // outside it is split over {"x", "y"}. The permute to {"y", "x"} that
+  // resharding to {"y"} needs swaps devices 1 and 2: read with the body's
+  // sharding it kept every shard in place.
+  const std::string text = R"(
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}]>}) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>}) {
+  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"x", "y"}]>] out_shardings=[<@mesh, [{"x", "y"}]>] manual_axes={"x"} (%arg1: tensor<4xf32>) {
+    %1 = stablehlo.abs %arg1 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y"}]>]>} : tensor<4xf32>
+    sdy.return %1 : tensor<4xf32>
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+})";
+  const partition_check::Outcome out = partitioned(text);
+  CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+}
+
 TEST_CASE("Partition check: another tool's per-device program is held to "
           "the global run") {
   const std::string text = R"(

@@ -121,6 +121,11 @@ void GlobalToLocal::localizeRegionArguments(Operation &op) {
 // The body of a manual computation is written in local types for its
 // manual axes already: its arguments become the (local) operands, its ops
 // are localized for the free axes, and they replace the computation.
+//
+// Outside, a result is split as the computation's out_shardings say (manual
+// axes and free ones), not as the body's value is (free axes only): an op
+// after it that reads its operand's sharding (a collective_permute) reads
+// the out sharding.
 bool GlobalToLocal::inlineManualComputation(Operation &op) {
   Block &body = op.region(0).front();
   for (size_t i = 0; i < body.numArguments() && i < op.numOperands(); ++i)
@@ -128,8 +133,14 @@ bool GlobalToLocal::inlineManualComputation(Operation &op) {
   if (!convertBlock(body))
     return false;
   Operation *ret = body.back();
-  for (size_t i = 0; i < op.numResults() && i < ret->numOperands(); ++i)
-    op.result(i)->replaceAllUsesWith(ret->operand(i));
+  const std::vector<TensorSharding> out = shardingList(op, "out_shardings");
+  for (size_t i = 0; i < op.numResults() && i < ret->numOperands(); ++i) {
+    Value *returned = ret->operand(i);
+    if (i < out.size() && returned->defining_op &&
+        returned->defining_op->parentBlock() == &body)
+      outside_shardings_[returned] = out[i];
+    op.result(i)->replaceAllUsesWith(returned);
+  }
   Block &outer = *op.parentBlock();
   while (body.front() != ret)
     outer.insertBefore(&op, body.take(body.front()));

@@ -140,6 +140,10 @@ private:
   /// serves them all, computed once (1,024 devices' groups each).
   std::map<std::pair<const Mesh *, std::string>, const Attr *> dense_groups_;
   std::unordered_map<const Value *, TensorSharding> replaced_shardings_;
+  /// The out shardings of inlined manual computations, by the body value
+  /// that now stands for each result; they take precedence over the
+  /// value's own (free-axes) sharding for the ops after it.
+  std::unordered_map<const Value *, TensorSharding> outside_shardings_;
   std::unordered_map<const Value *, Type> global_types_;
 };
 

@@ -106,6 +106,9 @@ void GlobalToLocal::keepOnlyCallee(Operation &call) {
 }
 
 const TensorSharding *GlobalToLocal::globalSharding(Value *value) const {
+  if (auto outside = outside_shardings_.find(value);
+      outside != outside_shardings_.end())
+    return &outside->second;
   if (const TensorSharding *own = getSharding(value))
     return own;
   auto it = replaced_shardings_.find(value);
