@@ -1231,12 +1231,12 @@ func.func @main(%o: tensor<1x2048x8x128xbf16>, %o2: tensor<1x2048x8x128xbf16>, %
   %b = stablehlo.exponential %s2 : tensor<1x8x2048xf32>
   %t = stablehlo.add %a, %b : tensor<1x8x2048xf32>
   %wa = stablehlo.divide %a, %t : tensor<1x8x2048xf32>
-  %ca = stablehlo.convert %wa : (tensor<1x8x2048xf32>) -> tensor<4x8x2048xbf16>
-  %ba = stablehlo.broadcast_in_dim %ca, dims = [0, 2, 1] : (tensor<4x8x2048xbf16>) -> tensor<1x2048x8x128xbf16>
+  %ca = stablehlo.convert %wa : (tensor<1x8x2048xf32>) -> tensor<1x8x2048xbf16>
+  %ba = stablehlo.broadcast_in_dim %ca, dims = [0, 2, 1] : (tensor<1x8x2048xbf16>) -> tensor<1x2048x8x128xbf16>
   %x = stablehlo.multiply %o, %ba : tensor<1x2048x8x128xbf16>
   %wb = stablehlo.divide %b, %t : tensor<1x8x2048xf32>
-  %cb = stablehlo.convert %wb : (tensor<1x8x2048xf32>) -> tensor<4x8x2048xbf16>
-  %bb = stablehlo.broadcast_in_dim %cb, dims = [0, 2, 1] : (tensor<4x8x2048xbf16>) -> tensor<1x2048x8x128xbf16>
+  %cb = stablehlo.convert %wb : (tensor<1x8x2048xf32>) -> tensor<1x8x2048xbf16>
+  %bb = stablehlo.broadcast_in_dim %cb, dims = [0, 2, 1] : (tensor<1x8x2048xbf16>) -> tensor<1x2048x8x128xbf16>
   %y = stablehlo.multiply %o2, %bb : tensor<1x2048x8x128xbf16>
   %out = stablehlo.add %x, %y : tensor<1x2048x8x128xbf16>
   %lg = stablehlo.log %t : tensor<1x8x2048xf32>

@@ -14,6 +14,7 @@
 // is verified again, since functions read meshes by name.
 #include "verify/verifier.h"
 
+#include "ir/op_properties.h"
 #include "ir/op_registry.h"
 
 #include "support/word_hash.h"
@@ -148,7 +149,9 @@ bool verifyOnEntrance(VerifyContext &ctx, Operation &op) {
   return verifyRequiredAttrs(ctx, op) && verifyDeclaration(ctx, op) &&
          verifyTerminators(ctx, op) &&
          (op.attrs.entries().empty() || verifyDiscardableAttrs(ctx, op)) &&
-         verifySdyOp(ctx, op);
+         verifySdyOp(ctx, op) &&
+         (op.dialect() != "stablehlo" || !isElementwise(op) ||
+          verifyElementwiseShapes(ctx, op));
 }
 
 // Region-dependent checks; the function-interface checks of func.func run

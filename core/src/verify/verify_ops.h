@@ -19,6 +19,9 @@ bool verifySdyDialectOp(VerifyContext &ctx, Operation &op);
 inline bool verifySdyOp(VerifyContext &ctx, Operation &op) {
   return op.dialect() != "sdy" || verifySdyDialectOp(ctx, op);
 }
+/// StableHLO's elementwise ops: one shape for every operand and result
+/// (select's predicate and clamp's bounds may be scalars).
+bool verifyElementwiseShapes(VerifyContext &ctx, Operation &op);
 bool verifyManualComputation(VerifyContext &ctx, Operation &op);
 /// Whether `op` is an sdy collective (sdy.all_gather, ...).
 bool isCollective(const Operation &op);
