@@ -552,6 +552,62 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x",
   CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
 }
 
+TEST_CASE("Partition check: partial sums are added once, though the export "
+          "runs twice") {
+  // The propagation pipeline's export reduces the unreduced input before
+  // the reshard; the partition pipeline's own export then saw an all_reduce
+  // whose operand is unreduced and whose result is not, and added another.
+  const std::string text = R"(
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}], unreduced={"x"}>}) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) {
+  %0 = sdy.reshard %arg0 <@mesh, [{"y"}, {}]> : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+})";
+  const partition_check::Outcome out = partitioned(text);
+  CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+}
+
+TEST_CASE("Partition check: a replicated value made unreduced is held once "
+          "per group") {
+  // sdy.replicated_to_unreduced {"x"}: the first device along "x" keeps the
+  // value, the other holds zeros; the all_reduce after it gives it back.
+  const std::string text = R"(
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+  %0 = sdy.reshard %arg0 <@mesh, [{"y"}, {}], unreduced={"x"}> : tensor<8x4xf32>
+  %1 = stablehlo.add %0, %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"y"}, {}], unreduced={"x"}>]>} : tensor<8x4xf32>
+  %2 = sdy.reshard %1 <@mesh, [{}, {}]> : tensor<8x4xf32>
+  return %2 : tensor<8x4xf32>
+})";
+  const partition_check::Outcome out = partitioned(text);
+  CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+  CHECK(out.program.find("sdy.replicated_to_unreduced") == std::string::npos);
+}
+
+TEST_CASE("Partition check: a split value made unreduced keeps its shard in "
+          "place among zeros") {
+  // sdy.sharded_to_unreduced [{"y"}, {}] on rows split over {"x", "y"}:
+  // each device's 2 rows at 2 * (its index along "y") in 4 rows of zeros.
+  for (const char *result : {R"([{"x"}, {}], unreduced={"y"})", "[{}, {}]"}) {
+    const std::string tail =
+        std::string(result) == "[{}, {}]"
+            ? R"(  %1 = stablehlo.add %0, %0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}], unreduced={"y"}>]>} : tensor<8x4xf32>
+  %2 = sdy.reshard %1 <@mesh, [{}, {}]> : tensor<8x4xf32>
+  return %2 : tensor<8x4xf32>)"
+            : "  return %0 : tensor<8x4xf32>";
+    const std::string text = R"(
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}, {}]>}) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, )" +
+                             std::string(result) + R"(>}) {
+  %0 = sdy.reshard %arg0 <@mesh, [{"x"}, {}], unreduced={"y"}> : tensor<8x4xf32>
+)" + tail + "\n}";
+    CAPTURE(result);
+    const partition_check::Outcome out = partitioned(text);
+    CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+    CHECK(out.program.find("sdy.sharded_to_unreduced") == std::string::npos);
+  }
+}
+
 TEST_CASE("Partition check: another tool's per-device program is held to "
           "the global run") {
   const std::string text = R"(

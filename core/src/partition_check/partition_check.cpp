@@ -5,6 +5,7 @@
 #include "ir/op_properties.h"
 #include "partition_check/random_shardings.h"
 #include "passes/pass_utils.h"
+#include "sharding/device_layout.h"
 
 #include "shardlab/interpreter/shards.h"
 #include "shardlab/ir/sharding_access.h"
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 
 namespace shardlab::partition_check {
@@ -178,6 +180,23 @@ boxes(Module &module, const TensorSharding *sharding, Type local,
                                             local->shape);
 }
 
+// Whether each device holds an input with unreduced axes (summed) whole:
+// one device of each group along them does, the others hold zeros, so that
+// the partial sums add up to the input.
+std::vector<int64_t> sumOwners(Module &module, const TensorSharding *sharding,
+                               const std::vector<int64_t> &devices) {
+  std::vector<int64_t> owners(devices.size(), 1);
+  const Mesh *mesh = sharding ? lookupMesh(module, *sharding) : nullptr;
+  if (!mesh || sharding->unreduced.empty() ||
+      sharding->unreduced_kind != ReductionKind::Sum)
+    return owners;
+  const std::vector<int64_t> index =
+      shardIndexByDevice(*mesh, sharding->unreduced);
+  for (size_t d = 0; d < devices.size(); ++d)
+    owners[d] = index.at(size_t(devices[d])) == 0;
+  return owners;
+}
+
 // The arguments of every device: its shard of each global input.
 Result<std::vector<std::vector<Tensor>>>
 deviceArguments(Module &module, Operation &entry,
@@ -191,10 +210,42 @@ deviceArguments(Module &module, Operation &entry,
         boxes(module, getSharding(arg), arg->type, devices);
     if (!at)
       return at.error();
+    const std::vector<int64_t> owners =
+        sumOwners(module, getSharding(arg), devices);
     for (size_t d = 0; d < devices.size(); ++d)
-      args[d].push_back(interpreter::shardOf(inputs[i], arg->type, (*at)[d]));
+      args[d].push_back(
+          owners[d] ? interpreter::shardOf(inputs[i], arg->type, (*at)[d])
+                    : Tensor::zeros(arg->type));
   }
   return args;
+}
+
+// A result with unreduced axes (summed) holds partial sums on the devices
+// along them: each device's shard becomes the sum of its group's.
+void sumUnreduced(Module &module, const TensorSharding *sharding,
+                  const std::vector<int64_t> &devices,
+                  std::vector<Tensor> &shards) {
+  const Mesh *mesh = sharding ? lookupMesh(module, *sharding) : nullptr;
+  if (!mesh || sharding->unreduced.empty() ||
+      sharding->unreduced_kind != ReductionKind::Sum)
+    return;
+  std::map<int64_t, size_t> position;
+  for (size_t d = 0; d < devices.size(); ++d)
+    position[devices[d]] = d;
+  for (const std::vector<int64_t> &group :
+       deviceGroups(*mesh, sharding->unreduced)) {
+    Tensor sum = shards[position.at(group.front())];
+    for (size_t g = 1; g < group.size(); ++g) {
+      const Tensor &part = shards[position.at(group[g])];
+      for (int64_t i = 0; i < sum.size(); ++i) {
+        sum.setReal(i, sum.real(i) + part.real(i));
+        if (sum.isComplex())
+          sum.setImag(i, sum.imag(i) + part.imag(i));
+      }
+    }
+    for (int64_t device : group)
+      shards[position.at(device)] = sum;
+  }
 }
 
 // The largest finite magnitude of a float or complex tensor (1 at least).
@@ -274,6 +325,7 @@ Outcome compareResults(Module &module, Operation &entry,
     std::vector<Tensor> shards;
     for (size_t d = 0; d < ids.size(); ++d)
       shards.push_back(devices.results[d][r]);
+    sumUnreduced(module, getFuncResultSharding(entry, r), ids, shards);
     Result<Tensor> whole =
         interpreter::assemble(shards, *at, global.results[r].type());
     if (!whole)

@@ -190,8 +190,10 @@ void replaceOp(Operation &op, const std::vector<Value *> &values) {
   eraseOp(op);
 }
 
+bool isSdyCollective(const Operation &op) { return verify::isCollective(op); }
+
 bool isCollectiveOp(const Operation &op) {
-  return verify::isCollective(op) || isStableHloCollective(op);
+  return isSdyCollective(op) || isStableHloCollective(op);
 }
 
 std::vector<std::vector<int64_t>> readReplicaGroups(const Attr *attr,

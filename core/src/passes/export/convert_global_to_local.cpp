@@ -75,6 +75,25 @@ Value *GlobalToLocal::shardOffset(LocalBuilder &b, const Mesh &mesh,
   return b.lookup(table, useReplicaId());
 }
 
+Value *GlobalToLocal::keepOnFirstOfGroup(LocalBuilder &b, const Mesh &mesh,
+                                         const std::vector<AxisRef> &axes,
+                                         Value *input, Value *fill) {
+  std::vector<int64_t> firsts;
+  for (int64_t position : shardIndexByDevice(mesh, axes))
+    firsts.push_back(position == 0 ? 1 : 0);
+  Type flags = b.tensorOf({int64_t(firsts.size())}, ctx.types.element("i1"));
+  Value *is_first = b.dynamicSlice(
+      b.constant(ctx.attrs.make(Attr{
+          AttrKind::DenseElements, denseOfInts(flags, firsts), flags, {}})),
+      {b.deviceIndex(useReplicaId())}, {1});
+  Type mask_type = b.tensorOf(input->type->shape, ctx.types.element("i1"));
+  Value *mask = b.broadcast(is_first, mask_type, {0});
+  return b
+      .create("stablehlo.select",
+              {mask, input, b.broadcast(fill, input->type, {})}, {input->type})
+      ->result(0);
+}
+
 std::string_view reductionOpName(std::string_view kind) {
   if (kind == "max")
     return "stablehlo.maximum";
@@ -166,6 +185,10 @@ bool GlobalToLocal::convertOp(Operation &op) {
     return convertAllToAll(op);
   if (name == "sdy.collective_permute")
     return convertCollectivePermute(op);
+  if (name == "sdy.replicated_to_unreduced")
+    return convertReplicatedToUnreduced(op);
+  if (name == "sdy.sharded_to_unreduced")
+    return convertShardedToUnreduced(op);
   if (name == "sdy.constant" || name == "stablehlo.constant")
     return convertConstant(op);
   if (name == "stablehlo.iota")

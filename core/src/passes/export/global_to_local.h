@@ -107,6 +107,11 @@ public:
   /// of size `step`: a constant 0 when `axes` is empty, else a table lookup.
   Value *shardOffset(LocalBuilder &b, const Mesh &mesh,
                      const std::vector<AxisRef> &axes, int64_t step);
+  /// `input` on the first device of each group along `axes` of `mesh`,
+  /// `fill` (a scalar) broadcast on the others.
+  Value *keepOnFirstOfGroup(LocalBuilder &b, const Mesh &mesh,
+                            const std::vector<AxisRef> &axes, Value *input,
+                            Value *fill);
 
   // The rewrites; each replaces `op` and returns false on an error.
   bool convertAllGather(Operation &op);
@@ -115,6 +120,8 @@ public:
   bool convertReduceScatter(Operation &op);
   bool convertAllToAll(Operation &op);
   bool convertCollectivePermute(Operation &op);
+  bool convertReplicatedToUnreduced(Operation &op);
+  bool convertShardedToUnreduced(Operation &op);
   bool convertConstant(Operation &op);
   bool convertIota(Operation &op);
   bool convertSlice(Operation &op);

@@ -14,6 +14,7 @@
 #include "shardlab/sharding/axis.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 namespace shardlab {
@@ -396,6 +397,73 @@ bool GlobalToLocal::convertCollectivePermute(Operation &op) {
                             {"source_target_pairs", b.denseMatrixAttr(pairs)}})
                       ->result(0);
   replaceWith(op, result);
+  return true;
+}
+
+namespace {
+
+// The value a device holding no part of an unreduced value contributes to
+// its reduction (an infinity is an integer type's extreme: denseSplatOf).
+double unreducedIdentity(ReductionKind kind) {
+  switch (kind) {
+  case ReductionKind::Max:
+    return -std::numeric_limits<double>::infinity();
+  case ReductionKind::Min:
+    return std::numeric_limits<double>::infinity();
+  case ReductionKind::Sum:
+    break;
+  }
+  return 0.0;
+}
+
+} // namespace
+
+// Each group along the axes keeps the value once: the first device holds it,
+// the others the reduction's identity, so that the reduction gives it back.
+bool GlobalToLocal::convertReplicatedToUnreduced(Operation &op) {
+  const TensorSharding &out = opSharding(op, "out_sharding");
+  const Mesh *mesh = meshOf(out, op);
+  if (!mesh)
+    return false;
+  const auto &axes =
+      std::get<std::vector<AxisRef>>(op.attrs.get("axes")->payload);
+  Value *input = op.operand(0);
+  if (axes.empty() || out.unreduced_kind != ReductionKind::Sum) {
+    // max and min of copies of one value are that value.
+    replaceWith(op, input);
+    return true;
+  }
+  LocalBuilder b(ctx, op);
+  Value *zero = b.splat(b.tensorOf({}, input->type->element), 0);
+  replaceWith(op, keepOnFirstOfGroup(b, *mesh, axes, input, zero));
+  return true;
+}
+
+// Each device's shard, in place in a tensor of the size the dimensions have
+// without the axes (they are the minor-most of each dimension's, as an
+// all_gather's), the reduction's identity around it.
+bool GlobalToLocal::convertShardedToUnreduced(Operation &op) {
+  const TensorSharding &out = opSharding(op, "out_sharding");
+  const Mesh *mesh = meshOf(out, op);
+  if (!mesh)
+    return false;
+  const DimAxes &axes = perDimAxes(op, "axes");
+  Value *input = op.operand(0);
+  if (dimsWithAxes(axes).empty()) {
+    replaceWith(op, input);
+    return true;
+  }
+  const std::vector<int64_t> local = localType(op.result(0)->type, &out)->shape;
+  LocalBuilder b(ctx, op);
+  Type element = input->type->element;
+  Value *around = b.splat(b.tensorOf(local, element),
+                          unreducedIdentity(out.unreduced_kind));
+  std::vector<Value *> operands{around, input};
+  for (size_t d = 0; d < local.size(); ++d)
+    operands.push_back(shardOffset(b, *mesh, axes[d], input->type->shape[d]));
+  replaceWith(
+      op, b.create("stablehlo.dynamic_update_slice", operands, {around->type})
+              ->result(0));
   return true;
 }
 

@@ -132,25 +132,9 @@ bool GlobalToLocal::convertScatter(Operation &op) {
   if (!split.empty() && identity) {
     Type element = op.operand(0)->type->element;
     Value *neutral = b.splat(b.tensorOf({}, element), *identity);
-    Value *index = b.deviceIndex(useReplicaId());
-    std::vector<int64_t> table = shardIndexByDevice(*mesh, split);
-    std::vector<int64_t> leaders;
-    for (int64_t position : table)
-      leaders.push_back(position == 0 ? 1 : 0);
-    Type flags = b.tensorOf({int64_t(table.size())}, ctx.types.element("i1"));
-    Value *is_leader = b.dynamicSlice(
-        b.constant(ctx.attrs.make(Attr{
-            AttrKind::DenseElements, denseOfInts(flags, leaders), flags, {}})),
-        {index}, {1});
-    for (size_t i = 0; i < inputs; ++i) {
-      Value *input = op.operand(i);
-      Type mask_type = b.tensorOf(input->type->shape, ctx.types.element("i1"));
-      Value *mask = b.broadcast(is_leader, mask_type, {0});
-      Value *fill = b.broadcast(neutral, input->type, {});
+    for (size_t i = 0; i < inputs; ++i)
       op.setOperand(
-          i, b.create("stablehlo.select", {mask, input, fill}, {input->type})
-                 ->result(0));
-    }
+          i, keepOnFirstOfGroup(b, *mesh, split, op.operand(i), neutral));
   }
   // Indices into sharded operand dimensions become local.
   if (!sharding)
