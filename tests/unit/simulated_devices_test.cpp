@@ -567,6 +567,19 @@ func.func @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y
   CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
 }
 
+TEST_CASE("Partition check: a result unreduced by max holds partial maxima") {
+  // Each device's maximum over its 4 rows; the result is their maximum.
+  const std::string text = R"(
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced=max{"x"}>}) {
+  %cst = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %0 = stablehlo.reduce(%arg0 init: %cst) applies stablehlo.maximum across dimensions = [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}], unreduced=max{"x"}>]>} : (tensor<8x8xf32>, tensor<f32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+})";
+  const partition_check::Outcome out = partitioned(text);
+  CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+}
+
 TEST_CASE("Partition check: a replicated value made unreduced is held once "
           "per group") {
   // sdy.replicated_to_unreduced {"x"}: the first device along "x" keeps the

@@ -220,31 +220,45 @@ deviceArguments(Module &module, Operation &entry,
   return args;
 }
 
-// A result with unreduced axes (summed) holds partial sums on the devices
-// along them: each device's shard becomes the sum of its group's.
-void sumUnreduced(Module &module, const TensorSharding *sharding,
-                  const std::vector<int64_t> &devices,
-                  std::vector<Tensor> &shards) {
+// `a` combined with `b` by an unreduced sharding's reduction.
+double combine(ReductionKind kind, double a, double b) {
+  switch (kind) {
+  case ReductionKind::Max:
+    return std::max(a, b);
+  case ReductionKind::Min:
+    return std::min(a, b);
+  case ReductionKind::Sum:
+    break;
+  }
+  return a + b;
+}
+
+// A result with unreduced axes holds partial results on the devices along
+// them (partial sums, maxima or minima): each device's shard becomes its
+// group's reduced.
+void reduceUnreduced(Module &module, const TensorSharding *sharding,
+                     const std::vector<int64_t> &devices,
+                     std::vector<Tensor> &shards) {
   const Mesh *mesh = sharding ? lookupMesh(module, *sharding) : nullptr;
-  if (!mesh || sharding->unreduced.empty() ||
-      sharding->unreduced_kind != ReductionKind::Sum)
+  if (!mesh || sharding->unreduced.empty())
     return;
+  const ReductionKind kind = sharding->unreduced_kind;
   std::map<int64_t, size_t> position;
   for (size_t d = 0; d < devices.size(); ++d)
     position[devices[d]] = d;
   for (const std::vector<int64_t> &group :
        deviceGroups(*mesh, sharding->unreduced)) {
-    Tensor sum = shards[position.at(group.front())];
+    Tensor reduced = shards[position.at(group.front())];
     for (size_t g = 1; g < group.size(); ++g) {
       const Tensor &part = shards[position.at(group[g])];
-      for (int64_t i = 0; i < sum.size(); ++i) {
-        sum.setReal(i, sum.real(i) + part.real(i));
-        if (sum.isComplex())
-          sum.setImag(i, sum.imag(i) + part.imag(i));
+      for (int64_t i = 0; i < reduced.size(); ++i) {
+        reduced.setReal(i, combine(kind, reduced.real(i), part.real(i)));
+        if (reduced.isComplex())
+          reduced.setImag(i, combine(kind, reduced.imag(i), part.imag(i)));
       }
     }
     for (int64_t device : group)
-      shards[position.at(device)] = sum;
+      shards[position.at(device)] = reduced;
   }
 }
 
@@ -325,7 +339,7 @@ Outcome compareResults(Module &module, Operation &entry,
     std::vector<Tensor> shards;
     for (size_t d = 0; d < ids.size(); ++d)
       shards.push_back(devices.results[d][r]);
-    sumUnreduced(module, getFuncResultSharding(entry, r), ids, shards);
+    reduceUnreduced(module, getFuncResultSharding(entry, r), ids, shards);
     Result<Tensor> whole =
         interpreter::assemble(shards, *at, global.results[r].type());
     if (!whole)
