@@ -621,6 +621,34 @@ func.func @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x
   }
 }
 
+TEST_CASE("Partition check: a result unreduced over an axis its op does not "
+          "reduce over is held once per group") {
+  // The dot's contraction is not split over "y", yet its result is
+  // unreduced over "y": each device along "y" computes the whole product,
+  // and only one of them may keep it.
+  const std::string dot = R"(
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) -> (tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}], unreduced={"y"}>}) {
+  %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {}], unreduced={"y"}>]>} : (tensor<8x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+})";
+  // The reduced dimension is split over "x":(1)2 and "y"; the result is
+  // unreduced over all of "x" (4): "x":(2)2 holds copies. The all-reduce
+  // over "y" happens once (the propagation pipeline's export leaves it to
+  // the partitioning one).
+  const std::string reduce = R"(
+sdy.mesh @mesh = <["x"=4, "y"=2]>
+func.func @main(%arg0: tensor<2x16x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"x":(1)2, "y"}, {}]>}) -> (tensor<2x3xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}], unreduced={"x"}>}) {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.reduce(%arg0 init: %cst) applies stablehlo.add across dimensions = [1] {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}], unreduced={"x"}>]>} : (tensor<2x16x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+})";
+  for (const std::string &text : {dot, reduce}) {
+    const partition_check::Outcome out = partitioned(text);
+    CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+  }
+}
+
 TEST_CASE("Partition check: another tool's per-device program is held to "
           "the global run") {
   const std::string text = R"(

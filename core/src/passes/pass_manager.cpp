@@ -77,7 +77,8 @@ Status appendPass(PassPipeline &pipeline, std::string_view flag,
 const std::vector<std::pair<std::string_view, std::string_view>> &
 perDeviceSteps() {
   static const std::vector<std::pair<std::string_view, std::string_view>>
-      steps = {{"sdy-replicate-operands-of-unknown-ops", ""},
+      steps = {{"sdy-insert-replicated-to-unreduced", ""},
+               {"sdy-replicate-operands-of-unknown-ops", ""},
                {"sdy-replicate-need-replication-factors", ""},
                {"sdy-replicate-inputs-of-custom-reductions", ""},
                {"sdy-resolve-permutation-factors", ""},
@@ -96,6 +97,23 @@ const std::vector<std::pair<std::string_view, std::string_view>> &gpuSteps() {
 
 namespace {
 
+// The propagation pipeline, then the export with explicit collectives. The
+// propagation pipeline's own export leaves the reshards and all-reduces to
+// that one: explicit reshards are not idempotent (run twice, a result
+// unreduced over some axes of its reduction was all-reduced over the others
+// twice). What it did first, its sharding constraints becoming reshards and
+// the ops only they read going (a recomputation the step does not use),
+// happens before: the collectives the export puts after such an op would
+// keep it alive (they are not pure).
+std::vector<std::pair<std::string_view, std::string_view>>
+propagateThenPartition() {
+  return {{"sdy-propagation-pipeline", "avoid-export-for-partitioning=true"},
+          {"sdy-sharding-constraint-to-reshard", ""},
+          {"canonicalize", ""},
+          {"sdy-export-pipeline",
+           "enable-insert-explicit-collectives=true inline-meshes=false"}};
+}
+
 NamedPipeline partitionPipeline() {
   NamedPipeline partition{
       "partition",
@@ -103,9 +121,7 @@ NamedPipeline partitionPipeline() {
       "factors resolved, padded where shards do not divide, local shapes "
       "and StableHLO collectives (what the scheduler estimates, before XLA's "
       "collective rewrites: gpuSteps())",
-      {{"sdy-propagation-pipeline", ""},
-       {"sdy-export-pipeline",
-        "enable-insert-explicit-collectives=true inline-meshes=false"}}};
+      propagateThenPartition()};
   for (const auto &step : perDeviceSteps())
     partition.steps.push_back(step);
   return partition;
@@ -132,9 +148,7 @@ const std::vector<NamedPipeline> &namedPipelines() {
       // insert-explicit-reshards + reshard-to-collectives alone leave out.
       {"explicit",
        "The propagation pipeline, then explicit reshards and collectives",
-       {{"sdy-propagation-pipeline", ""},
-        {"sdy-export-pipeline",
-         "enable-insert-explicit-collectives=true inline-meshes=false"}}},
+       propagateThenPartition()},
       partitionPipeline(),
   };
   return pipelines;

@@ -131,6 +131,21 @@ void addPartitionerPasses(std::vector<PassInfo> &passes,
        {},
        replicateOperandsOfUnknownOpsPass});
   passes.push_back(
+      {"sdy-insert-replicated-to-unreduced",
+       stage,
+       "Make results unreduced over axes their op does not reduce over hold "
+       "partial values",
+       "A result unreduced (summed) over axes that split none of its op's "
+       "reduction factors and are not unreduced in an operand holds the "
+       "whole value on every device along them (Shardy's explicit reshards "
+       "leave it so): its sum would be the value times their size. The op "
+       "computes it with those axes replicated and an "
+       "sdy.replicated_to_unreduced after it keeps the value on one device "
+       "of each group, zeros on the others. A step of the per-device "
+       "program.",
+       {},
+       insertReplicatedToUnreducedPass});
+  passes.push_back(
       {"sdy-replicate-need-replication-factors",
        stage,
        "Let ops read whole the dimensions XLA would gather for them",

@@ -38,6 +38,8 @@ bool replicateInputsOfCustomReductionsPass(Module &, const PassOptions &,
                                            DiagnosticEngine &);
 bool replicateOperandsOfUnknownOpsPass(Module &, const PassOptions &,
                                        DiagnosticEngine &);
+bool insertReplicatedToUnreducedPass(Module &, const PassOptions &,
+                                     DiagnosticEngine &);
 bool replicateNeedReplicationFactorsPass(Module &, const PassOptions &,
                                          DiagnosticEngine &);
 bool resolvePermutationFactorsPass(Module &, const PassOptions &,
