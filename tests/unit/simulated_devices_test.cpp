@@ -552,11 +552,10 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x",
   CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
 }
 
-TEST_CASE("Partition check: partial sums are added once, though the export "
-          "runs twice") {
-  // The propagation pipeline's export reduces the unreduced input before
-  // the reshard; the partition pipeline's own export then saw an all_reduce
-  // whose operand is unreduced and whose result is not, and added another.
+TEST_CASE("Partition check: partial sums are added once") {
+  // Had the propagation pipeline's export reduced the unreduced input before
+  // the reshard, the partition pipeline's own export would see an all_reduce
+  // whose operand is unreduced and whose result is not, and add another.
   const std::string text = R"(
 sdy.mesh @mesh = <["x"=2, "y"=2]>
 func.func @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}], unreduced={"x"}>}) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>}) {

@@ -190,10 +190,8 @@ void replaceOp(Operation &op, const std::vector<Value *> &values) {
   eraseOp(op);
 }
 
-bool isSdyCollective(const Operation &op) { return verify::isCollective(op); }
-
 bool isCollectiveOp(const Operation &op) {
-  return isSdyCollective(op) || isStableHloCollective(op);
+  return verify::isCollective(op) || isStableHloCollective(op);
 }
 
 std::vector<std::vector<int64_t>> readReplicaGroups(const Attr *attr,

@@ -85,10 +85,6 @@ bool mayContain(const Module &module,
 /// Replaces every use of op's results by `values` and erases it.
 void replaceOp(Operation &op, const std::vector<Value *> &values);
 
-/// Whether `op` is one of sdy's explicit collectives (sdy.all_gather,
-/// sdy.all_reduce, ..., sdy.replicated_to_unreduced).
-bool isSdyCollective(const Operation &op);
-
 /// Whether `op` is a collective: one of sdy's explicit collectives
 /// (verify::isCollective) or a StableHLO one (all_gather, all_reduce,
 /// all_to_all, reduce_scatter, collective_permute, collective_broadcast).

@@ -499,13 +499,9 @@ bool processOp(Module &module, Operation &op, bool enable_full,
   }
   if (convertReshardToUnreducedCollectives(module, op))
     return true;
-  // A collective takes its operand to its out sharding itself: an all_reduce
-  // from unreduced to replicated, read as an op whose operand and result
-  // disagree, got a second all_reduce before it (Shardy does so), and the
-  // export run again after the propagation pipeline's own (the partition
-  // pipeline) summed the partial sums once more.
-  if (isSdyCollective(op))
-    return true;
+  // An sdy.all_reduce already here (the export run a second time) is read
+  // as an op whose operand is unreduced and whose result is not, and gets
+  // another before it, as in Shardy: the partition pipeline exports once.
   allReduceOperandsIfUnreducedToReplicated(module, op);
   OpShardings &s = scratch.shardings;
   readShardings(op, s);
