@@ -7,6 +7,7 @@
 #include "passes/pass_utils.h"
 #include "sharding/device_layout.h"
 
+#include "sharding/sharding_utils.h"
 #include "shardlab/interpreter/shards.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_manager.h"
@@ -103,9 +104,10 @@ void replicateCheckOperands(Module &module, Operation &entry,
       Value *value = check->operand(i);
       if (!value->type || !value->type->isRankedTensor())
         continue;
-      TensorSharding replicated;
-      replicated.mesh.symbol = mesh_name;
-      replicated.dims.assign(value->type->shape.size(), DimSharding{});
+      MeshRef mesh_ref;
+      mesh_ref.symbol = mesh_name;
+      const TensorSharding replicated =
+          fullyClosedSharding(mesh_ref, value->type->shape.size());
       auto op = makeOp(ctx, "sdy.sharding_constraint", {value}, {value->type},
                        check->loc);
       op->attrs.set(ctx.intern("sharding"), ctx.attrs.sharding(replicated));

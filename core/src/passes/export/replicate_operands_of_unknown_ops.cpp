@@ -22,6 +22,7 @@
 
 #include "passes/pass_utils.h"
 #include "rules/registry.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
 
 namespace shardlab {
@@ -48,13 +49,6 @@ bool hasRule(Operation &op) {
   return op.attrs.get(kShardingRuleAttr) || createOpShardingRule(op, false);
 }
 
-TensorSharding replicatedLike(const TensorSharding &sharding) {
-  TensorSharding whole;
-  whole.mesh = sharding.mesh;
-  whole.dims.assign(sharding.dims.size(), DimSharding{});
-  return whole;
-}
-
 bool replicateOperands(Operation &op, Context &ctx) {
   bool changed = false;
   // Each sharded result computed whole, then resharded for its users.
@@ -62,7 +56,8 @@ bool replicateOperands(Operation &op, Context &ctx) {
   for (size_t i = 0; i < op.numResults(); ++i)
     if (const TensorSharding *s = getSharding(op.result(i));
         s && isSharded(*s)) {
-      reshardResultBack(op, i, replicatedLike(*s), after, ctx);
+      reshardResultBack(op, i, fullyClosedSharding(s->mesh, s->dims.size()),
+                        after, ctx);
       changed = true;
     }
   for (size_t i = 0; i < op.numOperands(); ++i) {
@@ -71,7 +66,8 @@ bool replicateOperands(Operation &op, Context &ctx) {
     if (!sharding || !isSharded(*sharding) || !operand->type ||
         !operand->type->isRankedTensor())
       continue;
-    reshardOperandBefore(op, i, replicatedLike(*sharding), ctx);
+    reshardOperandBefore(
+        op, i, fullyClosedSharding(sharding->mesh, sharding->dims.size()), ctx);
     changed = true;
   }
   return changed;

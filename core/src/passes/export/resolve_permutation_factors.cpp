@@ -151,10 +151,7 @@ PermutationResolver::PermutationResolver(Module &module, bool halo_exchange,
 
 TensorSharding PermutationResolver::replicated(const TensorSharding &like,
                                                size_t rank) {
-  TensorSharding sharding;
-  sharding.mesh = like.mesh;
-  sharding.dims.resize(rank);
-  return sharding;
+  return fullyClosedSharding(like.mesh, rank);
 }
 
 void PermutationResolver::resolve(Operation &op) {

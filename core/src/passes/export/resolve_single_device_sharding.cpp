@@ -17,6 +17,7 @@
 #include "local_builder.h"
 
 #include "passes/pass_utils.h"
+#include "sharding/sharding_utils.h"
 #include "shardlab/ir/sharding_access.h"
 
 namespace shardlab {
@@ -69,9 +70,10 @@ void replaceReshard(Module &module, Operation &reshard, const Operation &mesh) {
   Context &ctx = module.ctx();
   const TensorSharding target = opSharding(reshard);
   const std::string mesh_name = mesh.attrs.get("sym_name")->str();
-  TensorSharding replicated;
-  replicated.mesh.symbol = mesh_name;
-  replicated.dims.assign(target.dims.size(), DimSharding{});
+  MeshRef mesh_ref;
+  mesh_ref.symbol = mesh_name;
+  const TensorSharding replicated =
+      fullyClosedSharding(mesh_ref, target.dims.size());
   std::vector<AxisRef> axes;
   for (const MeshAxis &axis : mesh.attrs.get("mesh")->mesh().axes)
     axes.push_back({axis.name, std::nullopt});
