@@ -37,7 +37,7 @@ compared (counted). Otherwise each pair is:
   ops               other ops, attributes or types
   shardlab fails    sdy_opt printed a module, shardlab-opt failed
 
-Values (per-device; the shared set's by default, --values-sets to widen):
+Values (per-device; the shared and Shardy sets' by default, --values-sets):
 each program for one device is run on simulated
 devices by the interpreter beside --opt (shardlab-run --shardings module
 [--program P]) against the module run as written: the same random inputs
@@ -50,7 +50,9 @@ each check reading its operands whole). Entries:
   shardlab-values:SET/M   shardlab's partition pipeline, the product's (the
           flag set's steps and those Shardy lacks).
 A program that cannot be judged (the global run or the program cannot run:
-an op the interpreter lacks, dynamic shapes) makes no entry.
+an op the interpreter lacks, dynamic shapes) makes no entry; one that runs
+past --timeout (a convolution of billions of multiplies in the interpreter)
+is counted as timed out, not judged.
 
 Every pair must be identical: a pair that is not must be listed in
 tests/differential/expected_differences.txt with its reason (ENTRY
@@ -294,7 +296,7 @@ class Tools:
                 p = subprocess.run(args + [paths[0]], stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, timeout=self.timeout)
             except subprocess.TimeoutExpired:
-                return False, "timed out"
+                return None, "timed out"
         if p.returncode < 0:
             return False, "CRASH (signal %d)" % -p.returncode
         verdict = PARTITIONED.search(p.stdout.decode("utf-8", "replace"))
@@ -314,7 +316,8 @@ class Tools:
             out["shardlab"] = self.partitioned(module)
         if oracle is not None:
             out["sdy_opt"] = self.partitioned(module, oracle)
-        return {tool: v for tool, v in out.items() if v[0] is not None}
+        return {tool: v for tool, v in out.items()
+                if v[0] is not None or v[1] == "timed out"}
 
     def compare_with(self, flags, text, oracle, values=False):
         """(class, detail, values) of shardlab's output against the
@@ -406,9 +409,9 @@ def main(argv=None):
     ap.add_argument("--opt", default=os.path.join(ROOT, "build", "shardlab-opt"))
     ap.add_argument("--interpreter", help="shardlab-run, for the values (default: beside "
                     "--opt; 'none' skips them)")
-    ap.add_argument("--values-sets", default="shared", metavar="SET,...",
-                    help="the sets whose per-device programs are run (default: shared; "
-                    "local and shardy take some 15 minutes more and are not gated yet)")
+    ap.add_argument("--values-sets", default="shared,shardy", metavar="SET,...",
+                    help="the sets whose per-device programs are run (default: shared,shardy; "
+                    "local takes some 10 minutes more and is not gated yet)")
     ap.add_argument("--oracle", help="sdy_opt (default: the shared data's)")
     ap.add_argument("--expected", default=EXPECTED, help="the expected differences")
     ap.add_argument("--filter", metavar="SUBSTRING")
@@ -488,13 +491,14 @@ def main(argv=None):
           "holding a module that crashes it, halved until that module ran alone)" % (
               tools.oracle_runs, len(jobs), tools.batches, BATCH, tools.batches_split))
     for tool in ("sdy_opt", "shardlab"):
-        ran = [v for e, v in values.items() if e.startswith(tool + "-values:")]
-        if ran:
+        mine = [v for e, v in values.items() if e.startswith(tool + "-values:")]
+        ran = [ok for ok, _ in mine if ok is not None]
+        if mine:
             print("values: %s's programs for one device against the global run: %d judged, "
-                  "%d match, %d do not" % (
-                      tool, len(ran), sum(ok for ok, _ in ran), sum(not ok for ok, _ in ran)))
+                  "%d match, %d do not; %d timed out (not judged)" % (
+                      tool, len(ran), sum(ran), len(ran) - sum(ran), len(mine) - len(ran)))
     differing = sorted(e for e, (k, _) in results.items() if k and k != "identical")
-    wrong = sorted(e for e, (ok, _) in values.items() if not ok)
+    wrong = sorted(e for e, (ok, _) in values.items() if ok is False)
     if args.verbose:
         for e in differing:
             print("DIFF %s [%s]\n    %s" % (e, results[e][0], results[e][1]))
@@ -511,7 +515,7 @@ def main(argv=None):
         # Each compared pair must be identical, and each program run must
         # pass its checks, unless listed; refused pairs did not run.
         entries = {e: (k == "identical") for e, (k, _) in results.items() if k}
-        entries.update({e: ok for e, (ok, _) in values.items()})
+        entries.update({e: ok for e, (ok, _) in values.items() if ok is not None})
         listed = sorted(e for e in entries if e not in expected)
         ran = {e.split(":", 1)[0] for e in list(results) + list(values)}
         ran.update({"sdy_opt-values", "shardlab-values"} if interpreter else ())
