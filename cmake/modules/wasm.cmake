@@ -73,7 +73,8 @@ if(EMSCRIPTEN)
   # runs once per estimate, in time linear in the module; its code is
   # compiled for size too, which keeps the page within budget as its rules
   # grow.
-  foreach(step replicate_need_replication_factors
+  foreach(step insert_replicated_to_unreduced
+               replicate_need_replication_factors
                replicate_operands_of_unknown_ops
                replicate_inputs_of_custom_reductions resolve_permutation_factors
                permutation_analysis halo_exchange pad_for_divisibility
