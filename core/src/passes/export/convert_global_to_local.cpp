@@ -75,22 +75,27 @@ Value *GlobalToLocal::shardOffset(LocalBuilder &b, const Mesh &mesh,
   return b.lookup(table, useReplicaId());
 }
 
-Value *GlobalToLocal::keepOnFirstOfGroup(LocalBuilder &b, const Mesh &mesh,
-                                         const std::vector<AxisRef> &axes,
-                                         Value *input, Value *fill) {
+Value *GlobalToLocal::isFirstOfGroup(LocalBuilder &b, const Mesh &mesh,
+                                     const std::vector<AxisRef> &axes) {
+  // One statement per op: the order they are made in is the printed order,
+  // and a function's arguments are evaluated in no fixed order (g++ and
+  // clang differ).
+  Value *index = b.deviceIndex(useReplicaId());
   std::vector<int64_t> firsts;
   for (int64_t position : shardIndexByDevice(mesh, axes))
     firsts.push_back(position == 0 ? 1 : 0);
   Type flags = b.tensorOf({int64_t(firsts.size())}, ctx.types.element("i1"));
-  Value *is_first = b.dynamicSlice(
-      b.constant(ctx.attrs.make(Attr{
-          AttrKind::DenseElements, denseOfInts(flags, firsts), flags, {}})),
-      {b.deviceIndex(useReplicaId())}, {1});
+  Value *table = b.constant(ctx.attrs.make(
+      Attr{AttrKind::DenseElements, denseOfInts(flags, firsts), flags, {}}));
+  return b.dynamicSlice(table, {index}, {1});
+}
+
+Value *GlobalToLocal::keepWhere(LocalBuilder &b, Value *is_first, Value *input,
+                                Value *fill) {
   Type mask_type = b.tensorOf(input->type->shape, ctx.types.element("i1"));
   Value *mask = b.broadcast(is_first, mask_type, {0});
-  return b
-      .create("stablehlo.select",
-              {mask, input, b.broadcast(fill, input->type, {})}, {input->type})
+  Value *fills = b.broadcast(fill, input->type, {});
+  return b.create("stablehlo.select", {mask, input, fills}, {input->type})
       ->result(0);
 }
 

@@ -107,11 +107,13 @@ public:
   /// of size `step`: a constant 0 when `axes` is empty, else a table lookup.
   Value *shardOffset(LocalBuilder &b, const Mesh &mesh,
                      const std::vector<AxisRef> &axes, int64_t step);
-  /// `input` on the first device of each group along `axes` of `mesh`,
-  /// `fill` (a scalar) broadcast on the others.
-  Value *keepOnFirstOfGroup(LocalBuilder &b, const Mesh &mesh,
-                            const std::vector<AxisRef> &axes, Value *input,
-                            Value *fill);
+  /// Whether this device is the first of its group along `axes` of `mesh`
+  /// (a tensor<1xi1>).
+  Value *isFirstOfGroup(LocalBuilder &b, const Mesh &mesh,
+                        const std::vector<AxisRef> &axes);
+  /// `input` where `is_first` (isFirstOfGroup) holds, `fill` (a scalar)
+  /// broadcast elsewhere.
+  Value *keepWhere(LocalBuilder &b, Value *is_first, Value *input, Value *fill);
 
   // The rewrites; each replaces `op` and returns false on an error.
   bool convertAllGather(Operation &op);

@@ -435,7 +435,8 @@ bool GlobalToLocal::convertReplicatedToUnreduced(Operation &op) {
   }
   LocalBuilder b(ctx, op);
   Value *zero = b.splat(b.tensorOf({}, input->type->element), 0);
-  replaceWith(op, keepOnFirstOfGroup(b, *mesh, axes, input, zero));
+  Value *is_first = isFirstOfGroup(b, *mesh, axes);
+  replaceWith(op, keepWhere(b, is_first, input, zero));
   return true;
 }
 

@@ -132,9 +132,9 @@ bool GlobalToLocal::convertScatter(Operation &op) {
   if (!split.empty() && identity) {
     Type element = op.operand(0)->type->element;
     Value *neutral = b.splat(b.tensorOf({}, element), *identity);
+    Value *is_first = isFirstOfGroup(b, *mesh, split);
     for (size_t i = 0; i < inputs; ++i)
-      op.setOperand(
-          i, keepOnFirstOfGroup(b, *mesh, split, op.operand(i), neutral));
+      op.setOperand(i, keepWhere(b, is_first, op.operand(i), neutral));
   }
   // Indices into sharded operand dimensions become local.
   if (!sharding)
