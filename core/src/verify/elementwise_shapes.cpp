@@ -7,7 +7,6 @@
 // add of a 4x8 shard and an unsliced 8x8 operand is an error, not a program.
 #include "verify_ops.h"
 
-#include "ir/op_properties.h"
 #include "shardlab/sharding/shape.h"
 
 namespace shardlab::verify {
@@ -37,7 +36,9 @@ bool verifyElementwiseShapes(VerifyContext &ctx, Operation &op) {
   const std::vector<int64_t> &shape = op.result(0)->type->shape;
   bool ok = true;
   auto check = [&](Type type) {
-    ok = ok && (!type->isRankedTensor() || compatible(type->shape, shape));
+    // Types are uniqued: most operands have the result's own.
+    ok = ok && (type == op.result(0)->type || !type->isRankedTensor() ||
+                compatible(type->shape, shape));
   };
   for (size_t i = 1; i < op.numResults(); ++i)
     check(op.result(i)->type);
