@@ -552,6 +552,21 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x",
   CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
 }
 
+TEST_CASE("Partition check: a split onto a sub-axis that cannot coexist "
+          "with the held one gathers first") {
+  // "a":(1)2 is a device's index / 3, "a":(3)2 its index % 2. Sliced first,
+  // device 3 would hold row 1, column 1, and the gather over "a":(1)2 would
+  // pair it with device 0's row 0, column 0: a 2x1 column of two columns.
+  const std::string text = R"(
+sdy.mesh @mesh = <["a"=6]>
+func.func @main(%arg0: tensor<2x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a":(1)2}, {}]>}) -> (tensor<2x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"a":(3)2}]>}) {
+  %0 = sdy.reshard %arg0 <@mesh, [{}, {"a":(3)2}]> : tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+})";
+  const partition_check::Outcome out = partitioned(text);
+  CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+}
+
 TEST_CASE("Partition check: partial sums are added once") {
   // Had the propagation pipeline's export reduced the unreduced input before
   // the reshard, the partition pipeline's own export would see an all_reduce

@@ -103,6 +103,7 @@ CollectiveChain::CollectiveChain(Context &ctx, Operation &reshard,
 }
 
 Value *CollectiveChain::insert() {
+  gatherAxesThatCannotCoexist();
   for (int i = 0; i < 2 && !isDone(); ++i) {
     tryAllSlice();
     tryCollectivePermute();
@@ -206,6 +207,40 @@ std::vector<AxisRef> CollectiveChain::gatheringAxes(size_t dim) {
     addAxisOrMerge(gathering, axis, mesh_);
   in.clear();
   return gathering;
+}
+
+// An out axis that cannot coexist with a current one (sub-axes "a":(1)2 and
+// "a":(3)2 of a 6-device axis) cannot be sliced while that one is held: the
+// devices of a later gather along the current one would hold other columns
+// of the new split, and the gather would mix them. Shardy slices anyway
+// (basic_propagation's sub_axes_cannot_coexist, whose program computes other
+// values than the module); here each dim's in axes from the first such one on
+// are gathered first.
+void CollectiveChain::gatherAxesThatCannotCoexist() {
+  std::vector<AxisRef> sorted_out = sortedAxes(out_);
+  auto conflicts = [&](const AxisRef &axis) {
+    return std::any_of(sorted_out.begin(), sorted_out.end(),
+                       [&](const AxisRef &o) { return !canCoexist(o, axis); });
+  };
+  AxesPerDim gathering(rank());
+  bool any = false;
+  for (size_t d = 0; d < rank(); ++d) {
+    AxisList &in = in_[d];
+    auto first = std::find_if(in.begin(), in.end(), conflicts);
+    if (first == in.end())
+      continue;
+    any = true;
+    popBackFromCurrent(cur_[d], in, first);
+    for (auto it = first; it != in.end(); ++it)
+      addAxisOrMerge(gathering[d], *it, mesh_);
+    in.erase(first, in.end());
+  }
+  if (!any)
+    return;
+  rebuildInSet();
+  emit("sdy.all_gather", "gathering_axes",
+       ctx_.attrs.make(
+           Attr{AttrKind::AxisRefListList, std::move(gathering), nullptr, {}}));
 }
 
 void CollectiveChain::tryAllGather() {

@@ -76,6 +76,7 @@ private:
   Value *emit(std::string_view name, std::string_view axes_attr,
               const Attr *axes);
 
+  void gatherAxesThatCannotCoexist();
   std::vector<AxisRef> gatheringAxes(size_t dim);
   void tryAllGather();
   void distribute(bool to_front, const AvailableFn &available,
