@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <vector>
 
 using namespace shardlab;
@@ -43,4 +44,25 @@ TEST_CASE("usersOf lists each user once, few users or many") {
       std::vector<Operation *> expected(users.rbegin(), users.rend());
       CHECK(found == expected);
     }
+}
+
+TEST_CASE("replaceAllUsesExcept moves every use but the excepted op's") {
+  auto ctx = std::make_shared<Context>();
+  Module module(ctx);
+  Type f32 = ctx->types.element("f32");
+  Value *value = module.body().addArgument(f32, {});
+  std::vector<Operation *> users = addUsers(*ctx, module.body(), value, 3, 2);
+  Operation *after = users[1]; // reads `value` twice and stands for it
+  after->setResultTypes({f32});
+  Value *replacement = after->result(0);
+  value->replaceAllUsesExcept(replacement, after);
+  CHECK(usersOf(value) == std::vector<Operation *>{after});
+  std::vector<Operation *> moved = usersOf(replacement);
+  std::sort(moved.begin(), moved.end());
+  std::vector<Operation *> others{users[0], users[2]};
+  std::sort(others.begin(), others.end());
+  CHECK(moved == others);
+  CHECK(after->operand(0) == value);
+  CHECK(after->operand(1) == value);
+  CHECK(users[0]->operand(1) == replacement);
 }

@@ -52,6 +52,16 @@ void Value::replaceAllUsesWith(Value *other) {
     first_use_->set(other);
 }
 
+void Value::replaceAllUsesExcept(Value *other, const Operation *except) {
+  OpOperand *use = first_use_;
+  while (use) {
+    OpOperand *next = use->next_use;
+    if (use->owner != except)
+      use->set(other);
+    use = next;
+  }
+}
+
 void AttrDict::set(std::string_view interned_name, const Attr *value) {
   // Replacing is the common case (passes rewrite shardings): look the name
   // up as get() does before ordering it among the others.

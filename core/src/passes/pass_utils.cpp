@@ -109,8 +109,7 @@ Operation *reshardResultBack(Operation &op, size_t index,
   auto reshard = makeOp(ctx, "sdy.reshard", {result}, {result->type}, op.loc);
   reshard->attrs.set(ctx.intern("sharding"), ctx.attrs.sharding(wanted));
   Operation *back = op.parentBlock()->insertBefore(before, std::move(reshard));
-  result->replaceAllUsesWith(back->result(0));
-  back->setOperand(0, result);
+  result->replaceAllUsesExcept(back->result(0), back);
   return back;
 }
 

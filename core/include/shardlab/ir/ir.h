@@ -119,6 +119,9 @@ public:
   size_t numUses() const;
   /// Redirects every use of this value to `other`.
   void replaceAllUsesWith(Value *other);
+  /// Redirects every use but `except`'s to `other`: for an op put after
+  /// this value that reads it and stands for it from then on.
+  void replaceAllUsesExcept(Value *other, const Operation *except);
 
 private:
   friend struct OpOperand;

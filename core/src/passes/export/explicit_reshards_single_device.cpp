@@ -66,13 +66,13 @@ void reshardResultsFromDevice(Module &module, Operation &op,
     if (out[i] && !isSingleDeviceSharding(module, *out[i]))
       target = *out[i];
     Operation *repl = createReshard(ctx, pointAfter(*last), result, replicated);
-    replaceUsesExcept(result, repl->result(0), repl);
+    result->replaceAllUsesExcept(repl->result(0), repl);
     last = repl;
     if (target == replicated)
       continue;
     Operation *tiled =
         createReshard(ctx, pointAfter(*last), repl->result(0), target);
-    replaceUsesExcept(repl->result(0), tiled->result(0), tiled);
+    repl->result(0)->replaceAllUsesExcept(tiled->result(0), tiled);
     last = tiled;
   }
 }

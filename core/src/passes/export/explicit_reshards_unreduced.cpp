@@ -37,15 +37,6 @@ Operation *createReshard(Context &ctx, const InsertPoint &point, Value *input,
   return insertAt(point, std::move(reshard));
 }
 
-void replaceUsesExcept(Value *value, Value *to, Operation *except) {
-  std::vector<OpOperand *> uses;
-  for (OpOperand *use = value->firstUse(); use; use = use->next_use)
-    if (use->owner != except)
-      uses.push_back(use);
-  for (OpOperand *use : uses)
-    use->set(to);
-}
-
 namespace {
 
 // `name %input` with flat or per-dim `axes` and `out_sharding`.
@@ -235,7 +226,7 @@ void allReduceResults(Module &module, Operation &op,
         s ? *s : fullyClosedSharding(mesh_ref, result->type->shape.size());
     Operation *all_reduce =
         createAllReduce(module.ctx(), point, result, reduction_axes, out);
-    replaceUsesExcept(result, all_reduce->result(0), all_reduce);
+    result->replaceAllUsesExcept(all_reduce->result(0), all_reduce);
   }
 }
 

@@ -83,8 +83,6 @@ Operation *insertAt(const InsertPoint &point, std::unique_ptr<Operation> op);
 /// A new `sdy.reshard %input <sharding>` at `point`.
 Operation *createReshard(Context &ctx, const InsertPoint &point, Value *input,
                          const TensorSharding &sharding);
-/// Redirects the uses of `value` except those by `except` to `to`.
-void replaceUsesExcept(Value *value, Value *to, Operation *except);
 
 /// Unreduced-axis collectives of the pass (explicit_reshards_unreduced.cpp).
 /// If `source` has unreduced axes that `user` lacks, all-reduces `use`'s

@@ -411,8 +411,7 @@ bool GlobalToLocal::convertDynamicUpdateSlice(Operation &op) {
     limit[d] = margin[d] + local[d];
   Operation *shard =
       post.slice(result, margin, limit, std::vector<int64_t>(rank, 1));
-  result->replaceAllUsesWith(shard->result(0));
-  shard->setOperand(0, result);
+  result->replaceAllUsesExcept(shard->result(0), shard);
   return true;
 }
 

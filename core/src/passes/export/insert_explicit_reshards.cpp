@@ -200,7 +200,7 @@ void reshardResults(const OpContext &c, const ShardingProjection &projection,
         current ? *current
                 : fullyClosedSharding(c.mesh_ref, result->type->shape.size());
     Operation *reshard = createReshard(ctx, point, result, old);
-    replaceUsesExcept(result, reshard->result(0), reshard);
+    result->replaceAllUsesExcept(reshard->result(0), reshard);
     setSharding(result,
                 rowSharding(c, projection.results[i], c.rule.results[i]), ctx);
   }
@@ -280,7 +280,7 @@ void processDot(const OpContext &c, ShardingProjection &projection) {
               ctx);
   Operation *reshard =
       createReshard(ctx, pointAfter(c.op), result, *c.shardings.out[0]);
-  replaceUsesExcept(result, reshard->result(0), reshard);
+  result->replaceAllUsesExcept(reshard->result(0), reshard);
 }
 
 // Shardy's getReductionAxes: the common axes of the reduction factors in

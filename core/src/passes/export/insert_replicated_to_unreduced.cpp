@@ -92,8 +92,7 @@ bool insertAfterResults(Module &module, Operation &op) {
     made->attrs.set(ctx.intern("out_sharding"), ctx.attrs.sharding(wanted));
     Operation *after =
         op.parentBlock()->insertBefore(op.nextInBlock(), std::move(made));
-    result->replaceAllUsesWith(after->result(0));
-    after->setOperand(0, result);
+    result->replaceAllUsesExcept(after->result(0), after);
     changed = true;
   }
   return changed;
