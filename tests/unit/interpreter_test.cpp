@@ -134,6 +134,27 @@ TEST_CASE("Interpreter: checks pass and fail, and unknown ops say so") {
         std::string::npos);
 }
 
+TEST_CASE("Interpreter: a @Sharding annotation is its operand; a shape-"
+          "changing one is not run") {
+  // A GSPMD module that was not imported keeps XLA's annotation, an
+  // identity; @SPMDFullToShardShape's result depends on the device's shard,
+  // which the annotation alone does not say.
+  auto r = runText(R"(
+  %a = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf32>
+  %b = stablehlo.custom_call @Sharding(%a) {mhlo.sharding = "{devices=[2]<=[2]}"} : (tensor<2xf32>) -> tensor<2xf32>
+  return %b : tensor<2xf32>)",
+                   "tensor<2xf32>");
+  REQUIRE(r.ok);
+  CHECK(r.results[0].real(0) == 1.5);
+  CHECK(r.results[0].real(1) == -2.0);
+  auto shard = runText(R"(
+  %a = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf32>
+  %b = stablehlo.custom_call @SPMDFullToShardShape(%a) {mhlo.sharding = "{manual}"} : (tensor<2xf32>) -> tensor<1xf32>
+  return %b : tensor<1xf32>)",
+                       "tensor<1xf32>");
+  CHECK_FALSE(shard.ok);
+}
+
 TEST_CASE("Interpreter: uniform quantization, and ops on quantized tensors "
           "through their dequantized values") {
   // scale 0.5, zero point -1, storage i8: 1.0 -> 2 - 1 = 1; 100.0 -> 199

@@ -701,6 +701,20 @@ func.func @main(%x: tensor<4x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"},
     CHECK(out.status == partition_check::Status::Mismatch);
     CHECK(out.stage == "results");
   }
+  SUBCASE("mhlo.sharding left on it is not read as its layout") {
+    // sdy_opt does not import GSPMD shardings: it partitions such a module
+    // as unsharded and leaves the attribute on an argument every device
+    // holds whole. Read as a split, each device would get half the rows.
+    const std::string gspmd = R"(
+func.func @main(%x: tensor<4x2xf32> {mhlo.sharding = "{devices=[2,1]<=[2]}"}) -> tensor<4x2xf32> {
+  %n = stablehlo.negate %x : tensor<4x2xf32>
+  return %n : tensor<4x2xf32>
+})";
+    given.program = gspmd;
+    const partition_check::Outcome out =
+        partition_check::checkPartitioned(gspmd, given);
+    CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+  }
   SUBCASE("not with random shardings, which the program does not have") {
     given.seed = 3;
     CHECK(partition_check::checkPartitioned(text, given).status ==

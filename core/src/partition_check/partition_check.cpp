@@ -522,8 +522,13 @@ Outcome checkPartitioned(std::string_view text, const Options &options) {
     return notRun(out, "partition",
                   "a given per-device program has its own shardings: not "
                   "with random ones");
-  LoadedModule loaded =
-      loadModule(options.program ? *options.program : text, diags, load);
+  // Another tool's program is read as that tool wrote it: mhlo.sharding
+  // left on it is what sdy_opt does not import (it partitioned the module as
+  // unsharded), not a layout of the program's inputs.
+  LoadOptions program_load = load;
+  program_load.import_gspmd = !options.program;
+  LoadedModule loaded = loadModule(options.program ? *options.program : text,
+                                   diags, program_load);
   if (!loaded.module)
     return notRun(out, "partition", diagnosticsText(diags));
   Module &module = *loaded.module;
