@@ -62,6 +62,11 @@ const char *kHelp =
     "                        and F times the largest of all results (default\n"
     "                        0): a gradient that cancels to rounding noise is\n"
     "                        then judged on the step's scale, not its own\n"
+    "  --max-work N          stop, not run, before the work passes N\n"
+    "                        (elements produced or read and multiply-adds,\n"
+    "                        every device's; default: no limit): a budget\n"
+    "                        that stops a module at the same op on any\n"
+    "                        machine, where a timeout would not\n"
     "  --print               print the results (16 elements in full, else a\n"
     "                        summary with a digest of every element's bits);\n"
     "                        with --shardings, the per-device "
@@ -85,6 +90,7 @@ struct Options {
   double tolerance_floor = 0;
   bool gpu_passes = false;
   std::string program; ///< --program FILE
+  int64_t max_work = 0;
 };
 
 bool parseCount(const std::string &text, int64_t &out) {
@@ -183,6 +189,17 @@ int parseArgs(int argc, char **argv, Options &o) {
                   << text << "'\n";
         return 2;
       }
+    } else if (arg == "--max-work" && i + 1 < argc) {
+      char *end = nullptr;
+      const char *text = argv[++i];
+      const double work = std::strtod(text, &end);
+      if (end == text || *end || !(work >= 1) || work > 9e18) {
+        std::cerr << "shardlab-run: --max-work expects a positive count "
+                     "(2e9, 500000000), not '"
+                  << text << "'\n";
+        return 2;
+      }
+      o.max_work = int64_t(work);
     } else if (arg == "--tolerance-floor" && i + 1 < argc) {
       char *end = nullptr;
       const char *text = argv[++i];
@@ -268,6 +285,7 @@ int runPartitioned(const std::string &text, const Options &o) {
   options.gpu_passes = o.gpu_passes;
   options.tolerance_floor = o.tolerance_floor;
   options.keep_program = o.print;
+  options.max_work = o.max_work;
   if (!o.program.empty()) {
     std::string program;
     if (!readFile(o.program, program)) {
@@ -301,6 +319,7 @@ int runPartitioned(const std::string &text, const Options &o) {
     std::cout << " at " << out.stage << ": " << out.message;
   std::cout << "; " << out.checks_passed << " of " << out.checks_run
             << " device checks passed\n";
+  std::cout << "work: " << out.work << " units (--max-work)\n";
   return out.status == partition_check::Status::Match ? 0 : 1;
 }
 
@@ -309,6 +328,7 @@ int runPartitioned(const std::string &text, const Options &o) {
 int runPerDevice(Module &module, const Options &o) {
   interpreter::RunOptions options;
   options.entry = o.entry;
+  options.max_work = o.max_work;
   const std::vector<std::vector<interpreter::Tensor>> none(
       size_t(o.max_devices));
   const interpreter::DevicesRunResult r =
@@ -358,6 +378,7 @@ int main(int argc, char **argv) {
     return runPerDevice(*module, o);
   interpreter::RunOptions options;
   options.entry = o.entry;
+  options.max_work = o.max_work;
   // A function with arguments runs on random inputs (seed 0: the ones the
   // partition check with the module's shardings feeds it).
   if (Operation *entry = interpreter::findEntry(*module, o.entry);
@@ -381,6 +402,7 @@ int main(int argc, char **argv) {
   for (const interpreter::CheckResult &c : r.checks)
     passed += c.passed;
   std::cout << passed << " of " << r.checks.size() << " checks passed ("
-            << r.ops_run << " ops run, " << r.elements << " elements)\n";
+            << r.ops_run << " ops run, " << r.elements << " elements, "
+            << r.work << " units of work)\n";
   return r.allChecksPassed() ? 0 : 1;
 }

@@ -50,9 +50,11 @@ each check reading its operands whole). Entries:
   shardlab-values:SET/M   shardlab's partition pipeline, the product's (the
           flag set's steps and those Shardy lacks).
 A program that cannot be judged (the global run or the program cannot run:
-an op the interpreter lacks, dynamic shapes) makes no entry; one that runs
-past --timeout (a convolution of billions of multiplies in the interpreter)
-is counted as timed out, not judged.
+an op the interpreter lacks, dynamic shapes) makes no entry; nor does a
+module whose run would pass --max-work (shardlab-run's budget: elements
+and multiply-adds, the same on any machine; a training step's GEMMs of
+hundreds of billions). One that still runs past --timeout is counted as
+timed out, not judged, and is out of the gate.
 
 Every pair must be identical: a pair that is not must be listed in
 tests/differential/expected_differences.txt with its reason (ENTRY
@@ -239,9 +241,9 @@ PARTITIONED = re.compile(r"^partitioned on \d+ devices: (.*)$", re.M)
 
 
 class Tools:
-    def __init__(self, oracle, opt, timeout, interpreter=None):
+    def __init__(self, oracle, opt, timeout, interpreter=None, max_work=None):
         self.oracle, self.opt, self.timeout = oracle, opt, timeout
-        self.interpreter = interpreter
+        self.interpreter, self.max_work = interpreter, max_work
         self.oracle_runs = self.batches = self.batches_split = 0
         self.lock = threading.Lock()
 
@@ -290,6 +292,8 @@ class Tools:
                     with open(paths[-1], "w", encoding="utf-8", errors="surrogateescape") as f:
                         f.write(text)
             args = [self.interpreter, "--shardings", "module"]
+            if self.max_work:
+                args += ["--max-work", "%d" % self.max_work]
             if program is not None:
                 args += ["--program", paths[1]]
             try:
@@ -409,9 +413,11 @@ def main(argv=None):
     ap.add_argument("--opt", default=os.path.join(ROOT, "build", "shardlab-opt"))
     ap.add_argument("--interpreter", help="shardlab-run, for the values (default: beside "
                     "--opt; 'none' skips them)")
-    ap.add_argument("--values-sets", default="shared,shardy", metavar="SET,...",
-                    help="the sets whose per-device programs are run (default: shared,shardy; "
-                    "local takes some 10 minutes more and is not gated yet)")
+    ap.add_argument("--values-sets", default="local,shardy,shared", metavar="SET,...",
+                    help="the sets whose per-device programs are run (default: all three)")
+    ap.add_argument("--max-work", type=float, default=6e9,
+                    help="shardlab-run's budget for one module's values (default 6e9, some "
+                    "10 s here): a module past it is not judged, on any machine alike; 0: none")
     ap.add_argument("--oracle", help="sdy_opt (default: the shared data's)")
     ap.add_argument("--expected", default=EXPECTED, help="the expected differences")
     ap.add_argument("--filter", metavar="SUBSTRING")
@@ -452,7 +458,7 @@ def main(argv=None):
                                                    sharded_variants.self_checking(text))))
     if not jobs:
         die("nothing to compare")
-    tools = Tools(oracle, args.opt, args.timeout, interpreter)
+    tools = Tools(oracle, args.opt, args.timeout, interpreter, int(args.max_work))
     progress = Progress(len(jobs), args.quiet)
     results, values = {}, {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -510,10 +516,9 @@ def main(argv=None):
             expected = gate_list.read_expected_failures(args.expected)
         except gate_list.ListError as e:
             die(str(e))
-        # Each compared pair must be identical unless listed; refused pairs
-        # did not run.
         # Each compared pair must be identical, and each program run must
-        # pass its checks, unless listed; refused pairs did not run.
+        # pass its checks, unless listed; refused pairs did not run, and a
+        # program that timed out (a slower machine) is out of the gate.
         entries = {e: (k == "identical") for e, (k, _) in results.items() if k}
         entries.update({e: ok for e, (ok, _) in values.items() if ok is not None})
         listed = sorted(e for e in entries if e not in expected)
@@ -521,7 +526,12 @@ def main(argv=None):
         ran.update({"sdy_opt-values", "shardlab-values"} if interpreter else ())
         valued = args.values_sets.split(",")
 
+        timed_out = {e for e, (ok, detail) in values.items()
+                     if ok is None and detail == "timed out"}
+
         def in_scope(e):
+            if e in timed_out:
+                return False
             prefix, rest = e.split(":", 1)
             set_name = rest.split("/", 1)[0]
             return ((not args.filter or args.filter in e) and prefix in ran

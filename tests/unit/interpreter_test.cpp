@@ -310,3 +310,31 @@ TEST_CASE("Interpreter: a complex product is XLA's, each part one fused "
   CHECK(float(r.results[0].real(0)) == -0.18000002205371857f);
   CHECK(float(r.results[0].imag(0)) == 0.4000000059604645f);
 }
+
+TEST_CASE("Interpreter: a budget of work stops the run before the op that "
+          "passes it") {
+  const std::string text = R"(
+func.func @main() -> tensor<64x64xf32> {
+  %a = stablehlo.constant dense<1.0> : tensor<64x64xf32>
+  %b = stablehlo.add %a, %a : tensor<64x64xf32>
+  %c = stablehlo.dot_general %b, %b, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %c : tensor<64x64xf32>
+})";
+  DiagnosticEngine diags;
+  auto module = parseModule(text, diags);
+  REQUIRE(module);
+  interpreter::RunOptions options;
+  const interpreter::RunResult whole = interpreter::run(*module, options);
+  REQUIRE(whole.ok);
+  // The dot is 64 x 64 results of 64 multiply-adds each: most of the work.
+  CHECK(whole.work > 64 * 64 * 64);
+  CHECK(whole.work < 2 * 64 * 64 * 64);
+  options.max_work = whole.work - 1;
+  const interpreter::RunResult stopped = interpreter::run(*module, options);
+  CHECK_FALSE(stopped.ok);
+  CHECK(stopped.over_budget);
+  CHECK(stopped.error.find("stablehlo.dot_general") != std::string::npos);
+  CHECK(stopped.ops_run == 3); // the dot counted, not run
+  options.max_work = whole.work;
+  CHECK(interpreter::run(*module, options).ok);
+}

@@ -715,6 +715,21 @@ func.func @main(%x: tensor<4x2xf32> {mhlo.sharding = "{devices=[2,1]<=[2]}"}) ->
         partition_check::checkPartitioned(gspmd, given);
     CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
   }
+  SUBCASE("past its budget of work it is not run, not a mismatch") {
+    partition_check::Options budget;
+    const partition_check::Outcome whole =
+        partition_check::checkPartitioned(text, budget);
+    REQUIRE(whole.status == partition_check::Status::Match);
+    REQUIRE(whole.work > 0);
+    budget.max_work = whole.work - 1; // the devices' last op passes it
+    const partition_check::Outcome out =
+        partition_check::checkPartitioned(text, budget);
+    CHECK(out.status == partition_check::Status::NotRun);
+    CHECK(out.stage == "devices");
+    budget.max_work = 10; // drawing the inputs alone passes it
+    CHECK(partition_check::checkPartitioned(text, budget).stage ==
+          "global run");
+  }
   SUBCASE("not with random shardings, which the program does not have") {
     given.seed = 3;
     CHECK(partition_check::checkPartitioned(text, given).status ==

@@ -25,6 +25,8 @@ struct RunTotals {
   std::vector<CheckResult> checks;
   int64_t ops_run = 0;
   int64_t elements = 0;
+  int64_t work = 0;
+  bool over_budget = false;
 };
 
 /// The values of one op result, one tensor per lane (device) that runs
@@ -161,6 +163,19 @@ private:
     return true;
   }
 
+  Result<bool> countWork(Operation &op, const std::vector<Operands> &in,
+                         const std::vector<Type> &types) {
+    if (in.empty())
+      return true;
+    out_.work += detail::opWork(op, in[0], types) * int64_t(in.size());
+    if (options_.max_work <= 0 || out_.work <= options_.max_work)
+      return true;
+    out_.over_budget = true;
+    return opError(op, "the run passes its budget of " +
+                           std::to_string(options_.max_work) +
+                           " units of work here (elements and multiply-adds)");
+  }
+
   Result<bool> runOp(Operation &op, Scope &scope) {
     if (++out_.ops_run > options_.max_ops)
       return opError(op, "more than " + std::to_string(options_.max_ops) +
@@ -171,6 +186,8 @@ private:
     Result<std::vector<Type>> types = resultTypes(op);
     if (!types)
       return types.error();
+    if (Result<bool> within = countWork(op, *in, *types); !within)
+      return within.error();
     return bind(op, scope, evaluateOnLanes(op, *in, *types, scope));
   }
 
@@ -788,6 +805,8 @@ DevicesRunResult runOnDevices(Module &module,
   out.checks = std::move(totals.checks);
   out.ops_run = totals.ops_run;
   out.elements = totals.elements;
+  out.work = totals.work;
+  out.over_budget = totals.over_budget;
   if (!results) {
     out.error = results.error().message;
     return out;
@@ -809,6 +828,8 @@ RunResult run(Module &module, const std::vector<Tensor> &args,
   out.checks = std::move(devices.checks);
   out.ops_run = devices.ops_run;
   out.elements = devices.elements;
+  out.work = devices.work;
+  out.over_budget = devices.over_budget;
   if (devices.ok)
     out.results = std::move(devices.results[0]);
   return out;

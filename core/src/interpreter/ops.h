@@ -24,6 +24,11 @@ std::optional<Result<Tensor>> elementwise(const Operation &op,
 std::optional<Result<Tensor>> shapeOp(const Operation &op, const Operands &in,
                                       Type result);
 
+/// The work of `op` on one device before it runs: elements produced or
+/// read, a dot's or a convolution's multiply-adds (work.cpp).
+int64_t opWork(const Operation &op, const Operands &in,
+               const std::vector<Type> &types);
+
 /// dot_general (and the legacy dot) (dot.cpp).
 Result<Tensor> dotGeneral(const Operation &op, const Operands &in, Type result);
 

@@ -495,6 +495,7 @@ Outcome checkPartitioned(std::string_view text, const Options &options) {
   if (!global_entry)
     return notRun(out, "parse", "no function @" + options.entry);
   Block &params = global_entry->region(0).front();
+  int64_t input_elements = 0;
   for (size_t i = 0; i < params.numArguments(); ++i) {
     Type t = params.argument(i)->type;
     if (!t || !t->isRankedTensor() || !t->hasStaticShape())
@@ -502,13 +503,27 @@ Outcome checkPartitioned(std::string_view text, const Options &options) {
                     "argument " + std::to_string(i) +
                         " is not a static tensor (dynamic shapes are not run "
                         "by the interpreter)");
+    input_elements += t->numElements();
   }
+  // Drawing one random element takes some 60 units' time (6 million a
+  // second here: see interpreter/work.cpp).
+  const int64_t input_work = input_elements * 60;
+  // Drawing the random inputs is work too (a training step's weights are
+  // hundreds of millions of elements): counted before it starts.
+  if (options.max_work > 0 && input_work >= options.max_work)
+    return notRun(out, "global run",
+                  "drawing its inputs' " + std::to_string(input_elements) +
+                      " random elements passes the budget of " +
+                      std::to_string(options.max_work) + " units of work");
   const std::vector<Tensor> inputs = randomInputs(
       *global_entry, options.seed.value_or(0), options.input_scale);
   interpreter::RunOptions run_options;
   run_options.entry = options.entry;
+  run_options.max_work =
+      options.max_work > 0 ? options.max_work - input_work : 0;
   const interpreter::RunResult global =
       interpreter::run(*global_module.module, inputs, run_options);
+  out.work = input_work + global.work;
   if (!global.ok)
     return notRun(out, "global run", global.error);
   for (const interpreter::CheckResult &c : global.checks) {
@@ -574,8 +589,15 @@ Outcome checkPartitioned(std::string_view text, const Options &options) {
   if (!args)
     return notRun(out, "devices", args.error().message);
   run_options.on_collective = options.on_collective;
+  // One budget for both runs: the devices get what the global run left.
+  if (options.max_work > 0)
+    run_options.max_work =
+        std::max<int64_t>(run_options.max_work - global.work, 1);
   interpreter::DevicesRunResult devices =
       interpreter::runOnDevices(module, *args, run_options);
+  out.work += devices.work;
+  if (devices.over_budget)
+    return notRun(out, "devices", devices.error);
   out = checkDevices(global, devices, std::move(out));
   if (out.status == Status::Mismatch)
     return out;

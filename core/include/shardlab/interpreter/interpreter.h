@@ -40,7 +40,9 @@ struct RunResult {
   std::vector<Tensor> results;
   std::vector<CheckResult> checks;
   int64_t ops_run = 0;
-  int64_t elements = 0; ///< result elements of every op run
+  int64_t elements = 0;     ///< result elements of every op run
+  int64_t work = 0;         ///< see RunOptions::max_work
+  bool over_budget = false; ///< stopped at RunOptions::max_work
   bool allChecksPassed() const {
     for (const CheckResult &c : checks)
       if (!c.passed)
@@ -65,6 +67,12 @@ struct RunOptions {
   std::string entry = "main";
   /// Stops with an error after this many ops (loops that do not end).
   int64_t max_ops = 100000000;
+  /// Stops with an error (and `over_budget`) before the op that would take
+  /// the run's work past this (0: no limit). One unit is an element
+  /// produced or read, or a multiply-add of a dot or a convolution, on each
+  /// device: a budget stops the same module at the same op on any machine,
+  /// which a clock does not.
+  int64_t max_work = 0;
   /// Called after every collective that ran (the values are copies, made
   /// only when this is set).
   std::function<void(const CollectiveStep &)> on_collective;
@@ -78,6 +86,8 @@ struct DevicesRunResult {
   std::vector<CheckResult> checks;          ///< every device's, in order
   int64_t ops_run = 0;                      ///< summed over devices
   int64_t elements = 0;
+  int64_t work = 0;
+  bool over_budget = false;
 };
 
 /// The function named `entry` with a body; for "main", a module's only

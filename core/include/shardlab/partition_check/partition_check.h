@@ -51,6 +51,9 @@ struct Options {
   /// cancellation (a gradient that is zero but for rounding) is noise
   /// relative to itself; a floor compares it on the step's scale.
   double tolerance_floor = 0;
+  /// The work both runs may do together (interpreter::RunOptions::max_work;
+  /// 0: no limit). Past it the check is not run, on any machine alike.
+  int64_t max_work = 0;
   /// Keep the per-device program's text in the outcome.
   bool keep_program = false;
   /// A per-device program to check in place of shardlab's partitioning of
@@ -87,7 +90,10 @@ struct Outcome {
   int64_t global_checks_run = 0;
   int64_t checks_passed = 0; ///< over all devices
   int64_t checks_run = 0;
-  bool exact = false;  ///< every result equal bit for bit
+  bool exact = false; ///< every result equal bit for bit
+  /// The work done (Options::max_work's units): drawing the inputs, the
+  /// global run and the devices' run.
+  int64_t work = 0;
   std::string program; ///< the per-device program, when kept
   /// The global run: its results, checks and counts.
   interpreter::RunResult global;
