@@ -505,11 +505,12 @@ Outcome checkPartitioned(std::string_view text, const Options &options) {
                         "by the interpreter)");
     input_elements += t->numElements();
   }
-  // Drawing one random element takes some 60 units' time (6 million a
-  // second here: see interpreter/work.cpp).
-  const int64_t input_work = input_elements * 60;
   // Drawing the random inputs is work too (a training step's weights are
-  // hundreds of millions of elements): counted before it starts.
+  // hundreds of millions of elements), counted before it starts: one
+  // element takes some 60 units' time (6 million a second here; the units
+  // are interpreter/work.cpp's).
+  constexpr int64_t kWorkPerRandomElement = 60;
+  const int64_t input_work = input_elements * kWorkPerRandomElement;
   if (options.max_work > 0 && input_work >= options.max_work)
     return notRun(out, "global run",
                   "drawing its inputs' " + std::to_string(input_elements) +
