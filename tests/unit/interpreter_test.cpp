@@ -338,3 +338,149 @@ func.func @main() -> tensor<64x64xf32> {
   options.max_work = whole.work;
   CHECK(interpreter::run(*module, options).ok);
 }
+
+namespace {
+
+// `reduce` of `x` (one row per output element) with the reducer `body`
+// (the block's arguments are %acc and %x).
+std::string reduceOf(const std::string &x, const std::string &type,
+                     const std::string &result, const std::string &init,
+                     const std::string &body) {
+  const std::string scalar = "tensor<" + type + ">";
+  return "  %r = stablehlo.reduce(" + x + " init: " + init +
+         ") across dimensions = [1] : (" + result + ", " + scalar +
+         ") -> tensor<2x" + type + ">\n" + "   reducer(%acc: " + scalar +
+         ", %x: " + scalar + ") {\n" + body + "\n  }\n";
+}
+
+} // namespace
+
+TEST_CASE("Interpreter: a one-op reducer is folded without running its "
+          "region, step by step to the same bits") {
+  // Each case is run three ways: the body as JAX writes it (folded), with
+  // its operands swapped (folded), and with an identity convert after the
+  // op, which is not one op and so runs as a region for every element.
+  struct Case {
+    const char *type, *values, *init, *op;
+    double expected0, expected1;
+  };
+  const Case cases[] = {
+      // 2^24 + 1 rounds back to 2^24 at each step: the fold keeps rounding
+      // to f32 after each element, it does not sum in double.
+      {"f32", "[[1.6777216e+07, 1.0, 1.0], [1.0, 2.0, 3.0]]", "0.0", "add",
+       16777216.0, 6.0},
+      // bf16 keeps 8 significant bits: 1 + 2^-8 is a tie, to even: 1.
+      {"bf16", "[[1.0, 3.906250e-03, 3.906250e-03], [1.0, 2.0, 4.0]]", "0.0",
+       "add", 1.0, 7.0},
+      {"i8", "[[100, 100, 100], [-128, -1, 1]]", "0", "add", 44.0, -128.0},
+      {"f32", "[[1.0, 0x7FC00000, 2.0], [-3.0, -1.0, -2.0]]", "-1.0e+09",
+       "maximum", NAN, -1.0},
+      {"i32", "[[6, 3, 5], [14, 10, 11]]", "-1", "and", 0.0, 10.0}};
+  for (const Case &c : cases) {
+    const std::string what = std::string(c.op) + " of " + c.type;
+    CAPTURE(what);
+    const std::string scalar = std::string("tensor<") + c.type + ">";
+    const std::string input = std::string("tensor<2x3x") + c.type + ">";
+    const std::string result = std::string("tensor<2x") + c.type + ">";
+    const std::string op = std::string("stablehlo.") + c.op;
+    const std::string head = std::string("  %v = stablehlo.constant dense<") +
+                             c.values + "> : " + input +
+                             "\n  %z = stablehlo.constant dense<" + c.init +
+                             "> : " + scalar + "\n";
+    const std::string bodies[] = {
+        "    %0 = " + op + " %acc, %x : " + scalar +
+            "\n    stablehlo.return %0 : " + scalar,
+        "    %0 = " + op + " %x, %acc : " + scalar +
+            "\n    stablehlo.return %0 : " + scalar,
+        "    %0 = " + op + " %acc, %x : " + scalar +
+            "\n    %1 = " + "stablehlo.convert %0 : " + scalar +
+            "\n    stablehlo.return %1 : " + scalar};
+    std::vector<interpreter::RunResult> runs;
+    for (const std::string &body : bodies)
+      runs.push_back(runText(head + reduceOf("%v", c.type, input, "%z", body) +
+                                 "  return %r : " + result,
+                             result));
+    for (const interpreter::RunResult &r : runs)
+      REQUIRE(r.ok);
+    CHECK(runs[0].ops_run == 3); // two constants and the reduce: no region
+    CHECK(runs[1].ops_run == 3);
+    CHECK(runs[2].ops_run == 3 + 6 * 2); // the region: two ops per element
+    for (int64_t i = 0; i < 2; ++i) {    // modules apart: compare the bits
+      CHECK(runs[0].results[0].bits(i) == runs[2].results[0].bits(i));
+      CHECK(runs[1].results[0].bits(i) == runs[2].results[0].bits(i));
+    }
+    const interpreter::Tensor &folded = runs[0].results[0];
+    if (std::isnan(c.expected0))
+      CHECK(std::isnan(folded.real(0)));
+    else
+      CHECK(folded.real(0) == c.expected0);
+    CHECK(folded.real(1) == c.expected1);
+  }
+}
+
+TEST_CASE("Interpreter: reduce_window and all_reduce fold a one-op body to "
+          "the bits of its region") {
+  // Each body twice: one op (folded), and with an identity convert after
+  // it (run as a region).
+  const std::string one_op = R"(
+    %0 = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %0 : tensor<f32>)";
+  const std::string region = R"(
+    %0 = stablehlo.add %a, %b : tensor<f32>
+    %1 = stablehlo.convert %0 : tensor<f32>
+    stablehlo.return %1 : tensor<f32>)";
+  SUBCASE("reduce_window: the init value stands for the padding") {
+    for (const std::string &body : {one_op, region}) {
+      const interpreter::RunResult r = runText(R"(
+  %v = stablehlo.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %z = stablehlo.constant dense<10.0> : tensor<f32>
+  %r = "stablehlo.reduce_window"(%v, %z) <{padding = dense<[[1, 0]]> : tensor<1x2xi64>, window_dimensions = array<i64: 2>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):)" + body +
+                                                   R"(
+  }) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>)",
+                                               "tensor<4xf32>");
+      REQUIRE(r.ok);
+      // [pad, 1] is 10 + 10 + 1; then 10 + 1 + 2, 10 + 2 + 3, 10 + 3 + 4.
+      CHECK(r.results[0].real(0) == 21.0);
+      CHECK(r.results[0].real(1) == 13.0);
+      CHECK(r.results[0].real(3) == 17.0);
+      CHECK(r.ops_run == (body == one_op ? 3 : 3 + 4 * 2 * 2));
+    }
+  }
+  SUBCASE("all_reduce: members in group order, rounded at each step") {
+    for (const std::string &body : {one_op, region}) {
+      DiagnosticEngine diags;
+      auto module = parseModule(R"(
+func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %s = "stablehlo.all_reduce"(%x) <{channel_handle = #stablehlo.channel_handle<handle = 1, type = 1>, replica_groups = dense<[[0, 1, 2]]> : tensor<1x3xi64>, use_global_device_ids}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):)" +
+                                    body + R"(
+  }) : (tensor<2xf32>) -> tensor<2xf32>
+  return %s : tensor<2xf32>
+})",
+                                diags);
+      REQUIRE(module);
+      TypeContext &types = module->ctx().types;
+      const Type f32x2 = types.rankedTensor({2}, types.element("f32"));
+      std::vector<std::vector<interpreter::Tensor>> args;
+      for (double first : {16777216.0, 1.0, 1.0}) {
+        interpreter::Tensor t = interpreter::Tensor::zeros(f32x2);
+        t.setReal(0, first);
+        t.setReal(1, first == 1.0 ? 2.0 : 3.0);
+        args.push_back({t});
+      }
+      const interpreter::DevicesRunResult r =
+          interpreter::runOnDevices(*module, args);
+      REQUIRE(r.ok);
+      for (const std::vector<interpreter::Tensor> &device : r.results) {
+        CHECK(device[0].real(0) == 16777216.0); // each + 1 rounds away
+        CHECK(device[0].real(1) == 7.0);
+      }
+      if (body == one_op)
+        CHECK(r.ops_run == 1);
+      else
+        CHECK(r.ops_run > 1);
+    }
+  }
+}

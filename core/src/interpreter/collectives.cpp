@@ -120,7 +120,8 @@ std::vector<int64_t> zerosOf(size_t rank) {
   return std::vector<int64_t>(rank, 0);
 }
 
-// result = combine(x_g0, x_g1, ...) element by element, in group order.
+// result = combine(x_g0, x_g1, ...) element by element, in group order (a
+// one-op body folded without running the region).
 Result<Tensor> combineGroup(Operation &op,
                             const std::vector<const Tensor *> &members,
                             const Combiner &combine) {
@@ -129,6 +130,13 @@ Result<Tensor> combineGroup(Operation &op,
     return opError(op, "expected a reduction region of two arguments");
   const Type scalar = op.region(0).front().argument(0)->type;
   Tensor out = *members[0];
+  if (const std::optional<SingleOpBody> body = singleOpBody(op);
+      body && foldsElementsOf(*body, out.type()->element)) {
+    for (int64_t e = 0; e < out.size(); ++e)
+      for (size_t m = 1; m < members.size(); ++m)
+        foldElement(*body, out, e, *members[m], e);
+    return out;
+  }
   for (int64_t e = 0; e < out.size(); ++e) {
     Tensor acc = scalarAt(out, e, scalar);
     for (size_t m = 1; m < members.size(); ++m) {

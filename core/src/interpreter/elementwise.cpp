@@ -319,11 +319,12 @@ std::optional<std::complex<float>> complexBinaryF32(std::string_view name,
   return std::nullopt;
 }
 
-// Signed or unsigned integer arithmetic at the element width.
+// Signed or unsigned integer arithmetic at the element width: element
+// `ia` of `ta` with element `ib` of `tb`.
 std::optional<uint64_t> intBinary(std::string_view name, const Tensor &ta,
-                                  int64_t i, const Tensor &tb) {
+                                  int64_t ia, const Tensor &tb, int64_t ib) {
   const bool is_signed = isSignedInt(ta);
-  const int64_t a = ta.integer(i), b = tb.integer(i);
+  const int64_t a = ta.integer(ia), b = tb.integer(ib);
   const uint64_t ua = uint64_t(a), ub = uint64_t(b);
   const int64_t w = width(ta);
   const int64_t min =
@@ -554,6 +555,55 @@ uint64_t nextAfter(uint64_t x, uint64_t y, const FloatFormat &f) {
   return away ? x + 1 : x - 1;
 }
 
+} // namespace
+
+bool binaryElement(std::string_view name, const Tensor &a, int64_t ia,
+                   const Tensor &b, int64_t ib, Tensor &out, int64_t io) {
+  if (a.isComplex() && a.layout().part_bits == 32) {
+    // complex<f32> arithmetic in float, every step rounded as XLA's
+    // CPU backend computes it (not once from double).
+    std::optional<std::complex<float>> v =
+        complexBinaryF32(name, {float(a.real(ia)), float(a.imag(ia))},
+                         {float(b.real(ib)), float(b.imag(ib))});
+    if (v)
+      setComplex(out, io, {v->real(), v->imag()});
+    return v.has_value();
+  }
+  if (a.isComplex()) {
+    std::optional<cplx> v =
+        complexBinary(name, complexAt(a, ia), complexAt(b, ib));
+    if (v)
+      setComplex(out, io, *v);
+    return v.has_value();
+  }
+  if (a.isFloat()) {
+    std::optional<double> v = floatBinary(name, a.real(ia), b.real(ib));
+    if (v)
+      out.setReal(io, *v);
+    return v.has_value();
+  }
+  if (a.layout().is_bool &&
+      (name == "stablehlo.add" || name == "stablehlo.maximum")) {
+    out.setInteger(io, uint64_t(a.integer(ia) | b.integer(ib)));
+    return true;
+  }
+  if (a.layout().is_bool &&
+      (name == "stablehlo.multiply" || name == "stablehlo.minimum")) {
+    out.setInteger(io, uint64_t(a.integer(ia) & b.integer(ib)));
+    return true;
+  }
+  std::optional<uint64_t> v = intBinary(name, a, ia, b, ib);
+  if (v)
+    out.setInteger(io, *v);
+  return v.has_value();
+}
+
+namespace {
+
+const char *elementKindWord(const Tensor &t) {
+  return t.isComplex() ? "complex" : t.isFloat() ? "float" : "integer";
+}
+
 Result<Tensor> binary(const Operation &op, const Tensor &a, const Tensor &b,
                       Type result) {
   Tensor out = Tensor::zeros(result);
@@ -570,40 +620,10 @@ Result<Tensor> binary(const Operation &op, const Tensor &a, const Tensor &b,
       setComplex(out, i, {a.real(i), b.real(i)});
     return out;
   }
-  for (int64_t i = 0; i < out.size(); ++i) {
-    if (a.isComplex() && a.layout().part_bits == 32) {
-      // complex<f32> arithmetic in float, every step rounded as XLA's
-      // CPU backend computes it (not once from double).
-      std::optional<std::complex<float>> v =
-          complexBinaryF32(name, {float(a.real(i)), float(a.imag(i))},
-                           {float(b.real(i)), float(b.imag(i))});
-      if (!v)
-        return opError(op, "not run on complex elements by the interpreter");
-      setComplex(out, i, {v->real(), v->imag()});
-    } else if (a.isComplex()) {
-      std::optional<cplx> v =
-          complexBinary(name, complexAt(a, i), complexAt(b, i));
-      if (!v)
-        return opError(op, "not run on complex elements by the interpreter");
-      setComplex(out, i, *v);
-    } else if (a.isFloat()) {
-      std::optional<double> v = floatBinary(name, a.real(i), b.real(i));
-      if (!v)
-        return opError(op, "not run on float elements by the interpreter");
-      out.setReal(i, *v);
-    } else if (a.layout().is_bool &&
-               (name == "stablehlo.add" || name == "stablehlo.maximum")) {
-      out.setInteger(i, a.integer(i) | b.integer(i));
-    } else if (a.layout().is_bool &&
-               (name == "stablehlo.multiply" || name == "stablehlo.minimum")) {
-      out.setInteger(i, a.integer(i) & b.integer(i));
-    } else {
-      std::optional<uint64_t> v = intBinary(name, a, i, b);
-      if (!v)
-        return opError(op, "not run on integer elements by the interpreter");
-      out.setInteger(i, *v);
-    }
-  }
+  for (int64_t i = 0; i < out.size(); ++i)
+    if (!binaryElement(name, a, i, b, i, out, i))
+      return opError(op, std::string("not run on ") + elementKindWord(a) +
+                             " elements by the interpreter");
   return out;
 }
 

@@ -18,7 +18,91 @@
 #include <numeric>
 
 namespace shardlab::interpreter::detail {
-namespace {} // namespace
+namespace {
+
+// Where a reduce_window's windows fall in its input.
+struct WindowPlacement {
+  std::vector<int64_t> strides, base_dilations, window_dilations, pad_low;
+  std::vector<int64_t> input_shape, input_strides;
+
+  // The flat input index window position `w` of output index `at` reads,
+  // or nullopt where it falls in the padding or between dilated elements.
+  std::optional<int64_t> source(const std::vector<int64_t> &at,
+                                const std::vector<int64_t> &w) const {
+    int64_t from = 0;
+    for (size_t d = 0; d < at.size(); ++d) {
+      const int64_t p =
+          at[d] * strides[d] + w[d] * window_dilations[d] - pad_low[d];
+      if (p < 0 || p % base_dilations[d] != 0 ||
+          p / base_dilations[d] >= input_shape[d])
+        return std::nullopt;
+      from += (p / base_dilations[d]) * input_strides[d];
+    }
+    return from;
+  }
+};
+
+} // namespace
+
+namespace {
+
+// Every output element of a one-op body: its init value with each element
+// of its window folded in (the init value where the window is padding).
+Tensor foldWindows(const SingleOpBody &body, const WindowPlacement &place,
+                   const std::vector<int64_t> &window, const Tensor &x,
+                   const Tensor &init, Type result) {
+  Tensor out = Tensor::zeros(result);
+  std::vector<int64_t> at(size_t(x.rank()), 0);
+  for (int64_t flat = 0; flat < out.size();
+       ++flat, nextIndex(at, out.shape())) {
+    copyElement(out, flat, init, 0);
+    std::vector<int64_t> w(at.size(), 0);
+    do {
+      const std::optional<int64_t> from = place.source(at, w);
+      if (from)
+        foldElement(body, out, flat, x, *from);
+      else
+        foldElement(body, out, flat, init, 0);
+    } while (nextIndex(w, window));
+  }
+  return out;
+}
+
+// The same with the body run as a region, for N inputs.
+Result<std::vector<Tensor>> combineWindows(const Combiner &combine,
+                                           const WindowPlacement &place,
+                                           const std::vector<int64_t> &window,
+                                           const Operands &in,
+                                           const std::vector<Type> &results) {
+  const size_t n = results.size();
+  std::vector<Tensor> outs;
+  for (Type t : results)
+    outs.push_back(Tensor::zeros(t));
+  std::vector<int64_t> at(window.size(), 0);
+  for (int64_t flat = 0; flat < outs[0].size();
+       ++flat, nextIndex(at, outs[0].shape())) {
+    std::vector<Tensor> acc;
+    for (size_t k = 0; k < n; ++k)
+      acc.push_back(*in[n + k]);
+    std::vector<int64_t> w(window.size(), 0);
+    do {
+      const std::optional<int64_t> from = place.source(at, w);
+      std::vector<Tensor> args = acc;
+      for (size_t k = 0; k < n; ++k)
+        args.push_back(from ? scalarAt(*in[k], *from, in[n + k]->type())
+                            : *in[n + k]);
+      Result<std::vector<Tensor>> next_acc = combine(args);
+      if (!next_acc)
+        return next_acc.error();
+      acc = std::move(*next_acc);
+    } while (nextIndex(w, window));
+    for (size_t k = 0; k < n; ++k)
+      copyElement(outs[k], flat, acc[k], 0);
+  }
+  return outs;
+}
+
+} // namespace
 
 Result<std::vector<Tensor>> reduceWindow(const Operation &op,
                                          const Operands &in,
@@ -33,47 +117,21 @@ Result<std::vector<Tensor>> reduceWindow(const Operation &op,
       rules::intsAttr(op, "window_dimensions");
   if (!window || window->size() != rank)
     return opError(op, "window_dimensions missing");
-  const std::vector<int64_t> strides = intsOrOnes(op, "window_strides", rank);
-  const std::vector<int64_t> base = intsOrOnes(op, "base_dilations", rank);
-  const std::vector<int64_t> dil = intsOrOnes(op, "window_dilations", rank);
   Result<std::vector<int64_t>> low = lowPadding(op, rank);
   if (!low)
     return low.error();
-  const std::vector<int64_t> &pad_low = *low;
-  std::vector<Tensor> outs;
-  for (Type t : results)
-    outs.push_back(Tensor::zeros(t));
-  const std::vector<int64_t> xstrides = x.strides();
-  std::vector<int64_t> at(rank, 0);
-  for (int64_t flat = 0; flat < outs[0].size();
-       ++flat, nextIndex(at, outs[0].shape())) {
-    std::vector<Tensor> acc;
-    for (size_t k = 0; k < n; ++k)
-      acc.push_back(*in[n + k]);
-    std::vector<int64_t> w(rank, 0);
-    do {
-      int64_t from = 0;
-      bool padding = false;
-      for (size_t d = 0; d < rank && !padding; ++d) {
-        const int64_t p = at[d] * strides[d] + w[d] * dil[d] - pad_low[d];
-        if (p < 0 || p % base[d] != 0 || p / base[d] >= x.shape()[d])
-          padding = true;
-        else
-          from += (p / base[d]) * xstrides[d];
-      }
-      std::vector<Tensor> args = acc;
-      for (size_t k = 0; k < n; ++k)
-        args.push_back(padding ? *in[n + k]
-                               : scalarAt(*in[k], from, in[n + k]->type()));
-      Result<std::vector<Tensor>> next_acc = combine(args);
-      if (!next_acc)
-        return next_acc.error();
-      acc = std::move(*next_acc);
-    } while (nextIndex(w, *window));
-    for (size_t k = 0; k < n; ++k)
-      copyElement(outs[k], flat, acc[k], 0);
-  }
-  return outs;
+  const WindowPlacement place{intsOrOnes(op, "window_strides", rank),
+                              intsOrOnes(op, "base_dilations", rank),
+                              intsOrOnes(op, "window_dilations", rank),
+                              *low,
+                              x.shape(),
+                              x.strides()};
+  const std::optional<SingleOpBody> body = singleOpBody(op);
+  if (body && n == 1 && foldsElementsOf(*body, x.type()->element) &&
+      in[1]->type() == body->type && results[0]->element == body->type->element)
+    return std::vector<Tensor>{
+        foldWindows(*body, place, *window, x, *in[1], results[0])};
+  return combineWindows(combine, place, *window, in, results);
 }
 
 Result<std::vector<Tensor>> sort(const Operation &op, const Operands &in,
