@@ -213,6 +213,28 @@ TEST_CASE("encodeFloat rounds to nearest even and overflows per format") {
   CHECK(floatFormat("f128") == nullptr);
 }
 
+TEST_CASE("f32 rounds to nearest even, keeps subnormals and overflows to "
+          "infinity (the hardware's conversion)") {
+  const FloatFormat &f32 = *floatFormat("f32");
+  CHECK(encodeFloat(1.0 + std::ldexp(1.0, -24), f32) == 0x3F800000); // tie
+  CHECK(encodeFloat(1.0 + std::ldexp(3.0, -24), f32) == 0x3F800002); // tie
+  CHECK(encodeFloat(std::ldexp(1.0, -149), f32) == 0x00000001);
+  CHECK(encodeFloat(std::ldexp(1.0, -150), f32) == 0);               // tie to 0
+  CHECK(encodeFloat(std::ldexp(1.5, -150), f32) == 0x00000001);      // above
+  CHECK(encodeFloat(-std::ldexp(1.0, -126), f32) == 0x80800000);     // normal
+  CHECK(encodeFloat(std::ldexp(0x1FFFFFF, 103), f32) == 0x7F800000); // tie
+  CHECK(encodeFloat(std::ldexp(0x1FFFFFD, 103), f32) == 0x7F7FFFFE); // tie
+  CHECK(encodeFloat(std::ldexp(0x1FFFFFE, 103), f32) == 0x7F7FFFFF); // max
+  CHECK(encodeFloat(-INFINITY, f32) == 0xFF800000);
+  CHECK(encodeFloat(-0.0, f32) == 0x80000000);
+  CHECK(encodeFloat(-std::nan(""), f32) == 0xFFC00000); // quiet, its sign
+  CHECK(decodeFloat(0x00000001, f32) == std::ldexp(1.0, -149));
+  CHECK(decodeFloat(0x7F7FFFFF, f32) == std::ldexp(0xFFFFFF, 104));
+  CHECK(decodeFloat(0xFF800000, f32) == -INFINITY);
+  CHECK(std::isnan(decodeFloat(0x7F800001, f32))); // a signalling NaN
+  CHECK(std::signbit(decodeFloat(0xFFC00000, f32)));
+}
+
 TEST_CASE("nearestFloatBits rounds once, not through f64") {
   // 1 + 2^-11 + 2^-60 rounds to 1 + 2^-11 in f64, a tie in f16 (which goes
   // to even, 1.0); read at once it is above the tie: 1 + 2^-10.
