@@ -192,6 +192,14 @@ Value *CollectiveChain::emit(std::string_view name, std::string_view axes_attr,
   return result_;
 }
 
+Value *CollectiveChain::emitPerDim(std::string_view name,
+                                   std::string_view axes_attr,
+                                   AxesPerDim axes) {
+  return emit(name, axes_attr,
+              ctx_.attrs.make(Attr{
+                  AttrKind::AxisRefListList, std::move(axes), nullptr, {}}));
+}
+
 // Shardy walks the in axes from the back while they are absent from the
 // out axes, but steps its reverse iterator the wrong way: when the last in
 // axis is absent, the whole dim is gathered (only that axis leaves the set);
@@ -238,9 +246,7 @@ void CollectiveChain::gatherAxesThatCannotCoexist() {
   if (!any)
     return;
   rebuildInSet();
-  emit("sdy.all_gather", "gathering_axes",
-       ctx_.attrs.make(
-           Attr{AttrKind::AxisRefListList, std::move(gathering), nullptr, {}}));
+  emitPerDim("sdy.all_gather", "gathering_axes", std::move(gathering));
 }
 
 void CollectiveChain::tryAllGather() {
@@ -251,9 +257,7 @@ void CollectiveChain::tryAllGather() {
     any = any || !gathering[d].empty();
   }
   if (any)
-    emit("sdy.all_gather", "gathering_axes",
-         ctx_.attrs.make(Attr{
-             AttrKind::AxisRefListList, std::move(gathering), nullptr, {}}));
+    emitPerDim("sdy.all_gather", "gathering_axes", std::move(gathering));
 }
 
 void CollectiveChain::distribute(bool to_front, const AvailableFn &available,

@@ -75,6 +75,9 @@ private:
                           AxisList::iterator start) const;
   Value *emit(std::string_view name, std::string_view axes_attr,
               const Attr *axes);
+  /// emit() with axes per dimension (all_gather's, all_slice's).
+  Value *emitPerDim(std::string_view name, std::string_view axes_attr,
+                    AxesPerDim axes);
 
   void gatherAxesThatCannotCoexist();
   std::vector<AxisRef> gatheringAxes(size_t dim);

@@ -131,9 +131,7 @@ void CollectiveChain::tryAllSlice() {
       });
   rebuildOutIndex();
   if (any)
-    emit("sdy.all_slice", "slicing_axes",
-         ctx_.attrs.make(
-             Attr{AttrKind::AxisRefListList, std::move(slicing), nullptr, {}}));
+    emitPerDim("sdy.all_slice", "slicing_axes", std::move(slicing));
 }
 
 // Conditions 1, 3, 4 and 5 of Shardy's shouldCollectivePermute for one dim;
