@@ -418,8 +418,8 @@ TEST_CASE("Interpreter: a one-op reducer is folded without running its "
   }
 }
 
-TEST_CASE("Interpreter: reduce_window and all_reduce fold a one-op body to "
-          "the bits of its region") {
+TEST_CASE("Interpreter: reduce_window, scatter and all_reduce fold a one-op "
+          "body to the bits of its region") {
   // Each body twice: one op (folded), and with an identity convert after
   // it (run as a region).
   const std::string one_op = R"(
@@ -446,6 +446,24 @@ TEST_CASE("Interpreter: reduce_window and all_reduce fold a one-op body to "
       CHECK(r.results[0].real(1) == 13.0);
       CHECK(r.results[0].real(3) == 17.0);
       CHECK(r.ops_run == (body == one_op ? 3 : 3 + 4 * 2 * 2));
+    }
+  }
+  SUBCASE("scatter: repeated indices added in update order") {
+    for (const std::string &body : {one_op, region}) {
+      const interpreter::RunResult r = runText(R"(
+  %base = stablehlo.constant dense<[1.6777216e+07, 0.0]> : tensor<2xf32>
+  %idx = stablehlo.constant dense<[[0], [1], [0]]> : tensor<3x1xi32>
+  %upd = stablehlo.constant dense<[1.0, 5.0, 1.0]> : tensor<3xf32>
+  %r = "stablehlo.scatter"(%base, %idx, %upd) <{scatter_dimension_numbers = #stablehlo.scatter<inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):)" + body +
+                                                   R"(
+  }) : (tensor<2xf32>, tensor<3x1xi32>, tensor<3xf32>) -> tensor<2xf32>
+  return %r : tensor<2xf32>)",
+                                               "tensor<2xf32>");
+      REQUIRE(r.ok);
+      CHECK(r.results[0].real(0) == 16777216.0); // each + 1 rounds away
+      CHECK(r.results[0].real(1) == 5.0);
+      CHECK(r.ops_run == (body == one_op ? 4 : 4 + 3 * 2));
     }
   }
   SUBCASE("all_reduce: members in group order, rounded at each step") {

@@ -142,6 +142,11 @@ Result<std::vector<Tensor>> scatter(const Operation &op, const Operands &in,
           !contains(input_batching, int64_t(d)))
         extent[d] = updates0.shape()[size_t(window_dims[w++])];
   }
+  // A one-op update computation (scatter-add) folds without its region.
+  const std::optional<SingleOpBody> body = singleOpBody(op);
+  const bool folds = body && n == 1 &&
+                     foldsElementsOf(*body, outs[0].type()->element) &&
+                     foldsElementsOf(*body, updates0.type()->element);
   std::vector<int64_t> index(size_t(updates0.rank()), 0);
   for (int64_t flat = 0; flat < updates0.size();
        ++flat, nextIndex(index, updates0.shape())) {
@@ -171,6 +176,10 @@ Result<std::vector<Tensor>> scatter(const Operation &op, const Operands &in,
           !contains(input_batching, int64_t(d)))
         at[d] += window_index[w++];
     const int64_t to = flatIndex(at, ostrides);
+    if (folds) {
+      foldElement(*body, outs[0], to, updates0, flat);
+      continue;
+    }
     std::vector<Tensor> args;
     for (size_t k = 0; k < n; ++k)
       args.push_back(scalarAt(outs[k], to, scalar[k]));
