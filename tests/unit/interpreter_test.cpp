@@ -502,3 +502,34 @@ func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
     }
   }
 }
+
+TEST_CASE("Interpreter: a tensor stores each part in its width rounded up to "
+          "1, 2, 4 or 8 bytes, every bit kept") {
+  DiagnosticEngine diags;
+  auto module = parseModule("func.func @main() {\n  return\n}\n", diags);
+  REQUIRE(module);
+  TypeContext &types = module->ctx().types;
+  struct Case {
+    const char *element;
+    size_t bytes; // for 3 elements
+    uint64_t top; // the largest bits the element has
+  };
+  const Case cases[] = {{"i1", 3, 1},
+                        {"ui4", 3, 0xF},
+                        {"f8E4M3FN", 3, 0xFF},
+                        {"bf16", 6, 0xFFFF},
+                        {"f32", 12, 0xFFFFFFFF},
+                        {"i48", 24, 0xFFFFFFFFFFFF},
+                        {"i64", 24, ~uint64_t{0}},
+                        {"complex<f32>", 24, 0xFFFFFFFF}};
+  for (const Case &c : cases) {
+    CAPTURE(std::string(c.element));
+    const Type type = types.rankedTensor({3}, types.element(c.element));
+    interpreter::Tensor t = interpreter::Tensor::zeros(type);
+    CHECK(t.storageBytes() == c.bytes);
+    t.setBits(1, ~uint64_t{0}, t.parts() - 1); // masked to the width
+    CHECK(t.bits(1, t.parts() - 1) == c.top);
+    CHECK(t.bits(0, 0) == 0); // the neighbours untouched
+    CHECK(t.bits(2, 0) == 0);
+  }
+}

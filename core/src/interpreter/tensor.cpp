@@ -1,6 +1,8 @@
 // Tensor storage: zeros, element access with rounding to the element type.
 #include "shardlab/interpreter/tensor.h"
 
+#include <algorithm>
+
 namespace shardlab::interpreter {
 
 std::vector<int64_t> stridesOf(const std::vector<int64_t> &shape) {
@@ -25,7 +27,9 @@ Tensor Tensor::zeros(Type type) {
   t.mask_ = t.layout_.part_bits >= 64
                 ? ~uint64_t{0}
                 : (uint64_t{1} << t.layout_.part_bits) - 1;
-  t.bits_.assign(size_t(t.size_) * t.parts(), 0);
+  const unsigned bytes = std::max(t.layout_.part_bytes, 1u);
+  t.width_ = bytes <= 1 ? 1 : bytes <= 2 ? 2 : bytes <= 4 ? 4 : 8;
+  t.bytes_.assign(size_t(t.size_) * t.parts() * t.width_, 0);
   return t;
 }
 

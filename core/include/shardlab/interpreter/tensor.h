@@ -14,6 +14,7 @@
 #include "shardlab/ir/types.h"
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -44,10 +45,34 @@ public:
 
   /// The bits of part `part` of element `i`.
   uint64_t bits(int64_t i, unsigned part = 0) const {
-    return bits_[size_t(i) * parts() + part];
+    const unsigned char *at = bytes_.data() + offset(i, part);
+    switch (width_) {
+    case 1:
+      return *at;
+    case 2:
+      return load<uint16_t>(at);
+    case 4:
+      return load<uint32_t>(at);
+    default:
+      return load<uint64_t>(at);
+    }
   }
   void setBits(int64_t i, uint64_t value, unsigned part = 0) {
-    bits_[size_t(i) * parts() + part] = value & mask_;
+    unsigned char *at = bytes_.data() + offset(i, part);
+    value &= mask_;
+    switch (width_) {
+    case 1:
+      *at = static_cast<unsigned char>(value);
+      break;
+    case 2:
+      store(at, static_cast<uint16_t>(value));
+      break;
+    case 4:
+      store(at, static_cast<uint32_t>(value));
+      break;
+    default:
+      store(at, value);
+    }
   }
   /// A float or complex part as a double (exact); an integer converted.
   double real(int64_t i) const;
@@ -61,18 +86,36 @@ public:
   /// Truncates `value` to the integer type's width.
   void setInteger(int64_t i, uint64_t value) { setBits(i, value); }
 
+  /// The bytes the elements take.
+  size_t storageBytes() const { return bytes_.size(); }
+
   /// Row-major strides of the shape.
   std::vector<int64_t> strides() const;
   bool operator==(const Tensor &other) const {
-    return type_ == other.type_ && bits_ == other.bits_;
+    return type_ == other.type_ && bytes_ == other.bytes_;
   }
 
 private:
+  size_t offset(int64_t i, unsigned part) const {
+    return (size_t(i) * parts() + part) * width_;
+  }
+  template <class T> static T load(const unsigned char *at) {
+    T value;
+    std::memcpy(&value, at, sizeof(T));
+    return value;
+  }
+  template <class T> static void store(unsigned char *at, T value) {
+    std::memcpy(at, &value, sizeof(T));
+  }
+
   Type type_ = nullptr;
   ElementLayout layout_;
   int64_t size_ = 0;
   uint64_t mask_ = ~uint64_t{0};
-  std::vector<uint64_t> bits_;
+  /// Each part in 1, 2, 4 or 8 bytes (its width rounded up), so that an
+  /// f32 tensor takes 4 bytes an element, a bf16 one 2.
+  unsigned width_ = 8;
+  std::vector<unsigned char> bytes_;
   std::optional<UniformQuant> quant_;
 };
 
