@@ -1,7 +1,9 @@
 // The interpreter against answers worked by hand from the StableHLO
 // specification: rounding to the element type, integer wrap-around,
 // division by zero, total-order comparison, dot_general, reduce, scatter
-// with repeated indices, gather, and checks that fail when they should.
+// with repeated indices, gather, and checks that fail when they should;
+// one-op reducers folded to the bits of their regions, and the storage
+// width of every element type.
 #include "shardlab/interpreter/interpreter.h"
 #include "shardlab/text/text.h"
 
