@@ -42,10 +42,6 @@ struct WindowPlacement {
   }
 };
 
-} // namespace
-
-namespace {
-
 // Every output element of a one-op body: its init value with each element
 // of its window folded in (the init value where the window is padding).
 Tensor foldWindows(const SingleOpBody &body, const WindowPlacement &place,

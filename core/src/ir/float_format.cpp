@@ -100,7 +100,7 @@ uint64_t roundHalfEven(double scaled) {
 }
 
 // IEEE binary32 (f32), which the hardware converts exactly as the
-// general code does, some ten times faster: the interpreter's hot path.
+// general code does in a few instructions: the interpreter's hot path.
 bool isBinary32(const FloatFormat &f) {
   return f.bits == 32 && f.exponent_bits == 8 && f.fraction_bits == 23 &&
          f.non_finite == NonFinite::Ieee;
