@@ -92,6 +92,12 @@ std::optional<SingleOpBody> singleOpBody(const Operation &op);
 /// its own type with no conversion between them.
 bool foldsElementsOf(const SingleOpBody &body, Type element);
 
+/// Whether a reduction of one input and one init value (reduce,
+/// reduce_window) folds with `body`: the init value of its type, the input
+/// and the result of its element type.
+bool foldsReduction(const SingleOpBody &body, const Operands &in,
+                    const std::vector<Type> &results);
+
 /// acc[at] = body(acc[at], x[from]), as running the region computes it.
 void foldElement(const SingleOpBody &body, Tensor &acc, int64_t at,
                  const Tensor &x, int64_t from);

@@ -22,16 +22,6 @@ constexpr std::array<std::string_view, 7> kFoldedOps = {
     "stablehlo.minimum", "stablehlo.and",      "stablehlo.or",
     "stablehlo.xor"};
 
-// The one input folds with `body` when its init value has the body's type
-// and the input and result its element type.
-bool foldsWith(const SingleOpBody &body, const Operands &in,
-               const std::vector<Type> &results) {
-  return in.size() == 2 && results.size() == 1 &&
-         foldsElementsOf(body, in[0]->type()->element) &&
-         in[1]->type() == body.type &&
-         results[0]->element == body.type->element;
-}
-
 // The result of each kept index: its init value, then every element that
 // maps to it folded in, in index order.
 Tensor fold(const SingleOpBody &body, const Tensor &input, const Tensor &init,
@@ -86,6 +76,14 @@ bool foldsElementsOf(const SingleOpBody &body, Type element) {
   return element == body.type->element;
 }
 
+bool foldsReduction(const SingleOpBody &body, const Operands &in,
+                    const std::vector<Type> &results) {
+  return in.size() == 2 && results.size() == 1 &&
+         foldsElementsOf(body, in[0]->type()->element) &&
+         in[1]->type() == body.type &&
+         foldsElementsOf(body, results[0]->element);
+}
+
 void foldElement(const SingleOpBody &body, Tensor &acc, int64_t at,
                  const Tensor &x, int64_t from) {
   if (body.accumulator_second)
@@ -107,7 +105,7 @@ Result<std::vector<Tensor>> reduce(const Operation &op, const Operands &in,
     if (std::find(dims->begin(), dims->end(), d) == dims->end())
       kept.push_back(d);
   if (const std::optional<SingleOpBody> body = singleOpBody(op);
-      body && foldsWith(*body, in, results))
+      body && foldsReduction(*body, in, results))
     return std::vector<Tensor>{fold(*body, first, *in[1], results[0], kept)};
   std::vector<Tensor> outs;
   for (size_t k = 0; k < n; ++k)

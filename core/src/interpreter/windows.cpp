@@ -123,8 +123,7 @@ Result<std::vector<Tensor>> reduceWindow(const Operation &op,
                               x.shape(),
                               x.strides()};
   const std::optional<SingleOpBody> body = singleOpBody(op);
-  if (body && n == 1 && foldsElementsOf(*body, x.type()->element) &&
-      in[1]->type() == body->type && results[0]->element == body->type->element)
+  if (body && foldsReduction(*body, in, results))
     return std::vector<Tensor>{
         foldWindows(*body, place, *window, x, *in[1], results[0])};
   return combineWindows(combine, place, *window, in, results);
