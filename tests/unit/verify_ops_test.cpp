@@ -134,6 +134,44 @@ TEST_CASE("verify: data flow edges, barriers and constants") {
       contains(constant.diags, "elements literal type must have static shape"));
 }
 
+// Shardy declares SameOperandsAndResultType on its markers and collectives;
+// a pass that gives one a local operand and a global result (as the
+// per-device conversion once did to a barrier) must be caught. The generic
+// form is the only way to write such an op.
+TEST_CASE("verify: sdy markers and collectives keep their operand's type") {
+  const char *ops[] = {
+      R"("sdy.propagation_barrier"(%arg0) <{allowed_direction = 1 : i32}>)",
+      R"("sdy.data_flow_edge"(%arg0))",
+      R"("sdy.sharding_constraint"(%arg0) <{sharding = #sdy.sharding<@mesh, [{}]>}>)",
+      R"("sdy.reshard"(%arg0) <{sharding = #sdy.sharding<@mesh, [{}]>}>)",
+      R"("sdy.all_gather"(%arg0) <{gathering_axes = #sdy<list_of_axis_ref_lists[{"x"}]>, out_sharding = #sdy.sharding<@mesh, [{}]>}>)",
+      R"("sdy.collective_permute"(%arg0) <{out_sharding = #sdy.sharding<@mesh, [{"x"}]>}>)"};
+  for (const char *op : ops) {
+    CAPTURE(op);
+    const std::string head =
+        R"(sdy.mesh @mesh = <["x"=2]>
+func.func @f(%arg0: tensor<4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<RESULT> {
+  %0 = )";
+    const std::string tail = R"( : (tensor<4xf32>) -> tensor<RESULT>
+  return %0 : tensor<RESULT>
+}
+)";
+    auto with = [&](const std::string &result) {
+      std::string text = head + op + tail;
+      for (size_t at; (at = text.find("RESULT")) != std::string::npos;)
+        text.replace(at, 6, result);
+      return verifyText(text);
+    };
+    auto mismatched = with("8xf32");
+    REQUIRE(!mismatched.diags.empty());
+    CHECK(mismatched.diags[0].find(
+              "op requires the same type for all operands and results") !=
+          std::string::npos);
+    // The same op with its operand's type has no such error.
+    CHECK(!contains(with("4xf32").diags, "requires the same type"));
+  }
+}
+
 TEST_CASE("verify: propagation edges steps and axes") {
   auto steps = verifyText(R"(sdy.mesh @mesh = <["c"=8, "d"=8]>
 func.func @f(%arg0: tensor<8x8xf32>) -> (tensor<8x8xf32>) {

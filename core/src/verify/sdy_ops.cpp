@@ -1,7 +1,8 @@
 // Invariants of the non-collective sdy ops (Shardy's op verify() methods):
 // sharding_constraint, reshard, data_flow_edge, func_data_flow_edge,
-// propagation_barrier, named_computation and constant. Collectives and
-// manual computations have their own files.
+// propagation_barrier, named_computation and constant, and the type rule
+// they share with the collectives. Collectives and manual computations have
+// their own files.
 #include "verify_ops.h"
 
 #include "sharding/collective_verify.h"
@@ -204,9 +205,36 @@ bool verifyConstant(VerifyContext &ctx, Operation &op) {
   return true;
 }
 
+// MLIR's SameOperandsAndResultType, which Shardy declares on the ops that
+// keep a value whole in the global view: the markers and every collective
+// (an all_gather of tensor<8xf32> returns tensor<8xf32>; only its sharding
+// changes). Checked before the op's own rules, as MLIR checks traits first.
+bool keepsItsType(const Operation &op) {
+  return op.is("sdy.sharding_constraint") || op.is("sdy.reshard") ||
+         op.is("sdy.data_flow_edge") || op.is("sdy.func_data_flow_edge") ||
+         op.is("sdy.propagation_barrier") || isCollective(op);
+}
+
+bool verifySameOperandsAndResultType(VerifyContext &ctx, Operation &op) {
+  Type first = nullptr;
+  bool same = true;
+  auto compare = [&](Type type) {
+    first = first ? first : type;
+    same = same && type == first;
+  };
+  for (size_t i = 0; i < op.numOperands(); ++i)
+    compare(op.operand(i)->type);
+  for (size_t i = 0; i < op.numResults(); ++i)
+    compare(op.result(i)->type);
+  return same ||
+         ctx.opError(op, "requires the same type for all operands and results");
+}
+
 } // namespace
 
 bool verifySdyDialectOp(VerifyContext &ctx, Operation &op) {
+  if (keepsItsType(op) && !verifySameOperandsAndResultType(ctx, op))
+    return false;
   if (op.is("sdy.sharding_constraint") || op.is("sdy.reshard"))
     return verifyShardingOnOperand(ctx, op);
   if (op.is("sdy.data_flow_edge") && op.numOperands() == 1)
