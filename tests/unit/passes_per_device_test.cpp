@@ -116,3 +116,45 @@ TEST_CASE("A pad of a padded operand masks its extra rows where the "
   CHECK_FALSE(masks(0, 3, 10));
   CHECK_FALSE(masks(1, -1, 7));
 }
+
+TEST_CASE("Global to local refuses the sdy ops Shardy marks illegal") {
+  // A barrier or an edge has no sharding to localize its result by, and its
+  // operand may be split; a reshard left unconverted names devices the
+  // program does not run on. Each left a program whose types disagree
+  // (operand tensor<4xf32>, result tensor<8xf32>); sdy_opt refuses each.
+  struct Case {
+    const char *name, *line;
+  };
+  const Case cases[] = {
+      {"sdy.propagation_barrier", "%0 = sdy.propagation_barrier %arg0 "
+                                  "allowed_direction=BACKWARD : tensor<8xf32>"},
+      {"sdy.data_flow_edge", "%0 = sdy.data_flow_edge %arg0 : tensor<8xf32>"},
+      {"sdy.sharding_constraint",
+       "%0 = sdy.sharding_constraint %arg0 <@mesh, [{}]> : tensor<8xf32>"},
+      {"sdy.reshard", "%0 = sdy.reshard %arg0 <@mesh, [{}]> : tensor<8xf32>"},
+      {"sdy.sharding_group",
+       "sdy.sharding_group %arg0 group_id=0 : tensor<8xf32>\n"
+       "  %0 = stablehlo.negate %arg0 : tensor<8xf32>"}};
+  for (const Case &c : cases) {
+    CAPTURE(c.name);
+    const std::string text =
+        std::string(
+            "sdy.mesh @mesh = <[\"x\"=2]>\n"
+            "func.func @main(%arg0: tensor<8xf32> {sdy.sharding = "
+            "#sdy.sharding<@mesh, [{\"x\"}]>}) -> tensor<8xf32> {\n  ") +
+        c.line + "\n  return %0 : tensor<8xf32>\n}\n";
+    DiagnosticEngine diags;
+    LoadedModule loaded = loadModule(text, diags);
+    REQUIRE(loaded.module);
+    PassPipeline pipeline;
+    REQUIRE(appendPass(pipeline, "sdy-convert-global-to-local", "").ok());
+    CHECK_FALSE(runPassPipeline(*loaded.module, pipeline, diags));
+    const std::string expected = "failed to legalize operation '" +
+                                 std::string(c.name) +
+                                 "' that was explicitly marked illegal";
+    bool said = false;
+    for (const Diagnostic &diag : diags.diagnostics())
+      said = said || diag.message == expected;
+    CHECK(said);
+  }
+}

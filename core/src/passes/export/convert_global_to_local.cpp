@@ -174,10 +174,29 @@ bool GlobalToLocal::inlineManualComputation(Operation &op) {
   return true;
 }
 
+// The sdy ops a per-device program cannot hold, as Shardy's conversion
+// marks them illegal: markers with no local meaning (a barrier or an edge
+// has no sharding to give its result a local type by, and its operand may
+// be split) and reshards left unconverted (on a mesh of other devices).
+// Collectives, constants and manual computations are converted; named
+// computations are kept.
+namespace {
+bool markedIllegal(const Operation &op) {
+  return op.is("sdy.propagation_barrier") || op.is("sdy.data_flow_edge") ||
+         op.is("sdy.func_data_flow_edge") || op.is("sdy.sharding_group") ||
+         op.is("sdy.sharding_constraint") || op.is("sdy.reshard");
+}
+} // namespace
+
 bool GlobalToLocal::convertOp(Operation &op) {
   const std::string_view name = op.name;
   if (name == "sdy.manual_computation")
     return inlineManualComputation(op);
+  if (markedIllegal(op)) {
+    diags.error(op.loc, "failed to legalize operation '" + std::string(name) +
+                            "' that was explicitly marked illegal");
+    return false;
+  }
   if (name == "sdy.all_gather")
     return convertAllGather(op);
   if (name == "sdy.all_slice")
