@@ -535,3 +535,50 @@ TEST_CASE("Interpreter: a tensor stores each part in its width rounded up to "
     CHECK(t.bits(2, 0) == 0);
   }
 }
+
+TEST_CASE("Interpreter: Shardy's markers keep their values in a global run; "
+          "its reductions are not run") {
+  // A module read before or during propagation holds edges, barriers,
+  // sharding groups and named computations; in the global view each keeps
+  // its operand's value (the named computation is its body called).
+  const std::string text = R"(sdy.mesh @mesh = <["x"=2]>
+func.func @main() -> (tensor<2xf32>, tensor<2xf32>) {
+  %a = stablehlo.constant dense<[1.5, -2.0]> : tensor<2xf32>
+  %b = sdy.propagation_barrier %a allowed_direction=BACKWARD : tensor<2xf32>
+  sdy.sharding_group %b group_id=3 : tensor<2xf32>
+  %c = sdy.named_computation<"twice">(%b) (%arg0: tensor<2xf32>) {
+    %d = stablehlo.add %arg0, %arg0 : tensor<2xf32>
+    sdy.return %d : tensor<2xf32>
+  } : (tensor<2xf32>) -> tensor<2xf32>
+  %e = sdy.data_flow_edge %c : tensor<2xf32>
+  %f = stablehlo.custom_call @MoveToDevice(%e) {backend_config = ""} : (tensor<2xf32>) -> tensor<2xf32>
+  return %b, %f : tensor<2xf32>, tensor<2xf32>
+}
+)";
+  DiagnosticEngine diags;
+  auto module = parseModule(text, diags);
+  REQUIRE(module);
+  const interpreter::RunResult r = interpreter::run(*module);
+  REQUIRE_MESSAGE(r.ok, r.error);
+  CHECK(r.results[0].real(0) == 1.5);
+  CHECK(r.results[0].real(1) == -2.0);
+  CHECK(r.results[1].real(0) == 3.0);
+  CHECK(r.results[1].real(1) == -4.0);
+
+  // An all_reduce's operand holds partial sums the global value does not
+  // show: not run, and said so.
+  const std::string reduce = R"(sdy.mesh @mesh = <["x"=2]>
+func.func @main(%arg0: tensor<2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced={"x"}>}) -> tensor<2xf32> {
+  %0 = sdy.all_reduce {"x"} %arg0 out_sharding=<@mesh, [{}]> : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+)";
+  auto reducing = parseModule(reduce, diags);
+  REQUIRE(reducing);
+  const std::vector<interpreter::Tensor> inputs = {interpreter::Tensor::zeros(
+      reducing->lookupSymbol("main")->region(0).front().argument(0)->type)};
+  const interpreter::RunResult partial = interpreter::run(*reducing, inputs);
+  CHECK_FALSE(partial.ok);
+  CHECK(partial.error.find("sdy.all_reduce: not run by the interpreter") !=
+        std::string::npos);
+}

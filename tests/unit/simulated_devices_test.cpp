@@ -552,6 +552,26 @@ func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x",
   CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
 }
 
+TEST_CASE("Partition check: a global-view gather and a move to the host "
+          "keep their values") {
+  // Globally the all_gather only changes where the value lives and
+  // MoveToHost where it is kept (the global run used to stop at both); each
+  // device's program, where the gather is a StableHLO all_gather, must give
+  // the same values.
+  const std::string text = R"(
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {"y"}]>}) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}) {
+  %0 = stablehlo.multiply %arg0, %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{"x"}, {"y"}]>]>} : tensor<8x4xf32>
+  %1 = sdy.all_gather [{"x"}, {}] %0 out_sharding=<@mesh, [{}, {"y"}]> : tensor<8x4xf32>
+  %2 = stablehlo.custom_call @MoveToHost(%1) {backend_config = ""} : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  %3 = stablehlo.add %2, %arg0 : tensor<8x4xf32>
+  return %3 : tensor<8x4xf32>
+})";
+  const partition_check::Outcome out = partitioned(text);
+  CHECK_MESSAGE(out.status == partition_check::Status::Match, out.message);
+  CHECK(out.global.ok);
+}
+
 TEST_CASE("Partition check: a split onto a sub-axis that cannot coexist "
           "with the held one gathers first") {
   // "a":(1)2 is a device's index / 3, "a":(3)2 its index % 2. Sliced first,

@@ -207,6 +207,11 @@ private:
       return branch(op, in, scope);
     if (name == "sdy.manual_computation")
       return manualComputation(op, in, scope);
+    // A named computation is its body called in place (Shardy inlines it
+    // on export); its body's values are per lane like the caller's.
+    if (name == "sdy.named_computation")
+      return regionResults(op, 0, byOperand(in, op.numOperands()),
+                           scope.child(allLanes(scope)));
     if (isStableHloCollective(op)) {
       Result<std::vector<Lanes>> results =
           detail::collective(op, in, types, scope.devices, num_devices_,
@@ -328,6 +333,8 @@ private:
       return deviceId(op, types,
                       name == "stablehlo.partition_id" ? scope.devices[lane]
                                                        : 0);
+    if (keepsValues(op, in, types))
+      return copies(in);
     if (name == "stablehlo.custom_call")
       return customCall(op, in, types, scope.devices[lane]);
     if (name.substr(0, 6) == "check.") // the check dialect's own ops
@@ -354,6 +361,8 @@ private:
     if (name == "stablehlo.optimization_barrier" ||
         name == "sdy.sharding_constraint" || name == "sdy.reshard")
       return copies(in);
+    if (name == "sdy.sharding_group") // a propagation hint with no result
+      return std::vector<Tensor>{};
     if (types.size() == 1) {
       if (auto r = detail::elementwise(op, in, types[0]))
         return one(std::move(*r));
@@ -371,6 +380,35 @@ private:
     if (name == "stablehlo.rng_bit_generator" && in.size() == 1)
       return detail::rngBitGenerator(op, *in[0], types);
     return opError(op, "not run by the interpreter");
+  }
+
+  // Ops whose results are their operands in a global run: Shardy's
+  // propagation markers, and the collectives that in the global view only
+  // move a value to another sharding (all_gather, all_slice, all_to_all,
+  // collective_permute; not all_reduce and reduce_scatter, whose operand
+  // holds partial sums the global view does not). XLA's memory-space
+  // annotations (MoveToHost, MoveToDevice) move a value and its sharding
+  // annotation (Sharding) describes one, neither changes it.
+  // Each result's type must be its operand's: in a per-device program a
+  // collective changes the shape, and is not this.
+  static bool keepsValues(const Operation &op, const Operands &in,
+                          const std::vector<Type> &types) {
+    static constexpr std::string_view kKept[] = {
+        "sdy.data_flow_edge",      "sdy.func_data_flow_edge",
+        "sdy.propagation_barrier", "sdy.all_gather",
+        "sdy.all_slice",           "sdy.all_to_all",
+        "sdy.collective_permute"};
+    const std::string_view target = customCallTarget(op);
+    const bool kept = std::find(std::begin(kKept), std::end(kKept), op.name) !=
+                          std::end(kKept) ||
+                      target == "MoveToHost" || target == "MoveToDevice" ||
+                      target == "Sharding";
+    if (!kept || in.size() != types.size())
+      return false;
+    for (size_t i = 0; i < in.size(); ++i)
+      if (in[i]->type() != types[i])
+        return false;
+    return true;
   }
 
   static Result<std::vector<Tensor>> one(Result<Tensor> r) {
@@ -461,10 +499,6 @@ private:
         return opError(op, out.error().message);
       return out;
     }
-    // XLA's sharding annotation: the value itself, whatever its layout.
-    if (name == "Sharding" && in.size() == 1 && types.size() == 1 &&
-        in[0]->type() == types[0])
-      return std::vector<Tensor>{*in[0]};
     if (name.substr(0, 6) != "check.")
       return opError(op,
                      "custom_call @" + name + " is not run by the interpreter");
