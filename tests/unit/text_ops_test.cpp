@@ -157,6 +157,74 @@ TEST_CASE("the generic form of a module, sdy collectives and manual axes") {
   CHECK(again.generic == first.generic);
 }
 
+// As sdy_opt prints them (-mlir-print-op-generic on the pretty text below):
+// value numbers unique across the module, taken region by region from the
+// last function up; Shardy's enums as i32 numbers (a sum printed though
+// the custom form leaves it out); a custom call's arguments as properties.
+TEST_CASE("the generic form numbers, enums and properties as sdy_opt prints "
+          "them") {
+  const std::string text =
+      "sdy.mesh @mesh = <[\"x\"=2]>\n"
+      "func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
+      "  %0 = call @inner(%arg0) : (tensor<8xf32>) -> tensor<8xf32>\n"
+      "  %1 = sdy.propagation_barrier %0 allowed_direction=BACKWARD : "
+      "tensor<8xf32>\n"
+      "  %2 = stablehlo.custom_call @MoveToHost(%1) {backend_config = \"\", "
+      "has_side_effect = true} : (tensor<8xf32>) -> tensor<8xf32>\n"
+      "  return %2 : tensor<8xf32>\n"
+      "}\n"
+      "func.func private @inner(%arg0: tensor<8xf32> {sdy.sharding = "
+      "#sdy.sharding<@mesh, [{}], unreduced={\"x\"}>}) -> tensor<8xf32> {\n"
+      "  %0 = sdy.all_reduce {\"x\"} %arg0 out_sharding=<@mesh, [{}]> : "
+      "tensor<8xf32>\n"
+      "  %1 = sdy.all_reduce max {} %0 out_sharding=<@mesh, [{}]> : "
+      "tensor<8xf32>\n"
+      "  return %1 : tensor<8xf32>\n"
+      "}\n";
+  Printed first = print(text);
+  REQUIRE_MESSAGE(first.error.empty(), first.error);
+  const char *expected[] = {
+      "  ^bb0(%arg1: tensor<8xf32>):\n"
+      "    %2 = \"func.call\"(%arg1) <{callee = @inner}>",
+      "%3 = \"sdy.propagation_barrier\"(%2) <{allowed_direction = 2 : i32}>",
+      "%4 = \"stablehlo.custom_call\"(%3) <{backend_config = \"\", "
+      "call_target_name = \"MoveToHost\", has_side_effect = true}> : "
+      "(tensor<8xf32>) -> tensor<8xf32>",
+      "  ^bb0(%arg0: tensor<8xf32>):\n"
+      "    %0 = \"sdy.all_reduce\"(%arg0) <{out_sharding = "
+      "#sdy.sharding<@mesh, [{}]>, reduction_axes = "
+      "#sdy<axis_ref_list{\"x\"}>, "
+      "reduction_op = 0 : i32}>",
+      "reduction_op = 1 : i32}>"};
+  for (const char *line : expected) {
+    CAPTURE(line);
+    CHECK(first.generic.find(line) != std::string::npos);
+  }
+  // Read back: the numbers are names again, a sum is no attribute at all
+  // (the pretty form is in an explicit module now, one indent deeper).
+  Printed again = print(first.generic);
+  REQUIRE_MESSAGE(again.error.empty(), again.error);
+  CHECK(again.generic == first.generic);
+  const char *pretty[] = {
+      "sdy.propagation_barrier %0 allowed_direction=BACKWARD : tensor<8xf32>",
+      "%0 = sdy.all_reduce {\"x\"} %arg0 out_sharding=<@mesh, [{}]>",
+      "%1 = sdy.all_reduce max {} %0 out_sharding=<@mesh, [{}]>",
+      "stablehlo.custom_call @MoveToHost(%1) {backend_config = \"\", "
+      "has_side_effect = true}"};
+  for (const char *line : pretty) {
+    CAPTURE(line);
+    CHECK(first.pretty.find(line) != std::string::npos);
+    CHECK(again.pretty.find(line) != std::string::npos);
+  }
+  // A number past the enum is an error that names it.
+  std::string bad = first.generic;
+  bad.replace(bad.find("allowed_direction = 2"), 21, "allowed_direction = 7");
+  Printed wrong = print(bad);
+  CHECK(wrong.error.find("'sdy.propagation_barrier' op property "
+                         "'allowed_direction' is 7, not one of 0 to 3") !=
+        std::string::npos);
+}
+
 TEST_CASE("ops of other dialects in the generic form are kept as written") {
   const std::string text =
       "module {\n"

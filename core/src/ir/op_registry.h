@@ -6,6 +6,7 @@
 
 #include "shardlab/ir/ir.h"
 
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -13,6 +14,19 @@ namespace shardlab {
 
 class Parser;
 class Printer;
+
+/// An enum Shardy keeps as an i32 property that the passes and the custom
+/// form read by name: the generic form prints and reads its number, as
+/// sdy_opt does (`allowed_direction = 2 : i32` is BACKWARD).
+struct EnumProperty {
+  std::string_view attr;     ///< the attribute passes read: a name
+  std::string_view property; ///< its name in the generic form
+  std::span<const std::string_view> names; ///< by number
+  /// The number an absent attribute stands for, which the generic form
+  /// prints as Shardy prints its default (`reduction_op = 0 : i32`, a sum);
+  /// -1: printed only when set.
+  int absent = -1;
+};
 
 struct OpInfo {
   std::string_view name;
@@ -40,6 +54,8 @@ struct OpInfo {
   /// The op is in elementwiseOps() (set by the registry, so isElementwise
   /// reads a flag instead of searching the list by name for every op).
   bool elementwise_name = false;
+  /// An inherent attribute kept by name and printed generically as a number.
+  const EnumProperty *enum_property = nullptr;
 };
 
 /// Looks up a known op; nullptr for ops the project does not model.

@@ -2,6 +2,8 @@
 // ops.td print them.
 #include "ops_common.h"
 
+#include "ir/propagation_direction.h"
+
 namespace shardlab {
 
 using namespace syntax;
@@ -337,6 +339,11 @@ void printConstantLike(Printer &printer, Operation &op) {
 
 std::vector<OpInfo> sdyCollectiveOpInfos();
 
+namespace {
+constexpr EnumProperty kAllowedDirection{
+    "allowed_direction", "allowed_direction", kPropagationDirections};
+} // namespace
+
 std::vector<OpInfo> sdyOpInfos() {
   std::vector<OpInfo> infos;
   infos.push_back({"sdy.mesh", parseMeshOp, printMeshOp, {"sym_name", "mesh"}});
@@ -366,10 +373,12 @@ std::vector<OpInfo> sdyOpInfos() {
                    parseShardingGroup,
                    printShardingGroup,
                    {"group_id"}});
-  infos.push_back({"sdy.propagation_barrier",
-                   parseBarrier,
-                   printBarrier,
-                   {"allowed_direction"}});
+  OpInfo barrier{"sdy.propagation_barrier",
+                 parseBarrier,
+                 printBarrier,
+                 {"allowed_direction"}};
+  barrier.enum_property = &kAllowedDirection;
+  infos.push_back(barrier);
   infos.push_back(
       {"sdy.constant", parseConstantLike, printConstantLike, {"value"}});
   void registerReturnLike(std::vector<OpInfo> &, std::string_view);

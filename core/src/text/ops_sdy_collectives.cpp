@@ -29,6 +29,11 @@ const CollectiveSpec kCollectives[] = {
     {"sdy.replicated_to_unreduced", "axes", AxesForm::Flat, false},
 };
 
+// Shardy's reduction_op: a sum unless the custom form names max or min.
+constexpr std::string_view kReductions[] = {"sum", "max", "min"};
+constexpr EnumProperty kReductionOp{"reduction_kind", "reduction_op",
+                                    kReductions, 0};
+
 const CollectiveSpec &specOf(std::string_view name) {
   for (const CollectiveSpec &spec : kCollectives)
     if (spec.name == name)
@@ -63,7 +68,7 @@ bool parseAxes(Parser &parser, Operation &op, const CollectiveSpec &spec) {
 bool parseCollective(Parser &parser, Operation &op, size_t) {
   const CollectiveSpec &spec = specOf(op.name);
   if (spec.has_kind)
-    for (std::string_view kind : {"sum", "max", "min"})
+    for (std::string_view kind : kReductions)
       if (parser.tryKeyword(kind))
         setAttr(parser, op, "reduction_kind",
                 parser.ctx().attrs.string(std::string(kind)));
@@ -112,6 +117,8 @@ std::vector<OpInfo> sdyCollectiveOpInfos() {
   for (const CollectiveSpec &spec : kCollectives) {
     OpInfo info{spec.name, parseCollective, printCollective};
     info.inherent = {"out_sharding", "reduction_kind"};
+    if (spec.has_kind)
+      info.enum_property = &kReductionOp;
     if (!spec.axes_attr.empty())
       info.inherent.push_back(spec.axes_attr);
     infos.push_back(info);

@@ -686,15 +686,22 @@ std::vector<OpInfo> stablehloOpInfos() {
   arith_constant.name = "arith.constant";
   arith_constant.result_name = arithConstantName;
   infos.push_back(arith_constant);
-  infos.push_back({"stablehlo.custom_call",
-                   parseCustomCall,
-                   printCustomCall,
-                   {"call_target_name"}});
+  // StableHLO's CustomCallOp arguments: the generic form prints them as
+  // properties, the custom form in its attribute dictionary.
+  const std::vector<std::string_view> custom_call_properties = {
+      "api_version",
+      "backend_config",
+      "call_target_name",
+      "called_computations",
+      "has_side_effect",
+      "operand_layouts",
+      "output_operand_aliases",
+      "result_layouts"};
+  infos.push_back({"stablehlo.custom_call", parseCustomCall, printCustomCall,
+                   custom_call_properties});
   // MHLO's custom_call (older XLA modules) has the same syntax.
-  infos.push_back({"mhlo.custom_call",
-                   parseCustomCall,
-                   printCustomCall,
-                   {"call_target_name"}});
+  infos.push_back({"mhlo.custom_call", parseCustomCall, printCustomCall,
+                   custom_call_properties});
   infos.push_back({"stablehlo.optimization_barrier", parseVariadicSameTypes,
                    printVariadicSameTypes});
   OpInfo iota{"stablehlo.iota", parseIota, printIota, {"iota_dimension"}};

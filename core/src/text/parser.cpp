@@ -792,7 +792,31 @@ bool Parser::parseGenericOp(Operation *&op, Location where) {
                                 inputs[i]->text + "' vs '" +
                                 operands[i]->type->text + "'");
   owned->setResultTypes(results);
+  if (info && info->enum_property &&
+      !readEnumProperty(*info->enum_property, *owned, where))
+    return false;
   op = owned.release();
+  return true;
+}
+
+// A Shardy enum written as its number (`allowed_direction = 2 : i32`) is
+// kept by name, as the custom form keeps it; the number an absent
+// attribute stands for (a sum) is not kept at all.
+bool Parser::readEnumProperty(const EnumProperty &property, Operation &op,
+                              Location where) {
+  const Attr *number = op.attrs.get(property.property);
+  if (!number || number->kind != AttrKind::Integer)
+    return true; // absent, or a name already
+  const int64_t n = number->intValue();
+  if (n < 0 || n >= int64_t(property.names.size()))
+    return errorAt(where, "'" + std::string(op.name) + "' op property '" +
+                              std::string(property.property) + "' is " +
+                              std::to_string(n) + ", not one of 0 to " +
+                              std::to_string(property.names.size() - 1));
+  op.attrs.erase(property.property);
+  if (n != property.absent)
+    op.attrs.set(ctx_.intern(property.attr),
+                 ctx_.attrs.string(std::string(property.names[size_t(n)])));
   return true;
 }
 

@@ -20,6 +20,7 @@
 namespace shardlab {
 
 struct OpInfo;
+struct EnumProperty;
 
 /// An entry block argument declared in a custom syntax (`%arg1: tensor<..>`).
 struct ArgDecl {
@@ -309,6 +310,8 @@ private:
   /// parseOperation it made one function too large for V8 to keep the
   /// custom path's values in registers.
   [[gnu::noinline]] bool parseGenericOp(Operation *&op, Location where);
+  bool readEnumProperty(const EnumProperty &property, Operation &op,
+                        Location where);
   bool parseCustomOp(Operation *&op, std::string_view name, Location where,
                      size_t num_results);
   /// `name` in the enclosing op's default dialect (`return` in a func).

@@ -56,7 +56,13 @@ void Printer::resetNames() {
 
 // MLIR's SSANameState: a region is numbered whole (block arguments, then
 // op results in order) before the regions nested in it, each of which
-// starts from the counters at the end of its parent region.
+// starts from the counters at the end of its parent region. The generic
+// form prints unique ids (OpPrintingFlags::shouldPrintUniqueSSAIDs): the
+// counters run on through every region in the order they are taken, the
+// last pushed first, so a module's second function is numbered before its
+// first:
+//   "func.func"() <{sym_name = "main"}> ({ ^bb0(%arg2: ...): %1 = ... })
+//   "func.func"() <{sym_name = "inner"}> ({ ^bb0(%arg0: ...): %0 = ... })
 void Printer::numberValues(Operation &root) {
   struct Pending {
     Region *region;
@@ -64,15 +70,18 @@ void Printer::numberValues(Operation &root) {
     size_t scope_depth;
   };
   scope_starts_.assign(1, used_stack_.size());
+  next_value_ = next_arg_ = next_conflict_ = 0;
   std::vector<Pending> stack;
   for (size_t r = root.numRegions(); r-- > 0;)
     stack.push_back({&root.region(r), 0, 0, 0, 1});
   while (!stack.empty()) {
     Pending pending = stack.back();
     stack.pop_back();
-    next_value_ = pending.value;
-    next_arg_ = pending.arg;
-    next_conflict_ = pending.conflict;
+    if (!options_.generic) {
+      next_value_ = pending.value;
+      next_arg_ = pending.arg;
+      next_conflict_ = pending.conflict;
+    }
     while (scope_starts_.size() > pending.scope_depth) {
       for (size_t i = scope_starts_.back(); i < used_stack_.size(); ++i)
         used_names_.erase(used_stack_[i]);
@@ -273,6 +282,20 @@ void Printer::printRegion(Region &region, bool print_entry_args,
   out_ += '}';
 }
 
+// The number of `property`'s name on the op, its absent number when the
+// op has none, or -1 (nothing to print).
+static int enumNumber(const EnumProperty &property, const AttrDict &attrs) {
+  const Attr *attr = attrs.get(property.attr);
+  if (!attr)
+    return property.absent;
+  if (attr->kind != AttrKind::String)
+    return -1;
+  for (size_t i = 0; i < property.names.size(); ++i)
+    if (property.names[i] == attr->str())
+      return int(i);
+  return -1;
+}
+
 void Printer::printGenericOp(Operation &op) {
   out_ += '"';
   out_ += op.name;
@@ -288,12 +311,32 @@ void Printer::printGenericOp(Operation &op) {
         inherent = inherent || name == entry.name;
     (inherent ? props : attrs).push_back(entry);
   }
+  // An enum kept by name prints as Shardy's number; its entry (value null)
+  // sorts with the others.
+  const EnumProperty *numbered = op.info ? op.info->enum_property : nullptr;
+  const int number = numbered ? enumNumber(*numbered, op.attrs) : -1;
+  if (number >= 0) {
+    std::erase_if(props, [&](const NamedAttr &entry) {
+      return entry.name == numbered->attr;
+    });
+    props.push_back({numbered->property, nullptr});
+  }
   if (!props.empty()) {
     std::sort(
         props.begin(), props.end(),
         [](const NamedAttr &a, const NamedAttr &b) { return a.name < b.name; });
     out_ += " <{";
-    printNamedAttrs(props);
+    for (size_t i = 0; i < props.size(); ++i) {
+      out_ += i ? ", " : "";
+      if (props[i].value) {
+        printNamedAttr(props[i]);
+        continue;
+      }
+      out_ += props[i].name;
+      out_ += " = ";
+      out_.appendDecimal(number);
+      out_ += " : i32";
+    }
     out_ += "}>";
   }
   if (op.numRegions()) {

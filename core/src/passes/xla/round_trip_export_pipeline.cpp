@@ -21,9 +21,9 @@
 //   sdy.sharding_rule R          -> xla.sdy.sharding_rule = "R"
 //
 // A module with no Shardy content is left as it is.
+#include "ir/propagation_direction.h"
 #include "passes/pass_utils.h"
 #include "passes/xla_support.h"
-#include "propagation_direction.h"
 #include "sharding/hlo_sharding.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_manager.h"

@@ -16,10 +16,10 @@
 //   GlobalToLocalShape / body call / LocalToGlobalShape -> manual_computation
 // then mesh axes of size one are removed. Shardings on custom calls it does
 // not know are dropped, as XLA does.
+#include "ir/propagation_direction.h"
 #include "passes/call_graph_passes.h"
 #include "passes/pass_utils.h"
 #include "passes/xla_support.h"
-#include "propagation_direction.h"
 #include "sharding/hlo_sharding.h"
 #include "shardlab/ir/sharding_access.h"
 #include "shardlab/passes/pass_manager.h"

@@ -1,5 +1,6 @@
-// Shardy's PropagationDirection as the integer XLA's round trip keeps in
-// `xla.sdy.allowed_direction` ("2 : i32" is BACKWARD), both ways.
+// Shardy's PropagationDirection as the integer sdy_opt's generic form and
+// XLA's round trip keep ("2 : i32" is BACKWARD, in `allowed_direction` and
+// in `xla.sdy.allowed_direction`), both ways.
 #pragma once
 
 #include <array>
