@@ -12,8 +12,10 @@ Sets of modules (--set, repeatable; default all):
           constrained in main, each check reading its operands whole)
 
 Flag sets (--flags, repeatable; default: every one for local and shardy,
-propagate, export and per-device for shared):
+generic, propagate, export and per-device for shared):
   print        parse and print, no pass
+  generic      parse and print in MLIR's generic form (-mlir-print-op-generic:
+               properties, enums as numbers, unique value numbers)
   import       -sdy-import-pipeline
   propagate    -sdy-propagation-pipeline
   basic, aggressive, op-priority, user-priority
@@ -28,8 +30,9 @@ propagate, export and per-device for shared):
 
 This Shardy aborts on a module with no function named `main` under the
 propagation passes; such a module is compared with its first function
-renamed to main (in both tools). A module the oracle refuses is not
-compared (counted). Otherwise each pair is:
+renamed to main (in both tools). shardlab-opt verifies after every pass
+of a pipeline (-verify-each), as sdy_opt does. A module the oracle refuses
+is not compared (counted). Otherwise each pair is:
   identical         the same text
   printing          the same ops, attribute names, result types and
                     shardings (tests/values/op_skeleton.py), other text
@@ -90,6 +93,7 @@ import sharded_variants  # noqa: E402
 
 FLAG_SETS = {
     "print": [],
+    "generic": ["-mlir-print-op-generic"],
     "import": ["-sdy-import-pipeline"],
     "propagate": ["-sdy-propagation-pipeline"],
     "basic": ["-sdy-basic-propagate"],
@@ -109,7 +113,7 @@ FLAG_SETS = {
                    "-sdy-pad-for-divisibility", "-sdy-convert-global-to-local"],
 }
 DEFAULT_FLAGS = {"local": list(FLAG_SETS), "shardy": list(FLAG_SETS),
-                 "shared": ["propagate", "export", "per-device"]}
+                 "shared": ["generic", "propagate", "export", "per-device"]}
 CLASSES = ["identical", "printing", "sharding", "ops", "shardlab fails"]
 EXPECTED = os.path.join(HERE, "expected_differences.txt")
 
@@ -251,6 +255,13 @@ class Tools:
         if tool == self.oracle:
             with self.lock:
                 self.oracle_runs += 1
+        elif tool == self.opt:
+            # sdy_opt verifies after every pass of a pipeline (MLIR's
+            # default); shardlab-opt, after each flag given. A module valid
+            # at the end but not between two passes (edges added to an
+            # input that has them) is then refused by both, and not judged
+            # by its values either.
+            flags = [*flags, "-verify-each"]
         try:
             p = subprocess.run([tool, *flags, "-allow-unregistered-dialect", "-"],
                                input=text.encode("utf-8", "surrogateescape"),
