@@ -79,6 +79,10 @@ bool parseReducerArgs(Parser &parser, std::vector<ArgDecl> &args, size_t n) {
 }
 
 bool parseReduce(Parser &parser, Operation &op, size_t) {
+  // StableHLO's reduce parser takes its location after the op's name (at
+  // the `(`), where MLIR places the op: its diagnostics and its
+  // -mlir-print-debuginfo location say so.
+  op.loc = parser.loc();
   auto inputs_lease = parser.valueList(), inits_lease = parser.valueList(),
        operands_lease = parser.valueList();
   std::vector<Value *> &inputs = *inputs_lease, &inits = *inits_lease,
