@@ -276,7 +276,7 @@ void printFunc(Printer &printer, Operation &op) {
       printer.printType(type->members[i]);
     printDictOf(printer, dictAt(arg_attrs, i));
     if (has_body)
-      printer.printTrailingLocation(op.region(0).front().argument(i)->loc);
+      printer.printArgumentLocation(op.region(0).front().argument(i)->loc);
   }
   printer << ')';
   const auto &results = type->results;

@@ -210,22 +210,58 @@ void Printer::printArgDecl(Value *arg, bool with_location) {
   out_ += ": ";
   out_ += arg->type->text;
   if (with_location)
-    printTrailingLocation(arg->loc);
+    printArgumentLocation(arg->loc);
+}
+
+std::string Printer::locationText(const Location &where) const {
+  if (where.debug)
+    return where.debug->text;
+  if (where.line == 0)
+    return "unknown";
+  std::string text;
+  appendEscapedString(text, options_.file);
+  text += ':' + std::to_string(where.line) + ':' + std::to_string(where.col);
+  return text;
 }
 
 void Printer::printLocationSuffix(const Location &where) {
+  printLocationText(locationText(where));
+}
+
+void Printer::printLocationText(const std::string &text) {
+  if (collecting_)
+    return aliases_->visit(text, true);
   out_ += " loc(";
-  if (where.debug) {
-    out_ += where.debug->text;
-  } else if (where.line > 0) {
-    appendEscapedString(out_, options_.file);
-    out_ += ':';
-    out_.appendDecimal(where.line);
-    out_ += ':';
-    out_.appendDecimal(where.col);
-  } else {
-    out_ += "unknown";
-  }
+  if (aliases_)
+    aliases_->appendAlias(out_, text);
+  else
+    out_ += text;
+  out_ += ')';
+}
+
+// An implicit module is where its file starts, as MLIR places it.
+void Printer::printModuleLocation(Module &module) {
+  if (!options_.debuginfo)
+    return;
+  const Location &where = module.op().loc;
+  if (module.explicit_module || where.debug || where.line != 0)
+    return printLocationText(locationText(where));
+  std::string text;
+  appendEscapedString(text, options_.file);
+  printLocationText(text + ":0:0");
+}
+
+void Printer::printArgumentLocation(const Location &where) {
+  if (!options_.debuginfo)
+    return;
+  const std::string text = locationText(where);
+  if (collecting_)
+    return aliases_->visit(text, false);
+  out_ += " loc(";
+  if (aliases_)
+    aliases_->appendWithPartAliases(out_, text);
+  else
+    out_ += text;
   out_ += ')';
 }
 
@@ -358,6 +394,9 @@ void Printer::printGenericOp(Operation &op) {
 }
 
 void Printer::printOperation(Operation &op) {
+  // MLIR takes an op's location before what the op holds.
+  if (collecting_)
+    printLocationSuffix(op.loc);
   if (op.numResults() > 1 && hasName(op.result(1))) {
     for (size_t i = 0; i < op.numResults(); ++i) {
       out_ += i ? ", %" : "%";
@@ -389,7 +428,32 @@ void Printer::printOperation(Operation &op) {
   op.info->print(*this, op);
 }
 
+// Under -mlir-print-debuginfo the module is printed twice, as MLIR's
+// printer does: first to see which locations print where (the aliases'
+// numbers depend on all of them), then with their aliases.
 void Printer::printModule(Module &module) {
+  if (!options_.debuginfo || aliases_)
+    return printModuleOp(module);
+  LocationAliases aliases;
+  {
+    std::string scratch;
+    Printer collector(scratch, options_);
+    collector.aliases_ = &aliases;
+    collector.collecting_ = true;
+    collector.printModuleOp(module);
+  }
+  aliases.assignNames();
+  aliases_ = &aliases;
+  aliases.appendDefinitions(out_, false);
+  printModuleOp(module);
+  aliases.appendDefinitions(out_, true);
+  aliases_ = nullptr;
+  out_.flush();
+}
+
+void Printer::printModuleOp(Module &module) {
+  if (collecting_)
+    printModuleLocation(module);
   resetNames();
   // Size the name table and the output once: large modules otherwise spend
   // much of printing in rehashing and reallocation.
@@ -411,7 +475,7 @@ void Printer::printModule(Module &module) {
   printAttrDictWithKeyword(module.op().attrs, {});
   out_ += ' ';
   printRegion(module.op().region(0), false);
-  printTrailingLocation(module.op().loc);
+  printModuleLocation(module);
   out_ += '\n';
   out_.flush();
 }
@@ -430,7 +494,7 @@ void Printer::printGenericModule(Module &module) {
   out_ += ')';
   printAttrDict(module.op().attrs);
   out_ += " : () -> ()";
-  printTrailingLocation(module.op().loc);
+  printModuleLocation(module);
   out_ += '\n';
 }
 

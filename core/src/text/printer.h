@@ -3,6 +3,7 @@
 // attribute and type spelling, and the helpers custom op printers use.
 #pragma once
 
+#include "location_aliases.h"
 #include "shardlab/ir/ir.h"
 #include "shardlab/text/text.h"
 #include "support/string_table.h"
@@ -98,15 +99,18 @@ public:
   /// `%arg0: type`, and its location under -mlir-print-debuginfo when
   /// `with_location`.
   void printArgDecl(Value *arg, bool with_location = false);
-  /// ` loc(...)` under -mlir-print-debuginfo, else nothing.
+  /// ` loc(...)` of an op under -mlir-print-debuginfo, else nothing.
   /// (Inline: the check runs after every op, the print only with
   /// -mlir-print-debuginfo.)
   void printTrailingLocation(const Location &where) {
     if (options_.debuginfo)
       printLocationSuffix(where);
   }
-  /// ` loc(...)`.
+  /// ` loc(#locN)` (an op's location, as its alias).
   void printLocationSuffix(const Location &where);
+  /// ` loc(...)` of a block argument under -mlir-print-debuginfo: written
+  /// out, the locations inside it as aliases.
+  void printArgumentLocation(const Location &where);
   void newline();
   TextSink &out() { return out_; }
 
@@ -114,6 +118,12 @@ private:
   void printOperation(Operation &op);
   void printGenericOp(Operation &op);
   void printGenericModule(Module &module);
+  void printModuleOp(Module &module);
+  /// The text inside `loc(...)`: the location as parsed, or the op's place
+  /// in the file printed.
+  std::string locationText(const Location &where) const;
+  void printLocationText(const std::string &text);
+  void printModuleLocation(Module &module);
   void printBlock(Block &block, bool print_header);
   void numberValues(Operation &root);
   void nameValue(Value *value, std::string_view name);
@@ -150,6 +160,10 @@ private:
   StringTable<bool> used_names_;
   std::vector<std::string_view> used_stack_;
   std::vector<size_t> scope_starts_;
+  // -mlir-print-debuginfo: the aliases of the locations, which a first
+  // print of the module collects (`collecting_`) and the second uses.
+  LocationAliases *aliases_ = nullptr;
+  bool collecting_ = false;
 };
 
 /// Appends `value` as an escaped MLIR string literal.
