@@ -16,6 +16,9 @@ generic, propagate, export and per-device for shared):
   print        parse and print, no pass
   generic      parse and print in MLIR's generic form (-mlir-print-op-generic:
                properties, enums as numbers, unique value numbers)
+  debuginfo    parse and print with locations (-mlir-print-debuginfo: #loc
+               aliases); each module alone, as a batch's line numbers
+               would be the batch's
   import       -sdy-import-pipeline
   propagate    -sdy-propagation-pipeline
   basic, aggressive, op-priority, user-priority
@@ -94,6 +97,7 @@ import sharded_variants  # noqa: E402
 FLAG_SETS = {
     "print": [],
     "generic": ["-mlir-print-op-generic"],
+    "debuginfo": ["-mlir-print-debuginfo"],
     "import": ["-sdy-import-pipeline"],
     "propagate": ["-sdy-propagation-pipeline"],
     "basic": ["-sdy-basic-propagate"],
@@ -385,7 +389,8 @@ def batches(jobs):
     groups = collections.OrderedDict()
     for job in jobs:
         _, flags, text, values = job
-        if SPLIT_MARKER in text:
+        # Locations name the line in what the tool read: a module alone.
+        if SPLIT_MARKER in text or "-mlir-print-debuginfo" in flags:
             yield [job]
             continue
         key = (tuple(flags), values)
