@@ -358,8 +358,7 @@ private:
       return one(detail::reducePrecision(op, *in[0], types[0]));
     if (name == "stablehlo.gather" && types.size() == 1)
       return one(detail::gather(op, in, types[0]));
-    if (name == "stablehlo.optimization_barrier" ||
-        name == "sdy.sharding_constraint" || name == "sdy.reshard")
+    if (name == "stablehlo.optimization_barrier")
       return copies(in);
     if (name == "sdy.sharding_group") // a propagation hint with no result
       return std::vector<Tensor>{};
@@ -383,17 +382,18 @@ private:
   }
 
   // Ops whose results are their operands in a global run: Shardy's
-  // propagation markers, and the collectives that in the global view only
-  // move a value to another sharding (all_gather, all_slice, all_to_all,
-  // collective_permute; not all_reduce and reduce_scatter, whose operand
-  // holds partial sums the global view does not). XLA's memory-space
-  // annotations (MoveToHost, MoveToDevice) move a value and its sharding
-  // annotation (Sharding) describes one, neither changes it.
-  // Each result's type must be its operand's: in a per-device program a
-  // collective changes the shape, and is not this.
+  // constraints, reshards and propagation markers, and the collectives that
+  // in the global view only move a value to another sharding (all_gather,
+  // all_slice, all_to_all, collective_permute; not all_reduce and
+  // reduce_scatter, whose operand holds partial sums the global view does
+  // not). XLA's memory-space annotations (MoveToHost, MoveToDevice) move a
+  // value and its sharding annotation (Sharding) describes one; neither
+  // changes it. Each result's type must be its operand's: in a per-device
+  // program a collective changes the shape, and is not this.
   static bool keepsValues(const Operation &op, const Operands &in,
                           const std::vector<Type> &types) {
     static constexpr std::string_view kKept[] = {
+        "sdy.sharding_constraint", "sdy.reshard",
         "sdy.data_flow_edge",      "sdy.func_data_flow_edge",
         "sdy.propagation_barrier", "sdy.all_gather",
         "sdy.all_slice",           "sdy.all_to_all",
