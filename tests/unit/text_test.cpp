@@ -371,3 +371,26 @@ TEST_CASE("two symbols of one name are refused, as MLIR's symbol table does") {
         "see existing symbol definition here");
   CHECK(diags.diagnostics()[1].loc.line == 1);
 }
+
+TEST_CASE("an op's result is where the op is, its written location included") {
+  // Passes put the collectives they make at a value's location, as MLIR's
+  // Value::getLoc() is its op's: before, a result kept only the file
+  // position, and an all_reduce after a named dot lost the dot's name.
+  DiagnosticEngine diags;
+  auto module =
+      parseModule("func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {\n"
+                  "  %0 = stablehlo.abs %a : tensor<2xf32> "
+                  "loc(\"jit(f)/abs\"(\"f.py\":3:4))\n"
+                  "  return %0 : tensor<2xf32>\n}\n",
+                  diags);
+  REQUIRE(module);
+  Operation *abs = nullptr;
+  walk(module->op(), [&](Operation &op) {
+    if (op.is("stablehlo.abs"))
+      abs = &op;
+  });
+  REQUIRE(abs);
+  REQUIRE(abs->result(0)->loc.debug);
+  CHECK(abs->result(0)->loc.debug->text == "\"jit(f)/abs\"(\"f.py\":3:4)");
+  CHECK(abs->result(0)->loc.line == abs->loc.line);
+}

@@ -702,6 +702,10 @@ bool Parser::parseOperation(Block &block) {
   std::unique_ptr<Operation> owned(op);
   if (!parseTrailingLocation(op->loc) || !bindResults(*op, names))
     return false;
+  // A result is where its op is, written location included: an op a pass
+  // makes at a value takes the value's location (as MLIR's getLoc()).
+  for (size_t i = 0; i < op->numResults(); ++i)
+    op->result(i)->loc = op->loc;
   block.push_back(std::move(owned));
   return true;
 }
